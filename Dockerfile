@@ -1,0 +1,42 @@
+# oc-host: sign-in host and OrangeCheck attestation verifier.
+# Two stages on node:20-slim: build (npm ci, tsc, prune dev dependencies),
+# then a runtime image with the compiled service, production dependencies
+# and the sign-in pages, running as the unprivileged `node` user.
+# docs/operations.md explains the settings; PROTOCOL.md §1 lists them all.
+
+FROM node:20-slim AS build
+WORKDIR /app
+# better-sqlite3 compiles from source when no prebuilt binary fits.
+RUN apt-get update \
+ && apt-get install -y --no-install-recommends python3 make g++ \
+ && rm -rf /var/lib/apt/lists/*
+COPY package.json package-lock.json ./
+# The lockfile names the consumer package workspace; npm ci needs its manifest.
+COPY packages/verify/package.json ./packages/verify/package.json
+RUN npm ci --no-audit --no-fund
+COPY tsconfig.json tsconfig.build.json ./
+COPY src ./src
+RUN npm run build \
+ && npm prune --omit=dev --no-audit --no-fund
+
+FROM node:20-slim
+ENV NODE_ENV=production \
+    HOST=0.0.0.0 \
+    PORT=8787
+WORKDIR /app
+COPY --from=build /app/package.json ./package.json
+COPY --from=build /app/node_modules ./node_modules
+COPY --from=build /app/dist ./dist
+# Served by the service itself (src/http/pages.ts looks for them here).
+COPY --from=build /app/src/pages ./src/pages
+# The SQLite database (default DATABASE_URL sqlite:./data/oc.sqlite) and the
+# development outbox live here; with PostgreSQL it stays empty.
+RUN mkdir -p /app/data && chown node:node /app/data
+USER node
+VOLUME ["/app/data"]
+EXPOSE 8787
+HEALTHCHECK --interval=30s --timeout=5s --start-period=20s --retries=3 \
+  CMD ["node", "-e", "fetch('http://127.0.0.1:' + (process.env.PORT || 8787) + '/healthz').then((r) => process.exit(r.ok ? 0 : 1), () => process.exit(1))"]
+# SIGTERM drains in-flight requests, then exits (src/main.ts).
+STOPSIGNAL SIGTERM
+CMD ["node", "dist/src/main.js"]

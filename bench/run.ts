@@ -1,0 +1,38 @@
+/**
+ * `npm run bench [name …]`: runs every benchmark (or the named ones) and
+ * prints each figure next to its same-run baseline. Names: bip322, jwt,
+ * verify, check, sessions, email, scale.
+ */
+import { formatTable, type BenchResult } from './lib.js';
+
+const SUITES: Record<string, () => Promise<{ run: () => Promise<BenchResult[]> }>> = {
+  bip322: () => import('./bip322.bench.js'),
+  jwt: () => import('./jwt.bench.js'),
+  verify: () => import('./http-verify.bench.js'),
+  check: () => import('./check.bench.js'),
+  sessions: () => import('./sessions.bench.js'),
+  email: () => import('./email.bench.js'),
+  scale: () => import('./scale.bench.js'),
+};
+
+async function main(): Promise<void> {
+  const asked = process.argv.slice(2);
+  const unknown = asked.filter((name) => !(name in SUITES));
+  if (unknown.length > 0) {
+    process.stderr.write(`bench: unknown suite(s) ${unknown.join(', ')}; known: ${Object.keys(SUITES).join(', ')}\n`);
+    process.exit(2);
+  }
+  const names = asked.length > 0 ? asked : Object.keys(SUITES);
+  process.stdout.write(`node ${process.version}, ${new Date().toISOString()}\n`);
+  for (const name of names) {
+    process.stdout.write(`\n## ${name}\n`);
+    const suite = await SUITES[name]!();
+    const results = await suite.run();
+    process.stdout.write(`${formatTable(results)}\n`);
+  }
+}
+
+main().catch((error: unknown) => {
+  process.stderr.write(`bench: ${error instanceof Error ? error.stack ?? error.message : String(error)}\n`);
+  process.exit(1);
+});

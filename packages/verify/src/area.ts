@@ -1,0 +1,2 @@
+/** Prefix of every error message of this package (STYLE.md: messages start with their area). */
+export const AREA = '@oc-host/verify';

@@ -1,0 +1,92 @@
+/**
+ * Express middleware (also fits Connect-style stacks): `(req, res, next)`.
+ *
+ *   app.use(ocSession({ jwksUrl, issuer }));          // req.ocSession: claims or null
+ *   app.post('/admin', requireSession(), handler);     // 401 not_authenticated
+ *   app.post('/keys', requireFreshSudo(300), handler); // 401 sudo_required
+ *
+ * Written against the public shapes of Express's request and response (node's
+ * IncomingMessage headers; `res.status().json()`, `res.setHeader()`), so this
+ * package does not depend on Express.
+ */
+import type { OcSessionClaims } from './claims.js';
+import { freshSudoGuard, MIDDLEWARE_MISSING, sessionGuard, type FreshSudoOptions, type SessionGuard } from './guards.js';
+import { presentedSessionTokens, type HeaderValue } from './tokens.js';
+import { toVerifier, type VerifierInput } from './verifier-input.js';
+
+declare global {
+  // The Express convention for typing request additions (as passport does):
+  // merges into Express's Request when @types/express is present.
+  namespace Express {
+    interface Request {
+      ocSession?: OcSessionClaims | null;
+    }
+  }
+}
+
+/** The parts of an Express request this middleware reads and writes. */
+export interface ExpressLikeRequest {
+  readonly headers: { readonly cookie?: HeaderValue; readonly authorization?: HeaderValue };
+  ocSession?: OcSessionClaims | null;
+}
+
+/** The parts of an Express response the guards use. */
+export interface ExpressLikeResponse {
+  status(code: number): ExpressLikeResponse;
+  json(body: unknown): unknown;
+  setHeader(name: string, value: string): unknown;
+}
+
+export type ExpressLikeNext = (error?: unknown) => void;
+
+export type ExpressMiddleware = (request: ExpressLikeRequest, response: ExpressLikeResponse, next: ExpressLikeNext) => void;
+
+/**
+ * Reads every `oc_session` cookie and a Bearer token, verifies them locally
+ * and sets `req.ocSession` to the session's claims, or null. Never answers
+ * the request itself: pair it with the guards below where a session is needed.
+ * Throws at setup for bad options.
+ */
+export function ocSession(options: VerifierInput): ExpressMiddleware {
+  const verifier = toVerifier(options);
+  return (request, _response, next) => {
+    verifier.verifyAny(presentedSessionTokens(request.headers)).then(
+      (session) => {
+        request.ocSession = session;
+        next();
+      },
+      // verifyAny does not reject for bad tokens; anything here is a bug worth a 500.
+      (error: unknown) => next(error),
+    );
+  };
+}
+
+function guarded(guard: SessionGuard): ExpressMiddleware {
+  return (request, response, next) => {
+    const session = request.ocSession;
+    if (session === undefined) {
+      next(new Error(MIDDLEWARE_MISSING));
+      return;
+    }
+    const refusal = guard(session);
+    if (refusal === null) {
+      next();
+      return;
+    }
+    for (const [name, value] of Object.entries(refusal.headers)) response.setHeader(name, value);
+    response.status(refusal.status).json(refusal.body);
+  };
+}
+
+/** 401 `{ok: false, error: 'not_authenticated', reason: 'not_authenticated'}` without a session. */
+export function requireSession(): ExpressMiddleware {
+  return guarded(sessionGuard());
+}
+
+/** 401 `sudo_required` unless the session's `sudo_at` is at most `maxAgeSeconds` old. */
+export function requireFreshSudo(maxAgeSeconds: number, options?: FreshSudoOptions): ExpressMiddleware {
+  return guarded(freshSudoGuard(maxAgeSeconds, options));
+}
+
+export type { OcSessionClaims } from './claims.js';
+export type { VerifierInput } from './verifier-input.js';

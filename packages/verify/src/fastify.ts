@@ -1,0 +1,82 @@
+/**
+ * Fastify (v5) plugin and hooks.
+ *
+ *   await app.register(ocSession, { jwksUrl, issuer }); // request.ocSession: claims or null
+ *   app.get('/me', { preHandler: requireSession() }, handler);
+ *   app.post('/keys', { preHandler: requireFreshSudo(300) }, handler);
+ *
+ * The plugin decorates `request.ocSession` and fills it in an `onRequest`
+ * hook: authentication runs before the body is read, and the route-level
+ * `preHandler` guards see it. The plugin is not encapsulated (the
+ * `skip-override` mark that fastify-plugin sets), so registering it on the
+ * root covers every route. `ocSessionHook()` gives the same hook for a single
+ * route or scope.
+ */
+import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
+import type { OcSessionClaims } from './claims.js';
+import { freshSudoGuard, MIDDLEWARE_MISSING, sessionGuard, type FreshSudoOptions, type SessionGuard } from './guards.js';
+import { presentedSessionTokens } from './tokens.js';
+import type { SessionVerifier, VerifySessionOptions } from './verifier.js';
+import { toVerifier } from './verifier-input.js';
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    /** The verified `oc_session` claims, or null; set by the `@oc-host/verify` plugin. */
+    ocSession: OcSessionClaims | null;
+  }
+}
+
+/** Verifier options, or `{ verifier }` to share one made with `createSessionVerifier()`. */
+export type OcSessionPluginOptions = VerifySessionOptions | { readonly verifier: SessionVerifier };
+
+export type OcSessionHook = (request: FastifyRequest) => Promise<void>;
+export type OcGuardHook = (request: FastifyRequest, reply: FastifyReply) => Promise<FastifyReply | undefined>;
+
+function verifierOf(options: OcSessionPluginOptions): SessionVerifier {
+  return 'verifier' in options && options.verifier !== undefined ? options.verifier : toVerifier(options as VerifySessionOptions);
+}
+
+/** An `onRequest`/`preHandler` hook that sets `request.ocSession`. Throws at setup for bad options. */
+export function ocSessionHook(options: OcSessionPluginOptions): OcSessionHook {
+  const verifier = verifierOf(options);
+  return async (request) => {
+    request.ocSession = await verifier.verifyAny(presentedSessionTokens(request.headers));
+  };
+}
+
+const plugin: FastifyPluginAsync<OcSessionPluginOptions> = async (fastify, options) => {
+  const hook = ocSessionHook(options);
+  // null, not an object: Fastify shares decorator values between requests.
+  if (!fastify.hasRequestDecorator('ocSession')) fastify.decorateRequest('ocSession', null);
+  fastify.addHook('onRequest', hook);
+};
+
+/** The Fastify plugin; register it once, on the root instance or the scope that needs sessions. */
+export const ocSession: FastifyPluginAsync<OcSessionPluginOptions> = Object.assign(plugin, {
+  // What fastify-plugin sets: hooks and decorators reach the parent scope.
+  [Symbol.for('skip-override')]: true,
+  [Symbol.for('fastify.display-name')]: '@oc-host/verify',
+  [Symbol.for('plugin-meta')]: { name: '@oc-host/verify', fastify: '5.x' },
+});
+
+function guarded(guard: SessionGuard): OcGuardHook {
+  return async (request, reply) => {
+    const session = (request as { ocSession?: OcSessionClaims | null }).ocSession;
+    if (session === undefined) throw new Error(MIDDLEWARE_MISSING);
+    const refusal = guard(session);
+    if (refusal === null) return undefined;
+    return reply.code(refusal.status).headers(refusal.headers).send(refusal.body);
+  };
+}
+
+/** A `preHandler`: 401 `{ok: false, error: 'not_authenticated', reason: 'not_authenticated'}` without a session. */
+export function requireSession(): OcGuardHook {
+  return guarded(sessionGuard());
+}
+
+/** A `preHandler`: 401 `sudo_required` unless the session's `sudo_at` is at most `maxAgeSeconds` old. */
+export function requireFreshSudo(maxAgeSeconds: number, options?: FreshSudoOptions): OcGuardHook {
+  return guarded(freshSudoGuard(maxAgeSeconds, options));
+}
+
+export type { OcSessionClaims } from './claims.js';

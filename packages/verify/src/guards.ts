@@ -1,0 +1,76 @@
+/**
+ * The decisions behind `requireSession()` and `requireFreshSudo()`, shared by
+ * the Express, Fastify and Hono adapters so that all three answer alike.
+ *
+ * Refusals use the host's error body (PROTOCOL.md §4): `{ok: false, error,
+ * reason}`, both keys carrying the code, with HTTP 401 as the host answers a
+ * rejected session (INTERFACE.md Authentication 6) and a missing sudo
+ * (PROTOCOL.md §6: `sudo_required`).
+ */
+import type { OcSessionClaims } from './claims.js';
+import { AREA } from './area.js';
+
+export type GuardCode = 'not_authenticated' | 'sudo_required';
+
+export interface GuardErrorBody {
+  readonly ok: false;
+  readonly error: GuardCode;
+  readonly reason: GuardCode;
+}
+
+/** What an adapter sends when a guard refuses. */
+export interface Refusal {
+  readonly status: 401;
+  readonly headers: Readonly<Record<string, string>>;
+  readonly body: GuardErrorBody;
+}
+
+function refusal(code: GuardCode): Refusal {
+  return Object.freeze({
+    status: 401,
+    // A refusal depends on the caller's credentials: never cache it. RFC 9110
+    // §11.6.1 wants a challenge with every 401; Bearer is the scheme accepted
+    // besides the cookie.
+    headers: Object.freeze({ 'cache-control': 'no-store', 'www-authenticate': 'Bearer' }),
+    body: Object.freeze({ ok: false, error: code, reason: code }),
+  });
+}
+
+export const NOT_AUTHENTICATED: Refusal = refusal('not_authenticated');
+export const SUDO_REQUIRED: Refusal = refusal('sudo_required');
+
+/** A guard: null lets the request through, a refusal answers it. */
+export type SessionGuard = (session: OcSessionClaims | null) => Refusal | null;
+
+export interface FreshSudoOptions {
+  /** The clock; default the system clock. */
+  readonly now?: (() => Date) | undefined;
+}
+
+/** The message when a guard runs on a request the session middleware never saw. */
+export const MIDDLEWARE_MISSING = `${AREA}: the session middleware did not run on this request; install it before requireSession()/requireFreshSudo()`;
+
+export function sessionGuard(): SessionGuard {
+  return (session) => (session === null ? NOT_AUTHENTICATED : null);
+}
+
+/**
+ * Passes when the session's `sudo_at` is at most `maxAgeSeconds` old
+ * (PROTOCOL.md §6 uses 5 minutes for its own sensitive routes). Without a
+ * session: `not_authenticated`; without `sudo_at`, or too old: `sudo_required`.
+ * A bad `maxAgeSeconds` throws here, at setup.
+ */
+export function freshSudoGuard(maxAgeSeconds: number, options: FreshSudoOptions = {}): SessionGuard {
+  if (typeof maxAgeSeconds !== 'number' || !Number.isFinite(maxAgeSeconds) || maxAgeSeconds <= 0) {
+    throw new TypeError(`${AREA}: requireFreshSudo(maxAgeSeconds) needs a positive number of seconds, got ${String(maxAgeSeconds)}`);
+  }
+  const now = options.now ?? (() => new Date());
+  if (typeof now !== 'function') throw new TypeError(`${AREA}: requireFreshSudo option now must be a function returning a Date`);
+  return (session) => {
+    if (session === null) return NOT_AUTHENTICATED;
+    const sudoAt = session.sudo_at;
+    if (typeof sudoAt !== 'number' || !Number.isFinite(sudoAt)) return SUDO_REQUIRED;
+    const ageSeconds = now().getTime() / 1000 - sudoAt;
+    return ageSeconds > maxAgeSeconds ? SUDO_REQUIRED : null;
+  };
+}

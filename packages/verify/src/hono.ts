@@ -1,0 +1,77 @@
+/**
+ * Hono middleware: `async (c, next)`.
+ *
+ *   const app = new Hono<{ Variables: OcSessionVariables }>();
+ *   app.use(ocSession({ jwksUrl, issuer }));            // c.get('ocSession'): claims or null
+ *   app.get('/me', requireSession(), (c) => c.json(c.get('ocSession')));
+ *   app.post('/keys', requireFreshSudo(300), handler);
+ *
+ * Written against the public shape of Hono's Context (`c.req.header()`,
+ * `c.set()`, `c.get()`, `c.header()`, `c.json()`), so this package does not
+ * depend on Hono, and it uses only web-standard APIs (WebCrypto through
+ * jose, fetch), so it runs wherever Hono does.
+ */
+import type { OcSessionClaims } from './claims.js';
+import { freshSudoGuard, MIDDLEWARE_MISSING, sessionGuard, type FreshSudoOptions, type SessionGuard } from './guards.js';
+import { presentedSessionTokens } from './tokens.js';
+import { toVerifier, type VerifierInput } from './verifier-input.js';
+
+/** The context variables this middleware sets: `new Hono<{ Variables: OcSessionVariables }>()`. */
+export type OcSessionVariables = { ocSession: OcSessionClaims | null };
+
+/**
+ * The parts of Hono's Context used here. Methods (not function-typed
+ * properties) so that Hono's own, more precise signatures fit.
+ */
+export interface HonoLikeContext {
+  readonly req: { header(name: string): string | undefined };
+  set(key: 'ocSession', value: OcSessionClaims | null): void;
+  get(key: 'ocSession'): unknown;
+  header(name: string, value: string): void;
+  json(body: unknown, status?: number): Response;
+}
+
+export type HonoLikeNext = () => Promise<void>;
+
+export type HonoMiddleware = (c: HonoLikeContext, next: HonoLikeNext) => Promise<Response | void>;
+
+/**
+ * Reads every `oc_session` cookie and a Bearer token, verifies them locally
+ * and sets `c.get('ocSession')` to the session's claims, or null. Throws at
+ * setup for bad options.
+ */
+export function ocSession(options: VerifierInput): HonoMiddleware {
+  const verifier = toVerifier(options);
+  return async (c, next) => {
+    const tokens = presentedSessionTokens({ cookie: c.req.header('cookie'), authorization: c.req.header('authorization') });
+    c.set('ocSession', await verifier.verifyAny(tokens));
+    await next();
+  };
+}
+
+function guarded(guard: SessionGuard): HonoMiddleware {
+  return async (c, next) => {
+    const session = c.get('ocSession');
+    if (session === undefined) throw new Error(MIDDLEWARE_MISSING);
+    const refusal = guard(session as OcSessionClaims | null);
+    if (refusal !== null) {
+      for (const [name, value] of Object.entries(refusal.headers)) c.header(name, value);
+      return c.json(refusal.body, refusal.status);
+    }
+    await next();
+    return undefined;
+  };
+}
+
+/** 401 `{ok: false, error: 'not_authenticated', reason: 'not_authenticated'}` without a session. */
+export function requireSession(): HonoMiddleware {
+  return guarded(sessionGuard());
+}
+
+/** 401 `sudo_required` unless the session's `sudo_at` is at most `maxAgeSeconds` old. */
+export function requireFreshSudo(maxAgeSeconds: number, options?: FreshSudoOptions): HonoMiddleware {
+  return guarded(freshSudoGuard(maxAgeSeconds, options));
+}
+
+export type { OcSessionClaims } from './claims.js';
+export type { VerifierInput } from './verifier-input.js';

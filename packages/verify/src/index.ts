@@ -1,0 +1,19 @@
+/**
+ * @oc-host/verify: consumer-side verification of the oc-host session cookie
+ * (INTERFACE.md Authentication 2; PROTOCOL.md §3).
+ *
+ *   import { verifySession } from '@oc-host/verify';
+ *   const session = await verifySession(token, { issuer: 'https://auth.example.com' }); // OC_AUTH_PUBLIC_JWK
+ *
+ * Framework middleware lives in `@oc-host/verify/express`, `/fastify` and
+ * `/hono`; the client for the public routes in `@oc-host/verify/client`.
+ */
+export { createSessionVerifier, verifySession, PUBLIC_JWK_ENV, MAX_TOKEN_LENGTH } from './verifier.js';
+export type { SessionVerifier, VerifySessionOptions } from './verifier.js';
+export type { DisplayIdentity, OcSessionClaims } from './claims.js';
+export { parsePublicJwk } from './keys.js';
+export type { Ed25519PublicJwk, JwkObject, PublicJwkInput } from './keys.js';
+export { bearerToken, presentedSessionTokens, sessionCookieValues, SESSION_COOKIE_NAME } from './tokens.js';
+export type { HeaderValue } from './tokens.js';
+export { freshSudoGuard, sessionGuard, NOT_AUTHENTICATED, SUDO_REQUIRED } from './guards.js';
+export type { FreshSudoOptions, GuardCode, GuardErrorBody, Refusal, SessionGuard } from './guards.js';

@@ -1,0 +1,18 @@
+/**
+ * The signed-in account managing itself (PROTOCOL.md §2, §6): step-up,
+ * linked identities (link, dual-proof transfer, unlink) and account edit.
+ */
+export { codePointLength, cleanDisplayText } from './display-text.js';
+export { DISPLAY_IDENTITY_KINDS, MAX_DISPLAY_NAME_LENGTH, accountPatchOf, editAccount } from './edit.js';
+export type { AccountEditInput } from './edit.js';
+export { identityView, linkIdentity, listIdentityViews, unlinkIdentity } from './linking.js';
+export type { IdentityView, LinkInput, LinkOutcome } from './linking.js';
+export {
+  SUDO_WINDOW_MS,
+  isSudoFresh,
+  proofFromFields,
+  proveAccountAgain,
+  proveIdentity,
+  requireFreshSudo,
+} from './step-up.js';
+export type { AddressProof, EmailProof, IdentityProof, ProofCheckers, ProofFields, ProvenIdentity } from './step-up.js';

@@ -1,0 +1,162 @@
+/**
+ * Step-up ("sudo") of PROTOCOL.md §6: the active account proves itself again,
+ * by a BIP-322 challenge with `purpose=sudo` for an address it holds or by an
+ * e-mail code for an e-mail it holds, and its own session row records when.
+ * Linking and unlinking identities then need that proof to be younger than
+ * five minutes.
+ *
+ * Freshness is per account and per session row (INTERFACE.md Authentication
+ * 7: "step_up_at and sudo_at are per account ... need their own
+ * re-authentication even after a switch"): it is read from the row of the
+ * presented token, never from another member of the roster.
+ *
+ * The same proof shapes serve the linking endpoints (purpose `link`), so both
+ * are parsed here.
+ */
+import { OcError } from '../errors.js';
+import { normalizeEmail } from '../mail/address.js';
+import { proveAddress, type ChallengeProofContext } from '../signin/bip322-signin.js';
+import type { EmailCodeService } from '../signin/email-code.js';
+import type { AccountRecord, SessionRecord, Store } from '../storage/index.js';
+
+/** PROTOCOL.md §6: "need `sudo_at` younger than 5 minutes". */
+export const SUDO_WINDOW_MS = 5 * 60 * 1000;
+
+/** A signed challenge (PROTOCOL.md §5): the body INTERFACE.md gives POST /api/auth/signin, minus `add`. */
+export interface AddressProof {
+  readonly kind: 'btc';
+  readonly message: string;
+  readonly signature: string;
+  readonly nonce: string;
+  /** When given, must equal the message's address. */
+  readonly address?: string | undefined;
+  readonly scheme?: string | undefined;
+}
+
+/** An e-mail code from POST /api/auth/email-otp/start (PROTOCOL.md §6). */
+export interface EmailProof {
+  readonly kind: 'email';
+  readonly email: string;
+  readonly code: string;
+  readonly token?: string | undefined;
+}
+
+export type IdentityProof = AddressProof | EmailProof;
+
+/** An identity whose control was just proven. */
+export interface ProvenIdentity {
+  readonly kind: 'btc' | 'email';
+  /** The address, or the lowercased e-mail. */
+  readonly value: string;
+}
+
+/** What checks a proof: the challenge rules of PROTOCOL.md §5 and the e-mail codes of §6. */
+export interface ProofCheckers {
+  readonly challenge: ChallengeProofContext;
+  readonly emailCodes: EmailCodeService;
+}
+
+/** The fields a step-up or link body may carry (both proof shapes in one object). */
+export interface ProofFields {
+  readonly message?: string | undefined;
+  readonly signature?: string | undefined;
+  readonly nonce?: string | undefined;
+  readonly address?: string | undefined;
+  readonly scheme?: string | undefined;
+  readonly email?: string | undefined;
+  readonly code?: string | undefined;
+  readonly token?: string | undefined;
+}
+
+/**
+ * The one proof a step-up body carries: `{message, signature, nonce}` or
+ * `{email, code, token?}`. Both at once, or neither, is `bad_request`: the
+ * caller must say which identity it proves.
+ */
+export function proofFromFields(fields: ProofFields): IdentityProof {
+  const challenge = fields.message !== undefined || fields.signature !== undefined || fields.nonce !== undefined;
+  const email = fields.email !== undefined || fields.code !== undefined;
+  if (challenge && email) {
+    throw new OcError('bad_request', 'body: send either {message, signature, nonce} or {email, code}, not both');
+  }
+  if (email) {
+    if (fields.email === undefined) throw new OcError('bad_request', 'body.email: required with code');
+    if (fields.code === undefined) throw new OcError('bad_request', 'body.code: required with email');
+    return { kind: 'email', email: fields.email, code: fields.code, token: fields.token };
+  }
+  if (!challenge) throw new OcError('bad_request', 'body: send {message, signature, nonce} or {email, code}');
+  for (const field of ['message', 'signature', 'nonce'] as const) {
+    if (fields[field] === undefined) throw new OcError('bad_request', `body.${field}: required`);
+  }
+  return {
+    kind: 'btc',
+    message: fields.message!,
+    signature: fields.signature!,
+    nonce: fields.nonce!,
+    address: fields.address,
+    scheme: fields.scheme,
+  };
+}
+
+/**
+ * Checks the proof and consumes it (the challenge nonce or the e-mail code,
+ * each usable once). `purpose` is the challenge purpose the message must
+ * carry (PROTOCOL.md §5 `purpose_mismatch`): a login challenge cannot be
+ * replayed as a step-up or a link.
+ */
+export async function proveIdentity(proof: IdentityProof, purpose: 'sudo' | 'link', checkers: ProofCheckers): Promise<ProvenIdentity> {
+  if (proof.kind === 'email') {
+    const { email } = await checkers.emailCodes.verify(proof.email, proof.code, proof.token);
+    return { kind: 'email', value: email };
+  }
+  const address = await proveAddress(
+    { message: proof.message, signature: proof.signature, nonce: proof.nonce, address: proof.address, scheme: proof.scheme },
+    purpose,
+    checkers.challenge,
+  );
+  return { kind: 'btc', value: address };
+}
+
+/** True when the row's step-up is younger than {@link SUDO_WINDOW_MS}. */
+export function isSudoFresh(session: Pick<SessionRecord, 'sudo_at'>, nowMs: number): boolean {
+  return session.sudo_at !== null && nowMs - session.sudo_at < SUDO_WINDOW_MS;
+}
+
+/** 401 `sudo_required` unless this session row (this account) stepped up in the last 5 minutes. */
+export function requireFreshSudo(session: Pick<SessionRecord, 'sudo_at'>, nowMs: number): void {
+  if (!isSudoFresh(session, nowMs)) {
+    throw new OcError('sudo_required', 'step-up: prove this account again with POST /api/auth/sudo; it stays valid 5 minutes');
+  }
+}
+
+async function requireHeld(store: Store, account: AccountRecord, identity: ProvenIdentity): Promise<void> {
+  const identities = await store.listIdentities(account.id);
+  // Only a verified identity is a way into the account, so only it can re-prove the account.
+  const held = identities.some((candidate) => candidate.kind === identity.kind && candidate.value === identity.value && candidate.verified);
+  if (!held) {
+    const what = identity.kind === 'btc' ? 'address' : 'e-mail address';
+    throw new OcError('identity_not_linked', `step-up: this ${what} is not linked to the active account`);
+  }
+}
+
+/**
+ * POST /api/auth/sudo: proves `account` again. On success the caller sets
+ * `sudo_at` and `step_up_at` of the session row to now and re-mints.
+ *
+ * An e-mail is checked against the account before its code is spent, so a
+ * code mailed to the wrong address is not burnt by a request that cannot
+ * succeed (the caller may list its own identities anyway, so the order
+ * reveals nothing). An address is only known once the challenge is parsed
+ * and proven, so it is checked after.
+ *
+ * @throws OcError `bad_request`, `invalid_challenge`, `nonce_reused`,
+ *   `invalid_code`, `identity_not_linked`.
+ */
+export async function proveAccountAgain(store: Store, account: AccountRecord, proof: IdentityProof, checkers: ProofCheckers): Promise<ProvenIdentity> {
+  if (proof.kind === 'email') {
+    await requireHeld(store, account, { kind: 'email', value: normalizeEmail(proof.email, 'email') });
+  }
+  const proven = await proveIdentity(proof, 'sudo', checkers);
+  if (proof.kind === 'btc') await requireHeld(store, account, proven);
+  return proven;
+}

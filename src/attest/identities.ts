@@ -1,0 +1,89 @@
+/**
+ * Identity bindings of an attestation: `protocol:identifier` items
+ * (PROTOCOL.md §7 "Canonical message", the `identities:` line). The same
+ * format names a subject in `?identity=` look-ups (INTERFACE.md
+ * "Attestation routes") and in the Nostr `i` tags (PROTOCOL.md §7 "Relay
+ * envelopes").
+ */
+export interface Identity {
+  readonly protocol: string;
+  readonly identifier: string;
+}
+
+/** PROTOCOL.md §7: protocol names are lowercase ASCII, hyphen and underscore allowed. */
+export const IDENTITY_PROTOCOL_PATTERN = /^[a-z][a-z0-9_-]*$/;
+
+/**
+ * Registered protocols (PROTOCOL.md §7). Unknown protocols are kept as they
+ * are, so this list only documents; it never filters.
+ */
+export const REGISTERED_PROTOCOLS: readonly string[] = ['nostr', 'dns', 'x', 'github'];
+
+/**
+ * Older messages name X by its former name; PROTOCOL.md §7 says `twitter` is
+ * read as `x`. The message still carries what was signed.
+ */
+const LEGACY_PROTOCOL_ALIASES: Readonly<Record<string, string>> = { twitter: 'x' };
+
+export function isValidProtocol(protocol: string): boolean {
+  return IDENTITY_PROTOCOL_PATTERN.test(protocol);
+}
+
+/** PROTOCOL.md §7: non-empty, no CR, LF or comma (the comma separates items). */
+export function isValidIdentifier(identifier: string): boolean {
+  return identifier.length > 0 && !/[\r\n,]/.test(identifier);
+}
+
+/** Maps a legacy protocol name to its current one (`twitter` → `x`). */
+export function canonicalProtocol(protocol: string): string {
+  return Object.hasOwn(LEGACY_PROTOCOL_ALIASES, protocol) ? LEGACY_PROTOCOL_ALIASES[protocol]! : protocol;
+}
+
+/** `protocol:identifier`, exactly as it appears in the message and in `i` tags. */
+export function formatIdentity(identity: Identity): string {
+  return `${identity.protocol}:${identity.identifier}`;
+}
+
+/**
+ * Splits one item at its FIRST colon (identifiers may hold colons, e.g.
+ * URLs) and validates both halves, without renaming legacy protocols.
+ * Returns null for anything malformed; hostile input is an expected outcome.
+ */
+export function parseIdentityItem(item: string): Identity | null {
+  const colon = item.indexOf(':');
+  if (colon <= 0) return null;
+  const protocol = item.slice(0, colon);
+  const identifier = item.slice(colon + 1);
+  if (!isValidProtocol(protocol) || !isValidIdentifier(identifier)) return null;
+  return { protocol, identifier };
+}
+
+/**
+ * Parses a `protocol:identifier` subject (e.g. `?identity=x:alice`) and reads
+ * a legacy protocol as its current name, as the message parser does. Returns
+ * null when malformed.
+ */
+export function parseIdentity(text: string): Identity | null {
+  const item = parseIdentityItem(text);
+  if (item === null) return null;
+  return { protocol: canonicalProtocol(item.protocol), identifier: item.identifier };
+}
+
+/**
+ * Every `protocol:identifier` string under which an identity may have been
+ * signed: an `x` identity may sit in older messages and tags as `twitter`.
+ * Look-ups by identity (PROTOCOL.md §7 "Relay envelopes") query all of them.
+ */
+export function identityLookupKeys(identity: Identity): string[] {
+  const current = canonicalProtocol(identity.protocol);
+  const keys = [formatIdentity({ protocol: current, identifier: identity.identifier })];
+  for (const [legacy, alias] of Object.entries(LEGACY_PROTOCOL_ALIASES)) {
+    if (alias === current) keys.push(formatIdentity({ protocol: legacy, identifier: identity.identifier }));
+  }
+  return keys;
+}
+
+/** Code-unit order of the whole item string, as PROTOCOL.md §7 sorts the list. */
+export function compareCodeUnits(left: string, right: string): number {
+  return left < right ? -1 : left > right ? 1 : 0;
+}

@@ -1,0 +1,226 @@
+/**
+ * Esplora HTTP client for the chain metrics (PROTOCOL.md §7 "Chain metrics"):
+ * `GET <base>/address/<addr>/utxo` and `GET <base>/blocks/tip/height`.
+ *
+ * Bases are tried in order, each with its own timeout; a base that does not
+ * answer, answers with an HTTP error, or answers anything malformed counts as
+ * a failure and the next base is tried. Only when every base failed does
+ * the client throw {@link ChainUnavailableError}, which the verifier turns
+ * into the `chain_unavailable` code (never a crash or a 500).
+ */
+
+/** One unspent output as Esplora reports it; fields Esplora adds (e.g. `block_hash`) are dropped. */
+export interface Utxo {
+  readonly txid: string;
+  readonly vout: number;
+  readonly value: number;
+  readonly status: {
+    readonly confirmed: boolean;
+    readonly block_height?: number;
+    readonly block_time?: number;
+  };
+}
+
+export interface AddressUtxos {
+  readonly utxos: readonly Utxo[];
+  readonly tipHeight: number;
+  /** Origin of the base that answered (no credentials, path or query), for logs. */
+  readonly source: string;
+}
+
+/** Where the verifier reads UTXOs from; tests and other back ends implement it too. */
+export interface ChainSource {
+  addressUtxos(address: string): Promise<AddressUtxos>;
+}
+
+export interface EsploraClientOptions {
+  /** Esplora HTTP bases (e.g. `https://mempool.space/api`), tried in order. */
+  readonly bases: readonly string[];
+  readonly fetch?: typeof fetch;
+  /** Per base, covering both requests and their bodies. PROTOCOL.md §7: 5 s. */
+  readonly timeoutMs?: number;
+}
+
+export interface BaseFailure {
+  /** Origin of the base only: base URLs may carry API keys in their path or query. */
+  readonly base: string;
+  readonly reason: string;
+}
+
+/** Every Esplora base failed. The message names origins and reasons, never full URLs. */
+export class ChainUnavailableError extends Error {
+  readonly failures: readonly BaseFailure[];
+
+  constructor(failures: readonly BaseFailure[]) {
+    const summary = failures.map((failure, index) => `#${index + 1} ${failure.base}: ${failure.reason}`).join('; ');
+    super(`chain: no Esplora base answered (${summary})`);
+    this.name = 'ChainUnavailableError';
+    this.failures = failures;
+  }
+}
+
+export const DEFAULT_ESPLORA_TIMEOUT_MS = 5_000;
+
+/**
+ * Upper bound of one answer's body. Esplora servers refuse addresses with very
+ * many UTXOs themselves (mempool.space stops at 500); a larger body is a
+ * broken or hostile base, and reading it unbounded would let it exhaust memory.
+ */
+const MAX_BODY_BYTES = 8 * 1024 * 1024;
+
+/** 21 million BTC in sats: no single output can hold more. */
+const MAX_MONEY_SATS = 2_100_000_000_000_000;
+
+const TXID_PATTERN = /^[0-9a-fA-F]{64}$/;
+
+/** A failure of one base, with a reason safe to show in logs. */
+class BaseError extends Error {}
+
+export function createEsploraClient(options: EsploraClientOptions): ChainSource {
+  if (options.bases.length === 0) throw new TypeError('chain: at least one Esplora base is required');
+  const timeoutMs = options.timeoutMs ?? DEFAULT_ESPLORA_TIMEOUT_MS;
+  if (!Number.isFinite(timeoutMs) || timeoutMs <= 0) throw new TypeError('chain: timeoutMs must be a positive number');
+  const doFetch = options.fetch ?? globalThis.fetch;
+  const bases = options.bases.map((base) => {
+    let origin: string;
+    try {
+      origin = new URL(base).origin;
+    } catch {
+      throw new TypeError('chain: every Esplora base must be an absolute URL');
+    }
+    return { url: base.replace(/\/+$/, ''), origin };
+  });
+
+  return {
+    async addressUtxos(address: string): Promise<AddressUtxos> {
+      const failures: BaseFailure[] = [];
+      for (const base of bases) {
+        try {
+          const answer = await queryBase(doFetch, base.url, address, timeoutMs);
+          return { ...answer, source: base.origin };
+        } catch (error) {
+          failures.push({ base: base.origin, reason: error instanceof BaseError ? error.message : 'request failed' });
+        }
+      }
+      throw new ChainUnavailableError(failures);
+    },
+  };
+}
+
+async function queryBase(
+  doFetch: typeof fetch,
+  base: string,
+  address: string,
+  timeoutMs: number,
+): Promise<{ utxos: Utxo[]; tipHeight: number }> {
+  const controller = new AbortController();
+  let timedOut = false;
+  const timer = setTimeout(() => {
+    timedOut = true;
+    controller.abort();
+  }, timeoutMs);
+  try {
+    // Both requests of one base run in parallel; the first failure aborts the other.
+    const [utxoBody, tipBody] = await Promise.all([
+      getText(doFetch, `${base}/address/${encodeURIComponent(address)}/utxo`, controller.signal, 'utxo'),
+      getText(doFetch, `${base}/blocks/tip/height`, controller.signal, 'tip height'),
+    ]);
+    const utxos = parseUtxos(utxoBody);
+    let tipHeight = parseTipHeight(tipBody);
+    // The two answers may straddle a new block: a UTXO can report a height
+    // above the tip read a moment earlier. The tip is at least that block.
+    for (const utxo of utxos) {
+      if (utxo.status.block_height !== undefined && utxo.status.block_height > tipHeight) {
+        tipHeight = utxo.status.block_height;
+      }
+    }
+    return { utxos, tipHeight };
+  } catch (error) {
+    if (timedOut) throw new BaseError(`timed out after ${timeoutMs} ms`);
+    throw error;
+  } finally {
+    clearTimeout(timer);
+    controller.abort();
+  }
+}
+
+async function getText(doFetch: typeof fetch, url: string, signal: AbortSignal, what: string): Promise<string> {
+  let response: Response;
+  try {
+    response = await doFetch(url, { signal, headers: { accept: 'application/json, text/plain' } });
+  } catch {
+    throw new BaseError(`${what} request failed`);
+  }
+  if (!response.ok) {
+    await response.body?.cancel().catch(() => undefined);
+    throw new BaseError(`${what} answered HTTP ${response.status}`);
+  }
+  return readBounded(response, what);
+}
+
+/** Reads a body as UTF-8 text, failing past {@link MAX_BODY_BYTES}. */
+async function readBounded(response: Response, what: string): Promise<string> {
+  const declared = Number(response.headers.get('content-length'));
+  if (Number.isFinite(declared) && declared > MAX_BODY_BYTES) {
+    await response.body?.cancel().catch(() => undefined);
+    throw new BaseError(`${what} answer too large`);
+  }
+  if (response.body === null) return '';
+  const reader = response.body.getReader();
+  const chunks: Uint8Array[] = [];
+  let total = 0;
+  try {
+    for (;;) {
+      const { done, value } = await reader.read();
+      if (done) break;
+      total += value.byteLength;
+      if (total > MAX_BODY_BYTES) {
+        await reader.cancel().catch(() => undefined);
+        throw new BaseError(`${what} answer too large`);
+      }
+      chunks.push(value);
+    }
+  } catch (error) {
+    if (error instanceof BaseError) throw error;
+    throw new BaseError(`${what} answer interrupted`);
+  }
+  return Buffer.concat(chunks).toString('utf8');
+}
+
+function isSafeCount(value: unknown, max = Number.MAX_SAFE_INTEGER): value is number {
+  return typeof value === 'number' && Number.isSafeInteger(value) && value >= 0 && value <= max;
+}
+
+/** Validates Esplora's UTXO list; any deviation makes the base count as failed (PROTOCOL.md §7). */
+function parseUtxos(body: string): Utxo[] {
+  let data: unknown;
+  try {
+    data = JSON.parse(body);
+  } catch {
+    throw new BaseError('utxo answer is not JSON');
+  }
+  if (!Array.isArray(data)) throw new BaseError('utxo answer is not a list');
+  return data.map((entry: unknown): Utxo => {
+    if (typeof entry !== 'object' || entry === null) throw new BaseError('utxo entry is not an object');
+    const { txid, vout, value, status } = entry as Record<string, unknown>;
+    if (typeof txid !== 'string' || !TXID_PATTERN.test(txid)) throw new BaseError('utxo txid is not 64 hex characters');
+    if (!isSafeCount(vout)) throw new BaseError('utxo vout is not a non-negative integer');
+    if (!isSafeCount(value, MAX_MONEY_SATS)) throw new BaseError('utxo value is not a valid amount of sats');
+    if (typeof status !== 'object' || status === null) throw new BaseError('utxo status is not an object');
+    const { confirmed, block_height: height, block_time: time } = status as Record<string, unknown>;
+    if (typeof confirmed !== 'boolean') throw new BaseError('utxo status.confirmed is not a boolean');
+    if (!confirmed) return { txid: txid.toLowerCase(), vout, value, status: { confirmed: false } };
+    if (!isSafeCount(height) || !isSafeCount(time)) {
+      throw new BaseError('confirmed utxo lacks a valid block_height and block_time');
+    }
+    return { txid: txid.toLowerCase(), vout, value, status: { confirmed: true, block_height: height, block_time: time } };
+  });
+}
+
+function parseTipHeight(body: string): number {
+  const text = body.trim();
+  if (!/^\d+$/.test(text)) throw new BaseError('tip height is not a number');
+  const height = Number(text);
+  if (!Number.isSafeInteger(height)) throw new BaseError('tip height is out of range');
+  return height;
+}

@@ -1,0 +1,222 @@
+#!/usr/bin/env node
+/**
+ * The `oc-host` command line: serve, migrate, keys, and the attestation
+ * tools. Exit codes: 0 success, 1 the work failed (an attestation that does
+ * not verify, a publish no relay took), 2 usage error, 78 bad configuration.
+ */
+import { readFile } from 'node:fs/promises';
+import { parseArgs } from 'node:util';
+import { hexToBytes } from '@noble/hashes/utils.js';
+import {
+  checkResultBody,
+  createAttestationLookup,
+  createLruCache,
+  createSingleFlight,
+  parseSubject,
+  verifyAttestation,
+} from './attest/index.js';
+import { createRelayPool } from './relay/index.js';
+import { createEsploraClient } from './chain/index.js';
+import { publishFromFile } from './cli/publish.js';
+import { ConfigError, loadConfig, type Config } from './config.js';
+import { serve } from './main.js';
+import { publicJwkForConsumers } from './session/keys.js';
+import { loadKeyRing, rotateSigningKey } from './session/keystore.js';
+import { migrate, openStore, redactDatabaseUrl } from './storage/index.js';
+import { VERSION } from './version.js';
+
+const USAGE = `oc-host ${VERSION}: sign-in host and OrangeCheck attestation verifier
+
+Usage:
+  oc-host serve                      run the service (same as npm start)
+  oc-host migrate                    apply database migrations and exit
+  oc-host keys rotate                add a new signing key; older keys stay published
+                                     for the overlap window (31 days)
+  oc-host keys public [--base64url]  print the active public JWK for consumers'
+                                     OC_AUTH_PUBLIC_JWK setting
+  oc-host check --addr A | --id ID | --identity PROTO:ID [--min-sats N] [--min-days N]
+                                     look the subject up on the Nostr relays and answer
+                                     the threshold question (like GET /api/check)
+  oc-host verify --file FILE         verify an attestation {addr, msg, sig, scheme?}
+                                     with chain metrics (like POST /api/verify)
+  oc-host publish --file FILE        verify and publish an attestation to the
+                                     configured Nostr relays
+  oc-host --help | --version
+
+Configuration comes from the environment (see README "Configuration").
+Exit codes: 0 ok, 1 the work failed, 2 usage error, 78 bad configuration.`;
+
+class UsageError extends Error {}
+
+function out(line: string): void {
+  process.stdout.write(`${line}\n`);
+}
+
+function progress(line: string): void {
+  process.stderr.write(`${line}\n`);
+}
+
+async function withStore<T>(config: Config, work: (store: Awaited<ReturnType<typeof openStore>>) => Promise<T>): Promise<T> {
+  progress(`opening ${redactDatabaseUrl(config.databaseUrl)}`);
+  const store = await openStore(config.databaseUrl);
+  try {
+    return await work(store);
+  } finally {
+    await store.close();
+  }
+}
+
+async function readAttestationFile(path: string): Promise<{ addr: string; msg: string; sig: string; scheme?: string; attestation_id?: string }> {
+  const parsed: unknown = JSON.parse(await readFile(path, 'utf8'));
+  if (typeof parsed !== 'object' || parsed === null) throw new UsageError(`${path}: must hold a JSON object {addr, msg, sig, scheme?}`);
+  const record = parsed as Record<string, unknown>;
+  for (const field of ['addr', 'msg', 'sig']) {
+    if (typeof record[field] !== 'string') throw new UsageError(`${path}: field "${field}" must be a string`);
+  }
+  return record as { addr: string; msg: string; sig: string; scheme?: string };
+}
+
+function wholeNumber(value: string | undefined, flag: string): number {
+  if (value === undefined) return 0;
+  if (!/^[0-9]{1,15}$/.test(value)) throw new UsageError(`${flag} must be a whole number`);
+  return Number(value);
+}
+
+async function run(argv: string[]): Promise<number> {
+  const { values, positionals } = parseArgs({
+    args: argv,
+    allowPositionals: true,
+    options: {
+      help: { type: 'boolean', short: 'h' },
+      version: { type: 'boolean', short: 'v' },
+      file: { type: 'string', short: 'f' },
+      base64url: { type: 'boolean' },
+      addr: { type: 'string' },
+      id: { type: 'string' },
+      identity: { type: 'string' },
+      'min-sats': { type: 'string' },
+      'min-days': { type: 'string' },
+    },
+  });
+  if (values.version) {
+    out(VERSION);
+    return 0;
+  }
+  const [command, subcommand] = positionals;
+  if (values.help || command === undefined || command === 'help') {
+    out(USAGE);
+    return command === undefined && !values.help ? 2 : 0;
+  }
+  if (command === 'serve') {
+    await serve();
+    return -1; // keeps running; shutdown exits the process
+  }
+  const config = loadConfig();
+  switch (command) {
+    case 'migrate': {
+      progress(`migrating ${redactDatabaseUrl(config.databaseUrl)}`);
+      const report = await migrate(config.databaseUrl);
+      for (const step of report.applied) out(`applied ${step.version} ${step.name}`);
+      out(`schema version ${report.currentVersion}${report.applied.length === 0 ? ' (already current)' : ''}`);
+      return 0;
+    }
+    case 'keys': {
+      if (subcommand === 'rotate') {
+        return withStore(config, async (store) => {
+          const key = await rotateSigningKey(store, new Date());
+          out(`new signing key ${key.kid}`);
+          progress('running instances start signing with it within a minute; older keys stay in the JWKS for 31 days');
+          if (config.authPrivateJwk) progress('note: OC_AUTH_PRIVATE_JWK is set, and a configured key always signs; rotate it in the configuration instead');
+          return 0;
+        });
+      }
+      if (subcommand === 'public') {
+        return withStore(config, async (store) => {
+          const ring = await loadKeyRing(store, config.authPrivateJwk, new Date());
+          const json = publicJwkForConsumers(ring.active);
+          out(values.base64url ? Buffer.from(json, 'utf8').toString('base64url') : json);
+          return 0;
+        });
+      }
+      throw new UsageError('keys: expected "rotate" or "public"');
+    }
+    case 'check': {
+      const parsed = parseSubject({ addr: values.addr, id: values.id, identity: values.identity });
+      if (!parsed.ok) throw new UsageError(`check: ${parsed.detail.replace(/^query\.?/, '')}`);
+      const thresholds = { minSats: wholeNumber(values['min-sats'], '--min-sats'), minDays: wholeNumber(values['min-days'], '--min-days') };
+      const relays = createRelayPool({ relays: config.nostrRelays, timeoutMs: 4000 });
+      try {
+        progress(`asking ${config.nostrRelays.length} relay(s); chain data from ${config.esploraUrls.length} Esplora base(s)`);
+        const lookup = createAttestationLookup({
+          relays,
+          chain: createEsploraClient({ bases: config.esploraUrls }),
+          network: config.bitcoinNetwork,
+          minConfirmations: config.minConfirmations,
+          now: () => new Date(),
+          cache: createLruCache({ now: () => Date.now() }),
+          singleFlight: createSingleFlight(),
+          cacheTtlMs: 0,
+        });
+        const { outcome } = await lookup.check(parsed.subject);
+        if (outcome.status === 'relays_unavailable') {
+          out(JSON.stringify({ ok: false, reasons: ['relays_unavailable'] }, null, 2));
+          return 1;
+        }
+        if (outcome.status === 'not_found') {
+          out(JSON.stringify({ ok: false, reasons: ['not_found'], ...(outcome.rejected.length > 0 ? { rejected: outcome.rejected } : {}) }, null, 2));
+          return 1;
+        }
+        const body = checkResultBody(outcome, thresholds);
+        out(JSON.stringify(body, null, 2));
+        return body.ok ? 0 : 1;
+      } finally {
+        await relays.close();
+      }
+    }
+    case 'verify': {
+      if (!values.file) throw new UsageError('verify: --file FILE is required');
+      const input = await readAttestationFile(values.file);
+      progress(`verifying against ${config.esploraUrls.length} Esplora base(s)`);
+      const result = await verifyAttestation(
+        { addr: input.addr, msg: input.msg, sig: input.sig, scheme: input.scheme, attestationId: input.attestation_id },
+        { chain: createEsploraClient({ bases: config.esploraUrls }), network: config.bitcoinNetwork, minConfirmations: config.minConfirmations, now: () => new Date() },
+      );
+      out(JSON.stringify(result, null, 2));
+      return result.ok ? 0 : 1;
+    }
+    case 'publish': {
+      if (!values.file) throw new UsageError('publish: --file FILE is required');
+      const path = values.file;
+      return withStore(config, async (store) => {
+        const stored = await store.getSetting('nostr_secret_key');
+        const outcome = await publishFromFile(path, {
+          config,
+          log: progress,
+          ...(stored ? { nostrSecretKey: hexToBytes(stored) } : {}),
+        });
+        out(JSON.stringify(outcome, null, 2));
+        return outcome.status === 'published' ? 0 : 1;
+      });
+    }
+    default:
+      throw new UsageError(`unknown command "${command}"`);
+  }
+}
+
+run(process.argv.slice(2)).then(
+  (code) => {
+    if (code >= 0) process.exitCode = code;
+  },
+  (error: unknown) => {
+    if (error instanceof ConfigError) {
+      process.stderr.write(`${error.message}\n`);
+      process.exitCode = 78;
+    } else if (error instanceof UsageError || (error as { code?: string }).code?.startsWith('ERR_PARSE_ARGS')) {
+      process.stderr.write(`oc-host: ${(error as Error).message}\n\n${USAGE}\n`);
+      process.exitCode = 2;
+    } else {
+      process.stderr.write(`oc-host: ${error instanceof Error ? error.message : String(error)}\n`);
+      process.exitCode = 1;
+    }
+  },
+);

@@ -1,0 +1,270 @@
+/**
+ * Configuration: parsed and validated once at start into a frozen object
+ * (PROTOCOL.md §1). Domain code never reads `process.env`; it is handed the
+ * pieces of this object it needs. A bad setting throws a {@link ConfigError}
+ * naming the variable, which stops the start.
+ */
+export type BitcoinNetwork = 'mainnet' | 'testnet' | 'signet' | 'regtest';
+export const BITCOIN_NETWORKS: readonly BitcoinNetwork[] = ['mainnet', 'testnet', 'signet', 'regtest'];
+
+export interface OAuthProviderConfig {
+  /** Lowercase provider name as used in paths: `github`, `google`, or any configured name. */
+  readonly id: string;
+  readonly clientId: string;
+  readonly clientSecret: string;
+  /** Issuer URL for OpenID Connect discovery; undefined for GitHub (plain OAuth 2). */
+  readonly issuer: string | undefined;
+}
+
+export interface Config {
+  readonly port: number;
+  readonly host: string;
+  readonly publicUrl: string;
+  readonly publicOrigin: string;
+  readonly cookieDomain: string | undefined;
+  /** Allowed browser origins; entries may hold one leading `*.` wildcard label. */
+  readonly familyOrigins: readonly string[];
+  readonly databaseUrl: string;
+  readonly redisUrl: string | undefined;
+  readonly authPrivateJwk: Readonly<Record<string, unknown>> | undefined;
+  readonly serverSecret: Uint8Array | undefined;
+  readonly bitcoinNetwork: BitcoinNetwork;
+  readonly esploraUrls: readonly string[];
+  readonly minConfirmations: number;
+  readonly nostrRelays: readonly string[];
+  readonly smtpUrl: string | undefined;
+  readonly mailFrom: string;
+  readonly oauthProviders: readonly OAuthProviderConfig[];
+  readonly contactTo: string | undefined;
+  readonly trustProxy: boolean;
+  readonly rateLimits: {
+    readonly readPerMinute: number;
+    readonly authPerMinute: number;
+    readonly otpPerHour: number;
+    readonly contactPerHour: number;
+  };
+  readonly checkCacheSeconds: number;
+  readonly metricsPort: number | undefined;
+  readonly logLevel: string;
+}
+
+export class ConfigError extends Error {
+  readonly variable: string;
+  constructor(variable: string, message: string) {
+    super(`config: ${variable} ${message}`);
+    this.name = 'ConfigError';
+    this.variable = variable;
+  }
+}
+
+type Env = Readonly<Record<string, string | undefined>>;
+
+const DEFAULT_ESPLORA: Record<BitcoinNetwork, readonly string[]> = {
+  mainnet: ['https://mempool.space/api', 'https://blockstream.info/api'],
+  testnet: ['https://mempool.space/testnet/api', 'https://blockstream.info/testnet/api'],
+  signet: ['https://mempool.space/signet/api', 'https://blockstream.info/signet/api'],
+  regtest: ['http://127.0.0.1:3002'],
+};
+
+const DEFAULT_RELAYS = ['wss://relay.damus.io', 'wss://nos.lol', 'wss://relay.primal.net'];
+
+function read(env: Env, name: string): string | undefined {
+  const value = env[name];
+  if (value === undefined) return undefined;
+  const trimmed = value.trim();
+  return trimmed === '' ? undefined : trimmed;
+}
+
+function integer(env: Env, name: string, fallback: number, min: number, max: number): number {
+  const raw = read(env, name);
+  if (raw === undefined) return fallback;
+  if (!/^\d+$/.test(raw)) throw new ConfigError(name, `must be a whole number, got "${raw}"`);
+  const value = Number(raw);
+  if (value < min || value > max) throw new ConfigError(name, `must be between ${min} and ${max}, got ${value}`);
+  return value;
+}
+
+function bool(env: Env, name: string): boolean {
+  const raw = read(env, name)?.toLowerCase();
+  if (raw === undefined) return false;
+  if (['1', 'true', 'yes', 'on'].includes(raw)) return true;
+  if (['0', 'false', 'no', 'off'].includes(raw)) return false;
+  throw new ConfigError(name, `must be true or false, got "${raw}"`);
+}
+
+function url(name: string, raw: string, protocols: readonly string[]): URL {
+  let parsed: URL;
+  try {
+    parsed = new URL(raw);
+  } catch {
+    throw new ConfigError(name, `is not a URL: "${raw}"`);
+  }
+  if (!protocols.includes(parsed.protocol)) {
+    throw new ConfigError(name, `must use ${protocols.join(' or ')}, got "${parsed.protocol}"`);
+  }
+  return parsed;
+}
+
+function list(env: Env, name: string): string[] | undefined {
+  const raw = read(env, name);
+  if (raw === undefined) return undefined;
+  const items = raw.split(',').map((item) => item.trim()).filter((item) => item !== '');
+  if (items.length === 0) throw new ConfigError(name, 'must list at least one entry');
+  return items;
+}
+
+/** Decodes a secret given as hex or base64url; at least 32 bytes. */
+function secret(env: Env, name: string): Uint8Array | undefined {
+  const raw = read(env, name);
+  if (raw === undefined) return undefined;
+  let bytes: Buffer;
+  if (/^[0-9a-fA-F]+$/.test(raw) && raw.length % 2 === 0) bytes = Buffer.from(raw, 'hex');
+  else if (/^[A-Za-z0-9_-]+={0,2}$/.test(raw)) bytes = Buffer.from(raw, 'base64url');
+  else throw new ConfigError(name, 'must be hex or base64url');
+  if (bytes.length < 32) throw new ConfigError(name, `must hold at least 32 bytes, got ${bytes.length}`);
+  return new Uint8Array(bytes);
+}
+
+function privateJwk(env: Env, name: string): Record<string, unknown> | undefined {
+  const raw = read(env, name);
+  if (raw === undefined) return undefined;
+  const text = raw.startsWith('{') ? raw : Buffer.from(raw, 'base64url').toString('utf8');
+  let jwk: unknown;
+  try {
+    jwk = JSON.parse(text);
+  } catch {
+    throw new ConfigError(name, 'must be a JWK as JSON or as base64url of the JSON');
+  }
+  if (typeof jwk !== 'object' || jwk === null) throw new ConfigError(name, 'must be a JSON object');
+  const key = jwk as Record<string, unknown>;
+  if (key.kty !== 'OKP' || key.crv !== 'Ed25519' || typeof key.d !== 'string' || typeof key.x !== 'string') {
+    throw new ConfigError(name, 'must be an Ed25519 private JWK (kty OKP, crv Ed25519, with d and x)');
+  }
+  return key;
+}
+
+/**
+ * Matches `https://*.example.com` style entries. Kept here so that config
+ * validation and the CORS check agree on one definition.
+ */
+export function originMatches(pattern: string, origin: string): boolean {
+  if (pattern === origin) return true;
+  const star = pattern.indexOf('://*.');
+  if (star === -1) return false;
+  const scheme = pattern.slice(0, star + 3);
+  const suffix = pattern.slice(star + 4); // ".example.com" (and any port)
+  if (!origin.startsWith(scheme)) return false;
+  const host = origin.slice(scheme.length);
+  return host.endsWith(suffix) && host.length > suffix.length && !host.slice(0, -suffix.length).includes('/');
+}
+
+function oauthProviders(env: Env): OAuthProviderConfig[] {
+  const names = new Set<string>();
+  for (const key of Object.keys(env)) {
+    const match = /^OAUTH_([A-Z0-9_]+?)_(CLIENT_ID|CLIENT_SECRET|ISSUER)$/.exec(key);
+    if (match?.[1]) names.add(match[1]);
+  }
+  const providers: OAuthProviderConfig[] = [];
+  for (const name of [...names].sort()) {
+    const clientId = read(env, `OAUTH_${name}_CLIENT_ID`);
+    const clientSecret = read(env, `OAUTH_${name}_CLIENT_SECRET`);
+    const issuerRaw = read(env, `OAUTH_${name}_ISSUER`);
+    if (clientId === undefined || clientSecret === undefined) continue;
+    const id = name.toLowerCase().replace(/_/g, '-');
+    let issuer: string | undefined;
+    if (issuerRaw !== undefined) issuer = url(`OAUTH_${name}_ISSUER`, issuerRaw, ['https:', 'http:']).href.replace(/\/$/, '');
+    else if (id === 'google') issuer = 'https://accounts.google.com';
+    else if (id !== 'github') {
+      throw new ConfigError(`OAUTH_${name}_ISSUER`, `is required for provider "${id}" (only github and google are known)`);
+    }
+    providers.push({ id, clientId, clientSecret, issuer });
+  }
+  return providers;
+}
+
+export function loadConfig(env: Env = process.env): Config {
+  const port = integer(env, 'PORT', 8787, 0, 65535);
+  const host = read(env, 'HOST') ?? '127.0.0.1';
+  const publicUrlRaw = read(env, 'PUBLIC_URL') ?? `http://localhost:${port}`;
+  const publicUrl = url('PUBLIC_URL', publicUrlRaw, ['http:', 'https:']);
+  const publicUrlText = publicUrl.href.replace(/\/$/, '');
+
+  let cookieDomain = read(env, 'COOKIE_DOMAIN');
+  if (cookieDomain !== undefined) {
+    if (!/^\.?[a-z0-9-]+(\.[a-z0-9-]+)+$/i.test(cookieDomain)) {
+      throw new ConfigError('COOKIE_DOMAIN', `must be a domain such as .example.com, got "${cookieDomain}"`);
+    }
+    cookieDomain = cookieDomain.toLowerCase();
+  }
+
+  const familyOrigins = list(env, 'FAMILY_ORIGINS') ?? [
+    publicUrl.origin,
+    ...(cookieDomain === undefined
+      ? []
+      : [`https://*.${cookieDomain.replace(/^\./, '')}`, `https://${cookieDomain.replace(/^\./, '')}`]),
+  ];
+  for (const origin of familyOrigins) {
+    if (!/^https?:\/\/(\*\.)?[^/*]+$/.test(origin)) {
+      throw new ConfigError('FAMILY_ORIGINS', `entry "${origin}" must be an origin such as https://app.example.com or https://*.example.com`);
+    }
+  }
+
+  const databaseUrl = read(env, 'DATABASE_URL') ?? 'sqlite:./data/oc.sqlite';
+  if (!/^(sqlite:|postgres:\/\/|postgresql:\/\/)/.test(databaseUrl)) {
+    throw new ConfigError('DATABASE_URL', 'must start with sqlite: or postgres://');
+  }
+  const redisUrl = read(env, 'REDIS_URL');
+  if (redisUrl !== undefined) url('REDIS_URL', redisUrl, ['redis:', 'rediss:']);
+
+  const networkRaw = (read(env, 'BITCOIN_NETWORK') ?? 'mainnet').toLowerCase();
+  if (!BITCOIN_NETWORKS.includes(networkRaw as BitcoinNetwork)) {
+    throw new ConfigError('BITCOIN_NETWORK', `must be one of ${BITCOIN_NETWORKS.join(', ')}, got "${networkRaw}"`);
+  }
+  const bitcoinNetwork = networkRaw as BitcoinNetwork;
+
+  const esploraUrls = (list(env, 'ESPLORA_URLS') ?? [...DEFAULT_ESPLORA[bitcoinNetwork]]).map((base) =>
+    url('ESPLORA_URLS', base, ['http:', 'https:']).href.replace(/\/$/, ''),
+  );
+  const nostrRelays = (list(env, 'NOSTR_RELAYS') ?? DEFAULT_RELAYS).map((relay) =>
+    url('NOSTR_RELAYS', relay, ['ws:', 'wss:']).href.replace(/\/$/, ''),
+  );
+
+  const smtpUrl = read(env, 'SMTP_URL');
+  if (smtpUrl !== undefined) url('SMTP_URL', smtpUrl, ['smtp:', 'smtps:']);
+  const mailFrom = read(env, 'MAIL_FROM') ?? `oc-host <no-reply@${publicUrl.hostname}>`;
+
+  const metricsPortRaw = read(env, 'METRICS_PORT');
+  const metricsPort = metricsPortRaw === undefined ? undefined : integer(env, 'METRICS_PORT', 0, 1, 65535);
+
+  const config: Config = {
+    port,
+    host,
+    publicUrl: publicUrlText,
+    publicOrigin: publicUrl.origin,
+    cookieDomain,
+    familyOrigins: Object.freeze(familyOrigins),
+    databaseUrl,
+    redisUrl,
+    authPrivateJwk: privateJwk(env, 'OC_AUTH_PRIVATE_JWK'),
+    serverSecret: secret(env, 'OC_SERVER_SECRET'),
+    bitcoinNetwork,
+    esploraUrls: Object.freeze(esploraUrls),
+    minConfirmations: integer(env, 'MIN_CONFIRMATIONS', 1, 1, 1000),
+    nostrRelays: Object.freeze(nostrRelays),
+    smtpUrl,
+    mailFrom,
+    oauthProviders: Object.freeze(oauthProviders(env)),
+    contactTo: read(env, 'CONTACT_TO'),
+    trustProxy: bool(env, 'TRUST_PROXY'),
+    rateLimits: Object.freeze({
+      readPerMinute: integer(env, 'RATE_LIMIT_READ_PER_MIN', 60, 0, 1_000_000),
+      authPerMinute: integer(env, 'RATE_LIMIT_AUTH_PER_MIN', 20, 0, 1_000_000),
+      otpPerHour: integer(env, 'RATE_LIMIT_OTP_PER_HOUR', 5, 0, 1_000_000),
+      contactPerHour: integer(env, 'RATE_LIMIT_CONTACT_PER_HOUR', 5, 0, 1_000_000),
+    }),
+    checkCacheSeconds: integer(env, 'CHECK_CACHE_SECONDS', 60, 0, 86_400),
+    metricsPort,
+    logLevel: read(env, 'LOG_LEVEL') ?? 'info',
+  };
+  return Object.freeze(config);
+}

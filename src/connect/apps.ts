@@ -1,0 +1,136 @@
+/**
+ * Connect integrator apps (PROTOCOL.md §6): a signed-in account creates apps,
+ * lists them, rotates and deletes them; each app's API key provisions
+ * accounts for the integrator's own users (provision.ts).
+ *
+ * - The key is answered once, on create and on rotate, and stored only as its
+ *   keyed hash (keys.ts). A rotation replaces the stored hash in one update,
+ *   so the old key stops working at once, on every instance.
+ * - Apps belong to the account that created them. Another account's app is
+ *   404 `not_found`, exactly like an app that does not exist, so app ids
+ *   cannot be probed.
+ * - App names follow the display-text rule (1 to 64 characters, no control
+ *   or bidirectional-override characters; src/account/display-text.ts).
+ * - Deleting an app kills its key. Accounts it provisioned stay (they are
+ *   people's accounts); no one can address them through Connect any more.
+ */
+import { cleanDisplayText } from '../account/display-text.js';
+import { timingSafeEqualString } from '../crypto.js';
+import { OcError } from '../errors.js';
+import type { ConnectAppRecord, Store } from '../storage/index.js';
+import { apiKeyFromAuthorization, generateApiKey, hashApiKey } from './keys.js';
+import { provisionUser, type ProvisionInput, type Provisioned } from './provision.js';
+
+export const MAX_APP_NAME_LENGTH = 64;
+
+/** An app as its owner sees it: never the key, never its hash. */
+export interface ConnectAppView {
+  readonly id: string;
+  readonly name: string;
+  /** ISO 8601 UTC. */
+  readonly created_at: string;
+  /** ISO 8601 UTC of the last key rotation, or null. */
+  readonly rotated_at: string | null;
+}
+
+export interface IssuedApiKey {
+  readonly app: ConnectAppView;
+  /** Shown once; only its hash is kept. */
+  readonly api_key: string;
+}
+
+export interface ConnectServiceOptions {
+  readonly store: Store;
+  /** `OC_SERVER_SECRET`: keys the stored hashes. */
+  readonly secret: Uint8Array;
+  readonly now: () => Date;
+}
+
+export interface ConnectService {
+  createApp(ownerAccountId: string, name: string): Promise<IssuedApiKey>;
+  listApps(ownerAccountId: string): Promise<ConnectAppView[]>;
+  /** @throws OcError `not_found` */
+  rotateKey(ownerAccountId: string, appId: string): Promise<IssuedApiKey>;
+  /** @throws OcError `not_found` */
+  deleteApp(ownerAccountId: string, appId: string): Promise<void>;
+  /**
+   * The app whose key an `Authorization: Bearer` header carries.
+   * @throws OcError `invalid_api_key` when the header is missing, malformed,
+   *   or carries a key that is wrong, rotated away or of a deleted app.
+   */
+  authenticate(authorization: string | undefined): Promise<ConnectAppRecord>;
+  /** @throws OcError `bad_request` */
+  provision(app: ConnectAppRecord, input: ProvisionInput): Promise<Provisioned>;
+}
+
+export function connectAppView(app: ConnectAppRecord): ConnectAppView {
+  return {
+    id: app.id,
+    name: app.name,
+    created_at: new Date(app.created_at).toISOString(),
+    rotated_at: app.rotated_at === null ? null : new Date(app.rotated_at).toISOString(),
+  };
+}
+
+function notFound(): OcError {
+  return new OcError('not_found', 'connect: this account has no app with this id');
+}
+
+export function createConnectService(options: ConnectServiceOptions): ConnectService {
+  const { store, secret, now } = options;
+  // Programmer misuse throws at start (STYLE.md Errors); PROTOCOL.md §1: 32+ bytes.
+  if (!(secret instanceof Uint8Array) || secret.length < 32) throw new TypeError('connect: the secret must hold at least 32 bytes');
+
+  async function ownedApp(ownerAccountId: string, appId: string): Promise<ConnectAppRecord> {
+    const app = (await store.listConnectApps(ownerAccountId)).find((candidate) => candidate.id === appId);
+    if (app === undefined) throw notFound();
+    return app;
+  }
+
+  return {
+    async createApp(ownerAccountId, name) {
+      const cleaned = cleanDisplayText('name', name, MAX_APP_NAME_LENGTH);
+      const apiKey = generateApiKey();
+      const app = await store.createConnectApp({
+        owner_account_id: ownerAccountId,
+        name: cleaned,
+        key_hash: hashApiKey(secret, apiKey),
+        created_at: now().getTime(),
+      });
+      return { app: connectAppView(app), api_key: apiKey };
+    },
+
+    async listApps(ownerAccountId) {
+      return (await store.listConnectApps(ownerAccountId)).map(connectAppView);
+    },
+
+    async rotateKey(ownerAccountId, appId) {
+      const apiKey = generateApiKey();
+      const rotated = await store.rotateConnectAppKey(appId, ownerAccountId, hashApiKey(secret, apiKey), now().getTime());
+      if (!rotated) throw notFound();
+      return { app: connectAppView(await ownedApp(ownerAccountId, appId)), api_key: apiKey };
+    },
+
+    async deleteApp(ownerAccountId, appId) {
+      if (!(await store.deleteConnectApp(appId, ownerAccountId))) throw notFound();
+    },
+
+    async authenticate(authorization) {
+      const apiKey = apiKeyFromAuthorization(authorization);
+      if (apiKey === null) throw new OcError('invalid_api_key', 'connect: send Authorization: Bearer <api_key>');
+      const keyHash = hashApiKey(secret, apiKey);
+      const app = await store.findConnectAppByKeyHash(keyHash);
+      // The look-up is by the hash's unique index; the constant-time compare
+      // guards against an engine whose text comparison were ever looser (case,
+      // collation) than byte equality.
+      if (app === null || !timingSafeEqualString(app.key_hash, keyHash)) {
+        throw new OcError('invalid_api_key', 'connect: the API key is wrong, was rotated, or its app was deleted');
+      }
+      return app;
+    },
+
+    provision(app, input) {
+      return provisionUser(store, app, input, now().getTime());
+    },
+  };
+}

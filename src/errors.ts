@@ -1,0 +1,62 @@
+/**
+ * The one error class of the service. Every failure a client can see carries a
+ * stable `code` from {@link ERROR_CODES} and the HTTP status documented next to
+ * it (docs/errors.md holds the same table; test/errors.test.ts keeps them equal).
+ * Code branches on `code`, never on message text.
+ */
+export const ERROR_CODES = {
+  bad_request: 400,
+  already_active: 400,
+  not_authenticated: 401,
+  nonce_reused: 401,
+  invalid_challenge: 401,
+  invalid_code: 401,
+  sudo_required: 401,
+  invalid_api_key: 401,
+  identity_not_linked: 401,
+  cross_site: 403,
+  not_in_roster: 403,
+  forbidden: 403,
+  not_found: 404,
+  unknown_did_oc: 404,
+  unknown_provider: 404,
+  no_roster: 409,
+  address_linked_elsewhere: 409,
+  email_linked_elsewhere: 409,
+  last_identity: 409,
+  payload_too_large: 413,
+  unsupported_media_type: 415,
+  rate_limited: 429,
+  internal_error: 500,
+  mail_unavailable: 503,
+  provider_unavailable: 503,
+  relays_unavailable: 503,
+  not_ready: 503,
+} as const;
+
+export type ErrorCode = keyof typeof ERROR_CODES;
+
+export class OcError extends Error {
+  readonly code: ErrorCode;
+  readonly status: number;
+  readonly detail: string | undefined;
+
+  constructor(code: ErrorCode, detail?: string, options?: { cause?: unknown }) {
+    super(detail ? `${code}: ${detail}` : code, options);
+    this.name = 'OcError';
+    this.code = code;
+    this.status = ERROR_CODES[code];
+    this.detail = detail;
+  }
+
+  /** The error body of PROTOCOL.md §4: both keys carry the code. */
+  toBody(): { ok: false; error: ErrorCode; reason: ErrorCode; detail?: string } {
+    return this.detail === undefined
+      ? { ok: false, error: this.code, reason: this.code }
+      : { ok: false, error: this.code, reason: this.code, detail: this.detail };
+  }
+}
+
+export function isOcError(value: unknown): value is OcError {
+  return value instanceof OcError;
+}

@@ -1,0 +1,8 @@
+/** Form relays (PROTOCOL.md §6 `/api/contact`). */
+export {
+  MAX_CONTACT_MESSAGE_LENGTH,
+  MAX_CONTACT_NAME_LENGTH,
+  MAX_CONTACT_SUBJECT_LENGTH,
+  createContactRelay,
+} from './contact.js';
+export type { ContactInput, ContactRelay, ContactRelayOptions } from './contact.js';

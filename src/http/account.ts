@@ -1,0 +1,268 @@
+/**
+ * The signed-in account managing itself (PROTOCOL.md §6 "Step-up", linking,
+ * "Account edit"): POST /api/auth/sudo, GET and DELETE /api/auth/identities,
+ * POST /api/auth/link/btc, POST /api/auth/link/email, PATCH
+ * /api/auth/account. Thin: a schema, the domain call (src/account), a reply.
+ * Every answer carries the session, so none is cached (PROTOCOL.md §4).
+ */
+import { Type, type Static } from 'typebox';
+import type { FastifyInstance, FastifyReply } from 'fastify';
+import {
+  editAccount,
+  linkIdentity,
+  listIdentityViews,
+  proofFromFields,
+  proveAccountAgain,
+  proveIdentity,
+  requireFreshSudo,
+  unlinkIdentity,
+  type ProofCheckers,
+  type ProvenIdentity,
+} from '../account/index.js';
+import type { Authenticated } from '../session/service.js';
+import { isAllowedAudience } from './auth.js';
+import type { ServiceContext } from './context.js';
+import { errorResponses, SessionIssued } from './schemas.js';
+import { noStore, requireSession, sessionBody, setSessionCookie } from './session.js';
+
+const CHALLENGE_FIELDS = {
+  message: Type.String({ minLength: 1, maxLength: 4096, description: 'The challenge message from GET /api/challenge' }),
+  signature: Type.String({ minLength: 1, maxLength: 8192, description: 'BIP-322 signature (base64 or hex), or legacy signmessage for P2PKH' }),
+  nonce: Type.String({ minLength: 1, maxLength: 64 }),
+  address: Type.Optional(Type.String({ maxLength: 128, description: 'When given, must equal the address in the message' })),
+  scheme: Type.Optional(Type.String({ maxLength: 16, description: '`bip322` or `legacy`; detected when absent' })),
+};
+const EMAIL_FIELDS = {
+  email: Type.String({ minLength: 3, maxLength: 254 }),
+  code: Type.String({ maxLength: 16, description: 'The 6-digit code mailed by POST /api/auth/email-otp/start' }),
+  token: Type.Optional(Type.String({ maxLength: 128, description: 'The `token` that start answered' })),
+};
+const CONFIRM_TRANSFER = Type.Optional(
+  Type.Boolean({
+    description:
+      'When the identity belongs to another account: true merges that account into this one (PROTOCOL.md §2 dual proof); ' +
+      'otherwise 409',
+  }),
+);
+
+const SudoBody = Type.Object(
+  {
+    message: Type.Optional(CHALLENGE_FIELDS.message),
+    signature: Type.Optional(CHALLENGE_FIELDS.signature),
+    nonce: Type.Optional(CHALLENGE_FIELDS.nonce),
+    address: CHALLENGE_FIELDS.address,
+    scheme: CHALLENGE_FIELDS.scheme,
+    email: Type.Optional(EMAIL_FIELDS.email),
+    code: Type.Optional(EMAIL_FIELDS.code),
+    token: EMAIL_FIELDS.token,
+  },
+  {
+    description:
+      'Either `{message, signature, nonce}`: a challenge with `purpose=sudo` for an address of the active account; ' +
+      'or `{email, code, token?}`: an e-mail code for an e-mail of the active account',
+  },
+);
+const LinkBtcBody = Type.Object(
+  { ...CHALLENGE_FIELDS, confirm_transfer: CONFIRM_TRANSFER },
+  { description: 'A challenge with `purpose=link` signed by the address to link' },
+);
+const LinkEmailBody = Type.Object(
+  { ...EMAIL_FIELDS, confirm_transfer: CONFIRM_TRANSFER },
+  { description: 'An e-mail code for the address to link' },
+);
+const UnlinkQuery = Type.Object({ id: Type.String({ minLength: 1, maxLength: 64, description: 'The identity id from GET /api/auth/identities' }) });
+const AccountEditBody = Type.Object({
+  display_name: Type.Optional(
+    Type.Union([Type.String({ maxLength: 256 }), Type.Null()], {
+      description: '1 to 64 characters after trimming, no control characters; null clears it',
+    }),
+  ),
+  display_identity: Type.Optional(
+    Type.Union([Type.String({ enum: ['btc', 'email', 'did', 'nostr'] }), Type.Null()], {
+      description: 'A kind the account holds; null returns to the default (address, else e-mail, else did)',
+    }),
+  ),
+});
+
+const IdentityView = Type.Object({
+  id: Type.String(),
+  kind: Type.String({ enum: ['btc', 'email', 'oauth', 'connect'] }),
+  value: Type.String({ description: 'Address, lowercased e-mail, `<provider>:<sub>` or `<app_id>:<user_id>`' }),
+  verified: Type.Boolean(),
+  created_at: Type.String({ description: 'ISO 8601 UTC' }),
+});
+const IdentitiesBody = Type.Object({ ok: Type.Literal(true), identities: Type.Array(IdentityView) });
+const AccountWithIdentities = Type.Object({
+  ok: Type.Literal(true),
+  account: Type.Ref('Account'),
+  identities: Type.Array(IdentityView),
+  merged: Type.Optional(Type.Object({ did_oc: Type.String() }, { description: 'The account merged into this one by the transfer' })),
+  token: Type.String({ description: 'The re-minted JWT, also set as the `oc_session` cookie' }),
+});
+
+const SESSION = [{ cookieAuth: [] }];
+
+export function registerAccountRoutes(app: FastifyInstance, context: ServiceContext): void {
+  /** The proof checkers of one request: the challenge rules at this instant (PROTOCOL.md §5), e-mail codes (§6). */
+  const checkers = (): ProofCheckers => ({
+    challenge: {
+      secret: context.serverSecret,
+      now: context.now(),
+      network: context.config.bitcoinNetwork,
+      isAllowedAudience: (audience) => isAllowedAudience(context, audience),
+      nonces: context.nonces,
+    },
+    emailCodes: context.emailCodes,
+  });
+
+  /** Links a proven identity, re-mints (the account view may have changed) and answers with the identities. */
+  async function link(current: Authenticated, identity: ProvenIdentity, confirmTransfer: boolean, reply: FastifyReply) {
+    const outcome = await linkIdentity(context.store, { account: current.account, identity, confirmTransfer, nowMs: context.now().getTime() });
+    const issued = await context.sessions.remint(current.session);
+    setSessionCookie(context, reply, issued);
+    return {
+      ...sessionBody(issued),
+      identities: await listIdentityViews(context.store, outcome.account.id),
+      ...(outcome.status === 'merged' ? { merged: outcome.merged } : {}),
+    };
+  }
+
+  app.post(
+    '/api/auth/sudo',
+    {
+      schema: {
+        tags: ['auth'],
+        summary: 'Step up: prove the active account again (needed within 5 minutes before linking or unlinking)',
+        description:
+          'Sets `sudo_at` and `step_up_at` of this account\'s session to now and re-mints the cookie. The proof must be for an ' +
+          'address or e-mail linked to the active account, else 401 `identity_not_linked`. Freshness is per account: after a ' +
+          'switch the other account needs its own step-up.',
+        security: SESSION,
+        body: SudoBody,
+        response: { 200: SessionIssued, ...errorResponses(400, 401, 403, 413, 429, 503) },
+      },
+    },
+    async (request, reply) => {
+      const current = await requireSession(context, request);
+      const proof = proofFromFields(request.body as Static<typeof SudoBody>);
+      await proveAccountAgain(context.store, current.account, proof, checkers());
+      const nowMs = context.now().getTime();
+      const issued = await context.sessions.remint(current.session, { sudo_at: nowMs, step_up_at: nowMs });
+      setSessionCookie(context, reply, issued);
+      return sessionBody(issued);
+    },
+  );
+
+  app.get(
+    '/api/auth/identities',
+    {
+      schema: {
+        tags: ['auth'],
+        summary: 'The identities linked to the active account, oldest first',
+        security: SESSION,
+        response: { 200: IdentitiesBody, ...errorResponses(401, 429) },
+      },
+    },
+    async (request, reply) => {
+      const current = await requireSession(context, request);
+      noStore(reply);
+      return { ok: true, identities: await listIdentityViews(context.store, current.account.id) };
+    },
+  );
+
+  app.post(
+    '/api/auth/link/btc',
+    {
+      schema: {
+        tags: ['auth'],
+        summary: 'Link a Bitcoin address (a challenge with purpose=link); needs a step-up younger than 5 minutes',
+        description:
+          'A free address is linked (and becomes the primary address when the account has none); an address already on ' +
+          'this account is a no-op; an address of another account is 409 `address_linked_elsewhere` unless ' +
+          '`confirm_transfer: true`, which merges that account into this one (its sessions end, its identities move, ' +
+          'rosters show this account in its place). Each try needs a fresh challenge.',
+        security: SESSION,
+        body: LinkBtcBody,
+        response: { 200: AccountWithIdentities, ...errorResponses(400, 401, 403, 409, 413, 429, 503) },
+      },
+    },
+    async (request, reply) => {
+      const current = await requireSession(context, request);
+      requireFreshSudo(current.session, context.now().getTime());
+      const body = request.body as Static<typeof LinkBtcBody>;
+      const identity = await proveIdentity(
+        { kind: 'btc', message: body.message, signature: body.signature, nonce: body.nonce, address: body.address, scheme: body.scheme },
+        'link',
+        checkers(),
+      );
+      return link(current, identity, body.confirm_transfer === true, reply);
+    },
+  );
+
+  app.post(
+    '/api/auth/link/email',
+    {
+      schema: {
+        tags: ['auth'],
+        summary: 'Link an e-mail address (a code from POST /api/auth/email-otp/start); needs a step-up younger than 5 minutes',
+        description:
+          'As /api/auth/link/btc, with 409 `email_linked_elsewhere` for an e-mail of another account. Each try needs a new code.',
+        security: SESSION,
+        body: LinkEmailBody,
+        response: { 200: AccountWithIdentities, ...errorResponses(400, 401, 403, 409, 413, 429, 503) },
+      },
+    },
+    async (request, reply) => {
+      const current = await requireSession(context, request);
+      requireFreshSudo(current.session, context.now().getTime());
+      const body = request.body as Static<typeof LinkEmailBody>;
+      const identity = await proveIdentity({ kind: 'email', email: body.email, code: body.code, token: body.token }, 'link', checkers());
+      return link(current, identity, body.confirm_transfer === true, reply);
+    },
+  );
+
+  app.delete(
+    '/api/auth/identities',
+    {
+      schema: {
+        tags: ['auth'],
+        summary: 'Unlink an identity; needs a step-up younger than 5 minutes',
+        description: '404 `not_found` for an id that is not on this account; 409 `last_identity` when none would remain.',
+        security: SESSION,
+        querystring: UnlinkQuery,
+        response: { 200: AccountWithIdentities, ...errorResponses(400, 401, 403, 404, 409, 429) },
+      },
+    },
+    async (request, reply) => {
+      const current = await requireSession(context, request);
+      const nowMs = context.now().getTime();
+      requireFreshSudo(current.session, nowMs);
+      await unlinkIdentity(context.store, current.account.id, (request.query as Static<typeof UnlinkQuery>).id, nowMs);
+      // The primary address or display identity may have changed with it.
+      const issued = await context.sessions.remint(current.session);
+      setSessionCookie(context, reply, issued);
+      return { ...sessionBody(issued), identities: await listIdentityViews(context.store, current.account.id) };
+    },
+  );
+
+  app.patch(
+    '/api/auth/account',
+    {
+      schema: {
+        tags: ['auth'],
+        summary: 'Edit the active account: display name and display identity',
+        description: 'Re-mints the cookie so the JWT carries the new `name` and `display_identity`.',
+        security: SESSION,
+        body: AccountEditBody,
+        response: { 200: SessionIssued, ...errorResponses(400, 401, 403, 413, 415, 429) },
+      },
+    },
+    async (request, reply) => {
+      const current = await requireSession(context, request);
+      await editAccount(context.store, current.account, request.body as Static<typeof AccountEditBody>, context.now().getTime());
+      const issued = await context.sessions.remint(current.session);
+      setSessionCookie(context, reply, issued);
+      return sessionBody(issued);
+    },
+  );
+}

@@ -1,0 +1,345 @@
+/**
+ * The composition root: `buildApp(config, deps)` wires the domain services
+ * to the routes and returns the Fastify app without listening (STYLE.md).
+ * The server entry (src/main.ts) calls `listen`; tests use `inject()` or a
+ * real port.
+ */
+import { randomUUID } from 'node:crypto';
+import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify';
+import type { Config } from '../config.js';
+import { createEsploraClient, type ChainSource } from '../chain/index.js';
+import { bytesToHex, hexToBytes } from '@noble/hashes/utils.js';
+import { generateSecretKey } from 'nostr-tools/pure';
+import { isFamilyOrigin } from './cors.js';
+import { openStore, type Store } from '../storage/index.js';
+import { loadKeyRing, loadServerSecret } from '../session/keystore.js';
+import type { KeyRing } from '../session/keys.js';
+import { SessionService } from '../session/service.js';
+import type { NonceGuard } from '../signin/bip322-signin.js';
+import { registerAuthRoutes } from './auth.js';
+import { registerEmailOtpRoutes } from './email-otp.js';
+import { registerProviderRoutes } from './providers.js';
+import { createMailer, OUTBOX_WARNING, type Mailer } from '../mail/index.js';
+import { createEmailCodeService } from '../signin/email-code.js';
+import { createProviderRegistry } from '../signin/providers.js';
+import { createContactRelay } from '../forms/index.js';
+import { createEventCounter } from '../stats/counter.js';
+import { registerChallengeRoutes } from './challenge.js';
+import {
+  createAttestationLookup,
+  createAttestationPublisher,
+  createLruCache,
+  createSingleFlight,
+  type CheckOutcome,
+  type ResultCache,
+  type SingleFlight,
+} from '../attest/index.js';
+import { createRelayPool, type RelayPool } from '../relay/index.js';
+import { VERSION } from '../version.js';
+import { registerAttestationRoutes } from './attestation.js';
+import type { ServiceContext } from './context.js';
+import { registerCors } from './cors.js';
+import { registerErrorHandling } from './errors.js';
+import { registerHealthRoutes } from './health.js';
+import { registerLookupRoutes } from './lookup.js';
+import { registerOpenApi } from './openapi.js';
+import type { Redis } from 'ioredis';
+import { createMemoryRateLimiter, createRedisRateLimiter, createResilientLimiter, createThrottle } from '../limits/index.js';
+import { createServiceMetrics, meteredChain, MeteredSessionService, meteredRelays } from '../metrics/index.js';
+import { connectRedis, createRedisClient, createRedisNonceGuard, createRedisResultCache, createRedisSingleFlight, pingRedis } from '../redis/index.js';
+import { registerMetrics } from './metrics.js';
+import { registerRateLimits } from './rate-limit.js';
+import { registerAccountRoutes } from './account.js';
+import { registerConnectRoutes } from './connect.js';
+import { registerPublicRoutes } from './public.js';
+import { registerPageRoutes } from './pages.js';
+import { createConnectService } from '../connect/index.js';
+
+export interface AppDeps {
+  /** Clock; defaults to the system clock. */
+  now?: () => Date;
+  /** fetch used for outgoing HTTP (Esplora); defaults to the global fetch. */
+  fetch?: typeof fetch;
+  /** Chain data source; defaults to an Esplora client over `config.esploraUrls`. */
+  chain?: ChainSource;
+  /** Fastify logger option; defaults to pino at `config.logLevel`. `false` silences. */
+  logger?: FastifyServerOptions['logger'];
+  /** Storage; defaults to opening `config.databaseUrl`. An injected store is not closed by the app. */
+  store?: Store;
+  /** Used-nonce guard; defaults to the store's used-nonce table. */
+  nonces?: NonceGuard;
+  /** Outgoing mail; defaults to SMTP over `config.smtpUrl`, else the development outbox. */
+  mailer?: Mailer;
+  /** Directory of the development outbox (no SMTP_URL); default ./data/outbox. */
+  outboxDir?: string;
+  /** GitHub bases for a loopback stand-in in tests; default github.com and api.github.com. */
+  githubAuthBase?: string;
+  githubApiBase?: string;
+  /** Nostr relay pool; defaults to one over `config.nostrRelays`. An injected pool is not closed by the app. */
+  relays?: RelayPool;
+  /** Per-relay deadline of the default pool, ms; default {@link DEFAULT_RELAY_TIMEOUT_MS}. */
+  relayTimeoutMs?: number;
+  /** The service's Nostr secret key (32 bytes); defaults to one generated on first start and kept in storage. */
+  nostrSecretKey?: Uint8Array;
+  /** /api/check result cache; defaults to an in-memory LRU (a shared one comes with REDIS_URL). */
+  checkCache?: ResultCache<CheckOutcome>;
+  /** Single flight of cold /api/check look-ups; defaults to an in-process one (a cross-instance one comes with REDIS_URL). */
+  checkSingleFlight?: SingleFlight;
+  /** Redis client for shared state; defaults to one over `config.redisUrl` when set. An injected client is not closed by the app. */
+  redis?: Redis;
+}
+
+/** Redis trouble is logged at most this often (each failure is still counted in the metrics). */
+export const REDIS_WARNING_INTERVAL_MS = 60_000;
+
+/**
+ * With TRUST_PROXY the client IP is the address the proxy in front added to
+ * X-Forwarded-For: the socket peer (hop 0) is trusted, nothing beyond it.
+ * Trusting every hop would take the left-most entry, which the client writes
+ * itself, and let it pick a fresh rate-limit bucket per request.
+ */
+const trustOneHop = (_address: string, hop: number): boolean => hop === 0;
+
+/** Per-relay deadline of a look-up or publication (PROTOCOL.md §7: "with a per-relay timeout"). */
+export const DEFAULT_RELAY_TIMEOUT_MS = 4000;
+
+/** How often the key ring is re-read (a `keys rotate` reaches running instances) and expired rows purged. */
+export const KEY_REFRESH_MS = 60_000;
+export const PURGE_INTERVAL_MS = 10 * 60_000;
+
+/** 64 KiB request bodies at most (PROTOCOL.md §4). */
+export const BODY_LIMIT = 64 * 1024;
+
+const REQUEST_ID = /^[A-Za-z0-9._:-]{1,64}$/;
+
+/** Never log secrets, cookies or codes (STYLE.md, issue "Operations"). */
+export const LOG_REDACT = [
+  'req.headers.cookie',
+  'req.headers.authorization',
+  'res.headers["set-cookie"]',
+];
+
+export async function buildApp(config: Config, deps: AppDeps = {}): Promise<FastifyInstance> {
+  const app = Fastify({
+    logger: deps.logger ?? {
+      level: config.logLevel,
+      redact: LOG_REDACT,
+      // The path only: query strings carry addresses and identities, and
+      // client IPs are personal data; neither belongs in the log.
+      serializers: { req: (request: { method: string; url: string }) => ({ method: request.method, path: request.url.split('?')[0] }) },
+    },
+    bodyLimit: BODY_LIMIT,
+    trustProxy: config.trustProxy ? trustOneHop : false,
+    // genReqId reads the header itself, so a hostile id is replaced, not trusted.
+    requestIdHeader: false,
+    genReqId: (request) => {
+      const offered = request.headers['x-request-id'];
+      return typeof offered === 'string' && REQUEST_ID.test(offered) ? offered : randomUUID();
+    },
+    ajv: {
+      // Wrong types are errors, not silently coerced (PROTOCOL.md §4: a wrong shape is 400).
+      customOptions: { coerceTypes: false, removeAdditional: false, allErrors: false },
+    },
+    return503OnClosing: true,
+    forceCloseConnections: 'idle',
+  });
+
+  const now = deps.now ?? (() => new Date());
+  const nowMs = () => now().getTime();
+
+  // Shared state through Redis when REDIS_URL is set (PROTOCOL.md §1). A client we create is ours to close.
+  const redis = deps.redis ?? (config.redisUrl === undefined ? undefined : createRedisClient(config.redisUrl));
+  const metrics = createServiceMetrics({ version: VERSION, ...(redis ? { redisReady: () => redis.status === 'ready' } : {}) });
+  const warnAboutRedis = createThrottle(REDIS_WARNING_INTERVAL_MS);
+  const redisFailed = (use: 'cache' | 'single_flight' | 'rate_limit' | 'nonce') => (error: unknown) => {
+    metrics.redisErrors.inc([use]);
+    if (warnAboutRedis()) {
+      app.log.warn({ use, reason: error instanceof Error ? error.message : String(error) }, 'redis: unreachable; degraded until it returns');
+    }
+  };
+  if (redis !== undefined) {
+    // Each command reports its own failure; the event only needs a listener.
+    redis.on('error', () => {});
+    if (deps.redis === undefined) {
+      if (!(await connectRedis(redis))) app.log.warn('redis: not reachable at start; retrying in the background');
+      app.addHook('onClose', async () => {
+        redis.disconnect();
+      });
+    }
+  }
+
+  const chain = meteredChain(
+    deps.chain ?? createEsploraClient({ bases: config.esploraUrls, ...(deps.fetch ? { fetch: deps.fetch } : {}) }),
+    metrics,
+  );
+
+  // Attestation look-up over Nostr (PROTOCOL.md §7). A pool we create is ours to close.
+  const relayPool =
+    deps.relays ?? createRelayPool({ relays: config.nostrRelays, timeoutMs: deps.relayTimeoutMs ?? DEFAULT_RELAY_TIMEOUT_MS });
+  if (deps.relays === undefined) app.addHook('onClose', async () => relayPool.close());
+  const relays = meteredRelays(relayPool, metrics);
+  // Storage, secrets and keys (PROTOCOL.md §1, §3). A store we open is ours to close.
+  const store = deps.store ?? (await openStore(config.databaseUrl));
+  if (deps.store === undefined) app.addHook('onClose', async () => store.close());
+  const serverSecret = await loadServerSecret(store, config.serverSecret);
+  let keyRing: KeyRing = await loadKeyRing(store, config.authPrivateJwk, now());
+  let keysReady = true;
+  const refreshKeys = setInterval(() => {
+    loadKeyRing(store, config.authPrivateJwk, now()).then(
+      (ring) => {
+        keyRing = ring;
+        keysReady = true;
+      },
+      (error: unknown) => {
+        keysReady = false;
+        app.log.error({ err: error }, 'keys: could not reload the key ring');
+      },
+    );
+  }, KEY_REFRESH_MS);
+  refreshKeys.unref();
+  const purge = setInterval(() => {
+    store.purgeExpired(now().getTime()).catch((error: unknown) => app.log.error({ err: error }, 'storage: purge failed'));
+  }, PURGE_INTERVAL_MS);
+  purge.unref();
+  app.addHook('onClose', async () => {
+    clearInterval(refreshKeys);
+    clearInterval(purge);
+  });
+  const sessions: SessionService = new MeteredSessionService({ store, keys: () => keyRing, issuer: config.publicUrl, now }, (method) =>
+    metrics.signIns.inc([method]),
+  );
+  const nonces: NonceGuard =
+    deps.nonces ??
+    (redis !== undefined
+      ? createRedisNonceGuard({ redis, now: nowMs, onError: redisFailed('nonce') })
+      : { consume: (nonce, expiresAtMs) => store.consumeNonce(nonce, expiresAtMs, now().getTime()) });
+  const mailer =
+    deps.mailer ?? createMailer(config, { log: app.log, ...(deps.outboxDir === undefined ? {} : { outboxDir: deps.outboxDir }) });
+  if (deps.mailer === undefined) app.addHook('onClose', async () => mailer.close());
+  if (config.smtpUrl === undefined && deps.mailer === undefined) app.log.warn(OUTBOX_WARNING);
+  const emailCodes = createEmailCodeService({ store, mailer, secret: serverSecret, now, publicUrl: config.publicUrl });
+  const providers = createProviderRegistry({
+    providers: config.oauthProviders,
+    publicUrl: config.publicUrl,
+    secret: serverSecret,
+    now,
+    ...(deps.fetch ? { fetch: deps.fetch } : {}),
+    ...(deps.githubAuthBase ? { githubAuthBase: deps.githubAuthBase } : {}),
+    ...(deps.githubApiBase ? { githubApiBase: deps.githubApiBase } : {}),
+    isAllowedReturnTo: (origin) => isFamilyOrigin(config, origin),
+    // The state is single-use across instances: the same table as challenge nonces.
+    consumeOnce: (stateId, expiresAt) => nonces.consume(`oauth:${stateId}`, expiresAt.getTime()),
+  });
+  const contact = createContactRelay({ mailer, contactTo: config.contactTo, now });
+  const attestCounter = createEventCounter({
+    record: (kind, at, count) => store.recordAttestEvent(kind, at, count),
+    now: nowMs,
+    onError: (error) => app.log.error({ err: error }, 'stats: could not record attestation counts'),
+  });
+  // Written before the store closes (onClose hooks run in reverse order of adding).
+  app.addHook('onClose', async () => attestCounter.close());
+  // The event pubkey is trusted for nothing (PROTOCOL.md §7), but a stable
+  // one lets relay operators recognise the service.
+  const nostrSecretKey =
+    deps.nostrSecretKey ?? hexToBytes(await store.getOrCreateSetting('nostr_secret_key', () => bytesToHex(generateSecretKey())));
+  const attestationLookup = createAttestationLookup({
+    relays,
+    chain,
+    network: config.bitcoinNetwork,
+    minConfirmations: config.minConfirmations,
+    now,
+    cache:
+      deps.checkCache ??
+      (redis !== undefined
+        ? createRedisResultCache<CheckOutcome>({ redis, now: nowMs, local: createLruCache<CheckOutcome>({ now: nowMs }), onError: redisFailed('cache') })
+        : createLruCache<CheckOutcome>({ now: nowMs })),
+    singleFlight:
+      deps.checkSingleFlight ?? (redis !== undefined ? createRedisSingleFlight({ redis, onError: redisFailed('single_flight') }) : createSingleFlight()),
+    cacheTtlMs: config.checkCacheSeconds * 1000,
+  });
+  const attestationPublisher = createAttestationPublisher({
+    relays,
+    network: config.bitcoinNetwork,
+    now,
+    secretKey: nostrSecretKey,
+  });
+
+  const context: ServiceContext = {
+    config,
+    now,
+    chain,
+    relays,
+    attestationLookup,
+    attestationPublisher,
+    nostrSecretKey,
+    store,
+    sessions,
+    serverSecret,
+    nonces,
+    keyRing: () => keyRing,
+    mailer,
+    emailCodes,
+    providers,
+    contact,
+    attestCounter,
+    isFamilyOrigin: (origin) => isFamilyOrigin(config, origin),
+    readiness: async () => {
+      const checks: Record<string, string> = { config: 'ok', keys: keysReady ? 'ok' : 'key ring reload failing' };
+      try {
+        await store.ping();
+        checks.storage = 'ok';
+      } catch {
+        checks.storage = 'unreachable';
+      }
+      if (redis !== undefined) checks.redis = (await pingRedis(redis)) ? 'ok' : 'unreachable';
+      return checks;
+    },
+  };
+
+  // JSON only: a text body is 415, not a string that fails validation later.
+  app.removeContentTypeParser('text/plain');
+  // An empty body sent with a JSON content type (fetch of a bodiless POST
+  // such as logout) is no body at all; routes that need one still say 400.
+  const parseJson = app.getDefaultJsonParser('error', 'error');
+  app.removeContentTypeParser('application/json');
+  app.addContentTypeParser('application/json', { parseAs: 'string' }, (request, body, done) => {
+    const text = typeof body === 'string' ? body : body.toString('utf8');
+    if (text.trim() === '') {
+      done(null, undefined);
+      return;
+    }
+    parseJson(request, text, done);
+  });
+
+  app.addHook('onSend', (request, reply, payload, done) => {
+    reply.header('x-request-id', request.id);
+    done(null, payload);
+  });
+
+  registerErrorHandling(app);
+  registerCors(app, config);
+  // After CORS, so a 429 still carries Access-Control-Allow-Origin; before the routes (PROTOCOL.md §4).
+  const rateLimiter = createResilientLimiter({
+    primary: redis !== undefined ? createRedisRateLimiter(redis) : createMemoryRateLimiter({ now: nowMs }),
+    fallback: createMemoryRateLimiter({ now: nowMs }),
+    onFailure: (error, mode) => {
+      metrics.rateLimitStoreFailures.inc([mode]);
+      redisFailed('rate_limit')(error);
+    },
+  });
+  registerRateLimits(app, config, rateLimiter, { onRejected: (name) => metrics.rateLimited.inc([name]) });
+  registerMetrics(app, config, metrics);
+  await registerOpenApi(app, config, VERSION);
+  registerHealthRoutes(app, context);
+  registerAttestationRoutes(app, context);
+  registerLookupRoutes(app, context);
+  registerChallengeRoutes(app, context);
+  registerAuthRoutes(app, context);
+  registerEmailOtpRoutes(app, context);
+  registerProviderRoutes(app, context);
+  registerAccountRoutes(app, context);
+  registerConnectRoutes(app, context, createConnectService({ store, secret: serverSecret, now }));
+  registerPublicRoutes(app, context);
+  registerPageRoutes(app, context);
+  return app;
+}

@@ -1,0 +1,65 @@
+/**
+ * Attestation routes (INTERFACE.md "Attestation routes"). Thin: a schema, one
+ * domain call, a reply.
+ */
+import { Type, type Static } from 'typebox';
+import type { FastifyInstance } from 'fastify';
+import { verifyAttestation } from '../attest/index.js';
+import type { ServiceContext } from './context.js';
+import { errorResponses, Identity } from './schemas.js';
+
+const MAX_MESSAGE = 16_384;
+const MAX_SIGNATURE = 8_192;
+
+export const VerifyBody = Type.Object({
+  addr: Type.String({ minLength: 1, maxLength: 128, description: 'Bitcoin address the attestation binds' }),
+  msg: Type.String({ minLength: 1, maxLength: MAX_MESSAGE, description: 'Canonical attestation message (PROTOCOL.md §7)' }),
+  sig: Type.String({ minLength: 1, maxLength: MAX_SIGNATURE, description: 'Signature, base64 (or hex for BIP-322)' }),
+  scheme: Type.Optional(Type.String({ maxLength: 32, description: '`bip322` or `legacy`; when absent, detected (PROTOCOL.md §7)' })),
+  attestation_id: Type.Optional(Type.String({ maxLength: 128, description: 'Claimed id; must equal sha256 of msg' })),
+});
+
+export const VerifyResult = Type.Object({
+  ok: Type.Boolean(),
+  codes: Type.Array(Type.String(), { description: 'Status codes (INTERFACE.md "Verification status codes")' }),
+  address: Type.String(),
+  attestation_id: Type.String({ pattern: '^[0-9a-f]{64}$' }),
+  identities: Type.Array(Identity),
+  network: Type.String(),
+  sats: Type.Integer(),
+  days: Type.Integer(),
+  score: Type.Number(),
+  metrics: Type.Object({ sats_bonded: Type.Integer(), days_unspent: Type.Integer(), score: Type.Number() }),
+  issued_at: Type.Optional(Type.String()),
+  expires_at: Type.Optional(Type.String()),
+});
+
+export function registerAttestationRoutes(app: FastifyInstance, context: ServiceContext): void {
+  app.post(
+    '/api/verify',
+    {
+      schema: {
+        tags: ['attestation'],
+        summary: 'Verify an attestation (raw: no relay look-up, no thresholds, not cached)',
+        body: VerifyBody,
+        response: { 200: VerifyResult, ...errorResponses(400, 413, 415, 429) },
+      },
+    },
+    async (request, reply) => {
+      const body = request.body as Static<typeof VerifyBody>;
+      const result = await verifyAttestation(
+        { addr: body.addr, msg: body.msg, sig: body.sig, scheme: body.scheme, attestationId: body.attestation_id },
+        {
+          chain: context.chain,
+          network: context.config.bitcoinNetwork,
+          minConfirmations: context.config.minConfirmations,
+          now: context.now,
+        },
+      );
+      // /api/family-stats counts these (PROTOCOL.md §6); counted in memory, written in batches.
+      context.attestCounter.count('verify');
+      reply.header('cache-control', 'no-store');
+      return result;
+    },
+  );
+}

@@ -1,0 +1,199 @@
+/**
+ * Session endpoints (INTERFACE.md "Session endpoints", PROTOCOL.md §3, §5):
+ * JWKS, me, BIP-322 sign-in, logout, switch. Thin: a schema, one domain
+ * call, a reply.
+ */
+import { Type, type Static } from 'typebox';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import { OcError } from '../errors.js';
+import { proveAddress } from '../signin/bip322-signin.js';
+import { accountForIdentity } from '../signin/accounts.js';
+import type { ServiceContext } from './context.js';
+import { clearSessionCookie, currentSession, noStore, presentedTokens, requireSession, sessionBody, setSessionCookie, signInWithCookie } from './session.js';
+import { errorResponses, SessionIssued, StringEnum } from './schemas.js';
+
+const AddQuery = Type.Object({
+  add: Type.Optional(Type.String({ enum: ['1', '0', 'true', 'false'], description: '`1` keeps the caller\'s roster (add an account)' })),
+});
+
+const SignInBody = Type.Object(
+  {
+    address: Type.Optional(Type.String({ maxLength: 128, description: 'Bitcoin address (INTERFACE.md body)' })),
+    message: Type.String({ minLength: 1, maxLength: 4096, description: 'The challenge message from GET /api/challenge?purpose=login' }),
+    signature: Type.String({ minLength: 1, maxLength: 8192, description: 'BIP-322 signature (base64 or hex), or legacy signmessage for P2PKH' }),
+    nonce: Type.Optional(Type.String({ maxLength: 64 })),
+    scheme: Type.Optional(Type.String({ maxLength: 16 })),
+    expectedNonce: Type.Optional(Type.String({ maxLength: 64, description: 'Alternative body shape sent by existing client libraries' })),
+    expectedAudience: Type.Optional(Type.String({ maxLength: 512 })),
+    expectedPurpose: Type.Optional(Type.String({ maxLength: 64 })),
+    add: Type.Optional(Type.Boolean({ description: 'Same as `?add=1`' })),
+  },
+  { description: '`{address, message, signature, nonce}`, or `{message, signature, scheme, expectedNonce, expectedAudience, expectedPurpose, add}`' },
+);
+
+const LogoutQuery = Type.Object({ scope: Type.Optional(Type.Union([Type.Literal('current'), Type.Literal('all')], { description: 'Default `all`' })) });
+const SwitchBody = Type.Object({ did_oc: Type.String({ minLength: 1, maxLength: 128 }) });
+
+const PublicJwk = Type.Object({
+  kty: Type.Literal('OKP'),
+  crv: Type.Literal('Ed25519'),
+  x: Type.String(),
+  kid: Type.String({ description: 'RFC 7638 thumbprint' }),
+  alg: Type.Literal('EdDSA'),
+  use: Type.Literal('sig'),
+});
+const Jwks = Type.Object({ keys: Type.Array(PublicJwk) });
+
+export function wantsAdd(query: { add?: string | undefined }, bodyAdd: boolean | undefined): boolean {
+  return query.add === '1' || query.add === 'true' || bodyAdd === true;
+}
+
+/** The audience of a login challenge must be a family origin or PUBLIC_URL (PROTOCOL.md §5). */
+export function isAllowedAudience(context: ServiceContext, audience: string): boolean {
+  if (audience === context.config.publicUrl) return true;
+  let origin: string;
+  try {
+    origin = new URL(audience).origin;
+  } catch {
+    return false;
+  }
+  return context.isFamilyOrigin(origin);
+}
+
+export function registerAuthRoutes(app: FastifyInstance, context: ServiceContext): void {
+  for (const url of ['/api/auth/jwks', '/.well-known/jwks.json']) {
+    app.get(
+      url,
+      { schema: { tags: ['auth'], summary: 'Ed25519 public keys that verify `oc_session`', response: { 200: Jwks, ...errorResponses(429) } } },
+      async (_request, reply) => {
+        reply.header('cache-control', 'public, max-age=300');
+        return context.keyRing().jwks();
+      },
+    );
+  }
+
+  app.get(
+    '/api/auth/me',
+    {
+      schema: {
+        tags: ['auth'],
+        summary: 'The active account and the other accounts of this browser',
+        security: [{ cookieAuth: [] }],
+        response: {
+          200: Type.Object({ ok: Type.Literal(true), account: Type.Ref('Account'), roster: Type.Array(Type.Ref('RosterEntry')) }),
+          ...errorResponses(401, 429),
+        },
+      },
+    },
+    async (request, reply) => {
+      const tokens = presentedTokens(request);
+      const me = tokens.length === 0 ? null : await context.sessions.meByTokens(tokens);
+      if (me === null) throw new OcError('not_authenticated', 'session: sign in first');
+      noStore(reply);
+      return { ok: true, ...me };
+    },
+  );
+
+  app.post(
+    '/api/auth/signin',
+    {
+      schema: {
+        tags: ['auth'],
+        summary: 'Sign in with a BIP-322 signed challenge (purpose=login)',
+        querystring: AddQuery,
+        body: SignInBody,
+        response: { 200: SessionIssued, ...errorResponses(400, 401, 403, 413, 429, 503) },
+      },
+    },
+    async (request, reply) => {
+      const body = request.body as Static<typeof SignInBody>;
+      const query = request.query as Static<typeof AddQuery>;
+      const nonce = body.nonce ?? body.expectedNonce;
+      if (nonce === undefined) throw new OcError('bad_request', 'body.nonce: required (or expectedNonce)');
+      const now = context.now();
+      const address = await proveAddress(
+        {
+          message: body.message,
+          signature: body.signature,
+          nonce,
+          address: body.address,
+          scheme: body.scheme,
+          expectedAudience: body.expectedAudience,
+          expectedPurpose: body.expectedPurpose,
+        },
+        'login',
+        {
+          secret: context.serverSecret,
+          now,
+          network: context.config.bitcoinNetwork,
+          isAllowedAudience: (audience) => isAllowedAudience(context, audience),
+          nonces: context.nonces,
+        },
+      );
+      const { account } = await accountForIdentity(context.store, { kind: 'btc', value: address }, now.getTime());
+      const issued = await signInWithCookie(context, request, reply, { accountId: account.id, method: 'bip322', add: wantsAdd(query, body.add) });
+      return sessionBody(issued);
+    },
+  );
+
+  app.post(
+    '/api/auth/logout',
+    {
+      schema: {
+        tags: ['auth'],
+        summary: 'Sign out of this account (scope=current) or of every account of this browser (scope=all)',
+        security: [{ cookieAuth: [] }],
+        querystring: LogoutQuery,
+        response: {
+          200: Type.Object({
+            ok: Type.Literal(true),
+            scope: StringEnum(['current', 'all'] as const),
+            switched_to: Type.Optional(Type.Union([Type.Object({ did_oc: Type.String() }), Type.Null()])),
+            account: Type.Optional(Type.Ref('Account')),
+            token: Type.Optional(Type.String()),
+          }),
+          ...errorResponses(401, 403, 429),
+        },
+      },
+    },
+    async (request: FastifyRequest, reply) => {
+      const scope = (request.query as Static<typeof LogoutQuery>).scope ?? 'all';
+      const current = await currentSession(context, request);
+      if (!current) {
+        // Whatever the browser held is not a live session: make sure it holds nothing.
+        clearSessionCookie(context, reply);
+        throw new OcError('not_authenticated', 'session: sign in first');
+      }
+      const { next } = await context.sessions.logout(current, scope);
+      if (scope === 'all') {
+        clearSessionCookie(context, reply);
+        return { ok: true, scope };
+      }
+      if (next === null) {
+        clearSessionCookie(context, reply);
+        return { ok: true, scope, switched_to: null };
+      }
+      setSessionCookie(context, reply, next);
+      return { ok: true, scope, switched_to: { did_oc: next.account.did_oc }, account: next.account, token: next.token };
+    },
+  );
+
+  app.post(
+    '/api/auth/switch',
+    {
+      schema: {
+        tags: ['auth'],
+        summary: 'Make another account of this browser active, without re-authenticating',
+        security: [{ cookieAuth: [] }],
+        body: SwitchBody,
+        response: { 200: SessionIssued, ...errorResponses(400, 401, 403, 404, 409, 429) },
+      },
+    },
+    async (request, reply) => {
+      const current = await requireSession(context, request);
+      const issued = await context.sessions.switchTo(current, (request.body as Static<typeof SwitchBody>).did_oc);
+      setSessionCookie(context, reply, issued);
+      return sessionBody(issued);
+    },
+  );
+}

@@ -1,0 +1,96 @@
+/**
+ * The generic signed-challenge primitive (INTERFACE.md "Signed challenge",
+ * PROTOCOL.md §5). It creates no session and touches no account; the caller
+ * must prevent nonce replay.
+ */
+import { Type, type Static } from 'typebox';
+import type { FastifyInstance } from 'fastify';
+import { addressMatchesNetwork, tryDecodeAddress, verifySignature } from '../bitcoin/index.js';
+import { OcError } from '../errors.js';
+import { checkChallenge, issueChallenge, MAX_CHALLENGE_FIELD_LENGTH } from '../signin/challenge.js';
+import type { ServiceContext } from './context.js';
+import { errorResponses } from './schemas.js';
+
+const ChallengeQuery = Type.Object({
+  addr: Type.String({ minLength: 1, maxLength: 128, description: 'Bitcoin address of the configured network' }),
+  audience: Type.Optional(Type.String({ minLength: 1, maxLength: MAX_CHALLENGE_FIELD_LENGTH, description: 'Where the proof will be used, e.g. a URL' })),
+  purpose: Type.Optional(Type.String({ minLength: 1, maxLength: MAX_CHALLENGE_FIELD_LENGTH, description: '`login` for sign-in' })),
+  ttl: Type.Optional(Type.String({ pattern: '^[0-9]{1,5}$', description: 'Time to live in seconds, 30 to 3600 (default 300)' })),
+});
+
+const Challenge = Type.Object({
+  message: Type.String({ description: 'Text the user signs' }),
+  nonce: Type.String({ pattern: '^[0-9a-f]{32}$' }),
+  expiresAt: Type.String({ description: 'ISO 8601 UTC with milliseconds' }),
+});
+
+const ChallengeProof = Type.Object({
+  message: Type.String({ maxLength: 4096 }),
+  signature: Type.String({ maxLength: 8192 }),
+  expectedNonce: Type.String({ maxLength: 64 }),
+  expectedAudience: Type.Optional(Type.String({ maxLength: MAX_CHALLENGE_FIELD_LENGTH })),
+  expectedPurpose: Type.Optional(Type.String({ maxLength: MAX_CHALLENGE_FIELD_LENGTH })),
+});
+
+const ChallengeOutcome = Type.Union([
+  Type.Object({ ok: Type.Literal(true), address: Type.String() }),
+  Type.Object({
+    ok: Type.Literal(false),
+    reason: Type.Literal('invalid_challenge'),
+    codes: Type.Array(Type.String(), { description: 'decode_error, nonce_mismatch, expired, aud_mismatch, purpose_mismatch, sig_invalid or sig_unsupported_script' }),
+  }),
+]);
+
+export function registerChallengeRoutes(app: FastifyInstance, context: ServiceContext): void {
+  app.get(
+    '/api/challenge',
+    {
+      schema: {
+        tags: ['challenge'],
+        summary: 'Issue a challenge message to sign (stateless: the nonce is a MAC)',
+        querystring: ChallengeQuery,
+        response: { 200: Challenge, ...errorResponses(400, 429) },
+      },
+    },
+    async (request, reply) => {
+      const query = request.query as Static<typeof ChallengeQuery>;
+      const decoded = tryDecodeAddress(query.addr);
+      if (!decoded || !addressMatchesNetwork(decoded, context.config.bitcoinNetwork)) {
+        throw new OcError('bad_request', `addr: not a valid ${context.config.bitcoinNetwork} Bitcoin address`);
+      }
+      const ttlSeconds = query.ttl === undefined ? undefined : Number(query.ttl);
+      if (ttlSeconds !== undefined && (ttlSeconds < 30 || ttlSeconds > 3600)) throw new OcError('bad_request', 'ttl: must be 30 to 3600 seconds');
+      // Field shapes the schema cannot express (line breaks) are refused there with bad_request.
+      const challenge = issueChallenge(
+        { address: query.addr, audience: query.audience, purpose: query.purpose, ttlSeconds },
+        { secret: context.serverSecret, now: context.now() },
+      );
+      reply.header('cache-control', 'no-store');
+      return challenge;
+    },
+  );
+
+  app.post(
+    '/api/challenge',
+    {
+      schema: {
+        tags: ['challenge'],
+        summary: 'Verify a signed challenge; sets no cookie and touches no account',
+        body: ChallengeProof,
+        response: { 200: ChallengeOutcome, ...errorResponses(400, 413, 429) },
+      },
+    },
+    async (request, reply) => {
+      const body = request.body as Static<typeof ChallengeProof>;
+      reply.header('cache-control', 'no-store');
+      const checked = checkChallenge(
+        { message: body.message, expectedNonce: body.expectedNonce, expectedAudience: body.expectedAudience, expectedPurpose: body.expectedPurpose },
+        { secret: context.serverSecret, now: context.now() },
+      );
+      if (!checked.ok) return { ok: false, reason: 'invalid_challenge', codes: [checked.code] };
+      const code = verifySignature({ address: checked.address, message: body.message, signature: body.signature });
+      if (code !== 'sig_ok_bip322' && code !== 'sig_ok_legacy') return { ok: false, reason: 'invalid_challenge', codes: [code] };
+      return { ok: true, address: checked.address };
+    },
+  );
+}

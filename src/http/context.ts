@@ -1,0 +1,52 @@
+/**
+ * What the routes are handed: the parsed config and the domain services built
+ * by the composition root (`buildApp`). Routes never construct services.
+ */
+import type { Config } from '../config.js';
+import type { ChainSource } from '../chain/index.js';
+import type { AttestationLookupService, AttestationPublisher } from '../attest/index.js';
+import type { RelayPool } from '../relay/index.js';
+import type { KeyRing } from '../session/keys.js';
+import type { SessionService } from '../session/service.js';
+import type { NonceGuard } from '../signin/bip322-signin.js';
+import type { Store } from '../storage/index.js';
+import type { Mailer } from '../mail/index.js';
+import type { EmailCodeService } from '../signin/email-code.js';
+import type { ProviderRegistry } from '../signin/providers.js';
+import type { ContactRelay } from '../forms/index.js';
+import type { EventCounter } from '../stats/counter.js';
+
+export interface ServiceContext {
+  readonly config: Config;
+  /** The clock; injectable so tests can freeze or move time. */
+  readonly now: () => Date;
+  readonly chain: ChainSource;
+  /** Nostr relays read by /api/check and /api/discover and written by /api/attestations (PROTOCOL.md §7). */
+  readonly relays: RelayPool;
+  /** The check/discover service with its result cache (src/attest/lookup.ts). */
+  readonly attestationLookup: AttestationLookupService;
+  /** Publishes wallet-signed attestations to the relays (src/attest/publish.ts). */
+  readonly attestationPublisher: AttestationPublisher;
+  /** The service's own Nostr secret key (32 bytes): signs the events it publishes. */
+  readonly nostrSecretKey: Uint8Array;
+  readonly store: Store;
+  readonly sessions: SessionService;
+  /** `OC_SERVER_SECRET`, or the one kept in storage: keys challenge nonces, e-mail code hashes, OAuth state. */
+  readonly serverSecret: Uint8Array;
+  /** Consumes sign-in nonces once across instances. */
+  readonly nonces: NonceGuard;
+  /** The current key ring (reloaded periodically so rotations reach every instance). */
+  keyRing(): KeyRing;
+  isFamilyOrigin(origin: string): boolean;
+  readonly mailer: Mailer;
+  /** E-mail one-time codes (PROTOCOL.md §6). */
+  readonly emailCodes: EmailCodeService;
+  /** Configured identity providers (PROTOCOL.md §6). */
+  readonly providers: ProviderRegistry;
+  /** The contact-form relay (PROTOCOL.md §6). */
+  readonly contact: ContactRelay;
+  /** Counts /api/check and /api/verify calls for /api/family-stats, written in batches. */
+  readonly attestCounter: EventCounter;
+  /** Named readiness checks, each `ok` or a short reason. */
+  readiness(): Promise<Record<string, string>>;
+}

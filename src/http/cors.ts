@@ -1,0 +1,114 @@
+/**
+ * CORS and the cross-site guard (PROTOCOL.md §4).
+ *
+ * - public routes answer `Access-Control-Allow-Origin: *` without credentials;
+ * - browser-only routes (/api/auth/*, /api/connect/apps) answer CORS only to
+ *   family origins, with credentials, and refuse a state-changing request from
+ *   any other site with 403 `cross_site`;
+ * - /api/contact accepts only the service's own origin.
+ */
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import { originMatches, type Config } from '../config.js';
+import { OcError } from '../errors.js';
+import { sendError } from './errors.js';
+
+export type CorsClass = 'public' | 'family' | 'same-origin' | 'none';
+
+const PUBLIC_PATHS = /^\/(api\/(check|verify|discover|attestations|challenge|family-stats|openapi|auth\/jwks)|\.well-known\/jwks\.json)(\/|$)/;
+const FAMILY_PATHS = /^\/api\/(auth\/|connect\/apps(\/|$))/;
+
+export function corsClassOf(path: string): CorsClass {
+  if (PUBLIC_PATHS.test(path)) return 'public';
+  if (FAMILY_PATHS.test(path)) return 'family';
+  if (path === '/api/contact') return 'same-origin';
+  return 'none';
+}
+
+const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
+const ALLOWED_HEADERS = 'content-type, authorization, x-request-id';
+
+export function isFamilyOrigin(config: Config, origin: string): boolean {
+  return config.familyOrigins.some((pattern) => originMatches(pattern, origin));
+}
+
+function rawPathOf(request: FastifyRequest): string {
+  const url = request.url;
+  const query = url.indexOf('?');
+  return query === -1 ? url : url.slice(0, query);
+}
+
+/**
+ * The path that decides the class: the pattern of the route the router
+ * matched, since the router decodes the path (`/api/%61uth/signin` reaches the
+ * sign-in route and must be treated as one). Unmatched requests and the
+ * preflight catch-all fall back to the decoded path.
+ */
+function pathOf(request: FastifyRequest): string {
+  const route = request.routeOptions.url;
+  if (route !== undefined && route !== '*') return route;
+  const raw = rawPathOf(request);
+  try {
+    return decodeURIComponent(raw);
+  } catch {
+    return raw;
+  }
+}
+
+/** True when a state-changing request comes from a site other than `allowed`. */
+function crossSite(request: FastifyRequest, allowed: (origin: string) => boolean): boolean {
+  if (SAFE_METHODS.has(request.method)) return false;
+  const origin = request.headers.origin;
+  if (typeof origin === 'string' && origin !== '') return !allowed(origin);
+  // No Origin: a browser only omits it on same-origin navigations; trust
+  // Fetch Metadata when present (non-browser clients send neither).
+  return request.headers['sec-fetch-site'] === 'cross-site';
+}
+
+export function registerCors(app: FastifyInstance, config: Config): void {
+  // A callback hook, not an async one: it runs on every request, and a
+  // promise per request is measurable on the cached /api/check path.
+  app.addHook('onRequest', (request, reply, done) => {
+    const corsClass = corsClassOf(pathOf(request));
+    const origin = request.headers.origin;
+    if (corsClass === 'public') {
+      reply.header('access-control-allow-origin', '*');
+    } else if (corsClass === 'family') {
+      if (typeof origin === 'string' && isFamilyOrigin(config, origin)) {
+        reply.header('access-control-allow-origin', origin);
+        reply.header('access-control-allow-credentials', 'true');
+      }
+      reply.header('vary', 'Origin');
+      if (crossSite(request, (candidate) => isFamilyOrigin(config, candidate))) {
+        // A hook that replies does not call done.
+        sendError(request, reply, new OcError('cross_site', 'request: cross-site requests are refused'));
+        return;
+      }
+    } else if (corsClass === 'same-origin') {
+      if (crossSite(request, (candidate) => candidate === config.publicOrigin) || request.headers['sec-fetch-site'] === 'same-site') {
+        sendError(request, reply, new OcError('cross_site', 'request: only this site may post here'));
+        return;
+      }
+    }
+    done();
+  });
+
+  // Preflight for every path: answered here so routes need no OPTIONS handler.
+  app.route({
+    method: 'OPTIONS',
+    url: '*',
+    schema: { hide: true },
+    handler: async (request, reply) => {
+      const corsClass = corsClassOf(pathOf(request));
+      const origin = request.headers.origin;
+      const allowed =
+        corsClass === 'public' ||
+        (corsClass === 'family' && typeof origin === 'string' && isFamilyOrigin(config, origin));
+      if (allowed) {
+        reply.header('access-control-allow-methods', 'GET, POST, PATCH, DELETE, OPTIONS');
+        reply.header('access-control-allow-headers', ALLOWED_HEADERS);
+        reply.header('access-control-max-age', '600');
+      }
+      return reply.code(204).send();
+    },
+  });
+}

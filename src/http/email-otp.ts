@@ -1,0 +1,65 @@
+/**
+ * E-mail one-time code sign-in (INTERFACE.md "E-mail one-time code",
+ * PROTOCOL.md §6). It ends in the same cookie and roster behaviour as the
+ * BIP-322 path.
+ */
+import { Type, type Static } from 'typebox';
+import type { FastifyInstance } from 'fastify';
+import { accountForIdentity } from '../signin/accounts.js';
+import { wantsAdd } from './auth.js';
+import type { ServiceContext } from './context.js';
+import { errorResponses, SessionIssued } from './schemas.js';
+import { noStore, sessionBody, signInWithCookie } from './session.js';
+
+const StartBody = Type.Object({ email: Type.String({ minLength: 3, maxLength: 254 }) });
+const Started = Type.Object({
+  ok: Type.Literal(true),
+  token: Type.String({ description: 'Binds a verify to this start; optional on verify' }),
+  expiresAt: Type.String({ description: 'ISO 8601 UTC; the code is valid 10 minutes' }),
+});
+const VerifyBody = Type.Object({
+  email: Type.String({ minLength: 3, maxLength: 254 }),
+  code: Type.String({ maxLength: 16, description: 'The 6-digit code from the mail' }),
+  token: Type.Optional(Type.String({ maxLength: 128 })),
+  add: Type.Optional(Type.Boolean({ description: 'Same as `?add=1`' })),
+});
+const AddQuery = Type.Object({ add: Type.Optional(Type.String({ enum: ['1', '0', 'true', 'false'] })) });
+
+export function registerEmailOtpRoutes(app: FastifyInstance, context: ServiceContext): void {
+  app.post(
+    '/api/auth/email-otp/start',
+    {
+      schema: {
+        tags: ['email-otp'],
+        summary: 'Mail a 6-digit sign-in code (same answer whether or not an account exists)',
+        body: StartBody,
+        response: { 200: Started, ...errorResponses(400, 403, 413, 429, 503) },
+      },
+    },
+    async (request, reply) => {
+      const started = await context.emailCodes.start((request.body as Static<typeof StartBody>).email);
+      noStore(reply);
+      return { ok: true, token: started.token, expiresAt: started.expiresAt };
+    },
+  );
+
+  app.post(
+    '/api/auth/email-otp/verify',
+    {
+      schema: {
+        tags: ['email-otp'],
+        summary: 'Sign in with the mailed code',
+        querystring: AddQuery,
+        body: VerifyBody,
+        response: { 200: SessionIssued, ...errorResponses(400, 401, 403, 413, 429, 503) },
+      },
+    },
+    async (request, reply) => {
+      const body = request.body as Static<typeof VerifyBody>;
+      const { email } = await context.emailCodes.verify(body.email, body.code, body.token);
+      const { account } = await accountForIdentity(context.store, { kind: 'email', value: email }, context.now().getTime());
+      const add = wantsAdd(request.query as Static<typeof AddQuery>, body.add);
+      return sessionBody(await signInWithCookie(context, request, reply, { accountId: account.id, method: 'email_otp', add }));
+    },
+  );
+}

@@ -1,0 +1,304 @@
+/**
+ * Attestation look-up and publishing routes (INTERFACE.md "Attestation
+ * routes", PROTOCOL.md §7 "Relay envelopes"): GET /api/check, GET
+ * /api/discover and POST /api/attestations. Thin: a schema, one domain call
+ * (src/attest/lookup.ts, src/attest/publish.ts), a reply.
+ *
+ * Query values arrive as strings: Ajv type coercion is off in this app, so
+ * integers are matched by pattern and converted here.
+ */
+import { Type, type Static } from 'typebox';
+import type { FastifyInstance } from 'fastify';
+import {
+  checkResultBody,
+  parseSubject,
+  DISCOVER_DEFAULT_LIMIT,
+  DISCOVER_MAX_LIMIT,
+  type CheckSubject,
+  type SubjectQuery,
+  type Thresholds,
+} from '../attest/index.js';
+import { OcError } from '../errors.js';
+import type { ServiceContext } from './context.js';
+import { sendError } from './errors.js';
+import { errorResponses, Identity } from './schemas.js';
+
+const SUBJECT_FIELDS = {
+  addr: Type.Optional(Type.String({ maxLength: 128, description: 'Bitcoin address (any network)' })),
+  id: Type.Optional(Type.String({ maxLength: 64, description: 'Attestation id: 64 hex characters, sha256 of the message' })),
+  identity: Type.Optional(Type.String({ maxLength: 512, description: '`<protocol>:<identifier>`, e.g. `github:alice`' })),
+};
+
+// Non-negative integers written in decimal; 20 digits is beyond any sats amount.
+const NON_NEGATIVE_INTEGER = '^[0-9]{1,20}$';
+
+export const CheckQuery = Type.Object({
+  ...SUBJECT_FIELDS,
+  min_sats: Type.Optional(Type.String({ pattern: NON_NEGATIVE_INTEGER, description: 'Minimum confirmed sats bonded; integer ≥ 0, default 0' })),
+  min_days: Type.Optional(Type.String({ pattern: NON_NEGATIVE_INTEGER, description: 'Minimum age in days; integer ≥ 0, default 0' })),
+});
+
+export const DiscoverQuery = Type.Object({
+  ...SUBJECT_FIELDS,
+  limit: Type.Optional(
+    Type.String({ pattern: '^[0-9]{1,3}$', description: `Most envelopes returned: 1 to ${DISCOVER_MAX_LIMIT}, default ${DISCOVER_DEFAULT_LIMIT}` }),
+  ),
+});
+
+const MAX_MESSAGE = 16_384;
+const MAX_SIGNATURE = 8_192;
+
+export const PublishBody = Type.Object({
+  addr: Type.String({ minLength: 1, maxLength: 128, description: 'Bitcoin address the attestation binds' }),
+  msg: Type.String({ minLength: 1, maxLength: MAX_MESSAGE, description: 'Canonical attestation message (PROTOCOL.md §7)' }),
+  sig: Type.String({ minLength: 1, maxLength: MAX_SIGNATURE, description: 'Signature, base64 (or hex for BIP-322)' }),
+  scheme: Type.Optional(Type.String({ maxLength: 32, description: '`bip322` or `legacy`; when absent, detected (PROTOCOL.md §7)' })),
+});
+
+export const CheckResult = Type.Object(
+  {
+    ok: Type.Boolean({ description: 'True when the attestation verifies and every threshold is met' }),
+    sats: Type.Integer({ description: 'Confirmed sats bonded' }),
+    days: Type.Integer({ description: 'Age in days' }),
+    score: Type.Number(),
+    attestation_id: Type.String({ pattern: '^[0-9a-f]{64}$' }),
+    address: Type.String(),
+    identities: Type.Array(Identity),
+    network: Type.String(),
+    codes: Type.Array(Type.String(), { description: 'Status codes of the verification (as /api/verify)' }),
+    issued_at: Type.Optional(Type.String()),
+    expires_at: Type.Optional(Type.String()),
+    reasons: Type.Optional(
+      Type.Array(Type.String(), { description: 'When ok is false: `below_min_sats` and/or `below_min_days`, or `chain_unavailable`' }),
+    ),
+  },
+  { description: 'Check result (INTERFACE.md)' },
+);
+
+export const CheckNotFound = Type.Object(
+  {
+    ok: Type.Literal(false),
+    reasons: Type.Array(Type.String(), { description: '`["not_found"]`' }),
+    rejected: Type.Optional(
+      Type.Array(
+        Type.Object({ attestation_id: Type.String(), address: Type.String(), codes: Type.Array(Type.String()) }),
+        { description: 'Attestations found on the relays that did not verify, newest first, with their codes (at most 10)' },
+      ),
+    ),
+  },
+  { description: 'No attestation of the subject verifies' },
+);
+
+export const Envelope = Type.Object(
+  {
+    attestation_id: Type.String(),
+    scheme: Type.String(),
+    address: Type.String(),
+    identities: Type.Array(Identity),
+    message: Type.String(),
+    message_b64url: Type.String(),
+    signature: Type.String(),
+    issued_at: Type.String(),
+    expires_at: Type.Optional(Type.String()),
+    relay_hints: Type.Optional(Type.Array(Type.String())),
+    event_id: Type.String({ description: 'Id of the Nostr event kept for this attestation (the newest copy)' }),
+    created_at: Type.Integer({ description: "That event's created_at, unix seconds" }),
+    relays: Type.Array(Type.String(), { description: 'Configured relays that served it' }),
+  },
+  { description: 'Attestation envelope (PROTOCOL.md §7 "Relay envelopes")' },
+);
+
+export const DiscoverResult = Type.Object({
+  count: Type.Integer(),
+  total: Type.Integer({ description: 'Distinct attestations found (up to 500 per relay)' }),
+  attestations: Type.Array(Envelope, { description: 'Newest issued_at first' }),
+  relays_answered: Type.Integer(),
+  relays_queried: Type.Integer(),
+  warnings: Type.Optional(Type.Array(Type.String(), { description: '`relays_unavailable` when no relay answered' })),
+});
+
+export const PublishResult = Type.Object({
+  ok: Type.Boolean({ description: 'True when the attestation verified and at least one relay accepted it' }),
+  attestation_id: Type.String(),
+  codes: Type.Array(Type.String(), { description: 'Verification codes; the chain is not consulted' }),
+  event_id: Type.Optional(Type.String()),
+  published: Type.Array(Type.String(), { description: 'Relays that accepted the event' }),
+  failed: Type.Array(Type.String(), { description: 'Relays that refused it or could not be reached' }),
+});
+
+const NOT_FOUND_BODY = Object.freeze({ ok: false, reasons: Object.freeze(['not_found']) });
+
+const JSON_TYPE = 'application/json; charset=utf-8';
+
+/**
+ * The JSON of a check result, kept per cached outcome and reasons: a cache
+ * hit then costs no serialisation (PERFORMANCE.md "HTTP": the hit path is
+ * a map look-up). There are at most four variants per outcome (no reason,
+ * either threshold, both), and the memory goes with the outcome when the
+ * cache drops it (WeakMap). The body holds exactly the fields of
+ * {@link CheckResult}, which the OpenAPI document describes.
+ */
+function createResultSerializer(): (outcome: Parameters<typeof checkResultBody>[0], thresholds: Thresholds) => string {
+  const serialized = new WeakMap<object, Map<string, string>>();
+  return (outcome, thresholds) => {
+    const body = checkResultBody(outcome, thresholds);
+    const variant = body.reasons === undefined ? '' : body.reasons.join(',');
+    let variants = serialized.get(outcome);
+    if (variants === undefined) {
+      variants = new Map();
+      serialized.set(outcome, variants);
+    }
+    let json = variants.get(variant);
+    if (json === undefined) {
+      json = JSON.stringify(body);
+      variants.set(variant, json);
+    }
+    return json;
+  };
+}
+
+const MAX_DECODED_ADDRESSES = 4096;
+
+/**
+ * Reads the subject, or answers 400 `bad_request` naming the field.
+ * Addresses already decoded are remembered, so that a cache hit does not pay
+ * for Bech32 or Base58Check decoding again (PERFORMANCE.md "HTTP": the hit
+ * path should be little more than a map look-up). Only valid addresses are
+ * kept; the map starts over when full, which bounds it without bookkeeping.
+ */
+function createSubjectReader(): (query: SubjectQuery) => CheckSubject {
+  const decodedAddresses = new Map<string, CheckSubject>();
+  return (query) => {
+    const onlyAddress = query.addr !== undefined && query.id === undefined && query.identity === undefined;
+    if (onlyAddress) {
+      const known = decodedAddresses.get(query.addr!);
+      if (known !== undefined) return known;
+    }
+    const parsed = parseSubject(query);
+    if (!parsed.ok) throw new OcError('bad_request', parsed.detail);
+    if (onlyAddress) {
+      if (decodedAddresses.size >= MAX_DECODED_ADDRESSES) decodedAddresses.clear();
+      decodedAddresses.set(query.addr!, parsed.subject);
+    }
+    return parsed.subject;
+  };
+}
+
+export function registerLookupRoutes(app: FastifyInstance, context: ServiceContext): void {
+  const lookup = context.attestationLookup;
+  const publisher = context.attestationPublisher;
+  const subjectOf = createSubjectReader();
+  const serializedCheckResult = createResultSerializer();
+
+  app.get(
+    '/api/check',
+    {
+      schema: {
+        tags: ['attestation'],
+        summary: 'Check a subject against thresholds (newest verifying attestation on the relays; cached)',
+        description:
+          'Exactly one of `addr`, `id`, `identity`. Takes the newest attestation that verifies (signature and chain ' +
+          'metrics), caches that result per subject (`CHECK_CACHE_SECONDS`, default 60 s; other outcomes 5 s) and ' +
+          'applies `min_sats`/`min_days` after the cache. `Cache-Control` gives the entry\'s remaining lifetime and ' +
+          '`x-cache` says hit or miss. When the chain is unavailable: 200, ok false, reasons `["chain_unavailable"]`. ' +
+          'When no relay answered: 503 `relays_unavailable`.',
+        querystring: CheckQuery,
+        response: { 200: CheckResult, 404: CheckNotFound, ...errorResponses(400, 429, 503) },
+      },
+    },
+    async (request, reply) => {
+      const query = request.query as Static<typeof CheckQuery>;
+      const subject = subjectOf(query);
+      const thresholds = {
+        minSats: query.min_sats === undefined ? 0 : Number(query.min_sats),
+        minDays: query.min_days === undefined ? 0 : Number(query.min_days),
+      };
+      const answer = await lookup.check(subject);
+      // /api/family-stats counts these (PROTOCOL.md §6); counted in memory, written in batches.
+      context.attestCounter.count('check');
+      reply.header('x-cache', answer.cache);
+      const outcome = answer.outcome;
+      if (outcome.status === 'relays_unavailable') {
+        // The body INTERFACE.md's attestation routes use: error, reason and reasons all carry the code.
+        return sendError(request, reply, new OcError('relays_unavailable'));
+      }
+      // The entry's remaining lifetime, so that no HTTP cache keeps it longer than we do.
+      const maxAge = Math.max(0, Math.floor((answer.expiresAtMs - context.now().getTime()) / 1000));
+      reply.header('cache-control', `public, max-age=${maxAge}`);
+      if (outcome.status === 'not_found') {
+        return reply
+          .code(404)
+          .send(outcome.rejected.length > 0 ? { ok: false, reasons: ['not_found'], rejected: outcome.rejected } : NOT_FOUND_BODY);
+      }
+      return reply.type(JSON_TYPE).send(serializedCheckResult(outcome, thresholds));
+    },
+  );
+
+  app.get(
+    '/api/discover',
+    {
+      schema: {
+        tags: ['attestation'],
+        summary: 'List the attestation envelopes of a subject found on the relays (not cached)',
+        description:
+          'Exactly one of `addr`, `id`, `identity`. Reads the relays on every call. Envelopes passed the relay-level ' +
+          'checks (sha256 binding, address, Nostr signature); their Bitcoin signatures are judged by /api/check and ' +
+          '/api/verify. When no relay answered: 200 with count 0 and `warnings: ["relays_unavailable"]`.',
+        querystring: DiscoverQuery,
+        response: { 200: DiscoverResult, ...errorResponses(400, 429) },
+      },
+    },
+    async (request, reply) => {
+      const query = request.query as Static<typeof DiscoverQuery>;
+      const subject = subjectOf(query);
+      const limit = query.limit === undefined ? DISCOVER_DEFAULT_LIMIT : Number(query.limit);
+      if (limit < 1 || limit > DISCOVER_MAX_LIMIT) {
+        throw new OcError('bad_request', `query.limit: must be an integer from 1 to ${DISCOVER_MAX_LIMIT}`);
+      }
+      const answer = await lookup.discover(subject, limit);
+      reply.header('cache-control', 'no-store');
+      return answer;
+    },
+  );
+
+  app.post(
+    '/api/attestations',
+    {
+      schema: {
+        tags: ['attestation'],
+        summary: 'Publish a wallet-signed attestation to the relays',
+        description:
+          'Verifies the message and signature (not the chain: bonds are measured when read), wraps the envelope in a ' +
+          'kind-30078 event signed with the service\'s Nostr key and sends it to every configured relay. An attestation ' +
+          'that does not verify answers 200 with ok false and its codes, like /api/verify. When no relay accepts the ' +
+          'event: 503 `relays_unavailable`.',
+        body: PublishBody,
+        response: { 200: PublishResult, ...errorResponses(400, 413, 415, 429, 503) },
+      },
+    },
+    async (request, reply) => {
+      const body = request.body as Static<typeof PublishBody>;
+      const outcome = await publisher.publish(body);
+      reply.header('cache-control', 'no-store');
+      switch (outcome.status) {
+        case 'rejected':
+          return { ok: false, attestation_id: outcome.attestation_id, codes: outcome.codes, published: [], failed: [] };
+        case 'relays_unavailable':
+          return sendError(
+            request,
+            reply,
+            new OcError('relays_unavailable', `publish: no relay accepted the event (${outcome.failed.length} tried)`),
+          );
+        case 'published':
+          return {
+            ok: true,
+            attestation_id: outcome.attestation_id,
+            codes: outcome.codes,
+            event_id: outcome.event_id,
+            published: outcome.published,
+            failed: outcome.failed,
+          };
+      }
+    },
+  );
+}

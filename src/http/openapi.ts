@@ -1,0 +1,62 @@
+/**
+ * The OpenAPI 3.1 document, generated from the route schemas, at
+ * GET /api/openapi (CORS-permissive, cached 5 minutes; INTERFACE.md
+ * "Versioning"), and the interactive explorer at /api-explorer whose assets
+ * the service serves itself.
+ */
+import swagger from '@fastify/swagger';
+import swaggerUi from '@fastify/swagger-ui';
+import type { FastifyInstance } from 'fastify';
+import type { Config } from '../config.js';
+import { Account, ErrorBody, RosterEntry } from './schemas.js';
+
+export const OPENAPI_TAGS = [
+  { name: 'auth', description: 'Session cookie, JWKS, me, sign-in, logout, switch, account' },
+  { name: 'challenge', description: 'Generic BIP-322 signed-challenge primitive' },
+  { name: 'email-otp', description: 'E-mail one-time code sign-in' },
+  { name: 'oauth', description: 'External identity provider sign-in' },
+  { name: 'connect', description: 'Integrator provisioning' },
+  { name: 'public', description: 'Public family-wide statistics' },
+  { name: 'forms', description: 'Contact-form relay' },
+  { name: 'attestation', description: 'OrangeCheck attestation check, verify and discover' },
+  { name: 'ops', description: 'Health and readiness' },
+];
+
+export async function registerOpenApi(app: FastifyInstance, config: Config, version: string): Promise<void> {
+  app.addSchema(ErrorBody);
+  app.addSchema(Account);
+  app.addSchema(RosterEntry);
+  await app.register(swagger, {
+    openapi: {
+      openapi: '3.1.0',
+      info: {
+        title: 'oc-host',
+        version,
+        description:
+          'Sign-in host and OrangeCheck attestation verifier. Sessions are Ed25519-signed JWTs in the `oc_session` cookie; consumer sites verify them locally against the JWKS.',
+      },
+      servers: [{ url: config.publicUrl }],
+      tags: OPENAPI_TAGS,
+      components: {
+        securitySchemes: {
+          cookieAuth: { type: 'apiKey', in: 'cookie', name: 'oc_session' },
+          bearerAuth: { type: 'http', scheme: 'bearer' },
+        },
+      },
+    },
+    refResolver: {
+      // Keep `ErrorBody` as its own component name in the document.
+      buildLocalReference: (json, _baseUri, _fragment, index) => (typeof json.$id === 'string' ? json.$id : `def-${index}`),
+    },
+  });
+  await app.register(swaggerUi, {
+    routePrefix: '/api-explorer',
+    uiConfig: { tryItOutEnabled: true, deepLinking: true, displayRequestDuration: true },
+    staticCSP: true,
+  });
+
+  app.get('/api/openapi', { schema: { hide: true } }, async (_request, reply) => {
+    reply.header('cache-control', 'public, max-age=300');
+    return app.swagger();
+  });
+}

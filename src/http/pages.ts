@@ -1,0 +1,173 @@
+/**
+ * The browser pages of the host: `/signin`, `/account` and
+ * their static assets under `/assets/<file>`. The pages are plain HTML, CSS
+ * and hand-written JavaScript modules in `src/pages/`; they call the API
+ * same-origin with the HttpOnly cookie, so no token ever appears in them.
+ *
+ * Every page answer carries a Content-Security-Policy without
+ * `unsafe-inline`: no inline script or style exists, so none is allowed.
+ *
+ * The files are read once at start and served from memory: `/assets/<file>`
+ * looks the name up in that table, so no request path ever reaches the file
+ * system (no traversal to refuse, nothing to normalise). `tsc` does not copy
+ * non-TypeScript files, so from `dist/src/http/` the folder is found back in
+ * `<repo>/src/pages/` (see {@link findPagesDir}).
+ */
+import { createHash } from 'node:crypto';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { OcError } from '../errors.js';
+import { checkReturnTo } from '../signin/oauth-return-to.js';
+import type { ServiceContext } from './context.js';
+import { currentSession } from './session.js';
+
+/** The policy of every page answer: same-origin scripts, styles and fetches only. */
+export const PAGE_CSP =
+  "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; " +
+  "frame-ancestors 'none'; base-uri 'none'; form-action 'self'";
+
+/** Assets may be a little stale after a deploy, never for long. */
+const ASSET_MAX_AGE_SECONDS = 300;
+
+const CONTENT_TYPES: Readonly<Record<string, string>> = {
+  '.css': 'text/css; charset=utf-8',
+  '.js': 'text/javascript; charset=utf-8',
+  '.svg': 'image/svg+xml',
+  '.png': 'image/png',
+  '.ico': 'image/x-icon',
+};
+
+/** Names an asset may have: lowercase, one dot, a known extension. Anything else is never served. */
+const ASSET_NAME = /^[a-z0-9][a-z0-9-]*\.(css|js|svg|png|ico)$/;
+
+interface Asset {
+  readonly body: Buffer;
+  readonly contentType: string;
+  readonly etag: string;
+}
+
+export interface PageFiles {
+  readonly dir: string;
+  readonly signin: string;
+  readonly account: string;
+  readonly assets: ReadonlyMap<string, Asset>;
+}
+
+/**
+ * `src/pages/` beside this module's folder (running from `src/` with tsx or
+ * vitest), else `<repo>/src/pages/` (running the compiled `dist/src/`).
+ */
+export function findPagesDir(moduleUrl: string = import.meta.url): string {
+  const here = dirname(fileURLToPath(moduleUrl));
+  const candidates = [resolve(here, '../pages'), resolve(here, '../../../src/pages')];
+  const found = candidates.find((candidate) => existsSync(join(candidate, 'signin.html')));
+  if (found === undefined) throw new Error(`pages: signin.html not found in ${candidates.join(' or ')}`);
+  return found;
+}
+
+function etagOf(body: Buffer | string): string {
+  return `"${createHash('sha256').update(body).digest('base64url').slice(0, 22)}"`;
+}
+
+/** Reads the two pages and every asset once. */
+export function loadPageFiles(dir: string = findPagesDir()): PageFiles {
+  const assets = new Map<string, Asset>();
+  for (const name of readdirSync(dir)) {
+    const match = ASSET_NAME.exec(name);
+    if (!match) continue;
+    const body = readFileSync(join(dir, name));
+    assets.set(name, { body, contentType: CONTENT_TYPES[`.${match[1]}`] as string, etag: etagOf(body) });
+  }
+  return {
+    dir,
+    signin: readFileSync(join(dir, 'signin.html'), 'utf8'),
+    account: readFileSync(join(dir, 'account.html'), 'utf8'),
+    assets,
+  };
+}
+
+function escapeAttribute(value: string): string {
+  return value.replace(/[&<>"']/g, (character) => `&#${character.charCodeAt(0)};`);
+}
+
+/** Fills `{{name}}` placeholders with attribute-escaped values; an unknown placeholder is a programming error. */
+export function renderTemplate(template: string, values: Readonly<Record<string, string>>): string {
+  return template.replace(/\{\{([a-z_]+)\}\}/g, (_whole, name: string) => {
+    const value = values[name];
+    if (value === undefined) throw new Error(`pages: no value for {{${name}}}`);
+    return escapeAttribute(value);
+  });
+}
+
+function securityHeaders(reply: FastifyReply): FastifyReply {
+  return reply
+    .header('content-security-policy', PAGE_CSP)
+    .header('x-content-type-options', 'nosniff')
+    .header('referrer-policy', 'no-referrer');
+}
+
+function sendPage(reply: FastifyReply, html: string): FastifyReply {
+  // Pages are cheap and carry the checked return_to: always revalidate.
+  return securityHeaders(reply).header('cache-control', 'no-cache').type('text/html; charset=utf-8').send(html);
+}
+
+function firstQueryValue(request: FastifyRequest, name: string): string | undefined {
+  const value = (request.query as Record<string, unknown> | undefined)?.[name];
+  return typeof value === 'string' ? value : undefined;
+}
+
+export function registerPageRoutes(app: FastifyInstance, context: ServiceContext, files: PageFiles = loadPageFiles()): void {
+  const isFamily = (origin: string) => context.isFamilyOrigin(origin);
+
+  app.get('/signin', { schema: { hide: true } }, async (request, reply) => {
+    // The same rule the provider start applies (PROTOCOL.md §6): a path, or a
+    // URL of the family. A refused value is dropped and the page says so;
+    // the page's scripts only ever read the value rendered here.
+    const asked = firstQueryValue(request, 'return_to') ?? '';
+    let returnTo = '';
+    let refused = false;
+    if (asked !== '') {
+      try {
+        returnTo = checkReturnTo(asked, context.config.publicUrl, isFamily);
+      } catch {
+        refused = true;
+      }
+    }
+    const add = firstQueryValue(request, 'add');
+    return sendPage(
+      reply,
+      renderTemplate(files.signin, {
+        return_to: returnTo,
+        return_to_refused: refused ? '1' : '',
+        add: add === '1' || add === 'true' ? '1' : '',
+      }),
+    );
+  });
+
+  // The service's front door, and where a provider sign-in without
+  // return_to lands: the account page (which sends strangers to /signin).
+  app.get('/', { schema: { hide: true } }, async (_request, reply) => {
+    securityHeaders(reply).header('cache-control', 'no-store');
+    return reply.code(302).header('location', '/account').send();
+  });
+
+  app.get('/account', { schema: { hide: true } }, async (request, reply) => {
+    // Server-side first; the page also goes to /signin when /me answers 401.
+    if ((await currentSession(context, request)) === null) {
+      securityHeaders(reply).header('cache-control', 'no-store');
+      return reply.code(302).header('location', '/signin?return_to=/account').send();
+    }
+    return sendPage(reply, files.account);
+  });
+
+  app.get('/assets/:file', { schema: { hide: true } }, async (request, reply) => {
+    const { file } = request.params as { file: string };
+    const asset = files.assets.get(file);
+    if (asset === undefined) throw new OcError('not_found', 'assets: no such file');
+    securityHeaders(reply).header('cache-control', `public, max-age=${ASSET_MAX_AGE_SECONDS}`).header('etag', asset.etag);
+    if (request.headers['if-none-match'] === asset.etag) return reply.code(304).send();
+    return reply.type(asset.contentType).send(asset.body);
+  });
+}

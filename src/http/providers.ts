@@ -1,0 +1,130 @@
+/**
+ * External identity provider sign-in (INTERFACE.md "External identity
+ * providers", PROTOCOL.md §6): list, start (redirect to the provider),
+ * callback (verify, sign in, redirect back). The callback is protected by its
+ * state, not by the cross-site rule: it arrives as a GET from the provider.
+ */
+import { Type, type Static } from 'typebox';
+import type { FastifyInstance, FastifyReply } from 'fastify';
+import { OcError } from '../errors.js';
+import { accountForIdentity } from '../signin/accounts.js';
+import { isProviderError, OAUTH_STATE_COOKIE_NAME, type ProviderSignIn } from '../signin/providers.js';
+import type { ServiceContext } from './context.js';
+import { errorResponses } from './schemas.js';
+import { noStore, signInWithCookie } from './session.js';
+
+const ProviderParams = Type.Object({ provider: Type.String({ pattern: '^[a-z0-9][a-z0-9-]{0,31}$' }) });
+const StartQuery = Type.Object({
+  return_to: Type.Optional(Type.String({ maxLength: 2048, description: 'A path, or a URL of the family' })),
+  add: Type.Optional(Type.String({ enum: ['1', '0', 'true', 'false'] })),
+});
+const Providers = Type.Object({
+  providers: Type.Array(Type.Object({ id: Type.String(), label: Type.String() })),
+});
+
+/** The state cookie lives only where the callback can read it (PROTOCOL.md §6). */
+function stateCookie(value: string, maxAgeSeconds: number): string {
+  return `${OAUTH_STATE_COOKIE_NAME}=${value}; Path=/api/auth; HttpOnly; Secure; SameSite=Lax; Max-Age=${maxAgeSeconds}`;
+}
+
+function readCookie(header: string | undefined, name: string): string | undefined {
+  if (!header) return undefined;
+  for (const pair of header.split(';')) {
+    const equals = pair.indexOf('=');
+    if (equals !== -1 && pair.slice(0, equals).trim() === name) return pair.slice(equals + 1).trim();
+  }
+  return undefined;
+}
+
+function redirect(reply: FastifyReply, location: string): FastifyReply {
+  noStore(reply);
+  return reply.code(302).header('location', location).send();
+}
+
+export function registerProviderRoutes(app: FastifyInstance, context: ServiceContext): void {
+  app.get(
+    '/api/auth/providers',
+    { schema: { tags: ['oauth'], summary: 'The configured identity providers, for sign-in buttons', response: { 200: Providers, ...errorResponses(429) } } },
+    async (_request, reply) => {
+      reply.header('cache-control', 'public, max-age=60');
+      return { providers: context.providers.list() };
+    },
+  );
+
+  app.get(
+    '/api/auth/:provider/start',
+    {
+      schema: {
+        tags: ['oauth'],
+        summary: 'Redirect to the provider (authorization code with PKCE, state and nonce)',
+        params: ProviderParams,
+        querystring: StartQuery,
+        response: { 302: Type.Null({ description: 'Redirect to the provider' }), ...errorResponses(400, 404, 429, 503) },
+      },
+    },
+    async (request, reply) => {
+      const { provider } = request.params as Static<typeof ProviderParams>;
+      const query = request.query as Static<typeof StartQuery>;
+      if (!context.providers.has(provider)) throw new OcError('unknown_provider', `provider: "${provider}" is not configured`);
+      let started;
+      try {
+        started = await context.providers.start(provider, {
+          ...(query.return_to === undefined ? {} : { returnTo: query.return_to }),
+          add: query.add === '1' || query.add === 'true',
+        });
+      } catch (error) {
+        if (isProviderError(error)) throw new OcError('provider_unavailable', `provider: ${error.code}`);
+        throw error;
+      }
+      reply.header('set-cookie', stateCookie(started.stateCookie.value, started.stateCookie.maxAgeSeconds));
+      return redirect(reply, started.redirectUrl);
+    },
+  );
+
+  app.get(
+    '/api/auth/:provider/callback',
+    {
+      schema: {
+        tags: ['oauth'],
+        summary: 'The provider returns here; sets oc_session and redirects to return_to, or to /signin?oauth_error=<code>',
+        params: ProviderParams,
+        querystring: Type.Record(Type.String(), Type.String()),
+        response: { 302: Type.Null({ description: 'Redirect to return_to, or to /signin?oauth_error=<code>' }), ...errorResponses(404, 429) },
+      },
+    },
+    async (request, reply) => {
+      const { provider } = request.params as Static<typeof ProviderParams>;
+      if (!context.providers.has(provider)) throw new OcError('unknown_provider', `provider: "${provider}" is not configured`);
+      // The state cookie is single-use whatever happens next.
+      reply.header('set-cookie', stateCookie('', 0));
+      let result: ProviderSignIn;
+      try {
+        result = await context.providers.callback(provider, {
+          query: request.query as Record<string, string>,
+          stateCookie: readCookie(request.headers.cookie, OAUTH_STATE_COOKIE_NAME),
+        });
+      } catch (error) {
+        if (!isProviderError(error)) throw error;
+        request.log.info({ provider, code: error.code }, 'oauth: sign-in refused');
+        return redirect(reply, `/signin?oauth_error=${encodeURIComponent(error.code)}`);
+      }
+      const nowMs = context.now().getTime();
+      const { account, created } = await accountForIdentity(
+        context.store,
+        { kind: 'oauth', value: `${result.provider}:${result.subject}` },
+        nowMs,
+      );
+      if (created) {
+        // A new federated account starts with what the provider vouched for:
+        // its name, and its verified e-mail when no other account holds it.
+        if (result.name) await context.store.updateAccount(account.id, { display_name: result.name.trim().slice(0, 64) }, nowMs);
+        if (result.email && result.emailVerified) {
+          await context.store.addIdentity({ account_id: account.id, kind: 'email', value: result.email.toLowerCase(), verified: true, created_at: nowMs });
+        }
+      }
+      // Fastify appends Set-Cookie headers: the spent state's, then the session's.
+      await signInWithCookie(context, request, reply, { accountId: account.id, method: `oauth:${result.provider}`, add: result.add });
+      return redirect(reply, result.returnTo);
+    },
+  );
+}

@@ -1,0 +1,109 @@
+/**
+ * Public and form routes (INTERFACE.md "Public and form routes", PROTOCOL.md
+ * §6): GET /api/family-stats (public CORS, cors.ts) and POST /api/contact
+ * (same-origin only, cors.ts). Thin: a schema, one domain call, a reply.
+ */
+import { Type, type Static } from 'typebox';
+import type { FastifyInstance } from 'fastify';
+import type { FamilyStats, Store } from '../storage/index.js';
+import type { EventCounter } from '../stats/counter.js';
+import type { ServiceContext } from './context.js';
+import { errorResponses } from './schemas.js';
+
+/** PROTOCOL.md §6: "cached 60 s". */
+export const FAMILY_STATS_TTL_MS = 60_000;
+
+const Count = Type.Integer({ minimum: 0 });
+const FamilyStatsBody = Type.Object(
+  {
+    ok: Type.Literal(true),
+    generated_at: Type.String({ description: 'ISO 8601 UTC: when these counts were taken' }),
+    accounts: Type.Object({ total: Count, btc: Count, federated: Count }, { description: 'Accounts; merged ones count once, as their survivor' }),
+    sessions: Type.Object({ active: Count }, { description: 'Unrevoked, unexpired sessions' }),
+    rosters: Type.Object({ multi_account: Count }, { description: 'Browsers holding two or more accounts' }),
+    attest: Type.Object({ checks_24h: Count, verifies_24h: Count }, { description: 'Calls of /api/check and /api/verify in the last 24 hours' }),
+  },
+  { description: 'Aggregate counts only, never personal data' },
+);
+
+const ContactBody = Type.Object({
+  email: Type.String({ maxLength: 320, description: "The sender's address; replies go there" }),
+  message: Type.String({ maxLength: 10_000, description: 'At most 5,000 characters' }),
+  name: Type.Optional(Type.String({ maxLength: 400, description: 'At most 100 characters, one line' })),
+  subject: Type.Optional(Type.String({ maxLength: 800, description: 'At most 200 characters, one line' })),
+  website: Type.Optional(Type.String({ maxLength: 2048, description: 'Leave empty (a field people never see)' })),
+});
+
+interface CachedStats {
+  readonly body: FamilyStats & { readonly ok: true; readonly generated_at: string };
+  readonly expiresAtMs: number;
+}
+
+/**
+ * The counts, taken at most once per {@link FAMILY_STATS_TTL_MS} per instance.
+ * Requests that arrive while the counts are being taken share that one query
+ * (so a burst at expiry costs one set of aggregate queries, not one each); a
+ * failed query is not kept.
+ */
+function createFamilyStatsCache(store: Store, counter: EventCounter, now: () => Date): () => Promise<CachedStats> {
+  let cached: CachedStats | undefined;
+  let pending: Promise<CachedStats> | undefined;
+  return () => {
+    if (cached !== undefined && now().getTime() < cached.expiresAtMs) return Promise.resolve(cached);
+    pending ??= (async () => {
+      try {
+        // This instance's pending counts first, so its own calls are in the totals.
+        await counter.flush();
+        const takenAt = now();
+        const stats = await store.familyStats(takenAt.getTime());
+        cached = { body: { ok: true, generated_at: takenAt.toISOString(), ...stats }, expiresAtMs: takenAt.getTime() + FAMILY_STATS_TTL_MS };
+        return cached;
+      } finally {
+        pending = undefined;
+      }
+    })();
+    return pending;
+  };
+}
+
+export function registerPublicRoutes(app: FastifyInstance, context: ServiceContext): void {
+  const familyStats = createFamilyStatsCache(context.store, context.attestCounter, context.now);
+
+  app.get(
+    '/api/family-stats',
+    {
+      schema: {
+        tags: ['public'],
+        summary: 'Family-wide aggregate statistics (no authentication, cached 60 s)',
+        response: { 200: FamilyStatsBody, ...errorResponses(429, 503) },
+      },
+    },
+    async (_request, reply) => {
+      const stats = await familyStats();
+      // The entry's remaining lifetime, so no HTTP cache keeps the counts past the 60 s.
+      const maxAge = Math.max(0, Math.ceil((stats.expiresAtMs - context.now().getTime()) / 1000));
+      reply.header('cache-control', `public, max-age=${maxAge}`);
+      return stats.body;
+    },
+  );
+
+  app.post(
+    '/api/contact',
+    {
+      schema: {
+        tags: ['forms'],
+        summary: 'Relay a contact-form message to the operators (same origin only)',
+        description:
+          'Mailed to `CONTACT_TO` with Reply-To set to `email`. A request from another site is 403 `cross_site`; when ' +
+          '`CONTACT_TO` is not set, 404 `not_found`.',
+        body: ContactBody,
+        response: { 200: Type.Object({ ok: Type.Literal(true) }), ...errorResponses(400, 403, 404, 413, 415, 429, 503) },
+      },
+    },
+    async (request, reply) => {
+      const result = await context.contact.relay(request.body as Static<typeof ContactBody>);
+      reply.header('cache-control', 'no-store');
+      return result;
+    },
+  );
+}

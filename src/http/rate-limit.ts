@@ -1,0 +1,257 @@
+/**
+ * Rate limits per client IP (PROTOCOL.md §4 "Rate limits", INTERFACE.md
+ * Limits), as an onRequest hook registered before the routes, plus a
+ * preHandler for the one limit that needs the parsed body.
+ *
+ * - Classes are decided on the matched route pattern and method, not on the
+ *   raw path: the router decodes percent-escapes, so `/api/%61uth/signin`
+ *   reaches the sign-in route and must count as auth. Requests that match no
+ *   route are classed by their path.
+ * - read (default 60/min): /api/check, /api/verify, /api/discover,
+ *   GET /api/challenge, /api/family-stats, /api/auth/me,
+ *   /api/auth/providers, JWKS, /api/openapi, and any other /api/* path that
+ *   matches no route (a scan still spends a budget).
+ * - auth (default 20/min): every other /api/auth/* route, POST
+ *   /api/challenge, POST /api/attestations, /api/connect/*, /api/contact.
+ * - also: POST /api/auth/email-otp/start 5/hour per IP and 5/hour per e-mail
+ *   address (keyed by a SHA-256 of the lowercased address, so no address is
+ *   kept in memory or in Redis); POST /api/contact 5/hour per IP.
+ * - Not limited: OPTIONS preflights, /healthz, /readyz, the explorer's
+ *   static assets, anything outside /api and JWKS.
+ * - A limit of 0 turns its class off (PROTOCOL.md §1).
+ * - The client IP is `request.ip`: the socket address, or with
+ *   `TRUST_PROXY` the address the proxy in front added to X-Forwarded-For
+ *   (src/http/app.ts). IPv6 clients are counted per /64, the block one
+ *   subscriber usually holds, so rotating addresses inside it gains nothing.
+ * - Every limited response carries `X-RateLimit-Limit`, `-Remaining` and
+ *   `-Reset` (seconds until the bucket is full again) of the tightest limit
+ *   that applied; a refusal is 429 `rate_limited` with `Retry-After` and
+ *   `retry_after_seconds`.
+ * - Redis unreachable: see src/limits/resilient.ts. `closed` limits answer
+ *   503 `not_ready` with `Retry-After`, since the client did nothing wrong.
+ */
+import { createHash } from 'node:crypto';
+import { isIPv4, isIPv6 } from 'node:net';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { Config } from '../config.js';
+import { OcError } from '../errors.js';
+import type { FailureMode, RateDecision, ResilientLimiter } from '../limits/index.js';
+import { sendError } from './errors.js';
+
+export type LimitName = 'read' | 'auth' | 'otp_ip' | 'otp_email' | 'contact';
+export type LimitClass = 'read' | 'auth';
+
+interface LimitSpec {
+  readonly name: LimitName;
+  readonly limit: number;
+  readonly windowMs: number;
+}
+
+interface RouteRule {
+  /** Limits counted per client IP in onRequest; never empty. */
+  readonly perIp: readonly LimitSpec[];
+  readonly mode: FailureMode;
+}
+
+export interface RateLimitEvents {
+  /** A request was refused with 429 by this limit. */
+  onRejected?(name: LimitName): void;
+}
+
+const MINUTE = 60_000;
+const HOUR = 3_600_000;
+/** Seconds a client is asked to wait while the shared limit store is unreachable. */
+export const STORE_DOWN_RETRY_AFTER_SECONDS = 5;
+
+const OTP_START = '/api/auth/email-otp/start';
+const CONTACT = '/api/contact';
+
+const READ_ROUTES = new Set([
+  '/api/check',
+  '/api/verify',
+  '/api/discover',
+  '/api/family-stats',
+  '/api/auth/me',
+  '/api/auth/providers',
+  '/api/auth/jwks',
+  '/.well-known/jwks.json',
+  '/api/openapi',
+]);
+
+/**
+ * Auth-class routes that stay closed while Redis is unreachable: those that
+ * check a credential or send mail (src/limits/resilient.ts).
+ */
+const CLOSED_ROUTES = /^\/api\/(auth\/(signin|sudo|email-otp\/|link\/)|connect\/provision$|contact$)/;
+
+/** The class of a route pattern (or, for a request that matched none, its path); undefined when not limited. */
+export function limitClassOf(method: string, route: string): LimitClass | undefined {
+  if (method === 'OPTIONS') return undefined;
+  if (READ_ROUTES.has(route)) return 'read';
+  if (route === '/api/challenge') return method === 'GET' || method === 'HEAD' ? 'read' : 'auth';
+  if (route.startsWith('/api/auth/') || route === '/api/attestations' || route === CONTACT) return 'auth';
+  if (route === '/api/connect' || route.startsWith('/api/connect/')) return 'auth';
+  if (route.startsWith('/api/')) return 'read';
+  return undefined;
+}
+
+/** The counting key of a client address: IPv4 as is, IPv6 by its /64. */
+export function clientKey(ip: string): string {
+  if (!ip.includes(':')) return ip;
+  if (ip.startsWith('::ffff:') && isIPv4(ip.slice(7))) return ip.slice(7);
+  if (!isIPv6(ip)) return ip;
+  const [head = '', tail = ''] = ip.split('::');
+  const front = head === '' ? [] : head.split(':');
+  const back = tail === '' ? [] : tail.split(':');
+  const groups = ip.includes('::') ? [...front, ...Array<string>(Math.max(0, 8 - front.length - back.length)).fill('0'), ...back] : front;
+  return `${groups
+    .slice(0, 4)
+    .map((group) => group.toLowerCase().replace(/^0+(?=.)/, ''))
+    .join(':')}::/64`;
+}
+
+function pathOf(url: string): string {
+  const query = url.indexOf('?');
+  return query === -1 ? url : url.slice(0, query);
+}
+
+/** Picks the decision a client should see: a refusal over an allowance, then the fewest remaining. */
+function tighter(current: Applied | undefined, next: Applied): Applied {
+  if (current === undefined) return next;
+  if (current.decision.allowed !== next.decision.allowed) return next.decision.allowed ? current : next;
+  if (!next.decision.allowed) return next.decision.retryAfterSeconds > current.decision.retryAfterSeconds ? next : current;
+  return next.decision.remaining < current.decision.remaining ? next : current;
+}
+
+interface Applied {
+  readonly spec: LimitSpec;
+  readonly decision: RateDecision;
+}
+
+/** Browsers show cross-origin scripts only safelisted headers unless told (Fetch standard, CORS). */
+const EXPOSED = 'retry-after, x-ratelimit-limit, x-ratelimit-remaining, x-ratelimit-reset';
+
+function setHeaders(reply: FastifyReply, applied: Applied): void {
+  if (reply.hasHeader('access-control-allow-origin')) reply.header('access-control-expose-headers', EXPOSED);
+  reply.header('x-ratelimit-limit', applied.spec.limit);
+  reply.header('x-ratelimit-remaining', applied.decision.remaining);
+  reply.header('x-ratelimit-reset', Math.ceil(applied.decision.resetMs / 1000));
+}
+
+function refuse(request: FastifyRequest, reply: FastifyReply, applied: Applied, events: RateLimitEvents): FastifyReply {
+  events.onRejected?.(applied.spec.name);
+  const seconds = applied.decision.retryAfterSeconds;
+  reply.header('retry-after', seconds);
+  return sendError(request, reply, new OcError('rate_limited', `rate limit: try again in ${seconds} s`), { retry_after_seconds: seconds });
+}
+
+function storeDown(request: FastifyRequest, reply: FastifyReply): FastifyReply {
+  reply.header('retry-after', STORE_DOWN_RETRY_AFTER_SECONDS);
+  return sendError(request, reply, new OcError('not_ready', 'rate limit: the shared limit store is unreachable; try again shortly'), {
+    retry_after_seconds: STORE_DOWN_RETRY_AFTER_SECONDS,
+  });
+}
+
+export function registerRateLimits(app: FastifyInstance, config: Config, limiter: ResilientLimiter, events: RateLimitEvents = {}): void {
+  const limits = config.rateLimits;
+  const read: LimitSpec = { name: 'read', limit: limits.readPerMinute, windowMs: MINUTE };
+  const auth: LimitSpec = { name: 'auth', limit: limits.authPerMinute, windowMs: MINUTE };
+  const otpIp: LimitSpec = { name: 'otp_ip', limit: limits.otpPerHour, windowMs: HOUR };
+  const otpEmail: LimitSpec = { name: 'otp_email', limit: limits.otpPerHour, windowMs: HOUR };
+  const contact: LimitSpec = { name: 'contact', limit: limits.contactPerHour, windowMs: HOUR };
+  const on = (spec: LimitSpec): boolean => spec.limit > 0;
+  if (![read, auth, otpIp, contact].some(on)) return;
+
+  // Rules per method and route pattern, decided once (the hook is on every
+  // request). Only matched patterns are kept, so the map is as small as the route table.
+  const rules = new Map<string, RouteRule | null>();
+  function ruleOf(method: string, route: string): RouteRule | null {
+    const cacheKey = `${method} ${route}`;
+    let rule = rules.get(cacheKey);
+    if (rule !== undefined) return rule;
+    const limitClass = limitClassOf(method, route);
+    const perIp = limitClass === undefined ? [] : [limitClass === 'read' ? read : auth];
+    if (method === 'POST' && route === OTP_START) perIp.push(otpIp);
+    if (method === 'POST' && route === CONTACT) perIp.push(contact);
+    const active = perIp.filter(on);
+    rule = active.length === 0 ? null : { perIp: active, mode: CLOSED_ROUTES.test(route) ? 'closed' : 'open' };
+    rules.set(cacheKey, rule);
+    return rule;
+  }
+
+  // The decision of the onRequest hook, for the preHandler of the e-mail start to compare with.
+  const appliedOf = new WeakMap<FastifyRequest, Applied>();
+
+  type Outcome = Applied | undefined | 'replied';
+
+  /** Counts the request against each limit of its rule; synchronous while the limiter is (in memory). */
+  function evaluate(request: FastifyRequest, reply: FastifyReply, rule: RouteRule, ip: string, from: number, applied: Applied | undefined): Outcome | Promise<Outcome> {
+    for (let index = from; index < rule.perIp.length; index++) {
+      const spec = rule.perIp[index]!;
+      const answer = limiter.hit(`${spec.name}:${ip}`, spec.limit, spec.windowMs, rule.mode);
+      if (answer instanceof Promise) {
+        return answer.then((decision) => {
+          if (decision === 'unavailable') {
+            storeDown(request, reply);
+            return 'replied';
+          }
+          return evaluate(request, reply, rule, ip, index + 1, tighter(applied, { spec, decision }));
+        });
+      }
+      if (answer === 'unavailable') {
+        storeDown(request, reply);
+        return 'replied';
+      }
+      applied = tighter(applied, { spec, decision: answer });
+    }
+    return applied;
+  }
+
+  function conclude(request: FastifyRequest, reply: FastifyReply, outcome: Outcome, done: (error?: Error) => void): void {
+    if (outcome === 'replied') return;
+    if (outcome !== undefined) {
+      setHeaders(reply, outcome);
+      // A hook that replies does not call done (Fastify "Respond to a request from a hook").
+      if (!outcome.decision.allowed) return void refuse(request, reply, outcome, events);
+      if (request.routeOptions.url === OTP_START) appliedOf.set(request, outcome);
+    }
+    done();
+  }
+
+  // A callback hook, not an async one: with the in-memory limiter the whole
+  // check runs without a promise (PERFORMANCE.md: this is on every request).
+  app.addHook('onRequest', (request, reply, done) => {
+    const route = request.routeOptions.url;
+    const rule = route === undefined ? ruleOfUnmatched(request) : ruleOf(request.method, route);
+    if (rule === null) return done();
+    const outcome = evaluate(request, reply, rule, clientKey(request.ip), 0, undefined);
+    if (outcome instanceof Promise) {
+      outcome.then((settled) => conclude(request, reply, settled, done), done);
+      return;
+    }
+    conclude(request, reply, outcome, done);
+  });
+
+  function ruleOfUnmatched(request: FastifyRequest): RouteRule | null {
+    const path = pathOf(request.url);
+    const limitClass = limitClassOf(request.method, path);
+    if (limitClass === undefined) return null;
+    const spec = limitClass === 'read' ? read : auth;
+    return on(spec) ? { perIp: [spec], mode: 'open' } : null;
+  }
+
+  if (!on(otpEmail)) return;
+  // Per address: the body is parsed and validated by now (INTERFACE.md: `{email}`).
+  app.addHook('preHandler', async (request, reply) => {
+    if (request.method !== 'POST' || request.routeOptions.url !== OTP_START) return;
+    const email = (request.body as { email?: unknown } | undefined)?.email;
+    if (typeof email !== 'string') return;
+    const key = `otp_email:${createHash('sha256').update(email.trim().toLowerCase()).digest('hex')}`;
+    const answer = limiter.hit(key, otpEmail.limit, otpEmail.windowMs, 'closed');
+    const decision = answer instanceof Promise ? await answer : answer;
+    if (decision === 'unavailable') return storeDown(request, reply);
+    const applied = tighter(appliedOf.get(request), { spec: otpEmail, decision });
+    setHeaders(reply, applied);
+    if (!applied.decision.allowed) return refuse(request, reply, applied, events);
+  });
+}

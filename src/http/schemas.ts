@@ -1,0 +1,94 @@
+/**
+ * Shared TypeBox schemas for the HTTP layer. They validate input and feed the
+ * OpenAPI document, so every route names its error responses with these.
+ */
+import { Type, type TSchema } from 'typebox';
+
+export const ErrorBody = Type.Object(
+  {
+    ok: Type.Literal(false),
+    error: Type.String({ description: 'Stable error code (docs/errors.md)' }),
+    reason: Type.String({ description: 'Same code as `error`; client libraries read either' }),
+    detail: Type.Optional(Type.String({ description: 'Human-readable detail, e.g. the field at fault' })),
+    reasons: Type.Optional(Type.Array(Type.String())),
+    codes: Type.Optional(Type.Array(Type.String(), { description: 'Verification codes behind an `invalid_challenge`' })),
+    retry_after_seconds: Type.Optional(Type.Integer()),
+  },
+  { $id: 'ErrorBody', description: 'Error body (PROTOCOL.md §4)' },
+);
+
+const errorRef = Type.Ref('ErrorBody');
+
+const ERROR_DESCRIPTIONS: Record<number, string> = {
+  400: 'Request shape wrong (bad_request, with `detail` naming the field)',
+  401: 'Session or proof rejected',
+  403: 'Cross-site request to a browser-only endpoint, or not allowed',
+  404: 'Not found',
+  409: 'Conflict with the current state',
+  413: 'Request body over 64 KiB',
+  415: 'Unsupported content type',
+  429: 'Rate limit exceeded',
+  503: 'A dependency is unavailable',
+};
+
+/** Response schemas for the listed error statuses, all pointing at {@link ErrorBody}. */
+export function errorResponses(...statuses: number[]): Record<number, TSchema> {
+  const responses: Record<number, TSchema> = {};
+  for (const status of statuses) {
+    responses[status] = Type.Unsafe({ ...errorRef, description: ERROR_DESCRIPTIONS[status] ?? 'Error' });
+  }
+  return responses;
+}
+
+export const Identity = Type.Object({
+  protocol: Type.String(),
+  identifier: Type.String(),
+});
+
+/**
+ * `string | null` as one JSON Schema type list. A `anyOf` union would make
+ * the response serializer validate every value at run time to pick a branch
+ * (measured: most of the time GET /api/auth/me spent outside the database).
+ */
+export function NullableString(options: { description?: string } = {}) {
+  return Type.Unsafe<string | null>({ type: ['string', 'null'], ...options });
+}
+
+/** One of a few strings, as a plain `enum` for the same reason. */
+export function StringEnum<const Values extends readonly string[]>(values: Values, options: { description?: string } = {}) {
+  return Type.Unsafe<Values[number]>({ type: 'string', enum: [...values], ...options });
+}
+
+const AccountKind = StringEnum(['btc', 'federated'] as const);
+
+export const Account = Type.Object(
+  {
+    id: Type.String({ description: 'Internal id, equal to the JWT `sub`' }),
+    did_oc: Type.String({ pattern: '^did:oc:[0-9a-f]{32}$' }),
+    kind: AccountKind,
+    display_name: NullableString(),
+    primary_btc: NullableString({ description: 'Bitcoin address' }),
+    display_identity: Type.Object({ kind: Type.String(), value: Type.String() }),
+  },
+  { $id: 'Account' },
+);
+
+export const RosterEntry = Type.Object(
+  {
+    id: Type.String(),
+    did_oc: Type.String(),
+    kind: AccountKind,
+    display_name: NullableString(),
+    primary_btc: NullableString(),
+    display_identity: Type.Object({ kind: Type.String(), value: Type.String() }),
+    last_seen_at: Type.String({ description: 'ISO 8601 UTC' }),
+  },
+  { $id: 'RosterEntry' },
+);
+
+/** The answer of every successful sign-in, switch or re-mint (PROTOCOL.md §3). */
+export const SessionIssued = Type.Object({
+  ok: Type.Literal(true),
+  account: Type.Ref('Account'),
+  token: Type.String({ description: 'The JWT also set as the `oc_session` cookie, for callers that cannot read cookies' }),
+});

@@ -1,0 +1,445 @@
+/**
+ * The account page (/account): the active account, the other accounts of
+ * this browser (the roster) with a switch button each, linked identities,
+ * the display name, and signing out of one or all accounts (INTERFACE.md
+ * "Session endpoints", PROTOCOL.md §3 and §6).
+ *
+ * An action answered with 401 `sudo_required` opens the step-up dialog
+ * (POST /api/auth/sudo with a BIP-322 `purpose=sudo` challenge or an e-mail
+ * code) and is retried once after the proof.
+ */
+import {
+  accountName,
+  api,
+  busy,
+  byId,
+  copyText,
+  describeError,
+  fetchChallenge,
+  h,
+  identityKindLabel,
+  markInvalid,
+  say,
+  submitButtonOf,
+} from './common.js';
+import { detectWallets, walletErrorText } from './wallets.js';
+
+const SIGN_IN_AGAIN = '/signin?return_to=/account';
+
+const main = byId('main');
+const pageError = byId('page-error');
+const pageStatus = byId('page-status');
+
+/** @type {{account: any, roster: any[]} | null} */
+let me = null;
+/** @type {any[] | null} null while unknown (not loaded, or the host has no identities route) */
+let identities = null;
+
+/** A 401 `not_authenticated` anywhere means the session is gone: sign in again. */
+function sessionLost(result) {
+  if (result.status === 401 && result.code === 'not_authenticated') {
+    window.location.replace(SIGN_IN_AGAIN);
+    return true;
+  }
+  return false;
+}
+
+/** Moves focus to a heading after the content under it was replaced, so keyboard users keep their place. */
+function focusHeading(id) {
+  const heading = byId(id);
+  heading.setAttribute('tabindex', '-1');
+  heading.focus();
+}
+
+// ---- loading and rendering ----
+
+async function load() {
+  const answer = await api('GET', '/api/auth/me');
+  if (answer.status === 401) {
+    window.location.replace(SIGN_IN_AGAIN);
+    return false;
+  }
+  if (!answer.ok || !answer.body || !answer.body.account) {
+    say(pageStatus, '');
+    say(pageError, describeError(answer));
+    main.setAttribute('aria-busy', 'false');
+    return false;
+  }
+  // Hosts that predate multi-account omit `roster` (INTERFACE.md Versioning 2).
+  me = { account: answer.body.account, roster: Array.isArray(answer.body.roster) ? answer.body.roster : [] };
+  renderAccount(me.account);
+  renderRoster(me.roster);
+  byId('content').hidden = false;
+  main.setAttribute('aria-busy', 'false');
+  await loadIdentities();
+  return true;
+}
+
+function renderAccount(account) {
+  const name = accountName(account);
+  document.title = `${name} · Your account · oc-host`;
+  byId('active-heading-name').textContent = name;
+  byId('active-name').textContent = account.display_name || 'Not set';
+  const shown = account.display_identity;
+  byId('active-identity-kind').textContent = shown ? identityKindLabel(shown.kind) : 'Shown as';
+  byId('active-identity').textContent = shown ? shown.value : account.did_oc;
+  byId('active-did').textContent = account.did_oc;
+  /** @type {HTMLInputElement} */ (byId('display-name')).value = account.display_name || '';
+}
+
+function renderRoster(roster) {
+  const list = byId('roster');
+  list.replaceChildren(
+    ...roster.map((entry) => {
+      const name = accountName(entry);
+      const details = [];
+      if (entry.display_identity && entry.display_identity.value !== name) details.push(entry.display_identity.value);
+      details.push(entry.did_oc);
+      const button = h('button', { type: 'button', class: 'secondary', 'aria-label': `Switch to ${name}`, text: 'Switch' });
+      button.addEventListener('click', () => switchTo(entry, button));
+      return h(
+        'li',
+        { 'data-did': entry.did_oc },
+        h('div', { class: 'item-main' }, h('span', { class: 'item-title', text: name }), h('span', { class: 'item-sub mono', text: details.join(' · ') })),
+        button,
+      );
+    }),
+  );
+  byId('roster-empty').hidden = roster.length > 0;
+  byId('logout-current').textContent = roster.length > 0 ? 'Sign out of this account' : 'Sign out';
+  byId('logout-all').hidden = roster.length === 0;
+  byId('signout-hint').hidden = roster.length === 0;
+}
+
+async function loadIdentities() {
+  const answer = await api('GET', '/api/auth/identities');
+  if (sessionLost(answer)) return;
+  if (answer.status === 404) {
+    // An older host without the identities route: leave the section out.
+    identities = null;
+    byId('identities-section').hidden = true;
+    return;
+  }
+  byId('identities-section').hidden = false;
+  if (!answer.ok) {
+    identities = null;
+    byId('identities').replaceChildren();
+    say(byId('identities-error'), describeError(answer));
+    return;
+  }
+  say(byId('identities-error'), '');
+  const body = answer.body;
+  identities = Array.isArray(body) ? body : Array.isArray(body && body.identities) ? body.identities : [];
+  renderIdentities(identities);
+}
+
+function describeIdentity(identity) {
+  if (identity.kind === 'oauth' && typeof identity.value === 'string' && identity.value.includes(':')) {
+    const provider = identity.value.slice(0, identity.value.indexOf(':'));
+    const subject = identity.value.slice(provider.length + 1);
+    return { title: `${provider.charAt(0).toUpperCase()}${provider.slice(1)} account`, sub: `${identityKindLabel('oauth')} · ${subject}` };
+  }
+  const sub = identity.verified === false ? `${identityKindLabel(identity.kind)} · not verified` : identityKindLabel(identity.kind);
+  return { title: String(identity.value), sub };
+}
+
+function renderIdentities(list) {
+  const removable = list.length > 1;
+  byId('identities').replaceChildren(
+    ...list.map((identity) => {
+      const { title, sub } = describeIdentity(identity);
+      let button = null;
+      if (removable && typeof identity.id === 'string') {
+        button = h('button', { type: 'button', class: 'danger', 'aria-label': `Remove ${title}`, text: 'Remove' });
+        const removeButton = button;
+        removeButton.addEventListener('click', () => removeIdentity(identity, title, removeButton));
+      }
+      return h(
+        'li',
+        {},
+        h('div', { class: 'item-main' }, h('span', { class: 'item-title mono', text: title }), h('span', { class: 'item-sub', text: sub })),
+        button,
+      );
+    }),
+  );
+  if (list.length === 0) byId('identities').append(h('li', { class: 'hint', text: 'No linked identities.' }));
+}
+
+// ---- actions ----
+
+/**
+ * Runs `request`; when it answers 401 `sudo_required`, asks for a step-up
+ * and runs it once more. Answers null when the person cancelled the step-up.
+ *
+ * @param {() => Promise<{ok: boolean, status: number, code: string | null, body: any}>} request
+ */
+async function withStepUp(request) {
+  const first = await request();
+  if (first.status !== 401 || first.code !== 'sudo_required') return first;
+  if (!(await stepUp())) return null;
+  return request();
+}
+
+async function switchTo(entry, button) {
+  say(byId('roster-error'), '');
+  await busy(button, async () => {
+    const switched = await api('POST', '/api/auth/switch', { did_oc: entry.did_oc });
+    if (sessionLost(switched)) return;
+    if (!switched.ok) {
+      say(byId('roster-error'), describeError(switched));
+      if (switched.code === 'not_in_roster' || switched.code === 'unknown_did_oc') await load();
+      return;
+    }
+    if (await load()) {
+      say(pageStatus, `You are now using ${accountName(me.account)}.`);
+      focusHeading('active-title');
+    }
+  });
+}
+
+async function logout(scope, button) {
+  say(byId('signout-error'), '');
+  await busy(button, async () => {
+    const answer = await api('POST', `/api/auth/logout?scope=${scope}`);
+    if (answer.status === 401) {
+      window.location.assign('/signin?signed_out=1');
+      return;
+    }
+    if (!answer.ok) {
+      say(byId('signout-error'), describeError(answer));
+      return;
+    }
+    if (scope === 'all' || !answer.body || !answer.body.switched_to) {
+      window.location.assign('/signin?signed_out=1');
+      return;
+    }
+    const previous = me ? accountName(me.account) : 'that account';
+    if (await load()) {
+      say(pageStatus, `Signed out of ${previous}. You are now using ${accountName(me.account)}.`);
+      focusHeading('active-title');
+    }
+  });
+}
+
+byId('logout-current').addEventListener('click', (event) => logout('current', /** @type {HTMLButtonElement} */ (event.currentTarget)));
+byId('logout-all').addEventListener('click', (event) => logout('all', /** @type {HTMLButtonElement} */ (event.currentTarget)));
+
+const nameForm = /** @type {HTMLFormElement} */ (byId('name-form'));
+nameForm.addEventListener('submit', async (event) => {
+  event.preventDefault();
+  const field = /** @type {HTMLInputElement} */ (byId('display-name'));
+  const error = byId('name-error');
+  say(error, '');
+  const value = field.value.trim();
+  if ([...value].length > 64) {
+    markInvalid(field, true);
+    say(error, 'The name can be at most 64 characters.');
+    field.focus();
+    return;
+  }
+  await busy(submitButtonOf(nameForm), async () => {
+    // An empty field removes the name: the service wants an explicit null (not "").
+    const saved = await withStepUp(() => api('PATCH', '/api/auth/account', { display_name: value === '' ? null : value }));
+    if (saved === null) return;
+    if (sessionLost(saved)) return;
+    if (!saved.ok) {
+      markInvalid(field, saved.code === 'bad_request');
+      say(error, describeError(saved, { bad_request: 'That name cannot be used. Use up to 64 ordinary characters.' }));
+      field.focus();
+      return;
+    }
+    markInvalid(field, false);
+    if (me && saved.body && saved.body.account) {
+      me.account = saved.body.account;
+      renderAccount(me.account);
+    }
+    say(pageStatus, value === '' ? 'Display name removed.' : 'Display name saved.');
+  });
+});
+
+async function removeIdentity(identity, title, button) {
+  const error = byId('identities-error');
+  say(error, '');
+  await busy(button, async () => {
+    const removed = await withStepUp(() => api('DELETE', `/api/auth/identities?id=${encodeURIComponent(identity.id)}`));
+    if (removed === null) {
+      say(pageStatus, 'Nothing was removed.');
+      return;
+    }
+    if (sessionLost(removed)) return;
+    if (!removed.ok) {
+      say(error, describeError(removed));
+      return;
+    }
+    await load();
+    say(pageStatus, `${title} was removed from this account.`);
+    focusHeading('identities-title');
+  });
+}
+
+// ---- step-up (POST /api/auth/sudo) ----
+
+const dialog = /** @type {HTMLDialogElement} */ (byId('sudo-dialog'));
+const sudoError = byId('sudo-error');
+const sudoAddressForm = /** @type {HTMLFormElement} */ (byId('sudo-btc-address-form'));
+const sudoSignForm = /** @type {HTMLFormElement} */ (byId('sudo-btc-sign-form'));
+const sudoEmailStartForm = /** @type {HTMLFormElement} */ (byId('sudo-email-start-form'));
+const sudoEmailVerifyForm = /** @type {HTMLFormElement} */ (byId('sudo-email-verify-form'));
+const sudoMessage = /** @type {HTMLTextAreaElement} */ (byId('sudo-message'));
+const sudoSignature = /** @type {HTMLTextAreaElement} */ (byId('sudo-signature'));
+const sudoCode = /** @type {HTMLInputElement} */ (byId('sudo-code'));
+
+/** @type {{address: string, message: string, nonce: string} | null} */
+let sudoChallenge = null;
+/** @type {{email: string, token: string} | null} */
+let sudoEmail = null;
+
+function fillSelect(select, values) {
+  select.replaceChildren(...values.map((value) => h('option', { value, text: value })));
+}
+
+/** The account's own verified addresses and e-mails: only those can prove it again. */
+function proofOptions() {
+  const verified = (identities ?? []).filter((identity) => identity.verified !== false);
+  const addresses = verified.filter((identity) => identity.kind === 'btc').map((identity) => identity.value);
+  if (addresses.length === 0 && me && me.account.primary_btc) addresses.push(me.account.primary_btc);
+  const emails = verified.filter((identity) => identity.kind === 'email').map((identity) => identity.value);
+  return { addresses, emails };
+}
+
+/** Opens the dialog; resolves true once the account proved itself, false when cancelled. */
+function stepUp() {
+  const { addresses, emails } = proofOptions();
+  sudoChallenge = null;
+  sudoEmail = null;
+  say(sudoError, '');
+  fillSelect(byId('sudo-address'), addresses);
+  fillSelect(byId('sudo-email-address'), emails);
+  byId('sudo-btc').hidden = addresses.length === 0;
+  byId('sudo-email').hidden = emails.length === 0;
+  byId('sudo-none').hidden = addresses.length > 0 || emails.length > 0;
+  sudoAddressForm.hidden = false;
+  sudoSignForm.hidden = true;
+  sudoEmailStartForm.hidden = false;
+  sudoEmailVerifyForm.hidden = true;
+  sudoMessage.value = '';
+  sudoSignature.value = '';
+  sudoCode.value = '';
+  for (const walletButton of byId('sudo-tools').querySelectorAll('[data-wallet]')) walletButton.remove();
+  const returnFocus = document.activeElement;
+  dialog.returnValue = '';
+  return new Promise((resolve) => {
+    dialog.addEventListener(
+      'close',
+      () => {
+        if (returnFocus instanceof HTMLElement && returnFocus.isConnected) returnFocus.focus();
+        resolve(dialog.returnValue === 'proved');
+      },
+      { once: true },
+    );
+    dialog.showModal();
+  });
+}
+
+async function sendSudo(body, button) {
+  return busy(button, async () => {
+    const proved = await api('POST', '/api/auth/sudo', body);
+    if (sessionLost(proved)) return;
+    if (!proved.ok) {
+      say(sudoError, describeError(proved));
+      return;
+    }
+    dialog.close('proved');
+  });
+}
+
+byId('sudo-cancel').addEventListener('click', () => dialog.close('cancelled'));
+
+sudoAddressForm.addEventListener('submit', async (event) => {
+  event.preventDefault();
+  say(sudoError, '');
+  const address = /** @type {HTMLSelectElement} */ (byId('sudo-address')).value;
+  await busy(submitButtonOf(sudoAddressForm), async () => {
+    const issued = await fetchChallenge(address, 'sudo');
+    if (!issued.ok) {
+      say(sudoError, describeError(issued));
+      return;
+    }
+    sudoChallenge = { address, message: issued.body.message, nonce: issued.body.nonce };
+    sudoMessage.value = sudoChallenge.message;
+    for (const wallet of detectWallets()) {
+      const button = h('button', { type: 'button', class: 'secondary', 'data-wallet': wallet.id, text: `Sign with ${wallet.label}` });
+      button.addEventListener('click', () =>
+        busy(button, async () => {
+          if (!sudoChallenge) return;
+          try {
+            sudoSignature.value = await wallet.sign(sudoChallenge.message, sudoChallenge.address);
+          } catch (error) {
+            say(sudoError, walletErrorText(error));
+            return;
+          }
+          sudoSignForm.requestSubmit();
+        }),
+      );
+      byId('sudo-tools').append(button);
+    }
+    sudoAddressForm.hidden = true;
+    sudoSignForm.hidden = false;
+    sudoMessage.focus();
+  });
+});
+
+byId('sudo-copy').addEventListener('click', async () => {
+  const copied = await copyText(sudoMessage.value, sudoMessage);
+  say(sudoError, copied ? '' : 'The message is selected: copy it with your keyboard or menu.');
+});
+
+sudoSignForm.addEventListener('submit', async (event) => {
+  event.preventDefault();
+  say(sudoError, '');
+  if (!sudoChallenge) return;
+  const signature = sudoSignature.value.replace(/\s+/g, '');
+  if (signature === '') {
+    say(sudoError, 'Paste the signature from your wallet first.');
+    sudoSignature.focus();
+    return;
+  }
+  await sendSudo(
+    { address: sudoChallenge.address, message: sudoChallenge.message, signature, nonce: sudoChallenge.nonce },
+    submitButtonOf(sudoSignForm),
+  );
+});
+
+sudoEmailStartForm.addEventListener('submit', async (event) => {
+  event.preventDefault();
+  say(sudoError, '');
+  const email = /** @type {HTMLSelectElement} */ (byId('sudo-email-address')).value;
+  await busy(submitButtonOf(sudoEmailStartForm), async () => {
+    const started = await api('POST', '/api/auth/email-otp/start', { email });
+    if (!started.ok) {
+      say(sudoError, describeError(started));
+      return;
+    }
+    sudoEmail = { email, token: started.body.token };
+    sudoEmailStartForm.hidden = true;
+    sudoEmailVerifyForm.hidden = false;
+    sudoCode.focus();
+  });
+});
+
+sudoEmailVerifyForm.addEventListener('submit', async (event) => {
+  event.preventDefault();
+  say(sudoError, '');
+  if (!sudoEmail) return;
+  const code = sudoCode.value.replace(/\s+/g, '');
+  if (!/^[0-9]{6}$/.test(code)) {
+    say(sudoError, 'Enter the 6 digits from the e-mail.');
+    sudoCode.focus();
+    return;
+  }
+  await sendSudo({ email: sudoEmail.email, code, token: sudoEmail.token }, submitButtonOf(sudoEmailVerifyForm));
+});
+
+void load().then((loaded) => {
+  if (loaded) say(pageStatus, '');
+});

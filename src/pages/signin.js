@@ -1,0 +1,316 @@
+/**
+ * The sign-in page (/signin): BIP-322 signed challenge, e-mail code, and one
+ * button per configured identity provider (INTERFACE.md "Sign-in paths").
+ *
+ * `return_to` and `add` come from data attributes the server rendered after
+ * checking them (src/http/pages.ts); `add=1` is passed on every path so the
+ * new account joins this browser's roster instead of replacing it.
+ */
+import {
+  OAUTH_ERROR_MESSAGES,
+  accountName,
+  api,
+  busy,
+  byId,
+  copyText,
+  describeError,
+  fetchChallenge,
+  h,
+  localTime,
+  looksLikeBitcoinAddress,
+  looksLikeEmail,
+  markInvalid,
+  safeReturnTo,
+  say,
+  submitButtonOf,
+} from './common.js';
+import { detectWallets, walletErrorText } from './wallets.js';
+
+const DEFAULT_RETURN_TO = '/account';
+
+const returnTo = safeReturnTo(document.body.dataset.returnTo, DEFAULT_RETURN_TO);
+const adding = document.body.dataset.add === '1';
+const addQuery = adding ? '?add=1' : '';
+
+const pageError = byId('page-error');
+const pageStatus = byId('page-status');
+const notice = byId('notice');
+
+/** After any successful sign-in: go where the person was going. */
+function done() {
+  say(pageStatus, 'Signed in. Taking you on…');
+  window.location.assign(returnTo);
+}
+
+// ---- page notices: adding, provider errors, refused return_to, signed out ----
+
+function showNotice(region, parts) {
+  region.replaceChildren(...parts);
+  region.hidden = false;
+}
+
+function setUpNotices() {
+  const query = new URLSearchParams(window.location.search);
+  if (adding) {
+    byId('page-title').textContent = 'Add another account';
+    document.title = 'Add another account · oc-host';
+    byId('lead').textContent =
+      'Sign in to another account. The accounts already signed in on this browser stay signed in, and you can switch between them.';
+  }
+  const oauthError = query.get('oauth_error');
+  if (oauthError !== null) {
+    // An alert region announces it; the code itself is never shown as HTML.
+    say(pageError, OAUTH_ERROR_MESSAGES[oauthError] ?? 'The sign-in with the provider did not work. Please try again.');
+  }
+  if (document.body.dataset.returnToRefused === '1') {
+    showNotice(notice, [
+      'The link you followed wanted to send you to a site that is not part of this service. After signing in you will go to your account page instead.',
+    ]);
+  }
+  if (query.get('signed_out') === '1') say(pageStatus, 'You are signed out.');
+}
+
+/** Someone already signed in who opens /signin without `add` is told what a new sign-in does. */
+async function checkExistingSession() {
+  if (adding) return;
+  const me = await api('GET', '/api/auth/me');
+  if (!me.ok || !me.body || !me.body.account) return;
+  const addHref = `/signin?add=1&return_to=${encodeURIComponent(returnTo)}`;
+  showNotice(byId('session-notice'), [
+    'You are signed in as ',
+    h('strong', { text: accountName(me.body.account) }),
+    '. ',
+    h('a', { href: '/account', text: 'Go to your account' }),
+    ', or ',
+    h('a', { href: addHref, text: 'add another account' }),
+    ' to keep this one signed in too.',
+  ]);
+}
+
+// ---- BIP-322 ----
+
+const btcAddressForm = /** @type {HTMLFormElement} */ (byId('btc-address-form'));
+const btcSignForm = /** @type {HTMLFormElement} */ (byId('btc-sign-form'));
+const btcAddress = /** @type {HTMLInputElement} */ (byId('btc-address'));
+const btcMessage = /** @type {HTMLTextAreaElement} */ (byId('btc-message'));
+const btcSignature = /** @type {HTMLTextAreaElement} */ (byId('btc-signature'));
+const btcError = byId('btc-error');
+const btcTools = byId('btc-tools');
+
+/** @type {{address: string, message: string, nonce: string} | null} */
+let challenge = null;
+
+function resetBtc() {
+  challenge = null;
+  btcMessage.value = '';
+  btcSignature.value = '';
+  markInvalid(btcSignature, false);
+  for (const walletButton of btcTools.querySelectorAll('[data-wallet]')) walletButton.remove();
+  btcSignForm.hidden = true;
+  btcAddressForm.hidden = false;
+  say(btcError, '');
+}
+
+btcAddressForm.addEventListener('submit', async (event) => {
+  event.preventDefault();
+  say(btcError, '');
+  const address = btcAddress.value.trim();
+  if (!looksLikeBitcoinAddress(address)) {
+    markInvalid(btcAddress, true);
+    say(btcError, 'Enter a Bitcoin address, such as one starting with bc1.');
+    btcAddress.focus();
+    return;
+  }
+  markInvalid(btcAddress, false);
+  await busy(submitButtonOf(btcAddressForm), async () => {
+    const issued = await fetchChallenge(address, 'login');
+    if (!issued.ok) {
+      markInvalid(btcAddress, issued.code === 'bad_request');
+      say(btcError, describeError(issued, { bad_request: 'That is not a Bitcoin address this service accepts. Check it and try again.' }));
+      btcAddress.focus();
+      return;
+    }
+    challenge = { address, message: issued.body.message, nonce: issued.body.nonce };
+    btcMessage.value = challenge.message;
+    byId('btc-expires').textContent = localTime(issued.body.expiresAt);
+    byId('btc-expires').setAttribute('datetime', issued.body.expiresAt);
+    showWalletButtons(address);
+    btcAddressForm.hidden = true;
+    btcSignForm.hidden = false;
+    say(pageStatus, 'Message ready. Sign it with your wallet, then paste the signature.');
+    btcMessage.focus();
+  });
+});
+
+function showWalletButtons(address) {
+  for (const wallet of detectWallets()) {
+    const button = h('button', { type: 'button', class: 'secondary', 'data-wallet': wallet.id, text: `Sign with ${wallet.label}` });
+    button.addEventListener('click', () =>
+      busy(button, async () => {
+        if (!challenge) return;
+        say(btcError, '');
+        try {
+          btcSignature.value = await wallet.sign(challenge.message, address);
+        } catch (error) {
+          say(btcError, walletErrorText(error));
+          return;
+        }
+        btcSignForm.requestSubmit();
+      }),
+    );
+    btcTools.append(button);
+  }
+}
+
+byId('btc-copy').addEventListener('click', async () => {
+  const copied = await copyText(btcMessage.value, btcMessage);
+  say(pageStatus, copied ? 'Message copied.' : 'The message is selected: copy it with your keyboard or menu.');
+});
+
+byId('btc-restart').addEventListener('click', () => {
+  resetBtc();
+  btcAddress.focus();
+});
+
+btcSignForm.addEventListener('submit', async (event) => {
+  event.preventDefault();
+  say(btcError, '');
+  if (!challenge) return;
+  const signature = btcSignature.value.replace(/\s+/g, '');
+  if (signature === '') {
+    markInvalid(btcSignature, true);
+    say(btcError, 'Paste the signature from your wallet first.');
+    btcSignature.focus();
+    return;
+  }
+  markInvalid(btcSignature, false);
+  await busy(byId('btc-submit'), async () => {
+    const signedIn = await api('POST', `/api/auth/signin${addQuery}`, {
+      address: challenge.address,
+      message: challenge.message,
+      signature,
+      nonce: challenge.nonce,
+    });
+    if (signedIn.ok) return done();
+    const spent = signedIn.code === 'nonce_reused' || /expired$/.test(signedIn.body?.detail ?? '');
+    if (spent) {
+      // A used or expired message cannot be signed again: start over with a new one.
+      resetBtc();
+      btcAddress.focus();
+    } else {
+      markInvalid(btcSignature, true);
+      btcSignature.focus();
+    }
+    say(btcError, describeError(signedIn));
+  });
+});
+
+// ---- e-mail code ----
+
+const emailStartForm = /** @type {HTMLFormElement} */ (byId('email-start-form'));
+const emailVerifyForm = /** @type {HTMLFormElement} */ (byId('email-verify-form'));
+const emailAddress = /** @type {HTMLInputElement} */ (byId('email-address'));
+const emailCode = /** @type {HTMLInputElement} */ (byId('email-code'));
+const emailError = byId('email-error');
+
+/** @type {{email: string, token: string} | null} */
+let emailStarted = null;
+
+async function sendCode(email, button) {
+  return busy(button, async () => {
+    const started = await api('POST', '/api/auth/email-otp/start', { email });
+    if (!started.ok) {
+      say(emailError, describeError(started, { bad_request: 'Enter an e-mail address such as name@example.com.' }));
+      return false;
+    }
+    emailStarted = { email, token: started.body.token };
+    return true;
+  });
+}
+
+emailStartForm.addEventListener('submit', async (event) => {
+  event.preventDefault();
+  say(emailError, '');
+  const email = emailAddress.value.trim();
+  if (!looksLikeEmail(email)) {
+    markInvalid(emailAddress, true);
+    say(emailError, 'Enter an e-mail address such as name@example.com.');
+    emailAddress.focus();
+    return;
+  }
+  markInvalid(emailAddress, false);
+  if (!(await sendCode(email, submitButtonOf(emailStartForm)))) {
+    emailAddress.focus();
+    return;
+  }
+  byId('email-sent-to').textContent = email;
+  emailStartForm.hidden = true;
+  emailVerifyForm.hidden = false;
+  emailCode.value = '';
+  say(pageStatus, `Code sent to ${email}.`);
+  emailCode.focus();
+});
+
+emailVerifyForm.addEventListener('submit', async (event) => {
+  event.preventDefault();
+  say(emailError, '');
+  if (!emailStarted) return;
+  const code = emailCode.value.replace(/\s+/g, '');
+  if (!/^[0-9]{6}$/.test(code)) {
+    markInvalid(emailCode, true);
+    say(emailError, 'Enter the 6 digits from the e-mail.');
+    emailCode.focus();
+    return;
+  }
+  markInvalid(emailCode, false);
+  await busy(submitButtonOf(emailVerifyForm), async () => {
+    const verified = await api('POST', `/api/auth/email-otp/verify${addQuery}`, {
+      email: emailStarted.email,
+      code,
+      token: emailStarted.token,
+    });
+    if (verified.ok) return done();
+    markInvalid(emailCode, verified.code === 'invalid_code');
+    say(emailError, describeError(verified));
+    emailCode.focus();
+  });
+});
+
+byId('email-resend').addEventListener('click', async (event) => {
+  if (!emailStarted) return;
+  say(emailError, '');
+  if (await sendCode(emailStarted.email, /** @type {HTMLButtonElement} */ (event.currentTarget))) {
+    emailCode.value = '';
+    say(pageStatus, `A new code is on its way to ${emailStarted.email}. Only the newest code works.`);
+    emailCode.focus();
+  }
+});
+
+byId('email-restart').addEventListener('click', () => {
+  emailStarted = null;
+  emailVerifyForm.hidden = true;
+  emailStartForm.hidden = false;
+  say(emailError, '');
+  emailAddress.focus();
+});
+
+// ---- identity providers ----
+
+async function showProviders() {
+  const listed = await api('GET', '/api/auth/providers');
+  if (!listed.ok || !listed.body || !Array.isArray(listed.body.providers) || listed.body.providers.length === 0) return;
+  const list = byId('provider-list');
+  for (const provider of listed.body.providers) {
+    if (typeof provider.id !== 'string' || !/^[a-z0-9][a-z0-9-]{0,31}$/.test(provider.id)) continue;
+    const query = new URLSearchParams({ return_to: returnTo });
+    if (adding) query.set('add', '1');
+    list.append(
+      h('li', {}, h('a', { class: 'button secondary', href: `/api/auth/${provider.id}/start?${query}`, text: `Continue with ${provider.label}` })),
+    );
+  }
+  byId('providers').hidden = list.children.length === 0;
+}
+
+setUpNotices();
+void checkExistingSession();
+void showProviders();

@@ -1,0 +1,83 @@
+/**
+ * The /api/check result cache shared through Redis (PROTOCOL.md §1
+ * `REDIS_URL`, §7 "caches the verified result per subject for 60 s"), so a
+ * subject checked on one instance is a hit on every other.
+ *
+ * Two tiers: an in-process LRU in front of Redis. Entries never change
+ * within their lifetime (a newer attestation shows when the entry expires),
+ * so an entry copied into the local tier with the same expiry instant is as
+ * fresh as Redis's; a hot subject then costs one map look-up and no round
+ * trip (PERFORMANCE.md: check hit ≥ 0.6 of a bare route).
+ *
+ * A cache must never fail a check: when Redis errors, a read is a miss and a
+ * write is skipped (`onError` reports it).
+ */
+import type { Redis } from 'ioredis';
+import type { CacheEntry, MemoryCache, ResultCache } from '../attest/index.js';
+
+export const CHECK_CACHE_KEY_PREFIX = 'oc:check:';
+
+export interface RedisResultCacheOptions<T> {
+  readonly redis: Redis;
+  /** Clock in ms since the epoch. */
+  readonly now: () => number;
+  /** The in-process tier; omit to ask Redis on every read. */
+  readonly local?: MemoryCache<T>;
+  readonly prefix?: string;
+  readonly onError?: (error: unknown) => void;
+}
+
+/** The stored form: the value and its expiry instant, as JSON (values are plain data: src/attest/cache.ts). */
+interface Stored<T> {
+  readonly e: number;
+  readonly v: T;
+}
+
+function parse<T>(text: string): Stored<T> | undefined {
+  try {
+    const stored = JSON.parse(text) as Stored<T>;
+    return typeof stored === 'object' && stored !== null && typeof stored.e === 'number' ? stored : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+export function createRedisResultCache<T>(options: RedisResultCacheOptions<T>): ResultCache<T> {
+  const { redis, now, local } = options;
+  const prefix = options.prefix ?? CHECK_CACHE_KEY_PREFIX;
+  const onError = options.onError ?? (() => {});
+
+  async function fromRedis(key: string): Promise<CacheEntry<T> | undefined> {
+    let text: string | null;
+    try {
+      text = await redis.get(prefix + key);
+    } catch (error) {
+      onError(error);
+      return undefined;
+    }
+    if (text === null) return undefined;
+    const stored = parse<T>(text);
+    if (stored === undefined) return undefined;
+    const remaining = stored.e - now();
+    if (remaining <= 0) return undefined;
+    local?.set(key, stored.v, remaining);
+    return { value: stored.v, expiresAtMs: stored.e };
+  }
+
+  return {
+    get(key) {
+      const hit = local?.get(key);
+      return hit !== undefined ? hit : fromRedis(key);
+    },
+    async set(key, value, ttlMs) {
+      if (!(ttlMs > 0)) return;
+      local?.set(key, value, ttlMs);
+      const stored: Stored<T> = { e: now() + ttlMs, v: value };
+      try {
+        await redis.set(prefix + key, JSON.stringify(stored), 'PX', Math.ceil(ttlMs));
+      } catch (error) {
+        onError(error);
+      }
+    },
+  };
+}

@@ -1,0 +1,29 @@
+/**
+ * Nostr relays (PROTOCOL.md §7 "Relay envelopes"): the attestation envelope,
+ * its kind-30078 event, and the pool that reads and publishes them.
+ */
+export {
+  ATTESTATION_KIND,
+  LEGACY_D_PREFIX,
+  MAX_CONTENT_BYTES,
+  attestationIdOf,
+  buildAttestationEvent,
+  buildEnvelope,
+  identityKey,
+  parseEnvelopeEvent,
+  parseIdentity,
+} from './envelope.js';
+export type { AttestationEnvelope, BuildEnvelopeInput, Identity } from './envelope.js';
+export { createRelayPool } from './client.js';
+export type {
+  AttestationQueryOptions,
+  AttestationQueryResult,
+  PublishResult,
+  RelayOutcome,
+  RelayPool,
+  RelayPoolOptions,
+  RelayStatus,
+  VerifiedEnvelope,
+  WebSocketConstructor,
+} from './client.js';
+export type { AttestationLookup } from './lookup.js';

@@ -1,0 +1,73 @@
+/**
+ * The public view of an account (INTERFACE.md "Account", PROTOCOL.md §2).
+ */
+import type { AccountRecord, IdentityRecord } from '../storage/index.js';
+
+export type DisplayIdentityKindName = 'btc' | 'email' | 'did' | 'nostr';
+
+export interface AccountView {
+  /** The internal id, equal to the JWT `sub` (PROTOCOL.md §3). */
+  readonly id: string;
+  readonly did_oc: string;
+  readonly kind: 'btc' | 'federated';
+  readonly display_name: string | null;
+  readonly primary_btc: string | null;
+  readonly display_identity: { readonly kind: string; readonly value: string };
+}
+
+export const DID_PREFIX = 'did:oc:';
+const ACCOUNT_ID = /^[0-9a-f]{32}$/;
+
+export function didOf(accountId: string): string {
+  return `${DID_PREFIX}${accountId}`;
+}
+
+/** The account id inside a `did:oc:<id>`, or null when the text is not one. */
+export function accountIdFromDid(did: string): string | null {
+  if (!did.startsWith(DID_PREFIX)) return null;
+  const id = did.slice(DID_PREFIX.length);
+  return ACCOUNT_ID.test(id) ? id : null;
+}
+
+/** Whether the view needs the account's identities to name its display identity. */
+export function needsIdentities(account: AccountRecord): boolean {
+  const kind = account.display_identity_kind;
+  return kind === 'email' || kind === 'nostr' || (kind === null && account.primary_btc === null);
+}
+
+function identityValue(identities: readonly IdentityRecord[] | undefined, kind: 'email' | 'nostr'): string | undefined {
+  if (!identities) return undefined;
+  if (kind === 'email') return identities.find((identity) => identity.kind === 'email')?.value;
+  // Nostr keys are linked as provider-style identities `nostr:<npub>`.
+  const nostr = identities.find((identity) => identity.kind === 'oauth' && identity.value.startsWith('nostr:'));
+  return nostr?.value.slice('nostr:'.length);
+}
+
+/**
+ * `display_identity` defaults to the primary address, else the e-mail, else
+ * the did (PROTOCOL.md §2); a chosen kind wins when the account holds it.
+ */
+export function displayIdentityOf(account: AccountRecord, identities?: readonly IdentityRecord[]): { kind: string; value: string } {
+  const chosen = account.display_identity_kind;
+  if (chosen === 'btc' && account.primary_btc) return { kind: 'btc', value: account.primary_btc };
+  if (chosen === 'email' || chosen === 'nostr') {
+    const value = identityValue(identities, chosen);
+    if (value) return { kind: chosen, value };
+  }
+  if (chosen === 'did') return { kind: 'did', value: didOf(account.id) };
+  if (account.primary_btc) return { kind: 'btc', value: account.primary_btc };
+  const email = identityValue(identities, 'email');
+  if (email) return { kind: 'email', value: email };
+  return { kind: 'did', value: didOf(account.id) };
+}
+
+export function accountView(account: AccountRecord, identities?: readonly IdentityRecord[]): AccountView {
+  return {
+    id: account.id,
+    did_oc: didOf(account.id),
+    kind: account.kind,
+    display_name: account.display_name,
+    primary_btc: account.primary_btc,
+    display_identity: displayIdentityOf(account, identities),
+  };
+}

@@ -1,0 +1,33 @@
+/**
+ * Sessions (PROTOCOL.md §3): signing keys and the JWKS, the session JWT, and
+ * the `oc_session` cookie.
+ */
+export {
+  DEFAULT_KEY_OVERLAP_SECONDS,
+  KeyRing,
+  generateSigningKey,
+  jwkThumbprint,
+  publicJwkForConsumers,
+  signingKeyFromJwk,
+  verificationKeyFromJwk,
+} from './keys.js';
+export type { KeyRingOptions, PrivateJwk, PublicJwk, SigningKey, StoredSigningKey, VerificationKey } from './keys.js';
+
+export { MAX_TOKEN_LENGTH, SESSION_LIFETIME_SECONDS, mintSessionJwt, tokenHash, verifySessionJwt } from './jwt.js';
+export type {
+  DisplayIdentity,
+  SessionClaims,
+  SessionClaimsInput,
+  VerificationKeySource,
+  VerifySessionOptions,
+} from './jwt.js';
+
+export {
+  MAX_SESSION_COOKIES,
+  SESSION_COOKIE_NAME,
+  clearedSessionCookies,
+  readSessionCookies,
+  serializeClearedSessionCookie,
+  serializeSessionCookie,
+} from './cookie.js';
+export type { ClearedSessionCookieOptions, SessionCookieOptions } from './cookie.js';

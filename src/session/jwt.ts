@@ -1,0 +1,243 @@
+/**
+ * The session JWT: a compact JWS (RFC 7515) signed with Ed25519 (RFC 8037).
+ *
+ * Minting and verifying call `node:crypto` directly rather than a JOSE library:
+ * the token shape is fixed (PROTOCOL.md §3), so a general library's option
+ * handling is pure overhead on the floor measured in PERFORMANCE.md (JWT).
+ * Consumers verify the same tokens with any JOSE library (test/jwt.test.ts
+ * checks that with `jose`).
+ *
+ * Domain code: no framework, no environment. Time comes in as a parameter.
+ */
+import { sign, verify } from 'node:crypto';
+import { decodeBase64url, sha256Hex } from '../crypto.js';
+import type { SigningKey, VerificationKey } from './keys.js';
+
+/** A session row, and so a token, lives 30 days (INTERFACE.md Limits; PROTOCOL.md §3). */
+export const SESSION_LIFETIME_SECONDS = 30 * 24 * 60 * 60;
+
+/**
+ * Longest token accepted or minted. Browsers keep cookies up to about 4 KiB;
+ * 8 KiB leaves room while bounding the work an attacker can ask of the
+ * verifier (src/session/cookie.ts reads values up to the same size).
+ */
+export const MAX_TOKEN_LENGTH = 8192;
+
+export interface DisplayIdentity {
+  readonly kind: string;
+  readonly value: string;
+}
+
+/** The claims of PROTOCOL.md §3, as they appear in a token. */
+export interface SessionClaims {
+  readonly iss: string;
+  readonly sub: string;
+  readonly did_oc: string;
+  readonly jti: string;
+  /** Unix seconds. */
+  readonly iat: number;
+  /** Unix seconds: the session row's expiry, never extended by a switch or re-mint. */
+  readonly exp: number;
+  readonly name?: string;
+  readonly primary_btc?: string;
+  readonly display_identity?: DisplayIdentity;
+  /** `bip322`, `email_otp` or `oauth:<provider>`. */
+  readonly signing_method?: string;
+  /** Unix seconds. */
+  readonly step_up_at?: number;
+  /** Unix seconds. */
+  readonly sudo_at?: number;
+}
+
+/** What a caller hands to {@link mintSessionJwt}: optional claims may be null when unknown. */
+export interface SessionClaimsInput {
+  readonly iss: string;
+  readonly sub: string;
+  readonly did_oc: string;
+  readonly jti: string;
+  readonly iat: number;
+  readonly exp: number;
+  readonly name?: string | null;
+  readonly primary_btc?: string | null;
+  readonly display_identity?: DisplayIdentity | null;
+  readonly signing_method?: string | null;
+  readonly step_up_at?: number | null;
+  readonly sudo_at?: number | null;
+}
+
+/** Anything that can find a published key by kid; a `KeyRing` is one. */
+export interface VerificationKeySource {
+  findByKid(kid: string): VerificationKey | undefined;
+}
+
+export interface VerifySessionOptions {
+  /** The expected `iss`: the service's `PUBLIC_URL` (PROTOCOL.md §3). */
+  readonly issuer: string;
+  readonly now: Date;
+}
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+function isNonEmptyString(value: unknown): value is string {
+  return typeof value === 'string' && value.length > 0;
+}
+
+function isUnixSeconds(value: unknown): value is number {
+  return typeof value === 'number' && Number.isSafeInteger(value) && value >= 0;
+}
+
+/**
+ * PROTOCOL.md §3: never an e-mail address in the token. The identity is left
+ * out when its kind is `email`, and also when its value has the shape of one,
+ * so a mislabelled identity cannot leak an address to every consumer site.
+ */
+function isEmailIdentity(identity: DisplayIdentity): boolean {
+  return identity.kind === 'email' || identity.value.includes('@');
+}
+
+/**
+ * The one whitelist of claims, used on the way in and on the way out. Building
+ * a new object member by member (never spreading the input) is what keeps
+ * `roster_id`, `email` or any other stray key out of a token (PROTOCOL.md §3,
+ * INTERFACE.md: `roster_id` never appears in the JWT), and fixes the member
+ * order. Null and undefined mean "not known" and are left out.
+ * Returns the claims, or a description of the first problem.
+ */
+function collectClaims(source: Record<string, unknown>): SessionClaims | string {
+  const { iss, sub, did_oc, jti, iat, exp } = source;
+  if (!isNonEmptyString(iss)) return 'iss must be a non-empty string';
+  if (!isNonEmptyString(sub)) return 'sub must be a non-empty string';
+  if (!isNonEmptyString(did_oc)) return 'did_oc must be a non-empty string';
+  if (!isNonEmptyString(jti)) return 'jti must be a non-empty string';
+  if (!isUnixSeconds(iat)) return 'iat must be whole unix seconds';
+  if (!isUnixSeconds(exp) || exp <= iat) return 'exp must be whole unix seconds, after iat';
+  const claims: { -readonly [K in keyof SessionClaims]: SessionClaims[K] } = { iss, sub, did_oc, jti, iat, exp };
+
+  const { name, primary_btc, display_identity, signing_method, step_up_at, sudo_at } = source;
+  if (name != null) {
+    if (typeof name !== 'string') return 'name must be a string';
+    claims.name = name;
+  }
+  if (primary_btc != null) {
+    if (!isNonEmptyString(primary_btc)) return 'primary_btc must be a non-empty string';
+    claims.primary_btc = primary_btc;
+  }
+  if (display_identity != null) {
+    if (!isRecord(display_identity) || !isNonEmptyString(display_identity.kind) || typeof display_identity.value !== 'string') {
+      return 'display_identity must be {kind, value} strings';
+    }
+    const identity = { kind: display_identity.kind, value: display_identity.value };
+    if (!isEmailIdentity(identity)) claims.display_identity = identity;
+  }
+  if (signing_method != null) {
+    if (!isNonEmptyString(signing_method)) return 'signing_method must be a non-empty string';
+    claims.signing_method = signing_method;
+  }
+  if (step_up_at != null) {
+    if (!isUnixSeconds(step_up_at)) return 'step_up_at must be whole unix seconds';
+    claims.step_up_at = step_up_at;
+  }
+  if (sudo_at != null) {
+    if (!isUnixSeconds(sudo_at)) return 'sudo_at must be whole unix seconds';
+    claims.sudo_at = sudo_at;
+  }
+  return claims;
+}
+
+/** The encoded protected header is the same for every token of a key; computed once per key. */
+const encodedHeaders = new WeakMap<SigningKey, string>();
+
+function encodedHeaderFor(key: SigningKey): string {
+  let header = encodedHeaders.get(key);
+  if (header === undefined) {
+    // PROTOCOL.md §3: exactly {alg: "EdDSA", typ: "JWT", kid}, in that order.
+    header = Buffer.from(JSON.stringify({ alg: 'EdDSA', typ: 'JWT', kid: key.kid }), 'utf8').toString('base64url');
+    encodedHeaders.set(key, header);
+  }
+  return header;
+}
+
+/**
+ * Signs a session token. Claims are checked and whitelisted; a bad claim is a
+ * programming mistake and throws (STYLE.md Errors).
+ */
+export function mintSessionJwt(key: SigningKey, claims: SessionClaimsInput): string {
+  const collected = collectClaims(claims as unknown as Record<string, unknown>);
+  if (typeof collected === 'string') throw new TypeError(`session jwt: ${collected}`);
+  const signingInput = `${encodedHeaderFor(key)}.${Buffer.from(JSON.stringify(collected), 'utf8').toString('base64url')}`;
+  const signature = sign(null, Buffer.from(signingInput, 'ascii'), key.privateKey).toString('base64url');
+  const token = `${signingInput}.${signature}`;
+  // A longer token would be dropped by the cookie reader and the verifier: fail here, loudly.
+  if (token.length > MAX_TOKEN_LENGTH) throw new RangeError(`session jwt: token of ${token.length} characters exceeds ${MAX_TOKEN_LENGTH}`);
+  return token;
+}
+
+const utf8 = new TextDecoder('utf-8', { fatal: true });
+
+function parseJsonObject(bytes: Uint8Array): Record<string, unknown> | null {
+  const value: unknown = JSON.parse(utf8.decode(bytes));
+  return isRecord(value) ? value : null;
+}
+
+/** An Ed25519 signature is 64 bytes: 86 base64url characters. */
+const SIGNATURE_LENGTH = 86;
+
+/**
+ * Verifies a session token as a consumer would, and returns its whitelisted
+ * claims, or null. Never throws: hostile input is an expected outcome
+ * (STYLE.md Errors), and the caller learns nothing about which step failed.
+ *
+ * Pinned: exactly three segments; header exactly {alg: "EdDSA", typ: "JWT",
+ * kid} with a published kid (so `none`, HS256 and key-confusion tricks fail
+ * before any key is used); a valid Ed25519 signature; `iss` equal to the
+ * issuer; `exp` after now; every required claim present with its type.
+ * The work is bounded by {@link MAX_TOKEN_LENGTH} before anything is decoded.
+ */
+export function verifySessionJwt(token: unknown, keys: VerificationKeySource, options: VerifySessionOptions): SessionClaims | null {
+  try {
+    if (typeof token !== 'string' || token.length > MAX_TOKEN_LENGTH) return null;
+    const firstDot = token.indexOf('.');
+    const secondDot = token.indexOf('.', firstDot + 1);
+    if (firstDot <= 0 || secondDot <= firstDot + 1 || token.indexOf('.', secondDot + 1) !== -1) return null;
+    const encodedSignature = token.slice(secondDot + 1);
+    if (encodedSignature.length !== SIGNATURE_LENGTH) return null;
+
+    // Every segment is checked as strict base64url (RFC 7515 §2: no padding, one
+    // spelling per value) before the signature, so the signed bytes are exactly
+    // the ASCII text of the token.
+    const headerBytes = decodeBase64url(token.slice(0, firstDot));
+    const payloadBytes = decodeBase64url(token.slice(firstDot + 1, secondDot));
+    const signature = decodeBase64url(encodedSignature);
+    if (headerBytes === null || payloadBytes === null || signature === null) return null;
+
+    const header = parseJsonObject(headerBytes);
+    if (header === null || Object.keys(header).length !== 3) return null;
+    if (header.alg !== 'EdDSA' || header.typ !== 'JWT' || typeof header.kid !== 'string') return null;
+    const key = keys.findByKid(header.kid);
+    if (key === undefined) return null;
+    if (!verify(null, Buffer.from(token.slice(0, secondDot), 'ascii'), key.publicKey, signature)) return null;
+
+    // Only authenticated bytes are interpreted from here on.
+    const payload = parseJsonObject(payloadBytes);
+    if (payload === null) return null;
+    const claims = collectClaims(payload);
+    if (typeof claims === 'string') return null;
+    if (claims.iss !== options.issuer) return null;
+    const nowSeconds = Math.floor(options.now.getTime() / 1000);
+    if (!(claims.exp > nowSeconds)) return null;
+    return claims;
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * What a session row stores instead of the token (PROTOCOL.md §3 `token_hash`):
+ * lowercase hex SHA-256 of the token text. The host finds the row by this hash
+ * and need not check the signature again (PERFORMANCE.md JWT).
+ */
+export function tokenHash(token: string): string {
+  return sha256Hex(token);
+}

@@ -1,0 +1,254 @@
+/**
+ * Sessions and the roster (INTERFACE.md "States and transitions",
+ * PROTOCOL.md §3). Every path that signs someone in ends in `signIn`; the
+ * host recognises a presented token by the SHA-256 held in its live session
+ * row (PERFORMANCE.md "JWT": the row is the source of truth on the host).
+ */
+import { randomBytes, randomUUID } from 'node:crypto';
+import { OcError } from '../errors.js';
+import type { AccountRecord, SessionRecord, Store } from '../storage/index.js';
+import { accountIdFromDid, accountView, didOf, needsIdentities, type AccountView } from './accounts.js';
+import { mintSessionJwt, SESSION_LIFETIME_SECONDS, tokenHash } from './jwt.js';
+import type { KeyRing } from './keys.js';
+
+/** A presented token that matched a live row, with the account it belongs to. */
+export interface Authenticated {
+  readonly session: SessionRecord;
+  readonly account: AccountRecord;
+}
+
+export interface IssuedSession {
+  readonly token: string;
+  readonly session: SessionRecord;
+  readonly account: AccountView;
+  /** Seconds until the row expires: the cookie's Max-Age. */
+  readonly maxAgeSeconds: number;
+}
+
+export interface RosterEntry extends AccountView {
+  readonly last_seen_at: string;
+}
+
+export interface MeView {
+  readonly account: AccountView;
+  /** Every other live member of the roster (never the active account). */
+  readonly roster: RosterEntry[];
+}
+
+export interface SessionServiceOptions {
+  readonly store: Store;
+  /** The current key ring (it may be reloaded after a rotation). */
+  readonly keys: () => KeyRing;
+  /** `PUBLIC_URL`: the JWT `iss`. */
+  readonly issuer: string;
+  readonly now: () => Date;
+  /** `last_seen_at` is written at most this often per row, so reads stay reads. */
+  readonly touchIntervalMs?: number;
+}
+
+export type SigningMethod = 'bip322' | 'email_otp' | `oauth:${string}`;
+
+const SESSION_LIFETIME_MS = SESSION_LIFETIME_SECONDS * 1000;
+
+function seconds(ms: number | null): number | null {
+  return ms === null ? null : Math.floor(ms / 1000);
+}
+
+export class SessionService {
+  readonly #store: Store;
+  readonly #keys: () => KeyRing;
+  readonly #issuer: string;
+  readonly #now: () => Date;
+  readonly #touchIntervalMs: number;
+
+  constructor(options: SessionServiceOptions) {
+    this.#store = options.store;
+    this.#keys = options.keys;
+    this.#issuer = options.issuer;
+    this.#now = options.now;
+    this.#touchIntervalMs = options.touchIntervalMs ?? 60_000;
+  }
+
+  /** The canonical account, following `merged_into` (PROTOCOL.md §2). */
+  async canonicalAccount(accountId: string): Promise<AccountRecord | null> {
+    return this.#store.resolveCanonicalAccount(accountId);
+  }
+
+  async view(account: AccountRecord): Promise<AccountView> {
+    return accountView(account, needsIdentities(account) ? await this.#store.listIdentities(account.id) : undefined);
+  }
+
+  /**
+   * The first presented token that matches a live row. Browsers may send
+   * several `oc_session` cookies (a stale host-only one can shadow the family
+   * one), so each is tried.
+   */
+  async authenticate(tokens: readonly string[]): Promise<Authenticated | null> {
+    const now = this.#now().getTime();
+    for (const token of tokens) {
+      const found = await this.#store.findLiveSessionWithAccount(tokenHash(token), now);
+      if (!found) continue;
+      const { session, account } = found;
+      // A merged account's rows are revoked by the merge; a row that still
+      // points at one is treated as gone rather than silently re-targeted.
+      if (account.merged_into !== null) continue;
+      if (now - session.last_seen_at >= this.#touchIntervalMs) await this.#store.touchSession(session.jti, now);
+      return { session, account };
+    }
+    return null;
+  }
+
+  /** A fresh JWT for `session`, keeping its jti and its expiry (PROTOCOL.md §3: never extended). */
+  #mint(session: Pick<SessionRecord, 'jti' | 'expires_at' | 'signing_method' | 'step_up_at' | 'sudo_at'>, account: AccountRecord, view: AccountView, nowMs: number): string {
+    return mintSessionJwt(this.#keys().active, {
+      iss: this.#issuer,
+      sub: account.id,
+      did_oc: didOf(account.id),
+      jti: session.jti,
+      iat: Math.floor(nowMs / 1000),
+      exp: Math.floor(session.expires_at / 1000),
+      name: account.display_name,
+      primary_btc: account.primary_btc,
+      // The JWT never carries an e-mail address (PROTOCOL.md §3).
+      display_identity: view.display_identity.kind === 'email' ? null : view.display_identity,
+      signing_method: session.signing_method,
+      step_up_at: seconds(session.step_up_at),
+      sudo_at: seconds(session.sudo_at),
+    });
+  }
+
+  #issued(token: string, session: SessionRecord, view: AccountView, nowMs: number): IssuedSession {
+    return { token, session, account: view, maxAgeSeconds: Math.max(0, Math.floor((session.expires_at - nowMs) / 1000)) };
+  }
+
+  /**
+   * Signs `accountId` in. With `add` and a current session that has a roster,
+   * the new row joins that roster (a second sign-in of a rostered account
+   * replaces its row: a re-authentication, not a duplicate). Otherwise a
+   * fresh roster is created with this session as its only member.
+   */
+  async signIn(input: { accountId: string; method: SigningMethod; add: boolean; current: Authenticated | null }): Promise<IssuedSession> {
+    const rosterId = input.add && input.current?.session.roster_id ? input.current.session.roster_id : randomUUID();
+    // A merge can land between resolving the account and inserting its row
+    // (the store refuses a row for a merged account): resolve again once.
+    for (let attempt = 0; ; attempt += 1) {
+      const nowMs = this.#now().getTime();
+      const account = await this.#store.resolveCanonicalAccount(input.accountId);
+      if (!account) throw new OcError('unknown_did_oc', 'sign-in: the account no longer exists');
+      const view = await this.view(account);
+      const draft = {
+        jti: randomBytes(16).toString('hex'),
+        expires_at: nowMs + SESSION_LIFETIME_MS,
+        signing_method: input.method,
+        // A sign-in is a fresh proof of the account: step-up is fresh, sudo is not.
+        step_up_at: nowMs,
+        sudo_at: null,
+      };
+      const token = this.#mint(draft, account, view, nowMs);
+      try {
+        const session = await this.#store.insertSession({
+          ...draft,
+          token_hash: tokenHash(token),
+          account_id: account.id,
+          roster_id: rosterId,
+          created_at: nowMs,
+          last_seen_at: nowMs,
+        });
+        return this.#issued(token, session, view, nowMs);
+      } catch (error) {
+        const again = attempt === 0 ? await this.#store.resolveCanonicalAccount(input.accountId) : null;
+        if (again === null || again.id === account.id) throw error;
+      }
+    }
+  }
+
+  /** Re-mints the row's token (after a switch, a step-up or an account edit); the old token stops working. */
+  async remint(session: SessionRecord, freshness?: { sudo_at?: number; step_up_at?: number }): Promise<IssuedSession> {
+    const nowMs = this.#now().getTime();
+    const account = await this.#store.resolveCanonicalAccount(session.account_id);
+    if (!account) throw new OcError('not_authenticated', 'session: the account no longer exists');
+    const view = await this.view(account);
+    const next = { ...session, ...freshness };
+    const token = this.#mint(next, account, view, nowMs);
+    const updated = await this.#store.updateSessionToken(session.jti, tokenHash(token), freshness);
+    if (!updated) throw new OcError('not_authenticated', 'session: the session ended meanwhile');
+    return this.#issued(token, updated, view, nowMs);
+  }
+
+  /** GET /api/auth/me: the active account and every other live member of the roster. */
+  async me(current: Authenticated): Promise<MeView> {
+    if (current.session.roster_id === null) return { account: await this.view(current.account), roster: [] };
+    return this.#meOf(current, await this.#store.listLiveRoster(current.session.roster_id, this.#now().getTime()));
+  }
+
+  /**
+   * GET /api/auth/me straight from the presented tokens: the session and its
+   * roster in one query (the route's hot path), with the same rules as
+   * {@link authenticate} and {@link me}. Null when no token is live.
+   */
+  async meByTokens(tokens: readonly string[]): Promise<MeView | null> {
+    const now = this.#now().getTime();
+    for (const token of tokens) {
+      const found = await this.#store.findLiveRosterByTokenHash(tokenHash(token), now);
+      if (!found || found.current.account.merged_into !== null) continue;
+      const current = found.current;
+      if (now - current.session.last_seen_at >= this.#touchIntervalMs) await this.#store.touchSession(current.session.jti, now);
+      return this.#meOf(current, found.members);
+    }
+    return null;
+  }
+
+  async #meOf(current: Authenticated, members: readonly { session: SessionRecord; account: AccountRecord }[]): Promise<MeView> {
+    const account = await this.view(current.account);
+    const roster: RosterEntry[] = [];
+    const seen = new Set<string>([current.account.id]);
+    for (const member of members) {
+      const canonical = member.account.merged_into === null ? member.account : await this.#store.resolveCanonicalAccount(member.account.id);
+      if (!canonical || seen.has(canonical.id)) continue;
+      seen.add(canonical.id);
+      roster.push({ ...(await this.view(canonical)), last_seen_at: new Date(member.session.last_seen_at).toISOString() });
+    }
+    return { account, roster };
+  }
+
+  /** POST /api/auth/switch (INTERFACE.md "Errors of POST /api/auth/switch"). */
+  async switchTo(current: Authenticated, did: string): Promise<IssuedSession> {
+    if (current.session.roster_id === null) throw new OcError('no_roster', 'switch: this session predates multi-account; sign in again');
+    const targetId = accountIdFromDid(did);
+    if (targetId === null) throw new OcError('bad_request', 'did_oc: must be did:oc: followed by 32 lowercase hex characters');
+    const target = await this.#store.resolveCanonicalAccount(targetId);
+    if (!target) throw new OcError('unknown_did_oc', 'switch: no account has this did');
+    if (target.id === current.account.id) throw new OcError('already_active', 'switch: this account is already active');
+    const row = await this.#store.findLiveSessionInRoster(current.session.roster_id, target.id, this.#now().getTime());
+    if (!row) throw new OcError('not_in_roster', 'switch: sign in to this account with add=1 first');
+    // The target keeps its own freshness claims and its row's expiry.
+    return this.remint(row);
+  }
+
+  /**
+   * POST /api/auth/logout. `all` revokes every row of the roster; `current`
+   * revokes the active account's row and moves to the most recently seen
+   * remaining member, if any.
+   */
+  async logout(current: Authenticated, scope: 'current' | 'all'): Promise<{ next: IssuedSession | null }> {
+    const nowMs = this.#now().getTime();
+    const rosterId = current.session.roster_id;
+    if (scope === 'all' || rosterId === null) {
+      if (rosterId === null) await this.#store.revokeSession(current.session.jti, nowMs);
+      else await this.#store.revokeRoster(rosterId, nowMs);
+      return { next: null };
+    }
+    await this.#store.revokeAccountInRoster(rosterId, current.account.id, nowMs);
+    const remaining = await this.#store.listLiveRoster(rosterId, nowMs);
+    remaining.sort((a, b) => b.session.last_seen_at - a.session.last_seen_at);
+    for (const member of remaining) {
+      try {
+        return { next: await this.remint(member.session) };
+      } catch (error) {
+        // Revoked by a concurrent logout between the listing and the re-mint: try the next one.
+        if (!(error instanceof OcError && error.code === 'not_authenticated')) throw error;
+      }
+    }
+    return { next: null };
+  }
+}

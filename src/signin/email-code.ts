@@ -1,0 +1,271 @@
+/**
+ * The e-mail one-time code of PROTOCOL.md §6 (INTERFACE.md "E-mail one-time
+ * code", Limits: 6 digits): `start` mails a code, `verify` checks it. What a
+ * successful verify leads to (an account, a session, a step-up) is the
+ * caller's business; this service knows nothing about accounts, so `start`
+ * cannot answer differently for known and unknown addresses (no enumeration).
+ *
+ * Rules, all from PROTOCOL.md §6:
+ * - 6 digits from the operating system's CSPRNG, uniform (`randomInt` draws
+ *   without modulo bias), zero-padded;
+ * - valid 10 minutes: usable while `now < expires_at`;
+ * - stored only as a keyed hash: HMAC-SHA256 under `OC_SERVER_SECRET` of a
+ *   label, the address and the code. Without the secret a leaked table does
+ *   not give the codes away by trying all 10^6, and binding the address means
+ *   a hash copied to another address's row matches no code there;
+ * - a new start for the same address replaces (kills) the older code;
+ * - single use: a right code is consumed by a conditional delete
+ *   (`deleteEmailCode(email, codeHash)`), which succeeds for exactly one of
+ *   several parallel verifies;
+ * - at most 5 wrong tries: every verify that reaches a live code first counts
+ *   one try atomically, and only the first 5 tries are ever compared. Counting
+ *   before comparing (not after a wrong answer) is what makes the limit hold
+ *   under parallel guessing: each request gets its own count from the
+ *   database, so a burst of a thousand guesses still compares only five. The
+ *   5th wrong try deletes the code; any later try fails, the right code too.
+ *
+ * Every failure of `verify` is the one code `invalid_code` (401): which check
+ * failed (no code, expired, wrong, used, dead, wrong token) is not revealed,
+ * as a verifier should not say which step failed (STYLE.md Errors). A code
+ * that is not 6 digits is `invalid_code` too, not `bad_request`: to the user it
+ * is simply a wrong code, and it is refused before the database is asked, so
+ * it costs no try. A malformed address is `bad_request` on both calls, like
+ * any malformed field (PROTOCOL.md §4).
+ */
+import { randomInt } from 'node:crypto';
+import { hmacSha256, randomHex, timingSafeEqualString } from '../crypto.js';
+import { OcError } from '../errors.js';
+import { escapeHtml } from '../mail/html.js';
+import { normalizeEmail } from '../mail/address.js';
+import type { Mailer } from '../mail/mailer.js';
+import type { Store } from '../storage/index.js';
+
+/** PROTOCOL.md §6: valid 10 minutes. */
+export const EMAIL_CODE_TTL_MS = 10 * 60 * 1000;
+
+/** PROTOCOL.md §6: at most 5 wrong tries, then dead. */
+export const EMAIL_CODE_MAX_ATTEMPTS = 5;
+
+/** INTERFACE.md Limits: "E-mail code length: 6 digits". */
+export const EMAIL_CODE_LENGTH = 6;
+
+const CODE_FORMAT = /^[0-9]{6}$/;
+
+/** 128 random bits as 32 lowercase hex. */
+const TOKEN_FORMAT = /^[0-9a-f]{32}$/;
+const TOKEN_BYTES = 16;
+
+/** PROTOCOL.md §1: `OC_SERVER_SECRET` is 32+ bytes. */
+const MIN_SECRET_BYTES = 32;
+
+/**
+ * Domain separation: the same secret also keys the challenge nonce MAC and the
+ * OAuth state (PROTOCOL.md §1), so every use MACs under its own label.
+ */
+const CODE_HASH_LABEL = 'oc-host/email-code/v1';
+
+export interface EmailCodeServiceOptions {
+  readonly store: Store;
+  readonly mailer: Mailer;
+  /** `OC_SERVER_SECRET`, at least 32 bytes. */
+  readonly secret: Uint8Array;
+  readonly now: () => Date;
+  /** `PUBLIC_URL`; the mail names the service by its host. */
+  readonly publicUrl: string;
+  /** Default {@link EMAIL_CODE_TTL_MS}. */
+  readonly ttlMs?: number | undefined;
+  /** Default {@link EMAIL_CODE_MAX_ATTEMPTS}. */
+  readonly maxAttempts?: number | undefined;
+}
+
+/** The body of `start` without `ok` (PROTOCOL.md §6: `{ok: true, token, expiresAt}`). */
+export interface EmailCodeStarted {
+  /**
+   * Opaque; the client may send it back with the code, which then only
+   * matches the code mailed by this start.
+   */
+  readonly token: string;
+  /** ISO 8601 UTC with milliseconds, like the challenge's `expiresAt` (INTERFACE.md Challenge). */
+  readonly expiresAt: string;
+}
+
+export interface EmailCodeVerified {
+  /** The normalized (trimmed, lowercased) address whose control was proven. */
+  readonly email: string;
+}
+
+export interface EmailCodeService {
+  /**
+   * Mails a new code to `email`, replacing any older one.
+   * @throws OcError `bad_request` (malformed address), `mail_unavailable`
+   *   (the mail could not be sent; no usable code is left behind).
+   */
+  start(email: unknown): Promise<EmailCodeStarted>;
+  /**
+   * Consumes the code.
+   * @throws OcError `invalid_code` for every failure of the code or token,
+   *   `bad_request` for a malformed address.
+   */
+  verify(email: unknown, code: unknown, token?: unknown): Promise<EmailCodeVerified>;
+}
+
+/**
+ * The stored form of a code: lowercase hex HMAC-SHA256 under the server
+ * secret of `label NUL email NUL code`. NUL cannot occur in a normalized
+ * address, so the three parts cannot be shifted into one another.
+ */
+export function hashEmailCode(secret: Uint8Array, email: string, code: string): string {
+  return Buffer.from(hmacSha256(secret, `${CODE_HASH_LABEL}\u0000${email}\u0000${code}`)).toString('hex');
+}
+
+/** A uniform 6-digit code, zero-padded (`randomInt` rejects and redraws instead of reducing modulo). */
+export function generateEmailCode(): string {
+  return randomInt(0, 10 ** EMAIL_CODE_LENGTH).toString().padStart(EMAIL_CODE_LENGTH, '0');
+}
+
+function positiveInteger(name: string, value: number): number {
+  if (!Number.isSafeInteger(value) || value <= 0) {
+    throw new RangeError(`email-code: ${name} must be a positive whole number, got ${value}`);
+  }
+  return value;
+}
+
+function invalidCode(): OcError {
+  return new OcError('invalid_code');
+}
+
+/** `2025-01-15 12:10 UTC`: readable in a mail, unambiguous about the zone. */
+function formatUtc(date: Date): string {
+  return `${date.toISOString().slice(0, 16).replace('T', ' ')} UTC`;
+}
+
+function serviceHost(publicUrl: string): string {
+  try {
+    return new URL(publicUrl).host;
+  } catch {
+    throw new TypeError('email-code: publicUrl must be a URL');
+  }
+}
+
+interface CodeMail {
+  readonly subject: string;
+  readonly text: string;
+  readonly html: string;
+}
+
+/**
+ * PROTOCOL.md §6: "The mail says what the code is for and when it expires."
+ * The code is kept out of the subject, which lock screens and notification
+ * previews show to anyone near the device.
+ */
+function composeCodeMail(code: string, host: string, publicUrl: string, ttlMs: number, expiresAt: Date): CodeMail {
+  const minutes = Math.round(ttlMs / 60_000);
+  const lifetime = minutes >= 1 ? `${minutes} minute${minutes === 1 ? '' : 's'}` : `${Math.round(ttlMs / 1000)} seconds`;
+  const expires = formatUtc(expiresAt);
+  const subject = `Your sign-in code for ${host}`;
+  const text = [
+    `Your code to sign in to ${host} is:`,
+    '',
+    `    ${code}`,
+    '',
+    `It expires in ${lifetime} (at ${expires}) and works once.`,
+    'Enter it on the page where you asked for it. Never give it to anyone: nobody',
+    `from ${host} will ask you for it.`,
+    '',
+    'If you did not ask for this code, ignore this e-mail. Nobody can sign in',
+    'without the code, and it stops working on its own.',
+    '',
+    `-- ${publicUrl}`,
+    '',
+  ].join('\n');
+  const hostHtml = escapeHtml(host);
+  const html = [
+    '<!doctype html>',
+    '<html><body style="font-family: sans-serif; line-height: 1.5">',
+    `<p>Your code to sign in to <strong>${hostHtml}</strong> is:</p>`,
+    `<p style="font-size: 28px; font-weight: bold; letter-spacing: 4px; font-family: monospace">${code}</p>`,
+    `<p>It expires in ${escapeHtml(lifetime)} (at ${escapeHtml(expires)}) and works once. ` +
+      `Enter it on the page where you asked for it. Never give it to anyone: nobody from ${hostHtml} will ask you for it.</p>`,
+    '<p>If you did not ask for this code, ignore this e-mail. Nobody can sign in without the code, ' +
+      'and it stops working on its own.</p>',
+    `<p style="color: #666">${escapeHtml(publicUrl)}</p>`,
+    '</body></html>',
+    '',
+  ].join('\n');
+  return { subject, text, html };
+}
+
+export function createEmailCodeService(options: EmailCodeServiceOptions): EmailCodeService {
+  const { store, mailer, now, publicUrl } = options;
+  // Programmer misuse throws at start (STYLE.md Errors).
+  if (!(options.secret instanceof Uint8Array) || options.secret.length < MIN_SECRET_BYTES) {
+    throw new TypeError(`email-code: the secret must hold at least ${MIN_SECRET_BYTES} bytes`);
+  }
+  const secret = options.secret;
+  const ttlMs = positiveInteger('ttlMs', options.ttlMs ?? EMAIL_CODE_TTL_MS);
+  const maxAttempts = positiveInteger('maxAttempts', options.maxAttempts ?? EMAIL_CODE_MAX_ATTEMPTS);
+  const host = serviceHost(publicUrl);
+
+  async function start(input: unknown): Promise<EmailCodeStarted> {
+    const email = normalizeEmail(input, 'email');
+    const code = generateEmailCode();
+    const codeHash = hashEmailCode(secret, email, code);
+    const token = randomHex(TOKEN_BYTES);
+    const createdAt = now().getTime();
+    const expiresAt = createdAt + ttlMs;
+    // Stored before the mail goes out, so the code works the moment it arrives.
+    await store.putEmailCode({ email, code_hash: codeHash, token, expires_at: expiresAt, created_at: createdAt });
+    const mail = composeCodeMail(code, host, publicUrl, ttlMs, new Date(expiresAt));
+    try {
+      await mailer.send({ to: email, ...mail });
+    } catch (error) {
+      // The user never got this code, so it must not stay usable (nor guessable).
+      // Conditional on the hash: a newer start that raced this one keeps its code.
+      await store.deleteEmailCode(email, codeHash).catch(() => false);
+      if (error instanceof OcError && error.code === 'mail_unavailable') throw error;
+      throw new OcError('mail_unavailable', 'mail: the message could not be sent, try again later', { cause: error });
+    }
+    return { token, expiresAt: new Date(expiresAt).toISOString() };
+  }
+
+  async function verify(emailInput: unknown, codeInput: unknown, tokenInput?: unknown): Promise<EmailCodeVerified> {
+    const email = normalizeEmail(emailInput, 'email');
+    const code = typeof codeInput === 'string' ? codeInput.trim() : '';
+    if (!CODE_FORMAT.test(code)) throw invalidCode();
+    // The token is optional (PROTOCOL.md §6 `token?`); when sent it must be one we could have issued.
+    const token = tokenInput === undefined || tokenInput === null || tokenInput === '' ? undefined : tokenInput;
+    if (token !== undefined && (typeof token !== 'string' || !TOKEN_FORMAT.test(token))) throw invalidCode();
+
+    const record = await store.findEmailCode(email);
+    if (record === null) throw invalidCode();
+    if (now().getTime() >= record.expires_at) {
+      // Tidy up; purgeExpired would do it later anyway.
+      await store.deleteEmailCode(email, record.code_hash);
+      throw invalidCode();
+    }
+
+    // Count this try before looking at the answer (see the file comment).
+    const attempts = await store.incrementEmailCodeAttempts(email);
+    if (attempts === null) throw invalidCode(); // consumed or replaced meanwhile
+    // Past the limit: refused without comparing. No delete here: the count
+    // alone keeps the code dead, and a try counted within the limit may be a
+    // right one still on its way to consuming the code (parallel verifies).
+    if (attempts > maxAttempts) throw invalidCode();
+
+    const tokenMatches = token === undefined || timingSafeEqualString(token, record.token);
+    const codeMatches = timingSafeEqualString(hashEmailCode(secret, email, code), record.code_hash);
+    if (!tokenMatches || !codeMatches) {
+      // The last allowed try was wrong: the code is dead (PROTOCOL.md §6).
+      if (attempts >= maxAttempts) await store.deleteEmailCode(email, record.code_hash);
+      throw invalidCode();
+    }
+
+    // Single use: only the verify whose delete removed the row has consumed
+    // the code. A parallel verify of the same code, or a start that replaced
+    // it since we read it, makes this false.
+    if (!(await store.deleteEmailCode(email, record.code_hash))) throw invalidCode();
+    return { email };
+  }
+
+  return { start, verify };
+}

@@ -1,0 +1,32 @@
+/**
+ * Sign-in paths (PROTOCOL.md §5, §6). The signed challenge lives here; the
+ * signature itself is checked with `src/bitcoin`.
+ */
+export {
+  DEFAULT_CHALLENGE_TTL_SECONDS,
+  MAX_CHALLENGE_FIELD_LENGTH,
+  MAX_CHALLENGE_TTL_SECONDS,
+  MIN_CHALLENGE_TTL_SECONDS,
+  checkChallenge,
+  issueChallenge,
+  parseChallengeMessage,
+} from './challenge.js';
+export type {
+  ChallengeCheckResult,
+  ChallengeContext,
+  ChallengeFailureCode,
+  CheckChallengeInput,
+  IssueChallengeInput,
+  IssuedChallenge,
+  ParsedChallenge,
+} from './challenge.js';
+export { proveAddress, type ChallengeProofContext, type ChallengeProofInput, type NonceGuard } from './bip322-signin.js';
+export { accountForIdentity, type ProvenIdentity } from './accounts.js';
+export { createEmailCodeService, type EmailCodeService } from './email-code.js';
+export {
+  createProviderRegistry,
+  isProviderError,
+  ProviderError,
+  type ProviderRegistry,
+  type ProviderErrorCode,
+} from './providers.js';

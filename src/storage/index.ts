@@ -1,0 +1,43 @@
+/**
+ * Storage: the {@link Store} interface and how to open one. Everything else in
+ * this folder (Kysely tables, row mapping, the SQLite locking dialect) is an
+ * implementation detail; the conformance suite reaches it through its own paths.
+ */
+export { openStore, newAccountId } from './kysely-store.js';
+export type { OpenStoreOptions } from './kysely-store.js';
+export { migrate, MIGRATIONS } from './migrations.js';
+export type { Migration, MigrationReport } from './migrations.js';
+export { parseDatabaseUrl, redactDatabaseUrl } from './database.js';
+export type { DatabaseEngine, DatabaseLocation, OpenDatabaseOptions } from './database.js';
+export { ATTEST_EVENT_RETENTION_MS, DEFAULT_SESSION_RETENTION_MS, MAX_MERGE_DEPTH } from './store.js';
+export type {
+  AccountKind,
+  AccountPatch,
+  AccountRecord,
+  AddIdentityResult,
+  AttestEventKind,
+  ConnectAppRecord,
+  CreateAccountResult,
+  DisplayIdentityKind,
+  EmailCodeRecord,
+  EpochMilliseconds,
+  FamilyStats,
+  IdentityKind,
+  IdentityRecord,
+  MergeResult,
+  NewAccount,
+  NewConnectApp,
+  NewEmailCode,
+  NewIdentity,
+  NewSession,
+  NewSigningKey,
+  PurgeCounts,
+  PurgeOptions,
+  RemoveIdentityResult,
+  RosterMemberRecord,
+  LiveRosterRecord,
+  SessionFreshness,
+  SessionRecord,
+  SigningKeyRecord,
+  Store,
+} from './store.js';

@@ -1,0 +1,286 @@
+/**
+ * Versioned schema migrations, as code, applied at start (openStore) or by the
+ * CLI ({@link migrate}).
+ *
+ * Rules:
+ * - A migration is never edited once released; a change is a new version.
+ * - Each migration runs in its own transaction together with its
+ *   `schema_migrations` row, so it is applied completely or not at all.
+ * - Instances that start at the same moment must not both apply a version.
+ *   Inside each transaction the migrator first takes a lock: on PostgreSQL a
+ *   transaction-scoped advisory lock keyed by the current schema, on SQLite the
+ *   write lock that `BEGIN IMMEDIATE` takes (sqlite-dialect.ts). Only then does
+ *   it look at `schema_migrations`, so the second instance waits, sees the
+ *   version applied, and skips it.
+ * - A database that holds versions this build does not know (a newer instance
+ *   migrated it during a rolling deploy) is accepted: migrations only add.
+ *
+ * Migrations use Kysely<any> on purpose: they describe the schema as it was at
+ * their version, not as schema.ts describes it today.
+ */
+import { sql } from 'kysely';
+import type { Kysely, Transaction } from 'kysely';
+import { openDatabase } from './database.js';
+import type { DatabaseEngine, OpenDatabase, OpenDatabaseOptions } from './database.js';
+
+export interface Migration {
+  readonly version: number;
+  readonly name: string;
+  up(db: Kysely<any>, engine: DatabaseEngine): Promise<void>;
+}
+
+export interface MigrationReport {
+  /** Versions this call applied, in order; empty when the schema was current. */
+  readonly applied: ReadonlyArray<{ readonly version: number; readonly name: string }>;
+  /** The highest version recorded in the database afterwards. */
+  readonly currentVersion: number;
+}
+
+/** First key of the two-key advisory lock; the second is the schema's hash. ("oc" 0x0001) */
+const MIGRATION_LOCK_CLASS = 0x6f630001;
+
+/** PostgreSQL has regular expressions; SQLite has GLOB. Both reject anything but 32 lowercase hex. */
+function accountIdFormat(engine: DatabaseEngine) {
+  return engine === 'postgres'
+    ? sql`id ~ '^[0-9a-f]{32}$'`
+    : sql`length(id) = 32 AND id NOT GLOB '*[^0-9a-f]*'`;
+}
+
+/** SQLite has no boolean type; an integer restricted to 0/1 stands in (row-mapping.ts). */
+function booleanType(engine: DatabaseEngine) {
+  return engine === 'postgres' ? ('boolean' as const) : ('integer' as const);
+}
+
+const initialSchema: Migration = {
+  version: 1,
+  name: 'accounts_identities_sessions',
+  async up(db, engine) {
+    // PROTOCOL.md §2: `did:oc:` + 32 lowercase hex; merged accounts point at the survivor.
+    await db.schema
+      .createTable('accounts')
+      .addColumn('id', 'text', (column) => column.primaryKey())
+      .addColumn('kind', 'text', (column) => column.notNull())
+      .addColumn('display_name', 'text')
+      .addColumn('display_identity_kind', 'text')
+      .addColumn('primary_btc', 'text')
+      .addColumn('merged_into', 'text', (column) => column.references('accounts.id'))
+      .addColumn('created_at', 'bigint', (column) => column.notNull())
+      .addColumn('updated_at', 'bigint', (column) => column.notNull())
+      .addCheckConstraint('accounts_id_format', accountIdFormat(engine))
+      .addCheckConstraint('accounts_kind', sql`kind IN ('btc', 'federated')`)
+      .addCheckConstraint(
+        'accounts_display_identity_kind',
+        sql`display_identity_kind IS NULL OR display_identity_kind IN ('btc', 'email', 'did', 'nostr')`,
+      )
+      .addCheckConstraint('accounts_not_merged_into_itself', sql`merged_into IS NULL OR merged_into <> id`)
+      .execute();
+    await db.schema.createIndex('accounts_merged_into').on('accounts').column('merged_into').execute();
+
+    // PROTOCOL.md §2: each identity belongs to at most one account, by a unique
+    // index; e-mail addresses are kept lowercased.
+    await db.schema
+      .createTable('identities')
+      .addColumn('id', 'text', (column) => column.primaryKey())
+      .addColumn('account_id', 'text', (column) => column.notNull().references('accounts.id'))
+      .addColumn('kind', 'text', (column) => column.notNull())
+      .addColumn('value', 'text', (column) => column.notNull())
+      .addColumn('verified', booleanType(engine), (column) => column.notNull())
+      .addColumn('created_at', 'bigint', (column) => column.notNull())
+      .addUniqueConstraint('identities_kind_value_unique', ['kind', 'value'])
+      .addCheckConstraint('identities_kind', sql`kind IN ('btc', 'email', 'oauth', 'connect')`)
+      .addCheckConstraint('identities_email_lowercase', sql`kind <> 'email' OR value = lower(value)`)
+      .$call((table) =>
+        engine === 'sqlite' ? table.addCheckConstraint('identities_verified_boolean', sql`verified IN (0, 1)`) : table,
+      )
+      .execute();
+    await db.schema.createIndex('identities_account_id').on('identities').column('account_id').execute();
+
+    // PROTOCOL.md §3: the session rows behind the cookie and the roster.
+    await db.schema
+      .createTable('sessions')
+      .addColumn('jti', 'text', (column) => column.primaryKey())
+      .addColumn('token_hash', 'text', (column) => column.notNull())
+      .addColumn('account_id', 'text', (column) => column.notNull().references('accounts.id'))
+      .addColumn('roster_id', 'text')
+      .addColumn('signing_method', 'text')
+      .addColumn('created_at', 'bigint', (column) => column.notNull())
+      .addColumn('expires_at', 'bigint', (column) => column.notNull())
+      .addColumn('last_seen_at', 'bigint', (column) => column.notNull())
+      .addColumn('revoked_at', 'bigint')
+      .addColumn('step_up_at', 'bigint')
+      .addColumn('sudo_at', 'bigint')
+      .addCheckConstraint('sessions_token_hash_format', sql`length(token_hash) = 64 AND lower(token_hash) = token_hash`)
+      .execute();
+    // PROTOCOL.md §3: "A roster never holds an account twice: enforce it with a
+    // unique index over live rows, not only in code." Expired rows cannot be in
+    // a partial-index predicate (it would need the clock), so insertSession
+    // revokes them in the same transaction before inserting.
+    await db.schema
+      .createIndex('sessions_live_roster_account_unique')
+      .on('sessions')
+      .columns(['roster_id', 'account_id'])
+      .unique()
+      .where(sql.ref('revoked_at'), 'is', null)
+      .execute();
+    // The hot path of every authenticated request (PROTOCOL.md §3) is a lookup
+    // by the hash of the presented JWT. A hash names exactly one row: every
+    // JWT carries its row's jti.
+    await db.schema.createIndex('sessions_token_hash_unique').on('sessions').column('token_hash').unique().execute();
+    await db.schema.createIndex('sessions_account_id').on('sessions').column('account_id').execute();
+    await db.schema.createIndex('sessions_expires_at').on('sessions').column('expires_at').execute();
+
+    // PROTOCOL.md §5: a challenge nonce is consumed exactly once, purged after expiry.
+    await db.schema
+      .createTable('used_nonces')
+      .addColumn('nonce', 'text', (column) => column.primaryKey())
+      .addColumn('expires_at', 'bigint', (column) => column.notNull())
+      .execute();
+    await db.schema.createIndex('used_nonces_expires_at').on('used_nonces').column('expires_at').execute();
+
+    // PROTOCOL.md §1: generated secrets shared by every instance on this database.
+    await db.schema
+      .createTable('settings')
+      .addColumn('key', 'text', (column) => column.primaryKey())
+      .addColumn('value', 'text', (column) => column.notNull())
+      .execute();
+
+    // PROTOCOL.md §1, §3: Ed25519 signing keys, kid = RFC 7638 thumbprint.
+    await db.schema
+      .createTable('signing_keys')
+      .addColumn('kid', 'text', (column) => column.primaryKey())
+      .addColumn('private_jwk', 'text', (column) => column.notNull())
+      .addColumn('public_jwk', 'text', (column) => column.notNull())
+      .addColumn('created_at', 'bigint', (column) => column.notNull())
+      .addColumn('activated_at', 'bigint', (column) => column.notNull())
+      .addColumn('retired_at', 'bigint')
+      .execute();
+  },
+};
+
+const emailConnectStats: Migration = {
+  version: 2,
+  name: 'email_codes_connect_apps_attest_events',
+  async up(db, engine) {
+    // PROTOCOL.md §6: one live code per address, stored only as a keyed hash.
+    await db.schema
+      .createTable('email_codes')
+      .addColumn('email', 'text', (column) => column.primaryKey())
+      .addColumn('code_hash', 'text', (column) => column.notNull())
+      .addColumn('token', 'text', (column) => column.notNull())
+      .addColumn('expires_at', 'bigint', (column) => column.notNull())
+      .addColumn('attempts', 'integer', (column) => column.notNull().defaultTo(0))
+      .addColumn('created_at', 'bigint', (column) => column.notNull())
+      .addCheckConstraint('email_codes_email_lowercase', sql`email = lower(email)`)
+      .execute();
+    await db.schema.createIndex('email_codes_expires_at').on('email_codes').column('expires_at').execute();
+
+    // PROTOCOL.md §6 (Connect): integrator apps; API keys are stored hashed.
+    await db.schema
+      .createTable('connect_apps')
+      .addColumn('id', 'text', (column) => column.primaryKey())
+      .addColumn('owner_account_id', 'text', (column) => column.notNull().references('accounts.id'))
+      .addColumn('name', 'text', (column) => column.notNull())
+      .addColumn('key_hash', 'text', (column) => column.notNull().unique())
+      .addColumn('created_at', 'bigint', (column) => column.notNull())
+      .addColumn('rotated_at', 'bigint')
+      .execute();
+    await db.schema.createIndex('connect_apps_owner').on('connect_apps').column('owner_account_id').execute();
+
+    // PROTOCOL.md §6 (/api/family-stats): 24-hour counters of check and verify calls.
+    await db.schema
+      .createTable('attest_events')
+      .$call((table) =>
+        engine === 'postgres'
+          ? table.addColumn('id', 'bigint', (column) => column.primaryKey().generatedByDefaultAsIdentity())
+          : // INTEGER PRIMARY KEY is SQLite's rowid: assigned on insert, no extra index.
+            table.addColumn('id', 'integer', (column) => column.primaryKey()),
+      )
+      .addColumn('kind', 'text', (column) => column.notNull())
+      .addColumn('at', 'bigint', (column) => column.notNull())
+      .addCheckConstraint('attest_events_kind', sql`kind IN ('check', 'verify')`)
+      .execute();
+    await db.schema.createIndex('attest_events_kind_at').on('attest_events').columns(['kind', 'at']).execute();
+  },
+};
+
+const batchedAttestEvents: Migration = {
+  version: 3,
+  name: 'attest_events_count',
+  async up(db) {
+    // One row now stands for a batch of calls, written at most once a second
+    // per kind (src/stats/counter.ts), instead of one row per request.
+    await db.schema
+      .alterTable('attest_events')
+      .addColumn('count', 'bigint', (column) => column.notNull().defaultTo(1))
+      .execute();
+  },
+};
+
+/** Every migration, in version order. */
+export const MIGRATIONS: readonly Migration[] = [initialSchema, emailConnectStats, batchedAttestEvents];
+
+async function lockMigrations(trx: Transaction<any>, engine: DatabaseEngine): Promise<void> {
+  // SQLite: the transaction already holds the write lock (BEGIN IMMEDIATE).
+  if (engine !== 'postgres') return;
+  // Keyed by schema, so test schemas side by side in one database do not wait on each other.
+  await sql`SELECT pg_advisory_xact_lock(${sql.lit(MIGRATION_LOCK_CLASS)}, hashtext(current_schema()))`.execute(trx);
+}
+
+async function ensureMigrationTable(trx: Transaction<any>): Promise<void> {
+  // Under the lock above, so two instances cannot race on CREATE TABLE either.
+  await trx.schema
+    .createTable('schema_migrations')
+    .ifNotExists()
+    .addColumn('version', 'integer', (column) => column.primaryKey())
+    .addColumn('name', 'text', (column) => column.notNull())
+    .addColumn('applied_at', 'bigint', (column) => column.notNull())
+    .execute();
+}
+
+/** Applies every migration the database lacks, each in its own locked transaction. */
+export async function applyMigrations(
+  database: OpenDatabase,
+  options: { now?: () => number; migrations?: readonly Migration[] } = {},
+): Promise<MigrationReport> {
+  const now = options.now ?? Date.now;
+  const migrations = [...(options.migrations ?? MIGRATIONS)].sort((a, b) => a.version - b.version);
+  const db = database.db as unknown as Kysely<any>;
+  const applied: Array<{ version: number; name: string }> = [];
+  for (const migration of migrations) {
+    const didApply = await db.transaction().execute(async (trx) => {
+      await lockMigrations(trx, database.engine);
+      await ensureMigrationTable(trx);
+      const existing = await trx
+        .selectFrom('schema_migrations')
+        .select('version')
+        .where('version', '=', migration.version)
+        .executeTakeFirst();
+      if (existing) return false;
+      await migration.up(trx, database.engine);
+      await trx
+        .insertInto('schema_migrations')
+        .values({ version: migration.version, name: migration.name, applied_at: now() })
+        .execute();
+      return true;
+    });
+    if (didApply) applied.push({ version: migration.version, name: migration.name });
+  }
+  const latest = await db
+    .selectFrom('schema_migrations')
+    .select((eb) => eb.fn.max<number | null>('version').as('version'))
+    .executeTakeFirst();
+  return { applied, currentVersion: Number(latest?.version ?? 0) };
+}
+
+/**
+ * For the CLI (`oc-host migrate`): open the database of `databaseUrl`, bring
+ * its schema up to date, close it.
+ */
+export async function migrate(databaseUrl: string, options: OpenDatabaseOptions = {}): Promise<MigrationReport> {
+  const database = await openDatabase(databaseUrl, options);
+  try {
+    return await applyMigrations(database);
+  } finally {
+    await database.close();
+  }
+}

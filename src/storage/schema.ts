@@ -1,0 +1,123 @@
+/**
+ * Kysely table types: the columns exactly as the database holds them, on both
+ * engines. Times are integer milliseconds since the epoch in BIGINT columns
+ * (PostgreSQL's int8 is parsed to a JS number by the pool, see database.ts).
+ * Booleans are the one column type whose raw value differs by engine (SQLite
+ * has no boolean: 0/1; PostgreSQL: true/false), hence {@link DatabaseBoolean};
+ * row-mapping.ts turns them into plain records. Domain code never sees these
+ * types; it sees the records of store.ts.
+ */
+import type { Generated } from 'kysely';
+
+/** PROTOCOL.md §2: an account is `btc` (first proof a Bitcoin address) or `federated`. */
+export type AccountKind = 'btc' | 'federated';
+
+/** PROTOCOL.md §2: the kinds of linked identity. */
+export type IdentityKind = 'btc' | 'email' | 'oauth' | 'connect';
+
+/** PROTOCOL.md §2: `display_identity.kind` values. */
+export type DisplayIdentityKind = 'btc' | 'email' | 'did' | 'nostr';
+
+/** INTERFACE.md: the two attestation routes counted by /api/family-stats. */
+export type AttestEventKind = 'check' | 'verify';
+
+/** 0/1 on SQLite, true/false on PostgreSQL. */
+export type DatabaseBoolean = boolean | 0 | 1;
+
+export interface AccountsTable {
+  id: string;
+  kind: AccountKind;
+  display_name: string | null;
+  display_identity_kind: DisplayIdentityKind | null;
+  primary_btc: string | null;
+  merged_into: string | null;
+  created_at: number;
+  updated_at: number;
+}
+
+export interface IdentitiesTable {
+  id: string;
+  account_id: string;
+  kind: IdentityKind;
+  value: string;
+  verified: DatabaseBoolean;
+  created_at: number;
+}
+
+export interface SessionsTable {
+  jti: string;
+  token_hash: string;
+  account_id: string;
+  roster_id: string | null;
+  signing_method: string | null;
+  created_at: number;
+  expires_at: number;
+  last_seen_at: number;
+  revoked_at: number | null;
+  step_up_at: number | null;
+  sudo_at: number | null;
+}
+
+export interface UsedNoncesTable {
+  nonce: string;
+  expires_at: number;
+}
+
+export interface SettingsTable {
+  key: string;
+  value: string;
+}
+
+export interface SigningKeysTable {
+  kid: string;
+  private_jwk: string;
+  public_jwk: string;
+  created_at: number;
+  activated_at: number;
+  retired_at: number | null;
+}
+
+export interface EmailCodesTable {
+  email: string;
+  code_hash: string;
+  token: string;
+  expires_at: number;
+  attempts: number;
+  created_at: number;
+}
+
+export interface ConnectAppsTable {
+  id: string;
+  owner_account_id: string;
+  name: string;
+  key_hash: string;
+  created_at: number;
+  rotated_at: number | null;
+}
+
+export interface AttestEventsTable {
+  id: Generated<number>;
+  kind: AttestEventKind;
+  at: number;
+  /** Calls this row stands for (migration 3); the counter writes batches. */
+  count: Generated<number>;
+}
+
+export interface SchemaMigrationsTable {
+  version: number;
+  name: string;
+  applied_at: number;
+}
+
+export interface DatabaseSchema {
+  accounts: AccountsTable;
+  identities: IdentitiesTable;
+  sessions: SessionsTable;
+  used_nonces: UsedNoncesTable;
+  settings: SettingsTable;
+  signing_keys: SigningKeysTable;
+  email_codes: EmailCodesTable;
+  connect_apps: ConnectAppsTable;
+  attest_events: AttestEventsTable;
+  schema_migrations: SchemaMigrationsTable;
+}

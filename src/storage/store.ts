@@ -1,0 +1,459 @@
+/**
+ * The storage interface of the service: one method per domain action, so the
+ * session, sign-in and HTTP layers never write SQL and never learn which
+ * engine they run on. kysely-store.ts implements it once for SQLite and
+ * PostgreSQL; test/storage.conformance.test.ts holds both to it.
+ *
+ * Conventions:
+ * - Every time is a number: milliseconds since the epoch. The caller passes
+ *   the clock (`now`, `at`) so tests can freeze time; the store never reads
+ *   the wall clock for domain decisions.
+ * - Records use the column names (snake_case), as the wire formats do.
+ * - "Not found" is `null`. Expected conflicts (an identity linked elsewhere,
+ *   removing the last identity) are ordinary results, not exceptions.
+ *   Exceptions mean programmer misuse (an upper-case e-mail, a malformed
+ *   account id, merging an account into itself) or a broken database.
+ */
+import type {
+  AccountKind,
+  AttestEventKind,
+  DisplayIdentityKind,
+  IdentityKind,
+} from './schema.js';
+import type { DatabaseEngine } from './database.js';
+
+export type { AccountKind, AttestEventKind, DisplayIdentityKind, IdentityKind } from './schema.js';
+
+/** Milliseconds since 1970-01-01T00:00:00Z. */
+export type EpochMilliseconds = number;
+
+export interface AccountRecord {
+  /** 32 lowercase hex; the JWT `sub`, `did_oc` is `did:oc:` + id (PROTOCOL.md §2). */
+  readonly id: string;
+  readonly kind: AccountKind;
+  readonly display_name: string | null;
+  readonly display_identity_kind: DisplayIdentityKind | null;
+  readonly primary_btc: string | null;
+  /** The surviving account when this one was merged (PROTOCOL.md §2). */
+  readonly merged_into: string | null;
+  readonly created_at: EpochMilliseconds;
+  readonly updated_at: EpochMilliseconds;
+}
+
+export interface IdentityRecord {
+  readonly id: string;
+  readonly account_id: string;
+  readonly kind: IdentityKind;
+  /**
+   * btc: the address; email: the lowercased address; oauth: `<provider>:<sub>`;
+   * connect: `<app_id>:<user_id>` (PROTOCOL.md §2).
+   */
+  readonly value: string;
+  readonly verified: boolean;
+  readonly created_at: EpochMilliseconds;
+}
+
+export interface SessionRecord {
+  readonly jti: string;
+  /** Lowercase hex SHA-256 of the JWT currently issued for this row (PROTOCOL.md §3). */
+  readonly token_hash: string;
+  readonly account_id: string;
+  /** NULL only for rows that predate multi-account (PROTOCOL.md §3). */
+  readonly roster_id: string | null;
+  /** `bip322`, `email_otp`, `oauth:<provider>` (PROTOCOL.md §3). */
+  readonly signing_method: string | null;
+  readonly created_at: EpochMilliseconds;
+  /** created_at + 30 days; a switch or re-mint never extends it. */
+  readonly expires_at: EpochMilliseconds;
+  readonly last_seen_at: EpochMilliseconds;
+  readonly revoked_at: EpochMilliseconds | null;
+  readonly step_up_at: EpochMilliseconds | null;
+  readonly sudo_at: EpochMilliseconds | null;
+}
+
+/** One live member of a roster, with what /api/auth/me shows of it. */
+export interface RosterMemberRecord {
+  readonly session: SessionRecord;
+  readonly account: AccountRecord;
+}
+
+export interface LiveRosterRecord {
+  readonly current: RosterMemberRecord;
+  readonly members: readonly RosterMemberRecord[];
+}
+
+export interface SigningKeyRecord {
+  /** RFC 7638 thumbprint of the public key (PROTOCOL.md §3). */
+  readonly kid: string;
+  /** JSON text of the Ed25519 private JWK. */
+  readonly private_jwk: string;
+  /** JSON text of the Ed25519 public JWK. */
+  readonly public_jwk: string;
+  readonly created_at: EpochMilliseconds;
+  /** From this time on the key may sign; before it, it is only published. */
+  readonly activated_at: EpochMilliseconds;
+  readonly retired_at: EpochMilliseconds | null;
+}
+
+export interface EmailCodeRecord {
+  /** Lowercased. */
+  readonly email: string;
+  /** Keyed hash of the 6-digit code; the code itself is never stored (PROTOCOL.md §6). */
+  readonly code_hash: string;
+  readonly token: string;
+  readonly expires_at: EpochMilliseconds;
+  /** Wrong tries so far. */
+  readonly attempts: number;
+  readonly created_at: EpochMilliseconds;
+}
+
+export interface ConnectAppRecord {
+  readonly id: string;
+  readonly owner_account_id: string;
+  readonly name: string;
+  readonly key_hash: string;
+  readonly created_at: EpochMilliseconds;
+  readonly rotated_at: EpochMilliseconds | null;
+}
+
+/** PROTOCOL.md §6 `/api/family-stats`, without `ok` and `generated_at`. */
+export interface FamilyStats {
+  /** Canonical accounts only: merged ones are not counted twice. */
+  readonly accounts: { readonly total: number; readonly btc: number; readonly federated: number };
+  /** Unrevoked, unexpired session rows. */
+  readonly sessions: { readonly active: number };
+  /** Rosters holding two or more live rows. */
+  readonly rosters: { readonly multi_account: number };
+  readonly attest: { readonly checks_24h: number; readonly verifies_24h: number };
+}
+
+/** Rows deleted by {@link Store.purgeExpired}. */
+export interface PurgeCounts {
+  readonly sessions: number;
+  readonly nonces: number;
+  readonly email_codes: number;
+  readonly attest_events: number;
+}
+
+export interface NewAccount {
+  /** 32 lowercase hex; generated when absent. */
+  readonly id?: string;
+  readonly kind: AccountKind;
+  readonly display_name?: string | null;
+  readonly display_identity_kind?: DisplayIdentityKind | null;
+  readonly primary_btc?: string | null;
+  readonly created_at: EpochMilliseconds;
+}
+
+export interface NewIdentity {
+  /** Random; generated when absent. */
+  readonly id?: string;
+  readonly kind: IdentityKind;
+  /** E-mail addresses must already be lowercased (the store checks, it does not fold). */
+  readonly value: string;
+  readonly verified: boolean;
+  readonly created_at: EpochMilliseconds;
+}
+
+export type CreateAccountResult =
+  | { readonly created: true; readonly account: AccountRecord; readonly identity: IdentityRecord }
+  /**
+   * The identity already belonged to an account (perhaps created a moment ago
+   * by a concurrent sign-in): `account` is that owner's canonical account and
+   * `identity` the stored identity. Nothing was written.
+   */
+  | { readonly created: false; readonly account: AccountRecord; readonly identity: IdentityRecord };
+
+export type AddIdentityResult =
+  | { readonly status: 'added'; readonly identity: IdentityRecord }
+  /** The identity was already linked to this account (or to an account merged into it). */
+  | { readonly status: 'already_linked'; readonly identity: IdentityRecord }
+  /** Another account holds it: 409 `address_linked_elsewhere` / `email_linked_elsewhere` (PROTOCOL.md §2). */
+  | { readonly status: 'linked_elsewhere'; readonly identity: IdentityRecord };
+
+/** `last_identity`: the account would be left with nothing to sign in with (409 `last_identity`). */
+export type RemoveIdentityResult = 'removed' | 'not_found' | 'last_identity';
+
+/** Fields left out stay as they are; `null` clears one. */
+export interface AccountPatch {
+  readonly display_name?: string | null;
+  readonly display_identity_kind?: DisplayIdentityKind | null;
+  readonly primary_btc?: string | null;
+}
+
+export interface MergeResult {
+  /** The surviving canonical account, after the merge. */
+  readonly account: AccountRecord;
+  readonly moved_identities: number;
+  /** Rows of the merged account that the merge revoked. */
+  readonly revoked_sessions: number;
+  /** Rosters that gained a row for the surviving account. */
+  readonly roster_rows_added: number;
+}
+
+export interface NewSession {
+  readonly jti: string;
+  readonly token_hash: string;
+  readonly account_id: string;
+  readonly roster_id: string | null;
+  readonly signing_method: string | null;
+  /** Also the time at which a replaced row of the same (roster, account) is revoked. */
+  readonly created_at: EpochMilliseconds;
+  readonly expires_at: EpochMilliseconds;
+  /** Defaults to created_at. */
+  readonly last_seen_at?: EpochMilliseconds;
+  readonly step_up_at?: EpochMilliseconds | null;
+  readonly sudo_at?: EpochMilliseconds | null;
+}
+
+/** Step-up claims to change on a re-mint; fields left out stay as they are. */
+export interface SessionFreshness {
+  readonly step_up_at?: EpochMilliseconds | null;
+  readonly sudo_at?: EpochMilliseconds | null;
+}
+
+export interface NewSigningKey {
+  readonly kid: string;
+  readonly private_jwk: string;
+  readonly public_jwk: string;
+  readonly created_at: EpochMilliseconds;
+  readonly activated_at: EpochMilliseconds;
+}
+
+export interface NewEmailCode {
+  readonly email: string;
+  readonly code_hash: string;
+  readonly token: string;
+  readonly expires_at: EpochMilliseconds;
+  readonly created_at: EpochMilliseconds;
+}
+
+export interface NewConnectApp {
+  /** Generated (32 lowercase hex) when absent; it must not contain `:` (PROTOCOL.md §2). */
+  readonly id?: string;
+  readonly owner_account_id: string;
+  readonly name: string;
+  readonly key_hash: string;
+  readonly created_at: EpochMilliseconds;
+}
+
+export interface PurgeOptions {
+  /**
+   * How long revoked and expired session rows are kept before deletion, for
+   * inspection after an incident. Default {@link DEFAULT_SESSION_RETENTION_MS}.
+   */
+  readonly sessionRetentionMs?: number;
+}
+
+/** Revoked or expired session rows are deleted after 7 days. */
+export const DEFAULT_SESSION_RETENTION_MS = 7 * 24 * 60 * 60 * 1000;
+
+/** Attestation events are kept 48 hours: twice the 24-hour window they are counted in. */
+export const ATTEST_EVENT_RETENTION_MS = 48 * 60 * 60 * 1000;
+
+/** merged_into chains are followed at most this far (mergeAccounts keeps them at length 1). */
+export const MAX_MERGE_DEPTH = 8;
+
+export interface Store {
+  readonly engine: DatabaseEngine;
+
+  // ---- accounts and identities (PROTOCOL.md §2) ----
+
+  /**
+   * Creates an account and its first identity atomically. When the identity
+   * already exists, returns its owner's canonical account instead (so
+   * concurrent first sign-ins with one address end with one account).
+   */
+  createAccountWithIdentity(input: {
+    readonly account: NewAccount;
+    readonly identity: NewIdentity;
+  }): Promise<CreateAccountResult>;
+
+  /** The account row as stored, merged or not. */
+  findAccount(accountId: string): Promise<AccountRecord | null>;
+
+  /** Follows merged_into to the surviving account. Throws on a loop or a chain longer than MAX_MERGE_DEPTH. */
+  resolveCanonicalAccount(accountId: string): Promise<AccountRecord | null>;
+
+  /** The canonical account that holds this identity. */
+  findAccountByIdentity(kind: IdentityKind, value: string): Promise<AccountRecord | null>;
+
+  /** Oldest first. */
+  listIdentities(accountId: string): Promise<IdentityRecord[]>;
+
+  addIdentity(input: NewIdentity & { readonly account_id: string }): Promise<AddIdentityResult>;
+
+  /**
+   * Unlinks one identity, never the account's last one. When the removed
+   * identity was the primary address, the oldest remaining address takes its
+   * place (or none); when no identity of the display kind remains, the display
+   * kind is cleared so the PROTOCOL.md §2 default applies.
+   */
+  removeIdentity(accountId: string, identityId: string, now: EpochMilliseconds): Promise<RemoveIdentityResult>;
+
+  updateAccount(accountId: string, patch: AccountPatch, now: EpochMilliseconds): Promise<AccountRecord | null>;
+
+  /**
+   * Merges `fromId` into `intoId` (resolved to its canonical account) in one
+   * transaction (PROTOCOL.md §2, INTERFACE.md states table):
+   * - every identity of `from` moves to `into`; accounts merged into `from`
+   *   earlier are repointed to `into`, so chains stay one step long;
+   * - `from.merged_into` is set; `into` adopts `from`'s display name and
+   *   primary address where its own are empty;
+   * - every session row of `from` is revoked;
+   * - each roster that had a live `from` row but no live `into` row gains a
+   *   row for `into` with the same creation, expiry and last-seen times, no
+   *   step-up claims (they are per account, PROTOCOL.md §6) and a token hash
+   *   that matches no JWT. So the roster shows the canonical account on the
+   *   next /me, and a switch to it re-mints (updateSessionToken) like any switch.
+   * A JWT issued for `from` stops working on the host at once; its holder
+   * signs in again and lands in the canonical account.
+   */
+  mergeAccounts(fromId: string, intoId: string, now: EpochMilliseconds): Promise<MergeResult>;
+
+  // ---- sessions and rosters (PROTOCOL.md §3) ----
+
+  /**
+   * Inserts a session row. For a roster row, in the same transaction, first
+   * revokes every unrevoked row of that (roster, account): expired ones (so
+   * the live-row unique index admits the new row) and a live one (a sign-in of
+   * an account already in the roster is a re-authentication, INTERFACE.md).
+   * Safe under concurrency: parallel inserts for one (roster, account) all
+   * succeed and leave exactly one live row, the last one committed.
+   * Throws when the account does not exist or has been merged.
+   */
+  insertSession(session: NewSession): Promise<SessionRecord>;
+
+  /** The live row holding this token hash (one indexed lookup). */
+  findLiveSessionByTokenHash(tokenHash: string, now: EpochMilliseconds): Promise<SessionRecord | null>;
+
+  /**
+   * The hot path of every authenticated request: the live row holding this
+   * token hash together with its account row (merged or not), in one query.
+   */
+  findLiveSessionWithAccount(tokenHash: string, now: EpochMilliseconds): Promise<RosterMemberRecord | null>;
+
+  /**
+   * GET /api/auth/me in one statement: the live row holding this token hash
+   * (`current`) and every live member of its roster, itself included, oldest
+   * first. A row without a roster comes back as its only member.
+   */
+  findLiveRosterByTokenHash(tokenHash: string, now: EpochMilliseconds): Promise<LiveRosterRecord | null>;
+
+  findLiveSessionInRoster(rosterId: string, accountId: string, now: EpochMilliseconds): Promise<SessionRecord | null>;
+
+  /** Every live row of the roster with its account, in the order they joined. */
+  listLiveRoster(rosterId: string, now: EpochMilliseconds): Promise<RosterMemberRecord[]>;
+
+  /**
+   * Points an unrevoked row at a newly minted JWT (switch, step-up, account
+   * edit) and optionally changes its step-up claims. Never changes expires_at.
+   * Null when the row is gone or revoked (e.g. a concurrent logout won).
+   */
+  updateSessionToken(jti: string, tokenHash: string, freshness?: SessionFreshness): Promise<SessionRecord | null>;
+
+  /** Sets last_seen_at of an unrevoked row; a no-op when it is already as recent. */
+  touchSession(jti: string, now: EpochMilliseconds): Promise<void>;
+
+  /** True when this call revoked the row. */
+  revokeSession(jti: string, now: EpochMilliseconds): Promise<boolean>;
+
+  /** Revokes the account's row(s) in one roster (logout scope=current). Returns the rows revoked. */
+  revokeAccountInRoster(rosterId: string, accountId: string, now: EpochMilliseconds): Promise<number>;
+
+  /** Revokes every row of the roster (logout scope=all). Returns the rows revoked. */
+  revokeRoster(rosterId: string, now: EpochMilliseconds): Promise<number>;
+
+  /** Revokes every row of the account, in every roster. Returns the rows revoked. */
+  revokeAllForAccount(accountId: string, now: EpochMilliseconds): Promise<number>;
+
+  // ---- challenge nonces (PROTOCOL.md §5) ----
+
+  /**
+   * Marks a nonce used. True for exactly one caller, ever (until the row is
+   * purged after `expiresAt`, when the challenge itself has expired). A nonce
+   * that has already expired is refused.
+   */
+  consumeNonce(nonce: string, expiresAt: EpochMilliseconds, now: EpochMilliseconds): Promise<boolean>;
+
+  // ---- settings and signing keys (PROTOCOL.md §1, §3) ----
+
+  /**
+   * The value of `key`; when absent, stores `create()` and returns it. Instances
+   * racing on an empty database all get the one value that was stored first.
+   */
+  getOrCreateSetting(key: string, create: () => string): Promise<string>;
+
+  getSetting(key: string): Promise<string | null>;
+
+  /** Every key, retired ones too, newest activation first. Publish the ones still in their overlap window. */
+  listSigningKeys(): Promise<SigningKeyRecord[]>;
+
+  /** The key that signs now: the newest unretired key whose activation has come. */
+  findActiveSigningKey(now: EpochMilliseconds): Promise<SigningKeyRecord | null>;
+
+  /** False when a key with this kid already exists (the same key, as kid is its thumbprint). */
+  insertSigningKey(key: NewSigningKey): Promise<boolean>;
+
+  /** True when this call retired the key. */
+  retireSigningKey(kid: string, at: EpochMilliseconds): Promise<boolean>;
+
+  // ---- e-mail codes (PROTOCOL.md §6) ----
+
+  /** Stores the code for its address, replacing (killing) an older one; attempts start at 0. */
+  putEmailCode(code: NewEmailCode): Promise<void>;
+
+  findEmailCode(email: string): Promise<EmailCodeRecord | null>;
+
+  /** Counts one wrong try atomically; returns the new count, or null when no code exists. */
+  incrementEmailCodeAttempts(email: string): Promise<number | null>;
+
+  /**
+   * Deletes the address's code. With `codeHash`, only if the stored code is
+   * that one. True for exactly one caller: the verifier that gets true has
+   * consumed the code (single use, PROTOCOL.md §6).
+   */
+  deleteEmailCode(email: string, codeHash?: string): Promise<boolean>;
+
+  // ---- Connect (PROTOCOL.md §6) ----
+
+  createConnectApp(app: NewConnectApp): Promise<ConnectAppRecord>;
+
+  /** Oldest first. */
+  listConnectApps(ownerAccountId: string): Promise<ConnectAppRecord[]>;
+
+  findConnectAppByKeyHash(keyHash: string): Promise<ConnectAppRecord | null>;
+
+  /** False when no such app belongs to the owner. */
+  rotateConnectAppKey(
+    appId: string,
+    ownerAccountId: string,
+    newKeyHash: string,
+    at: EpochMilliseconds,
+  ): Promise<boolean>;
+
+  /** False when no such app belongs to the owner. */
+  deleteConnectApp(appId: string, ownerAccountId: string): Promise<boolean>;
+
+  // ---- statistics (PROTOCOL.md §6 /api/family-stats) ----
+
+  /** Records `count` calls (default 1) of `kind` at `at`; callers batch them. */
+  recordAttestEvent(kind: AttestEventKind, at: EpochMilliseconds, count?: number): Promise<void>;
+
+  familyStats(now: EpochMilliseconds): Promise<FamilyStats>;
+
+  // ---- maintenance ----
+
+  /**
+   * Deletes: session rows revoked or expired longer than the retention ago,
+   * used nonces past expiry, e-mail codes past expiry, attestation events
+   * older than 48 hours.
+   */
+  purgeExpired(now: EpochMilliseconds, options?: PurgeOptions): Promise<PurgeCounts>;
+
+  /** Resolves when the database answers a trivial query (readiness). */
+  ping(): Promise<void>;
+
+  /** Closes the connection or pool. Safe to call twice. */
+  close(): Promise<void>;
+}

@@ -1,0 +1,227 @@
+/**
+ * The generic signed-challenge primitive over HTTP (INTERFACE.md "Signed
+ * challenge", PROTOCOL.md §5), on every engine: the exact message layout of
+ * GET /api/challenge, and POST /api/challenge for every address type and every
+ * failure code. It sets no cookie, touches no account and stores no nonce.
+ */
+import { randomBytes } from 'node:crypto';
+import type { FastifyInstance } from 'fastify';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { signBip322, signLegacy } from '../src/bitcoin/signer.js';
+import { newWallet, type Reply, type Wallet } from './support/auth-client.js';
+import { AuthHarness, expectError, forEachEngine, type TimedBrowser } from './support/auth-harness.js';
+import { CLOCK_START, SECOND } from './support/clock.js';
+
+const ACK = 'ack: I authorize this session under the OrangeCheck auth challenge.';
+const AUDIENCE = 'https://shop.example.org';
+const PURPOSE = 'attest';
+
+function challengeHttpSuite(engine: 'sqlite' | 'postgres'): void {
+  let harness: AuthHarness;
+  let app: FastifyInstance;
+  let client: TimedBrowser;
+
+  beforeAll(async () => {
+    harness = await AuthHarness.open(engine);
+    app = await harness.app();
+    client = harness.browser(app, 'https://shop.example.org');
+  });
+  afterAll(async () => {
+    await harness?.close();
+  });
+
+  async function issue(wallet: Wallet, params: Record<string, string> = { audience: AUDIENCE, purpose: PURPOSE }): Promise<Reply> {
+    const reply = await client.get(`/api/challenge?${new URLSearchParams({ addr: wallet.address, ...params })}`);
+    expect(reply.status, JSON.stringify(reply.body)).toBe(200);
+    return reply;
+  }
+
+  async function verify(body: Record<string, unknown>): Promise<Reply> {
+    const reply = await client.post('/api/challenge', body);
+    expect(reply.status, JSON.stringify(reply.body)).toBe(200);
+    expect(reply.setCookies, 'no cookie is set').toEqual([]);
+    return reply;
+  }
+
+  /** A challenge for `wallet`, signed by it (or by `signer`), as the POST body. */
+  async function signedProof(wallet: Wallet, sign: (message: string) => string = (message) => signBip322({ privateKey: wallet.privateKey, address: wallet.address, message })) {
+    const { body } = await issue(wallet);
+    return { message: body.message as string, signature: sign(body.message), expectedNonce: body.nonce as string, expectedAudience: AUDIENCE, expectedPurpose: PURPOSE };
+  }
+
+  async function expectUntouched(): Promise<void> {
+    const stats = await harness.store.familyStats(harness.clock.ms);
+    expect(stats.accounts.total, 'no account was created').toBe(0);
+    expect(stats.sessions.active, 'no session was created').toBe(0);
+  }
+
+  describe('GET /api/challenge', () => {
+    it('builds the exact message of PROTOCOL.md §5: lines, order, trailing LF, times to the second', async () => {
+      harness.clock.set(CLOCK_START); // 2026-03-01T12:34:56.789Z
+      const wallet = newWallet();
+      const reply = await issue(wallet);
+      expect(reply.headers['cache-control']).toBe('no-store');
+      expect(reply.headers['access-control-allow-origin']).toBe('*');
+      expect(Object.keys(reply.body).sort()).toEqual(['expiresAt', 'message', 'nonce']);
+      const { message, nonce, expiresAt } = reply.body;
+      expect(nonce).toMatch(/^[0-9a-f]{32}$/);
+      expect(message).toBe(
+        [
+          'orangecheck-auth',
+          `address: ${wallet.address}`,
+          `nonce: ${nonce}`,
+          'issued_at: 2026-03-01T12:34:56Z',
+          'expires_at: 2026-03-01T12:39:56Z',
+          ACK,
+          `audience: ${AUDIENCE}`,
+          `purpose: ${PURPOSE}`,
+          '',
+        ].join('\n'),
+      );
+      expect(message).not.toContain('\r');
+      // INTERFACE.md Challenge: ISO 8601 UTC with milliseconds, the same instant as expires_at.
+      expect(expiresAt).toBe('2026-03-01T12:39:56.000Z');
+    });
+
+    it('leaves out audience and purpose when not given, and keeps their order when one is', async () => {
+      harness.clock.set(CLOCK_START);
+      const wallet = newWallet('p2tr');
+      const bare = (await issue(wallet, {})).body;
+      expect(bare.message).toBe(
+        ['orangecheck-auth', `address: ${wallet.address}`, `nonce: ${bare.nonce}`, 'issued_at: 2026-03-01T12:34:56Z', 'expires_at: 2026-03-01T12:39:56Z', ACK, ''].join('\n'),
+      );
+      const purposeOnly = (await issue(wallet, { purpose: 'login' })).body;
+      expect(purposeOnly.message.split('\n').slice(5)).toEqual([ACK, 'purpose: login', '']);
+      const audienceOnly = (await issue(wallet, { audience: AUDIENCE })).body;
+      expect(audienceOnly.message.split('\n').slice(5)).toEqual([ACK, `audience: ${AUDIENCE}`, '']);
+      // The nonce binds the fields: each variant has its own.
+      expect(new Set([bare.nonce, purposeOnly.nonce, audienceOnly.nonce]).size).toBe(3);
+    });
+
+    it('honours ttl from 30 to 3600 seconds', async () => {
+      harness.clock.set(CLOCK_START);
+      const wallet = newWallet();
+      for (const [ttl, expires] of [
+        ['30', '2026-03-01T12:35:26'],
+        ['60', '2026-03-01T12:35:56'],
+        ['3600', '2026-03-01T13:34:56'],
+      ] as const) {
+        const { body } = await issue(wallet, { audience: AUDIENCE, ttl });
+        expect(body.message).toContain(`\nissued_at: 2026-03-01T12:34:56Z\nexpires_at: ${expires}Z\n`);
+        expect(body.expiresAt).toBe(`${expires}.000Z`);
+      }
+    });
+
+    it('issues a new nonce each second', async () => {
+      const wallet = newWallet();
+      const first = (await issue(wallet)).body;
+      harness.clock.advance(SECOND);
+      const second = (await issue(wallet)).body;
+      expect(second.nonce).not.toBe(first.nonce);
+    });
+  });
+
+  describe('POST /api/challenge', () => {
+    it.each([
+      ['P2WPKH', 'p2wpkh', undefined],
+      ['P2TR', 'p2tr', undefined],
+      ['P2SH-P2WPKH', 'p2sh-p2wpkh', undefined],
+      ['P2PKH (BIP-322 full)', 'p2pkh', undefined],
+      ['P2WPKH (BIP-322 full)', 'p2wpkh', 'full'],
+      ['P2PKH (legacy signmessage)', 'p2pkh', 'legacy'],
+    ] as const)('verifies a %s proof: {ok: true, address}', async (_name, type, form) => {
+      const wallet = newWallet(type);
+      const proof = await signedProof(wallet, (message) =>
+        form === 'legacy' ? signLegacy(wallet.privateKey, message) : signBip322({ privateKey: wallet.privateKey, address: wallet.address, message, ...(form ? { form } : {}) }),
+      );
+      const reply = await verify(proof);
+      expect(reply.body).toEqual({ ok: true, address: wallet.address });
+      expect(reply.headers['access-control-allow-origin']).toBe('*');
+      await expectUntouched();
+    });
+
+    it('does not consume the nonce: the same proof verifies twice (the caller prevents replay)', async () => {
+      const wallet = newWallet();
+      const proof = await signedProof(wallet);
+      expect((await verify(proof)).body).toEqual({ ok: true, address: wallet.address });
+      expect((await verify(proof)).body).toEqual({ ok: true, address: wallet.address });
+      await expectUntouched();
+    });
+
+    it('verifies a login challenge without consuming it for sign-in', async () => {
+      const wallet = newWallet();
+      const proof = await signedProof(wallet);
+      const login = await client.prove(wallet, 'login');
+      expect(
+        (await verify({ message: login.message, signature: login.signature, expectedNonce: login.nonce, expectedAudience: client.origin, expectedPurpose: 'login' })).body,
+      ).toEqual({ ok: true, address: wallet.address });
+      expect(proof.expectedNonce).not.toBe(login.nonce);
+      await expectUntouched();
+    });
+
+    const failures: Array<[string, (wallet: Wallet) => Promise<Record<string, unknown>>]> = [
+      ['decode_error', async (wallet) => ({ ...(await signedProof(wallet)), message: 'hello world' })],
+      ['decode_error', async (wallet) => {
+        const proof = await signedProof(wallet);
+        return { ...proof, message: proof.message.replace(/\n/g, '\r\n') };
+      }],
+      ['decode_error', async (wallet) => {
+        const proof = await signedProof(wallet);
+        return { ...proof, message: proof.message.slice(0, -1) };
+      }],
+      ['nonce_mismatch', async (wallet) => ({ ...(await signedProof(wallet)), expectedNonce: randomBytes(16).toString('hex') })],
+      ['nonce_mismatch', async (wallet) => {
+        // A message the client wrote itself, with its own nonce: not our MAC.
+        const proof = await signedProof(wallet);
+        const nonce = randomBytes(16).toString('hex');
+        const message = proof.message.replace(/^nonce: [0-9a-f]{32}$/m, `nonce: ${nonce}`);
+        return { ...proof, message, expectedNonce: nonce, signature: signBip322({ privateKey: wallet.privateKey, address: wallet.address, message }) };
+      }],
+      ['nonce_mismatch', async (wallet) => {
+        // A field changed after issue: the MAC no longer matches.
+        const proof = await signedProof(wallet);
+        const message = proof.message.replace(`audience: ${AUDIENCE}`, 'audience: https://other.example');
+        return { ...proof, message, expectedAudience: 'https://other.example' };
+      }],
+      ['expired', async (wallet) => {
+        const { body } = await issue(wallet, { audience: AUDIENCE, purpose: PURPOSE, ttl: '30' });
+        const proof = { message: body.message, signature: signBip322({ privateKey: wallet.privateKey, address: wallet.address, message: body.message }), expectedNonce: body.nonce, expectedAudience: AUDIENCE, expectedPurpose: PURPOSE };
+        harness.clock.advance(30 * SECOND);
+        return proof;
+      }],
+      ['aud_mismatch', async (wallet) => ({ ...(await signedProof(wallet)), expectedAudience: 'https://other.example' })],
+      ['aud_mismatch', async (wallet) => ({ ...(await signedProof(wallet)), expectedAudience: undefined })],
+      ['purpose_mismatch', async (wallet) => ({ ...(await signedProof(wallet)), expectedPurpose: 'login' })],
+      ['sig_invalid', async (wallet) => {
+        const thief = newWallet();
+        return signedProof(wallet, (message) => signBip322({ privateKey: thief.privateKey, address: thief.address, message }));
+      }],
+      ['sig_invalid', async (wallet) => ({ ...(await signedProof(wallet)), signature: 'not base64 at all!' })],
+    ];
+
+    it.each(failures)('fails with %s as {ok: false, reason: "invalid_challenge", codes} and HTTP 200', async (code, build) => {
+      const wallet = newWallet();
+      const reply = await verify(await build(wallet));
+      expect(reply.body).toEqual({ ok: false, reason: 'invalid_challenge', codes: [code] });
+      await expectUntouched();
+    });
+
+    it('runs the checks in the order of PROTOCOL.md §5', async () => {
+      const wallet = newWallet();
+      const { body } = await issue(wallet, { audience: AUDIENCE, purpose: PURPOSE, ttl: '30' });
+      harness.clock.advance(31 * SECOND);
+      const everythingWrong = { message: body.message, signature: 'AAAA', expectedNonce: body.nonce, expectedAudience: 'https://x.example', expectedPurpose: 'nope' };
+      expect((await verify(everythingWrong)).body.codes).toEqual(['expired']);
+      expect((await verify({ ...everythingWrong, expectedNonce: '0'.repeat(32) })).body.codes).toEqual(['nonce_mismatch']);
+      expect((await verify({ ...everythingWrong, message: `${body.message}x` })).body.codes).toEqual(['decode_error']);
+    });
+
+    it('refuses a malformed body with 400, not a verification result', async () => {
+      expectError(await client.post('/api/challenge', { message: 'm' }), 400, 'bad_request');
+      expectError(await client.post('/api/challenge', { message: 'm', signature: 's', expectedNonce: 'n', expectedAudience: 5 }), 400, 'bad_request');
+      await expectUntouched();
+    });
+  });
+}
+
+await forEachEngine('the signed challenge over HTTP', challengeHttpSuite);

@@ -1,0 +1,101 @@
+import { readFileSync } from 'node:fs';
+import { describe, expect, it } from 'vitest';
+import { ConfigError, loadConfig, originMatches } from '../src/config.js';
+import { VERSION } from '../src/version.js';
+
+describe('loadConfig', () => {
+  it('gives a working service with no settings at all (PROTOCOL.md §1)', () => {
+    const config = loadConfig({});
+    expect(config.port).toBe(8787);
+    expect(config.host).toBe('127.0.0.1');
+    expect(config.publicUrl).toBe('http://localhost:8787');
+    expect(config.databaseUrl).toBe('sqlite:./data/oc.sqlite');
+    expect(config.bitcoinNetwork).toBe('mainnet');
+    expect(config.esploraUrls).toEqual(['https://mempool.space/api', 'https://blockstream.info/api']);
+    expect(config.nostrRelays).toEqual(['wss://relay.damus.io', 'wss://nos.lol', 'wss://relay.primal.net']);
+    expect(config.familyOrigins).toEqual(['http://localhost:8787']);
+    expect(config.rateLimits).toEqual({ readPerMinute: 60, authPerMinute: 20, otpPerHour: 5, contactPerHour: 5 });
+    expect(config.minConfirmations).toBe(1);
+    expect(Object.isFrozen(config)).toBe(true);
+  });
+
+  it('derives family origins from the cookie domain', () => {
+    const config = loadConfig({ PUBLIC_URL: 'https://auth.example.com', COOKIE_DOMAIN: '.example.com' });
+    expect(config.familyOrigins).toEqual(['https://auth.example.com', 'https://*.example.com', 'https://example.com']);
+    expect(config.publicOrigin).toBe('https://auth.example.com');
+  });
+
+  it('picks per-network Esplora defaults', () => {
+    expect(loadConfig({ BITCOIN_NETWORK: 'signet' }).esploraUrls[0]).toBe('https://mempool.space/signet/api');
+  });
+
+  it.each([
+    ['PORT', 'eighty'],
+    ['PORT', '70000'],
+    ['PUBLIC_URL', 'not a url'],
+    ['PUBLIC_URL', 'ftp://example.com'],
+    ['COOKIE_DOMAIN', 'exa mple'],
+    ['FAMILY_ORIGINS', 'https://example.com/path'],
+    ['DATABASE_URL', 'mysql://x'],
+    ['REDIS_URL', 'http://x'],
+    ['BITCOIN_NETWORK', 'litecoin'],
+    ['ESPLORA_URLS', 'not-a-url'],
+    ['NOSTR_RELAYS', 'https://relay.example.com'],
+    ['MIN_CONFIRMATIONS', '0'],
+    ['OC_SERVER_SECRET', 'abcd'],
+    ['OC_AUTH_PRIVATE_JWK', '{"kty":"RSA"}'],
+    ['TRUST_PROXY', 'maybe'],
+    ['RATE_LIMIT_READ_PER_MIN', '-1'],
+  ])('rejects a bad %s naming the variable', (variable, value) => {
+    let thrown: unknown;
+    try {
+      loadConfig({ [variable]: value });
+    } catch (error) {
+      thrown = error;
+    }
+    expect(thrown).toBeInstanceOf(ConfigError);
+    expect((thrown as ConfigError).variable).toBe(variable);
+    expect((thrown as Error).message).toContain(variable);
+  });
+
+  it('configures identity providers from OAUTH_<NAME>_* variables', () => {
+    const config = loadConfig({
+      OAUTH_GITHUB_CLIENT_ID: 'id',
+      OAUTH_GITHUB_CLIENT_SECRET: 'secret',
+      OAUTH_ACME_CLIENT_ID: 'id2',
+      OAUTH_ACME_CLIENT_SECRET: 'secret2',
+      OAUTH_ACME_ISSUER: 'https://login.acme.test/',
+      OAUTH_HALF_CLIENT_ID: 'only an id',
+    });
+    expect(config.oauthProviders.map((provider) => [provider.id, provider.issuer])).toEqual([
+      ['acme', 'https://login.acme.test'],
+      ['github', undefined],
+    ]);
+    expect(() => loadConfig({ OAUTH_OTHER_CLIENT_ID: 'a', OAUTH_OTHER_CLIENT_SECRET: 'b' })).toThrow(/OAUTH_OTHER_ISSUER/);
+  });
+
+  it('accepts secrets as hex or base64url', () => {
+    const hex = 'ab'.repeat(32);
+    expect(loadConfig({ OC_SERVER_SECRET: hex }).serverSecret).toHaveLength(32);
+    expect(loadConfig({ OC_SERVER_SECRET: Buffer.alloc(40, 7).toString('base64url') }).serverSecret).toHaveLength(40);
+  });
+});
+
+describe('originMatches', () => {
+  it('matches exact origins and one wildcard label', () => {
+    expect(originMatches('https://*.example.com', 'https://app.example.com')).toBe(true);
+    expect(originMatches('https://*.example.com', 'https://a.b.example.com')).toBe(true);
+    expect(originMatches('https://*.example.com', 'https://example.com')).toBe(false);
+    expect(originMatches('https://*.example.com', 'https://evilexample.com')).toBe(false);
+    expect(originMatches('https://*.example.com', 'http://app.example.com')).toBe(false);
+    expect(originMatches('https://*.example.com', 'https://app.example.com.evil.net')).toBe(false);
+    expect(originMatches('https://app.example.com', 'https://app.example.com')).toBe(true);
+  });
+});
+
+describe('version', () => {
+  it('matches package.json', () => {
+    const pkg = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version: string };
+    expect(VERSION).toBe(pkg.version);
+  });
+});

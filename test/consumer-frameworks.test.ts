@@ -1,0 +1,119 @@
+/**
+ * The consumer middleware inside the real frameworks (Express 5 and Hono 4,
+ * development dependencies only): a session from a cookie or a Bearer token,
+ * the valid one of two `oc_session` cookies, and the two guards.
+ */
+import type { AddressInfo } from 'node:net';
+import { createServer, type Server } from 'node:http';
+import express from 'express';
+import { Hono } from 'hono';
+import { exportJWK, generateKeyPair, SignJWT, type CryptoKey } from 'jose';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import * as forExpress from '../packages/verify/src/express.js';
+import * as forHono from '../packages/verify/src/hono.js';
+
+const ISSUER = 'https://auth.example.com';
+const SUB = '0123456789abcdef0123456789abcdef';
+let privateKey: CryptoKey;
+let publicJwk: Record<string, unknown>;
+
+async function token(claims: Record<string, unknown> = {}): Promise<string> {
+  const now = Math.floor(Date.now() / 1000);
+  return new SignJWT({ did_oc: `did:oc:${SUB}`, ...claims })
+    .setProtectedHeader({ alg: 'EdDSA', typ: 'JWT', kid: 'test' })
+    .setIssuer(ISSUER)
+    .setSubject(SUB)
+    .setJti('f'.repeat(32))
+    .setIssuedAt(now)
+    .setExpirationTime(now + 3600)
+    .sign(privateKey);
+}
+
+beforeAll(async () => {
+  const pair = await generateKeyPair('EdDSA', { crv: 'Ed25519', extractable: true });
+  privateKey = pair.privateKey;
+  publicJwk = { ...(await exportJWK(pair.publicKey)), kid: 'test', alg: 'EdDSA', use: 'sig' };
+});
+
+describe('Express 5', () => {
+  let server: Server;
+  let base: string;
+
+  beforeAll(async () => {
+    const app = express();
+    app.use(forExpress.ocSession({ publicJwk, issuer: ISSUER }));
+    app.get('/whoami', (request, response) => {
+      response.json({ did: request.ocSession?.did_oc ?? null });
+    });
+    app.get('/private', forExpress.requireSession(), (request, response) => {
+      response.json({ did: request.ocSession?.did_oc });
+    });
+    app.post('/payout', forExpress.requireFreshSudo(300), (_request, response) => {
+      response.json({ ok: true });
+    });
+    server = createServer(app);
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  });
+  afterAll(async () => {
+    await new Promise((resolve) => server.close(resolve));
+  });
+
+  it('puts the session from a cookie or a Bearer token on the request', async () => {
+    const jwt = await token();
+    expect(await (await fetch(`${base}/whoami`, { headers: { cookie: `theme=dark; oc_session=${jwt}` } })).json()).toEqual({ did: `did:oc:${SUB}` });
+    expect(await (await fetch(`${base}/whoami`, { headers: { authorization: `Bearer ${jwt}` } })).json()).toEqual({ did: `did:oc:${SUB}` });
+    expect(await (await fetch(`${base}/whoami`)).json()).toEqual({ did: null });
+  });
+
+  it('picks the valid one of two oc_session cookies', async () => {
+    const jwt = await token();
+    const reply = await fetch(`${base}/private`, { headers: { cookie: `oc_session=not.a.token; oc_session=${jwt}` } });
+    expect(reply.status).toBe(200);
+  });
+
+  it('requireSession and requireFreshSudo answer 401 with the documented codes', async () => {
+    const anonymous = await fetch(`${base}/private`);
+    expect(anonymous.status).toBe(401);
+    expect(await anonymous.json()).toEqual({ ok: false, error: 'not_authenticated', reason: 'not_authenticated' });
+    const stale = await fetch(`${base}/payout`, { method: 'POST', headers: { cookie: `oc_session=${await token({ sudo_at: Math.floor(Date.now() / 1000) - 3600 })}` } });
+    expect(stale.status).toBe(401);
+    expect(((await stale.json()) as { error: string }).error).toBe('sudo_required');
+    const fresh = await fetch(`${base}/payout`, { method: 'POST', headers: { cookie: `oc_session=${await token({ sudo_at: Math.floor(Date.now() / 1000) - 10 })}` } });
+    expect(fresh.status).toBe(200);
+  });
+});
+
+describe('Hono 4', () => {
+  const app = new Hono<{ Variables: forHono.OcSessionVariables }>();
+  beforeAll(() => {
+    app.use('*', forHono.ocSession({ publicJwk, issuer: ISSUER }));
+    app.get('/whoami', (c) => c.json({ did: c.get('ocSession')?.did_oc ?? null }));
+    app.get('/private', forHono.requireSession(), (c) => c.json({ did: c.get('ocSession')?.did_oc }));
+    app.post('/payout', forHono.requireFreshSudo(300), (c) => c.json({ ok: true }));
+  });
+
+  it('puts the session from a cookie or a Bearer token on the context', async () => {
+    const jwt = await token();
+    expect(await (await app.request('/whoami', { headers: { cookie: `oc_session=${jwt}` } })).json()).toEqual({ did: `did:oc:${SUB}` });
+    expect(await (await app.request('/whoami', { headers: { authorization: `Bearer ${jwt}` } })).json()).toEqual({ did: `did:oc:${SUB}` });
+    expect(await (await app.request('/whoami')).json()).toEqual({ did: null });
+  });
+
+  it('refuses a token with a tampered payload', async () => {
+    const [header, , signature] = (await token()).split('.');
+    const forged = `${header}.${Buffer.from(JSON.stringify({ sub: SUB, did_oc: `did:oc:${SUB}`, iss: ISSUER, jti: 'x', exp: 9_999_999_999 })).toString('base64url')}.${signature}`;
+    expect((await app.request('/private', { headers: { cookie: `oc_session=${forged}` } })).status).toBe(401);
+  });
+
+  it('requireSession and requireFreshSudo answer 401 with the documented codes', async () => {
+    const anonymous = await app.request('/private');
+    expect(anonymous.status).toBe(401);
+    expect(await anonymous.json()).toEqual({ ok: false, error: 'not_authenticated', reason: 'not_authenticated' });
+    const stale = await app.request('/payout', { method: 'POST', headers: { authorization: `Bearer ${await token()}` } });
+    expect(stale.status).toBe(401);
+    expect(((await stale.json()) as { error: string }).error).toBe('sudo_required');
+    const fresh = await app.request('/payout', { method: 'POST', headers: { authorization: `Bearer ${await token({ sudo_at: Math.floor(Date.now() / 1000) })}` } });
+    expect(fresh.status).toBe(200);
+  });
+});

@@ -1,0 +1,507 @@
+/**
+ * The sign-in and account pages in a real browser:
+ * Debian's headless Chromium driven by playwright-core, against the real app
+ * on a loopback port with a real SMTP server and a real OpenID provider
+ * (STYLE.md "Tests": real parts over mocks).
+ *
+ * The scenarios run in order in one browser context, like one person at one
+ * browser: e-mail code sign-in (by keyboard), adding a BIP-322 account,
+ * switching, signing out of one account and then of all, a provider sign-in,
+ * a step-up before removing an identity; then a wallet extension, and the
+ * error notices.
+ *
+ * Chromium: `scripts/ensure-chromium.sh` installs it. Without it the suite
+ * skips with a message, except under `CI=true`, where it fails.
+ * `UPDATE_SCREENSHOTS=1` writes docs/screenshots/*.png.
+ */
+import { randomBytes } from 'node:crypto';
+import { existsSync, mkdirSync } from 'node:fs';
+import { createServer, type AddressInfo } from 'node:net';
+import { fileURLToPath } from 'node:url';
+import type { FastifyInstance } from 'fastify';
+import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { signBip322 } from '../src/bitcoin/signer.js';
+import { loadConfig } from '../src/config.js';
+import { buildApp } from '../src/http/app.js';
+import { PAGE_CSP } from '../src/http/pages.js';
+import { newWallet, type Wallet } from './support/auth-client.js';
+import { startOidcProvider, type TestOidcProvider } from './support/oidc-provider.js';
+import { extractCode, startSmtpServer, type TestSmtpServer } from './support/smtp-server.js';
+
+const CHROMIUM_PATH = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
+const HAVE_CHROMIUM = existsSync(CHROMIUM_PATH);
+const IN_CI = process.env.CI === 'true';
+const UPDATE_SCREENSHOTS = process.env.UPDATE_SCREENSHOTS === '1';
+const SCREENSHOT_DIR = fileURLToPath(new URL('../docs/screenshots/', import.meta.url));
+const CHROMIUM_ARGS = [
+  '--headless',
+  '--no-sandbox',
+  '--disable-gpu',
+  '--disable-quic',
+  '--no-first-run',
+  '--disable-background-networking',
+  '--disable-component-update',
+  '--disable-sync',
+];
+const DESKTOP = { width: 1280, height: 900 };
+
+/**
+ * The browser globals that the in-page callbacks touch (the project's
+ * tsconfig has no DOM lib). Callbacks cast `globalThis` to it; the cast is
+ * erased before playwright serialises them.
+ */
+interface InPage {
+  document: {
+    activeElement: { id: string; textContent: string | null } | null;
+    cookie: string;
+    documentElement: { scrollWidth: number };
+    body: { append(node: unknown): void };
+    createElement(tag: 'script'): { textContent: string };
+    addEventListener(type: 'securitypolicyviolation', listener: (event: { violatedDirective: string; blockedURI: string }) => void): void;
+  };
+  inlineRan?: boolean;
+  unisat?: unknown;
+  ocTestSignBip322?: (message: string, type: string) => Promise<string>;
+}
+
+if (!HAVE_CHROMIUM && !IN_CI) {
+  console.warn(`e2e-browser: skipped: ${CHROMIUM_PATH} is missing (run scripts/ensure-chromium.sh as root to install Debian's chromium)`);
+}
+
+/** A port that was free a moment ago: PUBLIC_URL must name it before the app is built. */
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const probe = createServer();
+    probe.once('error', reject);
+    probe.listen(0, '127.0.0.1', () => {
+      const { port } = probe.address() as AddressInfo;
+      probe.close(() => resolve(port));
+    });
+  });
+}
+
+// Under CI the browser suite must run: a missing Chromium is a failed test, not a skip.
+if (!HAVE_CHROMIUM && IN_CI) {
+  it('has Chromium to drive (CI=true)', () => {
+    throw new Error(`e2e-browser: ${CHROMIUM_PATH} is missing and CI=true; run scripts/ensure-chromium.sh before the tests`);
+  });
+}
+
+describe.skipIf(!HAVE_CHROMIUM)('pages in headless Chromium', () => {
+  const emailAccount = 'ada@example.org';
+  const oidcAccount = { sub: 'e2e-user-1', email: 'alice@example.org', emailVerified: true, name: 'Alice Example' };
+  let wallet: Wallet;
+  let smtp: TestSmtpServer;
+  let op: TestOidcProvider;
+  let app: FastifyInstance;
+  let browser: Browser;
+  let context: BrowserContext;
+  let page: Page;
+  let base: string;
+  /** Console errors and CSP violations of every page, checked after each flow. */
+  const problems: string[] = [];
+
+  function watch(target: Page): void {
+    target.on('console', (message) => {
+      // Chromium logs every answer >= 400 as "Failed to load resource"; API
+      // refusals (a 401 from /me when signed out) are expected and shown on
+      // the page, so page resources are checked through their responses below.
+      if (/^Failed to load resource: the server responded with a status of/.test(message.text())) return;
+      if (message.type() === 'error' || /Content Security Policy/i.test(message.text())) problems.push(`console: ${message.text()}`);
+    });
+    target.on('pageerror', (error) => problems.push(`pageerror: ${error.message}`));
+    target.on('response', (response) => {
+      const url = new URL(response.url());
+      if (url.origin === base && !url.pathname.startsWith('/api/') && response.status() >= 400) {
+        problems.push(`response: ${response.status()} ${url.pathname}`);
+      }
+    });
+  }
+
+  /** Every page reports CSP violations to the console, where {@link watch} sees them. */
+  async function newWatchedContext(): Promise<BrowserContext> {
+    const created = await browser.newContext({ baseURL: base, viewport: DESKTOP, locale: 'en-GB', timezoneId: 'UTC' });
+    await created.addInitScript(() => {
+      (globalThis as unknown as InPage).document.addEventListener('securitypolicyviolation', (event) => {
+        console.error(`CSP violation: ${event.violatedDirective} ${event.blockedURI}`);
+      });
+    });
+    return created;
+  }
+
+  /** The whole page, or only the viewport (a modal dialog's backdrop covers only the viewport). */
+  async function screenshot(target: Page, name: string, fullPage = true): Promise<void> {
+    if (!UPDATE_SCREENSHOTS) return;
+    mkdirSync(SCREENSHOT_DIR, { recursive: true });
+    await target.screenshot({ path: `${SCREENSHOT_DIR}${name}`, fullPage });
+  }
+
+  async function activeElementId(target: Page): Promise<string | undefined> {
+    return target.evaluate(() => (globalThis as unknown as InPage).document.activeElement?.id);
+  }
+
+  /** The newest mail to `to`, after `since` mails had arrived. */
+  async function codeFor(to: string, since: number): Promise<string> {
+    const mail = await smtp.waitForMessage((candidate) => candidate.envelope.to.includes(to) && smtp.messages().indexOf(candidate) >= since, 10_000);
+    return extractCode(mail);
+  }
+
+  async function rosterNames(target: Page): Promise<string[]> {
+    return target.locator('#roster .item-title').allTextContents();
+  }
+
+  async function noHorizontalScroll(target: Page, width: number): Promise<void> {
+    await target.setViewportSize({ width, height: 800 });
+    const scrollWidth = await target.evaluate(() => (globalThis as unknown as InPage).document.documentElement.scrollWidth);
+    expect(scrollWidth, `page is wider than ${width} px`).toBeLessThanOrEqual(width);
+  }
+
+  function expectNoProblems(): void {
+    expect(problems).toEqual([]);
+  }
+
+  beforeAll(async () => {
+    wallet = newWallet('p2wpkh');
+    smtp = await startSmtpServer();
+    const port = await freePort();
+    // localhost, not 127.0.0.1: browsers accept the Secure cookie on http://localhost.
+    base = `http://localhost:${port}`;
+    const clientSecret = randomBytes(24).toString('hex');
+    op = await startOidcProvider({
+      clientId: 'oc-e2e',
+      clientSecret,
+      redirectUri: `${base}/api/auth/acme/callback`,
+      account: oidcAccount,
+    });
+    app = await buildApp(
+      loadConfig({
+        PORT: String(port),
+        PUBLIC_URL: base,
+        DATABASE_URL: 'sqlite::memory:',
+        LOG_LEVEL: 'silent',
+        NOSTR_RELAYS: 'ws://127.0.0.1:9',
+        ESPLORA_URLS: 'http://127.0.0.1:9',
+        SMTP_URL: smtp.url,
+        MAIL_FROM: 'oc-host <no-reply@localhost>',
+        OAUTH_ACME_CLIENT_ID: 'oc-e2e',
+        OAUTH_ACME_CLIENT_SECRET: clientSecret,
+        OAUTH_ACME_ISSUER: op.issuer,
+        // One loopback IP does the whole flow; the limits have their own tests.
+        RATE_LIMIT_AUTH_PER_MIN: '1000',
+        RATE_LIMIT_READ_PER_MIN: '1000',
+        RATE_LIMIT_OTP_PER_HOUR: '100',
+      }),
+      { logger: false },
+    );
+    await app.listen({ port, host: '127.0.0.1' });
+    browser = await chromium.launch({ executablePath: CHROMIUM_PATH, args: CHROMIUM_ARGS });
+    context = await newWatchedContext();
+    page = await context.newPage();
+    watch(page);
+  });
+
+  afterAll(async () => {
+    await browser?.close();
+    await app?.close();
+    await op?.close();
+    await smtp?.close();
+  });
+
+  it('serves /signin with a strict CSP, security headers and no inline script or style', async () => {
+    const response = await page.goto('/signin');
+    expect(response?.status()).toBe(200);
+    const headers = response!.headers();
+    expect(headers['content-type']).toBe('text/html; charset=utf-8');
+    expect(headers['content-security-policy']).toBe(PAGE_CSP);
+    expect(headers['content-security-policy']).not.toMatch(/unsafe-inline/);
+    expect(headers['x-content-type-options']).toBe('nosniff');
+    expect(headers['referrer-policy']).toBe('no-referrer');
+    await expect.poll(() => page.getByRole('link', { name: 'Continue with Acme' }).isVisible()).toBe(true);
+
+    expect(await page.locator('script:not([src])').count()).toBe(0);
+    expect(await page.locator('style').count()).toBe(0);
+    expect(await page.locator('[style]').count()).toBe(0);
+    expect(await page.locator('main h1').textContent()).toBe('Sign in');
+    for (const label of ['Bitcoin address', 'E-mail address']) expect(await page.getByLabel(label, { exact: true }).count()).toBe(1);
+
+    const script = await page.request.get('/assets/signin.js');
+    expect(script.status()).toBe(200);
+    expect(script.headers()['content-type']).toBe('text/javascript; charset=utf-8');
+    expect(script.headers()['cache-control']).toBe('public, max-age=300');
+    expect(script.headers()['x-content-type-options']).toBe('nosniff');
+    const etag = script.headers()['etag'];
+    expect((await page.request.get('/assets/signin.js', { headers: { 'if-none-match': etag! } })).status()).toBe(304);
+    expect((await page.request.get('/assets/app.css')).headers()['content-type']).toBe('text/css; charset=utf-8');
+    for (const path of ['/assets/nope.js', '/assets/..%2Fhttp%2Fpages.ts', '/assets/signin.html', '/assets/%2e%2e%2f%2e%2e%2fpackage.json']) {
+      expect((await page.request.get(path)).status(), path).toBe(404);
+    }
+    // The pages are not API routes: they stay out of the OpenAPI document.
+    const openapi = (await (await page.request.get('/api/openapi')).json()) as { paths: Record<string, unknown> };
+    expect(Object.keys(openapi.paths).filter((path) => /^\/(signin|account|assets)/.test(path))).toEqual([]);
+
+    await screenshot(page, 'signin.png');
+    expectNoProblems();
+  });
+
+  it('reports a CSP violation when something inline sneaks in (the watch above can fail)', async () => {
+    const probe = await context.newPage();
+    const seen: string[] = [];
+    probe.on('console', (message) => seen.push(message.text()));
+    await probe.goto('/signin');
+    const ran = await probe.evaluate(async () => {
+      const scope = globalThis as unknown as InPage;
+      const script = scope.document.createElement('script');
+      script.textContent = 'window.inlineRan = true;';
+      scope.document.body.append(script);
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      return scope.inlineRan === true;
+    });
+    expect(ran).toBe(false);
+    expect(seen.some((text) => /CSP violation: script-src/.test(text))).toBe(true);
+    await probe.close();
+  });
+
+  it('/account without a session redirects to /signin?return_to=/account', async () => {
+    const response = await page.goto('/account');
+    expect(new URL(page.url()).pathname + new URL(page.url()).search).toBe('/signin?return_to=/account');
+    expect(response?.headers()['content-security-policy']).toBe(PAGE_CSP);
+    expect(await page.locator('body').getAttribute('data-return-to')).toBe('/account');
+    expectNoProblems();
+  });
+
+  it('(1) signs in with an e-mail code, by keyboard only, and lands on /account', async () => {
+    await page.goto('/signin?return_to=/account');
+    // The first Tab reaches the skip link.
+    await page.keyboard.press('Tab');
+    expect(await page.evaluate(() => (globalThis as unknown as InPage).document.activeElement?.textContent)).toBe('Skip to main content');
+    await page.getByLabel('E-mail address').focus();
+    await page.keyboard.type(emailAccount);
+    await page.keyboard.press('Tab');
+    expect(await page.evaluate(() => (globalThis as unknown as InPage).document.activeElement?.textContent)).toBe('Send code');
+    const mailsBefore = smtp.messages().length;
+    await page.keyboard.press('Enter');
+    // Focus moves to the code field once the code is sent.
+    await expect.poll(() => activeElementId(page)).toBe('email-code');
+    await expect.poll(() => page.locator('#page-status').textContent()).toBe(`Code sent to ${emailAccount}.`);
+    const code = await codeFor(emailAccount, mailsBefore);
+
+    // A wrong code first: a clear sentence in the alert region, focus stays on the field.
+    await page.keyboard.type(code === '000000' ? '111111' : '000000');
+    await page.keyboard.press('Enter');
+    await expect.poll(() => page.locator('#email-error').textContent()).toMatch(/That code is not right/);
+    expect(await page.locator('#email-code').getAttribute('aria-invalid')).toBe('true');
+    expect(await activeElementId(page)).toBe('email-code');
+
+    await page.keyboard.press('ControlOrMeta+A');
+    await page.keyboard.type(code);
+    await page.keyboard.press('Enter');
+    await page.waitForURL(`${base}/account`);
+    await expect.poll(() => page.locator('#active-heading-name').textContent()).toBe(emailAccount);
+    expect(await page.locator('#active-did').textContent()).toMatch(/^did:oc:[0-9a-f]{32}$/);
+    expect(await page.locator('#roster-empty').isVisible()).toBe(true);
+    expect(await rosterNames(page)).toEqual([]);
+    await expect.poll(() => page.locator('#identities .item-title').allTextContents()).toEqual([emailAccount]);
+
+    // The cookie is HttpOnly: the page's scripts cannot read the session.
+    const cookie = (await context.cookies()).find((candidate) => candidate.name === 'oc_session');
+    expect(cookie?.httpOnly).toBe(true);
+    expect(await page.evaluate(() => (globalThis as unknown as InPage).document.cookie)).not.toMatch(/oc_session/);
+    expect(await page.content()).not.toContain(cookie!.value);
+
+    await screenshot(page, 'account.png');
+    expectNoProblems();
+  });
+
+  it('(2) adds a second account with a pasted BIP-322 signature', async () => {
+    await page.getByRole('link', { name: 'Add another account' }).click();
+    await page.waitForURL(`${base}/signin?add=1&return_to=/account`);
+    expect(await page.locator('main h1').textContent()).toBe('Add another account');
+    // add=1 and return_to reach the provider path too.
+    await expect.poll(() => page.getByRole('link', { name: 'Continue with Acme' }).getAttribute('href')).toBe(
+      '/api/auth/acme/start?return_to=%2Faccount&add=1',
+    );
+
+    await page.getByLabel('Bitcoin address').fill(wallet.address);
+    await page.getByRole('button', { name: 'Get message to sign' }).click();
+    await expect.poll(() => page.locator('#btc-message').isVisible()).toBe(true);
+    const message = await page.locator('#btc-message').inputValue();
+    expect(message).toContain(`address: ${wallet.address}\n`);
+    expect(message).toContain(`audience: ${base}\n`);
+    expect(message).toContain('purpose: login\n');
+    expect(await page.locator('#btc-message').getAttribute('readonly')).not.toBeNull();
+    expect(await activeElementId(page)).toBe('btc-message');
+    await screenshot(page, 'signin-challenge.png');
+
+    // A signature of something else is refused with a sentence, not a code.
+    await page.getByLabel('Signature').fill(signBip322({ privateKey: wallet.privateKey, address: wallet.address, message: 'something else' }));
+    await page.locator('#btc-submit').click();
+    await expect.poll(() => page.locator('#btc-error').textContent()).toMatch(/^The signature does not match/);
+
+    const signature = signBip322({ privateKey: wallet.privateKey, address: wallet.address, message });
+    await page.getByLabel('Signature').fill(signature);
+    await page.locator('#btc-submit').click();
+    await page.waitForURL(`${base}/account`);
+    await expect.poll(() => page.locator('#active-heading-name').textContent()).toBe(wallet.address);
+    expect(await page.locator('#active-identity-kind').textContent()).toBe('Bitcoin address');
+    await expect.poll(() => rosterNames(page)).toEqual([emailAccount]);
+    expect(await page.locator('#roster-empty').isVisible()).toBe(false);
+    await screenshot(page, 'account-roster.png');
+
+    // Readable on a phone: no horizontal scroll at 390 and at 360 px.
+    await page.setViewportSize({ width: 390, height: 844 });
+    await screenshot(page, 'account-mobile.png');
+    await noHorizontalScroll(page, 390);
+    await noHorizontalScroll(page, 360);
+    await page.setViewportSize(DESKTOP);
+    expectNoProblems();
+  });
+
+  it('(3) switches to the other account with its button (keyboard)', async () => {
+    const switchButton = page.getByRole('button', { name: `Switch to ${emailAccount}` });
+    await switchButton.focus();
+    await page.keyboard.press('Enter');
+    await expect.poll(() => page.locator('#active-heading-name').textContent()).toBe(emailAccount);
+    await expect.poll(() => page.locator('#page-status').textContent()).toBe(`You are now using ${emailAccount}.`);
+    expect(await rosterNames(page)).toEqual([wallet.address]);
+    // Focus lands on the active account's heading, not on the removed button.
+    expect(await activeElementId(page)).toBe('active-title');
+    const me = await page.request.get('/api/auth/me');
+    expect(((await me.json()) as { account: { display_identity: { value: string } } }).account.display_identity.value).toBe(emailAccount);
+    expectNoProblems();
+  });
+
+  it('(4) signs out of this account; the other one stays signed in', async () => {
+    await page.getByRole('button', { name: 'Sign out of this account' }).click();
+    await expect.poll(() => page.locator('#active-heading-name').textContent()).toBe(wallet.address);
+    // The heading, the status line and the roster are updated one after the other: wait for each.
+    await expect.poll(() => page.locator('#page-status').textContent()).toBe(`Signed out of ${emailAccount}. You are now using ${wallet.address}.`);
+    await expect.poll(() => rosterNames(page)).toEqual([]);
+    // With one account left, one plain sign-out button remains.
+    expect(await page.getByRole('button', { name: 'Sign out', exact: true }).isVisible()).toBe(true);
+    expect(await page.getByRole('button', { name: 'Sign out of all accounts' }).isVisible()).toBe(false);
+    expectNoProblems();
+  });
+
+  it('(5) signs out of all accounts and lands on /signin', async () => {
+    // Bring the e-mail account back (add=1 through the e-mail path), so "all" means two.
+    await page.getByRole('link', { name: 'Add another account' }).click();
+    await page.waitForURL(/\/signin\?add=1/);
+    await page.getByLabel('E-mail address').fill(emailAccount);
+    const mailsBefore = smtp.messages().length;
+    await page.getByRole('button', { name: 'Send code' }).click();
+    await page.getByLabel('6-digit code').fill(await codeFor(emailAccount, mailsBefore));
+    await page.getByRole('button', { name: 'Sign in', exact: true }).click();
+    await page.waitForURL(`${base}/account`);
+    await expect.poll(() => rosterNames(page)).toEqual([wallet.address]);
+
+    await page.getByRole('button', { name: 'Sign out of all accounts' }).click();
+    await page.waitForURL(`${base}/signin?signed_out=1`);
+    await expect.poll(() => page.locator('#page-status').textContent()).toBe('You are signed out.');
+    expect((await context.cookies()).some((cookie) => cookie.name === 'oc_session')).toBe(false);
+    expect((await page.request.get('/api/auth/me')).status()).toBe(401);
+    await page.goto('/account');
+    expect(page.url()).toBe(`${base}/signin?return_to=/account`);
+    expectNoProblems();
+  });
+
+  it('(6) signs in with the OpenID provider button and lands on /account', async () => {
+    await page.getByRole('link', { name: 'Continue with Acme' }).click();
+    await page.waitForURL(`${base}/account`);
+    await expect.poll(() => page.locator('#active-heading-name').textContent()).toBe(oidcAccount.name);
+    expect(await page.locator('#active-name').textContent()).toBe(oidcAccount.name);
+    await expect.poll(() => page.locator('#identities .item-title').allTextContents()).toEqual(
+      expect.arrayContaining(['Acme account', oidcAccount.email]),
+    );
+    expect(await rosterNames(page)).toEqual([]);
+    expectNoProblems();
+  });
+
+  it('edits the display name', async () => {
+    await page.getByLabel('Display name').fill('  Alice at Acme ');
+    await page.getByRole('button', { name: 'Save name' }).click();
+    await expect.poll(() => page.locator('#page-status').textContent()).toBe('Display name saved.');
+    expect(await page.locator('#active-heading-name').textContent()).toBe('Alice at Acme');
+    await page.reload();
+    await expect.poll(() => page.locator('#active-name').textContent()).toBe('Alice at Acme');
+    expectNoProblems();
+  });
+
+  it('asks for a step-up (e-mail code) before removing an identity, then retries', async () => {
+    await page.getByRole('button', { name: `Remove ${oidcAccount.email}` }).click();
+    const dialog = page.getByRole('dialog', { name: 'Confirm it is you' });
+    await expect.poll(() => dialog.isVisible()).toBe(true);
+    // Only the account's own e-mail is offered; it has no Bitcoin address.
+    expect(await dialog.getByLabel('E-mail address').inputValue()).toBe(oidcAccount.email);
+    expect(await dialog.getByLabel('Bitcoin address').isVisible()).toBe(false);
+    await screenshot(page, 'account-step-up.png', false);
+    const mailsBefore = smtp.messages().length;
+    await dialog.getByRole('button', { name: 'Send code' }).click();
+    await expect.poll(() => activeElementId(page)).toBe('sudo-code');
+    await page.keyboard.type(await codeFor(oidcAccount.email, mailsBefore));
+    await page.keyboard.press('Enter');
+    await expect.poll(() => page.locator('#page-status').textContent()).toBe(`${oidcAccount.email} was removed from this account.`);
+    expect(await dialog.isVisible()).toBe(false);
+    expect(await page.locator('#identities .item-title').allTextContents()).toEqual(['Acme account']);
+    expectNoProblems();
+  });
+
+  it('signs in through an injected browser wallet (UniSat-style signMessage bip322-simple)', async () => {
+    const walletContext = await newWatchedContext();
+    const other = newWallet('p2tr');
+    const requested: string[] = [];
+    await walletContext.exposeFunction('ocTestSignBip322', (message: string, type: string) => {
+      requested.push(type);
+      return signBip322({ privateKey: other.privateKey, address: other.address, message });
+    });
+    await walletContext.addInitScript((address: string) => {
+      const scope = globalThis as unknown as InPage;
+      scope.unisat = {
+        requestAccounts: async () => [address],
+        signMessage: (message: string, type: string) => scope.ocTestSignBip322!(message, type),
+      };
+    }, other.address);
+    const walletPage = await walletContext.newPage();
+    watch(walletPage);
+    await walletPage.goto('/signin');
+    await walletPage.getByLabel('Bitcoin address').fill(other.address);
+    await walletPage.getByRole('button', { name: 'Get message to sign' }).click();
+    await walletPage.getByRole('button', { name: 'Sign with UniSat' }).click();
+    await walletPage.waitForURL(`${base}/account`);
+    await expect.poll(() => walletPage.locator('#active-heading-name').textContent()).toBe(other.address);
+    expect(requested).toEqual(['bip322-simple']);
+    await walletContext.close();
+    expectNoProblems();
+  });
+
+  it('shows provider errors as sentences and refuses a foreign return_to', async () => {
+    const errorPage = await context.newPage();
+    watch(errorPage);
+    await errorPage.goto('/signin?oauth_error=access_denied');
+    await expect.poll(() => errorPage.getByRole('alert').filter({ hasText: 'cancelled at the provider' }).count()).toBe(1);
+    await errorPage.goto('/signin?oauth_error=%3Cimg%20src%3Dx%3E');
+    await expect.poll(() => errorPage.locator('#page-error').textContent()).toBe('The sign-in with the provider did not work. Please try again.');
+    expect(await errorPage.locator('#page-error img').count()).toBe(0);
+
+    for (const foreign of ['https://evil.example/steal', '//evil.example/x', '/\\evil.example', 'javascript:alert(1)']) {
+      await errorPage.goto(`/signin?return_to=${encodeURIComponent(foreign)}`);
+      expect(await errorPage.locator('body').getAttribute('data-return-to'), foreign).toBe('');
+      await expect.poll(() => errorPage.locator('#notice').textContent()).toMatch(/not part of this service/);
+      await expect.poll(() => errorPage.getByRole('link', { name: 'Continue with Acme' }).getAttribute('href')).toBe(
+        '/api/auth/acme/start?return_to=%2Faccount',
+      );
+    }
+    // A family URL is kept, attribute-escaped.
+    await errorPage.goto(`/signin?return_to=${encodeURIComponent(`${base}/account?a="b"&c=<d>`)}`);
+    expect(await errorPage.locator('body').getAttribute('data-return-to')).toBe(`${base}/account?a=%22b%22&c=%3Cd%3E`);
+
+    // The sign-in page is readable at 360 px with a challenge on screen.
+    await errorPage.goto('/signin');
+    await errorPage.getByLabel('Bitcoin address').fill(wallet.address);
+    await errorPage.getByRole('button', { name: 'Get message to sign' }).click();
+    await expect.poll(() => errorPage.locator('#btc-message').isVisible()).toBe(true);
+    await noHorizontalScroll(errorPage, 360);
+    await errorPage.close();
+    expectNoProblems();
+  });
+});

@@ -1,0 +1,392 @@
+/**
+ * The e-mail one-time code (PROTOCOL.md §6, INTERFACE.md Limits) end to end:
+ * codes travel through a real SMTP server on loopback and are stored in real
+ * SQLite and PostgreSQL (test/support/databases.ts); time is a frozen clock.
+ */
+import { AsyncLocalStorage } from 'node:async_hooks';
+import { randomBytes } from 'node:crypto';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { OcError } from '../src/errors.js';
+import { createSmtpMailer, type Mailer } from '../src/mail/index.js';
+import {
+  EMAIL_CODE_MAX_ATTEMPTS,
+  EMAIL_CODE_TTL_MS,
+  createEmailCodeService,
+  generateEmailCode,
+  hashEmailCode,
+  type EmailCodeService,
+} from '../src/signin/email-code.js';
+import type { Store } from '../src/storage/index.js';
+import { openTestStore, testEngines, type TestEngine, type TestStore } from './support/databases.js';
+import { extractCode, startSmtpServer, type ReceivedMail, type TestSmtpServer } from './support/smtp-server.js';
+
+const PUBLIC_URL = 'https://auth.example.com';
+const FROM = 'oc-host <no-reply@auth.example.com>';
+const T0 = Date.UTC(2025, 0, 15, 12, 0, 0);
+const SECRET = new Uint8Array(randomBytes(32));
+
+function newAddress(): string {
+  return `user-${randomBytes(6).toString('hex')}@example.com`;
+}
+
+async function failure(promise: Promise<unknown>): Promise<OcError> {
+  const outcome = await promise.then(
+    () => undefined,
+    (caught: unknown) => caught,
+  );
+  expect(outcome).toBeInstanceOf(OcError);
+  return outcome as OcError;
+}
+
+async function expectInvalidCode(promise: Promise<unknown>): Promise<void> {
+  const error = await failure(promise);
+  expect(error.code).toBe('invalid_code');
+  expect(error.status).toBe(401);
+}
+
+function emailCodeSuite(engine: TestEngine): void {
+  let testStore: TestStore;
+  let store: Store;
+  let smtp: TestSmtpServer;
+  let mailer: Mailer;
+  let clock = T0;
+  let service: EmailCodeService;
+
+  beforeAll(async () => {
+    testStore = await openTestStore(engine);
+    store = testStore.store;
+    smtp = await startSmtpServer();
+    mailer = createSmtpMailer({ smtpUrl: smtp.url, from: FROM, publicUrl: PUBLIC_URL, now: () => new Date(clock) });
+    service = createEmailCodeService({ store, mailer, secret: SECRET, now: () => new Date(clock), publicUrl: PUBLIC_URL });
+  });
+  afterEach(() => {
+    clock = T0;
+    smtp.setMode('accept');
+  });
+  afterAll(async () => {
+    await mailer?.close();
+    await smtp?.close();
+    await testStore?.dispose();
+  });
+
+  /** The newest mail to `email`: `start` resolves only after the server accepted it. */
+  function lastMailTo(email: string): ReceivedMail {
+    const mails = smtp.messages().filter((mail) => mail.envelope.to.includes(email));
+    const last = mails[mails.length - 1];
+    if (!last) throw new Error(`no mail to ${email}`);
+    return last;
+  }
+
+  async function startAndReadCode(email: string): Promise<{ code: string; token: string; mail: ReceivedMail }> {
+    const { token } = await service.start(email);
+    const mail = lastMailTo(email);
+    return { code: extractCode(mail), token, mail };
+  }
+
+  function wrongCode(code: string): string {
+    return code === '000000' ? '000001' : '000000';
+  }
+
+  it('mails a 6-digit code over SMTP that verifies, for the normalized address', async () => {
+    const email = newAddress();
+    const started = await service.start(`  ${email.toUpperCase()} `);
+    expect(started.token).toMatch(/^[0-9a-f]{32}$/);
+    expect(started.expiresAt).toBe(new Date(T0 + EMAIL_CODE_TTL_MS).toISOString());
+    expect(started.expiresAt).toBe('2025-01-15T12:10:00.000Z');
+
+    const mail = await smtp.waitForMessage((received) => received.envelope.to.includes(email));
+    expect(mail.header('To')).toBe(email);
+    const code = extractCode(mail);
+    expect(code).toMatch(/^[0-9]{6}$/);
+
+    await expect(service.verify(email.toUpperCase(), code, started.token)).resolves.toEqual({ email });
+  });
+
+  it('says in the mail what the code is for, when it expires, and to ignore it if unasked; text and HTML', async () => {
+    const email = newAddress();
+    const { code, mail } = await startAndReadCode(email);
+    expect(mail.subject).toBe('Your sign-in code for auth.example.com');
+    expect(mail.subject).not.toContain(code);
+    expect(mail.header('From')).toBe('"oc-host" <no-reply@auth.example.com>');
+    expect(mail.header('Message-ID')).toMatch(/@auth\.example\.com>$/);
+    expect(new Date(mail.header('Date') ?? '').getTime()).toBe(T0);
+    expect(mail.text).toContain('sign in to auth.example.com');
+    expect(mail.text).toContain('10 minutes');
+    expect(mail.text).toContain('2025-01-15 12:10 UTC');
+    expect(mail.text).toMatch(/did not ask for this code, ignore this e-mail/);
+    expect(mail.html).toContain(`>${code}</p>`);
+    expect(mail.html).toContain('10 minutes');
+    expect(mail.html).toMatch(/did not ask for this code, ignore this e-mail/);
+  });
+
+  it('accepts the code until 10 minutes have passed, not at 10 minutes', async () => {
+    const early = newAddress();
+    const late = newAddress();
+    const first = await startAndReadCode(early);
+    const second = await startAndReadCode(late);
+
+    clock = T0 + EMAIL_CODE_TTL_MS - 1;
+    await expect(service.verify(early, first.code)).resolves.toEqual({ email: early });
+
+    clock = T0 + EMAIL_CODE_TTL_MS;
+    await expectInvalidCode(service.verify(late, second.code));
+    // An expired code is gone, not merely refused.
+    expect(await store.findEmailCode(late)).toBeNull();
+  });
+
+  it('is single use', async () => {
+    const email = newAddress();
+    const { code, token } = await startAndReadCode(email);
+    await service.verify(email, code, token);
+    await expectInvalidCode(service.verify(email, code, token));
+    await expectInvalidCode(service.verify(email, code));
+    expect(await store.findEmailCode(email)).toBeNull();
+  });
+
+  it('allows the right code on the 5th try', async () => {
+    const email = newAddress();
+    const { code } = await startAndReadCode(email);
+    for (let attempt = 1; attempt < EMAIL_CODE_MAX_ATTEMPTS; attempt += 1) {
+      await expectInvalidCode(service.verify(email, wrongCode(code)));
+    }
+    await expect(service.verify(email, code)).resolves.toEqual({ email });
+  });
+
+  it('dies on the 5th wrong try: the right code fails afterwards', async () => {
+    expect(EMAIL_CODE_MAX_ATTEMPTS).toBe(5);
+    const email = newAddress();
+    const { code, token } = await startAndReadCode(email);
+    for (let attempt = 1; attempt <= 4; attempt += 1) {
+      await expectInvalidCode(service.verify(email, wrongCode(code)));
+    }
+    expect((await store.findEmailCode(email))?.attempts).toBe(4);
+    await expectInvalidCode(service.verify(email, wrongCode(code)));
+    expect(await store.findEmailCode(email)).toBeNull();
+    await expectInvalidCode(service.verify(email, code, token));
+    await expectInvalidCode(service.verify(email, code));
+  });
+
+  it('keeps the limit under parallel guessing: only the first 5 tries are ever compared', async () => {
+    const email = newAddress();
+    const { code } = await startAndReadCode(email);
+    // The worst interleaving, forced through a store wrapper: every verify
+    // reads the live code (attempts 0) before any of them goes on; then they
+    // count their tries strictly one after another, in the order sent. The
+    // right guess is sent last. A verifier that trusted the count it read
+    // would compare all ten guesses and let the right one through.
+    const guesses = [...Array.from({ length: 10 }, (_, index) => `00000${index}`).filter((guess) => guess !== code).slice(0, 9), code];
+    const position = new AsyncLocalStorage<number>();
+    let reads = 0;
+    let releaseReads: () => void = () => {};
+    const allRead = new Promise<void>((resolve) => (releaseReads = resolve));
+    const counted = guesses.map(() => {
+      let resolve: () => void = () => {};
+      const promise = new Promise<void>((done) => (resolve = done));
+      return { promise, resolve };
+    });
+    const waitAtMost = (promise: Promise<void>, ms: number): Promise<void> =>
+      Promise.race([promise, new Promise<void>((resolve) => setTimeout(resolve, ms))]);
+    const gatedStore = new Proxy(store, {
+      get(target, key) {
+        if (key === 'findEmailCode') {
+          return async (address: string) => {
+            const record = await target.findEmailCode(address);
+            reads += 1;
+            if (reads === guesses.length) releaseReads();
+            await waitAtMost(allRead, 2000);
+            return record;
+          };
+        }
+        if (key === 'incrementEmailCodeAttempts') {
+          return async (address: string) => {
+            const index = position.getStore() ?? 0;
+            if (index > 0) await waitAtMost(counted[index - 1]?.promise ?? Promise.resolve(), 2000);
+            try {
+              return await target.incrementEmailCodeAttempts(address);
+            } finally {
+              counted[index]?.resolve();
+            }
+          };
+        }
+        const value: unknown = Reflect.get(target, key, target);
+        return typeof value === 'function' ? (value as (...args: unknown[]) => unknown).bind(target) : value;
+      },
+    });
+    const gated = createEmailCodeService({
+      store: gatedStore,
+      mailer,
+      secret: SECRET,
+      now: () => new Date(clock),
+      publicUrl: PUBLIC_URL,
+    });
+    const results = await Promise.allSettled(
+      guesses.map((guess, index) => position.run(index, () => gated.verify(email, guess))),
+    );
+    expect(results.map((result) => result.status)).toEqual(guesses.map(() => 'rejected'));
+    // Dead for good: the right code fails afterwards too.
+    await expectInvalidCode(service.verify(email, code));
+    expect(await store.findEmailCode(email)).toBeNull();
+  });
+
+  it('lets the newest code win: the older one fails', async () => {
+    const email = newAddress();
+    let older = await startAndReadCode(email);
+    let newer = await startAndReadCode(email);
+    // One chance in a million that both draws are equal; draw again then.
+    while (newer.code === older.code) {
+      older = newer;
+      newer = await startAndReadCode(email);
+    }
+    await expectInvalidCode(service.verify(email, older.code, older.token));
+    await expectInvalidCode(service.verify(email, older.code));
+    await expect(service.verify(email, newer.code, newer.token)).resolves.toEqual({ email });
+  });
+
+  it('binds a verify to its start when the token is given', async () => {
+    const email = newAddress();
+    const older = await startAndReadCode(email);
+    const newer = await startAndReadCode(email);
+    await expectInvalidCode(service.verify(email, newer.code, 'f'.repeat(32)));
+    await expectInvalidCode(service.verify(email, newer.code, older.token));
+    await expectInvalidCode(service.verify(email, newer.code, 'not-a-token'));
+    await expectInvalidCode(service.verify(email, newer.code, 12345));
+    // Well-formed wrong tokens count as tries (two), malformed ones are refused before the store; the right one still works.
+    expect((await store.findEmailCode(email))?.attempts).toBe(2);
+    await expect(service.verify(email, newer.code, newer.token)).resolves.toEqual({ email });
+  });
+
+  it('lets exactly one of several parallel verifies of the right code succeed', async () => {
+    const email = newAddress();
+    const { code, token } = await startAndReadCode(email);
+    const results = await Promise.allSettled(
+      Array.from({ length: 8 }, (_, index) => service.verify(email, code, index % 2 === 0 ? token : undefined)),
+    );
+    const successes = results.filter((result) => result.status === 'fulfilled');
+    expect(successes).toHaveLength(1);
+    for (const result of results) {
+      if (result.status === 'rejected') expect((result.reason as OcError).code).toBe('invalid_code');
+    }
+  });
+
+  it('refuses with invalid_code when no code was started', async () => {
+    await expectInvalidCode(service.verify(newAddress(), '123456'));
+  });
+
+  it('refuses a malformed code with invalid_code without counting a try', async () => {
+    const email = newAddress();
+    const { code } = await startAndReadCode(email);
+    for (const malformed of ['12345', '1234567', 'abcdef', '12 456', '１２３４５６', '', 123456, null, undefined]) {
+      await expectInvalidCode(service.verify(email, malformed));
+    }
+    expect((await store.findEmailCode(email))?.attempts).toBe(0);
+    // Surrounding white space of a pasted code is forgiven.
+    await expect(service.verify(email, ` ${code}\n`)).resolves.toEqual({ email });
+  });
+
+  it('refuses a malformed address with bad_request on start and verify, sending nothing', async () => {
+    const before = smtp.messages().length;
+    for (const bad of ['not-an-address', 'a@b', 'x\r\nBcc: victim@example.com@example.com', 42]) {
+      const started = await failure(service.start(bad));
+      expect(started.code).toBe('bad_request');
+      expect(started.detail).toMatch(/^email: /);
+      const verified = await failure(service.verify(bad, '123456'));
+      expect(verified.code).toBe('bad_request');
+    }
+    expect(smtp.messages()).toHaveLength(before);
+  });
+
+  it('stores only a keyed hash, bound to the address', async () => {
+    const email = newAddress();
+    const { code, token } = await startAndReadCode(email);
+    const record = await store.findEmailCode(email);
+    expect(record).not.toBeNull();
+    expect(record?.code_hash).toMatch(/^[0-9a-f]{64}$/);
+    expect(record?.code_hash).not.toContain(code);
+    expect(record?.code_hash).toBe(hashEmailCode(SECRET, email, code));
+    expect(record?.token).toBe(token);
+    expect(record?.expires_at).toBe(T0 + EMAIL_CODE_TTL_MS);
+    expect(record?.attempts).toBe(0);
+
+    // The same code for another address, or under another secret, hashes differently.
+    expect(hashEmailCode(SECRET, newAddress(), code)).not.toBe(record?.code_hash);
+    expect(hashEmailCode(new Uint8Array(randomBytes(32)), email, code)).not.toBe(record?.code_hash);
+
+    // A hash copied to another address's row matches no code there.
+    const other = newAddress();
+    await store.putEmailCode({
+      email: other,
+      code_hash: record?.code_hash ?? '',
+      token: record?.token ?? '',
+      expires_at: T0 + EMAIL_CODE_TTL_MS,
+      created_at: T0,
+    });
+    await expectInvalidCode(service.verify(other, code));
+  });
+
+  it('throws mail_unavailable and leaves no code when the server refuses the mail', async () => {
+    const email = newAddress();
+    smtp.setMode('reject-rcpt');
+    const error = await failure(service.start(email));
+    expect(error.code).toBe('mail_unavailable');
+    expect(error.status).toBe(503);
+    expect(await store.findEmailCode(email)).toBeNull();
+  });
+
+  it('throws mail_unavailable and leaves no code when the SMTP server is down', async () => {
+    const down = await startSmtpServer();
+    await down.stop();
+    const downMailer = createSmtpMailer({ smtpUrl: down.url, from: FROM, publicUrl: PUBLIC_URL });
+    const downService = createEmailCodeService({
+      store,
+      mailer: downMailer,
+      secret: SECRET,
+      now: () => new Date(clock),
+      publicUrl: PUBLIC_URL,
+    });
+    try {
+      const email = newAddress();
+      const error = await failure(downService.start(email));
+      expect(error.code).toBe('mail_unavailable');
+      expect(error.message).not.toMatch(/ECONNREFUSED|127\.0\.0\.1/);
+      expect(await store.findEmailCode(email)).toBeNull();
+    } finally {
+      await downMailer.close();
+    }
+  });
+
+  it('answers start the same way for any address (no enumeration)', async () => {
+    const known = newAddress();
+    await startAndReadCode(known);
+    const again = await service.start(known);
+    const unknown = await service.start(newAddress());
+    expect(Object.keys(again).sort()).toEqual(Object.keys(unknown).sort());
+    expect(again.expiresAt).toBe(unknown.expiresAt);
+  });
+}
+
+for (const { engine, skipReason } of await testEngines()) {
+  describe.skipIf(skipReason !== undefined)(`e-mail codes on ${engine}`, () => emailCodeSuite(engine));
+}
+
+describe('e-mail code parameters', () => {
+  it('draws zero-padded 6-digit codes, leading zeros included', () => {
+    const codes = Array.from({ length: 5000 }, () => generateEmailCode());
+    expect(codes.every((code) => /^[0-9]{6}$/.test(code))).toBe(true);
+    // P(no leading zero in 5000 uniform draws) = 0.9^5000: never.
+    expect(codes.some((code) => code.startsWith('0'))).toBe(true);
+    expect(new Set(codes).size).toBeGreaterThan(4900);
+  });
+
+  it('refuses a short secret and bad limits at creation', () => {
+    const base = {
+      store: {} as Store,
+      mailer: { send: async () => {}, close: async () => {} },
+      now: () => new Date(T0),
+      publicUrl: PUBLIC_URL,
+    };
+    expect(() => createEmailCodeService({ ...base, secret: new Uint8Array(16) })).toThrow(/at least 32 bytes/);
+    expect(() => createEmailCodeService({ ...base, secret: SECRET, ttlMs: 0 })).toThrow(/ttlMs/);
+    expect(() => createEmailCodeService({ ...base, secret: SECRET, maxAttempts: 1.5 })).toThrow(/maxAttempts/);
+    expect(() => createEmailCodeService({ ...base, secret: SECRET, publicUrl: 'nope' })).toThrow(/publicUrl/);
+  });
+});

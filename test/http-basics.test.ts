@@ -1,0 +1,170 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { FastifyInstance } from 'fastify';
+import { testApp } from './support/app.js';
+
+let app: FastifyInstance;
+
+beforeAll(async () => {
+  app = await testApp({ PUBLIC_URL: 'https://auth.example.com', COOKIE_DOMAIN: '.example.com' });
+});
+afterAll(async () => {
+  await app.close();
+});
+
+describe('health', () => {
+  it('GET /healthz answers while the process lives', async () => {
+    const response = await app.inject({ method: 'GET', url: '/healthz' });
+    expect(response.statusCode).toBe(200);
+    expect(response.json()).toEqual({ ok: true });
+  });
+
+  it('GET /readyz reports each check', async () => {
+    const response = await app.inject({ method: 'GET', url: '/readyz' });
+    expect(response.statusCode).toBe(200);
+    expect(response.json().ok).toBe(true);
+    expect(response.json().checks.config).toBe('ok');
+  });
+});
+
+describe('request ids', () => {
+  it('echoes a sane x-request-id and makes one up otherwise', async () => {
+    const given = await app.inject({ method: 'GET', url: '/healthz', headers: { 'x-request-id': 'abc-123' } });
+    expect(given.headers['x-request-id']).toBe('abc-123');
+    const hostile = await app.inject({ method: 'GET', url: '/healthz', headers: { 'x-request-id': 'a b<script>' } });
+    expect(hostile.headers['x-request-id']).toMatch(/^[0-9a-f-]{36}$/);
+  });
+});
+
+describe('OpenAPI and explorer', () => {
+  it('GET /api/openapi is an OpenAPI 3.1 document with the tags of INTERFACE.md', async () => {
+    const response = await app.inject({ method: 'GET', url: '/api/openapi' });
+    expect(response.statusCode).toBe(200);
+    expect(response.headers['access-control-allow-origin']).toBe('*');
+    expect(response.headers['cache-control']).toBe('public, max-age=300');
+    const doc = response.json();
+    expect(doc.openapi).toBe('3.1.0');
+    const tags = doc.tags.map((tag: { name: string }) => tag.name);
+    for (const tag of ['auth', 'challenge', 'email-otp', 'oauth', 'connect', 'public', 'forms', 'attestation']) {
+      expect(tags).toContain(tag);
+    }
+    expect(doc.servers[0].url).toBe('https://auth.example.com');
+    const verify = doc.paths['/api/verify'].post;
+    expect(verify.tags).toEqual(['attestation']);
+    expect(verify.requestBody.content['application/json'].schema.required).toEqual(['addr', 'msg', 'sig']);
+    expect(Object.keys(verify.responses)).toEqual(expect.arrayContaining(['200', '400', '413']));
+    expect(JSON.stringify(verify.responses['400'])).toContain('ErrorBody');
+    expect(doc.components.schemas.ErrorBody.required).toEqual(['ok', 'error', 'reason']);
+  });
+
+  it('serves the explorer and its assets itself', async () => {
+    const page = await app.inject({ method: 'GET', url: '/api-explorer/' });
+    expect(page.statusCode).toBe(200);
+    expect(page.headers['content-type']).toContain('text/html');
+    expect(page.body).toContain('swagger-ui');
+    const bundle = await app.inject({ method: 'GET', url: '/api-explorer/static/swagger-ui-bundle.js' });
+    expect(bundle.statusCode).toBe(200);
+    expect(bundle.body.length).toBeGreaterThan(100_000);
+    const spec = await app.inject({ method: 'GET', url: '/api-explorer/json' });
+    expect(spec.json().paths['/api/verify']).toBeDefined();
+  });
+});
+
+describe('bad input', () => {
+  it('malformed JSON is 400 bad_request', async () => {
+    const response = await app.inject({
+      method: 'POST',
+      url: '/api/verify',
+      headers: { 'content-type': 'application/json' },
+      payload: '{"addr": ',
+    });
+    expect(response.statusCode).toBe(400);
+    expect(response.json()).toMatchObject({ ok: false, error: 'bad_request', reason: 'bad_request', reasons: ['bad_request'] });
+  });
+
+  it('a missing field is 400 naming the field', async () => {
+    const response = await app.inject({ method: 'POST', url: '/api/verify', payload: { msg: 'x', sig: 'y' } });
+    expect(response.statusCode).toBe(400);
+    expect(response.json().error).toBe('bad_request');
+    expect(response.json().detail).toContain('addr');
+  });
+
+  it('a wrong type is 400, not coerced', async () => {
+    const response = await app.inject({ method: 'POST', url: '/api/verify', payload: { addr: 12, msg: 'x', sig: 'y' } });
+    expect(response.statusCode).toBe(400);
+    expect(response.json().detail).toContain('addr');
+  });
+
+  it('a body over 64 KiB is 413', async () => {
+    const response = await app.inject({
+      method: 'POST',
+      url: '/api/verify',
+      payload: { addr: 'a', msg: 'x'.repeat(70_000), sig: 'y' },
+    });
+    expect(response.statusCode).toBe(413);
+    expect(response.json().error).toBe('payload_too_large');
+  });
+
+  it('a body that is not JSON is 415', async () => {
+    const response = await app.inject({
+      method: 'POST',
+      url: '/api/verify',
+      headers: { 'content-type': 'text/plain' },
+      payload: 'addr=1',
+    });
+    expect(response.statusCode).toBe(415);
+    expect(response.json().error).toBe('unsupported_media_type');
+  });
+
+  it('an unknown route is 404 not_found', async () => {
+    const response = await app.inject({ method: 'GET', url: '/api/nothing-here' });
+    expect(response.statusCode).toBe(404);
+    expect(response.json()).toMatchObject({ ok: false, error: 'not_found', reason: 'not_found' });
+  });
+});
+
+describe('CORS', () => {
+  it('public routes allow any origin without credentials', async () => {
+    const response = await app.inject({
+      method: 'OPTIONS',
+      url: '/api/verify',
+      headers: { origin: 'https://elsewhere.test', 'access-control-request-method': 'POST' },
+    });
+    expect(response.statusCode).toBe(204);
+    expect(response.headers['access-control-allow-origin']).toBe('*');
+    expect(response.headers['access-control-allow-credentials']).toBeUndefined();
+    expect(response.headers['access-control-allow-methods']).toContain('POST');
+  });
+
+  it('browser-only routes answer preflight only to family origins', async () => {
+    const family = await app.inject({
+      method: 'OPTIONS',
+      url: '/api/auth/logout',
+      headers: { origin: 'https://shop.example.com', 'access-control-request-method': 'POST' },
+    });
+    expect(family.headers['access-control-allow-origin']).toBe('https://shop.example.com');
+    expect(family.headers['access-control-allow-credentials']).toBe('true');
+    const stranger = await app.inject({
+      method: 'OPTIONS',
+      url: '/api/auth/logout',
+      headers: { origin: 'https://evil.test', 'access-control-request-method': 'POST' },
+    });
+    expect(stranger.headers['access-control-allow-origin']).toBeUndefined();
+    expect(stranger.headers['access-control-allow-methods']).toBeUndefined();
+  });
+
+  it('refuses a cross-site POST to a browser-only route with 403 cross_site', async () => {
+    const byOrigin = await app.inject({ method: 'POST', url: '/api/auth/logout', headers: { origin: 'https://evil.test' } });
+    expect(byOrigin.statusCode).toBe(403);
+    expect(byOrigin.json()).toMatchObject({ ok: false, error: 'cross_site', reason: 'cross_site' });
+    const byFetchMetadata = await app.inject({ method: 'POST', url: '/api/auth/logout', headers: { 'sec-fetch-site': 'cross-site' } });
+    expect(byFetchMetadata.statusCode).toBe(403);
+  });
+
+  it('classifies by the matched route, so an encoded path cannot dodge the cross-site rule', async () => {
+    for (const url of ['/api/%61uth/signin', '/api/auth/%73ignin', '/api/connect/%61pps']) {
+      const reply = await app.inject({ method: 'POST', url, headers: { origin: 'https://evil.test' }, payload: {} });
+      expect(reply.statusCode, url).toBe(403);
+      expect(reply.json().error).toBe('cross_site');
+    }
+  });
+});

@@ -1,0 +1,163 @@
+/**
+ * Provider sign-in through HTTP: a real OpenID provider (oidc-provider) and a
+ * loopback GitHub stand-in. Start redirects with a state cookie; the
+ * provider's own redirects are followed by hand; the callback sets
+ * `oc_session` and redirects to return_to, or to /signin?oauth_error=<code>.
+ */
+import { randomBytes } from 'node:crypto';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { FastifyInstance } from 'fastify';
+import { decodeJwt } from 'jose';
+import { testApp } from './support/app.js';
+import { Browser, newWallet } from './support/auth-client.js';
+import { startGitHubFake, type GitHubFake } from './support/github-fake.js';
+import { followRedirects, startOidcProvider, type TestOidcProvider } from './support/oidc-provider.js';
+
+const PUBLIC_URL = 'http://localhost:8787';
+const CLIENT_SECRET = randomBytes(24).toString('hex');
+
+let op: TestOidcProvider;
+let github: GitHubFake;
+let app: FastifyInstance;
+
+beforeAll(async () => {
+  op = await startOidcProvider({ clientId: 'oc-client', clientSecret: CLIENT_SECRET, redirectUri: `${PUBLIC_URL}/api/auth/acme/callback` });
+  github = await startGitHubFake({ clientId: 'gh-client', clientSecret: 'gh-secret', redirectUri: `${PUBLIC_URL}/api/auth/github/callback` });
+  app = await testApp(
+    {
+      OAUTH_ACME_CLIENT_ID: 'oc-client',
+      OAUTH_ACME_CLIENT_SECRET: CLIENT_SECRET,
+      OAUTH_ACME_ISSUER: op.issuer,
+      OAUTH_GITHUB_CLIENT_ID: 'gh-client',
+      OAUTH_GITHUB_CLIENT_SECRET: 'gh-secret',
+    },
+    { githubAuthBase: github.url, githubApiBase: github.url },
+  );
+});
+afterAll(async () => {
+  await app.close();
+  await op.close();
+  await github.close();
+});
+
+function cookieValue(setCookies: string[], name: string): string | undefined {
+  for (const line of setCookies) {
+    const match = new RegExp(`^${name}=([^;]*);`).exec(line);
+    if (match) return match[1];
+  }
+  return undefined;
+}
+
+/** Runs start → provider → callback, as a browser would, for `browser`. */
+async function providerSignIn(browser: Browser, provider: string, query = '') {
+  const start = await browser.get(`/api/auth/${provider}/start${query}`);
+  expect(start.status).toBe(302);
+  const stateCookie = cookieValue(start.setCookies, 'oc_oauth');
+  expect(start.setCookies.find((line) => line.startsWith('oc_oauth='))).toMatch(/Path=\/api\/auth; HttpOnly; Secure; SameSite=Lax; Max-Age=600/);
+  const back = await followRedirects(start.headers.location as string, `${PUBLIC_URL}/api/auth/${provider}/callback`);
+  const cookies = [browser.cookie ? `oc_session=${browser.cookie}` : '', `oc_oauth=${stateCookie}`].filter(Boolean).join('; ');
+  const callback = await browser.request('GET', `${back.pathname}${back.search}`, undefined, { cookie: cookies });
+  return { start, callback, stateCookie, callbackPath: `${back.pathname}${back.search}` };
+}
+
+describe('GET /api/auth/providers', () => {
+  it('lists the configured providers', async () => {
+    const reply = await new Browser(app).get('/api/auth/providers');
+    expect(reply.status).toBe(200);
+    expect(reply.body.providers).toEqual([
+      { id: 'acme', label: 'Acme' },
+      { id: 'github', label: 'GitHub' },
+    ]);
+  });
+});
+
+describe('OpenID Connect sign-in', () => {
+  it('signs in, creates a federated account, and redirects to return_to', async () => {
+    const browser = new Browser(app);
+    const { callback } = await providerSignIn(browser, 'acme', '?return_to=/account');
+    expect(callback.status).toBe(302);
+    expect(callback.headers.location).toBe('/account');
+    expect(cookieValue(callback.setCookies, 'oc_oauth')).toBe('');
+    const claims = decodeJwt(browser.cookie!);
+    expect(claims.signing_method).toBe('oauth:acme');
+    const me = await browser.me();
+    expect(me.body.account).toMatchObject({ kind: 'federated', display_name: 'Alice Example' });
+    expect(me.body.account.display_identity).toEqual({ kind: 'email', value: 'alice@example.org' });
+  });
+
+  it('add=1 joins the caller roster', async () => {
+    const browser = new Browser(app);
+    const btc = await browser.signIn(newWallet());
+    op.setAccount({ sub: 'user-2', email: 'bob@example.org', emailVerified: true, name: 'Bob' });
+    const { callback } = await providerSignIn(browser, 'acme', '?add=1');
+    expect(callback.status).toBe(302);
+    const me = await browser.me();
+    expect(me.body.account.display_name).toBe('Bob');
+    expect(me.body.roster.map((entry: { did_oc: string }) => entry.did_oc)).toEqual([btc.body.account.did_oc]);
+  });
+
+  it('a replayed callback is refused with oauth_error=state_mismatch', async () => {
+    const browser = new Browser(app);
+    const { stateCookie, callbackPath } = await providerSignIn(browser, 'acme');
+    const replay = await new Browser(app).request('GET', callbackPath, undefined, { cookie: `oc_oauth=${stateCookie}` });
+    expect(replay.status).toBe(302);
+    expect(replay.headers.location).toBe('/signin?oauth_error=state_mismatch');
+  });
+
+  it('a callback without the state cookie is refused', async () => {
+    const browser = new Browser(app);
+    const start = await browser.get('/api/auth/acme/start');
+    const back = await followRedirects(start.headers.location as string, `${PUBLIC_URL}/api/auth/acme/callback`);
+    const callback = await browser.get(`${back.pathname}${back.search}`);
+    expect(callback.headers.location).toBe('/signin?oauth_error=state_mismatch');
+    expect(browser.cookie).toBeUndefined();
+  });
+
+  it('denied consent redirects with oauth_error=access_denied', async () => {
+    op.setDenyConsent(true);
+    try {
+      const browser = new Browser(app);
+      const { callback } = await providerSignIn(browser, 'acme');
+      expect(callback.headers.location).toBe('/signin?oauth_error=access_denied');
+      expect(browser.cookie).toBeUndefined();
+    } finally {
+      op.setDenyConsent(false);
+    }
+  });
+
+  it('an ID token for another audience is refused', async () => {
+    op.setIdTokenTamper('wrong-audience');
+    try {
+      const { callback } = await providerSignIn(new Browser(app), 'acme');
+      expect(callback.headers.location).toBe('/signin?oauth_error=id_token_invalid');
+    } finally {
+      op.setIdTokenTamper(undefined);
+    }
+  });
+
+  it('return_to outside the family is refused at start', async () => {
+    const reply = await new Browser(app).get('/api/auth/acme/start?return_to=https://evil.test/steal');
+    expect(reply.status).toBe(400);
+    expect(reply.body.error).toBe('bad_request');
+  });
+
+  it('an unknown provider is 404 unknown_provider', async () => {
+    const reply = await new Browser(app).get('/api/auth/nope/start');
+    expect(reply.status).toBe(404);
+    expect(reply.body).toMatchObject({ ok: false, error: 'unknown_provider', reason: 'unknown_provider' });
+    expect((await new Browser(app).get('/api/auth/nope/callback?code=x&state=y')).status).toBe(404);
+  });
+});
+
+describe('GitHub sign-in', () => {
+  it('signs in with the numeric user id as subject', async () => {
+    const browser = new Browser(app);
+    const { callback } = await providerSignIn(browser, 'github', '?return_to=http://localhost:8787/account');
+    expect(callback.status).toBe(302);
+    expect(callback.headers.location).toBe('http://localhost:8787/account');
+    expect(decodeJwt(browser.cookie!).signing_method).toBe('oauth:github');
+    const again = new Browser(app);
+    await providerSignIn(again, 'github');
+    expect((await again.me()).body.account.did_oc).toBe((await browser.me()).body.account.did_oc);
+  });
+});

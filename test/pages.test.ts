@@ -1,0 +1,164 @@
+/**
+ * The page routes over HTTP (src/http/pages.ts), without a browser: headers,
+ * the server-side return_to check, the signed-out redirect of /account, the
+ * asset table, and finding the files from the compiled `dist/src/`.
+ * test/e2e-browser.test.ts drives the same pages in Chromium.
+ */
+import { join } from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import type { FastifyInstance } from 'fastify';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { findPagesDir, loadPageFiles, PAGE_CSP, renderTemplate } from '../src/http/pages.js';
+import { testApp } from './support/app.js';
+import { Browser, newWallet } from './support/auth-client.js';
+
+const REPO = fileURLToPath(new URL('..', import.meta.url));
+const PAGES_DIR = join(REPO, 'src', 'pages');
+
+let app: FastifyInstance;
+
+beforeAll(async () => {
+  app = await testApp({ PUBLIC_URL: 'http://localhost:8787', FAMILY_ORIGINS: 'http://localhost:8787,https://*.example.com' });
+});
+afterAll(async () => {
+  await app.close();
+});
+
+function dataAttribute(html: string, name: string): string | undefined {
+  return new RegExp(`<body[^>]* data-${name}="([^"]*)"`).exec(html)?.[1];
+}
+
+describe('finding the page files', () => {
+  it('finds src/pages from src/http (tsx, vitest)', () => {
+    expect(findPagesDir(pathToFileURL(join(REPO, 'src', 'http', 'pages.ts')).href)).toBe(PAGES_DIR);
+  });
+
+  it('falls back to <repo>/src/pages from the compiled dist/src/http, which has no pages', () => {
+    expect(findPagesDir(pathToFileURL(join(REPO, 'dist', 'src', 'http', 'pages.js')).href)).toBe(PAGES_DIR);
+  });
+
+  it('stops the start with a message naming where it looked', () => {
+    expect(() => findPagesDir(pathToFileURL('/nowhere/a/b/http/pages.js').href)).toThrow(/^pages: signin\.html not found in /);
+  });
+
+  it('holds only assets with known names: no HTML, no TypeScript', () => {
+    const files = loadPageFiles(PAGES_DIR);
+    expect([...files.assets.keys()].sort()).toEqual(['account.js', 'app.css', 'common.js', 'favicon.svg', 'signin.js', 'wallets.js']);
+  });
+
+  it('escapes template values for attributes and refuses unknown placeholders', () => {
+    expect(renderTemplate('<b data-x="{{value}}">', { value: `"><script>'&` })).toBe('<b data-x="&#34;&#62;&#60;script&#62;&#39;&#38;">');
+    expect(() => renderTemplate('{{other}}', {})).toThrow(/no value for \{\{other\}\}/);
+  });
+});
+
+describe('GET /signin', () => {
+  it('answers the page with the CSP and the security headers', async () => {
+    const reply = await app.inject({ method: 'GET', url: '/signin' });
+    expect(reply.statusCode).toBe(200);
+    expect(reply.headers['content-type']).toBe('text/html; charset=utf-8');
+    expect(reply.headers['content-security-policy']).toBe(PAGE_CSP);
+    expect(reply.headers['x-content-type-options']).toBe('nosniff');
+    expect(reply.headers['referrer-policy']).toBe('no-referrer');
+    expect(reply.headers['cache-control']).toBe('no-cache');
+    expect(reply.body).not.toMatch(/\{\{/);
+    expect(reply.body).not.toMatch(/<script(?![^>]*\bsrc=)[^>]*>/);
+    expect(reply.body).not.toMatch(/<style|\sstyle=/);
+    expect(dataAttribute(reply.body, 'return-to')).toBe('');
+    expect(dataAttribute(reply.body, 'add')).toBe('');
+  });
+
+  it('keeps a path or a family URL as return_to, and add=1', async () => {
+    const path = await app.inject({ method: 'GET', url: '/signin?return_to=/account&add=1' });
+    expect(dataAttribute(path.body, 'return-to')).toBe('/account');
+    expect(dataAttribute(path.body, 'add')).toBe('1');
+    const family = await app.inject({ method: 'GET', url: `/signin?return_to=${encodeURIComponent('https://app.example.com/x?y=1&z="2"')}` });
+    expect(dataAttribute(family.body, 'return-to')).toBe('https://app.example.com/x?y=1&#38;z=%222%22');
+    expect(dataAttribute(family.body, 'return-to-refused')).toBe('');
+  });
+
+  it('drops a return_to outside the family and says so', async () => {
+    for (const foreign of ['https://evil.example/', '//evil.example/', '/\\evil.example', 'javascript:alert(1)', 'https://user:pw@app.example.com/']) {
+      const reply = await app.inject({ method: 'GET', url: `/signin?return_to=${encodeURIComponent(foreign)}` });
+      expect(reply.statusCode, foreign).toBe(200);
+      expect(dataAttribute(reply.body, 'return-to'), foreign).toBe('');
+      expect(dataAttribute(reply.body, 'return-to-refused'), foreign).toBe('1');
+    }
+    // Repeated, it is not one value: refused by being ignored.
+    const repeated = await app.inject({ method: 'GET', url: '/signin?return_to=/a&return_to=/b' });
+    expect(dataAttribute(repeated.body, 'return-to')).toBe('');
+  });
+
+  it('answers HEAD and is not in the OpenAPI document', async () => {
+    expect((await app.inject({ method: 'HEAD', url: '/signin' })).statusCode).toBe(200);
+    const openapi = (await app.inject({ method: 'GET', url: '/api/openapi' })).json() as { paths: Record<string, unknown> };
+    expect(Object.keys(openapi.paths).filter((path) => /^\/(signin|account|assets)/.test(path))).toEqual([]);
+  });
+});
+
+describe('GET /account', () => {
+  it('redirects to /signin?return_to=/account without a session', async () => {
+    const reply = await app.inject({ method: 'GET', url: '/account' });
+    expect(reply.statusCode).toBe(302);
+    expect(reply.headers.location).toBe('/signin?return_to=/account');
+    const stale = await app.inject({ method: 'GET', url: '/account', headers: { cookie: 'oc_session=not.a.token' } });
+    expect(stale.statusCode).toBe(302);
+  });
+
+  it('answers the page with a live session, and never the token in it', async () => {
+    const browser = new Browser(app);
+    expect((await browser.signIn(newWallet())).status).toBe(200);
+    const reply = await app.inject({ method: 'GET', url: '/account', headers: { cookie: `oc_session=${browser.cookie}` } });
+    expect(reply.statusCode).toBe(200);
+    expect(reply.headers['content-security-policy']).toBe(PAGE_CSP);
+    expect(reply.body).toContain('<script type="module" src="/assets/account.js"></script>');
+    expect(reply.body).not.toContain(browser.cookie!);
+  });
+});
+
+describe('GET /assets/<file>', () => {
+  it('serves scripts and styles with their types, a short cache and an ETag', async () => {
+    const script = await app.inject({ method: 'GET', url: '/assets/common.js' });
+    expect(script.statusCode).toBe(200);
+    expect(script.headers['content-type']).toBe('text/javascript; charset=utf-8');
+    expect(script.headers['cache-control']).toBe('public, max-age=300');
+    expect(script.headers['x-content-type-options']).toBe('nosniff');
+    const etag = script.headers.etag as string;
+    expect(etag).toMatch(/^"[A-Za-z0-9_-]{22}"$/);
+    const again = await app.inject({ method: 'GET', url: '/assets/common.js', headers: { 'if-none-match': etag } });
+    expect(again.statusCode).toBe(304);
+    expect(again.body).toBe('');
+    expect((await app.inject({ method: 'GET', url: '/assets/app.css' })).headers['content-type']).toBe('text/css; charset=utf-8');
+    expect((await app.inject({ method: 'GET', url: '/assets/favicon.svg' })).headers['content-type']).toBe('image/svg+xml');
+  });
+
+  it('refuses anything not in the table: traversal, HTML, unknown names', async () => {
+    for (const url of [
+      '/assets/../package.json',
+      '/assets/..%2F..%2Fpackage.json',
+      '/assets/%2e%2e%2fhttp%2fpages.ts',
+      '/assets/..%5c..%5cpackage.json',
+      '/assets/signin.html',
+      '/assets/nope.js',
+      '/assets/',
+      '/assets/app.css%00.js',
+    ]) {
+      const reply = await app.inject({ method: 'GET', url });
+      expect(reply.statusCode, url).toBe(404);
+      expect(reply.body, url).not.toContain('"name"');
+    }
+  });
+});
+
+describe('the front door', () => {
+  it('GET / redirects to the account page', async () => {
+    const app = await testApp();
+    try {
+      const reply = await app.inject({ method: 'GET', url: '/' });
+      expect(reply.statusCode).toBe(302);
+      expect(reply.headers.location).toBe('/account');
+    } finally {
+      await app.close();
+    }
+  });
+});

@@ -1,0 +1,188 @@
+/**
+ * The server and CLI as processes: `src/main.ts` serves with no settings but
+ * a database path, shuts down gracefully on SIGTERM (in-flight requests
+ * finish), and the CLI's migrate/keys commands and exit codes work.
+ */
+import { execFile, spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { buildAttestationMessage } from '../src/attest/index.js';
+import { addressFromPrivateKey, signBip322 } from '../src/bitcoin/signer.js';
+import { startEsploraFake, type EsploraFake } from './support/esplora-fake.js';
+import { startNostrRelay } from './support/nostr-relay.js';
+
+const root = new URL('..', import.meta.url).pathname;
+let dir: string;
+
+beforeAll(() => {
+  dir = mkdtempSync(join(tmpdir(), 'oc-process-'));
+});
+afterAll(() => {
+  rmSync(dir, { recursive: true, force: true });
+});
+
+async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.listen(0, '127.0.0.1', () => {
+      const port = (server.address() as { port: number }).port;
+      server.close(() => resolve(port));
+    });
+    server.on('error', reject);
+  });
+}
+
+function cli(args: string[], env: Record<string, string>): Promise<{ code: number; stdout: string; stderr: string }> {
+  return new Promise((resolve) => {
+    execFile(process.execPath, ['--import', 'tsx', join(root, 'src/cli.ts'), ...args], { env: { ...process.env, LOG_LEVEL: 'silent', ...env }, cwd: root }, (error, stdout, stderr) => {
+      resolve({ code: error ? (typeof error.code === 'number' ? error.code : 1) : 0, stdout, stderr });
+    });
+  });
+}
+
+async function waitForReady(url: string, child: ChildProcess): Promise<void> {
+  const deadline = Date.now() + 30_000;
+  while (Date.now() < deadline) {
+    if (child.exitCode !== null) throw new Error(`server exited early with ${child.exitCode}`);
+    try {
+      const response = await fetch(`${url}/readyz`);
+      if (response.ok) return;
+    } catch {
+      // not listening yet
+    }
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  throw new Error('server did not become ready');
+}
+
+describe('server process', () => {
+  let esplora: EsploraFake;
+  beforeAll(async () => {
+    esplora = await startEsploraFake({ tipHeight: 100 });
+  });
+  afterAll(async () => {
+    await esplora.close();
+  });
+
+  it('finishes an in-flight request on SIGTERM, then exits 0', async () => {
+    const port = await freePort();
+    const url = `http://127.0.0.1:${port}`;
+    const child = spawn(process.execPath, ['--import', 'tsx', join(root, 'src/main.ts')], {
+      cwd: root,
+      env: {
+        ...process.env,
+        PORT: String(port),
+        LOG_LEVEL: process.env.DEBUG_PROCESS ? 'debug' : 'silent',
+        DATABASE_URL: `sqlite:${join(dir, 'serve.sqlite')}`,
+        ESPLORA_URLS: esplora.url,
+        NOSTR_RELAYS: 'ws://127.0.0.1:9',
+      },
+      stdio: process.env.DEBUG_PROCESS ? 'inherit' : 'ignore',
+    });
+    try {
+      await waitForReady(url, child);
+      const key = new Uint8Array(32).fill(3);
+      const address = addressFromPrivateKey(key, 'p2wpkh', 'mainnet');
+      const msg = buildAttestationMessage({ address, identities: [], nonce: '00112233445566778899aabbccddeeff', issuedAt: '2026-01-01T00:00:00Z' });
+      const sig = signBip322({ privateKey: key, address, message: msg });
+      // The chain answers slowly, so the request is in flight when SIGTERM arrives.
+      esplora.setDelay(1500);
+      const inFlight = fetch(`${url}/api/verify`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ addr: address, msg, sig }),
+      });
+      await new Promise((resolve) => setTimeout(resolve, 400));
+      const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+      child.kill('SIGTERM');
+      const response = await inFlight;
+      expect(response.status).toBe(200);
+      expect(((await response.json()) as { codes: string[] }).codes).toContain('sig_ok_bip322');
+      expect(await exited).toBe(0);
+      // And it no longer accepts connections.
+      await expect(fetch(`${url}/healthz`)).rejects.toThrow();
+    } finally {
+      esplora.setDelay(0);
+      if (child.exitCode === null) child.kill('SIGKILL');
+    }
+  });
+
+  it('refuses a bad setting with exit code 78 and names the variable', async () => {
+    const result = await cli(['serve'], { PORT: 'eighty' });
+    expect(result.code).toBe(78);
+    expect(result.stderr).toContain('PORT');
+  });
+});
+
+describe('oc-host CLI', () => {
+  const env = () => ({ DATABASE_URL: `sqlite:${join(dir, 'cli.sqlite')}` });
+
+  it('migrate applies the migrations once', async () => {
+    const first = await cli(['migrate'], env());
+    expect(first.code).toBe(0);
+    expect(first.stdout).toMatch(/applied 1 /);
+    const second = await cli(['migrate'], env());
+    expect(second.stdout).toContain('already current');
+  });
+
+  it('keys public prints the JWK, keys rotate adds a key', async () => {
+    const before = await cli(['keys', 'public'], env());
+    expect(before.code).toBe(0);
+    const jwk = JSON.parse(before.stdout);
+    expect(jwk).toMatchObject({ kty: 'OKP', crv: 'Ed25519', alg: 'EdDSA', use: 'sig' });
+    expect(jwk.d).toBeUndefined();
+    const encoded = await cli(['keys', 'public', '--base64url'], env());
+    expect(JSON.parse(Buffer.from(encoded.stdout.trim(), 'base64url').toString('utf8'))).toEqual(jwk);
+    const rotated = await cli(['keys', 'rotate'], env());
+    expect(rotated.code).toBe(0);
+    const after = JSON.parse((await cli(['keys', 'public'], env())).stdout);
+    expect(after.kid).not.toBe(jwk.kid);
+    expect(rotated.stdout).toContain(after.kid);
+  });
+
+  it('publish --file puts an attestation on the relays, check --addr answers the threshold question', async () => {
+    const relay = await startNostrRelay();
+    const esplora = await startEsploraFake({ tipHeight: 1000 });
+    try {
+      const key = new Uint8Array(32).fill(9);
+      const address = addressFromPrivateKey(key, 'p2wpkh', 'mainnet');
+      const blockTime = Math.floor(Date.now() / 1000) - 40 * 86_400;
+      esplora.setUtxos(address, [
+        { txid: 'ab'.repeat(32), vout: 0, status: { confirmed: true, block_height: 900, block_hash: '00'.repeat(32), block_time: blockTime }, value: 150_000 },
+      ]);
+      const msg = buildAttestationMessage({ address, identities: ['github:cli-user'], nonce: 'aabbccddeeff00112233445566778899', issuedAt: new Date() });
+      const file = join(dir, 'attestation.json');
+      writeFileSync(file, JSON.stringify({ addr: address, msg, sig: signBip322({ privateKey: key, address, message: msg }), scheme: 'bip322' }));
+      const chainEnv = { ...env(), NOSTR_RELAYS: relay.url, ESPLORA_URLS: esplora.url };
+      const published = await cli(['publish', '--file', file], chainEnv);
+      expect(published.code).toBe(0);
+      expect(JSON.parse(published.stdout).status).toBe('published');
+
+      const passing = await cli(['check', '--addr', address, '--min-sats', '100000', '--min-days', '30'], chainEnv);
+      expect(passing.code).toBe(0);
+      expect(JSON.parse(passing.stdout)).toMatchObject({ ok: true, sats: 150_000, days: 40, address });
+      const failing = await cli(['check', '--identity', 'github:cli-user', '--min-sats', '200000'], chainEnv);
+      expect(failing.code).toBe(1);
+      expect(JSON.parse(failing.stdout)).toMatchObject({ ok: false, reasons: ['below_min_sats'] });
+      const missing = await cli(['check', '--id', 'ab'.repeat(32)], chainEnv);
+      expect(missing.code).toBe(1);
+      expect(JSON.parse(missing.stdout)).toEqual({ ok: false, reasons: ['not_found'] });
+      expect((await cli(['check', '--addr', address, '--id', 'ab'.repeat(32)], chainEnv)).code).toBe(2);
+      expect((await cli(['check', '--addr', address, '--min-sats', '-1'], chainEnv)).code).toBe(2);
+    } finally {
+      await relay.close();
+      await esplora.close();
+    }
+  });
+
+  it('answers usage errors with 2 and --help with 0', async () => {
+    expect((await cli(['frobnicate'], env())).code).toBe(2);
+    expect((await cli(['verify'], env())).code).toBe(2);
+    const help = await cli(['--help'], env());
+    expect(help.code).toBe(0);
+    expect(help.stdout).toContain('oc-host migrate');
+  });
+});

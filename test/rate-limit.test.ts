@@ -1,0 +1,413 @@
+/**
+ * Rate limits (PROTOCOL.md §4 "Rate limits", INTERFACE.md Limits): the
+ * classes and their numbers, the headers on every limited response, the
+ * 429 body, the hourly e-mail and contact limits, TRUST_PROXY, a class
+ * turned off, and Redis down. The HTTP cases run twice: on the in-memory
+ * limiter and on a real Redis.
+ */
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import type { FastifyInstance, LightMyRequestResponse } from 'fastify';
+import { createMemoryRateLimiter, createRedisRateLimiter, gcraStep } from '../src/limits/index.js';
+import { clientKey, limitClassOf } from '../src/http/rate-limit.js';
+import type { Mailer } from '../src/mail/index.js';
+import { testApp } from './support/app.js';
+import { closedRedisUrl, redisSkipReason, testRedis, type TestRedis } from './support/redis.js';
+
+const MINUTE = 60_000;
+const HOUR = 3_600_000;
+const ORIGIN = 'http://localhost:8787';
+
+const redisSkip = await redisSkipReason();
+let redis: TestRedis;
+beforeAll(() => {
+  redis = testRedis();
+});
+afterAll(async () => {
+  await redis.cleanup();
+});
+
+const sentMail: string[] = [];
+const quietMailer: Mailer = {
+  async send(message) {
+    sentMail.push(message.to);
+  },
+  async close() {},
+};
+
+const apps: FastifyInstance[] = [];
+afterEach(async () => {
+  await Promise.all(apps.splice(0).map((app) => app.close()));
+});
+
+async function appWith(env: Record<string, string>, clock?: { ms: number }): Promise<FastifyInstance> {
+  const app = await testApp(
+    { CONTACT_TO: 'ops@example.org', ...env },
+    { mailer: quietMailer, ...(clock ? { now: () => new Date(clock.ms) } : {}) },
+  );
+  apps.push(app);
+  return app;
+}
+
+function send(
+  app: FastifyInstance,
+  method: 'GET' | 'POST' | 'OPTIONS',
+  url: string,
+  options: { ip?: string; body?: Record<string, unknown>; headers?: Record<string, string> } = {},
+): Promise<LightMyRequestResponse> {
+  return app.inject({
+    method,
+    url,
+    remoteAddress: options.ip ?? '203.0.113.7',
+    headers: { ...(method === 'POST' ? { origin: ORIGIN } : {}), ...options.headers },
+    ...(options.body === undefined ? (method === 'POST' ? { payload: {} } : {}) : { payload: options.body }),
+  });
+}
+
+/** Sends `count` requests one after another; answers the responses and how long it took. */
+async function burst(count: number, request: () => Promise<LightMyRequestResponse>): Promise<{ responses: LightMyRequestResponse[]; elapsedMs: number }> {
+  const started = Date.now();
+  const responses: LightMyRequestResponse[] = [];
+  for (let i = 0; i < count; i++) responses.push(await request());
+  return { responses, elapsedMs: Date.now() - started };
+}
+
+/**
+ * A real clock (Redis's) refills one token per window/limit while the burst
+ * runs, so up to that many more may pass; with a frozen clock it is exact.
+ */
+function expectAllowedCount(responses: LightMyRequestResponse[], limit: number, windowMs: number, elapsedMs: number, frozen: boolean): number {
+  const allowed = responses.filter((response) => response.statusCode !== 429).length;
+  expect(allowed).toBeGreaterThanOrEqual(limit);
+  expect(allowed).toBeLessThanOrEqual(frozen ? limit : limit + Math.floor(elapsedMs / (windowMs / limit)));
+  return allowed;
+}
+
+function expectRateLimited(response: LightMyRequestResponse, limit: number): void {
+  expect(response.statusCode).toBe(429);
+  const body = response.json();
+  expect(body).toMatchObject({ ok: false, error: 'rate_limited', reason: 'rate_limited' });
+  expect(Number.isInteger(body.retry_after_seconds)).toBe(true);
+  expect(body.retry_after_seconds).toBeGreaterThanOrEqual(1);
+  expect(response.headers['retry-after']).toBe(String(body.retry_after_seconds));
+  expect(response.headers['x-ratelimit-limit']).toBe(String(limit));
+  expect(response.headers['x-ratelimit-remaining']).toBe('0');
+  expect(Number(response.headers['x-ratelimit-reset'])).toBeGreaterThan(0);
+}
+
+function expectLimitHeaders(response: LightMyRequestResponse, limit: number): void {
+  expect(response.headers['x-ratelimit-limit']).toBe(String(limit));
+  expect(response.headers['x-ratelimit-remaining']).toMatch(/^\d+$/);
+  expect(response.headers['x-ratelimit-reset']).toMatch(/^\d+$/);
+}
+
+describe('GCRA arithmetic (src/limits/limiter.ts)', () => {
+  it('allows `limit` at once, then one per window/limit, and says when', () => {
+    let tat: number | undefined;
+    const now = 1_000_000;
+    for (let i = 0; i < 5; i++) {
+      const step = gcraStep(tat, now, 5, HOUR);
+      expect(step.decision).toMatchObject({ allowed: true, remaining: 4 - i, retryAfterSeconds: 0 });
+      tat = step.tat;
+    }
+    const refused = gcraStep(tat, now, 5, HOUR);
+    expect(refused.decision).toEqual({ allowed: false, remaining: 0, resetMs: HOUR, retryAfterSeconds: 720 });
+    expect(refused.tat).toBe(tat);
+    // One token back after 12 minutes.
+    expect(gcraStep(tat, now + 720_000, 5, HOUR).decision).toMatchObject({ allowed: true, remaining: 0 });
+    expect(gcraStep(tat, now + 719_000, 5, HOUR).decision.allowed).toBe(false);
+  });
+
+  it('the in-memory limiter drops idle keys and never holds more than maxKeys', () => {
+    let ms = 0;
+    const limiter = createMemoryRateLimiter({ now: () => ms, maxKeys: 50 });
+    for (let i = 0; i < 200; i++) limiter.hit(`client-${i}`, 10, MINUTE);
+    expect(limiter.size).toBe(50);
+    // A whole window later every bucket is full again; hits sweep the idle keys away.
+    ms += MINUTE + 1;
+    for (let i = 0; i < 20; i++) limiter.hit('fresh', 1000, MINUTE);
+    expect(limiter.size).toBeLessThan(50);
+    expect(limiter.size).toBeGreaterThanOrEqual(1);
+  });
+
+  it.skipIf(redisSkip !== undefined)('the Redis script is atomic: 60 concurrent hits from two clients let exactly 20 through', async () => {
+    const one = createRedisRateLimiter(redis.client());
+    const two = createRedisRateLimiter(redis.client());
+    const decisions = await Promise.all(Array.from({ length: 60 }, (_, i) => (i % 2 === 0 ? one : two).hit('atomic', 20, HOUR)));
+    expect(decisions.filter((decision) => decision.allowed)).toHaveLength(20);
+    const remaining = decisions.filter((decision) => decision.allowed).map((decision) => decision.remaining).sort((a, b) => a - b);
+    expect(remaining).toEqual(Array.from({ length: 20 }, (_, i) => i));
+    const refused = decisions.find((decision) => !decision.allowed)!;
+    expect(refused.retryAfterSeconds).toBe(180);
+  });
+});
+
+describe('which route is in which class (PROTOCOL.md §4)', () => {
+  it.each([
+    ['GET', '/api/check', 'read'],
+    ['POST', '/api/verify', 'read'],
+    ['GET', '/api/discover', 'read'],
+    ['GET', '/api/challenge', 'read'],
+    ['GET', '/api/family-stats', 'read'],
+    ['GET', '/api/auth/me', 'read'],
+    ['GET', '/api/auth/providers', 'read'],
+    ['GET', '/api/auth/jwks', 'read'],
+    ['GET', '/.well-known/jwks.json', 'read'],
+    ['GET', '/api/openapi', 'read'],
+    ['POST', '/api/challenge', 'auth'],
+    ['POST', '/api/auth/signin', 'auth'],
+    ['POST', '/api/auth/logout', 'auth'],
+    ['POST', '/api/auth/switch', 'auth'],
+    ['PATCH', '/api/auth/account', 'auth'],
+    ['GET', '/api/auth/identities', 'auth'],
+    ['POST', '/api/auth/email-otp/start', 'auth'],
+    ['GET', '/api/auth/:provider/start', 'auth'],
+    ['GET', '/api/auth/:provider/callback', 'auth'],
+    ['POST', '/api/attestations', 'auth'],
+    ['POST', '/api/connect/provision', 'auth'],
+    ['GET', '/api/connect/apps', 'auth'],
+    ['POST', '/api/contact', 'auth'],
+    ['GET', '/api/no-such-route', 'read'],
+    ['OPTIONS', '/api/auth/signin', undefined],
+    ['GET', '/healthz', undefined],
+    ['GET', '/readyz', undefined],
+    ['GET', '/metrics', undefined],
+    ['GET', '/api-explorer/static/index.html', undefined],
+  ])('%s %s → %s', (method, route, expected) => {
+    expect(limitClassOf(method, route)).toBe(expected);
+  });
+
+  it('counts IPv6 clients per /64 and IPv4-mapped addresses as IPv4', () => {
+    expect(clientKey('203.0.113.7')).toBe('203.0.113.7');
+    expect(clientKey('::ffff:203.0.113.7')).toBe('203.0.113.7');
+    expect(clientKey('2001:db8:1:2:3:4:5:6')).toBe('2001:db8:1:2::/64');
+    expect(clientKey('2001:db8:1:2::9')).toBe('2001:db8:1:2::/64');
+    expect(clientKey('2001:DB8:0001:0002:ffff::1')).toBe('2001:db8:1:2::/64');
+    expect(clientKey('2001:db8::1')).toBe('2001:db8:0:0::/64');
+  });
+});
+
+const backends = [
+  { name: 'in-memory', env: (): Record<string, string> => ({}), frozen: true, skip: undefined as string | undefined },
+  { name: 'Redis', env: (): Record<string, string> => ({ REDIS_URL: redis.url }), frozen: false, skip: redisSkip },
+];
+
+describe.each(backends)('rate limits over HTTP ($name)', (backend) => {
+  const limits = (values: Record<string, string>) => ({ ...backend.env(), ...values });
+  const clock = () => (backend.frozen ? { ms: Date.parse('2026-06-01T00:00:00Z') } : undefined);
+  let ipCounter = 0;
+  // Redis keys outlive an app: every test counts from its own addresses.
+  const freshIp = () => `198.51.100.${(ipCounter = (ipCounter + 1) % 250) + 1}`;
+  afterEach(async () => {
+    if (backend.skip === undefined && backend.name === 'Redis') await redis.flush();
+  });
+
+  it.skipIf(backend.skip !== undefined)('read class: 60 a minute per IP, then 429 with Retry-After; another IP is not affected', async () => {
+    const app = await appWith(limits({ RATE_LIMIT_READ_PER_MIN: '60', RATE_LIMIT_AUTH_PER_MIN: '20' }), clock());
+    const ip = freshIp();
+    const { responses, elapsedMs } = await burst(64, () => send(app, 'GET', '/api/auth/jwks', { ip }));
+    const allowed = expectAllowedCount(responses, 60, MINUTE, elapsedMs, backend.frozen);
+    responses.slice(0, allowed).forEach((response, index) => {
+      expect(response.statusCode).toBe(200);
+      expectLimitHeaders(response, 60);
+      if (index < 60) expect(response.headers['x-ratelimit-remaining']).toBe(String(Math.max(0, 59 - index)));
+    });
+    expectRateLimited(responses.at(-1)!, 60);
+    expect(responses.at(-1)!.headers['access-control-allow-origin']).toBe('*');
+    const other = await send(app, 'GET', '/api/auth/jwks', { ip: freshIp() });
+    expect(other.statusCode).toBe(200);
+    expect(other.headers['x-ratelimit-remaining']).toBe('59');
+  });
+
+  it.skipIf(backend.skip !== undefined)('auth class: 20 a minute per IP across every auth route, GET /api/challenge is read, POST is auth', async () => {
+    const app = await appWith(limits({ RATE_LIMIT_READ_PER_MIN: '60', RATE_LIMIT_AUTH_PER_MIN: '20' }), clock());
+    const ip = freshIp();
+    const logouts = await burst(10, () => send(app, 'POST', '/api/auth/logout', { ip }));
+    for (const response of logouts.responses) {
+      expect(response.statusCode).toBe(401); // not signed in: still counted, still with headers
+      expectLimitHeaders(response, 20);
+    }
+    const challenge = await send(app, 'GET', '/api/challenge?addr=bc1qar0srrr7xfkvy5l643lydnw9re59gtzzwf5mdq&audience=http://localhost:8787&purpose=login', { ip });
+    expect(challenge.statusCode).toBe(200);
+    expect(challenge.headers['x-ratelimit-limit']).toBe('60');
+    const posts = await burst(14, () => send(app, 'POST', '/api/challenge', { ip, body: { message: 'x', signature: 'y', expectedNonce: 'z', expectedAudience: 'a', expectedPurpose: 'login' } }));
+    const all = [...logouts.responses, ...posts.responses];
+    expectAllowedCount(all, 20, MINUTE, logouts.elapsedMs + posts.elapsedMs, backend.frozen);
+    expect(posts.responses[0]!.headers['x-ratelimit-limit']).toBe('20');
+    expectRateLimited(posts.responses.at(-1)!, 20);
+    // A percent-escaped path reaches the same route and counts in the same class.
+    expect((await send(app, 'POST', '/api/%61uth/logout', { ip })).statusCode).toBe(429);
+  });
+
+  it.skipIf(backend.skip !== undefined)('headers on every limited response (2xx, 401, 404), none where nothing is limited', async () => {
+    const app = await appWith(limits({ RATE_LIMIT_READ_PER_MIN: '60', RATE_LIMIT_AUTH_PER_MIN: '20' }), clock());
+    const ip = freshIp();
+    const me = await send(app, 'GET', '/api/auth/me', { ip });
+    expect(me.statusCode).toBe(401);
+    expectLimitHeaders(me, 60);
+    const missing = await send(app, 'GET', '/api/no-such-thing', { ip });
+    expect(missing.statusCode).toBe(404);
+    expectLimitHeaders(missing, 60);
+    const jwks = await send(app, 'GET', '/.well-known/jwks.json', { ip });
+    expect(jwks.statusCode).toBe(200);
+    expectLimitHeaders(jwks, 60);
+    // Exposed to cross-origin scripts on CORS answers.
+    expect(jwks.headers['access-control-expose-headers']).toContain('x-ratelimit-remaining');
+    for (const [method, url] of [
+      ['GET', '/healthz'],
+      ['GET', '/readyz'],
+      ['OPTIONS', '/api/auth/signin'],
+      ['GET', '/api-explorer/static/index.html'],
+    ] as const) {
+      for (let i = 0; i < 70; i++) {
+        const response = await send(app, method, url, { ip, headers: method === 'OPTIONS' ? { origin: ORIGIN } : {} });
+        expect(response.statusCode).not.toBe(429);
+        expect(response.headers['x-ratelimit-limit']).toBeUndefined();
+      }
+    }
+  });
+
+  it.skipIf(backend.skip !== undefined)('e-mail code start: 5 an hour per address (any case), and 5 an hour per IP', async () => {
+    const app = await appWith(limits({ RATE_LIMIT_READ_PER_MIN: '1000', RATE_LIMIT_AUTH_PER_MIN: '1000', RATE_LIMIT_OTP_PER_HOUR: '5' }), clock());
+    const address = `limit-${freshIp()}@example.org`;
+    // The same address from six addresses: the sixth is refused by the per-address limit.
+    const perAddress: LightMyRequestResponse[] = [];
+    for (let i = 0; i < 6; i++) {
+      const email = i % 2 === 0 ? address : address.toUpperCase();
+      perAddress.push(await send(app, 'POST', '/api/auth/email-otp/start', { ip: freshIp(), body: { email } }));
+    }
+    perAddress.slice(0, 5).forEach((response, index) => {
+      expect(response.statusCode).toBe(200);
+      expect(response.headers['x-ratelimit-limit']).toBe('5');
+      expect(response.headers['x-ratelimit-remaining']).toBe(String(4 - index));
+    });
+    expectRateLimited(perAddress[5]!, 5);
+    expect(perAddress[5]!.json().retry_after_seconds).toBeGreaterThan(700); // one code per 12 minutes
+    // Six addresses from one IP: the sixth is refused by the per-IP limit, before the body is read.
+    const ip = freshIp();
+    const perIp: LightMyRequestResponse[] = [];
+    for (let i = 0; i < 6; i++) perIp.push(await send(app, 'POST', '/api/auth/email-otp/start', { ip, body: { email: `ip-${i}-${ip}@example.org` } }));
+    expect(perIp.slice(0, 5).map((response) => response.statusCode)).toEqual([200, 200, 200, 200, 200]);
+    expectRateLimited(perIp[5]!, 5);
+    // The refused start did not count against its address.
+    expect((await send(app, 'POST', '/api/auth/email-otp/start', { ip: freshIp(), body: { email: `ip-5-${ip}@example.org` } })).statusCode).toBe(200);
+  });
+
+  it.skipIf(backend.skip !== undefined)('contact form: 5 an hour per IP', async () => {
+    const app = await appWith(limits({ RATE_LIMIT_READ_PER_MIN: '1000', RATE_LIMIT_AUTH_PER_MIN: '1000', RATE_LIMIT_CONTACT_PER_HOUR: '5' }), clock());
+    const ip = freshIp();
+    const replies = await burst(6, () => send(app, 'POST', '/api/contact', { ip, body: { email: 'visitor@example.org', message: 'hello' } }));
+    expect(replies.responses.slice(0, 5).map((response) => response.statusCode)).toEqual([200, 200, 200, 200, 200]);
+    expect(replies.responses[4]!.headers['x-ratelimit-limit']).toBe('5');
+    expectRateLimited(replies.responses[5]!, 5);
+    expect((await send(app, 'POST', '/api/contact', { ip: freshIp(), body: { email: 'visitor@example.org', message: 'hello' } })).statusCode).toBe(200);
+  });
+
+  it.skipIf(backend.skip !== undefined)('TRUST_PROXY on: the address the proxy added counts; a spoofed left-most entry does not', async () => {
+    const app = await appWith(limits({ TRUST_PROXY: 'true', RATE_LIMIT_READ_PER_MIN: '3', RATE_LIMIT_AUTH_PER_MIN: '3' }), clock());
+    const proxy = freshIp();
+    const client = freshIp();
+    const spoofing = await burst(4, () =>
+      send(app, 'GET', '/api/auth/jwks', { ip: proxy, headers: { 'x-forwarded-for': `10.9.${Math.floor(Math.random() * 250)}.1, ${client}` } }),
+    );
+    expect(spoofing.responses.map((response) => response.statusCode)).toEqual([200, 200, 200, 429]);
+    const other = await send(app, 'GET', '/api/auth/jwks', { ip: proxy, headers: { 'x-forwarded-for': freshIp() } });
+    expect(other.statusCode).toBe(200);
+  });
+
+  it.skipIf(backend.skip !== undefined)('TRUST_PROXY off: X-Forwarded-For is ignored, the socket address counts', async () => {
+    const app = await appWith(limits({ RATE_LIMIT_READ_PER_MIN: '3', RATE_LIMIT_AUTH_PER_MIN: '3' }), clock());
+    const ip = freshIp();
+    const replies = await burst(4, () => send(app, 'GET', '/api/auth/jwks', { ip, headers: { 'x-forwarded-for': freshIp() } }));
+    expect(replies.responses.map((response) => response.statusCode)).toEqual([200, 200, 200, 429]);
+  });
+
+  it.skipIf(backend.skip !== undefined)('0 turns a class off: no headers, no 429; the other class still counts', async () => {
+    const app = await appWith(limits({ RATE_LIMIT_READ_PER_MIN: '0', RATE_LIMIT_AUTH_PER_MIN: '2' }), clock());
+    const ip = freshIp();
+    const reads = await burst(80, () => send(app, 'GET', '/api/auth/jwks', { ip }));
+    for (const response of reads.responses) {
+      expect(response.statusCode).toBe(200);
+      expect(response.headers['x-ratelimit-limit']).toBeUndefined();
+    }
+    const writes = await burst(3, () => send(app, 'POST', '/api/auth/logout', { ip }));
+    expect(writes.responses.map((response) => response.statusCode)).toEqual([401, 401, 429]);
+  });
+});
+
+describe('the OpenAPI document', () => {
+  it('declares the 429 error body on every limited operation', async () => {
+    const app = await appWith({});
+    const document = (await app.inject({ method: 'GET', url: '/api/openapi' })).json();
+    const missing: string[] = [];
+    for (const [path, operations] of Object.entries(document.paths as Record<string, Record<string, { responses?: Record<string, unknown> }>>)) {
+      for (const [method, operation] of Object.entries(operations)) {
+        const route = path.replace(/\{(\w+)\}/g, ':$1');
+        if (limitClassOf(method.toUpperCase(), route) === undefined) continue;
+        if (operation.responses?.['429'] === undefined) missing.push(`${method.toUpperCase()} ${path}`);
+      }
+    }
+    expect(missing).toEqual([]);
+    expect(Object.keys(document.paths).length).toBeGreaterThan(10);
+  });
+});
+
+describe('the in-memory limiter refills with the clock', () => {
+  it('one read token a second after the 60 are spent', async () => {
+    const clock = { ms: Date.parse('2026-06-01T00:00:00Z') };
+    const app = await appWith({ RATE_LIMIT_READ_PER_MIN: '60' }, clock);
+    for (let i = 0; i < 60; i++) expect((await send(app, 'GET', '/api/auth/jwks')).statusCode).toBe(200);
+    const refused = await send(app, 'GET', '/api/auth/jwks');
+    expectRateLimited(refused, 60);
+    expect(refused.headers['retry-after']).toBe('1');
+    expect(refused.headers['x-ratelimit-reset']).toBe('60');
+    clock.ms += 1000;
+    const again = await send(app, 'GET', '/api/auth/jwks');
+    expect(again.statusCode).toBe(200);
+    expect(again.headers['x-ratelimit-remaining']).toBe('0');
+    expect((await send(app, 'GET', '/api/auth/jwks')).statusCode).toBe(429);
+    clock.ms += MINUTE;
+    expect((await send(app, 'GET', '/api/auth/jwks')).headers['x-ratelimit-remaining']).toBe('59');
+  });
+});
+
+describe('Redis unreachable (REDIS_URL at a closed port)', () => {
+  it('reads fail open to a per-instance count; sign-in and e-mail start fail closed with 503 and Retry-After; logout keeps working', async () => {
+    const app = await appWith({ REDIS_URL: await closedRedisUrl(), RATE_LIMIT_READ_PER_MIN: '60', RATE_LIMIT_AUTH_PER_MIN: '20' });
+    const ip = '192.0.2.10';
+    const reads = await burst(61, () => send(app, 'GET', '/api/auth/jwks', { ip }));
+    // Decided per instance: still limited, still with headers.
+    expect(reads.responses.slice(0, 60).every((response) => response.statusCode === 200)).toBe(true);
+    expectLimitHeaders(reads.responses[0]!, 60);
+    expect(reads.responses[60]!.statusCode).toBe(429);
+
+    for (const [url, body] of [
+      ['/api/auth/signin', { message: 'm', signature: 's', nonce: 'n' }],
+      ['/api/auth/email-otp/start', { email: 'someone@example.org' }],
+      ['/api/auth/email-otp/verify', { email: 'someone@example.org', code: '123456' }],
+      ['/api/contact', { email: 'someone@example.org', message: 'hi' }],
+    ] as const) {
+      const refused = await send(app, 'POST', url, { ip, body });
+      expect(refused.statusCode, url).toBe(503);
+      expect(refused.json()).toMatchObject({ ok: false, error: 'not_ready', reason: 'not_ready', retry_after_seconds: 5 });
+      expect(refused.headers['retry-after']).toBe('5');
+    }
+    const logout = await send(app, 'POST', '/api/auth/logout', { ip });
+    expect(logout.statusCode).toBe(401);
+    expectLimitHeaders(logout, 20);
+    expect(sentMail.filter((to) => to === 'someone@example.org')).toEqual([]);
+
+    const ready = await send(app, 'GET', '/readyz');
+    expect(ready.statusCode).toBe(503);
+    expect(ready.json().checks.redis).toBe('unreachable');
+  });
+
+  it.skipIf(redisSkip !== undefined)('with Redis up, two instances share one count', async () => {
+    const env = { REDIS_URL: redis.url, RATE_LIMIT_READ_PER_MIN: '60', RATE_LIMIT_AUTH_PER_MIN: '6' };
+    const [one, two] = [await appWith(env), await appWith(env)];
+    const ip = '192.0.2.20';
+    let turn = 0;
+    const replies = await burst(8, () => send(turn++ % 2 === 0 ? one! : two!, 'POST', '/api/auth/logout', { ip }));
+    expect(replies.responses.map((response) => response.statusCode)).toEqual([401, 401, 401, 401, 401, 401, 429, 429]);
+    expect((await send(one, 'GET', '/readyz')).json().checks.redis).toBe('ok');
+  });
+});

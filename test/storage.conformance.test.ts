@@ -1,0 +1,1041 @@
+/**
+ * One conformance suite for the Store (src/storage/store.ts), run against real
+ * SQLite and real PostgreSQL (STYLE.md: "One conformance suite runs on SQLite
+ * and on PostgreSQL"). Each test gets a fresh, migrated database, so counts
+ * are exact. Invariants that PROTOCOL.md requires of the schema itself are
+ * proven with direct Kysely inserts that bypass the store's code.
+ */
+import { spawn } from 'node:child_process';
+import { createHash, randomBytes, randomUUID } from 'node:crypto';
+import { existsSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { sql } from 'kysely';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { openDatabase, parseDatabaseUrl } from '../src/storage/database.js';
+import type { OpenDatabase } from '../src/storage/database.js';
+import { applyMigrations } from '../src/storage/migrations.js';
+import { MIGRATIONS, migrate, openStore } from '../src/storage/index.js';
+import type { AccountRecord, NewSession, Store } from '../src/storage/index.js';
+import { createTestDatabase, testEngines } from './support/databases.js';
+import type { TestDatabase, TestEngine } from './support/databases.js';
+
+const SECOND = 1000;
+const MINUTE = 60 * SECOND;
+const HOUR = 60 * MINUTE;
+const DAY = 24 * HOUR;
+/** INTERFACE.md Limits: session rows live 30 days. */
+const SESSION_LIFETIME = 30 * DAY;
+/** A fixed "now"; the store never reads the wall clock. */
+const T0 = Date.UTC(2025, 0, 15, 12, 0, 0);
+
+const LATEST_VERSION = Math.max(...MIGRATIONS.map((migration) => migration.version));
+
+function tokenHash(): string {
+  return createHash('sha256').update(randomBytes(32)).digest('hex');
+}
+
+function btcAddress(): string {
+  return `bc1q${randomBytes(16).toString('hex')}`;
+}
+
+function sessionFor(accountId: string, rosterId: string | null, overrides: Partial<NewSession> = {}): NewSession {
+  const created = overrides.created_at ?? T0;
+  return {
+    jti: randomUUID(),
+    token_hash: tokenHash(),
+    account_id: accountId,
+    roster_id: rosterId,
+    signing_method: 'bip322',
+    created_at: created,
+    expires_at: created + SESSION_LIFETIME,
+    ...overrides,
+  };
+}
+
+async function versionsRecorded(url: string): Promise<number[]> {
+  const database = await openDatabase(url);
+  try {
+    const rows = await database.db.selectFrom('schema_migrations').select('version').orderBy('version').execute();
+    return rows.map((row) => Number(row.version));
+  } finally {
+    await database.close();
+  }
+}
+
+const storageEntry = fileURLToPath(new URL('../src/storage/index.ts', import.meta.url));
+
+/** Runs `script` in a separate Node process (a second server instance) with `store` opened on `url`. */
+function runInstance(url: string, script: string): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  const program = [
+    `import { openStore } from ${JSON.stringify(storageEntry)};`,
+    `const store = await openStore(${JSON.stringify(url)});`,
+    `try { ${script} } finally { await store.close(); }`,
+  ].join('\n');
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', program], {
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
+    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+    child.on('error', reject);
+    child.on('close', (code) => resolve({ code, stdout, stderr }));
+  });
+}
+
+function storageConformance(engine: TestEngine): void {
+  let database: TestDatabase;
+  let store: Store;
+  /** A second, raw connection to the same database, for checks that bypass the store. */
+  let raw: OpenDatabase;
+
+  beforeEach(async () => {
+    database = await createTestDatabase(engine);
+    store = await openStore(database.url);
+    raw = await openDatabase(database.url);
+  });
+
+  afterEach(async () => {
+    await raw.close();
+    await store.close();
+    await database.cleanup();
+  });
+
+  async function btcAccount(at = T0, address = btcAddress()): Promise<AccountRecord> {
+    const result = await store.createAccountWithIdentity({
+      account: { kind: 'btc', primary_btc: address, display_identity_kind: 'btc', created_at: at },
+      identity: { kind: 'btc', value: address, verified: true, created_at: at },
+    });
+    expect(result.created).toBe(true);
+    return result.account;
+  }
+
+  async function emailAccount(email: string, at = T0): Promise<AccountRecord> {
+    const result = await store.createAccountWithIdentity({
+      account: { kind: 'federated', display_identity_kind: 'email', created_at: at },
+      identity: { kind: 'email', value: email, verified: true, created_at: at },
+    });
+    return result.account;
+  }
+
+  async function liveRows(rosterId: string, accountId: string): Promise<number> {
+    const rows = await raw.db
+      .selectFrom('sessions')
+      .select('jti')
+      .where('roster_id', '=', rosterId)
+      .where('account_id', '=', accountId)
+      .where('revoked_at', 'is', null)
+      .execute();
+    return rows.length;
+  }
+
+  describe('migrations', () => {
+    it('records every migration once and applies nothing on a second run', async () => {
+      expect(await versionsRecorded(database.url)).toEqual(MIGRATIONS.map((migration) => migration.version));
+      const again = await applyMigrations(raw);
+      expect(again).toEqual({ applied: [], currentVersion: LATEST_VERSION });
+      const reopened = await openStore(database.url);
+      await reopened.close();
+      expect(await versionsRecorded(database.url)).toEqual(MIGRATIONS.map((migration) => migration.version));
+    });
+
+    it('migrate() (the CLI entry) brings a store opened without migrations up to date', async () => {
+      const fresh = await createTestDatabase(engine);
+      try {
+        const unmigrated = await openStore(fresh.url, { migrate: false });
+        await unmigrated.ping();
+        await expect(unmigrated.getSetting('x')).rejects.toThrow();
+        const report = await migrate(fresh.url);
+        expect(report.applied.map((entry) => entry.version)).toEqual(MIGRATIONS.map((m) => m.version));
+        expect(report.currentVersion).toBe(LATEST_VERSION);
+        expect(await unmigrated.getSetting('x')).toBeNull();
+        await unmigrated.close();
+        expect((await migrate(fresh.url)).applied).toEqual([]);
+      } finally {
+        await fresh.cleanup();
+      }
+    });
+
+    it('lets several stores start on one fresh database at once, applying each version once', async () => {
+      const fresh = await createTestDatabase(engine);
+      try {
+        const stores = await Promise.all([1, 2, 3, 4].map(() => openStore(fresh.url)));
+        const values = await Promise.all(stores.map((s, i) => s.getOrCreateSetting('server_secret', () => `v${i}`)));
+        expect(new Set(values).size).toBe(1);
+        await Promise.all(stores.map((s) => s.close()));
+        expect(await versionsRecorded(fresh.url)).toEqual(MIGRATIONS.map((migration) => migration.version));
+      } finally {
+        await fresh.cleanup();
+      }
+    });
+
+    it('lets separate processes start on one fresh database at once', async () => {
+      const fresh = await createTestDatabase(engine);
+      try {
+        const nonceExpiry = T0 + 5 * MINUTE;
+        const results = await Promise.all(
+          [1, 2, 3].map(() =>
+            runInstance(
+              fresh.url,
+              `const secret = await store.getOrCreateSetting('server_secret', () => String(process.pid));
+               const won = await store.consumeNonce('shared-nonce', ${nonceExpiry}, ${T0});
+               console.log(JSON.stringify({ secret, won }));`,
+            ),
+          ),
+        );
+        for (const result of results) expect(result.stderr).toBe('');
+        expect(results.map((result) => result.code)).toEqual([0, 0, 0]);
+        const outputs = results.map((result) => JSON.parse(result.stdout.trim()) as { secret: string; won: boolean });
+        expect(new Set(outputs.map((output) => output.secret)).size).toBe(1);
+        expect(outputs.filter((output) => output.won)).toHaveLength(1);
+        expect(await versionsRecorded(fresh.url)).toEqual(MIGRATIONS.map((migration) => migration.version));
+      } finally {
+        await fresh.cleanup();
+      }
+    }, 60_000);
+  });
+
+  describe('schema invariants (direct inserts, bypassing the store)', () => {
+    it('the partial unique index admits one unrevoked row per (roster, account)', async () => {
+      const account = await btcAccount();
+      const row = (jti: string, revokedAt: number | null, rosterId: string | null = 'roster-1') => ({
+        jti,
+        token_hash: tokenHash(),
+        account_id: account.id,
+        roster_id: rosterId,
+        signing_method: 'bip322',
+        created_at: T0,
+        expires_at: T0 + SESSION_LIFETIME,
+        last_seen_at: T0,
+        revoked_at: revokedAt,
+        step_up_at: null,
+        sudo_at: null,
+      });
+      await raw.db.insertInto('sessions').values(row('a', null)).execute();
+      await expect(raw.db.insertInto('sessions').values(row('b', null)).execute()).rejects.toThrow();
+      // Revoked rows do not count, and rows that predate rosters (NULL) are not constrained.
+      await raw.db.insertInto('sessions').values(row('c', T0)).execute();
+      await raw.db.insertInto('sessions').values(row('d', null, null)).execute();
+      await raw.db.insertInto('sessions').values(row('e', null, null)).execute();
+      await raw.db.updateTable('sessions').set({ revoked_at: T0 }).where('jti', '=', 'a').execute();
+      await raw.db.insertInto('sessions').values(row('f', null)).execute();
+      expect(await liveRows('roster-1', account.id)).toBe(1);
+    });
+
+    it('an identity (kind, value) belongs to one account', async () => {
+      const first = await btcAccount();
+      const second = await btcAccount();
+      const [identity] = await store.listIdentities(first.id);
+      await expect(
+        raw.db
+          .insertInto('identities')
+          .values({
+            id: 'dup',
+            account_id: second.id,
+            kind: 'btc',
+            value: identity!.value,
+            verified: engine === 'postgres' ? true : 1,
+            created_at: T0,
+          })
+          .execute(),
+      ).rejects.toThrow();
+    });
+
+    it('rejects malformed account ids, upper-case e-mails and unknown kinds', async () => {
+      const account = (id: string, kind = 'btc') =>
+        raw.db
+          .insertInto('accounts')
+          .values({
+            id,
+            kind: kind as 'btc',
+            display_name: null,
+            display_identity_kind: null,
+            primary_btc: null,
+            merged_into: null,
+            created_at: T0,
+            updated_at: T0,
+          })
+          .execute();
+      await expect(account('ABCDEF0123456789ABCDEF0123456789')).rejects.toThrow();
+      await expect(account('abc')).rejects.toThrow();
+      await expect(account('0123456789abcdef0123456789abcdeg')).rejects.toThrow();
+      await expect(account('0123456789abcdef0123456789abcdef', 'robot')).rejects.toThrow();
+      await account('0123456789abcdef0123456789abcdef');
+      await expect(
+        raw.db
+          .insertInto('identities')
+          .values({
+            id: 'upper',
+            account_id: '0123456789abcdef0123456789abcdef',
+            kind: 'email',
+            value: 'Alice@Example.com',
+            verified: engine === 'postgres' ? true : 1,
+            created_at: T0,
+          })
+          .execute(),
+      ).rejects.toThrow();
+    });
+  });
+
+  describe('accounts and identities', () => {
+    it('creates an account with its first identity', async () => {
+      const result = await store.createAccountWithIdentity({
+        account: { kind: 'federated', display_name: 'Alice', display_identity_kind: 'email', created_at: T0 },
+        identity: { kind: 'email', value: 'alice@example.com', verified: false, created_at: T0 },
+      });
+      expect(result.created).toBe(true);
+      expect(result.account).toMatchObject({
+        kind: 'federated',
+        display_name: 'Alice',
+        display_identity_kind: 'email',
+        primary_btc: null,
+        merged_into: null,
+        created_at: T0,
+        updated_at: T0,
+      });
+      expect(result.account.id).toMatch(/^[0-9a-f]{32}$/);
+      expect(await store.findAccount(result.account.id)).toEqual(result.account);
+      expect(await store.listIdentities(result.account.id)).toEqual([result.identity]);
+      expect(result.identity).toMatchObject({ kind: 'email', value: 'alice@example.com', verified: false });
+    });
+
+    it('returns the existing owner instead of creating a second account for a known identity', async () => {
+      const address = btcAddress();
+      const first = await btcAccount(T0, address);
+      const wantedId = randomBytes(16).toString('hex');
+      const again = await store.createAccountWithIdentity({
+        account: { id: wantedId, kind: 'btc', created_at: T0 + 1 },
+        identity: { kind: 'btc', value: address, verified: true, created_at: T0 + 1 },
+      });
+      expect(again.created).toBe(false);
+      expect(again.account).toEqual(first);
+      expect(await store.findAccount(wantedId)).toBeNull();
+    });
+
+    it('concurrent first sign-ins with one address end with one account', async () => {
+      const address = btcAddress();
+      const results = await Promise.all(
+        Array.from({ length: 10 }, (_, i) =>
+          store.createAccountWithIdentity({
+            account: { kind: 'btc', created_at: T0 + i },
+            identity: { kind: 'btc', value: address, verified: true, created_at: T0 + i },
+          }),
+        ),
+      );
+      expect(results.filter((result) => result.created)).toHaveLength(1);
+      expect(new Set(results.map((result) => result.account.id)).size).toBe(1);
+      expect((await store.familyStats(T0)).accounts.total).toBe(1);
+    });
+
+    it('refuses upper-case e-mails and malformed account ids', async () => {
+      await expect(
+        store.createAccountWithIdentity({
+          account: { kind: 'federated', created_at: T0 },
+          identity: { kind: 'email', value: 'Bob@Example.com', verified: true, created_at: T0 },
+        }),
+      ).rejects.toThrow(/lowercased/);
+      await expect(
+        store.createAccountWithIdentity({
+          account: { id: 'not-hex', kind: 'btc', created_at: T0 },
+          identity: { kind: 'btc', value: btcAddress(), verified: true, created_at: T0 },
+        }),
+      ).rejects.toThrow(/32 lowercase hex/);
+      await expect(store.findAccountByIdentity('email', 'Bob@Example.com')).rejects.toThrow(/lowercased/);
+    });
+
+    it('finds the canonical account by identity and follows merged_into', async () => {
+      const a = await btcAccount();
+      const b = await emailAccount('b@example.com');
+      expect(await store.findAccountByIdentity('email', 'b@example.com')).toEqual(b);
+      expect(await store.findAccountByIdentity('email', 'nobody@example.com')).toBeNull();
+      expect(await store.resolveCanonicalAccount(a.id)).toEqual(a);
+      expect(await store.resolveCanonicalAccount('0'.repeat(32))).toBeNull();
+      // A pointer written without moving identities (as an old merge might have left it).
+      await raw.db.updateTable('accounts').set({ merged_into: a.id }).where('id', '=', b.id).execute();
+      expect((await store.findAccountByIdentity('email', 'b@example.com'))?.id).toBe(a.id);
+      expect((await store.resolveCanonicalAccount(b.id))?.id).toBe(a.id);
+      expect((await store.findAccount(b.id))?.merged_into).toBe(a.id);
+    });
+
+    it('resolving merged_into is loop-safe and depth-limited', async () => {
+      const a = await btcAccount();
+      const b = await btcAccount();
+      await raw.db.updateTable('accounts').set({ merged_into: b.id }).where('id', '=', a.id).execute();
+      await raw.db.updateTable('accounts').set({ merged_into: a.id }).where('id', '=', b.id).execute();
+      await expect(store.resolveCanonicalAccount(a.id)).rejects.toThrow(/loops/);
+
+      const chain: AccountRecord[] = [];
+      for (let i = 0; i < 12; i += 1) chain.push(await btcAccount());
+      for (let i = 0; i < chain.length - 1; i += 1) {
+        await raw.db.updateTable('accounts').set({ merged_into: chain[i + 1]!.id }).where('id', '=', chain[i]!.id).execute();
+      }
+      await expect(store.resolveCanonicalAccount(chain[0]!.id)).rejects.toThrow(/longer than/);
+      expect((await store.resolveCanonicalAccount(chain[9]!.id))?.id).toBe(chain[11]!.id);
+    });
+
+    it('adds identities and reports ones already linked here or elsewhere', async () => {
+      const a = await btcAccount();
+      const b = await btcAccount();
+      const added = await store.addIdentity({
+        account_id: a.id,
+        kind: 'email',
+        value: 'a@example.com',
+        verified: true,
+        created_at: T0 + 1,
+      });
+      expect(added.status).toBe('added');
+      expect(added.identity).toMatchObject({ account_id: a.id, kind: 'email', value: 'a@example.com', verified: true });
+      const again = await store.addIdentity({
+        account_id: a.id,
+        kind: 'email',
+        value: 'a@example.com',
+        verified: true,
+        created_at: T0 + 2,
+      });
+      expect(again).toEqual({ status: 'already_linked', identity: added.identity });
+      const elsewhere = await store.addIdentity({
+        account_id: b.id,
+        kind: 'email',
+        value: 'a@example.com',
+        verified: true,
+        created_at: T0 + 3,
+      });
+      expect(elsewhere).toEqual({ status: 'linked_elsewhere', identity: added.identity });
+      expect((await store.listIdentities(a.id)).map((identity) => identity.kind)).toEqual(['btc', 'email']);
+      await expect(
+        store.addIdentity({ account_id: a.id, kind: 'email', value: 'A@x.org', verified: true, created_at: T0 }),
+      ).rejects.toThrow(/lowercased/);
+    });
+
+    it('removes identities, never the last one, and keeps display fields valid', async () => {
+      const address = btcAddress();
+      const account = await btcAccount(T0, address);
+      const second = btcAddress();
+      await store.addIdentity({ account_id: account.id, kind: 'btc', value: second, verified: true, created_at: T0 + 1 });
+      const other = await btcAccount();
+      const [first] = await store.listIdentities(account.id);
+
+      expect(await store.removeIdentity(other.id, first!.id, T0 + 5)).toBe('not_found');
+      expect(await store.removeIdentity(account.id, 'no-such-identity', T0 + 5)).toBe('not_found');
+      expect(await store.removeIdentity(account.id, first!.id, T0 + 5)).toBe('removed');
+      const after = await store.findAccount(account.id);
+      // The primary address moves to the remaining address.
+      expect(after).toMatchObject({ primary_btc: second, display_identity_kind: 'btc', updated_at: T0 + 5 });
+      const [remaining] = await store.listIdentities(account.id);
+      expect(remaining!.value).toBe(second);
+      expect(await store.removeIdentity(account.id, remaining!.id, T0 + 6)).toBe('last_identity');
+
+      // Display kind e-mail, e-mail removed: the kind is cleared (PROTOCOL.md §2 default applies).
+      const federated = await emailAccount('c@example.com');
+      await store.addIdentity({ account_id: federated.id, kind: 'btc', value: btcAddress(), verified: true, created_at: T0 + 1 });
+      const emailIdentity = (await store.listIdentities(federated.id)).find((identity) => identity.kind === 'email');
+      expect(await store.removeIdentity(federated.id, emailIdentity!.id, T0 + 7)).toBe('removed');
+      expect((await store.findAccount(federated.id))?.display_identity_kind).toBeNull();
+    });
+
+    it('concurrent unlinks never leave an account without identities', async () => {
+      const account = await btcAccount();
+      for (let i = 0; i < 3; i += 1) {
+        await store.addIdentity({ account_id: account.id, kind: 'btc', value: btcAddress(), verified: true, created_at: T0 + i });
+      }
+      const identities = await store.listIdentities(account.id);
+      const results = await Promise.all(identities.map((identity) => store.removeIdentity(account.id, identity.id, T0 + 9)));
+      expect(results.filter((result) => result === 'removed')).toHaveLength(3);
+      expect(results.filter((result) => result === 'last_identity')).toHaveLength(1);
+      expect(await store.listIdentities(account.id)).toHaveLength(1);
+    });
+
+    it('updates only the given account fields', async () => {
+      const account = await btcAccount();
+      const renamed = await store.updateAccount(account.id, { display_name: 'Satoshi' }, T0 + 10);
+      expect(renamed).toEqual({ ...account, display_name: 'Satoshi', updated_at: T0 + 10 });
+      const changed = await store.updateAccount(
+        account.id,
+        { display_identity_kind: 'did', primary_btc: null },
+        T0 + 11,
+      );
+      expect(changed).toEqual({
+        ...account,
+        display_name: 'Satoshi',
+        display_identity_kind: 'did',
+        primary_btc: null,
+        updated_at: T0 + 11,
+      });
+      expect(await store.findAccount(account.id)).toEqual(changed);
+      expect(await store.updateAccount('0'.repeat(32), { display_name: 'x' }, T0)).toBeNull();
+    });
+  });
+
+  describe('mergeAccounts', () => {
+    it('moves identities, points the merged account at the survivor and revokes its sessions', async () => {
+      const intoAddress = btcAddress();
+      const into = await btcAccount(T0, intoAddress);
+      const fromAddress = btcAddress();
+      const from = await store.createAccountWithIdentity({
+        account: { kind: 'btc', display_name: 'Old name', primary_btc: fromAddress, created_at: T0 },
+        identity: { kind: 'btc', value: fromAddress, verified: true, created_at: T0 },
+      });
+      await store.addIdentity({ account_id: from.account.id, kind: 'email', value: 'from@example.com', verified: true, created_at: T0 });
+      const legacy = await store.insertSession(sessionFor(from.account.id, null));
+      const app = await store.createConnectApp({ owner_account_id: from.account.id, name: 'Shop', key_hash: 'c'.repeat(64), created_at: T0 });
+
+      const result = await store.mergeAccounts(from.account.id, into.id, T0 + HOUR);
+      // The merged account's integrator apps follow it to the survivor.
+      expect((await store.listConnectApps(into.id)).map((entry) => entry.id)).toEqual([app.id]);
+      expect(await store.listConnectApps(from.account.id)).toEqual([]);
+      expect(result.moved_identities).toBe(2);
+      expect(result.revoked_sessions).toBe(1);
+      expect(result.roster_rows_added).toBe(0);
+      // `into` keeps its own primary address and adopts the display name it lacked.
+      expect(result.account).toEqual({ ...into, display_name: 'Old name', updated_at: T0 + HOUR });
+      expect(await store.listIdentities(from.account.id)).toEqual([]);
+      expect((await store.listIdentities(into.id)).map((identity) => identity.value).sort()).toEqual(
+        [intoAddress, fromAddress, 'from@example.com'].sort(),
+      );
+      expect((await store.findAccount(from.account.id))?.merged_into).toBe(into.id);
+      expect((await store.findAccountByIdentity('btc', fromAddress))?.id).toBe(into.id);
+      expect(await store.findLiveSessionByTokenHash(legacy.token_hash, T0 + HOUR)).toBeNull();
+      await expect(store.insertSession(sessionFor(from.account.id, 'r'))).rejects.toThrow(/merged/);
+    });
+
+    it('leaves each roster with the canonical account once', async () => {
+      const into = await btcAccount();
+      const from = await btcAccount();
+      const bystander = await btcAccount();
+      const now = T0 + DAY;
+      // Roster "both": held both accounts. Roster "only-from": held only `from`.
+      // Roster "stale-into": held `from` live and `into` expired but unrevoked.
+      const bothInto = await store.insertSession(sessionFor(into.id, 'both', { sudo_at: T0 }));
+      const bothFrom = await store.insertSession(sessionFor(from.id, 'both'));
+      const onlyFrom = await store.insertSession(
+        sessionFor(from.id, 'only-from', { created_at: T0 + HOUR, sudo_at: T0 + HOUR, step_up_at: T0 + HOUR }),
+      );
+      await store.touchSession(onlyFrom.jti, T0 + 2 * HOUR);
+      await store.insertSession(sessionFor(bystander.id, 'only-from'));
+      await store.insertSession(sessionFor(into.id, 'stale-into', { created_at: T0 - 40 * DAY }));
+      await store.insertSession(sessionFor(from.id, 'stale-into'));
+
+      const result = await store.mergeAccounts(from.id, into.id, now);
+      expect(result.revoked_sessions).toBe(3);
+      expect(result.roster_rows_added).toBe(2);
+
+      const both = await store.listLiveRoster('both', now);
+      expect(both.map((member) => member.account.id)).toEqual([into.id]);
+      expect(both[0]!.session).toEqual(bothInto);
+      expect(await store.findLiveSessionByTokenHash(bothFrom.token_hash, now)).toBeNull();
+
+      const onlyFromRoster = await store.listLiveRoster('only-from', now);
+      expect(onlyFromRoster.map((member) => member.account.id).sort()).toEqual([into.id, bystander.id].sort());
+      const replacement = onlyFromRoster.find((member) => member.account.id === into.id)!.session;
+      expect(replacement).toMatchObject({
+        roster_id: 'only-from',
+        created_at: onlyFrom.created_at,
+        expires_at: onlyFrom.expires_at,
+        last_seen_at: T0 + 2 * HOUR,
+        signing_method: 'bip322',
+        revoked_at: null,
+        sudo_at: null,
+        step_up_at: null,
+      });
+      expect(replacement.jti).not.toBe(onlyFrom.jti);
+      expect(replacement.token_hash).not.toBe(onlyFrom.token_hash);
+      expect(await store.findLiveSessionByTokenHash(onlyFrom.token_hash, now)).toBeNull();
+      // A switch to the canonical account re-mints the row like any switch.
+      const switched = await store.updateSessionToken(replacement.jti, tokenHash());
+      expect(await store.findLiveSessionByTokenHash(switched!.token_hash, now)).toEqual(switched);
+
+      expect((await store.listLiveRoster('stale-into', now)).map((member) => member.account.id)).toEqual([into.id]);
+      expect(await liveRows('stale-into', into.id)).toBe(1);
+      expect(await liveRows('both', from.id)).toBe(0);
+    });
+
+    it('keeps merge chains one step long and refuses loops and repeats', async () => {
+      const a = await btcAccount();
+      const b = await btcAccount();
+      const c = await btcAccount();
+      await store.mergeAccounts(c.id, b.id, T0 + 1);
+      await store.mergeAccounts(b.id, a.id, T0 + 2);
+      expect((await store.findAccount(c.id))?.merged_into).toBe(a.id);
+      expect((await store.findAccount(b.id))?.merged_into).toBe(a.id);
+      await expect(store.mergeAccounts(a.id, a.id, T0 + 3)).rejects.toThrow(/itself/);
+      await expect(store.mergeAccounts(b.id, a.id, T0 + 3)).rejects.toThrow(/already merged/);
+      // Merging into a merged account lands in its survivor; into oneself through a chain is a loop.
+      const d = await btcAccount();
+      expect((await store.mergeAccounts(d.id, b.id, T0 + 4)).account.id).toBe(a.id);
+      await expect(store.mergeAccounts(a.id, c.id, T0 + 5)).rejects.toThrow(/loop/);
+      await expect(store.mergeAccounts('0'.repeat(32), a.id, T0)).rejects.toThrow(/unknown/);
+      const stats = await store.familyStats(T0 + 5);
+      expect(stats.accounts).toEqual({ total: 1, btc: 1, federated: 0 });
+    });
+  });
+
+  describe('sessions and rosters', () => {
+    it('inserts a row and finds it by token hash while it is live', async () => {
+      const account = await btcAccount();
+      const input = sessionFor(account.id, 'roster-1', { step_up_at: T0, signing_method: 'email_otp' });
+      const inserted = await store.insertSession(input);
+      expect(inserted).toEqual({
+        jti: input.jti,
+        token_hash: input.token_hash,
+        account_id: account.id,
+        roster_id: 'roster-1',
+        signing_method: 'email_otp',
+        created_at: T0,
+        expires_at: T0 + SESSION_LIFETIME,
+        last_seen_at: T0,
+        revoked_at: null,
+        step_up_at: T0,
+        sudo_at: null,
+      });
+      expect(await store.findLiveSessionByTokenHash(input.token_hash, T0 + DAY)).toEqual(inserted);
+      expect(await store.findLiveSessionByTokenHash(input.token_hash, T0 + SESSION_LIFETIME)).toBeNull();
+      expect(await store.findLiveSessionByTokenHash(tokenHash(), T0)).toBeNull();
+      expect(await store.findLiveSessionInRoster('roster-1', account.id, T0)).toEqual(inserted);
+      expect(await store.findLiveSessionInRoster('roster-2', account.id, T0)).toBeNull();
+      await expect(store.insertSession(sessionFor('0'.repeat(32), 'r'))).rejects.toThrow(/unknown account/);
+      await expect(store.insertSession(sessionFor(account.id, 'r', { expires_at: T0 }))).rejects.toThrow(/expire/);
+    });
+
+    it('finds a live row with its whole roster in one call, and a row without roster alone', async () => {
+      const first = await btcAccount();
+      const second = await btcAccount();
+      const stranger = await btcAccount();
+      const a = await store.insertSession(sessionFor(first.id, 'roster-me'));
+      const b = await store.insertSession(sessionFor(second.id, 'roster-me', { created_at: T0 + 1 }));
+      await store.insertSession(sessionFor(stranger.id, 'roster-other'));
+      const found = await store.findLiveRosterByTokenHash(b.token_hash, T0 + DAY);
+      expect(found?.current.session.jti).toBe(b.jti);
+      expect(found?.current.account.id).toBe(second.id);
+      expect(found?.members.map((member) => member.session.jti)).toEqual([a.jti, b.jti]);
+      expect(found?.members.map((member) => member.account.id)).toEqual([first.id, second.id]);
+      // A revoked member leaves the listing; a revoked current row finds nothing.
+      await store.revokeSession(a.jti, T0 + DAY);
+      expect((await store.findLiveRosterByTokenHash(b.token_hash, T0 + DAY))?.members.map((member) => member.session.jti)).toEqual([b.jti]);
+      await store.revokeSession(b.jti, T0 + DAY);
+      expect(await store.findLiveRosterByTokenHash(b.token_hash, T0 + DAY)).toBeNull();
+      // A row from before multi-account (no roster) is its own only member; expired rows are not found.
+      const legacy = await store.insertSession(sessionFor(stranger.id, null));
+      const alone = await store.findLiveRosterByTokenHash(legacy.token_hash, T0 + DAY);
+      expect(alone?.members.map((member) => member.session.jti)).toEqual([legacy.jti]);
+      expect(await store.findLiveRosterByTokenHash(legacy.token_hash, T0 + SESSION_LIFETIME)).toBeNull();
+    });
+
+    it('a second sign-in of a rostered account replaces its row (re-authentication)', async () => {
+      const a = await btcAccount();
+      const b = await btcAccount();
+      const firstA = await store.insertSession(sessionFor(a.id, 'roster'));
+      const rowB = await store.insertSession(sessionFor(b.id, 'roster'));
+      const secondA = await store.insertSession(sessionFor(a.id, 'roster', { created_at: T0 + HOUR }));
+      expect(await store.findLiveSessionByTokenHash(firstA.token_hash, T0 + HOUR)).toBeNull();
+      expect(await store.findLiveSessionByTokenHash(secondA.token_hash, T0 + HOUR)).toEqual(secondA);
+      expect(await store.findLiveSessionByTokenHash(rowB.token_hash, T0 + HOUR)).toEqual(rowB);
+      const revoked = await raw.db.selectFrom('sessions').select('revoked_at').where('jti', '=', firstA.jti).executeTakeFirst();
+      expect(Number(revoked?.revoked_at)).toBe(T0 + HOUR);
+      // The same account in another roster (another browser) is unaffected.
+      const otherBrowser = await store.insertSession(sessionFor(a.id, 'other-roster'));
+      expect(await store.findLiveSessionInRoster('roster', a.id, T0 + HOUR)).toEqual(secondA);
+      expect(await store.findLiveSessionInRoster('other-roster', a.id, T0 + HOUR)).toEqual(otherBrowser);
+    });
+
+    it('signing in again after expiry restores the account to the roster', async () => {
+      const account = await btcAccount();
+      await store.insertSession(sessionFor(account.id, 'roster', { created_at: T0 - 31 * DAY }));
+      expect(await store.findLiveSessionInRoster('roster', account.id, T0)).toBeNull();
+      const fresh = await store.insertSession(sessionFor(account.id, 'roster'));
+      expect(await store.findLiveSessionInRoster('roster', account.id, T0)).toEqual(fresh);
+      expect(await liveRows('roster', account.id)).toBe(1);
+    });
+
+    it('20 parallel inserts for one (roster, account) all succeed and leave one live row', async () => {
+      const account = await btcAccount();
+      const inputs = Array.from({ length: 20 }, (_, i) => sessionFor(account.id, 'busy', { created_at: T0 + i }));
+      const results = await Promise.allSettled(inputs.map((input) => store.insertSession(input)));
+      expect(results.filter((result) => result.status === 'rejected')).toEqual([]);
+      expect(await liveRows('busy', account.id)).toBe(1);
+      const all = await raw.db.selectFrom('sessions').select('jti').where('roster_id', '=', 'busy').execute();
+      expect(all).toHaveLength(20);
+      const live = await store.findLiveSessionInRoster('busy', account.id, T0 + 100);
+      expect(inputs.map((input) => input.jti)).toContain(live?.jti);
+    });
+
+    it('rows without a roster (pre-multi-account) are not limited per account', async () => {
+      const account = await btcAccount();
+      const first = await store.insertSession(sessionFor(account.id, null));
+      const second = await store.insertSession(sessionFor(account.id, null));
+      expect(await store.findLiveSessionByTokenHash(first.token_hash, T0)).toEqual(first);
+      expect(await store.findLiveSessionByTokenHash(second.token_hash, T0)).toEqual(second);
+    });
+
+    it('lists the live roster with accounts in joining order', async () => {
+      const a = await btcAccount();
+      const b = await emailAccount('b@example.com');
+      const c = await btcAccount();
+      const rowA = await store.insertSession(sessionFor(a.id, 'roster', { created_at: T0 }));
+      const rowB = await store.insertSession(sessionFor(b.id, 'roster', { created_at: T0 + MINUTE }));
+      const rowC = await store.insertSession(sessionFor(c.id, 'roster', { created_at: T0 + 2 * MINUTE }));
+      await store.insertSession(sessionFor(c.id, 'elsewhere'));
+      await store.touchSession(rowB.jti, T0 + HOUR);
+      await store.revokeSession(rowC.jti, T0 + HOUR);
+      const roster = await store.listLiveRoster('roster', T0 + HOUR);
+      expect(roster).toEqual([
+        { session: rowA, account: a },
+        { session: { ...rowB, last_seen_at: T0 + HOUR }, account: b },
+      ]);
+      expect(await store.listLiveRoster('roster', T0 + SESSION_LIFETIME + MINUTE)).toEqual([]);
+      expect(await store.listLiveRoster('empty', T0)).toEqual([]);
+    });
+
+    it('re-mints a row: new token hash, optional freshness, same expiry', async () => {
+      const account = await btcAccount();
+      const row = await store.insertSession(sessionFor(account.id, 'roster', { step_up_at: T0 }));
+      const newHash = tokenHash();
+      const updated = await store.updateSessionToken(row.jti, newHash, { sudo_at: T0 + MINUTE });
+      expect(updated).toEqual({ ...row, token_hash: newHash, sudo_at: T0 + MINUTE });
+      expect(await store.findLiveSessionByTokenHash(row.token_hash, T0 + MINUTE)).toBeNull();
+      expect(await store.findLiveSessionByTokenHash(newHash, T0 + MINUTE)).toEqual(updated);
+      const cleared = await store.updateSessionToken(row.jti, tokenHash(), { step_up_at: null });
+      expect(cleared).toMatchObject({ step_up_at: null, sudo_at: T0 + MINUTE, expires_at: row.expires_at });
+      await store.revokeSession(row.jti, T0 + HOUR);
+      expect(await store.updateSessionToken(row.jti, tokenHash())).toBeNull();
+      expect(await store.updateSessionToken('no-such-jti', tokenHash())).toBeNull();
+    });
+
+    it('touches last_seen_at forwards only, and not on revoked rows', async () => {
+      const account = await btcAccount();
+      const row = await store.insertSession(sessionFor(account.id, 'roster'));
+      await store.touchSession(row.jti, T0 + HOUR);
+      await store.touchSession(row.jti, T0 + MINUTE);
+      expect((await store.findLiveSessionInRoster('roster', account.id, T0))?.last_seen_at).toBe(T0 + HOUR);
+      await store.revokeSession(row.jti, T0 + 2 * HOUR);
+      await store.touchSession(row.jti, T0 + 3 * HOUR);
+      const stored = await raw.db.selectFrom('sessions').select('last_seen_at').where('jti', '=', row.jti).executeTakeFirst();
+      expect(Number(stored?.last_seen_at)).toBe(T0 + HOUR);
+    });
+
+    it('revokes one row, one account in a roster, a whole roster, or an account everywhere', async () => {
+      const a = await btcAccount();
+      const b = await btcAccount();
+      const rowA1 = await store.insertSession(sessionFor(a.id, 'r1'));
+      const rowB1 = await store.insertSession(sessionFor(b.id, 'r1'));
+      const rowA2 = await store.insertSession(sessionFor(a.id, 'r2'));
+      const rowB2 = await store.insertSession(sessionFor(b.id, 'r2'));
+      const rowA3 = await store.insertSession(sessionFor(a.id, 'r3'));
+      const rowB3 = await store.insertSession(sessionFor(b.id, 'r3'));
+      const now = T0 + MINUTE;
+
+      expect(await store.revokeSession(rowA1.jti, now)).toBe(true);
+      expect(await store.revokeSession(rowA1.jti, now)).toBe(false);
+      expect(await store.findLiveSessionByTokenHash(rowA1.token_hash, now)).toBeNull();
+
+      expect(await store.revokeAccountInRoster('r2', b.id, now)).toBe(1);
+      expect(await store.revokeAccountInRoster('r2', b.id, now)).toBe(0);
+      expect((await store.listLiveRoster('r2', now)).map((m) => m.session.jti)).toEqual([rowA2.jti]);
+      expect(await store.findLiveSessionByTokenHash(rowB2.token_hash, now)).toBeNull();
+
+      expect(await store.revokeRoster('r1', now)).toBe(1);
+      expect(await store.listLiveRoster('r1', now)).toEqual([]);
+      expect(await store.findLiveSessionByTokenHash(rowB1.token_hash, now)).toBeNull();
+
+      expect(await store.revokeAllForAccount(a.id, now)).toBe(2);
+      expect(await store.findLiveSessionByTokenHash(rowA2.token_hash, now)).toBeNull();
+      expect(await store.findLiveSessionByTokenHash(rowA3.token_hash, now)).toBeNull();
+      expect(await store.findLiveSessionByTokenHash(rowB3.token_hash, now)).toEqual(rowB3);
+      expect(await store.revokeAllForAccount(a.id, now)).toBe(0);
+    });
+  });
+
+  describe('challenge nonces', () => {
+    it('consumes a nonce once, and refuses an expired one', async () => {
+      expect(await store.consumeNonce('n1', T0 + 5 * MINUTE, T0)).toBe(true);
+      expect(await store.consumeNonce('n1', T0 + 5 * MINUTE, T0 + SECOND)).toBe(false);
+      expect(await store.consumeNonce('n2', T0, T0)).toBe(false);
+      expect(await store.consumeNonce('n2', T0 + 1, T0)).toBe(true);
+    });
+
+    it('50 parallel consumers of one nonce: exactly one wins', async () => {
+      const results = await Promise.all(
+        Array.from({ length: 50 }, () => store.consumeNonce('contested', T0 + 5 * MINUTE, T0)),
+      );
+      expect(results.filter(Boolean)).toHaveLength(1);
+    });
+  });
+
+  describe('settings and signing keys', () => {
+    it('creates a setting once and returns the stored value afterwards', async () => {
+      expect(await store.getSetting('server_secret')).toBeNull();
+      let calls = 0;
+      const create = () => {
+        calls += 1;
+        return `secret-${calls}`;
+      };
+      expect(await store.getOrCreateSetting('server_secret', create)).toBe('secret-1');
+      expect(await store.getOrCreateSetting('server_secret', create)).toBe('secret-1');
+      expect(calls).toBe(1);
+      expect(await store.getSetting('server_secret')).toBe('secret-1');
+    });
+
+    it('instances racing to create a setting all get the first stored value', async () => {
+      const other = await openStore(database.url);
+      try {
+        const values = await Promise.all(
+          Array.from({ length: 10 }, (_, i) =>
+            (i % 2 === 0 ? store : other).getOrCreateSetting('nostr_key', () => randomBytes(8).toString('hex')),
+          ),
+        );
+        expect(new Set(values).size).toBe(1);
+        expect(await other.getSetting('nostr_key')).toBe(values[0]);
+      } finally {
+        await other.close();
+      }
+    });
+
+    it('keeps signing keys; the newest activated unretired key is active', async () => {
+      const key = (kid: string, activatedAt: number) => ({
+        kid,
+        private_jwk: JSON.stringify({ kty: 'OKP', crv: 'Ed25519', d: kid }),
+        public_jwk: JSON.stringify({ kty: 'OKP', crv: 'Ed25519', x: kid }),
+        created_at: T0,
+        activated_at: activatedAt,
+      });
+      expect(await store.findActiveSigningKey(T0)).toBeNull();
+      expect(await store.insertSigningKey(key('k1', T0))).toBe(true);
+      expect(await store.insertSigningKey(key('k1', T0))).toBe(false);
+      expect(await store.insertSigningKey(key('k2', T0 + DAY))).toBe(true);
+      expect(await store.insertSigningKey(key('k3', T0 + 2 * DAY))).toBe(true);
+      // k3 is published ahead of its activation; k2 signs.
+      expect((await store.findActiveSigningKey(T0 + DAY))?.kid).toBe('k2');
+      expect((await store.findActiveSigningKey(T0 + 2 * DAY))?.kid).toBe('k3');
+      expect(await store.retireSigningKey('k3', T0 + 3 * DAY)).toBe(true);
+      expect(await store.retireSigningKey('k3', T0 + 4 * DAY)).toBe(false);
+      expect(await store.retireSigningKey('nope', T0)).toBe(false);
+      expect((await store.findActiveSigningKey(T0 + 3 * DAY))?.kid).toBe('k2');
+      const all = await store.listSigningKeys();
+      expect(all.map((k) => k.kid)).toEqual(['k3', 'k2', 'k1']);
+      expect(all[0]).toEqual({ ...key('k3', T0 + 2 * DAY), retired_at: T0 + 3 * DAY });
+      expect(all[2]).toEqual({ ...key('k1', T0), retired_at: null });
+    });
+  });
+
+  describe('e-mail codes', () => {
+    const code = (email: string, codeHash: string, at = T0) => ({
+      email,
+      code_hash: codeHash,
+      token: `token-${codeHash}`,
+      expires_at: at + 10 * MINUTE,
+      created_at: at,
+    });
+
+    it('stores one code per address; a new one kills the old one and resets attempts', async () => {
+      expect(await store.findEmailCode('a@example.com')).toBeNull();
+      await store.putEmailCode(code('a@example.com', 'h1'));
+      expect(await store.findEmailCode('a@example.com')).toEqual({ ...code('a@example.com', 'h1'), attempts: 0 });
+      expect(await store.incrementEmailCodeAttempts('a@example.com')).toBe(1);
+      expect(await store.incrementEmailCodeAttempts('a@example.com')).toBe(2);
+      await store.putEmailCode(code('a@example.com', 'h2', T0 + MINUTE));
+      expect(await store.findEmailCode('a@example.com')).toEqual({
+        ...code('a@example.com', 'h2', T0 + MINUTE),
+        attempts: 0,
+      });
+      expect(await store.incrementEmailCodeAttempts('nobody@example.com')).toBeNull();
+      await expect(store.putEmailCode(code('A@example.com', 'h3'))).rejects.toThrow(/lowercased/);
+    });
+
+    it('counts parallel wrong tries one by one', async () => {
+      await store.putEmailCode(code('a@example.com', 'h1'));
+      const counts = await Promise.all(
+        Array.from({ length: 8 }, () => store.incrementEmailCodeAttempts('a@example.com')),
+      );
+      expect([...counts].sort((x, y) => x! - y!)).toEqual([1, 2, 3, 4, 5, 6, 7, 8]);
+    });
+
+    it('a code is consumed by exactly one delete, and only the code that was checked', async () => {
+      await store.putEmailCode(code('a@example.com', 'h1'));
+      expect(await store.deleteEmailCode('a@example.com', 'other-hash')).toBe(false);
+      const results = await Promise.all([1, 2, 3].map(() => store.deleteEmailCode('a@example.com', 'h1')));
+      expect(results.filter(Boolean)).toHaveLength(1);
+      expect(await store.findEmailCode('a@example.com')).toBeNull();
+      await store.putEmailCode(code('b@example.com', 'h1'));
+      expect(await store.deleteEmailCode('b@example.com')).toBe(true);
+      expect(await store.deleteEmailCode('b@example.com')).toBe(false);
+    });
+  });
+
+  describe('Connect apps', () => {
+    it('creates, lists, finds by key, rotates and deletes apps of their owner only', async () => {
+      const owner = await btcAccount();
+      const stranger = await btcAccount();
+      const first = await store.createConnectApp({
+        owner_account_id: owner.id,
+        name: 'Shop',
+        key_hash: 'key-1',
+        created_at: T0,
+      });
+      expect(first).toMatchObject({ owner_account_id: owner.id, name: 'Shop', key_hash: 'key-1', rotated_at: null });
+      expect(first.id).not.toContain(':');
+      const second = await store.createConnectApp({
+        id: 'app2',
+        owner_account_id: owner.id,
+        name: 'Forum',
+        key_hash: 'key-2',
+        created_at: T0 + 1,
+      });
+      await expect(
+        store.createConnectApp({ owner_account_id: stranger.id, name: 'Dup', key_hash: 'key-1', created_at: T0 }),
+      ).rejects.toThrow();
+      await expect(
+        store.createConnectApp({ id: 'a:b', owner_account_id: owner.id, name: 'x', key_hash: 'k', created_at: T0 }),
+      ).rejects.toThrow(/:/);
+      expect(await store.listConnectApps(owner.id)).toEqual([first, second]);
+      expect(await store.listConnectApps(stranger.id)).toEqual([]);
+      expect(await store.findConnectAppByKeyHash('key-2')).toEqual(second);
+      expect(await store.findConnectAppByKeyHash('nope')).toBeNull();
+
+      expect(await store.rotateConnectAppKey(second.id, stranger.id, 'key-3', T0 + 2)).toBe(false);
+      expect(await store.rotateConnectAppKey(second.id, owner.id, 'key-3', T0 + 2)).toBe(true);
+      expect(await store.findConnectAppByKeyHash('key-2')).toBeNull();
+      expect(await store.findConnectAppByKeyHash('key-3')).toEqual({ ...second, key_hash: 'key-3', rotated_at: T0 + 2 });
+
+      expect(await store.deleteConnectApp(first.id, stranger.id)).toBe(false);
+      expect(await store.deleteConnectApp(first.id, owner.id)).toBe(true);
+      expect(await store.deleteConnectApp(first.id, owner.id)).toBe(false);
+      expect((await store.listConnectApps(owner.id)).map((app) => app.id)).toEqual(['app2']);
+    });
+  });
+
+  describe('family statistics', () => {
+    it('counts canonical accounts, live sessions, multi-account rosters and 24-hour attestation calls', async () => {
+      const a = await btcAccount();
+      const b = await btcAccount();
+      const c = await emailAccount('c@example.com');
+      const d = await emailAccount('d@example.com');
+      await store.mergeAccounts(d.id, c.id, T0);
+      await store.insertSession(sessionFor(a.id, 'two'));
+      await store.insertSession(sessionFor(b.id, 'two'));
+      await store.insertSession(sessionFor(a.id, 'one'));
+      const revoked = await store.insertSession(sessionFor(b.id, 'revoked-pair'));
+      await store.insertSession(sessionFor(c.id, 'revoked-pair'));
+      await store.revokeSession(revoked.jti, T0);
+      await store.insertSession(sessionFor(c.id, 'expired-pair', { created_at: T0 - 31 * DAY }));
+      await store.insertSession(sessionFor(a.id, 'expired-pair'));
+      await store.insertSession(sessionFor(c.id, null));
+
+      const now = T0 + HOUR;
+      await store.recordAttestEvent('check', now - 25 * HOUR);
+      await store.recordAttestEvent('check', now - 23 * HOUR);
+      await store.recordAttestEvent('check', now);
+      await store.recordAttestEvent('verify', now - MINUTE);
+
+      expect(await store.familyStats(now)).toEqual({
+        accounts: { total: 3, btc: 2, federated: 1 },
+        sessions: { active: 6 },
+        rosters: { multi_account: 1 },
+        attest: { checks_24h: 2, verifies_24h: 1 },
+      });
+    });
+  });
+
+  describe('maintenance', () => {
+    it('purges old session rows, used nonces, dead e-mail codes and old attestation events', async () => {
+      const account = await btcAccount();
+      const now = T0 + 60 * DAY;
+      const retention = 7 * DAY;
+      const live = await store.insertSession(sessionFor(account.id, 'live', { created_at: now - DAY }));
+      const recentlyExpired = await store.insertSession(sessionFor(account.id, 'a', { created_at: now - 32 * DAY }));
+      await store.insertSession(sessionFor(account.id, 'b', { created_at: now - 40 * DAY }));
+      const recentlyRevoked = await store.insertSession(sessionFor(account.id, 'c', { created_at: now - 2 * DAY }));
+      await store.revokeSession(recentlyRevoked.jti, now - DAY);
+      const longRevoked = await store.insertSession(sessionFor(account.id, 'd', { created_at: now - 20 * DAY }));
+      await store.revokeSession(longRevoked.jti, now - 10 * DAY);
+
+      await store.consumeNonce('old', now - MINUTE, now - 5 * MINUTE);
+      await store.consumeNonce('fresh', now + MINUTE, now);
+      await store.putEmailCode({ email: 'old@example.com', code_hash: 'h', token: 't', expires_at: now - 1, created_at: now - 11 * MINUTE });
+      await store.putEmailCode({ email: 'new@example.com', code_hash: 'h', token: 't', expires_at: now + MINUTE, created_at: now });
+      await store.recordAttestEvent('check', now - 49 * HOUR);
+      await store.recordAttestEvent('verify', now - 47 * HOUR);
+
+      const counts = await store.purgeExpired(now, { sessionRetentionMs: retention });
+      expect(counts).toEqual({ sessions: 2, nonces: 1, email_codes: 1, attest_events: 1 });
+      const remaining = await raw.db.selectFrom('sessions').select('jti').orderBy('jti').execute();
+      expect(remaining.map((row) => row.jti).sort()).toEqual([live.jti, recentlyExpired.jti, recentlyRevoked.jti].sort());
+      expect(await store.consumeNonce('fresh', now + MINUTE, now)).toBe(false);
+      expect(await store.findEmailCode('old@example.com')).toBeNull();
+      expect(await store.findEmailCode('new@example.com')).not.toBeNull();
+      expect((await store.familyStats(now)).attest.verifies_24h).toBe(0);
+      expect(await store.purgeExpired(now, { sessionRetentionMs: retention })).toEqual({
+        sessions: 0,
+        nonces: 0,
+        email_codes: 0,
+        attest_events: 0,
+      });
+      // Default retention (7 days) applies when none is given.
+      expect((await store.purgeExpired(now + 40 * DAY)).sessions).toBe(3);
+    });
+
+    it('answers ping and closes idempotently', async () => {
+      const other = await openStore(database.url);
+      expect(other.engine).toBe(engine);
+      await other.ping();
+      await other.close();
+      await other.close();
+      await expect(other.ping()).rejects.toThrow();
+    });
+  });
+}
+
+describe('database URLs', () => {
+  it('parses the DATABASE_URL forms of PROTOCOL.md §1', () => {
+    expect(parseDatabaseUrl('sqlite:./data/oc.sqlite')).toEqual({ engine: 'sqlite', filename: './data/oc.sqlite' });
+    expect(parseDatabaseUrl('sqlite::memory:')).toEqual({ engine: 'sqlite', filename: ':memory:' });
+    expect(parseDatabaseUrl('sqlite:///var/lib/oc.sqlite')).toEqual({ engine: 'sqlite', filename: '/var/lib/oc.sqlite' });
+    expect(parseDatabaseUrl('postgres://u:p@db:5432/oc?schema=tenant_1')).toEqual({
+      engine: 'postgres',
+      connectionString: 'postgres://u:p@db:5432/oc',
+      schema: 'tenant_1',
+    });
+    expect(parseDatabaseUrl('postgresql://db/oc', { schema: 's' })).toMatchObject({ engine: 'postgres', schema: 's' });
+    expect(() => parseDatabaseUrl('mysql://db/oc')).toThrow(/DATABASE_URL/);
+    expect(() => parseDatabaseUrl('postgres://u:secret@db/oc?schema=bad-name')).toThrow(/schema/);
+    // A password never reaches an error message.
+    expect(() => parseDatabaseUrl('mysql://u:secret@db/oc')).toThrow(/u:\*\*\*@db/);
+    expect(() => parseDatabaseUrl('sqlite:')).toThrow(/path/);
+  });
+
+  it('opens an in-memory SQLite store', async () => {
+    const store = await openStore('sqlite::memory:');
+    try {
+      expect(await store.getOrCreateSetting('k', () => 'v')).toBe('v');
+    } finally {
+      await store.close();
+    }
+  });
+
+  it('creates the SQLite file and its directory, with the pragmas of the brief', async () => {
+    const database = await createTestDatabase('sqlite');
+    try {
+      const filename = (parseDatabaseUrl(database.url) as { filename: string }).filename;
+      expect(existsSync(filename)).toBe(false);
+      const opened = await openDatabase(database.url);
+      try {
+        expect(existsSync(filename)).toBe(true);
+        const pragma = async (name: string) => {
+          const result = await sql<Record<string, unknown>>`${sql.raw(`PRAGMA ${name}`)}`.execute(opened.db);
+          return Object.values(result.rows[0]!)[0];
+        };
+        expect(await pragma('journal_mode')).toBe('wal');
+        expect(await pragma('foreign_keys')).toBe(1);
+        expect(await pragma('busy_timeout')).toBe(5000);
+        expect(await pragma('synchronous')).toBe(1);
+      } finally {
+        await opened.close();
+      }
+    } finally {
+      await database.cleanup();
+    }
+  });
+});
+
+for (const { engine, skipReason } of await testEngines()) {
+  describe.skipIf(skipReason !== undefined)(`storage conformance on ${engine}`, () => storageConformance(engine));
+}

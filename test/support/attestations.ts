@@ -1,0 +1,55 @@
+/**
+ * Wallet-signed attestations and their kind-30078 relay events for tests
+ * (PROTOCOL.md §7): one place that builds the canonical message, signs it
+ * with BIP-322 and wraps it the way a publisher does.
+ */
+import { randomBytes } from 'node:crypto';
+import { finalizeEvent, type NostrEvent } from 'nostr-tools/pure';
+import { attestationId, buildAttestationMessage, parseAttestationMessage } from '../../src/attest/index.js';
+import { signBip322 } from '../../src/bitcoin/signer.js';
+import { buildAttestationEvent, buildEnvelope } from '../../src/relay/index.js';
+
+export interface SignedAttestation {
+  readonly msg: string;
+  readonly sig: string;
+  readonly id: string;
+  readonly address: string;
+}
+
+/** A canonical message for `address` with a fresh nonce, signed by `key`. */
+export function signAttestation(
+  key: Uint8Array,
+  address: string,
+  issuedAt: string,
+  options: { identities?: readonly string[]; extensions?: Readonly<Record<string, string>> } = {},
+): SignedAttestation {
+  const msg = buildAttestationMessage({
+    address,
+    identities: options.identities ?? [],
+    nonce: randomBytes(16).toString('hex'),
+    issuedAt,
+    extensions: options.extensions ?? {},
+  });
+  return { msg, sig: signBip322({ privateKey: key, address, message: msg }), id: attestationId(msg), address };
+}
+
+/** The relay event a publisher with `publisherKey` would send for `attestation`. */
+export function attestationEvent(
+  attestation: Pick<SignedAttestation, 'msg' | 'sig' | 'id'>,
+  options: { publisherKey: Uint8Array; createdAt: Date; signature?: string; relayHints?: readonly string[] },
+): NostrEvent {
+  const parsed = parseAttestationMessage(attestation.msg);
+  if (!parsed.ok) throw new Error('test: the attestation message does not parse');
+  const envelope = buildEnvelope({
+    message: attestation.msg,
+    signature: options.signature ?? attestation.sig,
+    scheme: 'bip322',
+    attestationId: attestation.id,
+    address: parsed.value.address,
+    identities: parsed.value.identities,
+    issuedAt: parsed.value.issuedAt,
+    expiresAt: parsed.value.expires,
+    ...(options.relayHints ? { relayHints: options.relayHints } : {}),
+  });
+  return finalizeEvent(buildAttestationEvent(envelope, options.createdAt), options.publisherKey);
+}

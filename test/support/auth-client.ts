@@ -1,0 +1,109 @@
+/**
+ * A browser-like client for HTTP tests of the auth host: a cookie jar for
+ * `oc_session` (honouring Max-Age=0), a family Origin on state-changing
+ * requests, and a wallet that signs challenges with BIP-322.
+ */
+import type { FastifyInstance, LightMyRequestResponse } from 'fastify';
+import { addressFromPrivateKey, signBip322 } from '../../src/bitcoin/signer.js';
+import type { BitcoinNetwork } from '../../src/config.js';
+
+export interface Wallet {
+  readonly privateKey: Uint8Array;
+  readonly address: string;
+}
+
+let walletCounter = 1;
+
+/** A deterministic, distinct wallet per call (P2WPKH unless asked otherwise). */
+export function newWallet(type: 'p2wpkh' | 'p2tr' | 'p2pkh' | 'p2sh-p2wpkh' = 'p2wpkh', network: BitcoinNetwork = 'mainnet'): Wallet {
+  const privateKey = new Uint8Array(32);
+  const seed = walletCounter++;
+  privateKey[0] = 1;
+  privateKey[28] = (seed >>> 24) & 0xff;
+  privateKey[29] = (seed >>> 16) & 0xff;
+  privateKey[30] = (seed >>> 8) & 0xff;
+  privateKey[31] = seed & 0xff;
+  return { privateKey, address: addressFromPrivateKey(privateKey, type, network) };
+}
+
+export interface Reply {
+  readonly status: number;
+  readonly body: any;
+  readonly headers: LightMyRequestResponse['headers'];
+  readonly setCookies: string[];
+}
+
+export class Browser {
+  readonly #app: FastifyInstance;
+  readonly origin: string;
+  /** The jar's `oc_session` value, or undefined when none is held. */
+  cookie: string | undefined;
+
+  constructor(app: FastifyInstance, origin = 'http://localhost:8787') {
+    this.#app = app;
+    this.origin = origin;
+  }
+
+  async request(method: 'GET' | 'POST' | 'PATCH' | 'DELETE', url: string, payload?: unknown, headers: Record<string, string> = {}): Promise<Reply> {
+    const response = await this.#app.inject({
+      method,
+      url,
+      headers: {
+        ...(method === 'GET' ? {} : { origin: this.origin }),
+        ...(this.cookie ? { cookie: `oc_session=${this.cookie}` } : {}),
+        ...headers,
+      },
+      ...(payload === undefined ? {} : { payload: payload as Record<string, unknown> }),
+    });
+    const raw = response.headers['set-cookie'];
+    const setCookies = raw === undefined ? [] : Array.isArray(raw) ? raw : [raw];
+    for (const line of setCookies) {
+      const match = /^oc_session=([^;]*);/.exec(line);
+      if (!match) continue;
+      // Max-Age=0 clears; any other value sets.
+      this.cookie = /Max-Age=0(;|$)/.test(line) ? undefined : match[1];
+    }
+    let body: unknown;
+    try {
+      body = response.json();
+    } catch {
+      body = response.body;
+    }
+    return { status: response.statusCode, body, headers: response.headers, setCookies };
+  }
+
+  get(url: string): Promise<Reply> {
+    return this.request('GET', url);
+  }
+
+  post(url: string, payload?: unknown): Promise<Reply> {
+    return this.request('POST', url, payload ?? {});
+  }
+
+  /** GET /api/challenge for the wallet, sign it, POST /api/auth/signin. */
+  async signIn(wallet: Wallet, options: { add?: boolean; audience?: string } = {}): Promise<Reply> {
+    const proof = await this.prove(wallet, 'login', options.audience);
+    return this.post(`/api/auth/signin${options.add ? '?add=1' : ''}`, proof);
+  }
+
+  /** A signed login (or other purpose) proof, ready to post. */
+  async prove(wallet: Wallet, purpose: string, audience = this.origin): Promise<{ address: string; message: string; signature: string; nonce: string }> {
+    const query = new URLSearchParams({ addr: wallet.address, audience, purpose });
+    const challenge = await this.get(`/api/challenge?${query}`);
+    if (challenge.status !== 200) throw new Error(`test client: challenge failed: ${JSON.stringify(challenge.body)}`);
+    const signature = signBip322({ privateKey: wallet.privateKey, address: wallet.address, message: challenge.body.message });
+    return { address: wallet.address, message: challenge.body.message, signature, nonce: challenge.body.nonce };
+  }
+
+  me(): Promise<Reply> {
+    return this.get('/api/auth/me');
+  }
+
+  switchTo(did: string): Promise<Reply> {
+    return this.post('/api/auth/switch', { did_oc: did });
+  }
+
+  logout(scope?: 'current' | 'all'): Promise<Reply> {
+    return this.post(`/api/auth/logout${scope ? `?scope=${scope}` : ''}`);
+  }
+}

@@ -1,0 +1,224 @@
+/**
+ * The pieces the HTTP auth suites share: one suite per available
+ * engine, a real app on a real store with a movable clock, a browser whose
+ * every proof comes from a fresh challenge, and readers for what a user can
+ * see (status, error body, cookie, JWT) and for the database rows behind it.
+ */
+import type { FastifyInstance } from 'fastify';
+import { describe, expect } from 'vitest';
+import { tokenHash } from '../../src/session/jwt.js';
+import { openDatabase, type OpenDatabase } from '../../src/storage/database.js';
+import type { SessionRecord, Store } from '../../src/storage/index.js';
+import { testApp } from './app.js';
+import { Browser, type Reply, type Wallet } from './auth-client.js';
+import { SECOND, TestClock } from './clock.js';
+import { openTestStore, testEngines, type TestEngine, type TestStore } from './databases.js';
+
+/**
+ * Rate limits off: these suites make hundreds of auth calls from one
+ * loopback IP on purpose (the limits have their own tests).
+ */
+export const AUTH_TEST_ENV: Readonly<Record<string, string>> = Object.freeze({
+  RATE_LIMIT_READ_PER_MIN: '0',
+  RATE_LIMIT_AUTH_PER_MIN: '0',
+});
+
+/** The family origin the default test app accepts: the origin of its default PUBLIC_URL. */
+export const LOCAL_ORIGIN = 'http://localhost:8787';
+
+/**
+ * Declares `suite` once per engine: SQLite always, PostgreSQL when reachable
+ * (mandatory with CI=true, see databases.ts). Call with top-level await.
+ */
+export async function forEachEngine(title: string, suite: (engine: TestEngine) => void): Promise<void> {
+  for (const { engine, skipReason } of await testEngines()) {
+    describe.skipIf(skipReason !== undefined)(`${title} on ${engine}`, () => suite(engine));
+  }
+}
+
+/** A browser whose proofs each come from a new challenge: the clock moves a second first, so no two share a nonce. */
+export class TimedBrowser extends Browser {
+  readonly #clock: TestClock;
+
+  constructor(app: FastifyInstance, clock: TestClock, origin = LOCAL_ORIGIN) {
+    super(app, origin);
+    this.#clock = clock;
+  }
+
+  override async prove(wallet: Wallet, purpose: string, audience?: string): Promise<{ address: string; message: string; signature: string; nonce: string }> {
+    this.#clock.advance(SECOND);
+    return super.prove(wallet, purpose, audience);
+  }
+}
+
+/** A store of one engine, apps built on it with one clock, and a second raw connection for row counts. */
+export class AuthHarness {
+  readonly engine: TestEngine;
+  readonly clock: TestClock;
+  readonly #testStore: TestStore;
+  readonly #apps: FastifyInstance[] = [];
+  #raw: OpenDatabase | undefined;
+
+  private constructor(engine: TestEngine, testStore: TestStore, clock: TestClock) {
+    this.engine = engine;
+    this.#testStore = testStore;
+    this.clock = clock;
+  }
+
+  static async open(engine: TestEngine, clock = new TestClock()): Promise<AuthHarness> {
+    return new AuthHarness(engine, await openTestStore(engine), clock);
+  }
+
+  get store(): Store {
+    return this.#testStore.store;
+  }
+
+  /** A new app on this store and clock; closed by {@link closeApps} or {@link close}. */
+  async app(env: Record<string, string> = {}): Promise<FastifyInstance> {
+    const app = await testApp({ ...AUTH_TEST_ENV, ...env }, { store: this.store, now: this.clock.now });
+    this.#apps.push(app);
+    return app;
+  }
+
+  browser(app: FastifyInstance, origin = LOCAL_ORIGIN): TimedBrowser {
+    return new TimedBrowser(app, this.clock, origin);
+  }
+
+  /** A second connection to the same database, for checks the Store interface has no method for. */
+  async raw(): Promise<OpenDatabase> {
+    this.#raw ??= await openDatabase(this.#testStore.database.url);
+    return this.#raw;
+  }
+
+  /** Every session row of an account, revoked and expired ones too. */
+  async sessionRows(accountId: string): Promise<SessionRecord[]> {
+    const raw = await this.raw();
+    const rows = await raw.db.selectFrom('sessions').selectAll().where('account_id', '=', accountId).execute();
+    return rows.map((row) => ({
+      ...row,
+      created_at: Number(row.created_at),
+      expires_at: Number(row.expires_at),
+      last_seen_at: Number(row.last_seen_at),
+      revoked_at: row.revoked_at === null ? null : Number(row.revoked_at),
+      step_up_at: row.step_up_at === null ? null : Number(row.step_up_at),
+      sudo_at: row.sudo_at === null ? null : Number(row.sudo_at),
+    }));
+  }
+
+  /** Unrevoked, unexpired rows of an account. */
+  async liveRows(accountId: string): Promise<SessionRecord[]> {
+    const now = this.clock.ms;
+    return (await this.sessionRows(accountId)).filter((row) => row.revoked_at === null && row.expires_at > now);
+  }
+
+  /** Every (roster, account) pair that holds more than one live row: must always be empty (PROTOCOL.md §3). */
+  async duplicateLiveRosterRows(): Promise<Array<{ roster_id: string; account_id: string; count: number }>> {
+    const raw = await this.raw();
+    const rows = await raw.db
+      .selectFrom('sessions')
+      .select(['roster_id', 'account_id'])
+      .where('revoked_at', 'is', null)
+      .where('expires_at', '>', this.clock.ms)
+      .where('roster_id', 'is not', null)
+      .execute();
+    const counts = new Map<string, number>();
+    for (const row of rows) {
+      const key = `${row.roster_id} ${row.account_id}`;
+      counts.set(key, (counts.get(key) ?? 0) + 1);
+    }
+    return [...counts]
+      .filter(([, count]) => count > 1)
+      .map(([key, count]) => {
+        const [roster_id = '', account_id = ''] = key.split(' ');
+        return { roster_id, account_id, count };
+      });
+  }
+
+  /** The live row a token belongs to, as the host finds it. */
+  async rowOf(token: string): Promise<SessionRecord | null> {
+    return this.store.findLiveSessionByTokenHash(tokenHash(token), this.clock.ms);
+  }
+
+  async closeApps(): Promise<void> {
+    const apps = this.#apps.splice(0);
+    await Promise.all(apps.map((app) => app.close()));
+  }
+
+  async close(): Promise<void> {
+    try {
+      await this.closeApps();
+      await this.#raw?.close();
+    } finally {
+      await this.#testStore.dispose();
+    }
+  }
+}
+
+// ---- what a user can see ----
+
+export interface DecodedJwt {
+  readonly header: Record<string, unknown>;
+  readonly payload: Record<string, unknown> & { sub: string; did_oc: string; jti: string; iat: number; exp: number };
+}
+
+/** The JWT's header and payload, decoded without any check (what `jose.decodeJwt` would show). */
+export function decodeJwt(token: string): DecodedJwt {
+  const [header, payload] = token.split('.');
+  if (header === undefined || payload === undefined) throw new Error(`test: not a JWT: ${token}`);
+  return {
+    header: JSON.parse(Buffer.from(header, 'base64url').toString('utf8')),
+    payload: JSON.parse(Buffer.from(payload, 'base64url').toString('utf8')),
+  };
+}
+
+/** `did:oc:` + 32 lowercase hex (PROTOCOL.md §2). */
+export const DID_FORMAT = /^did:oc:[0-9a-f]{32}$/;
+
+/** Any UUID, dashed: the roster id's form (PROTOCOL.md §3). Account ids and jtis are undashed hex, so they never match. */
+export const UUID_ANYWHERE = /[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}/i;
+
+/** The error body of PROTOCOL.md §4 with the given status and code. */
+export function expectError(reply: Reply, status: number, code: string): void {
+  expect({ status: reply.status, error: reply.body?.error }, JSON.stringify(reply.body)).toEqual({ status, error: code });
+  expect(reply.body).toMatchObject({ ok: false, error: code, reason: code });
+}
+
+/** The `Set-Cookie` that carries a session, exactly as PROTOCOL.md §3 writes it; returns the token. */
+export function expectSessionCookie(reply: Reply, options: { domain?: string; maxAge?: number } = {}): string {
+  const lines = reply.setCookies.filter((line) => line.startsWith('oc_session='));
+  expect(lines, 'one oc_session cookie is set').toHaveLength(1);
+  const line = lines[0]!;
+  const match = /^oc_session=([A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+); Path=\/; HttpOnly; Secure; SameSite=Lax; Max-Age=(\d+)(; Domain=(.+))?$/.exec(line);
+  expect(match, line).not.toBeNull();
+  expect(match![4]).toBe(options.domain);
+  if (options.maxAge !== undefined) expect(Number(match![2])).toBe(options.maxAge);
+  expect(reply.headers['cache-control']).toBe('no-store, private');
+  return match![1]!;
+}
+
+/** The clearing `Set-Cookie`s: same attributes, `Max-Age=0`; with a domain, the host-only cookie too (cookie.ts). */
+export function expectClearedCookies(reply: Reply, domain?: string): void {
+  const base = 'oc_session=; Path=/; HttpOnly; Secure; SameSite=Lax; Max-Age=0';
+  expect(reply.setCookies).toEqual(domain === undefined ? [base] : [`${base}; Domain=${domain}`, base]);
+  expect(reply.headers['cache-control']).toBe('no-store, private');
+}
+
+/** The dids of `/me`'s roster, sorted; fails on a duplicate or on the active account in it. */
+export function rosterDidsOf(me: Reply): string[] {
+  expect(me.status, JSON.stringify(me.body)).toBe(200);
+  const roster: Array<{ did_oc: string }> = me.body.roster ?? [];
+  const dids = roster.map((entry) => entry.did_oc);
+  expect(new Set(dids).size, `no account twice: ${dids.join(', ')}`).toBe(dids.length);
+  expect(dids, 'roster never lists the active account').not.toContain(me.body.account.did_oc);
+  return [...dids].sort();
+}
+
+export function sorted(values: readonly string[]): string[] {
+  return [...values].sort();
+}
+
+/** A well-formed did that no account has (128 random bits never collide in a test). */
+export function unknownDid(): string {
+  const hex = [...crypto.getRandomValues(new Uint8Array(16))].map((byte) => byte.toString(16).padStart(2, '0')).join('');
+  return `did:oc:${hex}`;
+}

@@ -1,0 +1,209 @@
+/**
+ * A real Esplora HTTP server on loopback for tests and benches (STYLE.md
+ * "Tests": real parts over mocks). It serves the two routes the chain client
+ * uses (PROTOCOL.md §7 "Chain metrics"), under any path prefix, so a base
+ * may be `${fake.url}` or `${fake.url}/api`:
+ *
+ *   GET …/address/<addr>/utxo   → JSON list, as mempool.space answers
+ *   GET …/blocks/tip/height     → the height as plain text
+ *
+ * Modes make it misbehave the ways real bases do: `broken` drops the
+ * connection, `malformed` answers bodies that are not what Esplora sends,
+ * `slow` holds the answer (`slowMs`, default 30 s), `http500` answers errors.
+ */
+import { readFileSync } from 'node:fs';
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+
+export type EsploraFakeMode = 'ok' | 'broken' | 'malformed' | 'slow' | 'http500';
+
+/** A UTXO as Esplora serialises it. Tests may also serve deliberately wrong shapes. */
+export interface EsploraUtxoJson {
+  txid: string;
+  vout: number;
+  status: { confirmed: boolean; block_height?: number; block_hash?: string; block_time?: number };
+  value: number;
+}
+
+export interface EsploraFakeOptions {
+  tipHeight: number;
+  /** Addresses not listed answer `[]`, as Esplora does for an address without UTXOs. */
+  utxosByAddress?: Record<string, readonly unknown[]>;
+  /** Latency added to every answer, in every mode. */
+  delayMs?: number;
+  mode?: EsploraFakeMode;
+  /** How long `slow` holds an answer. */
+  slowMs?: number;
+}
+
+export interface EsploraFakeRequests {
+  utxo: number;
+  tipHeight: number;
+  other: number;
+}
+
+export interface EsploraFake {
+  /** `http://127.0.0.1:<port>`, without a trailing slash. */
+  readonly url: string;
+  setUtxos(address: string, utxos: readonly unknown[]): void;
+  /** A string is served as is, to test malformed tips. */
+  setTip(height: number | string): void;
+  setMode(mode: EsploraFakeMode): void;
+  setDelay(delayMs: number): void;
+  /** Requests served per route since the start or the last reset. */
+  readonly requests: Readonly<EsploraFakeRequests>;
+  /** Addresses asked for, decoded from the path, in order. */
+  readonly queriedAddresses: readonly string[];
+  /** Most requests in flight at one moment. */
+  readonly peakConcurrency: number;
+  resetRequests(): void;
+  close(): Promise<void>;
+}
+
+export interface EsploraFixture {
+  tipHeight: number;
+  utxoSets: Record<string, EsploraUtxoJson[]>;
+  addresses: Record<string, string>;
+}
+
+/** The fixture of mempool.space-shaped answers (test/support/fixtures/esplora-utxos.json). */
+export function loadEsploraFixture(): EsploraFixture {
+  const text = readFileSync(new URL('./fixtures/esplora-utxos.json', import.meta.url), 'utf8');
+  return JSON.parse(text) as EsploraFixture;
+}
+
+const UTXO_ROUTE = /\/address\/([^/]+)\/utxo$/;
+const TIP_ROUTE = /\/blocks\/tip\/height$/;
+
+export async function startEsploraFake(options: EsploraFakeOptions): Promise<EsploraFake> {
+  let tip: number | string = options.tipHeight;
+  let mode: EsploraFakeMode = options.mode ?? 'ok';
+  let delayMs = options.delayMs ?? 0;
+  const slowMs = options.slowMs ?? 30_000;
+  const utxos = new Map<string, readonly unknown[]>(Object.entries(options.utxosByAddress ?? {}));
+  const requests: EsploraFakeRequests = { utxo: 0, tipHeight: 0, other: 0 };
+  const queriedAddresses: string[] = [];
+  const timers = new Set<NodeJS.Timeout>();
+  let inFlight = 0;
+  let peakConcurrency = 0;
+
+  const wait = (ms: number): Promise<void> =>
+    ms <= 0
+      ? Promise.resolve()
+      : new Promise((resolve) => {
+          const timer = setTimeout(() => {
+            timers.delete(timer);
+            resolve();
+          }, ms);
+          timers.add(timer);
+        });
+
+  const send = (response: ServerResponse, status: number, type: string, body: string): void => {
+    if (response.destroyed || response.writableEnded) return;
+    response.writeHead(status, { 'content-type': type, 'content-length': Buffer.byteLength(body) });
+    response.end(body);
+  };
+
+  const handle = async (request: IncomingMessage, response: ServerResponse): Promise<void> => {
+    const path = new URL(request.url ?? '/', 'http://fake').pathname;
+    const utxoMatch = UTXO_ROUTE.exec(path);
+    if (request.method === 'GET' && utxoMatch !== null) {
+      requests.utxo++;
+      queriedAddresses.push(decodeURIComponent(utxoMatch[1]!));
+    } else if (request.method === 'GET' && TIP_ROUTE.test(path)) {
+      requests.tipHeight++;
+    } else {
+      requests.other++;
+      send(response, 404, 'text/plain', 'Not Found');
+      return;
+    }
+
+    await wait(delayMs);
+    switch (mode) {
+      case 'broken':
+        request.socket.destroy();
+        return;
+      case 'http500':
+        send(response, 500, 'text/plain', 'Internal Server Error');
+        return;
+      case 'malformed':
+        if (utxoMatch !== null) send(response, 200, 'application/json', '[{"txid":"');
+        else send(response, 200, 'text/plain', 'not a height');
+        return;
+      case 'slow':
+        await wait(slowMs);
+        break;
+      case 'ok':
+        break;
+    }
+    if (utxoMatch !== null) {
+      const address = decodeURIComponent(utxoMatch[1]!);
+      send(response, 200, 'application/json', JSON.stringify(utxos.get(address) ?? []));
+    } else {
+      send(response, 200, 'text/plain', String(tip));
+    }
+  };
+
+  const server = createServer((request, response) => {
+    inFlight++;
+    peakConcurrency = Math.max(peakConcurrency, inFlight);
+    response.on('close', () => {
+      inFlight--;
+    });
+    handle(request, response).catch(() => {
+      if (!response.headersSent) send(response, 500, 'text/plain', 'fake failed');
+    });
+  });
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => resolve());
+  });
+  const { port } = server.address() as AddressInfo;
+
+  return {
+    url: `http://127.0.0.1:${port}`,
+    setUtxos(address, list) {
+      utxos.set(address, list);
+    },
+    setTip(height) {
+      tip = height;
+    },
+    setMode(next) {
+      mode = next;
+    },
+    setDelay(ms) {
+      delayMs = ms;
+    },
+    get requests() {
+      return requests;
+    },
+    get queriedAddresses() {
+      return queriedAddresses;
+    },
+    get peakConcurrency() {
+      return peakConcurrency;
+    },
+    resetRequests() {
+      requests.utxo = 0;
+      requests.tipHeight = 0;
+      requests.other = 0;
+      queriedAddresses.length = 0;
+      peakConcurrency = 0;
+    },
+    async close() {
+      for (const timer of timers) clearTimeout(timer);
+      timers.clear();
+      server.closeAllConnections();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    },
+  };
+}
+
+/** A loopback URL where nothing listens: a port that was bound and released. */
+export async function closedPortUrl(): Promise<string> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', () => resolve()));
+  const { port } = server.address() as AddressInfo;
+  await new Promise<void>((resolve) => server.close(() => resolve()));
+  return `http://127.0.0.1:${port}`;
+}
