@@ -268,6 +268,53 @@ function emailCodeSuite(engine: TestEngine): void {
     }
   });
 
+  it('a try past the limit does not take the code from a right try counted within it', async () => {
+    const email = newAddress();
+    const { code } = await startAndReadCode(email);
+    // Every try is counted before any goes on; then the tries past the limit
+    // finish first, and the ones within it only after them.
+    const tries = EMAIL_CODE_MAX_ATTEMPTS + 3;
+    let reached = 0;
+    let releaseCounts: () => void = () => {};
+    const allCounted = new Promise<void>((resolve) => (releaseCounts = resolve));
+    let releaseLate: () => void = () => {};
+    const lateDone = new Promise<void>((resolve) => (releaseLate = resolve));
+    let lateLeft = tries - EMAIL_CODE_MAX_ATTEMPTS;
+    const gatedStore = new Proxy(store, {
+      get(target, key) {
+        if (key === 'incrementEmailCodeAttempts') {
+          return async (address: string) => {
+            const attempts = await target.incrementEmailCodeAttempts(address);
+            reached += 1;
+            if (reached === tries) releaseCounts();
+            await allCounted;
+            if (attempts !== null && attempts <= EMAIL_CODE_MAX_ATTEMPTS) {
+              await lateDone;
+            } else {
+              setTimeout(() => {
+                lateLeft -= 1;
+                if (lateLeft === 0) releaseLate();
+              }, 20);
+            }
+            return attempts;
+          };
+        }
+        const value: unknown = Reflect.get(target, key, target);
+        return typeof value === 'function' ? (value as (...args: unknown[]) => unknown).bind(target) : value;
+      },
+    });
+    const gated = createEmailCodeService({
+      store: gatedStore,
+      mailer,
+      secret: SECRET,
+      now: () => new Date(clock),
+      publicUrl: PUBLIC_URL,
+    });
+    const results = await Promise.allSettled(Array.from({ length: tries }, () => gated.verify(email, code)));
+    expect(results.filter((result) => result.status === 'fulfilled')).toHaveLength(1);
+    expect(await store.findEmailCode(email)).toBeNull();
+  });
+
   it('refuses with invalid_code when no code was started', async () => {
     await expectInvalidCode(service.verify(newAddress(), '123456'));
   });
