@@ -69,6 +69,18 @@ function emailCodeSuite(engine: TestEngine): void {
     await testStore?.dispose();
   });
 
+  /** The service over the suite's store with some store methods replaced, to force an interleaving. */
+  function serviceOverStore(overrides: Partial<Store>): EmailCodeService {
+    const wrapped = new Proxy(store, {
+      get(target, key) {
+        if (Object.hasOwn(overrides, key)) return overrides[key as keyof Store];
+        const value: unknown = Reflect.get(target, key, target);
+        return typeof value === 'function' ? (value as (...args: unknown[]) => unknown).bind(target) : value;
+      },
+    });
+    return createEmailCodeService({ store: wrapped, mailer, secret: SECRET, now: () => new Date(clock), publicUrl: PUBLIC_URL });
+  }
+
   /** The newest mail to `email`: `start` resolves only after the server accepted it. */
   function lastMailTo(email: string): ReceivedMail {
     const mails = smtp.messages().filter((mail) => mail.envelope.to.includes(email));
@@ -186,38 +198,23 @@ function emailCodeSuite(engine: TestEngine): void {
     });
     const waitAtMost = (promise: Promise<void>, ms: number): Promise<void> =>
       Promise.race([promise, new Promise<void>((resolve) => setTimeout(resolve, ms))]);
-    const gatedStore = new Proxy(store, {
-      get(target, key) {
-        if (key === 'findEmailCode') {
-          return async (address: string) => {
-            const record = await target.findEmailCode(address);
-            reads += 1;
-            if (reads === guesses.length) releaseReads();
-            await waitAtMost(allRead, 2000);
-            return record;
-          };
-        }
-        if (key === 'incrementEmailCodeAttempts') {
-          return async (address: string) => {
-            const index = position.getStore() ?? 0;
-            if (index > 0) await waitAtMost(counted[index - 1]?.promise ?? Promise.resolve(), 2000);
-            try {
-              return await target.incrementEmailCodeAttempts(address);
-            } finally {
-              counted[index]?.resolve();
-            }
-          };
-        }
-        const value: unknown = Reflect.get(target, key, target);
-        return typeof value === 'function' ? (value as (...args: unknown[]) => unknown).bind(target) : value;
+    const gated = serviceOverStore({
+      findEmailCode: async (address: string) => {
+        const record = await store.findEmailCode(address);
+        reads += 1;
+        if (reads === guesses.length) releaseReads();
+        await waitAtMost(allRead, 2000);
+        return record;
       },
-    });
-    const gated = createEmailCodeService({
-      store: gatedStore,
-      mailer,
-      secret: SECRET,
-      now: () => new Date(clock),
-      publicUrl: PUBLIC_URL,
+      incrementEmailCodeAttempts: async (address: string) => {
+        const index = position.getStore() ?? 0;
+        if (index > 0) await waitAtMost(counted[index - 1]?.promise ?? Promise.resolve(), 2000);
+        try {
+          return await store.incrementEmailCodeAttempts(address);
+        } finally {
+          counted[index]?.resolve();
+        }
+      },
     });
     const results = await Promise.allSettled(
       guesses.map((guess, index) => position.run(index, () => gated.verify(email, guess))),
@@ -280,35 +277,22 @@ function emailCodeSuite(engine: TestEngine): void {
     let releaseLate: () => void = () => {};
     const lateDone = new Promise<void>((resolve) => (releaseLate = resolve));
     let lateLeft = tries - EMAIL_CODE_MAX_ATTEMPTS;
-    const gatedStore = new Proxy(store, {
-      get(target, key) {
-        if (key === 'incrementEmailCodeAttempts') {
-          return async (address: string) => {
-            const attempts = await target.incrementEmailCodeAttempts(address);
-            reached += 1;
-            if (reached === tries) releaseCounts();
-            await allCounted;
-            if (attempts !== null && attempts <= EMAIL_CODE_MAX_ATTEMPTS) {
-              await lateDone;
-            } else {
-              setTimeout(() => {
-                lateLeft -= 1;
-                if (lateLeft === 0) releaseLate();
-              }, 20);
-            }
-            return attempts;
-          };
+    const gated = serviceOverStore({
+      incrementEmailCodeAttempts: async (address: string) => {
+        const attempts = await store.incrementEmailCodeAttempts(address);
+        reached += 1;
+        if (reached === tries) releaseCounts();
+        await allCounted;
+        if (attempts !== null && attempts <= EMAIL_CODE_MAX_ATTEMPTS) {
+          await lateDone;
+        } else {
+          setTimeout(() => {
+            lateLeft -= 1;
+            if (lateLeft === 0) releaseLate();
+          }, 20);
         }
-        const value: unknown = Reflect.get(target, key, target);
-        return typeof value === 'function' ? (value as (...args: unknown[]) => unknown).bind(target) : value;
+        return attempts;
       },
-    });
-    const gated = createEmailCodeService({
-      store: gatedStore,
-      mailer,
-      secret: SECRET,
-      now: () => new Date(clock),
-      publicUrl: PUBLIC_URL,
     });
     const results = await Promise.allSettled(Array.from({ length: tries }, () => gated.verify(email, code)));
     expect(results.filter((result) => result.status === 'fulfilled')).toHaveLength(1);

@@ -8,7 +8,7 @@
  */
 import { readdirSync, readFileSync } from 'node:fs';
 import { builtinModules } from 'node:module';
-import { join, relative } from 'node:path';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 
 const ROOT = join(import.meta.dirname, '..');
@@ -60,7 +60,7 @@ function importedPackages(dir: string): Map<string, string> {
   for (const file of sourceFiles(dir)) {
     for (const specifier of runtimeSpecifiers(readFileSync(join(ROOT, file), 'utf8'))) {
       const name = packageName(specifier);
-      if (name !== null && !packages.has(name)) packages.set(name, relative(ROOT, join(ROOT, file)));
+      if (name !== null && !packages.has(name)) packages.set(name, file);
     }
   }
   return packages;
