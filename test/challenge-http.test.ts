@@ -8,8 +8,8 @@ import { randomBytes } from 'node:crypto';
 import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { signBip322, signLegacy } from '../src/bitcoin/signer.js';
-import { newWallet, type Reply, type Wallet } from './support/auth-client.js';
-import { AuthHarness, expectError, forEachEngine, type TimedBrowser } from './support/auth-harness.js';
+import { Browser, newWallet, type Reply, type Wallet } from './support/auth-client.js';
+import { AuthHarness, expectError, forEachEngine, LOCAL_ORIGIN, type TimedBrowser } from './support/auth-harness.js';
 import { CLOCK_START, SECOND } from './support/clock.js';
 
 const ACK = 'ack: I authorize this session under the OrangeCheck auth challenge.';
@@ -220,6 +220,32 @@ function challengeHttpSuite(engine: 'sqlite' | 'postgres'): void {
       expectError(await client.post('/api/challenge', { message: 'm' }), 400, 'bad_request');
       expectError(await client.post('/api/challenge', { message: 'm', signature: 's', expectedNonce: 'n', expectedAudience: 5 }), 400, 'bad_request');
       await expectUntouched();
+    });
+  });
+
+  // Runs last: it signs in, so the store is no longer untouched afterwards.
+  describe('challenges asked in the same second', () => {
+    it('100 challenges for one address in one second: all distinct, all verify, each consumed once by sign-in', async () => {
+      harness.clock.set(CLOCK_START); // frozen: every challenge below is issued in the same second
+      const wallet = newWallet();
+      const browser = new Browser(app, LOCAL_ORIGIN);
+      const challenges = [];
+      for (let index = 0; index < 100; index += 1) {
+        const reply = await browser.get(`/api/challenge?${new URLSearchParams({ addr: wallet.address, audience: LOCAL_ORIGIN, purpose: 'login' })}`);
+        expect(reply.status).toBe(200);
+        challenges.push(reply.body as { message: string; nonce: string });
+      }
+      expect(new Set(challenges.map((challenge) => challenge.nonce)).size).toBe(100);
+      expect(new Set(challenges.map((challenge) => challenge.message.split('\n')[3])).size, 'one issued_at for all').toBe(1);
+
+      for (const { message, nonce } of challenges) {
+        const signature = signBip322({ privateKey: wallet.privateKey, address: wallet.address, message });
+        const proof = { address: wallet.address, message, signature, nonce };
+        const checked = await verify({ message, signature, expectedNonce: nonce, expectedAudience: LOCAL_ORIGIN, expectedPurpose: 'login' });
+        expect(checked.body).toEqual({ ok: true, address: wallet.address });
+        expect((await browser.post('/api/auth/signin', proof)).status).toBe(200);
+        expectError(await browser.post('/api/auth/signin', proof), 401, 'nonce_reused');
+      }
     });
   });
 }

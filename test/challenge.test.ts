@@ -16,19 +16,21 @@ const AUDIENCE = 'https://app.example.com';
 const context = { secret: SECRET, now: NOW };
 
 /**
- * The nonce as the module documents it, written out independently: HMAC-SHA256
- * under the secret over a label and length-prefixed fields, first 16 bytes.
+ * The nonce as the module documents it, written out independently: the 8-byte
+ * random salt, then the first 8 bytes of HMAC-SHA256 under the secret over a
+ * length-prefixed label, the salt, and length-prefixed fields.
  */
-function expectedNonce(fields: Array<string | undefined>, secret: Uint8Array = SECRET): string {
-  const encoded = ['oc-host/challenge-nonce/v1', ...fields].map((field) => {
+function expectedNonce(salt: string, fields: Array<string | undefined>, secret: Uint8Array = SECRET): string {
+  const encode = (field: string | undefined): Buffer => {
     if (field === undefined) return Buffer.from([0]);
     const bytes = Buffer.from(field, 'utf8');
     const prefix = Buffer.alloc(5);
     prefix[0] = 1;
     prefix.writeUInt32BE(bytes.length, 1);
     return Buffer.concat([prefix, bytes]);
-  });
-  return createHmac('sha256', secret).update(Buffer.concat(encoded)).digest().subarray(0, 16).toString('hex');
+  };
+  const input = Buffer.concat([encode('oc-host/challenge-nonce/v2'), Buffer.from(salt, 'hex'), ...fields.map(encode)]);
+  return salt + createHmac('sha256', secret).update(input).digest().subarray(0, 8).toString('hex');
 }
 
 function thrownOcError(run: () => unknown): OcError {
@@ -44,14 +46,14 @@ function thrownOcError(run: () => unknown): OcError {
 describe('issueChallenge (PROTOCOL.md §5)', () => {
   it('writes the exact message bytes for fixed inputs', () => {
     const challenge = issueChallenge({ address: ADDRESS, audience: AUDIENCE, purpose: 'login' }, context);
-    expect(challenge.nonce).toBe('270ad0820d879e852d291623cbce05ca');
+    expect(challenge.nonce).toMatch(/^[0-9a-f]{32}$/);
     expect(challenge.nonce).toBe(
-      expectedNonce([ADDRESS, '2026-11-21T12:34:56Z', '2026-11-21T12:39:56Z', AUDIENCE, 'login']),
+      expectedNonce(challenge.nonce.slice(0, 16), [ADDRESS, '2026-11-21T12:34:56Z', '2026-11-21T12:39:56Z', AUDIENCE, 'login']),
     );
     expect(challenge.message).toBe(
       'orangecheck-auth\n' +
         `address: ${ADDRESS}\n` +
-        'nonce: 270ad0820d879e852d291623cbce05ca\n' +
+        `nonce: ${challenge.nonce}\n` +
         'issued_at: 2026-11-21T12:34:56Z\n' +
         'expires_at: 2026-11-21T12:39:56Z\n' +
         'ack: I authorize this session under the OrangeCheck auth challenge.\n' +
@@ -70,7 +72,8 @@ describe('issueChallenge (PROTOCOL.md §5)', () => {
     const audienceOnly = issueChallenge({ address: ADDRESS, audience: AUDIENCE }, context).message;
     expect(audienceOnly.endsWith(`challenge.\naudience: ${AUDIENCE}\n`)).toBe(true);
     // An empty query value means "not given".
-    expect(issueChallenge({ address: ADDRESS, audience: '', purpose: '' }, context)).toEqual(issueChallenge({ address: ADDRESS }, context));
+    const withoutNonce = (message: string): string => message.replace(/^nonce: [0-9a-f]{32}$/m, 'nonce: -');
+    expect(withoutNonce(issueChallenge({ address: ADDRESS, audience: '', purpose: '' }, context).message)).toBe(withoutNonce(neither));
   });
 
   it('uses LF only and ends with exactly one LF', () => {
@@ -108,24 +111,33 @@ describe('issueChallenge (PROTOCOL.md §5)', () => {
     }
   });
 
-  it('gives the same nonce for the same fields, and a different one when any field changes', () => {
+  it('gives a different nonce to every challenge, even for the same fields in the same second', () => {
     const base: IssueChallengeInput = { address: ADDRESS, audience: AUDIENCE, purpose: 'login', ttlSeconds: 300 };
-    const nonce = issueChallenge(base, context).nonce;
-    // Same second, different milliseconds: the message only carries seconds.
-    expect(issueChallenge(base, { secret: SECRET, now: new Date('2026-11-21T12:34:56.001Z') }).nonce).toBe(nonce);
+    const nonces = Array.from({ length: 100 }, () => issueChallenge(base, context).nonce);
+    expect(new Set(nonces).size).toBe(100);
+    for (const nonce of nonces) {
+      const message = issueChallenge(base, context).message.replace(/nonce: [0-9a-f]{32}/, `nonce: ${nonce}`);
+      expect(checkChallenge({ message, expectedNonce: nonce, expectedAudience: AUDIENCE, expectedPurpose: 'login' }, context).ok).toBe(true);
+    }
+  });
 
+  it('binds the MAC half of the nonce to every field and to the salt', () => {
+    const fields = [ADDRESS, '2026-11-21T12:34:56Z', '2026-11-21T12:39:56Z', AUDIENCE, 'login'];
+    const salt = issueChallenge({ address: ADDRESS, audience: AUDIENCE, purpose: 'login' }, context).nonce.slice(0, 16);
+    const nonce = expectedNonce(salt, fields);
     const variants: Array<[string, string]> = [
-      ['address', issueChallenge({ ...base, address: '1BvBMSEYstWetqTFn5Au4m4GFg7xJaNVN2' }, context).nonce],
-      ['issued_at', issueChallenge(base, { secret: SECRET, now: new Date('2026-11-21T12:34:57.000Z') }).nonce],
-      ['expires_at', issueChallenge({ ...base, ttlSeconds: 301 }, context).nonce],
-      ['audience', issueChallenge({ ...base, audience: 'https://app.example.org' }, context).nonce],
-      ['no audience', issueChallenge({ ...base, audience: undefined }, context).nonce],
-      ['purpose', issueChallenge({ ...base, purpose: 'link' }, context).nonce],
-      ['no purpose', issueChallenge({ ...base, purpose: undefined }, context).nonce],
-      ['secret', issueChallenge(base, { secret: new Uint8Array(32).fill(8), now: NOW }).nonce],
+      ['address', expectedNonce(salt, ['1BvBMSEYstWetqTFn5Au4m4GFg7xJaNVN2', ...fields.slice(1)])],
+      ['issued_at', expectedNonce(salt, [ADDRESS, '2026-11-21T12:34:57Z', ...fields.slice(2)])],
+      ['expires_at', expectedNonce(salt, [ADDRESS, fields[1], '2026-11-21T12:40:00Z', AUDIENCE, 'login'])],
+      ['audience', expectedNonce(salt, [...fields.slice(0, 3), 'https://app.example.org', 'login'])],
+      ['no audience', expectedNonce(salt, [...fields.slice(0, 3), undefined, 'login'])],
+      ['purpose', expectedNonce(salt, [...fields.slice(0, 4), 'link'])],
+      ['no purpose', expectedNonce(salt, [...fields.slice(0, 4), undefined])],
+      ['secret', expectedNonce(salt, fields, new Uint8Array(32).fill(8))],
+      ['salt', expectedNonce('00'.repeat(8), fields).slice(16)],
     ];
-    for (const [field, other] of variants) expect(other, field).not.toBe(nonce);
-    expect(new Set(variants.map(([, other]) => other)).size).toBe(variants.length);
+    for (const [field, other] of variants) expect(other.slice(16), field).not.toBe(nonce.slice(16));
+    expect(new Set(variants.map(([, other]) => other.slice(16))).size).toBe(variants.length);
   });
 
   it('keeps field boundaries apart: the same text in audience or in purpose gives different nonces', () => {

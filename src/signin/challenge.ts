@@ -3,14 +3,17 @@
  * control of a Bitcoin address, for sign-in and for the generic
  * `/api/challenge` primitive.
  *
- * The nonce is a MAC of the message's other fields under the server secret
- * (`OC_SERVER_SECRET`), so issuing stores nothing and a message a client wrote
- * itself is told apart from one this service issued. Replay protection is the
+ * The nonce is 8 random bytes and a MAC of those bytes and the message's other
+ * fields under the server secret (`OC_SERVER_SECRET`), so issuing stores
+ * nothing, no two challenges are alike, and a message a client wrote itself
+ * is told apart from one this service issued. Replay protection is the
  * caller's job (PROTOCOL.md §5: sign-in consumes the nonce once).
  * The signature is checked by the caller with the bitcoin module.
  *
  * Pure: the secret and the clock are parameters.
  */
+import { randomBytes } from 'node:crypto';
+
 import { hmacSha256, timingSafeEqualString } from '../crypto.js';
 import { OcError } from '../errors.js';
 
@@ -45,9 +48,14 @@ const MAX_MESSAGE_LENGTH = 1024 + 2 * MAX_CHALLENGE_FIELD_LENGTH;
 /** The MAC needs at least this much key (PROTOCOL.md §1: `OC_SERVER_SECRET` is 32+ bytes). */
 const MIN_SECRET_BYTES = 32;
 
-/** Domain separation: this MAC key also keys e-mail code hashes and OAuth state (PROTOCOL.md §1). */
-const NONCE_LABEL = 'oc-host/challenge-nonce/v1';
-const NONCE_BYTES = 16;
+/**
+ * Domain separation: this MAC key also keys e-mail code hashes and OAuth state
+ * (docs/protocol.md). v2: the nonce carries its own random half.
+ */
+const NONCE_LABEL = 'oc-host/challenge-nonce/v2';
+/** The nonce is SALT_BYTES random bytes followed by MAC_BYTES of the MAC: 16 bytes, 32 hex. */
+const SALT_BYTES = 8;
+const MAC_BYTES = 8;
 
 export interface ChallengeContext {
   /** `OC_SERVER_SECRET`. */
@@ -131,29 +139,33 @@ function optionalField(value: string | undefined): string | undefined {
 }
 
 /**
- * The nonce: HMAC-SHA256 under the server secret, truncated to 16 bytes
- * (PROTOCOL.md §5). The input is a label and each field as a presence byte, a
- * 4-byte big-endian length and its UTF-8 bytes, so no two different field sets
- * (say, audience "a" and no purpose versus no audience and purpose "a") encode
- * alike.
+ * The MAC half of a nonce: HMAC-SHA256 under the server secret over a label,
+ * the random half and each field, truncated to 8 bytes (docs/protocol.md,
+ * the signed challenge). Each field is written as a presence byte, a 4-byte
+ * big-endian length and its UTF-8 bytes, so no two different field sets (say,
+ * audience "a" and no purpose versus no audience and purpose "a") encode alike.
  */
-function challengeNonce(
+function nonceMac(
   secret: Uint8Array,
+  salt: Uint8Array,
   fields: { address: string; issuedAt: string; expiresAt: string; audience: string | undefined; purpose: string | undefined },
-): string {
+): Buffer {
   const parts: Buffer[] = [];
-  for (const field of [NONCE_LABEL, fields.address, fields.issuedAt, fields.expiresAt, fields.audience, fields.purpose]) {
+  const pushField = (field: string | undefined): void => {
     if (field === undefined) {
       parts.push(Buffer.from([0]));
-      continue;
+      return;
     }
     const bytes = Buffer.from(field, 'utf8');
     const prefix = Buffer.alloc(5);
     prefix[0] = 1;
     prefix.writeUInt32BE(bytes.length, 1);
     parts.push(prefix, bytes);
-  }
-  return Buffer.from(hmacSha256(secret, Buffer.concat(parts)).subarray(0, NONCE_BYTES)).toString('hex');
+  };
+  pushField(NONCE_LABEL);
+  parts.push(Buffer.from(salt)); // always SALT_BYTES long, so it needs no length
+  for (const field of [fields.address, fields.issuedAt, fields.expiresAt, fields.audience, fields.purpose]) pushField(field);
+  return Buffer.from(hmacSha256(secret, Buffer.concat(parts)).subarray(0, MAC_BYTES));
 }
 
 function buildMessage(fields: {
@@ -176,9 +188,9 @@ function buildMessage(fields: {
  * message's `expires_at`. Bad audience, purpose or ttl is a client mistake:
  * `OcError('bad_request')` naming the field.
  *
- * The nonce depends only on the fields, so two requests for the same address,
- * audience and purpose in the same second get the same challenge; the message
- * has no room for a random salt.
+ * The nonce starts with 8 fresh random bytes, so two requests for the same
+ * address, audience and purpose in the same second get different challenges,
+ * each of which can be consumed once.
  */
 export function issueChallenge(input: IssueChallengeInput, context: ChallengeContext): IssuedChallenge {
   const nowMillis = nowMillisOf(context);
@@ -201,7 +213,9 @@ export function issueChallenge(input: IssueChallengeInput, context: ChallengeCon
   const issuedSeconds = Math.floor(nowMillis / 1000);
   const issuedAt = formatTime(issuedSeconds);
   const expiresAt = formatTime(issuedSeconds + ttlSeconds);
-  const nonce = challengeNonce(context.secret, { address, issuedAt, expiresAt, audience, purpose });
+  const salt = randomBytes(SALT_BYTES);
+  const mac = nonceMac(context.secret, salt, { address, issuedAt, expiresAt, audience, purpose });
+  const nonce = Buffer.concat([salt, mac]).toString('hex');
   return {
     message: buildMessage({ address, nonce, issuedAt, expiresAt, audience, purpose }),
     nonce,
@@ -263,7 +277,10 @@ export function checkChallenge(input: CheckChallengeInput, context: ChallengeCon
   if (parsed === null) return { ok: false, code: 'decode_error' };
 
   const expected = typeof input.expectedNonce === 'string' ? input.expectedNonce : '';
-  const mac = challengeNonce(context.secret, {
+  // The nonce's first half is its random salt; its second half must be our
+  // MAC of that salt and the message's fields.
+  const salt = Buffer.from(parsed.nonce.slice(0, SALT_BYTES * 2), 'hex');
+  const mac = nonceMac(context.secret, salt, {
     address: parsed.address,
     issuedAt: formatTime(parsed.issuedAt.getTime() / 1000),
     expiresAt: formatTime(parsed.expiresAt.getTime() / 1000),
@@ -273,7 +290,7 @@ export function checkChallenge(input: CheckChallengeInput, context: ChallengeCon
   // Both comparisons always run (no `&&` short-circuit), so the timing does not
   // say which of the two failed.
   const matchesExpected = timingSafeEqualString(parsed.nonce, expected);
-  const matchesMac = timingSafeEqualString(parsed.nonce, mac);
+  const matchesMac = timingSafeEqualString(parsed.nonce.slice(SALT_BYTES * 2), mac.toString('hex'));
   if (!(matchesExpected && matchesMac)) return { ok: false, code: 'nonce_mismatch' };
 
   if (nowMillis >= parsed.expiresAt.getTime()) return { ok: false, code: 'expired' };
