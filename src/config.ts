@@ -143,19 +143,67 @@ function privateJwk(env: Env, name: string): Record<string, unknown> | undefined
   return key;
 }
 
+/** A family-origin entry, parsed once: an exact origin, or a scheme, host suffix and port for `*.` entries. */
+type OriginPattern =
+  | { readonly kind: 'exact'; readonly origin: string }
+  | { readonly kind: 'wildcard'; readonly protocol: string; readonly suffix: string; readonly port: string }
+  | { readonly kind: 'invalid' };
+
+const WILDCARD_PLACEHOLDER = 'wildcard-label';
+const parsedPatterns = new Map<string, OriginPattern>();
+
+function parsePattern(pattern: string): OriginPattern {
+  let cached = parsedPatterns.get(pattern);
+  if (cached !== undefined) return cached;
+  const wildcard = pattern.includes('://*.');
+  const parsed = parseOrigin(wildcard ? pattern.replace('://*.', `://${WILDCARD_PLACEHOLDER}.`) : pattern, false);
+  if (parsed === undefined) cached = { kind: 'invalid' };
+  else if (!wildcard) cached = { kind: 'exact', origin: parsed.origin };
+  else cached = { kind: 'wildcard', protocol: parsed.protocol, suffix: parsed.hostname.slice(WILDCARD_PLACEHOLDER.length), port: parsed.port };
+  parsedPatterns.set(pattern, cached);
+  return cached;
+}
+
 /**
- * Matches `https://*.example.com` style entries. Kept here so that config
- * validation and the CORS check agree on one definition.
+ * Parses an origin with the URL parser. With `exact`, the text must be the
+ * origin's own serialization, as a browser sends it in `Origin`: scheme, a
+ * lowercase host and a non-default port, nothing else. So userinfo
+ * (`https://evil.io@x.example.com`), a query (`https://evil.io?.example.com`),
+ * a path, an uppercase host or an explicit default port never match.
+ */
+function parseOrigin(text: string, exact: boolean): URL | undefined {
+  let url: URL;
+  try {
+    url = new URL(text);
+  } catch {
+    return undefined;
+  }
+  if (url.protocol !== 'https:' && url.protocol !== 'http:') return undefined;
+  if (url.username !== '' || url.password !== '' || url.search !== '' || url.hash !== '' || url.pathname !== '/') return undefined;
+  if (exact && url.origin !== text) return undefined;
+  return url;
+}
+
+/**
+ * Whether a browser origin matches a `FAMILY_ORIGINS` entry: an exact origin,
+ * or `https://*.example.com` (any subdomain, at any depth, of that host, with
+ * the same scheme and port; never the apex itself). Both sides go through the
+ * URL parser and hosts are compared exactly on a label boundary. Kept here so
+ * that config validation and the CORS check agree on one definition.
  */
 export function originMatches(pattern: string, origin: string): boolean {
-  if (pattern === origin) return true;
-  const star = pattern.indexOf('://*.');
-  if (star === -1) return false;
-  const scheme = pattern.slice(0, star + 3);
-  const suffix = pattern.slice(star + 4); // ".example.com" (and any port)
-  if (!origin.startsWith(scheme)) return false;
-  const host = origin.slice(scheme.length);
-  return host.endsWith(suffix) && host.length > suffix.length && !host.slice(0, -suffix.length).includes('/');
+  const rule = parsePattern(pattern);
+  if (rule.kind === 'invalid') return false;
+  const candidate = parseOrigin(origin, true);
+  if (candidate === undefined) return false;
+  if (rule.kind === 'exact') return candidate.origin === rule.origin;
+  return (
+    candidate.protocol === rule.protocol &&
+    candidate.port === rule.port &&
+    // The suffix keeps its leading dot (".example.com"): a label boundary.
+    candidate.hostname.endsWith(rule.suffix) &&
+    candidate.hostname.length > rule.suffix.length
+  );
 }
 
 function oauthProviders(env: Env): OAuthProviderConfig[] {

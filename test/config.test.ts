@@ -91,6 +91,32 @@ describe('originMatches', () => {
     expect(originMatches('https://*.example.com', 'https://app.example.com.evil.net')).toBe(false);
     expect(originMatches('https://app.example.com', 'https://app.example.com')).toBe(true);
   });
+
+  it('parses both sides with the URL parser and matches the host exactly', () => {
+    const refused = [
+      'https://evil.io?.example.com',
+      'https://evil.io@x.example.com',
+      'https://evil.io#.example.com',
+      'https://evil.io/.example.com',
+      'https://x.example.com/',
+      'https://user:pass@x.example.com',
+      'https://example.com.evil.io',
+      'https://xexample.com',
+      'https://APP.example.com',
+      'https://app.example.com.',
+      'https://app.example.com:443',
+      'https://app.example.com:8443',
+      'null',
+      '',
+      'https://',
+    ];
+    for (const origin of refused) expect(originMatches('https://*.example.com', origin), origin).toBe(false);
+    expect(originMatches('https://app.example.com', 'https://app.example.com/')).toBe(false);
+    expect(originMatches('https://app.example.com', 'https://evil.io@app.example.com')).toBe(false);
+    expect(originMatches('http://*.example.test:8080', 'http://a.example.test:8080')).toBe(true);
+    expect(originMatches('http://*.example.test:8080', 'http://a.example.test')).toBe(false);
+    expect(originMatches('https://*.example.com', 'https://deep.app.example.com')).toBe(true);
+  });
 });
 
 describe('version', () => {

@@ -152,8 +152,9 @@ describe('POST /api/contact', () => {
     expect(mail.text).toContain('How do bonds work?\nThanks');
   });
 
-  it('accepts a request without Origin (a plain form post or a server), and a same-origin Fetch Metadata', async () => {
-    expect((await post({ email: 'a@example.org', subject: 'No origin', message: 'hi' }, {})).status).toBe(200);
+  it('refuses a request that proves no origin (neither Origin nor Fetch Metadata), and accepts a same-origin Fetch Metadata', async () => {
+    expectError(await post({ email: 'a@example.org', subject: 'No origin', message: 'hi' }, {}), 403, 'cross_site');
+    expectError(await post({ email: 'a@example.org', subject: 'No origin', message: 'hi' }, { 'sec-fetch-site': 'none' }), 403, 'cross_site');
     expect((await post({ email: 'a@example.org', subject: 'Same origin', message: 'hi' }, { 'sec-fetch-site': 'same-origin' })).status).toBe(200);
     await smtp.waitForMessage((received) => received.subject?.includes('Same origin') === true);
   });

@@ -160,11 +160,62 @@ describe('CORS', () => {
     expect(byFetchMetadata.statusCode).toBe(403);
   });
 
+  it('refuses origins that only look like family origins: no reflection, no credentials, 403 on POST', async () => {
+    for (const origin of [
+      'https://evil.io?.example.com',
+      'https://evil.io@x.example.com',
+      'https://evil.io#.example.com',
+      'https://example.com.evil.io',
+      'https://xexample.com',
+    ]) {
+      const read = await app.inject({ method: 'GET', url: '/api/auth/me', headers: { origin } });
+      expect(read.headers['access-control-allow-origin'], origin).toBeUndefined();
+      expect(read.headers['access-control-allow-credentials'], origin).toBeUndefined();
+      const preflight = await app.inject({ method: 'OPTIONS', url: '/api/auth/logout', headers: { origin, 'access-control-request-method': 'POST' } });
+      expect(preflight.headers['access-control-allow-origin'], origin).toBeUndefined();
+      const post = await app.inject({ method: 'POST', url: '/api/auth/logout', headers: { origin } });
+      expect(post.statusCode, origin).toBe(403);
+      expect(post.json().error).toBe('cross_site');
+    }
+  });
+
   it('classifies by the matched route, so an encoded path cannot dodge the cross-site rule', async () => {
     for (const url of ['/api/%61uth/signin', '/api/auth/%73ignin', '/api/connect/%61pps']) {
       const reply = await app.inject({ method: 'POST', url, headers: { origin: 'https://evil.test' }, payload: {} });
       expect(reply.statusCode, url).toBe(403);
       expect(reply.json().error).toBe('cross_site');
+    }
+  });
+});
+
+describe('security headers', () => {
+  it('sends nosniff and HSTS (PUBLIC_URL is https) on JSON, errors, 404s, pages and the explorer', async () => {
+    const requests = [
+      { method: 'GET' as const, url: '/healthz' },
+      { method: 'GET' as const, url: '/api/openapi' },
+      { method: 'GET' as const, url: '/api/auth/me' },
+      { method: 'GET' as const, url: '/api/check' },
+      { method: 'GET' as const, url: '/no/such/route' },
+      { method: 'POST' as const, url: '/api/auth/logout', headers: { origin: 'https://evil.test' } },
+      { method: 'GET' as const, url: '/signin' },
+      { method: 'GET' as const, url: '/api-explorer/' },
+      { method: 'OPTIONS' as const, url: '/api/check', headers: { origin: 'https://a.test', 'access-control-request-method': 'GET' } },
+    ];
+    for (const request of requests) {
+      const response = await app.inject(request);
+      expect(response.headers['x-content-type-options'], request.url).toBe('nosniff');
+      expect(response.headers['strict-transport-security'], request.url).toBe('max-age=31536000');
+    }
+  });
+
+  it('sends no HSTS when PUBLIC_URL is http', async () => {
+    const plain = await testApp({});
+    try {
+      const response = await plain.inject({ method: 'GET', url: '/healthz' });
+      expect(response.headers['x-content-type-options']).toBe('nosniff');
+      expect(response.headers['strict-transport-security']).toBeUndefined();
+    } finally {
+      await plain.close();
     }
   });
 });

@@ -112,6 +112,9 @@ export const BODY_LIMIT = 64 * 1024;
 
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,64}$/;
 
+/** `Strict-Transport-Security` when `PUBLIC_URL` is https: one year. */
+export const HSTS_VALUE = 'max-age=31536000';
+
 /** Never log secrets, cookies or codes (STYLE.md, issue "Operations"). */
 export const LOG_REDACT = [
   'req.headers.cookie',
@@ -311,8 +314,14 @@ export async function buildApp(config: Config, deps: AppDeps = {}): Promise<Fast
     parseJson(request, text, done);
   });
 
+  // On every response, JSON and errors included: no content sniffing, and
+  // HSTS when the service is served over https (a year; not
+  // includeSubDomains, which would bind names this service does not own).
+  const hsts = config.publicUrl.startsWith('https:') ? HSTS_VALUE : undefined;
   app.addHook('onSend', (request, reply, payload, done) => {
     reply.header('x-request-id', request.id);
+    reply.header('x-content-type-options', 'nosniff');
+    if (hsts !== undefined) reply.header('strict-transport-security', hsts);
     done(null, payload);
   });
 

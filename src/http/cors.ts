@@ -64,6 +64,20 @@ function crossSite(request: FastifyRequest, allowed: (origin: string) => boolean
   return request.headers['sec-fetch-site'] === 'cross-site';
 }
 
+/**
+ * For the same-origin-only routes (/api/contact), a state-changing request
+ * must prove where it comes from: an `Origin` equal to the service's own
+ * origin, or, when a browser sent no `Origin`, `Sec-Fetch-Site: same-origin`.
+ * A request with neither header is refused like a cross-site one: a browser
+ * always sends one of them on a POST, and a form relay has no reason to serve
+ * anything but its own page.
+ */
+function provenSameOrigin(request: FastifyRequest, ownOrigin: string): boolean {
+  const origin = request.headers.origin;
+  if (typeof origin === 'string' && origin !== '') return origin === ownOrigin;
+  return request.headers['sec-fetch-site'] === 'same-origin';
+}
+
 export function registerCors(app: FastifyInstance, config: Config): void {
   // A callback hook, not an async one: it runs on every request, and a
   // promise per request is measurable on the cached /api/check path.
@@ -84,7 +98,7 @@ export function registerCors(app: FastifyInstance, config: Config): void {
         return;
       }
     } else if (corsClass === 'same-origin') {
-      if (crossSite(request, (candidate) => candidate === config.publicOrigin) || request.headers['sec-fetch-site'] === 'same-site') {
+      if (!SAFE_METHODS.has(request.method) && !provenSameOrigin(request, config.publicOrigin)) {
         sendError(request, reply, new OcError('cross_site', 'request: only this site may post here'));
         return;
       }
