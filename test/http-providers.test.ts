@@ -135,6 +135,21 @@ describe('OpenID Connect sign-in', () => {
     }
   });
 
+  it.each([
+    ['/\u2215\u2215evil.com', '/%E2%88%95%E2%88%95evil.com'],
+    ['/\uff0f\uff0fevil.com', '/%EF%BC%8F%EF%BC%8Fevil.com'],
+    ['/caf\u00e9?q=\u00fc#\u{1f511}', '/caf%C3%A9?q=%C3%BC#%F0%9F%94%91'],
+    ['/.//evil.com', '/.//evil.com'],
+  ])('return_to %j comes back percent-encoded in Location, never a 500, and signs in', async (returnTo, location) => {
+    const browser = new Browser(app);
+    const { callback } = await providerSignIn(browser, 'acme', `?return_to=${encodeURIComponent(returnTo)}`);
+    expect(callback.status).toBe(302);
+    expect(callback.headers.location).toBe(location);
+    expect(new URL(callback.headers.location as string, PUBLIC_URL).origin).toBe(PUBLIC_URL);
+    expect(browser.cookie).toBeDefined();
+    expect((await browser.me()).status).toBe(200);
+  });
+
   it('return_to outside the family is refused at start', async () => {
     const reply = await new Browser(app).get('/api/auth/acme/start?return_to=https://evil.test/steal');
     expect(reply.status).toBe(400);

@@ -15,6 +15,7 @@ import {
   PROVIDER_ERROR_CODES,
   ProviderError,
   RETURN_TO_DETAIL,
+  checkReturnTo,
   createProviderRegistry,
   type ProviderErrorCode,
   type ProviderRegistry,
@@ -531,6 +532,14 @@ describe('providers: return_to', () => {
     const flow = await runFlow(registry, OIDC_ID, { returnTo });
     const result = await registry.callback(OIDC_ID, { query: flow.callbackUrl.searchParams, stateCookie: flow.cookie });
     expect(result.returnTo).toBe(expected);
+  });
+
+  it('percent-encodes what is not ASCII, and nothing else; refuses a lone surrogate', () => {
+    const check = (value: string) => checkReturnTo(value, 'https://auth.example.com', isAllowedReturnTo);
+    expect(check('/\u2215\u2215evil.com')).toBe('/%E2%88%95%E2%88%95evil.com');
+    expect(check('/a%20b/../c?x=\u00e9')).toBe('/a%20b/../c?x=%C3%A9');
+    expect(check('https://app.example.com/\u00e9')).toBe('https://app.example.com/%C3%A9');
+    expect(() => check('/a\ud800b')).toThrow(RETURN_TO_DETAIL);
   });
 
   it('checks return_to before reaching the provider', async () => {

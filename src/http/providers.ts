@@ -36,6 +36,9 @@ function readCookie(header: string | undefined, name: string): string | undefine
   return undefined;
 }
 
+/** What a Location header can carry as is: printable ASCII. */
+const HEADER_SAFE = /^[\u0021-\u007e]+$/;
+
 function redirect(reply: FastifyReply, location: string): FastifyReply {
   noStore(reply);
   return reply.code(302).header('location', location).send();
@@ -108,6 +111,10 @@ export function registerProviderRoutes(app: FastifyInstance, context: ServiceCon
         request.log.info({ provider, code: error.code }, 'oauth: sign-in refused');
         return redirect(reply, `/signin?oauth_error=${encodeURIComponent(error.code)}`);
       }
+      // The Location value is settled before any session exists: if it could
+      // not be sent, no row may be left behind. checkReturnTo already made it
+      // ASCII; a value that is not (a state sealed by an older version) goes home.
+      const location = HEADER_SAFE.test(result.returnTo) ? result.returnTo : '/';
       const nowMs = context.now().getTime();
       const { account, created } = await accountForIdentity(
         context.store,
@@ -124,7 +131,7 @@ export function registerProviderRoutes(app: FastifyInstance, context: ServiceCon
       }
       // Fastify appends Set-Cookie headers: the spent state's, then the session's.
       await signInWithCookie(context, request, reply, { accountId: account.id, method: `oauth:${result.provider}`, add: result.add });
-      return redirect(reply, result.returnTo);
+      return redirect(reply, location);
     },
   );
 }

@@ -29,11 +29,17 @@ export function checkReturnTo(value: string, publicUrl: string, isAllowedOrigin:
   }
   if (value.startsWith('/')) {
     if (value.startsWith('//')) throw new OcError('bad_request', RETURN_TO_DETAIL);
+    // It goes into a Location header, which holds ASCII only: percent-encode
+    // every other character, and nothing else. Not the URL parser's
+    // serialization, which resolves dot segments and can turn `/.//evil.com`
+    // into the protocol-relative `//evil.com`. `/∕∕evil.com` (U+2215) becomes
+    // `/%E2%88%95%E2%88%95evil.com`, a harmless path on this service.
+    const ascii = percentEncodeNonAscii(value);
     // Belt and braces: whatever the browser resolves the path against must stay on this service.
     const base = new URL(publicUrl);
-    const resolved = new URL(value, base);
+    const resolved = new URL(ascii, base);
     if (resolved.origin !== base.origin) throw new OcError('bad_request', RETURN_TO_DETAIL);
-    return value;
+    return ascii;
   }
   let parsed: URL;
   try {
@@ -52,12 +58,27 @@ export function checkReturnTo(value: string, publicUrl: string, isAllowedOrigin:
   return parsed.href;
 }
 
-/** Whether `value` passes {@link checkReturnTo}; for the second look on the way out. */
-export function isSafeReturnTo(value: string, publicUrl: string, isAllowedOrigin: (origin: string) => boolean): boolean {
+/**
+ * UTF-8 percent-encoding of every character outside printable ASCII (the
+ * caller has refused controls and spaces already). A lone surrogate cannot
+ * be encoded: bad_request.
+ */
+function percentEncodeNonAscii(value: string): string {
   try {
-    checkReturnTo(value, publicUrl, isAllowedOrigin);
-    return true;
+    return value.replace(/[^\u0021-\u007e]+/g, (run) => encodeURIComponent(run));
   } catch {
-    return false;
+    throw new OcError('bad_request', RETURN_TO_DETAIL);
+  }
+}
+
+/**
+ * The `return_to` as {@link checkReturnTo} normalises it, or undefined when it
+ * no longer passes; for the second look on the way out.
+ */
+export function safeReturnTo(value: string, publicUrl: string, isAllowedOrigin: (origin: string) => boolean): string | undefined {
+  try {
+    return checkReturnTo(value, publicUrl, isAllowedOrigin);
+  } catch {
+    return undefined;
   }
 }

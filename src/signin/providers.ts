@@ -22,7 +22,7 @@ import { OcError } from '../errors.js';
 import { ProviderError } from './oauth-errors.js';
 import { GITHUB_API_BASE, GITHUB_AUTH_BASE, GitHubProvider } from './oauth-github.js';
 import { OidcProvider, isLoopbackUrl, type ProviderProfile } from './oauth-oidc.js';
-import { checkReturnTo, isSafeReturnTo } from './oauth-return-to.js';
+import { checkReturnTo, safeReturnTo } from './oauth-return-to.js';
 import {
   ConsumedStates,
   OAUTH_STATE_COOKIE_NAME,
@@ -297,7 +297,7 @@ export function createProviderRegistry(options: ProviderRegistryOptions): Provid
         ...(profile.email === undefined ? {} : { email: profile.email, emailVerified: profile.emailVerified === true }),
         ...(profile.name === undefined ? {} : { name: profile.name }),
         // Checked again: the family may have changed within the ten minutes.
-        returnTo: isSafeReturnTo(sealed.returnTo, publicUrl, options.isAllowedReturnTo) ? sealed.returnTo : '/',
+        returnTo: safeReturnTo(sealed.returnTo, publicUrl, options.isAllowedReturnTo) ?? '/',
         add: sealed.add,
       };
     },
