@@ -44,6 +44,17 @@ export interface Config {
     readonly contactPerHour: number;
   };
   readonly checkCacheSeconds: number;
+  /** Connection limits of the HTTP server (docs/operations.md "Slow clients"). */
+  readonly http: {
+    /** Whole request line and headers must arrive within this. */
+    readonly headersTimeoutSeconds: number;
+    /** Whole request, body included, must arrive within this. */
+    readonly requestTimeoutSeconds: number;
+    /** An idle keep-alive connection is closed after this. */
+    readonly keepAliveTimeoutSeconds: number;
+    /** Open connections at most; further ones are closed at once. */
+    readonly maxConnections: number;
+  };
   readonly metricsPort: number | undefined;
   readonly logLevel: string;
 }
@@ -281,6 +292,19 @@ export function loadConfig(env: Env = process.env): Config {
   if (smtpUrl !== undefined) url('SMTP_URL', smtpUrl, ['smtp:', 'smtps:']);
   const mailFrom = read(env, 'MAIL_FROM') ?? `oc-host <no-reply@${publicUrl.hostname}>`;
 
+  const headersTimeoutSeconds = integer(env, 'HTTP_HEADERS_TIMEOUT_SECONDS', 10, 1, 3600);
+  const requestTimeoutSeconds = integer(env, 'HTTP_REQUEST_TIMEOUT_SECONDS', 30, 1, 3600);
+  // Node refuses a headers timeout longer than the whole-request timeout.
+  if (headersTimeoutSeconds > requestTimeoutSeconds) {
+    throw new ConfigError('HTTP_HEADERS_TIMEOUT_SECONDS', `must not exceed HTTP_REQUEST_TIMEOUT_SECONDS (${requestTimeoutSeconds})`);
+  }
+  const http = Object.freeze({
+    headersTimeoutSeconds,
+    requestTimeoutSeconds,
+    keepAliveTimeoutSeconds: integer(env, 'HTTP_KEEP_ALIVE_TIMEOUT_SECONDS', 72, 1, 3600),
+    maxConnections: integer(env, 'HTTP_MAX_CONNECTIONS', 4096, 1, 1_000_000),
+  });
+
   const metricsPortRaw = read(env, 'METRICS_PORT');
   const metricsPort = metricsPortRaw === undefined ? undefined : integer(env, 'METRICS_PORT', 0, 1, 65535);
 
@@ -311,6 +335,7 @@ export function loadConfig(env: Env = process.env): Config {
       contactPerHour: integer(env, 'RATE_LIMIT_CONTACT_PER_HOUR', 5, 0, 1_000_000),
     }),
     checkCacheSeconds: integer(env, 'CHECK_CACHE_SECONDS', 60, 0, 86_400),
+    http,
     metricsPort,
     logLevel: read(env, 'LOG_LEVEL') ?? 'info',
   };

@@ -112,6 +112,9 @@ export const BODY_LIMIT = 64 * 1024;
 
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,64}$/;
 
+/** How often Node looks for requests past their headers or request timeout. */
+const CONNECTIONS_CHECK_MS = 500;
+
 /** `Strict-Transport-Security` when `PUBLIC_URL` is https: one year. */
 export const HSTS_VALUE = 'max-age=31536000';
 
@@ -145,7 +148,21 @@ export async function buildApp(config: Config, deps: AppDeps = {}): Promise<Fast
     },
     return503OnClosing: true,
     forceCloseConnections: 'idle',
+    // Slow clients (docs/operations.md "Slow clients"): headers and the whole
+    // request must arrive in time (else 408 and the socket is closed), idle
+    // keep-alive sockets are closed, and Node checks the first two every
+    // half second instead of every 30 s, so a slow client is cut off close to
+    // its deadline.
+    keepAliveTimeout: config.http.keepAliveTimeoutSeconds * 1000,
+    requestTimeout: config.http.requestTimeoutSeconds * 1000,
+    http: {
+      headersTimeout: config.http.headersTimeoutSeconds * 1000,
+      requestTimeout: config.http.requestTimeoutSeconds * 1000,
+      connectionsCheckingInterval: CONNECTIONS_CHECK_MS,
+    },
   });
+  // Past the cap, Node closes a new connection as soon as it is accepted.
+  app.server.maxConnections = config.http.maxConnections;
 
   const now = deps.now ?? (() => new Date());
   const nowMs = () => now().getTime();
