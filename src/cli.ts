@@ -58,7 +58,7 @@ function progress(line: string): void {
 
 async function withStore<T>(config: Config, work: (store: Awaited<ReturnType<typeof openStore>>) => Promise<T>): Promise<T> {
   progress(`opening ${redactDatabaseUrl(config.databaseUrl)}`);
-  const store = await openStore(config.databaseUrl);
+  const store = await openStore(config.databaseUrl, { sqliteDriver: config.sqliteDriver });
   try {
     return await work(store);
   } finally {
@@ -115,7 +115,7 @@ async function run(argv: string[]): Promise<number> {
   switch (command) {
     case 'migrate': {
       progress(`migrating ${redactDatabaseUrl(config.databaseUrl)}`);
-      const report = await migrate(config.databaseUrl);
+      const report = await migrate(config.databaseUrl, { sqliteDriver: config.sqliteDriver });
       for (const step of report.applied) out(`applied ${step.version} ${step.name}`);
       out(`schema version ${report.currentVersion}${report.applied.length === 0 ? ' (already current)' : ''}`);
       return 0;

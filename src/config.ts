@@ -4,6 +4,8 @@
  * pieces of this object it needs. A bad setting throws a {@link ConfigError}
  * naming the variable, which stops the start.
  */
+import { nodeSqliteSupported, type SqliteDriverChoice } from './storage/sqlite-driver.js';
+
 export type BitcoinNetwork = 'mainnet' | 'testnet' | 'signet' | 'regtest';
 export const BITCOIN_NETWORKS: readonly BitcoinNetwork[] = ['mainnet', 'testnet', 'signet', 'regtest'];
 
@@ -25,6 +27,8 @@ export interface Config {
   /** Allowed browser origins; entries may hold one leading `*.` wildcard label. */
   readonly familyOrigins: readonly string[];
   readonly databaseUrl: string;
+  /** `SQLITE_DRIVER`: the SQLite library (docs/operations.md "SQLite drivers"). */
+  readonly sqliteDriver: SqliteDriverChoice;
   readonly redisUrl: string | undefined;
   readonly authPrivateJwk: Readonly<Record<string, unknown>> | undefined;
   readonly serverSecret: Uint8Array | undefined;
@@ -268,6 +272,14 @@ export function loadConfig(env: Env = process.env): Config {
     }
   }
 
+  const sqliteDriver = (read(env, 'SQLITE_DRIVER') ?? 'auto') as SqliteDriverChoice;
+  if (!['auto', 'node', 'better-sqlite3'].includes(sqliteDriver)) {
+    throw new ConfigError('SQLITE_DRIVER', `must be auto, node or better-sqlite3, got "${sqliteDriver}"`);
+  }
+  if (sqliteDriver === 'node' && !nodeSqliteSupported()) {
+    throw new ConfigError('SQLITE_DRIVER', `is node, which needs Node 22.13 or later (this is ${process.versions.node})`);
+  }
+
   const databaseUrl = read(env, 'DATABASE_URL') ?? 'sqlite:./data/oc.sqlite';
   if (!/^(sqlite:|postgres:\/\/|postgresql:\/\/)/.test(databaseUrl)) {
     throw new ConfigError('DATABASE_URL', 'must start with sqlite: or postgres://');
@@ -316,6 +328,7 @@ export function loadConfig(env: Env = process.env): Config {
     cookieDomain,
     familyOrigins: Object.freeze(familyOrigins),
     databaseUrl,
+    sqliteDriver,
     redisUrl,
     authPrivateJwk: privateJwk(env, 'OC_AUTH_PRIVATE_JWK'),
     serverSecret: secret(env, 'OC_SERVER_SECRET'),

@@ -16,7 +16,8 @@ import type { OpenDatabase } from '../src/storage/database.js';
 import { applyMigrations } from '../src/storage/migrations.js';
 import { MIGRATIONS, migrate, openStore } from '../src/storage/index.js';
 import type { AccountRecord, NewSession, Store } from '../src/storage/index.js';
-import { createTestDatabase, testEngines } from './support/databases.js';
+import { createTestDatabase, sqliteDrivers, testEngines } from './support/databases.js';
+import type { SqliteDriverName } from '../src/storage/sqlite-driver.js';
 import type { TestDatabase, TestEngine } from './support/databases.js';
 
 const SECOND = 1000;
@@ -84,7 +85,9 @@ function runInstance(url: string, script: string): Promise<{ code: number | null
   });
 }
 
-function storageConformance(engine: TestEngine): void {
+function storageConformance(engine: TestEngine, sqliteDriver?: SqliteDriverName): void {
+  // Every store and raw connection of this suite opens through the driver under test.
+  const opening = sqliteDriver === undefined ? {} : { sqliteDriver };
   let database: TestDatabase;
   let store: Store;
   /** A second, raw connection to the same database, for checks that bypass the store. */
@@ -92,8 +95,8 @@ function storageConformance(engine: TestEngine): void {
 
   beforeEach(async () => {
     database = await createTestDatabase(engine);
-    store = await openStore(database.url);
-    raw = await openDatabase(database.url);
+    store = await openStore(database.url, opening);
+    raw = await openDatabase(database.url, opening);
   });
 
   afterEach(async () => {
@@ -135,7 +138,7 @@ function storageConformance(engine: TestEngine): void {
       expect(await versionsRecorded(database.url)).toEqual(MIGRATIONS.map((migration) => migration.version));
       const again = await applyMigrations(raw);
       expect(again).toEqual({ applied: [], currentVersion: LATEST_VERSION });
-      const reopened = await openStore(database.url);
+      const reopened = await openStore(database.url, opening);
       await reopened.close();
       expect(await versionsRecorded(database.url)).toEqual(MIGRATIONS.map((migration) => migration.version));
     });
@@ -143,7 +146,7 @@ function storageConformance(engine: TestEngine): void {
     it('migrate() (the CLI entry) brings a store opened without migrations up to date', async () => {
       const fresh = await createTestDatabase(engine);
       try {
-        const unmigrated = await openStore(fresh.url, { migrate: false });
+        const unmigrated = await openStore(fresh.url, { ...opening, migrate: false });
         await unmigrated.ping();
         await expect(unmigrated.getSetting('x')).rejects.toThrow();
         const report = await migrate(fresh.url);
@@ -160,7 +163,7 @@ function storageConformance(engine: TestEngine): void {
     it('lets several stores start on one fresh database at once, applying each version once', async () => {
       const fresh = await createTestDatabase(engine);
       try {
-        const stores = await Promise.all([1, 2, 3, 4].map(() => openStore(fresh.url)));
+        const stores = await Promise.all([1, 2, 3, 4].map(() => openStore(fresh.url, opening)));
         const values = await Promise.all(stores.map((s, i) => s.getOrCreateSetting('server_secret', () => `v${i}`)));
         expect(new Set(values).size).toBe(1);
         await Promise.all(stores.map((s) => s.close()));
@@ -776,7 +779,7 @@ function storageConformance(engine: TestEngine): void {
     });
 
     it('instances racing to create a setting all get the first stored value', async () => {
-      const other = await openStore(database.url);
+      const other = await openStore(database.url, opening);
       try {
         const values = await Promise.all(
           Array.from({ length: 10 }, (_, i) =>
@@ -974,7 +977,7 @@ function storageConformance(engine: TestEngine): void {
     });
 
     it('answers ping and closes idempotently', async () => {
-      const other = await openStore(database.url);
+      const other = await openStore(database.url, opening);
       expect(other.engine).toBe(engine);
       await other.ping();
       await other.close();
@@ -1037,5 +1040,24 @@ describe('database URLs', () => {
 });
 
 for (const { engine, skipReason } of await testEngines()) {
-  describe.skipIf(skipReason !== undefined)(`storage conformance on ${engine}`, () => storageConformance(engine));
+  if (engine !== 'sqlite') {
+    describe.skipIf(skipReason !== undefined)(`storage conformance on ${engine}`, () => storageConformance(engine));
+    continue;
+  }
+  // SQLite once per library this Node can run (docs/operations.md "SQLite drivers").
+  for (const { driver, skipReason: driverSkip } of sqliteDrivers()) {
+    describe.skipIf(driverSkip !== undefined)(`storage conformance on sqlite (${driver})`, () => {
+      it('opens through the driver under test', async () => {
+        const database = await createTestDatabase('sqlite');
+        try {
+          const opened = await openDatabase(database.url, { sqliteDriver: driver });
+          expect(opened.sqliteDriver).toBe(driver);
+          await opened.close();
+        } finally {
+          await database.cleanup();
+        }
+      });
+      storageConformance(engine, driver);
+    });
+  }
 }

@@ -199,7 +199,7 @@ export async function buildApp(config: Config, deps: AppDeps = {}): Promise<Fast
   if (deps.relays === undefined) app.addHook('onClose', async () => relayPool.close());
   const relays = meteredRelays(relayPool, metrics);
   // Storage, secrets and keys (PROTOCOL.md §1, §3). A store we open is ours to close.
-  const store = deps.store ?? (await openStore(config.databaseUrl));
+  const store = deps.store ?? (await openStore(config.databaseUrl, { sqliteDriver: config.sqliteDriver }));
   if (deps.store === undefined) app.addHook('onClose', async () => store.close());
   const serverSecret = await loadServerSecret(store, config.serverSecret);
   let keyRing: KeyRing = await loadKeyRing(store, config.authPrivateJwk, now());

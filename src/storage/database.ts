@@ -9,12 +9,12 @@
  */
 import { mkdirSync, realpathSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
-import BetterSqlite3 from 'better-sqlite3';
 import { createHash } from 'node:crypto';
-import { Kysely, PostgresDialect, type PostgresPool, type PostgresPoolClient, type SqliteDatabase } from 'kysely';
+import { Kysely, PostgresDialect, type PostgresPool, type PostgresPoolClient, type SqliteDatabase, type SqliteStatement } from 'kysely';
 import pg from 'pg';
 import type { DatabaseSchema } from './schema.js';
 import { SharedFileSqliteDialect } from './sqlite-dialect.js';
+import { openSqliteConnection, type SqliteConnection, type SqliteDriverChoice, type SqliteDriverName } from './sqlite-driver.js';
 
 export type DatabaseEngine = 'sqlite' | 'postgres';
 
@@ -29,6 +29,8 @@ export interface OpenDatabaseOptions {
    * URL; tests use it to isolate themselves inside one database.
    */
   readonly schema?: string;
+  /** SQLite only: which library (`SQLITE_DRIVER`); default `auto` (node:sqlite where the running Node has it). */
+  readonly sqliteDriver?: SqliteDriverChoice;
   /** PostgreSQL only: connections in the pool. Default 10. */
   readonly poolSize?: number;
   /**
@@ -45,6 +47,8 @@ export interface OpenDatabase {
   readonly db: Kysely<DatabaseSchema>;
   /** The PostgreSQL schema in use when one was asked for. */
   readonly schema: string | undefined;
+  /** The SQLite library in use; undefined on PostgreSQL. */
+  readonly sqliteDriver: SqliteDriverName | undefined;
   /**
    * Runs an already compiled query straight on the driver, skipping Kysely's
    * per-query connection handling, which costs several times the look-up
@@ -101,23 +105,23 @@ export function parseDatabaseUrl(databaseUrl: string, options: { schema?: string
 
 export async function openDatabase(databaseUrl: string, options: OpenDatabaseOptions = {}): Promise<OpenDatabase> {
   const location = parseDatabaseUrl(databaseUrl, options.schema === undefined ? {} : { schema: options.schema });
-  return location.engine === 'sqlite' ? openSqlite(location.filename) : openPostgres(location, options);
+  return location.engine === 'sqlite' ? openSqlite(location.filename, options.sqliteDriver) : openPostgres(location, options);
 }
 
-function openSqlite(filename: string): OpenDatabase {
+async function openSqlite(filename: string, driver: SqliteDriverChoice | undefined): Promise<OpenDatabase> {
   const inMemory = filename === ':memory:';
   if (!inMemory) mkdirSync(dirname(resolve(filename)), { recursive: true });
-  const connection = new BetterSqlite3(filename, { timeout: SQLITE_BUSY_TIMEOUT_MS });
+  // busy_timeout is set first, as the library opens: the journal-mode switch
+  // below may itself wait for a lock.
+  const connection = await openSqliteConnection(filename, { busyTimeoutMs: SQLITE_BUSY_TIMEOUT_MS, driver });
   try {
-    // busy_timeout first: the journal-mode switch below may itself wait for a lock.
-    connection.pragma(`busy_timeout = ${SQLITE_BUSY_TIMEOUT_MS}`);
     // WAL lets readers run while one writer commits; NORMAL is durable in WAL
     // except for the last commits before a power cut, which a session store can
     // afford (a lost row means one more sign-in).
-    connection.pragma('journal_mode = WAL');
-    connection.pragma('synchronous = NORMAL');
+    connection.exec('PRAGMA journal_mode = WAL');
+    connection.exec('PRAGMA synchronous = NORMAL');
     // SQLite does not enforce REFERENCES unless asked, per connection.
-    connection.pragma('foreign_keys = ON');
+    connection.exec('PRAGMA foreign_keys = ON');
   } catch (error) {
     connection.close();
     throw error;
@@ -127,15 +131,15 @@ function openSqlite(filename: string): OpenDatabase {
   const dialect = new SharedFileSqliteDialect({ database: cached }, fileKey);
   const db = new Kysely<DatabaseSchema>({ dialect });
   const runCompiled = (sqlText: string, parameters: readonly unknown[]): Promise<unknown[]> | undefined => {
-    const statement = cached.prepare(sqlText) as BetterSqlite3.Statement;
+    const statement = cached.prepare(sqlText);
     return dialect.runIfIdle(() => {
       // As Kysely's own SQLite connection does: rows for readers, a run otherwise.
-      if (statement.reader) return Promise.resolve(statement.all(...parameters) as unknown[]);
-      statement.run(...parameters);
+      if (statement.reader) return Promise.resolve(statement.all(parameters));
+      statement.run(parameters);
       return Promise.resolve([]);
     });
   };
-  return { engine: 'sqlite', db, schema: undefined, runCompiled, close: closeOnce(() => db.destroy()) };
+  return { engine: 'sqlite', db, schema: undefined, sqliteDriver: connection.driver, runCompiled, close: closeOnce(() => db.destroy()) };
 }
 
 /** Distinct SQL texts kept prepared; the store issues a few dozen. */
@@ -147,8 +151,8 @@ const STATEMENT_CACHE_SIZE = 256;
  * Kysely runs one query at a time on the connection and never streams here,
  * so a statement is never in use twice at once.
  */
-function withStatementCache(connection: BetterSqlite3.Database): SqliteDatabase {
-  const statements = new Map<string, BetterSqlite3.Statement>();
+function withStatementCache(connection: SqliteConnection): SqliteDatabase {
+  const statements = new Map<string, SqliteStatement>();
   return {
     prepare(sqlText: string) {
       let statement = statements.get(sqlText);
@@ -205,7 +209,7 @@ async function openPostgres(
   // Autocommit queries on any pooled connection: nothing to coordinate with.
   const runCompiled = (sqlText: string, parameters: readonly unknown[]): Promise<unknown[]> =>
     pool.query({ name: statementName(sqlText), text: sqlText, values: parameters as unknown[] }).then((result) => result.rows);
-  return { engine: 'postgres', db, schema: location.schema, runCompiled, close: closeOnce(() => db.destroy()) };
+  return { engine: 'postgres', db, schema: location.schema, sqliteDriver: undefined, runCompiled, close: closeOnce(() => db.destroy()) };
 }
 
 /** Statements worth preparing once per connection: data queries, not DDL or transaction control. */

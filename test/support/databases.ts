@@ -20,6 +20,7 @@ import pg from 'pg';
 import { openStore } from '../../src/storage/index.js';
 import type { OpenStoreOptions, Store } from '../../src/storage/index.js';
 import { redactDatabaseUrl } from '../../src/storage/index.js';
+import { nodeSqliteSupported, type SqliteDriverName } from '../../src/storage/sqlite-driver.js';
 
 export type TestEngine = 'sqlite' | 'postgres';
 
@@ -55,6 +56,25 @@ async function probePostgres(url: string): Promise<string | undefined> {
   } finally {
     await client.end().catch(() => {});
   }
+}
+
+/**
+ * The SQLite libraries to test on this Node, each with a reason when it
+ * cannot run: node:sqlite needs Node 22.13; better-sqlite3 12 aborts the
+ * process on Node 24 and later, so there it is never loaded. CI runs the
+ * suite on Node 20 and on Node 24, so each library runs in one of them (and
+ * both on Node 22).
+ */
+export function sqliteDrivers(): Array<{ readonly driver: SqliteDriverName; readonly skipReason: string | undefined }> {
+  const major = Number(process.versions.node.split('.')[0]);
+  const drivers = [
+    { driver: 'node' as const, skipReason: nodeSqliteSupported() ? undefined : `node:sqlite needs Node 22.13 or later (this is ${process.versions.node})` },
+    { driver: 'better-sqlite3' as const, skipReason: major >= 24 ? `better-sqlite3 12 aborts on Node ${major}; node:sqlite is used there` : undefined },
+  ];
+  for (const { driver, skipReason } of drivers) {
+    if (skipReason !== undefined) console.warn(`\n[storage tests] SKIPPING the SQLite suite on ${driver}: ${skipReason}.\n`);
+  }
+  return drivers;
 }
 
 let availability: Promise<TestEngineAvailability[]> | undefined;
