@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { ConfigError, loadConfig, originMatches } from '../src/config.js';
+import { nodeSqliteSupported, resolveSqliteDriver } from '../src/storage/sqlite-driver.js';
 import { VERSION } from '../src/version.js';
 
 describe('loadConfig', () => {
@@ -123,5 +124,27 @@ describe('version', () => {
   it('matches package.json', () => {
     const pkg = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version: string };
     expect(VERSION).toBe(pkg.version);
+  });
+});
+
+describe('SQLITE_DRIVER', () => {
+  it('defaults to auto, accepts the two libraries, refuses anything else by name', () => {
+    expect(loadConfig({}).sqliteDriver).toBe('auto');
+    expect(loadConfig({ SQLITE_DRIVER: 'better-sqlite3' }).sqliteDriver).toBe('better-sqlite3');
+    expect(() => loadConfig({ SQLITE_DRIVER: 'sqlite3' })).toThrow(/SQLITE_DRIVER/);
+  });
+
+  it('refuses node on a Node without node:sqlite, and takes it where it exists', () => {
+    if (nodeSqliteSupported()) {
+      expect(loadConfig({ SQLITE_DRIVER: 'node' }).sqliteDriver).toBe('node');
+      expect(resolveSqliteDriver('auto')).toBe('node');
+    } else {
+      expect(() => loadConfig({ SQLITE_DRIVER: 'node' })).toThrow(/SQLITE_DRIVER is node, which needs Node 22\.13/);
+      expect(resolveSqliteDriver('auto')).toBe('better-sqlite3');
+    }
+    expect(nodeSqliteSupported('20.20.2')).toBe(false);
+    expect(nodeSqliteSupported('22.12.0')).toBe(false);
+    expect(nodeSqliteSupported('22.13.0')).toBe(true);
+    expect(nodeSqliteSupported('24.0.0')).toBe(true);
   });
 });
