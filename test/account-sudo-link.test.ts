@@ -303,7 +303,7 @@ function sudoAndLink(engine: 'sqlite' | 'postgres'): void {
       expect(rosterDidsOf(await browser3.me())).toEqual([accountB.did]);
       // ... and one that holds B and C (C active).
       const browser4 = browser();
-      await signIn(browser4, walletW);
+      const keptCookieOfB = (await signIn(browser4, walletW)).token;
       const accountC = await signIn(browser4, walletX, true);
       expect(rosterDidsOf(await browser4.me())).toEqual([accountB.did]);
 
@@ -328,14 +328,19 @@ function sudoAndLink(engine: 'sqlite' | 'postgres'): void {
       const me3 = await browser3.me();
       expect(me3.body.account.did_oc).toBe(accountA.did);
       expect(rosterDidsOf(me3)).toEqual([]);
-      // The roster that held B shows the canonical account in its place, and can switch to it.
+      // The roster that held B simply loses it: the merge gives a stale or
+      // stolen session of B no way into A, by /me, a switch, or a kept cookie.
       const me4 = await browser4.me();
       expect(me4.body.account.did_oc).toBe(accountC.did);
-      expect(rosterDidsOf(me4)).toEqual([accountA.did]);
-      const switched = await browser4.switchTo(accountA.did);
-      expect(switched.status, JSON.stringify(switched.body)).toBe(200);
-      expect(switched.body.account.did_oc).toBe(accountA.did);
-      expect(decodeJwt(switched.body.token).payload.sudo_at ?? null).toBeNull();
+      expect(rosterDidsOf(me4)).toEqual([]);
+      expectError(await browser4.switchTo(accountA.did), 403, 'not_in_roster');
+      expectError(await browser4.switchTo(accountB.did), 403, 'not_in_roster');
+      expect((await browser4.me()).body.account.did_oc).toBe(accountC.did);
+      const kept = browser();
+      kept.cookie = keptCookieOfB;
+      expectError(await kept.me(), 401, 'not_authenticated');
+      expectError(await kept.switchTo(accountA.did), 401, 'not_authenticated');
+      expectError(await kept.request('GET', '/api/auth/me', undefined, { authorization: `Bearer ${keptCookieOfB}`, cookie: '' }), 401, 'not_authenticated');
       // A fresh sign-in with W lands in A.
       expect((await signIn(browser(), walletW)).did).toBe(accountA.did);
       expect(await harness.duplicateLiveRosterRows()).toEqual([]);

@@ -236,7 +236,7 @@ function authStates(engine: 'sqlite' | 'postgres'): void {
 
       const afterMerge = await client.me();
       expect(afterMerge.body.account.did_oc).toBe(a.did);
-      expect(rosterDidsOf(afterMerge), 'the roster shows the surviving account').toEqual([c.did]);
+      expect(rosterDidsOf(afterMerge), 'the roster loses the merged account and does not gain the survivor').toEqual([]);
 
       const reply = await client.signIn(walletB, { add: true });
       expect(reply.status, JSON.stringify(reply.body)).toBe(200);
@@ -250,9 +250,10 @@ function authStates(engine: 'sqlite' | 'postgres'): void {
 
     it("a switch to a merged account's did follows the pointer to the canonical account (PROTOCOL.md §2)", async () => {
       const client = browser();
+      const walletC = newWallet();
       const b = await signIn(client, newWallet());
+      const c = await signIn(client, walletC, true);
       const a = await signIn(client, newWallet(), true);
-      const c = await accountElsewhere();
       await harness.store.mergeAccounts(b.id, c.id, harness.clock.ms);
       const reply = await client.switchTo(b.did);
       expect(reply.status, JSON.stringify(reply.body)).toBe(200);
@@ -261,6 +262,18 @@ function authStates(engine: 'sqlite' | 'postgres'): void {
       const me = await client.me();
       expect(me.body.account.did_oc).toBe(c.did);
       expect(rosterDidsOf(me)).toEqual([a.did]);
+
+      // A roster that held only the merged account gains no way into the canonical one.
+      const other = browser();
+      await signIn(other, walletC);
+      const d = await signIn(other, newWallet(), true);
+      const e = await accountElsewhere();
+      await harness.store.mergeAccounts(c.id, e.id, harness.clock.ms);
+      const otherMe = await other.me();
+      expect(otherMe.body.account.did_oc).toBe(d.did);
+      expect(rosterDidsOf(otherMe)).toEqual([]);
+      expectError(await other.switchTo(c.did), 403, 'not_in_roster');
+      expectError(await other.switchTo(e.did), 403, 'not_in_roster');
     });
 
     it('add=1 with an address of an account merged into the active one re-authenticates the active account', async () => {

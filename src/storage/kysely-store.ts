@@ -464,64 +464,21 @@ export class KyselyStore implements Store {
         .returningAll()
         .executeTakeFirstOrThrow();
 
-      // INTERFACE.md states table: "the roster shows post-merge state on the
-      // next me call". Rosters holding `from` get `into` in its place.
-      const fromLiveRows = await trx
-        .selectFrom('sessions')
-        .selectAll()
-        .where('account_id', '=', from.id)
-        .where('roster_id', 'is not', null)
-        .where('revoked_at', 'is', null)
-        .where('expires_at', '>', now)
-        .execute();
+      // The merge gives no one access they did not already have
+      // (docs/protocol.md, merging): every session of `from` is revoked, and no
+      // roster gains a row for `into`. A stale or stolen session of `from`
+      // reaches nothing; the roster of the session that merged already holds
+      // `into`, and other rosters simply lose `from` on their next /me.
       const revoked = await trx
         .updateTable('sessions')
         .set({ revoked_at: now })
         .where('account_id', '=', from.id)
         .where('revoked_at', 'is', null)
         .executeTakeFirst();
-      let rosterRowsAdded = 0;
-      for (const fromRow of fromLiveRows) {
-        const rosterId = fromRow.roster_id;
-        if (rosterId === null) continue;
-        const intoRow = await trx
-          .selectFrom('sessions')
-          .select(['jti', 'expires_at'])
-          .where('roster_id', '=', rosterId)
-          .where('account_id', '=', into.id)
-          .where('revoked_at', 'is', null)
-          .executeTakeFirst();
-        if (intoRow !== undefined && intoRow.expires_at > now) continue;
-        // An expired but unrevoked row would block the live-row index.
-        if (intoRow !== undefined) {
-          await trx.updateTable('sessions').set({ revoked_at: now }).where('jti', '=', intoRow.jti).execute();
-        }
-        await trx
-          .insertInto('sessions')
-          .values({
-            jti: newRandomId(),
-            // The hash of no JWT: the row is reachable by a switch (which
-            // re-mints and stores a real hash), never by a presented cookie.
-            token_hash: randomBytes(32).toString('hex'),
-            account_id: into.id,
-            roster_id: rosterId,
-            signing_method: fromRow.signing_method,
-            created_at: fromRow.created_at,
-            expires_at: fromRow.expires_at,
-            last_seen_at: fromRow.last_seen_at,
-            revoked_at: null,
-            // Step-up freshness belongs to the account that proved it (PROTOCOL.md §6).
-            step_up_at: null,
-            sudo_at: null,
-          })
-          .execute();
-        rosterRowsAdded += 1;
-      }
       return {
         account: toAccountRecord(survivor),
         moved_identities: rowsAffected(moved.numUpdatedRows),
         revoked_sessions: rowsAffected(revoked.numUpdatedRows),
-        roster_rows_added: rosterRowsAdded,
       };
     });
   }

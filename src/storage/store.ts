@@ -185,10 +185,8 @@ export interface MergeResult {
   /** The surviving canonical account, after the merge. */
   readonly account: AccountRecord;
   readonly moved_identities: number;
-  /** Rows of the merged account that the merge revoked. */
+  /** Rows of the merged account that the merge revoked (all of them: no roster gains the survivor). */
   readonly revoked_sessions: number;
-  /** Rosters that gained a row for the surviving account. */
-  readonly roster_rows_added: number;
 }
 
 export interface NewSession {
@@ -300,14 +298,13 @@ export interface Store {
    *   earlier are repointed to `into`, so chains stay one step long;
    * - `from.merged_into` is set; `into` adopts `from`'s display name and
    *   primary address where its own are empty;
-   * - every session row of `from` is revoked;
-   * - each roster that had a live `from` row but no live `into` row gains a
-   *   row for `into` with the same creation, expiry and last-seen times, no
-   *   step-up claims (they are per account, PROTOCOL.md §6) and a token hash
-   *   that matches no JWT. So the roster shows the canonical account on the
-   *   next /me, and a switch to it re-mints (updateSessionToken) like any switch.
+   * - every session row of `from` is revoked, and no roster gains a row for
+   *   `into`: a merge gives no one access they did not have. Rosters that
+   *   held `from` simply lose it on their next /me; `into` stays only where
+   *   it already was (the roster of the session that performed the merge).
    * A JWT issued for `from` stops working on the host at once; its holder
-   * signs in again and lands in the canonical account.
+   * signs in again (proving one of the moved identities) and lands in the
+   * canonical account.
    */
   mergeAccounts(fromId: string, intoId: string, now: EpochMilliseconds): Promise<MergeResult>;
 
