@@ -440,6 +440,43 @@ function sudoAndLink(engine: 'sqlite' | 'postgres'): void {
       expect((await signIn(browser(), primary)).did).not.toBe(account.did);
     });
 
+    it('revokes the sessions the unlinked identity opened, in every browser, except the one unlinking', async () => {
+      const { client, primary, second, account } = await accountWithTwoAddresses();
+      // Browser 2 signed in through the second address (say, a lost device).
+      const lost = browser();
+      expect((await signIn(lost, second)).did).toBe(account.did);
+      const lostToken = lost.cookie!;
+      // Browser 3 holds the account in its roster through the second address, another account active.
+      const roster = browser();
+      await signIn(roster, second);
+      const other = await signIn(roster, newWallet(), true);
+      expect(rosterDidsOf(await roster.me())).toEqual([account.did]);
+      // Browser 4 signed in through the primary address: not opened by what is unlinked.
+      const kept = browser();
+      expect((await signIn(kept, primary)).did).toBe(account.did);
+      // The browser doing the unlink signed in through the primary address;
+      // a session opened through the second one unlinks it from itself below.
+      const self = browser();
+      await signIn(self, second);
+      expect((await sudo(self, primary)).status).toBe(200);
+
+      const reply = await self.request('DELETE', `/api/auth/identities?id=${await identityId(self, second.address)}`);
+      expect(reply.status, JSON.stringify(reply.body)).toBe(200);
+
+      expectError(await lost.me(), 401, 'not_authenticated');
+      const bearer = browser();
+      bearer.cookie = lostToken;
+      expectError(await bearer.switchTo(other.did), 401, 'not_authenticated');
+      const rosterMe = await roster.me();
+      expect(rosterMe.body.account.did_oc).toBe(other.did);
+      expect(rosterDidsOf(rosterMe)).toEqual([]);
+      expectError(await roster.switchTo(account.did), 403, 'not_in_roster');
+      expect((await kept.me()).status).toBe(200);
+      expect((await client.me()).status).toBe(200);
+      // The session doing the unlink keeps working, though it was opened through the unlinked address.
+      expect((await self.me()).body.account.did_oc).toBe(account.did);
+    });
+
     it('refuses the last identity with 409 last_identity, and unknown or foreign ids with 404', async () => {
       const { client, primary, second } = await accountWithTwoAddresses();
       const removed = await client.request('DELETE', `/api/auth/identities?id=${await identityId(client, second.address)}`);

@@ -437,6 +437,24 @@ function storageConformance(engine: TestEngine, sqliteDriver?: SqliteDriverName)
       expect((await store.findAccount(federated.id))?.display_identity_kind).toBeNull();
     });
 
+    it('removing an identity revokes the live sessions it opened, except the one named', async () => {
+      const address = btcAddress();
+      const account = await btcAccount(T0, address);
+      const second = btcAddress();
+      await store.addIdentity({ account_id: account.id, kind: 'btc', value: second, verified: true, created_at: T0 + 1 });
+      const [, secondIdentity] = await store.listIdentities(account.id);
+      const viaSecond = await store.insertSession(sessionFor(account.id, 'r1', { opened_by: { kind: 'btc', value: second } }));
+      const viaSecondKept = await store.insertSession(sessionFor(account.id, 'r2', { opened_by: { kind: 'btc', value: second } }));
+      const viaFirst = await store.insertSession(sessionFor(account.id, 'r3', { opened_by: { kind: 'btc', value: address } }));
+      const unknownOrigin = await store.insertSession(sessionFor(account.id, 'r4'));
+
+      expect(await store.removeIdentity(account.id, secondIdentity!.id, T0 + HOUR, viaSecondKept.jti)).toBe('removed');
+      expect(await store.findLiveSessionByTokenHash(viaSecond.token_hash, T0 + HOUR)).toBeNull();
+      for (const alive of [viaSecondKept, viaFirst, unknownOrigin]) {
+        expect(await store.findLiveSessionByTokenHash(alive.token_hash, T0 + HOUR)).not.toBeNull();
+      }
+    });
+
     it('concurrent unlinks never leave an account without identities', async () => {
       const account = await btcAccount();
       for (let i = 0; i < 3; i += 1) {

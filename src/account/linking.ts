@@ -110,13 +110,15 @@ export async function linkIdentity(store: Store, input: LinkInput): Promise<Link
 /**
  * DELETE /api/auth/identities?id=. The store refuses, atomically, to remove
  * the last identity (a way in must remain) and keeps `primary_btc` and the
- * display kind pointing at identities the account still holds.
+ * display kind pointing at identities the account still holds. Sessions that
+ * were signed in through the identity are revoked with it, in every browser,
+ * except `currentSessionJti`, the session doing the unlink.
  *
  * @throws OcError `not_found` (no such identity on this account, also for an
  *   identity of another account: no hint that it exists), `last_identity`.
  */
-export async function unlinkIdentity(store: Store, accountId: string, identityId: string, nowMs: number): Promise<void> {
-  const result = await store.removeIdentity(accountId, identityId, nowMs);
+export async function unlinkIdentity(store: Store, accountId: string, identityId: string, nowMs: number, currentSessionJti?: string): Promise<void> {
+  const result = await store.removeIdentity(accountId, identityId, nowMs, currentSessionJti);
   if (result === 'not_found') throw new OcError('not_found', 'identities: this account has no identity with this id');
   if (result === 'last_identity') {
     throw new OcError('last_identity', 'identities: this is the last identity of the account; link another one first');

@@ -237,7 +237,7 @@ export function registerAccountRoutes(app: FastifyInstance, context: ServiceCont
       const current = await requireSession(context, request);
       const nowMs = context.now().getTime();
       requireFreshSudo(current.session, nowMs);
-      await unlinkIdentity(context.store, current.account.id, (request.query as Static<typeof UnlinkQuery>).id, nowMs);
+      await unlinkIdentity(context.store, current.account.id, (request.query as Static<typeof UnlinkQuery>).id, nowMs, current.session.jti);
       // The primary address or display identity may have changed with it.
       const issued = await context.sessions.remint(current.session);
       setSessionCookie(context, reply, issued);

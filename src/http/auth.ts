@@ -130,8 +130,9 @@ export function registerAuthRoutes(app: FastifyInstance, context: ServiceContext
           nonces: context.nonces,
         },
       );
-      const { account } = await accountForIdentity(context.store, { kind: 'btc', value: address }, now.getTime());
-      const issued = await signInWithCookie(context, request, reply, { accountId: account.id, method: 'bip322', add: wantsAdd(query, body.add) });
+      const identity = { kind: 'btc', value: address } as const;
+      const { account } = await accountForIdentity(context.store, identity, now.getTime());
+      const issued = await signInWithCookie(context, request, reply, { accountId: account.id, method: 'bip322', add: wantsAdd(query, body.add), identity });
       return sessionBody(issued);
     },
   );

@@ -57,9 +57,10 @@ export function registerEmailOtpRoutes(app: FastifyInstance, context: ServiceCon
     async (request, reply) => {
       const body = request.body as Static<typeof VerifyBody>;
       const { email } = await context.emailCodes.verify(body.email, body.code, body.token);
-      const { account } = await accountForIdentity(context.store, { kind: 'email', value: email }, context.now().getTime());
+      const identity = { kind: 'email', value: email } as const;
+      const { account } = await accountForIdentity(context.store, identity, context.now().getTime());
       const add = wantsAdd(request.query as Static<typeof AddQuery>, body.add);
-      return sessionBody(await signInWithCookie(context, request, reply, { accountId: account.id, method: 'email_otp', add }));
+      return sessionBody(await signInWithCookie(context, request, reply, { accountId: account.id, method: 'email_otp', add, identity }));
     },
   );
 }

@@ -116,11 +116,8 @@ export function registerProviderRoutes(app: FastifyInstance, context: ServiceCon
       // ASCII; a value that is not (a state sealed by an older version) goes home.
       const location = HEADER_SAFE.test(result.returnTo) ? result.returnTo : '/';
       const nowMs = context.now().getTime();
-      const { account, created } = await accountForIdentity(
-        context.store,
-        { kind: 'oauth', value: `${result.provider}:${result.subject}` },
-        nowMs,
-      );
+      const identity = { kind: 'oauth', value: `${result.provider}:${result.subject}` } as const;
+      const { account, created } = await accountForIdentity(context.store, identity, nowMs);
       if (created) {
         // A new federated account starts with what the provider vouched for:
         // its name, and its verified e-mail when no other account holds it.
@@ -130,7 +127,7 @@ export function registerProviderRoutes(app: FastifyInstance, context: ServiceCon
         }
       }
       // Fastify appends Set-Cookie headers: the spent state's, then the session's.
-      await signInWithCookie(context, request, reply, { accountId: account.id, method: `oauth:${result.provider}`, add: result.add });
+      await signInWithCookie(context, request, reply, { accountId: account.id, method: `oauth:${result.provider}`, add: result.add, identity });
       return redirect(reply, location);
     },
   );

@@ -8,6 +8,7 @@ import { OcError } from '../errors.js';
 import { clearedSessionCookies, readSessionCookies, serializeSessionCookie } from '../session/cookie.js';
 import { MAX_TOKEN_LENGTH } from '../session/jwt.js';
 import type { Authenticated, IssuedSession, SigningMethod } from '../session/service.js';
+import type { IdentityKind } from '../storage/index.js';
 import type { ServiceContext } from './context.js';
 
 const BEARER = /^Bearer ([A-Za-z0-9_.-]+)$/;
@@ -66,7 +67,7 @@ export async function signInWithCookie(
   context: ServiceContext,
   request: FastifyRequest,
   reply: FastifyReply,
-  input: { accountId: string; method: SigningMethod; add: boolean },
+  input: { accountId: string; method: SigningMethod; add: boolean; identity: { kind: IdentityKind; value: string } },
 ): Promise<IssuedSession> {
   const issued = await context.sessions.signIn({ ...input, current: input.add ? await currentSession(context, request) : null });
   setSessionCookie(context, reply, issued);

@@ -6,7 +6,7 @@
  */
 import { randomBytes, randomUUID } from 'node:crypto';
 import { OcError } from '../errors.js';
-import type { AccountRecord, SessionRecord, Store } from '../storage/index.js';
+import type { AccountRecord, IdentityKind, SessionRecord, Store } from '../storage/index.js';
 import { accountIdFromDid, accountView, didOf, needsIdentities, type AccountView } from './accounts.js';
 import { mintSessionJwt, SESSION_LIFETIME_SECONDS, tokenHash } from './jwt.js';
 import type { KeyRing } from './keys.js';
@@ -127,7 +127,14 @@ export class SessionService {
    * replaces its row: a re-authentication, not a duplicate). Otherwise a
    * fresh roster is created with this session as its only member.
    */
-  async signIn(input: { accountId: string; method: SigningMethod; add: boolean; current: Authenticated | null }): Promise<IssuedSession> {
+  async signIn(input: {
+    accountId: string;
+    method: SigningMethod;
+    add: boolean;
+    current: Authenticated | null;
+    /** The identity the sign-in proved: unlinking it later revokes this session. */
+    identity?: { kind: IdentityKind; value: string } | undefined;
+  }): Promise<IssuedSession> {
     const rosterId = input.add && input.current?.session.roster_id ? input.current.session.roster_id : randomUUID();
     // A merge can land between resolving the account and inserting its row
     // (the store refuses a row for a merged account): resolve again once.
@@ -153,6 +160,7 @@ export class SessionService {
           roster_id: rosterId,
           created_at: nowMs,
           last_seen_at: nowMs,
+          ...(input.identity === undefined ? {} : { opened_by: input.identity }),
         });
         return this.#issued(token, session, view, nowMs);
       } catch (error) {

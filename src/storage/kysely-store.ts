@@ -365,7 +365,7 @@ export class KyselyStore implements Store {
     }
   }
 
-  removeIdentity(accountId: string, identityId: string, now: number): Promise<RemoveIdentityResult> {
+  removeIdentity(accountId: string, identityId: string, now: number, keepSessionJti?: string): Promise<RemoveIdentityResult> {
     return this.#transaction(async (trx) => {
       // Locked so two concurrent unlinks cannot each see "one more left" and
       // leave the account with nothing to sign in with.
@@ -385,6 +385,14 @@ export class KyselyStore implements Store {
       const remaining = identities.filter((identity) => identity.id !== identityId);
       if (remaining.length === 0) return 'last_identity';
       await trx.deleteFrom('identities').where('id', '=', identityId).execute();
+      // What the identity opened goes with it (docs/protocol.md, linking).
+      let revoke = trx
+        .updateTable('sessions')
+        .set({ revoked_at: now })
+        .where('identity_id', '=', identityId)
+        .where('revoked_at', 'is', null);
+      if (keepSessionJti !== undefined) revoke = revoke.where('jti', '!=', keepSessionJti);
+      await revoke.execute();
 
       // Keep the account's display fields pointing at something it still holds.
       const patch: Updateable<AccountsTable> = {};
@@ -501,6 +509,7 @@ export class KyselyStore implements Store {
       revoked_at: null,
       step_up_at: session.step_up_at ?? null,
       sudo_at: session.sudo_at ?? null,
+      identity_id: null,
     };
     for (let attempt = 1; ; attempt += 1) {
       try {
@@ -525,6 +534,15 @@ export class KyselyStore implements Store {
               .where('account_id', '=', row.account_id)
               .where('revoked_at', 'is', null)
               .execute();
+          }
+          if (session.opened_by !== undefined) {
+            const identity = await trx
+              .selectFrom('identities')
+              .select('id')
+              .where('kind', '=', session.opened_by.kind)
+              .where('value', '=', session.opened_by.value)
+              .executeTakeFirst();
+            row.identity_id = identity?.id ?? null;
           }
           await trx.insertInto('sessions').values(row).execute();
         });

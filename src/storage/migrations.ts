@@ -216,8 +216,20 @@ const batchedAttestEvents: Migration = {
   },
 };
 
+const sessionIdentity: Migration = {
+  version: 4,
+  name: 'sessions_identity',
+  async up(db) {
+    // Which identity a session was signed in through, so that unlinking that
+    // identity can revoke what it opened. No foreign key: the identity row is
+    // deleted by the unlink, and the sessions it opened are revoked with it.
+    await db.schema.alterTable('sessions').addColumn('identity_id', 'text').execute();
+    await db.schema.createIndex('sessions_identity').on('sessions').column('identity_id').execute();
+  },
+};
+
 /** Every migration, in version order. */
-export const MIGRATIONS: readonly Migration[] = [initialSchema, emailConnectStats, batchedAttestEvents];
+export const MIGRATIONS: readonly Migration[] = [initialSchema, emailConnectStats, batchedAttestEvents, sessionIdentity];
 
 async function lockMigrations(trx: Transaction<any>, engine: DatabaseEngine): Promise<void> {
   // SQLite: the transaction already holds the write lock (BEGIN IMMEDIATE).

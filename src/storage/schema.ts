@@ -56,6 +56,12 @@ export interface SessionsTable {
   revoked_at: number | null;
   step_up_at: number | null;
   sudo_at: number | null;
+  /**
+   * The identity the row was signed in through (migration 4); NULL for rows
+   * from before it, and once that identity is gone. Unlinking an identity
+   * revokes the rows it opened (docs/protocol.md, linking).
+   */
+  identity_id: string | null;
 }
 
 export interface UsedNoncesTable {

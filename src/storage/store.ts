@@ -202,6 +202,11 @@ export interface NewSession {
   readonly last_seen_at?: EpochMilliseconds;
   readonly step_up_at?: EpochMilliseconds | null;
   readonly sudo_at?: EpochMilliseconds | null;
+  /**
+   * The identity the sign-in proved; the row remembers it, so that unlinking
+   * that identity revokes the row (removeIdentity).
+   */
+  readonly opened_by?: { readonly kind: IdentityKind; readonly value: string };
 }
 
 /** Step-up claims to change on a re-mint; fields left out stay as they are. */
@@ -287,7 +292,12 @@ export interface Store {
    * place (or none); when no identity of the display kind remains, the display
    * kind is cleared so the PROTOCOL.md §2 default applies.
    */
-  removeIdentity(accountId: string, identityId: string, now: EpochMilliseconds): Promise<RemoveIdentityResult>;
+  /**
+   * Unlinks an identity (refusing the last one) and, in the same transaction,
+   * revokes every live session that was signed in through it, except
+   * `keepSessionJti` (the session doing the unlink).
+   */
+  removeIdentity(accountId: string, identityId: string, now: EpochMilliseconds, keepSessionJti?: string): Promise<RemoveIdentityResult>;
 
   updateAccount(accountId: string, patch: AccountPatch, now: EpochMilliseconds): Promise<AccountRecord | null>;
 
