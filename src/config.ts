@@ -45,6 +45,8 @@ export interface Config {
     readonly readPerMinute: number;
     readonly authPerMinute: number;
     readonly otpPerHour: number;
+    /** E-mail code starts per address per hour from all clients together; above `otpPerHour`, which is per address and client. */
+    readonly otpAddressPerHour: number;
     readonly contactPerHour: number;
   };
   readonly checkCacheSeconds: number;
@@ -345,6 +347,7 @@ export function loadConfig(env: Env = process.env): Config {
       readPerMinute: integer(env, 'RATE_LIMIT_READ_PER_MIN', 60, 0, 1_000_000),
       authPerMinute: integer(env, 'RATE_LIMIT_AUTH_PER_MIN', 20, 0, 1_000_000),
       otpPerHour: integer(env, 'RATE_LIMIT_OTP_PER_HOUR', 5, 0, 1_000_000),
+      otpAddressPerHour: integer(env, 'RATE_LIMIT_OTP_ADDRESS_PER_HOUR', 30, 0, 1_000_000),
       contactPerHour: integer(env, 'RATE_LIMIT_CONTACT_PER_HOUR', 5, 0, 1_000_000),
     }),
     checkCacheSeconds: integer(env, 'CHECK_CACHE_SECONDS', 60, 0, 86_400),

@@ -15,7 +15,7 @@ describe('loadConfig', () => {
     expect(config.esploraUrls).toEqual(['https://mempool.space/api', 'https://blockstream.info/api']);
     expect(config.nostrRelays).toEqual(['wss://relay.damus.io', 'wss://nos.lol', 'wss://relay.primal.net']);
     expect(config.familyOrigins).toEqual(['http://localhost:8787']);
-    expect(config.rateLimits).toEqual({ readPerMinute: 60, authPerMinute: 20, otpPerHour: 5, contactPerHour: 5 });
+    expect(config.rateLimits).toEqual({ readPerMinute: 60, authPerMinute: 20, otpPerHour: 5, otpAddressPerHour: 30, contactPerHour: 5 });
     expect(config.minConfirmations).toBe(1);
     expect(Object.isFrozen(config)).toBe(true);
   });

@@ -53,6 +53,7 @@ import { registerAccountRoutes } from './account.js';
 import { registerConnectRoutes } from './connect.js';
 import { registerPublicRoutes } from './public.js';
 import { registerPageRoutes } from './pages.js';
+import { registerAmbiguousSessionReset } from './session.js';
 import { createConnectService } from '../connect/index.js';
 
 export interface AppDeps {
@@ -343,6 +344,7 @@ export async function buildApp(config: Config, deps: AppDeps = {}): Promise<Fast
   });
 
   registerErrorHandling(app);
+  registerAmbiguousSessionReset(app, context);
   registerCors(app, config);
   // After CORS, so a 429 still carries Access-Control-Allow-Origin; before the routes (PROTOCOL.md §4).
   const rateLimiter = createResilientLimiter({

@@ -9,7 +9,18 @@ import { OcError } from '../errors.js';
 import { proveAddress } from '../signin/bip322-signin.js';
 import { accountForIdentity } from '../signin/accounts.js';
 import type { ServiceContext } from './context.js';
-import { clearSessionCookie, currentSession, noStore, presentedTokens, requireSession, sessionBody, setSessionCookie, signInWithCookie } from './session.js';
+import {
+  checkAddTarget,
+  clearSessionCookie,
+  currentSession,
+  noStore,
+  ownRosterCheck,
+  presentedTokens,
+  requireSession,
+  sessionBody,
+  setSessionCookie,
+  signInWithCookie,
+} from './session.js';
 import { errorResponses, SessionIssued, StringEnum } from './schemas.js';
 
 const AddQuery = Type.Object({
@@ -87,7 +98,7 @@ export function registerAuthRoutes(app: FastifyInstance, context: ServiceContext
     },
     async (request, reply) => {
       const tokens = presentedTokens(request);
-      const me = tokens.length === 0 ? null : await context.sessions.meByTokens(tokens);
+      const me = tokens.length === 0 ? null : await context.sessions.meByTokens(tokens, ownRosterCheck(context, request));
       if (me === null) throw new OcError('not_authenticated', 'session: sign in first');
       noStore(reply);
       return { ok: true, ...me };
@@ -110,6 +121,8 @@ export function registerAuthRoutes(app: FastifyInstance, context: ServiceContext
       const query = request.query as Static<typeof AddQuery>;
       const nonce = body.nonce ?? body.expectedNonce;
       if (nonce === undefined) throw new OcError('bad_request', 'body.nonce: required (or expectedNonce)');
+      const add = wantsAdd(query, body.add);
+      await checkAddTarget(context, request, add);
       const now = context.now();
       const address = await proveAddress(
         {
@@ -132,7 +145,7 @@ export function registerAuthRoutes(app: FastifyInstance, context: ServiceContext
       );
       const identity = { kind: 'btc', value: address } as const;
       const { account } = await accountForIdentity(context.store, identity, now.getTime());
-      const issued = await signInWithCookie(context, request, reply, { accountId: account.id, method: 'bip322', add: wantsAdd(query, body.add), identity });
+      const issued = await signInWithCookie(context, request, reply, { accountId: account.id, method: 'bip322', add, identity });
       return sessionBody(issued);
     },
   );

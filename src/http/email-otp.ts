@@ -9,7 +9,7 @@ import { accountForIdentity } from '../signin/accounts.js';
 import { wantsAdd } from './auth.js';
 import type { ServiceContext } from './context.js';
 import { errorResponses, SessionIssued } from './schemas.js';
-import { noStore, sessionBody, signInWithCookie } from './session.js';
+import { checkAddTarget, noStore, sessionBody, signInWithCookie } from './session.js';
 
 const StartBody = Type.Object({ email: Type.String({ minLength: 3, maxLength: 254 }) });
 const Started = Type.Object({
@@ -56,10 +56,11 @@ export function registerEmailOtpRoutes(app: FastifyInstance, context: ServiceCon
     },
     async (request, reply) => {
       const body = request.body as Static<typeof VerifyBody>;
+      const add = wantsAdd(request.query as Static<typeof AddQuery>, body.add);
+      await checkAddTarget(context, request, add);
       const { email } = await context.emailCodes.verify(body.email, body.code, body.token);
       const identity = { kind: 'email', value: email } as const;
       const { account } = await accountForIdentity(context.store, identity, context.now().getTime());
-      const add = wantsAdd(request.query as Static<typeof AddQuery>, body.add);
       return sessionBody(await signInWithCookie(context, request, reply, { accountId: account.id, method: 'email_otp', add, identity }));
     },
   );

@@ -6,12 +6,12 @@
  */
 import { Type, type Static } from 'typebox';
 import type { FastifyInstance, FastifyReply } from 'fastify';
-import { OcError } from '../errors.js';
+import { isOcError, OcError } from '../errors.js';
 import { accountForIdentity } from '../signin/accounts.js';
 import { isProviderError, OAUTH_STATE_COOKIE_NAME, type ProviderSignIn } from '../signin/providers.js';
 import type { ServiceContext } from './context.js';
 import { errorResponses } from './schemas.js';
-import { noStore, signInWithCookie } from './session.js';
+import { checkAddTarget, clearSessionCookie, noStore, signInWithCookie } from './session.js';
 
 const ProviderParams = Type.Object({ provider: Type.String({ pattern: '^[a-z0-9][a-z0-9-]{0,31}$' }) });
 const StartQuery = Type.Object({
@@ -110,6 +110,15 @@ export function registerProviderRoutes(app: FastifyInstance, context: ServiceCon
         if (!isProviderError(error)) throw error;
         request.log.info({ provider, code: error.code }, 'oauth: sign-in refused');
         return redirect(reply, `/signin?oauth_error=${encodeURIComponent(error.code)}`);
+      }
+      // With add, the roster to join must be this browser's own
+      // (session/roster-binding.ts); checked before an account is made.
+      try {
+        await checkAddTarget(context, request, result.add);
+      } catch (error) {
+        if (!(isOcError(error) && error.code === 'ambiguous_session')) throw error;
+        clearSessionCookie(context, reply);
+        return redirect(reply, '/signin?oauth_error=ambiguous_session');
       }
       // The Location value is settled before any session exists: if it could
       // not be sent, no row may be left behind. checkReturnTo already made it

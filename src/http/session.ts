@@ -3,9 +3,17 @@
  * (every one of them) or `Authorization: Bearer`, and the cookie headers of
  * PROTOCOL.md §3.
  */
-import type { FastifyReply, FastifyRequest } from 'fastify';
-import { OcError } from '../errors.js';
-import { clearedSessionCookies, readSessionCookies, serializeSessionCookie } from '../session/cookie.js';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { isOcError, OcError } from '../errors.js';
+import {
+  clearedSessionCookies,
+  readRosterCookie,
+  readSessionCookies,
+  serializeClearedRosterCookie,
+  serializeRosterCookie,
+  serializeSessionCookie,
+} from '../session/cookie.js';
+import { isRosterBinding, rosterBinding } from '../session/roster-binding.js';
 import { MAX_TOKEN_LENGTH } from '../session/jwt.js';
 import type { Authenticated, IssuedSession, SigningMethod } from '../session/service.js';
 import type { IdentityKind } from '../storage/index.js';
@@ -24,6 +32,12 @@ export function presentedTokens(request: FastifyRequest): string[] {
   return tokens;
 }
 
+/** Whether a roster is this browser's own, by its `__Host-oc_roster` cookie (session/roster-binding.ts). */
+export function ownRosterCheck(context: ServiceContext, request: FastifyRequest): ((rosterId: string) => boolean) | undefined {
+  const binding = readRosterCookie(request.headers.cookie);
+  return binding === undefined ? undefined : (rosterId) => isRosterBinding(context.serverSecret, rosterId, binding);
+}
+
 const AUTHENTICATED = Symbol('oc.authenticated');
 type WithSession = FastifyRequest & { [AUTHENTICATED]?: Authenticated | null };
 
@@ -32,7 +46,7 @@ export async function currentSession(context: ServiceContext, request: FastifyRe
   const holder = request as WithSession;
   if (holder[AUTHENTICATED] === undefined) {
     const tokens = presentedTokens(request);
-    holder[AUTHENTICATED] = tokens.length === 0 ? null : await context.sessions.authenticate(tokens);
+    holder[AUTHENTICATED] = tokens.length === 0 ? null : await context.sessions.authenticate(tokens, ownRosterCheck(context, request));
   }
   return holder[AUTHENTICATED] ?? null;
 }
@@ -52,11 +66,24 @@ export function noStore(reply: FastifyReply): void {
 export function setSessionCookie(context: ServiceContext, reply: FastifyReply, issued: IssuedSession): void {
   noStore(reply);
   reply.header('set-cookie', serializeSessionCookie(issued.token, { maxAgeSeconds: issued.maxAgeSeconds, domain: context.config.cookieDomain }));
+  // Binds this browser to its roster, so a planted oc_session of another
+  // roster is never taken for its own (session/roster-binding.ts).
+  const rosterId = issued.session.roster_id;
+  if (rosterId !== null) reply.header('set-cookie', serializeRosterCookie(rosterBinding(context.serverSecret, rosterId), issued.maxAgeSeconds));
 }
 
 export function clearSessionCookie(context: ServiceContext, reply: FastifyReply): void {
   noStore(reply);
-  reply.header('set-cookie', clearedSessionCookies({ domain: context.config.cookieDomain }));
+  reply.header('set-cookie', [...clearedSessionCookies({ domain: context.config.cookieDomain }), serializeClearedRosterCookie()]);
+}
+
+/**
+ * The start of a sign-in with `add`: the roster it would join must be this
+ * browser's own, checked before the proof is consumed or an account is made,
+ * so a refused request (`ambiguous_session`) costs the person nothing.
+ */
+export async function checkAddTarget(context: ServiceContext, request: FastifyRequest, add: boolean): Promise<void> {
+  if (add) await currentSession(context, request);
 }
 
 /**
@@ -77,4 +104,17 @@ export async function signInWithCookie(
 /** The body every successful sign-in, switch or re-mint answers (PROTOCOL.md §3). */
 export function sessionBody(issued: IssuedSession): { ok: true; account: IssuedSession['account']; token: string } {
   return { ok: true, account: issued.account, token: issued.token };
+}
+
+/**
+ * A request refused as `ambiguous_session` also loses the host's cookies
+ * (the family one, the host-only shadow and the roster binding): the next
+ * sign-in then starts a fresh roster with its own binding, and a planted
+ * family cookie at the same path is overwritten by the clearing.
+ */
+export function registerAmbiguousSessionReset(app: FastifyInstance, context: ServiceContext): void {
+  app.addHook('onError', (_request, reply, error, done) => {
+    if (isOcError(error) && error.code === 'ambiguous_session') clearSessionCookie(context, reply);
+    done();
+  });
 }

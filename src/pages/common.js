@@ -45,6 +45,7 @@ const MESSAGES = {
   bad_request: 'Something in the form is not valid. Check it and try again.',
   already_active: 'That account is already the one you are using.',
   not_authenticated: 'You are not signed in any more. Please sign in again.',
+  ambiguous_session: 'Another site left a sign-in on this browser, so to be safe you were signed out here. Please sign in again.',
   nonce_reused: 'That signed message was already used. Get a new message and sign it again.',
   invalid_code: 'That code is not right, or it has expired. Check the most recent e-mail, or ask for a new code.',
   sudo_required: 'Please confirm it is you first.',
@@ -90,6 +91,7 @@ export const OAUTH_ERROR_MESSAGES = {
   userinfo_failed: 'Your profile could not be read from the provider. Please try again.',
   unknown_provider: 'This sign-in provider is not set up on this service.',
   provider_unavailable: 'The sign-in provider could not be reached. Please try again later.',
+  ambiguous_session: 'Another site left a sign-in on this browser, so to be safe you were signed out here. Please sign in again.',
 };
 
 /**

@@ -9,6 +9,12 @@
 import { MAX_TOKEN_LENGTH } from './jwt.js';
 
 export const SESSION_COOKIE_NAME = 'oc_session';
+/**
+ * The roster binding (roster-binding.ts). The `__Host-` prefix makes a
+ * browser accept it only with Secure, Path=/ and no Domain, from this host.
+ */
+export const ROSTER_COOKIE_NAME = '__Host-oc_roster';
+const ROSTER_VALUE = /^[A-Za-z0-9_-]{22}$/;
 
 /** At most this many `oc_session` values are taken from one request. */
 export const MAX_SESSION_COOKIES = 8;
@@ -106,4 +112,29 @@ export function readSessionCookies(cookieHeader: string | readonly string[] | un
     }
   }
   return values;
+}
+
+/** The `Set-Cookie` value of the roster binding, alongside a session cookie (same lifetime). */
+export function serializeRosterCookie(binding: string, maxAgeSeconds: number): string {
+  if (!ROSTER_VALUE.test(binding)) throw new TypeError('roster cookie: the value must be a roster binding');
+  return `${ROSTER_COOKIE_NAME}=${binding}; Path=/; HttpOnly; Secure; SameSite=Lax; Max-Age=${Math.max(0, Math.floor(maxAgeSeconds))}`;
+}
+
+export function serializeClearedRosterCookie(): string {
+  return `${ROSTER_COOKIE_NAME}=; Path=/; HttpOnly; Secure; SameSite=Lax; Max-Age=0`;
+}
+
+/** The `__Host-oc_roster` value of a `Cookie` header, when well formed. */
+export function readRosterCookie(cookieHeader: string | readonly string[] | undefined): string | undefined {
+  const headers = typeof cookieHeader === 'string' ? [cookieHeader] : Array.isArray(cookieHeader) ? cookieHeader : [];
+  for (const header of headers) {
+    if (typeof header !== 'string') continue;
+    for (const pair of header.split(';')) {
+      const equals = pair.indexOf('=');
+      if (equals === -1 || pair.slice(0, equals).trim() !== ROSTER_COOKIE_NAME) continue;
+      const value = pair.slice(equals + 1).trim();
+      if (ROSTER_VALUE.test(value)) return value;
+    }
+  }
+  return undefined;
 }

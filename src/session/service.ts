@@ -79,23 +79,41 @@ export class SessionService {
   }
 
   /**
-   * The first presented token that matches a live row. Browsers may send
-   * several `oc_session` cookies (a stale host-only one can shadow the family
-   * one), so each is tried.
+   * The session a request presents. Browsers may send several `oc_session`
+   * cookies: a stale host-only one beside the family one, or one a sibling
+   * site of the family planted. With one token, or several whose live rows
+   * all belong to one roster, the first live one is the session (a shadow of
+   * the same browser). With live rows of different rosters, only the one
+   * whose roster `isOwnRoster` vouches for (the `__Host-oc_roster` cookie,
+   * roster-binding.ts) is taken; when none is vouched for, no session is
+   * taken at all: `ambiguous_session`, so that neither `me` nor `add` can
+   * ever act on a planted roster (docs/protocol.md, sessions).
    */
-  async authenticate(tokens: readonly string[]): Promise<Authenticated | null> {
+  async authenticate(tokens: readonly string[], isOwnRoster: (rosterId: string) => boolean = () => false): Promise<Authenticated | null> {
     const now = this.#now().getTime();
+    let first: Authenticated | undefined;
+    let otherRoster = false;
     for (const token of tokens) {
       const found = await this.#store.findLiveSessionWithAccount(tokenHash(token), now);
       if (!found) continue;
-      const { session, account } = found;
       // A merged account's rows are revoked by the merge; a row that still
       // points at one is treated as gone rather than silently re-targeted.
-      if (account.merged_into !== null) continue;
-      if (now - session.last_seen_at >= this.#touchIntervalMs) await this.#store.touchSession(session.jti, now);
-      return { session, account };
+      if (found.account.merged_into !== null) continue;
+      const rosterId = found.session.roster_id;
+      if (tokens.length > 1 && rosterId !== null && isOwnRoster(rosterId)) return this.#seen(found, now);
+      if (first === undefined) first = found;
+      else if (rosterId === null || rosterId !== first.session.roster_id) otherRoster = true;
     }
-    return null;
+    if (first === undefined) return null;
+    if (otherRoster) {
+      throw new OcError('ambiguous_session', 'session: this browser holds sessions of several rosters (one was set by another site); sign in again');
+    }
+    return this.#seen(first, now);
+  }
+
+  async #seen(found: Authenticated, now: number): Promise<Authenticated> {
+    if (now - found.session.last_seen_at >= this.#touchIntervalMs) await this.#store.touchSession(found.session.jti, now);
+    return found;
   }
 
   /** A fresh JWT for `session`, keeping its jti and its expiry (PROTOCOL.md §3: never extended). */
@@ -194,7 +212,15 @@ export class SessionService {
    * roster in one query (the route's hot path), with the same rules as
    * {@link authenticate} and {@link me}. Null when no token is live.
    */
-  async meByTokens(tokens: readonly string[]): Promise<MeView | null> {
+  async meByTokens(presented: readonly string[], isOwnRoster?: (rosterId: string) => boolean): Promise<MeView | null> {
+    let tokens = presented;
+    if (tokens.length > 1) {
+      // Several cookies: the same choice as every other route (authenticate),
+      // so /me never answers as a planted roster's account.
+      const chosen = await this.authenticate(tokens, isOwnRoster);
+      if (chosen === null) return null;
+      tokens = tokens.filter((token) => tokenHash(token) === chosen.session.token_hash);
+    }
     const now = this.#now().getTime();
     for (const token of tokens) {
       const found = await this.#store.findLiveRosterByTokenHash(tokenHash(token), now);

@@ -21,19 +21,45 @@
  *   one try atomically, and only the first 5 tries are ever compared. Counting
  *   before comparing (not after a wrong answer) is what makes the limit hold
  *   under parallel guessing: each request gets its own count from the
- *   database, so a burst of a thousand guesses still compares only five. The
- *   5th wrong try deletes the code; any later try fails, the right code too.
+ *   database, so a burst of a thousand guesses still compares only five.
  *
- * Every failure of `verify` is the one code `invalid_code` (401): which check
- * failed (no code, expired, wrong, used, dead, wrong token) is not revealed,
- * as a verifier should not say which step failed (STYLE.md Errors). A code
- * that is not 6 digits is `invalid_code` too, not `bad_request`: to the user it
- * is simply a wrong code, and it is refused before the database is asked, so
- * it costs no try. A malformed address is `bad_request` on both calls, like
- * any malformed field (PROTOCOL.md §4).
+ * Whose tries (issue 10, item 5). The address is no secret, so tries by
+ * whoever knows only the address must not use up the tries of the browser
+ * that started the code. `start` answers a `token`: 8 random bytes and the
+ * first 8 bytes of a MAC under the server secret of those bytes and the
+ * address, so verify can tell a token it issued for this address from any
+ * other string without storing old ones.
+ * - With the code's own token, the try counts against the code (`attempts`):
+ *   5 tries, then the code is dead and the answer is `code_dead`, as it is
+ *   for a token of this address whose code is gone (replaced by a newer
+ *   start, used, or expired). Only whoever started a code holds its token,
+ *   so `code_dead` tells nothing to anyone else.
+ * - Without a token (PROTOCOL.md §6 makes it optional, INTERFACE.md does not
+ *   name it), the try counts against a second budget of 5 on the same code
+ *   (`tokenless_attempts`), which the token's tries never touch: strangers
+ *   can use up only that one. Every failure there is `invalid_code`, so it
+ *   never says whether a code is pending.
+ * - A token that is not this address's (forged, or issued for another
+ *   address) counts against nothing and is `invalid_code`.
+ * So one code is compared at most 10 times: 5 through its token, 5 without.
+ *
+ * Same work whether or not a code is pending: once the input is well formed,
+ * verify always computes the code's keyed hash and the token's MAC, always
+ * reads the code and always runs the counting update (on no row when there
+ * is nothing to count against), and compares hash and token in constant time
+ * against the stored ones or against placeholders. Only a right code costs
+ * one more round trip, the delete that consumes it.
+ *
+ * A code that is not 6 digits is `invalid_code`, not `bad_request`: to the
+ * user it is simply a wrong code, and it is refused before the database is
+ * asked, so it costs no try; so is a token that is not 32 lowercase hex. A
+ * malformed address is `bad_request` on both calls, like any malformed field
+ * (PROTOCOL.md §4). No expired or dead code is deleted by verify (that would
+ * be a round trip only when a code is pending): its count keeps it dead, a
+ * new start replaces it, and the purge removes it after expiry.
  */
-import { randomInt } from 'node:crypto';
-import { hmacSha256, randomHex, timingSafeEqualString } from '../crypto.js';
+import { randomBytes, randomInt } from 'node:crypto';
+import { hmacSha256, timingSafeEqualString } from '../crypto.js';
 import { OcError } from '../errors.js';
 import { escapeHtml } from '../mail/html.js';
 import { normalizeEmail } from '../mail/address.js';
@@ -51,9 +77,10 @@ export const EMAIL_CODE_LENGTH = 6;
 
 const CODE_FORMAT = /^[0-9]{6}$/;
 
-/** 128 random bits as 32 lowercase hex. */
+/** 8 random bytes and 8 bytes of their MAC, as 32 lowercase hex. */
 const TOKEN_FORMAT = /^[0-9a-f]{32}$/;
-const TOKEN_BYTES = 16;
+const TOKEN_SALT_BYTES = 8;
+const TOKEN_MAC_BYTES = 8;
 
 /** PROTOCOL.md §1: `OC_SERVER_SECRET` is 32+ bytes. */
 const MIN_SECRET_BYTES = 32;
@@ -63,6 +90,14 @@ const MIN_SECRET_BYTES = 32;
  * OAuth state (PROTOCOL.md §1), so every use MACs under its own label.
  */
 const CODE_HASH_LABEL = 'oc-host/email-code/v1';
+const TOKEN_LABEL = 'oc-host/email-code-token/v1';
+
+/**
+ * What verify compares with when no live code can take the try: never equal
+ * to a real hash or token in practice (a stored token is never all zeroes but
+ * with chance 2^-64), and of their length, so the comparison costs the same.
+ */
+const PLACEHOLDER = { code_hash: '0'.repeat(64), token: '0'.repeat(32) } as const;
 
 export interface EmailCodeServiceOptions {
   readonly store: Store;
@@ -81,8 +116,8 @@ export interface EmailCodeServiceOptions {
 /** The body of `start` without `ok` (PROTOCOL.md §6: `{ok: true, token, expiresAt}`). */
 export interface EmailCodeStarted {
   /**
-   * Opaque; the client may send it back with the code, which then only
-   * matches the code mailed by this start.
+   * Opaque; the client sends it back with the code, so that its tries count
+   * against this start's code and no one else's can use them up.
    */
   readonly token: string;
   /** ISO 8601 UTC with milliseconds, like the challenge's `expiresAt` (INTERFACE.md Challenge). */
@@ -103,7 +138,9 @@ export interface EmailCodeService {
   start(email: unknown): Promise<EmailCodeStarted>;
   /**
    * Consumes the code.
-   * @throws OcError `invalid_code` for every failure of the code or token,
+   * @throws OcError `code_dead` when the token is this address's but its code
+   *   can no longer be used (5 tries spent, replaced, used, expired);
+   *   `invalid_code` for every other failure of the code or token;
    *   `bad_request` for a malformed address.
    */
   verify(email: unknown, code: unknown, token?: unknown): Promise<EmailCodeVerified>;
@@ -130,8 +167,34 @@ function positiveInteger(name: string, value: number): number {
   return value;
 }
 
+/**
+ * The MAC half of a start's token: HMAC-SHA256 under the server secret of
+ * `label NUL email NUL salt-hex`, cut to 8 bytes, as hex.
+ */
+function tokenMac(secret: Uint8Array, email: string, saltHex: string): string {
+  return Buffer.from(hmacSha256(secret, `${TOKEN_LABEL}\u0000${email}\u0000${saltHex}`))
+    .subarray(0, TOKEN_MAC_BYTES)
+    .toString('hex');
+}
+
+/** A fresh token for a start of `email`: random salt, then its MAC. */
+function issueToken(secret: Uint8Array, email: string): string {
+  const salt = randomBytes(TOKEN_SALT_BYTES).toString('hex');
+  return salt + tokenMac(secret, email, salt);
+}
+
+/** Whether `token` (32 lowercase hex) was issued by this service for `email`; constant time in the MAC. */
+function isTokenOf(secret: Uint8Array, email: string, token: string): boolean {
+  const salt = token.slice(0, TOKEN_SALT_BYTES * 2);
+  return timingSafeEqualString(token.slice(TOKEN_SALT_BYTES * 2), tokenMac(secret, email, salt));
+}
+
 function invalidCode(): OcError {
   return new OcError('invalid_code');
+}
+
+function codeDead(): OcError {
+  return new OcError('code_dead', 'email code: this code can no longer be used, ask for a new code');
 }
 
 /** `2025-01-15 12:10 UTC`: readable in a mail, unambiguous about the zone. */
@@ -210,7 +273,7 @@ export function createEmailCodeService(options: EmailCodeServiceOptions): EmailC
     const email = normalizeEmail(input, 'email');
     const code = generateEmailCode();
     const codeHash = hashEmailCode(secret, email, code);
-    const token = randomHex(TOKEN_BYTES);
+    const token = issueToken(secret, email);
     const createdAt = now().getTime();
     const expiresAt = createdAt + ttlMs;
     // Stored before the mail goes out, so the code works the moment it arrives.
@@ -236,34 +299,41 @@ export function createEmailCodeService(options: EmailCodeServiceOptions): EmailC
     const token = tokenInput === undefined || tokenInput === null || tokenInput === '' ? undefined : tokenInput;
     if (token !== undefined && (typeof token !== 'string' || !TOKEN_FORMAT.test(token))) throw invalidCode();
 
+    // From here on the work is the same whether or not a code is pending (see the file comment).
+    const codeHash = hashEmailCode(secret, email, code);
+    const ownToken = isTokenOf(secret, email, token ?? PLACEHOLDER.token) && token !== undefined;
     const record = await store.findEmailCode(email);
-    if (record === null) throw invalidCode();
-    if (now().getTime() >= record.expires_at) {
-      // Tidy up; purgeExpired would do it later anyway.
-      await store.deleteEmailCode(email, record.code_hash);
-      throw invalidCode();
-    }
+    const live = record !== null && now().getTime() < record.expires_at;
+    const stored = live ? record : PLACEHOLDER;
+    // Both comparisons always run (no short-circuit), against placeholders when no code is live.
+    const tokenMatches = timingSafeEqualString(token ?? PLACEHOLDER.token, stored.token);
+    const codeMatches = timingSafeEqualString(codeHash, stored.code_hash);
 
+    // The try counts against the code when it carries the code's own token,
+    // against the code's tokenless budget when it carries none, and against
+    // nothing otherwise: then the update matches no row, which costs the same
+    // round trip as counting.
+    const kind = token === undefined ? 'tokenless' : 'token';
+    const countable = live && (token === undefined || (ownToken && tokenMatches));
     // Count this try before looking at the answer (see the file comment).
-    const attempts = await store.incrementEmailCodeAttempts(email);
-    if (attempts === null) throw invalidCode(); // consumed or replaced meanwhile
-    // Past the limit: refused without comparing. No delete here: the count
-    // alone keeps the code dead, and a try counted within the limit may be a
-    // right one still on its way to consuming the code (parallel verifies).
-    if (attempts > maxAttempts) throw invalidCode();
-
-    const tokenMatches = token === undefined || timingSafeEqualString(token, record.token);
-    const codeMatches = timingSafeEqualString(hashEmailCode(secret, email, code), record.code_hash);
-    if (!tokenMatches || !codeMatches) {
-      // The last allowed try was wrong: the code is dead (PROTOCOL.md §6).
-      if (attempts >= maxAttempts) await store.deleteEmailCode(email, record.code_hash);
-      throw invalidCode();
+    const attempts = await store.incrementEmailCodeAttempts(email, countable ? stored.token : PLACEHOLDER.token, kind);
+    // Only whoever started a code of this address holds a token of it, so only
+    // they learn that its code is gone; everyone else gets invalid_code.
+    const dead = (): OcError => (ownToken ? codeDead() : invalidCode());
+    if (!countable || attempts === null) throw dead(); // none pending, expired, replaced, used, or not this code's token
+    // Past the limit: refused without comparing. No delete: the count alone
+    // keeps the code dead, and a try counted within the limit may be a right
+    // one still on its way to consuming the code (parallel verifies).
+    if (attempts > maxAttempts) throw dead();
+    if (!codeMatches) {
+      // The last allowed try of the token was wrong: say so now, not on the next try.
+      throw attempts >= maxAttempts ? dead() : invalidCode();
     }
 
     // Single use: only the verify whose delete removed the row has consumed
     // the code. A parallel verify of the same code, or a start that replaced
     // it since we read it, makes this false.
-    if (!(await store.deleteEmailCode(email, record.code_hash))) throw invalidCode();
+    if (!(await store.deleteEmailCode(email, stored.code_hash))) throw dead();
     return { email };
   }
 

@@ -818,6 +818,7 @@ export class KyselyStore implements Store {
       token: code.token,
       expires_at: code.expires_at,
       attempts: 0,
+      tokenless_attempts: 0,
       created_at: code.created_at,
     };
     await this.#db
@@ -833,16 +834,18 @@ export class KyselyStore implements Store {
     return row ? toEmailCodeRecord(row) : null;
   }
 
-  async incrementEmailCodeAttempts(email: string): Promise<number | null> {
+  async incrementEmailCodeAttempts(email: string, token: string, kind: 'token' | 'tokenless'): Promise<number | null> {
     assertLowercaseEmail(email);
+    const column = kind === 'token' ? 'attempts' : 'tokenless_attempts';
     // One statement, so parallel wrong guesses each count (PROTOCOL.md §6, at most 5).
     const row = await this.#db
       .updateTable('email_codes')
-      .set((eb) => ({ attempts: eb('attempts', '+', 1) }))
+      .set((eb) => ({ [column]: eb(column, '+', 1) }))
       .where('email', '=', email)
-      .returning('attempts')
+      .where('token', '=', token)
+      .returning(column)
       .executeTakeFirst();
-    return row ? toCount(row.attempts) : null;
+    return row ? toCount((row as Record<typeof column, number>)[column]) : null;
   }
 
   async deleteEmailCode(email: string, codeHash?: string): Promise<boolean> {

@@ -228,8 +228,22 @@ const sessionIdentity: Migration = {
   },
 };
 
+const emailCodeTokenlessTries: Migration = {
+  version: 5,
+  name: 'email_codes_tokenless_attempts',
+  async up(db) {
+    // Tries that carry no token get a budget of their own, so that whoever
+    // knows only the address cannot use up the tries of the browser that
+    // started the code (src/signin/email-code.ts).
+    await db.schema
+      .alterTable('email_codes')
+      .addColumn('tokenless_attempts', 'integer', (column) => column.notNull().defaultTo(0))
+      .execute();
+  },
+};
+
 /** Every migration, in version order. */
-export const MIGRATIONS: readonly Migration[] = [initialSchema, emailConnectStats, batchedAttestEvents, sessionIdentity];
+export const MIGRATIONS: readonly Migration[] = [initialSchema, emailConnectStats, batchedAttestEvents, sessionIdentity, emailCodeTokenlessTries];
 
 async function lockMigrations(trx: Transaction<any>, engine: DatabaseEngine): Promise<void> {
   // SQLite: the transaction already holds the write lock (BEGIN IMMEDIATE).

@@ -104,6 +104,7 @@ export function toEmailCodeRecord(row: EmailCodesTable): EmailCodeRecord {
     token: row.token,
     expires_at: toNumber(row.expires_at),
     attempts: toNumber(row.attempts),
+    tokenless_attempts: toNumber(row.tokenless_attempts),
     created_at: toNumber(row.created_at),
   };
 }

@@ -89,6 +89,7 @@ export interface EmailCodesTable {
   token: string;
   expires_at: number;
   attempts: number;
+  tokenless_attempts: number;
   created_at: number;
 }
 

@@ -102,8 +102,10 @@ export interface EmailCodeRecord {
   readonly code_hash: string;
   readonly token: string;
   readonly expires_at: EpochMilliseconds;
-  /** Wrong tries so far. */
+  /** Tries so far that carried this code's `token` (the browser that started it). */
   readonly attempts: number;
+  /** Tries so far without a token: a budget of their own, so they cannot use up `attempts`. */
+  readonly tokenless_attempts: number;
   readonly created_at: EpochMilliseconds;
 }
 
@@ -407,13 +409,18 @@ export interface Store {
 
   // ---- e-mail codes (PROTOCOL.md §6) ----
 
-  /** Stores the code for its address, replacing (killing) an older one; attempts start at 0. */
+  /** Stores the code for its address, replacing (killing) an older one; both try counts start at 0. */
   putEmailCode(code: NewEmailCode): Promise<void>;
 
   findEmailCode(email: string): Promise<EmailCodeRecord | null>;
 
-  /** Counts one wrong try atomically; returns the new count, or null when no code exists. */
-  incrementEmailCodeAttempts(email: string): Promise<number | null>;
+  /**
+   * Counts one try atomically, in `attempts` (`kind: 'token'`) or in
+   * `tokenless_attempts`, and only on the code whose token is `token` (the
+   * one the caller read), so a try never lands on a newer code that replaced
+   * it. Returns the new count of that kind, or null when no such code exists.
+   */
+  incrementEmailCodeAttempts(email: string, token: string, kind: 'token' | 'tokenless'): Promise<number | null>;
 
   /**
    * Deletes the address's code. With `codeHash`, only if the stored code is

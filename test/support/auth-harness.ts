@@ -196,10 +196,14 @@ export function expectSessionCookie(reply: Reply, options: { domain?: string; ma
   return match![1]!;
 }
 
-/** The clearing `Set-Cookie`s: same attributes, `Max-Age=0`; with a domain, the host-only cookie too (cookie.ts). */
+/**
+ * The clearing `Set-Cookie`s: same attributes, `Max-Age=0`; with a domain, the
+ * host-only cookie too (cookie.ts); and the roster binding (roster-binding.ts).
+ */
 export function expectClearedCookies(reply: Reply, domain?: string): void {
   const base = 'oc_session=; Path=/; HttpOnly; Secure; SameSite=Lax; Max-Age=0';
-  expect(reply.setCookies).toEqual(domain === undefined ? [base] : [`${base}; Domain=${domain}`, base]);
+  const roster = '__Host-oc_roster=; Path=/; HttpOnly; Secure; SameSite=Lax; Max-Age=0';
+  expect(reply.setCookies).toEqual(domain === undefined ? [base, roster] : [`${base}; Domain=${domain}`, base, roster]);
   expect(reply.headers['cache-control']).toBe('no-store, private');
 }
 
