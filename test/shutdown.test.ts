@@ -141,10 +141,19 @@ function hold(url: string, agent: Agent, count: number, path = '/healthz'): Prom
   );
 }
 
+/** Runs `body` against a started service, and never leaves its process group behind. */
+async function withService(how: How, name: string, body: (started: Started) => Promise<void>, env: Record<string, string> = {}): Promise<void> {
+  const started = await start(how, name, env);
+  try {
+    await body(started);
+  } finally {
+    if (groupAlive(started.child.pid!)) process.kill(-started.child.pid!, 'SIGKILL');
+  }
+}
+
 describe('stopping the service', () => {
   it.each(['npm start', 'node dist/src/main.js'] as const)('%s, SIGTERM to the group, the log pipe no longer read: every process ends in time', async (how) => {
-    const { child, url, stopReading } = await start(how, `stalled-${how.replace(/\W+/g, '-')}`);
-    try {
+    await withService(how, `stalled-${how.replace(/\W+/g, '-')}`, async ({ child, url, stopReading }) => {
       await waitForReady(url, child);
       stopReading();
       // Enough requests that the unread log outgrows the pipe.
@@ -152,36 +161,27 @@ describe('stopping the service', () => {
       for (let round = 0; round < 40; round += 1) await hold(url, agent, 50);
       agent.destroy();
       expect(await stopGroup(child, 'SIGTERM')).toBeLessThan(STOP_BOUND_MS);
-    } finally {
-      if (groupAlive(child.pid!)) process.kill(-child.pid!, 'SIGKILL');
-    }
+    });
   });
 
   it('npm start, idle, SIGINT to the group: exits promptly', async () => {
-    const { child, url } = await start('npm start', 'npm-idle');
-    try {
+    await withService('npm start', 'npm-idle', async ({ child, url }) => {
       await waitForReady(url, child);
       expect(await stopGroup(child, 'SIGINT')).toBeLessThan(5_000);
-    } finally {
-      if (groupAlive(child.pid!)) process.kill(-child.pid!, 'SIGKILL');
-    }
+    });
   });
 
   it.each(['node dist/src/main.js', 'oc-host serve'] as const)('%s, idle: SIGTERM exits 0 promptly', async (how) => {
-    const { child, url } = await start(how, `idle-${how.replace(/\W+/g, '-')}`);
-    try {
+    await withService(how, `idle-${how.replace(/\W+/g, '-')}`, async ({ child, url }) => {
       await waitForReady(url, child);
       const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
       expect(await stopGroup(child, 'SIGTERM')).toBeLessThan(5_000);
       expect(await exited).toBe(0);
-    } finally {
-      if (groupAlive(child.pid!)) process.kill(-child.pid!, 'SIGKILL');
-    }
+    });
   });
 
   it('under load, with 50 requests in flight on keep-alive connections: SIGTERM ends it in time', async () => {
-    const { child, url } = await start('node dist/src/main.js', 'load');
-    try {
+    await withService('node dist/src/main.js', 'load', async ({ child, url }) => {
       await waitForReady(url, child);
       const agent = new Agent({ keepAlive: true, maxSockets: 50 });
       const load = (async () => {
@@ -192,14 +192,11 @@ describe('stopping the service', () => {
       expect(await stopGroup(child, 'SIGTERM')).toBeLessThan(STOP_BOUND_MS);
       await load;
       agent.destroy();
-    } finally {
-      if (groupAlive(child.pid!)) process.kill(-child.pid!, 'SIGKILL');
-    }
+    });
   });
 
   it('with idle keep-alive connections held open: SIGTERM exits 0 promptly', async () => {
-    const { child, url } = await start('node dist/src/main.js', 'keepalive');
-    try {
+    await withService('node dist/src/main.js', 'keepalive', async ({ child, url }) => {
       await waitForReady(url, child);
       const agent = new Agent({ keepAlive: true, maxSockets: 10, keepAliveMsecs: 60_000 });
       await hold(url, agent, 10);
@@ -207,43 +204,38 @@ describe('stopping the service', () => {
       expect(await stopGroup(child, 'SIGTERM')).toBeLessThan(5_000);
       expect(await exited).toBe(0);
       agent.destroy();
-    } finally {
-      if (groupAlive(child.pid!)) process.kill(-child.pid!, 'SIGKILL');
-    }
+    });
   });
 
   it.each([0, 150, 400])('right after start-up (signal %i ms after spawn): SIGTERM ends it in time', async (delay) => {
-    const { child } = await start('node dist/src/main.js', `startup-${delay}`);
-    try {
+    await withService('node dist/src/main.js', `startup-${delay}`, async ({ child }) => {
       await new Promise((resolve) => setTimeout(resolve, delay));
       expect(await stopGroup(child, 'SIGTERM')).toBeLessThan(STOP_BOUND_MS);
-    } finally {
-      if (groupAlive(child.pid!)) process.kill(-child.pid!, 'SIGKILL');
-    }
+    });
   });
 
   it('a second signal during the shutdown ends it at once, a request still in flight', async () => {
     const esplora = await startEsploraFake({ tipHeight: 100 });
     esplora.setDelay(8_000);
-    const { child, url } = await start('node dist/src/main.js', 'second', { ESPLORA_URLS: esplora.url });
     try {
-      await waitForReady(url, child);
-      const key = new Uint8Array(32).fill(5);
-      const address = addressFromPrivateKey(key, 'p2wpkh', 'mainnet');
-      const msg = buildAttestationMessage({ address, identities: [], nonce: '00112233445566778899aabbccddeeff', issuedAt: '2026-01-01T00:00:00Z' });
-      const inFlight = fetch(`${url}/api/verify`, {
-        method: 'POST',
-        headers: { 'content-type': 'application/json' },
-        body: JSON.stringify({ addr: address, msg, sig: signBip322({ privateKey: key, address, message: msg }) }),
-      }).catch(() => undefined);
-      await new Promise((resolve) => setTimeout(resolve, 300));
-      process.kill(-child.pid!, 'SIGTERM');
-      await new Promise((resolve) => setTimeout(resolve, 500));
-      expect(groupAlive(child.pid!), 'still draining the request after the first signal').toBe(true);
-      expect(await stopGroup(child, 'SIGINT')).toBeLessThan(3_000);
-      await inFlight;
+      await withService('node dist/src/main.js', 'second', async ({ child, url }) => {
+        await waitForReady(url, child);
+        const key = new Uint8Array(32).fill(5);
+        const address = addressFromPrivateKey(key, 'p2wpkh', 'mainnet');
+        const msg = buildAttestationMessage({ address, identities: [], nonce: '00112233445566778899aabbccddeeff', issuedAt: '2026-01-01T00:00:00Z' });
+        const inFlight = fetch(`${url}/api/verify`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          body: JSON.stringify({ addr: address, msg, sig: signBip322({ privateKey: key, address, message: msg }) }),
+        }).catch(() => undefined);
+        await new Promise((resolve) => setTimeout(resolve, 300));
+        process.kill(-child.pid!, 'SIGTERM');
+        await new Promise((resolve) => setTimeout(resolve, 500));
+        expect(groupAlive(child.pid!), 'still draining the request after the first signal').toBe(true);
+        expect(await stopGroup(child, 'SIGINT')).toBeLessThan(3_000);
+        await inFlight;
+      }, { ESPLORA_URLS: esplora.url });
     } finally {
-      if (groupAlive(child.pid!)) process.kill(-child.pid!, 'SIGKILL');
       await esplora.close();
     }
   });
