@@ -44,6 +44,13 @@ async function expectInvalidCode(promise: Promise<unknown>): Promise<void> {
   expect(error.status).toBe(401);
 }
 
+async function expectCodeDead(promise: Promise<unknown>): Promise<void> {
+  const error = await failure(promise);
+  expect(error.code).toBe('code_dead');
+  expect(error.status).toBe(401);
+  expect(error.detail).toMatch(/new code/);
+}
+
 function emailCodeSuite(engine: TestEngine): void {
   let testStore: TestStore;
   let store: Store;
@@ -142,40 +149,107 @@ function emailCodeSuite(engine: TestEngine): void {
 
     clock = T0 + EMAIL_CODE_TTL_MS;
     await expectInvalidCode(service.verify(late, second.code));
-    // An expired code is gone, not merely refused.
-    expect(await store.findEmailCode(late)).toBeNull();
+    // Whoever started it is told to ask for a new one.
+    await expectCodeDead(service.verify(late, second.code, second.token));
   });
 
   it('is single use', async () => {
     const email = newAddress();
     const { code, token } = await startAndReadCode(email);
     await service.verify(email, code, token);
-    await expectInvalidCode(service.verify(email, code, token));
+    await expectCodeDead(service.verify(email, code, token));
     await expectInvalidCode(service.verify(email, code));
     expect(await store.findEmailCode(email)).toBeNull();
   });
 
-  it('allows the right code on the 5th try', async () => {
-    const email = newAddress();
-    const { code } = await startAndReadCode(email);
-    for (let attempt = 1; attempt < EMAIL_CODE_MAX_ATTEMPTS; attempt += 1) {
-      await expectInvalidCode(service.verify(email, wrongCode(code)));
+  it('allows the right code on the 5th try, with the token and without', async () => {
+    for (const withToken of [true, false]) {
+      const email = newAddress();
+      const { code, token } = await startAndReadCode(email);
+      for (let attempt = 1; attempt < EMAIL_CODE_MAX_ATTEMPTS; attempt += 1) {
+        await expectInvalidCode(service.verify(email, wrongCode(code), withToken ? token : undefined));
+      }
+      await expect(service.verify(email, code, withToken ? token : undefined)).resolves.toEqual({ email });
     }
-    await expect(service.verify(email, code)).resolves.toEqual({ email });
   });
 
-  it('dies on the 5th wrong try: the right code fails afterwards', async () => {
+  it('dies on the 5th wrong try with its token, which is told code_dead then and after', async () => {
     expect(EMAIL_CODE_MAX_ATTEMPTS).toBe(5);
     const email = newAddress();
     const { code, token } = await startAndReadCode(email);
     for (let attempt = 1; attempt <= 4; attempt += 1) {
-      await expectInvalidCode(service.verify(email, wrongCode(code)));
+      await expectInvalidCode(service.verify(email, wrongCode(code), token));
     }
     expect((await store.findEmailCode(email))?.attempts).toBe(4);
-    await expectInvalidCode(service.verify(email, wrongCode(code)));
-    expect(await store.findEmailCode(email)).toBeNull();
-    await expectInvalidCode(service.verify(email, code, token));
+    await expectCodeDead(service.verify(email, wrongCode(code), token));
+    await expectCodeDead(service.verify(email, code, token));
+    expect((await store.findEmailCode(email))?.attempts).toBe(6);
+  });
+
+  it('dies for tries without a token after 5 of them, always saying only invalid_code', async () => {
+    const email = newAddress();
+    const { code } = await startAndReadCode(email);
+    for (let attempt = 1; attempt <= EMAIL_CODE_MAX_ATTEMPTS + 2; attempt += 1) {
+      await expectInvalidCode(service.verify(email, wrongCode(code)));
+    }
     await expectInvalidCode(service.verify(email, code));
+    expect(await store.findEmailCode(email)).toMatchObject({ attempts: 0, tokenless_attempts: EMAIL_CODE_MAX_ATTEMPTS + 3 });
+  });
+
+  it('a stranger who knows only the address cannot use up the owner\'s tries', async () => {
+    const email = newAddress();
+    const { code, token } = await startAndReadCode(email);
+    const otherAddressToken = (await service.start(newAddress())).token;
+    // Guesses without a token, with a forged token, with another address's
+    // token: none of them touches the tries of the browser that started.
+    for (let attempt = 1; attempt <= 3 * EMAIL_CODE_MAX_ATTEMPTS; attempt += 1) {
+      await expectInvalidCode(service.verify(email, wrongCode(code)));
+      await expectInvalidCode(service.verify(email, wrongCode(code), randomBytes(16).toString('hex')));
+      await expectInvalidCode(service.verify(email, code, randomBytes(16).toString('hex')));
+      await expectInvalidCode(service.verify(email, code, otherAddressToken));
+    }
+    expect((await store.findEmailCode(email))?.attempts).toBe(0);
+    await expectInvalidCode(service.verify(email, wrongCode(code), token));
+    await expect(service.verify(email, code, token)).resolves.toEqual({ email });
+  });
+
+  it('does the same storage work for a verify whether or not a code is pending', async () => {
+    const calls: string[] = [];
+    const counting = new Proxy(store, {
+      get(target, key) {
+        const value: unknown = Reflect.get(target, key, target);
+        if (typeof value !== 'function') return value;
+        return (...args: unknown[]) => {
+          calls.push(String(key));
+          return (value as (...inner: unknown[]) => unknown).apply(target, args);
+        };
+      },
+    });
+    const counted = createEmailCodeService({ store: counting, mailer, secret: SECRET, now: () => new Date(clock), publicUrl: PUBLIC_URL });
+    const expired = newAddress();
+    const old = await startAndReadCode(expired);
+    clock = T0 + EMAIL_CODE_TTL_MS;
+    const pending = newAddress();
+    const { code, token } = await startAndReadCode(pending);
+    const replaced = newAddress();
+    const first = await startAndReadCode(replaced);
+    await startAndReadCode(replaced);
+    const callsOf = async (attempt: () => Promise<unknown>): Promise<string[]> => {
+      calls.length = 0;
+      await attempt().catch(() => undefined);
+      return [...calls];
+    };
+    const same = ['findEmailCode', 'incrementEmailCodeAttempts'];
+    // Without a token: pending (wrong code), never started, expired.
+    expect(await callsOf(() => counted.verify(pending, wrongCode(code)))).toEqual(same);
+    expect(await callsOf(() => counted.verify(newAddress(), wrongCode(code)))).toEqual(same);
+    expect(await callsOf(() => counted.verify(expired, old.code))).toEqual(same);
+    // With a token: its own pending code, a replaced code, a forged token.
+    expect(await callsOf(() => counted.verify(pending, wrongCode(code), token))).toEqual(same);
+    expect(await callsOf(() => counted.verify(replaced, first.code, first.token))).toEqual(same);
+    expect(await callsOf(() => counted.verify(pending, code, randomBytes(16).toString('hex')))).toEqual(same);
+    // Only a right code costs the delete that consumes it.
+    expect(await callsOf(() => counted.verify(pending, code, token))).toEqual([...same, 'deleteEmailCode']);
   });
 
   it('keeps the limit under parallel guessing: only the first 5 tries are ever compared', async () => {
@@ -206,11 +280,11 @@ function emailCodeSuite(engine: TestEngine): void {
         await waitAtMost(allRead, 2000);
         return record;
       },
-      incrementEmailCodeAttempts: async (address: string) => {
+      incrementEmailCodeAttempts: async (...args: Parameters<Store['incrementEmailCodeAttempts']>) => {
         const index = position.getStore() ?? 0;
         if (index > 0) await waitAtMost(counted[index - 1]?.promise ?? Promise.resolve(), 2000);
         try {
-          return await store.incrementEmailCodeAttempts(address);
+          return await store.incrementEmailCodeAttempts(...args);
         } finally {
           counted[index]?.resolve();
         }
@@ -220,9 +294,9 @@ function emailCodeSuite(engine: TestEngine): void {
       guesses.map((guess, index) => position.run(index, () => gated.verify(email, guess))),
     );
     expect(results.map((result) => result.status)).toEqual(guesses.map(() => 'rejected'));
-    // Dead for good: the right code fails afterwards too.
+    // Dead for good without a token: the right code fails afterwards too.
     await expectInvalidCode(service.verify(email, code));
-    expect(await store.findEmailCode(email)).toBeNull();
+    expect((await store.findEmailCode(email))?.tokenless_attempts).toBe(guesses.length + 1);
   });
 
   it('lets the newest code win: the older one fails', async () => {
@@ -234,7 +308,7 @@ function emailCodeSuite(engine: TestEngine): void {
       older = newer;
       newer = await startAndReadCode(email);
     }
-    await expectInvalidCode(service.verify(email, older.code, older.token));
+    await expectCodeDead(service.verify(email, older.code, older.token));
     await expectInvalidCode(service.verify(email, older.code));
     await expect(service.verify(email, newer.code, newer.token)).resolves.toEqual({ email });
   });
@@ -244,11 +318,12 @@ function emailCodeSuite(engine: TestEngine): void {
     const older = await startAndReadCode(email);
     const newer = await startAndReadCode(email);
     await expectInvalidCode(service.verify(email, newer.code, 'f'.repeat(32)));
-    await expectInvalidCode(service.verify(email, newer.code, older.token));
+    // The older start's token is this address's: its holder learns that its code is gone.
+    await expectCodeDead(service.verify(email, newer.code, older.token));
     await expectInvalidCode(service.verify(email, newer.code, 'not-a-token'));
     await expectInvalidCode(service.verify(email, newer.code, 12345));
-    // Well-formed wrong tokens count as tries (two), malformed ones are refused before the store; the right one still works.
-    expect((await store.findEmailCode(email))?.attempts).toBe(2);
+    // A token that is not the code's own counts against nothing; the right one still works.
+    expect(await store.findEmailCode(email)).toMatchObject({ attempts: 0, tokenless_attempts: 0 });
     await expect(service.verify(email, newer.code, newer.token)).resolves.toEqual({ email });
   });
 
@@ -260,9 +335,10 @@ function emailCodeSuite(engine: TestEngine): void {
     );
     const successes = results.filter((result) => result.status === 'fulfilled');
     expect(successes).toHaveLength(1);
-    for (const result of results) {
-      if (result.status === 'rejected') expect((result.reason as OcError).code).toBe('invalid_code');
-    }
+    results.forEach((result, index) => {
+      // The losers with the token are told the code is used up; those without it only that it failed.
+      if (result.status === 'rejected') expect((result.reason as OcError).code).toBe(index % 2 === 0 ? 'code_dead' : 'invalid_code');
+    });
   });
 
   it('a try past the limit does not take the code from a right try counted within it', async () => {
@@ -278,8 +354,8 @@ function emailCodeSuite(engine: TestEngine): void {
     const lateDone = new Promise<void>((resolve) => (releaseLate = resolve));
     let lateLeft = tries - EMAIL_CODE_MAX_ATTEMPTS;
     const gated = serviceOverStore({
-      incrementEmailCodeAttempts: async (address: string) => {
-        const attempts = await store.incrementEmailCodeAttempts(address);
+      incrementEmailCodeAttempts: async (...args: Parameters<Store['incrementEmailCodeAttempts']>) => {
+        const attempts = await store.incrementEmailCodeAttempts(...args);
         reached += 1;
         if (reached === tries) releaseCounts();
         await allCounted;
@@ -309,7 +385,7 @@ function emailCodeSuite(engine: TestEngine): void {
     for (const malformed of ['12345', '1234567', 'abcdef', '12 456', '１２３４５６', '', 123456, null, undefined]) {
       await expectInvalidCode(service.verify(email, malformed));
     }
-    expect((await store.findEmailCode(email))?.attempts).toBe(0);
+    expect(await store.findEmailCode(email)).toMatchObject({ attempts: 0, tokenless_attempts: 0 });
     // Surrounding white space of a pasted code is forgiven.
     await expect(service.verify(email, ` ${code}\n`)).resolves.toEqual({ email });
   });

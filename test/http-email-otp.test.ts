@@ -1,128 +1,195 @@
 /**
  * E-mail code sign-in through HTTP with the code read from a real SMTP
- * server on loopback: the same cookie and roster behaviour as BIP-322.
+ * server on loopback: the same cookie and roster behaviour as BIP-322, on
+ * SQLite and PostgreSQL.
  */
+import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { FastifyInstance } from 'fastify';
 import { decodeJwt } from 'jose';
 import { extractCode, startSmtpServer, type TestSmtpServer } from './support/smtp-server.js';
 import { testApp } from './support/app.js';
-import { Browser, newWallet } from './support/auth-client.js';
+import { Browser, newWallet, type Reply } from './support/auth-client.js';
+import { AuthHarness, expectError, forEachEngine } from './support/auth-harness.js';
+import type { TestEngine } from './support/databases.js';
 
-let smtp: TestSmtpServer;
-let app: FastifyInstance;
+function emailOtpSuite(engine: TestEngine): void {
+  let smtp: TestSmtpServer;
+  let app: FastifyInstance;
+  let harness: AuthHarness;
 
-beforeAll(async () => {
-  smtp = await startSmtpServer();
-  app = await testApp({ SMTP_URL: smtp.url, MAIL_FROM: 'oc-host <no-reply@localhost>' });
-});
-afterAll(async () => {
-  await app.close();
-  await smtp.close();
-});
+  beforeAll(async () => {
+    smtp = await startSmtpServer();
+    harness = await AuthHarness.open(engine);
+    app = await harness.app({ SMTP_URL: smtp.url, MAIL_FROM: 'oc-host <no-reply@localhost>' });
+  });
+  afterAll(async () => {
+    await harness?.close();
+    await smtp?.close();
+  });
 
-async function codeFor(browser: Browser, email: string): Promise<{ code: string; token: string }> {
-  const before = smtp.messages().length;
-  const started = await browser.post('/api/auth/email-otp/start', { email });
-  expect(started.status).toBe(200);
-  expect(started.body).toMatchObject({ ok: true, token: expect.any(String), expiresAt: expect.any(String) });
-  const mail = await smtp.waitForMessage(
-    (message) => message.envelope.to.includes(email.toLowerCase()) && smtp.messages().indexOf(message) >= before,
-    5000,
-  );
-  return { code: extractCode(mail), token: started.body.token };
+  async function codeFor(browser: Browser, email: string): Promise<{ code: string; token: string }> {
+    const before = smtp.messages().length;
+    const started = await browser.post('/api/auth/email-otp/start', { email });
+    expect(started.status).toBe(200);
+    expect(started.body).toMatchObject({ ok: true, token: expect.any(String), expiresAt: expect.any(String) });
+    const mail = await smtp.waitForMessage(
+      (message) => message.envelope.to.includes(email.toLowerCase()) && smtp.messages().indexOf(message) >= before,
+      5000,
+    );
+    return { code: extractCode(mail), token: started.body.token };
+  }
+
+  describe('e-mail code sign-in', () => {
+    it('signs in with the mailed code and sets the same cookie as the other paths', async () => {
+      const browser = new Browser(app);
+      const { code, token } = await codeFor(browser, 'Carol@Example.org');
+      const verified = await browser.post('/api/auth/email-otp/verify', { email: 'carol@example.org', code, token });
+      expect(verified.status).toBe(200);
+      expect(verified.body.ok).toBe(true);
+      expect(verified.body.account.kind).toBe('federated');
+      expect(verified.body.account.display_identity).toEqual({ kind: 'email', value: 'carol@example.org' });
+      expect(verified.setCookies[0]).toMatch(/^oc_session=[^;]+; Path=\/; HttpOnly; Secure; SameSite=Lax; Max-Age=2592000$/);
+      const claims = decodeJwt(verified.body.token);
+      expect(claims.signing_method).toBe('email_otp');
+      // The JWT never carries an e-mail address (PROTOCOL.md §3).
+      expect(JSON.stringify(claims)).not.toContain('carol@example.org');
+      const me = await browser.me();
+      expect(me.body.account.did_oc).toBe(verified.body.account.did_oc);
+    });
+
+    it('a second sign-in of the same address lands in the same account', async () => {
+      const first = new Browser(app);
+      const one = await codeFor(first, 'dave@example.org');
+      const a = await first.post('/api/auth/email-otp/verify', { email: 'dave@example.org', code: one.code });
+      const second = new Browser(app);
+      const two = await codeFor(second, 'dave@example.org');
+      const b = await second.post('/api/auth/email-otp/verify', { email: 'dave@example.org', code: two.code });
+      expect(b.body.account.did_oc).toBe(a.body.account.did_oc);
+    });
+
+    it('add=1 puts the e-mail account into the roster of a BIP-322 session', async () => {
+      const browser = new Browser(app);
+      const btc = await browser.signIn(newWallet());
+      const { code } = await codeFor(browser, 'erin@example.org');
+      const added = await browser.post('/api/auth/email-otp/verify?add=1', { email: 'erin@example.org', code });
+      expect(added.status).toBe(200);
+      const me = await browser.me();
+      expect(me.body.account.did_oc).toBe(added.body.account.did_oc);
+      expect(me.body.roster.map((entry: { did_oc: string }) => entry.did_oc)).toEqual([btc.body.account.did_oc]);
+    });
+
+    it('a wrong code is 401 invalid_code, and the code dies after five wrong tries', async () => {
+      const browser = new Browser(app);
+      const { code } = await codeFor(browser, 'frank@example.org');
+      const wrong = code === '000000' ? '111111' : '000000';
+      for (let attempt = 0; attempt < 5; attempt++) {
+        const reply = await browser.post('/api/auth/email-otp/verify', { email: 'frank@example.org', code: wrong });
+        expect(reply.status).toBe(401);
+        expect(reply.body).toMatchObject({ ok: false, error: 'invalid_code', reason: 'invalid_code' });
+      }
+      const late = await browser.post('/api/auth/email-otp/verify', { email: 'frank@example.org', code });
+      expect(late.status).toBe(401);
+      expect(browser.cookie).toBeUndefined();
+    });
+
+    it('a code is single use', async () => {
+      const browser = new Browser(app);
+      const { code } = await codeFor(browser, 'gina@example.org');
+      expect((await browser.post('/api/auth/email-otp/verify', { email: 'gina@example.org', code })).status).toBe(200);
+      expect((await new Browser(app).post('/api/auth/email-otp/verify', { email: 'gina@example.org', code })).status).toBe(401);
+    });
+
+    it('answers the same for an address with or without an account (no enumeration)', async () => {
+      const browser = new Browser(app);
+      const known = await browser.post('/api/auth/email-otp/start', { email: 'carol@example.org' });
+      const unknown = await browser.post('/api/auth/email-otp/start', { email: 'nobody-here@example.org' });
+      expect(Object.keys(known.body).sort()).toEqual(Object.keys(unknown.body).sort());
+      expect(known.status).toBe(unknown.status);
+    });
+
+    it('bad input: malformed address 400, missing code 400, cross-site 403', async () => {
+      const browser = new Browser(app);
+      expect((await browser.post('/api/auth/email-otp/start', { email: 'not-an-address' })).body.error).toBe('bad_request');
+      expect((await browser.post('/api/auth/email-otp/verify', { email: 'a@example.org' })).status).toBe(400);
+      const evil = new Browser(app, 'https://evil.test');
+      const crossSite = await evil.post('/api/auth/email-otp/start', { email: 'a@example.org' });
+      expect(crossSite.status).toBe(403);
+      expect(crossSite.body.error).toBe('cross_site');
+    });
+
+    it('SMTP down: 503 mail_unavailable', async () => {
+      const down = await startSmtpServer();
+      const downApp = await testApp({ SMTP_URL: down.url });
+      try {
+        await down.stop();
+        const browser = new Browser(downApp);
+        const reply = await browser.post('/api/auth/email-otp/start', { email: 'hank@example.org' });
+        expect(reply.status).toBe(503);
+        expect(reply.body.error).toBe('mail_unavailable');
+      } finally {
+        await downApp.close();
+        await down.close();
+      }
+    });
+  });
+
+  describe('e-mail code tries belong to the browser that started the code', () => {
+    const verify = (browser: Browser, body: Record<string, unknown>): Promise<Reply> => browser.post('/api/auth/email-otp/verify', body);
+
+    it('a stranger who knows only the address cannot use up the owner\'s tries', async () => {
+      const email = 'ivy@example.org';
+      const owner = new Browser(app);
+      const { code, token } = await codeFor(owner, email);
+      const wrong = code === '000000' ? '111111' : '000000';
+      const stranger = new Browser(app);
+      const strangersToken = (await stranger.post('/api/auth/email-otp/start', { email: 'stranger@example.org' })).body.token as string;
+      for (let attempt = 0; attempt < 10; attempt++) {
+        expectError(await verify(stranger, { email, code: wrong }), 401, 'invalid_code');
+        expectError(await verify(stranger, { email, code: wrong, token: randomBytes(16).toString('hex') }), 401, 'invalid_code');
+        expectError(await verify(stranger, { email, code: wrong, token: strangersToken }), 401, 'invalid_code');
+      }
+      // The owner's own four wrong tries are still allowed, and the fifth is the right one.
+      for (let attempt = 0; attempt < 4; attempt++) expectError(await verify(owner, { email, code: wrong, token }), 401, 'invalid_code');
+      const verified = await verify(owner, { email, code, token });
+      expect(verified.status).toBe(200);
+      expect(verified.body.account.display_identity).toEqual({ kind: 'email', value: email });
+    });
+
+    it('the browser that started the code is told code_dead once its tries are spent or a newer code replaced it', async () => {
+      const email = 'jack@example.org';
+      const browser = new Browser(app);
+      const older = await codeFor(browser, email);
+      const wrong = older.code === '000000' ? '111111' : '000000';
+      for (let attempt = 0; attempt < 4; attempt++) expectError(await verify(browser, { email, code: wrong, token: older.token }), 401, 'invalid_code');
+      const fifth = await verify(browser, { email, code: wrong, token: older.token });
+      expectError(fifth, 401, 'code_dead');
+      expect(fifth.body.detail).toMatch(/ask for a new code/);
+      expectError(await verify(browser, { email, code: older.code, token: older.token }), 401, 'code_dead');
+
+      const newer = await codeFor(browser, email);
+      expectError(await verify(browser, { email, code: older.code, token: older.token }), 401, 'code_dead');
+      expect((await verify(browser, { email, code: newer.code, token: newer.token })).status).toBe(200);
+      // Used: the same token is told so too.
+      expectError(await verify(browser, { email, code: newer.code, token: newer.token }), 401, 'code_dead');
+      expect(browser.cookie).toBeDefined();
+    });
+
+    it('without a token, no code, a wrong code and a dead code all answer the same invalid_code', async () => {
+      const email = 'kim@example.org';
+      const stranger = new Browser(app);
+      const before = await verify(stranger, { email, code: '123456' });
+      const { code } = await codeFor(new Browser(app), email);
+      const wrong = code === '000000' ? '111111' : '000000';
+      const pending = await verify(stranger, { email, code: wrong });
+      for (let attempt = 0; attempt < 5; attempt++) await verify(stranger, { email, code: wrong });
+      const dead = await verify(stranger, { email, code });
+      for (const reply of [before, pending, dead]) {
+        expectError(reply, 401, 'invalid_code');
+        expect(reply.body).toEqual({ ok: false, error: 'invalid_code', reason: 'invalid_code' });
+      }
+    });
+  });
 }
 
-describe('e-mail code sign-in', () => {
-  it('signs in with the mailed code and sets the same cookie as the other paths', async () => {
-    const browser = new Browser(app);
-    const { code, token } = await codeFor(browser, 'Carol@Example.org');
-    const verified = await browser.post('/api/auth/email-otp/verify', { email: 'carol@example.org', code, token });
-    expect(verified.status).toBe(200);
-    expect(verified.body.ok).toBe(true);
-    expect(verified.body.account.kind).toBe('federated');
-    expect(verified.body.account.display_identity).toEqual({ kind: 'email', value: 'carol@example.org' });
-    expect(verified.setCookies[0]).toMatch(/^oc_session=[^;]+; Path=\/; HttpOnly; Secure; SameSite=Lax; Max-Age=2592000$/);
-    const claims = decodeJwt(verified.body.token);
-    expect(claims.signing_method).toBe('email_otp');
-    // The JWT never carries an e-mail address (PROTOCOL.md §3).
-    expect(JSON.stringify(claims)).not.toContain('carol@example.org');
-    const me = await browser.me();
-    expect(me.body.account.did_oc).toBe(verified.body.account.did_oc);
-  });
-
-  it('a second sign-in of the same address lands in the same account', async () => {
-    const first = new Browser(app);
-    const one = await codeFor(first, 'dave@example.org');
-    const a = await first.post('/api/auth/email-otp/verify', { email: 'dave@example.org', code: one.code });
-    const second = new Browser(app);
-    const two = await codeFor(second, 'dave@example.org');
-    const b = await second.post('/api/auth/email-otp/verify', { email: 'dave@example.org', code: two.code });
-    expect(b.body.account.did_oc).toBe(a.body.account.did_oc);
-  });
-
-  it('add=1 puts the e-mail account into the roster of a BIP-322 session', async () => {
-    const browser = new Browser(app);
-    const btc = await browser.signIn(newWallet());
-    const { code } = await codeFor(browser, 'erin@example.org');
-    const added = await browser.post('/api/auth/email-otp/verify?add=1', { email: 'erin@example.org', code });
-    expect(added.status).toBe(200);
-    const me = await browser.me();
-    expect(me.body.account.did_oc).toBe(added.body.account.did_oc);
-    expect(me.body.roster.map((entry: { did_oc: string }) => entry.did_oc)).toEqual([btc.body.account.did_oc]);
-  });
-
-  it('a wrong code is 401 invalid_code, and the code dies after five wrong tries', async () => {
-    const browser = new Browser(app);
-    const { code } = await codeFor(browser, 'frank@example.org');
-    const wrong = code === '000000' ? '111111' : '000000';
-    for (let attempt = 0; attempt < 5; attempt++) {
-      const reply = await browser.post('/api/auth/email-otp/verify', { email: 'frank@example.org', code: wrong });
-      expect(reply.status).toBe(401);
-      expect(reply.body).toMatchObject({ ok: false, error: 'invalid_code', reason: 'invalid_code' });
-    }
-    const late = await browser.post('/api/auth/email-otp/verify', { email: 'frank@example.org', code });
-    expect(late.status).toBe(401);
-    expect(browser.cookie).toBeUndefined();
-  });
-
-  it('a code is single use', async () => {
-    const browser = new Browser(app);
-    const { code } = await codeFor(browser, 'gina@example.org');
-    expect((await browser.post('/api/auth/email-otp/verify', { email: 'gina@example.org', code })).status).toBe(200);
-    expect((await new Browser(app).post('/api/auth/email-otp/verify', { email: 'gina@example.org', code })).status).toBe(401);
-  });
-
-  it('answers the same for an address with or without an account (no enumeration)', async () => {
-    const browser = new Browser(app);
-    const known = await browser.post('/api/auth/email-otp/start', { email: 'carol@example.org' });
-    const unknown = await browser.post('/api/auth/email-otp/start', { email: 'nobody-here@example.org' });
-    expect(Object.keys(known.body).sort()).toEqual(Object.keys(unknown.body).sort());
-    expect(known.status).toBe(unknown.status);
-  });
-
-  it('bad input: malformed address 400, missing code 400, cross-site 403', async () => {
-    const browser = new Browser(app);
-    expect((await browser.post('/api/auth/email-otp/start', { email: 'not-an-address' })).body.error).toBe('bad_request');
-    expect((await browser.post('/api/auth/email-otp/verify', { email: 'a@example.org' })).status).toBe(400);
-    const evil = new Browser(app, 'https://evil.test');
-    const crossSite = await evil.post('/api/auth/email-otp/start', { email: 'a@example.org' });
-    expect(crossSite.status).toBe(403);
-    expect(crossSite.body.error).toBe('cross_site');
-  });
-
-  it('SMTP down: 503 mail_unavailable', async () => {
-    const down = await startSmtpServer();
-    const downApp = await testApp({ SMTP_URL: down.url });
-    try {
-      await down.stop();
-      const browser = new Browser(downApp);
-      const reply = await browser.post('/api/auth/email-otp/start', { email: 'hank@example.org' });
-      expect(reply.status).toBe(503);
-      expect(reply.body.error).toBe('mail_unavailable');
-    } finally {
-      await downApp.close();
-      await down.close();
-    }
-  });
-});
+await forEachEngine('e-mail code sign-in over HTTP', emailOtpSuite);

@@ -266,14 +266,15 @@ describe.each(backends)('rate limits over HTTP ($name)', (backend) => {
     }
   });
 
-  it.skipIf(backend.skip !== undefined)('e-mail code start: 5 an hour per address (any case), and 5 an hour per IP', async () => {
+  it.skipIf(backend.skip !== undefined)('e-mail code start: 5 an hour per address and IP (any case), and 5 an hour per IP', async () => {
     const app = await appWith(limits({ RATE_LIMIT_READ_PER_MIN: '1000', RATE_LIMIT_AUTH_PER_MIN: '1000', RATE_LIMIT_OTP_PER_HOUR: '5' }), clock());
     const address = `limit-${freshIp()}@example.org`;
-    // The same address from six addresses: the sixth is refused by the per-address limit.
+    // One client asking for one address, in either case: the sixth is refused.
+    const stranger = freshIp();
     const perAddress: LightMyRequestResponse[] = [];
     for (let i = 0; i < 6; i++) {
       const email = i % 2 === 0 ? address : address.toUpperCase();
-      perAddress.push(await send(app, 'POST', '/api/auth/email-otp/start', { ip: freshIp(), body: { email } }));
+      perAddress.push(await send(app, 'POST', '/api/auth/email-otp/start', { ip: stranger, body: { email } }));
     }
     perAddress.slice(0, 5).forEach((response, index) => {
       expect(response.statusCode).toBe(200);
@@ -282,6 +283,8 @@ describe.each(backends)('rate limits over HTTP ($name)', (backend) => {
     });
     expectRateLimited(perAddress[5]!, 5);
     expect(perAddress[5]!.json().retry_after_seconds).toBeGreaterThan(700); // one code per 12 minutes
+    // That client has not used up the address: its owner, elsewhere, still gets codes.
+    expect((await send(app, 'POST', '/api/auth/email-otp/start', { ip: freshIp(), body: { email: address } })).statusCode).toBe(200);
     // Six addresses from one IP: the sixth is refused by the per-IP limit, before the body is read.
     const ip = freshIp();
     const perIp: LightMyRequestResponse[] = [];
@@ -290,6 +293,23 @@ describe.each(backends)('rate limits over HTTP ($name)', (backend) => {
     expectRateLimited(perIp[5]!, 5);
     // The refused start did not count against its address.
     expect((await send(app, 'POST', '/api/auth/email-otp/start', { ip: freshIp(), body: { email: `ip-5-${ip}@example.org` } })).statusCode).toBe(200);
+  });
+
+  it.skipIf(backend.skip !== undefined)('e-mail code start: a ceiling per address from all clients, which refused starts do not use up', async () => {
+    const app = await appWith(
+      limits({ RATE_LIMIT_READ_PER_MIN: '1000', RATE_LIMIT_AUTH_PER_MIN: '1000', RATE_LIMIT_OTP_PER_HOUR: '2', RATE_LIMIT_OTP_ADDRESS_PER_HOUR: '6' }),
+      clock(),
+    );
+    const address = `ceiling-${freshIp()}@example.org`;
+    // One client hammering the address spends only its own 2.
+    const stranger = freshIp();
+    const hammered = await burst(20, () => send(app, 'POST', '/api/auth/email-otp/start', { ip: stranger, body: { email: address } }));
+    expect(hammered.responses.map((response) => response.statusCode)).toEqual([200, 200, ...Array<number>(18).fill(429)]);
+    // Four more clients reach the ceiling of 6; the next one is refused by it, with its numbers.
+    for (let i = 0; i < 4; i++) expect((await send(app, 'POST', '/api/auth/email-otp/start', { ip: freshIp(), body: { email: address } })).statusCode).toBe(200);
+    expectRateLimited(await send(app, 'POST', '/api/auth/email-otp/start', { ip: freshIp(), body: { email: address } }), 6);
+    // Another address is not affected.
+    expect((await send(app, 'POST', '/api/auth/email-otp/start', { ip: freshIp(), body: { email: `other-${address}` } })).statusCode).toBe(200);
   });
 
   it.skipIf(backend.skip !== undefined)('contact form: 5 an hour per IP', async () => {

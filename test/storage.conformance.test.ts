@@ -826,27 +826,40 @@ function storageConformance(engine: TestEngine, sqliteDriver?: SqliteDriverName)
       created_at: at,
     });
 
-    it('stores one code per address; a new one kills the old one and resets attempts', async () => {
+    it('stores one code per address; a new one kills the old one and resets both try counts', async () => {
       expect(await store.findEmailCode('a@example.com')).toBeNull();
       await store.putEmailCode(code('a@example.com', 'h1'));
-      expect(await store.findEmailCode('a@example.com')).toEqual({ ...code('a@example.com', 'h1'), attempts: 0 });
-      expect(await store.incrementEmailCodeAttempts('a@example.com')).toBe(1);
-      expect(await store.incrementEmailCodeAttempts('a@example.com')).toBe(2);
+      expect(await store.findEmailCode('a@example.com')).toEqual({ ...code('a@example.com', 'h1'), attempts: 0, tokenless_attempts: 0 });
+      expect(await store.incrementEmailCodeAttempts('a@example.com', 'token-h1', 'token')).toBe(1);
+      expect(await store.incrementEmailCodeAttempts('a@example.com', 'token-h1', 'token')).toBe(2);
+      expect(await store.incrementEmailCodeAttempts('a@example.com', 'token-h1', 'tokenless')).toBe(1);
+      expect(await store.findEmailCode('a@example.com')).toMatchObject({ attempts: 2, tokenless_attempts: 1 });
       await store.putEmailCode(code('a@example.com', 'h2', T0 + MINUTE));
       expect(await store.findEmailCode('a@example.com')).toEqual({
         ...code('a@example.com', 'h2', T0 + MINUTE),
         attempts: 0,
+        tokenless_attempts: 0,
       });
-      expect(await store.incrementEmailCodeAttempts('nobody@example.com')).toBeNull();
+      expect(await store.incrementEmailCodeAttempts('nobody@example.com', 'token-h1', 'token')).toBeNull();
       await expect(store.putEmailCode(code('A@example.com', 'h3'))).rejects.toThrow(/lowercased/);
+    });
+
+    it('counts a try only on the code whose token was read, never on the code that replaced it', async () => {
+      await store.putEmailCode(code('a@example.com', 'h1'));
+      await store.putEmailCode(code('a@example.com', 'h2'));
+      expect(await store.incrementEmailCodeAttempts('a@example.com', 'token-h1', 'token')).toBeNull();
+      expect(await store.incrementEmailCodeAttempts('a@example.com', 'token-h1', 'tokenless')).toBeNull();
+      expect(await store.findEmailCode('a@example.com')).toMatchObject({ attempts: 0, tokenless_attempts: 0 });
     });
 
     it('counts parallel wrong tries one by one', async () => {
       await store.putEmailCode(code('a@example.com', 'h1'));
-      const counts = await Promise.all(
-        Array.from({ length: 8 }, () => store.incrementEmailCodeAttempts('a@example.com')),
-      );
-      expect([...counts].sort((x, y) => x! - y!)).toEqual([1, 2, 3, 4, 5, 6, 7, 8]);
+      for (const kind of ['token', 'tokenless'] as const) {
+        const counts = await Promise.all(
+          Array.from({ length: 8 }, () => store.incrementEmailCodeAttempts('a@example.com', 'token-h1', kind)),
+        );
+        expect([...counts].sort((x, y) => x! - y!)).toEqual([1, 2, 3, 4, 5, 6, 7, 8]);
+      }
     });
 
     it('a code is consumed by exactly one delete, and only the code that was checked', async () => {

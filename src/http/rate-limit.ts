@@ -13,9 +13,13 @@
  *   matches no route (a scan still spends a budget).
  * - auth (default 20/min): every other /api/auth/* route, POST
  *   /api/challenge, POST /api/attestations, /api/connect/*, /api/contact.
- * - also: POST /api/auth/email-otp/start 5/hour per IP and 5/hour per e-mail
- *   address (keyed by a SHA-256 of the lowercased address, so no address is
- *   kept in memory or in Redis); POST /api/contact 5/hour per IP.
+ * - also: POST /api/auth/email-otp/start 5/hour per IP, 5/hour per e-mail
+ *   address and IP, and 30/hour per e-mail address from all clients
+ *   together (addresses keyed by a SHA-256 of the lowercased address, so no
+ *   address is kept in memory or in Redis); POST /api/contact 5/hour per IP.
+ *   The per-address ceiling is counted only for starts that passed the
+ *   per-address-and-IP limit, so one client cannot use it up for the owner
+ *   of the address (issue 10, item 5).
  * - Not limited: OPTIONS preflights, /healthz, /readyz, the explorer's
  *   static assets, anything outside /api and JWKS.
  * - A limit of 0 turns its class off (PROTOCOL.md §1).
@@ -38,7 +42,7 @@ import { OcError } from '../errors.js';
 import type { FailureMode, RateDecision, ResilientLimiter } from '../limits/index.js';
 import { sendError } from './errors.js';
 
-export type LimitName = 'read' | 'auth' | 'otp_ip' | 'otp_email' | 'contact';
+export type LimitName = 'read' | 'auth' | 'otp_ip' | 'otp_email' | 'otp_address' | 'contact';
 export type LimitClass = 'read' | 'auth';
 
 interface LimitSpec {
@@ -158,9 +162,10 @@ export function registerRateLimits(app: FastifyInstance, config: Config, limiter
   const auth: LimitSpec = { name: 'auth', limit: limits.authPerMinute, windowMs: MINUTE };
   const otpIp: LimitSpec = { name: 'otp_ip', limit: limits.otpPerHour, windowMs: HOUR };
   const otpEmail: LimitSpec = { name: 'otp_email', limit: limits.otpPerHour, windowMs: HOUR };
+  const otpAddress: LimitSpec = { name: 'otp_address', limit: limits.otpAddressPerHour, windowMs: HOUR };
   const contact: LimitSpec = { name: 'contact', limit: limits.contactPerHour, windowMs: HOUR };
   const on = (spec: LimitSpec): boolean => spec.limit > 0;
-  if (![read, auth, otpIp, contact].some(on)) return;
+  if (![read, auth, otpIp, otpEmail, otpAddress, contact].some(on)) return;
 
   // Rules per method and route pattern, decided once (the hook is on every
   // request). Only matched patterns are kept, so the map is as small as the route table.
@@ -240,18 +245,28 @@ export function registerRateLimits(app: FastifyInstance, config: Config, limiter
     return on(spec) ? { perIp: [spec], mode: 'open' } : null;
   }
 
-  if (!on(otpEmail)) return;
+  if (!on(otpEmail) && !on(otpAddress)) return;
   // Per address: the body is parsed and validated by now (INTERFACE.md: `{email}`).
+  // First per address and client, then the ceiling per address, which only
+  // starts that passed the first are counted against.
   app.addHook('preHandler', async (request, reply) => {
     if (request.method !== 'POST' || request.routeOptions.url !== OTP_START) return;
     const email = (request.body as { email?: unknown } | undefined)?.email;
     if (typeof email !== 'string') return;
-    const key = `otp_email:${createHash('sha256').update(email.trim().toLowerCase()).digest('hex')}`;
-    const answer = limiter.hit(key, otpEmail.limit, otpEmail.windowMs, 'closed');
-    const decision = answer instanceof Promise ? await answer : answer;
-    if (decision === 'unavailable') return storeDown(request, reply);
-    const applied = tighter(appliedOf.get(request), { spec: otpEmail, decision });
-    setHeaders(reply, applied);
-    if (!applied.decision.allowed) return refuse(request, reply, applied, events);
+    const addressKey = createHash('sha256').update(email.trim().toLowerCase()).digest('hex');
+    let applied = appliedOf.get(request);
+    const checks: Array<[LimitSpec, string]> = [
+      [otpEmail, `otp_email:${addressKey}:${clientKey(request.ip)}`],
+      [otpAddress, `otp_address:${addressKey}`],
+    ];
+    for (const [spec, key] of checks) {
+      if (!on(spec)) continue;
+      const answer = limiter.hit(key, spec.limit, spec.windowMs, 'closed');
+      const decision = answer instanceof Promise ? await answer : answer;
+      if (decision === 'unavailable') return storeDown(request, reply);
+      applied = tighter(applied, { spec, decision });
+      setHeaders(reply, applied);
+      if (!applied.decision.allowed) return refuse(request, reply, applied, events);
+    }
   });
 }

@@ -25,7 +25,7 @@ export interface ServiceMetrics {
   readonly relayPublishes: Counter;
   /** result: `ok`, `chain_unavailable` or `error`. */
   readonly chainQueries: Counter;
-  /** class: `read`, `auth`, `otp_ip`, `otp_email`, `contact`. */
+  /** class: `read`, `auth`, `otp_ip`, `otp_email`, `otp_address`, `contact`. */
   readonly rateLimited: Counter;
   /** mode: `open` (decided per instance) or `closed` (refused with 503). */
   readonly rateLimitStoreFailures: Counter;
@@ -56,7 +56,7 @@ export function createServiceMetrics(options: ServiceMetricsOptions): ServiceMet
     relayQueries: registry.counter('oc_relay_queries_total', 'Nostr relay look-ups, by result (answered, relays_unavailable).', ['result']),
     relayPublishes: registry.counter('oc_relay_publishes_total', 'Attestation publications, by result (published, relays_unavailable).', ['result']),
     chainQueries: registry.counter('oc_chain_queries_total', 'Esplora look-ups, by result (ok, chain_unavailable, error).', ['result']),
-    rateLimited: registry.counter('oc_rate_limited_total', 'Requests refused with 429, by limit (read, auth, otp_ip, otp_email, contact).', ['class']),
+    rateLimited: registry.counter('oc_rate_limited_total', 'Requests refused with 429, by limit (read, auth, otp_ip, otp_email, otp_address, contact).', ['class']),
     rateLimitStoreFailures: registry.counter(
       'oc_rate_limit_store_failures_total',
       'Rate-limit decisions made while Redis was unreachable: open = decided per instance, closed = refused with 503.',

@@ -48,6 +48,7 @@ const MESSAGES = {
   ambiguous_session: 'Another site left a sign-in on this browser, so to be safe you were signed out here. Please sign in again.',
   nonce_reused: 'That signed message was already used. Get a new message and sign it again.',
   invalid_code: 'That code is not right, or it has expired. Check the most recent e-mail, or ask for a new code.',
+  code_dead: 'That code can no longer be used (too many tries, a newer code was sent, or it expired). Ask for a new code.',
   sudo_required: 'Please confirm it is you first.',
   cross_site: 'The request was refused because it did not come from this site.',
   not_in_roster: 'That account is no longer signed in on this browser. Use "Add another account" to sign in to it again.',

@@ -18,10 +18,10 @@
  *   (`deleteEmailCode(email, codeHash)`), which succeeds for exactly one of
  *   several parallel verifies;
  * - at most 5 wrong tries: every verify that reaches a live code first counts
- *   one try atomically, and only the first 5 tries are ever compared. Counting
+ *   one try atomically, and only the first 5 tries can ever succeed. Counting
  *   before comparing (not after a wrong answer) is what makes the limit hold
  *   under parallel guessing: each request gets its own count from the
- *   database, so a burst of a thousand guesses still compares only five.
+ *   database, so of a burst of a thousand guesses only five can succeed.
  *
  * Whose tries (issue 10, item 5). The address is no secret, so tries by
  * whoever knows only the address must not use up the tries of the browser
@@ -41,7 +41,7 @@
  *   never says whether a code is pending.
  * - A token that is not this address's (forged, or issued for another
  *   address) counts against nothing and is `invalid_code`.
- * So one code is compared at most 10 times: 5 through its token, 5 without.
+ * So at most 10 guesses at one code can succeed: 5 through its token, 5 without.
  *
  * Same work whether or not a code is pending: once the input is well formed,
  * verify always computes the code's keyed hash and the token's MAC, always
@@ -321,7 +321,8 @@ export function createEmailCodeService(options: EmailCodeServiceOptions): EmailC
     // they learn that its code is gone; everyone else gets invalid_code.
     const dead = (): OcError => (ownToken ? codeDead() : invalidCode());
     if (!countable || attempts === null) throw dead(); // none pending, expired, replaced, used, or not this code's token
-    // Past the limit: refused without comparing. No delete: the count alone
+    // Past the limit: refused whatever the code (the comparison above ran
+    // only so that the work is the same). No delete: the count alone
     // keeps the code dead, and a try counted within the limit may be a right
     // one still on its way to consuming the code (parallel verifies).
     if (attempts > maxAttempts) throw dead();

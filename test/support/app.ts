@@ -14,6 +14,7 @@ export const RATE_LIMITS_OFF: Readonly<Record<string, string>> = {
   RATE_LIMIT_READ_PER_MIN: '0',
   RATE_LIMIT_AUTH_PER_MIN: '0',
   RATE_LIMIT_OTP_PER_HOUR: '0',
+  RATE_LIMIT_OTP_ADDRESS_PER_HOUR: '0',
   RATE_LIMIT_CONTACT_PER_HOUR: '0',
 };
 
