@@ -35,7 +35,7 @@ VOLUME ["/app/data"]
 EXPOSE 8787
 HEALTHCHECK --interval=30s --timeout=5s --start-period=20s --retries=3 \
   CMD ["node", "-e", "fetch('http://127.0.0.1:' + (process.env.PORT || 8787) + '/healthz').then((r) => process.exit(r.ok ? 0 : 1), () => process.exit(1))"]
-# SIGTERM drains in-flight requests and exits within 11 s in every case
+# SIGTERM drains in-flight requests and exits within 11 s, as PID 1 too
 # (docs/operations.md "Stopping"); give `docker stop` 12 s (--stop-timeout 12).
 STOPSIGNAL SIGTERM
 CMD ["node", "dist/src/main.js"]

@@ -1,43 +1,70 @@
 /**
  * Server entry: parse the config, build the app, listen, and shut down on
  * SIGTERM/SIGINT (stop accepting, finish in-flight requests, close
- * resources), always within {@link SHUTDOWN_GRACE_MS} plus a second
- * (docs/operations.md "Stopping").
+ * resources), always within {@link SHUTDOWN_GRACE_MS} plus the final log
+ * flush (docs/operations.md "Stopping").
  *
- * Why a watchdog thread: the log is written to stdout, and on exit the
- * logger flushes what it still holds synchronously, retrying for as long as
- * the pipe is full. A supervisor that sends SIGTERM and stops reading the
- * pipe (npm exits first, a harness only waits for the exit) leaves the main
- * thread blocked in that retry loop forever, and every timer of the main
- * thread, the force-exit one included, with it. The watchdog runs on its own
- * thread, so it ends the process whatever the main thread is stuck in.
+ * What used to keep a stopped service running, and what answers it here:
+ * - the logger's flush at exit retried for as long as nobody read the log
+ *   pipe: the log goes through a sink whose flush has a deadline
+ *   (src/log-sink.ts);
+ * - a signal that came while the modules loaded or the app was built found
+ *   no handler, and as PID 1 of a container such a signal is ignored: the
+ *   handlers come first, the app's modules are loaded after them;
+ * - npm passes the supervisor's signal on to the service, which so sees one
+ *   signal twice: a repeat within {@link REPEAT_WINDOW_MS} is the same
+ *   request, only a later one means "exit now".
  */
-import { Worker } from 'node:worker_threads';
+import type { FastifyInstance } from 'fastify';
 import { ConfigError, loadConfig } from './config.js';
-import { buildApp } from './http/app.js';
+import { createLogSink } from './log-sink.js';
 
 /** How long in-flight requests get to finish after the first signal. */
 export const SHUTDOWN_GRACE_MS = 10_000;
-/** After the service is closed, how long the final log flush may take. */
-const FINAL_FLUSH_MS = 1_000;
-
-/**
- * A thread that kills this process with SIGKILL when its deadline passes.
- * It never keeps the process alive; `exitSoon` moves the deadline closer.
- */
-function startWatchdog(deadlineMs: number): { exitSoon(ms: number): void } {
-  const worker = new Worker(
-    `const { parentPort, workerData } = require('node:worker_threads');
-     const kill = () => process.kill(workerData.pid, 'SIGKILL');
-     let timer = setTimeout(kill, workerData.deadlineMs);
-     parentPort.on('message', (ms) => { clearTimeout(timer); timer = setTimeout(kill, ms); });`,
-    { eval: true, workerData: { pid: process.pid, deadlineMs } },
-  );
-  worker.unref();
-  return { exitSoon: (ms) => worker.postMessage(ms) };
-}
+/** How long the final flush of the log may wait for its reader. */
+export const FINAL_FLUSH_MS = 1_000;
+/** A second signal this soon after the first is the same one passed on (npm), not an operator's "now". */
+export const REPEAT_WINDOW_MS = 1_000;
 
 export async function serve(env: NodeJS.ProcessEnv = process.env): Promise<void> {
+  let app: FastifyInstance | undefined;
+  let stopping: { readonly signal: string; readonly at: number } | undefined;
+  const close = (running: FastifyInstance, signal: string): void => {
+    running.log.info({ signal }, 'server: shutting down');
+    // close() drops the connections idle at that moment; keep-alive
+    // connections whose in-flight request finishes later go idle afterwards,
+    // so keep dropping idle ones until the server is closed.
+    const server = running.server;
+    const sweep = setInterval(() => server.closeIdleConnections(), 100);
+    sweep.unref();
+    running.close().then(
+      () => process.exit(0),
+      (error: unknown) => {
+        running.log.error({ err: error }, 'server: error while closing');
+        process.exit(1);
+      },
+    );
+  };
+  const shutdown = (signal: string): void => {
+    if (stopping !== undefined) {
+      if (Date.now() - stopping.at < REPEAT_WINDOW_MS) return;
+      // A second signal: the operator does not want to wait.
+      app?.log.warn({ signal }, 'server: second signal, exiting now');
+      process.exit(1);
+    }
+    stopping = { signal, at: Date.now() };
+    const force = setTimeout(() => {
+      app?.log.error(`server: shutdown took over ${SHUTDOWN_GRACE_MS / 1000} s, exiting`);
+      process.exit(1);
+    }, SHUTDOWN_GRACE_MS);
+    force.unref();
+    // Still starting: the start is cut short at its next step (below).
+    if (app !== undefined) close(app, signal);
+  };
+  // Before anything that takes time, so no signal finds the process without them.
+  process.on('SIGTERM', () => shutdown('SIGTERM'));
+  process.on('SIGINT', () => shutdown('SIGINT'));
+
   let config;
   try {
     config = loadConfig(env);
@@ -48,62 +75,32 @@ export async function serve(env: NodeJS.ProcessEnv = process.env): Promise<void>
     }
     throw error;
   }
+  const sink = createLogSink();
+  // Every way out (a clean close, the force timer, a second signal) ends
+  // with this flush, and it cannot outlast its deadline.
+  process.on('exit', () => sink.flushSync(FINAL_FLUSH_MS));
 
-  // Signals are handled from the very start, so one that arrives while the
-  // database is migrated or the keys are loaded is not lost: the start is
-  // cut short once the app exists (closing it half built is not possible).
-  let app: Awaited<ReturnType<typeof buildApp>> | undefined;
-  let stopping: string | undefined;
-  let watchdog: { exitSoon(ms: number): void } | undefined;
-  const exit = (code: number): never => {
-    watchdog?.exitSoon(FINAL_FLUSH_MS);
-    process.exit(code);
-  };
-  const shutdown = (signal: string): void => {
-    if (stopping !== undefined) {
-      // A second signal: the operator does not want to wait.
-      app?.log.warn({ signal }, 'server: second signal, exiting now');
-      exit(1);
-    }
-    stopping = signal;
-    watchdog = startWatchdog(SHUTDOWN_GRACE_MS + FINAL_FLUSH_MS);
-    const force = setTimeout(() => {
-      app?.log.error('server: shutdown took over 10 s, exiting');
-      exit(1);
-    }, SHUTDOWN_GRACE_MS);
-    force.unref();
-    if (app === undefined) return; // still starting: see below
-    app.log.info({ signal }, 'server: shutting down');
-    // close() drops the connections idle at that moment; keep-alive
-    // connections whose in-flight request finishes later go idle afterwards,
-    // so keep dropping idle ones until the server is closed.
-    const server = app.server;
-    const sweep = setInterval(() => server.closeIdleConnections(), 100);
-    sweep.unref();
-    app.close().then(
-      () => exit(0),
-      (error: unknown) => {
-        app?.log.error({ err: error }, 'server: error while closing');
-        exit(1);
-      },
-    );
-  };
-  process.on('SIGTERM', () => shutdown('SIGTERM'));
-  process.on('SIGINT', () => shutdown('SIGINT'));
-
-  app = await buildApp(config);
-  if (stopping !== undefined) {
-    app.log.info({ signal: stopping }, 'server: stopped during start-up');
-    await app.close();
-    exit(0);
+  // The handlers set `stopping` while the start awaits; read it through a
+  // function, since a narrowed variable would not see that.
+  const stoppedBy = (): string | undefined => stopping?.signal;
+  const { buildApp } = await import('./http/app.js');
+  if (stoppedBy() !== undefined) process.exit(0);
+  const built = await buildApp(config, { logStream: sink });
+  const early = stoppedBy();
+  if (early !== undefined) {
+    built.log.info({ signal: early }, 'server: stopped during start-up');
+    await built.close();
+    process.exit(0);
   }
-  await app.listen({ port: config.port, host: config.host });
-  if (stopping !== undefined) {
-    // The signal came while listen() was binding: close what it opened.
-    await app.close();
-    exit(0);
+  await built.listen({ port: config.port, host: config.host });
+  app = built;
+  const binding = stoppedBy();
+  if (binding !== undefined) {
+    // The signal came while listen() was binding.
+    close(built, binding);
+    return;
   }
-  app.log.info({ publicUrl: config.publicUrl }, 'server: ready');
+  built.log.info({ publicUrl: config.publicUrl }, 'server: ready');
 }
 
 const entry = process.argv[1] ?? '';

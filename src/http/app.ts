@@ -65,6 +65,8 @@ export interface AppDeps {
   chain?: ChainSource;
   /** Fastify logger option; defaults to pino at `config.logLevel`. `false` silences. */
   logger?: FastifyServerOptions['logger'];
+  /** Where the default logger writes its lines; defaults to pino's standard output stream. */
+  logStream?: { write(line: string): void };
   /** Storage; defaults to opening `config.databaseUrl`. An injected store is not closed by the app. */
   store?: Store;
   /** Used-nonce guard; defaults to the store's used-nonce table. */
@@ -134,6 +136,7 @@ export async function buildApp(config: Config, deps: AppDeps = {}): Promise<Fast
       // The path only: query strings carry addresses and identities, and
       // client IPs are personal data; neither belongs in the log.
       serializers: { req: (request: { method: string; url: string }) => ({ method: request.method, path: request.url.split('?')[0] }) },
+      ...(deps.logStream ? { stream: deps.logStream } : {}),
     },
     bodyLimit: BODY_LIMIT,
     trustProxy: config.trustProxy ? trustOneHop : false,
