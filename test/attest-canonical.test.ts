@@ -9,8 +9,8 @@ import {
   parseAttestationMessage,
   parseRfc3339,
   type ParsedAttestation,
-} from '../src/attest/canonical.js';
-import { formatIdentity, identityLookupKeys, parseIdentity } from '../src/attest/identities.js';
+} from '../src/format/canonical.js';
+import { formatIdentity, identityLookupKeys, parseIdentity } from '../src/format/identities.js';
 
 const ADDRESS = 'bc1qar0srrr7xfkvy5l643lydnw9re59gtzzwf5mdq';
 const NONCE = '0011223344556677889900aabbccddee';

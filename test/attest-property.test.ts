@@ -12,9 +12,9 @@ import {
   MAX_BOND_SATS,
   parseAttestationMessage,
   type AttestationFields,
-} from '../src/attest/canonical.js';
+} from '../src/format/canonical.js';
 import { codesPass } from '../src/attest/codes.js';
-import { canonicalProtocol, formatIdentity, type Identity } from '../src/attest/identities.js';
+import { canonicalProtocol, formatIdentity, type Identity } from '../src/format/identities.js';
 import { verifyAttestation, type VerifyAttestationDeps } from '../src/attest/verify.js';
 import { addressFromPrivateKey, signBip322 } from '../src/bitcoin/signer.js';
 import { createEsploraClient } from '../src/chain/index.js';

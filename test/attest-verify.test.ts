@@ -5,7 +5,7 @@
  * verifier can give is reached here.
  */
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { attestationId, buildAttestationMessage, type AttestationFields } from '../src/attest/canonical.js';
+import { attestationId, buildAttestationMessage, type AttestationFields } from '../src/format/canonical.js';
 import { scoreV0 } from '../src/attest/score.js';
 import { applyThresholds, verifyAttestation, type AttestationResult, type VerifyAttestationDeps } from '../src/attest/verify.js';
 import { addressFromPrivateKey, signBip322, signLegacy } from '../src/bitcoin/signer.js';

@@ -8,9 +8,9 @@ export {
   type AttestationNetwork,
   type ParsedAttestation,
   type ParseResult,
-} from './canonical.js';
+} from '../format/index.js';
 export { codesPass, severityOf, VERIFY_CODES, type Severity, type VerifyCode } from './codes.js';
-export { formatIdentity, identityLookupKeys, parseIdentity, type Identity } from './identities.js';
+export { formatIdentity, identityLookupKeys, parseIdentity, type Identity } from '../format/index.js';
 export { computeBondMetrics, type BondMetrics, type BondMetricsInput } from './metrics.js';
 export { scoreV0 } from './score.js';
 export {

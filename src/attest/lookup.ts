@@ -50,7 +50,7 @@ import { tryDecodeAddress } from '../bitcoin/index.js';
 import type { AttestationEnvelope, AttestationLookup, AttestationQueryResult, RelayPool, VerifiedEnvelope } from '../relay/index.js';
 import type { CacheEntry, ResultCache, SingleFlight } from './cache.js';
 import type { VerifyCode } from './codes.js';
-import { formatIdentity, parseIdentity, type Identity } from './identities.js';
+import { formatIdentity, parseIdentity, type Identity } from '../format/index.js';
 import { applyThresholds, verifyAttestation, type AttestationResult, type Thresholds } from './verify.js';
 
 /** Who is being looked up (INTERFACE.md: exactly one of addr, id, identity). */

@@ -14,9 +14,9 @@ import {
 } from '../bitcoin/index.js';
 import type { ChainSource } from '../chain/index.js';
 import type { BitcoinNetwork } from '../config.js';
-import { attestationId, parseAttestationMessage, type ParsedAttestation } from './canonical.js';
+import { attestationId, parseAttestationMessage, type ParsedAttestation } from '../format/index.js';
 import { codesPass, severityOf, type VerifyCode } from './codes.js';
-import type { Identity } from './identities.js';
+import type { Identity } from '../format/index.js';
 import { computeBondMetrics } from './metrics.js';
 import { scoreV0 } from './score.js';
 

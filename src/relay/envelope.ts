@@ -12,9 +12,14 @@
  * transit. The event pubkey is a transport key and is trusted for nothing
  * else (PROTOCOL.md §7; OrangeCheck SPEC §6.1 "Note on key choice").
  */
-import { createHash } from 'node:crypto';
 import { verifyEvent } from 'nostr-tools/pure';
 import type { EventTemplate, NostrEvent } from 'nostr-tools/pure';
+import { decodeBase64url } from '../crypto.js';
+import { attestationId as attestationIdOf, identityKey, parseIdentityItem, type Identity } from '../format/index.js';
+
+// The format layer owns identities, their comparison key and the id; relay
+// callers keep reading them from here.
+export { attestationIdOf, identityKey, parseIdentityItem as parseIdentity, type Identity };
 
 /** NIP-78 application data, parameterized replaceable (NIP-01 "Kinds"). */
 export const ATTESTATION_KIND = 30078;
@@ -33,11 +38,6 @@ const MAX_TAGS = 512;
 const MAX_SIGNATURE_CHARS = 8192;
 const MAX_RELAY_HINTS = 16;
 const MAX_RELAY_HINT_CHARS = 512;
-
-export interface Identity {
-  readonly protocol: string;
-  readonly identifier: string;
-}
 
 /** The envelope JSON carried in the event's `content` (PROTOCOL.md §7). */
 export interface AttestationEnvelope {
@@ -66,42 +66,9 @@ export interface BuildEnvelopeInput {
 }
 
 const HEX64 = /^[0-9a-f]{64}$/;
-const PROTOCOL_NAME = /^[a-z][a-z0-9_-]*$/;
 const SCHEME_NAME = /^[a-z0-9_-]{1,32}$/;
 // RFC 3339 UTC with `Z`, seconds or fractional seconds (PROTOCOL.md §7 issued_at).
 const RFC3339_UTC = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:\.\d{1,9})?Z$/;
-const BASE64URL = /^[A-Za-z0-9_-]*={0,2}$/;
-
-/** Lowercase hex SHA-256 of the message's UTF-8 bytes, trailing LF included (PROTOCOL.md §7). */
-export function attestationIdOf(message: string): string {
-  return createHash('sha256').update(message, 'utf8').digest('hex');
-}
-
-/**
- * Parses `protocol:identifier` (PROTOCOL.md §7 `<list>` items): the protocol
- * matches `^[a-z][a-z0-9_-]*$`, the identifier is non-empty and holds no CR,
- * LF or comma. The identifier may itself contain `:`, so only the first one
- * splits. Returns null for anything else.
- */
-export function parseIdentity(value: string): Identity | null {
-  const colon = value.indexOf(':');
-  if (colon <= 0) return null;
-  const protocol = value.slice(0, colon);
-  const identifier = value.slice(colon + 1);
-  if (!PROTOCOL_NAME.test(protocol)) return null;
-  if (identifier === '' || /[\r\n,]/.test(identifier)) return null;
-  return { protocol, identifier };
-}
-
-/**
- * The comparison key of an identity: legacy `twitter` is read as `x`
- * (PROTOCOL.md §7 "Registered protocols"), so `twitter:@a` and `x:@a` are the
- * same subject.
- */
-export function identityKey(identity: Identity): string {
-  const protocol = identity.protocol === 'twitter' ? 'x' : identity.protocol;
-  return `${protocol}:${identity.identifier}`;
-}
 
 /** The fields of the signed message that an envelope restates. */
 interface SignedFields {
@@ -136,7 +103,7 @@ function readSignedFields(message: string): SignedFields | null {
   const identities: Identity[] = [];
   if (identityList !== '') {
     for (const item of identityList.split(',')) {
-      const identity = parseIdentity(item);
+      const identity = parseIdentityItem(item);
       if (identity === null) return null;
       identities.push(identity);
     }
@@ -303,7 +270,7 @@ function readIdentities(value: unknown): Identity[] | null {
     if (typeof item !== 'object' || item === null) return null;
     const { protocol, identifier } = item as Record<string, unknown>;
     if (typeof protocol !== 'string' || typeof identifier !== 'string') return null;
-    const identity = parseIdentity(`${protocol}:${identifier}`);
+    const identity = parseIdentityItem(`${protocol}:${identifier}`);
     if (identity === null || identity.protocol !== protocol) return null;
     identities.push(identity);
   }
@@ -322,13 +289,13 @@ function readRelayHints(value: unknown): string[] | undefined {
   return hints.length === 0 ? undefined : hints.slice(0, MAX_RELAY_HINTS);
 }
 
-function decodeBase64Url(value: string): string | null {
-  if (!BASE64URL.test(value)) return null;
-  const bytes = Buffer.from(value, 'base64url');
-  // Round-trip through UTF-8 rejects byte sequences that are not text.
-  const text = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
+/** `message_b64url` as text; some publishers pad it, so up to two `=` are dropped first. */
+function decodeMessageB64url(value: string): string | null {
+  const bytes = decodeBase64url(value.replace(/={1,2}$/, ''));
+  if (bytes === null) return null;
+  // Fatal decoding rejects byte sequences that are not UTF-8 text.
   try {
-    return text.decode(bytes);
+    return new TextDecoder('utf-8', { fatal: true, ignoreBOM: true }).decode(bytes);
   } catch {
     return null;
   }
@@ -413,7 +380,7 @@ export function parseEnvelopeEvent(event: unknown): AttestationEnvelope | null {
 
   const messageB64url = content.message_b64url;
   if (messageB64url !== undefined && messageB64url !== null) {
-    if (typeof messageB64url !== 'string' || decodeBase64Url(messageB64url) !== message) return null;
+    if (typeof messageB64url !== 'string' || decodeMessageB64url(messageB64url) !== message) return null;
   }
 
   if (!verifyNostrSignature(event)) return null;

@@ -11,10 +11,9 @@ import {
   LEGACY_D_PREFIX,
   addressTagValue,
   firstTagValue,
-  identityKey,
-  parseIdentity,
   type AttestationEnvelope,
 } from './envelope.js';
+import { identityKey, parseIdentityItem as parseIdentity } from '../format/index.js';
 
 export type AttestationLookup =
   | { readonly by: 'id'; readonly id: string }

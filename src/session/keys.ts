@@ -120,7 +120,7 @@ export function generateSigningKey(): SigningKey {
   const { privateKey } = generateKeyPairSync('ed25519');
   const d = privateKey.export({ format: 'jwk' }).d;
   if (typeof d !== 'string') fail('could not export the generated key');
-  return signingKeyFromSeed(Buffer.from(d, 'base64url'), undefined);
+  return signingKeyFromSeed(keyBytes({ d }, 'd'), undefined);
 }
 
 /**

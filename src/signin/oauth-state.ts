@@ -15,6 +15,7 @@
  * ({@link ConsumedStates} in memory, plus the shared store when given).
  */
 import { createCipheriv, createDecipheriv, hkdfSync, randomBytes } from 'node:crypto';
+import { decodeBase64url } from '../crypto.js';
 
 /** Name the route sets the cookie under (Path=/api/auth, HttpOnly, Secure, SameSite=Lax). */
 export const OAUTH_STATE_COOKIE_NAME = 'oc_oauth';
@@ -78,8 +79,9 @@ export function openState(key: Buffer, value: string | undefined): OAuthState | 
     return undefined;
   }
   const encoded = value.slice(VERSION_PREFIX.length);
-  if (!/^[A-Za-z0-9_-]+$/.test(encoded)) return undefined;
-  const raw = Buffer.from(encoded, 'base64url');
+  const bytes = decodeBase64url(encoded);
+  if (bytes === null) return undefined;
+  const raw = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
   if (raw.length <= IV_BYTES + TAG_BYTES) return undefined;
   let plain: string;
   try {

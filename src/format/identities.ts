@@ -39,6 +39,14 @@ export function canonicalProtocol(protocol: string): string {
   return Object.hasOwn(LEGACY_PROTOCOL_ALIASES, protocol) ? LEGACY_PROTOCOL_ALIASES[protocol]! : protocol;
 }
 
+/**
+ * The comparison key of an identity: its current protocol name and the
+ * identifier, so `twitter:@a` and `x:@a` name the same subject.
+ */
+export function identityKey(identity: Identity): string {
+  return `${canonicalProtocol(identity.protocol)}:${identity.identifier}`;
+}
+
 /** `protocol:identifier`, exactly as it appears in the message and in `i` tags. */
 export function formatIdentity(identity: Identity): string {
   return `${identity.protocol}:${identity.identifier}`;

@@ -1,0 +1,75 @@
+/**
+ * The layers of src/ (docs/architecture.md "Layers"): a unit may import only
+ * from units on a lower layer or from itself, so arrows between folders run
+ * one way and a cycle cannot form. Framework code stays in http/ (and main.ts,
+ * which starts the server).
+ */
+import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { dirname, join, normalize, relative } from 'node:path';
+import { describe, expect, it } from 'vitest';
+
+/** Lowest first. A unit is a folder of src/ or a file directly in it (without `.ts`). */
+const LAYERS: readonly (readonly string[])[] = [
+  ['crypto', 'errors', 'version', 'log-sink', 'storage', 'limits', 'chain'],
+  ['config'],
+  ['format', 'bitcoin', 'mail'],
+  ['relay', 'session', 'signin', 'stats'],
+  ['attest', 'account', 'forms', 'metrics'],
+  ['redis', 'connect'],
+  ['http'],
+  ['main'],
+  ['cli'],
+];
+
+const SRC = join(import.meta.dirname, '..', 'src');
+const rank = new Map<string, number>(LAYERS.flatMap((units, index) => units.map((unit) => [unit, index] as const)));
+
+function sourceFiles(folder: string): string[] {
+  return readdirSync(folder).flatMap((name) => {
+    const path = join(folder, name);
+    if (statSync(path).isDirectory()) return sourceFiles(path);
+    return name.endsWith('.ts') ? [path] : [];
+  });
+}
+
+function unitOf(path: string): string {
+  const first = relative(SRC, path).split(/[\\/]/)[0]!;
+  return first.replace(/\.(ts|js)$/, '');
+}
+
+/** Relative specifiers of static imports, re-exports and dynamic imports. */
+function localImports(text: string): string[] {
+  const found: string[] = [];
+  for (const match of text.matchAll(/(?:from|import)\s*\(?\s*'(\.{1,2}\/[^']+)'/g)) found.push(match[1]!);
+  return found;
+}
+
+const files = sourceFiles(SRC);
+
+describe('layers of src/', () => {
+  it('places every unit of src/ on exactly one layer', () => {
+    const units = new Set(files.map(unitOf));
+    const declared = LAYERS.flat();
+    expect(new Set(declared).size).toBe(declared.length);
+    expect([...units].filter((unit) => !rank.has(unit)).sort()).toEqual([]);
+  });
+
+  it('lets every unit import only from itself or from a lower layer', () => {
+    const upward: string[] = [];
+    for (const file of files) {
+      const from = unitOf(file);
+      for (const specifier of localImports(readFileSync(file, 'utf8'))) {
+        const to = unitOf(normalize(join(dirname(file), specifier)));
+        if (to !== from && rank.get(to)! >= rank.get(from)!) upward.push(`${relative(SRC, file)} -> ${specifier}`);
+      }
+    }
+    expect(upward).toEqual([]);
+  });
+
+  it('keeps Fastify inside http/ and main.ts, which starts the server', () => {
+    const outside = files.filter(
+      (file) => !['http', 'main'].includes(unitOf(file)) && /from '(?:fastify|@fastify\/[^']+)'/.test(readFileSync(file, 'utf8')),
+    );
+    expect(outside.map((file) => relative(SRC, file))).toEqual([]);
+  });
+});
