@@ -24,6 +24,7 @@ import { isAllowedAudience } from './auth.js';
 import type { ServiceContext } from './context.js';
 import { errorResponses, SessionIssued } from './schemas.js';
 import { noStore, requireSession, sessionBody, setSessionCookie } from './session.js';
+import { POLICY } from './policy.js';
 
 const CHALLENGE_FIELDS = {
   message: Type.String({ minLength: 1, maxLength: 4096, description: 'The challenge message from GET /api/challenge' }),
@@ -130,6 +131,7 @@ export function registerAccountRoutes(app: FastifyInstance, context: ServiceCont
   app.post(
     '/api/auth/sudo',
     {
+      config: { policy: POLICY.familyCredential },
       schema: {
         tags: ['auth'],
         summary: 'Step up: prove the active account again (needed within 5 minutes before linking or unlinking)',
@@ -156,6 +158,7 @@ export function registerAccountRoutes(app: FastifyInstance, context: ServiceCont
   app.get(
     '/api/auth/identities',
     {
+      config: { policy: POLICY.family },
       schema: {
         tags: ['auth'],
         summary: 'The identities linked to the active account, oldest first',
@@ -173,6 +176,7 @@ export function registerAccountRoutes(app: FastifyInstance, context: ServiceCont
   app.post(
     '/api/auth/link/btc',
     {
+      config: { policy: POLICY.familyCredential },
       schema: {
         tags: ['auth'],
         summary: 'Link a Bitcoin address (a challenge with purpose=link); needs a step-up younger than 5 minutes',
@@ -202,6 +206,7 @@ export function registerAccountRoutes(app: FastifyInstance, context: ServiceCont
   app.post(
     '/api/auth/link/email',
     {
+      config: { policy: POLICY.familyCredential },
       schema: {
         tags: ['auth'],
         summary: 'Link an e-mail address (a code from POST /api/auth/email-otp/start); needs a step-up younger than 5 minutes',
@@ -224,6 +229,7 @@ export function registerAccountRoutes(app: FastifyInstance, context: ServiceCont
   app.delete(
     '/api/auth/identities',
     {
+      config: { policy: POLICY.family },
       schema: {
         tags: ['auth'],
         summary: 'Unlink an identity; needs a step-up younger than 5 minutes',
@@ -248,6 +254,7 @@ export function registerAccountRoutes(app: FastifyInstance, context: ServiceCont
   app.patch(
     '/api/auth/account',
     {
+      config: { policy: POLICY.family },
       schema: {
         tags: ['auth'],
         summary: 'Edit the active account: display name and display identity',

@@ -49,6 +49,7 @@ import { createServiceMetrics, meteredChain, MeteredSessionService, meteredRelay
 import { connectRedis, createRedisClient, createRedisNonceGuard, createRedisResultCache, createRedisSingleFlight, pingRedis } from '../redis/index.js';
 import { registerMetrics } from './metrics.js';
 import { registerRateLimits } from './rate-limit.js';
+import { POLICY, requirePolicies } from './policy.js';
 import { registerAccountRoutes } from './account.js';
 import { registerConnectRoutes } from './connect.js';
 import { registerPublicRoutes } from './public.js';
@@ -346,6 +347,8 @@ export async function buildApp(config: Config, deps: AppDeps = {}): Promise<Fast
     done(null, payload);
   });
 
+  // First: every route registered after this must declare its policy.
+  requirePolicies(app, { '/api-explorer': POLICY.unlimited });
   registerErrorHandling(app);
   registerAmbiguousSessionReset(app, context);
   registerCors(app, config);

@@ -7,6 +7,7 @@ import type { FastifyInstance } from 'fastify';
 import { verifyAttestation } from '../attest/index.js';
 import type { ServiceContext } from './context.js';
 import { errorResponses, Identity } from './schemas.js';
+import { POLICY } from './policy.js';
 
 const MAX_MESSAGE = 16_384;
 const MAX_SIGNATURE = 8_192;
@@ -38,6 +39,7 @@ export function registerAttestationRoutes(app: FastifyInstance, context: Service
   app.post(
     '/api/verify',
     {
+      config: { policy: POLICY.attestationRead },
       schema: {
         tags: ['attestation'],
         summary: 'Verify an attestation (raw: no relay look-up, no thresholds, not cached)',

@@ -22,6 +22,7 @@ import {
   signInWithCookie,
 } from './session.js';
 import { errorResponses, SessionIssued, StringEnum } from './schemas.js';
+import { POLICY } from './policy.js';
 
 const AddQuery = Type.Object({
   add: Type.Optional(Type.String({ enum: ['1', '0', 'true', 'false'], description: '`1` keeps the caller\'s roster (add an account)' })),
@@ -75,7 +76,7 @@ export function registerAuthRoutes(app: FastifyInstance, context: ServiceContext
   for (const url of ['/api/auth/jwks', '/.well-known/jwks.json']) {
     app.get(
       url,
-      { schema: { tags: ['auth'], summary: 'Ed25519 public keys that verify `oc_session`', response: { 200: Jwks, ...errorResponses(429) } } },
+      { config: { policy: POLICY.publicRead }, schema: { tags: ['auth'], summary: 'Ed25519 public keys that verify `oc_session`', response: { 200: Jwks, ...errorResponses(429) } } },
       async (_request, reply) => {
         reply.header('cache-control', 'public, max-age=300');
         return context.keyRing().jwks();
@@ -86,6 +87,7 @@ export function registerAuthRoutes(app: FastifyInstance, context: ServiceContext
   app.get(
     '/api/auth/me',
     {
+      config: { policy: POLICY.familyRead },
       schema: {
         tags: ['auth'],
         summary: 'The active account and the other accounts of this browser',
@@ -108,6 +110,7 @@ export function registerAuthRoutes(app: FastifyInstance, context: ServiceContext
   app.post(
     '/api/auth/signin',
     {
+      config: { policy: POLICY.familyCredential },
       schema: {
         tags: ['auth'],
         summary: 'Sign in with a BIP-322 signed challenge (purpose=login)',
@@ -153,6 +156,7 @@ export function registerAuthRoutes(app: FastifyInstance, context: ServiceContext
   app.post(
     '/api/auth/logout',
     {
+      config: { policy: POLICY.family },
       schema: {
         tags: ['auth'],
         summary: 'Sign out of this account (scope=current) or of every account of this browser (scope=all)',
@@ -195,6 +199,7 @@ export function registerAuthRoutes(app: FastifyInstance, context: ServiceContext
   app.post(
     '/api/auth/switch',
     {
+      config: { policy: POLICY.family },
       schema: {
         tags: ['auth'],
         summary: 'Make another account of this browser active, without re-authenticating',

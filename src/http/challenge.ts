@@ -10,6 +10,7 @@ import { OcError } from '../errors.js';
 import { checkChallenge, issueChallenge, MAX_CHALLENGE_FIELD_LENGTH } from '../signin/challenge.js';
 import type { ServiceContext } from './context.js';
 import { errorResponses } from './schemas.js';
+import { POLICY } from './policy.js';
 
 const ChallengeQuery = Type.Object({
   addr: Type.String({ minLength: 1, maxLength: 128, description: 'Bitcoin address of the configured network' }),
@@ -45,6 +46,7 @@ export function registerChallengeRoutes(app: FastifyInstance, context: ServiceCo
   app.get(
     '/api/challenge',
     {
+      config: { policy: POLICY.publicRead },
       schema: {
         tags: ['challenge'],
         summary: 'Issue a challenge message to sign (stateless: the nonce is a MAC)',
@@ -73,6 +75,7 @@ export function registerChallengeRoutes(app: FastifyInstance, context: ServiceCo
   app.post(
     '/api/challenge',
     {
+      config: { policy: POLICY.publicWrite },
       schema: {
         tags: ['challenge'],
         summary: 'Verify a signed challenge; sets no cookie and touches no account',

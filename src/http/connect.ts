@@ -13,6 +13,7 @@ import type { ConnectAppRecord } from '../storage/index.js';
 import type { ServiceContext } from './context.js';
 import { errorResponses, NullableString } from './schemas.js';
 import { noStore, requireSession } from './session.js';
+import { POLICY } from './policy.js';
 
 const App = Type.Object({
   id: Type.String(),
@@ -50,6 +51,7 @@ export function registerConnectRoutes(app: FastifyInstance, context: ServiceCont
   app.post(
     '/api/connect/apps',
     {
+      config: { policy: POLICY.family },
       schema: {
         tags: ['connect'],
         summary: 'Create an integrator app; answers its API key once',
@@ -68,6 +70,7 @@ export function registerConnectRoutes(app: FastifyInstance, context: ServiceCont
   app.get(
     '/api/connect/apps',
     {
+      config: { policy: POLICY.family },
       schema: {
         tags: ['connect'],
         summary: "The caller's apps, oldest first (never their keys)",
@@ -85,6 +88,7 @@ export function registerConnectRoutes(app: FastifyInstance, context: ServiceCont
   app.post(
     '/api/connect/apps/:id/rotate',
     {
+      config: { policy: POLICY.family },
       schema: {
         tags: ['connect'],
         summary: 'Replace the API key; the old key stops working at once',
@@ -103,6 +107,7 @@ export function registerConnectRoutes(app: FastifyInstance, context: ServiceCont
   app.delete(
     '/api/connect/apps/:id',
     {
+      config: { policy: POLICY.family },
       schema: {
         tags: ['connect'],
         summary: 'Delete the app; its key stops working. Accounts it provisioned stay',
@@ -122,6 +127,7 @@ export function registerConnectRoutes(app: FastifyInstance, context: ServiceCont
   app.post(
     '/api/connect/provision',
     {
+      config: { policy: POLICY.serverCredential },
       schema: {
         tags: ['connect'],
         summary: "Provision a did:oc account for one of the integrator's users (idempotent per app and user_id)",

@@ -1,28 +1,18 @@
 /**
- * CORS and the cross-site guard (PROTOCOL.md §4).
+ * CORS and the cross-site guard (PROTOCOL.md §4), by the `cors` class of
+ * each route's policy (src/http/policy.ts):
  *
- * - public routes answer `Access-Control-Allow-Origin: *` without credentials;
- * - browser-only routes (/api/auth/*, /api/connect/apps) answer CORS only to
+ * - `public` routes answer `Access-Control-Allow-Origin: *` without credentials;
+ * - `family` routes (/api/auth/*, /api/connect/apps) answer CORS only to
  *   family origins, with credentials, and refuse a state-changing request from
  *   any other site with 403 `cross_site`;
- * - /api/contact accepts only the service's own origin.
+ * - `same-origin` routes (/api/contact) accept posts only from this service's own origin.
  */
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { originMatches, type Config } from '../config.js';
 import { OcError } from '../errors.js';
 import { sendError } from './errors.js';
-
-export type CorsClass = 'public' | 'family' | 'same-origin' | 'none';
-
-const PUBLIC_PATHS = /^\/(api\/(check|verify|discover|attestations|challenge|family-stats|openapi|auth\/jwks)|\.well-known\/jwks\.json)(\/|$)/;
-const FAMILY_PATHS = /^\/api\/(auth\/|connect\/apps(\/|$))/;
-
-export function corsClassOf(path: string): CorsClass {
-  if (PUBLIC_PATHS.test(path)) return 'public';
-  if (FAMILY_PATHS.test(path)) return 'family';
-  if (path === '/api/contact') return 'same-origin';
-  return 'none';
-}
+import { decodedPathOf, policyOf, POLICY, unmatchedPolicy, type CorsClass } from './policy.js';
 
 const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
 const ALLOWED_HEADERS = 'content-type, authorization, x-request-id';
@@ -31,27 +21,16 @@ export function isFamilyOrigin(config: Config, origin: string): boolean {
   return config.familyOrigins.some((pattern) => originMatches(pattern, origin));
 }
 
-function rawPathOf(request: FastifyRequest): string {
-  const url = request.url;
-  const query = url.indexOf('?');
-  return query === -1 ? url : url.slice(0, query);
-}
-
 /**
- * The path that decides the class: the pattern of the route the router
- * matched, since the router decodes the path (`/api/%61uth/signin` reaches the
- * sign-in route and must be treated as one). Unmatched requests and the
- * preflight catch-all fall back to the decoded path.
+ * The CORS class that applies: the matched route's, or for the preflight
+ * catch-all the class of the route the preflight asks about.
  */
-function pathOf(request: FastifyRequest): string {
-  const route = request.routeOptions.url;
-  if (route !== undefined && route !== '*') return route;
-  const raw = rawPathOf(request);
-  try {
-    return decodeURIComponent(raw);
-  } catch {
-    return raw;
-  }
+function corsClassOf(app: FastifyInstance, request: FastifyRequest): CorsClass {
+  if (request.routeOptions.url !== '*') return policyOf(request).cors;
+  const path = decodedPathOf(request.url);
+  const asked = request.headers['access-control-request-method'];
+  const method = typeof asked === 'string' && asked !== '' ? asked.toUpperCase() : 'GET';
+  return (app.routePolicies.reachedBy(method, path) ?? unmatchedPolicy(path)).cors;
 }
 
 /** True when a state-changing request comes from a site other than `allowed`. */
@@ -82,7 +61,7 @@ export function registerCors(app: FastifyInstance, config: Config): void {
   // A callback hook, not an async one: it runs on every request, and a
   // promise per request is measurable on the cached /api/check path.
   app.addHook('onRequest', (request, reply, done) => {
-    const corsClass = corsClassOf(pathOf(request));
+    const corsClass = corsClassOf(app, request);
     const origin = request.headers.origin;
     if (corsClass === 'public') {
       reply.header('access-control-allow-origin', '*');
@@ -111,8 +90,9 @@ export function registerCors(app: FastifyInstance, config: Config): void {
     method: 'OPTIONS',
     url: '*',
     schema: { hide: true },
+    config: { policy: POLICY.unlimited },
     handler: async (request, reply) => {
-      const corsClass = corsClassOf(pathOf(request));
+      const corsClass = corsClassOf(app, request);
       const origin = request.headers.origin;
       const allowed =
         corsClass === 'public' ||

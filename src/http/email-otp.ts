@@ -10,6 +10,7 @@ import { wantsAdd } from './auth.js';
 import type { ServiceContext } from './context.js';
 import { errorResponses, SessionIssued } from './schemas.js';
 import { checkAddTarget, noStore, sessionBody, signInWithCookie } from './session.js';
+import { POLICY } from './policy.js';
 
 const StartBody = Type.Object({ email: Type.String({ minLength: 3, maxLength: 254 }) });
 const Started = Type.Object({
@@ -29,6 +30,7 @@ export function registerEmailOtpRoutes(app: FastifyInstance, context: ServiceCon
   app.post(
     '/api/auth/email-otp/start',
     {
+      config: { policy: { ...POLICY.familyCredential, extra: 'otp' } },
       schema: {
         tags: ['email-otp'],
         summary: 'Mail a 6-digit sign-in code (same answer whether or not an account exists)',
@@ -46,6 +48,7 @@ export function registerEmailOtpRoutes(app: FastifyInstance, context: ServiceCon
   app.post(
     '/api/auth/email-otp/verify',
     {
+      config: { policy: POLICY.familyCredential },
       schema: {
         tags: ['email-otp'],
         summary: 'Sign in with the mailed code',

@@ -4,15 +4,12 @@
  */
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { OcError, type ErrorCode } from '../errors.js';
-
-/** Attestation routes also carry `reasons`, the shape INTERFACE.md uses there. */
-function isAttestationRoute(url: string): boolean {
-  return /^\/api\/(check|verify|discover|attestations)(\/|\?|$)/.test(url);
-}
+import { policyOf } from './policy.js';
 
 function bodyFor(request: FastifyRequest, error: OcError): Record<string, unknown> {
   const body: Record<string, unknown> = error.toBody();
-  if (isAttestationRoute(request.url)) body.reasons = [error.code];
+  // Attestation routes also carry `reasons`, the shape INTERFACE.md uses there.
+  if (policyOf(request).errors === 'attestation') body.reasons = [error.code];
   return body;
 }
 

@@ -22,6 +22,7 @@ import { OcError } from '../errors.js';
 import type { ServiceContext } from './context.js';
 import { sendError } from './errors.js';
 import { errorResponses, Identity } from './schemas.js';
+import { POLICY } from './policy.js';
 
 const SUBJECT_FIELDS = {
   addr: Type.Optional(Type.String({ maxLength: 128, description: 'Bitcoin address (any network)' })),
@@ -193,6 +194,7 @@ export function registerLookupRoutes(app: FastifyInstance, context: ServiceConte
   app.get(
     '/api/check',
     {
+      config: { policy: POLICY.attestationRead },
       schema: {
         tags: ['attestation'],
         summary: 'Check a subject against thresholds (newest verifying attestation on the relays; cached)',
@@ -237,6 +239,7 @@ export function registerLookupRoutes(app: FastifyInstance, context: ServiceConte
   app.get(
     '/api/discover',
     {
+      config: { policy: POLICY.attestationRead },
       schema: {
         tags: ['attestation'],
         summary: 'List the attestation envelopes of a subject found on the relays (not cached)',
@@ -264,6 +267,7 @@ export function registerLookupRoutes(app: FastifyInstance, context: ServiceConte
   app.post(
     '/api/attestations',
     {
+      config: { policy: POLICY.attestationWrite },
       schema: {
         tags: ['attestation'],
         summary: 'Publish a wallet-signed attestation to the relays',

@@ -9,6 +9,7 @@ import swaggerUi from '@fastify/swagger-ui';
 import type { FastifyInstance } from 'fastify';
 import type { Config } from '../config.js';
 import { Account, ErrorBody, RosterEntry } from './schemas.js';
+import { POLICY } from './policy.js';
 
 export const OPENAPI_TAGS = [
   { name: 'auth', description: 'Session cookie, JWKS, me, sign-in, logout, switch, account' },
@@ -55,7 +56,7 @@ export async function registerOpenApi(app: FastifyInstance, config: Config, vers
     staticCSP: true,
   });
 
-  app.get('/api/openapi', { schema: { hide: true } }, async (_request, reply) => {
+  app.get('/api/openapi', { config: { policy: POLICY.publicRead }, schema: { hide: true } }, async (_request, reply) => {
     reply.header('cache-control', 'public, max-age=300');
     return app.swagger();
   });

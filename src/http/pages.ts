@@ -22,6 +22,7 @@ import { OcError } from '../errors.js';
 import { checkReturnTo } from '../signin/oauth-return-to.js';
 import type { ServiceContext } from './context.js';
 import { currentSession } from './session.js';
+import { POLICY } from './policy.js';
 
 /** The policy of every page answer: same-origin scripts, styles and fetches only. */
 export const PAGE_CSP =
@@ -121,7 +122,7 @@ function firstQueryValue(request: FastifyRequest, name: string): string | undefi
 export function registerPageRoutes(app: FastifyInstance, context: ServiceContext, files: PageFiles = loadPageFiles()): void {
   const isFamily = (origin: string) => context.isFamilyOrigin(origin);
 
-  app.get('/signin', { schema: { hide: true } }, async (request, reply) => {
+  app.get('/signin', { config: { policy: POLICY.unlimited }, schema: { hide: true } }, async (request, reply) => {
     // The same rule the provider start applies (PROTOCOL.md §6): a path, or a
     // URL of the family. A refused value is dropped and the page says so;
     // the page's scripts only ever read the value rendered here.
@@ -148,12 +149,12 @@ export function registerPageRoutes(app: FastifyInstance, context: ServiceContext
 
   // The service's front door, and where a provider sign-in without
   // return_to lands: the account page (which sends strangers to /signin).
-  app.get('/', { schema: { hide: true } }, async (_request, reply) => {
+  app.get('/', { config: { policy: POLICY.unlimited }, schema: { hide: true } }, async (_request, reply) => {
     securityHeaders(reply).header('cache-control', 'no-store');
     return reply.code(302).header('location', '/account').send();
   });
 
-  app.get('/account', { schema: { hide: true } }, async (request, reply) => {
+  app.get('/account', { config: { policy: POLICY.unlimited }, schema: { hide: true } }, async (request, reply) => {
     // Server-side first; the page also goes to /signin when /me answers 401.
     if ((await currentSession(context, request)) === null) {
       securityHeaders(reply).header('cache-control', 'no-store');
@@ -162,7 +163,7 @@ export function registerPageRoutes(app: FastifyInstance, context: ServiceContext
     return sendPage(reply, files.account);
   });
 
-  app.get('/assets/:file', { schema: { hide: true } }, async (request, reply) => {
+  app.get('/assets/:file', { config: { policy: POLICY.unlimited }, schema: { hide: true } }, async (request, reply) => {
     const { file } = request.params as { file: string };
     const asset = files.assets.get(file);
     if (asset === undefined) throw new OcError('not_found', 'assets: no such file');

@@ -12,6 +12,7 @@ import { isProviderError, OAUTH_STATE_COOKIE_NAME, type ProviderSignIn } from '.
 import type { ServiceContext } from './context.js';
 import { errorResponses } from './schemas.js';
 import { checkAddTarget, clearSessionCookie, noStore, signInWithCookie } from './session.js';
+import { POLICY } from './policy.js';
 
 const ProviderParams = Type.Object({ provider: Type.String({ pattern: '^[a-z0-9][a-z0-9-]{0,31}$' }) });
 const StartQuery = Type.Object({
@@ -47,7 +48,7 @@ function redirect(reply: FastifyReply, location: string): FastifyReply {
 export function registerProviderRoutes(app: FastifyInstance, context: ServiceContext): void {
   app.get(
     '/api/auth/providers',
-    { schema: { tags: ['oauth'], summary: 'The configured identity providers, for sign-in buttons', response: { 200: Providers, ...errorResponses(429) } } },
+    { config: { policy: POLICY.familyRead }, schema: { tags: ['oauth'], summary: 'The configured identity providers, for sign-in buttons', response: { 200: Providers, ...errorResponses(429) } } },
     async (_request, reply) => {
       reply.header('cache-control', 'public, max-age=60');
       return { providers: context.providers.list() };
@@ -57,6 +58,7 @@ export function registerProviderRoutes(app: FastifyInstance, context: ServiceCon
   app.get(
     '/api/auth/:provider/start',
     {
+      config: { policy: POLICY.family },
       schema: {
         tags: ['oauth'],
         summary: 'Redirect to the provider (authorization code with PKCE, state and nonce)',
@@ -87,6 +89,7 @@ export function registerProviderRoutes(app: FastifyInstance, context: ServiceCon
   app.get(
     '/api/auth/:provider/callback',
     {
+      config: { policy: POLICY.family },
       schema: {
         tags: ['oauth'],
         summary: 'The provider returns here; sets oc_session and redirects to return_to, or to /signin?oauth_error=<code>',

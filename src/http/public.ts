@@ -9,6 +9,7 @@ import type { FamilyStats, Store } from '../storage/index.js';
 import type { EventCounter } from '../stats/counter.js';
 import type { ServiceContext } from './context.js';
 import { errorResponses } from './schemas.js';
+import { POLICY } from './policy.js';
 
 /** PROTOCOL.md §6: "cached 60 s". */
 export const FAMILY_STATS_TTL_MS = 60_000;
@@ -72,6 +73,7 @@ export function registerPublicRoutes(app: FastifyInstance, context: ServiceConte
   app.get(
     '/api/family-stats',
     {
+      config: { policy: POLICY.publicRead },
       schema: {
         tags: ['public'],
         summary: 'Family-wide aggregate statistics (no authentication, cached 60 s)',
@@ -90,6 +92,7 @@ export function registerPublicRoutes(app: FastifyInstance, context: ServiceConte
   app.post(
     '/api/contact',
     {
+      config: { policy: { ...POLICY.sameOrigin, extra: 'contact' } },
       schema: {
         tags: ['forms'],
         summary: 'Relay a contact-form message to the operators (same origin only)',

@@ -3,10 +3,11 @@
  * Limits), as an onRequest hook registered before the routes, plus a
  * preHandler for the one limit that needs the parsed body.
  *
- * - Classes are decided on the matched route pattern and method, not on the
- *   raw path: the router decodes percent-escapes, so `/api/%61uth/signin`
- *   reaches the sign-in route and must count as auth. Requests that match no
- *   route are classed by their path.
+ * - Each route declares its class, its extra limits and its behaviour with
+ *   the limit store down in its policy (src/http/policy.ts); the hook reads
+ *   the policy of the route the router matched, so `/api/%61uth/signin`
+ *   counts as the sign-in route it reaches. Requests that match no route get
+ *   the policy of their path.
  * - read (default 60/min): /api/check, /api/verify, /api/discover,
  *   GET /api/challenge, /api/family-stats, /api/auth/me,
  *   /api/auth/providers, JWKS, /api/openapi, and any other /api/* path that
@@ -41,9 +42,9 @@ import type { Config } from '../config.js';
 import { OcError } from '../errors.js';
 import type { FailureMode, RateDecision, ResilientLimiter } from '../limits/index.js';
 import { sendError } from './errors.js';
+import { policyOf, type RoutePolicy } from './policy.js';
 
 export type LimitName = 'read' | 'auth' | 'otp_ip' | 'otp_email' | 'otp_address' | 'contact';
-export type LimitClass = 'read' | 'auth';
 
 interface LimitSpec {
   readonly name: LimitName;
@@ -67,38 +68,6 @@ const HOUR = 3_600_000;
 /** Seconds a client is asked to wait while the shared limit store is unreachable. */
 export const STORE_DOWN_RETRY_AFTER_SECONDS = 5;
 
-const OTP_START = '/api/auth/email-otp/start';
-const CONTACT = '/api/contact';
-
-const READ_ROUTES = new Set([
-  '/api/check',
-  '/api/verify',
-  '/api/discover',
-  '/api/family-stats',
-  '/api/auth/me',
-  '/api/auth/providers',
-  '/api/auth/jwks',
-  '/.well-known/jwks.json',
-  '/api/openapi',
-]);
-
-/**
- * Auth-class routes that stay closed while Redis is unreachable: those that
- * check a credential or send mail (src/limits/resilient.ts).
- */
-const CLOSED_ROUTES = /^\/api\/(auth\/(signin|sudo|email-otp\/|link\/)|connect\/provision$|contact$)/;
-
-/** The class of a route pattern (or, for a request that matched none, its path); undefined when not limited. */
-export function limitClassOf(method: string, route: string): LimitClass | undefined {
-  if (method === 'OPTIONS') return undefined;
-  if (READ_ROUTES.has(route)) return 'read';
-  if (route === '/api/challenge') return method === 'GET' || method === 'HEAD' ? 'read' : 'auth';
-  if (route.startsWith('/api/auth/') || route === '/api/attestations' || route === CONTACT) return 'auth';
-  if (route === '/api/connect' || route.startsWith('/api/connect/')) return 'auth';
-  if (route.startsWith('/api/')) return 'read';
-  return undefined;
-}
-
 /** The counting key of a client address: IPv4 as is, IPv6 by its /64. */
 export function clientKey(ip: string): string {
   if (!ip.includes(':')) return ip;
@@ -112,11 +81,6 @@ export function clientKey(ip: string): string {
     .slice(0, 4)
     .map((group) => group.toLowerCase().replace(/^0+(?=.)/, ''))
     .join(':')}::/64`;
-}
-
-function pathOf(url: string): string {
-  const query = url.indexOf('?');
-  return query === -1 ? url : url.slice(0, query);
 }
 
 /** Picks the decision a client should see: a refusal over an allowance, then the fewest remaining. */
@@ -167,20 +131,18 @@ export function registerRateLimits(app: FastifyInstance, config: Config, limiter
   const on = (spec: LimitSpec): boolean => spec.limit > 0;
   if (![read, auth, otpIp, otpEmail, otpAddress, contact].some(on)) return;
 
-  // Rules per method and route pattern, decided once (the hook is on every
-  // request). Only matched patterns are kept, so the map is as small as the route table.
-  const rules = new Map<string, RouteRule | null>();
-  function ruleOf(method: string, route: string): RouteRule | null {
-    const cacheKey = `${method} ${route}`;
-    let rule = rules.get(cacheKey);
+  // The rule of each policy, decided once: the hook is on every request, and
+  // there are as few policies as presets.
+  const rules = new Map<RoutePolicy, RouteRule | null>();
+  function ruleOf(policy: RoutePolicy): RouteRule | null {
+    let rule = rules.get(policy);
     if (rule !== undefined) return rule;
-    const limitClass = limitClassOf(method, route);
-    const perIp = limitClass === undefined ? [] : [limitClass === 'read' ? read : auth];
-    if (method === 'POST' && route === OTP_START) perIp.push(otpIp);
-    if (method === 'POST' && route === CONTACT) perIp.push(contact);
+    const perIp = policy.limit === null ? [] : [policy.limit === 'read' ? read : auth];
+    if (policy.extra === 'otp') perIp.push(otpIp);
+    if (policy.extra === 'contact') perIp.push(contact);
     const active = perIp.filter(on);
-    rule = active.length === 0 ? null : { perIp: active, mode: CLOSED_ROUTES.test(route) ? 'closed' : 'open' };
-    rules.set(cacheKey, rule);
+    rule = active.length === 0 ? null : { perIp: active, mode: policy.storeDown };
+    rules.set(policy, rule);
     return rule;
   }
 
@@ -218,7 +180,7 @@ export function registerRateLimits(app: FastifyInstance, config: Config, limiter
       setHeaders(reply, outcome);
       // A hook that replies does not call done (Fastify "Respond to a request from a hook").
       if (!outcome.decision.allowed) return void refuse(request, reply, outcome, events);
-      if (request.routeOptions.url === OTP_START) appliedOf.set(request, outcome);
+      if (policyOf(request).extra === 'otp') appliedOf.set(request, outcome);
     }
     done();
   }
@@ -226,8 +188,7 @@ export function registerRateLimits(app: FastifyInstance, config: Config, limiter
   // A callback hook, not an async one: with the in-memory limiter the whole
   // check runs without a promise (PERFORMANCE.md: this is on every request).
   app.addHook('onRequest', (request, reply, done) => {
-    const route = request.routeOptions.url;
-    const rule = route === undefined ? ruleOfUnmatched(request) : ruleOf(request.method, route);
+    const rule = ruleOf(policyOf(request));
     if (rule === null) return done();
     const outcome = evaluate(request, reply, rule, clientKey(request.ip), 0, undefined);
     if (outcome instanceof Promise) {
@@ -237,20 +198,12 @@ export function registerRateLimits(app: FastifyInstance, config: Config, limiter
     conclude(request, reply, outcome, done);
   });
 
-  function ruleOfUnmatched(request: FastifyRequest): RouteRule | null {
-    const path = pathOf(request.url);
-    const limitClass = limitClassOf(request.method, path);
-    if (limitClass === undefined) return null;
-    const spec = limitClass === 'read' ? read : auth;
-    return on(spec) ? { perIp: [spec], mode: 'open' } : null;
-  }
-
   if (!on(otpEmail) && !on(otpAddress)) return;
   // Per address: the body is parsed and validated by now (INTERFACE.md: `{email}`).
   // First per address and client, then the ceiling per address, which only
   // starts that passed the first are counted against.
   app.addHook('preHandler', async (request, reply) => {
-    if (request.method !== 'POST' || request.routeOptions.url !== OTP_START) return;
+    if (policyOf(request).extra !== 'otp') return;
     const email = (request.body as { email?: unknown } | undefined)?.email;
     if (typeof email !== 'string') return;
     const addressKey = createHash('sha256').update(email.trim().toLowerCase()).digest('hex');
