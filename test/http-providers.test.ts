@@ -96,6 +96,31 @@ describe('OpenID Connect sign-in', () => {
     expect(me.body.roster.map((entry: { did_oc: string }) => entry.did_oc)).toEqual([btc.body.account.did_oc]);
   });
 
+  it('drops a provider name the account edit would refuse, and signs in without one', async () => {
+    const browser = new Browser(app);
+    op.setAccount({ sub: 'user-rlo', email: 'rlo@example.org', emailVerified: true, name: 'Alice\u202Egnp.exe' });
+    const { callback } = await providerSignIn(browser, 'acme');
+    expect(callback.status).toBe(302);
+    const me = await browser.me();
+    expect(me.body.account.display_name).toBeNull();
+    const edit = await browser.request('PATCH', '/api/auth/account', { display_name: 'Alice\u202Egnp.exe' });
+    expect(edit.status).toBe(400);
+  });
+
+  it('cuts a long provider name at 64 characters without splitting an emoji', async () => {
+    const browser = new Browser(app);
+    // 63 letters, then a family emoji (one grapheme of 5 code points joined by ZWJ), then more.
+    const name = `${'a'.repeat(63)}\u{1F468}\u200D\u{1F469}\u200D\u{1F467} and more`;
+    op.setAccount({ sub: 'user-long', email: 'long@example.org', emailVerified: true, name });
+    await providerSignIn(browser, 'acme');
+    const me = await browser.me();
+    expect(me.body.account.display_name).toBe('a'.repeat(63));
+    op.setAccount({ sub: 'user-emoji', email: 'emoji@example.org', emailVerified: true, name: `${'b'.repeat(62)}\u{1F44B}\u{1F3FD}xyz` });
+    const other = new Browser(app);
+    await providerSignIn(other, 'acme');
+    expect((await other.me()).body.account.display_name).toBe(`${'b'.repeat(62)}\u{1F44B}\u{1F3FD}`);
+  });
+
   it('a replayed callback is refused with oauth_error=state_mismatch', async () => {
     const browser = new Browser(app);
     const { stateCookie, callbackPath } = await providerSignIn(browser, 'acme');

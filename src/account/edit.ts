@@ -20,7 +20,7 @@
  */
 import { OcError } from '../errors.js';
 import type { AccountPatch, AccountRecord, DisplayIdentityKind, IdentityRecord, Store } from '../storage/index.js';
-import { cleanDisplayText } from './display-text.js';
+import { cleanDisplayText, codePointLength } from './display-text.js';
 
 /** Display names are at most 64 characters. */
 export const MAX_DISPLAY_NAME_LENGTH = 64;
@@ -78,4 +78,30 @@ export async function editAccount(store: Store, account: AccountRecord, input: A
   const updated = await store.updateAccount(account.id, patch, nowMs);
   if (updated === null) throw new OcError('not_authenticated', 'account: the account no longer exists');
   return updated;
+}
+
+const graphemes = new Intl.Segmenter('und', { granularity: 'grapheme' });
+
+/**
+ * A provider's name for a new account's `display_name`, under the edit
+ * route's rules: cut to {@link MAX_DISPLAY_NAME_LENGTH} code points at a
+ * grapheme boundary (never inside an emoji or before a combining mark), and
+ * null when the edit route would refuse it (control, line-break or
+ * bidirectional-override characters, or nothing left after trimming). A
+ * refused name is dropped, not repaired: the person can set one later.
+ */
+export function displayNameFromProvider(name: string): string | null {
+  let cut = '';
+  let length = 0;
+  for (const { segment } of graphemes.segment(name.normalize('NFC').trim())) {
+    const size = codePointLength(segment);
+    if (length + size > MAX_DISPLAY_NAME_LENGTH) break;
+    cut += segment;
+    length += size;
+  }
+  try {
+    return cleanDisplayText('display_name', cut, MAX_DISPLAY_NAME_LENGTH);
+  } catch {
+    return null;
+  }
 }

@@ -1,9 +1,13 @@
 /**
- * The signed-in account managing itself (PROTOCOL.md §2, §6): step-up,
+ * Accounts (PROTOCOL.md §2, §6): the end of every sign-in (identity to
+ * account to session), and the signed-in account managing itself: step-up,
  * linked identities (link, dual-proof transfer, unlink) and account edit.
  */
+export { accountForIdentity } from './accounts.js';
+export { AccountService, type AccountChange, type AccountServiceDeps, type ProviderProfile } from './service.js';
+export { SignInService, type CompleteSignIn, type SignInServiceDeps, type SignInTarget } from './sign-in.js';
 export { codePointLength, cleanDisplayText } from './display-text.js';
-export { DISPLAY_IDENTITY_KINDS, MAX_DISPLAY_NAME_LENGTH, accountPatchOf, editAccount } from './edit.js';
+export { DISPLAY_IDENTITY_KINDS, MAX_DISPLAY_NAME_LENGTH, accountPatchOf, displayNameFromProvider, editAccount } from './edit.js';
 export type { AccountEditInput } from './edit.js';
 export { identityView, linkIdentity, listIdentityViews, unlinkIdentity } from './linking.js';
 export type { IdentityView, LinkInput, LinkOutcome } from './linking.js';

@@ -26,7 +26,7 @@
 import { OcError } from '../errors.js';
 import { normalizeEmail } from '../mail/address.js';
 import { didOf } from '../session/accounts.js';
-import { accountForIdentity } from '../signin/accounts.js';
+import { accountForIdentity } from '../account/accounts.js';
 import type { ConnectAppRecord, Store } from '../storage/index.js';
 
 export const MAX_CONNECT_USER_ID_LENGTH = 256;

@@ -7,20 +7,7 @@
  */
 import { Type, type Static } from 'typebox';
 import type { FastifyInstance, FastifyReply } from 'fastify';
-import {
-  editAccount,
-  linkIdentity,
-  listIdentityViews,
-  proofFromFields,
-  proveAccountAgain,
-  proveIdentity,
-  requireFreshSudo,
-  unlinkIdentity,
-  type ProofCheckers,
-  type ProvenIdentity,
-} from '../account/index.js';
-import type { Authenticated } from '../session/service.js';
-import { isAllowedAudience } from './auth.js';
+import { proofFromFields, type AccountChange } from '../account/index.js';
 import type { ServiceContext } from './context.js';
 import { errorResponses, SessionIssued } from './schemas.js';
 import { noStore, requireSession, sessionBody, setSessionCookie } from './session.js';
@@ -104,28 +91,10 @@ const AccountWithIdentities = Type.Object({
 const SESSION = [{ cookieAuth: [] }];
 
 export function registerAccountRoutes(app: FastifyInstance, context: ServiceContext): void {
-  /** The proof checkers of one request: the challenge rules at this instant (PROTOCOL.md §5), e-mail codes (§6). */
-  const checkers = (): ProofCheckers => ({
-    challenge: {
-      secret: context.serverSecret,
-      now: context.now(),
-      network: context.config.bitcoinNetwork,
-      isAllowedAudience: (audience) => isAllowedAudience(context, audience),
-      nonces: context.nonces,
-    },
-    emailCodes: context.emailCodes,
-  });
-
-  /** Links a proven identity, re-mints (the account view may have changed) and answers with the identities. */
-  async function link(current: Authenticated, identity: ProvenIdentity, confirmTransfer: boolean, reply: FastifyReply) {
-    const outcome = await linkIdentity(context.store, { account: current.account, identity, confirmTransfer, nowMs: context.now().getTime() });
-    const issued = await context.sessions.remint(current.session);
-    setSessionCookie(context, reply, issued);
-    return {
-      ...sessionBody(issued),
-      identities: await listIdentityViews(context.store, outcome.account.id),
-      ...(outcome.status === 'merged' ? { merged: outcome.merged } : {}),
-    };
+  /** Sets the re-minted cookie and answers with the identities (and the merged account, after a transfer). */
+  function changed(change: AccountChange, reply: FastifyReply) {
+    setSessionCookie(context, reply, change.issued);
+    return { ...sessionBody(change.issued), identities: change.identities, ...(change.merged ? { merged: change.merged } : {}) };
   }
 
   app.post(
@@ -146,10 +115,7 @@ export function registerAccountRoutes(app: FastifyInstance, context: ServiceCont
     },
     async (request, reply) => {
       const current = await requireSession(context, request);
-      const proof = proofFromFields(request.body as Static<typeof SudoBody>);
-      await proveAccountAgain(context.store, current.account, proof, checkers());
-      const nowMs = context.now().getTime();
-      const issued = await context.sessions.remint(current.session, { sudo_at: nowMs, step_up_at: nowMs });
+      const issued = await context.accounts.stepUp(current, proofFromFields(request.body as Static<typeof SudoBody>));
       setSessionCookie(context, reply, issued);
       return sessionBody(issued);
     },
@@ -169,7 +135,7 @@ export function registerAccountRoutes(app: FastifyInstance, context: ServiceCont
     async (request, reply) => {
       const current = await requireSession(context, request);
       noStore(reply);
-      return { ok: true, identities: await listIdentityViews(context.store, current.account.id) };
+      return { ok: true, identities: await context.accounts.identities(current.account.id) };
     },
   );
 
@@ -192,14 +158,9 @@ export function registerAccountRoutes(app: FastifyInstance, context: ServiceCont
     },
     async (request, reply) => {
       const current = await requireSession(context, request);
-      requireFreshSudo(current.session, context.now().getTime());
       const body = request.body as Static<typeof LinkBtcBody>;
-      const identity = await proveIdentity(
-        { kind: 'btc', message: body.message, signature: body.signature, nonce: body.nonce, address: body.address, scheme: body.scheme },
-        'link',
-        checkers(),
-      );
-      return link(current, identity, body.confirm_transfer === true, reply);
+      const proof = { kind: 'btc', message: body.message, signature: body.signature, nonce: body.nonce, address: body.address, scheme: body.scheme } as const;
+      return changed(await context.accounts.link(current, proof, body.confirm_transfer === true), reply);
     },
   );
 
@@ -219,10 +180,9 @@ export function registerAccountRoutes(app: FastifyInstance, context: ServiceCont
     },
     async (request, reply) => {
       const current = await requireSession(context, request);
-      requireFreshSudo(current.session, context.now().getTime());
       const body = request.body as Static<typeof LinkEmailBody>;
-      const identity = await proveIdentity({ kind: 'email', email: body.email, code: body.code, token: body.token }, 'link', checkers());
-      return link(current, identity, body.confirm_transfer === true, reply);
+      const proof = { kind: 'email', email: body.email, code: body.code, token: body.token } as const;
+      return changed(await context.accounts.link(current, proof, body.confirm_transfer === true), reply);
     },
   );
 
@@ -241,13 +201,7 @@ export function registerAccountRoutes(app: FastifyInstance, context: ServiceCont
     },
     async (request, reply) => {
       const current = await requireSession(context, request);
-      const nowMs = context.now().getTime();
-      requireFreshSudo(current.session, nowMs);
-      await unlinkIdentity(context.store, current.account.id, (request.query as Static<typeof UnlinkQuery>).id, nowMs, current.session.jti);
-      // The primary address or display identity may have changed with it.
-      const issued = await context.sessions.remint(current.session);
-      setSessionCookie(context, reply, issued);
-      return { ...sessionBody(issued), identities: await listIdentityViews(context.store, current.account.id) };
+      return changed(await context.accounts.unlink(current, (request.query as Static<typeof UnlinkQuery>).id), reply);
     },
   );
 
@@ -266,8 +220,7 @@ export function registerAccountRoutes(app: FastifyInstance, context: ServiceCont
     },
     async (request, reply) => {
       const current = await requireSession(context, request);
-      await editAccount(context.store, current.account, request.body as Static<typeof AccountEditBody>, context.now().getTime());
-      const issued = await context.sessions.remint(current.session);
+      const issued = await context.accounts.edit(current, request.body as Static<typeof AccountEditBody>);
       setSessionCookie(context, reply, issued);
       return sessionBody(issued);
     },

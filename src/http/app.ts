@@ -10,7 +10,8 @@ import type { Config } from '../config.js';
 import { createEsploraClient, type ChainSource } from '../chain/index.js';
 import { bytesToHex, hexToBytes } from '@noble/hashes/utils.js';
 import { generateSecretKey } from 'nostr-tools/pure';
-import { isFamilyOrigin } from './cors.js';
+import { originRules } from '../signin/origins.js';
+import { AccountService, SignInService, type ProofCheckers } from '../account/index.js';
 import { openStore, type Store } from '../storage/index.js';
 import { loadKeyRing, loadServerSecret } from '../session/keystore.js';
 import type { KeyRing } from '../session/keys.js';
@@ -230,6 +231,7 @@ export async function buildApp(config: Config, deps: AppDeps = {}): Promise<Fast
     clearInterval(refreshKeys);
     clearInterval(purge);
   });
+  const origins = originRules(config);
   const sessions: SessionService = new MeteredSessionService({ store, keys: () => keyRing, issuer: config.publicUrl, now }, (method) =>
     metrics.signIns.inc([method]),
   );
@@ -251,7 +253,7 @@ export async function buildApp(config: Config, deps: AppDeps = {}): Promise<Fast
     ...(deps.fetch ? { fetch: deps.fetch } : {}),
     ...(deps.githubAuthBase ? { githubAuthBase: deps.githubAuthBase } : {}),
     ...(deps.githubApiBase ? { githubApiBase: deps.githubApiBase } : {}),
-    isAllowedReturnTo: (origin) => isFamilyOrigin(config, origin),
+    isAllowedReturnTo: (origin) => origins.isFamilyOrigin(origin),
     // The state is single-use across instances: the same table as challenge nonces.
     consumeOnce: (stateId, expiresAt) => nonces.consume(`oauth:${stateId}`, expiresAt.getTime()),
   });
@@ -289,6 +291,14 @@ export async function buildApp(config: Config, deps: AppDeps = {}): Promise<Fast
     secretKey: nostrSecretKey,
   });
 
+  // The proof checkers at this instant: challenge rules (docs/protocol.md §5) and e-mail codes (§6).
+  const checkers = (): ProofCheckers => ({
+    challenge: { secret: serverSecret, now: now(), network: config.bitcoinNetwork, isAllowedAudience: origins.isAllowedAudience, nonces },
+    emailCodes,
+  });
+  const accounts = new AccountService({ store, sessions, checkers, now });
+  const signIn = new SignInService({ store, sessions, accounts, checkers, now });
+
   const context: ServiceContext = {
     config,
     now,
@@ -307,7 +317,9 @@ export async function buildApp(config: Config, deps: AppDeps = {}): Promise<Fast
     providers,
     contact,
     attestCounter,
-    isFamilyOrigin: (origin) => isFamilyOrigin(config, origin),
+    origins,
+    accounts,
+    signIn,
     readiness: async () => {
       const checks: Record<string, string> = { config: 'ok', keys: keysReady ? 'ok' : 'key ring reload failing' };
       try {

@@ -6,11 +6,8 @@
 import { Type, type Static } from 'typebox';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { OcError } from '../errors.js';
-import { proveAddress } from '../signin/bip322-signin.js';
-import { accountForIdentity } from '../signin/accounts.js';
 import type { ServiceContext } from './context.js';
 import {
-  checkAddTarget,
   clearSessionCookie,
   currentSession,
   noStore,
@@ -19,7 +16,7 @@ import {
   requireSession,
   sessionBody,
   setSessionCookie,
-  signInWithCookie,
+  signInTarget,
 } from './session.js';
 import { errorResponses, SessionIssued, StringEnum } from './schemas.js';
 import { POLICY } from './policy.js';
@@ -58,18 +55,6 @@ const Jwks = Type.Object({ keys: Type.Array(PublicJwk) });
 
 export function wantsAdd(query: { add?: string | undefined }, bodyAdd: boolean | undefined): boolean {
   return query.add === '1' || query.add === 'true' || bodyAdd === true;
-}
-
-/** The audience of a login challenge must be a family origin or PUBLIC_URL (PROTOCOL.md §5). */
-export function isAllowedAudience(context: ServiceContext, audience: string): boolean {
-  if (audience === context.config.publicUrl) return true;
-  let origin: string;
-  try {
-    origin = new URL(audience).origin;
-  } catch {
-    return false;
-  }
-  return context.isFamilyOrigin(origin);
 }
 
 export function registerAuthRoutes(app: FastifyInstance, context: ServiceContext): void {
@@ -124,10 +109,8 @@ export function registerAuthRoutes(app: FastifyInstance, context: ServiceContext
       const query = request.query as Static<typeof AddQuery>;
       const nonce = body.nonce ?? body.expectedNonce;
       if (nonce === undefined) throw new OcError('bad_request', 'body.nonce: required (or expectedNonce)');
-      const add = wantsAdd(query, body.add);
-      await checkAddTarget(context, request, add);
-      const now = context.now();
-      const address = await proveAddress(
+      const target = await signInTarget(context, request, wantsAdd(query, body.add));
+      const issued = await context.signIn.withAddress(
         {
           message: body.message,
           signature: body.signature,
@@ -137,18 +120,9 @@ export function registerAuthRoutes(app: FastifyInstance, context: ServiceContext
           expectedAudience: body.expectedAudience,
           expectedPurpose: body.expectedPurpose,
         },
-        'login',
-        {
-          secret: context.serverSecret,
-          now,
-          network: context.config.bitcoinNetwork,
-          isAllowedAudience: (audience) => isAllowedAudience(context, audience),
-          nonces: context.nonces,
-        },
+        target,
       );
-      const identity = { kind: 'btc', value: address } as const;
-      const { account } = await accountForIdentity(context.store, identity, now.getTime());
-      const issued = await signInWithCookie(context, request, reply, { accountId: account.id, method: 'bip322', add, identity });
+      setSessionCookie(context, reply, issued);
       return sessionBody(issued);
     },
   );

@@ -15,6 +15,8 @@ import type { EmailCodeService } from '../signin/email-code.js';
 import type { ProviderRegistry } from '../signin/providers.js';
 import type { ContactRelay } from '../forms/index.js';
 import type { EventCounter } from '../stats/counter.js';
+import type { AccountService, SignInService } from '../account/index.js';
+import type { OriginRules } from '../signin/origins.js';
 
 export interface ServiceContext {
   readonly config: Config;
@@ -37,7 +39,12 @@ export interface ServiceContext {
   readonly nonces: NonceGuard;
   /** The current key ring (reloaded periodically so rotations reach every instance). */
   keyRing(): KeyRing;
-  isFamilyOrigin(origin: string): boolean;
+  /** Family origins and challenge audiences (src/signin/origins.ts). */
+  readonly origins: OriginRules;
+  /** Step-up, link, unlink, edit (src/account/service.ts). */
+  readonly accounts: AccountService;
+  /** The end of every sign-in: identity to account to session (src/account/sign-in.ts). */
+  readonly signIn: SignInService;
   readonly mailer: Mailer;
   /** E-mail one-time codes (PROTOCOL.md §6). */
   readonly emailCodes: EmailCodeService;

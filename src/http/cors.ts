@@ -9,7 +9,8 @@
  * - `same-origin` routes (/api/contact) accept posts only from this service's own origin.
  */
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import { originMatches, type Config } from '../config.js';
+import type { Config } from '../config.js';
+import { originRules } from '../signin/origins.js';
 import { OcError } from '../errors.js';
 import { sendError } from './errors.js';
 import { decodedPathOf, policyOf, POLICY, unmatchedPolicy, type CorsClass } from './policy.js';
@@ -17,9 +18,6 @@ import { decodedPathOf, policyOf, POLICY, unmatchedPolicy, type CorsClass } from
 const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
 const ALLOWED_HEADERS = 'content-type, authorization, x-request-id';
 
-export function isFamilyOrigin(config: Config, origin: string): boolean {
-  return config.familyOrigins.some((pattern) => originMatches(pattern, origin));
-}
 
 /**
  * The CORS class that applies: the matched route's, or for the preflight
@@ -58,6 +56,7 @@ function provenSameOrigin(request: FastifyRequest, ownOrigin: string): boolean {
 }
 
 export function registerCors(app: FastifyInstance, config: Config): void {
+  const { isFamilyOrigin } = originRules(config);
   // A callback hook, not an async one: it runs on every request, and a
   // promise per request is measurable on the cached /api/check path.
   app.addHook('onRequest', (request, reply, done) => {
@@ -66,12 +65,12 @@ export function registerCors(app: FastifyInstance, config: Config): void {
     if (corsClass === 'public') {
       reply.header('access-control-allow-origin', '*');
     } else if (corsClass === 'family') {
-      if (typeof origin === 'string' && isFamilyOrigin(config, origin)) {
+      if (typeof origin === 'string' && isFamilyOrigin(origin)) {
         reply.header('access-control-allow-origin', origin);
         reply.header('access-control-allow-credentials', 'true');
       }
       reply.header('vary', 'Origin');
-      if (crossSite(request, (candidate) => isFamilyOrigin(config, candidate))) {
+      if (crossSite(request, (candidate) => isFamilyOrigin(candidate))) {
         // A hook that replies does not call done.
         sendError(request, reply, new OcError('cross_site', 'request: cross-site requests are refused'));
         return;
@@ -96,7 +95,7 @@ export function registerCors(app: FastifyInstance, config: Config): void {
       const origin = request.headers.origin;
       const allowed =
         corsClass === 'public' ||
-        (corsClass === 'family' && typeof origin === 'string' && isFamilyOrigin(config, origin));
+        (corsClass === 'family' && typeof origin === 'string' && isFamilyOrigin(origin));
       if (allowed) {
         reply.header('access-control-allow-methods', 'GET, POST, PATCH, DELETE, OPTIONS');
         reply.header('access-control-allow-headers', ALLOWED_HEADERS);

@@ -5,11 +5,10 @@
  */
 import { Type, type Static } from 'typebox';
 import type { FastifyInstance } from 'fastify';
-import { accountForIdentity } from '../signin/accounts.js';
 import { wantsAdd } from './auth.js';
 import type { ServiceContext } from './context.js';
 import { errorResponses, SessionIssued } from './schemas.js';
-import { checkAddTarget, noStore, sessionBody, signInWithCookie } from './session.js';
+import { noStore, sessionBody, setSessionCookie, signInTarget } from './session.js';
 import { POLICY } from './policy.js';
 
 const StartBody = Type.Object({ email: Type.String({ minLength: 3, maxLength: 254 }) });
@@ -60,11 +59,9 @@ export function registerEmailOtpRoutes(app: FastifyInstance, context: ServiceCon
     async (request, reply) => {
       const body = request.body as Static<typeof VerifyBody>;
       const add = wantsAdd(request.query as Static<typeof AddQuery>, body.add);
-      await checkAddTarget(context, request, add);
-      const { email } = await context.emailCodes.verify(body.email, body.code, body.token);
-      const identity = { kind: 'email', value: email } as const;
-      const { account } = await accountForIdentity(context.store, identity, context.now().getTime());
-      return sessionBody(await signInWithCookie(context, request, reply, { accountId: account.id, method: 'email_otp', add, identity }));
+      const issued = await context.signIn.withEmailCode(body, await signInTarget(context, request, add));
+      setSessionCookie(context, reply, issued);
+      return sessionBody(issued);
     },
   );
 }

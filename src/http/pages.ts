@@ -120,7 +120,7 @@ function firstQueryValue(request: FastifyRequest, name: string): string | undefi
 }
 
 export function registerPageRoutes(app: FastifyInstance, context: ServiceContext, files: PageFiles = loadPageFiles()): void {
-  const isFamily = (origin: string) => context.isFamilyOrigin(origin);
+  const isFamily = (origin: string) => context.origins.isFamilyOrigin(origin);
 
   app.get('/signin', { config: { policy: POLICY.unlimited }, schema: { hide: true } }, async (request, reply) => {
     // The same rule the provider start applies (PROTOCOL.md §6): a path, or a

@@ -7,11 +7,11 @@
 import { Type, type Static } from 'typebox';
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import { isOcError, OcError } from '../errors.js';
-import { accountForIdentity } from '../signin/accounts.js';
 import { isProviderError, OAUTH_STATE_COOKIE_NAME, type ProviderSignIn } from '../signin/providers.js';
 import type { ServiceContext } from './context.js';
 import { errorResponses } from './schemas.js';
-import { checkAddTarget, clearSessionCookie, noStore, signInWithCookie } from './session.js';
+import { clearSessionCookie, noStore, setSessionCookie, signInTarget } from './session.js';
+import type { SignInTarget } from '../account/index.js';
 import { POLICY } from './policy.js';
 
 const ProviderParams = Type.Object({ provider: Type.String({ pattern: '^[a-z0-9][a-z0-9-]{0,31}$' }) });
@@ -116,8 +116,9 @@ export function registerProviderRoutes(app: FastifyInstance, context: ServiceCon
       }
       // With add, the roster to join must be this browser's own
       // (session/roster-binding.ts); checked before an account is made.
+      let target: SignInTarget;
       try {
-        await checkAddTarget(context, request, result.add);
+        target = await signInTarget(context, request, result.add);
       } catch (error) {
         if (!(isOcError(error) && error.code === 'ambiguous_session')) throw error;
         clearSessionCookie(context, reply);
@@ -127,19 +128,8 @@ export function registerProviderRoutes(app: FastifyInstance, context: ServiceCon
       // not be sent, no row may be left behind. checkReturnTo already made it
       // ASCII; a value that is not (a state sealed by an older version) goes home.
       const location = HEADER_SAFE.test(result.returnTo) ? result.returnTo : '/';
-      const nowMs = context.now().getTime();
-      const identity = { kind: 'oauth', value: `${result.provider}:${result.subject}` } as const;
-      const { account, created } = await accountForIdentity(context.store, identity, nowMs);
-      if (created) {
-        // A new federated account starts with what the provider vouched for:
-        // its name, and its verified e-mail when no other account holds it.
-        if (result.name) await context.store.updateAccount(account.id, { display_name: result.name.trim().slice(0, 64) }, nowMs);
-        if (result.email && result.emailVerified) {
-          await context.store.addIdentity({ account_id: account.id, kind: 'email', value: result.email.toLowerCase(), verified: true, created_at: nowMs });
-        }
-      }
       // Fastify appends Set-Cookie headers: the spent state's, then the session's.
-      await signInWithCookie(context, request, reply, { accountId: account.id, method: `oauth:${result.provider}`, add: result.add, identity });
+      setSessionCookie(context, reply, await context.signIn.withProvider(result, target.current));
       return redirect(reply, location);
     },
   );

@@ -15,8 +15,8 @@ import {
 } from '../session/cookie.js';
 import { isRosterBinding, rosterBinding } from '../session/roster-binding.js';
 import { MAX_TOKEN_LENGTH } from '../session/jwt.js';
-import type { Authenticated, IssuedSession, SigningMethod } from '../session/service.js';
-import type { IdentityKind } from '../storage/index.js';
+import type { SignInTarget } from '../account/index.js';
+import type { Authenticated, IssuedSession } from '../session/service.js';
 import type { ServiceContext } from './context.js';
 
 const BEARER = /^Bearer ([A-Za-z0-9_.-]+)$/;
@@ -78,27 +78,13 @@ export function clearSessionCookie(context: ServiceContext, reply: FastifyReply)
 }
 
 /**
- * The start of a sign-in with `add`: the roster it would join must be this
- * browser's own, checked before the proof is consumed or an account is made,
- * so a refused request (`ambiguous_session`) costs the person nothing.
+ * Where a sign-in goes: with `add`, into the roster of the caller's session.
+ * Call it before the proof is checked: the roster must be this browser's own,
+ * and a refused request (`ambiguous_session`) must not have consumed the
+ * proof or made an account.
  */
-export async function checkAddTarget(context: ServiceContext, request: FastifyRequest, add: boolean): Promise<void> {
-  if (add) await currentSession(context, request);
-}
-
-/**
- * The end of every sign-in path (BIP-322, e-mail code, provider): the account
- * signed in, into the caller's roster with `add`, and the cookie set.
- */
-export async function signInWithCookie(
-  context: ServiceContext,
-  request: FastifyRequest,
-  reply: FastifyReply,
-  input: { accountId: string; method: SigningMethod; add: boolean; identity: { kind: IdentityKind; value: string } },
-): Promise<IssuedSession> {
-  const issued = await context.sessions.signIn({ ...input, current: input.add ? await currentSession(context, request) : null });
-  setSessionCookie(context, reply, issued);
-  return issued;
+export async function signInTarget(context: ServiceContext, request: FastifyRequest, add: boolean): Promise<SignInTarget> {
+  return { add, current: add ? await currentSession(context, request) : null };
 }
 
 /** The body every successful sign-in, switch or re-mint answers (PROTOCOL.md §3). */

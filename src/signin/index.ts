@@ -21,7 +21,6 @@ export type {
   ParsedChallenge,
 } from './challenge.js';
 export { proveAddress, type ChallengeProofContext, type ChallengeProofInput, type NonceGuard } from './bip322-signin.js';
-export { accountForIdentity, type ProvenIdentity } from './accounts.js';
 export { createEmailCodeService, type EmailCodeService } from './email-code.js';
 export {
   createProviderRegistry,

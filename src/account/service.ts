@@ -1,0 +1,106 @@
+/**
+ * Every change an account makes to itself (docs/protocol.md §2, §6): step-up,
+ * listing its identities, linking one (and the merge a confirmed transfer
+ * is), unlinking one, and editing the display fields. Each change that can
+ * alter what the JWT says ends in a re-minted session, so the routes only
+ * set the cookie and answer.
+ */
+import type { Authenticated, IssuedSession, SessionService } from '../session/service.js';
+import type { AccountRecord, Store } from '../storage/index.js';
+import { displayNameFromProvider, editAccount, type AccountEditInput } from './edit.js';
+import { linkIdentity, listIdentityViews, unlinkIdentity, type IdentityView } from './linking.js';
+import { proveAccountAgain, proveIdentity, requireFreshSudo, type AddressProof, type EmailProof, type IdentityProof, type ProofCheckers } from './step-up.js';
+
+export interface AccountServiceDeps {
+  readonly store: Store;
+  readonly sessions: Pick<SessionService, 'remint'>;
+  /** The proof checkers at this instant: challenge rules (docs/protocol.md §5) and e-mail codes (§6). */
+  readonly checkers: () => ProofCheckers;
+  readonly now: () => Date;
+}
+
+/** A change that re-minted the session, with the identities as they are afterwards. */
+export interface AccountChange {
+  readonly issued: IssuedSession;
+  readonly identities: IdentityView[];
+  /** Set when a confirmed transfer merged another account into this one. */
+  readonly merged?: { readonly did_oc: string };
+}
+
+/** What a provider vouched for about a person who signs in for the first time. */
+export interface ProviderProfile {
+  readonly name?: string | undefined;
+  readonly email?: string | undefined;
+  readonly emailVerified?: boolean | undefined;
+}
+
+export class AccountService {
+  readonly #deps: AccountServiceDeps;
+
+  constructor(deps: AccountServiceDeps) {
+    this.#deps = deps;
+  }
+
+  #nowMs(): number {
+    return this.#deps.now().getTime();
+  }
+
+  identities(accountId: string): Promise<IdentityView[]> {
+    return listIdentityViews(this.#deps.store, accountId);
+  }
+
+  /** Proves the active account again and opens its 5-minute step-up window (docs/protocol.md §6). */
+  async stepUp(current: Authenticated, proof: IdentityProof): Promise<IssuedSession> {
+    await proveAccountAgain(this.#deps.store, current.account, proof, this.#deps.checkers());
+    const nowMs = this.#nowMs();
+    return this.#deps.sessions.remint(current.session, { sudo_at: nowMs, step_up_at: nowMs });
+  }
+
+  /**
+   * Links the identity `proof` proves (purpose `link`); with `confirmTransfer`
+   * an identity of another account merges that account into this one.
+   * Needs a fresh step-up; checked before the proof is consumed.
+   */
+  async link(current: Authenticated, proof: AddressProof | EmailProof, confirmTransfer: boolean): Promise<AccountChange> {
+    requireFreshSudo(current.session, this.#nowMs());
+    const identity = await proveIdentity(proof, 'link', this.#deps.checkers());
+    const outcome = await linkIdentity(this.#deps.store, { account: current.account, identity, confirmTransfer, nowMs: this.#nowMs() });
+    const issued = await this.#deps.sessions.remint(current.session);
+    return {
+      issued,
+      identities: await this.identities(outcome.account.id),
+      ...(outcome.status === 'merged' ? { merged: outcome.merged } : {}),
+    };
+  }
+
+  /** Unlinks one identity of the active account; needs a fresh step-up. */
+  async unlink(current: Authenticated, identityId: string): Promise<AccountChange> {
+    const nowMs = this.#nowMs();
+    requireFreshSudo(current.session, nowMs);
+    await unlinkIdentity(this.#deps.store, current.account.id, identityId, nowMs, current.session.jti);
+    // The primary address or display identity may have changed with it.
+    const issued = await this.#deps.sessions.remint(current.session);
+    return { issued, identities: await this.identities(current.account.id) };
+  }
+
+  /** Edits the display name and display identity; the re-minted JWT carries them. */
+  async edit(current: Authenticated, input: AccountEditInput): Promise<IssuedSession> {
+    await editAccount(this.#deps.store, current.account, input, this.#nowMs());
+    return this.#deps.sessions.remint(current.session);
+  }
+
+  /**
+   * A new account starts with what its provider vouched for: the name, under
+   * the same rules as an edit (a name the edit route refuses is dropped, a
+   * long one is cut at a character boundary), and the verified e-mail when
+   * no other account holds it.
+   */
+  async adoptProviderProfile(account: AccountRecord, profile: ProviderProfile): Promise<void> {
+    const nowMs = this.#nowMs();
+    const name = profile.name === undefined ? null : displayNameFromProvider(profile.name);
+    if (name !== null) await this.#deps.store.updateAccount(account.id, { display_name: name }, nowMs);
+    if (profile.email && profile.emailVerified) {
+      await this.#deps.store.addIdentity({ account_id: account.id, kind: 'email', value: profile.email.toLowerCase(), verified: true, created_at: nowMs });
+    }
+  }
+}
