@@ -46,7 +46,10 @@ Usage:
 Configuration comes from the environment (see README "Configuration").
 Exit codes: 0 ok, 1 the work failed, 2 usage error, 78 bad configuration.`;
 
-class UsageError extends Error {}
+/** A command line the CLI does not understand: exit 2 with the usage text. */
+class UsageError extends Error {
+  readonly code = 'usage';
+}
 
 function out(line: string): void {
   process.stdout.write(`${line}\n`);

@@ -65,7 +65,9 @@ export interface Config {
   readonly logLevel: string;
 }
 
+/** A setting that cannot be used; the process exits 78 naming `variable` (docs/errors.md "Internal errors"). */
 export class ConfigError extends Error {
+  readonly code = 'bad_config';
   readonly variable: string;
   constructor(variable: string, message: string) {
     super(`config: ${variable} ${message}`);

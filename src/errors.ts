@@ -42,20 +42,24 @@ export class OcError extends Error {
   readonly code: ErrorCode;
   readonly status: number;
   readonly detail: string | undefined;
+  /** The verification codes behind an `invalid_challenge` (docs/errors.md), for clients to branch on instead of `detail`. */
+  readonly codes: readonly string[] | undefined;
 
-  constructor(code: ErrorCode, detail?: string, options?: { cause?: unknown }) {
+  constructor(code: ErrorCode, detail?: string, options?: { cause?: unknown; codes?: readonly string[] }) {
     super(detail ? `${code}: ${detail}` : code, options);
     this.name = 'OcError';
     this.code = code;
     this.status = ERROR_CODES[code];
     this.detail = detail;
+    this.codes = options?.codes;
   }
 
   /** The error body of PROTOCOL.md §4: both keys carry the code. */
-  toBody(): { ok: false; error: ErrorCode; reason: ErrorCode; detail?: string } {
-    return this.detail === undefined
-      ? { ok: false, error: this.code, reason: this.code }
-      : { ok: false, error: this.code, reason: this.code, detail: this.detail };
+  toBody(): { ok: false; error: ErrorCode; reason: ErrorCode; detail?: string; codes?: string[] } {
+    const body: { ok: false; error: ErrorCode; reason: ErrorCode; detail?: string; codes?: string[] } = { ok: false, error: this.code, reason: this.code };
+    if (this.detail !== undefined) body.detail = this.detail;
+    if (this.codes !== undefined) body.codes = [...this.codes];
+    return body;
   }
 }
 

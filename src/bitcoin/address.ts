@@ -27,6 +27,7 @@ export interface DecodedAddress {
 }
 
 export class AddressError extends Error {
+  readonly code = 'invalid_address';
   constructor(message: string) {
     super(`address: ${message}`);
     this.name = 'AddressError';
@@ -98,11 +99,13 @@ function decodeSegwit(address: string): DecodedAddress {
   const [first, second] = versionCharacter === 'q' ? [bech32, bech32m] : [bech32m, bech32];
   let decoded: { prefix: string; words: number[] };
   let isBech32m: boolean;
+  // BIP-173: all lowercase or all uppercase. Checked here rather than read
+  // from the decoder's error text, which is not an interface.
+  if (address !== address.toLowerCase() && address !== address.toUpperCase()) throw new AddressError('mixed case');
   try {
     decoded = first.decode(text);
     isBech32m = first === bech32m;
-  } catch (error) {
-    if (error instanceof Error && /mixed-case/i.test(error.message)) throw new AddressError('mixed case');
+  } catch {
     try {
       decoded = second.decode(text);
       isBech32m = second === bech32m;

@@ -145,6 +145,7 @@ export function decodeBase64Strict(text: string): Uint8Array | null {
 }
 
 export class ParseError extends Error {
+  readonly code = 'parse_error';
   constructor(message: string) {
     super(`bitcoin: ${message}`);
     this.name = 'ParseError';

@@ -49,6 +49,7 @@ export interface BaseFailure {
 
 /** Every Esplora base failed. The message names origins and reasons, never full URLs. */
 export class ChainUnavailableError extends Error {
+  readonly code = 'chain_unavailable';
   readonly failures: readonly BaseFailure[];
 
   constructor(failures: readonly BaseFailure[]) {
@@ -74,7 +75,9 @@ const MAX_MONEY_SATS = 2_100_000_000_000_000;
 const TXID_PATTERN = /^[0-9a-fA-F]{64}$/;
 
 /** A failure of one base, with a reason safe to show in logs. */
-class BaseError extends Error {}
+class BaseError extends Error {
+  readonly code = 'base_failed';
+}
 
 export function createEsploraClient(options: EsploraClientOptions): ChainSource {
   if (options.bases.length === 0) throw new TypeError('chain: at least one Esplora base is required');

@@ -8,6 +8,7 @@ import { Type, type Static } from 'typebox';
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import { isOcError, OcError } from '../errors.js';
 import { isProviderError, OAUTH_STATE_COOKIE_NAME, type ProviderSignIn } from '../signin/providers.js';
+import { oauthErrorLocation } from '../signin/oauth-errors.js';
 import type { ServiceContext } from './context.js';
 import { errorResponses } from './schemas.js';
 import { clearSessionCookie, noStore, setSessionCookie, signInTarget } from './session.js';
@@ -112,7 +113,7 @@ export function registerProviderRoutes(app: FastifyInstance, context: ServiceCon
       } catch (error) {
         if (!isProviderError(error)) throw error;
         request.log.info({ provider, code: error.code }, 'oauth: sign-in refused');
-        return redirect(reply, `/signin?oauth_error=${encodeURIComponent(error.code)}`);
+        return redirect(reply, oauthErrorLocation(error.code));
       }
       // With add, the roster to join must be this browser's own
       // (session/roster-binding.ts); checked before an account is made.
@@ -122,7 +123,7 @@ export function registerProviderRoutes(app: FastifyInstance, context: ServiceCon
       } catch (error) {
         if (!(isOcError(error) && error.code === 'ambiguous_session')) throw error;
         clearSessionCookie(context, reply);
-        return redirect(reply, '/signin?oauth_error=ambiguous_session');
+        return redirect(reply, oauthErrorLocation('ambiguous_session'));
       }
       // The Location value is settled before any session exists: if it could
       // not be sent, no row may be left behind. checkReturnTo already made it

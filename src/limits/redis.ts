@@ -42,12 +42,21 @@ return {1, math.floor((window - ahead) / interval + 1e-9), string.format('%.3f',
 `;
 const GCRA_SHA = createHash('sha1').update(GCRA_SCRIPT).digest('hex');
 
+/**
+ * The kind of a Redis error reply: RESP defines its first word as the error
+ * kind (`NOSCRIPT`, `WRONGTYPE`, …), a stable code, unlike the text after it.
+ */
+function redisErrorKind(error: unknown): string | undefined {
+  if (!(error instanceof Error) || error.name !== 'ReplyError') return undefined;
+  return /^[A-Z]+/.exec(error.message)?.[0];
+}
+
 /** EVALSHA, loading the script once with EVAL when the server does not know it yet. */
 async function runScript(redis: Redis, key: string, args: readonly (string | number)[]): Promise<unknown> {
   try {
     return await redis.evalsha(GCRA_SHA, 1, key, ...args);
   } catch (error) {
-    if (error instanceof Error && error.message.startsWith('NOSCRIPT')) return redis.eval(GCRA_SCRIPT, 1, key, ...args);
+    if (redisErrorKind(error) === 'NOSCRIPT') return redis.eval(GCRA_SCRIPT, 1, key, ...args);
     throw error;
   }
 }

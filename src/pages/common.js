@@ -69,7 +69,7 @@ const MESSAGES = {
   not_ready: 'The service is starting up. Please try again in a moment.',
 };
 
-/** The `detail` of a refused proof names the verification code (docs/errors.md). */
+/** The `codes` of a refused proof name the verification code (docs/errors.md). */
 const CHALLENGE_MESSAGES = {
   expired: 'The message to sign has expired. Get a new one and sign it again.',
   sig_invalid:
@@ -96,6 +96,17 @@ export const OAUTH_ERROR_MESSAGES = {
 };
 
 /**
+ * The verification code behind an `invalid_challenge` refusal (`codes[0]`), or null.
+ *
+ * @param {{body: any}} result
+ * @returns {string | null}
+ */
+export function challengeCodeOf(result) {
+  const codes = result.body && Array.isArray(result.body.codes) ? result.body.codes : [];
+  return typeof codes[0] === 'string' ? codes[0] : null;
+}
+
+/**
  * A sentence for a failed call.
  *
  * @param {{status: number, code: string | null, body: any}} result
@@ -104,10 +115,9 @@ export const OAUTH_ERROR_MESSAGES = {
 export function describeError(result, overrides = {}) {
   const code = result.code ?? 'internal_error';
   if (overrides[code]) return overrides[code];
-  const detail = result.body && typeof result.body.detail === 'string' ? result.body.detail : '';
   if (code === 'invalid_challenge') {
-    const verification = /(?:^|: )([a-z_]+)$/.exec(detail);
-    return (verification && CHALLENGE_MESSAGES[verification[1]]) || CHALLENGE_MESSAGES.sig_invalid;
+    const verification = challengeCodeOf(result);
+    return (verification && CHALLENGE_MESSAGES[verification]) || CHALLENGE_MESSAGES.sig_invalid;
   }
   if (code === 'rate_limited') {
     const seconds = Number(result.body && result.body.retry_after_seconds);

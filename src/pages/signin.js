@@ -11,6 +11,7 @@ import {
   accountName,
   api,
   busy,
+  challengeCodeOf,
   byId,
   copyText,
   describeError,
@@ -192,7 +193,7 @@ btcSignForm.addEventListener('submit', async (event) => {
       nonce: challenge.nonce,
     });
     if (signedIn.ok) return done();
-    const spent = signedIn.code === 'nonce_reused' || /expired$/.test(signedIn.body?.detail ?? '');
+    const spent = signedIn.code === 'nonce_reused' || challengeCodeOf(signedIn) === 'expired';
     if (spent) {
       // A used or expired message cannot be signed again: start over with a new one.
       resetBtc();

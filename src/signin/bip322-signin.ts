@@ -35,7 +35,7 @@ export interface ChallengeProofContext {
 }
 
 function refuse(code: string): OcError {
-  return new OcError('invalid_challenge', `challenge: ${code}`);
+  return new OcError('invalid_challenge', `challenge: ${code}`, { codes: [code] });
 }
 
 /**

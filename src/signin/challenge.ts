@@ -99,6 +99,8 @@ export interface CheckChallengeInput {
 }
 
 /** PROTOCOL.md §5 codes, in the order the checks run. */
+/** Why a challenge check failed; with the verification codes, what `invalid_challenge` carries in `codes` (docs/errors.md). */
+export const CHALLENGE_CODES: readonly string[] = ['decode_error', 'nonce_mismatch', 'expired', 'aud_mismatch', 'purpose_mismatch'];
 export type ChallengeFailureCode = 'decode_error' | 'nonce_mismatch' | 'expired' | 'aud_mismatch' | 'purpose_mismatch';
 
 export type ChallengeCheckResult =

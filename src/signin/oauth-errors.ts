@@ -26,6 +26,21 @@ export const PROVIDER_ERROR_CODES = [
 
 export type ProviderErrorCode = (typeof PROVIDER_ERROR_CODES)[number];
 
+/**
+ * Every `oauth_error` the callback can send a person back with: the provider
+ * failures, and `ambiguous_session` when the roster to join with `add` is not
+ * this browser's own. docs/errors.md lists them and the sign-in page has a
+ * sentence for each (test/errors.test.ts keeps the three equal).
+ */
+export const OAUTH_REDIRECT_CODES = [...PROVIDER_ERROR_CODES, 'ambiguous_session'] as const;
+
+export type OAuthRedirectCode = (typeof OAUTH_REDIRECT_CODES)[number];
+
+/** The sign-in page's address for a failed provider sign-in. */
+export function oauthErrorLocation(code: OAuthRedirectCode): string {
+  return `/signin?oauth_error=${code}`;
+}
+
 export class ProviderError extends Error {
   readonly code: ProviderErrorCode;
   /**
