@@ -13,6 +13,7 @@ import {
   expectSessionCookie,
   forEachEngine,
   type TimedBrowser,
+  useAuthHarness,
 } from './support/auth-harness.js';
 import { extractCode, startSmtpServer, type ReceivedMail, type TestSmtpServer } from './support/smtp-server.js';
 
@@ -26,13 +27,18 @@ function accountEdit(engine: 'sqlite' | 'postgres'): void {
 
   beforeAll(async () => {
     smtp = await startSmtpServer();
-    harness = await AuthHarness.open(engine);
-    app = await harness.app({ SMTP_URL: smtp.url, RATE_LIMIT_OTP_PER_HOUR: '0' });
   });
   afterAll(async () => {
-    await harness?.close();
     await smtp?.close();
   });
+  useAuthHarness(
+    engine,
+    (opened, built) => {
+      harness = opened;
+      app = built;
+    },
+    () => ({ SMTP_URL: smtp.url, RATE_LIMIT_OTP_PER_HOUR: '0' }),
+  );
 
   const browser = (origin?: string): TimedBrowser => harness.browser(app, origin);
 

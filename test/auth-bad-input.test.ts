@@ -7,12 +7,12 @@
 import { randomBytes } from 'node:crypto';
 import type { FastifyInstance } from 'fastify';
 import { SignJWT, generateKeyPair } from 'jose';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { signBip322 } from '../src/bitcoin/signer.js';
 import { mintSessionJwt } from '../src/session/jwt.js';
 import { loadKeyRing } from '../src/session/keystore.js';
 import { newWallet, type Reply } from './support/auth-client.js';
-import { AuthHarness, LOCAL_ORIGIN, decodeJwt, expectError, forEachEngine, type TimedBrowser } from './support/auth-harness.js';
+import { AuthHarness, LOCAL_ORIGIN, decodeJwt, expectError, forEachEngine, type TimedBrowser, useAuthHarness } from './support/auth-harness.js';
 import { DAY, SECOND } from './support/clock.js';
 
 const EVIL_ORIGIN = 'https://evil.example';
@@ -21,13 +21,13 @@ function badInputSuite(engine: 'sqlite' | 'postgres'): void {
   let harness: AuthHarness;
   let app: FastifyInstance;
 
-  beforeAll(async () => {
-    harness = await AuthHarness.open(engine);
-    app = await harness.app();
-  });
-  afterAll(async () => {
-    await harness?.close();
-  });
+  useAuthHarness(
+    engine,
+    (opened, built) => {
+      harness = opened;
+      app = built;
+    },
+  );
 
   const browser = (): TimedBrowser => harness.browser(app);
 

@@ -17,10 +17,10 @@ import {
   type JWK,
   type JWTPayload,
 } from 'jose';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { rotateSigningKey } from '../src/session/keystore.js';
 import { newWallet, type Reply } from './support/auth-client.js';
-import { AuthHarness, UUID_ANYWHERE, expectError, expectSessionCookie, forEachEngine, type TimedBrowser } from './support/auth-harness.js';
+import { AuthHarness, UUID_ANYWHERE, expectError, expectSessionCookie, forEachEngine, type TimedBrowser, useAuthHarness } from './support/auth-harness.js';
 import { DAY, HOUR } from './support/clock.js';
 
 const ISSUER = 'https://auth.example.com';
@@ -50,13 +50,14 @@ function consumerSuite(engine: 'sqlite' | 'postgres'): void {
   let harness: AuthHarness;
   let app: FastifyInstance;
 
-  beforeAll(async () => {
-    harness = await AuthHarness.open(engine);
-    app = await harness.app(FAMILY_ENV);
-  });
-  afterAll(async () => {
-    await harness?.close();
-  });
+  useAuthHarness(
+    engine,
+    (opened, built) => {
+      harness = opened;
+      app = built;
+    },
+    FAMILY_ENV,
+  );
 
   const browser = (on = app): TimedBrowser => harness.browser(on, CONSUMER_ORIGIN);
 

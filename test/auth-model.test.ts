@@ -12,7 +12,7 @@
  */
 import fc from 'fast-check';
 import type { FastifyInstance } from 'fastify';
-import { afterAll, beforeAll, expect, it } from 'vitest';
+import { expect, it } from 'vitest';
 import { newWallet, type Reply, type Wallet } from './support/auth-client.js';
 import {
   AuthHarness,
@@ -25,6 +25,7 @@ import {
   sorted,
   unknownDid,
   type TimedBrowser,
+  useAuthHarness,
 } from './support/auth-harness.js';
 import { DAY, HOUR, SECOND } from './support/clock.js';
 
@@ -304,13 +305,13 @@ function rosterModel(engine: 'sqlite' | 'postgres'): void {
   let harness: AuthHarness;
   let app: FastifyInstance;
 
-  beforeAll(async () => {
-    harness = await AuthHarness.open(engine);
-    app = await harness.app();
-  });
-  afterAll(async () => {
-    await harness?.close();
-  });
+  useAuthHarness(
+    engine,
+    (opened, built) => {
+      harness = opened;
+      app = built;
+    },
+  );
 
   const setup = (): { model: Model; real: Real } => ({
     model: { now: harness.clock.ms, active: null, members: new Map() },

@@ -5,9 +5,9 @@
  * `Promise.all`; on PostgreSQL they run on separate pooled connections.
  */
 import type { FastifyInstance } from 'fastify';
-import { afterAll, beforeAll, expect, it } from 'vitest';
+import { expect, it } from 'vitest';
 import { newWallet, type Reply, type Wallet } from './support/auth-client.js';
-import { AuthHarness, LOCAL_ORIGIN, forEachEngine, rosterDidsOf, sorted, type TimedBrowser } from './support/auth-harness.js';
+import { AuthHarness, LOCAL_ORIGIN, forEachEngine, rosterDidsOf, sorted, type TimedBrowser, useAuthHarness } from './support/auth-harness.js';
 
 interface Outcome {
   readonly status: number;
@@ -20,13 +20,13 @@ function racesSuite(engine: 'sqlite' | 'postgres'): void {
   let harness: AuthHarness;
   let app: FastifyInstance;
 
-  beforeAll(async () => {
-    harness = await AuthHarness.open(engine);
-    app = await harness.app();
-  });
-  afterAll(async () => {
-    await harness?.close();
-  });
+  useAuthHarness(
+    engine,
+    (opened, built) => {
+      harness = opened;
+      app = built;
+    },
+  );
 
   const browser = (): TimedBrowser => harness.browser(app);
 

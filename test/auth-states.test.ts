@@ -6,7 +6,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import type { FastifyInstance } from 'fastify';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { SESSION_LIFETIME_SECONDS, mintSessionJwt, tokenHash } from '../src/session/jwt.js';
 import { signLegacy } from '../src/bitcoin/signer.js';
 import { loadKeyRing } from '../src/session/keystore.js';
@@ -25,6 +25,7 @@ import {
   sorted,
   unknownDid,
   type TimedBrowser,
+  useAuthHarness,
 } from './support/auth-harness.js';
 import { DAY, HOUR, MINUTE, SECOND } from './support/clock.js';
 
@@ -42,13 +43,13 @@ function authStates(engine: 'sqlite' | 'postgres'): void {
   let harness: AuthHarness;
   let app: FastifyInstance;
 
-  beforeAll(async () => {
-    harness = await AuthHarness.open(engine);
-    app = await harness.app();
-  });
-  afterAll(async () => {
-    await harness?.close();
-  });
+  useAuthHarness(
+    engine,
+    (opened, built) => {
+      harness = opened;
+      app = built;
+    },
+  );
 
   const browser = (): TimedBrowser => harness.browser(app);
 

@@ -6,10 +6,10 @@
  */
 import { randomBytes } from 'node:crypto';
 import type { FastifyInstance } from 'fastify';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { signBip322, signLegacy } from '../src/bitcoin/signer.js';
 import { Browser, newWallet, type Reply, type Wallet } from './support/auth-client.js';
-import { AuthHarness, expectError, forEachEngine, LOCAL_ORIGIN, type TimedBrowser } from './support/auth-harness.js';
+import { AuthHarness, expectError, forEachEngine, LOCAL_ORIGIN, type TimedBrowser, useAuthHarness } from './support/auth-harness.js';
 import { CLOCK_START, SECOND } from './support/clock.js';
 
 const ACK = 'ack: I authorize this session under the OrangeCheck auth challenge.';
@@ -21,14 +21,14 @@ function challengeHttpSuite(engine: 'sqlite' | 'postgres'): void {
   let app: FastifyInstance;
   let client: TimedBrowser;
 
-  beforeAll(async () => {
-    harness = await AuthHarness.open(engine);
-    app = await harness.app();
-    client = harness.browser(app, 'https://shop.example.org');
-  });
-  afterAll(async () => {
-    await harness?.close();
-  });
+  useAuthHarness(
+    engine,
+    (opened, built) => {
+      harness = opened;
+      app = built;
+      client = harness.browser(app, 'https://shop.example.org');
+    },
+  );
 
   async function issue(wallet: Wallet, params: Record<string, string> = { audience: AUDIENCE, purpose: PURPOSE }): Promise<Reply> {
     const reply = await client.get(`/api/challenge?${new URLSearchParams({ addr: wallet.address, ...params })}`);

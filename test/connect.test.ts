@@ -4,10 +4,10 @@
  * `Authorization: Bearer <api_key>`, through HTTP on every engine.
  */
 import type { FastifyInstance, LightMyRequestResponse } from 'fastify';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { emailHintSetting } from '../src/connect/index.js';
 import { newWallet, type Reply } from './support/auth-client.js';
-import { AuthHarness, DID_FORMAT, expectError, forEachEngine, type TimedBrowser } from './support/auth-harness.js';
+import { AuthHarness, DID_FORMAT, expectError, forEachEngine, type TimedBrowser, useAuthHarness } from './support/auth-harness.js';
 
 const EVIL_ORIGIN = 'https://evil.example';
 const API_KEY_FORMAT = /^oc_live_[A-Za-z0-9_-]{43}$/;
@@ -16,13 +16,13 @@ function connect(engine: 'sqlite' | 'postgres'): void {
   let harness: AuthHarness;
   let app: FastifyInstance;
 
-  beforeAll(async () => {
-    harness = await AuthHarness.open(engine);
-    app = await harness.app();
-  });
-  afterAll(async () => {
-    await harness?.close();
-  });
+  useAuthHarness(
+    engine,
+    (opened, built) => {
+      harness = opened;
+      app = built;
+    },
+  );
 
   async function signedInBrowser(): Promise<TimedBrowser> {
     const client = harness.browser(app);

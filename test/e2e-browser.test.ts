@@ -16,7 +16,6 @@
  */
 import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync } from 'node:fs';
-import { createServer, type AddressInfo } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import type { FastifyInstance } from 'fastify';
 import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
@@ -28,6 +27,7 @@ import { PAGE_CSP } from '../src/http/pages.js';
 import { newWallet, type Wallet } from './support/auth-client.js';
 import { startOidcProvider, type TestOidcProvider } from './support/oidc-provider.js';
 import { extractCode, startSmtpServer, type TestSmtpServer } from './support/smtp-server.js';
+import { freePort } from './support/instances.js';
 
 const CHROMIUM_PATH = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 const HAVE_CHROMIUM = existsSync(CHROMIUM_PATH);
@@ -69,17 +69,6 @@ if (!HAVE_CHROMIUM && !IN_CI) {
   console.warn(`e2e-browser: skipped: ${CHROMIUM_PATH} is missing (run scripts/ensure-chromium.sh as root to install Debian's chromium)`);
 }
 
-/** A port that was free a moment ago: PUBLIC_URL must name it before the app is built. */
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const probe = createServer();
-    probe.once('error', reject);
-    probe.listen(0, '127.0.0.1', () => {
-      const { port } = probe.address() as AddressInfo;
-      probe.close(() => resolve(port));
-    });
-  });
-}
 
 // Under CI the browser suite must run: a missing Chromium is a failed test, not a skip.
 if (!HAVE_CHROMIUM && IN_CI) {

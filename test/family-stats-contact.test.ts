@@ -7,7 +7,7 @@ import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { testApp } from './support/app.js';
 import { Browser, newWallet, type Reply } from './support/auth-client.js';
-import { AuthHarness, expectError, forEachEngine, LOCAL_ORIGIN } from './support/auth-harness.js';
+import { AuthHarness, expectError, forEachEngine, LOCAL_ORIGIN, useAuthHarness } from './support/auth-harness.js';
 import { DAY, HOUR, SECOND } from './support/clock.js';
 import { startSmtpServer, type TestSmtpServer } from './support/smtp-server.js';
 
@@ -17,13 +17,13 @@ function familyStats(engine: 'sqlite' | 'postgres'): void {
   let harness: AuthHarness;
   let app: FastifyInstance;
 
-  beforeAll(async () => {
-    harness = await AuthHarness.open(engine);
-    app = await harness.app();
-  });
-  afterAll(async () => {
-    await harness?.close();
-  });
+  useAuthHarness(
+    engine,
+    (opened, built) => {
+      harness = opened;
+      app = built;
+    },
+  );
 
   async function stats(origin?: string): Promise<Reply> {
     const response = await app.inject({ method: 'GET', url: '/api/family-stats', headers: origin === undefined ? {} : { origin } });

@@ -8,9 +8,8 @@ import type { FastifyInstance } from 'fastify';
 import { generateSecretKey, type NostrEvent } from 'nostr-tools/pure';
 import { scoreV0 } from '../src/attest/index.js';
 import { addressFromPrivateKey } from '../src/bitcoin/signer.js';
-import { testApp } from './support/app.js';
 import { closedPortUrl, startEsploraFake, type EsploraFake } from './support/esplora-fake.js';
-import { startNostrRelay, type NostrRelay, type RelayMode } from './support/nostr-relay.js';
+import { useRelayHarness } from './support/relay-harness.js';
 import { attestationEvent, signAttestation } from './support/attestations.js';
 
 const NOW = new Date('2026-06-01T00:00:00Z');
@@ -42,23 +41,7 @@ function utxo(txid: string, value: number, ageDays: number) {
 
 let esplora: EsploraFake;
 let clock = NOW;
-const apps: FastifyInstance[] = [];
-const relaysStarted: NostrRelay[] = [];
-
-async function relays(...modes: RelayMode[]): Promise<NostrRelay[]> {
-  const started = await Promise.all(modes.map((mode) => startNostrRelay({ mode })));
-  relaysStarted.push(...started);
-  return started;
-}
-
-async function appOver(relayList: NostrRelay[], env: Record<string, string> = {}): Promise<FastifyInstance> {
-  const app = await testApp(
-    { ESPLORA_URLS: esplora.url, NOSTR_RELAYS: relayList.map((relay) => relay.url).join(','), ...env },
-    { now: () => clock, relayTimeoutMs: 400 },
-  );
-  apps.push(app);
-  return app;
-}
+const { relays, appOver } = useRelayHarness({ env: () => ({ ESPLORA_URLS: esplora.url }), deps: () => ({ now: () => clock }) });
 
 async function check(app: FastifyInstance, query: string) {
   const response = await app.inject({ method: 'GET', url: `/api/check?${query}` });
@@ -70,8 +53,6 @@ beforeAll(async () => {
 });
 afterEach(async () => {
   clock = NOW;
-  await Promise.all(apps.splice(0).map((app) => app.close()));
-  await Promise.all(relaysStarted.splice(0).map((relay) => relay.close()));
   esplora.setUtxos(alice, []);
   esplora.setUtxos(bob, []);
   esplora.resetRequests();
@@ -325,8 +306,7 @@ describe('GET /api/check: bad input is 400 bad_request', () => {
     ['min_days empty', `addr=${alice}&min_days=`],
   ];
   it.each(cases)('%s', async (_name, query) => {
-    const app = await testApp({}, { relayTimeoutMs: 400 });
-    apps.push(app);
+    const app = await appOver([]);
     const response = await check(app, query);
     expect(response.status).toBe(400);
     expect(response.body).toMatchObject({ ok: false, error: 'bad_request', reason: 'bad_request', reasons: ['bad_request'] });
@@ -336,8 +316,7 @@ describe('GET /api/check: bad input is 400 bad_request', () => {
 
 describe('OpenAPI', () => {
   it('documents the three routes under the attestation tag with their responses', async () => {
-    const app = await testApp({}, { relayTimeoutMs: 400 });
-    apps.push(app);
+    const app = await appOver([]);
     const document = (await app.inject({ method: 'GET', url: '/api/openapi' })).json();
     const check = document.paths['/api/check'].get;
     expect(check.tags).toEqual(['attestation']);

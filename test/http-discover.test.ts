@@ -7,8 +7,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import type { FastifyInstance } from 'fastify';
 import { generateSecretKey, type NostrEvent } from 'nostr-tools/pure';
 import { addressFromPrivateKey } from '../src/bitcoin/signer.js';
-import { testApp } from './support/app.js';
-import { startNostrRelay, type NostrRelay, type RelayMode } from './support/nostr-relay.js';
+import { useRelayHarness } from './support/relay-harness.js';
 import { attestationEvent, signAttestation } from './support/attestations.js';
 
 const NOW = new Date('2026-06-01T00:00:00Z');
@@ -31,20 +30,7 @@ function eventOf(attestation: Signed, createdAt = NOW): NostrEvent {
   return attestationEvent(attestation, { publisherKey, createdAt, relayHints: ['wss://relay.example.com'] });
 }
 
-const apps: FastifyInstance[] = [];
-const relaysStarted: NostrRelay[] = [];
-
-async function relays(...modes: RelayMode[]): Promise<NostrRelay[]> {
-  const started = await Promise.all(modes.map((mode) => startNostrRelay({ mode })));
-  relaysStarted.push(...started);
-  return started;
-}
-
-async function appOver(relayList: NostrRelay[]): Promise<FastifyInstance> {
-  const app = await testApp({ NOSTR_RELAYS: relayList.map((relay) => relay.url).join(',') }, { now: () => NOW, relayTimeoutMs: 400 });
-  apps.push(app);
-  return app;
-}
+const { relays, appOver } = useRelayHarness({ deps: () => ({ now: () => NOW }) });
 
 async function discover(app: FastifyInstance, query: string) {
   const response = await app.inject({ method: 'GET', url: `/api/discover?${query}` });
@@ -52,8 +38,6 @@ async function discover(app: FastifyInstance, query: string) {
 }
 
 afterEach(async () => {
-  await Promise.all(apps.splice(0).map((app) => app.close()));
-  await Promise.all(relaysStarted.splice(0).map((relay) => relay.close()));
 });
 
 describe('GET /api/discover', () => {
@@ -184,8 +168,7 @@ describe('GET /api/discover: bad input is 400 bad_request', () => {
     ['limit=1000', `addr=${alice}&limit=1000`],
   ];
   it.each(cases)('%s', async (_name, query) => {
-    const app = await testApp({}, { relayTimeoutMs: 400 });
-    apps.push(app);
+    const app = await appOver([]);
     const response = await discover(app, query);
     expect(response.status).toBe(400);
     expect(response.body).toMatchObject({ ok: false, error: 'bad_request', reasons: ['bad_request'] });

@@ -10,23 +10,26 @@ import { decodeJwt } from 'jose';
 import { extractCode, startSmtpServer, type TestSmtpServer } from './support/smtp-server.js';
 import { testApp } from './support/app.js';
 import { Browser, newWallet, type Reply } from './support/auth-client.js';
-import { AuthHarness, expectError, forEachEngine } from './support/auth-harness.js';
+import { expectError, forEachEngine, useAuthHarness } from './support/auth-harness.js';
 import type { TestEngine } from './support/databases.js';
 
 function emailOtpSuite(engine: TestEngine): void {
   let smtp: TestSmtpServer;
   let app: FastifyInstance;
-  let harness: AuthHarness;
 
   beforeAll(async () => {
     smtp = await startSmtpServer();
-    harness = await AuthHarness.open(engine);
-    app = await harness.app({ SMTP_URL: smtp.url, MAIL_FROM: 'oc-host <no-reply@localhost>' });
   });
   afterAll(async () => {
-    await harness?.close();
     await smtp?.close();
   });
+  useAuthHarness(
+    engine,
+    (_harness, built) => {
+      app = built;
+    },
+    () => ({ SMTP_URL: smtp.url, MAIL_FROM: 'oc-host <no-reply@localhost>' }),
+  );
 
   async function codeFor(browser: Browser, email: string): Promise<{ code: string; token: string }> {
     const before = smtp.messages().length;

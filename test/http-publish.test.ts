@@ -14,9 +14,9 @@ import { generateSecretKey, getPublicKey, verifyEvent, type NostrEvent } from 'n
 import { attestationId, buildAttestationMessage } from '../src/attest/index.js';
 import { addressFromPrivateKey, signBip322, signLegacy } from '../src/bitcoin/signer.js';
 import { publishFromFile } from '../src/cli/publish.js';
-import { testApp, testConfig } from './support/app.js';
+import { testConfig } from './support/app.js';
 import { startEsploraFake, type EsploraFake } from './support/esplora-fake.js';
-import { startNostrRelay, type NostrRelay, type RelayMode } from './support/nostr-relay.js';
+import { useRelayHarness } from './support/relay-harness.js';
 
 const NOW = new Date('2026-06-01T00:00:00Z');
 const nowSeconds = Math.floor(NOW.getTime() / 1000);
@@ -30,23 +30,7 @@ function attestation(forAddress: string, extensions: Record<string, string> = {}
 }
 
 let esplora: EsploraFake;
-const apps: FastifyInstance[] = [];
-const relaysStarted: NostrRelay[] = [];
-
-async function relays(...modes: RelayMode[]): Promise<NostrRelay[]> {
-  const started = await Promise.all(modes.map((mode) => startNostrRelay({ mode })));
-  relaysStarted.push(...started);
-  return started;
-}
-
-async function appOver(relayList: NostrRelay[], env: Record<string, string> = {}): Promise<FastifyInstance> {
-  const app = await testApp(
-    { ESPLORA_URLS: esplora.url, NOSTR_RELAYS: relayList.map((relay) => relay.url).join(','), ...env },
-    { now: () => NOW, relayTimeoutMs: 400, nostrSecretKey: serviceKey },
-  );
-  apps.push(app);
-  return app;
-}
+const { relays, appOver } = useRelayHarness({ env: () => ({ ESPLORA_URLS: esplora.url }), deps: () => ({ now: () => NOW, nostrSecretKey: serviceKey }) });
 
 async function publish(app: FastifyInstance, payload: Record<string, unknown>) {
   const response = await app.inject({ method: 'POST', url: '/api/attestations', payload });
@@ -60,8 +44,6 @@ beforeAll(async () => {
   ]);
 });
 afterEach(async () => {
-  await Promise.all(apps.splice(0).map((app) => app.close()));
-  await Promise.all(relaysStarted.splice(0).map((relay) => relay.close()));
   esplora.resetRequests();
 });
 afterAll(async () => {

@@ -9,9 +9,9 @@
  * engine.
  */
 import type { FastifyInstance } from 'fastify';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { Browser, newWallet, type Reply, type Wallet } from './support/auth-client.js';
-import { AuthHarness, expectError, forEachEngine, LOCAL_ORIGIN, rosterDidsOf } from './support/auth-harness.js';
+import { AuthHarness, expectError, forEachEngine, LOCAL_ORIGIN, rosterDidsOf, useAuthHarness } from './support/auth-harness.js';
 import { SECOND } from './support/clock.js';
 
 interface Holder {
@@ -33,13 +33,13 @@ function plantedCookiesSuite(engine: 'sqlite' | 'postgres'): void {
   let harness: AuthHarness;
   let app: FastifyInstance;
 
-  beforeAll(async () => {
-    harness = await AuthHarness.open(engine);
-    app = await harness.app();
-  });
-  afterAll(async () => {
-    await harness?.close();
-  });
+  useAuthHarness(
+    engine,
+    (opened, built) => {
+      harness = opened;
+      app = built;
+    },
+  );
 
   async function signIn(wallet: Wallet): Promise<Holder> {
     harness.clock.advance(SECOND);

@@ -5,7 +5,6 @@
  */
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -13,6 +12,7 @@ import { buildAttestationMessage } from '../src/attest/index.js';
 import { addressFromPrivateKey, signBip322 } from '../src/bitcoin/signer.js';
 import { startEsploraFake, type EsploraFake } from './support/esplora-fake.js';
 import { startNostrRelay } from './support/nostr-relay.js';
+import { freePort } from './support/instances.js';
 
 const root = new URL('..', import.meta.url).pathname;
 let dir: string;
@@ -24,16 +24,6 @@ afterAll(() => {
   rmSync(dir, { recursive: true, force: true });
 });
 
-async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.listen(0, '127.0.0.1', () => {
-      const port = (server.address() as { port: number }).port;
-      server.close(() => resolve(port));
-    });
-    server.on('error', reject);
-  });
-}
 
 function cli(args: string[], env: Record<string, string>): Promise<{ code: number; stdout: string; stderr: string }> {
   return new Promise((resolve) => {

@@ -5,13 +5,14 @@
  * /api/auth/account. Thin: a schema, the domain call (src/account), a reply.
  * Every answer carries the session, so none is cached (PROTOCOL.md §4).
  */
-import { Type, type Static } from 'typebox';
+import { Type } from 'typebox';
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import { proofFromFields, type AccountChange } from '../account/index.js';
 import type { ServiceContext } from './context.js';
 import { errorResponses, SessionIssued } from './schemas.js';
 import { noStore, requireSession, sessionBody, setSessionCookie } from './session.js';
 import { POLICY } from './policy.js';
+import { typed } from './schema-types.js';
 
 const CHALLENGE_FIELDS = {
   message: Type.String({ minLength: 1, maxLength: 4096, description: 'The challenge message from GET /api/challenge' }),
@@ -90,7 +91,8 @@ const AccountWithIdentities = Type.Object({
 
 const SESSION = [{ cookieAuth: [] }];
 
-export function registerAccountRoutes(app: FastifyInstance, context: ServiceContext): void {
+export function registerAccountRoutes(root: FastifyInstance, context: ServiceContext): void {
+  const app = typed(root);
   /** Sets the re-minted cookie and answers with the identities (and the merged account, after a transfer). */
   function changed(change: AccountChange, reply: FastifyReply) {
     setSessionCookie(context, reply, change.issued);
@@ -115,7 +117,7 @@ export function registerAccountRoutes(app: FastifyInstance, context: ServiceCont
     },
     async (request, reply) => {
       const current = await requireSession(context, request);
-      const issued = await context.accounts.stepUp(current, proofFromFields(request.body as Static<typeof SudoBody>));
+      const issued = await context.accounts.stepUp(current, proofFromFields(request.body));
       setSessionCookie(context, reply, issued);
       return sessionBody(issued);
     },
@@ -158,7 +160,7 @@ export function registerAccountRoutes(app: FastifyInstance, context: ServiceCont
     },
     async (request, reply) => {
       const current = await requireSession(context, request);
-      const body = request.body as Static<typeof LinkBtcBody>;
+      const body = request.body;
       const proof = { kind: 'btc', message: body.message, signature: body.signature, nonce: body.nonce, address: body.address, scheme: body.scheme } as const;
       return changed(await context.accounts.link(current, proof, body.confirm_transfer === true), reply);
     },
@@ -180,7 +182,7 @@ export function registerAccountRoutes(app: FastifyInstance, context: ServiceCont
     },
     async (request, reply) => {
       const current = await requireSession(context, request);
-      const body = request.body as Static<typeof LinkEmailBody>;
+      const body = request.body;
       const proof = { kind: 'email', email: body.email, code: body.code, token: body.token } as const;
       return changed(await context.accounts.link(current, proof, body.confirm_transfer === true), reply);
     },
@@ -201,7 +203,7 @@ export function registerAccountRoutes(app: FastifyInstance, context: ServiceCont
     },
     async (request, reply) => {
       const current = await requireSession(context, request);
-      return changed(await context.accounts.unlink(current, (request.query as Static<typeof UnlinkQuery>).id), reply);
+      return changed(await context.accounts.unlink(current, request.query.id), reply);
     },
   );
 
@@ -220,7 +222,7 @@ export function registerAccountRoutes(app: FastifyInstance, context: ServiceCont
     },
     async (request, reply) => {
       const current = await requireSession(context, request);
-      const issued = await context.accounts.edit(current, request.body as Static<typeof AccountEditBody>);
+      const issued = await context.accounts.edit(current, request.body);
       setSessionCookie(context, reply, issued);
       return sessionBody(issued);
     },

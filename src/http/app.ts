@@ -55,7 +55,7 @@ import { registerAccountRoutes } from './account.js';
 import { registerConnectRoutes } from './connect.js';
 import { registerPublicRoutes } from './public.js';
 import { registerPageRoutes } from './pages.js';
-import { registerAmbiguousSessionReset } from './session.js';
+import { registerSessions } from './session.js';
 import { createConnectService } from '../connect/index.js';
 
 export interface AppDeps {
@@ -362,7 +362,7 @@ export async function buildApp(config: Config, deps: AppDeps = {}): Promise<Fast
   // First: every route registered after this must declare its policy.
   requirePolicies(app, { '/api-explorer': POLICY.unlimited });
   registerErrorHandling(app);
-  registerAmbiguousSessionReset(app, context);
+  registerSessions(app, context);
   registerCors(app, config);
   // After CORS, so a 429 still carries Access-Control-Allow-Origin; before the routes (PROTOCOL.md §4).
   const rateLimiter = createResilientLimiter({

@@ -2,12 +2,13 @@
  * Attestation routes (INTERFACE.md "Attestation routes"). Thin: a schema, one
  * domain call, a reply.
  */
-import { Type, type Static } from 'typebox';
+import { Type } from 'typebox';
 import type { FastifyInstance } from 'fastify';
 import { verifyAttestation } from '../attest/index.js';
 import type { ServiceContext } from './context.js';
 import { errorResponses, Identity } from './schemas.js';
 import { POLICY } from './policy.js';
+import { typed } from './schema-types.js';
 
 const MAX_MESSAGE = 16_384;
 const MAX_SIGNATURE = 8_192;
@@ -35,7 +36,8 @@ export const VerifyResult = Type.Object({
   expires_at: Type.Optional(Type.String()),
 });
 
-export function registerAttestationRoutes(app: FastifyInstance, context: ServiceContext): void {
+export function registerAttestationRoutes(root: FastifyInstance, context: ServiceContext): void {
+  const app = typed(root);
   app.post(
     '/api/verify',
     {
@@ -48,7 +50,7 @@ export function registerAttestationRoutes(app: FastifyInstance, context: Service
       },
     },
     async (request, reply) => {
-      const body = request.body as Static<typeof VerifyBody>;
+      const body = request.body;
       const result = await verifyAttestation(
         { addr: body.addr, msg: body.msg, sig: body.sig, scheme: body.scheme, attestationId: body.attestation_id },
         {

@@ -3,8 +3,8 @@
  * JWKS, me, BIP-322 sign-in, logout, switch. Thin: a schema, one domain
  * call, a reply.
  */
-import { Type, type Static } from 'typebox';
-import type { FastifyInstance, FastifyRequest } from 'fastify';
+import { Type } from 'typebox';
+import type { FastifyInstance } from 'fastify';
 import { OcError } from '../errors.js';
 import type { ServiceContext } from './context.js';
 import {
@@ -20,6 +20,7 @@ import {
 } from './session.js';
 import { errorResponses, SessionIssued, StringEnum } from './schemas.js';
 import { POLICY } from './policy.js';
+import { typed } from './schema-types.js';
 
 const AddQuery = Type.Object({
   add: Type.Optional(Type.String({ enum: ['1', '0', 'true', 'false'], description: '`1` keeps the caller\'s roster (add an account)' })),
@@ -57,7 +58,8 @@ export function wantsAdd(query: { add?: string | undefined }, bodyAdd: boolean |
   return query.add === '1' || query.add === 'true' || bodyAdd === true;
 }
 
-export function registerAuthRoutes(app: FastifyInstance, context: ServiceContext): void {
+export function registerAuthRoutes(root: FastifyInstance, context: ServiceContext): void {
+  const app = typed(root);
   for (const url of ['/api/auth/jwks', '/.well-known/jwks.json']) {
     app.get(
       url,
@@ -105,8 +107,8 @@ export function registerAuthRoutes(app: FastifyInstance, context: ServiceContext
       },
     },
     async (request, reply) => {
-      const body = request.body as Static<typeof SignInBody>;
-      const query = request.query as Static<typeof AddQuery>;
+      const body = request.body;
+      const query = request.query;
       const nonce = body.nonce ?? body.expectedNonce;
       if (nonce === undefined) throw new OcError('bad_request', 'body.nonce: required (or expectedNonce)');
       const target = await signInTarget(context, request, wantsAdd(query, body.add));
@@ -148,8 +150,8 @@ export function registerAuthRoutes(app: FastifyInstance, context: ServiceContext
         },
       },
     },
-    async (request: FastifyRequest, reply) => {
-      const scope = (request.query as Static<typeof LogoutQuery>).scope ?? 'all';
+    async (request, reply) => {
+      const scope = request.query.scope ?? 'all';
       const current = await currentSession(context, request);
       if (!current) {
         // Whatever the browser held is not a live session: make sure it holds nothing.
@@ -184,7 +186,7 @@ export function registerAuthRoutes(app: FastifyInstance, context: ServiceContext
     },
     async (request, reply) => {
       const current = await requireSession(context, request);
-      const issued = await context.sessions.switchTo(current, (request.body as Static<typeof SwitchBody>).did_oc);
+      const issued = await context.sessions.switchTo(current, request.body.did_oc);
       setSessionCookie(context, reply, issued);
       return sessionBody(issued);
     },

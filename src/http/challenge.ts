@@ -3,7 +3,7 @@
  * PROTOCOL.md §5). It creates no session and touches no account; the caller
  * must prevent nonce replay.
  */
-import { Type, type Static } from 'typebox';
+import { Type } from 'typebox';
 import type { FastifyInstance } from 'fastify';
 import { addressMatchesNetwork, tryDecodeAddress, verifySignature } from '../bitcoin/index.js';
 import { OcError } from '../errors.js';
@@ -11,6 +11,7 @@ import { checkChallenge, issueChallenge, MAX_CHALLENGE_FIELD_LENGTH } from '../s
 import type { ServiceContext } from './context.js';
 import { errorResponses } from './schemas.js';
 import { POLICY } from './policy.js';
+import { typed } from './schema-types.js';
 
 const ChallengeQuery = Type.Object({
   addr: Type.String({ minLength: 1, maxLength: 128, description: 'Bitcoin address of the configured network' }),
@@ -42,7 +43,8 @@ const ChallengeOutcome = Type.Union([
   }),
 ]);
 
-export function registerChallengeRoutes(app: FastifyInstance, context: ServiceContext): void {
+export function registerChallengeRoutes(root: FastifyInstance, context: ServiceContext): void {
+  const app = typed(root);
   app.get(
     '/api/challenge',
     {
@@ -55,7 +57,7 @@ export function registerChallengeRoutes(app: FastifyInstance, context: ServiceCo
       },
     },
     async (request, reply) => {
-      const query = request.query as Static<typeof ChallengeQuery>;
+      const query = request.query;
       const decoded = tryDecodeAddress(query.addr);
       if (!decoded || !addressMatchesNetwork(decoded, context.config.bitcoinNetwork)) {
         throw new OcError('bad_request', `addr: not a valid ${context.config.bitcoinNetwork} Bitcoin address`);
@@ -84,7 +86,7 @@ export function registerChallengeRoutes(app: FastifyInstance, context: ServiceCo
       },
     },
     async (request, reply) => {
-      const body = request.body as Static<typeof ChallengeProof>;
+      const body = request.body;
       reply.header('cache-control', 'no-store');
       const checked = checkChallenge(
         { message: body.message, expectedNonce: body.expectedNonce, expectedAudience: body.expectedAudience, expectedPurpose: body.expectedPurpose },

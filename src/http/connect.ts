@@ -6,7 +6,7 @@
  * <api_key>`, no browser CORS). Thin: a schema, one call to the
  * ConnectService (src/connect), a reply.
  */
-import { Type, type Static } from 'typebox';
+import { Type } from 'typebox';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { ConnectService } from '../connect/index.js';
 import type { ConnectAppRecord } from '../storage/index.js';
@@ -14,6 +14,7 @@ import type { ServiceContext } from './context.js';
 import { errorResponses, NullableString } from './schemas.js';
 import { noStore, requireSession } from './session.js';
 import { POLICY } from './policy.js';
+import { typed } from './schema-types.js';
 
 const App = Type.Object({
   id: Type.String(),
@@ -44,7 +45,8 @@ const Provisioned = Type.Object({
 
 const SESSION = [{ cookieAuth: [] }];
 
-export function registerConnectRoutes(app: FastifyInstance, context: ServiceContext, connect: ConnectService): void {
+export function registerConnectRoutes(root: FastifyInstance, context: ServiceContext, connect: ConnectService): void {
+  const app = typed(root);
   /** The app whose key authenticated a provision request. */
   const integrators = new WeakMap<FastifyRequest, ConnectAppRecord>();
 
@@ -63,7 +65,7 @@ export function registerConnectRoutes(app: FastifyInstance, context: ServiceCont
     async (request, reply) => {
       const current = await requireSession(context, request);
       noStore(reply);
-      return { ok: true, ...(await connect.createApp(current.account.id, (request.body as Static<typeof CreateAppBody>).name)) };
+      return { ok: true, ...(await connect.createApp(current.account.id, request.body.name)) };
     },
   );
 
@@ -100,7 +102,7 @@ export function registerConnectRoutes(app: FastifyInstance, context: ServiceCont
     async (request, reply) => {
       const current = await requireSession(context, request);
       noStore(reply);
-      return { ok: true, ...(await connect.rotateKey(current.account.id, (request.params as Static<typeof AppParams>).id)) };
+      return { ok: true, ...(await connect.rotateKey(current.account.id, request.params.id)) };
     },
   );
 
@@ -119,7 +121,7 @@ export function registerConnectRoutes(app: FastifyInstance, context: ServiceCont
     async (request, reply) => {
       const current = await requireSession(context, request);
       noStore(reply);
-      await connect.deleteApp(current.account.id, (request.params as Static<typeof AppParams>).id);
+      await connect.deleteApp(current.account.id, request.params.id);
       return { ok: true };
     },
   );
@@ -149,7 +151,7 @@ export function registerConnectRoutes(app: FastifyInstance, context: ServiceCont
       const integrator = integrators.get(request);
       if (integrator === undefined) throw new Error('connect: the key hook did not run');
       reply.header('cache-control', 'no-store');
-      return { ok: true, ...(await connect.provision(integrator, request.body as Static<typeof ProvisionBody>)) };
+      return { ok: true, ...(await connect.provision(integrator, request.body)) };
     },
   );
 }

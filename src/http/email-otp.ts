@@ -3,13 +3,14 @@
  * PROTOCOL.md §6). It ends in the same cookie and roster behaviour as the
  * BIP-322 path.
  */
-import { Type, type Static } from 'typebox';
+import { Type } from 'typebox';
 import type { FastifyInstance } from 'fastify';
 import { wantsAdd } from './auth.js';
 import type { ServiceContext } from './context.js';
 import { errorResponses, SessionIssued } from './schemas.js';
 import { noStore, sessionBody, setSessionCookie, signInTarget } from './session.js';
 import { POLICY } from './policy.js';
+import { typed } from './schema-types.js';
 
 const StartBody = Type.Object({ email: Type.String({ minLength: 3, maxLength: 254 }) });
 const Started = Type.Object({
@@ -25,7 +26,8 @@ const VerifyBody = Type.Object({
 });
 const AddQuery = Type.Object({ add: Type.Optional(Type.String({ enum: ['1', '0', 'true', 'false'] })) });
 
-export function registerEmailOtpRoutes(app: FastifyInstance, context: ServiceContext): void {
+export function registerEmailOtpRoutes(root: FastifyInstance, context: ServiceContext): void {
+  const app = typed(root);
   app.post(
     '/api/auth/email-otp/start',
     {
@@ -38,7 +40,7 @@ export function registerEmailOtpRoutes(app: FastifyInstance, context: ServiceCon
       },
     },
     async (request, reply) => {
-      const started = await context.emailCodes.start((request.body as Static<typeof StartBody>).email);
+      const started = await context.emailCodes.start(request.body.email);
       noStore(reply);
       return { ok: true, token: started.token, expiresAt: started.expiresAt };
     },
@@ -57,8 +59,8 @@ export function registerEmailOtpRoutes(app: FastifyInstance, context: ServiceCon
       },
     },
     async (request, reply) => {
-      const body = request.body as Static<typeof VerifyBody>;
-      const add = wantsAdd(request.query as Static<typeof AddQuery>, body.add);
+      const body = request.body;
+      const add = wantsAdd(request.query, body.add);
       const issued = await context.signIn.withEmailCode(body, await signInTarget(context, request, add));
       setSessionCookie(context, reply, issued);
       return sessionBody(issued);

@@ -7,7 +7,7 @@
  * Query values arrive as strings: Ajv type coercion is off in this app, so
  * integers are matched by pattern and converted here.
  */
-import { Type, type Static } from 'typebox';
+import { Type } from 'typebox';
 import type { FastifyInstance } from 'fastify';
 import {
   checkResultBody,
@@ -23,6 +23,7 @@ import type { ServiceContext } from './context.js';
 import { sendError } from './errors.js';
 import { errorResponses, Identity } from './schemas.js';
 import { POLICY } from './policy.js';
+import { typed } from './schema-types.js';
 
 const SUBJECT_FIELDS = {
   addr: Type.Optional(Type.String({ maxLength: 128, description: 'Bitcoin address (any network)' })),
@@ -185,7 +186,8 @@ function createSubjectReader(): (query: SubjectQuery) => CheckSubject {
   };
 }
 
-export function registerLookupRoutes(app: FastifyInstance, context: ServiceContext): void {
+export function registerLookupRoutes(root: FastifyInstance, context: ServiceContext): void {
+  const app = typed(root);
   const lookup = context.attestationLookup;
   const publisher = context.attestationPublisher;
   const subjectOf = createSubjectReader();
@@ -209,7 +211,7 @@ export function registerLookupRoutes(app: FastifyInstance, context: ServiceConte
       },
     },
     async (request, reply) => {
-      const query = request.query as Static<typeof CheckQuery>;
+      const query = request.query;
       const subject = subjectOf(query);
       const thresholds = {
         minSats: query.min_sats === undefined ? 0 : Number(query.min_sats),
@@ -252,7 +254,7 @@ export function registerLookupRoutes(app: FastifyInstance, context: ServiceConte
       },
     },
     async (request, reply) => {
-      const query = request.query as Static<typeof DiscoverQuery>;
+      const query = request.query;
       const subject = subjectOf(query);
       const limit = query.limit === undefined ? DISCOVER_DEFAULT_LIMIT : Number(query.limit);
       if (limit < 1 || limit > DISCOVER_MAX_LIMIT) {
@@ -281,7 +283,7 @@ export function registerLookupRoutes(app: FastifyInstance, context: ServiceConte
       },
     },
     async (request, reply) => {
-      const body = request.body as Static<typeof PublishBody>;
+      const body = request.body;
       const outcome = await publisher.publish(body);
       reply.header('cache-control', 'no-store');
       switch (outcome.status) {

@@ -4,7 +4,7 @@
  * callback (verify, sign in, redirect back). The callback is protected by its
  * state, not by the cross-site rule: it arrives as a GET from the provider.
  */
-import { Type, type Static } from 'typebox';
+import { Type } from 'typebox';
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import { isOcError, OcError } from '../errors.js';
 import { isProviderError, OAUTH_STATE_COOKIE_NAME, type ProviderSignIn } from '../signin/providers.js';
@@ -14,6 +14,7 @@ import { errorResponses } from './schemas.js';
 import { clearSessionCookie, noStore, setSessionCookie, signInTarget } from './session.js';
 import type { SignInTarget } from '../account/index.js';
 import { POLICY } from './policy.js';
+import { typed } from './schema-types.js';
 
 const ProviderParams = Type.Object({ provider: Type.String({ pattern: '^[a-z0-9][a-z0-9-]{0,31}$' }) });
 const StartQuery = Type.Object({
@@ -46,7 +47,8 @@ function redirect(reply: FastifyReply, location: string): FastifyReply {
   return reply.code(302).header('location', location).send();
 }
 
-export function registerProviderRoutes(app: FastifyInstance, context: ServiceContext): void {
+export function registerProviderRoutes(root: FastifyInstance, context: ServiceContext): void {
+  const app = typed(root);
   app.get(
     '/api/auth/providers',
     { config: { policy: POLICY.familyRead }, schema: { tags: ['oauth'], summary: 'The configured identity providers, for sign-in buttons', response: { 200: Providers, ...errorResponses(429) } } },
@@ -69,8 +71,8 @@ export function registerProviderRoutes(app: FastifyInstance, context: ServiceCon
       },
     },
     async (request, reply) => {
-      const { provider } = request.params as Static<typeof ProviderParams>;
-      const query = request.query as Static<typeof StartQuery>;
+      const { provider } = request.params;
+      const query = request.query;
       if (!context.providers.has(provider)) throw new OcError('unknown_provider', `provider: "${provider}" is not configured`);
       let started;
       try {
@@ -100,14 +102,14 @@ export function registerProviderRoutes(app: FastifyInstance, context: ServiceCon
       },
     },
     async (request, reply) => {
-      const { provider } = request.params as Static<typeof ProviderParams>;
+      const { provider } = request.params;
       if (!context.providers.has(provider)) throw new OcError('unknown_provider', `provider: "${provider}" is not configured`);
       // The state cookie is single-use whatever happens next.
       reply.header('set-cookie', stateCookie('', 0));
       let result: ProviderSignIn;
       try {
         result = await context.providers.callback(provider, {
-          query: request.query as Record<string, string>,
+          query: request.query,
           stateCookie: readCookie(request.headers.cookie, OAUTH_STATE_COOKIE_NAME),
         });
       } catch (error) {

@@ -3,13 +3,14 @@
  * §6): GET /api/family-stats (public CORS, cors.ts) and POST /api/contact
  * (same-origin only, cors.ts). Thin: a schema, one domain call, a reply.
  */
-import { Type, type Static } from 'typebox';
+import { Type } from 'typebox';
 import type { FastifyInstance } from 'fastify';
 import type { FamilyStats, Store } from '../storage/index.js';
 import type { EventCounter } from '../stats/counter.js';
 import type { ServiceContext } from './context.js';
 import { errorResponses } from './schemas.js';
 import { POLICY } from './policy.js';
+import { typed } from './schema-types.js';
 
 /** PROTOCOL.md §6: "cached 60 s". */
 export const FAMILY_STATS_TTL_MS = 60_000;
@@ -67,7 +68,8 @@ function createFamilyStatsCache(store: Store, counter: EventCounter, now: () => 
   };
 }
 
-export function registerPublicRoutes(app: FastifyInstance, context: ServiceContext): void {
+export function registerPublicRoutes(root: FastifyInstance, context: ServiceContext): void {
+  const app = typed(root);
   const familyStats = createFamilyStatsCache(context.store, context.attestCounter, context.now);
 
   app.get(
@@ -104,7 +106,7 @@ export function registerPublicRoutes(app: FastifyInstance, context: ServiceConte
       },
     },
     async (request, reply) => {
-      const result = await context.contact.relay(request.body as Static<typeof ContactBody>);
+      const result = await context.contact.relay(request.body);
       reply.header('cache-control', 'no-store');
       return result;
     },

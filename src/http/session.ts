@@ -38,17 +38,20 @@ export function ownRosterCheck(context: ServiceContext, request: FastifyRequest)
   return binding === undefined ? undefined : (rosterId) => isRosterBinding(context.serverSecret, rosterId, binding);
 }
 
-const AUTHENTICATED = Symbol('oc.authenticated');
-type WithSession = FastifyRequest & { [AUTHENTICATED]?: Authenticated | null };
+declare module 'fastify' {
+  interface FastifyRequest {
+    /** The request's session once looked up: undefined before, null when there is none (see {@link currentSession}). */
+    authenticated: Authenticated | null | undefined;
+  }
+}
 
 /** The current session, or null; looked up once per request. */
 export async function currentSession(context: ServiceContext, request: FastifyRequest): Promise<Authenticated | null> {
-  const holder = request as WithSession;
-  if (holder[AUTHENTICATED] === undefined) {
+  if (request.authenticated === undefined) {
     const tokens = presentedTokens(request);
-    holder[AUTHENTICATED] = tokens.length === 0 ? null : await context.sessions.authenticate(tokens, ownRosterCheck(context, request));
+    request.authenticated = tokens.length === 0 ? null : await context.sessions.authenticate(tokens, ownRosterCheck(context, request));
   }
-  return holder[AUTHENTICATED] ?? null;
+  return request.authenticated;
 }
 
 /** The current session, or 401 `not_authenticated` (INTERFACE.md Authentication 6). */
@@ -93,12 +96,14 @@ export function sessionBody(issued: IssuedSession): { ok: true; account: IssuedS
 }
 
 /**
- * A request refused as `ambiguous_session` also loses the host's cookies
- * (the family one, the host-only shadow and the roster binding): the next
- * sign-in then starts a fresh roster with its own binding, and a planted
- * family cookie at the same path is overwritten by the clearing.
+ * Gives every request its `authenticated` slot, and makes a request refused
+ * as `ambiguous_session` also lose the host's cookies (the family one, the
+ * host-only shadow and the roster binding): the next sign-in then starts a
+ * fresh roster with its own binding, and a planted family cookie at the same
+ * path is overwritten by the clearing.
  */
-export function registerAmbiguousSessionReset(app: FastifyInstance, context: ServiceContext): void {
+export function registerSessions(app: FastifyInstance, context: ServiceContext): void {
+  app.decorateRequest('authenticated', undefined);
   app.addHook('onError', (_request, reply, error, done) => {
     if (isOcError(error) && error.code === 'ambiguous_session') clearSessionCookie(context, reply);
     done();

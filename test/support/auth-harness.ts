@@ -5,7 +5,7 @@
  * see (status, error body, cookie, JWT) and for the database rows behind it.
  */
 import type { FastifyInstance } from 'fastify';
-import { describe, expect } from 'vitest';
+import { afterAll, beforeAll, describe, expect } from 'vitest';
 import { tokenHash } from '../../src/session/jwt.js';
 import { openDatabase, type OpenDatabase } from '../../src/storage/database.js';
 import type { SessionRecord, Store } from '../../src/storage/index.js';
@@ -225,4 +225,25 @@ export function sorted(values: readonly string[]): string[] {
 export function unknownDid(): string {
   const hex = [...crypto.getRandomValues(new Uint8Array(16))].map((byte) => byte.toString(16).padStart(2, '0')).join('');
   return `did:oc:${hex}`;
+}
+
+/**
+ * The per-engine fixture of an HTTP auth suite: opens a harness on `engine`
+ * and builds one app before the suite's tests, hands both to `assign`, and
+ * closes them after. `env` may be a function, read when the app is built
+ * (after the suite's own earlier `beforeAll`, e.g. one that starts SMTP).
+ */
+export function useAuthHarness(
+  engine: TestEngine,
+  assign: (harness: AuthHarness, app: FastifyInstance) => void,
+  env: Record<string, string> | (() => Record<string, string>) = {},
+): void {
+  let harness: AuthHarness | undefined;
+  beforeAll(async () => {
+    harness = await AuthHarness.open(engine);
+    assign(harness, await harness.app(typeof env === 'function' ? env() : env));
+  });
+  afterAll(async () => {
+    await harness?.close();
+  });
 }
