@@ -3,7 +3,7 @@
  * Every look-up lands in the canonical account, following `merged_into`.
  */
 import { newAccountId } from '../crypto.js';
-import type { AccountKind, AccountRecord, IdentityKind, Store } from '../storage/index.js';
+import type { AccountKind, AccountRecord, IdentityKind, AccountStore } from '../storage/index.js';
 
 export interface ProvenIdentity {
   readonly kind: IdentityKind;
@@ -16,7 +16,7 @@ export interface ProvenIdentity {
  * account for an address, a `federated` one otherwise. Concurrent first
  * sign-ins of one identity end in one account (the store's unique index).
  */
-export async function accountForIdentity(store: Store, identity: ProvenIdentity, nowMs: number): Promise<{ account: AccountRecord; created: boolean }> {
+export async function accountForIdentity(store: AccountStore, identity: ProvenIdentity, nowMs: number): Promise<{ account: AccountRecord; created: boolean }> {
   const existing = await store.findAccountByIdentity(identity.kind, identity.value);
   if (existing) return { account: existing, created: false };
   const kind: AccountKind = identity.kind === 'btc' ? 'btc' : 'federated';

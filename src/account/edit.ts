@@ -19,7 +19,7 @@
  *   names linking, unlinking and the recovery e-mail as the sudo operations).
  */
 import { OcError } from '../errors.js';
-import type { AccountPatch, AccountRecord, DisplayIdentityKind, IdentityRecord, Store } from '../storage/index.js';
+import type { AccountPatch, AccountRecord, DisplayIdentityKind, IdentityRecord, AccountStore } from '../storage/index.js';
 import { cleanDisplayText, codePointLength } from './display-text.js';
 
 /** Display names are at most 64 characters. */
@@ -72,7 +72,7 @@ export function accountPatchOf(input: AccountEditInput, account: AccountRecord, 
 }
 
 /** Validates and applies the edit; returns the account as stored afterwards. */
-export async function editAccount(store: Store, account: AccountRecord, input: AccountEditInput, nowMs: number): Promise<AccountRecord> {
+export async function editAccount(store: AccountStore, account: AccountRecord, input: AccountEditInput, nowMs: number): Promise<AccountRecord> {
   const identities = input.display_identity ? await store.listIdentities(account.id) : [];
   const patch = accountPatchOf(input, account, identities);
   const updated = await store.updateAccount(account.id, patch, nowMs);

@@ -10,7 +10,7 @@
  */
 import { OcError } from '../errors.js';
 import { didOf } from '../session/accounts.js';
-import type { AccountRecord, IdentityKind, IdentityRecord, Store } from '../storage/index.js';
+import type { AccountRecord, IdentityKind, IdentityRecord, AccountStore } from '../storage/index.js';
 import type { ProvenIdentity } from './step-up.js';
 
 /** One element of `identities` in GET /api/auth/identities (PROTOCOL.md §6). */
@@ -35,7 +35,7 @@ export function identityView(identity: IdentityRecord): IdentityView {
 }
 
 /** The account's identities, oldest first. E-mails are shown here: only to the account itself. */
-export async function listIdentityViews(store: Store, accountId: string): Promise<IdentityView[]> {
+export async function listIdentityViews(store: AccountStore, accountId: string): Promise<IdentityView[]> {
   return (await store.listIdentities(accountId)).map(identityView);
 }
 
@@ -61,7 +61,7 @@ function linkedElsewhere(identity: ProvenIdentity): OcError {
 }
 
 /** A linked address becomes the primary one when the account has none (PROTOCOL.md §2 display default). */
-async function withPrimaryAddress(store: Store, account: AccountRecord, identity: ProvenIdentity, nowMs: number): Promise<AccountRecord> {
+async function withPrimaryAddress(store: AccountStore, account: AccountRecord, identity: ProvenIdentity, nowMs: number): Promise<AccountRecord> {
   if (identity.kind !== 'btc' || account.primary_btc !== null) return account;
   return (await store.updateAccount(account.id, { primary_btc: identity.value }, nowMs)) ?? account;
 }
@@ -76,7 +76,7 @@ async function withPrimaryAddress(store: Store, account: AccountRecord, identity
  *   proof of one of the other's identities). The store moves its identities,
  *   revokes its sessions and puts this account in its place in every roster.
  */
-export async function linkIdentity(store: Store, input: LinkInput): Promise<LinkOutcome> {
+export async function linkIdentity(store: AccountStore, input: LinkInput): Promise<LinkOutcome> {
   const { account, identity, nowMs } = input;
   let owner: AccountRecord | null = null;
   // Twice at most: an identity unlinked by its owner between the insert and
@@ -117,7 +117,7 @@ export async function linkIdentity(store: Store, input: LinkInput): Promise<Link
  * @throws OcError `not_found` (no such identity on this account, also for an
  *   identity of another account: no hint that it exists), `last_identity`.
  */
-export async function unlinkIdentity(store: Store, accountId: string, identityId: string, nowMs: number, currentSessionJti?: string): Promise<void> {
+export async function unlinkIdentity(store: AccountStore, accountId: string, identityId: string, nowMs: number, currentSessionJti?: string): Promise<void> {
   const result = await store.removeIdentity(accountId, identityId, nowMs, currentSessionJti);
   if (result === 'not_found') throw new OcError('not_found', 'identities: this account has no identity with this id');
   if (result === 'last_identity') {

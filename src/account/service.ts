@@ -6,13 +6,13 @@
  * set the cookie and answer.
  */
 import type { Authenticated, IssuedSession, SessionService } from '../session/service.js';
-import type { AccountRecord, Store } from '../storage/index.js';
+import type { AccountRecord, AccountStore } from '../storage/index.js';
 import { displayNameFromProvider, editAccount, type AccountEditInput } from './edit.js';
 import { linkIdentity, listIdentityViews, unlinkIdentity, type IdentityView } from './linking.js';
 import { proveAccountAgain, proveIdentity, requireFreshSudo, type AddressProof, type EmailProof, type IdentityProof, type ProofCheckers } from './step-up.js';
 
 export interface AccountServiceDeps {
-  readonly store: Store;
+  readonly store: AccountStore;
   readonly sessions: Pick<SessionService, 'remint'>;
   /** The proof checkers at this instant: challenge rules (docs/protocol.md §5) and e-mail codes (§6). */
   readonly checkers: () => ProofCheckers;

@@ -10,13 +10,13 @@ import type { ChallengeProofInput } from '../signin/bip322-signin.js';
 import { proveAddress } from '../signin/bip322-signin.js';
 import type { ProviderSignIn } from '../signin/providers.js';
 import type { Authenticated, IssuedSession, SessionService, SigningMethod } from '../session/service.js';
-import type { Store } from '../storage/index.js';
+import type { AccountStore } from '../storage/index.js';
 import { accountForIdentity, type ProvenIdentity } from './accounts.js';
 import type { AccountService, ProviderProfile } from './service.js';
 import type { ProofCheckers } from './step-up.js';
 
 export interface SignInServiceDeps {
-  readonly store: Store;
+  readonly store: AccountStore;
   readonly sessions: Pick<SessionService, 'signIn'>;
   readonly accounts: Pick<AccountService, 'adoptProviderProfile'>;
   readonly checkers: () => ProofCheckers;

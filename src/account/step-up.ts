@@ -17,7 +17,7 @@ import { OcError } from '../errors.js';
 import { normalizeEmail } from '../mail/address.js';
 import { proveAddress, type ChallengeProofContext } from '../signin/bip322-signin.js';
 import type { EmailCodeService } from '../signin/email-code.js';
-import type { AccountRecord, SessionRecord, Store } from '../storage/index.js';
+import type { AccountRecord, SessionRecord, AccountStore } from '../storage/index.js';
 
 /** PROTOCOL.md §6: "need `sudo_at` younger than 5 minutes". */
 export const SUDO_WINDOW_MS = 5 * 60 * 1000;
@@ -129,7 +129,7 @@ export function requireFreshSudo(session: Pick<SessionRecord, 'sudo_at'>, nowMs:
   }
 }
 
-async function requireHeld(store: Store, account: AccountRecord, identity: ProvenIdentity): Promise<void> {
+async function requireHeld(store: AccountStore, account: AccountRecord, identity: ProvenIdentity): Promise<void> {
   const identities = await store.listIdentities(account.id);
   // Only a verified identity is a way into the account, so only it can re-prove the account.
   const held = identities.some((candidate) => candidate.kind === identity.kind && candidate.value === identity.value && candidate.verified);
@@ -152,7 +152,7 @@ async function requireHeld(store: Store, account: AccountRecord, identity: Prove
  * @throws OcError `bad_request`, `invalid_challenge`, `nonce_reused`,
  *   `invalid_code`, `identity_not_linked`.
  */
-export async function proveAccountAgain(store: Store, account: AccountRecord, proof: IdentityProof, checkers: ProofCheckers): Promise<ProvenIdentity> {
+export async function proveAccountAgain(store: AccountStore, account: AccountRecord, proof: IdentityProof, checkers: ProofCheckers): Promise<ProvenIdentity> {
   if (proof.kind === 'email') {
     await requireHeld(store, account, { kind: 'email', value: normalizeEmail(proof.email, 'email') });
   }

@@ -17,7 +17,7 @@
 import { cleanDisplayText } from '../account/display-text.js';
 import { timingSafeEqualString } from '../crypto.js';
 import { OcError } from '../errors.js';
-import type { ConnectAppRecord, Store } from '../storage/index.js';
+import type { AccountStore, ConnectAppRecord, ConnectStore, KeyStore } from '../storage/index.js';
 import { apiKeyFromAuthorization, generateApiKey, hashApiKey } from './keys.js';
 import { provisionUser, type ProvisionInput, type Provisioned } from './provision.js';
 
@@ -40,7 +40,7 @@ export interface IssuedApiKey {
 }
 
 export interface ConnectServiceOptions {
-  readonly store: Store;
+  readonly store: ConnectStore & AccountStore & KeyStore;
   /** `OC_SERVER_SECRET`: keys the stored hashes. */
   readonly secret: Uint8Array;
   readonly now: () => Date;

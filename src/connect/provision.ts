@@ -27,7 +27,7 @@ import { OcError } from '../errors.js';
 import { normalizeEmail } from '../mail/address.js';
 import { didOf } from '../session/accounts.js';
 import { accountForIdentity } from '../account/accounts.js';
-import type { ConnectAppRecord, Store } from '../storage/index.js';
+import type { AccountStore, ConnectAppRecord, KeyStore } from '../storage/index.js';
 
 export const MAX_CONNECT_USER_ID_LENGTH = 256;
 
@@ -63,7 +63,7 @@ function checkUserId(userId: string): string {
   return userId;
 }
 
-export async function provisionUser(store: Store, app: ConnectAppRecord, input: ProvisionInput, nowMs: number): Promise<Provisioned> {
+export async function provisionUser(store: AccountStore & KeyStore, app: ConnectAppRecord, input: ProvisionInput, nowMs: number): Promise<Provisioned> {
   const userId = checkUserId(input.user_id);
   // Validated before anything is written, so a bad hint leaves no account behind.
   const email = input.email === undefined || input.email === null ? undefined : normalizeEmail(input.email, 'email');

@@ -307,7 +307,7 @@ export async function buildApp(config: Config, deps: AppDeps = {}): Promise<Fast
     attestationLookup,
     attestationPublisher,
     nostrSecretKey,
-    store,
+    stats: store,
     sessions,
     serverSecret,
     nonces,

@@ -9,7 +9,7 @@ import type { RelayPool } from '../relay/index.js';
 import type { KeyRing } from '../session/keys.js';
 import type { SessionService } from '../session/service.js';
 import type { NonceGuard } from '../signin/bip322-signin.js';
-import type { Store } from '../storage/index.js';
+import type { StatsStore } from '../storage/index.js';
 import type { Mailer } from '../mail/index.js';
 import type { EmailCodeService } from '../signin/email-code.js';
 import type { ProviderRegistry } from '../signin/providers.js';
@@ -31,7 +31,8 @@ export interface ServiceContext {
   readonly attestationPublisher: AttestationPublisher;
   /** The service's own Nostr secret key (32 bytes): signs the events it publishes. */
   readonly nostrSecretKey: Uint8Array;
-  readonly store: Store;
+  /** The statistics area of storage, for /api/family-stats; services hold the areas they need. */
+  readonly stats: StatsStore;
   readonly sessions: SessionService;
   /** `OC_SERVER_SECRET`, or the one kept in storage: keys challenge nonces, e-mail code hashes, OAuth state. */
   readonly serverSecret: Uint8Array;

@@ -5,7 +5,7 @@
  */
 import { Type } from 'typebox';
 import type { FastifyInstance } from 'fastify';
-import type { FamilyStats, Store } from '../storage/index.js';
+import type { FamilyStats, StatsStore } from '../storage/index.js';
 import type { EventCounter } from '../stats/counter.js';
 import type { ServiceContext } from './context.js';
 import { errorResponses } from './schemas.js';
@@ -47,7 +47,7 @@ interface CachedStats {
  * (so a burst at expiry costs one set of aggregate queries, not one each); a
  * failed query is not kept.
  */
-function createFamilyStatsCache(store: Store, counter: EventCounter, now: () => Date): () => Promise<CachedStats> {
+function createFamilyStatsCache(store: StatsStore, counter: EventCounter, now: () => Date): () => Promise<CachedStats> {
   let cached: CachedStats | undefined;
   let pending: Promise<CachedStats> | undefined;
   return () => {
@@ -70,7 +70,7 @@ function createFamilyStatsCache(store: Store, counter: EventCounter, now: () => 
 
 export function registerPublicRoutes(root: FastifyInstance, context: ServiceContext): void {
   const app = typed(root);
-  const familyStats = createFamilyStatsCache(context.store, context.attestCounter, context.now);
+  const familyStats = createFamilyStatsCache(context.stats, context.attestCounter, context.now);
 
   app.get(
     '/api/family-stats',

@@ -5,20 +5,20 @@
  * one database shares them.
  */
 import { randomBytes } from 'node:crypto';
-import type { Store } from '../storage/index.js';
+import type { KeyStore } from '../storage/index.js';
 import { generateSigningKey, KeyRing, signingKeyFromJwk, verificationKeyFromJwk, type SigningKey, type StoredSigningKey } from './keys.js';
 
 const SERVER_SECRET_SETTING = 'server_secret';
 const FIRST_KEY_SETTING = 'first_signing_key';
 
 /** The configured secret, or the one kept in storage (created race-safely on first start). */
-export async function loadServerSecret(store: Store, configured: Uint8Array | undefined): Promise<Uint8Array> {
+export async function loadServerSecret(store: KeyStore, configured: Uint8Array | undefined): Promise<Uint8Array> {
   if (configured) return configured;
   const hex = await store.getOrCreateSetting(SERVER_SECRET_SETTING, () => randomBytes(32).toString('hex'));
   return new Uint8Array(Buffer.from(hex, 'hex'));
 }
 
-async function insertKey(store: Store, key: SigningKey, at: number): Promise<void> {
+async function insertKey(store: KeyStore, key: SigningKey, at: number): Promise<void> {
   await store.insertSigningKey({
     kid: key.kid,
     private_jwk: JSON.stringify(key.privateJwk),
@@ -33,7 +33,7 @@ async function insertKey(store: Store, key: SigningKey, at: number): Promise<voi
  * database must not each mint their own: the first key is agreed through a
  * race-safe setting, then inserted (the insert is idempotent per kid).
  */
-async function ensureStoredKey(store: Store, now: number): Promise<void> {
+async function ensureStoredKey(store: KeyStore, now: number): Promise<void> {
   const stored = await store.listSigningKeys();
   if (stored.some((key) => key.retired_at === null || key.retired_at > now)) return;
   if (stored.length === 0) {
@@ -46,7 +46,7 @@ async function ensureStoredKey(store: Store, now: number): Promise<void> {
 }
 
 /** Adds a new signing key that takes over from now; older keys stay published for the overlap window. */
-export async function rotateSigningKey(store: Store, now: Date): Promise<SigningKey> {
+export async function rotateSigningKey(store: KeyStore, now: Date): Promise<SigningKey> {
   const key = generateSigningKey();
   await insertKey(store, key, now.getTime());
   return key;
@@ -56,7 +56,7 @@ export async function rotateSigningKey(store: Store, now: Date): Promise<Signing
  * The key ring for `now`. A configured `OC_AUTH_PRIVATE_JWK` signs; stored keys
  * stay published (verification only) so cookies they signed keep verifying.
  */
-export async function loadKeyRing(store: Store, configuredJwk: Readonly<Record<string, unknown>> | undefined, now: Date): Promise<KeyRing> {
+export async function loadKeyRing(store: KeyStore, configuredJwk: Readonly<Record<string, unknown>> | undefined, now: Date): Promise<KeyRing> {
   const nowMs = now.getTime();
   if (!configuredJwk) await ensureStoredKey(store, nowMs);
   const rows = await store.listSigningKeys();

@@ -6,7 +6,10 @@
  */
 import { randomBytes, randomUUID } from 'node:crypto';
 import { OcError } from '../errors.js';
-import type { AccountRecord, IdentityKind, SessionRecord, Store } from '../storage/index.js';
+import type { AccountRecord, AccountStore, IdentityKind, SessionRecord, SessionStore } from '../storage/index.js';
+
+/** What sessions read and write: their own rows, and the accounts they point at. */
+export type SessionServiceStore = SessionStore & Pick<AccountStore, 'resolveCanonicalAccount' | 'listIdentities'>;
 import { accountIdFromDid, accountView, didOf, needsIdentities, type AccountView } from './accounts.js';
 import { mintSessionJwt, SESSION_LIFETIME_SECONDS, tokenHash } from './jwt.js';
 import type { KeyRing } from './keys.js';
@@ -36,7 +39,7 @@ export interface MeView {
 }
 
 export interface SessionServiceOptions {
-  readonly store: Store;
+  readonly store: SessionServiceStore;
   /** The current key ring (it may be reloaded after a rotation). */
   readonly keys: () => KeyRing;
   /** `PUBLIC_URL`: the JWT `iss`. */
@@ -55,7 +58,7 @@ function seconds(ms: number | null): number | null {
 }
 
 export class SessionService {
-  readonly #store: Store;
+  readonly #store: SessionServiceStore;
   readonly #keys: () => KeyRing;
   readonly #issuer: string;
   readonly #now: () => Date;

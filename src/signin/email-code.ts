@@ -64,7 +64,7 @@ import { OcError } from '../errors.js';
 import { escapeHtml } from '../mail/html.js';
 import { normalizeEmail } from '../mail/address.js';
 import type { Mailer } from '../mail/mailer.js';
-import type { Store } from '../storage/index.js';
+import type { EmailCodeStore } from '../storage/index.js';
 
 /** PROTOCOL.md §6: valid 10 minutes. */
 export const EMAIL_CODE_TTL_MS = 10 * 60 * 1000;
@@ -100,7 +100,7 @@ const TOKEN_LABEL = 'oc-host/email-code-token/v1';
 const PLACEHOLDER = { code_hash: '0'.repeat(64), token: '0'.repeat(32) } as const;
 
 export interface EmailCodeServiceOptions {
-  readonly store: Store;
+  readonly store: EmailCodeStore;
   readonly mailer: Mailer;
   /** `OC_SERVER_SECRET`, at least 32 bytes. */
   readonly secret: Uint8Array;

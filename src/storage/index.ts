@@ -1,7 +1,8 @@
 /**
- * Storage: the {@link Store} interface and how to open one. Everything else in
- * this folder (Kysely tables, row mapping, the SQLite locking dialect) is an
- * implementation detail; the conformance suite reaches it through its own paths.
+ * Storage: the {@link Store} interface, its areas, and how to open one.
+ * Everything else in this folder (the area implementations, Kysely tables,
+ * row mapping, the SQLite locking dialect) is an implementation detail; the
+ * conformance suite reaches it through its own paths.
  */
 export { openStore, newAccountId } from './kysely-store.js';
 export type { OpenStoreOptions } from './kysely-store.js';
@@ -40,4 +41,11 @@ export type {
   SessionRecord,
   SigningKeyRecord,
   Store,
+  AccountStore,
+  SessionStore,
+  NonceStore,
+  KeyStore,
+  EmailCodeStore,
+  ConnectStore,
+  StatsStore,
 } from './store.js';

@@ -1,8 +1,13 @@
 /**
- * The storage interface of the service: one method per domain action, so the
+ * The storage interfaces of the service: one method per domain action, so the
  * session, sign-in and HTTP layers never write SQL and never learn which
- * engine they run on. kysely-store.ts implements it once for SQLite and
- * PostgreSQL; test/storage.conformance.test.ts holds both to it.
+ * engine they run on. They come in areas (accounts and identities, sessions
+ * and rosters, nonces, keys and settings, e-mail codes, Connect, statistics),
+ * each implemented in its own file over one shared executor (executor.ts) and
+ * each the only thing a service is handed; {@link Store} is all of them
+ * together, as kysely-store.ts builds it for SQLite and PostgreSQL.
+ * test/storage.conformance.test.ts holds every area to it on both engines and
+ * both SQLite drivers.
  *
  * Conventions:
  * - Every time is a number: milliseconds since the epoch. The caller passes
@@ -259,11 +264,8 @@ export const ATTEST_EVENT_RETENTION_MS = 48 * 60 * 60 * 1000;
 /** merged_into chains are followed at most this far (mergeAccounts keeps them at length 1). */
 export const MAX_MERGE_DEPTH = 8;
 
-export interface Store {
-  readonly engine: DatabaseEngine;
-
-  // ---- accounts and identities (PROTOCOL.md §2) ----
-
+/** Accounts and their identities, merges included (PROTOCOL.md §2). */
+export interface AccountStore {
   /**
    * Creates an account and its first identity atomically. When the identity
    * already exists, returns its owner's canonical account instead (so
@@ -319,9 +321,10 @@ export interface Store {
    * canonical account.
    */
   mergeAccounts(fromId: string, intoId: string, now: EpochMilliseconds): Promise<MergeResult>;
+}
 
-  // ---- sessions and rosters (PROTOCOL.md §3) ----
-
+/** Session rows and the rosters they form (PROTOCOL.md §3). */
+export interface SessionStore {
   /**
    * Inserts a session row. For a roster row, in the same transaction, first
    * revokes every unrevoked row of that (roster, account): expired ones (so
@@ -375,18 +378,20 @@ export interface Store {
 
   /** Revokes every row of the account, in every roster. Returns the rows revoked. */
   revokeAllForAccount(accountId: string, now: EpochMilliseconds): Promise<number>;
+}
 
-  // ---- challenge nonces (PROTOCOL.md §5) ----
-
+/** Single-use challenge nonces (PROTOCOL.md §5). */
+export interface NonceStore {
   /**
    * Marks a nonce used. True for exactly one caller, ever (until the row is
    * purged after `expiresAt`, when the challenge itself has expired). A nonce
    * that has already expired is refused.
    */
   consumeNonce(nonce: string, expiresAt: EpochMilliseconds, now: EpochMilliseconds): Promise<boolean>;
+}
 
-  // ---- settings and signing keys (PROTOCOL.md §1, §3) ----
-
+/** Settings and the signing key ring (PROTOCOL.md §1, §3). */
+export interface KeyStore {
   /**
    * The value of `key`; when absent, stores `create()` and returns it. Instances
    * racing on an empty database all get the one value that was stored first.
@@ -406,9 +411,10 @@ export interface Store {
 
   /** True when this call retired the key. */
   retireSigningKey(kid: string, at: EpochMilliseconds): Promise<boolean>;
+}
 
-  // ---- e-mail codes (PROTOCOL.md §6) ----
-
+/** E-mail one-time codes (PROTOCOL.md §6). */
+export interface EmailCodeStore {
   /** Stores the code for its address, replacing (killing) an older one; both try counts start at 0. */
   putEmailCode(code: NewEmailCode): Promise<void>;
 
@@ -428,9 +434,10 @@ export interface Store {
    * consumed the code (single use, PROTOCOL.md §6).
    */
   deleteEmailCode(email: string, codeHash?: string): Promise<boolean>;
+}
 
-  // ---- Connect (PROTOCOL.md §6) ----
-
+/** Connect apps and their API keys (PROTOCOL.md §6). */
+export interface ConnectStore {
   createConnectApp(app: NewConnectApp): Promise<ConnectAppRecord>;
 
   /** Oldest first. */
@@ -448,13 +455,22 @@ export interface Store {
 
   /** False when no such app belongs to the owner. */
   deleteConnectApp(appId: string, ownerAccountId: string): Promise<boolean>;
+}
 
-  // ---- statistics (PROTOCOL.md §6 /api/family-stats) ----
-
+/** Attestation call counts and the public statistics (PROTOCOL.md §6 /api/family-stats). */
+export interface StatsStore {
   /** Records `count` calls (default 1) of `kind` at `at`; callers batch them. */
   recordAttestEvent(kind: AttestEventKind, at: EpochMilliseconds, count?: number): Promise<void>;
 
   familyStats(now: EpochMilliseconds): Promise<FamilyStats>;
+}
+
+/**
+ * The whole storage: every area on one database, and what spans them
+ * (purging, readiness, closing). Services take only the area they need.
+ */
+export interface Store extends AccountStore, SessionStore, NonceStore, KeyStore, EmailCodeStore, ConnectStore, StatsStore {
+  readonly engine: DatabaseEngine;
 
   // ---- maintenance ----
 

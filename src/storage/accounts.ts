@@ -1,0 +1,280 @@
+/**
+ * Accounts and their identities (docs/protocol.md §2): creation on first sight, look-ups that follow merges, linking and unlinking, edits, and the merge a confirmed transfer is.
+ */
+import type { Updateable } from 'kysely';
+import {
+  assertAccountId,
+  assertIdentityValue,
+  assertLowercaseEmail,
+  isUniqueViolation,
+  newAccountId,
+  newRandomId,
+  rowsAffected,
+  type StoreExecutor,
+} from './executor.js';
+import { toAccountRecord, toDatabaseBoolean, toIdentityRecord } from './row-mapping.js';
+import type { AccountsTable, IdentitiesTable, IdentityKind } from './schema.js';
+import type {
+  AccountPatch,
+  AccountRecord,
+  AddIdentityResult,
+  CreateAccountResult,
+  IdentityRecord,
+  MergeResult,
+  NewAccount,
+  NewIdentity,
+  RemoveIdentityResult,
+  AccountStore,
+} from './store.js';
+
+export class AccountsArea implements AccountStore {
+  readonly #x: StoreExecutor;
+
+  constructor(executor: StoreExecutor) {
+    this.#x = executor;
+  }
+
+  async #ownerOfIdentity(
+    kind: IdentityKind,
+    value: string,
+  ): Promise<{ account: AccountRecord; identity: IdentityRecord } | null> {
+    const identity = await this.#x.findIdentity(this.#x.db, kind, value);
+    if (identity === null) return null;
+    const account = await this.#x.resolveCanonical(this.#x.db, identity.account_id);
+    if (account === null) throw new Error(`storage: identity ${identity.id} belongs to no account`);
+    return { account, identity };
+  }
+
+  async createAccountWithIdentity(input: {
+    readonly account: NewAccount;
+    readonly identity: NewIdentity;
+  }): Promise<CreateAccountResult> {
+    const { account, identity } = input;
+    assertIdentityValue(identity.kind, identity.value);
+    const accountId = account.id ?? newAccountId();
+    assertAccountId(accountId);
+
+    const existing = await this.#ownerOfIdentity(identity.kind, identity.value);
+    if (existing !== null) return { created: false, ...existing };
+
+    const accountRow: AccountsTable = {
+      id: accountId,
+      kind: account.kind,
+      display_name: account.display_name ?? null,
+      display_identity_kind: account.display_identity_kind ?? null,
+      primary_btc: account.primary_btc ?? null,
+      merged_into: null,
+      created_at: account.created_at,
+      updated_at: account.created_at,
+    };
+    const identityRow: IdentitiesTable = {
+      id: identity.id ?? newRandomId(),
+      account_id: accountId,
+      kind: identity.kind,
+      value: identity.value,
+      verified: toDatabaseBoolean(this.#x.engine, identity.verified),
+      created_at: identity.created_at,
+    };
+    try {
+      await this.#x.transaction(async (trx) => {
+        await trx.insertInto('accounts').values(accountRow).execute();
+        await trx.insertInto('identities').values(identityRow).execute();
+      });
+    } catch (error) {
+      // A concurrent first sign-in with the same identity committed first: the
+      // unique index on (kind, value) rejected ours and rolled the account
+      // back with it. Both callers end up in the winner's account.
+      if (!isUniqueViolation(error)) throw error;
+      const winner = await this.#ownerOfIdentity(identity.kind, identity.value);
+      if (winner === null) throw error;
+      return { created: false, ...winner };
+    }
+    return { created: true, account: toAccountRecord(accountRow), identity: toIdentityRecord(identityRow) };
+  }
+
+  findAccount(accountId: string): Promise<AccountRecord | null> {
+    return this.#x.findAccount(this.#x.db, accountId);
+  }
+
+  resolveCanonicalAccount(accountId: string): Promise<AccountRecord | null> {
+    return this.#x.resolveCanonical(this.#x.db, accountId);
+  }
+
+  async findAccountByIdentity(kind: IdentityKind, value: string): Promise<AccountRecord | null> {
+    if (kind === 'email') assertLowercaseEmail(value);
+    const row = await this.#x.db
+      .selectFrom('identities')
+      .innerJoin('accounts', 'accounts.id', 'identities.account_id')
+      .selectAll('accounts')
+      .where('identities.kind', '=', kind)
+      .where('identities.value', '=', value)
+      .executeTakeFirst();
+    if (!row) return null;
+    const account = toAccountRecord(row);
+    // PROTOCOL.md §2: every lookup follows the merge pointer.
+    return account.merged_into === null ? account : this.#x.resolveCanonical(this.#x.db, account.merged_into);
+  }
+
+  async listIdentities(accountId: string): Promise<IdentityRecord[]> {
+    const rows = await this.#x.db
+      .selectFrom('identities')
+      .selectAll()
+      .where('account_id', '=', accountId)
+      .orderBy('created_at')
+      .orderBy('id')
+      .execute();
+    return rows.map(toIdentityRecord);
+  }
+
+  async addIdentity(input: NewIdentity & { readonly account_id: string }): Promise<AddIdentityResult> {
+    assertIdentityValue(input.kind, input.value);
+    const row: IdentitiesTable = {
+      id: input.id ?? newRandomId(),
+      account_id: input.account_id,
+      kind: input.kind,
+      value: input.value,
+      verified: toDatabaseBoolean(this.#x.engine, input.verified),
+      created_at: input.created_at,
+    };
+    try {
+      await this.#x.db.insertInto('identities').values(row).execute();
+      return { status: 'added', identity: toIdentityRecord(row) };
+    } catch (error) {
+      if (!isUniqueViolation(error)) throw error;
+      const existing = await this.#x.findIdentity(this.#x.db, input.kind, input.value);
+      if (existing === null) throw error;
+      const [owner, target] = await Promise.all([
+        this.#x.resolveCanonical(this.#x.db, existing.account_id),
+        this.#x.resolveCanonical(this.#x.db, input.account_id),
+      ]);
+      const sameAccount = owner !== null && target !== null && owner.id === target.id;
+      return { status: sameAccount ? 'already_linked' : 'linked_elsewhere', identity: existing };
+    }
+  }
+
+  removeIdentity(accountId: string, identityId: string, now: number, keepSessionJti?: string): Promise<RemoveIdentityResult> {
+    return this.#x.transaction(async (trx) => {
+      // Locked so two concurrent unlinks cannot each see "one more left" and
+      // leave the account with nothing to sign in with.
+      const account = (await this.#x.lockAccounts(trx, [accountId], 'update')).get(accountId);
+      if (account === undefined) return 'not_found';
+      const identities = (
+        await trx
+          .selectFrom('identities')
+          .selectAll()
+          .where('account_id', '=', accountId)
+          .orderBy('created_at')
+          .orderBy('id')
+          .execute()
+      ).map(toIdentityRecord);
+      const removed = identities.find((identity) => identity.id === identityId);
+      if (removed === undefined) return 'not_found';
+      const remaining = identities.filter((identity) => identity.id !== identityId);
+      if (remaining.length === 0) return 'last_identity';
+      await trx.deleteFrom('identities').where('id', '=', identityId).execute();
+      // What the identity opened goes with it (docs/protocol.md, linking).
+      let revoke = trx
+        .updateTable('sessions')
+        .set({ revoked_at: now })
+        .where('identity_id', '=', identityId)
+        .where('revoked_at', 'is', null);
+      if (keepSessionJti !== undefined) revoke = revoke.where('jti', '!=', keepSessionJti);
+      await revoke.execute();
+
+      // Keep the account's display fields pointing at something it still holds.
+      const patch: Updateable<AccountsTable> = {};
+      if (removed.kind === 'btc' && account.primary_btc === removed.value) {
+        patch.primary_btc = remaining.find((identity) => identity.kind === 'btc')?.value ?? null;
+      }
+      const displayKind = account.display_identity_kind;
+      if ((displayKind === 'btc' || displayKind === 'email') && !remaining.some((i) => i.kind === displayKind)) {
+        patch.display_identity_kind = null;
+      }
+      if (Object.keys(patch).length > 0) {
+        await trx
+          .updateTable('accounts')
+          .set({ ...patch, updated_at: now })
+          .where('id', '=', accountId)
+          .execute();
+      }
+      return 'removed';
+    });
+  }
+
+  async updateAccount(accountId: string, patch: AccountPatch, now: number): Promise<AccountRecord | null> {
+    const values: Updateable<AccountsTable> = { updated_at: now };
+    if (patch.display_name !== undefined) values.display_name = patch.display_name;
+    if (patch.display_identity_kind !== undefined) values.display_identity_kind = patch.display_identity_kind;
+    if (patch.primary_btc !== undefined) values.primary_btc = patch.primary_btc;
+    const row = await this.#x.db
+      .updateTable('accounts')
+      .set(values)
+      .where('id', '=', accountId)
+      .returningAll()
+      .executeTakeFirst();
+    return row ? toAccountRecord(row) : null;
+  }
+
+  async mergeAccounts(fromId: string, intoId: string, now: number): Promise<MergeResult> {
+    if (fromId === intoId) throw new Error('storage: cannot merge an account into itself');
+    return this.#x.transaction(async (trx) => {
+      const locked = await this.#x.lockAccounts(trx, [fromId, intoId], 'update');
+      const from = locked.get(fromId);
+      if (from === undefined) throw new Error(`storage: cannot merge unknown account ${fromId}`);
+      if (from.merged_into !== null) {
+        throw new Error(`storage: account ${fromId} is already merged into ${from.merged_into}`);
+      }
+      if (!locked.has(intoId)) throw new Error(`storage: cannot merge into unknown account ${intoId}`);
+      const into = await this.#x.resolveCanonical(trx, intoId);
+      if (into === null) throw new Error(`storage: cannot merge into unknown account ${intoId}`);
+      if (into.id === from.id) throw new Error(`storage: merging ${fromId} into ${intoId} would make a loop`);
+      if (into.id !== intoId) await this.#x.lockAccounts(trx, [into.id], 'update');
+
+      const moved = await trx
+        .updateTable('identities')
+        .set({ account_id: into.id })
+        .where('account_id', '=', from.id)
+        .executeTakeFirst();
+      // Integrator apps follow their owner, or nobody could rotate or delete them.
+      await trx.updateTable('connect_apps').set({ owner_account_id: into.id }).where('owner_account_id', '=', from.id).execute();
+      // Accounts merged into `from` earlier now point straight at the survivor,
+      // so every chain stays one step long.
+      await trx
+        .updateTable('accounts')
+        .set({ merged_into: into.id, updated_at: now })
+        .where('merged_into', '=', from.id)
+        .execute();
+      await trx
+        .updateTable('accounts')
+        .set({ merged_into: into.id, updated_at: now })
+        .where('id', '=', from.id)
+        .execute();
+      const adopted: Updateable<AccountsTable> = { updated_at: now };
+      if (into.display_name === null && from.display_name !== null) adopted.display_name = from.display_name;
+      if (into.primary_btc === null && from.primary_btc !== null) adopted.primary_btc = from.primary_btc;
+      const survivor = await trx
+        .updateTable('accounts')
+        .set(adopted)
+        .where('id', '=', into.id)
+        .returningAll()
+        .executeTakeFirstOrThrow();
+
+      // The merge gives no one access they did not already have
+      // (docs/protocol.md, merging): every session of `from` is revoked, and no
+      // roster gains a row for `into`. A stale or stolen session of `from`
+      // reaches nothing; the roster of the session that merged already holds
+      // `into`, and other rosters simply lose `from` on their next /me.
+      const revoked = await trx
+        .updateTable('sessions')
+        .set({ revoked_at: now })
+        .where('account_id', '=', from.id)
+        .where('revoked_at', 'is', null)
+        .executeTakeFirst();
+      return {
+        account: toAccountRecord(survivor),
+        moved_identities: rowsAffected(moved.numUpdatedRows),
+        revoked_sessions: rowsAffected(revoked.numUpdatedRows),
+      };
+    });
+  }
+}

@@ -1,0 +1,70 @@
+/**
+ * Connect apps and their hashed API keys (docs/protocol.md §6).
+ */
+import { newRandomId, rowsAffected, type StoreExecutor } from './executor.js';
+import { toConnectAppRecord } from './row-mapping.js';
+import type { ConnectAppRecord, NewConnectApp, ConnectStore } from './store.js';
+
+export class ConnectArea implements ConnectStore {
+  readonly #x: StoreExecutor;
+
+  constructor(executor: StoreExecutor) {
+    this.#x = executor;
+  }
+
+  async createConnectApp(app: NewConnectApp): Promise<ConnectAppRecord> {
+    const id = app.id ?? newRandomId();
+    // Connect identities are `<app_id>:<user_id>` (PROTOCOL.md §2); a colon in
+    // the app id would make them ambiguous.
+    if (id.length === 0 || id.includes(':')) throw new Error('storage: a Connect app id must be non-empty without ":"');
+    const row = {
+      id,
+      owner_account_id: app.owner_account_id,
+      name: app.name,
+      key_hash: app.key_hash,
+      created_at: app.created_at,
+      rotated_at: null,
+    };
+    await this.#x.db.insertInto('connect_apps').values(row).execute();
+    return toConnectAppRecord(row);
+  }
+
+  async listConnectApps(ownerAccountId: string): Promise<ConnectAppRecord[]> {
+    const rows = await this.#x.db
+      .selectFrom('connect_apps')
+      .selectAll()
+      .where('owner_account_id', '=', ownerAccountId)
+      .orderBy('created_at')
+      .orderBy('id')
+      .execute();
+    return rows.map(toConnectAppRecord);
+  }
+
+  async findConnectAppByKeyHash(keyHash: string): Promise<ConnectAppRecord | null> {
+    const row = await this.#x.db
+      .selectFrom('connect_apps')
+      .selectAll()
+      .where('key_hash', '=', keyHash)
+      .executeTakeFirst();
+    return row ? toConnectAppRecord(row) : null;
+  }
+
+  async rotateConnectAppKey(appId: string, ownerAccountId: string, newKeyHash: string, at: number): Promise<boolean> {
+    const result = await this.#x.db
+      .updateTable('connect_apps')
+      .set({ key_hash: newKeyHash, rotated_at: at })
+      .where('id', '=', appId)
+      .where('owner_account_id', '=', ownerAccountId)
+      .executeTakeFirst();
+    return rowsAffected(result.numUpdatedRows) > 0;
+  }
+
+  async deleteConnectApp(appId: string, ownerAccountId: string): Promise<boolean> {
+    const result = await this.#x.db
+      .deleteFrom('connect_apps')
+      .where('id', '=', appId)
+      .where('owner_account_id', '=', ownerAccountId)
+      .executeTakeFirst();
+    return rowsAffected(result.numDeletedRows) > 0;
+  }
+}

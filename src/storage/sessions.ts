@@ -1,0 +1,298 @@
+/**
+ * Session rows and the rosters they form (docs/protocol.md §3): one live row per (roster, account), look-ups by token hash, re-mints and revocations.
+ */
+import { setTimeout as sleep } from 'node:timers/promises';
+import type { Updateable } from 'kysely';
+import { isUniqueViolation, rowsAffected, type StoreExecutor } from './executor.js';
+import { toAccountRecord, toSessionRecord } from './row-mapping.js';
+import type { AccountsTable, SessionsTable } from './schema.js';
+import type {
+  NewSession,
+  RosterMemberRecord,
+  LiveRosterRecord,
+  SessionFreshness,
+  SessionRecord,
+  SessionStore,
+} from './store.js';
+
+/** Name of the partial unique index of migration 1. */
+const LIVE_ROSTER_INDEX = 'sessions_live_roster_account_unique';
+
+/** insertSession retries a lost race on the live-row index this often before giving up. */
+const MAX_INSERT_SESSION_ATTEMPTS = 20;
+
+/** A unique violation of the one-live-row-per-(roster, account) index, on either engine. */
+function isLiveRosterConflict(error: unknown): boolean {
+  if (!isUniqueViolation(error)) return false;
+  const { constraint, message } = error as { constraint?: unknown; message?: unknown };
+  if (constraint === LIVE_ROSTER_INDEX) return true;
+  return typeof message === 'string' && message.includes('sessions.roster_id, sessions.account_id');
+}
+
+/** A session row joined with its account's columns, prefixed `account_`. */
+interface SessionWithAccountRow extends SessionsTable {
+  account_kind: AccountsTable['kind'];
+  account_display_name: AccountsTable['display_name'];
+  account_display_identity_kind: AccountsTable['display_identity_kind'];
+  account_primary_btc: AccountsTable['primary_btc'];
+  account_merged_into: AccountsTable['merged_into'];
+  account_created_at: AccountsTable['created_at'];
+  account_updated_at: AccountsTable['updated_at'];
+}
+
+function toRosterMember(row: SessionWithAccountRow): RosterMemberRecord {
+  return {
+    session: toSessionRecord(row),
+    account: toAccountRecord({
+      id: row.account_id,
+      kind: row.account_kind,
+      display_name: row.account_display_name,
+      display_identity_kind: row.account_display_identity_kind,
+      primary_btc: row.account_primary_btc,
+      merged_into: row.account_merged_into,
+      created_at: row.account_created_at,
+      updated_at: row.account_updated_at,
+    }),
+  };
+}
+
+
+export class SessionsArea implements SessionStore {
+  readonly #x: StoreExecutor;
+
+  constructor(executor: StoreExecutor) {
+    this.#x = executor;
+  }
+
+  async insertSession(session: NewSession): Promise<SessionRecord> {
+    if (session.expires_at <= session.created_at) {
+      throw new Error('storage: a session must expire after it is created');
+    }
+    const row: SessionsTable = {
+      jti: session.jti,
+      token_hash: session.token_hash,
+      account_id: session.account_id,
+      roster_id: session.roster_id,
+      signing_method: session.signing_method,
+      created_at: session.created_at,
+      expires_at: session.expires_at,
+      last_seen_at: session.last_seen_at ?? session.created_at,
+      revoked_at: null,
+      step_up_at: session.step_up_at ?? null,
+      sudo_at: session.sudo_at ?? null,
+      identity_id: null,
+    };
+    for (let attempt = 1; ; attempt += 1) {
+      try {
+        await this.#x.transaction(async (trx) => {
+          // Shared lock: a concurrent merge of this account waits for us, or we
+          // for it and then see merged_into. A live row never names a merged account.
+          const account = (await this.#x.lockAccounts(trx, [row.account_id], 'share')).get(row.account_id);
+          if (account === undefined) throw new Error(`storage: session for unknown account ${row.account_id}`);
+          if (account.merged_into !== null) {
+            throw new Error(`storage: session for account ${row.account_id}, merged into ${account.merged_into}`);
+          }
+          if (row.roster_id !== null) {
+            // PROTOCOL.md §3: one live row per (roster, account). Revoke what is
+            // there (an expired row, or the live row a re-authentication
+            // replaces) and insert, one transaction per pair at a time.
+            // The account id is fixed-length hex, so `<roster> <account>` is unambiguous.
+            await this.#x.lockKey(trx, `${row.roster_id} ${row.account_id}`);
+            await trx
+              .updateTable('sessions')
+              .set({ revoked_at: row.created_at })
+              .where('roster_id', '=', row.roster_id)
+              .where('account_id', '=', row.account_id)
+              .where('revoked_at', 'is', null)
+              .execute();
+          }
+          if (session.opened_by !== undefined) {
+            const identity = await trx
+              .selectFrom('identities')
+              .select('id')
+              .where('kind', '=', session.opened_by.kind)
+              .where('value', '=', session.opened_by.value)
+              .executeTakeFirst();
+            row.identity_id = identity?.id ?? null;
+          }
+          await trx.insertInto('sessions').values(row).execute();
+        });
+        return toSessionRecord(row);
+      } catch (error) {
+        // The lock above makes this rare; the index is the last word, and a
+        // lost race is retried rather than shown to the caller.
+        if (!isLiveRosterConflict(error) || attempt >= MAX_INSERT_SESSION_ATTEMPTS) throw error;
+        await sleep(Math.floor(Math.random() * 5 * attempt));
+      }
+    }
+  }
+
+  async findLiveSessionByTokenHash(tokenHash: string, now: number): Promise<SessionRecord | null> {
+    const row = await this.#x.db
+      .selectFrom('sessions')
+      .selectAll()
+      .where('token_hash', '=', tokenHash)
+      .where('revoked_at', 'is', null)
+      .where('expires_at', '>', now)
+      .executeTakeFirst();
+    return row ? toSessionRecord(row) : null;
+  }
+
+  async findLiveSessionInRoster(rosterId: string, accountId: string, now: number): Promise<SessionRecord | null> {
+    const row = await this.#x.db
+      .selectFrom('sessions')
+      .selectAll()
+      .where('roster_id', '=', rosterId)
+      .where('account_id', '=', accountId)
+      .where('revoked_at', 'is', null)
+      .where('expires_at', '>', now)
+      .executeTakeFirst();
+    return row ? toSessionRecord(row) : null;
+  }
+
+  #sessionWithAccount() {
+    return this.#x.db
+      .selectFrom('sessions')
+      .innerJoin('accounts', 'accounts.id', 'sessions.account_id')
+      .selectAll('sessions')
+      .select([
+        'accounts.kind as account_kind',
+        'accounts.display_name as account_display_name',
+        'accounts.display_identity_kind as account_display_identity_kind',
+        'accounts.primary_btc as account_primary_btc',
+        'accounts.merged_into as account_merged_into',
+        'accounts.created_at as account_created_at',
+        'accounts.updated_at as account_updated_at',
+      ]);
+  }
+
+  async findLiveSessionWithAccount(tokenHash: string, now: number): Promise<RosterMemberRecord | null> {
+    const rows = await this.#x.runCompiled<SessionWithAccountRow>(
+      'findLiveSessionWithAccount',
+      () =>
+        this.#sessionWithAccount()
+          .where('sessions.token_hash', '=', tokenHash)
+          .where('sessions.revoked_at', 'is', null)
+          .where('sessions.expires_at', '>', now),
+      [tokenHash, now],
+    );
+    return rows[0] ? toRosterMember(rows[0]) : null;
+  }
+
+  async findLiveRosterByTokenHash(tokenHash: string, now: number): Promise<LiveRosterRecord | null> {
+    // One statement: every live member of the roster whose live row holds
+    // this token hash (GET /api/auth/me reads this on every call).
+    const rows = await this.#x.runCompiled<SessionWithAccountRow>(
+      'findLiveRosterByTokenHash',
+      () =>
+        this.#sessionWithAccount()
+          .where('sessions.revoked_at', 'is', null)
+          .where('sessions.expires_at', '>', now)
+          .where('sessions.roster_id', '=', (eb) =>
+            eb
+              .selectFrom('sessions as current')
+              .select('current.roster_id')
+              .where('current.token_hash', '=', tokenHash)
+              .where('current.revoked_at', 'is', null)
+              .where('current.expires_at', '>', now),
+          )
+          .orderBy('sessions.created_at')
+          .orderBy('sessions.jti'),
+      [now, tokenHash, now],
+    );
+    const members = rows.map(toRosterMember);
+    const current = members.find((member) => member.session.token_hash === tokenHash);
+    if (current !== undefined) return { current, members };
+    // No roster (a row from before multi-account) or no live row at all.
+    const alone = await this.findLiveSessionWithAccount(tokenHash, now);
+    return alone === null ? null : { current: alone, members: [alone] };
+  }
+
+  async listLiveRoster(rosterId: string, now: number): Promise<RosterMemberRecord[]> {
+    const rows = await this.#x.runCompiled<SessionWithAccountRow>(
+      'listLiveRoster',
+      () =>
+        this.#sessionWithAccount()
+          .where('sessions.roster_id', '=', rosterId)
+          .where('sessions.revoked_at', 'is', null)
+          .where('sessions.expires_at', '>', now)
+          .orderBy('sessions.created_at')
+          .orderBy('sessions.jti'),
+      [rosterId, now],
+    );
+    return rows.map(toRosterMember);
+  }
+
+  async updateSessionToken(
+    jti: string,
+    tokenHash: string,
+    freshness: SessionFreshness = {},
+  ): Promise<SessionRecord | null> {
+    const values: Updateable<SessionsTable> = { token_hash: tokenHash };
+    if (freshness.step_up_at !== undefined) values.step_up_at = freshness.step_up_at;
+    if (freshness.sudo_at !== undefined) values.sudo_at = freshness.sudo_at;
+    const row = await this.#x.db
+      .updateTable('sessions')
+      .set(values)
+      .where('jti', '=', jti)
+      .where('revoked_at', 'is', null)
+      .returningAll()
+      .executeTakeFirst();
+    return row ? toSessionRecord(row) : null;
+  }
+
+  async touchSession(jti: string, now: number): Promise<void> {
+    await this.#x.runCompiled(
+      'touchSession',
+      () =>
+        this.#x.db
+          .updateTable('sessions')
+          .set({ last_seen_at: now })
+          .where('jti', '=', jti)
+          .where('revoked_at', 'is', null)
+          .where('last_seen_at', '<', now),
+      [now, jti, now],
+    );
+  }
+
+  async revokeSession(jti: string, now: number): Promise<boolean> {
+    const result = await this.#x.db
+      .updateTable('sessions')
+      .set({ revoked_at: now })
+      .where('jti', '=', jti)
+      .where('revoked_at', 'is', null)
+      .executeTakeFirst();
+    return rowsAffected(result.numUpdatedRows) > 0;
+  }
+
+  async revokeAccountInRoster(rosterId: string, accountId: string, now: number): Promise<number> {
+    const result = await this.#x.db
+      .updateTable('sessions')
+      .set({ revoked_at: now })
+      .where('roster_id', '=', rosterId)
+      .where('account_id', '=', accountId)
+      .where('revoked_at', 'is', null)
+      .executeTakeFirst();
+    return rowsAffected(result.numUpdatedRows);
+  }
+
+  async revokeRoster(rosterId: string, now: number): Promise<number> {
+    const result = await this.#x.db
+      .updateTable('sessions')
+      .set({ revoked_at: now })
+      .where('roster_id', '=', rosterId)
+      .where('revoked_at', 'is', null)
+      .executeTakeFirst();
+    return rowsAffected(result.numUpdatedRows);
+  }
+
+  async revokeAllForAccount(accountId: string, now: number): Promise<number> {
+    const result = await this.#x.db
+      .updateTable('sessions')
+      .set({ revoked_at: now })
+      .where('account_id', '=', accountId)
+      .where('revoked_at', 'is', null)
+      .executeTakeFirst();
+    return rowsAffected(result.numUpdatedRows);
+  }
+}

@@ -1,0 +1,71 @@
+/**
+ * Attestation call counts and the public statistics (docs/protocol.md §6 /api/family-stats).
+ */
+import { type StoreExecutor } from './executor.js';
+import { toCount } from './row-mapping.js';
+import type { AttestEventKind } from './schema.js';
+import type { FamilyStats, StatsStore } from './store.js';
+
+/** /api/family-stats counts attestation calls of the last 24 hours (docs/protocol.md §6). */
+const ATTEST_COUNT_WINDOW_MS = 24 * 60 * 60 * 1000;
+
+export class StatsArea implements StatsStore {
+  readonly #x: StoreExecutor;
+
+  constructor(executor: StoreExecutor) {
+    this.#x = executor;
+  }
+
+  async recordAttestEvent(kind: AttestEventKind, at: number, count = 1): Promise<void> {
+    if (!Number.isSafeInteger(count) || count < 1) throw new Error(`storage: an event count must be a positive integer, got ${count}`);
+    await this.#x.db.insertInto('attest_events').values({ kind, at, count }).execute();
+  }
+
+  async familyStats(now: number): Promise<FamilyStats> {
+    const [accountRows, activeRow, multiRow, attestRows] = await Promise.all([
+      this.#x.db
+        .selectFrom('accounts')
+        .select((eb) => ['kind', eb.fn.countAll<number>().as('count')])
+        .where('merged_into', 'is', null)
+        .groupBy('kind')
+        .execute(),
+      this.#x.db
+        .selectFrom('sessions')
+        .select((eb) => eb.fn.countAll<number>().as('count'))
+        .where('revoked_at', 'is', null)
+        .where('expires_at', '>', now)
+        .executeTakeFirst(),
+      this.#x.db
+        .selectFrom((eb) =>
+          eb
+            .selectFrom('sessions')
+            .select('roster_id')
+            .where('roster_id', 'is not', null)
+            .where('revoked_at', 'is', null)
+            .where('expires_at', '>', now)
+            .groupBy('roster_id')
+            .having((having) => having.fn.countAll(), '>=', 2)
+            .as('multi_account_rosters'),
+        )
+        .select((eb) => eb.fn.countAll<number>().as('count'))
+        .executeTakeFirst(),
+      this.#x.db
+        .selectFrom('attest_events')
+        .select((eb) => ['kind', eb.fn.sum<number>('count').as('count')])
+        .where('at', '>', now - ATTEST_COUNT_WINDOW_MS)
+        .where('at', '<=', now)
+        .groupBy('kind')
+        .execute(),
+    ]);
+    const accountsOf = (kind: string) => toCount(accountRows.find((row) => row.kind === kind)?.count);
+    const eventsOf = (kind: string) => toCount(attestRows.find((row) => row.kind === kind)?.count);
+    const btc = accountsOf('btc');
+    const federated = accountsOf('federated');
+    return {
+      accounts: { total: btc + federated, btc, federated },
+      sessions: { active: toCount(activeRow?.count) },
+      rosters: { multi_account: toCount(multiRow?.count) },
+      attest: { checks_24h: eventsOf('check'), verifies_24h: eventsOf('verify') },
+    };
+  }
+}
