@@ -2,7 +2,7 @@
 # Two stages on node:24-slim: build (npm ci, tsc, prune dev dependencies),
 # then a runtime image with the compiled service, production dependencies
 # and the sign-in pages, running as the unprivileged `node` user.
-# docs/operations.md explains the settings; PROTOCOL.md §1 lists them all.
+# docs/operations.md explains the settings; docs/protocol.md §1 lists them all.
 
 FROM node:24-slim AS build
 WORKDIR /app

@@ -1,5 +1,5 @@
 /**
- * BIP-322 verification throughput (PERFORMANCE.md "Signature checks").
+ * BIP-322 verification throughput (docs/performance.md "Signature checks").
  *
  * For P2WPKH and P2TR, on the same proof of the same canonical message:
  *   floor: the bare libsecp256k1 (tiny-secp256k1) check of that proof's

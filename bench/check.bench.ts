@@ -1,5 +1,5 @@
 /**
- * GET /api/check (PERFORMANCE.md "HTTP"):
+ * GET /api/check (docs/performance.md "HTTP"):
  *
  * 1. cache hits through wrk (a separate process, 50 connections), next to the
  *    bare Fastify JSON route in the same run, in interleaved rounds; goal

@@ -27,7 +27,7 @@ export async function run(options: { ms?: number } = {}): Promise<BenchResult[]>
   const smtp = await startSmtpServer();
   const app = await buildApp(loadConfig({ ...QUIET, SMTP_URL: smtp.url }), { logger: false });
   try {
-    // One address gets one distinct challenge a second (PROTOCOL.md §5): cycle wallets.
+    // One address gets one distinct challenge a second (docs/protocol.md §5): cycle wallets.
     const wallets = Array.from({ length: 4096 }, () => newWallet());
     const bip322 = await rate(async (index) => {
       const reply = await new Browser(app).signIn(wallets[index % wallets.length]!);

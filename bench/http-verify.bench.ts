@@ -1,7 +1,7 @@
 /**
  * POST /api/verify requests per second through wrk, with the chain answered
  * by the loopback Esplora fake, next to a bare Fastify JSON route in the same
- * run (PERFORMANCE.md "HTTP"). Two more rows show where a verify's time goes:
+ * run (docs/performance.md "HTTP"). Two more rows show where a verify's time goes:
  * the Esplora client alone (two HTTP requests per verify, by design: the
  * route is not cached) and the verifier with the chain answered from memory.
  */

@@ -1,5 +1,5 @@
 /**
- * Session JWT throughput (PERFORMANCE.md JWT): our mint and verify next to the
+ * Session JWT throughput (docs/performance.md JWT): our mint and verify next to the
  * floor (raw `node:crypto` Ed25519 sign / verify over the same bytes) and next
  * to `jose` (SignJWT / jwtVerify), all in the same run, with ratios to the
  * floor. Cases are interleaved round by round and medians are reported, so
@@ -114,7 +114,7 @@ export async function run(options: JwtBenchOptions = {}): Promise<BenchResult[]>
       baseline: verifyFloor,
       async: () => jwtVerify(token, key.publicKey, { issuer, algorithms: ['EdDSA'], currentDate: now }),
     },
-    // What the host does per request instead of a signature check (PERFORMANCE.md JWT).
+    // What the host does per request instead of a signature check (docs/performance.md JWT).
     { name: 'tokenHash (host lookup key)', baseline: verifyFloor, sync: () => tokenHash(token) },
   ];
 

@@ -1,5 +1,5 @@
 /**
- * Small benchmark helpers. PERFORMANCE.md: absolute numbers drift between
+ * Small benchmark helpers. docs/performance.md: absolute numbers drift between
  * runs and machines, so every figure is reported next to its baseline from
  * the same run, as a ratio.
  */

@@ -13,7 +13,7 @@
  *   in Redis, each limit too large to refuse anything, same run.
  *
  * Every instance, wrk, PostgreSQL and Redis share the machine's cores
- * (PERFORMANCE.md: two), so a second instance can add throughput only where
+ * (docs/performance.md: two), so a second instance can add throughput only where
  * one instance leaves a core idle; the figures say how much it does here.
  */
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';

@@ -161,7 +161,7 @@ async function signInRate(): Promise<BenchResult[]> {
   );
   try {
     // A challenge is a pure function of address, times, audience and purpose
-    // (PROTOCOL.md §5), so one address gets one distinct challenge a second:
+    // (docs/protocol.md §5), so one address gets one distinct challenge a second:
     // cycle through enough wallets that none repeats within a second.
     const wallets = Array.from({ length: 4096 }, () => newWallet());
     let index = 0;

@@ -1,6 +1,6 @@
 /**
  * Configuration: parsed and validated once at start into a frozen object
- * (PROTOCOL.md §1). Domain code never reads `process.env`; it is handed the
+ * (docs/protocol.md §1). Domain code never reads `process.env`; it is handed the
  * pieces of this object it needs. A bad setting throws a {@link ConfigError}
  * naming the variable, which stops the start.
  */

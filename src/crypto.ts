@@ -1,7 +1,7 @@
 /**
  * Small shared crypto helpers on `node:crypto`, and the strict base64url
  * decoder. Kept in one place so that every area hashes, MACs, compares secrets
- * and reads base64url the same way (STYLE.md: prefer node's crypto).
+ * and reads base64url the same way (docs/architecture.md: prefer node's crypto).
  */
 import { createHash, createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 
@@ -38,7 +38,7 @@ export function timingSafeEqualString(a: string, b: string): boolean {
 }
 
 /**
- * A new account id: 32 lowercase hex, 128 random bits (PROTOCOL.md §2:
+ * A new account id: 32 lowercase hex, 128 random bits (docs/protocol.md §2:
  * `did_oc` is `did:oc:` + this, and `sub` is this).
  */
 export function newAccountId(): string {

@@ -54,7 +54,7 @@ export class OcError extends Error {
     this.codes = options?.codes;
   }
 
-  /** The error body of PROTOCOL.md §4: both keys carry the code. */
+  /** The error body of docs/protocol.md §4: both keys carry the code. */
   toBody(): { ok: false; error: ErrorCode; reason: ErrorCode; detail?: string; codes?: string[] } {
     const body: { ok: false; error: ErrorCode; reason: ErrorCode; detail?: string; codes?: string[] } = { ok: false, error: this.code, reason: this.code };
     if (this.detail !== undefined) body.detail = this.detail;

@@ -1,5 +1,5 @@
 /**
- * Account edit (PROTOCOL.md §6 "Account edit": `PATCH /api/auth/account`
+ * Account edit (docs/protocol.md §6 "Account edit": `PATCH /api/auth/account`
  * with `{display_name?, display_identity?}` answering `{ok, account, token}`
  * and re-minting the cookie), through HTTP on every engine.
  */

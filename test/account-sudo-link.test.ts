@@ -1,6 +1,6 @@
 /**
  * Step-up, linked identities, linking with the dual-proof transfer, and
- * unlinking (PROTOCOL.md §2 "Merging", §6 "Step-up"; INTERFACE.md
+ * unlinking (docs/protocol.md §2 "Merging", §6 "Step-up"; docs/api.md
  * Authentication 7: step-up is per account), through HTTP on every engine,
  * with e-mail codes delivered by a real SMTP server on loopback.
  */
@@ -292,7 +292,7 @@ function sudoAndLink(engine: 'sqlite' | 'postgres'): void {
     });
   });
 
-  describe('dual-proof transfer (PROTOCOL.md §2)', () => {
+  describe('dual-proof transfer (docs/protocol.md §2)', () => {
     it('409s without confirm_transfer, then merges the other account into the active one', async () => {
       const walletW = newWallet(); // B's address
       const walletV = newWallet(); // A's address
@@ -387,7 +387,7 @@ function sudoAndLink(engine: 'sqlite' | 'postgres'): void {
     });
   });
 
-  describe('step-up is per account (INTERFACE.md Authentication 7)', () => {
+  describe('step-up is per account (docs/api.md Authentication 7)', () => {
     it('does not carry over a switch, survives a switch back, and expires after 5 minutes', async () => {
       const client = browser();
       const walletA = newWallet();

@@ -1,6 +1,6 @@
 /**
  * The /api/check result cache (LRU with a TTL per entry) and the single
- * flight in front of it (src/attest/cache.ts; PROTOCOL.md §7: the verified
+ * flight in front of it (src/attest/cache.ts; docs/protocol.md §7: the verified
  * result is cached per subject).
  */
 import { describe, expect, it } from 'vitest';

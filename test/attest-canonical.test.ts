@@ -1,5 +1,5 @@
 /**
- * The canonical attestation message (PROTOCOL.md §7 "Canonical message"):
+ * The canonical attestation message (docs/protocol.md §7 "Canonical message"):
  * the fixed point, the builder, and every malformed case the section lists.
  */
 import { describe, expect, it } from 'vitest';
@@ -16,7 +16,7 @@ const ADDRESS = 'bc1qar0srrr7xfkvy5l643lydnw9re59gtzzwf5mdq';
 const NONCE = '0011223344556677889900aabbccddee';
 const ISSUED_AT = '2026-04-22T12:00:00Z';
 
-/** The fixed point of PROTOCOL.md §7, written out by hand. */
+/** The fixed point of docs/protocol.md §7, written out by hand. */
 const FIXED_MESSAGE =
   'orangecheck\n' +
   'identities: \n' +
@@ -39,7 +39,7 @@ function expectDecodeError(message: string): void {
   if (!result.ok) expect(result.code).toBe('decode_error');
 }
 
-describe('the PROTOCOL.md §7 fixed point', () => {
+describe('the docs/protocol.md §7 fixed point', () => {
   it('builds exactly the expected message', () => {
     expect(buildAttestationMessage({ address: ADDRESS, identities: [], nonce: NONCE, issuedAt: ISSUED_AT })).toBe(FIXED_MESSAGE);
   });

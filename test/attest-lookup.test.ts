@@ -1,6 +1,6 @@
 /**
  * The check/discover service (src/attest/lookup.ts) against real NIP-01
- * relays and a real Esplora fake on loopback (PROTOCOL.md §7 "Relay
+ * relays and a real Esplora fake on loopback (docs/protocol.md §7 "Relay
  * envelopes" and "Chain metrics"): relays down, silent or lying, forged
  * events, several addresses per identity, expiry, and the cache.
  */
@@ -116,7 +116,7 @@ describe('parseSubject', () => {
       ok: true,
       subject: { by: 'identity', identity: { protocol: 'x', identifier: '@alice' } },
     });
-    // Any network (INTERFACE.md names no restriction).
+    // Any network (docs/api.md names no restriction).
     expect(parseSubject({ addr: addressFromPrivateKey(aliceKey, 'p2wpkh', 'testnet') }).ok).toBe(true);
   });
 

@@ -1,5 +1,5 @@
 /**
- * Bond metrics (PROTOCOL.md §7 "Chain metrics"): which UTXOs count, the
+ * Bond metrics (docs/protocol.md §7 "Chain metrics"): which UTXOs count, the
  * no-bond and bond rules, the bond codes, and day counting.
  */
 import { describe, expect, it } from 'vitest';

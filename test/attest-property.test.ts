@@ -1,5 +1,5 @@
 /**
- * Properties of the canonical message and the verifier (PROTOCOL.md §7):
+ * Properties of the canonical message and the verifier (docs/protocol.md §7):
  * build → parse round-trips, and hostile input (random strings, random byte
  * mutations of a signed message or of its signature) never throws and never
  * verifies.

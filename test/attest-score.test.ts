@@ -1,12 +1,12 @@
 /**
- * Score v0 (PROTOCOL.md §7 "Chain metrics"): round(ln(1 + sats) × (1 + days / 30), 2),
+ * Score v0 (docs/protocol.md §7 "Chain metrics"): round(ln(1 + sats) × (1 + days / 30), 2),
  * half away from zero.
  */
 import { describe, expect, it } from 'vitest';
 import { roundHalfAwayFromZero, scoreV0 } from '../src/attest/score.js';
 
 describe('scoreV0', () => {
-  // The four fixed points of PROTOCOL.md §7.
+  // The four fixed points of docs/protocol.md §7.
   const points: [number, number, number][] = [
     [0, 0, 0],
     [100_000, 30, 23.03],

@@ -1,5 +1,5 @@
 /**
- * verifyAttestation end to end (INTERFACE.md POST /api/verify, PROTOCOL.md
+ * verifyAttestation end to end (docs/api.md POST /api/verify, docs/protocol.md
  * §7): real signatures from src/bitcoin's signer, chain data from a real
  * Esplora fake on loopback, a frozen clock. Every verification code the
  * verifier can give is reached here.

@@ -1,6 +1,6 @@
 /**
- * Hostile and malformed input to the auth routes and the challenge (STYLE.md
- * Errors: "a clear error with a code, never a 500"; PROTOCOL.md §4, §5):
+ * Hostile and malformed input to the auth routes and the challenge (docs/architecture.md
+ * Errors: "a clear error with a code, never a 500"; docs/protocol.md §4, §5):
  * shapes, sizes, cookies and tokens, cross-site requests, and every way a
  * sign-in proof can be wrong. Each refusal is checked to have no effect.
  */
@@ -184,7 +184,7 @@ function badInputSuite(engine: 'sqlite' | 'postgres'): void {
     });
   });
 
-  describe('cross-site requests (PROTOCOL.md §4)', () => {
+  describe('cross-site requests (docs/protocol.md §4)', () => {
     it('a POST from a non-family Origin is 403 cross_site and changes nothing', async () => {
       const { client, token, did } = await signedIn();
       const headers = { origin: EVIL_ORIGIN, cookie: `oc_session=${token}` };

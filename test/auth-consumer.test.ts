@@ -1,6 +1,6 @@
 /**
- * A consumer site's view of `oc_session` (INTERFACE.md Authentication 2,
- * PROTOCOL.md §3): every cookie the service issues verifies with `jose` alone
+ * A consumer site's view of `oc_session` (docs/api.md Authentication 2,
+ * docs/protocol.md §3): every cookie the service issues verifies with `jose` alone
  * against the published JWK, carries the documented claims and nothing it
  * must not, and forgeries of every usual kind are refused. Key rotation keeps
  * old cookies verifiable.
@@ -27,7 +27,7 @@ const ISSUER = 'https://auth.example.com';
 const FAMILY_ENV = { PUBLIC_URL: ISSUER, COOKIE_DOMAIN: '.example.com' };
 const CONSUMER_ORIGIN = 'https://app.example.com';
 
-/** Every claim PROTOCOL.md §3 allows; anything else (a roster id, an e-mail) must not be there. */
+/** Every claim docs/protocol.md §3 allows; anything else (a roster id, an e-mail) must not be there. */
 const ALLOWED_CLAIMS = new Set(['iss', 'sub', 'did_oc', 'jti', 'iat', 'exp', 'name', 'primary_btc', 'display_identity', 'signing_method', 'step_up_at', 'sudo_at']);
 
 async function rejection(promise: Promise<unknown>): Promise<string> {

@@ -1,6 +1,6 @@
 /**
- * A model-based test of the roster (INTERFACE.md "States and transitions",
- * PROTOCOL.md §3): random sequences of sign-ins (fresh and add=1, of new and
+ * A model-based test of the roster (docs/api.md "States and transitions",
+ * docs/protocol.md §3): random sequences of sign-ins (fresh and add=1, of new and
  * of rostered accounts), switches (to members and to non-members), logouts
  * (current and all) and clock jumps past the 30-day expiry, run through HTTP
  * against one browser and compared after every step with a small model of

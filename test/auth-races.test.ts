@@ -1,5 +1,5 @@
 /**
- * Concurrency (PROTOCOL.md §3 "Concurrent sign-ins, switches and logouts on
+ * Concurrency (docs/protocol.md §3 "Concurrent sign-ins, switches and logouts on
  * one roster must leave it consistent", §5 "consumes the nonce exactly once"),
  * through HTTP on every engine. Requests are fired together with
  * `Promise.all`; on PostgreSQL they run on separate pooled connections.

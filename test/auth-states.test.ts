@@ -1,8 +1,8 @@
 /**
- * INTERFACE.md "States and transitions" and "Errors of POST /api/auth/switch",
+ * docs/api.md "States and transitions" and "Errors of POST /api/auth/switch",
  * through HTTP, on every engine: one test per row of the state table and per
  * switch error. What is asserted is what a user sees (status, body, cookie,
- * JWT claims) and the session rows behind it (PROTOCOL.md §3).
+ * JWT claims) and the session rows behind it (docs/protocol.md §3).
  */
 import { randomBytes } from 'node:crypto';
 import type { FastifyInstance } from 'fastify';
@@ -29,7 +29,7 @@ import {
 } from './support/auth-harness.js';
 import { DAY, HOUR, MINUTE, SECOND } from './support/clock.js';
 
-/** PROTOCOL.md §3: Max-Age is the seconds to the row's expiry, 30 days for a new row. */
+/** docs/protocol.md §3: Max-Age is the seconds to the row's expiry, 30 days for a new row. */
 const THIRTY_DAYS_SECONDS = 2_592_000;
 
 interface SignedIn {
@@ -53,7 +53,7 @@ function authStates(engine: 'sqlite' | 'postgres'): void {
 
   const browser = (): TimedBrowser => harness.browser(app);
 
-  /** Signs `wallet` in and checks the common shape of a successful sign-in (PROTOCOL.md §3). */
+  /** Signs `wallet` in and checks the common shape of a successful sign-in (docs/protocol.md §3). */
   async function signIn(client: TimedBrowser, wallet: Wallet, add = false): Promise<SignedIn> {
     const reply = await client.signIn(wallet, { add });
     expect(reply.status, JSON.stringify(reply.body)).toBe(200);
@@ -91,7 +91,7 @@ function authStates(engine: 'sqlite' | 'postgres'): void {
       expect(me.headers['cache-control']).toBe('no-store, private');
       expect(me.body.ok).toBe(true);
       expect(me.body.account).toMatchObject({ id, did_oc: did, primary_btc: wallet.address, display_identity: { kind: 'btc', value: wallet.address } });
-      // PROTOCOL.md §3: /me's account.id is the JWT sub.
+      // docs/protocol.md §3: /me's account.id is the JWT sub.
       expect(me.body.account.id).toBe(decodeJwt(token).payload.sub);
       expect(me.body.roster).toEqual([]);
 
@@ -249,7 +249,7 @@ function authStates(engine: 'sqlite' | 'postgres'): void {
       expect(await harness.duplicateLiveRosterRows()).toEqual([]);
     });
 
-    it("a switch to a merged account's did follows the pointer to the canonical account (PROTOCOL.md §2)", async () => {
+    it("a switch to a merged account's did follows the pointer to the canonical account (docs/protocol.md §2)", async () => {
       const client = browser();
       const walletC = newWallet();
       const b = await signIn(client, newWallet());

@@ -510,7 +510,7 @@ describe('negative cases: false, quickly, never a throw', () => {
   });
 });
 
-describe('verifySignature scheme rules (PROTOCOL.md §7)', () => {
+describe('verifySignature scheme rules (docs/protocol.md §7)', () => {
   const p2pkh = addressFromPrivateKey(KEY_A, 'p2pkh', 'mainnet');
   const p2wpkh = addressFromPrivateKey(KEY_A, 'p2wpkh', 'mainnet');
   const legacy = signLegacy(KEY_A, 'm');

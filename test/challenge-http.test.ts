@@ -1,6 +1,6 @@
 /**
- * The generic signed-challenge primitive over HTTP (INTERFACE.md "Signed
- * challenge", PROTOCOL.md §5), on every engine: the exact message layout of
+ * The generic signed-challenge primitive over HTTP (docs/api.md "Signed
+ * challenge", docs/protocol.md §5), on every engine: the exact message layout of
  * GET /api/challenge, and POST /api/challenge for every address type and every
  * failure code. It sets no cookie, touches no account and stores no nonce.
  */
@@ -56,7 +56,7 @@ function challengeHttpSuite(engine: 'sqlite' | 'postgres'): void {
   }
 
   describe('GET /api/challenge', () => {
-    it('builds the exact message of PROTOCOL.md §5: lines, order, trailing LF, times to the second', async () => {
+    it('builds the exact message of docs/protocol.md §5: lines, order, trailing LF, times to the second', async () => {
       harness.clock.set(CLOCK_START); // 2026-03-01T12:34:56.789Z
       const wallet = newWallet();
       const reply = await issue(wallet);
@@ -79,7 +79,7 @@ function challengeHttpSuite(engine: 'sqlite' | 'postgres'): void {
         ].join('\n'),
       );
       expect(message).not.toContain('\r');
-      // INTERFACE.md Challenge: ISO 8601 UTC with milliseconds, the same instant as expires_at.
+      // docs/api.md Challenge: ISO 8601 UTC with milliseconds, the same instant as expires_at.
       expect(expiresAt).toBe('2026-03-01T12:39:56.000Z');
     });
 
@@ -206,7 +206,7 @@ function challengeHttpSuite(engine: 'sqlite' | 'postgres'): void {
       await expectUntouched();
     });
 
-    it('runs the checks in the order of PROTOCOL.md §5', async () => {
+    it('runs the checks in the order of docs/protocol.md §5', async () => {
       const wallet = newWallet();
       const { body } = await issue(wallet, { audience: AUDIENCE, purpose: PURPOSE, ttl: '30' });
       harness.clock.advance(31 * SECOND);

@@ -43,7 +43,7 @@ function thrownOcError(run: () => unknown): OcError {
   throw new Error('expected an OcError');
 }
 
-describe('issueChallenge (PROTOCOL.md §5)', () => {
+describe('issueChallenge (docs/protocol.md §5)', () => {
   it('writes the exact message bytes for fixed inputs', () => {
     const challenge = issueChallenge({ address: ADDRESS, audience: AUDIENCE, purpose: 'login' }, context);
     expect(challenge.nonce).toMatch(/^[0-9a-f]{32}$/);
@@ -206,7 +206,7 @@ describe('parseChallengeMessage', () => {
   });
 });
 
-describe('checkChallenge (PROTOCOL.md §5, in order)', () => {
+describe('checkChallenge (docs/protocol.md §5, in order)', () => {
   const issued = issueChallenge({ address: ADDRESS, audience: AUDIENCE, purpose: 'login' }, context);
   const valid = { message: issued.message, expectedNonce: issued.nonce, expectedAudience: AUDIENCE, expectedPurpose: 'login' };
   const later = (seconds: number) => ({ secret: SECRET, now: new Date(NOW.getTime() + seconds * 1000) });

@@ -5,7 +5,7 @@ import { nodeSqliteSupported, resolveSqliteDriver } from '../src/storage/sqlite-
 import { VERSION } from '../src/version.js';
 
 describe('loadConfig', () => {
-  it('gives a working service with no settings at all (PROTOCOL.md §1)', () => {
+  it('gives a working service with no settings at all (docs/protocol.md §1)', () => {
     const config = loadConfig({});
     expect(config.port).toBe(8787);
     expect(config.host).toBe('127.0.0.1');

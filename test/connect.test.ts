@@ -1,5 +1,5 @@
 /**
- * Connect (PROTOCOL.md §6): integrator apps and their API keys, managed by a
+ * Connect (docs/protocol.md §6): integrator apps and their API keys, managed by a
  * signed-in account from the browser, and server-to-server provisioning with
  * `Authorization: Bearer <api_key>`, through HTTP on every engine.
  */

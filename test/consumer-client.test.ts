@@ -1,8 +1,8 @@
 /**
- * The typed client of @oc-host/verify against a running oc-host (INTERFACE.md
+ * The typed client of @oc-host/verify against a running oc-host (docs/api.md
  * "Attestation routes", "Signed challenge"), with a real Nostr relay and a
  * real Esplora fake on loopback so check and discover have something to find;
- * and its 429 handling (PROTOCOL.md §4: Retry-After) against a small local
+ * and its 429 handling (docs/protocol.md §4: Retry-After) against a small local
  * HTTP server that answers 429 before it answers 200.
  */
 import { createServer, type IncomingMessage, type Server } from 'node:http';
@@ -59,7 +59,7 @@ describe('against a running oc-host', () => {
     await Promise.all([relay?.close(), esplora?.close()]);
   });
 
-  it('check by address: the INTERFACE.md check result', async () => {
+  it('check by address: the docs/api.md check result', async () => {
     const result = await client.check({ addr: alice });
     expect(isNotFound(result)).toBe(false);
     expect(result).toMatchObject({
@@ -226,7 +226,7 @@ describe('429, errors and timeouts (a scripted server)', () => {
     ]);
   });
 
-  it('without Retry-After, the body\'s retry_after_seconds (PROTOCOL.md §4) is used', async () => {
+  it('without Retry-After, the body\'s retry_after_seconds (docs/protocol.md §4) is used', async () => {
     script = [tooMany(undefined, { ok: false, error: 'rate_limited', reason: 'rate_limited', retry_after_seconds: 0 }), ok()];
     await createOcClient({ baseUrl }).discover({ addr: alice });
     expect(received).toHaveLength(2);

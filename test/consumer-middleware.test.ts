@@ -4,7 +4,7 @@
  * by a running oc-host, or from `Authorization: Bearer`; of several
  * `oc_session` cookies the one that verifies (the newest, when several do)
  * wins; requireSession and requireFreshSudo answer 401 with the host's error
- * body (PROTOCOL.md §4).
+ * body (docs/protocol.md §4).
  *
  * Fastify is the real framework. Express and Hono are not installed: their
  * sites are node's http server with the two methods Express adds to the
@@ -307,7 +307,7 @@ describe.each(FRAMEWORKS)('%s middleware', (_name, makeSite) => {
 
   it('requireFreshSudo(300): no session → not_authenticated; no sudo_at or an old one → sudo_required; a fresh one passes', async () => {
     expect((await site.request('/sudo')).body).toEqual(NOT_AUTHENTICATED);
-    // A plain sign-in carries no sudo_at (PROTOCOL.md §6: only /api/auth/sudo sets it).
+    // A plain sign-in carries no sudo_at (docs/protocol.md §6: only /api/auth/sudo sets it).
     const plain = await site.request('/sudo', { cookie: `oc_session=${hostTokenA}` });
     expect(plain.status).toBe(401);
     expect(plain.body).toEqual(SUDO_REQUIRED);

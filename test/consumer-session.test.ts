@@ -1,6 +1,6 @@
 /**
- * @oc-host/verify against a running oc-host (INTERFACE.md Authentication 2,
- * PROTOCOL.md §3): every sign-in path's cookie verifies locally with
+ * @oc-host/verify against a running oc-host (docs/api.md Authentication 2,
+ * docs/protocol.md §3): every sign-in path's cookie verifies locally with
  * `verifySession`, through every key form a consumer may hold (the JWK of
  * /api/auth/jwks, `OC_AUTH_PUBLIC_JWK` as JSON or base64url, the JWKS URL);
  * forgeries and expired or foreign tokens give null; a revoked session keeps
@@ -324,7 +324,7 @@ describe('verifySession: misconfiguration throws at setup', () => {
   });
 });
 
-describe('revoked sessions (PROTOCOL.md §3: consumers learn of a logout at exp)', () => {
+describe('revoked sessions (docs/protocol.md §3: consumers learn of a logout at exp)', () => {
   it('after POST /api/auth/logout the host refuses the cookie at once, yet it still verifies locally until exp', async () => {
     const { token, browser } = await signInWithWallet(host);
     const before = await verifySession(token, { jwksUrl: host.jwksUrl, issuer: ISSUER });

@@ -1,5 +1,5 @@
 /**
- * The contact-form relay (PROTOCOL.md §6 `/api/contact`) through a real SMTP
+ * The contact-form relay (docs/protocol.md §6 `/api/contact`) through a real SMTP
  * server on loopback.
  */
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';

@@ -10,7 +10,7 @@ import {
 const TOKEN = 'eyJhbGciOiJFZERTQSJ9.eyJzdWIiOiJ4In0.c2lnbmF0dXJl';
 const OTHER = 'eyJhbGciOiJFZERTQSJ9.eyJzdWIiOiJ5In0.b3RoZXI';
 
-describe('serializeSessionCookie (PROTOCOL.md §3)', () => {
+describe('serializeSessionCookie (docs/protocol.md §3)', () => {
   it('writes a host-only cookie exactly', () => {
     expect(serializeSessionCookie(TOKEN, { maxAgeSeconds: 2_592_000 })).toBe(
       `oc_session=${TOKEN}; Path=/; HttpOnly; Secure; SameSite=Lax; Max-Age=2592000`,

@@ -2,7 +2,7 @@
  * The sign-in and account pages in a real browser:
  * Debian's headless Chromium driven by playwright-core, against the real app
  * on a loopback port with a real SMTP server and a real OpenID provider
- * (STYLE.md "Tests": real parts over mocks).
+ * (docs/architecture.md "Tests": real parts over mocks).
  *
  * The scenarios run in order in one browser context, like one person at one
  * browser: e-mail code sign-in (by keyboard), adding a BIP-322 account,

@@ -1,5 +1,5 @@
 /**
- * The e-mail one-time code (PROTOCOL.md §6, INTERFACE.md Limits) end to end:
+ * The e-mail one-time code (docs/protocol.md §6, docs/api.md Limits) end to end:
  * codes travel through a real SMTP server on loopback and are stored in real
  * SQLite and PostgreSQL (test/support/databases.ts); time is a frozen clock.
  */

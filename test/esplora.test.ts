@@ -1,5 +1,5 @@
 /**
- * The Esplora client against real HTTP servers on loopback (PROTOCOL.md §7
+ * The Esplora client against real HTTP servers on loopback (docs/protocol.md §7
  * "Chain metrics": bases in order, a timeout each, malformed answers are
  * failures, all failing is ChainUnavailableError).
  */

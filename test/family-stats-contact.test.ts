@@ -1,6 +1,6 @@
 /**
- * The public and form routes (INTERFACE.md "Public and form routes",
- * PROTOCOL.md §6): GET /api/family-stats on every engine, and POST
+ * The public and form routes (docs/api.md "Public and form routes",
+ * docs/protocol.md §6): GET /api/family-stats on every engine, and POST
  * /api/contact through a real SMTP server on loopback.
  */
 import type { FastifyInstance } from 'fastify';

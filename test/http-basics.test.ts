@@ -36,7 +36,7 @@ describe('request ids', () => {
 });
 
 describe('OpenAPI and explorer', () => {
-  it('GET /api/openapi is an OpenAPI 3.1 document with the tags of INTERFACE.md', async () => {
+  it('GET /api/openapi is an OpenAPI 3.1 document with the tags of docs/api.md', async () => {
     const response = await app.inject({ method: 'GET', url: '/api/openapi' });
     expect(response.statusCode).toBe(200);
     expect(response.headers['access-control-allow-origin']).toBe('*');

@@ -1,6 +1,6 @@
 /**
- * GET /api/check end to end over HTTP (INTERFACE.md "Check result" and
- * "Attestation routes", PROTOCOL.md §7): real NIP-01 relays and a real
+ * GET /api/check end to end over HTTP (docs/api.md "Check result" and
+ * "Attestation routes", docs/protocol.md §7): real NIP-01 relays and a real
  * Esplora fake on loopback, the clock injected so the cache can be aged.
  */
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
@@ -62,7 +62,7 @@ afterAll(async () => {
 });
 
 describe('GET /api/check: the check result', () => {
-  it('answers the INTERFACE.md check result for an address, cached with public max-age and x-cache', async () => {
+  it('answers the docs/api.md check result for an address, cached with public max-age and x-cache', async () => {
     const [relay] = await relays('normal');
     esplora.setUtxos(alice, [utxo('aa'.repeat(32), 250_000, 45)]);
     const attestation = signed(aliceKey, alice, '2026-05-01T00:00:00Z', ['github:alice', 'nostr:npub1alice']);
@@ -111,7 +111,7 @@ describe('GET /api/check: the check result', () => {
     expect(byId.status).toBe(200);
     expect(byId.body).toMatchObject({ ok: true, attestation_id: attestation.id, address: bob, sats: 5_000_000, days: 400 });
 
-    // `twitter` is read as `x` (PROTOCOL.md §7).
+    // `twitter` is read as `x` (docs/protocol.md §7).
     const byIdentity = await check(app, 'identity=twitter:bob');
     expect(byIdentity.status).toBe(200);
     expect(byIdentity.body.identities).toContainEqual({ protocol: 'x', identifier: 'bob' });

@@ -1,6 +1,6 @@
 /**
- * GET /api/discover end to end over HTTP (INTERFACE.md "Attestation routes",
- * PROTOCOL.md §7 "Relay envelopes"): real NIP-01 relays on loopback, read on
+ * GET /api/discover end to end over HTTP (docs/api.md "Attestation routes",
+ * docs/protocol.md §7 "Relay envelopes"): real NIP-01 relays on loopback, read on
  * every call, never cached.
  */
 import { afterEach, describe, expect, it } from 'vitest';
@@ -95,7 +95,7 @@ describe('GET /api/discover', () => {
       ],
     });
 
-    // Read from the relays on every call (INTERFACE.md Limits: no cache).
+    // Read from the relays on every call (docs/api.md Limits: no cache).
     await discover(app, `addr=${alice}`);
     expect(one!.requestCount).toBe(2);
     expect(two!.requestCount).toBe(2);

@@ -55,7 +55,7 @@ function emailOtpSuite(engine: TestEngine): void {
       expect(verified.setCookies[0]).toMatch(/^oc_session=[^;]+; Path=\/; HttpOnly; Secure; SameSite=Lax; Max-Age=2592000$/);
       const claims = decodeJwt(verified.body.token);
       expect(claims.signing_method).toBe('email_otp');
-      // The JWT never carries an e-mail address (PROTOCOL.md §3).
+      // The JWT never carries an e-mail address (docs/protocol.md §3).
       expect(JSON.stringify(claims)).not.toContain('carol@example.org');
       const me = await browser.me();
       expect(me.body.account.did_oc).toBe(verified.body.account.did_oc);

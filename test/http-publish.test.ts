@@ -1,6 +1,6 @@
 /**
  * POST /api/attestations and the publish CLI command (src/attest/publish.ts,
- * src/cli/publish.ts; PROTOCOL.md §7 "Relay envelopes"): a wallet-signed
+ * src/cli/publish.ts; docs/protocol.md §7 "Relay envelopes"): a wallet-signed
  * attestation goes to real relays on loopback, signed with the service's
  * Nostr key, and is then found through /api/check and /api/discover.
  */

@@ -1,6 +1,6 @@
 /**
  * POST /api/verify end to end through HTTP, with the chain answered by a real
- * Esplora fake on loopback: every code of PROTOCOL.md §7 that the raw
+ * Esplora fake on loopback: every code of docs/protocol.md §7 that the raw
  * verifier can give is reached here.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';

@@ -52,7 +52,7 @@ function rawToken(headerJson: string, payloadJson: string, signer: SigningKey = 
 const verifyNow = (token: unknown, now = NOW) => verifySessionJwt(token, ring, { issuer: ISSUER, now });
 
 describe('mintSessionJwt', () => {
-  it('writes the header exactly {alg, typ, kid} (PROTOCOL.md §3)', () => {
+  it('writes the header exactly {alg, typ, kid} (docs/protocol.md §3)', () => {
     const [header] = mintSessionJwt(key, required()).split('.');
     expect(unb64(header!)).toBe(`{"alg":"EdDSA","typ":"JWT","kid":"${key.kid}"}`);
   });
@@ -110,7 +110,7 @@ describe('mintSessionJwt', () => {
   });
 });
 
-describe('tokens verify with jose as a consumer would (INTERFACE.md Authentication 2)', () => {
+describe('tokens verify with jose as a consumer would (docs/api.md Authentication 2)', () => {
   it('verifies against the public JWK from OC_AUTH_PUBLIC_JWK', async () => {
     const token = mintSessionJwt(key, full());
     const publicKey = await importJWK({ ...key.publicJwk }, 'EdDSA');
@@ -296,7 +296,7 @@ describe('verifySessionJwt', () => {
 });
 
 describe('tokenHash', () => {
-  it('is the lowercase hex SHA-256 of the token text (PROTOCOL.md §3 token_hash)', () => {
+  it('is the lowercase hex SHA-256 of the token text (docs/protocol.md §3 token_hash)', () => {
     const token = mintSessionJwt(key, required());
     expect(tokenHash(token)).toBe(createHash('sha256').update(token).digest('hex'));
     expect(tokenHash(token)).toMatch(/^[0-9a-f]{64}$/);

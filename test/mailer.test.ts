@@ -1,7 +1,7 @@
 /**
  * The mailer (src/mail) against a real SMTP server on loopback
  * (test/support/smtp-server.ts), and the development outbox on a real
- * temporary directory (PROTOCOL.md §1 `SMTP_URL`, `MAIL_FROM`).
+ * temporary directory (docs/protocol.md §1 `SMTP_URL`, `MAIL_FROM`).
  */
 import { mkdtemp, readdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -267,7 +267,7 @@ describe('development outbox mailer', () => {
     for (const line of log.lines) {
       expect(line.level).toBe('info');
       expect(files.map((file) => join(outbox, file))).toContain(line.details.file);
-      // STYLE.md: no addresses or codes in logs.
+      // docs/architecture.md: no addresses or codes in logs.
       const logged = JSON.stringify(line);
       expect(logged).not.toContain('grace@example.org');
       expect(logged).not.toContain('493817');

@@ -1,6 +1,6 @@
 /**
  * Two real oc-host processes on one PostgreSQL schema and one Redis
- * (PROTOCOL.md §1 `REDIS_URL`: "several instances behave as one"), spoken to
+ * (docs/protocol.md §1 `REDIS_URL`: "several instances behave as one"), spoken to
  * over real HTTP with cookie jars, as a load balancer would spread a
  * browser's requests. Both run with TRUST_PROXY, and every browser sends its
  * own X-Forwarded-For, so each counts as its own client for the rate limits.
@@ -255,7 +255,7 @@ describe.skipIf(skip !== undefined)('two instances behave as one', () => {
     // The sessions A issued work on B, as the account they were issued for,
     // with a whole roster. A second sign-in of one account into one roster
     // replaces the first one's row (a re-authentication, not a second entry:
-    // PROTOCOL.md §3), so of a browser's two concurrent sign-ins at most one
+    // docs/protocol.md §3), so of a browser's two concurrent sign-ins at most one
     // stays live, as a real browser keeps only the last cookie. The one that
     // replaced it may be a request whose answer A never sent: then the row
     // it wrote is live, and shows in the roster of the earlier session.

@@ -1,6 +1,6 @@
 /**
- * External identity providers (INTERFACE.md "External identity providers",
- * PROTOCOL.md §6 "Providers"), run against a real OpenID provider
+ * External identity providers (docs/api.md "External identity providers",
+ * docs/protocol.md §6 "Providers"), run against a real OpenID provider
  * (`oidc-provider` on loopback) and a loopback GitHub fake. Each flow is
  * driven end to end: `start`, the provider's own redirects followed by hand,
  * then `callback` with the query and cookie a browser would bring back.

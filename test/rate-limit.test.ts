@@ -1,5 +1,5 @@
 /**
- * Rate limits (PROTOCOL.md §4 "Rate limits", INTERFACE.md Limits): the
+ * Rate limits (docs/protocol.md §4 "Rate limits", docs/api.md Limits): the
  * classes and their numbers, the headers on every limited response, the
  * 429 body, the hourly e-mail and contact limits, TRUST_PROXY, a class
  * turned off, and Redis down. The HTTP cases run twice: on the in-memory
@@ -152,7 +152,7 @@ describe('GCRA arithmetic (src/limits/limiter.ts)', () => {
   });
 });
 
-describe('which route is in which class (PROTOCOL.md §4)', () => {
+describe('which route is in which class (docs/protocol.md §4)', () => {
   it.each([
     ['GET', '/api/check', 'read'],
     ['POST', '/api/verify', 'read'],

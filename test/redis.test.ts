@@ -1,6 +1,6 @@
 /**
- * Shared state through a real Redis (PROTOCOL.md §1 `REDIS_URL`): the
- * /api/check cache, used nonces (PROTOCOL.md §5 "through Redis SET NX") and
+ * Shared state through a real Redis (docs/protocol.md §1 `REDIS_URL`): the
+ * /api/check cache, used nonces (docs/protocol.md §5 (`SET NX` in Redis)) and
  * the cross-instance single flight. Two clients stand for two instances.
  */
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';

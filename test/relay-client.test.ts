@@ -1,5 +1,5 @@
 /**
- * The relay pool against real NIP-01 relays on loopback (PROTOCOL.md §7
+ * The relay pool against real NIP-01 relays on loopback (docs/protocol.md §7
  * "Relay envelopes"): several relays at once, some down, slow, refusing or
  * lying, and forged events.
  */

@@ -1,5 +1,5 @@
 /**
- * The attestation envelope and its kind-30078 event (PROTOCOL.md §7 "Relay
+ * The attestation envelope and its kind-30078 event (docs/protocol.md §7 "Relay
  * envelopes"): what we build, and which events a reader keeps.
  */
 import { createHash } from 'node:crypto';
@@ -80,7 +80,7 @@ function tagsOf(envelope: AttestationEnvelope): string[][] {
   return buildAttestationEvent(envelope, CREATED).tags;
 }
 
-describe('attestation id (PROTOCOL.md §7 fixed point)', () => {
+describe('attestation id (docs/protocol.md §7 fixed point)', () => {
   it('is the SHA-256 of the canonical message with its trailing LF', () => {
     const message = attestationMessage({ address: ADDRESS });
     expect(attestationIdOf(message)).toBe('75241b8f222ef029d35c40d7d96d45c3e3bf5480b5c51319844aaae121b3539d');
@@ -202,7 +202,7 @@ describe('parseEnvelopeEvent keeps', () => {
     const restated = {
       ...envelope,
       issued_at: '2026-04-22T12:00:00.000Z',
-      // Legacy `twitter` read as `x` (PROTOCOL.md §7), in another order.
+      // Legacy `twitter` read as `x` (docs/protocol.md §7), in another order.
       identities: [
         { protocol: 'x', identifier: '@alice' },
         { protocol: 'github', identifier: 'alice' },
@@ -344,7 +344,7 @@ describe('identities', () => {
     }
   });
 
-  it('compare legacy twitter as x (PROTOCOL.md §7)', () => {
+  it('compare legacy twitter as x (docs/protocol.md §7)', () => {
     expect(identityKey({ protocol: 'twitter', identifier: '@a' })).toBe('x:@a');
     expect(identityKey({ protocol: 'x', identifier: '@a' })).toBe('x:@a');
     expect(identityKey({ protocol: 'github', identifier: 'a' })).toBe('github:a');

@@ -1,8 +1,8 @@
 /**
  * One conformance suite for the Store (src/storage/store.ts), run against real
- * SQLite and real PostgreSQL (STYLE.md: "One conformance suite runs on SQLite
+ * SQLite and real PostgreSQL (docs/architecture.md: "One conformance suite runs on SQLite
  * and on PostgreSQL"). Each test gets a fresh, migrated database, so counts
- * are exact. Invariants that PROTOCOL.md requires of the schema itself are
+ * are exact. Invariants that docs/protocol.md requires of the schema itself are
  * proven with direct Kysely inserts that bypass the store's code.
  */
 import { spawn } from 'node:child_process';
@@ -24,7 +24,7 @@ const SECOND = 1000;
 const MINUTE = 60 * SECOND;
 const HOUR = 60 * MINUTE;
 const DAY = 24 * HOUR;
-/** INTERFACE.md Limits: session rows live 30 days. */
+/** docs/api.md Limits: session rows live 30 days. */
 const SESSION_LIFETIME = 30 * DAY;
 /** A fixed "now"; the store never reads the wall clock. */
 const T0 = Date.UTC(2025, 0, 15, 12, 0, 0);
@@ -429,7 +429,7 @@ function storageConformance(engine: TestEngine, sqliteDriver?: SqliteDriverName)
       expect(remaining!.value).toBe(second);
       expect(await store.removeIdentity(account.id, remaining!.id, T0 + 6)).toBe('last_identity');
 
-      // Display kind e-mail, e-mail removed: the kind is cleared (PROTOCOL.md §2 default applies).
+      // Display kind e-mail, e-mail removed: the kind is cleared (docs/protocol.md §2 default applies).
       const federated = await emailAccount('c@example.com');
       await store.addIdentity({ account_id: federated.id, kind: 'btc', value: btcAddress(), verified: true, created_at: T0 + 1 });
       const emailIdentity = (await store.listIdentities(federated.id)).find((identity) => identity.kind === 'email');
@@ -998,7 +998,7 @@ function storageConformance(engine: TestEngine, sqliteDriver?: SqliteDriverName)
 }
 
 describe('database URLs', () => {
-  it('parses the DATABASE_URL forms of PROTOCOL.md §1', () => {
+  it('parses the DATABASE_URL forms of docs/protocol.md §1', () => {
     expect(parseDatabaseUrl('sqlite:./data/oc.sqlite')).toEqual({ engine: 'sqlite', filename: './data/oc.sqlite' });
     expect(parseDatabaseUrl('sqlite::memory:')).toEqual({ engine: 'sqlite', filename: ':memory:' });
     expect(parseDatabaseUrl('sqlite:///var/lib/oc.sqlite')).toEqual({ engine: 'sqlite', filename: '/var/lib/oc.sqlite' });

@@ -1,5 +1,5 @@
 /**
- * Finding or creating the account behind a proven identity (PROTOCOL.md §2).
+ * Finding or creating the account behind a proven identity (docs/protocol.md §2).
  * Every look-up lands in the canonical account, following `merged_into`.
  */
 import { newAccountId } from '../crypto.js';

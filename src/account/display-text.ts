@@ -4,7 +4,7 @@
  * /api/connect/apps). One rule for both, so that nothing shown in a sign-in
  * UI or a JWT `name` claim can break a layout or spoof what sits beside it.
  *
- * Decisions where PROTOCOL.md §6 is silent:
+ * Decisions where docs/protocol.md §6 is silent:
  * - Unicode NFC first, so that one name has one stored spelling; then trimmed;
  *   then 1 to `max` characters counted in code points (an emoji is one).
  * - Refused, not stripped (stripping would silently change what the user
@@ -26,7 +26,7 @@ export function codePointLength(text: string): number {
 
 /**
  * The cleaned text, or 400 `bad_request` whose detail names `field`
- * (PROTOCOL.md §4: "`detail` naming the field").
+ * (docs/protocol.md §4: "`detail` naming the field").
  */
 export function cleanDisplayText(field: string, value: unknown, max: number): string {
   if (typeof value !== 'string') throw new OcError('bad_request', `${field}: must be a string`);

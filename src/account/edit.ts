@@ -1,5 +1,5 @@
 /**
- * Account edit (PROTOCOL.md §6: `PATCH /api/auth/account` with
+ * Account edit (docs/protocol.md §6: `PATCH /api/auth/account` with
  * `{display_name?, display_identity?: <kind>}`; "`display_identity` must
  * name a kind the account holds").
  *
@@ -11,11 +11,11 @@
  * - `display_identity`: `btc` needs a primary address, `email` a verified
  *   e-mail identity, `nostr` a linked Nostr key (a provider-style identity
  *   `nostr:<npub>`, as session/accounts.ts reads it), `did` always holds;
- *   `null` returns to the default of PROTOCOL.md §2 (address, else e-mail,
- *   else did). The e-mail itself never reaches the JWT (PROTOCOL.md §3).
+ *   `null` returns to the default of docs/protocol.md §2 (address, else e-mail,
+ *   else did). The e-mail itself never reaches the JWT (docs/protocol.md §3).
  * - A body that changes nothing is `bad_request`: it is a client mistake,
  *   and answering it with a re-mint would hide that.
- * - No step-up: neither field is a way into the account (PROTOCOL.md §6
+ * - No step-up: neither field is a way into the account (docs/protocol.md §6
  *   names linking, unlinking and the recovery e-mail as the sudo operations).
  */
 import { OcError } from '../errors.js';

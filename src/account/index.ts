@@ -1,5 +1,5 @@
 /**
- * Accounts (PROTOCOL.md §2, §6): the end of every sign-in (identity to
+ * Accounts (docs/protocol.md §2, §6): the end of every sign-in (identity to
  * account to session), and the signed-in account managing itself: step-up,
  * linked identities (link, dual-proof transfer, unlink) and account edit.
  */

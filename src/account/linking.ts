@@ -1,5 +1,5 @@
 /**
- * Linked identities of an account (PROTOCOL.md §2, §6): listing them,
+ * Linked identities of an account (docs/protocol.md §2, §6): listing them,
  * linking a freshly proven address or e-mail, the dual-proof transfer that
  * merges another account into the active one, and unlinking.
  *
@@ -13,11 +13,11 @@ import { didOf } from '../session/accounts.js';
 import type { AccountRecord, IdentityKind, IdentityRecord, AccountStore } from '../storage/index.js';
 import type { ProvenIdentity } from './step-up.js';
 
-/** One element of `identities` in GET /api/auth/identities (PROTOCOL.md §6). */
+/** One element of `identities` in GET /api/auth/identities (docs/protocol.md §6). */
 export interface IdentityView {
   readonly id: string;
   readonly kind: IdentityKind;
-  /** The address, the e-mail, `<provider>:<sub>` or `<app_id>:<user_id>` (PROTOCOL.md §2). */
+  /** The address, the e-mail, `<provider>:<sub>` or `<app_id>:<user_id>` (docs/protocol.md §2). */
   readonly value: string;
   readonly verified: boolean;
   /** ISO 8601 UTC. */
@@ -44,7 +44,7 @@ export interface LinkInput {
   readonly account: AccountRecord;
   /** Just proven by the caller. */
   readonly identity: ProvenIdentity;
-  /** PROTOCOL.md §2: with true, an identity held by another account merges that account into this one. */
+  /** docs/protocol.md §2: with true, an identity held by another account merges that account into this one. */
   readonly confirmTransfer: boolean;
   readonly nowMs: number;
 }
@@ -60,7 +60,7 @@ function linkedElsewhere(identity: ProvenIdentity): OcError {
     : new OcError('email_linked_elsewhere', 'link: another account holds this e-mail; send confirm_transfer: true with a fresh proof to merge it into this one');
 }
 
-/** A linked address becomes the primary one when the account has none (PROTOCOL.md §2 display default). */
+/** A linked address becomes the primary one when the account has none (docs/protocol.md §2 display default). */
 async function withPrimaryAddress(store: AccountStore, account: AccountRecord, identity: ProvenIdentity, nowMs: number): Promise<AccountRecord> {
   if (identity.kind !== 'btc' || account.primary_btc !== null) return account;
   return (await store.updateAccount(account.id, { primary_btc: identity.value }, nowMs)) ?? account;
@@ -72,7 +72,7 @@ async function withPrimaryAddress(store: AccountStore, account: AccountRecord, i
  * - already on this account: a no-op;
  * - on another account: 409 `address_linked_elsewhere` / `email_linked_elsewhere`,
  *   unless `confirmTransfer`, when the other account is merged into this one
- *   (PROTOCOL.md §2 "dual proof": this account's live session plus the fresh
+ *   (docs/protocol.md §2 "dual proof": this account's live session plus the fresh
  *   proof of one of the other's identities). The store moves its identities,
  *   revokes its sessions and puts this account in its place in every roster.
  */

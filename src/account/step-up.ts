@@ -1,11 +1,11 @@
 /**
- * Step-up ("sudo") of PROTOCOL.md §6: the active account proves itself again,
+ * Step-up ("sudo") of docs/protocol.md §6: the active account proves itself again,
  * by a BIP-322 challenge with `purpose=sudo` for an address it holds or by an
  * e-mail code for an e-mail it holds, and its own session row records when.
  * Linking and unlinking identities then need that proof to be younger than
  * five minutes.
  *
- * Freshness is per account and per session row (INTERFACE.md Authentication
+ * Freshness is per account and per session row (docs/api.md Authentication
  * 7: "step_up_at and sudo_at are per account ... need their own
  * re-authentication even after a switch"): it is read from the row of the
  * presented token, never from another member of the roster.
@@ -19,10 +19,10 @@ import { proveAddress, type ChallengeProofContext } from '../signin/bip322-signi
 import type { EmailCodeService } from '../signin/email-code.js';
 import type { AccountRecord, SessionRecord, AccountStore } from '../storage/index.js';
 
-/** PROTOCOL.md §6: "need `sudo_at` younger than 5 minutes". */
+/** docs/protocol.md §6: "need `sudo_at` younger than 5 minutes". */
 export const SUDO_WINDOW_MS = 5 * 60 * 1000;
 
-/** A signed challenge (PROTOCOL.md §5): the body INTERFACE.md gives POST /api/auth/signin, minus `add`. */
+/** A signed challenge (docs/protocol.md §5): the body docs/api.md gives POST /api/auth/signin, minus `add`. */
 export interface AddressProof {
   readonly kind: 'btc';
   readonly message: string;
@@ -33,7 +33,7 @@ export interface AddressProof {
   readonly scheme?: string | undefined;
 }
 
-/** An e-mail code from POST /api/auth/email-otp/start (PROTOCOL.md §6). */
+/** An e-mail code from POST /api/auth/email-otp/start (docs/protocol.md §6). */
 export interface EmailProof {
   readonly kind: 'email';
   readonly email: string;
@@ -50,7 +50,7 @@ export interface ProvenIdentity {
   readonly value: string;
 }
 
-/** What checks a proof: the challenge rules of PROTOCOL.md §5 and the e-mail codes of §6. */
+/** What checks a proof: the challenge rules of docs/protocol.md §5 and the e-mail codes of §6. */
 export interface ProofCheckers {
   readonly challenge: ChallengeProofContext;
   readonly emailCodes: EmailCodeService;
@@ -101,7 +101,7 @@ export function proofFromFields(fields: ProofFields): IdentityProof {
 /**
  * Checks the proof and consumes it (the challenge nonce or the e-mail code,
  * each usable once). `purpose` is the challenge purpose the message must
- * carry (PROTOCOL.md §5 `purpose_mismatch`): a login challenge cannot be
+ * carry (docs/protocol.md §5 `purpose_mismatch`): a login challenge cannot be
  * replayed as a step-up or a link.
  */
 export async function proveIdentity(proof: IdentityProof, purpose: 'sudo' | 'link', checkers: ProofCheckers): Promise<ProvenIdentity> {

@@ -1,10 +1,10 @@
 /**
  * The /api/check result cache and the single flight in front of it
- * (PROTOCOL.md §7 "Relay envelopes": the verified result is cached per
- * subject for 60 s, thresholds applied after the cache; INTERFACE.md Limits).
+ * (docs/protocol.md §7 "Relay envelopes": the verified result is cached per
+ * subject for 60 s, thresholds applied after the cache; docs/api.md Limits).
  *
  * Both sit behind small interfaces because a later step shares them through
- * Redis when `REDIS_URL` is set (PROTOCOL.md §1), so that several instances
+ * Redis when `REDIS_URL` is set (docs/protocol.md §1), so that several instances
  * behave as one. The in-memory versions here are what a single instance uses.
  *
  * Values must be plain JSON data: a shared implementation stores them
@@ -20,7 +20,7 @@ export interface CacheEntry<T> {
 /**
  * A bounded cache with a time-to-live per entry. Methods may answer at once
  * or through a promise: the in-memory cache answers synchronously, so that a
- * cache hit costs one map look-up and no I/O (PERFORMANCE.md "HTTP").
+ * cache hit costs one map look-up and no I/O (docs/performance.md "HTTP").
  */
 export interface ResultCache<T> {
   get(key: string): CacheEntry<T> | undefined | Promise<CacheEntry<T> | undefined>;

@@ -1,7 +1,7 @@
 /**
- * Verification status codes (INTERFACE.md "Verification status codes", plus the
- * codes PROTOCOL.md §5 and §7 add). `ok` is false exactly when a code of
- * severity `error` is present (PROTOCOL.md §7).
+ * Verification status codes (docs/api.md "Verification status codes", plus the
+ * codes docs/protocol.md §5 and §7 add). `ok` is false exactly when a code of
+ * severity `error` is present (docs/protocol.md §7).
  */
 export const VERIFY_CODES = {
   sig_ok_bip322: 'success',

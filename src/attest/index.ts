@@ -1,4 +1,4 @@
-/** OrangeCheck attestations (PROTOCOL.md §7): canonical message, metrics, score, verification. */
+/** OrangeCheck attestations (docs/protocol.md §7): canonical message, metrics, score, verification. */
 export {
   attestationId,
   buildAttestationMessage,

@@ -1,6 +1,6 @@
 /**
  * Attestation look-up over Nostr relays: the service behind GET /api/check
- * and GET /api/discover (INTERFACE.md "Attestation routes", PROTOCOL.md §7
+ * and GET /api/discover (docs/api.md "Attestation routes", docs/protocol.md §7
  * "Relay envelopes").
  *
  * check: read the relays for the subject, take the newest envelope that
@@ -13,7 +13,7 @@
  * Decisions where the specs are silent (also in the route's OpenAPI text):
  * - Subjects are exactly one of address (any network, as the specs do not
  *   restrict it; kept in canonical form, bech32 lowercased), id (64 hex,
- *   lowercased) or identity (`twitter` read as `x`, PROTOCOL.md §7).
+ *   lowercased) or identity (`twitter` read as `x`, docs/protocol.md §7).
  * - "No relay answered" (`relays_unavailable`) is decided on the pool's
  *   `relaysAnswered`: only relays that sent EOSE in time count, since a
  *   partial answer may lack the newest attestation (src/relay/client.ts).
@@ -22,13 +22,13 @@
  *   the next older one is tried. An expired one is skipped before any chain
  *   query. At most {@link MAX_CANDIDATES} are tried per check, bounding the
  *   CPU a subject flooded with junk can cost.
- * - When none verifies the answer is `not_found` (404, as INTERFACE.md has
+ * - When none verifies the answer is `not_found` (404, as docs/api.md has
  *   it). The envelopes that were found but failed are listed, with their
  *   documented codes, in the optional `rejected` field, so an integrator can
  *   tell "nothing published" from "published but expired".
  * - When the chain is unavailable for the newest envelope whose signature
  *   verifies, the check stops there: 200, ok false, reasons
- *   `["chain_unavailable"]` (PROTOCOL.md §7: chain failure is a code, never a
+ *   `["chain_unavailable"]` (docs/protocol.md §7: chain failure is a code, never a
  *   5xx). Falling back to an older attestation would answer with stale data
  *   only because of an outage.
  * - Cache lifetimes: a verified result `cacheTtlMs` (`CHECK_CACHE_SECONDS`,
@@ -39,8 +39,8 @@
  * - Within one check the chain is asked at most once per address, however
  *   many envelopes of that address are tried.
  *
- * discover: read the relays on every call (INTERFACE.md Limits: not cached)
- * and list the envelopes that passed the relay-level checks of PROTOCOL.md §7
+ * discover: read the relays on every call (docs/api.md Limits: not cached)
+ * and list the envelopes that passed the relay-level checks of docs/protocol.md §7
  * (SHA-256 binding, address, Nostr signature). Their Bitcoin signatures are
  * not checked here: discover lists, /api/check and /api/verify judge.
  */
@@ -53,7 +53,7 @@ import type { VerifyCode } from './codes.js';
 import { formatIdentity, parseIdentity, type Identity } from '../format/index.js';
 import { applyThresholds, verifyAttestation, type AttestationResult, type Thresholds } from './verify.js';
 
-/** Who is being looked up (INTERFACE.md: exactly one of addr, id, identity). */
+/** Who is being looked up (docs/api.md: exactly one of addr, id, identity). */
 export type CheckSubject =
   | { readonly by: 'address'; readonly address: string }
   | { readonly by: 'id'; readonly id: string }
@@ -124,7 +124,7 @@ export interface DiscoverAnswer {
   readonly warnings?: readonly string[];
 }
 
-/** The body of a 200 check answer (INTERFACE.md "Check result"). */
+/** The body of a 200 check answer (docs/api.md "Check result"). */
 export interface CheckResultBody {
   readonly ok: boolean;
   readonly sats: number;
@@ -143,7 +143,7 @@ export interface CheckResultBody {
 export interface AttestationLookupDeps {
   readonly relays: Pick<RelayPool, 'queryAttestations'>;
   readonly chain: ChainSource;
-  /** `BITCOIN_NETWORK` (PROTOCOL.md §7 "Network"). */
+  /** `BITCOIN_NETWORK` (docs/protocol.md §7 "Network"). */
   readonly network: BitcoinNetwork;
   readonly minConfirmations: number;
   readonly now: () => Date;
@@ -162,11 +162,11 @@ export interface AttestationLookupService {
 export const SHORT_TTL_MS = 5_000;
 /** Envelopes tried per check, newest first. */
 export const MAX_CANDIDATES = 50;
-/** Events asked of each relay for a check (the REQ limit, PROTOCOL.md §7). */
+/** Events asked of each relay for a check (the REQ limit, docs/protocol.md §7). */
 export const CHECK_QUERY_LIMIT = 100;
 /** Rejected envelopes reported on a 404. */
 export const MAX_REJECTED_REPORTED = 10;
-/** discover's `limit` (PROTOCOL.md §7: default 50, max 200). */
+/** discover's `limit` (docs/protocol.md §7: default 50, max 200). */
 export const DISCOVER_DEFAULT_LIMIT = 50;
 export const DISCOVER_MAX_LIMIT = 200;
 
@@ -239,7 +239,7 @@ function checked(result: AttestationResult): CheckedAttestation {
 
 /**
  * The 200 body of a check for a verified or chain-unavailable outcome, with
- * the thresholds applied (INTERFACE.md "Check result"): `ok` true without
+ * the thresholds applied (docs/api.md "Check result"): `ok` true without
  * `reasons` when every threshold is met (a value equal to its minimum meets
  * it), else `reasons` with `below_min_sats` and/or `below_min_days`. When the
  * chain was unavailable the metrics are unknown, so the only reason is
@@ -285,7 +285,7 @@ function chainOncePerAddress(chain: ChainSource): ChainSource {
 
 function discovered(envelope: VerifiedEnvelope): DiscoveredEnvelope {
   // Field by field: the pool's envelope also carries the publisher key,
-  // which PROTOCOL.md §7 trusts for nothing, so it is not passed on.
+  // which docs/protocol.md §7 trusts for nothing, so it is not passed on.
   return {
     attestation_id: envelope.attestation_id,
     scheme: envelope.scheme,
@@ -317,7 +317,7 @@ export function createAttestationLookup(deps: AttestationLookupDeps): Attestatio
     const verifyDeps = { chain: chainForThisCheck, network, minConfirmations, now };
     const rejected: RejectedAttestation[] = [];
     for (const envelope of query.envelopes.slice(0, MAX_CANDIDATES)) {
-      // Expired: it cannot verify (PROTOCOL.md §7 `expired`), so spare the chain query.
+      // Expired: it cannot verify (docs/protocol.md §7 `expired`), so spare the chain query.
       if (envelope.expires_at !== undefined && now().getTime() >= Date.parse(envelope.expires_at)) {
         rejected.push({ attestation_id: envelope.attestation_id, address: envelope.address, codes: ['expired'] });
         continue;

@@ -1,5 +1,5 @@
 /**
- * Bond metrics from an address's UTXO set (PROTOCOL.md §7 "Chain metrics"):
+ * Bond metrics from an address's UTXO set (docs/protocol.md §7 "Chain metrics"):
  * which outputs count, how many sats are bonded and for how many days.
  * Pure: the UTXOs, the tip and the clock are handed in.
  */
@@ -9,7 +9,7 @@ import type { VerifyCode } from './codes.js';
 export interface BondMetricsInput {
   readonly utxos: readonly Utxo[];
   readonly tipHeight: number;
-  /** `MIN_CONFIRMATIONS` (PROTOCOL.md §1). */
+  /** `MIN_CONFIRMATIONS` (docs/protocol.md §1). */
   readonly minConfirmations: number;
   /** The `bond:` extension in sats, when the message has one. */
   readonly bond?: number | undefined;
@@ -26,18 +26,18 @@ export interface BondMetrics {
 
 const SECONDS_PER_DAY = 86_400;
 
-/** Confirmations of an output mined at `height`: the tip itself is one (PROTOCOL.md §7). */
+/** Confirmations of an output mined at `height`: the tip itself is one (docs/protocol.md §7). */
 export function confirmationsAt(height: number, tipHeight: number): number {
   return tipHeight - height + 1;
 }
 
-/** Whole days from `blockTime` (unix seconds) to `now`, rounded down and never negative (PROTOCOL.md §7). */
+/** Whole days from `blockTime` (unix seconds) to `now`, rounded down and never negative (docs/protocol.md §7). */
 export function daysSince(blockTime: number, now: Date): number {
   const days = Math.floor((now.getTime() / 1000 - blockTime) / SECONDS_PER_DAY);
   return days > 0 ? days : 0;
 }
 
-/** Oldest first: by height, then txid, then vout (PROTOCOL.md §7, the bond rule). */
+/** Oldest first: by height, then txid, then vout (docs/protocol.md §7, the bond rule). */
 function compareAge(left: CountedUtxo, right: CountedUtxo): number {
   if (left.height !== right.height) return left.height - right.height;
   if (left.txid !== right.txid) return left.txid < right.txid ? -1 : 1;
@@ -53,7 +53,7 @@ interface CountedUtxo {
 }
 
 /**
- * Applies PROTOCOL.md §7:
+ * Applies docs/protocol.md §7:
  * - a UTXO counts only when confirmed with at least `minConfirmations`;
  * - without a bond, sats = the counted balance and days run from the OLDEST
  *   counted `block_time`;

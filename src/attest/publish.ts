@@ -1,5 +1,5 @@
 /**
- * Publishing an attestation to the Nostr relays (PROTOCOL.md §7 "Relay
+ * Publishing an attestation to the Nostr relays (docs/protocol.md §7 "Relay
  * envelopes"): POST /api/attestations and the `publish` CLI command.
  *
  * The attestation is verified first, and only what the wallet signed is
@@ -12,7 +12,7 @@
  *
  * The envelope travels in a kind-30078 event signed with the service's own
  * Nostr key. That key is a transport key only; readers trust nothing about it
- * (PROTOCOL.md §7, "The event's pubkey is not trusted for anything else").
+ * (docs/protocol.md §7, "The event's pubkey is not trusted for anything else").
  */
 import { finalizeEvent, getPublicKey } from 'nostr-tools/pure';
 import type { ChainSource } from '../chain/index.js';
@@ -25,7 +25,7 @@ export interface PublishAttestationInput {
   readonly addr: string;
   readonly msg: string;
   readonly sig: string;
-  /** `bip322` or `legacy`; absent means "detect" (PROTOCOL.md §7 "Signatures"). */
+  /** `bip322` or `legacy`; absent means "detect" (docs/protocol.md §7 "Signatures"). */
   readonly scheme?: string | undefined;
 }
 

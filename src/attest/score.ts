@@ -1,5 +1,5 @@
 /**
- * Score v0 (PROTOCOL.md §7 "Chain metrics"):
+ * Score v0 (docs/protocol.md §7 "Chain metrics"):
  * round(ln(1 + sats) × (1 + days / 30), 2), natural log, rounded half away
  * from zero to two places.
  */

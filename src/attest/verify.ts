@@ -1,6 +1,6 @@
 /**
- * Raw verification of an attestation (INTERFACE.md POST /api/verify,
- * PROTOCOL.md §7): the message, the signature, and the chain metrics,
+ * Raw verification of an attestation (docs/api.md POST /api/verify,
+ * docs/protocol.md §7): the message, the signature, and the chain metrics,
  * reported as status codes. Hostile input is an expected outcome, so this
  * never throws: every failure is a code and `ok` is false exactly when a code
  * of severity `error` is present.
@@ -24,7 +24,7 @@ export interface VerifyAttestationInput {
   readonly addr: string;
   readonly msg: string;
   readonly sig: string;
-  /** `bip322` or `legacy`; absent means "detect" (PROTOCOL.md §7 "Signatures"). */
+  /** `bip322` or `legacy`; absent means "detect" (docs/protocol.md §7 "Signatures"). */
   readonly scheme?: string | undefined;
   /** An id the caller claims for `msg`; checked against its SHA-256 when given. */
   readonly attestationId?: string | undefined;
@@ -32,7 +32,7 @@ export interface VerifyAttestationInput {
 
 export interface VerifyAttestationDeps {
   readonly chain: ChainSource;
-  /** `BITCOIN_NETWORK`: the network whose coins count (PROTOCOL.md §7 "Network"). */
+  /** `BITCOIN_NETWORK`: the network whose coins count (docs/protocol.md §7 "Network"). */
   readonly network: BitcoinNetwork;
   readonly minConfirmations: number;
   readonly now: () => Date;
@@ -78,7 +78,7 @@ const SIGNATURE_OK: ReadonlySet<VerifyCode> = new Set<VerifyCode>(['sig_ok_bip32
  *
  * A message whose network is not `deps.network` carries `network_testmode`
  * and counts nothing (sats = days = score = 0), so no threshold above 0
- * passes on test coins (PROTOCOL.md §7).
+ * passes on test coins (docs/protocol.md §7).
  */
 export async function verifyAttestation(
   input: VerifyAttestationInput,
@@ -173,7 +173,7 @@ export async function verifyAttestation(
       days = metrics.days;
     } catch {
       // Any failure of the source (all bases down, or a bug in a custom
-      // source) is reported, never thrown (PROTOCOL.md §7).
+      // source) is reported, never thrown (docs/protocol.md §7).
       codes.push('chain_unavailable');
     }
   }
@@ -216,7 +216,7 @@ function safeMatchesNetwork(decoded: DecodedAddress, network: BitcoinNetwork): b
   }
 }
 
-/** A verifier answers true or false; an exception inside it is a failed signature (STYLE.md "Errors"). */
+/** A verifier answers true or false; an exception inside it is a failed signature (docs/architecture.md "Errors"). */
 function safeVerifySignature(input: {
   address: string;
   message: string;
@@ -246,7 +246,7 @@ export interface ThresholdOutcome {
 }
 
 /**
- * The policy step of /api/check (INTERFACE.md "Check result"), applied after
+ * The policy step of /api/check (docs/api.md "Check result"), applied after
  * the cache: a threshold is met when the value is at least the minimum. A
  * result that did not verify fails too, with its error codes as reasons.
  */

@@ -6,7 +6,7 @@
  * SHA-256 goes through `node:crypto`'s one-shot `hash()`: for the 36-240 byte
  * inputs of the BIP-322 hot path it measured ~1.0 µs per call on Node 20,
  * against ~1.1-2.2 µs for @noble/hashes and ~1.3 µs for `createHash()`
- * (PERFORMANCE.md asks for the measurement; see bench/bip322.bench.ts).
+ * (docs/performance.md asks for the measurement; see bench/bip322.bench.ts).
  * RIPEMD-160 also goes through OpenSSL (~1 µs against ~1.4 µs), with
  * @noble/hashes as the fallback for OpenSSL 3 builds that lack it.
  */

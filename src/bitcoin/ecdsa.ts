@@ -1,6 +1,6 @@
 /**
  * Signature encodings and the libsecp256k1 checks (tiny-secp256k1, the WASM
- * build; PERFORMANCE.md). The wrappers here never throw: tiny-secp256k1
+ * build; docs/performance.md). The wrappers here never throw: tiny-secp256k1
  * throws on malformed points and out-of-range scalars, and a verifier must
  * answer false to hostile input instead.
  */

@@ -1,5 +1,5 @@
 /**
- * Bitcoin addresses and message signatures (PROTOCOL.md §7 "Signatures").
+ * Bitcoin addresses and message signatures (docs/protocol.md §7 "Signatures").
  * Pure functions; the signer is exported separately from './signer.js' for
  * tests and tooling.
  */

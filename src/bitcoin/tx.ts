@@ -1,7 +1,7 @@
 /**
  * The two virtual transactions of BIP-322 and the three signature hashes the
  * verifier needs, written straight into small preallocated buffers: no
- * transaction objects on the hot path (PERFORMANCE.md: the signature check
+ * transaction objects on the hot path (docs/performance.md: the signature check
  * itself must dominate the cost).
  *
  * `to_spend` (BIP-322 §Full):

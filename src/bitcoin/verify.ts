@@ -1,5 +1,5 @@
 /**
- * One entry point for attestation and sign-in signatures (PROTOCOL.md §7
+ * One entry point for attestation and sign-in signatures (docs/protocol.md §7
  * "Signatures"), answering a stable code instead of a boolean.
  *
  * - `legacy`: Bitcoin Core signmessage, P2PKH only; any other address type

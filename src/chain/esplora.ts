@@ -1,5 +1,5 @@
 /**
- * Esplora HTTP client for the chain metrics (PROTOCOL.md §7 "Chain metrics"):
+ * Esplora HTTP client for the chain metrics (docs/protocol.md §7 "Chain metrics"):
  * `GET <base>/address/<addr>/utxo` and `GET <base>/blocks/tip/height`.
  *
  * Bases are tried in order, each with its own timeout; a base that does not
@@ -37,7 +37,7 @@ export interface EsploraClientOptions {
   /** Esplora HTTP bases (e.g. `https://mempool.space/api`), tried in order. */
   readonly bases: readonly string[];
   readonly fetch?: typeof fetch;
-  /** Per base, covering both requests and their bodies. PROTOCOL.md §7: 5 s. */
+  /** Per base, covering both requests and their bodies. docs/protocol.md §7: 5 s. */
   readonly timeoutMs?: number;
 }
 
@@ -194,7 +194,7 @@ function isSafeCount(value: unknown, max = Number.MAX_SAFE_INTEGER): value is nu
   return typeof value === 'number' && Number.isSafeInteger(value) && value >= 0 && value <= max;
 }
 
-/** Validates Esplora's UTXO list; any deviation makes the base count as failed (PROTOCOL.md §7). */
+/** Validates Esplora's UTXO list; any deviation makes the base count as failed (docs/protocol.md §7). */
 function parseUtxos(body: string): Utxo[] {
   let data: unknown;
   try {

@@ -1,4 +1,4 @@
-/** Chain data for the attestation metrics (PROTOCOL.md §7 "Chain metrics"). */
+/** Chain data for the attestation metrics (docs/protocol.md §7 "Chain metrics"). */
 export {
   ChainUnavailableError,
   createEsploraClient,

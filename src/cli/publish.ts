@@ -2,7 +2,7 @@
  * `oc-host publish <file>`: publishes a wallet-signed attestation read from a
  * JSON file, exactly as POST /api/attestations does (src/attest/publish.ts):
  * verify (without the chain), wrap in a kind-30078 event signed with the
- * service's Nostr key, send to every configured relay (PROTOCOL.md §7).
+ * service's Nostr key, send to every configured relay (docs/protocol.md §7).
  *
  * The file holds `{addr, msg, sig, scheme?}`. The CLI entry hooks this in
  * and turns the outcome into an exit status: success only for `published`.
@@ -20,7 +20,7 @@ export interface PublishFromFileOptions {
   /**
    * The service's Nostr key. Until it is kept in storage, a run without one
    * signs with a fresh key, which readers accept: the event pubkey is
-   * trusted for nothing (PROTOCOL.md §7).
+   * trusted for nothing (docs/protocol.md §7).
    */
   readonly nostrSecretKey?: Uint8Array;
   /** Per-relay deadline, ms; default 4000. */
@@ -28,7 +28,7 @@ export interface PublishFromFileOptions {
   readonly now?: () => Date;
 }
 
-/** Most bytes read from the file: the API's body limit (PROTOCOL.md §4). */
+/** Most bytes read from the file: the API's body limit (docs/protocol.md §4). */
 const MAX_FILE_BYTES = 64 * 1024;
 
 interface AttestationFile {

@@ -1,5 +1,5 @@
 /**
- * Connect integrator apps (PROTOCOL.md §6): a signed-in account creates apps,
+ * Connect integrator apps (docs/protocol.md §6): a signed-in account creates apps,
  * lists them, rotates and deletes them; each app's API key provisions
  * accounts for the integrator's own users (provision.ts).
  *
@@ -78,7 +78,7 @@ function notFound(): OcError {
 
 export function createConnectService(options: ConnectServiceOptions): ConnectService {
   const { store, secret, now } = options;
-  // Programmer misuse throws at start (STYLE.md Errors); PROTOCOL.md §1: 32+ bytes.
+  // Programmer misuse throws at start (docs/architecture.md Errors); docs/protocol.md §1: 32+ bytes.
   if (!(secret instanceof Uint8Array) || secret.length < 32) throw new TypeError('connect: the secret must hold at least 32 bytes');
 
   async function ownedApp(ownerAccountId: string, appId: string): Promise<ConnectAppRecord> {

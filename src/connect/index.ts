@@ -1,5 +1,5 @@
 /**
- * Connect (PROTOCOL.md §6): integrator apps, their API keys, and
+ * Connect (docs/protocol.md §6): integrator apps, their API keys, and
  * provisioning `did:oc` accounts for an integrator's own users.
  */
 export { MAX_APP_NAME_LENGTH, connectAppView, createConnectService } from './apps.js';

@@ -1,12 +1,12 @@
 /**
- * Connect API keys (PROTOCOL.md §6: "answers its API key once ... Keys are
+ * Connect API keys (docs/protocol.md §6: "answers its API key once ... Keys are
  * stored hashed").
  *
  * - A key is `oc_live_` + 32 bytes from the CSPRNG in base64url (256 bits):
  *   guessing one is hopeless, and the prefix lets secret scanners and people
  *   recognise a leaked key.
  * - Stored as HMAC-SHA256 under the server secret (`OC_SERVER_SECRET`,
- *   PROTOCOL.md §1) with its own label, as lowercase hex. A leaked table alone
+ *   docs/protocol.md §1) with its own label, as lowercase hex. A leaked table alone
  *   then gives nothing to test guesses against; and since the hash of a
  *   256-bit random key reveals nothing about it, the key is found by an
  *   indexed equality look-up on the hash (unique index), not by scanning and

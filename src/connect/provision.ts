@@ -1,10 +1,10 @@
 /**
- * Provisioning (PROTOCOL.md §6: `POST /api/connect/provision` with
+ * Provisioning (docs/protocol.md §6: `POST /api/connect/provision` with
  * `{user_id, email?}` answers `{ok, did_oc, is_new}`, idempotent per
  * (app, user_id); "the e-mail is kept as an unverified hint").
  *
  * - The integrator's user is the identity of kind `connect` with value
- *   `<app_id>:<user_id>` (PROTOCOL.md §2) on a `federated` account. App ids
+ *   `<app_id>:<user_id>` (docs/protocol.md §2) on a `federated` account. App ids
  *   hold no `:`, so the first colon splits the value unambiguously, and
  *   because the app id is taken from the authenticated key, never from the
  *   request, one app cannot name (let alone create or find) another app's
@@ -44,7 +44,7 @@ export interface Provisioned {
   readonly is_new: boolean;
 }
 
-/** The identity value of an integrator's user (PROTOCOL.md §2). */
+/** The identity value of an integrator's user (docs/protocol.md §2). */
 export function connectIdentityValue(appId: string, userId: string): string {
   return `${appId}:${userId}`;
 }

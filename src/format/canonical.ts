@@ -1,5 +1,5 @@
 /**
- * The canonical OrangeCheck attestation message (PROTOCOL.md §7 "Canonical
+ * The canonical OrangeCheck attestation message (docs/protocol.md §7 "Canonical
  * message"): building it, parsing it strictly, and its id.
  *
  * The parser is deliberately strict. The message is what the wallet signed, so
@@ -23,12 +23,12 @@ export const MESSAGE_HEADER = 'orangecheck';
 export const MESSAGE_PURPOSE = 'portable reputation attestation (non-custodial)';
 export const MESSAGE_ACK = 'I attest control of this address and bind it to my identities.';
 
-/** The six `key: value` core lines after the header, in their fixed order (PROTOCOL.md §7). */
+/** The six `key: value` core lines after the header, in their fixed order (docs/protocol.md §7). */
 const CORE_KEYS = ['identities', 'address', 'purpose', 'nonce', 'issued_at', 'ack'] as const;
 
 export const EXTENSION_KEY_PATTERN = /^[a-z][a-z0-9_]*$/;
 const NONCE_PATTERN = /^[0-9a-f]{32}$/;
-/** PROTOCOL.md §7: `issued_at` is RFC 3339 in UTC with `Z`, to the second or the millisecond. */
+/** docs/protocol.md §7: `issued_at` is RFC 3339 in UTC with `Z`, to the second or the millisecond. */
 const ISSUED_AT_PATTERN = /^(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2}):(\d{2})(?:\.(\d{3}))?Z$/;
 /** The `expires` extension is any RFC 3339 date-time (§5.6 of the RFC): fraction and offset allowed. */
 const RFC3339_PATTERN = /^(\d{4})-(\d{2})-(\d{2})[Tt](\d{2}):(\d{2}):(\d{2})(?:\.(\d+))?(?:([Zz])|([+-])(\d{2}):(\d{2}))$/;
@@ -44,9 +44,9 @@ const BOND_PATTERN = /^(?:0|[1-9][0-9]*)$/;
 export const MAX_BOND_SATS = 2_100_000_000_000_000;
 
 /**
- * Values of the `network` extension. PROTOCOL.md §7 names mainnet, testnet and
+ * Values of the `network` extension. docs/protocol.md §7 names mainnet, testnet and
  * signet; regtest is accepted as well because the service itself can run on
- * regtest (PROTOCOL.md §1 `BITCOIN_NETWORK`).
+ * regtest (docs/protocol.md §1 `BITCOIN_NETWORK`).
  */
 export type AttestationNetwork = BitcoinNetwork;
 const NETWORKS: readonly AttestationNetwork[] = ['mainnet', 'testnet', 'signet', 'regtest'];
@@ -66,7 +66,7 @@ export interface ParsedAttestation {
   /** As written in the message. */
   readonly expires: string | undefined;
   readonly expiresAtMs: number | undefined;
-  /** `mainnet` when the extension is absent (PROTOCOL.md §7). */
+  /** `mainnet` when the extension is absent (docs/protocol.md §7). */
   readonly network: AttestationNetwork;
 }
 
@@ -87,7 +87,7 @@ export interface AttestationFields {
   readonly extensions?: Readonly<Record<string, ExtensionValue | undefined>>;
 }
 
-/** `attestation_id`: lowercase hex SHA-256 of the message's UTF-8 bytes, trailing LF included (PROTOCOL.md §7). */
+/** `attestation_id`: lowercase hex SHA-256 of the message's UTF-8 bytes, trailing LF included (docs/protocol.md §7). */
 export function attestationId(message: string): string {
   return createHash('sha256').update(message, 'utf8').digest('hex');
 }
@@ -143,7 +143,7 @@ function fail(detail: string): ParseResult {
 }
 
 /**
- * Parses a canonical message strictly (PROTOCOL.md §7). Every malformed case
+ * Parses a canonical message strictly (docs/protocol.md §7). Every malformed case
  * the section lists (wrong header or literals, missing or reordered core
  * lines, unsorted extensions, a bad nonce, a CR, a missing trailing LF), and
  * every bad value of a typed extension, gives `decode_error` with a detail
@@ -195,7 +195,7 @@ export function parseAttestationMessage(message: string): ParseResult {
     const value = line.slice(separator + 2);
     const problem = extensionProblem(key, value);
     if (problem !== null) return fail(`line ${index + 1}: ${problem}`);
-    // Strictly ascending: sorted (PROTOCOL.md §7) and without duplicates,
+    // Strictly ascending: sorted (docs/protocol.md §7) and without duplicates,
     // which would leave two readings of one key.
     if (previousKey !== undefined && !(previousKey < key)) return fail(`line ${index + 1}: extensions not sorted by key`);
     previousKey = key;

@@ -1,8 +1,8 @@
 /**
  * Identity bindings of an attestation: `protocol:identifier` items
- * (PROTOCOL.md §7 "Canonical message", the `identities:` line). The same
- * format names a subject in `?identity=` look-ups (INTERFACE.md
- * "Attestation routes") and in the Nostr `i` tags (PROTOCOL.md §7 "Relay
+ * (docs/protocol.md §7 "Canonical message", the `identities:` line). The same
+ * format names a subject in `?identity=` look-ups (docs/api.md
+ * "Attestation routes") and in the Nostr `i` tags (docs/protocol.md §7 "Relay
  * envelopes").
  */
 export interface Identity {
@@ -10,17 +10,17 @@ export interface Identity {
   readonly identifier: string;
 }
 
-/** PROTOCOL.md §7: protocol names are lowercase ASCII, hyphen and underscore allowed. */
+/** docs/protocol.md §7: protocol names are lowercase ASCII, hyphen and underscore allowed. */
 export const IDENTITY_PROTOCOL_PATTERN = /^[a-z][a-z0-9_-]*$/;
 
 /**
- * Registered protocols (PROTOCOL.md §7). Unknown protocols are kept as they
+ * Registered protocols (docs/protocol.md §7). Unknown protocols are kept as they
  * are, so this list only documents; it never filters.
  */
 export const REGISTERED_PROTOCOLS: readonly string[] = ['nostr', 'dns', 'x', 'github'];
 
 /**
- * Older messages name X by its former name; PROTOCOL.md §7 says `twitter` is
+ * Older messages name X by its former name; docs/protocol.md §7 says `twitter` is
  * read as `x`. The message still carries what was signed.
  */
 const LEGACY_PROTOCOL_ALIASES: Readonly<Record<string, string>> = { twitter: 'x' };
@@ -29,7 +29,7 @@ export function isValidProtocol(protocol: string): boolean {
   return IDENTITY_PROTOCOL_PATTERN.test(protocol);
 }
 
-/** PROTOCOL.md §7: non-empty, no CR, LF or comma (the comma separates items). */
+/** docs/protocol.md §7: non-empty, no CR, LF or comma (the comma separates items). */
 export function isValidIdentifier(identifier: string): boolean {
   return identifier.length > 0 && !/[\r\n,]/.test(identifier);
 }
@@ -80,7 +80,7 @@ export function parseIdentity(text: string): Identity | null {
 /**
  * Every `protocol:identifier` string under which an identity may have been
  * signed: an `x` identity may sit in older messages and tags as `twitter`.
- * Look-ups by identity (PROTOCOL.md §7 "Relay envelopes") query all of them.
+ * Look-ups by identity (docs/protocol.md §7 "Relay envelopes") query all of them.
  */
 export function identityLookupKeys(identity: Identity): string[] {
   const current = canonicalProtocol(identity.protocol);
@@ -91,7 +91,7 @@ export function identityLookupKeys(identity: Identity): string[] {
   return keys;
 }
 
-/** Code-unit order of the whole item string, as PROTOCOL.md §7 sorts the list. */
+/** Code-unit order of the whole item string, as docs/protocol.md §7 sorts the list. */
 export function compareCodeUnits(left: string, right: string): number {
   return left < right ? -1 : left > right ? 1 : 0;
 }

@@ -1,5 +1,5 @@
 /**
- * The contact-form relay of PROTOCOL.md §6 (`POST /api/contact {email,
+ * The contact-form relay of docs/protocol.md §6 (`POST /api/contact {email,
  * message, name?, subject?}`, message at most 5,000 characters, relayed
  * through the mailer to `CONTACT_TO`, answer `{ok: true}`).
  *
@@ -23,7 +23,7 @@
  * - `CONTACT_TO` unset: `not_found` (404, "contact: not configured"): on such a
  *   deployment the relay does not exist, and a client can tell that apart
  *   from a transient 503.
- * - Rate limits (5 per hour per IP, PROTOCOL.md §4) and the same-origin rule
+ * - Rate limits (5 per hour per IP, docs/protocol.md §4) and the same-origin rule
  *   are applied by the HTTP layer, not here.
  */
 import { OcError } from '../errors.js';
@@ -31,7 +31,7 @@ import { escapeHtml } from '../mail/html.js';
 import { isSaneEmail, normalizeEmail } from '../mail/address.js';
 import type { Mailer } from '../mail/mailer.js';
 
-/** PROTOCOL.md §6: "message at most 5,000 characters". */
+/** docs/protocol.md §6: "message at most 5,000 characters". */
 export const MAX_CONTACT_MESSAGE_LENGTH = 5000;
 export const MAX_CONTACT_NAME_LENGTH = 100;
 export const MAX_CONTACT_SUBJECT_LENGTH = 200;
@@ -100,7 +100,7 @@ function honeypotFilled(value: unknown): boolean {
 export function createContactRelay(options: ContactRelayOptions): ContactRelay {
   const { mailer, now } = options;
   const contactTo = options.contactTo?.trim();
-  // A bad CONTACT_TO is an operator mistake: stop the start, do not fail each request (STYLE.md Errors).
+  // A bad CONTACT_TO is an operator mistake: stop the start, do not fail each request (docs/architecture.md Errors).
   if (contactTo !== undefined && !isSaneEmail(contactTo.toLowerCase())) {
     throw new TypeError('contact: CONTACT_TO must be a single e-mail address such as team@example.com');
   }

@@ -1,4 +1,4 @@
-/** Form relays (PROTOCOL.md §6 `/api/contact`). */
+/** Form relays (docs/protocol.md §6 `/api/contact`). */
 export {
   MAX_CONTACT_MESSAGE_LENGTH,
   MAX_CONTACT_NAME_LENGTH,

@@ -1,9 +1,9 @@
 /**
- * The signed-in account managing itself (PROTOCOL.md §6 "Step-up", linking,
+ * The signed-in account managing itself (docs/protocol.md §6 "Step-up", linking,
  * "Account edit"): POST /api/auth/sudo, GET and DELETE /api/auth/identities,
  * POST /api/auth/link/btc, POST /api/auth/link/email, PATCH
  * /api/auth/account. Thin: a schema, the domain call (src/account), a reply.
- * Every answer carries the session, so none is cached (PROTOCOL.md §4).
+ * Every answer carries the session, so none is cached (docs/protocol.md §4).
  */
 import { Type } from 'typebox';
 import type { FastifyInstance, FastifyReply } from 'fastify';
@@ -29,7 +29,7 @@ const EMAIL_FIELDS = {
 const CONFIRM_TRANSFER = Type.Optional(
   Type.Boolean({
     description:
-      'When the identity belongs to another account: true merges that account into this one (PROTOCOL.md §2 dual proof); ' +
+      'When the identity belongs to another account: true merges that account into this one (docs/protocol.md §2 dual proof); ' +
       'otherwise 409',
   }),
 );

@@ -1,6 +1,6 @@
 /**
  * The composition root: `buildApp(config, deps)` wires the domain services
- * to the routes and returns the Fastify app without listening (STYLE.md).
+ * to the routes and returns the Fastify app without listening (docs/architecture.md).
  * The server entry (src/main.ts) calls `listen`; tests use `inject()` or a
  * real port.
  */
@@ -105,14 +105,14 @@ export const REDIS_WARNING_INTERVAL_MS = 60_000;
  */
 const trustOneHop = (_address: string, hop: number): boolean => hop === 0;
 
-/** Per-relay deadline of a look-up or publication (PROTOCOL.md §7: "with a per-relay timeout"). */
+/** Per-relay deadline of a look-up or publication (docs/protocol.md §7: "with a per-relay timeout"). */
 export const DEFAULT_RELAY_TIMEOUT_MS = 4000;
 
 /** How often the key ring is re-read (a `keys rotate` reaches running instances) and expired rows purged. */
 export const KEY_REFRESH_MS = 60_000;
 export const PURGE_INTERVAL_MS = 10 * 60_000;
 
-/** 64 KiB request bodies at most (PROTOCOL.md §4). */
+/** 64 KiB request bodies at most (docs/protocol.md §4). */
 export const BODY_LIMIT = 64 * 1024;
 
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,64}$/;
@@ -123,7 +123,7 @@ const CONNECTIONS_CHECK_MS = 500;
 /** `Strict-Transport-Security` when `PUBLIC_URL` is https: one year. */
 export const HSTS_VALUE = 'max-age=31536000';
 
-/** Never log secrets, cookies or codes (STYLE.md, issue "Operations"). */
+/** Never log secrets, cookies or codes (docs/architecture.md, issue "Operations"). */
 export const LOG_REDACT = [
   'req.headers.cookie',
   'req.headers.authorization',
@@ -149,7 +149,7 @@ export async function buildApp(config: Config, deps: AppDeps = {}): Promise<Fast
       return typeof offered === 'string' && REQUEST_ID.test(offered) ? offered : randomUUID();
     },
     ajv: {
-      // Wrong types are errors, not silently coerced (PROTOCOL.md §4: a wrong shape is 400).
+      // Wrong types are errors, not silently coerced (docs/protocol.md §4: a wrong shape is 400).
       customOptions: { coerceTypes: false, removeAdditional: false, allErrors: false },
     },
     return503OnClosing: true,
@@ -173,7 +173,7 @@ export async function buildApp(config: Config, deps: AppDeps = {}): Promise<Fast
   const now = deps.now ?? (() => new Date());
   const nowMs = () => now().getTime();
 
-  // Shared state through Redis when REDIS_URL is set (PROTOCOL.md §1). A client we create is ours to close.
+  // Shared state through Redis when REDIS_URL is set (docs/protocol.md §1). A client we create is ours to close.
   const redis = deps.redis ?? (config.redisUrl === undefined ? undefined : createRedisClient(config.redisUrl));
   const metrics = createServiceMetrics({ version: VERSION, ...(redis ? { redisReady: () => redis.status === 'ready' } : {}) });
   const warnAboutRedis = createThrottle(REDIS_WARNING_INTERVAL_MS);
@@ -199,12 +199,12 @@ export async function buildApp(config: Config, deps: AppDeps = {}): Promise<Fast
     metrics,
   );
 
-  // Attestation look-up over Nostr (PROTOCOL.md §7). A pool we create is ours to close.
+  // Attestation look-up over Nostr (docs/protocol.md §7). A pool we create is ours to close.
   const relayPool =
     deps.relays ?? createRelayPool({ relays: config.nostrRelays, timeoutMs: deps.relayTimeoutMs ?? DEFAULT_RELAY_TIMEOUT_MS });
   if (deps.relays === undefined) app.addHook('onClose', async () => relayPool.close());
   const relays = meteredRelays(relayPool, metrics);
-  // Storage, secrets and keys (PROTOCOL.md §1, §3). A store we open is ours to close.
+  // Storage, secrets and keys (docs/protocol.md §1, §3). A store we open is ours to close.
   const store = deps.store ?? (await openStore(config.databaseUrl, { sqliteDriver: config.sqliteDriver }));
   if (deps.store === undefined) app.addHook('onClose', async () => store.close());
   const serverSecret = await loadServerSecret(store, config.serverSecret);
@@ -265,7 +265,7 @@ export async function buildApp(config: Config, deps: AppDeps = {}): Promise<Fast
   });
   // Written before the store closes (onClose hooks run in reverse order of adding).
   app.addHook('onClose', async () => attestCounter.close());
-  // The event pubkey is trusted for nothing (PROTOCOL.md §7), but a stable
+  // The event pubkey is trusted for nothing (docs/protocol.md §7), but a stable
   // one lets relay operators recognise the service.
   const nostrSecretKey =
     deps.nostrSecretKey ?? hexToBytes(await store.getOrCreateSetting('nostr_secret_key', () => bytesToHex(generateSecretKey())));
@@ -364,7 +364,7 @@ export async function buildApp(config: Config, deps: AppDeps = {}): Promise<Fast
   registerErrorHandling(app);
   registerSessions(app, context);
   registerCors(app, config);
-  // After CORS, so a 429 still carries Access-Control-Allow-Origin; before the routes (PROTOCOL.md §4).
+  // After CORS, so a 429 still carries Access-Control-Allow-Origin; before the routes (docs/protocol.md §4).
   const rateLimiter = createResilientLimiter({
     primary: redis !== undefined ? createRedisRateLimiter(redis) : createMemoryRateLimiter({ now: nowMs }),
     fallback: createMemoryRateLimiter({ now: nowMs }),

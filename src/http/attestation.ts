@@ -1,5 +1,5 @@
 /**
- * Attestation routes (INTERFACE.md "Attestation routes"). Thin: a schema, one
+ * Attestation routes (docs/api.md "Attestation routes"). Thin: a schema, one
  * domain call, a reply.
  */
 import { Type } from 'typebox';
@@ -15,15 +15,15 @@ const MAX_SIGNATURE = 8_192;
 
 export const VerifyBody = Type.Object({
   addr: Type.String({ minLength: 1, maxLength: 128, description: 'Bitcoin address the attestation binds' }),
-  msg: Type.String({ minLength: 1, maxLength: MAX_MESSAGE, description: 'Canonical attestation message (PROTOCOL.md §7)' }),
+  msg: Type.String({ minLength: 1, maxLength: MAX_MESSAGE, description: 'Canonical attestation message (docs/protocol.md §7)' }),
   sig: Type.String({ minLength: 1, maxLength: MAX_SIGNATURE, description: 'Signature, base64 (or hex for BIP-322)' }),
-  scheme: Type.Optional(Type.String({ maxLength: 32, description: '`bip322` or `legacy`; when absent, detected (PROTOCOL.md §7)' })),
+  scheme: Type.Optional(Type.String({ maxLength: 32, description: '`bip322` or `legacy`; when absent, detected (docs/protocol.md §7)' })),
   attestation_id: Type.Optional(Type.String({ maxLength: 128, description: 'Claimed id; must equal sha256 of msg' })),
 });
 
 export const VerifyResult = Type.Object({
   ok: Type.Boolean(),
-  codes: Type.Array(Type.String(), { description: 'Status codes (INTERFACE.md "Verification status codes")' }),
+  codes: Type.Array(Type.String(), { description: 'Status codes (docs/api.md "Verification status codes")' }),
   address: Type.String(),
   attestation_id: Type.String({ pattern: '^[0-9a-f]{64}$' }),
   identities: Type.Array(Identity),
@@ -60,7 +60,7 @@ export function registerAttestationRoutes(root: FastifyInstance, context: Servic
           now: context.now,
         },
       );
-      // /api/family-stats counts these (PROTOCOL.md §6); counted in memory, written in batches.
+      // /api/family-stats counts these (docs/protocol.md §6); counted in memory, written in batches.
       context.attestCounter.count('verify');
       reply.header('cache-control', 'no-store');
       return result;

@@ -1,5 +1,5 @@
 /**
- * Session endpoints (INTERFACE.md "Session endpoints", PROTOCOL.md §3, §5):
+ * Session endpoints (docs/api.md "Session endpoints", docs/protocol.md §3, §5):
  * JWKS, me, BIP-322 sign-in, logout, switch. Thin: a schema, one domain
  * call, a reply.
  */
@@ -28,7 +28,7 @@ const AddQuery = Type.Object({
 
 const SignInBody = Type.Object(
   {
-    address: Type.Optional(Type.String({ maxLength: 128, description: 'Bitcoin address (INTERFACE.md body)' })),
+    address: Type.Optional(Type.String({ maxLength: 128, description: 'Bitcoin address (docs/api.md body)' })),
     message: Type.String({ minLength: 1, maxLength: 4096, description: 'The challenge message from GET /api/challenge?purpose=login' }),
     signature: Type.String({ minLength: 1, maxLength: 8192, description: 'BIP-322 signature (base64 or hex), or legacy signmessage for P2PKH' }),
     nonce: Type.Optional(Type.String({ maxLength: 64 })),

@@ -1,6 +1,6 @@
 /**
- * The generic signed-challenge primitive (INTERFACE.md "Signed challenge",
- * PROTOCOL.md §5). It creates no session and touches no account; the caller
+ * The generic signed-challenge primitive (docs/api.md "Signed challenge",
+ * docs/protocol.md §5). It creates no session and touches no account; the caller
  * must prevent nonce replay.
  */
 import { Type } from 'typebox';

@@ -1,5 +1,5 @@
 /**
- * Connect (PROTOCOL.md §6): the app management routes a signed-in integrator
+ * Connect (docs/protocol.md §6): the app management routes a signed-in integrator
  * uses from the browser (/api/connect/apps*, family CORS and the cross-site
  * guard of cors.ts) and the server-to-server provisioning route
  * (/api/connect/provision, authenticated by `Authorization: Bearer

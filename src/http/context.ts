@@ -23,7 +23,7 @@ export interface ServiceContext {
   /** The clock; injectable so tests can freeze or move time. */
   readonly now: () => Date;
   readonly chain: ChainSource;
-  /** Nostr relays read by /api/check and /api/discover and written by /api/attestations (PROTOCOL.md §7). */
+  /** Nostr relays read by /api/check and /api/discover and written by /api/attestations (docs/protocol.md §7). */
   readonly relays: RelayPool;
   /** The check/discover service with its result cache (src/attest/lookup.ts). */
   readonly attestationLookup: AttestationLookupService;
@@ -47,11 +47,11 @@ export interface ServiceContext {
   /** The end of every sign-in: identity to account to session (src/account/sign-in.ts). */
   readonly signIn: SignInService;
   readonly mailer: Mailer;
-  /** E-mail one-time codes (PROTOCOL.md §6). */
+  /** E-mail one-time codes (docs/protocol.md §6). */
   readonly emailCodes: EmailCodeService;
-  /** Configured identity providers (PROTOCOL.md §6). */
+  /** Configured identity providers (docs/protocol.md §6). */
   readonly providers: ProviderRegistry;
-  /** The contact-form relay (PROTOCOL.md §6). */
+  /** The contact-form relay (docs/protocol.md §6). */
   readonly contact: ContactRelay;
   /** Counts /api/check and /api/verify calls for /api/family-stats, written in batches. */
   readonly attestCounter: EventCounter;

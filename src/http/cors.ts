@@ -1,5 +1,5 @@
 /**
- * CORS and the cross-site guard (PROTOCOL.md §4), by the `cors` class of
+ * CORS and the cross-site guard (docs/protocol.md §4), by the `cors` class of
  * each route's policy (src/http/policy.ts):
  *
  * - `public` routes answer `Access-Control-Allow-Origin: *` without credentials;

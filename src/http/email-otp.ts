@@ -1,6 +1,6 @@
 /**
- * E-mail one-time code sign-in (INTERFACE.md "E-mail one-time code",
- * PROTOCOL.md §6). It ends in the same cookie and roster behaviour as the
+ * E-mail one-time code sign-in (docs/api.md "E-mail one-time code",
+ * docs/protocol.md §6). It ends in the same cookie and roster behaviour as the
  * BIP-322 path.
  */
 import { Type } from 'typebox';

@@ -1,6 +1,6 @@
 /**
  * Maps every failure to the documented status and a stable code; never a
- * stack trace in a response (STYLE.md "Errors").
+ * stack trace in a response (docs/architecture.md "Errors").
  */
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { OcError, type ErrorCode } from '../errors.js';
@@ -8,12 +8,12 @@ import { policyOf } from './policy.js';
 
 function bodyFor(request: FastifyRequest, error: OcError): Record<string, unknown> {
   const body: Record<string, unknown> = error.toBody();
-  // Attestation routes also carry `reasons`, the shape INTERFACE.md uses there.
+  // Attestation routes also carry `reasons`, the shape docs/api.md uses there.
   if (policyOf(request).errors === 'attestation') body.reasons = [error.code];
   return body;
 }
 
-/** `extra` adds documented fields to the body, e.g. `retry_after_seconds` of a 429 (PROTOCOL.md §4). */
+/** `extra` adds documented fields to the body, e.g. `retry_after_seconds` of a 429 (docs/protocol.md §4). */
 export function sendError(request: FastifyRequest, reply: FastifyReply, error: OcError, extra?: Record<string, unknown>): FastifyReply {
   const body = bodyFor(request, error);
   return reply.code(error.status).header('cache-control', 'no-store').send(extra === undefined ? body : { ...body, ...extra });

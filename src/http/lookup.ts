@@ -1,6 +1,6 @@
 /**
- * Attestation look-up and publishing routes (INTERFACE.md "Attestation
- * routes", PROTOCOL.md §7 "Relay envelopes"): GET /api/check, GET
+ * Attestation look-up and publishing routes (docs/api.md "Attestation
+ * routes", docs/protocol.md §7 "Relay envelopes"): GET /api/check, GET
  * /api/discover and POST /api/attestations. Thin: a schema, one domain call
  * (src/attest/lookup.ts, src/attest/publish.ts), a reply.
  *
@@ -52,9 +52,9 @@ const MAX_SIGNATURE = 8_192;
 
 export const PublishBody = Type.Object({
   addr: Type.String({ minLength: 1, maxLength: 128, description: 'Bitcoin address the attestation binds' }),
-  msg: Type.String({ minLength: 1, maxLength: MAX_MESSAGE, description: 'Canonical attestation message (PROTOCOL.md §7)' }),
+  msg: Type.String({ minLength: 1, maxLength: MAX_MESSAGE, description: 'Canonical attestation message (docs/protocol.md §7)' }),
   sig: Type.String({ minLength: 1, maxLength: MAX_SIGNATURE, description: 'Signature, base64 (or hex for BIP-322)' }),
-  scheme: Type.Optional(Type.String({ maxLength: 32, description: '`bip322` or `legacy`; when absent, detected (PROTOCOL.md §7)' })),
+  scheme: Type.Optional(Type.String({ maxLength: 32, description: '`bip322` or `legacy`; when absent, detected (docs/protocol.md §7)' })),
 });
 
 export const CheckResult = Type.Object(
@@ -74,7 +74,7 @@ export const CheckResult = Type.Object(
       Type.Array(Type.String(), { description: 'When ok is false: `below_min_sats` and/or `below_min_days`, or `chain_unavailable`' }),
     ),
   },
-  { description: 'Check result (INTERFACE.md)' },
+  { description: 'Check result (docs/api.md)' },
 );
 
 export const CheckNotFound = Type.Object(
@@ -107,7 +107,7 @@ export const Envelope = Type.Object(
     created_at: Type.Integer({ description: "That event's created_at, unix seconds" }),
     relays: Type.Array(Type.String(), { description: 'Configured relays that served it' }),
   },
-  { description: 'Attestation envelope (PROTOCOL.md §7 "Relay envelopes")' },
+  { description: 'Attestation envelope (docs/protocol.md §7 "Relay envelopes")' },
 );
 
 export const DiscoverResult = Type.Object({
@@ -134,7 +134,7 @@ const JSON_TYPE = 'application/json; charset=utf-8';
 
 /**
  * The JSON of a check result, kept per cached outcome and reasons: a cache
- * hit then costs no serialisation (PERFORMANCE.md "HTTP": the hit path is
+ * hit then costs no serialisation (docs/performance.md "HTTP": the hit path is
  * a map look-up). There are at most four variants per outcome (no reason,
  * either threshold, both), and the memory goes with the outcome when the
  * cache drops it (WeakMap). The body holds exactly the fields of
@@ -164,7 +164,7 @@ const MAX_DECODED_ADDRESSES = 4096;
 /**
  * Reads the subject, or answers 400 `bad_request` naming the field.
  * Addresses already decoded are remembered, so that a cache hit does not pay
- * for Bech32 or Base58Check decoding again (PERFORMANCE.md "HTTP": the hit
+ * for Bech32 or Base58Check decoding again (docs/performance.md "HTTP": the hit
  * path should be little more than a map look-up). Only valid addresses are
  * kept; the map starts over when full, which bounds it without bookkeeping.
  */
@@ -218,12 +218,12 @@ export function registerLookupRoutes(root: FastifyInstance, context: ServiceCont
         minDays: query.min_days === undefined ? 0 : Number(query.min_days),
       };
       const answer = await lookup.check(subject);
-      // /api/family-stats counts these (PROTOCOL.md §6); counted in memory, written in batches.
+      // /api/family-stats counts these (docs/protocol.md §6); counted in memory, written in batches.
       context.attestCounter.count('check');
       reply.header('x-cache', answer.cache);
       const outcome = answer.outcome;
       if (outcome.status === 'relays_unavailable') {
-        // The body INTERFACE.md's attestation routes use: error, reason and reasons all carry the code.
+        // The body docs/api.md's attestation routes use: error, reason and reasons all carry the code.
         return sendError(request, reply, new OcError('relays_unavailable'));
       }
       // The entry's remaining lifetime, so that no HTTP cache keeps it longer than we do.

@@ -1,6 +1,6 @@
 /**
  * The OpenAPI 3.1 document, generated from the route schemas, at
- * GET /api/openapi (CORS-permissive, cached 5 minutes; INTERFACE.md
+ * GET /api/openapi (CORS-permissive, cached 5 minutes; docs/api.md
  * "Versioning"), and the interactive explorer at /api-explorer whose assets
  * the service serves itself.
  */

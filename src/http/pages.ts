@@ -123,7 +123,7 @@ export function registerPageRoutes(app: FastifyInstance, context: ServiceContext
   const isFamily = (origin: string) => context.origins.isFamilyOrigin(origin);
 
   app.get('/signin', { config: { policy: POLICY.unlimited }, schema: { hide: true } }, async (request, reply) => {
-    // The same rule the provider start applies (PROTOCOL.md §6): a path, or a
+    // The same rule the provider start applies (docs/protocol.md §6): a path, or a
     // URL of the family. A refused value is dropped and the page says so;
     // the page's scripts only ever read the value rendered here.
     const asked = firstQueryValue(request, 'return_to') ?? '';

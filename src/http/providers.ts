@@ -1,6 +1,6 @@
 /**
- * External identity provider sign-in (INTERFACE.md "External identity
- * providers", PROTOCOL.md §6): list, start (redirect to the provider),
+ * External identity provider sign-in (docs/api.md "External identity
+ * providers", docs/protocol.md §6): list, start (redirect to the provider),
  * callback (verify, sign in, redirect back). The callback is protected by its
  * state, not by the cross-site rule: it arrives as a GET from the provider.
  */
@@ -25,7 +25,7 @@ const Providers = Type.Object({
   providers: Type.Array(Type.Object({ id: Type.String(), label: Type.String() })),
 });
 
-/** The state cookie lives only where the callback can read it (PROTOCOL.md §6). */
+/** The state cookie lives only where the callback can read it (docs/protocol.md §6). */
 function stateCookie(value: string, maxAgeSeconds: number): string {
   return `${OAUTH_STATE_COOKIE_NAME}=${value}; Path=/api/auth; HttpOnly; Secure; SameSite=Lax; Max-Age=${maxAgeSeconds}`;
 }

@@ -1,5 +1,5 @@
 /**
- * Public and form routes (INTERFACE.md "Public and form routes", PROTOCOL.md
+ * Public and form routes (docs/api.md "Public and form routes", docs/protocol.md
  * §6): GET /api/family-stats (public CORS, cors.ts) and POST /api/contact
  * (same-origin only, cors.ts). Thin: a schema, one domain call, a reply.
  */
@@ -12,7 +12,7 @@ import { errorResponses } from './schemas.js';
 import { POLICY } from './policy.js';
 import { typed } from './schema-types.js';
 
-/** PROTOCOL.md §6: "cached 60 s". */
+/** docs/protocol.md §6: "cached 60 s". */
 export const FAMILY_STATS_TTL_MS = 60_000;
 
 const Count = Type.Integer({ minimum: 0 });

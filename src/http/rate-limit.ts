@@ -1,5 +1,5 @@
 /**
- * Rate limits per client IP (PROTOCOL.md §4 "Rate limits", INTERFACE.md
+ * Rate limits per client IP (docs/protocol.md §4 "Rate limits", docs/api.md
  * Limits), as an onRequest hook registered before the routes, plus a
  * preHandler for the one limit that needs the parsed body.
  *
@@ -23,7 +23,7 @@
  *   of the address (issue 10, item 5).
  * - Not limited: OPTIONS preflights, /healthz, /readyz, the explorer's
  *   static assets, anything outside /api and JWKS.
- * - A limit of 0 turns its class off (PROTOCOL.md §1).
+ * - A limit of 0 turns its class off (docs/protocol.md §1).
  * - The client IP is `request.ip`: the socket address, or with
  *   `TRUST_PROXY` the address the proxy in front added to X-Forwarded-For
  *   (src/http/app.ts). IPv6 clients are counted per /64, the block one
@@ -186,7 +186,7 @@ export function registerRateLimits(app: FastifyInstance, config: Config, limiter
   }
 
   // A callback hook, not an async one: with the in-memory limiter the whole
-  // check runs without a promise (PERFORMANCE.md: this is on every request).
+  // check runs without a promise (docs/performance.md: this is on every request).
   app.addHook('onRequest', (request, reply, done) => {
     const rule = ruleOf(policyOf(request));
     if (rule === null) return done();
@@ -199,7 +199,7 @@ export function registerRateLimits(app: FastifyInstance, config: Config, limiter
   });
 
   if (!on(otpEmail) && !on(otpAddress)) return;
-  // Per address: the body is parsed and validated by now (INTERFACE.md: `{email}`).
+  // Per address: the body is parsed and validated by now (docs/api.md: `{email}`).
   // First per address and client, then the ceiling per address, which only
   // starts that passed the first are counted against.
   app.addHook('preHandler', async (request, reply) => {

@@ -14,7 +14,7 @@ export const ErrorBody = Type.Object(
     codes: Type.Optional(Type.Array(Type.String(), { description: 'Verification codes behind an `invalid_challenge`' })),
     retry_after_seconds: Type.Optional(Type.Integer()),
   },
-  { $id: 'ErrorBody', description: 'Error body (PROTOCOL.md §4)' },
+  { $id: 'ErrorBody', description: 'Error body (docs/protocol.md §4)' },
 );
 
 const errorRef = Type.Ref('ErrorBody');
@@ -86,7 +86,7 @@ export const RosterEntry = Type.Object(
   { $id: 'RosterEntry' },
 );
 
-/** The answer of every successful sign-in, switch or re-mint (PROTOCOL.md §3). */
+/** The answer of every successful sign-in, switch or re-mint (docs/protocol.md §3). */
 export const SessionIssued = Type.Object({
   ok: Type.Literal(true),
   account: Type.Ref('Account'),

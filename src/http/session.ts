@@ -1,7 +1,7 @@
 /**
  * Reading and writing the session on a request: the `oc_session` cookies
  * (every one of them) or `Authorization: Bearer`, and the cookie headers of
- * PROTOCOL.md §3.
+ * docs/protocol.md §3.
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { isOcError, OcError } from '../errors.js';
@@ -54,14 +54,14 @@ export async function currentSession(context: ServiceContext, request: FastifyRe
   return request.authenticated;
 }
 
-/** The current session, or 401 `not_authenticated` (INTERFACE.md Authentication 6). */
+/** The current session, or 401 `not_authenticated` (docs/api.md Authentication 6). */
 export async function requireSession(context: ServiceContext, request: FastifyRequest): Promise<Authenticated> {
   const session = await currentSession(context, request);
   if (!session) throw new OcError('not_authenticated', 'session: sign in first');
   return session;
 }
 
-/** Session-bearing responses are never cached (PROTOCOL.md §4). */
+/** Session-bearing responses are never cached (docs/protocol.md §4). */
 export function noStore(reply: FastifyReply): void {
   reply.header('cache-control', 'no-store, private');
 }
@@ -90,7 +90,7 @@ export async function signInTarget(context: ServiceContext, request: FastifyRequ
   return { add, current: add ? await currentSession(context, request) : null };
 }
 
-/** The body every successful sign-in, switch or re-mint answers (PROTOCOL.md §3). */
+/** The body every successful sign-in, switch or re-mint answers (docs/protocol.md §3). */
 export function sessionBody(issued: IssuedSession): { ok: true; account: IssuedSession['account']; token: string } {
   return { ok: true, account: issued.account, token: issued.token };
 }

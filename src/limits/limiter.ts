@@ -1,5 +1,5 @@
 /**
- * Rate limiting (PROTOCOL.md §4 "Rate limits"; INTERFACE.md Limits): the
+ * Rate limiting (docs/protocol.md §4 "Rate limits"; docs/api.md Limits): the
  * limiter interface every store implements, and the arithmetic they share.
  *
  * The algorithm is GCRA, the "generic cell rate algorithm": a token bucket

@@ -1,6 +1,6 @@
 /**
  * The shared rate limiter: GCRA (src/limits/limiter.ts) as one Lua script,
- * so that with `REDIS_URL` the limits hold across instances (PROTOCOL.md §1,
+ * so that with `REDIS_URL` the limits hold across instances (docs/protocol.md §1,
  * §4: "with REDIS_URL they hold across instances").
  *
  * - Atomic: read, decide and write happen inside one script, so two

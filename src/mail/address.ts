@@ -1,7 +1,7 @@
 /**
  * E-mail addresses as the service accepts them: the one place that decides
  * what a "sane address" is, so the e-mail code sign-in and the contact relay
- * agree (PROTOCOL.md §2: e-mail identities are stored lowercased; §6).
+ * agree (docs/protocol.md §2: e-mail identities are stored lowercased; §6).
  *
  * Deliberately narrower than RFC 5321/5322: a dot-atom local part of ASCII
  * `atext` and a dotted ASCII host name. Quoted local parts, comments, address
@@ -30,10 +30,10 @@ const TOP_LEVEL_LABEL = /^([a-z]{2,63}|xn--[a-z0-9-]{1,59})$/;
 /**
  * Trims and lowercases `input` and checks it is a sane address; the result is
  * the form stored and compared everywhere. Lowercasing the local part too is
- * a deliberate choice of PROTOCOL.md §2: no real provider tells `Alice@` from
+ * a deliberate choice of docs/protocol.md §2: no real provider tells `Alice@` from
  * `alice@`, and one account per mailbox matters more.
  *
- * @param field names the request field in the error detail (PROTOCOL.md §4:
+ * @param field names the request field in the error detail (docs/protocol.md §4:
  *   `detail` names the field).
  * @throws OcError `bad_request` with detail `<field>: …`.
  */

@@ -1,5 +1,5 @@
 /**
- * Outgoing mail (PROTOCOL.md §1 `SMTP_URL`, `MAIL_FROM`) and the one
+ * Outgoing mail (docs/protocol.md §1 `SMTP_URL`, `MAIL_FROM`) and the one
  * definition of an acceptable e-mail address.
  */
 export {

@@ -2,11 +2,11 @@
  * Outgoing mail: the one interface the e-mail code sign-in and the contact
  * relay send through, with two implementations.
  *
- * - SMTP (`SMTP_URL` set, PROTOCOL.md §1), through nodemailer: every message
+ * - SMTP (`SMTP_URL` set, docs/protocol.md §1), through nodemailer: every message
  *   has a plain-text and an HTML part, `From: MAIL_FROM`, a `Date`, and a
  *   `Message-ID` on the service's own domain (the host of `PUBLIC_URL`), which
  *   keeps spam filters and threading happy.
- * - The development outbox (`SMTP_URL` unset, PROTOCOL.md §1): each message is
+ * - The development outbox (`SMTP_URL` unset, docs/protocol.md §1): each message is
  *   written as an `.eml` file under `./data/outbox/` instead of being sent.
  *   The caller warns loudly at start with {@link OUTBOX_WARNING}.
  *
@@ -15,7 +15,7 @@
  * as the error's `cause`, for the caller's log, never in a response.
  *
  * Logs never hold an address, a subject or a body: they would carry the
- * recipient's identity and, for sign-in mail, the code itself (STYLE.md).
+ * recipient's identity and, for sign-in mail, the code itself (docs/architecture.md).
  */
 import { chmod, mkdir, writeFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
@@ -65,11 +65,11 @@ export const DEFAULT_SMTP_TIMEOUTS: SmtpTimeouts = Object.freeze({
   socketMs: 10_000,
 });
 
-/** PROTOCOL.md §1: where mail goes without `SMTP_URL`. */
+/** docs/protocol.md §1: where mail goes without `SMTP_URL`. */
 export const DEFAULT_OUTBOX_DIR = './data/outbox';
 
 /**
- * Logged (as a warning) at start when `SMTP_URL` is unset: PROTOCOL.md §1 asks
+ * Logged (as a warning) at start when `SMTP_URL` is unset: docs/protocol.md §1 asks
  * to say loudly that mail, sign-in codes included, is not being delivered.
  */
 export const OUTBOX_WARNING =
@@ -105,7 +105,7 @@ export interface OutboxMailerOptions {
 }
 
 function assertSetting(name: string, value: string): void {
-  // Programmer or operator misuse: fail at start, not on the first sign-in (STYLE.md Errors).
+  // Programmer or operator misuse: fail at start, not on the first sign-in (docs/architecture.md Errors).
   if (typeof value !== 'string' || value.trim() === '' || LINE_BREAK.test(value)) {
     throw new TypeError(`mail: ${name} must be a non-empty single line`);
   }
@@ -215,7 +215,7 @@ export function createSmtpMailer(options: SmtpMailerOptions): Mailer {
 }
 
 /**
- * Development only (PROTOCOL.md §1). The file holds the whole message, the
+ * Development only (docs/protocol.md §1). The file holds the whole message, the
  * sign-in code included, so it is written readable by the owner only; the log
  * line names the file, never the address or the code.
  */
@@ -257,7 +257,7 @@ export interface CreateMailerOptions {
   readonly now?: (() => Date) | undefined;
 }
 
-/** SMTP when `SMTP_URL` is set, else the development outbox (PROTOCOL.md §1). */
+/** SMTP when `SMTP_URL` is set, else the development outbox (docs/protocol.md §1). */
 export function createMailer(
   config: Pick<Config, 'smtpUrl' | 'mailFrom' | 'publicUrl'>,
   options: CreateMailerOptions,

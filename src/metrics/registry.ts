@@ -3,7 +3,7 @@
  * rendered as the text exposition format 0.0.4
  * (https://prometheus.io/docs/instrumenting/exposition_formats/). Written
  * here rather than taken from prom-client: the service needs these three
- * kinds and the text format only (STYLE.md: few runtime dependencies).
+ * kinds and the text format only (docs/architecture.md: few runtime dependencies).
  *
  * Label values are kept as given; callers bound their cardinality (route
  * patterns, not paths; status codes; a few fixed words).

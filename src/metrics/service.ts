@@ -94,7 +94,7 @@ export function meteredChain(chain: ChainSource, metrics: ServiceMetrics): Chain
   };
 }
 
-/** Counts relay look-ups and publications that no relay answered (PROTOCOL.md §7 `relays_unavailable`). */
+/** Counts relay look-ups and publications that no relay answered (docs/protocol.md §7 `relays_unavailable`). */
 export function meteredRelays(pool: RelayPool, metrics: ServiceMetrics): RelayPool {
   return {
     relays: pool.relays,

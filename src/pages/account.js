@@ -1,8 +1,8 @@
 /**
  * The account page (/account): the active account, the other accounts of
  * this browser (the roster) with a switch button each, linked identities,
- * the display name, and signing out of one or all accounts (INTERFACE.md
- * "Session endpoints", PROTOCOL.md §3 and §6).
+ * the display name, and signing out of one or all accounts (docs/api.md
+ * "Session endpoints", docs/protocol.md §3 and §6).
  *
  * An action answered with 401 `sudo_required` opens the step-up dialog
  * (POST /api/auth/sudo with a BIP-322 `purpose=sudo` challenge or an e-mail
@@ -65,7 +65,7 @@ async function load() {
     main.setAttribute('aria-busy', 'false');
     return false;
   }
-  // Hosts that predate multi-account omit `roster` (INTERFACE.md Versioning 2).
+  // Hosts that predate multi-account omit `roster` (docs/api.md Versioning 2).
   me = { account: answer.body.account, roster: Array.isArray(answer.body.roster) ? answer.body.roster : [] };
   renderAccount(me.account);
   renderRoster(me.roster);

@@ -261,7 +261,7 @@ export async function copyText(text, source) {
 }
 
 /**
- * GET /api/challenge for this origin (INTERFACE.md "Signed challenge").
+ * GET /api/challenge for this origin (docs/api.md "Signed challenge").
  *
  * @param {string} address
  * @param {'login' | 'sudo'} purpose

@@ -1,6 +1,6 @@
 /**
  * The sign-in page (/signin): BIP-322 signed challenge, e-mail code, and one
- * button per configured identity provider (INTERFACE.md "Sign-in paths").
+ * button per configured identity provider (docs/api.md "Sign-in paths").
  *
  * `return_to` and `add` come from data attributes the server rendered after
  * checking them (src/http/pages.ts); `add=1` is passed on every path so the

@@ -1,5 +1,5 @@
 /**
- * The /api/check result cache shared through Redis (PROTOCOL.md §1
+ * The /api/check result cache shared through Redis (docs/protocol.md §1
  * `REDIS_URL`, §7 "caches the verified result per subject for 60 s"), so a
  * subject checked on one instance is a hit on every other.
  *
@@ -7,7 +7,7 @@
  * within their lifetime (a newer attestation shows when the entry expires),
  * so an entry copied into the local tier with the same expiry instant is as
  * fresh as Redis's; a hot subject then costs one map look-up and no round
- * trip (PERFORMANCE.md: check hit ≥ 0.6 of a bare route).
+ * trip (docs/performance.md: check hit ≥ 0.6 of a bare route).
  *
  * A cache must never fail a check: when Redis errors, a read is a miss and a
  * write is skipped (`onError` reports it).

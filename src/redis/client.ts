@@ -1,5 +1,5 @@
 /**
- * The one Redis client of an instance (PROTOCOL.md §1 `REDIS_URL`): shared
+ * The one Redis client of an instance (docs/protocol.md §1 `REDIS_URL`): shared
  * rate limits, the /api/check cache, used nonces and the cross-instance
  * single flight all go through it.
  *

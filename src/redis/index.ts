@@ -1,5 +1,5 @@
 /**
- * Shared state through Redis when `REDIS_URL` is set (PROTOCOL.md §1): the
+ * Shared state through Redis when `REDIS_URL` is set (docs/protocol.md §1): the
  * client, the /api/check cache, used nonces and the cross-instance single
  * flight. The shared rate limiter lives with the other limiters
  * (src/limits/redis.ts). PostgreSQL (or SQLite) stays the system of record:

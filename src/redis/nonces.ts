@@ -1,5 +1,5 @@
 /**
- * Used sign-in nonces and OAuth states through Redis (PROTOCOL.md §5: "consumes
+ * Used sign-in nonces and OAuth states through Redis (docs/protocol.md §5: "consumes
  * the nonce exactly once ... through Redis `SET NX` when configured").
  *
  * `SET oc:nonce:<nonce> 1 NX PXAT <expiresAt>`: the first instance to set the

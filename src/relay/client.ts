@@ -1,6 +1,6 @@
 /**
  * A small NIP-01 client for reading and publishing attestations
- * (PROTOCOL.md §7 "Relay envelopes").
+ * (docs/protocol.md §7 "Relay envelopes").
  *
  * Every relay is an untrusted, possibly slow or hostile peer, so:
  *
@@ -44,7 +44,7 @@ import {
 export type WebSocketConstructor = new (address: string, options?: ClientOptions) => WebSocket;
 
 export interface RelayPoolOptions {
-  /** `ws://` or `wss://` relay URLs (PROTOCOL.md §1 `NOSTR_RELAYS`). */
+  /** `ws://` or `wss://` relay URLs (docs/protocol.md §1 `NOSTR_RELAYS`). */
   readonly relays: readonly string[];
   /** Deadline per relay, connecting included, in ms. Default 4000. */
   readonly timeoutMs?: number;
@@ -81,7 +81,7 @@ export interface RelayOutcome {
 export interface VerifiedEnvelope extends AttestationEnvelope {
   /** The Nostr event kept for this attestation (the newest one). */
   readonly event_id: string;
-  /** The event's publisher key: transport only, not trusted for anything (PROTOCOL.md §7). */
+  /** The event's publisher key: transport only, not trusted for anything (docs/protocol.md §7). */
   readonly pubkey: string;
   /** The kept event's `created_at` (unix seconds). */
   readonly created_at: number;
@@ -293,7 +293,7 @@ class FoundEnvelopes {
   }
 
   /**
-   * One envelope per attestation id (PROTOCOL.md §7 "drop duplicates by
+   * One envelope per attestation id (docs/protocol.md §7 "drop duplicates by
    * event id and by attestation id"): the newest event wins, ties go to the
    * lowest event id as NIP-01 does for replaceable events. The relays of
    * every copy are kept, since each of them serves the same signed message.

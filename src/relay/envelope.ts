@@ -1,5 +1,5 @@
 /**
- * The attestation envelope and its Nostr wrapper (PROTOCOL.md §7 "Relay
+ * The attestation envelope and its Nostr wrapper (docs/protocol.md §7 "Relay
  * envelopes"): building the kind-30078 event we publish, and deciding whether
  * an event read from a relay carries an envelope we may keep.
  *
@@ -10,7 +10,7 @@
  * identities, issued_at, expires_at) must agree with the message, and the
  * event's Nostr signature must verify so that a relay cannot alter an event in
  * transit. The event pubkey is a transport key and is trusted for nothing
- * else (PROTOCOL.md §7; OrangeCheck SPEC §6.1 "Note on key choice").
+ * else (docs/protocol.md §7 "Relay envelopes").
  */
 import { verifyEvent } from 'nostr-tools/pure';
 import type { EventTemplate, NostrEvent } from 'nostr-tools/pure';
@@ -24,13 +24,13 @@ export { attestationIdOf, identityKey, parseIdentityItem as parseIdentity, type 
 /** NIP-78 application data, parameterized replaceable (NIP-01 "Kinds"). */
 export const ATTESTATION_KIND = 30078;
 
-/** The older `d` tag form, still accepted when reading (PROTOCOL.md §7). */
+/** The older `d` tag form, still accepted when reading (docs/protocol.md §7). */
 export const LEGACY_D_PREFIX = 'orangecheck:';
 
 /**
  * Upper bound on an event's `content` (UTF-8 bytes). A real envelope is a
  * couple of KiB; the bound keeps a hostile relay from making us hold or hash
- * large blobs. 64 KiB matches the service's request body limit (PROTOCOL.md §4).
+ * large blobs. 64 KiB matches the service's request body limit (docs/protocol.md §4).
  */
 export const MAX_CONTENT_BYTES = 64 * 1024;
 
@@ -39,7 +39,7 @@ const MAX_SIGNATURE_CHARS = 8192;
 const MAX_RELAY_HINTS = 16;
 const MAX_RELAY_HINT_CHARS = 512;
 
-/** The envelope JSON carried in the event's `content` (PROTOCOL.md §7). */
+/** The envelope JSON carried in the event's `content` (docs/protocol.md §7). */
 export interface AttestationEnvelope {
   readonly attestation_id: string;
   readonly scheme: string;
@@ -67,7 +67,7 @@ export interface BuildEnvelopeInput {
 
 const HEX64 = /^[0-9a-f]{64}$/;
 const SCHEME_NAME = /^[a-z0-9_-]{1,32}$/;
-// RFC 3339 UTC with `Z`, seconds or fractional seconds (PROTOCOL.md §7 issued_at).
+// RFC 3339 UTC with `Z`, seconds or fractional seconds (docs/protocol.md §7 issued_at).
 const RFC3339_UTC = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:\.\d{1,9})?Z$/;
 
 /** The fields of the signed message that an envelope restates. */
@@ -78,7 +78,7 @@ interface SignedFields {
   readonly expires: string | undefined;
 }
 
-// Key of each of the seven core lines, in order (PROTOCOL.md §7 "Canonical message").
+// Key of each of the seven core lines, in order (docs/protocol.md §7 "Canonical message").
 const CORE_KEYS = ['identities', 'address', 'purpose', 'nonce', 'issued_at', 'ack'] as const;
 
 /**
@@ -148,7 +148,7 @@ function isWebSocketUrl(value: string): boolean {
 }
 
 /**
- * Builds the envelope of PROTOCOL.md §7 for an attestation this service
+ * Builds the envelope of docs/protocol.md §7 for an attestation this service
  * publishes. The inputs must describe the message they come with: a caller
  * that passes a wrong id or an address that is not the message's is a
  * programming error, so this throws rather than publish an envelope that
@@ -197,11 +197,11 @@ export function buildEnvelope(input: BuildEnvelopeInput): AttestationEnvelope {
 }
 
 /**
- * The unsigned kind-30078 event for an envelope (PROTOCOL.md §7): `d` = the
+ * The unsigned kind-30078 event for an envelope (docs/protocol.md §7): `d` = the
  * attestation id (so relays keep one event per publisher and attestation,
  * NIP-01 parameterized replaceable), `address`, `scheme`, `issued_at` (as in
  * the message), one `i` tag per identity, and `expires` as unix seconds when
- * the message has an expiry (OrangeCheck SPEC §6.1 `["expires",
+ * the message has an expiry (docs/protocol.md §7 "Relay envelopes": `["expires",
  * "<unix_timestamp>"]`). Tags are only an index for relay look-ups; readers
  * re-derive everything from the content.
  */
@@ -231,9 +231,9 @@ export function firstTagValue(tags: readonly (readonly string[])[], name: string
 }
 
 /**
- * The address an event's tags claim: the `address` tag of PROTOCOL.md §7, or,
+ * The address an event's tags claim: the `address` tag of docs/protocol.md §7, or,
  * when it has none, the `addr` tag that older OrangeCheck publishers wrote
- * (OrangeCheck SPEC §6.1). Only ever compared with the signed message.
+ * (docs/protocol.md §7 "Relay envelopes"). Only ever compared with the signed message.
  */
 export function addressTagValue(tags: readonly (readonly string[])[]): string | undefined {
   return firstTagValue(tags, 'address') ?? firstTagValue(tags, 'addr');
@@ -302,7 +302,7 @@ function decodeMessageB64url(value: string): string | null {
 }
 
 /**
- * Keeps an event's envelope only when all of PROTOCOL.md §7 holds:
+ * Keeps an event's envelope only when all of docs/protocol.md §7 holds:
  *
  * - kind 30078, content at most {@link MAX_CONTENT_BYTES}, valid JSON of the
  *   envelope's shape;
@@ -318,7 +318,7 @@ function decodeMessageB64url(value: string): string | null {
  *
  * Returns the envelope rebuilt from the checked values (unknown fields are
  * dropped, `message_b64url` is filled in when absent), or null. It never
- * says which check failed: a reader can only keep or drop (STYLE.md Errors).
+ * says which check failed: a reader can only keep or drop (docs/architecture.md Errors).
  * The pubkey is not consulted.
  */
 export function parseEnvelopeEvent(event: unknown): AttestationEnvelope | null {
@@ -362,7 +362,7 @@ export function parseEnvelopeEvent(event: unknown): AttestationEnvelope | null {
   }
   if (!SCHEME_NAME.test(scheme) || signature === '' || signature.length > MAX_SIGNATURE_CHARS) return null;
 
-  // The binding of PROTOCOL.md §7: SHA-256(message) = attestation_id = d tag.
+  // The binding of docs/protocol.md §7: SHA-256(message) = attestation_id = d tag.
   if (attestationId !== taggedId || attestationIdOf(message) !== attestationId) return null;
 
   const signed = readSignedFields(message);

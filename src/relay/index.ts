@@ -1,5 +1,5 @@
 /**
- * Nostr relays (PROTOCOL.md §7 "Relay envelopes"): the attestation envelope,
+ * Nostr relays (docs/protocol.md §7 "Relay envelopes"): the attestation envelope,
  * its kind-30078 event, and the pool that reads and publishes them.
  */
 export {

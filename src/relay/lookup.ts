@@ -1,5 +1,5 @@
 /**
- * The three attestation look-ups of PROTOCOL.md §7 ("Look-ups"): the NIP-01
+ * The three attestation look-ups of docs/protocol.md §7 ("Look-ups"): the NIP-01
  * filters sent to relays, and the checks that hold the answers to what was
  * asked. Relays may ignore tag filters, above all multi-letter ones such as
  * `#address` (NIP-01 only expects single-letter tags to be indexed), so every
@@ -52,7 +52,7 @@ export function normalizeLookup(lookup: AttestationLookup): NormalizedLookup {
     case 'identity': {
       const identity = typeof lookup.identity === 'string' ? parseIdentity(lookup.identity) : null;
       if (identity === null) throw new TypeError('relay: identity must be <protocol>:<identifier>');
-      // `twitter` is legacy for `x` (PROTOCOL.md §7): one subject, two tag spellings.
+      // `twitter` is legacy for `x` (docs/protocol.md §7): one subject, two tag spellings.
       const tagValues =
         identity.protocol === 'x' || identity.protocol === 'twitter'
           ? [`x:${identity.identifier}`, `twitter:${identity.identifier}`]
@@ -66,10 +66,10 @@ export function normalizeLookup(lookup: AttestationLookup): NormalizedLookup {
 }
 
 /**
- * The REQ filters of a look-up. The first filter is the one PROTOCOL.md §7
+ * The REQ filters of a look-up. The first filter is the one docs/protocol.md §7
  * names; the others read older publishers: `d` = `orangecheck:<id>`
- * (PROTOCOL.md §7), an `addr` tag instead of `address` and `twitter:` for `x:`
- * (OrangeCheck SPEC §6.1). `limit` is split between them so that an honest
+ * (docs/protocol.md §7), an `addr` tag instead of `address` and `twitter:` for `x:`
+ * (docs/protocol.md §7 "Relay envelopes"). `limit` is split between them so that an honest
  * relay never sends more than `limit` events in all.
  */
 export function lookupFilters(lookup: NormalizedLookup, limit: number): RelayFilter[] {
@@ -110,8 +110,8 @@ export function tagsMayMatch(event: NostrEvent, lookup: NormalizedLookup): boole
     case 'address':
       return addressTagValue(event.tags) === lookup.address;
     case 'identity':
-      // Some publishers put several identities in one `i` tag (OrangeCheck
-      // SPEC §6.1), so look at every value, not just the first.
+      // Some publishers put several identities in one `i` tag (docs/protocol.md
+      // §7 "Relay envelopes"), so look at every value, not just the first.
       return event.tags.some(
         (tag) => Array.isArray(tag) && tag[0] === 'i' && tag.slice(1).some((value) => lookup.tagValues.includes(value)),
       );

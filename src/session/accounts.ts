@@ -1,12 +1,12 @@
 /**
- * The public view of an account (INTERFACE.md "Account", PROTOCOL.md §2).
+ * The public view of an account (docs/api.md "Account", docs/protocol.md §2).
  */
 import type { AccountRecord, IdentityRecord } from '../storage/index.js';
 
 export type DisplayIdentityKindName = 'btc' | 'email' | 'did' | 'nostr';
 
 export interface AccountView {
-  /** The internal id, equal to the JWT `sub` (PROTOCOL.md §3). */
+  /** The internal id, equal to the JWT `sub` (docs/protocol.md §3). */
   readonly id: string;
   readonly did_oc: string;
   readonly kind: 'btc' | 'federated';
@@ -45,7 +45,7 @@ function identityValue(identities: readonly IdentityRecord[] | undefined, kind: 
 
 /**
  * `display_identity` defaults to the primary address, else the e-mail, else
- * the did (PROTOCOL.md §2); a chosen kind wins when the account holds it.
+ * the did (docs/protocol.md §2); a chosen kind wins when the account holds it.
  */
 export function displayIdentityOf(account: AccountRecord, identities?: readonly IdentityRecord[]): { kind: string; value: string } {
   const chosen = account.display_identity_kind;

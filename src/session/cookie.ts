@@ -1,10 +1,10 @@
 /**
- * The `oc_session` cookie (INTERFACE.md Session cookie; PROTOCOL.md §3).
+ * The `oc_session` cookie (docs/api.md Session cookie; docs/protocol.md §3).
  *
  * Set:     `oc_session=<jwt>; Path=/; HttpOnly; Secure; SameSite=Lax; Max-Age=<n>`
  * Cleared: `oc_session=; Path=/; HttpOnly; Secure; SameSite=Lax; Max-Age=0`
  * each followed by `; Domain=<COOKIE_DOMAIN>` when one is configured.
- * `Secure` is always set: browsers accept it on `http://localhost` (PROTOCOL.md §3).
+ * `Secure` is always set: browsers accept it on `http://localhost` (docs/protocol.md §3).
  */
 import { MAX_TOKEN_LENGTH } from './jwt.js';
 
@@ -26,7 +26,7 @@ const TOKEN_CHARACTERS = /^[A-Za-z0-9_\-.]+$/;
 const DOMAIN = /^\.?[A-Za-z0-9-]+(\.[A-Za-z0-9-]+)*$/;
 
 export interface SessionCookieOptions {
-  /** Seconds until the token's `exp` (PROTOCOL.md §3); fractions are dropped. */
+  /** Seconds until the token's `exp` (docs/protocol.md §3); fractions are dropped. */
   readonly maxAgeSeconds: number;
   /** The family parent domain (`COOKIE_DOMAIN`); absent for a host-only cookie. */
   readonly domain?: string | undefined;

@@ -1,5 +1,5 @@
 /**
- * Sessions (PROTOCOL.md §3): signing keys and the JWKS, the session JWT, and
+ * Sessions (docs/protocol.md §3): signing keys and the JWKS, the session JWT, and
  * the `oc_session` cookie.
  */
 export {

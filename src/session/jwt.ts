@@ -2,8 +2,8 @@
  * The session JWT: a compact JWS (RFC 7515) signed with Ed25519 (RFC 8037).
  *
  * Minting and verifying call `node:crypto` directly rather than a JOSE library:
- * the token shape is fixed (PROTOCOL.md §3), so a general library's option
- * handling is pure overhead on the floor measured in PERFORMANCE.md (JWT).
+ * the token shape is fixed (docs/protocol.md §3), so a general library's option
+ * handling is pure overhead on the floor measured in docs/performance.md (JWT).
  * Consumers verify the same tokens with any JOSE library (test/jwt.test.ts
  * checks that with `jose`).
  *
@@ -13,7 +13,7 @@ import { sign, verify } from 'node:crypto';
 import { decodeBase64url, sha256Hex } from '../crypto.js';
 import type { SigningKey, VerificationKey } from './keys.js';
 
-/** A session row, and so a token, lives 30 days (INTERFACE.md Limits; PROTOCOL.md §3). */
+/** A session row, and so a token, lives 30 days (docs/api.md Limits; docs/protocol.md §3). */
 export const SESSION_LIFETIME_SECONDS = 30 * 24 * 60 * 60;
 
 /**
@@ -28,7 +28,7 @@ export interface DisplayIdentity {
   readonly value: string;
 }
 
-/** The claims of PROTOCOL.md §3, as they appear in a token. */
+/** The claims of docs/protocol.md §3, as they appear in a token. */
 export interface SessionClaims {
   readonly iss: string;
   readonly sub: string;
@@ -71,7 +71,7 @@ export interface VerificationKeySource {
 }
 
 export interface VerifySessionOptions {
-  /** The expected `iss`: the service's `PUBLIC_URL` (PROTOCOL.md §3). */
+  /** The expected `iss`: the service's `PUBLIC_URL` (docs/protocol.md §3). */
   readonly issuer: string;
   readonly now: Date;
 }
@@ -89,7 +89,7 @@ function isUnixSeconds(value: unknown): value is number {
 }
 
 /**
- * PROTOCOL.md §3: never an e-mail address in the token. The identity is left
+ * docs/protocol.md §3: never an e-mail address in the token. The identity is left
  * out when its kind is `email`, and also when its value has the shape of one,
  * so a mislabelled identity cannot leak an address to every consumer site.
  */
@@ -100,8 +100,8 @@ function isEmailIdentity(identity: DisplayIdentity): boolean {
 /**
  * The one whitelist of claims, used on the way in and on the way out. Building
  * a new object member by member (never spreading the input) is what keeps
- * `roster_id`, `email` or any other stray key out of a token (PROTOCOL.md §3,
- * INTERFACE.md: `roster_id` never appears in the JWT), and fixes the member
+ * `roster_id`, `email` or any other stray key out of a token (docs/protocol.md §3,
+ * docs/api.md: `roster_id` never appears in the JWT), and fixes the member
  * order. Null and undefined mean "not known" and are left out.
  * Returns the claims, or a description of the first problem.
  */
@@ -152,7 +152,7 @@ const encodedHeaders = new WeakMap<SigningKey, string>();
 function encodedHeaderFor(key: SigningKey): string {
   let header = encodedHeaders.get(key);
   if (header === undefined) {
-    // PROTOCOL.md §3: exactly {alg: "EdDSA", typ: "JWT", kid}, in that order.
+    // docs/protocol.md §3: exactly {alg: "EdDSA", typ: "JWT", kid}, in that order.
     header = Buffer.from(JSON.stringify({ alg: 'EdDSA', typ: 'JWT', kid: key.kid }), 'utf8').toString('base64url');
     encodedHeaders.set(key, header);
   }
@@ -161,7 +161,7 @@ function encodedHeaderFor(key: SigningKey): string {
 
 /**
  * Signs a session token. Claims are checked and whitelisted; a bad claim is a
- * programming mistake and throws (STYLE.md Errors).
+ * programming mistake and throws (docs/architecture.md Errors).
  */
 export function mintSessionJwt(key: SigningKey, claims: SessionClaimsInput): string {
   const collected = collectClaims(claims as unknown as Record<string, unknown>);
@@ -187,7 +187,7 @@ const SIGNATURE_LENGTH = 86;
 /**
  * Verifies a session token as a consumer would, and returns its whitelisted
  * claims, or null. Never throws: hostile input is an expected outcome
- * (STYLE.md Errors), and the caller learns nothing about which step failed.
+ * (docs/architecture.md Errors), and the caller learns nothing about which step failed.
  *
  * Pinned: exactly three segments; header exactly {alg: "EdDSA", typ: "JWT",
  * kid} with a published kid (so `none`, HS256 and key-confusion tricks fail
@@ -234,9 +234,9 @@ export function verifySessionJwt(token: unknown, keys: VerificationKeySource, op
 }
 
 /**
- * What a session row stores instead of the token (PROTOCOL.md §3 `token_hash`):
+ * What a session row stores instead of the token (docs/protocol.md §3 `token_hash`):
  * lowercase hex SHA-256 of the token text. The host finds the row by this hash
- * and need not check the signature again (PERFORMANCE.md JWT).
+ * and need not check the signature again (docs/performance.md JWT).
  */
 export function tokenHash(token: string): string {
   return sha256Hex(token);

@@ -1,15 +1,15 @@
 /**
  * Ed25519 session-signing keys and the key ring the JWKS is served from.
  *
- * PROTOCOL.md §3: the JWT header carries `kid`, the RFC 7638 thumbprint of the
- * public key. PROTOCOL.md §1: `OC_AUTH_PRIVATE_JWK` holds the private JWK, or
+ * docs/protocol.md §3: the JWT header carries `kid`, the RFC 7638 thumbprint of the
+ * public key. docs/protocol.md §1: `OC_AUTH_PRIVATE_JWK` holds the private JWK, or
  * the service generates one and stores it. Consumers verify against the public
- * JWK they hold in `OC_AUTH_PUBLIC_JWK` (INTERFACE.md Authentication), so a
+ * JWK they hold in `OC_AUTH_PUBLIC_JWK` (docs/api.md Authentication), so a
  * rotated-out key must stay in the JWKS while tokens signed by it can still be
  * alive (see {@link KeyRing}).
  *
  * Loading a key is start-up work: a bad key is a configuration mistake and
- * throws (STYLE.md Errors), with a message starting `session keys:`.
+ * throws (docs/architecture.md Errors), with a message starting `session keys:`.
  */
 import { createHash, createPrivateKey, createPublicKey, generateKeyPairSync, type KeyObject } from 'node:crypto';
 import { decodeBase64url } from '../crypto.js';
@@ -127,7 +127,7 @@ export function generateSigningKey(): SigningKey {
  * Loads a stored or configured private JWK. It must be Ed25519 with `d` and
  * `x`, and `x` must be the public key of `d`: a mismatch would publish a JWKS
  * that no token verifies against. A `kid` in the input is not trusted: the
- * kid is always recomputed as the thumbprint (PROTOCOL.md §3), since tools that
+ * kid is always recomputed as the thumbprint (docs/protocol.md §3), since tools that
  * generate JWKs often put a random kid there.
  */
 export function signingKeyFromJwk(privateJwk: unknown): SigningKey {
@@ -150,7 +150,7 @@ export function verificationKeyFromJwk(publicJwk: unknown): VerificationKey {
   return Object.freeze({ kid, publicKey, publicJwk: publicJwkFor(x, kid) });
 }
 
-/** The JSON text a consumer site puts in `OC_AUTH_PUBLIC_JWK` (INTERFACE.md Authentication). */
+/** The JSON text a consumer site puts in `OC_AUTH_PUBLIC_JWK` (docs/api.md Authentication). */
 export function publicJwkForConsumers(key: VerificationKey): string {
   return JSON.stringify(key.publicJwk);
 }
@@ -172,7 +172,7 @@ export interface KeyRingOptions {
   readonly now: Date;
   /**
    * How long a retired key stays published, in seconds. A token lives at most
-   * one session lifetime (30 days, PROTOCOL.md §3), so a shorter window would
+   * one session lifetime (30 days, docs/protocol.md §3), so a shorter window would
    * strand consumers with live cookies they cannot verify. Default: 31 days.
    */
   readonly overlapSeconds?: number;
@@ -195,7 +195,7 @@ function millis(date: Date, what: string): number {
  * every key retired less than the overlap window ago.
  *
  * Retiring is for routine rotation. A compromised key must not merely be
- * retired: delete it from storage and revoke its session rows (PERFORMANCE.md
+ * retired: delete it from storage and revoke its session rows (docs/performance.md
  * JWT: the session row is the source of truth on the host).
  */
 export class KeyRing {
@@ -245,7 +245,7 @@ export class KeyRing {
     return new KeyRing([{ key, createdAt: new Date(0), retiredAt: null }], { now: new Date(0) });
   }
 
-  /** The body of `GET /api/auth/jwks` and `/.well-known/jwks.json` (INTERFACE.md Session endpoints). */
+  /** The body of `GET /api/auth/jwks` and `/.well-known/jwks.json` (docs/api.md Session endpoints). */
   jwks(): { readonly keys: readonly PublicJwk[] } {
     return this.#jwks;
   }

@@ -1,5 +1,5 @@
 /**
- * Where the signing keys and the server secret come from (PROTOCOL.md §1):
+ * Where the signing keys and the server secret come from (docs/protocol.md §1):
  * the configured values when given, else values generated on first start and
  * kept in the database, so restarts keep sessions valid and every instance on
  * one database shares them.

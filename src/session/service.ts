@@ -1,8 +1,8 @@
 /**
- * Sessions and the roster (INTERFACE.md "States and transitions",
- * PROTOCOL.md §3). Every path that signs someone in ends in `signIn`; the
+ * Sessions and the roster (docs/api.md "States and transitions",
+ * docs/protocol.md §3). Every path that signs someone in ends in `signIn`; the
  * host recognises a presented token by the SHA-256 held in its live session
- * row (PERFORMANCE.md "JWT": the row is the source of truth on the host).
+ * row (docs/performance.md "JWT": the row is the source of truth on the host).
  */
 import { randomBytes, randomUUID } from 'node:crypto';
 import { OcError } from '../errors.js';
@@ -72,7 +72,7 @@ export class SessionService {
     this.#touchIntervalMs = options.touchIntervalMs ?? 60_000;
   }
 
-  /** The canonical account, following `merged_into` (PROTOCOL.md §2). */
+  /** The canonical account, following `merged_into` (docs/protocol.md §2). */
   async canonicalAccount(accountId: string): Promise<AccountRecord | null> {
     return this.#store.resolveCanonicalAccount(accountId);
   }
@@ -119,7 +119,7 @@ export class SessionService {
     return found;
   }
 
-  /** A fresh JWT for `session`, keeping its jti and its expiry (PROTOCOL.md §3: never extended). */
+  /** A fresh JWT for `session`, keeping its jti and its expiry (docs/protocol.md §3: never extended). */
   #mint(session: Pick<SessionRecord, 'jti' | 'expires_at' | 'signing_method' | 'step_up_at' | 'sudo_at'>, account: AccountRecord, view: AccountView, nowMs: number): string {
     return mintSessionJwt(this.#keys().active, {
       iss: this.#issuer,
@@ -130,7 +130,7 @@ export class SessionService {
       exp: Math.floor(session.expires_at / 1000),
       name: account.display_name,
       primary_btc: account.primary_btc,
-      // The JWT never carries an e-mail address (PROTOCOL.md §3).
+      // The JWT never carries an e-mail address (docs/protocol.md §3).
       display_identity: view.display_identity.kind === 'email' ? null : view.display_identity,
       signing_method: session.signing_method,
       step_up_at: seconds(session.step_up_at),
@@ -248,7 +248,7 @@ export class SessionService {
     return { account, roster };
   }
 
-  /** POST /api/auth/switch (INTERFACE.md "Errors of POST /api/auth/switch"). */
+  /** POST /api/auth/switch (docs/api.md "Errors of POST /api/auth/switch"). */
   async switchTo(current: Authenticated, did: string): Promise<IssuedSession> {
     if (current.session.roster_id === null) throw new OcError('no_roster', 'switch: this session predates multi-account; sign in again');
     const targetId = accountIdFromDid(did);

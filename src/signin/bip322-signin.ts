@@ -1,5 +1,5 @@
 /**
- * BIP-322 sign-in (PROTOCOL.md §5): the signed-challenge checks with
+ * BIP-322 sign-in (docs/protocol.md §5): the signed-challenge checks with
  * `purpose=login` and a family audience, the signature, then the nonce is
  * consumed exactly once.
  */
@@ -46,7 +46,7 @@ export async function proveAddress(input: ChallengeProofInput, purpose: string, 
   const parsed = parseChallengeMessage(input.message);
   if (!parsed) throw refuse('decode_error');
   const audience = input.expectedAudience ?? parsed.audience;
-  // The checks run in the order of PROTOCOL.md §5; the family rule on the
+  // The checks run in the order of docs/protocol.md §5; the family rule on the
   // audience and the caller's own expected purpose come after them.
   const checked = checkChallenge(
     { message: input.message, expectedNonce: input.nonce, expectedAudience: audience, expectedPurpose: purpose },

@@ -1,5 +1,5 @@
 /**
- * The signed challenge of PROTOCOL.md §5: the message a wallet signs to prove
+ * The signed challenge of docs/protocol.md §5: the message a wallet signs to prove
  * control of a Bitcoin address, for sign-in and for the generic
  * `/api/challenge` primitive.
  *
@@ -7,7 +7,7 @@
  * fields under the server secret (`OC_SERVER_SECRET`), so issuing stores
  * nothing, no two challenges are alike, and a message a client wrote itself
  * is told apart from one this service issued. Replay protection is the
- * caller's job (PROTOCOL.md §5: sign-in consumes the nonce once).
+ * caller's job (docs/protocol.md §5: sign-in consumes the nonce once).
  * The signature is checked by the caller with the bitcoin module.
  *
  * Pure: the secret and the clock are parameters.
@@ -45,7 +45,7 @@ const FORBIDDEN_IN_FIELD = /[\u0000-\u001f\u007f-\u009f\u2028\u2029]/;
 /** Upper bound on a message we will look at: every line at its longest. */
 const MAX_MESSAGE_LENGTH = 1024 + 2 * MAX_CHALLENGE_FIELD_LENGTH;
 
-/** The MAC needs at least this much key (PROTOCOL.md §1: `OC_SERVER_SECRET` is 32+ bytes). */
+/** The MAC needs at least this much key (docs/protocol.md §1: `OC_SERVER_SECRET` is 32+ bytes). */
 const MIN_SECRET_BYTES = 32;
 
 /**
@@ -68,15 +68,15 @@ export interface IssueChallengeInput {
   readonly address: string;
   readonly audience?: string | undefined;
   readonly purpose?: string | undefined;
-  /** 30 to 3600; default 300 (PROTOCOL.md §5). */
+  /** 30 to 3600; default 300 (docs/protocol.md §5). */
   readonly ttlSeconds?: number | undefined;
 }
 
-/** The body of `GET /api/challenge` (INTERFACE.md Challenge). */
+/** The body of `GET /api/challenge` (docs/api.md Challenge). */
 export interface IssuedChallenge {
   readonly message: string;
   readonly nonce: string;
-  /** ISO 8601 UTC with milliseconds (INTERFACE.md Challenge). */
+  /** ISO 8601 UTC with milliseconds (docs/api.md Challenge). */
   readonly expiresAt: string;
 }
 
@@ -98,7 +98,7 @@ export interface CheckChallengeInput {
   readonly expectedPurpose?: string | undefined;
 }
 
-/** PROTOCOL.md §5 codes, in the order the checks run. */
+/** docs/protocol.md §5 codes, in the order the checks run. */
 /** Why a challenge check failed; with the verification codes, what `invalid_challenge` carries in `codes` (docs/errors.md). */
 export const CHALLENGE_CODES: readonly string[] = ['decode_error', 'nonce_mismatch', 'expired', 'aud_mismatch', 'purpose_mismatch'];
 export type ChallengeFailureCode = 'decode_error' | 'nonce_mismatch' | 'expired' | 'aud_mismatch' | 'purpose_mismatch';
@@ -117,7 +117,7 @@ function nowMillisOf(context: ChallengeContext): number {
   return nowMillis;
 }
 
-/** RFC 3339 UTC to the second (PROTOCOL.md §5), from whole unix seconds. */
+/** RFC 3339 UTC to the second (docs/protocol.md §5), from whole unix seconds. */
 function formatTime(seconds: number): string {
   return new Date(seconds * 1000).toISOString().slice(0, 19) + 'Z';
 }
@@ -185,7 +185,7 @@ function buildMessage(fields: {
 }
 
 /**
- * Builds a challenge (PROTOCOL.md §5). The times are cut to whole seconds, as
+ * Builds a challenge (docs/protocol.md §5). The times are cut to whole seconds, as
  * the message carries them, and `expiresAt` is the same instant as the
  * message's `expires_at`. Bad audience, purpose or ttl is a client mistake:
  * `OcError('bad_request')` naming the field.
@@ -266,7 +266,7 @@ export function parseChallengeMessage(message: unknown): ParsedChallenge | null 
 }
 
 /**
- * The message checks of PROTOCOL.md §5, in its order, stopping at the first
+ * The message checks of docs/protocol.md §5, in its order, stopping at the first
  * failure: it parses (`decode_error`); its nonce equals `expectedNonce` and is
  * this service's MAC of its fields (`nonce_mismatch`); it has not expired
  * (`expired`); its audience equals the expected one (`aud_mismatch`); its

@@ -1,11 +1,11 @@
 /**
- * The e-mail one-time code of PROTOCOL.md §6 (INTERFACE.md "E-mail one-time
+ * The e-mail one-time code of docs/protocol.md §6 (docs/api.md "E-mail one-time
  * code", Limits: 6 digits): `start` mails a code, `verify` checks it. What a
  * successful verify leads to (an account, a session, a step-up) is the
  * caller's business; this service knows nothing about accounts, so `start`
  * cannot answer differently for known and unknown addresses (no enumeration).
  *
- * Rules, all from PROTOCOL.md §6:
+ * Rules, all from docs/protocol.md §6:
  * - 6 digits from the operating system's CSPRNG, uniform (`randomInt` draws
  *   without modulo bias), zero-padded;
  * - valid 10 minutes: usable while `now < expires_at`;
@@ -34,7 +34,7 @@
  *   for a token of this address whose code is gone (replaced by a newer
  *   start, used, or expired). Only whoever started a code holds its token,
  *   so `code_dead` tells nothing to anyone else.
- * - Without a token (PROTOCOL.md §6 makes it optional, INTERFACE.md does not
+ * - Without a token (docs/protocol.md §6 makes it optional, docs/api.md does not
  *   name it), the try counts against a second budget of 5 on the same code
  *   (`tokenless_attempts`), which the token's tries never touch: strangers
  *   can use up only that one. Every failure there is `invalid_code`, so it
@@ -54,7 +54,7 @@
  * user it is simply a wrong code, and it is refused before the database is
  * asked, so it costs no try; so is a token that is not 32 lowercase hex. A
  * malformed address is `bad_request` on both calls, like any malformed field
- * (PROTOCOL.md §4). No expired or dead code is deleted by verify (that would
+ * (docs/protocol.md §4). No expired or dead code is deleted by verify (that would
  * be a round trip only when a code is pending): its count keeps it dead, a
  * new start replaces it, and the purge removes it after expiry.
  */
@@ -66,13 +66,13 @@ import { normalizeEmail } from '../mail/address.js';
 import type { Mailer } from '../mail/mailer.js';
 import type { EmailCodeStore } from '../storage/index.js';
 
-/** PROTOCOL.md §6: valid 10 minutes. */
+/** docs/protocol.md §6: valid 10 minutes. */
 export const EMAIL_CODE_TTL_MS = 10 * 60 * 1000;
 
-/** PROTOCOL.md §6: at most 5 wrong tries, then dead. */
+/** docs/protocol.md §6: at most 5 wrong tries, then dead. */
 export const EMAIL_CODE_MAX_ATTEMPTS = 5;
 
-/** INTERFACE.md Limits: "E-mail code length: 6 digits". */
+/** docs/api.md Limits: "E-mail code length: 6 digits". */
 export const EMAIL_CODE_LENGTH = 6;
 
 const CODE_FORMAT = /^[0-9]{6}$/;
@@ -82,12 +82,12 @@ const TOKEN_FORMAT = /^[0-9a-f]{32}$/;
 const TOKEN_SALT_BYTES = 8;
 const TOKEN_MAC_BYTES = 8;
 
-/** PROTOCOL.md §1: `OC_SERVER_SECRET` is 32+ bytes. */
+/** docs/protocol.md §1: `OC_SERVER_SECRET` is 32+ bytes. */
 const MIN_SECRET_BYTES = 32;
 
 /**
  * Domain separation: the same secret also keys the challenge nonce MAC and the
- * OAuth state (PROTOCOL.md §1), so every use MACs under its own label.
+ * OAuth state (docs/protocol.md §1), so every use MACs under its own label.
  */
 const CODE_HASH_LABEL = 'oc-host/email-code/v1';
 const TOKEN_LABEL = 'oc-host/email-code-token/v1';
@@ -113,14 +113,14 @@ export interface EmailCodeServiceOptions {
   readonly maxAttempts?: number | undefined;
 }
 
-/** The body of `start` without `ok` (PROTOCOL.md §6: `{ok: true, token, expiresAt}`). */
+/** The body of `start` without `ok` (docs/protocol.md §6: `{ok: true, token, expiresAt}`). */
 export interface EmailCodeStarted {
   /**
    * Opaque; the client sends it back with the code, so that its tries count
    * against this start's code and no one else's can use them up.
    */
   readonly token: string;
-  /** ISO 8601 UTC with milliseconds, like the challenge's `expiresAt` (INTERFACE.md Challenge). */
+  /** ISO 8601 UTC with milliseconds, like the challenge's `expiresAt` (docs/api.md Challenge). */
   readonly expiresAt: string;
 }
 
@@ -217,7 +217,7 @@ interface CodeMail {
 }
 
 /**
- * PROTOCOL.md §6: "The mail says what the code is for and when it expires."
+ * docs/protocol.md §6: "The mail says what the code is for and when it expires."
  * The code is kept out of the subject, which lock screens and notification
  * previews show to anyone near the device.
  */
@@ -260,7 +260,7 @@ function composeCodeMail(code: string, host: string, publicUrl: string, ttlMs: n
 
 export function createEmailCodeService(options: EmailCodeServiceOptions): EmailCodeService {
   const { store, mailer, now, publicUrl } = options;
-  // Programmer misuse throws at start (STYLE.md Errors).
+  // Programmer misuse throws at start (docs/architecture.md Errors).
   if (!(options.secret instanceof Uint8Array) || options.secret.length < MIN_SECRET_BYTES) {
     throw new TypeError(`email-code: the secret must hold at least ${MIN_SECRET_BYTES} bytes`);
   }
@@ -295,7 +295,7 @@ export function createEmailCodeService(options: EmailCodeServiceOptions): EmailC
     const email = normalizeEmail(emailInput, 'email');
     const code = typeof codeInput === 'string' ? codeInput.trim() : '';
     if (!CODE_FORMAT.test(code)) throw invalidCode();
-    // The token is optional (PROTOCOL.md §6 `token?`); when sent it must be one we could have issued.
+    // The token is optional (docs/protocol.md §6 `token?`); when sent it must be one we could have issued.
     const token = tokenInput === undefined || tokenInput === null || tokenInput === '' ? undefined : tokenInput;
     if (token !== undefined && (typeof token !== 'string' || !TOKEN_FORMAT.test(token))) throw invalidCode();
 

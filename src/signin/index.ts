@@ -1,5 +1,5 @@
 /**
- * Sign-in paths (PROTOCOL.md §5, §6). The signed challenge lives here; the
+ * Sign-in paths (docs/protocol.md §5, §6). The signed challenge lives here; the
  * signature itself is checked with `src/bitcoin`.
  */
 export {

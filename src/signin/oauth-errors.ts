@@ -1,5 +1,5 @@
 /**
- * Failures of the provider callback (PROTOCOL.md §6 "Providers": any failure
+ * Failures of the provider callback (docs/protocol.md §6 "Providers": any failure
  * redirects to `/signin?oauth_error=<code>`). They are not {@link OcError}s:
  * the route answers them with a redirect, not with an error body, so each code
  * must be safe to show in a URL and stable for the sign-in page to branch on.
@@ -18,7 +18,7 @@ export const PROVIDER_ERROR_CODES = [
   'id_token_invalid',
   /** The user's profile could not be read (GitHub `/user`, `/user/emails`, OIDC userinfo). */
   'userinfo_failed',
-  /** The provider id is not configured (PROTOCOL.md §6: `unknown_provider`). */
+  /** The provider id is not configured (docs/protocol.md §6: `unknown_provider`). */
   'unknown_provider',
   /** The provider could not be reached to discover its endpoints (OIDC Discovery §4). */
   'provider_unavailable',

@@ -1,6 +1,6 @@
 /**
  * One OpenID Connect provider (Google, or any issuer configured with
- * `OAUTH_<NAME>_ISSUER`, PROTOCOL.md §1), driven through `openid-client`:
+ * `OAUTH_<NAME>_ISSUER`, docs/protocol.md §1), driven through `openid-client`:
  * discovery (OIDC Discovery §4), the authorization code flow with PKCE
  * (OIDC Core §3.1, RFC 7636), and the ID token checks of OIDC Core §3.1.3.7
  * (issuer, audience, nonce, expiry, signature), which the library performs.

@@ -1,5 +1,5 @@
 /**
- * Where a provider sign-in sends the browser when it is done (PROTOCOL.md §6
+ * Where a provider sign-in sends the browser when it is done (docs/protocol.md §6
  * "Providers": `return_to` must be a family URL or a path). The callback
  * redirects there without asking again, so this check is the only thing that
  * keeps the service from being an open redirector (RFC 6749 §10.15): it runs
@@ -21,7 +21,7 @@ export const RETURN_TO_DETAIL = 'return_to: must be a path on this service (/…
  * The normalised `return_to`, or throws `bad_request`. A path must start with
  * one `/` (never `//`, which a browser reads as another host); a full URL must
  * be http(s), carry no credentials, and have an origin that `isAllowedOrigin`
- * accepts (the family origins of PROTOCOL.md §1, `FAMILY_ORIGINS`).
+ * accepts (the family origins of docs/protocol.md §1, `FAMILY_ORIGINS`).
  */
 export function checkReturnTo(value: string, publicUrl: string, isAllowedOrigin: (origin: string) => boolean): string {
   if (typeof value !== 'string' || value.length === 0 || value.length > MAX_RETURN_TO_LENGTH || FORBIDDEN.test(value)) {

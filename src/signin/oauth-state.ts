@@ -1,6 +1,6 @@
 /**
  * The short-lived state of one provider sign-in, carried between `start` and
- * `callback` in an HttpOnly cookie (PROTOCOL.md §6 "Providers": state, nonce
+ * `callback` in an HttpOnly cookie (docs/protocol.md §6 "Providers": state, nonce
  * and PKCE verifier are kept "in a short-lived signed HttpOnly cookie").
  *
  * The cookie is sealed with AES-256-GCM, not only MACed: the PKCE verifier
@@ -8,7 +8,7 @@
  * (RFC 7636 §1), so even the browser that holds the cookie cannot read it.
  * The key is derived from the server secret with HKDF under its own label, so
  * it never equals the key of the challenge MAC or the e-mail code hashes that
- * share `OC_SERVER_SECRET` (PROTOCOL.md §1).
+ * share `OC_SERVER_SECRET` (docs/protocol.md §1).
  *
  * A cookie is a bearer value the browser can replay, so every sealed state
  * also carries a random id that the callback consumes exactly once

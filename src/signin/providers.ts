@@ -1,6 +1,6 @@
 /**
- * External identity providers (INTERFACE.md "External identity providers",
- * PROTOCOL.md §6 "Providers"): the domain side of
+ * External identity providers (docs/api.md "External identity providers",
+ * docs/protocol.md §6 "Providers"): the domain side of
  * `GET /api/auth/providers`, `/api/auth/<provider>/start` and `/callback`.
  *
  * `start` builds the authorization request (code flow, PKCE S256, `state`,
@@ -8,12 +8,12 @@
  * ten-minute cookie value (./oauth-state.ts). `callback` opens that cookie,
  * matches `state`, consumes the state once, exchanges the code, checks the ID
  * token, and answers who the provider says the user is. Mapping that subject
- * to an account (`<provider>:<sub>`, PROTOCOL.md §2) and setting `oc_session`
+ * to an account (`<provider>:<sub>`, docs/protocol.md §2) and setting `oc_session`
  * are the route's job. Every callback failure is a {@link ProviderError}
  * whose code the route puts in `/signin?oauth_error=<code>`.
  *
  * No framework, no environment: configuration, secret, clock and fetch are
- * parameters (STYLE.md).
+ * parameters (docs/architecture.md).
  */
 import { calculatePKCECodeChallenge, randomNonce, randomPKCECodeVerifier, randomState } from 'openid-client';
 import type { OAuthProviderConfig } from '../config.js';
@@ -40,7 +40,7 @@ export type { ProviderProfile } from './oauth-oidc.js';
 /** Outbound calls to a provider give up after this long (discovery, token, userinfo, keys). */
 export const DEFAULT_PROVIDER_TIMEOUT_SECONDS = 10;
 
-/** `OC_SERVER_SECRET` is 32+ bytes (PROTOCOL.md §1). */
+/** `OC_SERVER_SECRET` is 32+ bytes (docs/protocol.md §1). */
 const MIN_SECRET_BYTES = 32;
 const PROVIDER_ID = /^[a-z0-9][a-z0-9-]{0,62}$/;
 const KNOWN_LABELS: Readonly<Record<string, string>> = { github: 'GitHub', google: 'Google' };
@@ -66,7 +66,7 @@ export interface ProviderRegistryOptions {
   /**
    * Atomically records `stateId` as used; false when it already was. Pass the
    * shared used-nonce store so a replayed cookie is refused by every instance
-   * (PROTOCOL.md §5 uses the same table for challenge nonces). `stateId` is
+   * (docs/protocol.md §5 uses the same table for challenge nonces). `stateId` is
    * 32 lowercase hex.
    */
   readonly consumeOnce?: (stateId: string, expiresAt: Date) => Promise<boolean>;
@@ -82,7 +82,7 @@ export interface ProviderListing {
 export interface StartOptions {
   /** A path (`/…`) or a family URL; default `/`. */
   readonly returnTo?: string | undefined;
-  /** `add=1`: keep the browser's roster (INTERFACE.md "States and transitions"). */
+  /** `add=1`: keep the browser's roster (docs/api.md "States and transitions"). */
   readonly add?: boolean | undefined;
 }
 
@@ -178,7 +178,7 @@ export function createProviderRegistry(options: ProviderRegistryOptions): Provid
       });
       continue;
     }
-    // PROTOCOL.md §1: google has a known issuer; any other name needs one.
+    // docs/protocol.md §1: google has a known issuer; any other name needs one.
     const issuer = config.issuer ?? (config.id === 'google' ? 'https://accounts.google.com' : undefined);
     if (issuer === undefined) throw new TypeError(`providers: "${config.id}" needs an issuer`);
     providers.set(config.id, {

@@ -1,5 +1,5 @@
 /**
- * Counts of attestation calls for /api/family-stats (PROTOCOL.md §6), kept
+ * Counts of attestation calls for /api/family-stats (docs/protocol.md §6), kept
  * in memory and written in one row per kind at most once per interval, so a
  * busy /api/check (a cache hit serves tens of thousands of requests a second)
  * never writes to the database per request.

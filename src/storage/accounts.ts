@@ -111,7 +111,7 @@ export class AccountsArea implements AccountStore {
       .executeTakeFirst();
     if (!row) return null;
     const account = toAccountRecord(row);
-    // PROTOCOL.md §2: every lookup follows the merge pointer.
+    // docs/protocol.md §2: every lookup follows the merge pointer.
     return account.merged_into === null ? account : this.#x.resolveCanonical(this.#x.db, account.merged_into);
   }
 

@@ -14,7 +14,7 @@ export class ConnectArea implements ConnectStore {
 
   async createConnectApp(app: NewConnectApp): Promise<ConnectAppRecord> {
     const id = app.id ?? newRandomId();
-    // Connect identities are `<app_id>:<user_id>` (PROTOCOL.md §2); a colon in
+    // Connect identities are `<app_id>:<user_id>` (docs/protocol.md §2); a colon in
     // the app id would make them ambiguous.
     if (id.length === 0 || id.includes(':')) throw new Error('storage: a Connect app id must be non-empty without ":"');
     const row = {

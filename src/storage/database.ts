@@ -1,5 +1,5 @@
 /**
- * Opening and closing the database named by `DATABASE_URL` (PROTOCOL.md §1):
+ * Opening and closing the database named by `DATABASE_URL` (docs/protocol.md §1):
  * `sqlite:<path>` (the embedded default, created on first start),
  * `sqlite::memory:`, or `postgres://…` / `postgresql://…`.
  *

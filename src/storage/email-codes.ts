@@ -14,7 +14,7 @@ export class EmailCodesArea implements EmailCodeStore {
 
   async putEmailCode(code: NewEmailCode): Promise<void> {
     assertLowercaseEmail(code.email);
-    // PROTOCOL.md §6: "A new start for the same address kills the older code."
+    // docs/protocol.md §6: "A new start for the same address kills the older code."
     const fields = {
       code_hash: code.code_hash,
       token: code.token,
@@ -39,7 +39,7 @@ export class EmailCodesArea implements EmailCodeStore {
   async incrementEmailCodeAttempts(email: string, token: string, kind: 'token' | 'tokenless'): Promise<number | null> {
     assertLowercaseEmail(email);
     const column = kind === 'token' ? 'attempts' : 'tokenless_attempts';
-    // One statement, so parallel wrong guesses each count (PROTOCOL.md §6, at most 5).
+    // One statement, so parallel wrong guesses each count (docs/protocol.md §6, at most 5).
     const row = await this.#x.db
       .updateTable('email_codes')
       .set((eb) => ({ [column]: eb(column, '+', 1) }))

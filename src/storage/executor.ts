@@ -138,7 +138,7 @@ export function assertLowercaseEmail(email: string): void {
 
 export function assertIdentityValue(kind: IdentityKind, value: string): void {
   if (value.length === 0) throw new Error(`storage: ${kind} identity value is empty`);
-  // PROTOCOL.md §2: e-mail identities are lowercased. Callers fold case; the
+  // docs/protocol.md §2: e-mail identities are lowercased. Callers fold case; the
   // store refuses rather than folds, so a lookup can never silently differ
   // from what was stored.
   if (kind === 'email') assertLowercaseEmail(value);

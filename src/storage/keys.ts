@@ -18,7 +18,7 @@ export class KeysArea implements KeyStore {
     const candidate = create();
     if (typeof candidate !== 'string') throw new Error(`storage: setting ${key} must be created as a string`);
     // Insert-if-absent, then read: whichever instance inserted first, every
-    // instance returns that value (PROTOCOL.md §1, "every instance on that
+    // instance returns that value (docs/protocol.md §1, "every instance on that
     // database shares it").
     await this.#x.db
       .insertInto('settings')

@@ -55,7 +55,7 @@ const initialSchema: Migration = {
   version: 1,
   name: 'accounts_identities_sessions',
   async up(db, engine) {
-    // PROTOCOL.md §2: `did:oc:` + 32 lowercase hex; merged accounts point at the survivor.
+    // docs/protocol.md §2: `did:oc:` + 32 lowercase hex; merged accounts point at the survivor.
     await db.schema
       .createTable('accounts')
       .addColumn('id', 'text', (column) => column.primaryKey())
@@ -76,7 +76,7 @@ const initialSchema: Migration = {
       .execute();
     await db.schema.createIndex('accounts_merged_into').on('accounts').column('merged_into').execute();
 
-    // PROTOCOL.md §2: each identity belongs to at most one account, by a unique
+    // docs/protocol.md §2: each identity belongs to at most one account, by a unique
     // index; e-mail addresses are kept lowercased.
     await db.schema
       .createTable('identities')
@@ -95,7 +95,7 @@ const initialSchema: Migration = {
       .execute();
     await db.schema.createIndex('identities_account_id').on('identities').column('account_id').execute();
 
-    // PROTOCOL.md §3: the session rows behind the cookie and the roster.
+    // docs/protocol.md §3: the session rows behind the cookie and the roster.
     await db.schema
       .createTable('sessions')
       .addColumn('jti', 'text', (column) => column.primaryKey())
@@ -111,7 +111,7 @@ const initialSchema: Migration = {
       .addColumn('sudo_at', 'bigint')
       .addCheckConstraint('sessions_token_hash_format', sql`length(token_hash) = 64 AND lower(token_hash) = token_hash`)
       .execute();
-    // PROTOCOL.md §3: "A roster never holds an account twice: enforce it with a
+    // docs/protocol.md §3: "A roster never holds an account twice: enforce it with a
     // unique index over live rows, not only in code." Expired rows cannot be in
     // a partial-index predicate (it would need the clock), so insertSession
     // revokes them in the same transaction before inserting.
@@ -122,14 +122,14 @@ const initialSchema: Migration = {
       .unique()
       .where(sql.ref('revoked_at'), 'is', null)
       .execute();
-    // The hot path of every authenticated request (PROTOCOL.md §3) is a lookup
+    // The hot path of every authenticated request (docs/protocol.md §3) is a lookup
     // by the hash of the presented JWT. A hash names exactly one row: every
     // JWT carries its row's jti.
     await db.schema.createIndex('sessions_token_hash_unique').on('sessions').column('token_hash').unique().execute();
     await db.schema.createIndex('sessions_account_id').on('sessions').column('account_id').execute();
     await db.schema.createIndex('sessions_expires_at').on('sessions').column('expires_at').execute();
 
-    // PROTOCOL.md §5: a challenge nonce is consumed exactly once, purged after expiry.
+    // docs/protocol.md §5: a challenge nonce is consumed exactly once, purged after expiry.
     await db.schema
       .createTable('used_nonces')
       .addColumn('nonce', 'text', (column) => column.primaryKey())
@@ -137,14 +137,14 @@ const initialSchema: Migration = {
       .execute();
     await db.schema.createIndex('used_nonces_expires_at').on('used_nonces').column('expires_at').execute();
 
-    // PROTOCOL.md §1: generated secrets shared by every instance on this database.
+    // docs/protocol.md §1: generated secrets shared by every instance on this database.
     await db.schema
       .createTable('settings')
       .addColumn('key', 'text', (column) => column.primaryKey())
       .addColumn('value', 'text', (column) => column.notNull())
       .execute();
 
-    // PROTOCOL.md §1, §3: Ed25519 signing keys, kid = RFC 7638 thumbprint.
+    // docs/protocol.md §1, §3: Ed25519 signing keys, kid = RFC 7638 thumbprint.
     await db.schema
       .createTable('signing_keys')
       .addColumn('kid', 'text', (column) => column.primaryKey())
@@ -161,7 +161,7 @@ const emailConnectStats: Migration = {
   version: 2,
   name: 'email_codes_connect_apps_attest_events',
   async up(db, engine) {
-    // PROTOCOL.md §6: one live code per address, stored only as a keyed hash.
+    // docs/protocol.md §6: one live code per address, stored only as a keyed hash.
     await db.schema
       .createTable('email_codes')
       .addColumn('email', 'text', (column) => column.primaryKey())
@@ -174,7 +174,7 @@ const emailConnectStats: Migration = {
       .execute();
     await db.schema.createIndex('email_codes_expires_at').on('email_codes').column('expires_at').execute();
 
-    // PROTOCOL.md §6 (Connect): integrator apps; API keys are stored hashed.
+    // docs/protocol.md §6 (Connect): integrator apps; API keys are stored hashed.
     await db.schema
       .createTable('connect_apps')
       .addColumn('id', 'text', (column) => column.primaryKey())
@@ -186,7 +186,7 @@ const emailConnectStats: Migration = {
       .execute();
     await db.schema.createIndex('connect_apps_owner').on('connect_apps').column('owner_account_id').execute();
 
-    // PROTOCOL.md §6 (/api/family-stats): 24-hour counters of check and verify calls.
+    // docs/protocol.md §6 (/api/family-stats): 24-hour counters of check and verify calls.
     await db.schema
       .createTable('attest_events')
       .$call((table) =>

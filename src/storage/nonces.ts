@@ -13,7 +13,7 @@ export class NoncesArea implements NonceStore {
 
   async consumeNonce(nonce: string, expiresAt: number, now: number): Promise<boolean> {
     if (nonce.length === 0) throw new Error('storage: empty nonce');
-    // An expired challenge is refused anyway (PROTOCOL.md §5, `expired`); its
+    // An expired challenge is refused anyway (docs/protocol.md §5, `expired`); its
     // row may already be purged, so "first use" could no longer be told apart.
     if (expiresAt <= now) return false;
     const result = await this.#x.db

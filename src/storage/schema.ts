@@ -9,16 +9,16 @@
  */
 import type { Generated } from 'kysely';
 
-/** PROTOCOL.md §2: an account is `btc` (first proof a Bitcoin address) or `federated`. */
+/** docs/protocol.md §2: an account is `btc` (first proof a Bitcoin address) or `federated`. */
 export type AccountKind = 'btc' | 'federated';
 
-/** PROTOCOL.md §2: the kinds of linked identity. */
+/** docs/protocol.md §2: the kinds of linked identity. */
 export type IdentityKind = 'btc' | 'email' | 'oauth' | 'connect';
 
-/** PROTOCOL.md §2: `display_identity.kind` values. */
+/** docs/protocol.md §2: `display_identity.kind` values. */
 export type DisplayIdentityKind = 'btc' | 'email' | 'did' | 'nostr';
 
-/** INTERFACE.md: the two attestation routes counted by /api/family-stats. */
+/** docs/api.md: the two attestation routes counted by /api/family-stats. */
 export type AttestEventKind = 'check' | 'verify';
 
 /** 0/1 on SQLite, true/false on PostgreSQL. */

@@ -93,7 +93,7 @@ export class SessionsArea implements SessionStore {
             throw new Error(`storage: session for account ${row.account_id}, merged into ${account.merged_into}`);
           }
           if (row.roster_id !== null) {
-            // PROTOCOL.md §3: one live row per (roster, account). Revoke what is
+            // docs/protocol.md §3: one live row per (roster, account). Revoke what is
             // there (an expired row, or the live row a re-authentication
             // replaces) and insert, one transaction per pair at a time.
             // The account id is fixed-length hex, so `<roster> <account>` is unambiguous.

@@ -33,13 +33,13 @@ export type { AccountKind, AttestEventKind, DisplayIdentityKind, IdentityKind } 
 export type EpochMilliseconds = number;
 
 export interface AccountRecord {
-  /** 32 lowercase hex; the JWT `sub`, `did_oc` is `did:oc:` + id (PROTOCOL.md §2). */
+  /** 32 lowercase hex; the JWT `sub`, `did_oc` is `did:oc:` + id (docs/protocol.md §2). */
   readonly id: string;
   readonly kind: AccountKind;
   readonly display_name: string | null;
   readonly display_identity_kind: DisplayIdentityKind | null;
   readonly primary_btc: string | null;
-  /** The surviving account when this one was merged (PROTOCOL.md §2). */
+  /** The surviving account when this one was merged (docs/protocol.md §2). */
   readonly merged_into: string | null;
   readonly created_at: EpochMilliseconds;
   readonly updated_at: EpochMilliseconds;
@@ -51,7 +51,7 @@ export interface IdentityRecord {
   readonly kind: IdentityKind;
   /**
    * btc: the address; email: the lowercased address; oauth: `<provider>:<sub>`;
-   * connect: `<app_id>:<user_id>` (PROTOCOL.md §2).
+   * connect: `<app_id>:<user_id>` (docs/protocol.md §2).
    */
   readonly value: string;
   readonly verified: boolean;
@@ -60,12 +60,12 @@ export interface IdentityRecord {
 
 export interface SessionRecord {
   readonly jti: string;
-  /** Lowercase hex SHA-256 of the JWT currently issued for this row (PROTOCOL.md §3). */
+  /** Lowercase hex SHA-256 of the JWT currently issued for this row (docs/protocol.md §3). */
   readonly token_hash: string;
   readonly account_id: string;
-  /** NULL only for rows that predate multi-account (PROTOCOL.md §3). */
+  /** NULL only for rows that predate multi-account (docs/protocol.md §3). */
   readonly roster_id: string | null;
-  /** `bip322`, `email_otp`, `oauth:<provider>` (PROTOCOL.md §3). */
+  /** `bip322`, `email_otp`, `oauth:<provider>` (docs/protocol.md §3). */
   readonly signing_method: string | null;
   readonly created_at: EpochMilliseconds;
   /** created_at + 30 days; a switch or re-mint never extends it. */
@@ -88,7 +88,7 @@ export interface LiveRosterRecord {
 }
 
 export interface SigningKeyRecord {
-  /** RFC 7638 thumbprint of the public key (PROTOCOL.md §3). */
+  /** RFC 7638 thumbprint of the public key (docs/protocol.md §3). */
   readonly kid: string;
   /** JSON text of the Ed25519 private JWK. */
   readonly private_jwk: string;
@@ -103,7 +103,7 @@ export interface SigningKeyRecord {
 export interface EmailCodeRecord {
   /** Lowercased. */
   readonly email: string;
-  /** Keyed hash of the 6-digit code; the code itself is never stored (PROTOCOL.md §6). */
+  /** Keyed hash of the 6-digit code; the code itself is never stored (docs/protocol.md §6). */
   readonly code_hash: string;
   readonly token: string;
   readonly expires_at: EpochMilliseconds;
@@ -123,7 +123,7 @@ export interface ConnectAppRecord {
   readonly rotated_at: EpochMilliseconds | null;
 }
 
-/** PROTOCOL.md §6 `/api/family-stats`, without `ok` and `generated_at`. */
+/** docs/protocol.md §6 `/api/family-stats`, without `ok` and `generated_at`. */
 export interface FamilyStats {
   /** Canonical accounts only: merged ones are not counted twice. */
   readonly accounts: { readonly total: number; readonly btc: number; readonly federated: number };
@@ -175,7 +175,7 @@ export type AddIdentityResult =
   | { readonly status: 'added'; readonly identity: IdentityRecord }
   /** The identity was already linked to this account (or to an account merged into it). */
   | { readonly status: 'already_linked'; readonly identity: IdentityRecord }
-  /** Another account holds it: 409 `address_linked_elsewhere` / `email_linked_elsewhere` (PROTOCOL.md §2). */
+  /** Another account holds it: 409 `address_linked_elsewhere` / `email_linked_elsewhere` (docs/protocol.md §2). */
   | { readonly status: 'linked_elsewhere'; readonly identity: IdentityRecord };
 
 /** `last_identity`: the account would be left with nothing to sign in with (409 `last_identity`). */
@@ -239,7 +239,7 @@ export interface NewEmailCode {
 }
 
 export interface NewConnectApp {
-  /** Generated (32 lowercase hex) when absent; it must not contain `:` (PROTOCOL.md §2). */
+  /** Generated (32 lowercase hex) when absent; it must not contain `:` (docs/protocol.md §2). */
   readonly id?: string;
   readonly owner_account_id: string;
   readonly name: string;
@@ -264,7 +264,7 @@ export const ATTEST_EVENT_RETENTION_MS = 48 * 60 * 60 * 1000;
 /** merged_into chains are followed at most this far (mergeAccounts keeps them at length 1). */
 export const MAX_MERGE_DEPTH = 8;
 
-/** Accounts and their identities, merges included (PROTOCOL.md §2). */
+/** Accounts and their identities, merges included (docs/protocol.md §2). */
 export interface AccountStore {
   /**
    * Creates an account and its first identity atomically. When the identity
@@ -294,7 +294,7 @@ export interface AccountStore {
    * Unlinks one identity, never the account's last one. When the removed
    * identity was the primary address, the oldest remaining address takes its
    * place (or none); when no identity of the display kind remains, the display
-   * kind is cleared so the PROTOCOL.md §2 default applies.
+   * kind is cleared so the docs/protocol.md §2 default applies.
    */
   /**
    * Unlinks an identity (refusing the last one) and, in the same transaction,
@@ -307,7 +307,7 @@ export interface AccountStore {
 
   /**
    * Merges `fromId` into `intoId` (resolved to its canonical account) in one
-   * transaction (PROTOCOL.md §2, INTERFACE.md states table):
+   * transaction (docs/protocol.md §2, docs/api.md states table):
    * - every identity of `from` moves to `into`; accounts merged into `from`
    *   earlier are repointed to `into`, so chains stay one step long;
    * - `from.merged_into` is set; `into` adopts `from`'s display name and
@@ -323,13 +323,13 @@ export interface AccountStore {
   mergeAccounts(fromId: string, intoId: string, now: EpochMilliseconds): Promise<MergeResult>;
 }
 
-/** Session rows and the rosters they form (PROTOCOL.md §3). */
+/** Session rows and the rosters they form (docs/protocol.md §3). */
 export interface SessionStore {
   /**
    * Inserts a session row. For a roster row, in the same transaction, first
    * revokes every unrevoked row of that (roster, account): expired ones (so
    * the live-row unique index admits the new row) and a live one (a sign-in of
-   * an account already in the roster is a re-authentication, INTERFACE.md).
+   * an account already in the roster is a re-authentication, docs/api.md).
    * Safe under concurrency: parallel inserts for one (roster, account) all
    * succeed and leave exactly one live row, the last one committed.
    * Throws when the account does not exist or has been merged.
@@ -380,7 +380,7 @@ export interface SessionStore {
   revokeAllForAccount(accountId: string, now: EpochMilliseconds): Promise<number>;
 }
 
-/** Single-use challenge nonces (PROTOCOL.md §5). */
+/** Single-use challenge nonces (docs/protocol.md §5). */
 export interface NonceStore {
   /**
    * Marks a nonce used. True for exactly one caller, ever (until the row is
@@ -390,7 +390,7 @@ export interface NonceStore {
   consumeNonce(nonce: string, expiresAt: EpochMilliseconds, now: EpochMilliseconds): Promise<boolean>;
 }
 
-/** Settings and the signing key ring (PROTOCOL.md §1, §3). */
+/** Settings and the signing key ring (docs/protocol.md §1, §3). */
 export interface KeyStore {
   /**
    * The value of `key`; when absent, stores `create()` and returns it. Instances
@@ -413,7 +413,7 @@ export interface KeyStore {
   retireSigningKey(kid: string, at: EpochMilliseconds): Promise<boolean>;
 }
 
-/** E-mail one-time codes (PROTOCOL.md §6). */
+/** E-mail one-time codes (docs/protocol.md §6). */
 export interface EmailCodeStore {
   /** Stores the code for its address, replacing (killing) an older one; both try counts start at 0. */
   putEmailCode(code: NewEmailCode): Promise<void>;
@@ -431,12 +431,12 @@ export interface EmailCodeStore {
   /**
    * Deletes the address's code. With `codeHash`, only if the stored code is
    * that one. True for exactly one caller: the verifier that gets true has
-   * consumed the code (single use, PROTOCOL.md §6).
+   * consumed the code (single use, docs/protocol.md §6).
    */
   deleteEmailCode(email: string, codeHash?: string): Promise<boolean>;
 }
 
-/** Connect apps and their API keys (PROTOCOL.md §6). */
+/** Connect apps and their API keys (docs/protocol.md §6). */
 export interface ConnectStore {
   createConnectApp(app: NewConnectApp): Promise<ConnectAppRecord>;
 
@@ -457,7 +457,7 @@ export interface ConnectStore {
   deleteConnectApp(appId: string, ownerAccountId: string): Promise<boolean>;
 }
 
-/** Attestation call counts and the public statistics (PROTOCOL.md §6 /api/family-stats). */
+/** Attestation call counts and the public statistics (docs/protocol.md §6 /api/family-stats). */
 export interface StatsStore {
   /** Records `count` calls (default 1) of `kind` at `at`; callers batch them. */
   recordAttestEvent(kind: AttestEventKind, at: EpochMilliseconds, count?: number): Promise<void>;

@@ -1,6 +1,6 @@
 /**
  * Wallet-signed attestations and their kind-30078 relay events for tests
- * (PROTOCOL.md §7): one place that builds the canonical message, signs it
+ * (docs/protocol.md §7): one place that builds the canonical message, signs it
  * with BIP-322 and wraps it the way a publisher does.
  */
 import { randomBytes } from 'node:crypto';

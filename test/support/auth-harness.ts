@@ -111,7 +111,7 @@ export class AuthHarness {
     return (await this.sessionRows(accountId)).filter((row) => row.revoked_at === null && row.expires_at > now);
   }
 
-  /** Every (roster, account) pair that holds more than one live row: must always be empty (PROTOCOL.md §3). */
+  /** Every (roster, account) pair that holds more than one live row: must always be empty (docs/protocol.md §3). */
   async duplicateLiveRosterRows(): Promise<Array<{ roster_id: string; account_id: string; count: number }>> {
     const raw = await this.raw();
     const rows = await raw.db
@@ -171,19 +171,19 @@ export function decodeJwt(token: string): DecodedJwt {
   };
 }
 
-/** `did:oc:` + 32 lowercase hex (PROTOCOL.md §2). */
+/** `did:oc:` + 32 lowercase hex (docs/protocol.md §2). */
 export const DID_FORMAT = /^did:oc:[0-9a-f]{32}$/;
 
-/** Any UUID, dashed: the roster id's form (PROTOCOL.md §3). Account ids and jtis are undashed hex, so they never match. */
+/** Any UUID, dashed: the roster id's form (docs/protocol.md §3). Account ids and jtis are undashed hex, so they never match. */
 export const UUID_ANYWHERE = /[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}/i;
 
-/** The error body of PROTOCOL.md §4 with the given status and code. */
+/** The error body of docs/protocol.md §4 with the given status and code. */
 export function expectError(reply: Reply, status: number, code: string): void {
   expect({ status: reply.status, error: reply.body?.error }, JSON.stringify(reply.body)).toEqual({ status, error: code });
   expect(reply.body).toMatchObject({ ok: false, error: code, reason: code });
 }
 
-/** The `Set-Cookie` that carries a session, exactly as PROTOCOL.md §3 writes it; returns the token. */
+/** The `Set-Cookie` that carries a session, exactly as docs/protocol.md §3 writes it; returns the token. */
 export function expectSessionCookie(reply: Reply, options: { domain?: string; maxAge?: number } = {}): string {
   const lines = reply.setCookies.filter((line) => line.startsWith('oc_session='));
   expect(lines, 'one oc_session cookie is set').toHaveLength(1);

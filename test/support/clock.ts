@@ -1,5 +1,5 @@
 /**
- * A clock that tests move by hand (STYLE.md: "freeze time"). The app reads it
+ * A clock that tests move by hand (docs/architecture.md: "freeze time"). The app reads it
  * through `deps.now`; nothing else advances it, so every time-dependent
  * outcome (challenge expiry, 30-day session rows, `iat`) is exact.
  */

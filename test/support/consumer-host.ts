@@ -1,7 +1,7 @@
 /**
  * A running oc-host for the consumer-package tests (packages/verify): the
  * real app on a loopback port, as a consumer site meets it, plus the
- * sign-in paths that end in an `oc_session` cookie (INTERFACE.md
+ * sign-in paths that end in an `oc_session` cookie (docs/api.md
  * Authentication 3): BIP-322, e-mail code, and providers.
  */
 import type { AddressInfo } from 'node:net';

@@ -1,6 +1,6 @@
 /**
  * Fresh, disposable databases for tests, on both engines the service supports
- * (STYLE.md: "real SQLite and PostgreSQL").
+ * (docs/architecture.md: "real SQLite and PostgreSQL").
  *
  * - SQLite: a file in a new temporary directory (a file, not `:memory:`, so a
  *   test can open a second connection to the same database).
@@ -112,7 +112,7 @@ export function testEngines(): Promise<TestEngineAvailability[]> {
 export async function createTestDatabase(engine: TestEngine): Promise<TestDatabase> {
   if (engine === 'sqlite') {
     const directory = await mkdtemp(join(tmpdir(), 'oc-host-storage-'));
-    // A subdirectory that does not exist yet: opening must create it (PROTOCOL.md §1).
+    // A subdirectory that does not exist yet: opening must create it (docs/protocol.md §1).
     const url = `sqlite:${join(directory, 'data', 'oc.sqlite')}`;
     return {
       engine,

@@ -1,7 +1,7 @@
 /**
- * A real Esplora HTTP server on loopback for tests and benches (STYLE.md
+ * A real Esplora HTTP server on loopback for tests and benches (docs/architecture.md
  * "Tests": real parts over mocks). It serves the two routes the chain client
- * uses (PROTOCOL.md §7 "Chain metrics"), under any path prefix, so a base
+ * uses (docs/protocol.md §7 "Chain metrics"), under any path prefix, so a base
  * may be `${fake.url}` or `${fake.url}/api`:
  *
  *   GET …/address/<addr>/utxo   → JSON list, as mempool.space answers

@@ -72,7 +72,7 @@ export class HttpBrowser {
   /**
    * A signed login proof from `base`'s challenge, ready to post (to any
    * instance). Two challenges for one address within a second share their
-   * nonce (PROTOCOL.md §5: it is a MAC of address and times) unless their
+   * nonce (docs/protocol.md §5: it is a MAC of address and times) unless their
    * `ttl` differs.
    */
   async prove(base: string, wallet: Wallet, options: { purpose?: string; ttl?: number } = {}): Promise<LoginProof> {

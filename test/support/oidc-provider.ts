@@ -1,5 +1,5 @@
 /**
- * A real OpenID provider on loopback for tests (STYLE.md "Tests": a real
+ * A real OpenID provider on loopback for tests (docs/architecture.md "Tests": a real
  * OpenID provider), built on the `oidc-provider` package: discovery, the
  * authorization endpoint with PKCE required, the token endpoint, JWKS and
  * userinfo are the package's own. Plain http on 127.0.0.1; the registry

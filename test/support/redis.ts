@@ -1,5 +1,5 @@
 /**
- * Redis for tests (STYLE.md: real Redis on loopback). Every test file works
+ * Redis for tests (docs/architecture.md: real Redis on loopback). Every test file works
  * under its own random key prefix (ioredis `keyPrefix`, carried in
  * REDIS_URL as `?keyPrefix=`), so parallel files never see each other's
  * keys and cleanup deletes only this file's keys.

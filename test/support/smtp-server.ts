@@ -1,5 +1,5 @@
 /**
- * A real SMTP server for tests (STYLE.md: "a real SMTP server ... on
+ * A real SMTP server for tests (docs/architecture.md: "a real SMTP server ... on
  * loopback and started by the tests themselves"), on the `smtp-server`
  * package at 127.0.0.1 with a free port. It keeps every message it accepts
  * and parses it just enough to read the headers and the text and HTML parts,
@@ -197,7 +197,7 @@ export function parseMail(
 }
 
 /**
- * The 6-digit code of a sign-in mail (INTERFACE.md Limits), from its text
+ * The 6-digit code of a sign-in mail (docs/api.md Limits), from its text
  * part. Throws unless exactly one distinct 6-digit number appears, so a mail
  * that shows the code twice differently, or not at all, fails the test.
  */

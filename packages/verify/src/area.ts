@@ -1,2 +1,2 @@
-/** Prefix of every error message of this package (STYLE.md: messages start with their area). */
+/** Prefix of every error message of this package (docs/architecture.md: messages start with their area). */
 export const AREA = '@oc-host/verify';

@@ -1,8 +1,8 @@
 /**
- * The claims of an `oc_session` JWT (INTERFACE.md "JWT claims", PROTOCOL.md
+ * The claims of an `oc_session` JWT (docs/api.md "JWT claims", docs/protocol.md
  * §3) and the checks this package adds to the signature and the standard
  * claims: `sub`, `did_oc` and `jti` are required, and `did_oc` must be
- * `did:oc:` + `sub` (PROTOCOL.md §2).
+ * `did:oc:` + `sub` (docs/protocol.md §2).
  */
 
 /** How the account is shown: `kind` is `btc`, `did` or `nostr` (never an e-mail address in a token). */
@@ -11,7 +11,7 @@ export interface DisplayIdentity {
   readonly value: string;
 }
 
-/** A verified session: the claims the host put in the token (PROTOCOL.md §3). */
+/** A verified session: the claims the host put in the token (docs/protocol.md §3). */
 export interface OcSessionClaims {
   /** The host's `PUBLIC_URL`. */
   readonly iss: string;

@@ -1,5 +1,5 @@
 /**
- * A small typed client for the host's public routes (INTERFACE.md
+ * A small typed client for the host's public routes (docs/api.md
  * "Attestation routes" and "Signed challenge"; no authentication needed):
  *
  *   const oc = createOcClient({ baseUrl: 'https://auth.example.com' });
@@ -12,20 +12,20 @@
  *   retry would only be refused again): the call fails at once with
  *   `rate_limited` and the server's `retryAfterSeconds`.
  * - Any other non-2xx answer throws {@link OcClientError} with the code of the
- *   error body (PROTOCOL.md §4: `error` and `reason` both carry it). Two
+ *   error body (docs/protocol.md §4: `error` and `reason` both carry it). Two
  *   answers are results, not errors: /api/check's 404 `not_found` and the
  *   `{ok: false, ...}` bodies of 200 answers.
  */
 import { AREA } from './area.js';
 
-// ---- result types (INTERFACE.md "Resources and their fields", PROTOCOL.md §7) ----
+// ---- result types (docs/api.md "Resources and their fields", docs/protocol.md §7) ----
 
 export interface AttestationIdentity {
   readonly protocol: string;
   readonly identifier: string;
 }
 
-/** Exactly one of `addr`, `id`, `identity` (INTERFACE.md "GET /api/check"). */
+/** Exactly one of `addr`, `id`, `identity` (docs/api.md "GET /api/check"). */
 export type Subject =
   | { readonly addr: string; readonly id?: undefined; readonly identity?: undefined }
   | { readonly id: string; readonly addr?: undefined; readonly identity?: undefined }
@@ -49,7 +49,7 @@ export interface CheckResult {
   readonly address: string;
   readonly identities: readonly AttestationIdentity[];
   readonly network: string;
-  /** Verification status codes (INTERFACE.md "Verification status codes"). */
+  /** Verification status codes (docs/api.md "Verification status codes"). */
   readonly codes?: readonly string[];
   /** When `ok` is false: `below_min_sats`, `below_min_days`, `chain_unavailable`, ... */
   readonly reasons?: readonly string[];
@@ -74,7 +74,7 @@ export function isNotFound(result: CheckResponse): result is CheckNotFound {
 
 export interface VerifyParams {
   readonly addr: string;
-  /** The canonical attestation message (PROTOCOL.md §7). */
+  /** The canonical attestation message (docs/protocol.md §7). */
   readonly msg: string;
   /** base64 (or hex for BIP-322). */
   readonly sig: string;
@@ -103,7 +103,7 @@ export type DiscoverParams = Subject & {
   readonly limit?: number | undefined;
 };
 
-/** An attestation envelope as stored on the relays (PROTOCOL.md §7 "Relay envelopes"). */
+/** An attestation envelope as stored on the relays (docs/protocol.md §7 "Relay envelopes"). */
 export interface AttestationEnvelope {
   readonly attestation_id: string;
   readonly scheme: string;
@@ -157,7 +157,7 @@ export interface VerifyChallengeParams {
 
 /**
  * POST /api/challenge. On success the caller must still make sure the nonce
- * is used once (INTERFACE.md: "The caller must prevent nonce replay").
+ * is used once (docs/api.md: "The caller must prevent nonce replay").
  */
 export type ChallengeVerification =
   | { readonly ok: true; readonly address: string }
@@ -166,7 +166,7 @@ export type ChallengeVerification =
 // ---- errors ----
 
 /**
- * Codes a caller may meet: the host's (PROTOCOL.md §4, docs/errors.md) and
+ * Codes a caller may meet: the host's (docs/protocol.md §4, docs/errors.md) and
  * the client's own (`network_error`, `timeout`, `invalid_response`).
  */
 export type OcClientErrorCode =
@@ -395,7 +395,7 @@ export function createOcClient(options: OcClientOptions): OcClient {
       const { code, detail } = codeOf(body, response.status);
       if (response.status !== 429) throw new OcClientError({ status: response.status, code, detail, body });
 
-      // PROTOCOL.md §4: the 429 carries Retry-After and retry_after_seconds.
+      // docs/protocol.md §4: the 429 carries Retry-After and retry_after_seconds.
       const bodySeconds = isObject(body) && typeof body.retry_after_seconds === 'number' ? body.retry_after_seconds * 1000 : undefined;
       const askedMs = retryAfterMs(response.headers.get('retry-after'), Date.now()) ?? bodySeconds;
       const retryAfterSeconds = askedMs === undefined ? undefined : Math.ceil(askedMs / 1000);

@@ -2,10 +2,10 @@
  * The decisions behind `requireSession()` and `requireFreshSudo()`, shared by
  * the Express, Fastify and Hono adapters so that all three answer alike.
  *
- * Refusals use the host's error body (PROTOCOL.md §4): `{ok: false, error,
+ * Refusals use the host's error body (docs/protocol.md §4): `{ok: false, error,
  * reason}`, both keys carrying the code, with HTTP 401 as the host answers a
- * rejected session (INTERFACE.md Authentication 6) and a missing sudo
- * (PROTOCOL.md §6: `sudo_required`).
+ * rejected session (docs/api.md Authentication 6) and a missing sudo
+ * (docs/protocol.md §6: `sudo_required`).
  */
 import type { OcSessionClaims } from './claims.js';
 import { AREA } from './area.js';
@@ -56,7 +56,7 @@ export function sessionGuard(): SessionGuard {
 
 /**
  * Passes when the session's `sudo_at` is at most `maxAgeSeconds` old
- * (PROTOCOL.md §6 uses 5 minutes for its own sensitive routes). Without a
+ * (docs/protocol.md §6 uses 5 minutes for its own sensitive routes). Without a
  * session: `not_authenticated`; without `sudo_at`, or too old: `sudo_required`.
  * A bad `maxAgeSeconds` throws here, at setup.
  */

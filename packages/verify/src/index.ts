@@ -1,6 +1,6 @@
 /**
  * @oc-host/verify: consumer-side verification of the oc-host session cookie
- * (INTERFACE.md Authentication 2; PROTOCOL.md §3).
+ * (docs/api.md Authentication 2; docs/protocol.md §3).
  *
  *   import { verifySession } from '@oc-host/verify';
  *   const session = await verifySession(token, { issuer: 'https://auth.example.com' }); // OC_AUTH_PUBLIC_JWK

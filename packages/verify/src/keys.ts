@@ -1,10 +1,10 @@
 /**
- * The public keys a consumer verifies `oc_session` against (INTERFACE.md
+ * The public keys a consumer verifies `oc_session` against (docs/api.md
  * Authentication 2): the Ed25519 public JWK of `GET /api/auth/jwks`, held in
  * the deploy-time setting `OC_AUTH_PUBLIC_JWK` as JSON or as base64url of the
- * JSON (PROTOCOL.md §1 uses the same two forms for the private key).
+ * JSON (docs/protocol.md §1 uses the same two forms for the private key).
  *
- * Only Ed25519 keys are accepted (PROTOCOL.md §3: the host signs with EdDSA
+ * Only Ed25519 keys are accepted (docs/protocol.md §3: the host signs with EdDSA
  * over Ed25519). A configured key that is anything else is a setup mistake
  * and throws; a key of another type inside a fetched JWKS is skipped.
  */

@@ -1,6 +1,6 @@
 /**
  * Keys fetched from the host's JWKS (`GET /api/auth/jwks` or
- * `/.well-known/jwks.json`, INTERFACE.md "Session endpoints").
+ * `/.well-known/jwks.json`, docs/api.md "Session endpoints").
  *
  * - The set is cached and refreshed behind a request once it is older than
  *   `cacheMaxAgeMs`; when a refresh fails, the keys already held

@@ -1,7 +1,7 @@
 /**
  * Where a request carries its session: every `oc_session` cookie in the
- * Cookie header (INTERFACE.md "Session cookie"), or `Authorization: Bearer
- * <jwt>` for callers that cannot send cookies (PROTOCOL.md §3: sign-in
+ * Cookie header (docs/api.md "Session cookie"), or `Authorization: Bearer
+ * <jwt>` for callers that cannot send cookies (docs/protocol.md §3: sign-in
  * answers also carry the token).
  *
  * Every `oc_session` cookie counts, not only the first: a host-only cookie

@@ -1,19 +1,19 @@
 /**
- * Local verification of `oc_session` (INTERFACE.md Authentication 2): a
- * compact JWS signed with Ed25519 (PROTOCOL.md §3), checked against the
+ * Local verification of `oc_session` (docs/api.md Authentication 2): a
+ * compact JWS signed with Ed25519 (docs/protocol.md §3), checked against the
  * host's public key with no database and no call back per request.
  *
  * What is pinned: the algorithm (EdDSA only, so `none`, HS* and RS* tokens
  * never reach a key), `typ: JWT`, the issuer, and the claims `exp`, `sub`,
  * `did_oc` (= `did:oc:` + `sub`) and `jti`.
  *
- * Errors (STYLE.md): bad options are the integrator's mistake and throw at
+ * Errors (docs/architecture.md): bad options are the integrator's mistake and throw at
  * setup; a bad token is an ordinary outcome and gives null, whichever check
  * failed.
  *
  * A revoked session still verifies here until its `exp`: logouts take effect
  * on the host at once, consumer sites learn of them only at expiry
- * (PROTOCOL.md §3). See README.md "Revoked sessions".
+ * (docs/protocol.md §3). See README.md "Revoked sessions".
  */
 import { decodeProtectedHeader, jwtVerify, type JWTVerifyOptions } from 'jose';
 import { REQUIRED_CLAIMS, sessionClaimsOf, type OcSessionClaims } from './claims.js';
@@ -21,7 +21,7 @@ import { AREA } from './area.js';
 import { parsePublicJwk, staticKeySource, type KeySource, type PublicJwkInput } from './keys.js';
 import { RemoteKeySet } from './remote-jwks.js';
 
-/** The deploy-time setting that holds the host's public JWK (INTERFACE.md Authentication 2). */
+/** The deploy-time setting that holds the host's public JWK (docs/api.md Authentication 2). */
 export const PUBLIC_JWK_ENV = 'OC_AUTH_PUBLIC_JWK';
 
 /** Longest token looked at; the host mints none longer (browsers keep cookies up to about 4 KiB). */
