@@ -13,18 +13,19 @@ import type { Config } from '../config.js';
 import { originRules } from '../signin/origins.js';
 import { OcError } from '../errors.js';
 import { sendError } from './errors.js';
-import { decodedPathOf, policyOf, POLICY, unmatchedPolicy, type CorsClass } from './policy.js';
+import { decodedPathOf, POLICY, unmatchedPolicy, type CorsClass } from './policy.js';
 
 const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
 const ALLOWED_HEADERS = 'content-type, authorization, x-request-id';
-
 
 /**
  * The CORS class that applies: the matched route's, or for the preflight
  * catch-all the class of the route the preflight asks about.
  */
 function corsClassOf(app: FastifyInstance, request: FastifyRequest): CorsClass {
-  if (request.routeOptions.url !== '*') return policyOf(request).cors;
+  // One read of routeOptions: Fastify builds that object on every access.
+  const route = request.routeOptions;
+  if (route.url !== '*') return (route.config.policy ?? unmatchedPolicy(decodedPathOf(request.url))).cors;
   const path = decodedPathOf(request.url);
   const asked = request.headers['access-control-request-method'];
   const method = typeof asked === 'string' && asked !== '' ? asked.toUpperCase() : 'GET';
