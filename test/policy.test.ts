@@ -54,6 +54,13 @@ describe('route policy', () => {
     expect(unmatchedPolicy('/favicon.ico')).toBe(POLICY.unlimited);
   });
 
+  it('answers a route under a method it lacks with the route\'s CORS and error shape', async () => {
+    const response = await app.inject({ method: 'GET', url: '/api/verify', headers: { origin: 'https://elsewhere.test' } });
+    expect(response.statusCode).toBe(404);
+    expect(response.headers['access-control-allow-origin']).toBe('*');
+    expect(response.json()).toMatchObject({ error: 'not_found', reasons: ['not_found'] });
+  });
+
   it('answers an unknown /api path with a 404 that spends a read budget', async () => {
     const limited = await testApp({ RATE_LIMIT_READ_PER_MIN: '60' });
     const response = await limited.inject({ method: 'GET', url: '/api/unknown' });

@@ -13,7 +13,7 @@ import type { Config } from '../config.js';
 import { originRules } from '../signin/origins.js';
 import { OcError } from '../errors.js';
 import { sendError } from './errors.js';
-import { decodedPathOf, POLICY, unmatchedPolicy, type CorsClass } from './policy.js';
+import { decodedPathOf, policyOf, POLICY, unmatchedPolicy, type CorsClass } from './policy.js';
 
 const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
 const ALLOWED_HEADERS = 'content-type, authorization, x-request-id';
@@ -25,7 +25,7 @@ const ALLOWED_HEADERS = 'content-type, authorization, x-request-id';
 function corsClassOf(app: FastifyInstance, request: FastifyRequest): CorsClass {
   // One read of routeOptions: Fastify builds that object on every access.
   const route = request.routeOptions;
-  if (route.url !== '*') return (route.config.policy ?? unmatchedPolicy(decodedPathOf(request.url))).cors;
+  if (route.url !== '*') return (route.config.policy ?? policyOf(request)).cors;
   const path = decodedPathOf(request.url);
   const asked = request.headers['access-control-request-method'];
   const method = typeof asked === 'string' && asked !== '' ? asked.toUpperCase() : 'GET';

@@ -19,8 +19,8 @@
  *
  * Hooks read the policy of the matched route, so a percent-escaped path
  * (`/api/%61uth/signin`) gets the policy of the route it reaches. A request
- * that matches no route gets {@link unmatchedPolicy} of its path, and a
- * preflight the policy of the route it asks about.
+ * that matches no route gets the policy of its path (see {@link policyOf}),
+ * and a preflight the policy of the route it asks about.
  */
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 
@@ -86,9 +86,16 @@ export function unmatchedPolicy(path: string): RoutePolicy {
 
 const UNMATCHED_API = policy('none', 'read');
 
-/** The policy of the route a request matched, or of its path when it matched none. */
+/**
+ * The policy of the route a request matched. A request that matched none
+ * (a 404) gets the policy of a route at the same path under another method
+ * (`GET /api/verify` is answered like `POST /api/verify`), else that of its path.
+ */
 export function policyOf(request: FastifyRequest): RoutePolicy {
-  return request.routeOptions.config.policy ?? unmatchedPolicy(decodedPathOf(request.url));
+  const declared = request.routeOptions.config.policy;
+  if (declared !== undefined) return declared;
+  const path = decodedPathOf(request.url);
+  return request.server.routePolicies.reachedBy(request.method, path) ?? unmatchedPolicy(path);
 }
 
 /** The path without the query, percent-decoded as the router decodes it. */
