@@ -303,11 +303,13 @@ function authStates(engine: 'sqlite' | 'postgres'): void {
       harness.clock.advance(1 * HOUR);
       const b = await signIn(client, newWallet(), true);
       const [rowA, rowB] = [(await harness.rowOf(a.token))!, (await harness.rowOf(b.token))!];
-      expect(rowB.step_up_at! - rowA.step_up_at!).toBeGreaterThanOrEqual(HOUR);
+      // A sign-in sets neither freshness claim (docs/protocol.md §3).
+      expect([rowA.step_up_at, rowA.sudo_at, rowB.step_up_at, rowB.sudo_at]).toEqual([null, null, null, null]);
 
-      // B re-proved itself (sudo) five minutes after its sign-in; A never did.
+      // B stepped up four minutes after its sign-in and re-proved itself (sudo) at five; A did neither.
+      const bStepUp = rowB.created_at + 4 * MINUTE;
       const bSudo = rowB.created_at + 5 * MINUTE;
-      expect(await harness.store.updateSessionToken(rowB.jti, rowB.token_hash, { sudo_at: bSudo })).not.toBeNull();
+      expect(await harness.store.updateSessionToken(rowB.jti, rowB.token_hash, { step_up_at: bStepUp, sudo_at: bSudo })).not.toBeNull();
 
       harness.clock.advance(2 * HOUR);
       const toA = await client.switchTo(a.did);
@@ -315,7 +317,7 @@ function authStates(engine: 'sqlite' | 'postgres'): void {
       const tokenA = expectSessionCookie(toA, { maxAge: Math.floor((rowA.expires_at - harness.clock.ms) / 1000) });
       const claimsA = decodeJwt(tokenA).payload;
       expect(claimsA).toMatchObject({ sub: a.id, did_oc: a.did, jti: rowA.jti, iat: harness.clock.seconds, exp: Math.floor(rowA.expires_at / 1000) });
-      expect(claimsA.step_up_at).toBe(Math.floor(rowA.step_up_at! / 1000));
+      expect(claimsA.step_up_at, "never the previous account's step_up_at").toBeUndefined();
       expect(claimsA.sudo_at, "never the previous account's sudo_at").toBeUndefined();
 
       harness.clock.advance(3 * HOUR);
@@ -330,8 +332,7 @@ function authStates(engine: 'sqlite' | 'postgres'): void {
       expect(claimsB).toMatchObject({ sub: b.id, did_oc: b.did, jti: rowB.jti, iat: harness.clock.seconds });
       expect(claimsB.exp, "B's row's original expiry, never extended").toBe(Math.floor(rowB.expires_at / 1000));
       expect(claimsB.exp).toBe(decodeJwt(b.token).payload.exp);
-      expect(claimsB.step_up_at).toBe(Math.floor(rowB.step_up_at! / 1000));
-      expect(claimsB.step_up_at).not.toBe(claimsA.step_up_at);
+      expect(claimsB.step_up_at).toBe(Math.floor(bStepUp / 1000));
       expect(claimsB.sudo_at).toBe(Math.floor(bSudo / 1000));
 
       // The row still expires when it did; the token B held before is replaced.

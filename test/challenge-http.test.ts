@@ -62,7 +62,8 @@ function challengeHttpSuite(engine: 'sqlite' | 'postgres'): void {
       const reply = await issue(wallet);
       expect(reply.headers['cache-control']).toBe('no-store');
       expect(reply.headers['access-control-allow-origin']).toBe('*');
-      expect(Object.keys(reply.body).sort()).toEqual(['expiresAt', 'message', 'nonce']);
+      expect(Object.keys(reply.body).sort()).toEqual(['expiresAt', 'expiresAtMs', 'message', 'nonce']);
+      expect(reply.body.expiresAtMs).toBe(Date.parse(reply.body.expiresAt));
       const { message, nonce, expiresAt } = reply.body;
       expect(nonce).toMatch(/^[0-9a-f]{32}$/);
       expect(message).toBe(
@@ -135,16 +136,45 @@ function challengeHttpSuite(engine: 'sqlite' | 'postgres'): void {
         form === 'legacy' ? signLegacy(wallet.privateKey, message) : signBip322({ privateKey: wallet.privateKey, address: wallet.address, message, ...(form ? { form } : {}) }),
       );
       const reply = await verify(proof);
-      expect(reply.body).toEqual({ ok: true, address: wallet.address });
+      expect(reply.body).toMatchObject({ ok: true, address: wallet.address });
       expect(reply.headers['access-control-allow-origin']).toBe('*');
       await expectUntouched();
+    });
+
+    it('answers the nonce, the expiry (ms and ISO), audience and purpose, as the OrangeCheck SDKs read them', async () => {
+      harness.clock.set(CLOCK_START);
+      const wallet = newWallet();
+      const proof = await signedProof(wallet);
+      const reply = await verify(proof);
+      expect(reply.body).toEqual({
+        ok: true,
+        address: wallet.address,
+        nonce: proof.expectedNonce,
+        expiresAt: Date.parse('2026-03-01T12:39:56Z'),
+        expiresAtIso: '2026-03-01T12:39:56.000Z',
+        audience: AUDIENCE,
+        purpose: PURPOSE,
+      });
+    });
+
+    it('does not compare an expectation the caller left out (the SDK rule), but still needs its own nonce', async () => {
+      const wallet = newWallet();
+      const proof = await signedProof(wallet);
+      const bare = { message: proof.message, signature: proof.signature };
+      expect((await verify(bare)).body).toMatchObject({ ok: true, address: wallet.address, audience: AUDIENCE, purpose: PURPOSE });
+      expect((await verify({ ...bare, scheme: 'bip322' })).body.ok).toBe(true);
+      expect((await verify({ ...bare, scheme: 'schnorr' })).body).toEqual({ ok: false, reason: 'invalid_challenge', codes: ['invalid_scheme'] });
+      // A message this service did not issue fails on its MAC even with nothing expected.
+      const forged = proof.message.replace(/nonce: ([0-9a-f]{16})[0-9a-f]{16}/, 'nonce: $1' + '0'.repeat(16));
+      const signature = signBip322({ privateKey: wallet.privateKey, address: wallet.address, message: forged });
+      expect((await verify({ message: forged, signature })).body).toEqual({ ok: false, reason: 'invalid_challenge', codes: ['nonce_mismatch'] });
     });
 
     it('does not consume the nonce: the same proof verifies twice (the caller prevents replay)', async () => {
       const wallet = newWallet();
       const proof = await signedProof(wallet);
-      expect((await verify(proof)).body).toEqual({ ok: true, address: wallet.address });
-      expect((await verify(proof)).body).toEqual({ ok: true, address: wallet.address });
+      expect((await verify(proof)).body).toMatchObject({ ok: true, address: wallet.address });
+      expect((await verify(proof)).body).toMatchObject({ ok: true, address: wallet.address });
       await expectUntouched();
     });
 
@@ -154,7 +184,7 @@ function challengeHttpSuite(engine: 'sqlite' | 'postgres'): void {
       const login = await client.prove(wallet, 'login');
       expect(
         (await verify({ message: login.message, signature: login.signature, expectedNonce: login.nonce, expectedAudience: client.origin, expectedPurpose: 'login' })).body,
-      ).toEqual({ ok: true, address: wallet.address });
+      ).toMatchObject({ ok: true, address: wallet.address });
       expect(proof.expectedNonce).not.toBe(login.nonce);
       await expectUntouched();
     });
@@ -190,7 +220,7 @@ function challengeHttpSuite(engine: 'sqlite' | 'postgres'): void {
         return proof;
       }],
       ['aud_mismatch', async (wallet) => ({ ...(await signedProof(wallet)), expectedAudience: 'https://other.example' })],
-      ['aud_mismatch', async (wallet) => ({ ...(await signedProof(wallet)), expectedAudience: undefined })],
+      ['aud_mismatch', async (wallet) => ({ ...(await signedProof(wallet)), expectedAudience: '' })],
       ['purpose_mismatch', async (wallet) => ({ ...(await signedProof(wallet)), expectedPurpose: 'login' })],
       ['sig_invalid', async (wallet) => {
         const thief = newWallet();
@@ -242,7 +272,7 @@ function challengeHttpSuite(engine: 'sqlite' | 'postgres'): void {
         const signature = signBip322({ privateKey: wallet.privateKey, address: wallet.address, message });
         const proof = { address: wallet.address, message, signature, nonce };
         const checked = await verify({ message, signature, expectedNonce: nonce, expectedAudience: LOCAL_ORIGIN, expectedPurpose: 'login' });
-        expect(checked.body).toEqual({ ok: true, address: wallet.address });
+        expect(checked.body).toMatchObject({ ok: true, address: wallet.address });
         expect((await browser.post('/api/auth/signin', proof)).status).toBe(200);
         expectError(await browser.post('/api/auth/signin', proof), 401, 'nonce_reused');
       }

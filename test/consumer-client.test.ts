@@ -134,7 +134,7 @@ describe('against a running oc-host', () => {
     const signature = signBip322({ privateKey: aliceKey, address: alice, message: challenge.message });
 
     const proof = { message: challenge.message, signature, expectedNonce: challenge.nonce, expectedAudience: audience, expectedPurpose: 'vote' };
-    expect(await client.verifyChallenge(proof)).toEqual({ ok: true, address: alice });
+    expect(await client.verifyChallenge(proof)).toMatchObject({ ok: true, address: alice, nonce: challenge.nonce, audience, purpose: 'vote', expiresAt: Date.parse(challenge.expiresAt) });
     expect(await client.verifyChallenge({ ...proof, expectedNonce: '0'.repeat(32) })).toEqual({ ok: false, reason: 'invalid_challenge', codes: ['nonce_mismatch'] });
     expect(await client.verifyChallenge({ ...proof, expectedPurpose: 'login' })).toEqual({ ok: false, reason: 'invalid_challenge', codes: ['purpose_mismatch'] });
   });

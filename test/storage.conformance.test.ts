@@ -558,6 +558,8 @@ function storageConformance(engine: TestEngine, sqliteDriver?: SqliteDriverName)
       await store.mergeAccounts(b.id, a.id, T0 + 2);
       expect((await store.findAccount(c.id))?.merged_into).toBe(a.id);
       expect((await store.findAccount(b.id))?.merged_into).toBe(a.id);
+      expect(await store.listMergedInto(a.id)).toEqual([b.id, c.id].sort());
+      expect(await store.listMergedInto(b.id)).toEqual([]);
       await expect(store.mergeAccounts(a.id, a.id, T0 + 3)).rejects.toThrow(/itself/);
       await expect(store.mergeAccounts(b.id, a.id, T0 + 3)).rejects.toThrow(/already merged/);
       // Merging into a merged account lands in its survivor; into oneself through a chain is a loop.

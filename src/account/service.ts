@@ -53,7 +53,7 @@ export class AccountService {
   async stepUp(current: Authenticated, proof: IdentityProof): Promise<IssuedSession> {
     await proveAccountAgain(this.#deps.store, current.account, proof, this.#deps.checkers());
     const nowMs = this.#nowMs();
-    return this.#deps.sessions.remint(current.session, { sudo_at: nowMs, step_up_at: nowMs });
+    return this.#deps.sessions.remint(current.session, { sudo_at: nowMs });
   }
 
   /**

@@ -7,7 +7,7 @@ import { Type } from 'typebox';
 import type { FastifyInstance } from 'fastify';
 import { addressMatchesNetwork, tryDecodeAddress, verifySignature } from '../bitcoin/index.js';
 import { OcError } from '../errors.js';
-import { checkChallenge, issueChallenge, MAX_CHALLENGE_FIELD_LENGTH } from '../signin/challenge.js';
+import { checkChallenge, issueChallenge, MAX_CHALLENGE_FIELD_LENGTH, parseChallengeMessage } from '../signin/challenge.js';
 import type { ServiceContext } from './context.js';
 import { errorResponses } from './schemas.js';
 import { POLICY } from './policy.js';
@@ -24,18 +24,28 @@ const Challenge = Type.Object({
   message: Type.String({ description: 'Text the user signs' }),
   nonce: Type.String({ pattern: '^[0-9a-f]{32}$' }),
   expiresAt: Type.String({ description: 'ISO 8601 UTC with milliseconds' }),
+  expiresAtMs: Type.Integer({ description: 'The same instant in milliseconds since the epoch, for clients that read a number' }),
 });
 
 const ChallengeProof = Type.Object({
   message: Type.String({ maxLength: 4096 }),
   signature: Type.String({ maxLength: 8192 }),
-  expectedNonce: Type.String({ maxLength: 64 }),
-  expectedAudience: Type.Optional(Type.String({ maxLength: MAX_CHALLENGE_FIELD_LENGTH })),
-  expectedPurpose: Type.Optional(Type.String({ maxLength: MAX_CHALLENGE_FIELD_LENGTH })),
+  expectedNonce: Type.Optional(Type.String({ maxLength: 64, description: 'When absent, not compared (the nonce must still be one this service issued)' })),
+  expectedAudience: Type.Optional(Type.String({ maxLength: MAX_CHALLENGE_FIELD_LENGTH, description: 'When absent, not compared; empty means the message must carry none' })),
+  expectedPurpose: Type.Optional(Type.String({ maxLength: MAX_CHALLENGE_FIELD_LENGTH, description: 'When absent, not compared; empty means the message must carry none' })),
+  scheme: Type.Optional(Type.String({ maxLength: 16, description: '`bip322` or `legacy`; detected when absent' })),
 });
 
 const ChallengeOutcome = Type.Union([
-  Type.Object({ ok: Type.Literal(true), address: Type.String() }),
+  Type.Object({
+    ok: Type.Literal(true),
+    address: Type.String(),
+    nonce: Type.String(),
+    expiresAt: Type.Integer({ description: 'Expiry of the challenge in milliseconds since the epoch' }),
+    expiresAtIso: Type.String({ description: 'The same instant, ISO 8601 UTC' }),
+    audience: Type.Optional(Type.String()),
+    purpose: Type.Optional(Type.String()),
+  }),
   Type.Object({
     ok: Type.Literal(false),
     reason: Type.Literal('invalid_challenge'),
@@ -70,7 +80,7 @@ export function registerChallengeRoutes(root: FastifyInstance, context: ServiceC
         { secret: context.serverSecret, now: context.now() },
       );
       reply.header('cache-control', 'no-store');
-      return challenge;
+      return { ...challenge, expiresAtMs: Date.parse(challenge.expiresAt) };
     },
   );
 
@@ -88,14 +98,33 @@ export function registerChallengeRoutes(root: FastifyInstance, context: ServiceC
     async (request, reply) => {
       const body = request.body;
       reply.header('cache-control', 'no-store');
+      // An expectation the caller did not send is not compared (the rule of
+      // the OrangeCheck SDKs): the message's own value stands in for it. The
+      // nonce must still carry this service's MAC.
+      const parsed = parseChallengeMessage(body.message);
       const checked = checkChallenge(
-        { message: body.message, expectedNonce: body.expectedNonce, expectedAudience: body.expectedAudience, expectedPurpose: body.expectedPurpose },
+        {
+          message: body.message,
+          expectedNonce: body.expectedNonce ?? parsed?.nonce,
+          expectedAudience: body.expectedAudience ?? parsed?.audience,
+          expectedPurpose: body.expectedPurpose ?? parsed?.purpose,
+        },
         { secret: context.serverSecret, now: context.now() },
       );
       if (!checked.ok) return { ok: false, reason: 'invalid_challenge', codes: [checked.code] };
-      const code = verifySignature({ address: checked.address, message: body.message, signature: body.signature });
+      const scheme = body.scheme;
+      if (scheme !== undefined && scheme !== 'bip322' && scheme !== 'legacy') return { ok: false, reason: 'invalid_challenge', codes: ['invalid_scheme'] };
+      const code = verifySignature({ address: checked.address, message: body.message, signature: body.signature, scheme });
       if (code !== 'sig_ok_bip322' && code !== 'sig_ok_legacy') return { ok: false, reason: 'invalid_challenge', codes: [code] };
-      return { ok: true, address: checked.address };
+      return {
+        ok: true,
+        address: checked.address,
+        nonce: checked.nonce,
+        expiresAt: checked.expiresAt.getTime(),
+        expiresAtIso: checked.expiresAt.toISOString(),
+        ...(parsed?.audience === undefined ? {} : { audience: parsed.audience }),
+        ...(parsed?.purpose === undefined ? {} : { purpose: parsed.purpose }),
+      };
     },
   );
 }

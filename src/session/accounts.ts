@@ -44,6 +44,21 @@ function identityValue(identities: readonly IdentityRecord[] | undefined, kind: 
 }
 
 /**
+ * An e-mail display identity as a token may carry it: a badge that says the
+ * account signs in by e-mail without giving the address away
+ * (`jane@example.org` → `j•••@•••.org`).
+ */
+export function emailBadge(email: string): { kind: 'email'; value: string } {
+  const at = email.lastIndexOf('@');
+  const first = Array.from(at > 0 ? email.slice(0, at) : '')[0] ?? '';
+  const labels = email.slice(at + 1).split('.');
+  const tld = labels.length > 1 ? labels[labels.length - 1]! : '';
+  const safe = (text: string) => (/^[^\s@•.]+$/u.test(text) ? text : '');
+  const top = safe(tld);
+  return { kind: 'email', value: `${safe(first)}•••@•••${top === '' ? '' : `.${top}`}` };
+}
+
+/**
  * `display_identity` defaults to the primary address, else the e-mail, else
  * the did (docs/protocol.md §2); a chosen kind wins when the account holds it.
  */

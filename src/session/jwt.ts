@@ -47,6 +47,8 @@ export interface SessionClaims {
   readonly step_up_at?: number;
   /** Unix seconds. */
   readonly sudo_at?: number;
+  /** The did of every account merged into this one; absent when none was. */
+  readonly merged_from?: readonly string[];
 }
 
 /** What a caller hands to {@link mintSessionJwt}: optional claims may be null when unknown. */
@@ -63,6 +65,7 @@ export interface SessionClaimsInput {
   readonly signing_method?: string | null;
   readonly step_up_at?: number | null;
   readonly sudo_at?: number | null;
+  readonly merged_from?: readonly string[] | null;
 }
 
 /** Anything that can find a published key by kid; a `KeyRing` is one. */
@@ -89,12 +92,20 @@ function isUnixSeconds(value: unknown): value is number {
 }
 
 /**
- * docs/protocol.md §3: never an e-mail address in the token. The identity is left
- * out when its kind is `email`, and also when its value has the shape of one,
- * so a mislabelled identity cannot leak an address to every consumer site.
+ * The masked form an e-mail display identity takes in a token: the first
+ * character of the local part and the top-level domain, `j•••@•••.org`.
+ */
+export const EMAIL_BADGE = /^[^\s@•]?•••@•••(?:\.[^\s@.•]+)?$/u;
+
+/**
+ * docs/protocol.md §3: never an e-mail address in the token. An `email`
+ * identity passes only as its masked badge, and any other identity whose value
+ * has the shape of an address is left out, so a mislabelled identity cannot
+ * leak an address to every consumer site.
  */
 function isEmailIdentity(identity: DisplayIdentity): boolean {
-  return identity.kind === 'email' || identity.value.includes('@');
+  if (identity.kind === 'email') return !EMAIL_BADGE.test(identity.value);
+  return identity.value.includes('@');
 }
 
 /**
@@ -142,6 +153,11 @@ function collectClaims(source: Record<string, unknown>): SessionClaims | string 
   if (sudo_at != null) {
     if (!isUnixSeconds(sudo_at)) return 'sudo_at must be whole unix seconds';
     claims.sudo_at = sudo_at;
+  }
+  const { merged_from } = source;
+  if (merged_from != null) {
+    if (!Array.isArray(merged_from) || !merged_from.every(isNonEmptyString)) return 'merged_from must be an array of dids';
+    if (merged_from.length > 0) claims.merged_from = [...merged_from];
   }
   return claims;
 }

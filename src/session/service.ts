@@ -9,8 +9,8 @@ import { OcError } from '../errors.js';
 import type { AccountRecord, AccountStore, IdentityKind, SessionRecord, SessionStore } from '../storage/index.js';
 
 /** What sessions read and write: their own rows, and the accounts they point at. */
-export type SessionServiceStore = SessionStore & Pick<AccountStore, 'resolveCanonicalAccount' | 'listIdentities'>;
-import { accountIdFromDid, accountView, didOf, needsIdentities, type AccountView } from './accounts.js';
+export type SessionServiceStore = SessionStore & Pick<AccountStore, 'resolveCanonicalAccount' | 'listIdentities' | 'listMergedInto'>;
+import { accountIdFromDid, accountView, didOf, emailBadge, needsIdentities, type AccountView } from './accounts.js';
 import { mintSessionJwt, SESSION_LIFETIME_SECONDS, tokenHash } from './jwt.js';
 import type { KeyRing } from './keys.js';
 
@@ -120,7 +120,13 @@ export class SessionService {
   }
 
   /** A fresh JWT for `session`, keeping its jti and its expiry (docs/protocol.md §3: never extended). */
-  #mint(session: Pick<SessionRecord, 'jti' | 'expires_at' | 'signing_method' | 'step_up_at' | 'sudo_at'>, account: AccountRecord, view: AccountView, nowMs: number): string {
+  #mint(
+    session: Pick<SessionRecord, 'jti' | 'expires_at' | 'signing_method' | 'step_up_at' | 'sudo_at'>,
+    account: AccountRecord,
+    view: AccountView,
+    mergedFrom: readonly string[],
+    nowMs: number,
+  ): string {
     return mintSessionJwt(this.#keys().active, {
       iss: this.#issuer,
       sub: account.id,
@@ -130,11 +136,12 @@ export class SessionService {
       exp: Math.floor(session.expires_at / 1000),
       name: account.display_name,
       primary_btc: account.primary_btc,
-      // The JWT never carries an e-mail address (docs/protocol.md §3).
-      display_identity: view.display_identity.kind === 'email' ? null : view.display_identity,
+      // The JWT never carries an e-mail address, only a masked badge (docs/protocol.md §3).
+      display_identity: view.display_identity.kind === 'email' ? emailBadge(view.display_identity.value) : view.display_identity,
       signing_method: session.signing_method,
       step_up_at: seconds(session.step_up_at),
       sudo_at: seconds(session.sudo_at),
+      merged_from: mergedFrom.map(didOf),
     });
   }
 
@@ -164,15 +171,18 @@ export class SessionService {
       const account = await this.#store.resolveCanonicalAccount(input.accountId);
       if (!account) throw new OcError('unknown_did_oc', 'sign-in: the account no longer exists');
       const view = await this.view(account);
+      const mergedFrom = await this.#store.listMergedInto(account.id);
       const draft = {
         jti: randomBytes(16).toString('hex'),
         expires_at: nowMs + SESSION_LIFETIME_MS,
         signing_method: input.method,
-        // A sign-in is a fresh proof of the account: step-up is fresh, sudo is not.
-        step_up_at: nowMs,
+        // A sign-in proves an identity, nothing more: `step_up_at` is set only
+        // by a hardware-key assertion and `sudo_at` only by a re-proof
+        // (docs/protocol.md §3), as consumers read them.
+        step_up_at: null,
         sudo_at: null,
       };
-      const token = this.#mint(draft, account, view, nowMs);
+      const token = this.#mint(draft, account, view, mergedFrom, nowMs);
       try {
         const session = await this.#store.insertSession({
           ...draft,
@@ -198,7 +208,7 @@ export class SessionService {
     if (!account) throw new OcError('not_authenticated', 'session: the account no longer exists');
     const view = await this.view(account);
     const next = { ...session, ...freshness };
-    const token = this.#mint(next, account, view, nowMs);
+    const token = this.#mint(next, account, view, await this.#store.listMergedInto(account.id), nowMs);
     const updated = await this.#store.updateSessionToken(session.jti, tokenHash(token), freshness);
     if (!updated) throw new OcError('not_authenticated', 'session: the session ended meanwhile');
     return this.#issued(token, updated, view, nowMs);

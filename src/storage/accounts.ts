@@ -100,6 +100,11 @@ export class AccountsArea implements AccountStore {
     return this.#x.resolveCanonical(this.#x.db, accountId);
   }
 
+  async listMergedInto(accountId: string): Promise<string[]> {
+    const rows = await this.#x.db.selectFrom('accounts').select('id').where('merged_into', '=', accountId).orderBy('id').execute();
+    return rows.map((row) => row.id);
+  }
+
   async findAccountByIdentity(kind: IdentityKind, value: string): Promise<AccountRecord | null> {
     if (kind === 'email') assertLowercaseEmail(value);
     const row = await this.#x.db

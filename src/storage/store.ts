@@ -282,6 +282,9 @@ export interface AccountStore {
   /** Follows merged_into to the surviving account. Throws on a loop or a chain longer than MAX_MERGE_DEPTH. */
   resolveCanonicalAccount(accountId: string): Promise<AccountRecord | null>;
 
+  /** The ids of the accounts merged into this one (their `merged_into`), sorted. */
+  listMergedInto(accountId: string): Promise<string[]>;
+
   /** The canonical account that holds this identity. */
   findAccountByIdentity(kind: IdentityKind, value: string): Promise<AccountRecord | null>;
 

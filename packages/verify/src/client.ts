@@ -145,6 +145,8 @@ export interface Challenge {
   readonly nonce: string;
   /** ISO 8601 UTC with milliseconds. */
   readonly expiresAt: string;
+  /** The same instant in milliseconds since the epoch. */
+  readonly expiresAtMs: number;
 }
 
 export interface VerifyChallengeParams {
@@ -160,7 +162,16 @@ export interface VerifyChallengeParams {
  * is used once (docs/api.md: "The caller must prevent nonce replay").
  */
 export type ChallengeVerification =
-  | { readonly ok: true; readonly address: string }
+  | {
+      readonly ok: true;
+      readonly address: string;
+      readonly nonce: string;
+      /** Milliseconds since the epoch. */
+      readonly expiresAt: number;
+      readonly expiresAtIso: string;
+      readonly audience?: string;
+      readonly purpose?: string;
+    }
   | { readonly ok: false; readonly reason: 'invalid_challenge'; readonly codes?: readonly string[] };
 
 // ---- errors ----

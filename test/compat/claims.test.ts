@@ -1,0 +1,97 @@
+/**
+ * The session claims as @orangecheck/auth-core reads them (orangecheck/oc-packages
+ * `auth-core/src/index.ts` at 153dda6, `SessionPayload` and `verifyStepUpClaim`):
+ *
+ * - `step_up_at` "only set by /api/auth/webauthn/assertion/verify": an ordinary
+ *   sign-in and a re-proof leave it out, so `verifyStepUpClaim` never believes a
+ *   hardware key was tapped when none was;
+ * - `sudo_at` only by a re-proof (`verifySudoClaim`);
+ * - `merged_from`: "historical did_ocs consolidated INTO this account via the
+ *   /api/auth/link/btc transfer-under-dual-proof flow";
+ * - an e-mail account shows a masked badge, never its address
+ *   (docs/protocol.md §3).
+ */
+import type { FastifyInstance } from 'fastify';
+import { afterAll, beforeAll, expect, it } from 'vitest';
+import { newWallet } from '../support/auth-client.js';
+import { AuthHarness, decodeJwt, forEachEngine, useAuthHarness, type TimedBrowser } from '../support/auth-harness.js';
+import { extractCode, startSmtpServer, type ReceivedMail, type TestSmtpServer } from '../support/smtp-server.js';
+
+function claimsSuite(engine: 'sqlite' | 'postgres'): void {
+  let harness: AuthHarness;
+  let app: FastifyInstance;
+  let smtp: TestSmtpServer;
+  const readMails = new Set<ReceivedMail>();
+
+  beforeAll(async () => {
+    smtp = await startSmtpServer();
+  });
+  afterAll(async () => {
+    await smtp?.close();
+  });
+  useAuthHarness(
+    engine,
+    (opened, built) => {
+      harness = opened;
+      app = built;
+    },
+    () => ({ SMTP_URL: smtp.url, RATE_LIMIT_OTP_PER_HOUR: '0' }),
+  );
+
+  async function emailSignIn(client: TimedBrowser, email: string) {
+    const started = await client.post('/api/auth/email-otp/start', { email });
+    const mail = await smtp.waitForMessage((received) => received.envelope.to.includes(email) && !readMails.has(received));
+    readMails.add(mail);
+    return client.post('/api/auth/email-otp/verify', { email, code: extractCode(mail), token: started.body.token });
+  }
+
+  it('sets neither step_up_at nor sudo_at on a sign-in, and only sudo_at on a re-proof', async () => {
+    const client = harness.browser(app);
+    const wallet = newWallet();
+    const signedIn = await client.signIn(wallet);
+    expect(signedIn.status).toBe(200);
+    const claims = decodeJwt(signedIn.body.token).payload;
+    expect(claims.step_up_at).toBeUndefined();
+    expect(claims.sudo_at).toBeUndefined();
+
+    const sudo = await client.post('/api/auth/sudo', await client.prove(wallet, 'sudo'));
+    expect(sudo.status).toBe(200);
+    const after = decodeJwt(sudo.body.token).payload;
+    expect(after.sudo_at).toBe(harness.clock.seconds);
+    expect(after.step_up_at).toBeUndefined();
+  });
+
+  it('names the merged accounts in merged_from after a confirmed transfer, and keeps them on later tokens', async () => {
+    const owner = harness.browser(app);
+    const ownerWallet = newWallet();
+    await owner.signIn(ownerWallet);
+    const other = harness.browser(app);
+    const otherWallet = newWallet();
+    const merged = await other.signIn(otherWallet);
+    expect(decodeJwt(merged.body.token).payload.merged_from).toBeUndefined();
+
+    expect((await owner.post('/api/auth/sudo', await owner.prove(ownerWallet, 'sudo'))).status).toBe(200);
+    const transfer = await owner.post('/api/auth/link/btc', { ...(await owner.prove(otherWallet, 'link')), confirm_transfer: true });
+    expect(transfer.status, JSON.stringify(transfer.body)).toBe(200);
+    expect(decodeJwt(transfer.body.token).payload.merged_from).toEqual([merged.body.account.did_oc]);
+
+    // A new sign-in with the merged account's address lands in the survivor and says so.
+    const again = await harness.browser(app).signIn(otherWallet);
+    expect(again.body.account.did_oc).toBe(transfer.body.account.did_oc);
+    expect(decodeJwt(again.body.token).payload.merged_from).toEqual([merged.body.account.did_oc]);
+  });
+
+  it('gives an e-mail account a masked badge as display_identity, never the address', async () => {
+    const client = harness.browser(app);
+    const reply = await emailSignIn(client, 'jane.doe@example.org');
+    expect(reply.status, JSON.stringify(reply.body)).toBe(200);
+    const claims = decodeJwt(reply.body.token).payload;
+    expect(claims.display_identity).toEqual({ kind: 'email', value: 'j•••@•••.org' });
+    expect(JSON.stringify(claims)).not.toContain('example');
+    expect(JSON.stringify(claims)).not.toContain('jane');
+    // The host's own answer (not a token) still shows the address to its owner.
+    expect(reply.body.account.display_identity).toEqual({ kind: 'email', value: 'jane.doe@example.org' });
+  });
+}
+
+await forEachEngine('session claims as auth-core reads them', claimsSuite);
