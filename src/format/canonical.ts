@@ -10,7 +10,6 @@
 import { createHash } from 'node:crypto';
 import type { BitcoinNetwork } from '../config.js';
 import {
-  canonicalProtocol,
   compareCodeUnits,
   formatIdentity,
   isValidIdentifier,
@@ -239,11 +238,12 @@ function parseIdentityList(value: string): Identity[] | null {
     if (identity === null) return null;
     // Non-decreasing: an exact repeat is harmless and keeps one reading; it is dropped below.
     if (index > 0 && compareCodeUnits(items[index - 1]!, item) > 0) return null;
-    const renamed = { protocol: canonicalProtocol(identity.protocol), identifier: identity.identifier };
-    const key = formatIdentity(renamed);
-    if (seen.has(key)) continue;
-    seen.add(key);
-    identities.push(renamed);
+    // Echoed as signed (`twitter` stays `twitter`, as the conformance vectors
+    // require); only a look-up by identity treats `x` and `twitter` as one
+    // subject (docs/protocol.md §7 "Canonical message").
+    if (seen.has(item)) continue;
+    seen.add(item);
+    identities.push(identity);
   }
   return identities;
 }

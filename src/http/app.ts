@@ -269,6 +269,8 @@ export async function buildApp(config: Config, deps: AppDeps = {}): Promise<Fast
   // one lets relay operators recognise the service.
   const nostrSecretKey =
     deps.nostrSecretKey ?? hexToBytes(await store.getOrCreateSetting('nostr_secret_key', () => bytesToHex(generateSecretKey())));
+  // Where a person can check an attestation: this service's own check route.
+  const verificationUrlOf = (attestationId: string): string => `${config.publicUrl}/api/check?id=${attestationId}`;
   const attestationLookup = createAttestationLookup({
     relays,
     chain,
@@ -283,12 +285,14 @@ export async function buildApp(config: Config, deps: AppDeps = {}): Promise<Fast
     singleFlight:
       deps.checkSingleFlight ?? (redis !== undefined ? createRedisSingleFlight({ redis, onError: redisFailed('single_flight') }) : createSingleFlight()),
     cacheTtlMs: config.checkCacheSeconds * 1000,
+    verificationUrlOf,
   });
   const attestationPublisher = createAttestationPublisher({
     relays,
     network: config.bitcoinNetwork,
     now,
     secretKey: nostrSecretKey,
+    verificationUrlOf,
   });
 
   // The proof checkers at this instant: challenge rules (docs/protocol.md §5) and e-mail codes (§6).

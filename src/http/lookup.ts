@@ -8,7 +8,7 @@
  * integers are matched by pattern and converted here.
  */
 import { Type } from 'typebox';
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import {
   checkResultBody,
   parseSubject,
@@ -19,6 +19,8 @@ import {
   type Thresholds,
 } from '../attest/index.js';
 import { OcError } from '../errors.js';
+import { attestationId } from '../format/index.js';
+import type { PublishAttestationInput } from '../attest/index.js';
 import type { ServiceContext } from './context.js';
 import { sendError } from './errors.js';
 import { errorResponses, Identity } from './schemas.js';
@@ -56,6 +58,21 @@ export const PublishBody = Type.Object({
   sig: Type.String({ minLength: 1, maxLength: MAX_SIGNATURE, description: 'Signature, base64 (or hex for BIP-322)' }),
   scheme: Type.Optional(Type.String({ maxLength: 32, description: '`bip322` or `legacy`; when absent, detected (docs/protocol.md §7)' })),
 });
+
+/** An attestation envelope as publishers send it, or the {addr, msg, sig} body; other envelope fields are allowed and ignored. */
+export const PublishEnvelopeBody = Type.Object(
+  {
+    address: Type.Optional(Type.String({ minLength: 1, maxLength: 128 })),
+    message: Type.Optional(Type.String({ minLength: 1, maxLength: MAX_MESSAGE })),
+    signature: Type.Optional(Type.String({ minLength: 1, maxLength: MAX_SIGNATURE })),
+    attestation_id: Type.Optional(Type.String({ pattern: '^[0-9a-fA-F]{64}$' })),
+    addr: Type.Optional(Type.String({ minLength: 1, maxLength: 128 })),
+    msg: Type.Optional(Type.String({ minLength: 1, maxLength: MAX_MESSAGE })),
+    sig: Type.Optional(Type.String({ minLength: 1, maxLength: MAX_SIGNATURE })),
+    scheme: Type.Optional(Type.String({ maxLength: 32 })),
+  },
+  { additionalProperties: true },
+);
 
 export const CheckResult = Type.Object(
   {
@@ -103,11 +120,20 @@ export const Envelope = Type.Object(
     issued_at: Type.String(),
     expires_at: Type.Optional(Type.String()),
     relay_hints: Type.Optional(Type.Array(Type.String())),
+    verification_url: Type.Optional(
+      Type.String({ description: "Where a person can check it: the publisher's, else this service's `/api/check?id=`" }),
+    ),
+    publish_targets: Type.Optional(Type.Array(Type.String(), { description: "The publisher's, passed on as it came" })),
     event_id: Type.String({ description: 'Id of the Nostr event kept for this attestation (the newest copy)' }),
     created_at: Type.Integer({ description: "That event's created_at, unix seconds" }),
     relays: Type.Array(Type.String(), { description: 'Configured relays that served it' }),
   },
-  { description: 'Attestation envelope (docs/protocol.md §7 "Relay envelopes")' },
+  {
+    description:
+      'Attestation envelope (docs/protocol.md §7 "Relay envelopes"). Every other field the publisher put in the ' +
+      "event's content is passed on as it came: it is not signed, so nothing vouches for it",
+    additionalProperties: true,
+  },
 );
 
 export const DiscoverResult = Type.Object({
@@ -266,6 +292,33 @@ export function registerLookupRoutes(root: FastifyInstance, context: ServiceCont
     },
   );
 
+  /** Publishes and answers: the same operation behind both publish paths. */
+  async function publishAndAnswer(request: FastifyRequest, reply: FastifyReply, input: PublishAttestationInput) {
+    const outcome = await publisher.publish(input);
+    reply.header('cache-control', 'no-store');
+    switch (outcome.status) {
+      case 'rejected':
+        return { ok: false, attestation_id: outcome.attestation_id, codes: outcome.codes, published: [], failed: [] };
+      case 'relays_unavailable':
+        return sendError(request, reply, new OcError('relays_unavailable', `publish: no relay accepted the event (${outcome.failed.length} tried)`));
+      case 'published':
+        return {
+          ok: true,
+          attestation_id: outcome.attestation_id,
+          codes: outcome.codes,
+          event_id: outcome.event_id,
+          published: outcome.published,
+          failed: outcome.failed,
+        };
+    }
+  }
+
+  const PUBLISH_DESCRIPTION =
+    'Verifies the message and signature (not the chain: bonds are measured when read), wraps the envelope in a ' +
+    "kind-30078 event signed with the service's Nostr key and sends it to every configured relay. An attestation " +
+    'that does not verify answers 200 with ok false and its codes, like /api/verify. When no relay accepts the ' +
+    'event: 503 `relays_unavailable`.';
+
   app.post(
     '/api/attestations',
     {
@@ -273,38 +326,39 @@ export function registerLookupRoutes(root: FastifyInstance, context: ServiceCont
       schema: {
         tags: ['attestation'],
         summary: 'Publish a wallet-signed attestation to the relays',
-        description:
-          'Verifies the message and signature (not the chain: bonds are measured when read), wraps the envelope in a ' +
-          'kind-30078 event signed with the service\'s Nostr key and sends it to every configured relay. An attestation ' +
-          'that does not verify answers 200 with ok false and its codes, like /api/verify. When no relay accepts the ' +
-          'event: 503 `relays_unavailable`.',
+        description: PUBLISH_DESCRIPTION,
         body: PublishBody,
+        response: { 200: PublishResult, ...errorResponses(400, 413, 415, 429, 503) },
+      },
+    },
+    async (request, reply) => publishAndAnswer(request, reply, request.body),
+  );
+
+  app.post(
+    '/api/publish-attestation',
+    {
+      config: { policy: POLICY.attestationWrite },
+      schema: {
+        tags: ['attestation'],
+        summary: 'Publish an attestation envelope to the relays (the path the OrangeCheck documents name)',
+        description: `The same operation as POST /api/attestations. ${PUBLISH_DESCRIPTION} Takes an attestation envelope ({address, message, signature, scheme, attestation_id?, …}) or the {addr, msg, sig, scheme} body; a given attestation_id must be the SHA-256 of the message.`,
+        body: PublishEnvelopeBody,
         response: { 200: PublishResult, ...errorResponses(400, 413, 415, 429, 503) },
       },
     },
     async (request, reply) => {
       const body = request.body;
-      const outcome = await publisher.publish(body);
-      reply.header('cache-control', 'no-store');
-      switch (outcome.status) {
-        case 'rejected':
-          return { ok: false, attestation_id: outcome.attestation_id, codes: outcome.codes, published: [], failed: [] };
-        case 'relays_unavailable':
-          return sendError(
-            request,
-            reply,
-            new OcError('relays_unavailable', `publish: no relay accepted the event (${outcome.failed.length} tried)`),
-          );
-        case 'published':
-          return {
-            ok: true,
-            attestation_id: outcome.attestation_id,
-            codes: outcome.codes,
-            event_id: outcome.event_id,
-            published: outcome.published,
-            failed: outcome.failed,
-          };
+      const addr = body.address ?? body.addr;
+      const msg = body.message ?? body.msg;
+      const sig = body.signature ?? body.sig;
+      if (addr === undefined) throw new OcError('bad_request', 'body.address: required (or addr)');
+      if (msg === undefined) throw new OcError('bad_request', 'body.message: required (or msg)');
+      if (sig === undefined) throw new OcError('bad_request', 'body.signature: required (or sig)');
+      if (body.attestation_id !== undefined && body.attestation_id.toLowerCase() !== attestationId(msg)) {
+        reply.header('cache-control', 'no-store');
+        return { ok: false, attestation_id: attestationId(msg), codes: ['invalid_attestation_id'], published: [], failed: [] };
       }
+      return publishAndAnswer(request, reply, { addr, msg, sig, scheme: body.scheme });
     },
   );
 }

@@ -51,7 +51,30 @@ export interface AttestationEnvelope {
   readonly issued_at: string;
   readonly expires_at?: string;
   readonly relay_hints?: readonly string[];
+  /** Where a person can check the attestation; unsigned advice like the hints. */
+  readonly verification_url?: string;
+  /**
+   * The other fields the publisher put in the content (`publish_targets` and
+   * any unknown one), passed on as they came: they are not part of the signed
+   * message, so nothing here vouches for them.
+   */
+  readonly extra?: Readonly<Record<string, unknown>>;
 }
+
+/** The content fields the envelope checks or rebuilds; every other one is kept in `extra`. */
+const ENVELOPE_FIELDS: ReadonlySet<string> = new Set([
+  'attestation_id',
+  'scheme',
+  'address',
+  'identities',
+  'message',
+  'message_b64url',
+  'signature',
+  'issued_at',
+  'expires_at',
+  'relay_hints',
+  'verification_url',
+]);
 
 export interface BuildEnvelopeInput {
   readonly message: string;
@@ -63,6 +86,7 @@ export interface BuildEnvelopeInput {
   readonly issuedAt: string;
   readonly expiresAt?: string;
   readonly relayHints?: readonly string[];
+  readonly verificationUrl?: string;
 }
 
 const HEX64 = /^[0-9a-f]{64}$/;
@@ -189,6 +213,7 @@ export function buildEnvelope(input: BuildEnvelopeInput): AttestationEnvelope {
     issued_at: signed.issuedAt,
     ...(signed.expires !== undefined ? { expires_at: signed.expires } : {}),
     ...(input.relayHints !== undefined ? { relay_hints: [...input.relayHints] } : {}),
+    ...(input.verificationUrl !== undefined ? { verification_url: input.verificationUrl } : {}),
   };
   if (Buffer.byteLength(JSON.stringify(envelope), 'utf8') > MAX_CONTENT_BYTES) {
     throw new TypeError('relay: envelope exceeds 64 KiB');
@@ -386,6 +411,8 @@ export function parseEnvelopeEvent(event: unknown): AttestationEnvelope | null {
   if (!verifyNostrSignature(event)) return null;
 
   const relayHints = readRelayHints(content.relay_hints);
+  const verificationUrl = stringField(content, 'verification_url');
+  const extraEntries = Object.entries(content).filter(([key]) => !ENVELOPE_FIELDS.has(key));
   return {
     attestation_id: attestationId,
     scheme,
@@ -398,6 +425,8 @@ export function parseEnvelopeEvent(event: unknown): AttestationEnvelope | null {
     issued_at: signed.issuedAt,
     ...(signed.expires !== undefined ? { expires_at: signed.expires } : {}),
     ...(relayHints !== undefined ? { relay_hints: relayHints } : {}),
+    ...(verificationUrl !== undefined ? { verification_url: verificationUrl } : {}),
+    ...(extraEntries.length > 0 ? { extra: Object.fromEntries(extraEntries) } : {}),
   };
 }
 
