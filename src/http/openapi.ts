@@ -8,7 +8,7 @@ import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import type { FastifyInstance } from 'fastify';
 import type { Config } from '../config.js';
-import { Account, ErrorBody, RosterEntry } from './schemas.js';
+import { Account, ErrorBody, errorResponses, RosterEntry } from './schemas.js';
 import { POLICY } from './policy.js';
 
 export const OPENAPI_TAGS = [
@@ -23,7 +23,30 @@ export const OPENAPI_TAGS = [
   { name: 'ops', description: 'Health and readiness' },
 ];
 
+/**
+ * `getAuthProviderStart` for `GET /api/auth/:provider/start`: the method and
+ * the path's words in camel case, so every operation has a stable id that
+ * client generators name their functions after.
+ */
+export function operationIdOf(method: string, url: string): string {
+  const words = url
+    .replace(/^\/api\//, '/')
+    .split(/[^A-Za-z0-9]+/)
+    .filter((word) => word !== '');
+  return [method.toLowerCase(), ...words.map((word) => word[0]!.toUpperCase() + word.slice(1))].join('');
+}
+
 export async function registerOpenApi(app: FastifyInstance, config: Config, version: string): Promise<void> {
+  // Before any documented route is registered: every operation gets an id,
+  // and one that declares no error answer gets the 500 every route can give.
+  app.addHook('onRoute', (route) => {
+    const schema = route.schema as { hide?: boolean; operationId?: string; response?: Record<string, unknown> } | undefined;
+    if (schema === undefined || schema.hide === true || route.method === 'HEAD') return;
+    const method = [route.method].flat()[0]!;
+    schema.operationId ??= operationIdOf(method, route.url);
+    const response = (schema.response ??= {});
+    if (!Object.keys(response).some((status) => Number(status) >= 400)) Object.assign(response, errorResponses(500));
+  });
   app.addSchema(ErrorBody);
   app.addSchema(Account);
   app.addSchema(RosterEntry);
@@ -56,8 +79,19 @@ export async function registerOpenApi(app: FastifyInstance, config: Config, vers
     staticCSP: true,
   });
 
-  app.get('/api/openapi', { config: { policy: POLICY.publicRead }, schema: { hide: true } }, async (_request, reply) => {
+  app.get(
+    '/api/openapi',
+    {
+      config: { policy: POLICY.publicRead },
+      schema: {
+        tags: ['ops'],
+        summary: 'This document: OpenAPI 3.1, cached 5 minutes',
+        response: { 200: { type: 'object', additionalProperties: true, description: 'An OpenAPI 3.1 document' }, ...errorResponses(429) },
+      },
+    },
+    async (_request, reply) => {
     reply.header('cache-control', 'public, max-age=300');
-    return app.swagger();
-  });
+      return app.swagger();
+    },
+  );
 }

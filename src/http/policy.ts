@@ -114,6 +114,8 @@ export interface DeclaredPolicies {
   of(method: string, route: string): RoutePolicy | undefined;
   /** The policy of the route that `method path` would reach, for a preflight. */
   reachedBy(method: string, path: string): RoutePolicy | undefined;
+  /** Every registered route, as `{method, url}`. */
+  routes(): Array<{ readonly method: string; readonly url: string }>;
 }
 
 declare module 'fastify' {
@@ -158,5 +160,13 @@ export function requirePolicies(app: FastifyInstance, byPrefix: Readonly<Record<
     }
     return undefined;
   };
-  app.decorate('routePolicies', { of: (method: string, route: string) => declared.get(`${method} ${route}`), reachedBy });
+  app.decorate('routePolicies', {
+    of: (method: string, route: string) => declared.get(`${method} ${route}`),
+    reachedBy,
+    routes: () =>
+      [...declared.keys()].map((key) => {
+        const space = key.indexOf(' ');
+        return { method: key.slice(0, space), url: key.slice(space + 1) };
+      }),
+  });
 }

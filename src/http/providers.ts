@@ -97,7 +97,17 @@ export function registerProviderRoutes(root: FastifyInstance, context: ServiceCo
         tags: ['oauth'],
         summary: 'The provider returns here; sets oc_session and redirects to return_to, or to /signin?oauth_error=<code>',
         params: ProviderParams,
-        querystring: Type.Record(Type.String(), Type.String()),
+        querystring: Type.Object(
+          {
+            code: Type.Optional(Type.String({ description: 'The authorization code (RFC 6749 §4.1.2)' })),
+            state: Type.Optional(Type.String({ description: 'Must match the state of this browser' })),
+            error: Type.Optional(Type.String({ description: 'The provider refused, e.g. `access_denied` (RFC 6749 §4.1.2.1)' })),
+            error_description: Type.Optional(Type.String()),
+            error_uri: Type.Optional(Type.String()),
+            iss: Type.Optional(Type.String({ description: 'The issuer (RFC 9207)' })),
+          },
+          { additionalProperties: Type.String(), description: 'What the provider sends back; other parameters are passed to the provider library' },
+        ),
         response: { 302: Type.Null({ description: 'Redirect to return_to, or to /signin?oauth_error=<code>' }), ...errorResponses(404, 429) },
       },
     },

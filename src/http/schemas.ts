@@ -28,6 +28,7 @@ const ERROR_DESCRIPTIONS: Record<number, string> = {
   413: 'Request body over 64 KiB',
   415: 'Unsupported content type',
   429: 'Rate limit exceeded',
+  500: 'An unexpected failure (`internal_error`); the x-request-id header finds it in the log',
   503: 'A dependency is unavailable',
 };
 
