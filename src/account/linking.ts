@@ -34,6 +34,42 @@ export function identityView(identity: IdentityRecord): IdentityView {
   };
 }
 
+/**
+ * One element of `linked` in GET /api/auth/identities, the shape the
+ * OrangeCheck account components read (auth-client `OcLinkedIdentity`).
+ */
+export interface LinkedIdentityView {
+  readonly id: string;
+  readonly kind: IdentityKind;
+  readonly value: string;
+  /** When it was proven (ISO 8601 UTC); null for an unverified hint (a Connect e-mail). */
+  readonly verified_at: string | null;
+  /** How it was proven: `bip322`, `email-otp`, `oauth`, or null for Connect users. */
+  readonly verification_method: 'bip322' | 'email-otp' | 'oauth' | null;
+  /** The primary address, or the account's first e-mail: the client offers no unlink for it. */
+  readonly is_primary: boolean;
+}
+
+const VERIFICATION_METHOD: Readonly<Record<IdentityKind, LinkedIdentityView['verification_method']>> = {
+  btc: 'bip322',
+  email: 'email-otp',
+  oauth: 'oauth',
+  connect: null,
+};
+
+/** `identities` as the client components read them: primary flags by kind, verification by kind. */
+export function linkedIdentityViews(account: AccountRecord, identities: readonly IdentityRecord[]): LinkedIdentityView[] {
+  const firstEmail = identities.find((identity) => identity.kind === 'email' && identity.verified);
+  return identities.map((identity) => ({
+    id: identity.id,
+    kind: identity.kind,
+    value: identity.value,
+    verified_at: identity.verified ? new Date(identity.created_at).toISOString() : null,
+    verification_method: identity.verified ? VERIFICATION_METHOD[identity.kind] : null,
+    is_primary: identity.kind === 'btc' ? identity.value === account.primary_btc : identity === firstEmail,
+  }));
+}
+
 /** The account's identities, oldest first. E-mails are shown here: only to the account itself. */
 export async function listIdentityViews(store: AccountStore, accountId: string): Promise<IdentityView[]> {
   return (await store.listIdentities(accountId)).map(identityView);
@@ -54,7 +90,7 @@ export type LinkOutcome =
   /** `merged` is the did of the account that was merged into `account` (it exists no more on its own). */
   | { readonly status: 'merged'; readonly account: AccountRecord; readonly merged: { readonly did_oc: string } };
 
-function linkedElsewhere(identity: ProvenIdentity): OcError {
+export function linkedElsewhere(identity: ProvenIdentity): OcError {
   return identity.kind === 'btc'
     ? new OcError('address_linked_elsewhere', 'link: another account holds this address; send confirm_transfer: true with a fresh proof to merge it into this one')
     : new OcError('email_linked_elsewhere', 'link: another account holds this e-mail; send confirm_transfer: true with a fresh proof to merge it into this one');

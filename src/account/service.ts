@@ -8,7 +8,17 @@
 import type { Authenticated, IssuedSession, SessionService } from '../session/service.js';
 import type { AccountRecord, AccountStore } from '../storage/index.js';
 import { displayNameFromProvider, editAccount, type AccountEditInput } from './edit.js';
-import { linkIdentity, listIdentityViews, unlinkIdentity, type IdentityView } from './linking.js';
+import {
+  identityView,
+  linkedElsewhere,
+  linkedIdentityViews,
+  linkIdentity,
+  listIdentityViews,
+  unlinkIdentity,
+  type IdentityView,
+  type LinkedIdentityView,
+} from './linking.js';
+import { didOf } from '../session/accounts.js';
 import { proveAccountAgain, proveIdentity, requireFreshSudo, type AddressProof, type EmailProof, type IdentityProof, type ProofCheckers } from './step-up.js';
 
 export interface AccountServiceDeps {
@@ -25,6 +35,14 @@ export interface AccountChange {
   readonly identities: IdentityView[];
   /** Set when a confirmed transfer merged another account into this one. */
   readonly merged?: { readonly did_oc: string };
+}
+
+export interface IdentitiesOverview {
+  readonly identities: IdentityView[];
+  readonly linked: LinkedIdentityView[];
+  readonly account_id: string;
+  readonly did_oc: string;
+  readonly merged_from: Array<{ readonly did_oc: string; readonly created_at: string; readonly last_signed_in_at: string | null }>;
 }
 
 /** What a provider vouched for about a person who signs in for the first time. */
@@ -49,6 +67,26 @@ export class AccountService {
     return listIdentityViews(this.#deps.store, accountId);
   }
 
+  /**
+   * GET /api/auth/identities: the identities in both shapes (`identities`,
+   * and `linked` as the OrangeCheck account components read it), and the
+   * accounts merged into this one.
+   */
+  async overview(account: AccountRecord): Promise<IdentitiesOverview> {
+    const [records, merged] = await Promise.all([this.#deps.store.listIdentities(account.id), this.#deps.store.listMergedAccounts(account.id)]);
+    return {
+      identities: records.map(identityView),
+      linked: linkedIdentityViews(account, records),
+      account_id: account.id,
+      did_oc: didOf(account.id),
+      merged_from: merged.map((entry) => ({
+        did_oc: didOf(entry.id),
+        created_at: new Date(entry.created_at).toISOString(),
+        last_signed_in_at: entry.last_signed_in_at === null ? null : new Date(entry.last_signed_in_at).toISOString(),
+      })),
+    };
+  }
+
   /** Proves the active account again and opens its 5-minute step-up window (docs/protocol.md §6). */
   async stepUp(current: Authenticated, proof: IdentityProof): Promise<IssuedSession> {
     await proveAccountAgain(this.#deps.store, current.account, proof, this.#deps.checkers());
@@ -63,7 +101,24 @@ export class AccountService {
    */
   async link(current: Authenticated, proof: AddressProof | EmailProof, confirmTransfer: boolean): Promise<AccountChange> {
     requireFreshSudo(current.session, this.#nowMs());
-    const identity = await proveIdentity(proof, 'link', this.#deps.checkers());
+    // A link challenge may name the active account's did as its audience
+    // (the OrangeCheck client does): a proof made for one account cannot be
+    // replayed into another.
+    const base = this.#deps.checkers();
+    const did = didOf(current.account.id);
+    const checkers: ProofCheckers = {
+      ...base,
+      challenge: { ...base.challenge, isAllowedAudience: (audience) => audience === did || base.challenge.isAllowedAudience(audience) },
+    };
+    // An identity of another account without confirm_transfer is refused
+    // before the proof is used up, so the client can send the same proof
+    // again with the confirmation (docs/protocol.md §2 "Merging").
+    const refuseElsewhere = async (identity: { kind: 'btc' | 'email'; value: string }): Promise<void> => {
+      if (confirmTransfer) return;
+      const owner = await this.#deps.store.findAccountByIdentity(identity.kind, identity.value);
+      if (owner !== null && owner.id !== current.account.id) throw linkedElsewhere(identity);
+    };
+    const identity = await proveIdentity(proof, 'link', checkers, refuseElsewhere);
     const outcome = await linkIdentity(this.#deps.store, { account: current.account, identity, confirmTransfer, nowMs: this.#nowMs() });
     const issued = await this.#deps.sessions.remint(current.session);
     return {

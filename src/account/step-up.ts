@@ -27,7 +27,8 @@ export interface AddressProof {
   readonly kind: 'btc';
   readonly message: string;
   readonly signature: string;
-  readonly nonce: string;
+  /** When absent, the message's own nonce (still checked against this service's MAC). */
+  readonly nonce?: string | undefined;
   /** When given, must equal the message's address. */
   readonly address?: string | undefined;
   readonly scheme?: string | undefined;
@@ -104,15 +105,23 @@ export function proofFromFields(fields: ProofFields): IdentityProof {
  * carry (docs/protocol.md §5 `purpose_mismatch`): a login challenge cannot be
  * replayed as a step-up or a link.
  */
-export async function proveIdentity(proof: IdentityProof, purpose: 'sudo' | 'link', checkers: ProofCheckers): Promise<ProvenIdentity> {
+export async function proveIdentity(
+  proof: IdentityProof,
+  purpose: 'sudo' | 'link',
+  checkers: ProofCheckers,
+  beforeConsume?: (identity: ProvenIdentity) => Promise<void>,
+): Promise<ProvenIdentity> {
   if (proof.kind === 'email') {
-    const { email } = await checkers.emailCodes.verify(proof.email, proof.code, proof.token);
+    const check = beforeConsume && ((value: string) => beforeConsume({ kind: 'email', value }));
+    const { email } = await checkers.emailCodes.verify(proof.email, proof.code, proof.token, check);
     return { kind: 'email', value: email };
   }
+  const check = beforeConsume && ((value: string) => beforeConsume({ kind: 'btc', value }));
   const address = await proveAddress(
     { message: proof.message, signature: proof.signature, nonce: proof.nonce, address: proof.address, scheme: proof.scheme },
     purpose,
     checkers.challenge,
+    check,
   );
   return { kind: 'btc', value: address };
 }

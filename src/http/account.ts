@@ -9,7 +9,7 @@ import { Type } from 'typebox';
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import { proofFromFields, type AccountChange } from '../account/index.js';
 import type { ServiceContext } from './context.js';
-import { errorResponses, SessionIssued } from './schemas.js';
+import { errorResponses, NullableString, SessionIssued } from './schemas.js';
 import { noStore, requireSession, sessionBody, setSessionCookie } from './session.js';
 import { POLICY } from './policy.js';
 import { typed } from './schema-types.js';
@@ -52,8 +52,16 @@ const SudoBody = Type.Object(
   },
 );
 const LinkBtcBody = Type.Object(
-  { ...CHALLENGE_FIELDS, confirm_transfer: CONFIRM_TRANSFER },
-  { description: 'A challenge with `purpose=link` signed by the address to link' },
+  {
+    ...CHALLENGE_FIELDS,
+    nonce: Type.Optional(Type.String({ minLength: 1, maxLength: 64, description: "When absent, the message's own nonce" })),
+    confirm_transfer: CONFIRM_TRANSFER,
+  },
+  {
+    description:
+      'A challenge with `purpose=link` signed by the address to link; its audience may be a family origin or the did of the ' +
+      'active account. A 409 leaves the challenge unused: send the same message and signature again with confirm_transfer',
+  },
 );
 const LinkEmailBody = Type.Object(
   { ...EMAIL_FIELDS, confirm_transfer: CONFIRM_TRANSFER },
@@ -80,7 +88,27 @@ const IdentityView = Type.Object({
   verified: Type.Boolean(),
   created_at: Type.String({ description: 'ISO 8601 UTC' }),
 });
-const IdentitiesBody = Type.Object({ ok: Type.Literal(true), identities: Type.Array(IdentityView) });
+const LinkedIdentity = Type.Object({
+  id: Type.String(),
+  kind: Type.String({ enum: ['btc', 'email', 'oauth', 'connect'] }),
+  value: Type.String(),
+  verified_at: NullableString({ description: 'ISO 8601 UTC; null for an unverified hint' }),
+  verification_method: Type.Unsafe<string | null>({ type: ['string', 'null'], enum: ['bip322', 'email-otp', 'oauth', null] }),
+  is_primary: Type.Boolean({ description: 'The primary address, or the first e-mail' }),
+});
+const MergedFrom = Type.Object({
+  did_oc: Type.String(),
+  created_at: Type.String({ description: 'ISO 8601 UTC' }),
+  last_signed_in_at: NullableString({ description: 'ISO 8601 UTC; null when no session of it is left' }),
+});
+const IdentitiesBody = Type.Object({
+  ok: Type.Literal(true),
+  identities: Type.Array(IdentityView),
+  linked: Type.Array(LinkedIdentity, { description: 'The same identities as the OrangeCheck account components read them' }),
+  account_id: Type.String(),
+  did_oc: Type.String(),
+  merged_from: Type.Array(MergedFrom, { description: 'Accounts merged into this one' }),
+});
 const AccountWithIdentities = Type.Object({
   ok: Type.Literal(true),
   account: Type.Ref('Account'),
@@ -137,7 +165,7 @@ export function registerAccountRoutes(root: FastifyInstance, context: ServiceCon
     async (request, reply) => {
       const current = await requireSession(context, request);
       noStore(reply);
-      return { ok: true, identities: await context.accounts.identities(current.account.id) };
+      return { ok: true, ...(await context.accounts.overview(current.account)) };
     },
   );
 
@@ -152,7 +180,7 @@ export function registerAccountRoutes(root: FastifyInstance, context: ServiceCon
           'A free address is linked (and becomes the primary address when the account has none); an address already on ' +
           'this account is a no-op; an address of another account is 409 `address_linked_elsewhere` unless ' +
           '`confirm_transfer: true`, which merges that account into this one (its sessions end, its identities move, ' +
-          'rosters show this account in its place). Each try needs a fresh challenge.',
+          'rosters show this account in its place). A 409 leaves the proof unused, so the same message and signature can be sent again with confirm_transfer.',
         security: SESSION,
         body: LinkBtcBody,
         response: { 200: AccountWithIdentities, ...errorResponses(400, 401, 403, 409, 413, 429, 503) },
@@ -174,7 +202,7 @@ export function registerAccountRoutes(root: FastifyInstance, context: ServiceCon
         tags: ['auth'],
         summary: 'Link an e-mail address (a code from POST /api/auth/email-otp/start); needs a step-up younger than 5 minutes',
         description:
-          'As /api/auth/link/btc, with 409 `email_linked_elsewhere` for an e-mail of another account. Each try needs a new code.',
+          'As /api/auth/link/btc, with 409 `email_linked_elsewhere` for an e-mail of another account; the code stays usable after a 409.',
         security: SESSION,
         body: LinkEmailBody,
         response: { 200: AccountWithIdentities, ...errorResponses(400, 401, 403, 409, 413, 429, 503) },

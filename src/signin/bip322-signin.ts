@@ -16,7 +16,8 @@ export interface NonceGuard {
 export interface ChallengeProofInput {
   readonly message: string;
   readonly signature: string;
-  readonly nonce: string;
+  /** When absent, the message's own nonce (still checked against this service's MAC). */
+  readonly nonce?: string | undefined;
   /** When given, must equal the message's address. */
   readonly address?: string | undefined;
   readonly scheme?: string | undefined;
@@ -42,14 +43,20 @@ function refuse(code: string): OcError {
  * Proves control of an address for `purpose` (`login` for sign-in, `sudo`
  * for a step-up) and consumes the nonce. Returns the address.
  */
-export async function proveAddress(input: ChallengeProofInput, purpose: string, context: ChallengeProofContext): Promise<string> {
+export async function proveAddress(
+  input: ChallengeProofInput,
+  purpose: string,
+  context: ChallengeProofContext,
+  beforeConsume?: (address: string) => Promise<void>,
+): Promise<string> {
   const parsed = parseChallengeMessage(input.message);
   if (!parsed) throw refuse('decode_error');
   const audience = input.expectedAudience ?? parsed.audience;
   // The checks run in the order of docs/protocol.md §5; the family rule on the
   // audience and the caller's own expected purpose come after them.
   const checked = checkChallenge(
-    { message: input.message, expectedNonce: input.nonce, expectedAudience: audience, expectedPurpose: purpose },
+    // Without a nonce in the body the message's own is taken; it must still carry this service's MAC.
+    { message: input.message, expectedNonce: input.nonce ?? parsed.nonce, expectedAudience: audience, expectedPurpose: purpose },
     { secret: context.secret, now: context.now },
   );
   if (!checked.ok) throw refuse(checked.code);
@@ -67,6 +74,10 @@ export async function proveAddress(input: ChallengeProofInput, purpose: string, 
   }
   const code = verifySignature({ address: checked.address, message: input.message, signature: input.signature, scheme });
   if (code !== 'sig_ok_bip322' && code !== 'sig_ok_legacy') throw refuse(code);
+  // A refusal here (a link to an address of another account without
+  // confirm_transfer) leaves the nonce unused, so the same proof can be sent
+  // again with the confirmation.
+  await beforeConsume?.(checked.address);
   if (!(await context.nonces.consume(checked.nonce, checked.expiresAt.getTime()))) {
     throw new OcError('nonce_reused', 'challenge: this challenge was already used; ask for a new one');
   }

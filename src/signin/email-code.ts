@@ -143,7 +143,11 @@ export interface EmailCodeService {
    *   `invalid_code` for every other failure of the code or token;
    *   `bad_request` for a malformed address.
    */
-  verify(email: unknown, code: unknown, token?: unknown): Promise<EmailCodeVerified>;
+  /**
+   * `beforeConsume` runs once the code is known to be right, before it is
+   * used up: when it throws, the code stays usable (its try is counted).
+   */
+  verify(email: unknown, code: unknown, token?: unknown, beforeConsume?: (email: string) => Promise<void>): Promise<EmailCodeVerified>;
 }
 
 /**
@@ -291,7 +295,12 @@ export function createEmailCodeService(options: EmailCodeServiceOptions): EmailC
     return { token, expiresAt: new Date(expiresAt).toISOString() };
   }
 
-  async function verify(emailInput: unknown, codeInput: unknown, tokenInput?: unknown): Promise<EmailCodeVerified> {
+  async function verify(
+    emailInput: unknown,
+    codeInput: unknown,
+    tokenInput?: unknown,
+    beforeConsume?: (email: string) => Promise<void>,
+  ): Promise<EmailCodeVerified> {
     const email = normalizeEmail(emailInput, 'email');
     const code = typeof codeInput === 'string' ? codeInput.trim() : '';
     if (!CODE_FORMAT.test(code)) throw invalidCode();
@@ -331,6 +340,7 @@ export function createEmailCodeService(options: EmailCodeServiceOptions): EmailC
       throw attempts >= maxAttempts ? dead() : invalidCode();
     }
 
+    await beforeConsume?.(email);
     // Single use: only the verify whose delete removed the row has consumed
     // the code. A parallel verify of the same code, or a start that replaced
     // it since we read it, makes this false.

@@ -25,6 +25,7 @@ import type {
   NewIdentity,
   RemoveIdentityResult,
   AccountStore,
+ MergedAccountRecord,
 } from './store.js';
 
 export class AccountsArea implements AccountStore {
@@ -103,6 +104,23 @@ export class AccountsArea implements AccountStore {
   async listMergedInto(accountId: string): Promise<string[]> {
     const rows = await this.#x.db.selectFrom('accounts').select('id').where('merged_into', '=', accountId).orderBy('id').execute();
     return rows.map((row) => row.id);
+  }
+
+  async listMergedAccounts(accountId: string): Promise<MergedAccountRecord[]> {
+    const rows = await this.#x.db
+      .selectFrom('accounts')
+      .select(['id', 'created_at'])
+      .select((eb) =>
+        eb.selectFrom('sessions').select((inner) => inner.fn.max('sessions.created_at').as('latest')).whereRef('sessions.account_id', '=', 'accounts.id').as('last_signed_in_at'),
+      )
+      .where('merged_into', '=', accountId)
+      .orderBy('id')
+      .execute();
+    return rows.map((row) => ({
+      id: row.id,
+      created_at: Number(row.created_at),
+      last_signed_in_at: row.last_signed_in_at === null || row.last_signed_in_at === undefined ? null : Number(row.last_signed_in_at),
+    }));
   }
 
   async findAccountByIdentity(kind: IdentityKind, value: string): Promise<AccountRecord | null> {

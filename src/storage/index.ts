@@ -26,6 +26,7 @@ export type {
   IdentityKind,
   IdentityRecord,
   MergeResult,
+  MergedAccountRecord,
   NewAccount,
   NewConnectApp,
   NewEmailCode,

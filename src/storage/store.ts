@@ -247,6 +247,12 @@ export interface NewConnectApp {
   readonly created_at: EpochMilliseconds;
 }
 
+export interface MergedAccountRecord {
+  readonly id: string;
+  readonly created_at: EpochMilliseconds;
+  readonly last_signed_in_at: EpochMilliseconds | null;
+}
+
 export interface PurgeOptions {
   /**
    * How long revoked and expired session rows are kept before deletion, for
@@ -284,6 +290,9 @@ export interface AccountStore {
 
   /** The ids of the accounts merged into this one (their `merged_into`), sorted. */
   listMergedInto(accountId: string): Promise<string[]>;
+
+  /** The accounts merged into this one, with when each was created and last signed in (null when no session row is left). */
+  listMergedAccounts(accountId: string): Promise<MergedAccountRecord[]>;
 
   /** The canonical account that holds this identity. */
   findAccountByIdentity(kind: IdentityKind, value: string): Promise<AccountRecord | null>;
