@@ -16,7 +16,9 @@ import { sendError } from './errors.js';
 import { decodedPathOf, policyOf, POLICY, unmatchedPolicy, type CorsClass } from './policy.js';
 
 const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
-const ALLOWED_HEADERS = 'content-type, authorization, x-request-id';
+// x-oc-tab-session: the OrangeCheck client's per-tab pin; a preflight that does not
+// list it makes the browser block the call itself.
+const ALLOWED_HEADERS = 'content-type, authorization, x-request-id, x-oc-tab-session';
 
 /**
  * The CORS class that applies: the matched route's, or for the preflight

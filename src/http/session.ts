@@ -20,9 +20,23 @@ import type { Authenticated, IssuedSession } from '../session/service.js';
 import type { ServiceContext } from './context.js';
 
 const BEARER = /^Bearer ([A-Za-z0-9_.-]+)$/;
+const BEARER_TOKEN = /^[A-Za-z0-9_.-]+$/;
 
-/** Every token the request presents, cookies first. */
+/** The header a pinned browser tab sends its own session token in (the OrangeCheck client's `TAB_SESSION_HEADER`). */
+export const TAB_SESSION_HEADER = 'x-oc-tab-session';
+
+/**
+ * Every token the request presents, cookies first. A tab pinned to one
+ * account of the roster sends that account's token in `x-oc-tab-session`;
+ * it is a session token like the cookie's and is checked the same way, and
+ * when present it alone decides the session, so each tab acts as the
+ * account it shows.
+ */
 export function presentedTokens(request: FastifyRequest): string[] {
+  const pinned = request.headers[TAB_SESSION_HEADER];
+  if (typeof pinned === 'string' && pinned !== '') {
+    return BEARER_TOKEN.test(pinned) && pinned.length <= MAX_TOKEN_LENGTH ? [pinned] : [];
+  }
   const tokens = readSessionCookies(request.headers.cookie);
   const authorization = request.headers.authorization;
   if (typeof authorization === 'string') {
