@@ -680,10 +680,14 @@ function storageConformance(engine: TestEngine, sqliteDriver?: SqliteDriverName)
       await store.touchSession(rowB.jti, T0 + HOUR);
       await store.revokeSession(rowC.jti, T0 + HOUR);
       const roster = await store.listLiveRoster('roster', T0 + HOUR);
+      // Each member also carries the identity facts its view shows: a holds an address, b an e-mail.
       expect(roster).toEqual([
-        { session: rowA, account: a },
-        { session: { ...rowB, last_seen_at: T0 + HOUR }, account: b },
+        { session: rowA, account: a, facts: { has_email: false, nostr_npub: null } },
+        { session: { ...rowB, last_seen_at: T0 + HOUR }, account: b, facts: { has_email: true, nostr_npub: null } },
       ]);
+      await store.addIdentity({ account_id: a.id, kind: 'oauth', value: 'nostr:npub1aaa', verified: true, created_at: T0 });
+      const withNostr = await store.listLiveRoster('roster', T0 + HOUR);
+      expect(withNostr[0]?.facts).toEqual({ has_email: false, nostr_npub: 'npub1aaa' });
       expect(await store.listLiveRoster('roster', T0 + SESSION_LIFETIME + MINUTE)).toEqual([]);
       expect(await store.listLiveRoster('empty', T0)).toEqual([]);
     });

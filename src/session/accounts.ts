@@ -13,6 +13,29 @@ export interface AccountView {
   readonly display_name: string | null;
   readonly primary_btc: string | null;
   readonly display_identity: { readonly kind: string; readonly value: string };
+  /** Whether an e-mail is linked; the address itself is only in GET /api/auth/identities. */
+  readonly has_email: boolean;
+  /**
+   * The custody the OrangeCheck client shows: `bip322` when the account holds
+   * a Bitcoin address it signs with, else null (oc-host custodies no keys).
+   */
+  readonly signing_method: 'bip322' | null;
+  /** The npub of a linked Nostr key, or null. */
+  readonly nostr_npub: string | null;
+  /** Always null: oc-host binds no account to a federation. */
+  readonly home_federation_slug: null;
+  /** Always false: oc-host has no owner accounts (the hosted service marks its operators). */
+  readonly is_owner: false;
+}
+
+/** The identity facts a view shows, from the identities or from the roster statement. */
+export interface ViewFacts {
+  readonly has_email: boolean;
+  readonly nostr_npub: string | null;
+}
+
+export function factsOf(identities: readonly IdentityRecord[]): ViewFacts {
+  return { has_email: identities.some((identity) => identity.kind === 'email'), nostr_npub: identityValue(identities, 'nostr') ?? null };
 }
 
 export const DID_PREFIX = 'did:oc:';
@@ -76,7 +99,7 @@ export function displayIdentityOf(account: AccountRecord, identities?: readonly 
   return { kind: 'did', value: didOf(account.id) };
 }
 
-export function accountView(account: AccountRecord, identities?: readonly IdentityRecord[]): AccountView {
+export function accountView(account: AccountRecord, identities: readonly IdentityRecord[] | undefined, facts: ViewFacts): AccountView {
   return {
     id: account.id,
     did_oc: didOf(account.id),
@@ -84,5 +107,10 @@ export function accountView(account: AccountRecord, identities?: readonly Identi
     display_name: account.display_name,
     primary_btc: account.primary_btc,
     display_identity: displayIdentityOf(account, identities),
+    has_email: facts.has_email,
+    signing_method: account.primary_btc === null ? null : 'bip322',
+    nostr_npub: facts.nostr_npub,
+    home_federation_slug: null,
+    is_owner: false,
   };
 }

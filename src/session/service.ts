@@ -10,7 +10,7 @@ import type { AccountRecord, AccountStore, IdentityKind, SessionRecord, SessionS
 
 /** What sessions read and write: their own rows, and the accounts they point at. */
 export type SessionServiceStore = SessionStore & Pick<AccountStore, 'resolveCanonicalAccount' | 'listIdentities' | 'listMergedInto'>;
-import { accountIdFromDid, accountView, didOf, emailBadge, needsIdentities, type AccountView } from './accounts.js';
+import { accountIdFromDid, accountView, didOf, emailBadge, factsOf, needsIdentities, type AccountView, type ViewFacts } from './accounts.js';
 import { mintSessionJwt, SESSION_LIFETIME_SECONDS, tokenHash } from './jwt.js';
 import type { KeyRing } from './keys.js';
 
@@ -77,8 +77,15 @@ export class SessionService {
     return this.#store.resolveCanonicalAccount(accountId);
   }
 
-  async view(account: AccountRecord): Promise<AccountView> {
-    return accountView(account, needsIdentities(account) ? await this.#store.listIdentities(account.id) : undefined);
+  /**
+   * The account as responses show it. With the facts the roster statement
+   * already read (GET /api/auth/me), the identities are listed only when
+   * the display identity needs them.
+   */
+  async view(account: AccountRecord, facts?: ViewFacts): Promise<AccountView> {
+    if (facts !== undefined && !needsIdentities(account)) return accountView(account, undefined, facts);
+    const identities = await this.#store.listIdentities(account.id);
+    return accountView(account, identities, facts ?? factsOf(identities));
   }
 
   /**
@@ -245,15 +252,19 @@ export class SessionService {
     return null;
   }
 
-  async #meOf(current: Authenticated, members: readonly { session: SessionRecord; account: AccountRecord }[]): Promise<MeView> {
-    const account = await this.view(current.account);
+  async #meOf(
+    current: Authenticated & { readonly facts?: ViewFacts },
+    members: readonly { session: SessionRecord; account: AccountRecord; facts?: ViewFacts }[],
+  ): Promise<MeView> {
+    const account = await this.view(current.account, current.facts);
     const roster: RosterEntry[] = [];
     const seen = new Set<string>([current.account.id]);
     for (const member of members) {
       const canonical = member.account.merged_into === null ? member.account : await this.#store.resolveCanonicalAccount(member.account.id);
       if (!canonical || seen.has(canonical.id)) continue;
       seen.add(canonical.id);
-      roster.push({ ...(await this.view(canonical)), last_seen_at: new Date(member.session.last_seen_at).toISOString() });
+      const facts = canonical === member.account ? member.facts : undefined;
+      roster.push({ ...(await this.view(canonical, facts)), last_seen_at: new Date(member.session.last_seen_at).toISOString() });
     }
     return { account, roster };
   }

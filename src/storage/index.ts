@@ -12,6 +12,7 @@ export { parseDatabaseUrl, redactDatabaseUrl } from './database.js';
 export type { DatabaseEngine, DatabaseLocation, OpenDatabaseOptions } from './database.js';
 export { ATTEST_EVENT_RETENTION_MS, DEFAULT_SESSION_RETENTION_MS, MAX_MERGE_DEPTH } from './store.js';
 export type {
+  AccountFacts,
   AccountKind,
   AccountPatch,
   AccountRecord,

@@ -2,7 +2,7 @@
  * Session rows and the rosters they form (docs/protocol.md §3): one live row per (roster, account), look-ups by token hash, re-mints and revocations.
  */
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { Updateable } from 'kysely';
+import { sql, type Updateable } from 'kysely';
 import { isUniqueViolation, rowsAffected, type StoreExecutor } from './executor.js';
 import { toAccountRecord, toSessionRecord } from './row-mapping.js';
 import type { AccountsTable, SessionsTable } from './schema.js';
@@ -38,6 +38,9 @@ interface SessionWithAccountRow extends SessionsTable {
   account_merged_into: AccountsTable['merged_into'];
   account_created_at: AccountsTable['created_at'];
   account_updated_at: AccountsTable['updated_at'];
+  /** A count (a string on PostgreSQL). */
+  account_email_count: number | string | bigint | null;
+  account_nostr: string | null;
 }
 
 function toRosterMember(row: SessionWithAccountRow): RosterMemberRecord {
@@ -53,6 +56,10 @@ function toRosterMember(row: SessionWithAccountRow): RosterMemberRecord {
       created_at: row.account_created_at,
       updated_at: row.account_updated_at,
     }),
+    facts: {
+      has_email: Number(row.account_email_count ?? 0) > 0,
+      nostr_npub: row.account_nostr === null || row.account_nostr === undefined ? null : row.account_nostr.slice('nostr:'.length),
+    },
   };
 }
 
@@ -163,6 +170,22 @@ export class SessionsArea implements SessionStore {
         'accounts.merged_into as account_merged_into',
         'accounts.created_at as account_created_at',
         'accounts.updated_at as account_updated_at',
+      ])
+      // Literals, not parameters: the hot statements are compiled once with a fixed parameter list.
+      .select((eb) => [
+        eb
+          .selectFrom('identities')
+          .select((inner) => inner.fn.count<number>('identities.id').as('n'))
+          .whereRef('identities.account_id', '=', 'accounts.id')
+          .where('identities.kind', '=', sql.lit('email'))
+          .as('account_email_count'),
+        eb
+          .selectFrom('identities')
+          .select((inner) => inner.fn.min('identities.value').as('v'))
+          .whereRef('identities.account_id', '=', 'accounts.id')
+          .where('identities.kind', '=', sql.lit('oauth'))
+          .where('identities.value', 'like', sql.lit('nostr:%'))
+          .as('account_nostr'),
       ]);
   }
 

@@ -80,6 +80,15 @@ export interface SessionRecord {
 export interface RosterMemberRecord {
   readonly session: SessionRecord;
   readonly account: AccountRecord;
+  /** What the account's identities say, read in the same statement (GET /api/auth/me). */
+  readonly facts?: AccountFacts;
+}
+
+/** Facts about an account's identities that its view shows without listing them. */
+export interface AccountFacts {
+  readonly has_email: boolean;
+  /** The npub of a linked Nostr key (`nostr:<npub>` provider identity), or null. */
+  readonly nostr_npub: string | null;
 }
 
 export interface LiveRosterRecord {
