@@ -749,6 +749,39 @@ function storageConformance(engine: TestEngine, sqliteDriver?: SqliteDriverName)
       expect(await store.findLiveSessionByTokenHash(rowB3.token_hash, now)).toEqual(rowB3);
       expect(await store.revokeAllForAccount(a.id, now)).toBe(0);
     });
+
+    it('keeps tab tokens of a row: live with it, untouched by a re-mint, the newest `keep` only', async () => {
+      const account = await btcAccount();
+      const row = await store.insertSession(sessionFor(account.id, 'tabs'));
+      const hashes = Array.from({ length: 4 }, () => tokenHash());
+      for (const [index, hash] of hashes.entries()) expect(await store.insertTabToken(row.jti, hash, T0 + index, 3)).toBe(true);
+      // The same token twice (two mints in one second) is recorded once.
+      expect(await store.insertTabToken(row.jti, hashes[3] as string, T0 + 9, 3)).toBe(true);
+      expect(await store.findLiveSessionByTabToken(hashes[0] as string, T0 + MINUTE)).toBeNull();
+      const found = await store.findLiveSessionByTabToken(hashes[1] as string, T0 + MINUTE);
+      expect(found?.session).toEqual(row);
+      expect(found?.account.id).toBe(account.id);
+      // Not the row's own token, and not the other way round.
+      expect(await store.findLiveSessionByTokenHash(hashes[1] as string, T0)).toBeNull();
+      expect(await store.findLiveSessionByTabToken(row.token_hash, T0)).toBeNull();
+
+      expect(await store.updateSessionToken(row.jti, tokenHash())).not.toBeNull();
+      expect(await store.findLiveSessionByTabToken(hashes[2] as string, T0 + MINUTE)).not.toBeNull();
+      const fresher = await store.updateSessionFreshness(row.jti, { sudo_at: T0 + MINUTE });
+      expect(fresher?.sudo_at).toBe(T0 + MINUTE);
+      expect((await store.findLiveSessionByTabToken(hashes[2] as string, T0 + MINUTE))?.session.sudo_at).toBe(T0 + MINUTE);
+
+      expect(await store.findLiveSessionByTabToken(hashes[3] as string, T0 + SESSION_LIFETIME)).toBeNull();
+      await store.revokeSession(row.jti, T0 + HOUR);
+      expect(await store.findLiveSessionByTabToken(hashes[3] as string, T0 + HOUR)).toBeNull();
+      expect(await store.insertTabToken(row.jti, tokenHash(), T0 + HOUR, 3)).toBe(false);
+      expect(await store.updateSessionFreshness(row.jti, { sudo_at: T0 + HOUR })).toBeNull();
+      expect(await store.insertTabToken('no-such-row', tokenHash(), T0, 3)).toBe(false);
+
+      // Purged with their row.
+      await store.purgeExpired(T0 + 30 * DAY, { sessionRetentionMs: 0 });
+      expect(await raw.db.selectFrom('tab_tokens').select('token_hash').where('jti', '=', row.jti).execute()).toEqual([]);
+    });
   });
 
   describe('challenge nonces', () => {

@@ -23,7 +23,7 @@ import { proveAccountAgain, proveIdentity, requireFreshSudo, type AddressProof, 
 
 export interface AccountServiceDeps {
   readonly store: AccountStore;
-  readonly sessions: Pick<SessionService, 'remint'>;
+  readonly sessions: Pick<SessionService, 'reissue'>;
   /** The proof checkers at this instant: challenge rules (docs/protocol.md §5) and e-mail codes (§6). */
   readonly checkers: () => ProofCheckers;
   readonly now: () => Date;
@@ -91,7 +91,7 @@ export class AccountService {
   async stepUp(current: Authenticated, proof: IdentityProof): Promise<IssuedSession> {
     await proveAccountAgain(this.#deps.store, current.account, proof, this.#deps.checkers());
     const nowMs = this.#nowMs();
-    return this.#deps.sessions.remint(current.session, { sudo_at: nowMs });
+    return this.#deps.sessions.reissue(current, { sudo_at: nowMs });
   }
 
   /**
@@ -120,7 +120,7 @@ export class AccountService {
     };
     const identity = await proveIdentity(proof, 'link', checkers, refuseElsewhere);
     const outcome = await linkIdentity(this.#deps.store, { account: current.account, identity, confirmTransfer, nowMs: this.#nowMs() });
-    const issued = await this.#deps.sessions.remint(current.session);
+    const issued = await this.#deps.sessions.reissue(current);
     return {
       issued,
       identities: await this.identities(outcome.account.id),
@@ -134,14 +134,14 @@ export class AccountService {
     requireFreshSudo(current.session, nowMs);
     await unlinkIdentity(this.#deps.store, current.account.id, identityId, nowMs, current.session.jti);
     // The primary address or display identity may have changed with it.
-    const issued = await this.#deps.sessions.remint(current.session);
+    const issued = await this.#deps.sessions.reissue(current);
     return { issued, identities: await this.identities(current.account.id) };
   }
 
   /** Edits the display name and display identity; the re-minted JWT carries them. */
   async edit(current: Authenticated, input: AccountEditInput): Promise<IssuedSession> {
     await editAccount(this.#deps.store, current.account, input, this.#nowMs());
-    return this.#deps.sessions.remint(current.session);
+    return this.#deps.sessions.reissue(current);
   }
 
   /**

@@ -135,7 +135,7 @@ export function registerAccountRoutes(root: FastifyInstance, context: ServiceCon
         tags: ['auth'],
         summary: 'Step up: prove the active account again (needed within 5 minutes before linking or unlinking)',
         description:
-          'Sets `sudo_at` and `step_up_at` of this account\'s session to now and re-mints the cookie. The proof must be for an ' +
+          'Sets `sudo_at` of this account\'s session to now and re-mints the cookie. The proof must be for an ' +
           'address or e-mail linked to the active account, else 401 `identity_not_linked`. Freshness is per account: after a ' +
           'switch the other account needs its own step-up.',
         security: SESSION,

@@ -9,9 +9,11 @@ import { OcError } from '../errors.js';
 import type { ServiceContext } from './context.js';
 import {
   clearSessionCookie,
+  cookieSession,
   currentSession,
   noStore,
   ownRosterCheck,
+  pinnedToken,
   presentedTokens,
   requireSession,
   sessionBody,
@@ -43,6 +45,7 @@ const SignInBody = Type.Object(
 
 const LogoutQuery = Type.Object({ scope: Type.Optional(Type.Union([Type.Literal('current'), Type.Literal('all')], { description: 'Default `all`' })) });
 const SwitchBody = Type.Object({ did_oc: Type.String({ minLength: 1, maxLength: 128 }) });
+const TabBody = Type.Object({ did_oc: Type.Optional(Type.String({ minLength: 1, maxLength: 128 })) });
 
 const PublicJwk = Type.Object({
   kty: Type.Literal('OKP'),
@@ -86,8 +89,15 @@ export function registerAuthRoutes(root: FastifyInstance, context: ServiceContex
       },
     },
     async (request, reply) => {
-      const tokens = presentedTokens(request);
-      const me = tokens.length === 0 ? null : await context.sessions.meByTokens(tokens, ownRosterCheck(context, request));
+      let me;
+      if (pinnedToken(request) === undefined) {
+        const tokens = presentedTokens(request);
+        me = tokens.length === 0 ? null : await context.sessions.meByTokens(tokens, ownRosterCheck(context, request));
+      } else {
+        // A pinned tab's token may be a tab token, which the one-statement path does not look up.
+        const current = await currentSession(context, request);
+        me = current === null ? null : await context.sessions.me(current);
+      }
       if (me === null) throw new OcError('not_authenticated', 'session: sign in first');
       noStore(reply);
       return { ok: true, ...me };
@@ -163,12 +173,51 @@ export function registerAuthRoutes(root: FastifyInstance, context: ServiceContex
         clearSessionCookie(context, reply);
         return { ok: true, scope };
       }
+      if (current.pinned === true) {
+        // A pinned tab signed its own account out: the cookie moves on only
+        // when it held that account (docs/protocol.md §3).
+        if ((await cookieSession(context, request)) === null) {
+          if (next === null) clearSessionCookie(context, reply);
+          else setSessionCookie(context, reply, await context.sessions.remint(next.session));
+        }
+        noStore(reply);
+        if (next === null) return { ok: true, scope, switched_to: null };
+        return { ok: true, scope, switched_to: { did_oc: next.account.did_oc }, account: next.account, token: next.token };
+      }
       if (next === null) {
         clearSessionCookie(context, reply);
         return { ok: true, scope, switched_to: null };
       }
       setSessionCookie(context, reply, next);
       return { ok: true, scope, switched_to: { did_oc: next.account.did_oc }, account: next.account, token: next.token };
+    },
+  );
+
+  app.post(
+    '/api/auth/tab',
+    {
+      config: { policy: POLICY.family },
+      schema: {
+        tags: ['auth'],
+        summary: 'A token for one browser tab: pins the tab to this account or to another account of the roster',
+        description:
+          'Answers a session token of its own for the account `did_oc` names (default: the active account), which must have a live ' +
+          'session in this browser\'s roster. The tab sends it in `x-oc-tab-session`; the cookie is not changed, and re-minting ' +
+          'the cookie (a switch in another tab) does not end it. It ends with the account\'s session in this browser.',
+        security: [{ cookieAuth: [] }],
+        body: TabBody,
+        response: { 200: SessionIssued, ...errorResponses(400, 401, 403, 404, 409, 413, 415, 429) },
+      },
+      // The client's first pin is a bodiless POST: no body means `{}`.
+      preValidation: async (request) => {
+        if (request.body === undefined) request.body = {};
+      },
+    },
+    async (request, reply) => {
+      const current = await requireSession(context, request);
+      const issued = await context.sessions.tabToken(current, request.body.did_oc);
+      noStore(reply);
+      return sessionBody(issued);
     },
   );
 

@@ -27,16 +27,14 @@ export const TAB_SESSION_HEADER = 'x-oc-tab-session';
 
 /**
  * Every token the request presents, cookies first. A tab pinned to one
- * account of the roster sends that account's token in `x-oc-tab-session`;
- * it is a session token like the cookie's and is checked the same way, and
- * when present it alone decides the session, so each tab acts as the
- * account it shows.
+ * account of the roster sends that account's token in `x-oc-tab-session`
+ * (the row's own token or a tab token of it, docs/protocol.md §3); when
+ * present it alone decides the session, so each tab acts as the account it
+ * shows.
  */
 export function presentedTokens(request: FastifyRequest): string[] {
-  const pinned = request.headers[TAB_SESSION_HEADER];
-  if (typeof pinned === 'string' && pinned !== '') {
-    return BEARER_TOKEN.test(pinned) && pinned.length <= MAX_TOKEN_LENGTH ? [pinned] : [];
-  }
+  const pinned = pinnedToken(request);
+  if (pinned !== undefined) return pinned === null ? [] : [pinned];
   const tokens = readSessionCookies(request.headers.cookie);
   const authorization = request.headers.authorization;
   if (typeof authorization === 'string') {
@@ -62,10 +60,37 @@ declare module 'fastify' {
 /** The current session, or null; looked up once per request. */
 export async function currentSession(context: ServiceContext, request: FastifyRequest): Promise<Authenticated | null> {
   if (request.authenticated === undefined) {
-    const tokens = presentedTokens(request);
-    request.authenticated = tokens.length === 0 ? null : await context.sessions.authenticate(tokens, ownRosterCheck(context, request));
+    const pinned = pinnedToken(request);
+    if (pinned !== undefined) {
+      request.authenticated = pinned === null ? null : await context.sessions.authenticatePinned(pinned);
+    } else {
+      const tokens = presentedTokens(request);
+      request.authenticated = tokens.length === 0 ? null : await context.sessions.authenticate(tokens, ownRosterCheck(context, request));
+    }
   }
   return request.authenticated;
+}
+
+/**
+ * The `x-oc-tab-session` token: undefined when the request has none, null
+ * when it has one that cannot be a token (then the request has no session).
+ */
+export function pinnedToken(request: FastifyRequest): string | null | undefined {
+  const pinned = request.headers[TAB_SESSION_HEADER];
+  if (typeof pinned !== 'string' || pinned === '') return undefined;
+  return BEARER_TOKEN.test(pinned) && pinned.length <= MAX_TOKEN_LENGTH ? pinned : null;
+}
+
+/** The session of the browser's own cookies, ignoring a tab pin (logout of a pinned tab checks what the cookie still holds). */
+export async function cookieSession(context: ServiceContext, request: FastifyRequest): Promise<Authenticated | null> {
+  const tokens = readSessionCookies(request.headers.cookie);
+  if (tokens.length === 0) return null;
+  try {
+    return await context.sessions.authenticate(tokens, ownRosterCheck(context, request));
+  } catch (error) {
+    if (isOcError(error) && error.code === 'ambiguous_session') return null;
+    throw error;
+  }
 }
 
 /** The current session, or 401 `not_authenticated` (docs/api.md Authentication 6). */
@@ -80,8 +105,10 @@ export function noStore(reply: FastifyReply): void {
   reply.header('cache-control', 'no-store, private');
 }
 
+/** Sets the cookie to `issued`; a pinned tab's token is only answered, never set (docs/protocol.md §3). */
 export function setSessionCookie(context: ServiceContext, reply: FastifyReply, issued: IssuedSession): void {
   noStore(reply);
+  if (issued.forTab === true) return;
   reply.header('set-cookie', serializeSessionCookie(issued.token, { maxAgeSeconds: issued.maxAgeSeconds, domain: context.config.cookieDomain }));
   // Binds this browser to its roster, so a planted oc_session of another
   // roster is never taken for its own (session/roster-binding.ts).

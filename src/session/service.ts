@@ -18,6 +18,8 @@ import type { KeyRing } from './keys.js';
 export interface Authenticated {
   readonly session: SessionRecord;
   readonly account: AccountRecord;
+  /** Presented by a pinned tab (`x-oc-tab-session`): what it changes is answered to that tab, not the browser's cookie. */
+  readonly pinned?: boolean;
 }
 
 export interface IssuedSession {
@@ -26,7 +28,12 @@ export interface IssuedSession {
   readonly account: AccountView;
   /** Seconds until the row expires: the cookie's Max-Age. */
   readonly maxAgeSeconds: number;
+  /** A pinned tab's own token (docs/protocol.md §3): answered to the tab, never set as the cookie. */
+  readonly forTab?: boolean;
 }
+
+/** A row keeps at most this many tab tokens; minting one more drops the oldest. */
+export const MAX_TAB_TOKENS_PER_SESSION = 32;
 
 export interface RosterEntry extends AccountView {
   readonly last_seen_at: string;
@@ -119,6 +126,19 @@ export class SessionService {
       throw new OcError('ambiguous_session', 'session: this browser holds sessions of several rosters (one was set by another site); sign in again');
     }
     return this.#seen(first, now);
+  }
+
+  /**
+   * The session a pinned tab presents in `x-oc-tab-session`: the row whose
+   * own token it is, or whose tab token it is (docs/protocol.md §3). Only this
+   * token counts; the browser's cookies are not looked at.
+   */
+  async authenticatePinned(token: string): Promise<Authenticated | null> {
+    const now = this.#now().getTime();
+    const hash = tokenHash(token);
+    const found = (await this.#store.findLiveSessionWithAccount(hash, now)) ?? (await this.#store.findLiveSessionByTabToken(hash, now));
+    if (found === null || found.account.merged_into !== null) return null;
+    return { ...(await this.#seen(found, now)), pinned: true };
   }
 
   async #seen(found: Authenticated, now: number): Promise<Authenticated> {
@@ -221,6 +241,56 @@ export class SessionService {
     return this.#issued(token, updated, view, nowMs);
   }
 
+  /**
+   * One more token for `session`, for a pinned tab: the row's own token stays
+   * as it is, so the cookie (and every other tab) keeps working
+   * (docs/protocol.md §3). `freshness` is written to the row first.
+   */
+  async mintForTab(session: SessionRecord, freshness?: { sudo_at?: number; step_up_at?: number }): Promise<IssuedSession> {
+    const nowMs = this.#now().getTime();
+    const account = await this.#store.resolveCanonicalAccount(session.account_id);
+    if (!account) throw new OcError('not_authenticated', 'session: the account no longer exists');
+    const updated = freshness === undefined ? session : await this.#store.updateSessionFreshness(session.jti, freshness);
+    if (!updated) throw new OcError('not_authenticated', 'session: the session ended meanwhile');
+    const view = await this.view(account);
+    const token = this.#mint(updated, account, view, await this.#store.listMergedInto(account.id), nowMs);
+    if (!(await this.#store.insertTabToken(session.jti, tokenHash(token), nowMs, MAX_TAB_TOKENS_PER_SESSION))) {
+      throw new OcError('not_authenticated', 'session: the session ended meanwhile');
+    }
+    return { ...this.#issued(token, updated, view, nowMs), forTab: true };
+  }
+
+  /**
+   * A new token for the current session after a change to it (step-up, edit,
+   * link): to a pinned tab its own tab token, otherwise a re-mint of the row
+   * for the cookie.
+   */
+  reissue(current: Authenticated, freshness?: { sudo_at?: number; step_up_at?: number }): Promise<IssuedSession> {
+    return current.pinned === true ? this.mintForTab(current.session, freshness) : this.remint(current.session, freshness);
+  }
+
+  /**
+   * POST /api/auth/tab: a tab token for the current account, or for another
+   * account of the same roster (`did`), checked like a switch.
+   */
+  async tabToken(current: Authenticated, did: string | undefined): Promise<IssuedSession> {
+    if (did === undefined || did === didOf(current.account.id)) return this.mintForTab(current.session);
+    return this.mintForTab(await this.#rosterRow(current, did, 'tab'));
+  }
+
+  /** The live row of the account `did` in the current session's roster (a switch, or a tab token for it). */
+  async #rosterRow(current: Authenticated, did: string, what: 'switch' | 'tab'): Promise<SessionRecord> {
+    if (current.session.roster_id === null) throw new OcError('no_roster', `${what}: this session predates multi-account; sign in again`);
+    const targetId = accountIdFromDid(did);
+    if (targetId === null) throw new OcError('bad_request', 'did_oc: must be did:oc: followed by 32 lowercase hex characters');
+    const target = await this.#store.resolveCanonicalAccount(targetId);
+    if (!target) throw new OcError('unknown_did_oc', `${what}: no account has this did`);
+    if (what === 'switch' && target.id === current.account.id) throw new OcError('already_active', 'switch: this account is already active');
+    const row = await this.#store.findLiveSessionInRoster(current.session.roster_id, target.id, this.#now().getTime());
+    if (!row) throw new OcError('not_in_roster', `${what}: sign in to this account with add=1 first`);
+    return row;
+  }
+
   /** GET /api/auth/me: the active account and every other live member of the roster. */
   async me(current: Authenticated): Promise<MeView> {
     if (current.session.roster_id === null) return { account: await this.view(current.account), roster: [] };
@@ -271,22 +341,17 @@ export class SessionService {
 
   /** POST /api/auth/switch (docs/api.md "Errors of POST /api/auth/switch"). */
   async switchTo(current: Authenticated, did: string): Promise<IssuedSession> {
-    if (current.session.roster_id === null) throw new OcError('no_roster', 'switch: this session predates multi-account; sign in again');
-    const targetId = accountIdFromDid(did);
-    if (targetId === null) throw new OcError('bad_request', 'did_oc: must be did:oc: followed by 32 lowercase hex characters');
-    const target = await this.#store.resolveCanonicalAccount(targetId);
-    if (!target) throw new OcError('unknown_did_oc', 'switch: no account has this did');
-    if (target.id === current.account.id) throw new OcError('already_active', 'switch: this account is already active');
-    const row = await this.#store.findLiveSessionInRoster(current.session.roster_id, target.id, this.#now().getTime());
-    if (!row) throw new OcError('not_in_roster', 'switch: sign in to this account with add=1 first');
-    // The target keeps its own freshness claims and its row's expiry.
-    return this.remint(row);
+    const row = await this.#rosterRow(current, did, 'switch');
+    // The target keeps its own freshness claims and its row's expiry. A
+    // pinned tab switches itself only: the browser's cookie stays.
+    return current.pinned === true ? this.mintForTab(row) : this.remint(row);
   }
 
   /**
    * POST /api/auth/logout. `all` revokes every row of the roster; `current`
    * revokes the active account's row and moves to the most recently seen
-   * remaining member, if any.
+   * remaining member, if any (for a pinned tab, with a tab token: the route
+   * then sees to the cookie).
    */
   async logout(current: Authenticated, scope: 'current' | 'all'): Promise<{ next: IssuedSession | null }> {
     const nowMs = this.#now().getTime();
@@ -301,7 +366,7 @@ export class SessionService {
     remaining.sort((a, b) => b.session.last_seen_at - a.session.last_seen_at);
     for (const member of remaining) {
       try {
-        return { next: await this.remint(member.session) };
+        return { next: current.pinned === true ? await this.mintForTab(member.session) : await this.remint(member.session) };
       } catch (error) {
         // Revoked by a concurrent logout between the listing and the re-mint: try the next one.
         if (!(error instanceof OcError && error.code === 'not_authenticated')) throw error;

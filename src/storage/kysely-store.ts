@@ -4,7 +4,8 @@
  * email-codes.ts, connect.ts, stats.ts), all over one shared executor
  * (executor.ts), plus what spans the areas: purging, readiness and closing.
  */
-import { sql } from 'kysely';
+import { sql, type ExpressionBuilder } from 'kysely';
+import type { DatabaseSchema } from './schema.js';
 import { openDatabase } from './database.js';
 import type { OpenDatabaseOptions } from './database.js';
 import { AccountsArea } from './accounts.js';
@@ -48,9 +49,16 @@ export function createStore(executor: StoreExecutor): Store {
       const retention = options.sessionRetentionMs ?? DEFAULT_SESSION_RETENTION_MS;
       if (!(retention >= 0)) throw new Error('storage: sessionRetentionMs must be a non-negative number');
       const sessionCutoff = now - retention;
+      const purged = (eb: ExpressionBuilder<DatabaseSchema, 'sessions'>) =>
+        eb.or([eb('expires_at', '<=', sessionCutoff), eb('revoked_at', '<=', sessionCutoff)]);
+      // A row's tab tokens go with it (the foreign key cascades too; SQLite enforces it only when asked).
+      await db
+        .deleteFrom('tab_tokens')
+        .where('jti', 'in', (eb) => eb.selectFrom('sessions').select('sessions.jti').where(purged))
+        .execute();
       const sessions = await db
         .deleteFrom('sessions')
-        .where((eb) => eb.or([eb('expires_at', '<=', sessionCutoff), eb('revoked_at', '<=', sessionCutoff)]))
+        .where(purged)
         .executeTakeFirst();
       const nonces = await db.deleteFrom('used_nonces').where('expires_at', '<=', now).executeTakeFirst();
       const emailCodes = await db.deleteFrom('email_codes').where('expires_at', '<=', now).executeTakeFirst();

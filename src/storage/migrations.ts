@@ -242,8 +242,26 @@ const emailCodeTokenlessTries: Migration = {
   },
 };
 
+const tabTokens: Migration = {
+  version: 6,
+  name: 'tab_tokens',
+  async up(db) {
+    // docs/protocol.md §3: a pinned browser tab holds a token of its own for a
+    // session row, so that re-minting the row (a switch in another tab, say)
+    // does not sign that tab out. Only the hash is stored, like the row's own.
+    await db.schema
+      .createTable('tab_tokens')
+      .addColumn('token_hash', 'text', (column) => column.primaryKey())
+      .addColumn('jti', 'text', (column) => column.notNull().references('sessions.jti').onDelete('cascade'))
+      .addColumn('created_at', 'bigint', (column) => column.notNull())
+      .addCheckConstraint('tab_tokens_token_hash_format', sql`length(token_hash) = 64 AND lower(token_hash) = token_hash`)
+      .execute();
+    await db.schema.createIndex('tab_tokens_jti').on('tab_tokens').columns(['jti', 'created_at']).execute();
+  },
+};
+
 /** Every migration, in version order. */
-export const MIGRATIONS: readonly Migration[] = [initialSchema, emailConnectStats, batchedAttestEvents, sessionIdentity, emailCodeTokenlessTries];
+export const MIGRATIONS: readonly Migration[] = [initialSchema, emailConnectStats, batchedAttestEvents, sessionIdentity, emailCodeTokenlessTries, tabTokens];
 
 async function lockMigrations(trx: Transaction<any>, engine: DatabaseEngine): Promise<void> {
   // SQLite: the transaction already holds the write lock (BEGIN IMMEDIATE).

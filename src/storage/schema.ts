@@ -110,6 +110,17 @@ export interface AttestEventsTable {
   count: Generated<number>;
 }
 
+/**
+ * Extra tokens of a session row, minted for pinned browser tabs (migration
+ * 6, docs/protocol.md §3): each is valid while its row is live, and a
+ * re-mint of the row's own token leaves them alone.
+ */
+export interface TabTokensTable {
+  token_hash: string;
+  jti: string;
+  created_at: number;
+}
+
 export interface SchemaMigrationsTable {
   version: number;
   name: string;
@@ -120,6 +131,7 @@ export interface DatabaseSchema {
   accounts: AccountsTable;
   identities: IdentitiesTable;
   sessions: SessionsTable;
+  tab_tokens: TabTokensTable;
   used_nonces: UsedNoncesTable;
   settings: SettingsTable;
   signing_keys: SigningKeysTable;

@@ -264,6 +264,63 @@ export class SessionsArea implements SessionStore {
     return row ? toSessionRecord(row) : null;
   }
 
+  async updateSessionFreshness(jti: string, freshness: SessionFreshness): Promise<SessionRecord | null> {
+    const values: Updateable<SessionsTable> = {};
+    if (freshness.step_up_at !== undefined) values.step_up_at = freshness.step_up_at;
+    if (freshness.sudo_at !== undefined) values.sudo_at = freshness.sudo_at;
+    let query = this.#x.db.updateTable('sessions').where('jti', '=', jti).where('revoked_at', 'is', null);
+    // Nothing to change: the same statement still answers the live row.
+    query = Object.keys(values).length === 0 ? query.set({ jti }) : query.set(values);
+    const row = await query.returningAll().executeTakeFirst();
+    return row ? toSessionRecord(row) : null;
+  }
+
+  async insertTabToken(jti: string, tokenHash: string, now: number, keep: number): Promise<boolean> {
+    return this.#x.transaction(async (trx) => {
+      // Serialized per row, so two tabs minting at once both stay within `keep`.
+      await this.#x.lockKey(trx, `tab ${jti}`);
+      const live = await trx.selectFrom('sessions').select('jti').where('jti', '=', jti).where('revoked_at', 'is', null).executeTakeFirst();
+      if (live === undefined) return false;
+      // Two mints of one row within a second can be the same JWT: recorded once.
+      await trx
+        .insertInto('tab_tokens')
+        .values({ token_hash: tokenHash, jti, created_at: now })
+        .onConflict((conflict) => conflict.column('token_hash').doNothing())
+        .execute();
+      const kept = await trx
+        .selectFrom('tab_tokens')
+        .select('token_hash')
+        .where('jti', '=', jti)
+        .orderBy('created_at', 'desc')
+        .orderBy('token_hash', 'desc')
+        .limit(keep)
+        .execute();
+      await trx
+        .deleteFrom('tab_tokens')
+        .where('jti', '=', jti)
+        .where(
+          'token_hash',
+          'not in',
+          kept.map((row) => row.token_hash),
+        )
+        .execute();
+      return true;
+    });
+  }
+
+  async findLiveSessionByTabToken(tokenHash: string, now: number): Promise<RosterMemberRecord | null> {
+    const rows = await this.#x.runCompiled<SessionWithAccountRow>(
+      'findLiveSessionByTabToken',
+      () =>
+        this.#sessionWithAccount()
+          .where('sessions.jti', '=', (eb) => eb.selectFrom('tab_tokens').select('tab_tokens.jti').where('tab_tokens.token_hash', '=', tokenHash))
+          .where('sessions.revoked_at', 'is', null)
+          .where('sessions.expires_at', '>', now),
+      [tokenHash, now],
+    );
+    return rows[0] ? toRosterMember(rows[0]) : null;
+  }
+
   async touchSession(jti: string, now: number): Promise<void> {
     await this.#x.runCompiled(
       'touchSession',

@@ -385,6 +385,19 @@ export interface SessionStore {
    */
   updateSessionToken(jti: string, tokenHash: string, freshness?: SessionFreshness): Promise<SessionRecord | null>;
 
+  /** Changes the step-up claims of an unrevoked row without re-minting its token. Null when the row is gone or revoked. */
+  updateSessionFreshness(jti: string, freshness: SessionFreshness): Promise<SessionRecord | null>;
+
+  /**
+   * Records one more token of the row `jti`, for a pinned tab. Keeps the
+   * `keep` newest tokens of the row and deletes older ones. False when the
+   * row is gone or revoked (nothing is recorded).
+   */
+  insertTabToken(jti: string, tokenHash: string, now: EpochMilliseconds, keep: number): Promise<boolean>;
+
+  /** Like {@link findLiveSessionWithAccount}, for a token recorded by {@link insertTabToken}. */
+  findLiveSessionByTabToken(tokenHash: string, now: EpochMilliseconds): Promise<RosterMemberRecord | null>;
+
   /** Sets last_seen_at of an unrevoked row; a no-op when it is already as recent. */
   touchSession(jti: string, now: EpochMilliseconds): Promise<void>;
 

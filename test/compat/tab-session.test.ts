@@ -1,15 +1,21 @@
 /**
  * Per-tab pinning as the OrangeCheck client sends it (oc-packages
- * `auth-client/src/tab-session.ts` at 79d8fe6): a pinned tab sends its own
- * session token in `x-oc-tab-session` ("servers verify the header exactly
- * like the cookie token"), so two tabs of one browser act as two accounts of
- * its roster; the preflight must allow the header, or the browser blocks
- * every cross-origin call of a pinned tab.
+ * `auth-client/src/tab-session.ts` at 79d8fe6, and its tests at 82a32c9): a
+ * pinned tab sends its own session token in `x-oc-tab-session` ("servers
+ * verify the header exactly like the cookie token"), so two tabs of one
+ * browser act as two accounts of its roster; the preflight must allow the
+ * header, or the browser blocks every cross-origin call of a pinned tab.
+ *
+ * `POST /api/auth/tab` (`consumeTabAccountHint`, and the provider's pin on
+ * first load) answers `{ok, token, account: {did_oc}}` for the active account
+ * or for another account of the roster, and refuses one outside it. What a
+ * pinned tab changes (switch, logout, edit, step-up) is answered to that tab;
+ * the cookie, and so every unpinned tab, stays (docs/protocol.md §3).
  */
 import type { FastifyInstance } from 'fastify';
 import { expect, it } from 'vitest';
-import { newWallet } from '../support/auth-client.js';
-import { AuthHarness, forEachEngine, useAuthHarness } from '../support/auth-harness.js';
+import { Browser, newWallet, type Reply } from '../support/auth-client.js';
+import { AuthHarness, expectError, forEachEngine, useAuthHarness } from '../support/auth-harness.js';
 
 const SITE = 'https://shop.example.com';
 
@@ -45,6 +51,149 @@ function tabSuite(engine: 'sqlite' | 'postgres'): void {
 
     // A pin that is not a live session is no session at all, whatever the cookie says.
     expect((await browser.request('GET', '/api/auth/me', undefined, { 'x-oc-tab-session': 'not-a-token' })).status).toBe(401);
+  });
+
+  const pin = (reply: Reply) => ({ 'x-oc-tab-session': reply.body.token as string });
+  const didOf = (reply: Reply) => reply.body.account.did_oc as string;
+  const meAs = async (browser: Browser, headers: Record<string, string>) => browser.request('GET', '/api/auth/me', undefined, headers);
+
+  /** A browser signed in to two accounts, A then B (the cookie's). */
+  async function twoAccounts() {
+    const browser = harness.browser(app, 'https://auth.example.com');
+    const walletA = newWallet();
+    const a = await browser.signIn(walletA);
+    const b = await browser.signIn(newWallet(), { add: true });
+    return { browser, walletA, a, b };
+  }
+
+  it('POST /api/auth/tab mints a token for the active account or another of the roster, and leaves the cookie alone', async () => {
+    const { browser, a, b } = await twoAccounts();
+    const cookie = browser.cookie;
+
+    // The provider's first load: no body, the active (cookie) account.
+    const own = await browser.request('POST', '/api/auth/tab');
+    expect(own.status, JSON.stringify(own.body)).toBe(200);
+    expect(own.body).toMatchObject({ ok: true, account: { did_oc: didOf(b) } });
+    expect(typeof own.body.token).toBe('string');
+    expect(own.setCookies).toEqual([]);
+    expect(own.headers['cache-control']).toBe('no-store, private');
+
+    const emptyJson = await browser.request('POST', '/api/auth/tab', undefined, { 'content-type': 'application/json' });
+    expect(emptyJson.body.account.did_oc).toBe(didOf(b));
+
+    // consumeTabAccountHint: `{did_oc}` of another account of the roster.
+    const hinted = await browser.post('/api/auth/tab', { did_oc: didOf(a) });
+    expect(hinted.status).toBe(200);
+    expect(hinted.body.account.did_oc).toBe(didOf(a));
+    expect(hinted.setCookies).toEqual([]);
+    expect(browser.cookie).toBe(cookie);
+    expect((await meAs(browser, pin(hinted))).body.account.did_oc).toBe(didOf(a));
+    // Header only, as a consumer's server receives it: the pin is the credential.
+    const bare = await app.inject({ method: 'GET', url: '/api/auth/me', headers: pin(hinted) });
+    expect(bare.json().account.did_oc).toBe(didOf(a));
+
+    // The same, asked from a tab already pinned elsewhere.
+    const fromTab = await browser.request('POST', '/api/auth/tab', { did_oc: didOf(b) }, pin(hinted));
+    expect(fromTab.body.account.did_oc).toBe(didOf(b));
+  });
+
+  it('refuses a did outside the roster, a malformed one, and a caller without a session', async () => {
+    const { browser } = await twoAccounts();
+    const stranger = harness.browser(app, 'https://auth.example.com');
+    const other = await stranger.signIn(newWallet());
+
+    expectError(await browser.post('/api/auth/tab', { did_oc: didOf(other) }), 403, 'not_in_roster');
+    expectError(await browser.post('/api/auth/tab', { did_oc: 'did:oc:XYZ' }), 400, 'bad_request');
+    expectError(await browser.post('/api/auth/tab', { did_oc: `did:oc:${'0'.repeat(32)}` }), 404, 'unknown_did_oc');
+    expectError(await browser.post('/api/auth/tab', { did_oc: 7 }), 400, 'bad_request');
+
+    const anonymous = harness.browser(app, 'https://auth.example.com');
+    expectError(await anonymous.post('/api/auth/tab', {}), 401, 'not_authenticated');
+  });
+
+  it('keeps a tab token working when another tab re-mints the cookie of the same account', async () => {
+    const { browser, a } = await twoAccounts();
+    const tabA = await browser.post('/api/auth/tab', { did_oc: didOf(a) });
+    harness.clock.advance(1000);
+    // An unpinned tab switches the browser to A: A's row gets a new token.
+    const switched = await browser.switchTo(didOf(a));
+    expect(switched.status).toBe(200);
+    expect(switched.body.token).not.toBe(tabA.body.token);
+    expect((await meAs(browser, pin(tabA))).body.account.did_oc).toBe(didOf(a));
+    // A sign-in response token pinned before the re-mint is the row's old token: it is gone.
+    expect((await meAs(browser, pin(a))).status).toBe(401);
+  });
+
+  it('a pinned tab switches, edits and steps up for itself; the cookie stays', async () => {
+    const { browser, walletA, a, b } = await twoAccounts();
+    const cookie = browser.cookie;
+    const tabA = await browser.post('/api/auth/tab', { did_oc: didOf(a) });
+
+    const edit = await browser.request('PATCH', '/api/auth/account', { display_name: 'Tab A' }, pin(tabA));
+    expect(edit.status).toBe(200);
+    expect(edit.setCookies).toEqual([]);
+    expect((await meAs(browser, pin(edit))).body.account.display_name).toBe('Tab A');
+    // The tab's earlier token still works too: tab tokens are not rotated.
+    expect((await meAs(browser, pin(tabA))).status).toBe(200);
+
+    const proof = await browser.prove(walletA, 'sudo');
+    const sudo = await browser.request('POST', '/api/auth/sudo', proof, pin(tabA));
+    expect(sudo.status, JSON.stringify(sudo.body)).toBe(200);
+    expect(sudo.setCookies).toEqual([]);
+    const [, payload] = (sudo.body.token as string).split('.');
+    expect(JSON.parse(Buffer.from(payload as string, 'base64url').toString()).sudo_at).toEqual(expect.any(Number));
+
+    const switched = await browser.request('POST', '/api/auth/switch', { did_oc: didOf(b) }, pin(tabA));
+    expect(switched.status).toBe(200);
+    expect(switched.body.account.did_oc).toBe(didOf(b));
+    expect(switched.setCookies).toEqual([]);
+    expect(browser.cookie).toBe(cookie);
+    expect((await meAs(browser, pin(switched))).body.account.did_oc).toBe(didOf(b));
+    expect((await browser.me()).body.account.did_oc).toBe(didOf(b));
+  });
+
+  it('a pinned tab signs its own account out; the cookie moves only when it held that account', async () => {
+    const { browser, a, b } = await twoAccounts();
+    const tabA = await browser.post('/api/auth/tab', { did_oc: didOf(a) });
+    const out = await browser.request('POST', '/api/auth/logout?scope=current', {}, pin(tabA));
+    expect(out.status).toBe(200);
+    expect(out.body).toMatchObject({ ok: true, scope: 'current', switched_to: { did_oc: didOf(b) } });
+    expect(out.setCookies).toEqual([]);
+    expect((await meAs(browser, pin(tabA))).status).toBe(401);
+    expect((await meAs(browser, pin(out))).body.account.did_oc).toBe(didOf(b));
+    expect((await browser.me()).body.account.did_oc).toBe(didOf(b));
+
+    // The cookie's own account, signed out from a pinned tab: the cookie goes too.
+    const tabB = await browser.post('/api/auth/tab', {});
+    const last = await browser.request('POST', '/api/auth/logout?scope=current', {}, pin(tabB));
+    expect(last.body).toMatchObject({ ok: true, switched_to: null });
+    expect(browser.cookie).toBeUndefined();
+    expect((await meAs(browser, pin(out))).status).toBe(401);
+  });
+
+  it('moves the cookie to the next account when a pinned tab signs out the cookie\'s account', async () => {
+    const { browser, a, b } = await twoAccounts();
+    const tabB = await browser.post('/api/auth/tab', { did_oc: didOf(b) });
+    const out = await browser.request('POST', '/api/auth/logout?scope=current', {}, pin(tabB));
+    expect(out.body.switched_to).toEqual({ did_oc: didOf(a) });
+    expect(out.setCookies.some((line) => line.startsWith('oc_session='))).toBe(true);
+    expect((await browser.me()).body.account.did_oc).toBe(didOf(a));
+  });
+
+  it('ends every tab token with its session, and keeps a bounded number per session', async () => {
+    const { browser } = await twoAccounts();
+    const tokens: Reply[] = [];
+    for (let i = 0; i < 33; i += 1) {
+      harness.clock.advance(1000);
+      tokens.push(await browser.post('/api/auth/tab', {}));
+    }
+    expect(new Set(tokens.map((reply) => reply.body.token)).size).toBe(33);
+    expect((await meAs(browser, pin(tokens[0] as Reply))).status).toBe(401);
+    expect((await meAs(browser, pin(tokens[1] as Reply))).status).toBe(200);
+    expect((await meAs(browser, pin(tokens[32] as Reply))).status).toBe(200);
+
+    expect((await browser.logout('all')).status).toBe(200);
+    expect((await meAs(browser, pin(tokens[32] as Reply))).status).toBe(401);
   });
 
   it('allows the header in the preflight of the browser routes', async () => {
