@@ -463,6 +463,53 @@ describe.skipIf(!HAVE_CHROMIUM)('pages in headless Chromium', () => {
     expectNoProblems();
   });
 
+  it('runs the /sudo round trip a consumer starts with redirectToSudo: sign in, re-prove, back to return_to', async () => {
+    const sudoContext = await newWatchedContext();
+    const signer = newWallet('p2wpkh');
+    const purposes: string[] = [];
+    await sudoContext.exposeFunction('ocTestSignBip322', (message: string) => {
+      purposes.push(/\npurpose: ([a-z]+)\n/.exec(message)?.[1] ?? '?');
+      return signBip322({ privateKey: signer.privateKey, address: signer.address, message });
+    });
+    await sudoContext.addInitScript((address: string) => {
+      const scope = globalThis as unknown as InPage;
+      scope.unisat = {
+        requestAccounts: async () => [address],
+        signMessage: (message: string, type: string) => scope.ocTestSignBip322!(message, type),
+      };
+    }, signer.address);
+    const sudoPage = await sudoContext.newPage();
+    watch(sudoPage);
+    // What auth-client's redirectToSudo({returnTo, purpose}) opens.
+    const sudoUrl = `/sudo?return_to=${encodeURIComponent('/account?confirmed=1')}&purpose=${encodeURIComponent('register a hardware key')}`;
+    await sudoPage.goto(sudoUrl);
+    // Signed out: sign in first, then the same /sudo again.
+    await sudoPage.waitForURL(`${base}/signin?return_to=${encodeURIComponent(sudoUrl)}`);
+    await sudoPage.getByLabel('Bitcoin address').fill(signer.address);
+    await sudoPage.getByRole('button', { name: 'Get message to sign' }).click();
+    await sudoPage.getByRole('button', { name: 'Sign with UniSat' }).click();
+    await sudoPage.waitForURL(`${base}${sudoUrl}`);
+
+    await expect.poll(() => sudoPage.locator('#lead').textContent()).toMatch(/^To register a hardware key, confirm that you control this account\./);
+    await expect.poll(() => sudoPage.locator('#proof-account').textContent()).toBe(signer.address);
+    expect(await sudoPage.locator('#sudo-cancel').getAttribute('href')).toBe('/account?confirmed=1');
+    expect(await sudoPage.locator('#sudo-email').isVisible()).toBe(false);
+    await screenshot(sudoPage, 'sudo.png');
+    await sudoPage.getByLabel('Bitcoin address').selectOption(signer.address);
+    await sudoPage.getByRole('button', { name: 'Get message to sign' }).click();
+    await sudoPage.getByRole('button', { name: 'Sign with UniSat' }).click();
+    await sudoPage.waitForURL(`${base}/account?confirmed=1`);
+    expect(purposes).toEqual(['login', 'sudo']);
+
+    // The cookie now carries a fresh sudo_at, which consumers check (auth-core verifySudoClaim).
+    const cookie = (await sudoContext.cookies()).find((candidate) => candidate.name === 'oc_session');
+    const claims = JSON.parse(Buffer.from(cookie!.value.split('.')[1]!, 'base64url').toString()) as { sudo_at?: number; step_up_at?: number };
+    expect(Math.abs((claims.sudo_at ?? 0) - Date.now() / 1000)).toBeLessThan(60);
+    expect(claims.step_up_at).toBeUndefined();
+    await sudoContext.close();
+    expectNoProblems();
+  });
+
   it('shows provider errors as sentences and refuses a foreign return_to', async () => {
     const errorPage = await context.newPage();
     watch(errorPage);

@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { findPagesDir, loadPageFiles, PAGE_CSP, renderTemplate } from '../src/http/pages.js';
+import { findPagesDir, loadPageFiles, PAGE_CSP, renderTemplate, sudoPurpose } from '../src/http/pages.js';
 import { testApp } from './support/app.js';
 import { Browser, newWallet } from './support/auth-client.js';
 
@@ -43,7 +43,7 @@ describe('finding the page files', () => {
 
   it('holds only assets with known names: no HTML, no TypeScript', () => {
     const files = loadPageFiles(PAGES_DIR);
-    expect([...files.assets.keys()].sort()).toEqual(['account.js', 'app.css', 'common.js', 'favicon.svg', 'signin.js', 'wallets.js']);
+    expect([...files.assets.keys()].sort()).toEqual(['account.js', 'app.css', 'common.js', 'favicon.svg', 'signin.js', 'stepup.js', 'sudo.js', 'wallets.js']);
   });
 
   it('escapes template values for attributes and refuses unknown placeholders', () => {
@@ -113,6 +113,45 @@ describe('GET /account', () => {
     expect(reply.headers['content-security-policy']).toBe(PAGE_CSP);
     expect(reply.body).toContain('<script type="module" src="/assets/account.js"></script>');
     expect(reply.body).not.toContain(browser.cookie!);
+  });
+});
+
+describe('GET /sudo', () => {
+  const asked = '/sudo?return_to=https%3A%2F%2Fshop.example.com%2Fkeys&purpose=register%20a%20hardware%20key';
+
+  it('sends a browser without a session to sign in first, then back to the same /sudo', async () => {
+    const reply = await app.inject({ method: 'GET', url: asked });
+    expect(reply.statusCode).toBe(302);
+    expect(reply.headers.location).toBe(`/signin?return_to=${encodeURIComponent(asked)}`);
+    // /signin keeps it: it is a path of this service.
+    const signin = await app.inject({ method: 'GET', url: reply.headers.location as string });
+    expect(dataAttribute(signin.body, 'return-to')).toBe(asked.replace('&', '&#38;'));
+  });
+
+  it('answers the page with the checked return_to and the purpose as text', async () => {
+    const browser = new Browser(app);
+    expect((await browser.signIn(newWallet())).status).toBe(200);
+    const cookie = { cookie: `oc_session=${browser.cookie}` };
+    const reply = await app.inject({ method: 'GET', url: asked, headers: cookie });
+    expect(reply.statusCode).toBe(200);
+    expect(reply.headers['content-security-policy']).toBe(PAGE_CSP);
+    expect(reply.headers['cache-control']).toBe('no-cache');
+    expect(reply.body).toContain('<script type="module" src="/assets/sudo.js"></script>');
+    expect(dataAttribute(reply.body, 'return-to')).toBe('https://shop.example.com/keys');
+    expect(dataAttribute(reply.body, 'return-to-refused')).toBe('');
+    expect(dataAttribute(reply.body, 'purpose')).toBe('register a hardware key');
+
+    const foreign = await app.inject({ method: 'GET', url: '/sudo?return_to=https%3A%2F%2Fevil.example.net%2F&purpose=%22%3E%3Cscript%3E', headers: cookie });
+    expect(dataAttribute(foreign.body, 'return-to')).toBe('');
+    expect(dataAttribute(foreign.body, 'return-to-refused')).toBe('1');
+    expect(dataAttribute(foreign.body, 'purpose')).toBe('&#34;&#62;&#60;script&#62;');
+    expect(foreign.body).not.toContain('<script>');
+  });
+
+  it('shows purpose as one bounded line', () => {
+    expect(sudoPurpose(undefined)).toBe('');
+    expect(sudoPurpose('  delete\nthe\u0000 account\u2028now ')).toBe('delete the account now');
+    expect([...sudoPurpose('é'.repeat(500))]).toHaveLength(120);
   });
 });
 

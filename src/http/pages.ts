@@ -1,5 +1,5 @@
 /**
- * The browser pages of the host: `/signin`, `/account` and
+ * The browser pages of the host: `/signin`, `/account`, `/sudo` and
  * their static assets under `/assets/<file>`. The pages are plain HTML, CSS
  * and hand-written JavaScript modules in `src/pages/`; they call the API
  * same-origin with the HttpOnly cookie, so no token ever appears in them.
@@ -53,6 +53,7 @@ export interface PageFiles {
   readonly dir: string;
   readonly signin: string;
   readonly account: string;
+  readonly sudo: string;
   readonly assets: ReadonlyMap<string, Asset>;
 }
 
@@ -72,7 +73,7 @@ function etagOf(body: Buffer | string): string {
   return `"${createHash('sha256').update(body).digest('base64url').slice(0, 22)}"`;
 }
 
-/** Reads the two pages and every asset once. */
+/** Reads the pages and every asset once. */
 export function loadPageFiles(dir: string = findPagesDir()): PageFiles {
   const assets = new Map<string, Asset>();
   for (const name of readdirSync(dir)) {
@@ -85,6 +86,7 @@ export function loadPageFiles(dir: string = findPagesDir()): PageFiles {
     dir,
     signin: readFileSync(join(dir, 'signin.html'), 'utf8'),
     account: readFileSync(join(dir, 'account.html'), 'utf8'),
+    sudo: readFileSync(join(dir, 'sudo.html'), 'utf8'),
     assets,
   };
 }
@@ -119,23 +121,36 @@ function firstQueryValue(request: FastifyRequest, name: string): string | undefi
   return typeof value === 'string' ? value : undefined;
 }
 
+/** The longest `purpose` the /sudo page shows; longer ones are cut. */
+const MAX_PURPOSE_LENGTH = 120;
+
+/** `purpose` as the /sudo page shows it: one line of text, no control characters, bounded. */
+export function sudoPurpose(value: string | undefined): string {
+  if (value === undefined) return '';
+  const line = value.replace(/[\u0000-\u001f\u007f-\u009f\u2028\u2029]+/g, ' ').replace(/\s+/g, ' ').trim();
+  return [...line].slice(0, MAX_PURPOSE_LENGTH).join('');
+}
+
 export function registerPageRoutes(app: FastifyInstance, context: ServiceContext, files: PageFiles = loadPageFiles()): void {
   const isFamily = (origin: string) => context.origins.isFamilyOrigin(origin);
 
-  app.get('/signin', { config: { policy: POLICY.unlimited }, schema: { hide: true } }, async (request, reply) => {
-    // The same rule the provider start applies (docs/protocol.md §6): a path, or a
-    // URL of the family. A refused value is dropped and the page says so;
-    // the page's scripts only ever read the value rendered here.
+  /**
+   * `return_to` by the rule the provider start applies (docs/protocol.md §6):
+   * a path, or a URL of the family. A refused value is dropped and the page
+   * says so; the page's scripts only ever read the value rendered here.
+   */
+  function returnToOf(request: FastifyRequest): { returnTo: string; refused: boolean } {
     const asked = firstQueryValue(request, 'return_to') ?? '';
-    let returnTo = '';
-    let refused = false;
-    if (asked !== '') {
-      try {
-        returnTo = checkReturnTo(asked, context.config.publicUrl, isFamily);
-      } catch {
-        refused = true;
-      }
+    if (asked === '') return { returnTo: '', refused: false };
+    try {
+      return { returnTo: checkReturnTo(asked, context.config.publicUrl, isFamily), refused: false };
+    } catch {
+      return { returnTo: '', refused: true };
     }
+  }
+
+  app.get('/signin', { config: { policy: POLICY.unlimited }, schema: { hide: true } }, async (request, reply) => {
+    const { returnTo, refused } = returnToOf(request);
     const add = firstQueryValue(request, 'add');
     return sendPage(
       reply,
@@ -161,6 +176,24 @@ export function registerPageRoutes(app: FastifyInstance, context: ServiceContext
       return reply.code(302).header('location', '/signin?return_to=/account').send();
     }
     return sendPage(reply, files.account);
+  });
+
+  // The re-proof a consumer site sends people to after 401 `sudo_required`
+  // (docs/protocol.md §6 "Step-up"): prove the active account again, then back to return_to.
+  app.get('/sudo', { config: { policy: POLICY.unlimited }, schema: { hide: true } }, async (request, reply) => {
+    if ((await currentSession(context, request)) === null) {
+      securityHeaders(reply).header('cache-control', 'no-store');
+      return reply.code(302).header('location', `/signin?return_to=${encodeURIComponent(request.url)}`).send();
+    }
+    const { returnTo, refused } = returnToOf(request);
+    return sendPage(
+      reply,
+      renderTemplate(files.sudo, {
+        return_to: returnTo,
+        return_to_refused: refused ? '1' : '',
+        purpose: sudoPurpose(firstQueryValue(request, 'purpose')),
+      }),
+    );
   });
 
   app.get('/assets/:file', { config: { policy: POLICY.unlimited }, schema: { hide: true } }, async (request, reply) => {

@@ -13,16 +13,14 @@ import {
   api,
   busy,
   byId,
-  copyText,
   describeError,
-  fetchChallenge,
   h,
   identityKindLabel,
   markInvalid,
   say,
   submitButtonOf,
 } from './common.js';
-import { detectWallets, walletErrorText } from './wallets.js';
+import { createProofPanel, proofOptions } from './stepup.js';
 
 const SIGN_IN_AGAIN = '/signin?return_to=/account';
 
@@ -280,52 +278,14 @@ async function removeIdentity(identity, title, button) {
 // ---- step-up (POST /api/auth/sudo) ----
 
 const dialog = /** @type {HTMLDialogElement} */ (byId('sudo-dialog'));
-const sudoError = byId('sudo-error');
-const sudoAddressForm = /** @type {HTMLFormElement} */ (byId('sudo-btc-address-form'));
-const sudoSignForm = /** @type {HTMLFormElement} */ (byId('sudo-btc-sign-form'));
-const sudoEmailStartForm = /** @type {HTMLFormElement} */ (byId('sudo-email-start-form'));
-const sudoEmailVerifyForm = /** @type {HTMLFormElement} */ (byId('sudo-email-verify-form'));
-const sudoMessage = /** @type {HTMLTextAreaElement} */ (byId('sudo-message'));
-const sudoSignature = /** @type {HTMLTextAreaElement} */ (byId('sudo-signature'));
-const sudoCode = /** @type {HTMLInputElement} */ (byId('sudo-code'));
-
-/** @type {{address: string, message: string, nonce: string} | null} */
-let sudoChallenge = null;
-/** @type {{email: string, token: string} | null} */
-let sudoEmail = null;
-
-function fillSelect(select, values) {
-  select.replaceChildren(...values.map((value) => h('option', { value, text: value })));
-}
-
-/** The account's own verified addresses and e-mails: only those can prove it again. */
-function proofOptions() {
-  const verified = (identities ?? []).filter((identity) => identity.verified !== false);
-  const addresses = verified.filter((identity) => identity.kind === 'btc').map((identity) => identity.value);
-  if (addresses.length === 0 && me && me.account.primary_btc) addresses.push(me.account.primary_btc);
-  const emails = verified.filter((identity) => identity.kind === 'email').map((identity) => identity.value);
-  return { addresses, emails };
-}
+const proofPanel = createProofPanel(byId('sudo-panel'), {
+  onProved: () => dialog.close('proved'),
+  onSessionLost: sessionLost,
+});
 
 /** Opens the dialog; resolves true once the account proved itself, false when cancelled. */
 function stepUp() {
-  const { addresses, emails } = proofOptions();
-  sudoChallenge = null;
-  sudoEmail = null;
-  say(sudoError, '');
-  fillSelect(byId('sudo-address'), addresses);
-  fillSelect(byId('sudo-email-address'), emails);
-  byId('sudo-btc').hidden = addresses.length === 0;
-  byId('sudo-email').hidden = emails.length === 0;
-  byId('sudo-none').hidden = addresses.length > 0 || emails.length > 0;
-  sudoAddressForm.hidden = false;
-  sudoSignForm.hidden = true;
-  sudoEmailStartForm.hidden = false;
-  sudoEmailVerifyForm.hidden = true;
-  sudoMessage.value = '';
-  sudoSignature.value = '';
-  sudoCode.value = '';
-  for (const walletButton of byId('sudo-tools').querySelectorAll('[data-wallet]')) walletButton.remove();
+  proofPanel.reset(proofOptions(identities, me && me.account));
   const returnFocus = document.activeElement;
   dialog.returnValue = '';
   return new Promise((resolve) => {
@@ -341,104 +301,7 @@ function stepUp() {
   });
 }
 
-async function sendSudo(body, button) {
-  return busy(button, async () => {
-    const proved = await api('POST', '/api/auth/sudo', body);
-    if (sessionLost(proved)) return;
-    if (!proved.ok) {
-      say(sudoError, describeError(proved));
-      return;
-    }
-    dialog.close('proved');
-  });
-}
-
 byId('sudo-cancel').addEventListener('click', () => dialog.close('cancelled'));
-
-sudoAddressForm.addEventListener('submit', async (event) => {
-  event.preventDefault();
-  say(sudoError, '');
-  const address = /** @type {HTMLSelectElement} */ (byId('sudo-address')).value;
-  await busy(submitButtonOf(sudoAddressForm), async () => {
-    const issued = await fetchChallenge(address, 'sudo');
-    if (!issued.ok) {
-      say(sudoError, describeError(issued));
-      return;
-    }
-    sudoChallenge = { address, message: issued.body.message, nonce: issued.body.nonce };
-    sudoMessage.value = sudoChallenge.message;
-    for (const wallet of detectWallets()) {
-      const button = h('button', { type: 'button', class: 'secondary', 'data-wallet': wallet.id, text: `Sign with ${wallet.label}` });
-      button.addEventListener('click', () =>
-        busy(button, async () => {
-          if (!sudoChallenge) return;
-          try {
-            sudoSignature.value = await wallet.sign(sudoChallenge.message, sudoChallenge.address);
-          } catch (error) {
-            say(sudoError, walletErrorText(error));
-            return;
-          }
-          sudoSignForm.requestSubmit();
-        }),
-      );
-      byId('sudo-tools').append(button);
-    }
-    sudoAddressForm.hidden = true;
-    sudoSignForm.hidden = false;
-    sudoMessage.focus();
-  });
-});
-
-byId('sudo-copy').addEventListener('click', async () => {
-  const copied = await copyText(sudoMessage.value, sudoMessage);
-  say(sudoError, copied ? '' : 'The message is selected: copy it with your keyboard or menu.');
-});
-
-sudoSignForm.addEventListener('submit', async (event) => {
-  event.preventDefault();
-  say(sudoError, '');
-  if (!sudoChallenge) return;
-  const signature = sudoSignature.value.replace(/\s+/g, '');
-  if (signature === '') {
-    say(sudoError, 'Paste the signature from your wallet first.');
-    sudoSignature.focus();
-    return;
-  }
-  await sendSudo(
-    { address: sudoChallenge.address, message: sudoChallenge.message, signature, nonce: sudoChallenge.nonce },
-    submitButtonOf(sudoSignForm),
-  );
-});
-
-sudoEmailStartForm.addEventListener('submit', async (event) => {
-  event.preventDefault();
-  say(sudoError, '');
-  const email = /** @type {HTMLSelectElement} */ (byId('sudo-email-address')).value;
-  await busy(submitButtonOf(sudoEmailStartForm), async () => {
-    const started = await api('POST', '/api/auth/email-otp/start', { email });
-    if (!started.ok) {
-      say(sudoError, describeError(started));
-      return;
-    }
-    sudoEmail = { email, token: started.body.token };
-    sudoEmailStartForm.hidden = true;
-    sudoEmailVerifyForm.hidden = false;
-    sudoCode.focus();
-  });
-});
-
-sudoEmailVerifyForm.addEventListener('submit', async (event) => {
-  event.preventDefault();
-  say(sudoError, '');
-  if (!sudoEmail) return;
-  const code = sudoCode.value.replace(/\s+/g, '');
-  if (!/^[0-9]{6}$/.test(code)) {
-    say(sudoError, 'Enter the 6 digits from the e-mail.');
-    sudoCode.focus();
-    return;
-  }
-  await sendSudo({ email: sudoEmail.email, code, token: sudoEmail.token }, submitButtonOf(sudoEmailVerifyForm));
-});
 
 void load().then((loaded) => {
   if (loaded) say(pageStatus, '');

@@ -1,0 +1,250 @@
+/**
+ * Proving the active account again (POST /api/auth/sudo, docs/protocol.md §6
+ * "Step-up"): a BIP-322 `purpose=sudo` challenge for one of its addresses,
+ * signed by a wallet extension or pasted, or an e-mail code for one of its
+ * e-mail addresses. The account page shows it in its step-up dialog, the
+ * /sudo page as the page itself; both build it here.
+ */
+import { api, busy, copyText, describeError, fetchChallenge, h, say, submitButtonOf } from './common.js';
+import { detectWallets, walletErrorText } from './wallets.js';
+
+/**
+ * The account's own verified addresses and e-mails: only those can prove it
+ * again. An account whose identities are unknown still offers its primary address.
+ *
+ * @param {any[] | null} identities
+ * @param {{primary_btc?: string | null} | null | undefined} account
+ */
+export function proofOptions(identities, account) {
+  const verified = (identities ?? []).filter((identity) => identity.verified !== false);
+  const addresses = verified.filter((identity) => identity.kind === 'btc').map((identity) => identity.value);
+  if (addresses.length === 0 && account && account.primary_btc) addresses.push(account.primary_btc);
+  const emails = verified.filter((identity) => identity.kind === 'email').map((identity) => identity.value);
+  return { addresses, emails };
+}
+
+function actions(...buttons) {
+  return h('div', { class: 'actions' }, ...buttons);
+}
+
+/**
+ * Builds the proof forms into `root`.
+ *
+ * @param {HTMLElement} root
+ * @param {{
+ *   onProved: () => void,
+ *   onSessionLost: (result: any) => boolean,
+ * }} options
+ */
+export function createProofPanel(root, options) {
+  const error = h('p', { id: 'sudo-error', class: 'form-error', role: 'alert' });
+
+  const address = /** @type {HTMLSelectElement} */ (h('select', { id: 'sudo-address', name: 'address' }));
+  const addressForm = /** @type {HTMLFormElement} */ (
+    h(
+      'form',
+      { id: 'sudo-btc-address-form', novalidate: true },
+      h('label', { for: 'sudo-address', text: 'Bitcoin address' }),
+      address,
+      actions(h('button', { type: 'submit', text: 'Get message to sign' })),
+    )
+  );
+  const message = /** @type {HTMLTextAreaElement} */ (
+    h('textarea', { id: 'sudo-message', rows: '8', readonly: true, 'aria-describedby': 'sudo-message-hint' })
+  );
+  const copy = h('button', { type: 'button', id: 'sudo-copy', class: 'secondary', text: 'Copy message' });
+  const tools = h('div', { class: 'actions', id: 'sudo-tools' }, copy);
+  const signature = /** @type {HTMLTextAreaElement} */ (
+    h('textarea', { id: 'sudo-signature', name: 'signature', rows: '4', autocapitalize: 'none', autocorrect: 'off', spellcheck: 'false' })
+  );
+  const signForm = /** @type {HTMLFormElement} */ (
+    h(
+      'form',
+      { id: 'sudo-btc-sign-form', novalidate: true, hidden: true },
+      h('label', { for: 'sudo-message', text: 'Message to sign' }),
+      message,
+      h('p', { id: 'sudo-message-hint', class: 'hint', text: 'Sign this exact text with your wallet\'s "Sign message" (BIP-322).' }),
+      tools,
+      h('label', { for: 'sudo-signature', text: 'Signature' }),
+      signature,
+      actions(h('button', { type: 'submit', text: 'Confirm' })),
+    )
+  );
+  const btc = h(
+    'section',
+    { id: 'sudo-btc', 'aria-labelledby': 'sudo-btc-title', hidden: true },
+    h('h3', { id: 'sudo-btc-title', text: 'With your Bitcoin wallet' }),
+    addressForm,
+    signForm,
+  );
+
+  const emailAddress = /** @type {HTMLSelectElement} */ (h('select', { id: 'sudo-email-address', name: 'email' }));
+  const emailStartForm = /** @type {HTMLFormElement} */ (
+    h(
+      'form',
+      { id: 'sudo-email-start-form', novalidate: true },
+      h('label', { for: 'sudo-email-address', text: 'E-mail address' }),
+      emailAddress,
+      actions(h('button', { type: 'submit', text: 'Send code' })),
+    )
+  );
+  const code = /** @type {HTMLInputElement} */ (
+    h('input', {
+      id: 'sudo-code',
+      name: 'code',
+      class: 'code-input',
+      type: 'text',
+      inputmode: 'numeric',
+      autocomplete: 'one-time-code',
+      maxlength: '9',
+    })
+  );
+  const emailVerifyForm = /** @type {HTMLFormElement} */ (
+    h(
+      'form',
+      { id: 'sudo-email-verify-form', novalidate: true, hidden: true },
+      h('label', { for: 'sudo-code', text: '6-digit code' }),
+      code,
+      actions(h('button', { type: 'submit', text: 'Confirm' })),
+    )
+  );
+  const email = h(
+    'section',
+    { id: 'sudo-email', 'aria-labelledby': 'sudo-email-title', hidden: true },
+    h('h3', { id: 'sudo-email-title', text: 'With an e-mail code' }),
+    emailStartForm,
+    emailVerifyForm,
+  );
+
+  const none = h('p', {
+    id: 'sudo-none',
+    hidden: true,
+    text: 'This account has no Bitcoin address or e-mail address to confirm with. Sign out and sign in again, then retry.',
+  });
+  root.replaceChildren(error, btc, email, none);
+
+  /** @type {{address: string, message: string, nonce: string} | null} */
+  let challenge = null;
+  /** @type {{email: string, token: string} | null} */
+  let started = null;
+
+  async function send(body, button) {
+    return busy(button, async () => {
+      const proved = await api('POST', '/api/auth/sudo', body);
+      if (options.onSessionLost(proved)) return;
+      if (!proved.ok) {
+        say(error, describeError(proved));
+        return;
+      }
+      options.onProved();
+    });
+  }
+
+  addressForm.addEventListener('submit', async (event) => {
+    event.preventDefault();
+    say(error, '');
+    const chosen = address.value;
+    await busy(submitButtonOf(addressForm), async () => {
+      const issued = await fetchChallenge(chosen, 'sudo');
+      if (!issued.ok) {
+        say(error, describeError(issued));
+        return;
+      }
+      challenge = { address: chosen, message: issued.body.message, nonce: issued.body.nonce };
+      message.value = challenge.message;
+      for (const wallet of detectWallets()) {
+        const button = h('button', { type: 'button', class: 'secondary', 'data-wallet': wallet.id, text: `Sign with ${wallet.label}` });
+        button.addEventListener('click', () =>
+          busy(button, async () => {
+            if (!challenge) return;
+            try {
+              signature.value = await wallet.sign(challenge.message, challenge.address);
+            } catch (failure) {
+              say(error, walletErrorText(failure));
+              return;
+            }
+            signForm.requestSubmit();
+          }),
+        );
+        tools.append(button);
+      }
+      addressForm.hidden = true;
+      signForm.hidden = false;
+      message.focus();
+    });
+  });
+
+  copy.addEventListener('click', async () => {
+    const copied = await copyText(message.value, message);
+    say(error, copied ? '' : 'The message is selected: copy it with your keyboard or menu.');
+  });
+
+  signForm.addEventListener('submit', async (event) => {
+    event.preventDefault();
+    say(error, '');
+    if (!challenge) return;
+    const pasted = signature.value.replace(/\s+/g, '');
+    if (pasted === '') {
+      say(error, 'Paste the signature from your wallet first.');
+      signature.focus();
+      return;
+    }
+    await send({ address: challenge.address, message: challenge.message, signature: pasted, nonce: challenge.nonce }, submitButtonOf(signForm));
+  });
+
+  emailStartForm.addEventListener('submit', async (event) => {
+    event.preventDefault();
+    say(error, '');
+    const chosen = emailAddress.value;
+    await busy(submitButtonOf(emailStartForm), async () => {
+      const answer = await api('POST', '/api/auth/email-otp/start', { email: chosen });
+      if (!answer.ok) {
+        say(error, describeError(answer));
+        return;
+      }
+      started = { email: chosen, token: answer.body.token };
+      emailStartForm.hidden = true;
+      emailVerifyForm.hidden = false;
+      code.focus();
+    });
+  });
+
+  emailVerifyForm.addEventListener('submit', async (event) => {
+    event.preventDefault();
+    say(error, '');
+    if (!started) return;
+    const digits = code.value.replace(/\s+/g, '');
+    if (!/^[0-9]{6}$/.test(digits)) {
+      say(error, 'Enter the 6 digits from the e-mail.');
+      code.focus();
+      return;
+    }
+    await send({ email: started.email, code: digits, token: started.token }, submitButtonOf(emailVerifyForm));
+  });
+
+  return {
+    /**
+     * Shows the ways this account can prove itself, back at their first step.
+     *
+     * @param {{addresses: string[], emails: string[]}} offered
+     */
+    reset(offered) {
+      challenge = null;
+      started = null;
+      say(error, '');
+      address.replaceChildren(...offered.addresses.map((value) => h('option', { value, text: value })));
+      emailAddress.replaceChildren(...offered.emails.map((value) => h('option', { value, text: value })));
+      btc.hidden = offered.addresses.length === 0;
+      email.hidden = offered.emails.length === 0;
+      none.hidden = offered.addresses.length > 0 || offered.emails.length > 0;
+      addressForm.hidden = false;
+      signForm.hidden = true;
+      emailStartForm.hidden = false;
+      emailVerifyForm.hidden = true;
+      message.value = '';
+      signature.value = '';
+      code.value = '';
+      for (const walletButton of tools.querySelectorAll('[data-wallet]')) walletButton.remove();
+    },
+  };
+}

@@ -1,0 +1,73 @@
+/**
+ * The /sudo page: a consumer site whose action was answered 401
+ * `sudo_required` sends the browser here with `return_to` and `purpose`
+ * (the OrangeCheck client's `redirectToSudo`). The person proves the active
+ * account again (POST /api/auth/sudo, which re-mints the cookie with a fresh
+ * `sudo_at`) and goes back to `return_to`, where the action is retried
+ * (docs/protocol.md §6 "Step-up").
+ *
+ * `return_to` and `purpose` come from data attributes the server rendered
+ * after checking `return_to` against the family origins (src/http/pages.ts);
+ * `purpose` is only ever shown as text.
+ */
+import { accountName, api, byId, say, safeReturnTo } from './common.js';
+import { createProofPanel, proofOptions } from './stepup.js';
+
+const returnTo = safeReturnTo(document.body.dataset.returnTo, '/account');
+const purpose = (document.body.dataset.purpose ?? '').trim();
+
+const main = byId('main');
+const pageError = byId('page-error');
+const pageStatus = byId('page-status');
+
+/** Without a session there is nothing to confirm: sign in, then come back here. */
+function signInFirst() {
+  window.location.replace(`/signin?return_to=${encodeURIComponent(window.location.pathname + window.location.search)}`);
+}
+
+function sessionLost(result) {
+  if (result.status === 401 && result.code === 'not_authenticated') {
+    signInFirst();
+    return true;
+  }
+  return false;
+}
+
+const panel = createProofPanel(byId('sudo-panel'), {
+  onProved() {
+    say(pageStatus, 'Confirmed. Taking you back…');
+    window.location.assign(returnTo);
+  },
+  onSessionLost: sessionLost,
+});
+
+async function load() {
+  if (purpose !== '') byId('lead').textContent = `To ${purpose}, confirm that you control this account. The proof stays valid for 5 minutes.`;
+  if (document.body.dataset.returnToRefused === '1') {
+    const notice = byId('notice');
+    notice.textContent = 'The link you followed wanted to send you to a site that is not part of this service. Afterwards you will go to your account page instead.';
+    notice.hidden = false;
+  }
+  byId('sudo-cancel').setAttribute('href', returnTo);
+
+  const me = await api('GET', '/api/auth/me');
+  if (me.status === 401) {
+    signInFirst();
+    return;
+  }
+  if (!me.ok) {
+    say(pageStatus, '');
+    say(pageError, 'Your account could not be loaded. Please reload the page.');
+    main.setAttribute('aria-busy', 'false');
+    return;
+  }
+  const listed = await api('GET', '/api/auth/identities');
+  if (sessionLost(listed)) return;
+  byId('proof-account').textContent = accountName(me.body.account);
+  panel.reset(proofOptions(listed.ok ? listed.body.identities : null, me.body.account));
+  byId('proof').hidden = false;
+  say(pageStatus, '');
+  main.setAttribute('aria-busy', 'false');
+}
+
+void load();
