@@ -4,7 +4,7 @@
  * and re-minting the cookie), through HTTP on every engine.
  */
 import type { FastifyInstance } from 'fastify';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { newWallet, type Reply, type Wallet } from './support/auth-client.js';
 import {
   AuthHarness,
@@ -13,32 +13,18 @@ import {
   expectSessionCookie,
   forEachEngine,
   type TimedBrowser,
-  useAuthHarness,
+  useMailingAuthHarness,
 } from './support/auth-harness.js';
-import { extractCode, startSmtpServer, type ReceivedMail, type TestSmtpServer } from './support/smtp-server.js';
 
 const EVIL_ORIGIN = 'https://evil.example';
 
 function accountEdit(engine: 'sqlite' | 'postgres'): void {
   let harness: AuthHarness;
   let app: FastifyInstance;
-  let smtp: TestSmtpServer;
-  const readMails = new Set<ReceivedMail>();
-
-  beforeAll(async () => {
-    smtp = await startSmtpServer();
+  const mailbox = useMailingAuthHarness(engine, (opened, built) => {
+    harness = opened;
+    app = built;
   });
-  afterAll(async () => {
-    await smtp?.close();
-  });
-  useAuthHarness(
-    engine,
-    (opened, built) => {
-      harness = opened;
-      app = built;
-    },
-    () => ({ SMTP_URL: smtp.url, RATE_LIMIT_OTP_PER_HOUR: '0' }),
-  );
 
   const browser = (origin?: string): TimedBrowser => harness.browser(app, origin);
 
@@ -51,9 +37,8 @@ function accountEdit(engine: 'sqlite' | 'postgres'): void {
   async function signInByEmail(client: TimedBrowser, email: string): Promise<{ did: string }> {
     const started = await client.post('/api/auth/email-otp/start', { email });
     expect(started.status).toBe(200);
-    const mail = await smtp.waitForMessage((received) => received.envelope.to.includes(email) && !readMails.has(received));
-    readMails.add(mail);
-    const reply = await client.post('/api/auth/email-otp/verify', { email, code: extractCode(mail) });
+    const code = await mailbox.nextCode(email);
+    const reply = await client.post('/api/auth/email-otp/verify', { email, code });
     expect(reply.status, JSON.stringify(reply.body)).toBe(200);
     return { did: reply.body.account.did_oc };
   }

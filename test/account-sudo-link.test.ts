@@ -5,7 +5,7 @@
  * with e-mail codes delivered by a real SMTP server on loopback.
  */
 import type { FastifyInstance } from 'fastify';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { newWallet, type Reply, type Wallet } from './support/auth-client.js';
 import {
   AuthHarness,
@@ -15,10 +15,9 @@ import {
   forEachEngine,
   rosterDidsOf,
   type TimedBrowser,
-  useAuthHarness,
+  useMailingAuthHarness,
 } from './support/auth-harness.js';
 import { MINUTE, SECOND } from './support/clock.js';
-import { extractCode, startSmtpServer, type ReceivedMail, type TestSmtpServer } from './support/smtp-server.js';
 
 const EVIL_ORIGIN = 'https://evil.example';
 
@@ -31,23 +30,10 @@ interface SignedIn {
 function sudoAndLink(engine: 'sqlite' | 'postgres'): void {
   let harness: AuthHarness;
   let app: FastifyInstance;
-  let smtp: TestSmtpServer;
-  const readMails = new Set<ReceivedMail>();
-
-  beforeAll(async () => {
-    smtp = await startSmtpServer();
+  const mailbox = useMailingAuthHarness(engine, (opened, built) => {
+    harness = opened;
+    app = built;
   });
-  afterAll(async () => {
-    await smtp?.close();
-  });
-  useAuthHarness(
-    engine,
-    (opened, built) => {
-      harness = opened;
-      app = built;
-    },
-    () => ({ SMTP_URL: smtp.url, RATE_LIMIT_OTP_PER_HOUR: '0' }),
-  );
 
   const browser = (origin?: string): TimedBrowser => harness.browser(app, origin);
 
@@ -61,9 +47,8 @@ function sudoAndLink(engine: 'sqlite' | 'postgres'): void {
   async function mailedCode(client: TimedBrowser, email: string): Promise<{ code: string; token: string }> {
     const started = await client.post('/api/auth/email-otp/start', { email });
     expect(started.status, JSON.stringify(started.body)).toBe(200);
-    const mail = await smtp.waitForMessage((received) => received.envelope.to.includes(email) && !readMails.has(received));
-    readMails.add(mail);
-    return { code: extractCode(mail), token: started.body.token };
+    const code = await mailbox.nextCode(email);
+    return { code, token: started.body.token };
   }
 
   async function signInByEmail(client: TimedBrowser, email: string, add = false): Promise<SignedIn> {

@@ -119,6 +119,27 @@ describe.skipIf(!HAVE_CHROMIUM)('pages in headless Chromium', () => {
     return created;
   }
 
+  /**
+   * A watched context whose pages have a UniSat-style wallet for `signer`
+   * (`unisat.signMessage(message, type)`), signing with its real key and
+   * reporting each request to `onSign`.
+   */
+  async function contextWithUnisat(signer: Wallet, onSign: (message: string, type: string) => void): Promise<BrowserContext> {
+    const created = await newWatchedContext();
+    await created.exposeFunction('ocTestSignBip322', (message: string, type: string) => {
+      onSign(message, type);
+      return signBip322({ privateKey: signer.privateKey, address: signer.address, message });
+    });
+    await created.addInitScript((address: string) => {
+      const scope = globalThis as unknown as InPage;
+      scope.unisat = {
+        requestAccounts: async () => [address],
+        signMessage: (message: string, type: string) => scope.ocTestSignBip322!(message, type),
+      };
+    }, signer.address);
+    return created;
+  }
+
   /** The whole page, or only the viewport (a modal dialog's backdrop covers only the viewport). */
   async function screenshot(target: Page, name: string, fullPage = true): Promise<void> {
     if (!UPDATE_SCREENSHOTS) return;
@@ -436,20 +457,9 @@ describe.skipIf(!HAVE_CHROMIUM)('pages in headless Chromium', () => {
   });
 
   it('signs in through an injected browser wallet (UniSat-style signMessage bip322-simple)', async () => {
-    const walletContext = await newWatchedContext();
     const other = newWallet('p2tr');
     const requested: string[] = [];
-    await walletContext.exposeFunction('ocTestSignBip322', (message: string, type: string) => {
-      requested.push(type);
-      return signBip322({ privateKey: other.privateKey, address: other.address, message });
-    });
-    await walletContext.addInitScript((address: string) => {
-      const scope = globalThis as unknown as InPage;
-      scope.unisat = {
-        requestAccounts: async () => [address],
-        signMessage: (message: string, type: string) => scope.ocTestSignBip322!(message, type),
-      };
-    }, other.address);
+    const walletContext = await contextWithUnisat(other, (_message, type) => requested.push(type));
     const walletPage = await walletContext.newPage();
     watch(walletPage);
     await walletPage.goto('/signin');
@@ -464,20 +474,9 @@ describe.skipIf(!HAVE_CHROMIUM)('pages in headless Chromium', () => {
   });
 
   it('runs the /sudo round trip a consumer starts with redirectToSudo: sign in, re-prove, back to return_to', async () => {
-    const sudoContext = await newWatchedContext();
     const signer = newWallet('p2wpkh');
     const purposes: string[] = [];
-    await sudoContext.exposeFunction('ocTestSignBip322', (message: string) => {
-      purposes.push(/\npurpose: ([a-z]+)\n/.exec(message)?.[1] ?? '?');
-      return signBip322({ privateKey: signer.privateKey, address: signer.address, message });
-    });
-    await sudoContext.addInitScript((address: string) => {
-      const scope = globalThis as unknown as InPage;
-      scope.unisat = {
-        requestAccounts: async () => [address],
-        signMessage: (message: string, type: string) => scope.ocTestSignBip322!(message, type),
-      };
-    }, signer.address);
+    const sudoContext = await contextWithUnisat(signer, (message) => purposes.push(/\npurpose: ([a-z]+)\n/.exec(message)?.[1] ?? '?'));
     const sudoPage = await sudoContext.newPage();
     watch(sudoPage);
     // What auth-client's redirectToSudo({returnTo, purpose}) opens.

@@ -12,37 +12,22 @@
  *   (docs/protocol.md §3).
  */
 import type { FastifyInstance } from 'fastify';
-import { afterAll, beforeAll, expect, it } from 'vitest';
+import { expect, it } from 'vitest';
 import { newWallet } from '../support/auth-client.js';
-import { AuthHarness, decodeJwt, forEachEngine, useAuthHarness, type TimedBrowser } from '../support/auth-harness.js';
-import { extractCode, startSmtpServer, type ReceivedMail, type TestSmtpServer } from '../support/smtp-server.js';
+import { AuthHarness, decodeJwt, forEachEngine, useMailingAuthHarness, type TimedBrowser } from '../support/auth-harness.js';
 
 function claimsSuite(engine: 'sqlite' | 'postgres'): void {
   let harness: AuthHarness;
   let app: FastifyInstance;
-  let smtp: TestSmtpServer;
-  const readMails = new Set<ReceivedMail>();
-
-  beforeAll(async () => {
-    smtp = await startSmtpServer();
+  const mailbox = useMailingAuthHarness(engine, (opened, built) => {
+    harness = opened;
+    app = built;
   });
-  afterAll(async () => {
-    await smtp?.close();
-  });
-  useAuthHarness(
-    engine,
-    (opened, built) => {
-      harness = opened;
-      app = built;
-    },
-    () => ({ SMTP_URL: smtp.url, RATE_LIMIT_OTP_PER_HOUR: '0' }),
-  );
 
   async function emailSignIn(client: TimedBrowser, email: string) {
     const started = await client.post('/api/auth/email-otp/start', { email });
-    const mail = await smtp.waitForMessage((received) => received.envelope.to.includes(email) && !readMails.has(received));
-    readMails.add(mail);
-    return client.post('/api/auth/email-otp/verify', { email, code: extractCode(mail), token: started.body.token });
+    const code = await mailbox.nextCode(email);
+    return client.post('/api/auth/email-otp/verify', { email, code, token: started.body.token });
   }
 
   it('sets neither step_up_at nor sudo_at on a sign-in, and only sudo_at on a re-proof', async () => {

@@ -12,38 +12,23 @@
  *   from `GET /api/auth/identities`.
  */
 import type { FastifyInstance } from 'fastify';
-import { afterAll, beforeAll, expect, it } from 'vitest';
+import { expect, it } from 'vitest';
 import { signBip322 } from '../../src/bitcoin/signer.js';
 import { newWallet, type Wallet } from '../support/auth-client.js';
-import { AuthHarness, forEachEngine, useAuthHarness, type TimedBrowser } from '../support/auth-harness.js';
-import { extractCode, startSmtpServer, type ReceivedMail, type TestSmtpServer } from '../support/smtp-server.js';
+import { AuthHarness, forEachEngine, useMailingAuthHarness, type TimedBrowser } from '../support/auth-harness.js';
 
 function linkingSuite(engine: 'sqlite' | 'postgres'): void {
   let harness: AuthHarness;
   let app: FastifyInstance;
-  let smtp: TestSmtpServer;
-  const readMails = new Set<ReceivedMail>();
-
-  beforeAll(async () => {
-    smtp = await startSmtpServer();
+  const mailbox = useMailingAuthHarness(engine, (opened, built) => {
+    harness = opened;
+    app = built;
   });
-  afterAll(async () => {
-    await smtp?.close();
-  });
-  useAuthHarness(
-    engine,
-    (opened, built) => {
-      harness = opened;
-      app = built;
-    },
-    () => ({ SMTP_URL: smtp.url, RATE_LIMIT_OTP_PER_HOUR: '0' }),
-  );
 
   async function mailedCode(client: TimedBrowser, email: string): Promise<{ code: string; token: string }> {
     const started = await client.post('/api/auth/email-otp/start', { email });
-    const mail = await smtp.waitForMessage((received) => received.envelope.to.includes(email) && !readMails.has(received));
-    readMails.add(mail);
-    return { code: extractCode(mail), token: started.body.token };
+    const code = await mailbox.nextCode(email);
+    return { code, token: started.body.token };
   }
 
   /** Signed in with a fresh step-up, as the component's sudo round trip leaves it. */

@@ -5,29 +5,17 @@
  * `home_federation_slug`, `signing_method`, `is_owner`.
  */
 import type { FastifyInstance } from 'fastify';
-import { afterAll, beforeAll, expect, it } from 'vitest';
+import { expect, it } from 'vitest';
 import { newWallet } from '../support/auth-client.js';
-import { AuthHarness, forEachEngine, useAuthHarness } from '../support/auth-harness.js';
-import { extractCode, startSmtpServer, type TestSmtpServer } from '../support/smtp-server.js';
+import { AuthHarness, forEachEngine, useMailingAuthHarness } from '../support/auth-harness.js';
 
 function meSuite(engine: 'sqlite' | 'postgres'): void {
   let harness: AuthHarness;
   let app: FastifyInstance;
-  let smtp: TestSmtpServer;
-  beforeAll(async () => {
-    smtp = await startSmtpServer();
+  const mailbox = useMailingAuthHarness(engine, (opened, built) => {
+    harness = opened;
+    app = built;
   });
-  afterAll(async () => {
-    await smtp?.close();
-  });
-  useAuthHarness(
-    engine,
-    (opened, built) => {
-      harness = opened;
-      app = built;
-    },
-    () => ({ SMTP_URL: smtp.url, RATE_LIMIT_OTP_PER_HOUR: '0' }),
-  );
 
   it('answers the account fields the provider reads, for the active account and every roster member', async () => {
     const browser = harness.browser(app);
@@ -35,8 +23,8 @@ function meSuite(engine: 'sqlite' | 'postgres'): void {
     await browser.signIn(wallet);
     const email = `me-${engine}@example.org`;
     const started = await browser.post('/api/auth/email-otp/start', { email });
-    const mail = await smtp.waitForMessage((received) => received.envelope.to.includes(email));
-    const added = await browser.post('/api/auth/email-otp/verify?add=1', { email, code: extractCode(mail), token: started.body.token });
+    const code = await mailbox.nextCode(email);
+    const added = await browser.post('/api/auth/email-otp/verify?add=1', { email, code, token: started.body.token });
     expect(added.status).toBe(200);
 
     const me = await browser.get('/api/auth/me');

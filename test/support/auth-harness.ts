@@ -13,6 +13,7 @@ import { testApp } from './app.js';
 import { Browser, type Reply, type Wallet } from './auth-client.js';
 import { SECOND, TestClock } from './clock.js';
 import { openTestStore, testEngines, type TestEngine, type TestStore } from './databases.js';
+import { extractCode, startSmtpServer, type ReceivedMail, type TestSmtpServer } from './smtp-server.js';
 
 /**
  * Rate limits off: these suites make hundreds of auth calls from one
@@ -246,4 +247,46 @@ export function useAuthHarness(
   afterAll(async () => {
     await harness?.close();
   });
+}
+
+/** A suite's mailbox: a real SMTP server, and the codes of the mails it received. */
+export interface Mailbox {
+  /** `SMTP_URL` of the server (started before the suite's tests). */
+  url(): string;
+  /** The code of the next mail to `email` that no earlier call returned. */
+  nextCode(email: string): Promise<string>;
+}
+
+/**
+ * Starts an SMTP server for the suite and closes it after. Call it before
+ * {@link useAuthHarness}, whose `env` then reads `mailbox.url()`.
+ */
+export function useMailbox(): Mailbox {
+  let smtp: TestSmtpServer | undefined;
+  const read = new Set<ReceivedMail>();
+  beforeAll(async () => {
+    smtp = await startSmtpServer();
+  });
+  afterAll(async () => {
+    await smtp?.close();
+  });
+  const server = (): TestSmtpServer => {
+    if (smtp === undefined) throw new Error('test mailbox: the SMTP server is not started yet');
+    return smtp;
+  };
+  return {
+    url: () => server().url,
+    async nextCode(email) {
+      const mail = await server().waitForMessage((received) => received.envelope.to.includes(email) && !read.has(received));
+      read.add(mail);
+      return extractCode(mail);
+    },
+  };
+}
+
+/** {@link useAuthHarness} with a {@link useMailbox}: e-mail codes on, their hourly limit off. */
+export function useMailingAuthHarness(engine: TestEngine, assign: (harness: AuthHarness, app: FastifyInstance) => void): Mailbox {
+  const mailbox = useMailbox();
+  useAuthHarness(engine, assign, () => ({ SMTP_URL: mailbox.url(), RATE_LIMIT_OTP_PER_HOUR: '0' }));
+  return mailbox;
 }
