@@ -175,7 +175,8 @@ export function registerAuthRoutes(root: FastifyInstance, context: ServiceContex
       }
       if (current.pinned === true) {
         // A pinned tab signed its own account out: the cookie moves on only
-        // when it held that account (docs/protocol.md §3).
+        // when it held that account (docs/protocol.md §3); a caller without
+        // one (a header-only client) is given none.
         if ((await cookieSession(context, request)) === null) {
           if (next === null) clearSessionCookie(context, reply);
           else setSessionCookie(context, reply, await context.sessions.remint(next.session));

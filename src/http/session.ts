@@ -81,10 +81,14 @@ export function pinnedToken(request: FastifyRequest): string | null | undefined 
   return BEARER_TOKEN.test(pinned) && pinned.length <= MAX_TOKEN_LENGTH ? pinned : null;
 }
 
-/** The session of the browser's own cookies, ignoring a tab pin (logout of a pinned tab checks what the cookie still holds). */
-export async function cookieSession(context: ServiceContext, request: FastifyRequest): Promise<Authenticated | null> {
+/**
+ * The session of the browser's own cookies, ignoring a tab pin (logout of a
+ * pinned tab checks what the cookie still holds): undefined when the request
+ * carries no session cookie at all, null when the cookies hold no live session.
+ */
+export async function cookieSession(context: ServiceContext, request: FastifyRequest): Promise<Authenticated | null | undefined> {
   const tokens = readSessionCookies(request.headers.cookie);
-  if (tokens.length === 0) return null;
+  if (tokens.length === 0) return undefined;
   try {
     return await context.sessions.authenticate(tokens, ownRosterCheck(context, request));
   } catch (error) {

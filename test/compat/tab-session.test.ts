@@ -178,6 +178,12 @@ function tabSuite(engine: 'sqlite' | 'postgres'): void {
     expect(out.body.switched_to).toEqual({ did_oc: didOf(a) });
     expect(out.setCookies.some((line) => line.startsWith('oc_session='))).toBe(true);
     expect((await browser.me()).body.account.did_oc).toBe(didOf(a));
+
+    // A header-only client (no cookie) signing out is given no cookie.
+    const again = await browser.signIn(newWallet(), { add: true });
+    const headerOnly = await app.inject({ method: 'POST', url: '/api/auth/logout?scope=current', headers: { ...pin(again), origin: 'https://auth.example.com' } });
+    expect(headerOnly.json()).toMatchObject({ ok: true, switched_to: { did_oc: didOf(a) } });
+    expect(headerOnly.headers['set-cookie']).toBeUndefined();
   });
 
   it('ends every tab token with its session, and keeps a bounded number per session', async () => {
