@@ -26,15 +26,11 @@ const BEARER_TOKEN = /^[A-Za-z0-9_.-]+$/;
 export const TAB_SESSION_HEADER = 'x-oc-tab-session';
 
 /**
- * Every token the request presents, cookies first. A tab pinned to one
- * account of the roster sends that account's token in `x-oc-tab-session`
- * (the row's own token or a tab token of it, docs/protocol.md §3); when
- * present it alone decides the session, so each tab acts as the account it
- * shows.
+ * Every token the request presents in its cookies and `Authorization`,
+ * cookies first. A tab pin (`x-oc-tab-session`, {@link pinnedToken}) is not
+ * among them: when present it alone decides the session ({@link currentSession}).
  */
 export function presentedTokens(request: FastifyRequest): string[] {
-  const pinned = pinnedToken(request);
-  if (pinned !== undefined) return pinned === null ? [] : [pinned];
   const tokens = readSessionCookies(request.headers.cookie);
   const authorization = request.headers.authorization;
   if (typeof authorization === 'string') {
@@ -72,8 +68,10 @@ export async function currentSession(context: ServiceContext, request: FastifyRe
 }
 
 /**
- * The `x-oc-tab-session` token: undefined when the request has none, null
- * when it has one that cannot be a token (then the request has no session).
+ * The `x-oc-tab-session` token of a tab pinned to one account of the roster
+ * (the row's own token or a tab token of it, docs/protocol.md §3), so each
+ * tab acts as the account it shows: undefined when the request has none,
+ * null when it has one that cannot be a token (then the request has no session).
  */
 export function pinnedToken(request: FastifyRequest): string | null | undefined {
   const pinned = request.headers[TAB_SESSION_HEADER];

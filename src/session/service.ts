@@ -32,6 +32,9 @@ export interface IssuedSession {
   readonly forTab?: boolean;
 }
 
+/** What a step-up writes to the row before its token is minted. */
+type Freshness = { readonly sudo_at?: number; readonly step_up_at?: number };
+
 /** A row keeps at most this many tab tokens; minting one more drops the oldest. */
 export const MAX_TAB_TOKENS_PER_SESSION = 32;
 
@@ -229,13 +232,8 @@ export class SessionService {
   }
 
   /** Re-mints the row's token (after a switch, a step-up or an account edit); the old token stops working. */
-  async remint(session: SessionRecord, freshness?: { sudo_at?: number; step_up_at?: number }): Promise<IssuedSession> {
-    const nowMs = this.#now().getTime();
-    const account = await this.#store.resolveCanonicalAccount(session.account_id);
-    if (!account) throw new OcError('not_authenticated', 'session: the account no longer exists');
-    const view = await this.view(account);
-    const next = { ...session, ...freshness };
-    const token = this.#mint(next, account, view, await this.#store.listMergedInto(account.id), nowMs);
+  async remint(session: SessionRecord, freshness?: Freshness): Promise<IssuedSession> {
+    const { token, view, nowMs } = await this.#nextToken(session, freshness);
     const updated = await this.#store.updateSessionToken(session.jti, tokenHash(token), freshness);
     if (!updated) throw new OcError('not_authenticated', 'session: the session ended meanwhile');
     return this.#issued(token, updated, view, nowMs);
@@ -244,20 +242,25 @@ export class SessionService {
   /**
    * One more token for `session`, for a pinned tab: the row's own token stays
    * as it is, so the cookie (and every other tab) keeps working
-   * (docs/protocol.md §3). `freshness` is written to the row first.
+   * (docs/protocol.md §3). `freshness` is written to the row.
    */
-  async mintForTab(session: SessionRecord, freshness?: { sudo_at?: number; step_up_at?: number }): Promise<IssuedSession> {
-    const nowMs = this.#now().getTime();
-    const account = await this.#store.resolveCanonicalAccount(session.account_id);
-    if (!account) throw new OcError('not_authenticated', 'session: the account no longer exists');
+  async mintForTab(session: SessionRecord, freshness?: Freshness): Promise<IssuedSession> {
+    const { token, view, nowMs } = await this.#nextToken(session, freshness);
     const updated = freshness === undefined ? session : await this.#store.updateSessionFreshness(session.jti, freshness);
-    if (!updated) throw new OcError('not_authenticated', 'session: the session ended meanwhile');
-    const view = await this.view(account);
-    const token = this.#mint(updated, account, view, await this.#store.listMergedInto(account.id), nowMs);
-    if (!(await this.#store.insertTabToken(session.jti, tokenHash(token), nowMs, MAX_TAB_TOKENS_PER_SESSION))) {
+    if (!updated || !(await this.#store.insertTabToken(session.jti, tokenHash(token), nowMs, MAX_TAB_TOKENS_PER_SESSION))) {
       throw new OcError('not_authenticated', 'session: the session ended meanwhile');
     }
     return { ...this.#issued(token, updated, view, nowMs), forTab: true };
+  }
+
+  /** A JWT for the row as it will be with `freshness`, for its current (canonical) account. */
+  async #nextToken(session: SessionRecord, freshness: Freshness | undefined): Promise<{ token: string; view: AccountView; nowMs: number }> {
+    const nowMs = this.#now().getTime();
+    const account = await this.#store.resolveCanonicalAccount(session.account_id);
+    if (!account) throw new OcError('not_authenticated', 'session: the account no longer exists');
+    const view = await this.view(account);
+    const token = this.#mint({ ...session, ...freshness }, account, view, await this.#store.listMergedInto(account.id), nowMs);
+    return { token, view, nowMs };
   }
 
   /**
@@ -265,7 +268,7 @@ export class SessionService {
    * link): to a pinned tab its own tab token, otherwise a re-mint of the row
    * for the cookie.
    */
-  reissue(current: Authenticated, freshness?: { sudo_at?: number; step_up_at?: number }): Promise<IssuedSession> {
+  reissue(current: Authenticated, freshness?: Freshness): Promise<IssuedSession> {
     return current.pinned === true ? this.mintForTab(current.session, freshness) : this.remint(current.session, freshness);
   }
 

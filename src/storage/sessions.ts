@@ -64,6 +64,14 @@ function toRosterMember(row: SessionWithAccountRow): RosterMemberRecord {
 }
 
 
+/** The step-up claims a re-mint or a step-up changes; absent ones stay. */
+function freshnessValues(freshness: SessionFreshness): Updateable<SessionsTable> {
+  const values: Updateable<SessionsTable> = {};
+  if (freshness.step_up_at !== undefined) values.step_up_at = freshness.step_up_at;
+  if (freshness.sudo_at !== undefined) values.sudo_at = freshness.sudo_at;
+  return values;
+}
+
 export class SessionsArea implements SessionStore {
   readonly #x: StoreExecutor;
 
@@ -251,9 +259,17 @@ export class SessionsArea implements SessionStore {
     tokenHash: string,
     freshness: SessionFreshness = {},
   ): Promise<SessionRecord | null> {
-    const values: Updateable<SessionsTable> = { token_hash: tokenHash };
-    if (freshness.step_up_at !== undefined) values.step_up_at = freshness.step_up_at;
-    if (freshness.sudo_at !== undefined) values.sudo_at = freshness.sudo_at;
+    return this.#updateLiveRow(jti, { token_hash: tokenHash, ...freshnessValues(freshness) });
+  }
+
+  async updateSessionFreshness(jti: string, freshness: SessionFreshness): Promise<SessionRecord | null> {
+    // Nothing to change: setting the key to itself still answers the live row.
+    const values = freshnessValues(freshness);
+    return this.#updateLiveRow(jti, Object.keys(values).length === 0 ? { jti } : values);
+  }
+
+  /** Sets `values` on the row if it is not revoked; the row as it is afterwards, or null. */
+  async #updateLiveRow(jti: string, values: Updateable<SessionsTable>): Promise<SessionRecord | null> {
     const row = await this.#x.db
       .updateTable('sessions')
       .set(values)
@@ -261,17 +277,6 @@ export class SessionsArea implements SessionStore {
       .where('revoked_at', 'is', null)
       .returningAll()
       .executeTakeFirst();
-    return row ? toSessionRecord(row) : null;
-  }
-
-  async updateSessionFreshness(jti: string, freshness: SessionFreshness): Promise<SessionRecord | null> {
-    const values: Updateable<SessionsTable> = {};
-    if (freshness.step_up_at !== undefined) values.step_up_at = freshness.step_up_at;
-    if (freshness.sudo_at !== undefined) values.sudo_at = freshness.sudo_at;
-    let query = this.#x.db.updateTable('sessions').where('jti', '=', jti).where('revoked_at', 'is', null);
-    // Nothing to change: the same statement still answers the live row.
-    query = Object.keys(values).length === 0 ? query.set({ jti }) : query.set(values);
-    const row = await query.returningAll().executeTakeFirst();
     return row ? toSessionRecord(row) : null;
   }
 
