@@ -15,7 +15,7 @@ import { openDatabase, parseDatabaseUrl } from '../src/storage/database.js';
 import type { OpenDatabase } from '../src/storage/database.js';
 import { applyMigrations } from '../src/storage/migrations.js';
 import { MIGRATIONS, migrate, openStore } from '../src/storage/index.js';
-import type { AccountRecord, NewSession, Store } from '../src/storage/index.js';
+import type { AccountRecord, NewSession, Store, WebAuthnCredentialRecord } from '../src/storage/index.js';
 import { createTestDatabase, sqliteDrivers, testEngines } from './support/databases.js';
 import type { SqliteDriverName } from '../src/storage/sqlite-driver.js';
 import type { TestDatabase, TestEngine } from './support/databases.js';
@@ -952,6 +952,83 @@ function storageConformance(engine: TestEngine, sqliteDriver?: SqliteDriverName)
       expect(await store.deleteConnectApp(first.id, owner.id)).toBe(true);
       expect(await store.deleteConnectApp(first.id, owner.id)).toBe(false);
       expect((await store.listConnectApps(owner.id)).map((app) => app.id)).toEqual(['app2']);
+    });
+  });
+
+  describe('security keys and passkeys', () => {
+    function credentialFor(accountId: string, overrides: Partial<WebAuthnCredentialRecord> = {}): WebAuthnCredentialRecord {
+      return {
+        id: randomBytes(32).toString('base64url'),
+        account_id: accountId,
+        public_key: randomBytes(77).toString('base64url'),
+        counter: 0,
+        transports: ['usb', 'nfc'],
+        label: 'Key',
+        authenticator_type: 'cross-platform',
+        device_type: 'singleDevice',
+        backed_up: false,
+        user_verified: true,
+        sign_in: false,
+        user_handle: randomBytes(16).toString('base64url'),
+        aaguid: '00000000-0000-0000-0000-000000000000',
+        created_at: T0,
+        last_used_at: null,
+        ...overrides,
+      };
+    }
+
+    it('keeps credentials per account, with ids unique on the host, and edits or deletes them for their account only', async () => {
+      const owner = await btcAccount();
+      const stranger = await btcAccount();
+      const first = credentialFor(owner.id);
+      const second = credentialFor(owner.id, { created_at: T0 + 1, transports: [], sign_in: true, device_type: 'multiDevice', backed_up: true, authenticator_type: 'platform' });
+      expect(await store.insertWebAuthnCredential(first)).toBe(true);
+      expect(await store.insertWebAuthnCredential(second)).toBe(true);
+      // The same credential id for anyone else, or again: refused.
+      expect(await store.insertWebAuthnCredential({ ...first, account_id: stranger.id })).toBe(false);
+      expect(await store.insertWebAuthnCredential(first)).toBe(false);
+      await expect(store.insertWebAuthnCredential(credentialFor(owner.id, { transports: ['a,b'] }))).rejects.toThrow(/transport/);
+      await expect(store.insertWebAuthnCredential(credentialFor(owner.id, { authenticator_type: 'other' as never }))).rejects.toThrow();
+
+      expect(await store.listWebAuthnCredentials(owner.id)).toEqual([first, second]);
+      expect(await store.listWebAuthnCredentials(stranger.id)).toEqual([]);
+      expect(await store.findWebAuthnCredential(second.id)).toEqual(second);
+      expect(await store.findWebAuthnCredential('missing')).toBeNull();
+
+      expect(await store.updateWebAuthnCredential(first.id, stranger.id, { label: 'Mine now' })).toBeNull();
+      expect(await store.updateWebAuthnCredential(first.id, owner.id, { label: 'Desk key' })).toEqual({ ...first, label: 'Desk key' });
+      expect(await store.updateWebAuthnCredential(second.id, owner.id, { sign_in: false })).toEqual({ ...second, sign_in: false });
+      expect(await store.updateWebAuthnCredential(second.id, owner.id, {})).toEqual({ ...second, sign_in: false });
+
+      expect(await store.deleteWebAuthnCredential(first.id, stranger.id)).toBe(false);
+      expect(await store.deleteWebAuthnCredential(first.id, owner.id)).toBe(true);
+      expect(await store.deleteWebAuthnCredential(first.id, owner.id)).toBe(false);
+      expect((await store.listWebAuthnCredentials(owner.id)).map((credential) => credential.id)).toEqual([second.id]);
+    });
+
+    it('records a use by compare-and-set on the counter: of parallel uses from one counter value, one wins', async () => {
+      const owner = await btcAccount();
+      const key = credentialFor(owner.id, { counter: 5 });
+      await store.insertWebAuthnCredential(key);
+      expect(await store.recordWebAuthnUse(key.id, { expected_counter: 4, counter: 6, backed_up: false, at: T0 + 1 })).toBe(false);
+      const uses = await Promise.all(
+        Array.from({ length: 10 }, (_, index) => store.recordWebAuthnUse(key.id, { expected_counter: 5, counter: 6 + index, backed_up: true, at: T0 + MINUTE })),
+      );
+      expect(uses.filter(Boolean)).toHaveLength(1);
+      const stored = await store.findWebAuthnCredential(key.id);
+      expect(stored).toMatchObject({ backed_up: true, last_used_at: T0 + MINUTE });
+      expect(stored?.counter).toBe(6 + uses.indexOf(true));
+      expect(await store.recordWebAuthnUse('missing', { expected_counter: 0, counter: 1, backed_up: false, at: T0 })).toBe(false);
+    });
+
+    it('a merge moves the merged account\'s keys to the survivor', async () => {
+      const survivor = await btcAccount();
+      const merged = await btcAccount();
+      const key = credentialFor(merged.id);
+      await store.insertWebAuthnCredential(key);
+      await store.mergeAccounts(merged.id, survivor.id, T0 + MINUTE);
+      expect(await store.listWebAuthnCredentials(merged.id)).toEqual([]);
+      expect(await store.listWebAuthnCredentials(survivor.id)).toEqual([{ ...key, account_id: survivor.id }]);
     });
   });
 

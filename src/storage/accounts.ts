@@ -260,6 +260,8 @@ export class AccountsArea implements AccountStore {
         .executeTakeFirst();
       // Integrator apps follow their owner, or nobody could rotate or delete them.
       await trx.updateTable('connect_apps').set({ owner_account_id: into.id }).where('owner_account_id', '=', from.id).execute();
+      // Security keys and passkeys follow the identities: they proved the same person.
+      await trx.updateTable('webauthn_credentials').set({ account_id: into.id }).where('account_id', '=', from.id).execute();
       // Accounts merged into `from` earlier now point straight at the survivor,
       // so every chain stays one step long.
       await trx

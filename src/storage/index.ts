@@ -50,4 +50,9 @@ export type {
   EmailCodeStore,
   ConnectStore,
   StatsStore,
+  WebAuthnAuthenticatorType,
+  WebAuthnCredentialRecord,
+  WebAuthnDeviceType,
+  WebAuthnStore,
+  WebAuthnUse,
 } from './store.js';

@@ -1,7 +1,7 @@
 /**
  * The {@link Store} on Kysely, for SQLite and PostgreSQL alike: one area
  * object per group of tables (accounts.ts, sessions.ts, nonces.ts, keys.ts,
- * email-codes.ts, connect.ts, stats.ts), all over one shared executor
+ * email-codes.ts, connect.ts, stats.ts, webauthn.ts), all over one shared executor
  * (executor.ts), plus what spans the areas: purging, readiness and closing.
  */
 import { sql, type ExpressionBuilder } from 'kysely';
@@ -17,6 +17,7 @@ import { applyMigrations } from './migrations.js';
 import { NoncesArea } from './nonces.js';
 import { SessionsArea } from './sessions.js';
 import { StatsArea } from './stats.js';
+import { WebAuthnArea } from './webauthn.js';
 import { ATTEST_EVENT_RETENTION_MS, DEFAULT_SESSION_RETENTION_MS } from './store.js';
 import type { PurgeCounts, PurgeOptions, Store } from './store.js';
 
@@ -43,6 +44,7 @@ export function createStore(executor: StoreExecutor): Store {
     ...methodsOf(new EmailCodesArea(executor)),
     ...methodsOf(new ConnectArea(executor)),
     ...methodsOf(new StatsArea(executor)),
+    ...methodsOf(new WebAuthnArea(executor)),
     engine: executor.engine,
 
     async purgeExpired(now: number, options: PurgeOptions = {}): Promise<PurgeCounts> {

@@ -15,6 +15,7 @@ import type {
   IdentitiesTable,
   SessionsTable,
   SigningKeysTable,
+  WebAuthnCredentialsTable,
 } from './schema.js';
 import type {
   AccountRecord,
@@ -23,6 +24,7 @@ import type {
   IdentityRecord,
   SessionRecord,
   SigningKeyRecord,
+  WebAuthnCredentialRecord,
 } from './store.js';
 
 export function toDatabaseBoolean(engine: DatabaseEngine, value: boolean): DatabaseBoolean {
@@ -117,5 +119,25 @@ export function toConnectAppRecord(row: ConnectAppsTable): ConnectAppRecord {
     key_hash: row.key_hash,
     created_at: toNumber(row.created_at),
     rotated_at: toNumberOrNull(row.rotated_at),
+  };
+}
+
+export function toWebAuthnCredentialRecord(row: WebAuthnCredentialsTable): WebAuthnCredentialRecord {
+  return {
+    id: row.id,
+    account_id: row.account_id,
+    public_key: row.public_key,
+    counter: toNumber(row.counter),
+    transports: row.transports === '' ? [] : row.transports.split(','),
+    label: row.label,
+    authenticator_type: row.authenticator_type,
+    device_type: row.device_type,
+    backed_up: fromDatabaseBoolean(row.backed_up),
+    user_verified: fromDatabaseBoolean(row.user_verified),
+    sign_in: fromDatabaseBoolean(row.sign_in),
+    user_handle: row.user_handle,
+    aaguid: row.aaguid,
+    created_at: toNumber(row.created_at),
+    last_used_at: toNumberOrNull(row.last_used_at),
   };
 }

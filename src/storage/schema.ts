@@ -21,6 +21,12 @@ export type DisplayIdentityKind = 'btc' | 'email' | 'did' | 'nostr';
 /** docs/api.md: the two attestation routes counted by /api/family-stats. */
 export type AttestEventKind = 'check' | 'verify';
 
+/** How the browser reported the authenticator: built in, or a key that travels (WebAuthn `authenticatorAttachment`). */
+export type WebAuthnAuthenticatorType = 'platform' | 'cross-platform' | 'unknown';
+
+/** WebAuthn Level 3 backup eligibility: `multiDevice` credentials may be synced (the BE flag). */
+export type WebAuthnDeviceType = 'singleDevice' | 'multiDevice';
+
 /** 0/1 on SQLite, true/false on PostgreSQL. */
 export type DatabaseBoolean = boolean | 0 | 1;
 
@@ -121,6 +127,30 @@ export interface TabTokensTable {
   created_at: number;
 }
 
+/** Registered WebAuthn credentials (migration 7, docs/protocol.md §6): public keys only. */
+export interface WebAuthnCredentialsTable {
+  /** The credential id, base64url. */
+  id: string;
+  account_id: string;
+  /** The COSE public key, base64url. */
+  public_key: string;
+  counter: number;
+  /** Comma-separated transports the browser reported (`usb,nfc`), or empty. */
+  transports: string;
+  label: string;
+  authenticator_type: WebAuthnAuthenticatorType;
+  device_type: WebAuthnDeviceType;
+  backed_up: DatabaseBoolean;
+  user_verified: DatabaseBoolean;
+  /** Chosen as a sign-in passkey (discoverable, user-verifying); otherwise step-up only. */
+  sign_in: DatabaseBoolean;
+  /** The WebAuthn user handle the credential was created for, base64url. */
+  user_handle: string;
+  aaguid: string;
+  created_at: number;
+  last_used_at: number | null;
+}
+
 export interface SchemaMigrationsTable {
   version: number;
   name: string;
@@ -138,5 +168,6 @@ export interface DatabaseSchema {
   email_codes: EmailCodesTable;
   connect_apps: ConnectAppsTable;
   attest_events: AttestEventsTable;
+  webauthn_credentials: WebAuthnCredentialsTable;
   schema_migrations: SchemaMigrationsTable;
 }

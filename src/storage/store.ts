@@ -24,10 +24,12 @@ import type {
   AttestEventKind,
   DisplayIdentityKind,
   IdentityKind,
+  WebAuthnAuthenticatorType,
+  WebAuthnDeviceType,
 } from './schema.js';
 import type { DatabaseEngine } from './database.js';
 
-export type { AccountKind, AttestEventKind, DisplayIdentityKind, IdentityKind } from './schema.js';
+export type { AccountKind, AttestEventKind, DisplayIdentityKind, IdentityKind, WebAuthnAuthenticatorType, WebAuthnDeviceType } from './schema.js';
 
 /** Milliseconds since 1970-01-01T00:00:00Z. */
 export type EpochMilliseconds = number;
@@ -130,6 +132,41 @@ export interface ConnectAppRecord {
   readonly key_hash: string;
   readonly created_at: EpochMilliseconds;
   readonly rotated_at: EpochMilliseconds | null;
+}
+
+/** A registered security key or passkey (docs/protocol.md §6): its public key and what the host learnt about it. */
+export interface WebAuthnCredentialRecord {
+  /** The credential id, base64url; unique on this host. */
+  readonly id: string;
+  readonly account_id: string;
+  /** COSE public key, base64url. */
+  readonly public_key: string;
+  /** The authenticator's signature counter as last seen; 0 for authenticators that keep none. */
+  readonly counter: number;
+  readonly transports: readonly string[];
+  readonly label: string;
+  readonly authenticator_type: WebAuthnAuthenticatorType;
+  /** Backup eligibility, fixed at registration (WebAuthn Level 3: the BE flag never changes). */
+  readonly device_type: WebAuthnDeviceType;
+  /** Backup state (the BS flag) as last seen; it may change between uses. */
+  readonly backed_up: boolean;
+  /** The authenticator verified the person (PIN, biometrics) when the credential was made. */
+  readonly user_verified: boolean;
+  /** A sign-in passkey; otherwise the key only steps up an account already signed in. */
+  readonly sign_in: boolean;
+  /** The WebAuthn user handle it was created for, base64url. */
+  readonly user_handle: string;
+  readonly aaguid: string;
+  readonly created_at: EpochMilliseconds;
+  readonly last_used_at: EpochMilliseconds | null;
+}
+
+/** What a successful assertion writes: the new counter, only if the stored one is still `expected_counter`. */
+export interface WebAuthnUse {
+  readonly expected_counter: number;
+  readonly counter: number;
+  readonly backed_up: boolean;
+  readonly at: EpochMilliseconds;
 }
 
 /** docs/protocol.md §6 `/api/family-stats`, without `ok` and `generated_at`. */
@@ -329,7 +366,7 @@ export interface AccountStore {
   /**
    * Merges `fromId` into `intoId` (resolved to its canonical account) in one
    * transaction (docs/protocol.md §2, docs/api.md states table):
-   * - every identity of `from` moves to `into`; accounts merged into `from`
+   * - every identity, Connect app and security key of `from` moves to `into`; accounts merged into `from`
    *   earlier are repointed to `into`, so chains stay one step long;
    * - `from.merged_into` is set; `into` adopts `from`'s display name and
    *   primary address where its own are empty;
@@ -499,11 +536,39 @@ export interface StatsStore {
   familyStats(now: EpochMilliseconds): Promise<FamilyStats>;
 }
 
+/** Security keys and passkeys (docs/protocol.md §6 "Security keys and passkeys"). */
+export interface WebAuthnStore {
+  /** False when a credential with this id is already registered (to any account): ids are unique per host. */
+  insertWebAuthnCredential(credential: WebAuthnCredentialRecord): Promise<boolean>;
+
+  /** The account's credentials, oldest first. */
+  listWebAuthnCredentials(accountId: string): Promise<WebAuthnCredentialRecord[]>;
+
+  findWebAuthnCredential(id: string): Promise<WebAuthnCredentialRecord | null>;
+
+  /** Changes the label or the sign-in choice of the account's credential; null when the account has no such credential. */
+  updateWebAuthnCredential(
+    id: string,
+    accountId: string,
+    patch: { readonly label?: string; readonly sign_in?: boolean },
+  ): Promise<WebAuthnCredentialRecord | null>;
+
+  /** False when the account has no such credential. */
+  deleteWebAuthnCredential(id: string, accountId: string): Promise<boolean>;
+
+  /**
+   * Records a use: counter, backup state and last_used_at, in one
+   * compare-and-set on the counter. False when the stored counter is no
+   * longer `expected_counter` (a concurrent use won) or the credential is gone.
+   */
+  recordWebAuthnUse(id: string, use: WebAuthnUse): Promise<boolean>;
+}
+
 /**
  * The whole storage: every area on one database, and what spans them
  * (purging, readiness, closing). Services take only the area they need.
  */
-export interface Store extends AccountStore, SessionStore, NonceStore, KeyStore, EmailCodeStore, ConnectStore, StatsStore {
+export interface Store extends AccountStore, SessionStore, NonceStore, KeyStore, EmailCodeStore, ConnectStore, StatsStore, WebAuthnStore {
   readonly engine: DatabaseEngine;
 
   // ---- maintenance ----
