@@ -7,6 +7,9 @@
 export const ERROR_CODES = {
   bad_request: 400,
   already_active: 400,
+  webauthn_origin_mismatch: 400,
+  webauthn_rp_id_mismatch: 400,
+  credential_not_discoverable: 400,
   not_authenticated: 401,
   nonce_reused: 401,
   invalid_challenge: 401,
@@ -16,6 +19,9 @@ export const ERROR_CODES = {
   invalid_api_key: 401,
   identity_not_linked: 401,
   ambiguous_session: 401,
+  verify_failed: 401,
+  cloned_authenticator: 401,
+  credential_outside_allowlist: 401,
   cross_site: 403,
   not_in_roster: 403,
   forbidden: 403,
@@ -26,6 +32,8 @@ export const ERROR_CODES = {
   address_linked_elsewhere: 409,
   email_linked_elsewhere: 409,
   last_identity: 409,
+  no_credentials_registered: 409,
+  credential_exists: 409,
   payload_too_large: 413,
   unsupported_media_type: 415,
   rate_limited: 429,
@@ -34,6 +42,7 @@ export const ERROR_CODES = {
   provider_unavailable: 503,
   relays_unavailable: 503,
   not_ready: 503,
+  webauthn_unavailable: 503,
 } as const;
 
 export type ErrorCode = keyof typeof ERROR_CODES;

@@ -15,7 +15,7 @@ const LAYERS: readonly (readonly string[])[] = [
   ['format', 'bitcoin', 'mail'],
   ['relay', 'session', 'signin', 'stats'],
   ['attest', 'account', 'forms', 'metrics'],
-  ['redis', 'connect'],
+  ['redis', 'connect', 'webauthn'],
   ['http'],
   ['main'],
   ['cli'],

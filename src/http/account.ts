@@ -13,6 +13,8 @@ import { errorResponses, NullableString, SessionIssued } from './schemas.js';
 import { noStore, requireSession, sessionBody, setSessionCookie } from './session.js';
 import { POLICY } from './policy.js';
 import { typed } from './schema-types.js';
+import { asAuthentication, WEBAUTHN_ASSERTION_FIELDS } from './webauthn.js';
+import { OcError } from '../errors.js';
 
 const CHALLENGE_FIELDS = {
   message: Type.String({ minLength: 1, maxLength: 4096, description: 'The challenge message from GET /api/challenge' }),
@@ -44,11 +46,14 @@ const SudoBody = Type.Object(
     email: Type.Optional(EMAIL_FIELDS.email),
     code: Type.Optional(EMAIL_FIELDS.code),
     token: EMAIL_FIELDS.token,
+    challenge_token: Type.Optional(WEBAUTHN_ASSERTION_FIELDS.challenge_token),
+    response: Type.Optional(WEBAUTHN_ASSERTION_FIELDS.response),
   },
   {
     description:
       'Either `{message, signature, nonce}`: a challenge with `purpose=sudo` for an address of the active account; ' +
-      'or `{email, code, token?}`: an e-mail code for an e-mail of the active account',
+      'or `{email, code, token?}`: an e-mail code for an e-mail of the active account; ' +
+      'or `{challenge_token, response}`: an assertion by a key of the active account (POST /api/auth/webauthn/assertion/options)',
   },
 );
 const LinkBtcBody = Type.Object(
@@ -133,7 +138,7 @@ export function registerAccountRoutes(root: FastifyInstance, context: ServiceCon
       config: { policy: POLICY.familyCredential },
       schema: {
         tags: ['auth'],
-        summary: 'Step up: prove the active account again (needed within 5 minutes before linking or unlinking)',
+        summary: 'Step up: prove the active account again (needed within 5 minutes before linking, unlinking or adding a key)',
         description:
           'Sets `sudo_at` of this account\'s session to now and re-mints the cookie. The proof must be for an ' +
           'address or e-mail linked to the active account, else 401 `identity_not_linked`. Freshness is per account: after a ' +
@@ -145,7 +150,17 @@ export function registerAccountRoutes(root: FastifyInstance, context: ServiceCon
     },
     async (request, reply) => {
       const current = await requireSession(context, request);
-      const issued = await context.accounts.stepUp(current, proofFromFields(request.body));
+      const { challenge_token: challengeToken, response, ...fields } = request.body;
+      let issued;
+      if (challengeToken === undefined && response === undefined) {
+        issued = await context.accounts.stepUp(current, proofFromFields(fields));
+      } else {
+        // A key: the assertion is the re-proof; it sets `sudo_at` like the other two.
+        if (challengeToken === undefined || response === undefined || Object.values(fields).some((value) => value !== undefined)) {
+          throw new OcError('bad_request', 'body: a key re-proof is {challenge_token, response} and nothing else');
+        }
+        issued = await context.webauthn.stepUp(current, { challenge_token: challengeToken, response: asAuthentication(response) }, 'sudo_at');
+      }
       setSessionCookie(context, reply, issued);
       return sessionBody(issued);
     },

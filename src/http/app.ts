@@ -51,6 +51,8 @@ import { connectRedis, createRedisClient, createRedisNonceGuard, createRedisResu
 import { registerMetrics } from './metrics.js';
 import { registerRateLimits } from './rate-limit.js';
 import { POLICY, requirePolicies } from './policy.js';
+import { registerWebAuthnRoutes } from './webauthn.js';
+import { relyingParty, WebAuthnService } from '../webauthn/index.js';
 import { registerAccountRoutes } from './account.js';
 import { registerConnectRoutes } from './connect.js';
 import { registerPublicRoutes } from './public.js';
@@ -302,6 +304,7 @@ export async function buildApp(config: Config, deps: AppDeps = {}): Promise<Fast
   });
   const accounts = new AccountService({ store, sessions, checkers, now });
   const signIn = new SignInService({ store, sessions, accounts, checkers, now });
+  const webauthn = new WebAuthnService({ store, sessions, rp: relyingParty(config, origins), secret: serverSecret, nonces, now });
 
   const context: ServiceContext = {
     config,
@@ -324,6 +327,7 @@ export async function buildApp(config: Config, deps: AppDeps = {}): Promise<Fast
     origins,
     accounts,
     signIn,
+    webauthn,
     readiness: async () => {
       const checks: Record<string, string> = { config: 'ok', keys: keysReady ? 'ok' : 'key ring reload failing' };
       try {
@@ -388,6 +392,7 @@ export async function buildApp(config: Config, deps: AppDeps = {}): Promise<Fast
   registerEmailOtpRoutes(app, context);
   registerProviderRoutes(app, context);
   registerAccountRoutes(app, context);
+  registerWebAuthnRoutes(app, context);
   registerConnectRoutes(app, context, createConnectService({ store, secret: serverSecret, now }));
   registerPublicRoutes(app, context);
   registerPageRoutes(app, context);

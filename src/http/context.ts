@@ -17,6 +17,7 @@ import type { ContactRelay } from '../forms/index.js';
 import type { EventCounter } from '../stats/counter.js';
 import type { AccountService, SignInService } from '../account/index.js';
 import type { OriginRules } from '../signin/origins.js';
+import type { WebAuthnService } from '../webauthn/index.js';
 
 export interface ServiceContext {
   readonly config: Config;
@@ -46,6 +47,8 @@ export interface ServiceContext {
   readonly accounts: AccountService;
   /** The end of every sign-in: identity to account to session (src/account/sign-in.ts). */
   readonly signIn: SignInService;
+  /** Security keys and passkeys (src/webauthn). */
+  readonly webauthn: WebAuthnService;
   readonly mailer: Mailer;
   /** E-mail one-time codes (docs/protocol.md §6). */
   readonly emailCodes: EmailCodeService;

@@ -14,6 +14,7 @@ import { POLICY } from './policy.js';
 export const OPENAPI_TAGS = [
   { name: 'auth', description: 'Session cookie, JWKS, me, sign-in, logout, switch, account' },
   { name: 'challenge', description: 'Generic BIP-322 signed-challenge primitive' },
+  { name: 'webauthn', description: 'Security keys and passkeys: registering, step-up, passkey sign-in' },
   { name: 'email-otp', description: 'E-mail one-time code sign-in' },
   { name: 'oauth', description: 'External identity provider sign-in' },
   { name: 'connect', description: 'Integrator provisioning' },

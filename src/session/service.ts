@@ -59,7 +59,7 @@ export interface SessionServiceOptions {
   readonly touchIntervalMs?: number;
 }
 
-export type SigningMethod = 'bip322' | 'email_otp' | `oauth:${string}`;
+export type SigningMethod = 'bip322' | 'email_otp' | 'passkey' | `oauth:${string}`;
 
 const SESSION_LIFETIME_MS = SESSION_LIFETIME_SECONDS * 1000;
 

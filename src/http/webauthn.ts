@@ -1,0 +1,340 @@
+/**
+ * Security keys and passkeys (docs/protocol.md §6, docs/api.md "Security keys
+ * and passkeys"): the routes the OrangeCheck client's WebAuthn hooks call,
+ * with the body shapes they send and read (options under `options`, a
+ * `challenge_token` to send back, errors with `reason`), and the passkey
+ * sign-in. Thin: a schema, one call to src/webauthn, a reply.
+ */
+import { Type } from 'typebox';
+import type { FastifyInstance } from 'fastify';
+import type { AuthenticationResponseJSON, RegistrationResponseJSON } from '@simplewebauthn/server';
+import type { ServiceContext } from './context.js';
+import { errorResponses, NullableString, SessionIssued, StringEnum } from './schemas.js';
+import { noStore, requireSession, sessionBody, setSessionCookie, signInTarget } from './session.js';
+import { POLICY } from './policy.js';
+import { typed } from './schema-types.js';
+import { wantsAdd } from './auth.js';
+
+const SESSION = [{ cookieAuth: [] }];
+
+/** Base64url of at most 1023 bytes (WebAuthn Level 3: credential ids are at most 1023 bytes). */
+const CREDENTIAL_ID = Type.String({ minLength: 1, maxLength: 1400, pattern: '^[A-Za-z0-9_-]+$', description: 'The credential id, base64url' });
+const B64URL = (maxLength: number, description?: string) =>
+  Type.String({ minLength: 1, maxLength, pattern: '^[A-Za-z0-9_-]+={0,2}$', ...(description === undefined ? {} : { description }) });
+
+const CHALLENGE_TOKEN = Type.String({ minLength: 1, maxLength: 2048, description: 'The `challenge_token` the options route answered' });
+const LABEL = Type.String({ maxLength: 256, description: '1 to 64 characters after trimming' });
+
+const Extensions = Type.Object({}, { additionalProperties: true, description: 'clientExtensionResults, as the browser returned them' });
+
+const RegistrationResponse = Type.Object(
+  {
+    id: CREDENTIAL_ID,
+    rawId: CREDENTIAL_ID,
+    type: Type.Literal('public-key'),
+    authenticatorAttachment: Type.Optional(Type.String({ maxLength: 32 })),
+    clientExtensionResults: Extensions,
+    response: Type.Object(
+      {
+        clientDataJSON: B64URL(8192),
+        attestationObject: B64URL(49152),
+        transports: Type.Optional(Type.Array(Type.String({ maxLength: 32 }), { maxItems: 16 })),
+      },
+      { additionalProperties: true },
+    ),
+  },
+  { additionalProperties: true, description: 'The RegistrationResponseJSON of navigator.credentials.create (or @simplewebauthn/browser startRegistration)' },
+);
+
+const AuthenticationResponse = Type.Object(
+  {
+    id: CREDENTIAL_ID,
+    rawId: CREDENTIAL_ID,
+    type: Type.Literal('public-key'),
+    authenticatorAttachment: Type.Optional(Type.String({ maxLength: 32 })),
+    clientExtensionResults: Extensions,
+    response: Type.Object(
+      {
+        clientDataJSON: B64URL(8192),
+        authenticatorData: B64URL(8192),
+        signature: B64URL(2048),
+        userHandle: Type.Optional(Type.String({ maxLength: 128 })),
+      },
+      { additionalProperties: true },
+    ),
+  },
+  { additionalProperties: true, description: 'The AuthenticationResponseJSON of navigator.credentials.get (or @simplewebauthn/browser startAuthentication)' },
+);
+
+const Credential = Type.Object({
+  id: Type.String({ description: 'The credential id, base64url' }),
+  label: Type.String(),
+  authenticator_type: StringEnum(['platform', 'cross-platform', 'unknown'] as const),
+  transports: Type.Array(Type.String()),
+  user_verified: Type.Boolean({ description: 'The authenticator verified the person (PIN, biometrics) when the key was added' }),
+  created_at: Type.String({ description: 'ISO 8601 UTC' }),
+  last_used_at: NullableString({ description: 'ISO 8601 UTC; null until first used' }),
+  sign_in: Type.Boolean({ description: 'A sign-in passkey; otherwise the key only steps up a signed-in account' }),
+  multi_device: Type.Boolean({ description: 'Backup eligible: the credential may be synced to other devices' }),
+  backed_up: Type.Boolean({ description: 'Backed up when last seen' }),
+});
+
+const CeremonyOptions = (description: string) =>
+  Type.Object({
+    ok: Type.Literal(true),
+    options: Type.Object({}, { additionalProperties: true, description }),
+    challenge_token: Type.String({ description: 'Send it back with the response; single use, valid 5 minutes' }),
+  });
+
+const RegisterOptionsBody = Type.Object({
+  label: Type.Optional(LABEL),
+  sign_in: Type.Optional(Type.Boolean({ description: 'true: a sign-in passkey (discoverable, user-verifying); default: a step-up key' })),
+});
+const RegisterVerifyBody = Type.Object({ challenge_token: CHALLENGE_TOKEN, response: RegistrationResponse, label: Type.Optional(LABEL) });
+const AssertionOptionsBody = Type.Object({
+  purpose: Type.Optional(Type.String({ maxLength: 64, description: 'What the step-up is for (shown to no one; accepted for the client\'s shape)' })),
+});
+const AssertionVerifyBody = Type.Object({ challenge_token: CHALLENGE_TOKEN, response: AuthenticationResponse });
+const PasskeySignInBody = Type.Object({
+  challenge_token: CHALLENGE_TOKEN,
+  response: AuthenticationResponse,
+  add: Type.Optional(Type.Boolean({ description: 'Same as `?add=1`' })),
+});
+const AddQuery = Type.Object({
+  add: Type.Optional(Type.String({ enum: ['1', '0', 'true', 'false'], description: '`1` keeps the caller\'s roster (add an account)' })),
+});
+const CredentialParams = Type.Object({ id: CREDENTIAL_ID });
+const CredentialPatch = Type.Object({
+  label: Type.Optional(LABEL),
+  sign_in: Type.Optional(Type.Boolean({ description: 'false keeps a passkey for step-up only; true is refused (register the key as a passkey instead)' })),
+});
+
+/** Bodiless posts (the options routes) mean `{}`. */
+async function emptyBodyIsObject(request: { body: unknown }): Promise<void> {
+  if (request.body === undefined) request.body = {};
+}
+
+/** The schema types carry the fields the checks rely on; the library's types carry the rest. */
+function asRegistration(response: unknown): RegistrationResponseJSON {
+  return response as RegistrationResponseJSON;
+}
+export function asAuthentication(response: unknown): AuthenticationResponseJSON {
+  return response as AuthenticationResponseJSON;
+}
+
+export const WEBAUTHN_ASSERTION_FIELDS = { challenge_token: CHALLENGE_TOKEN, response: AuthenticationResponse };
+
+export function registerWebAuthnRoutes(root: FastifyInstance, context: ServiceContext): void {
+  const app = typed(root);
+  const webauthn = context.webauthn;
+
+  app.post(
+    '/api/auth/webauthn/register/options',
+    {
+      config: { policy: POLICY.family },
+      preValidation: emptyBodyIsObject,
+      schema: {
+        tags: ['webauthn'],
+        summary: 'Start adding a security key or passkey to the active account; needs a step-up younger than 5 minutes',
+        description:
+          'Answers PublicKeyCredentialCreationOptionsJSON under `options` for navigator.credentials.create, with the relying-party id ' +
+          'of docs/protocol.md §6, the account\'s keys excluded, and a `challenge_token`. 401 `sudo_required` without a fresh `sudo_at` ' +
+          '(POST /api/auth/sudo).',
+        security: SESSION,
+        body: RegisterOptionsBody,
+        response: { 200: CeremonyOptions('PublicKeyCredentialCreationOptionsJSON'), ...errorResponses(400, 401, 403, 413, 415, 429, 503) },
+      },
+    },
+    async (request, reply) => {
+      const current = await requireSession(context, request);
+      noStore(reply);
+      return { ok: true, ...(await webauthn.registrationOptions(current, request.body)) };
+    },
+  );
+
+  app.post(
+    '/api/auth/webauthn/register/verify',
+    {
+      config: { policy: POLICY.familyCredential },
+      schema: {
+        tags: ['webauthn'],
+        summary: 'Finish adding a key: check the attestation and store the credential',
+        description:
+          'The `response` of navigator.credentials.create with the options\' `challenge_token`. 400 `webauthn_origin_mismatch` or ' +
+          '`webauthn_rp_id_mismatch` when the ceremony ran elsewhere, 401 `invalid_challenge` or `nonce_reused` for a foreign, expired ' +
+          'or used challenge, 401 `verify_failed` for an attestation that does not verify, 409 `credential_exists` for a key registered ' +
+          'already.',
+        security: SESSION,
+        body: RegisterVerifyBody,
+        response: {
+          200: Type.Object({ ok: Type.Literal(true), credential: Credential }),
+          ...errorResponses(400, 401, 403, 409, 413, 415, 429, 503),
+        },
+      },
+    },
+    async (request, reply) => {
+      const current = await requireSession(context, request);
+      const body = request.body;
+      const credential = await webauthn.register(current, { challenge_token: body.challenge_token, response: asRegistration(body.response), label: body.label });
+      noStore(reply);
+      return { ok: true, credential };
+    },
+  );
+
+  app.get(
+    '/api/auth/webauthn/credentials',
+    {
+      config: { policy: POLICY.familyRead },
+      schema: {
+        tags: ['webauthn'],
+        summary: 'The security keys and passkeys of the active account, oldest first',
+        security: SESSION,
+        response: { 200: Type.Object({ ok: Type.Literal(true), credentials: Type.Array(Credential) }), ...errorResponses(401, 429) },
+      },
+    },
+    async (request, reply) => {
+      const current = await requireSession(context, request);
+      noStore(reply);
+      return { ok: true, credentials: await webauthn.list(current.account.id) };
+    },
+  );
+
+  app.patch(
+    '/api/auth/webauthn/credentials/:id',
+    {
+      config: { policy: POLICY.family },
+      schema: {
+        tags: ['webauthn'],
+        summary: 'Rename a key, or keep a passkey for step-up only',
+        security: SESSION,
+        params: CredentialParams,
+        body: CredentialPatch,
+        response: { 200: Type.Object({ ok: Type.Literal(true), credential: Credential }), ...errorResponses(400, 401, 403, 404, 413, 415, 429) },
+      },
+    },
+    async (request, reply) => {
+      const current = await requireSession(context, request);
+      const credential = await webauthn.update(current.account.id, request.params.id, request.body);
+      noStore(reply);
+      return { ok: true, credential };
+    },
+  );
+
+  app.delete(
+    '/api/auth/webauthn/credentials/:id',
+    {
+      config: { policy: POLICY.family },
+      schema: {
+        tags: ['webauthn'],
+        summary: 'Remove a key; needs `sudo_at` or `step_up_at` younger than 5 minutes',
+        security: SESSION,
+        params: CredentialParams,
+        response: { 200: Type.Object({ ok: Type.Literal(true) }), ...errorResponses(400, 401, 403, 404, 429) },
+      },
+    },
+    async (request, reply) => {
+      const current = await requireSession(context, request);
+      await webauthn.remove(current, request.params.id);
+      noStore(reply);
+      return { ok: true as const };
+    },
+  );
+
+  app.post(
+    '/api/auth/webauthn/assertion/options',
+    {
+      config: { policy: POLICY.family },
+      preValidation: emptyBodyIsObject,
+      schema: {
+        tags: ['webauthn'],
+        summary: 'Start a step-up with a key of the active account',
+        description:
+          'Answers PublicKeyCredentialRequestOptionsJSON under `options` (the account\'s keys allowed) and a `challenge_token`. ' +
+          '409 `no_credentials_registered` when the account has none.',
+        security: SESSION,
+        body: AssertionOptionsBody,
+        response: { 200: CeremonyOptions('PublicKeyCredentialRequestOptionsJSON'), ...errorResponses(400, 401, 403, 409, 413, 415, 429, 503) },
+      },
+    },
+    async (request, reply) => {
+      const current = await requireSession(context, request);
+      noStore(reply);
+      return { ok: true, ...(await webauthn.assertionOptions(current)) };
+    },
+  );
+
+  app.post(
+    '/api/auth/webauthn/assertion/verify',
+    {
+      config: { policy: POLICY.familyCredential },
+      schema: {
+        tags: ['webauthn'],
+        summary: 'Finish a step-up: sets `step_up_at` on this account\'s session and re-mints the cookie',
+        description:
+          'The only route that sets `step_up_at` (docs/protocol.md §3). Freshness is per account: after a switch the other account ' +
+          'needs its own. 401 `credential_outside_allowlist` for a key of another account or a removed one, `cloned_authenticator` ' +
+          'when the signature counter did not grow, `verify_failed` when the assertion does not verify.',
+        security: SESSION,
+        body: AssertionVerifyBody,
+        response: {
+          200: Type.Object({
+            ok: Type.Literal(true),
+            account: Type.Ref('Account'),
+            token: Type.String({ description: 'The re-minted JWT, also set as the `oc_session` cookie' }),
+            step_up_at: Type.Integer({ description: 'Unix seconds, as the JWT claim' }),
+          }),
+          ...errorResponses(400, 401, 403, 413, 415, 429, 503),
+        },
+      },
+    },
+    async (request, reply) => {
+      const current = await requireSession(context, request);
+      const body = request.body;
+      const issued = await webauthn.stepUp(current, { challenge_token: body.challenge_token, response: asAuthentication(body.response) }, 'step_up_at');
+      setSessionCookie(context, reply, issued);
+      return { ...sessionBody(issued), step_up_at: Math.floor((issued.session.step_up_at ?? 0) / 1000) };
+    },
+  );
+
+  app.post(
+    '/api/auth/passkey/options',
+    {
+      config: { policy: POLICY.family },
+      preValidation: emptyBodyIsObject,
+      schema: {
+        tags: ['webauthn'],
+        summary: 'Start a passkey sign-in: a challenge any sign-in passkey of this host may answer',
+        description: 'No session needed; `allowCredentials` is empty, so the browser offers the person\'s passkeys (conditional UI included).',
+        response: { 200: CeremonyOptions('PublicKeyCredentialRequestOptionsJSON'), ...errorResponses(403, 413, 415, 429, 503) },
+      },
+    },
+    async (_request, reply) => {
+      noStore(reply);
+      return { ok: true, ...(await webauthn.signInOptions()) };
+    },
+  );
+
+  app.post(
+    '/api/auth/passkey/signin',
+    {
+      config: { policy: POLICY.familyCredential },
+      schema: {
+        tags: ['webauthn'],
+        summary: 'Sign in with a passkey (signing_method `passkey`); add=1 keeps the caller\'s roster',
+        description:
+          'Ends like every other sign-in: the account the passkey belongs to gets a session, the cookie is set. A key added for ' +
+          'step-up only is refused with 401 `credential_outside_allowlist`.',
+        querystring: AddQuery,
+        body: PasskeySignInBody,
+        response: { 200: SessionIssued, ...errorResponses(400, 401, 403, 413, 415, 429, 503) },
+      },
+    },
+    async (request, reply) => {
+      const body = request.body;
+      const target = await signInTarget(context, request, wantsAdd(request.query, body.add));
+      const issued = await webauthn.signIn({ challenge_token: body.challenge_token, response: asAuthentication(body.response) }, target);
+      setSessionCookie(context, reply, issued);
+      return sessionBody(issued);
+    },
+  );
+}
