@@ -509,6 +509,135 @@ describe.skipIf(!HAVE_CHROMIUM)('pages in headless Chromium', () => {
     expectNoProblems();
   });
 
+  /**
+   * Chromium's virtual authenticator (DevTools WebAuthn domain) on `target`:
+   * a platform authenticator with resident keys that verifies the person, and
+   * answers every prompt at once. With `credentials`, it already holds them
+   * (the same passkey on another device, as a synced passkey would be).
+   */
+  async function virtualAuthenticator(target: Page, credentials: unknown[] = []): Promise<{ credentials: () => Promise<any[]> }> {
+    const cdp = await target.context().newCDPSession(target);
+    await cdp.send('WebAuthn.enable', { enableUI: false });
+    const { authenticatorId } = await cdp.send('WebAuthn.addVirtualAuthenticator', {
+      options: { protocol: 'ctap2', transport: 'internal', hasResidentKey: true, hasUserVerification: true, isUserVerified: true, automaticPresenceSimulation: true },
+    });
+    for (const credential of credentials) await cdp.send('WebAuthn.addCredential', { authenticatorId, credential: credential as never });
+    return { credentials: async () => (await cdp.send('WebAuthn.getCredentials', { authenticatorId })).credentials };
+  }
+
+  function claimsOf(token: string | undefined): { sudo_at?: number; step_up_at?: number; signing_method?: string; did_oc?: string } {
+    return JSON.parse(Buffer.from((token ?? '..').split('.')[1]!, 'base64url').toString());
+  }
+
+  async function sessionCookie(target: BrowserContext): Promise<string | undefined> {
+    return (await target.cookies()).find((candidate) => candidate.name === 'oc_session')?.value;
+  }
+
+  it('adds a passkey on the account page, re-proves and steps up with it, signs in and adds an account with it on a fresh profile, removes it', async () => {
+    const owner = newWallet('p2wpkh');
+    const keyContext = await contextWithUnisat(owner, () => undefined);
+    const keyPage = await keyContext.newPage();
+    watch(keyPage);
+    const authenticator = await virtualAuthenticator(keyPage);
+    await keyPage.goto('/signin');
+    await keyPage.getByLabel('Bitcoin address').fill(owner.address);
+    await keyPage.getByRole('button', { name: 'Get message to sign' }).click();
+    await keyPage.getByRole('button', { name: 'Sign with UniSat' }).click();
+    await keyPage.waitForURL(`${base}/account`);
+    const keys = keyPage.getByRole('region', { name: 'Security keys and passkeys' });
+    await expect.poll(() => keys.isVisible()).toBe(true);
+    expect(await keyPage.locator('#keys-empty').isVisible()).toBe(true);
+
+    // Adding needs a fresh step-up: the dialog asks first (no key yet, so the wallet), then the browser's prompt.
+    await keys.getByLabel('Name of the new key').fill('Laptop');
+    await keys.getByLabel('Also sign in with it (a passkey)').check();
+    await keys.getByRole('button', { name: 'Add a security key' }).click();
+    const dialog = keyPage.getByRole('dialog', { name: 'Confirm it is you' });
+    await expect.poll(() => dialog.isVisible()).toBe(true);
+    expect(await dialog.locator('#sudo-key').isVisible()).toBe(false);
+    await dialog.getByRole('button', { name: 'Get message to sign' }).click();
+    await dialog.getByRole('button', { name: 'Sign with UniSat' }).click();
+    await expect.poll(() => keyPage.locator('#page-status').textContent()).toBe('Laptop was added: you can now sign in with it.');
+    expect(await keyPage.locator('#keys .item-title').allTextContents()).toEqual(['Laptop']);
+    expect(await keyPage.locator('#keys .item-sub').textContent()).toMatch(/^Passkey · added .+ · not used yet$/);
+    const stored = await authenticator.credentials();
+    expect(stored).toHaveLength(1);
+    expect(stored[0]).toMatchObject({ isResidentCredential: true, rpId: 'localhost' });
+
+    // Rename in place.
+    await keys.getByRole('button', { name: 'Rename Laptop' }).click();
+    await keys.getByLabel('New name for Laptop').fill('Work laptop');
+    await keyPage.keyboard.press('Enter');
+    await expect.poll(() => keyPage.locator('#keys .item-title').allTextContents()).toEqual(['Work laptop']);
+    await screenshot(keyPage, 'account-keys.png');
+
+    // The /sudo page (and the step-up dialog) now offer the key: it sets sudo_at.
+    await keyPage.goto(`/sudo?return_to=${encodeURIComponent('/account?keyed=1')}`);
+    await keyPage.getByRole('button', { name: 'Use a security key or passkey' }).click();
+    await keyPage.waitForURL(`${base}/account?keyed=1`);
+    expect(Math.abs((claimsOf(await sessionCookie(keyContext)).sudo_at ?? 0) - Date.now() / 1000)).toBeLessThan(60);
+
+    // A consumer's step-up, as auth-client's useStepUpAuth drives it: options, the browser's prompt, verify.
+    // A string, so the test runner's transform leaves the page's dynamic import alone.
+    const stepUp = await keyPage.evaluate<{ ok: boolean; step_up_at: number }>(`(async () => {
+      const passkeys = await import('/assets/passkeys.js');
+      const post = async (path, body) =>
+        (await fetch(path, { method: 'POST', credentials: 'include', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) })).json();
+      const options = await post('/api/auth/webauthn/assertion/options', { purpose: 'spend_over_1m' });
+      const response = await passkeys.getAssertion(options.options);
+      return post('/api/auth/webauthn/assertion/verify', { challenge_token: options.challenge_token, response });
+    })()`);
+    expect(stepUp).toMatchObject({ ok: true });
+    expect(Math.abs(stepUp.step_up_at - Date.now() / 1000)).toBeLessThan(60);
+    expect(claimsOf(await sessionCookie(keyContext)).step_up_at).toBe(stepUp.step_up_at);
+
+    // A fresh profile with the same passkey (moved there as it is now: a copy
+    // with an older signature counter would be refused as a clone) signs in
+    // from the sign-in page's autofill request (conditional UI), which the
+    // virtual authenticator answers at once, as a person picking the passkey would.
+    const freshContext = await newWatchedContext();
+    const freshPage = await freshContext.newPage();
+    watch(freshPage);
+    const freshAuthenticator = await virtualAuthenticator(freshPage, await authenticator.credentials());
+    await freshPage.goto('/signin');
+    await freshPage.waitForURL(`${base}/account`);
+    await expect.poll(() => freshPage.locator('#active-heading-name').textContent()).toBe(owner.address);
+    expect(claimsOf(await sessionCookie(freshContext)).signing_method).toBe('passkey');
+
+    // Someone else signed in on a third profile, whose browser offers no
+    // passkey autofill, adds the passkey's account with the button.
+    const other = newWallet('p2tr');
+    const addContext = await contextWithUnisat(other, () => undefined);
+    await addContext.addInitScript(() => {
+      (globalThis as unknown as { PublicKeyCredential: { isConditionalMediationAvailable?: () => Promise<boolean> } }).PublicKeyCredential.isConditionalMediationAvailable = async () => false;
+    });
+    const addPage = await addContext.newPage();
+    watch(addPage);
+    await virtualAuthenticator(addPage, await freshAuthenticator.credentials());
+    await addPage.goto('/signin');
+    await addPage.getByLabel('Bitcoin address').fill(other.address);
+    await addPage.getByRole('button', { name: 'Get message to sign' }).click();
+    await addPage.getByRole('button', { name: 'Sign with UniSat' }).click();
+    await addPage.waitForURL(`${base}/account`);
+    await addPage.goto('/signin?add=1&return_to=/account');
+    await addPage.getByRole('button', { name: 'Sign in with a passkey' }).click();
+    await addPage.waitForURL(`${base}/account`);
+    await expect.poll(() => addPage.locator('#active-heading-name').textContent()).toBe(owner.address);
+    expect(await rosterNames(addPage)).toEqual([other.address]);
+
+    // Removing it (the step-up above is fresh) ends passkey sign-in with it.
+    await keys.getByRole('button', { name: 'Remove Work laptop' }).click();
+    await expect.poll(() => keyPage.locator('#page-status').textContent()).toBe('Work laptop was removed from this account.');
+    expect(await keyPage.locator('#keys-empty').isVisible()).toBe(true);
+    await addContext.clearCookies();
+    await addPage.goto('/signin');
+    await addPage.getByRole('button', { name: 'Sign in with a passkey' }).click();
+    await expect.poll(() => addPage.locator('#passkey-error').textContent()).toMatch(/not one this service can sign you in with/);
+
+    await Promise.all([keyContext.close(), freshContext.close(), addContext.close()]);
+    expectNoProblems();
+  });
+
   it('shows provider errors as sentences and refuses a foreign return_to', async () => {
     const errorPage = await context.newPage();
     watch(errorPage);

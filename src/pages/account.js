@@ -5,8 +5,13 @@
  * "Session endpoints", docs/protocol.md §3 and §6).
  *
  * An action answered with 401 `sudo_required` opens the step-up dialog
- * (POST /api/auth/sudo with a BIP-322 `purpose=sudo` challenge or an e-mail
- * code) and is retried once after the proof.
+ * (POST /api/auth/sudo with a key, a BIP-322 `purpose=sudo` challenge or an
+ * e-mail code) and is retried once after the proof.
+ *
+ * Security keys and passkeys (docs/protocol.md §6 "Security keys and
+ * passkeys"): listed with when they were added and last used, renamed in
+ * place, removed after a step-up, and added with the browser's prompt
+ * (a passkey when "Also sign in with it" is ticked).
  */
 import {
   accountName,
@@ -21,6 +26,7 @@ import {
   submitButtonOf,
 } from './common.js';
 import { createProofPanel, proofOptions } from './stepup.js';
+import { browserErrorText, createCredential, describeKeyError, wasCancelled, webauthnSupported } from './passkeys.js';
 
 const SIGN_IN_AGAIN = '/signin?return_to=/account';
 
@@ -32,6 +38,8 @@ const pageStatus = byId('page-status');
 let me = null;
 /** @type {any[] | null} null while unknown (not loaded, or the host has no identities route) */
 let identities = null;
+/** @type {any[] | null} null while unknown, or where keys are not available */
+let keys = null;
 
 /** A 401 `not_authenticated` anywhere means the session is gone: sign in again. */
 function sessionLost(result) {
@@ -69,7 +77,7 @@ async function load() {
   renderRoster(me.roster);
   byId('content').hidden = false;
   main.setAttribute('aria-busy', 'false');
-  await loadIdentities();
+  await Promise.all([loadIdentities(), loadKeys()]);
   return true;
 }
 
@@ -162,6 +170,159 @@ function renderIdentities(list) {
   );
   if (list.length === 0) byId('identities').append(h('li', { class: 'hint', text: 'No linked identities.' }));
 }
+
+const dateFormat = new Intl.DateTimeFormat([], { dateStyle: 'medium' });
+const dateTimeFormat = new Intl.DateTimeFormat([], { dateStyle: 'medium', timeStyle: 'short' });
+
+async function loadKeys() {
+  const section = byId('keys-section');
+  if (!webauthnSupported()) {
+    keys = null;
+    section.hidden = true;
+    return;
+  }
+  const answer = await api('GET', '/api/auth/webauthn/credentials');
+  if (sessionLost(answer)) return;
+  // An older host without the routes, or one whose address WebAuthn cannot use: leave the section out.
+  if (answer.status === 404 || answer.code === 'webauthn_unavailable') {
+    keys = null;
+    section.hidden = true;
+    return;
+  }
+  section.hidden = false;
+  if (!answer.ok) {
+    keys = null;
+    byId('keys').replaceChildren();
+    say(byId('keys-error'), describeKeyError(answer));
+    return;
+  }
+  keys = Array.isArray(answer.body.credentials) ? answer.body.credentials : [];
+  renderKeys(keys);
+}
+
+function describeKey(key) {
+  const kind = key.sign_in ? 'Passkey' : 'Security key';
+  const added = `added ${dateFormat.format(new Date(key.created_at))}`;
+  const used = key.last_used_at ? `last used ${dateTimeFormat.format(new Date(key.last_used_at))}` : 'not used yet';
+  return `${kind} · ${added} · ${used}`;
+}
+
+function renderKeys(list) {
+  byId('keys').replaceChildren(
+    ...list.map((key) => {
+      const rename = h('button', { type: 'button', class: 'secondary', 'aria-label': `Rename ${key.label}`, text: 'Rename' });
+      const remove = h('button', { type: 'button', class: 'danger', 'aria-label': `Remove ${key.label}`, text: 'Remove' });
+      const main = h('div', { class: 'item-main' }, h('span', { class: 'item-title', text: key.label }), h('span', { class: 'item-sub', text: describeKey(key) }));
+      const item = h('li', { 'data-key': key.id }, main, h('div', { class: 'actions' }, rename, remove));
+      rename.addEventListener('click', () => startRename(key, item, main));
+      remove.addEventListener('click', () => removeKey(key, remove));
+      return item;
+    }),
+  );
+  byId('keys-empty').hidden = list.length > 0;
+}
+
+/** Swaps the key's title for a small form in place; Escape or Cancel puts it back. */
+function startRename(key, item, main) {
+  const inputId = `key-rename-${item.dataset.key.slice(0, 16)}`;
+  const input = /** @type {HTMLInputElement} */ (h('input', { id: inputId, type: 'text', maxlength: '64', value: key.label, autocomplete: 'off' }));
+  const cancel = h('button', { type: 'button', class: 'link', text: 'Cancel' });
+  const form = /** @type {HTMLFormElement} */ (
+    h('form', { class: 'item-main', novalidate: true }, h('label', { for: inputId, text: `New name for ${key.label}` }), input, h('div', { class: 'actions' }, h('button', { type: 'submit', text: 'Save' }), cancel))
+  );
+  const restore = () => {
+    form.replaceWith(main);
+    item.querySelector('button')?.focus();
+  };
+  cancel.addEventListener('click', restore);
+  form.addEventListener('keydown', (event) => {
+    if (event.key === 'Escape') restore();
+  });
+  form.addEventListener('submit', async (event) => {
+    event.preventDefault();
+    const error = byId('keys-error');
+    say(error, '');
+    await busy(submitButtonOf(form), async () => {
+      const saved = await api('PATCH', `/api/auth/webauthn/credentials/${encodeURIComponent(key.id)}`, { label: input.value });
+      if (sessionLost(saved)) return;
+      if (!saved.ok) {
+        markInvalid(input, saved.code === 'bad_request');
+        say(error, saved.code === 'bad_request' ? 'That name cannot be used. Use 1 to 64 ordinary characters.' : describeKeyError(saved));
+        input.focus();
+        return;
+      }
+      await loadKeys();
+      say(pageStatus, `The key is now called ${saved.body.credential.label}.`);
+      focusHeading('keys-title');
+    });
+  });
+  main.replaceWith(form);
+  input.focus();
+  input.select();
+}
+
+async function removeKey(key, button) {
+  const error = byId('keys-error');
+  say(error, '');
+  await busy(button, async () => {
+    const removed = await withStepUp(() => api('DELETE', `/api/auth/webauthn/credentials/${encodeURIComponent(key.id)}`));
+    if (removed === null) {
+      say(pageStatus, 'Nothing was removed.');
+      return;
+    }
+    if (sessionLost(removed)) return;
+    if (!removed.ok) {
+      say(error, describeKeyError(removed));
+      return;
+    }
+    await loadKeys();
+    say(pageStatus, `${key.label} was removed from this account.`);
+    focusHeading('keys-title');
+  });
+}
+
+const keyForm = /** @type {HTMLFormElement} */ (byId('key-add-form'));
+keyForm.addEventListener('submit', async (event) => {
+  event.preventDefault();
+  const error = byId('keys-error');
+  const labelField = /** @type {HTMLInputElement} */ (byId('key-label'));
+  const signIn = /** @type {HTMLInputElement} */ (byId('key-sign-in')).checked;
+  say(error, '');
+  const label = labelField.value.trim();
+  await busy(submitButtonOf(keyForm), async () => {
+    const body = { sign_in: signIn, ...(label === '' ? {} : { label }) };
+    const started = await withStepUp(() => api('POST', '/api/auth/webauthn/register/options', body));
+    if (started === null) {
+      say(pageStatus, 'No key was added.');
+      return;
+    }
+    if (sessionLost(started)) return;
+    if (!started.ok) {
+      markInvalid(labelField, started.code === 'bad_request');
+      say(error, started.code === 'bad_request' ? 'That name cannot be used. Use up to 64 ordinary characters.' : describeKeyError(started));
+      return;
+    }
+    markInvalid(labelField, false);
+    let response;
+    try {
+      response = await createCredential(started.body.options);
+    } catch (failure) {
+      say(error, wasCancelled(failure) ? 'No key was added: the prompt was closed.' : browserErrorText(failure));
+      return;
+    }
+    const added = await api('POST', '/api/auth/webauthn/register/verify', { challenge_token: started.body.challenge_token, response });
+    if (sessionLost(added)) return;
+    if (!added.ok) {
+      say(error, describeKeyError(added));
+      return;
+    }
+    labelField.value = '';
+    /** @type {HTMLInputElement} */ (byId('key-sign-in')).checked = false;
+    await loadKeys();
+    say(pageStatus, `${added.body.credential.label} was added${added.body.credential.sign_in ? ': you can now sign in with it' : ''}.`);
+    focusHeading('keys-title');
+  });
+});
 
 // ---- actions ----
 
@@ -285,7 +446,7 @@ const proofPanel = createProofPanel(byId('sudo-panel'), {
 
 /** Opens the dialog; resolves true once the account proved itself, false when cancelled. */
 function stepUp() {
-  proofPanel.reset(proofOptions(identities, me && me.account));
+  proofPanel.reset(proofOptions(identities, me && me.account, keys));
   const returnFocus = document.activeElement;
   dialog.returnValue = '';
   return new Promise((resolve) => {

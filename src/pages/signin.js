@@ -1,6 +1,12 @@
 /**
- * The sign-in page (/signin): BIP-322 signed challenge, e-mail code, and one
- * button per configured identity provider (docs/api.md "Sign-in paths").
+ * The sign-in page (/signin): BIP-322 signed challenge, e-mail code, a
+ * passkey, and one button per configured identity provider (docs/api.md
+ * "Sign-in paths").
+ *
+ * Passkeys (docs/protocol.md §6 "Security keys and passkeys"): where the
+ * browser offers passkeys in a field's autofill (conditional mediation), the
+ * e-mail field lists them as soon as the page loads; the button asks with the
+ * browser's own prompt, and cancels the waiting autofill request first.
  *
  * `return_to` and `add` come from data attributes the server rendered after
  * checking them (src/http/pages.ts); `add=1` is passed on every path so the
@@ -26,6 +32,7 @@ import {
   submitButtonOf,
 } from './common.js';
 import { detectWallets, walletErrorText } from './wallets.js';
+import { browserErrorText, conditionalSupported, describeKeyError, getAssertion, wasCancelled, webauthnSupported } from './passkeys.js';
 
 const DEFAULT_RETURN_TO = '/account';
 
@@ -312,6 +319,65 @@ async function showProviders() {
   byId('providers').hidden = list.children.length === 0;
 }
 
+// ---- passkeys ----
+
+const passkeyError = byId('passkey-error');
+/** The waiting autofill request, cancelled when the person presses the button. */
+let autofill = null;
+
+/**
+ * One passkey sign-in: options, the browser's prompt (or its autofill), then
+ * POST /api/auth/passkey/signin. True when it signed in.
+ *
+ * @param {{mediation?: 'conditional', signal?: AbortSignal}} how
+ */
+async function passkeySignIn(how) {
+  const started = await api('POST', '/api/auth/passkey/options');
+  if (!started.ok) {
+    if (started.code !== 'webauthn_unavailable' || !how.mediation) say(passkeyError, describeKeyError(started));
+    return false;
+  }
+  const response = await getAssertion(started.body.options, how);
+  const signedIn = await api('POST', `/api/auth/passkey/signin${addQuery}`, { challenge_token: started.body.challenge_token, response });
+  if (signedIn.ok) {
+    done();
+    return true;
+  }
+  say(passkeyError, describeKeyError(signedIn, { credential_outside_allowlist: 'This passkey is not one this service can sign you in with. Use another way, then add it on your account page.' }));
+  return false;
+}
+
+async function waitForAutofill() {
+  if (!(await conditionalSupported())) return;
+  autofill = new AbortController();
+  try {
+    await passkeySignIn({ mediation: 'conditional', signal: autofill.signal });
+  } catch (failure) {
+    // Aborted by the button, or the browser gave up: the other ways stay.
+    if (!wasCancelled(failure)) say(passkeyError, browserErrorText(failure));
+  }
+}
+
+function setUpPasskeys() {
+  if (!webauthnSupported()) return;
+  byId('passkey').hidden = false;
+  const button = /** @type {HTMLButtonElement} */ (byId('passkey-button'));
+  button.addEventListener('click', () =>
+    busy(button, async () => {
+      say(passkeyError, '');
+      autofill?.abort();
+      autofill = null;
+      try {
+        await passkeySignIn({});
+      } catch (failure) {
+        say(passkeyError, browserErrorText(failure));
+      }
+    }),
+  );
+  void waitForAutofill();
+}
+
 setUpNotices();
 void checkExistingSession();
 void showProviders();
+setUpPasskeys();

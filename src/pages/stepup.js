@@ -1,26 +1,30 @@
 /**
  * Proving the active account again (POST /api/auth/sudo, docs/protocol.md §6
- * "Step-up"): a BIP-322 `purpose=sudo` challenge for one of its addresses,
- * signed by a wallet extension or pasted, or an e-mail code for one of its
- * e-mail addresses. The account page shows it in its step-up dialog, the
- * /sudo page as the page itself; both build it here.
+ * "Step-up"): one of its security keys or passkeys, a BIP-322 `purpose=sudo`
+ * challenge for one of its addresses, signed by a wallet extension or
+ * pasted, or an e-mail code for one of its e-mail addresses. The account
+ * page shows it in its step-up dialog, the /sudo page as the page itself;
+ * both build it here.
  */
 import { api, busy, copyText, describeError, fetchChallenge, h, say, submitButtonOf } from './common.js';
+import { browserErrorText, describeKeyError, getAssertion, webauthnSupported } from './passkeys.js';
 import { detectWallets, walletErrorText } from './wallets.js';
 
 /**
- * The account's own verified addresses and e-mails: only those can prove it
- * again. An account whose identities are unknown still offers its primary address.
+ * The account's own verified addresses and e-mails, and whether it has a
+ * key: only those can prove it again. An account whose identities are
+ * unknown still offers its primary address.
  *
  * @param {any[] | null} identities
  * @param {{primary_btc?: string | null} | null | undefined} account
+ * @param {any[] | null} [keys] the account's security keys and passkeys
  */
-export function proofOptions(identities, account) {
+export function proofOptions(identities, account, keys = null) {
   const verified = (identities ?? []).filter((identity) => identity.verified !== false);
   const addresses = verified.filter((identity) => identity.kind === 'btc').map((identity) => identity.value);
   if (addresses.length === 0 && account && account.primary_btc) addresses.push(account.primary_btc);
   const emails = verified.filter((identity) => identity.kind === 'email').map((identity) => identity.value);
-  return { addresses, emails };
+  return { addresses, emails, hasKey: webauthnSupported() && Array.isArray(keys) && keys.length > 0 };
 }
 
 function actions(...buttons) {
@@ -38,6 +42,15 @@ function actions(...buttons) {
  */
 export function createProofPanel(root, options) {
   const error = h('p', { id: 'sudo-error', class: 'form-error', role: 'alert' });
+
+  const keyButton = h('button', { type: 'button', id: 'sudo-key-button', text: 'Use a security key or passkey' });
+  const key = h(
+    'section',
+    { id: 'sudo-key', 'aria-labelledby': 'sudo-key-title', hidden: true },
+    h('h3', { id: 'sudo-key-title', text: 'With a security key' }),
+    h('p', { class: 'hint', text: 'Touch or unlock a key you added to this account.' }),
+    actions(keyButton),
+  );
 
   const address = /** @type {HTMLSelectElement} */ (h('select', { id: 'sudo-address', name: 'address' }));
   const addressForm = /** @type {HTMLFormElement} */ (
@@ -121,7 +134,7 @@ export function createProofPanel(root, options) {
     hidden: true,
     text: 'This account has no Bitcoin address or e-mail address to confirm with. Sign out and sign in again, then retry.',
   });
-  root.replaceChildren(error, btc, email, none);
+  root.replaceChildren(error, key, btc, email, none);
 
   /** @type {{address: string, message: string, nonce: string} | null} */
   let challenge = null;
@@ -139,6 +152,32 @@ export function createProofPanel(root, options) {
       options.onProved();
     });
   }
+
+  keyButton.addEventListener('click', () =>
+    busy(keyButton, async () => {
+      say(error, '');
+      const started = await api('POST', '/api/auth/webauthn/assertion/options', { purpose: 'sudo' });
+      if (options.onSessionLost(started)) return;
+      if (!started.ok) {
+        say(error, describeKeyError(started));
+        return;
+      }
+      let response;
+      try {
+        response = await getAssertion(started.body.options);
+      } catch (failure) {
+        say(error, browserErrorText(failure));
+        return;
+      }
+      const proved = await api('POST', '/api/auth/sudo', { challenge_token: started.body.challenge_token, response });
+      if (options.onSessionLost(proved)) return;
+      if (!proved.ok) {
+        say(error, describeKeyError(proved));
+        return;
+      }
+      options.onProved();
+    }),
+  );
 
   addressForm.addEventListener('submit', async (event) => {
     event.preventDefault();
@@ -226,7 +265,7 @@ export function createProofPanel(root, options) {
     /**
      * Shows the ways this account can prove itself, back at their first step.
      *
-     * @param {{addresses: string[], emails: string[]}} offered
+     * @param {{addresses: string[], emails: string[], hasKey: boolean}} offered
      */
     reset(offered) {
       challenge = null;
@@ -236,7 +275,8 @@ export function createProofPanel(root, options) {
       emailAddress.replaceChildren(...offered.emails.map((value) => h('option', { value, text: value })));
       btc.hidden = offered.addresses.length === 0;
       email.hidden = offered.emails.length === 0;
-      none.hidden = offered.addresses.length > 0 || offered.emails.length > 0;
+      key.hidden = !offered.hasKey;
+      none.hidden = offered.hasKey || offered.addresses.length > 0 || offered.emails.length > 0;
       addressForm.hidden = false;
       signForm.hidden = true;
       emailStartForm.hidden = false;

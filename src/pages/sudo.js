@@ -61,10 +61,10 @@ async function load() {
     main.setAttribute('aria-busy', 'false');
     return;
   }
-  const listed = await api('GET', '/api/auth/identities');
+  const [listed, keys] = await Promise.all([api('GET', '/api/auth/identities'), api('GET', '/api/auth/webauthn/credentials')]);
   if (sessionLost(listed)) return;
   byId('proof-account').textContent = accountName(me.body.account);
-  panel.reset(proofOptions(listed.ok ? listed.body.identities : null, me.body.account));
+  panel.reset(proofOptions(listed.ok ? listed.body.identities : null, me.body.account, keys.ok ? keys.body.credentials : null));
   byId('proof').hidden = false;
   say(pageStatus, '');
   main.setAttribute('aria-busy', 'false');
