@@ -150,7 +150,8 @@ async function requireHeld(store: AccountStore, account: AccountRecord, identity
 
 /**
  * POST /api/auth/sudo: proves `account` again. On success the caller sets
- * `sudo_at` and `step_up_at` of the session row to now and re-mints.
+ * `sudo_at` of the session row to now and re-mints (`step_up_at` is a key
+ * assertion's alone, src/webauthn).
  *
  * An e-mail is checked against the account before its code is spent, so a
  * code mailed to the wrong address is not burnt by a request that cannot

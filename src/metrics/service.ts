@@ -15,7 +15,7 @@ export interface ServiceMetrics {
   /** method, route pattern (`unmatched` for 404s), status code. */
   readonly httpRequests: Counter;
   readonly httpDuration: Histogram;
-  /** method: `bip322`, `email_otp`, `oauth:<provider>`. */
+  /** method: `bip322`, `email_otp`, `oauth:<provider>`, `passkey`. */
   readonly signIns: Counter;
   /** result: `hit` or `miss` (the `x-cache` answer of /api/check). */
   readonly checkCache: Counter;
@@ -51,7 +51,7 @@ export function createServiceMetrics(options: ServiceMetricsOptions): ServiceMet
       'Time from request to response, by method, route pattern and status.',
       ['method', 'route', 'status'],
     ),
-    signIns: registry.counter('oc_signins_total', 'Successful sign-ins, by path (bip322, email_otp, oauth:<provider>).', ['method']),
+    signIns: registry.counter('oc_signins_total', 'Successful sign-ins, by path (bip322, email_otp, oauth:<provider>, passkey).', ['method']),
     checkCache: registry.counter('oc_check_cache_total', '/api/check answers by cache result (hit, miss).', ['result']),
     relayQueries: registry.counter('oc_relay_queries_total', 'Nostr relay look-ups, by result (answered, relays_unavailable).', ['result']),
     relayPublishes: registry.counter('oc_relay_publishes_total', 'Attestation publications, by result (published, relays_unavailable).', ['result']),

@@ -43,6 +43,23 @@ export async function conditionalSupported() {
 const descriptor = (entry) => ({ ...entry, id: bytes(entry.id) });
 
 /**
+ * The JSON form of a PublicKeyCredential, with the ceremony's own response fields.
+ *
+ * @param {any} credential
+ * @param {Record<string, unknown>} fields
+ */
+function credentialJSON(credential, fields) {
+  return {
+    id: credential.id,
+    rawId: text(credential.rawId),
+    type: credential.type,
+    authenticatorAttachment: credential.authenticatorAttachment || undefined,
+    clientExtensionResults: credential.getClientExtensionResults(),
+    response: { clientDataJSON: text(credential.response.clientDataJSON), ...fields },
+  };
+}
+
+/**
  * navigator.credentials.create for the host's PublicKeyCredentialCreationOptionsJSON;
  * answers the RegistrationResponseJSON the host verifies.
  *
@@ -57,18 +74,10 @@ export async function createCredential(options) {
   };
   const credential = /** @type {any} */ (await navigator.credentials.create({ publicKey }));
   const response = credential.response;
-  return {
-    id: credential.id,
-    rawId: text(credential.rawId),
-    type: credential.type,
-    authenticatorAttachment: credential.authenticatorAttachment || undefined,
-    clientExtensionResults: credential.getClientExtensionResults(),
-    response: {
-      clientDataJSON: text(response.clientDataJSON),
-      attestationObject: text(response.attestationObject),
-      transports: typeof response.getTransports === 'function' ? response.getTransports() : [],
-    },
-  };
+  return credentialJSON(credential, {
+    attestationObject: text(response.attestationObject),
+    transports: typeof response.getTransports === 'function' ? response.getTransports() : [],
+  });
 }
 
 /**
@@ -86,19 +95,11 @@ export async function getAssertion(options, how = {}) {
   };
   const credential = /** @type {any} */ (await navigator.credentials.get({ publicKey, ...how }));
   const response = credential.response;
-  return {
-    id: credential.id,
-    rawId: text(credential.rawId),
-    type: credential.type,
-    authenticatorAttachment: credential.authenticatorAttachment || undefined,
-    clientExtensionResults: credential.getClientExtensionResults(),
-    response: {
-      clientDataJSON: text(response.clientDataJSON),
-      authenticatorData: text(response.authenticatorData),
-      signature: text(response.signature),
-      userHandle: text(response.userHandle),
-    },
-  };
+  return credentialJSON(credential, {
+    authenticatorData: text(response.authenticatorData),
+    signature: text(response.signature),
+    userHandle: text(response.userHandle),
+  });
 }
 
 /** True for the browser's "the person closed the prompt" (or it timed out). */

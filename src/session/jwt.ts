@@ -41,7 +41,7 @@ export interface SessionClaims {
   readonly name?: string;
   readonly primary_btc?: string;
   readonly display_identity?: DisplayIdentity;
-  /** `bip322`, `email_otp` or `oauth:<provider>`. */
+  /** `bip322`, `email_otp`, `oauth:<provider>` or `passkey`. */
   readonly signing_method?: string;
   /** Unix seconds. */
   readonly step_up_at?: number;

@@ -67,7 +67,7 @@ export interface SessionRecord {
   readonly account_id: string;
   /** NULL only for rows that predate multi-account (docs/protocol.md §3). */
   readonly roster_id: string | null;
-  /** `bip322`, `email_otp`, `oauth:<provider>` (docs/protocol.md §3). */
+  /** `bip322`, `email_otp`, `oauth:<provider>`, `passkey` (docs/protocol.md §3). */
   readonly signing_method: string | null;
   readonly created_at: EpochMilliseconds;
   /** created_at + 30 days; a switch or re-mint never extends it. */
