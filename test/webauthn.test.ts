@@ -419,6 +419,32 @@ function webauthnSuite(engine: 'sqlite' | 'postgres'): void {
     });
   });
 
+  describe('several instances', () => {
+    it('a challenge is used once across instances on one database, and any instance verifies another\'s token', async () => {
+      const authenticator = key();
+      const { client } = await withKey(authenticator);
+      const second = await harness.app();
+      const elsewhere = harness.browser(second);
+      elsewhere.cookie = client.cookie;
+      const started = await assertionOptions(client);
+      const response = authenticator.get(started.options);
+      const replies = await Promise.all([
+        client.post('/api/auth/webauthn/assertion/verify', { challenge_token: started.challenge_token, response }),
+        elsewhere.post('/api/auth/webauthn/assertion/verify', { challenge_token: started.challenge_token, response }),
+      ]);
+      expect(replies.map((reply) => reply.status).sort()).toEqual([200, 401]);
+      // The loser finds the challenge spent, or (when the winner re-minted first) its cookie replaced.
+      expect(['nonce_reused', 'not_authenticated']).toContain(replies.find((reply) => reply.status === 401)?.body.reason);
+      const winner = replies.find((reply) => reply.status === 200);
+      client.cookie = winner?.body.token;
+      elsewhere.cookie = winner?.body.token;
+      expectError(await elsewhere.post('/api/auth/webauthn/assertion/verify', { challenge_token: started.challenge_token, response }), 401, 'nonce_reused');
+      // A token issued by one instance verifies on the other.
+      const fresh = await assertionOptions(client);
+      expect((await elsewhere.post('/api/auth/webauthn/assertion/verify', { challenge_token: fresh.challenge_token, response: authenticator.get(fresh.options) })).status).toBe(200);
+    });
+  });
+
   describe('bad input', () => {
     it('answers malformed bodies with 400 or 401 and a code, never a 500', async () => {
       const authenticator = key();
