@@ -183,6 +183,17 @@ function webauthnSuite(engine: 'sqlite' | 'postgres'): void {
       expect((await other.client.get('/api/auth/webauthn/credentials')).body.credentials).toEqual([]);
     });
 
+    it('holds at most 20 keys per account, counted again when the last one is verified', async () => {
+      const { client, wallet } = await signedIn();
+      await sudo(client, wallet);
+      const pending = await registerOptions(client);
+      for (let index = 0; index < 20; index += 1) expect((await register(client, key())).status).toBe(200);
+      expectError(await client.post('/api/auth/webauthn/register/options', {}), 400, 'bad_request');
+      // Options asked for before the 20th key cannot add a 21st.
+      expectError(await client.post('/api/auth/webauthn/register/verify', { challenge_token: pending.challenge_token, response: key().create(pending.options) }), 400, 'bad_request');
+      expect((await client.get('/api/auth/webauthn/credentials')).body.credentials).toHaveLength(20);
+    });
+
     it('refuses an expired challenge token and one issued to another session', async () => {
       const { client, wallet } = await signedIn();
       await sudo(client, wallet);

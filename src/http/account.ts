@@ -4,6 +4,8 @@
  * POST /api/auth/link/btc, POST /api/auth/link/email, PATCH
  * /api/auth/account. Thin: a schema, the domain call (src/account), a reply.
  * Every answer carries the session, so none is cached (docs/protocol.md §4).
+ * A key's assertion, one of the re-proofs POST /api/auth/sudo takes, is
+ * checked by src/webauthn.
  */
 import { Type } from 'typebox';
 import type { FastifyInstance, FastifyReply } from 'fastify';
@@ -141,7 +143,8 @@ export function registerAccountRoutes(root: FastifyInstance, context: ServiceCon
         summary: 'Step up: prove the active account again (needed within 5 minutes before linking, unlinking or adding a key)',
         description:
           'Sets `sudo_at` of this account\'s session to now and re-mints the cookie. The proof must be for an ' +
-          'address or e-mail linked to the active account, else 401 `identity_not_linked`. Freshness is per account: after a ' +
+          'address or e-mail linked to the active account, else 401 `identity_not_linked`, or by one of its keys, else 401 ' +
+          '`credential_outside_allowlist`. Freshness is per account: after a ' +
           'switch the other account needs its own step-up.',
         security: SESSION,
         body: SudoBody,

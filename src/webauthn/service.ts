@@ -194,6 +194,12 @@ export class WebAuthnService {
 
   // ---- registering ----
 
+  #requireRoom(held: number): void {
+    if (held >= MAX_CREDENTIALS_PER_ACCOUNT) {
+      throw new OcError('bad_request', `webauthn: an account holds at most ${MAX_CREDENTIALS_PER_ACCOUNT} keys; remove one first`);
+    }
+  }
+
   /** POST /api/auth/webauthn/register/options: needs a step-up (`sudo_at`) younger than 5 minutes. */
   async registrationOptions(current: Authenticated, input: { label?: string | undefined; sign_in?: boolean | undefined }): Promise<CeremonyOptions<PublicKeyCredentialCreationOptionsJSON>> {
     const rpId = this.#rpId();
@@ -201,9 +207,7 @@ export class WebAuthnService {
     const label = labelOf(input.label);
     const signIn = input.sign_in === true;
     const existing = await this.#deps.store.listWebAuthnCredentials(current.account.id);
-    if (existing.length >= MAX_CREDENTIALS_PER_ACCOUNT) {
-      throw new OcError('bad_request', `webauthn: an account holds at most ${MAX_CREDENTIALS_PER_ACCOUNT} keys; remove one first`);
-    }
+    this.#requireRoom(existing.length);
     const { token, challenge } = this.#issue({ kind: 'register', jti: current.session.jti, ...(label === undefined ? {} : { label }), signIn });
     const account = current.account;
     const userName = account.display_name ?? account.primary_btc ?? didOf(account.id);
@@ -262,6 +266,8 @@ export class WebAuthnService {
     if (claims.signIn === true && response.clientExtensionResults?.credProps?.rk === false) {
       throw new OcError('credential_not_discoverable', 'webauthn: the authenticator made a credential it cannot find without a name; it can be a step-up key, not a passkey');
     }
+    // Checked again here: several option tokens may have been asked for at once.
+    this.#requireRoom((await this.#deps.store.listWebAuthnCredentials(current.account.id)).length);
     await this.#consume(claims);
     const attachment = response.authenticatorAttachment;
     const record: WebAuthnCredentialRecord = {
