@@ -333,8 +333,13 @@ let autofill = null;
  */
 async function passkeySignIn(how) {
   const started = await api('POST', '/api/auth/passkey/options');
+  if (started.code === 'webauthn_unavailable') {
+    // This host's address cannot carry passkeys (docs/protocol.md §6): leave the way out.
+    byId('passkey').hidden = true;
+    return false;
+  }
   if (!started.ok) {
-    if (started.code !== 'webauthn_unavailable' || !how.mediation) say(passkeyError, describeKeyError(started));
+    say(passkeyError, describeKeyError(started));
     return false;
   }
   const response = await getAssertion(started.body.options, how);
