@@ -638,6 +638,39 @@ describe.skipIf(!HAVE_CHROMIUM)('pages in headless Chromium', () => {
     expectNoProblems();
   });
 
+  it('lists where the account is signed in and signs every other browser out after a step-up', async () => {
+    const owner = newWallet('p2wpkh');
+    const contexts = [await contextWithUnisat(owner, () => undefined), await contextWithUnisat(owner, () => undefined)];
+    const [here, there] = await Promise.all(contexts.map((created) => created.newPage()));
+    for (const target of [here!, there!]) {
+      watch(target);
+      await target.goto('/signin');
+      await target.getByLabel('Bitcoin address').fill(owner.address);
+      await target.getByRole('button', { name: 'Get message to sign' }).click();
+      await target.getByRole('button', { name: 'Sign with UniSat' }).click();
+      await target.waitForURL(`${base}/account`);
+    }
+    await here!.reload();
+    const devices = here!.getByRole('region', { name: 'Where you are signed in' });
+    await expect.poll(() => devices.locator('li').count()).toBe(2);
+    expect(await devices.locator('li').first().locator('.badge').textContent()).toBe('This browser');
+    expect(await devices.locator('.item-title').first().textContent()).toMatch(/^Chrom(e|ium) \d+ on Linux This browser$/);
+    expect(await devices.locator('.item-sub').first().textContent()).toMatch(/^Signed in .+ with Bitcoin wallet · last seen .+ · network 127\.0\.0\.0\/24$/);
+    await screenshot(here!, 'account-devices.png');
+
+    await devices.getByRole('button', { name: 'Sign out everywhere else' }).click();
+    const dialog = here!.getByRole('dialog', { name: 'Confirm it is you' });
+    await expect.poll(() => dialog.isVisible()).toBe(true);
+    await dialog.getByRole('button', { name: 'Get message to sign' }).click();
+    await dialog.getByRole('button', { name: 'Sign with UniSat' }).click();
+    await expect.poll(() => here!.locator('#page-status').textContent()).toBe('One other browser was signed out.');
+    expect(await devices.locator('li').count()).toBe(1);
+    await there!.goto('/account');
+    await there!.waitForURL(`${base}/signin?return_to=/account`);
+    await Promise.all(contexts.map((created) => created.close()));
+    expectNoProblems();
+  });
+
   it('shows provider errors as sentences and refuses a foreign return_to', async () => {
     const errorPage = await context.newPage();
     watch(errorPage);

@@ -750,6 +750,29 @@ function storageConformance(engine: TestEngine, sqliteDriver?: SqliteDriverName)
       expect(await store.revokeAllForAccount(a.id, now)).toBe(0);
     });
 
+    it('lists an account\'s live rows in every roster with their device facts, and revokes one or all others', async () => {
+      const account = await btcAccount();
+      const stranger = await btcAccount();
+      const phone = await store.insertSession(sessionFor(account.id, 'roster-phone', { device: 'Safari 18 on iOS (mobile)', network: '203.0.113.0/24', last_seen_at: T0 + MINUTE }));
+      const laptop = await store.insertSession(sessionFor(account.id, 'roster-laptop', { device: 'Firefox 140 on Linux', network: '2001:db8:1::/48' }));
+      const old = await store.insertSession(sessionFor(account.id, null));
+      const theirs = await store.insertSession(sessionFor(stranger.id, 'roster-phone'));
+      const expired = await store.insertSession(sessionFor(account.id, 'roster-old', { created_at: T0 - SESSION_LIFETIME }));
+
+      const listed = await store.listLiveSessionsOfAccount(account.id, T0 + 2 * MINUTE);
+      expect(listed.map((row) => row.jti)).toEqual([phone.jti, ...[laptop.jti, old.jti].sort()]);
+      expect(listed[0]).toEqual({ ...phone, device: 'Safari 18 on iOS (mobile)', network: '203.0.113.0/24' });
+      expect(listed.find((row) => row.jti === old.jti)).toMatchObject({ device: null, network: null });
+
+      expect(await store.revokeSessionOfAccount(account.id, theirs.jti, T0 + HOUR)).toBe(false);
+      expect(await store.revokeSessionOfAccount(account.id, expired.jti, T0 + HOUR)).toBe(false);
+      expect(await store.revokeSessionOfAccount(account.id, laptop.jti, T0 + HOUR)).toBe(true);
+      expect(await store.revokeSessionOfAccount(account.id, laptop.jti, T0 + HOUR)).toBe(false);
+      expect(await store.revokeOtherSessionsOfAccount(account.id, phone.jti, T0 + HOUR)).toBe(2);
+      expect((await store.listLiveSessionsOfAccount(account.id, T0 + HOUR)).map((row) => row.jti)).toEqual([phone.jti]);
+      expect(await store.findLiveSessionByTokenHash(theirs.token_hash, T0 + HOUR)).not.toBeNull();
+    });
+
     it('keeps tab tokens of a row: live with it, untouched by a re-mint, the newest `keep` only', async () => {
       const account = await btcAccount();
       const row = await store.insertSession(sessionFor(account.id, 'tabs'));

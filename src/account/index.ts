@@ -4,6 +4,7 @@
  * linked identities (link, dual-proof transfer, unlink) and account edit.
  */
 export { accountForIdentity } from './accounts.js';
+export { DeviceService, type DeviceServiceDeps, type DeviceView } from './devices.js';
 export { AccountService, type AccountChange, type AccountServiceDeps, type ProviderProfile } from './service.js';
 export { SignInService, type CompleteSignIn, type SignInServiceDeps, type SignInTarget } from './sign-in.js';
 export { codePointLength, cleanDisplayText } from './display-text.js';

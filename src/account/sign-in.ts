@@ -10,6 +10,7 @@ import type { ChallengeProofInput } from '../signin/bip322-signin.js';
 import { proveAddress } from '../signin/bip322-signin.js';
 import type { ProviderSignIn } from '../signin/providers.js';
 import type { Authenticated, IssuedSession, SessionService, SigningMethod } from '../session/service.js';
+import type { ClientFacts } from '../session/device.js';
 import type { AccountStore } from '../storage/index.js';
 import { accountForIdentity, type ProvenIdentity } from './accounts.js';
 import type { AccountService, ProviderProfile } from './service.js';
@@ -27,6 +28,8 @@ export interface SignInServiceDeps {
 export interface SignInTarget {
   readonly add: boolean;
   readonly current: Authenticated | null;
+  /** The signing-in browser's device label and coarse network (docs/protocol.md §3 "Devices"). */
+  readonly client?: ClientFacts | undefined;
 }
 
 export interface CompleteSignIn extends SignInTarget {
@@ -56,10 +59,11 @@ export class SignInService {
   }
 
   /** A provider's callback, already checked by the provider registry (docs/protocol.md §6). */
-  withProvider(result: ProviderSignIn, current: Authenticated | null): Promise<IssuedSession> {
+  withProvider(result: ProviderSignIn, current: Authenticated | null, client?: ClientFacts): Promise<IssuedSession> {
     return this.complete({
       add: result.add,
       current,
+      client,
       identity: { kind: 'oauth', value: `${result.provider}:${result.subject}` },
       method: `oauth:${result.provider}`,
       profile: { name: result.name, email: result.email, emailVerified: result.emailVerified },
@@ -75,6 +79,7 @@ export class SignInService {
       add: input.add,
       current: input.add ? input.current : null,
       identity: input.identity,
+      client: input.client,
     });
   }
 }

@@ -138,6 +138,18 @@ export function requireFreshSudo(session: Pick<SessionRecord, 'sudo_at'>, nowMs:
   }
 }
 
+/**
+ * 401 `sudo_required` unless this row stepped up in the last 5 minutes by
+ * either way: a re-proof (`sudo_at`) or a key (`step_up_at`). For the
+ * operations that accept both (removing a key, signing other devices out).
+ */
+export function requireRecentStepUp(session: Pick<SessionRecord, 'sudo_at' | 'step_up_at'>, nowMs: number, what: string): void {
+  const keyFresh = session.step_up_at !== null && nowMs - session.step_up_at < SUDO_WINDOW_MS;
+  if (!isSudoFresh(session, nowMs) && !keyFresh) {
+    throw new OcError('sudo_required', `${what} needs a step-up (POST /api/auth/sudo or a key assertion) younger than 5 minutes`);
+  }
+}
+
 async function requireHeld(store: AccountStore, account: AccountRecord, identity: ProvenIdentity): Promise<void> {
   const identities = await store.listIdentities(account.id);
   // Only a verified identity is a way into the account, so only it can re-prove the account.

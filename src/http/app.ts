@@ -11,7 +11,7 @@ import { createEsploraClient, type ChainSource } from '../chain/index.js';
 import { bytesToHex, hexToBytes } from '@noble/hashes/utils.js';
 import { generateSecretKey } from 'nostr-tools/pure';
 import { originRules } from '../signin/origins.js';
-import { AccountService, SignInService, type ProofCheckers } from '../account/index.js';
+import { AccountService, DeviceService, SignInService, type ProofCheckers } from '../account/index.js';
 import { openStore, type Store } from '../storage/index.js';
 import { loadKeyRing, loadServerSecret } from '../session/keystore.js';
 import type { KeyRing } from '../session/keys.js';
@@ -52,6 +52,7 @@ import { registerMetrics } from './metrics.js';
 import { registerRateLimits } from './rate-limit.js';
 import { POLICY, requirePolicies } from './policy.js';
 import { registerWebAuthnRoutes } from './webauthn.js';
+import { registerDeviceRoutes } from './devices.js';
 import { relyingParty, WebAuthnService } from '../webauthn/index.js';
 import { registerAccountRoutes } from './account.js';
 import { registerConnectRoutes } from './connect.js';
@@ -304,6 +305,7 @@ export async function buildApp(config: Config, deps: AppDeps = {}): Promise<Fast
   });
   const accounts = new AccountService({ store, sessions, checkers, now });
   const signIn = new SignInService({ store, sessions, accounts, checkers, now });
+  const devices = new DeviceService({ store, now });
   const webauthn = new WebAuthnService({ store, sessions, rp: relyingParty(config, origins), secret: serverSecret, nonces, now });
 
   const context: ServiceContext = {
@@ -328,6 +330,7 @@ export async function buildApp(config: Config, deps: AppDeps = {}): Promise<Fast
     accounts,
     signIn,
     webauthn,
+    devices,
     readiness: async () => {
       const checks: Record<string, string> = { config: 'ok', keys: keysReady ? 'ok' : 'key ring reload failing' };
       try {
@@ -393,6 +396,7 @@ export async function buildApp(config: Config, deps: AppDeps = {}): Promise<Fast
   registerProviderRoutes(app, context);
   registerAccountRoutes(app, context);
   registerWebAuthnRoutes(app, context);
+  registerDeviceRoutes(app, context);
   registerConnectRoutes(app, context, createConnectService({ store, secret: serverSecret, now }));
   registerPublicRoutes(app, context);
   registerPageRoutes(app, context);

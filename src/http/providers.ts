@@ -142,7 +142,7 @@ export function registerProviderRoutes(root: FastifyInstance, context: ServiceCo
       // ASCII; a value that is not (a state sealed by an older version) goes home.
       const location = HEADER_SAFE.test(result.returnTo) ? result.returnTo : '/';
       // Fastify appends Set-Cookie headers: the spent state's, then the session's.
-      setSessionCookie(context, reply, await context.signIn.withProvider(result, target.current));
+      setSessionCookie(context, reply, await context.signIn.withProvider(result, target.current, target.client));
       return redirect(reply, location);
     },
   );

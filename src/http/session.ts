@@ -15,6 +15,7 @@ import {
 } from '../session/cookie.js';
 import { isRosterBinding, rosterBinding } from '../session/roster-binding.js';
 import { MAX_TOKEN_LENGTH } from '../session/jwt.js';
+import { clientFacts } from '../session/device.js';
 import type { SignInTarget } from '../account/index.js';
 import type { Authenticated, IssuedSession } from '../session/service.js';
 import type { ServiceContext } from './context.js';
@@ -130,7 +131,7 @@ export function clearSessionCookie(context: ServiceContext, reply: FastifyReply)
  * proof or made an account.
  */
 export async function signInTarget(context: ServiceContext, request: FastifyRequest, add: boolean): Promise<SignInTarget> {
-  return { add, current: add ? await currentSession(context, request) : null };
+  return { add, current: add ? await currentSession(context, request) : null, client: clientFacts(request.headers['user-agent'], request.ip) };
 }
 
 /** The body every successful sign-in, switch or re-mint answers (docs/protocol.md §3). */

@@ -77,7 +77,7 @@ async function load() {
   renderRoster(me.roster);
   byId('content').hidden = false;
   main.setAttribute('aria-busy', 'false');
-  await Promise.all([loadIdentities(), loadKeys()]);
+  await Promise.all([loadIdentities(), loadKeys(), loadDevices()]);
   return true;
 }
 
@@ -321,6 +321,104 @@ keyForm.addEventListener('submit', async (event) => {
     await loadKeys();
     say(pageStatus, `${added.body.credential.label} was added${added.body.credential.sign_in ? ': you can now sign in with it' : ''}.`);
     focusHeading('keys-title');
+  });
+});
+
+// ---- devices (GET /api/auth/sessions) ----
+
+function describeMethod(method) {
+  if (method === 'bip322') return 'Bitcoin wallet';
+  if (method === 'email_otp') return 'e-mail code';
+  if (method === 'passkey') return 'passkey';
+  if (typeof method === 'string' && method.startsWith('oauth:')) {
+    const provider = method.slice('oauth:'.length);
+    return `${provider.charAt(0).toUpperCase()}${provider.slice(1)}`;
+  }
+  return 'unknown way';
+}
+
+async function loadDevices() {
+  const section = byId('devices-section');
+  const answer = await api('GET', '/api/auth/sessions');
+  if (sessionLost(answer)) return;
+  if (answer.status === 404) {
+    // An older host without the route: leave the section out.
+    section.hidden = true;
+    return;
+  }
+  section.hidden = false;
+  if (!answer.ok) {
+    byId('devices').replaceChildren();
+    say(byId('devices-error'), describeError(answer));
+    return;
+  }
+  const sessions = Array.isArray(answer.body.sessions) ? answer.body.sessions : [];
+  byId('devices').replaceChildren(
+    ...sessions.map((session) => {
+      const title = session.device || 'An unknown browser';
+      const facts = [
+        `Signed in ${dateTimeFormat.format(new Date(session.created_at))} with ${describeMethod(session.signing_method)}`,
+        `last seen ${dateTimeFormat.format(new Date(session.last_seen_at))}`,
+      ];
+      if (session.network) facts.push(`network ${session.network}`);
+      const heading = h('span', { class: 'item-title' }, title, session.current ? ' ' : null, session.current ? h('span', { class: 'badge', text: 'This browser' }) : null);
+      const button = h('button', {
+        type: 'button',
+        class: session.current ? 'secondary' : 'danger',
+        'aria-label': session.current ? 'Sign out of this account on this browser' : `Sign out ${title}`,
+        text: 'Sign out',
+      });
+      button.addEventListener('click', () => signOutDevice(session, title, button));
+      return h('li', { 'data-session': session.id }, h('div', { class: 'item-main' }, heading, h('span', { class: 'item-sub', text: facts.join(' · ') })), button);
+    }),
+  );
+  byId('devices-others').hidden = sessions.filter((session) => !session.current).length === 0;
+}
+
+async function signOutDevice(session, title, button) {
+  const error = byId('devices-error');
+  say(error, '');
+  if (session.current) {
+    await logout('current', button);
+    return;
+  }
+  await busy(button, async () => {
+    const removed = await withStepUp(() => api('DELETE', `/api/auth/sessions/${encodeURIComponent(session.id)}`));
+    if (removed === null) {
+      say(pageStatus, 'No browser was signed out.');
+      return;
+    }
+    if (sessionLost(removed)) return;
+    if (!removed.ok) {
+      say(error, describeError(removed, { not_found: 'That browser was already signed out.' }));
+      await loadDevices();
+      return;
+    }
+    await loadDevices();
+    say(pageStatus, `${title} was signed out of this account.`);
+    focusHeading('devices-title');
+  });
+}
+
+byId('devices-others').addEventListener('click', async (event) => {
+  const button = /** @type {HTMLButtonElement} */ (event.currentTarget);
+  const error = byId('devices-error');
+  say(error, '');
+  await busy(button, async () => {
+    const revoked = await withStepUp(() => api('POST', '/api/auth/sessions/revoke-others'));
+    if (revoked === null) {
+      say(pageStatus, 'No browser was signed out.');
+      return;
+    }
+    if (sessionLost(revoked)) return;
+    if (!revoked.ok) {
+      say(error, describeError(revoked));
+      return;
+    }
+    await loadDevices();
+    const count = Number(revoked.body.revoked) || 0;
+    say(pageStatus, count === 1 ? 'One other browser was signed out.' : `${count} other browsers were signed out.`);
+    focusHeading('devices-title');
   });
 });
 

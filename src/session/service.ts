@@ -13,6 +13,7 @@ export type SessionServiceStore = SessionStore & Pick<AccountStore, 'resolveCano
 import { accountIdFromDid, accountView, didOf, emailBadge, factsOf, needsIdentities, type AccountView, type ViewFacts } from './accounts.js';
 import { mintSessionJwt, SESSION_LIFETIME_SECONDS, tokenHash } from './jwt.js';
 import type { KeyRing } from './keys.js';
+import type { ClientFacts } from './device.js';
 
 /** A presented token that matched a live row, with the account it belongs to. */
 export interface Authenticated {
@@ -192,6 +193,8 @@ export class SessionService {
     current: Authenticated | null;
     /** The identity the sign-in proved: unlinking it later revokes this session. */
     identity?: { kind: IdentityKind; value: string } | undefined;
+    /** What the row remembers of the browser (docs/protocol.md §3 "Devices"). */
+    client?: ClientFacts | undefined;
   }): Promise<IssuedSession> {
     const rosterId = input.add && input.current?.session.roster_id ? input.current.session.roster_id : randomUUID();
     // A merge can land between resolving the account and inserting its row
@@ -222,6 +225,7 @@ export class SessionService {
           created_at: nowMs,
           last_seen_at: nowMs,
           ...(input.identity === undefined ? {} : { opened_by: input.identity }),
+          ...(input.client === undefined ? {} : { device: input.client.device, network: input.client.network }),
         });
         return this.#issued(token, session, view, nowMs);
       } catch (error) {

@@ -44,6 +44,7 @@ export type {
   SigningKeyRecord,
   Store,
   AccountStore,
+  DeviceSessionRecord,
   SessionStore,
   NonceStore,
   KeyStore,

@@ -294,6 +294,19 @@ const webauthnCredentials: Migration = {
   },
 };
 
+const sessionDevices: Migration = {
+  version: 8,
+  name: 'session_devices',
+  async up(db) {
+    // docs/protocol.md §3 "Devices": what a row remembers of the browser that
+    // signed in, coarse on purpose: a device label and a /24 or /48 network.
+    await db.schema.alterTable('sessions').addColumn('device', 'text').execute();
+    await db.schema.alterTable('sessions').addColumn('network', 'text').execute();
+    // GET /api/auth/sessions lists an account's live rows.
+    await db.schema.createIndex('sessions_account_live').on('sessions').columns(['account_id', 'revoked_at', 'expires_at']).execute();
+  },
+};
+
 /** Every migration, in version order. */
 export const MIGRATIONS: readonly Migration[] = [
   initialSchema,
@@ -303,6 +316,7 @@ export const MIGRATIONS: readonly Migration[] = [
   emailCodeTokenlessTries,
   tabTokens,
   webauthnCredentials,
+  sessionDevices,
 ];
 
 async function lockMigrations(trx: Transaction<any>, engine: DatabaseEngine): Promise<void> {

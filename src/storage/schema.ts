@@ -68,6 +68,10 @@ export interface SessionsTable {
    * revokes the rows it opened (docs/protocol.md, linking).
    */
   identity_id: string | null;
+  /** A coarse device label from the User-Agent at sign-in (migration 8); NULL when unknown. */
+  device: string | null;
+  /** The sign-in's network, an IPv4 /24 or IPv6 /48 (migration 8); never a full address. */
+  network: string | null;
 }
 
 export interface UsedNoncesTable {

@@ -7,6 +7,7 @@ import { isUniqueViolation, rowsAffected, type StoreExecutor } from './executor.
 import { toAccountRecord, toSessionRecord } from './row-mapping.js';
 import type { AccountsTable, SessionsTable } from './schema.js';
 import type {
+  DeviceSessionRecord,
   NewSession,
   RosterMemberRecord,
   LiveRosterRecord,
@@ -96,6 +97,8 @@ export class SessionsArea implements SessionStore {
       step_up_at: session.step_up_at ?? null,
       sudo_at: session.sudo_at ?? null,
       identity_id: null,
+      device: session.device ?? null,
+      network: session.network ?? null,
     };
     for (let attempt = 1; ; attempt += 1) {
       try {
@@ -366,6 +369,42 @@ export class SessionsArea implements SessionStore {
       .updateTable('sessions')
       .set({ revoked_at: now })
       .where('roster_id', '=', rosterId)
+      .where('revoked_at', 'is', null)
+      .executeTakeFirst();
+    return rowsAffected(result.numUpdatedRows);
+  }
+
+  async listLiveSessionsOfAccount(accountId: string, now: number): Promise<DeviceSessionRecord[]> {
+    const rows = await this.#x.db
+      .selectFrom('sessions')
+      .selectAll()
+      .where('account_id', '=', accountId)
+      .where('revoked_at', 'is', null)
+      .where('expires_at', '>', now)
+      .orderBy('last_seen_at', 'desc')
+      .orderBy('jti')
+      .execute();
+    return rows.map((row) => ({ ...toSessionRecord(row), device: row.device, network: row.network }));
+  }
+
+  async revokeSessionOfAccount(accountId: string, jti: string, now: number): Promise<boolean> {
+    const result = await this.#x.db
+      .updateTable('sessions')
+      .set({ revoked_at: now })
+      .where('jti', '=', jti)
+      .where('account_id', '=', accountId)
+      .where('revoked_at', 'is', null)
+      .where('expires_at', '>', now)
+      .executeTakeFirst();
+    return rowsAffected(result.numUpdatedRows) > 0;
+  }
+
+  async revokeOtherSessionsOfAccount(accountId: string, keepJti: string, now: number): Promise<number> {
+    const result = await this.#x.db
+      .updateTable('sessions')
+      .set({ revoked_at: now })
+      .where('account_id', '=', accountId)
+      .where('jti', '!=', keepJti)
       .where('revoked_at', 'is', null)
       .executeTakeFirst();
     return rowsAffected(result.numUpdatedRows);

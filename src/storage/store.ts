@@ -78,6 +78,14 @@ export interface SessionRecord {
   readonly sudo_at: EpochMilliseconds | null;
 }
 
+/** A session row as the account's device list shows it (GET /api/auth/sessions). */
+export interface DeviceSessionRecord extends SessionRecord {
+  /** A coarse device label ("Chrome 156 on Linux"), or null. */
+  readonly device: string | null;
+  /** An IPv4 /24 or IPv6 /48, or null; never a full address. */
+  readonly network: string | null;
+}
+
 /** One live member of a roster, with what /api/auth/me shows of it. */
 export interface RosterMemberRecord {
   readonly session: SessionRecord;
@@ -260,6 +268,10 @@ export interface NewSession {
    * that identity revokes the row (removeIdentity).
    */
   readonly opened_by?: { readonly kind: IdentityKind; readonly value: string };
+  /** A coarse device label; absent or null when unknown. */
+  readonly device?: string | null;
+  /** An IPv4 /24 or IPv6 /48; absent or null when unknown. */
+  readonly network?: string | null;
 }
 
 /** Step-up claims to change on a re-mint; fields left out stay as they are. */
@@ -449,6 +461,15 @@ export interface SessionStore {
 
   /** Revokes every row of the account, in every roster. Returns the rows revoked. */
   revokeAllForAccount(accountId: string, now: EpochMilliseconds): Promise<number>;
+
+  /** Every live row of the account, in every roster, most recently seen first, with its device facts. */
+  listLiveSessionsOfAccount(accountId: string, now: EpochMilliseconds): Promise<DeviceSessionRecord[]>;
+
+  /** Revokes the row `jti` when it is a live row of the account. True when this call revoked it. */
+  revokeSessionOfAccount(accountId: string, jti: string, now: EpochMilliseconds): Promise<boolean>;
+
+  /** Revokes every live row of the account except `keepJti`. Returns the rows revoked. */
+  revokeOtherSessionsOfAccount(accountId: string, keepJti: string, now: EpochMilliseconds): Promise<number>;
 }
 
 /** Single-use challenge nonces (docs/protocol.md §5). */

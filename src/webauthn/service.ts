@@ -26,12 +26,13 @@ import {
 import { decodeAttestationObject, isoBase64URL } from '@simplewebauthn/server/helpers';
 import { createHash } from 'node:crypto';
 import { cleanDisplayText } from '../account/display-text.js';
-import { isSudoFresh, requireFreshSudo, SUDO_WINDOW_MS } from '../account/step-up.js';
+import { requireFreshSudo, requireRecentStepUp } from '../account/step-up.js';
 import { decodeBase64url, hmacSha256 } from '../crypto.js';
 import { OcError } from '../errors.js';
 import { didOf } from '../session/accounts.js';
 import type { Authenticated, IssuedSession, SessionService } from '../session/service.js';
 import type { NonceGuard } from '../signin/bip322-signin.js';
+import type { SignInTarget } from '../account/sign-in.js';
 import type { WebAuthnAuthenticatorType, WebAuthnCredentialRecord, WebAuthnStore } from '../storage/index.js';
 import { issueChallengeToken, openChallengeToken, WEBAUTHN_CHALLENGE_TTL_MS, type ChallengeClaims, type ChallengeKind } from './challenge-token.js';
 import type { RelyingParty } from './relying-party.js';
@@ -321,11 +322,7 @@ export class WebAuthnService {
 
   /** DELETE /api/auth/webauthn/credentials/:id: needs `sudo_at` or `step_up_at` younger than 5 minutes. */
   async remove(current: Authenticated, id: string): Promise<void> {
-    const nowMs = this.#nowMs();
-    const stepUp = current.session.step_up_at;
-    if (!isSudoFresh(current.session, nowMs) && !(stepUp !== null && nowMs - stepUp < SUDO_WINDOW_MS)) {
-      throw new OcError('sudo_required', 'webauthn: removing a key needs a step-up (POST /api/auth/sudo or a key assertion) younger than 5 minutes');
-    }
+    requireRecentStepUp(current.session, this.#nowMs(), 'webauthn: removing a key');
     if (!(await this.#deps.store.deleteWebAuthnCredential(id, current.account.id))) {
       throw new OcError('not_found', 'webauthn: the active account has no key with this id');
     }
@@ -373,7 +370,7 @@ export class WebAuthnService {
   }
 
   /** POST /api/auth/passkey/signin: the account the passkey belongs to, signed in like every other path. */
-  async signIn(input: { challenge_token: string; response: AuthenticationResponseJSON }, target: { add: boolean; current: Authenticated | null }): Promise<IssuedSession> {
+  async signIn(input: { challenge_token: string; response: AuthenticationResponseJSON }, target: SignInTarget): Promise<IssuedSession> {
     const claims = this.#open(input.challenge_token, 'signin', '');
     const credential = await this.#deps.store.findWebAuthnCredential(text(input.response.id, 'response.id'));
     if (credential === null) throw new OcError('credential_outside_allowlist', 'webauthn: no passkey with this id is registered on this host');
@@ -381,7 +378,13 @@ export class WebAuthnService {
     // A discoverable credential names the user it was made for; it must be the one stored.
     if (input.response.response?.userHandle !== credential.user_handle) throw failed('the user handle does not match the passkey');
     await this.#assert(credential, claims, input.response, true);
-    return this.#deps.sessions.signIn({ accountId: credential.account_id, method: 'passkey', add: target.add, current: target.add ? target.current : null });
+    return this.#deps.sessions.signIn({
+      accountId: credential.account_id,
+      method: 'passkey',
+      add: target.add,
+      current: target.add ? target.current : null,
+      client: target.client,
+    });
   }
 
   async #assert(credential: WebAuthnCredentialRecord, claims: ChallengeClaims, response: AuthenticationResponseJSON, requireUserVerification: boolean): Promise<void> {

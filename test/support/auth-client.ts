@@ -38,6 +38,10 @@ export class Browser {
   readonly origin: string;
   /** The jar's `oc_session` value, or undefined when none is held. */
   cookie: string | undefined;
+  /** Sent as User-Agent on every request, when set. */
+  userAgent: string | undefined;
+  /** The client address the app sees (light-my-request's remoteAddress), when set. */
+  remoteAddress: string | undefined;
 
   constructor(app: FastifyInstance, origin = 'http://localhost:8787') {
     this.#app = app;
@@ -51,8 +55,10 @@ export class Browser {
       headers: {
         ...(method === 'GET' ? {} : { origin: this.origin }),
         ...(this.cookie ? { cookie: `oc_session=${this.cookie}` } : {}),
+        ...(this.userAgent === undefined ? {} : { 'user-agent': this.userAgent }),
         ...headers,
       },
+      ...(this.remoteAddress === undefined ? {} : { remoteAddress: this.remoteAddress }),
       ...(payload === undefined ? {} : { payload: payload as Record<string, unknown> }),
     });
     const raw = response.headers['set-cookie'];

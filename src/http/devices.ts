@@ -1,0 +1,106 @@
+/**
+ * Where the active account is signed in (docs/protocol.md §3 "Devices",
+ * docs/api.md "Devices"): GET /api/auth/sessions, DELETE
+ * /api/auth/sessions/:id, POST /api/auth/sessions/revoke-others. Thin: a
+ * schema, one call to src/account/devices.ts, a reply.
+ */
+import { Type } from 'typebox';
+import type { FastifyInstance } from 'fastify';
+import type { ServiceContext } from './context.js';
+import { errorResponses, NullableString } from './schemas.js';
+import { noStore, requireSession } from './session.js';
+import { POLICY } from './policy.js';
+import { typed } from './schema-types.js';
+import { signOutCurrent } from './auth.js';
+
+const SESSION = [{ cookieAuth: [] }];
+
+const Device = Type.Object({
+  id: Type.String({ description: 'The session id (its `jti`)' }),
+  created_at: Type.String({ description: 'ISO 8601 UTC: the sign-in' }),
+  last_seen_at: Type.String({ description: 'ISO 8601 UTC, to within a minute' }),
+  signing_method: NullableString({ description: '`bip322`, `email_otp`, `oauth:<provider>`, `passkey`' }),
+  device: NullableString({ description: 'A coarse label from the User-Agent at sign-in, e.g. "Chrome 156 on Linux"' }),
+  network: NullableString({ description: 'The sign-in\'s IPv4 /24 or IPv6 /48; never the full address' }),
+  current: Type.Boolean({ description: 'This browser\'s session' }),
+});
+
+const SessionParams = Type.Object({ id: Type.String({ minLength: 1, maxLength: 64, pattern: '^[0-9a-f]+$' }) });
+
+export function registerDeviceRoutes(root: FastifyInstance, context: ServiceContext): void {
+  const app = typed(root);
+
+  app.get(
+    '/api/auth/sessions',
+    {
+      config: { policy: POLICY.familyRead },
+      schema: {
+        tags: ['auth'],
+        summary: 'Every live session of the active account, in every browser: this one first, then by last use',
+        security: SESSION,
+        response: { 200: Type.Object({ ok: Type.Literal(true), sessions: Type.Array(Device) }), ...errorResponses(401, 429) },
+      },
+    },
+    async (request, reply) => {
+      const current = await requireSession(context, request);
+      noStore(reply);
+      return { ok: true, sessions: await context.devices.list(current) };
+    },
+  );
+
+  app.delete(
+    '/api/auth/sessions/:id',
+    {
+      config: { policy: POLICY.family },
+      schema: {
+        tags: ['auth'],
+        summary: 'Sign one device out; another device needs a step-up younger than 5 minutes',
+        description:
+          'Another device\'s session is revoked at once (its browser\'s roster loses this account); that needs `sudo_at` or ' +
+          '`step_up_at` younger than 5 minutes, else 401 `sudo_required`. This browser\'s own session is a logout with ' +
+          '`scope=current` and answers like one.',
+        security: SESSION,
+        params: SessionParams,
+        response: {
+          200: Type.Object({
+            ok: Type.Literal(true),
+            current: Type.Boolean({ description: 'This browser signed itself out' }),
+            switched_to: Type.Optional(Type.Union([Type.Object({ did_oc: Type.String() }), Type.Null()])),
+            account: Type.Optional(Type.Ref('Account')),
+            token: Type.Optional(Type.String()),
+          }),
+          ...errorResponses(400, 401, 403, 404, 429),
+        },
+      },
+    },
+    async (request, reply) => {
+      const current = await requireSession(context, request);
+      if (request.params.id === current.session.jti) return { current: true, ...(await signOutCurrent(context, request, reply, current)) };
+      await context.devices.revoke(current, request.params.id);
+      noStore(reply);
+      return { ok: true as const, current: false };
+    },
+  );
+
+  app.post(
+    '/api/auth/sessions/revoke-others',
+    {
+      config: { policy: POLICY.family },
+      schema: {
+        tags: ['auth'],
+        summary: 'Sign every other device of the active account out; needs a step-up younger than 5 minutes',
+        security: SESSION,
+        response: {
+          200: Type.Object({ ok: Type.Literal(true), revoked: Type.Integer({ description: 'Sessions signed out' }) }),
+          ...errorResponses(401, 403, 429),
+        },
+      },
+    },
+    async (request, reply) => {
+      const current = await requireSession(context, request);
+      const revoked = await context.devices.revokeOthers(current);
+      noStore(reply);
+      return { ok: true as const, revoked };
+    },
+  );
+}

@@ -1,0 +1,154 @@
+/**
+ * Where an account is signed in (docs/protocol.md §3 "Devices"): the device
+ * list across browsers with coarse device and network facts, signing one
+ * other device out or all others after a step-up, and this browser's own
+ * session as a logout, on every engine.
+ */
+import type { FastifyInstance } from 'fastify';
+import { describe, expect, it } from 'vitest';
+import { newWallet, type Wallet } from './support/auth-client.js';
+import { AuthHarness, expectError, forEachEngine, rosterDidsOf, useAuthHarness, type TimedBrowser } from './support/auth-harness.js';
+import { MINUTE } from './support/clock.js';
+
+const IPHONE = 'Mozilla/5.0 (iPhone; CPU iPhone OS 18_1 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/18.1 Mobile/15E148 Safari/604.1';
+const LINUX_FIREFOX = 'Mozilla/5.0 (X11; Linux x86_64; rv:140.0) Gecko/20100101 Firefox/140.0';
+
+function devicesSuite(engine: 'sqlite' | 'postgres'): void {
+  let harness: AuthHarness;
+  let app: FastifyInstance;
+  useAuthHarness(engine, (opened, built) => {
+    harness = opened;
+    app = built;
+  });
+
+  function browser(userAgent?: string, remoteAddress?: string): TimedBrowser {
+    const client = harness.browser(app);
+    client.userAgent = userAgent;
+    client.remoteAddress = remoteAddress;
+    return client;
+  }
+
+  async function signIn(client: TimedBrowser, wallet: Wallet, add = false): Promise<string> {
+    const reply = await client.signIn(wallet, { add });
+    expect(reply.status, JSON.stringify(reply.body)).toBe(200);
+    return reply.body.account.did_oc;
+  }
+
+  async function sudo(client: TimedBrowser, wallet: Wallet): Promise<void> {
+    expect((await client.post('/api/auth/sudo', await client.prove(wallet, 'sudo'))).status).toBe(200);
+  }
+
+  it('lists every live session of the account, this browser first, with a device label and a coarse network only', async () => {
+    const wallet = newWallet();
+    const phone = browser(IPHONE, '203.0.113.57');
+    await signIn(phone, wallet);
+    harness.clock.advance(MINUTE);
+    const laptop = browser(LINUX_FIREFOX, '2001:db8:1:2:3:4:5:6');
+    await signIn(laptop, wallet);
+    const bare = browser(undefined, '::ffff:198.51.100.9');
+    await signIn(bare, wallet);
+    // Another account on the laptop is not listed.
+    await signIn(laptop, newWallet(), true);
+
+    const reply = await phone.get('/api/auth/sessions');
+    expect(reply.status, JSON.stringify(reply.body)).toBe(200);
+    expect(reply.headers['cache-control']).toBe('no-store, private');
+    const sessions = reply.body.sessions as Array<Record<string, unknown>>;
+    expect(sessions).toHaveLength(3);
+    expect(sessions[0]).toMatchObject({ current: true, device: 'Safari 18 on iOS (mobile)', network: '203.0.113.0/24', signing_method: 'bip322' });
+    expect(sessions.slice(1).map((session) => session.current)).toEqual([false, false]);
+    expect(sessions.map((session) => session.network).sort()).toEqual(['198.51.100.0/24', '2001:db8:1::/48', '203.0.113.0/24']);
+    expect(sessions.find((session) => session.network === '2001:db8:1::/48')?.device).toBe('Firefox 140 on Linux');
+    expect(sessions.find((session) => session.network === '198.51.100.0/24')?.device).toBeNull();
+    // Never a full address.
+    expect(JSON.stringify(reply.body)).not.toMatch(/203\.0\.113\.57|198\.51\.100\.9|2001:db8:1:2/);
+    expectError(await browser().get('/api/auth/sessions'), 401, 'not_authenticated');
+  });
+
+  it('signs another device out only after a step-up; that browser keeps its other accounts', async () => {
+    const wallet = newWallet();
+    const phone = browser(IPHONE, '203.0.113.5');
+    await signIn(phone, wallet);
+    const laptop = browser(LINUX_FIREFOX, '198.51.100.5');
+    const did = await signIn(laptop, wallet);
+    const otherDid = await signIn(laptop, newWallet(), true);
+    expect((await laptop.post('/api/auth/switch', { did_oc: did })).status).toBe(200);
+
+    const listed = (await phone.get('/api/auth/sessions')).body.sessions as Array<{ id: string; current: boolean }>;
+    const laptopId = listed.find((session) => !session.current)?.id as string;
+    expectError(await phone.request('DELETE', `/api/auth/sessions/${laptopId}`), 401, 'sudo_required');
+    await sudo(phone, wallet);
+    const revoked = await phone.request('DELETE', `/api/auth/sessions/${laptopId}`);
+    expect(revoked.status, JSON.stringify(revoked.body)).toBe(200);
+    expect(revoked.body).toEqual({ ok: true, current: false });
+    expectError(await phone.request('DELETE', `/api/auth/sessions/${laptopId}`), 404, 'not_found');
+
+    // The laptop's roster lost this account only: the next request there is signed out of it,
+    // and the other account of that browser is still a switch away.
+    expectError(await laptop.me(), 401, 'not_authenticated');
+    expect((await phone.me()).status).toBe(200);
+    const otherRows = await harness.liveRows((await harness.store.findAccount(otherDid.slice('did:oc:'.length)))!.id);
+    expect(otherRows).toHaveLength(1);
+  });
+
+  it('signs every other device out after a step-up, and refuses sessions of other accounts and bad ids', async () => {
+    const wallet = newWallet();
+    const here = browser(LINUX_FIREFOX, '198.51.100.7');
+    await signIn(here, wallet);
+    const others = [browser(IPHONE, '203.0.113.8'), browser(undefined, '203.0.113.9')];
+    for (const other of others) await signIn(other, wallet);
+    const stranger = browser();
+    await signIn(stranger, newWallet());
+    const strangerId = ((await stranger.get('/api/auth/sessions')).body.sessions as Array<{ id: string }>)[0]?.id as string;
+
+    expectError(await here.post('/api/auth/sessions/revoke-others'), 401, 'sudo_required');
+    await sudo(here, wallet);
+    expectError(await here.request('DELETE', `/api/auth/sessions/${strangerId}`), 404, 'not_found');
+    expectError(await here.request('DELETE', '/api/auth/sessions/not-hex'), 400, 'bad_request');
+    const reply = await here.post('/api/auth/sessions/revoke-others');
+    expect(reply.status, JSON.stringify(reply.body)).toBe(200);
+    expect(reply.body).toEqual({ ok: true, revoked: 2 });
+    for (const other of others) expectError(await other.me(), 401, 'not_authenticated');
+    expect((await here.get('/api/auth/sessions')).body.sessions).toHaveLength(1);
+    expect((await stranger.me()).status).toBe(200);
+    // The step-up expires: later, signing others out asks again.
+    harness.clock.advance(5 * MINUTE);
+    expectError(await here.post('/api/auth/sessions/revoke-others'), 401, 'sudo_required');
+  });
+
+  it('this browser\'s own session needs no step-up: it is a logout of this account', async () => {
+    const client = browser(LINUX_FIREFOX);
+    await signIn(client, newWallet());
+    const second = await signIn(client, newWallet(), true);
+    const mine = ((await client.get('/api/auth/sessions')).body.sessions as Array<{ id: string; current: boolean }>)[0];
+    expect(mine?.current).toBe(true);
+    const reply = await client.request('DELETE', `/api/auth/sessions/${mine?.id}`);
+    expect(reply.status, JSON.stringify(reply.body)).toBe(200);
+    expect(reply.body).toMatchObject({ ok: true, current: true, switched_to: { did_oc: expect.any(String) } });
+    expect(reply.body.switched_to.did_oc).not.toBe(second);
+    expect(rosterDidsOf(await client.me())).toEqual([]);
+  });
+}
+
+await forEachEngine('devices', devicesSuite);
+
+describe('device facts', () => {
+  it('labels browsers coarsely and keeps only a /24 or /48 of the address', async () => {
+    const { coarseNetwork, deviceLabel } = await import('../src/session/device.js');
+    expect(deviceLabel(IPHONE)).toBe('Safari 18 on iOS (mobile)');
+    expect(deviceLabel(LINUX_FIREFOX)).toBe('Firefox 140 on Linux');
+    expect(deviceLabel('Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/156.0.0.0 Safari/537.36')).toBe('Chrome 156 on Windows');
+    expect(deviceLabel('')).toBeNull();
+    expect(deviceLabel(undefined)).toBeNull();
+    expect(deviceLabel('x'.repeat(5000))).toBeNull();
+    expect(deviceLabel('<script>alert(1)</script>') ?? '').not.toMatch(/[<>()]/);
+    expect(coarseNetwork('203.0.113.57')).toBe('203.0.113.0/24');
+    expect(coarseNetwork('::ffff:198.51.100.9')).toBe('198.51.100.0/24');
+    expect(coarseNetwork('2001:db8:1:2:3:4:5:6')).toBe('2001:db8:1::/48');
+    expect(coarseNetwork('2001:db8::1')).toBe('2001:db8::/48');
+    expect(coarseNetwork('::1')).toBe('::/48');
+    expect(coarseNetwork('fe80::1%eth0')).toBe('fe80::/48');
+    expect(coarseNetwork('not an address')).toBeNull();
+    expect(coarseNetwork(undefined)).toBeNull();
+  });
+});
