@@ -50,6 +50,8 @@ export interface Config {
     readonly contactPerHour: number;
   };
   readonly checkCacheSeconds: number;
+  /** ACTIVITY_RETENTION_DAYS: how long security events are kept (docs/protocol.md §6 "Activity"). */
+  readonly activityRetentionDays: number;
   /** Connection limits of the HTTP server (docs/operations.md "Slow clients"). */
   readonly http: {
     /** Whole request line and headers must arrive within this. */
@@ -353,6 +355,7 @@ export function loadConfig(env: Env = process.env): Config {
       contactPerHour: integer(env, 'RATE_LIMIT_CONTACT_PER_HOUR', 5, 0, 1_000_000),
     }),
     checkCacheSeconds: integer(env, 'CHECK_CACHE_SECONDS', 60, 0, 86_400),
+    activityRetentionDays: integer(env, 'ACTIVITY_RETENTION_DAYS', 180, 1, 3650),
     http,
     metricsPort,
     logLevel: read(env, 'LOG_LEVEL') ?? 'info',

@@ -638,7 +638,7 @@ describe.skipIf(!HAVE_CHROMIUM)('pages in headless Chromium', () => {
     expectNoProblems();
   });
 
-  it('lists where the account is signed in and signs every other browser out after a step-up', async () => {
+  it('lists where the account is signed in, signs every other browser out after a step-up, and shows it in the activity', async () => {
     const owner = newWallet('p2wpkh');
     const contexts = [await contextWithUnisat(owner, () => undefined), await contextWithUnisat(owner, () => undefined)];
     const [here, there] = await Promise.all(contexts.map((created) => created.newPage()));
@@ -656,7 +656,6 @@ describe.skipIf(!HAVE_CHROMIUM)('pages in headless Chromium', () => {
     expect(await devices.locator('li').first().locator('.badge').textContent()).toBe('This browser');
     expect(await devices.locator('.item-title').first().textContent()).toMatch(/^Chrom(e|ium) \d+ on Linux This browser$/);
     expect(await devices.locator('.item-sub').first().textContent()).toMatch(/^Signed in .+ with Bitcoin wallet · last seen .+ · network 127\.0\.0\.0\/24$/);
-    await screenshot(here!, 'account-devices.png');
 
     await devices.getByRole('button', { name: 'Sign out everywhere else' }).click();
     const dialog = here!.getByRole('dialog', { name: 'Confirm it is you' });
@@ -665,8 +664,18 @@ describe.skipIf(!HAVE_CHROMIUM)('pages in headless Chromium', () => {
     await dialog.getByRole('button', { name: 'Sign with UniSat' }).click();
     await expect.poll(() => here!.locator('#page-status').textContent()).toBe('One other browser was signed out.');
     expect(await devices.locator('li').count()).toBe(1);
+    // The account's activity shows what just happened, newest first.
+    const activity = here!.getByRole('region', { name: 'Recent activity' });
+    await expect.poll(() => activity.locator('.item-title').first().textContent()).toBe('Signed out everywhere else (1 browser)');
+    const titles = await activity.locator('.item-title').allTextContents();
+    expect(titles.slice(0, 2)).toEqual(['Signed out everywhere else (1 browser)', 'Confirmed it was you with Bitcoin wallet']);
+    expect(titles.slice(2)).toEqual([
+      expect.stringMatching(/^Signed in with Bitcoin wallet \(Chrom(e|ium) \d+ on Linux, network 127\.0\.0\.0\/24\)$/),
+      expect.stringMatching(/^Signed in with Bitcoin wallet \(/),
+    ]);
     await there!.goto('/account');
     await there!.waitForURL(`${base}/signin?return_to=/account`);
+    await screenshot(here!, 'account-devices.png');
     await Promise.all(contexts.map((created) => created.close()));
     expectNoProblems();
   });

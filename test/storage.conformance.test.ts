@@ -1055,6 +1055,29 @@ function storageConformance(engine: TestEngine, sqliteDriver?: SqliteDriverName)
     });
   });
 
+  describe('activity', () => {
+    it('keeps events per account, newest first, paged by time and id', async () => {
+      const account = await btcAccount();
+      const other = await btcAccount();
+      const events = [];
+      for (const [index, at] of [T0, T0 + MINUTE, T0 + MINUTE, T0 + 2 * MINUTE].entries()) {
+        events.push(await store.recordActivity({ account_id: account.id, at, kind: index === 0 ? 'signin' : 'sudo', detail: { method: 'bip322', index, tags: ['a', 'b'], gone: null, ok: true } }));
+      }
+      await store.recordActivity({ account_id: other.id, at: T0, kind: 'signin', detail: {} });
+      expect(events[0]).toMatchObject({ account_id: account.id, at: T0, kind: 'signin', detail: { method: 'bip322', index: 0, tags: ['a', 'b'], gone: null, ok: true } });
+      expect(events[0]?.id).toMatch(/^[0-9a-f]{32}$/);
+
+      const sameMinute = [events[1], events[2]].sort((a, b) => (a!.id < b!.id ? 1 : -1));
+      const newestFirst = [events[3], ...sameMinute, events[0]];
+      expect(await store.listActivity(account.id, { limit: 10 })).toEqual(newestFirst);
+      const first = await store.listActivity(account.id, { limit: 2 });
+      expect(first).toEqual(newestFirst.slice(0, 2));
+      const last = first.at(-1)!;
+      expect(await store.listActivity(account.id, { limit: 10, before: { at: last.at, id: last.id } })).toEqual(newestFirst.slice(2));
+      expect(await store.listActivity(other.id, { limit: 10 })).toHaveLength(1);
+    });
+  });
+
   describe('family statistics', () => {
     it('counts canonical accounts, live sessions, multi-account rosters and 24-hour attestation calls', async () => {
       const a = await btcAccount();
@@ -1106,9 +1129,12 @@ function storageConformance(engine: TestEngine, sqliteDriver?: SqliteDriverName)
       await store.putEmailCode({ email: 'new@example.com', code_hash: 'h', token: 't', expires_at: now + MINUTE, created_at: now });
       await store.recordAttestEvent('check', now - 49 * HOUR);
       await store.recordAttestEvent('verify', now - 47 * HOUR);
+      await store.recordActivity({ account_id: account.id, at: now - 31 * DAY, kind: 'signin', detail: {} });
+      const keptEvent = await store.recordActivity({ account_id: account.id, at: now - 29 * DAY, kind: 'signin', detail: {} });
 
-      const counts = await store.purgeExpired(now, { sessionRetentionMs: retention });
-      expect(counts).toEqual({ sessions: 2, nonces: 1, email_codes: 1, attest_events: 1 });
+      const counts = await store.purgeExpired(now, { sessionRetentionMs: retention, activityRetentionMs: 30 * DAY });
+      expect(counts).toEqual({ sessions: 2, nonces: 1, email_codes: 1, attest_events: 1, activity: 1 });
+      expect(await store.listActivity(account.id, { limit: 10 })).toEqual([keptEvent]);
       const remaining = await raw.db.selectFrom('sessions').select('jti').orderBy('jti').execute();
       expect(remaining.map((row) => row.jti).sort()).toEqual([live.jti, recentlyExpired.jti, recentlyRevoked.jti].sort());
       expect(await store.consumeNonce('fresh', now + MINUTE, now)).toBe(false);
@@ -1120,6 +1146,7 @@ function storageConformance(engine: TestEngine, sqliteDriver?: SqliteDriverName)
         nonces: 0,
         email_codes: 0,
         attest_events: 0,
+        activity: 0,
       });
       // Default retention (7 days) applies when none is given.
       expect((await store.purgeExpired(now + 40 * DAY)).sessions).toBe(3);

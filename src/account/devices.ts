@@ -10,6 +10,7 @@ import { OcError } from '../errors.js';
 import type { Authenticated } from '../session/service.js';
 import type { SessionStore } from '../storage/index.js';
 import { requireRecentStepUp } from './step-up.js';
+import type { ActivityLog } from './activity.js';
 
 /** One device as GET /api/auth/sessions shows it. */
 export interface DeviceView {
@@ -30,6 +31,7 @@ export interface DeviceView {
 export interface DeviceServiceDeps {
   readonly store: Pick<SessionStore, 'listLiveSessionsOfAccount' | 'revokeSessionOfAccount' | 'revokeOtherSessionsOfAccount'>;
   readonly now: () => Date;
+  readonly activity: Pick<ActivityLog, 'record'>;
 }
 
 export class DeviceService {
@@ -61,12 +63,15 @@ export class DeviceService {
     if (!(await this.#deps.store.revokeSessionOfAccount(current.account.id, id, nowMs))) {
       throw new OcError('not_found', 'sessions: the active account has no live session with this id');
     }
+    await this.#deps.activity.record(current.account.id, 'sessions_revoked', { count: 1, scope: 'one' });
   }
 
   /** Signs every other device of the account out; answers how many. */
   async revokeOthers(current: Authenticated): Promise<number> {
     const nowMs = this.#deps.now().getTime();
     requireRecentStepUp(current.session, nowMs, 'sessions: signing the other devices out');
-    return this.#deps.store.revokeOtherSessionsOfAccount(current.account.id, current.session.jti, nowMs);
+    const count = await this.#deps.store.revokeOtherSessionsOfAccount(current.account.id, current.session.jti, nowMs);
+    await this.#deps.activity.record(current.account.id, 'sessions_revoked', { count, scope: 'others' });
+    return count;
   }
 }

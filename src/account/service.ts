@@ -19,6 +19,8 @@ import {
   type LinkedIdentityView,
 } from './linking.js';
 import { didOf } from '../session/accounts.js';
+import type { ActivityLog } from './activity.js';
+import { isOcError } from '../errors.js';
 import { proveAccountAgain, proveIdentity, requireFreshSudo, type AddressProof, type EmailProof, type IdentityProof, type ProofCheckers } from './step-up.js';
 
 export interface AccountServiceDeps {
@@ -27,6 +29,8 @@ export interface AccountServiceDeps {
   /** The proof checkers at this instant: challenge rules (docs/protocol.md §5) and e-mail codes (§6). */
   readonly checkers: () => ProofCheckers;
   readonly now: () => Date;
+  /** Where the account's security events go (docs/protocol.md §6 "Activity"). */
+  readonly activity: Pick<ActivityLog, 'record'>;
 }
 
 /** A change that re-minted the session, with the identities as they are afterwards. */
@@ -89,9 +93,17 @@ export class AccountService {
 
   /** Proves the active account again and opens its 5-minute step-up window (docs/protocol.md §6). */
   async stepUp(current: Authenticated, proof: IdentityProof): Promise<IssuedSession> {
-    await proveAccountAgain(this.#deps.store, current.account, proof, this.#deps.checkers());
+    const method = proof.kind === 'btc' ? 'bip322' : 'email_otp';
+    try {
+      await proveAccountAgain(this.#deps.store, current.account, proof, this.#deps.checkers());
+    } catch (error) {
+      if (isOcError(error)) await this.#deps.activity.record(current.account.id, 'sudo_failed', { method, reason: error.code });
+      throw error;
+    }
     const nowMs = this.#nowMs();
-    return this.#deps.sessions.reissue(current, { sudo_at: nowMs });
+    const issued = await this.#deps.sessions.reissue(current, { sudo_at: nowMs });
+    await this.#deps.activity.record(current.account.id, 'sudo', { method });
+    return issued;
   }
 
   /**
@@ -120,6 +132,12 @@ export class AccountService {
     };
     const identity = await proveIdentity(proof, 'link', checkers, refuseElsewhere);
     const outcome = await linkIdentity(this.#deps.store, { account: current.account, identity, confirmTransfer, nowMs: this.#nowMs() });
+    if (outcome.status === 'merged') {
+      const mergedId = outcome.merged.did_oc.slice('did:oc:'.length);
+      await this.#deps.activity.record(outcome.account.id, 'account_merged', { merged_from: outcome.merged.did_oc });
+      await this.#deps.activity.record(mergedId, 'account_merged', { merged_into: didOf(outcome.account.id) });
+    }
+    if (outcome.status !== 'already_linked') await this.#deps.activity.record(outcome.account.id, 'identity_linked', { kind: identity.kind, value: identity.value });
     const issued = await this.#deps.sessions.reissue(current);
     return {
       issued,
@@ -132,7 +150,9 @@ export class AccountService {
   async unlink(current: Authenticated, identityId: string): Promise<AccountChange> {
     const nowMs = this.#nowMs();
     requireFreshSudo(current.session, nowMs);
+    const removed = (await this.#deps.store.listIdentities(current.account.id)).find((identity) => identity.id === identityId);
     await unlinkIdentity(this.#deps.store, current.account.id, identityId, nowMs, current.session.jti);
+    if (removed !== undefined) await this.#deps.activity.record(current.account.id, 'identity_unlinked', { kind: removed.kind, value: removed.value });
     // The primary address or display identity may have changed with it.
     const issued = await this.#deps.sessions.reissue(current);
     return { issued, identities: await this.identities(current.account.id) };
@@ -141,6 +161,8 @@ export class AccountService {
   /** Edits the display name and display identity; the re-minted JWT carries them. */
   async edit(current: Authenticated, input: AccountEditInput): Promise<IssuedSession> {
     await editAccount(this.#deps.store, current.account, input, this.#nowMs());
+    const fields = Object.keys(input).filter((field) => (input as Record<string, unknown>)[field] !== undefined);
+    await this.#deps.activity.record(current.account.id, 'account_edited', { fields });
     return this.#deps.sessions.reissue(current);
   }
 

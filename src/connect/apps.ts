@@ -14,6 +14,7 @@
  * - Deleting an app kills its key. Accounts it provisioned stay (they are
  *   people's accounts); no one can address them through Connect any more.
  */
+import type { ActivityLog } from '../account/activity.js';
 import { cleanDisplayText } from '../account/display-text.js';
 import { timingSafeEqualString } from '../crypto.js';
 import { OcError } from '../errors.js';
@@ -44,6 +45,8 @@ export interface ConnectServiceOptions {
   /** `OC_SERVER_SECRET`: keys the stored hashes. */
   readonly secret: Uint8Array;
   readonly now: () => Date;
+  /** Where the owner's security events go (docs/protocol.md §6 "Activity"). */
+  readonly activity?: Pick<ActivityLog, 'record'>;
 }
 
 export interface ConnectService {
@@ -78,6 +81,7 @@ function notFound(): OcError {
 
 export function createConnectService(options: ConnectServiceOptions): ConnectService {
   const { store, secret, now } = options;
+  const record: ActivityLog['record'] = (accountId, kind, detail) => options.activity?.record(accountId, kind, detail) ?? Promise.resolve();
   // Programmer misuse throws at start (docs/architecture.md Errors); docs/protocol.md §1: 32+ bytes.
   if (!(secret instanceof Uint8Array) || secret.length < 32) throw new TypeError('connect: the secret must hold at least 32 bytes');
 
@@ -97,6 +101,7 @@ export function createConnectService(options: ConnectServiceOptions): ConnectSer
         key_hash: hashApiKey(secret, apiKey),
         created_at: now().getTime(),
       });
+      await record(ownerAccountId, 'connect_app_created', { app_id: app.id, name: app.name });
       return { app: connectAppView(app), api_key: apiKey };
     },
 
@@ -108,11 +113,15 @@ export function createConnectService(options: ConnectServiceOptions): ConnectSer
       const apiKey = generateApiKey();
       const rotated = await store.rotateConnectAppKey(appId, ownerAccountId, hashApiKey(secret, apiKey), now().getTime());
       if (!rotated) throw notFound();
-      return { app: connectAppView(await ownedApp(ownerAccountId, appId)), api_key: apiKey };
+      const app = await ownedApp(ownerAccountId, appId);
+      await record(ownerAccountId, 'connect_app_rotated', { app_id: app.id, name: app.name });
+      return { app: connectAppView(app), api_key: apiKey };
     },
 
     async deleteApp(ownerAccountId, appId) {
-      if (!(await store.deleteConnectApp(appId, ownerAccountId))) throw notFound();
+      const app = (await store.listConnectApps(ownerAccountId)).find((candidate) => candidate.id === appId);
+      if (app === undefined || !(await store.deleteConnectApp(appId, ownerAccountId))) throw notFound();
+      await record(ownerAccountId, 'connect_app_deleted', { app_id: app.id, name: app.name });
     },
 
     async authenticate(authorization) {

@@ -11,7 +11,7 @@ import { createEsploraClient, type ChainSource } from '../chain/index.js';
 import { bytesToHex, hexToBytes } from '@noble/hashes/utils.js';
 import { generateSecretKey } from 'nostr-tools/pure';
 import { originRules } from '../signin/origins.js';
-import { AccountService, DeviceService, SignInService, type ProofCheckers } from '../account/index.js';
+import { AccountService, ActivityLog, DeviceService, SignInService, type ProofCheckers } from '../account/index.js';
 import { openStore, type Store } from '../storage/index.js';
 import { loadKeyRing, loadServerSecret } from '../session/keystore.js';
 import type { KeyRing } from '../session/keys.js';
@@ -53,6 +53,7 @@ import { registerRateLimits } from './rate-limit.js';
 import { POLICY, requirePolicies } from './policy.js';
 import { registerWebAuthnRoutes } from './webauthn.js';
 import { registerDeviceRoutes } from './devices.js';
+import { registerActivityRoutes } from './activity.js';
 import { relyingParty, WebAuthnService } from '../webauthn/index.js';
 import { registerAccountRoutes } from './account.js';
 import { registerConnectRoutes } from './connect.js';
@@ -114,6 +115,8 @@ export const DEFAULT_RELAY_TIMEOUT_MS = 4000;
 /** How often the key ring is re-read (a `keys rotate` reaches running instances) and expired rows purged. */
 export const KEY_REFRESH_MS = 60_000;
 export const PURGE_INTERVAL_MS = 10 * 60_000;
+
+const DAY_MS = 24 * 60 * 60 * 1000;
 
 /** 64 KiB request bodies at most (docs/protocol.md §4). */
 export const BODY_LIMIT = 64 * 1024;
@@ -227,7 +230,7 @@ export async function buildApp(config: Config, deps: AppDeps = {}): Promise<Fast
   }, KEY_REFRESH_MS);
   refreshKeys.unref();
   const purge = setInterval(() => {
-    store.purgeExpired(now().getTime()).catch((error: unknown) => app.log.error({ err: error }, 'storage: purge failed'));
+    store.purgeExpired(now().getTime(), { activityRetentionMs: config.activityRetentionDays * DAY_MS }).catch((error: unknown) => app.log.error({ err: error }, 'storage: purge failed'));
   }, PURGE_INTERVAL_MS);
   purge.unref();
   app.addHook('onClose', async () => {
@@ -235,9 +238,21 @@ export async function buildApp(config: Config, deps: AppDeps = {}): Promise<Fast
     clearInterval(purge);
   });
   const origins = originRules(config);
-  const sessions: SessionService = new MeteredSessionService({ store, keys: () => keyRing, issuer: config.publicUrl, now }, (method) =>
-    metrics.signIns.inc([method]),
-  );
+  // Security events per account (docs/protocol.md §6 "Activity"); a failure to record is logged, never fatal.
+  const activity = new ActivityLog({
+    store,
+    now,
+    onError: (error, kind) => app.log.error({ err: error, kind }, 'activity: could not record an event'),
+  });
+  const sessions: SessionService = new MeteredSessionService({ store, keys: () => keyRing, issuer: config.publicUrl, now }, async (input, issued) => {
+    metrics.signIns.inc([input.method]);
+    await activity.record(issued.session.account_id, 'signin', {
+      method: input.method,
+      device: input.client?.device ?? null,
+      network: input.client?.network ?? null,
+      added: input.add && input.current !== null,
+    });
+  });
   const nonces: NonceGuard =
     deps.nonces ??
     (redis !== undefined
@@ -303,10 +318,10 @@ export async function buildApp(config: Config, deps: AppDeps = {}): Promise<Fast
     challenge: { secret: serverSecret, now: now(), network: config.bitcoinNetwork, isAllowedAudience: origins.isAllowedAudience, nonces },
     emailCodes,
   });
-  const accounts = new AccountService({ store, sessions, checkers, now });
+  const accounts = new AccountService({ store, sessions, checkers, now, activity });
   const signIn = new SignInService({ store, sessions, accounts, checkers, now });
-  const devices = new DeviceService({ store, now });
-  const webauthn = new WebAuthnService({ store, sessions, rp: relyingParty(config, origins), secret: serverSecret, nonces, now });
+  const devices = new DeviceService({ store, now, activity });
+  const webauthn = new WebAuthnService({ store, sessions, rp: relyingParty(config, origins), secret: serverSecret, nonces, now, activity });
 
   const context: ServiceContext = {
     config,
@@ -331,6 +346,7 @@ export async function buildApp(config: Config, deps: AppDeps = {}): Promise<Fast
     signIn,
     webauthn,
     devices,
+    activity,
     readiness: async () => {
       const checks: Record<string, string> = { config: 'ok', keys: keysReady ? 'ok' : 'key ring reload failing' };
       try {
@@ -397,7 +413,8 @@ export async function buildApp(config: Config, deps: AppDeps = {}): Promise<Fast
   registerAccountRoutes(app, context);
   registerWebAuthnRoutes(app, context);
   registerDeviceRoutes(app, context);
-  registerConnectRoutes(app, context, createConnectService({ store, secret: serverSecret, now }));
+  registerActivityRoutes(app, context);
+  registerConnectRoutes(app, context, createConnectService({ store, secret: serverSecret, now, activity }));
   registerPublicRoutes(app, context);
   registerPageRoutes(app, context);
   return app;

@@ -15,7 +15,7 @@ import type { EmailCodeService } from '../signin/email-code.js';
 import type { ProviderRegistry } from '../signin/providers.js';
 import type { ContactRelay } from '../forms/index.js';
 import type { EventCounter } from '../stats/counter.js';
-import type { AccountService, DeviceService, SignInService } from '../account/index.js';
+import type { AccountService, ActivityLog, DeviceService, SignInService } from '../account/index.js';
 import type { OriginRules } from '../signin/origins.js';
 import type { WebAuthnService } from '../webauthn/index.js';
 
@@ -47,6 +47,8 @@ export interface ServiceContext {
   readonly accounts: AccountService;
   /** The end of every sign-in: identity to account to session (src/account/sign-in.ts). */
   readonly signIn: SignInService;
+  /** The account's security events (src/account/activity.ts). */
+  readonly activity: ActivityLog;
   /** Where the active account is signed in (src/account/devices.ts). */
   readonly devices: DeviceService;
   /** Security keys and passkeys (src/webauthn). */

@@ -77,7 +77,7 @@ async function load() {
   renderRoster(me.roster);
   byId('content').hidden = false;
   main.setAttribute('aria-busy', 'false');
-  await Promise.all([loadIdentities(), loadKeys(), loadDevices()]);
+  await Promise.all([loadIdentities(), loadKeys(), loadDevices(), loadActivity()]);
   return true;
 }
 
@@ -276,6 +276,7 @@ async function removeKey(key, button) {
       return;
     }
     await loadKeys();
+    void loadActivity();
     say(pageStatus, `${key.label} was removed from this account.`);
     focusHeading('keys-title');
   });
@@ -319,6 +320,7 @@ keyForm.addEventListener('submit', async (event) => {
     labelField.value = '';
     /** @type {HTMLInputElement} */ (byId('key-sign-in')).checked = false;
     await loadKeys();
+    void loadActivity();
     say(pageStatus, `${added.body.credential.label} was added${added.body.credential.sign_in ? ': you can now sign in with it' : ''}.`);
     focusHeading('keys-title');
   });
@@ -365,7 +367,7 @@ async function loadDevices() {
       const button = h('button', {
         type: 'button',
         class: session.current ? 'secondary' : 'danger',
-        'aria-label': session.current ? 'Sign out of this account on this browser' : `Sign out ${title}`,
+        'aria-label': session.current ? `Sign out ${title} (this browser)` : `Sign out ${title}`,
         text: 'Sign out',
       });
       button.addEventListener('click', () => signOutDevice(session, title, button));
@@ -395,6 +397,7 @@ async function signOutDevice(session, title, button) {
       return;
     }
     await loadDevices();
+    void loadActivity();
     say(pageStatus, `${title} was signed out of this account.`);
     focusHeading('devices-title');
   });
@@ -416,11 +419,97 @@ byId('devices-others').addEventListener('click', async (event) => {
       return;
     }
     await loadDevices();
+    void loadActivity();
     const count = Number(revoked.body.revoked) || 0;
     say(pageStatus, count === 1 ? 'One other browser was signed out.' : `${count} other browsers were signed out.`);
     focusHeading('devices-title');
   });
 });
+
+// ---- activity (GET /api/auth/activity) ----
+
+const ACTIVITY_PAGE = 20;
+/** @type {string | null} */
+let activityNext = null;
+
+/** One sentence per event kind (docs/protocol.md §6 "Activity"). */
+function describeEvent(event) {
+  const d = event.detail || {};
+  const where = [d.device, d.network ? `network ${d.network}` : null].filter(Boolean).join(', ');
+  switch (event.kind) {
+    case 'signin':
+      return `Signed in with ${describeMethod(d.method)}${where ? ` (${where})` : ''}${d.added ? ', added to a browser that had another account' : ''}`;
+    case 'sudo':
+      return `Confirmed it was you with ${d.method === 'key' ? `the key ${d.key || ''}`.trim() : describeMethod(d.method)}`;
+    case 'sudo_failed':
+      return `A confirmation with ${d.method === 'key' ? 'a security key' : describeMethod(d.method)} failed (${d.reason || 'refused'})`;
+    case 'step_up':
+      return `Stepped up with the key ${d.key || ''}`.trim();
+    case 'step_up_failed':
+      return `A step-up with a security key failed (${d.reason || 'refused'})`;
+    case 'identity_linked':
+      return `Linked ${identityKindLabel(d.kind).toLowerCase()} ${d.value || ''}`.trim();
+    case 'identity_unlinked':
+      return `Removed ${identityKindLabel(d.kind).toLowerCase()} ${d.value || ''}`.trim();
+    case 'account_merged':
+      return d.merged_from ? `The account ${d.merged_from} was merged into this one` : `This account was merged into ${d.merged_into}`;
+    case 'account_edited':
+      return `Changed ${Array.isArray(d.fields) ? d.fields.map((field) => field.replace('_', ' ')).join(' and ') : 'the account'}`;
+    case 'key_added':
+      return `Added the ${d.sign_in ? 'passkey' : 'security key'} ${d.label || ''}`.trim();
+    case 'key_removed':
+      return `Removed the key ${d.label || ''}`.trim();
+    case 'sessions_revoked':
+      return d.scope === 'others' ? `Signed out everywhere else (${d.count} ${d.count === 1 ? 'browser' : 'browsers'})` : 'Signed out another browser';
+    case 'connect_app_created':
+      return `Created the Connect app ${d.name || ''}`.trim();
+    case 'connect_app_rotated':
+      return `Replaced the API key of the Connect app ${d.name || ''}`.trim();
+    case 'connect_app_deleted':
+      return `Deleted the Connect app ${d.name || ''}`.trim();
+    default:
+      return event.kind;
+  }
+}
+
+function activityItem(event) {
+  const failed = event.kind.endsWith('_failed');
+  return h(
+    'li',
+    { 'data-kind': event.kind },
+    h(
+      'div',
+      { class: 'item-main' },
+      h('span', { class: 'item-title' }, describeEvent(event), failed ? ' ' : null, failed ? h('span', { class: 'badge', text: 'Failed' }) : null),
+      h('span', { class: 'item-sub', text: dateTimeFormat.format(new Date(event.at)) }),
+    ),
+  );
+}
+
+async function loadActivity(more = false) {
+  const section = byId('activity-section');
+  const query = new URLSearchParams({ limit: String(ACTIVITY_PAGE) });
+  if (more && activityNext) query.set('before', activityNext);
+  const answer = await api('GET', `/api/auth/activity?${query}`);
+  if (sessionLost(answer)) return;
+  if (answer.status === 404) {
+    section.hidden = true;
+    return;
+  }
+  section.hidden = false;
+  if (!answer.ok) {
+    say(byId('activity-error'), describeError(answer));
+    return;
+  }
+  say(byId('activity-error'), '');
+  const items = (answer.body.events || []).map(activityItem);
+  if (more) byId('activity').append(...items);
+  else byId('activity').replaceChildren(...items);
+  activityNext = typeof answer.body.next === 'string' ? answer.body.next : null;
+  byId('activity-more').hidden = activityNext === null;
+}
+
+byId('activity-more').addEventListener('click', (event) => busy(/** @type {HTMLButtonElement} */ (event.currentTarget), () => loadActivity(true)));
 
 // ---- actions ----
 
@@ -510,6 +599,7 @@ nameForm.addEventListener('submit', async (event) => {
       me.account = saved.body.account;
       renderAccount(me.account);
     }
+    void loadActivity();
     say(pageStatus, value === '' ? 'Display name removed.' : 'Display name saved.');
   });
 });

@@ -18,7 +18,8 @@ import { NoncesArea } from './nonces.js';
 import { SessionsArea } from './sessions.js';
 import { StatsArea } from './stats.js';
 import { WebAuthnArea } from './webauthn.js';
-import { ATTEST_EVENT_RETENTION_MS, DEFAULT_SESSION_RETENTION_MS } from './store.js';
+import { ActivityArea } from './activity.js';
+import { ATTEST_EVENT_RETENTION_MS, DEFAULT_ACTIVITY_RETENTION_MS, DEFAULT_SESSION_RETENTION_MS } from './store.js';
 import type { PurgeCounts, PurgeOptions, Store } from './store.js';
 
 export { newAccountId } from './executor.js';
@@ -45,11 +46,14 @@ export function createStore(executor: StoreExecutor): Store {
     ...methodsOf(new ConnectArea(executor)),
     ...methodsOf(new StatsArea(executor)),
     ...methodsOf(new WebAuthnArea(executor)),
+    ...methodsOf(new ActivityArea(executor)),
     engine: executor.engine,
 
     async purgeExpired(now: number, options: PurgeOptions = {}): Promise<PurgeCounts> {
       const retention = options.sessionRetentionMs ?? DEFAULT_SESSION_RETENTION_MS;
       if (!(retention >= 0)) throw new Error('storage: sessionRetentionMs must be a non-negative number');
+      const activityRetention = options.activityRetentionMs ?? DEFAULT_ACTIVITY_RETENTION_MS;
+      if (!(activityRetention >= 0)) throw new Error('storage: activityRetentionMs must be a non-negative number');
       const sessionCutoff = now - retention;
       const purged = (eb: ExpressionBuilder<DatabaseSchema, 'sessions'>) =>
         eb.or([eb('expires_at', '<=', sessionCutoff), eb('revoked_at', '<=', sessionCutoff)]);
@@ -65,11 +69,13 @@ export function createStore(executor: StoreExecutor): Store {
       const nonces = await db.deleteFrom('used_nonces').where('expires_at', '<=', now).executeTakeFirst();
       const emailCodes = await db.deleteFrom('email_codes').where('expires_at', '<=', now).executeTakeFirst();
       const attestEvents = await db.deleteFrom('attest_events').where('at', '<=', now - ATTEST_EVENT_RETENTION_MS).executeTakeFirst();
+      const activity = await db.deleteFrom('activity').where('at', '<=', now - activityRetention).executeTakeFirst();
       return {
         sessions: rowsAffected(sessions.numDeletedRows),
         nonces: rowsAffected(nonces.numDeletedRows),
         email_codes: rowsAffected(emailCodes.numDeletedRows),
         attest_events: rowsAffected(attestEvents.numDeletedRows),
+        activity: rowsAffected(activity.numDeletedRows),
       };
     },
 

@@ -307,6 +307,27 @@ const sessionDevices: Migration = {
   },
 };
 
+const activity: Migration = {
+  version: 9,
+  name: 'activity',
+  async up(db) {
+    // docs/protocol.md §6 "Activity": security events per account. `detail`
+    // is a small JSON object; it never holds a secret, a code, a token or a
+    // full IP address.
+    await db.schema
+      .createTable('activity')
+      .addColumn('id', 'text', (column) => column.primaryKey())
+      .addColumn('account_id', 'text', (column) => column.notNull().references('accounts.id'))
+      .addColumn('at', 'bigint', (column) => column.notNull())
+      .addColumn('kind', 'text', (column) => column.notNull())
+      .addColumn('detail', 'text', (column) => column.notNull())
+      .addCheckConstraint('activity_detail_size', sql`length(detail) <= 4096`)
+      .execute();
+    await db.schema.createIndex('activity_account_at').on('activity').columns(['account_id', 'at', 'id']).execute();
+    await db.schema.createIndex('activity_at').on('activity').column('at').execute();
+  },
+};
+
 /** Every migration, in version order. */
 export const MIGRATIONS: readonly Migration[] = [
   initialSchema,
@@ -317,6 +338,7 @@ export const MIGRATIONS: readonly Migration[] = [
   tabTokens,
   webauthnCredentials,
   sessionDevices,
+  activity,
 ];
 
 async function lockMigrations(trx: Transaction<any>, engine: DatabaseEngine): Promise<void> {

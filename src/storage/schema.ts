@@ -155,6 +155,16 @@ export interface WebAuthnCredentialsTable {
   last_used_at: number | null;
 }
 
+/** Security events per account (migration 9, docs/protocol.md §6 "Activity"). */
+export interface ActivityTable {
+  id: string;
+  account_id: string;
+  at: number;
+  kind: string;
+  /** JSON text of a flat object. */
+  detail: string;
+}
+
 export interface SchemaMigrationsTable {
   version: number;
   name: string;
@@ -173,5 +183,6 @@ export interface DatabaseSchema {
   connect_apps: ConnectAppsTable;
   attest_events: AttestEventsTable;
   webauthn_credentials: WebAuthnCredentialsTable;
+  activity: ActivityTable;
   schema_migrations: SchemaMigrationsTable;
 }

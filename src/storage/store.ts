@@ -177,6 +177,25 @@ export interface WebAuthnUse {
   readonly at: EpochMilliseconds;
 }
 
+/** One security event of an account (docs/protocol.md §6 "Activity"). */
+export interface ActivityRecord {
+  /** 32 lowercase hex: the time, a per-process sequence and random bits, so ids of one instance sort as recorded. */
+  readonly id: string;
+  readonly account_id: string;
+  readonly at: EpochMilliseconds;
+  readonly kind: string;
+  /** A flat object of strings, numbers, booleans, nulls and string arrays. */
+  readonly detail: Readonly<Record<string, ActivityValue>>;
+}
+
+export type ActivityValue = string | number | boolean | null | readonly string[];
+
+/** Where a page of activity starts: strictly older than this event. */
+export interface ActivityCursor {
+  readonly at: EpochMilliseconds;
+  readonly id: string;
+}
+
 /** docs/protocol.md §6 `/api/family-stats`, without `ok` and `generated_at`. */
 export interface FamilyStats {
   /** Canonical accounts only: merged ones are not counted twice. */
@@ -194,6 +213,7 @@ export interface PurgeCounts {
   readonly nonces: number;
   readonly email_codes: number;
   readonly attest_events: number;
+  readonly activity: number;
 }
 
 export interface NewAccount {
@@ -317,7 +337,12 @@ export interface PurgeOptions {
    * inspection after an incident. Default {@link DEFAULT_SESSION_RETENTION_MS}.
    */
   readonly sessionRetentionMs?: number;
+  /** How long activity events are kept. Default {@link DEFAULT_ACTIVITY_RETENTION_MS}. */
+  readonly activityRetentionMs?: number;
 }
+
+/** Activity events are kept 180 days unless ACTIVITY_RETENTION_DAYS says otherwise. */
+export const DEFAULT_ACTIVITY_RETENTION_MS = 180 * 24 * 60 * 60 * 1000;
 
 /** Revoked or expired session rows are deleted after 7 days. */
 export const DEFAULT_SESSION_RETENTION_MS = 7 * 24 * 60 * 60 * 1000;
@@ -585,11 +610,20 @@ export interface WebAuthnStore {
   recordWebAuthnUse(id: string, use: WebAuthnUse): Promise<boolean>;
 }
 
+/** Security events per account (docs/protocol.md §6 "Activity"). */
+export interface ActivityStore {
+  /** Stores one event; the id is generated when absent. */
+  recordActivity(event: { readonly id?: string; readonly account_id: string; readonly at: EpochMilliseconds; readonly kind: string; readonly detail: Readonly<Record<string, ActivityValue>> }): Promise<ActivityRecord>;
+
+  /** The account's events, newest first, at most `limit`, older than `before` when given. */
+  listActivity(accountId: string, options: { readonly before?: ActivityCursor; readonly limit: number }): Promise<ActivityRecord[]>;
+}
+
 /**
  * The whole storage: every area on one database, and what spans them
  * (purging, readiness, closing). Services take only the area they need.
  */
-export interface Store extends AccountStore, SessionStore, NonceStore, KeyStore, EmailCodeStore, ConnectStore, StatsStore, WebAuthnStore {
+export interface Store extends AccountStore, SessionStore, NonceStore, KeyStore, EmailCodeStore, ConnectStore, StatsStore, WebAuthnStore, ActivityStore {
   readonly engine: DatabaseEngine;
 
   // ---- maintenance ----
@@ -597,7 +631,7 @@ export interface Store extends AccountStore, SessionStore, NonceStore, KeyStore,
   /**
    * Deletes: session rows revoked or expired longer than the retention ago,
    * used nonces past expiry, e-mail codes past expiry, attestation events
-   * older than 48 hours.
+   * older than 48 hours, activity older than its retention.
    */
   purgeExpired(now: EpochMilliseconds, options?: PurgeOptions): Promise<PurgeCounts>;
 

@@ -33,6 +33,8 @@ import { didOf } from '../session/accounts.js';
 import type { Authenticated, IssuedSession, SessionService } from '../session/service.js';
 import type { NonceGuard } from '../signin/bip322-signin.js';
 import type { SignInTarget } from '../account/sign-in.js';
+import type { ActivityLog } from '../account/activity.js';
+import { isOcError } from '../errors.js';
 import type { WebAuthnAuthenticatorType, WebAuthnCredentialRecord, WebAuthnStore } from '../storage/index.js';
 import { issueChallengeToken, openChallengeToken, WEBAUTHN_CHALLENGE_TTL_MS, type ChallengeClaims, type ChallengeKind } from './challenge-token.js';
 import type { RelyingParty } from './relying-party.js';
@@ -79,6 +81,7 @@ export interface WebAuthnServiceDeps {
   readonly secret: Uint8Array;
   readonly nonces: NonceGuard;
   readonly now: () => Date;
+  readonly activity: Pick<ActivityLog, 'record'>;
 }
 
 export function credentialView(record: WebAuthnCredentialRecord): CredentialView {
@@ -291,6 +294,7 @@ export class WebAuthnService {
     if (!(await this.#deps.store.insertWebAuthnCredential(record))) {
       throw new OcError('credential_exists', 'webauthn: this credential is already registered on this host');
     }
+    await this.#deps.activity.record(current.account.id, 'key_added', { label: record.label, sign_in: record.sign_in, type: record.authenticator_type });
     return credentialView(record);
   }
 
@@ -323,9 +327,11 @@ export class WebAuthnService {
   /** DELETE /api/auth/webauthn/credentials/:id: needs `sudo_at` or `step_up_at` younger than 5 minutes. */
   async remove(current: Authenticated, id: string): Promise<void> {
     requireRecentStepUp(current.session, this.#nowMs(), 'webauthn: removing a key');
-    if (!(await this.#deps.store.deleteWebAuthnCredential(id, current.account.id))) {
+    const credential = await this.#deps.store.findWebAuthnCredential(id);
+    if (credential === null || credential.account_id !== current.account.id || !(await this.#deps.store.deleteWebAuthnCredential(id, current.account.id))) {
       throw new OcError('not_found', 'webauthn: the active account has no key with this id');
     }
+    await this.#deps.activity.record(current.account.id, 'key_removed', { label: credential.label });
   }
 
   // ---- asserting ----
@@ -353,12 +359,23 @@ export class WebAuthnService {
    */
   async stepUp(current: Authenticated, input: { challenge_token: string; response: AuthenticationResponseJSON }, claim: 'step_up_at' | 'sudo_at'): Promise<IssuedSession> {
     const claims = this.#open(input.challenge_token, 'assert', current.session.jti);
-    const credential = await this.#deps.store.findWebAuthnCredential(text(input.response.id, 'response.id'));
-    if (credential === null || credential.account_id !== current.account.id) {
-      throw new OcError('credential_outside_allowlist', 'webauthn: this key is not registered to the active account');
+    let credential: WebAuthnCredentialRecord | null = null;
+    try {
+      credential = await this.#deps.store.findWebAuthnCredential(text(input.response.id, 'response.id'));
+      if (credential === null || credential.account_id !== current.account.id) {
+        throw new OcError('credential_outside_allowlist', 'webauthn: this key is not registered to the active account');
+      }
+      await this.#assert(credential, claims, input.response, false);
+    } catch (error) {
+      if (isOcError(error)) {
+        const detail = { method: 'key', reason: error.code, ...(credential?.account_id === current.account.id ? { key: credential.label } : {}) };
+        await this.#deps.activity.record(current.account.id, claim === 'sudo_at' ? 'sudo_failed' : 'step_up_failed', detail);
+      }
+      throw error;
     }
-    await this.#assert(credential, claims, input.response, false);
-    return this.#deps.sessions.reissue(current, { [claim]: this.#nowMs() });
+    const issued = await this.#deps.sessions.reissue(current, { [claim]: this.#nowMs() });
+    await this.#deps.activity.record(current.account.id, claim === 'sudo_at' ? 'sudo' : 'step_up', { method: 'key', key: credential.label });
+    return issued;
   }
 
   /** POST /api/auth/passkey/options: a challenge any sign-in passkey of this host may answer. */

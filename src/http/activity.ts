@@ -1,0 +1,55 @@
+/**
+ * The active account's security events (docs/protocol.md §6 "Activity"):
+ * GET /api/auth/activity, newest first, paged. Thin: a schema, one call to
+ * src/account/activity.ts, a reply.
+ */
+import { Type } from 'typebox';
+import type { FastifyInstance } from 'fastify';
+import { ACTIVITY_KINDS, DEFAULT_ACTIVITY_PAGE, MAX_ACTIVITY_PAGE } from '../account/activity.js';
+import type { ServiceContext } from './context.js';
+import { errorResponses, NullableString, StringEnum } from './schemas.js';
+import { noStore, requireSession } from './session.js';
+import { POLICY } from './policy.js';
+import { typed } from './schema-types.js';
+
+const ActivityQuery = Type.Object({
+  before: Type.Optional(Type.String({ minLength: 1, maxLength: 128, description: 'The `next` of the previous page' })),
+  limit: Type.Optional(Type.String({ pattern: '^[0-9]{1,3}$', description: `Events per page, 1 to ${MAX_ACTIVITY_PAGE}; default ${DEFAULT_ACTIVITY_PAGE}` })),
+});
+
+const Event = Type.Object({
+  id: Type.String(),
+  at: Type.String({ description: 'ISO 8601 UTC' }),
+  kind: StringEnum(ACTIVITY_KINDS, { description: 'docs/protocol.md §6 "Activity" lists each kind and its detail' }),
+  detail: Type.Object({}, { additionalProperties: true, description: 'A flat object; never a secret, a code, a token or a full IP address' }),
+});
+
+export function registerActivityRoutes(root: FastifyInstance, context: ServiceContext): void {
+  const app = typed(root);
+  app.get(
+    '/api/auth/activity',
+    {
+      config: { policy: POLICY.familyRead },
+      schema: {
+        tags: ['auth'],
+        summary: 'The security events of the active account, newest first',
+        security: [{ cookieAuth: [] }],
+        querystring: ActivityQuery,
+        response: {
+          200: Type.Object({
+            ok: Type.Literal(true),
+            events: Type.Array(Event),
+            next: NullableString({ description: 'Pass as `before` for older events; null on the last page' }),
+          }),
+          ...errorResponses(400, 401, 429),
+        },
+      },
+    },
+    async (request, reply) => {
+      const current = await requireSession(context, request);
+      noStore(reply);
+      const { before, limit } = request.query;
+      return { ok: true, ...(await context.activity.page(current.account.id, { before, limit: limit === undefined ? undefined : Number(limit) })) };
+    },
+  );
+}

@@ -1,0 +1,158 @@
+/**
+ * The account's security events (docs/protocol.md §6 "Activity") through
+ * HTTP on every engine: each kind is recorded by the action it describes,
+ * pages run newest first, and no event holds a secret, a code, a token or a
+ * full IP address. E-mail codes come from a real SMTP server on loopback.
+ */
+import type { FastifyInstance } from 'fastify';
+import { expect, it } from 'vitest';
+import { newWallet, type Wallet } from './support/auth-client.js';
+import { AuthHarness, expectError, forEachEngine, useMailingAuthHarness, type TimedBrowser } from './support/auth-harness.js';
+import { MINUTE } from './support/clock.js';
+import { SoftwareAuthenticator } from './support/webauthn-authenticator.js';
+
+const FIREFOX = 'Mozilla/5.0 (X11; Linux x86_64; rv:140.0) Gecko/20100101 Firefox/140.0';
+
+interface Event {
+  readonly id: string;
+  readonly at: string;
+  readonly kind: string;
+  readonly detail: Record<string, unknown>;
+}
+
+function activitySuite(engine: 'sqlite' | 'postgres'): void {
+  let harness: AuthHarness;
+  let app: FastifyInstance;
+  const mailbox = useMailingAuthHarness(engine, (opened, built) => {
+    harness = opened;
+    app = built;
+  });
+
+  async function signedIn(wallet: Wallet = newWallet()): Promise<TimedBrowser> {
+    const client = harness.browser(app);
+    client.userAgent = FIREFOX;
+    client.remoteAddress = '198.51.100.77';
+    expect((await client.signIn(wallet)).status).toBe(200);
+    return client;
+  }
+
+  async function events(client: TimedBrowser): Promise<Event[]> {
+    const reply = await client.get('/api/auth/activity?limit=100');
+    expect(reply.status, JSON.stringify(reply.body)).toBe(200);
+    return reply.body.events;
+  }
+
+  it('records a sign-in with its method, device and coarse network', async () => {
+    const client = await signedIn();
+    const [signin] = await events(client);
+    expect(signin).toMatchObject({ kind: 'signin', detail: { method: 'bip322', device: 'Firefox 140 on Linux', network: '198.51.100.0/24', added: false } });
+    expect(new Date(signin!.at).getTime()).toBe(harness.clock.ms);
+  });
+
+  it('records step-ups that failed and succeeded, links, unlinks, merges and edits, and never a code, token, signature or address of the client', async () => {
+    const wallet = newWallet();
+    const client = await signedIn(wallet);
+    const email = `activity-${engine}@example.org`;
+    // A wrong code is a failed step-up (the e-mail is not linked yet: identity_not_linked).
+    expectError(await client.post('/api/auth/sudo', { email, code: '000000' }), 401, 'identity_not_linked');
+    const proof = await client.prove(wallet, 'sudo');
+    expect((await client.post('/api/auth/sudo', proof)).status).toBe(200);
+    const started = await client.post('/api/auth/email-otp/start', { email });
+    const code = await mailbox.nextCode(email);
+    expect((await client.post('/api/auth/link/email', { email, code, token: started.body.token })).status).toBe(200);
+    expect((await client.request('PATCH', '/api/auth/account', { display_name: 'Ada' })).status).toBe(200);
+
+    // Another account's address, transferred: a merge on both accounts.
+    const otherWallet = newWallet();
+    const other = await signedIn(otherWallet);
+    const otherDid = (await other.me()).body.account.did_oc as string;
+    const transfer = await client.prove(otherWallet, 'link');
+    expect((await client.post('/api/auth/link/btc', { ...transfer, confirm_transfer: true })).status).toBe(200);
+    const identities = (await client.get('/api/auth/identities')).body.identities as Array<{ id: string; value: string }>;
+    const emailId = identities.find((identity) => identity.value === email)?.id;
+    expect((await client.request('DELETE', `/api/auth/identities?id=${emailId}`)).status).toBe(200);
+
+    const kinds = (await events(client)).map((event) => `${event.kind}:${JSON.stringify(event.detail)}`);
+    expect(kinds).toEqual([
+      `identity_unlinked:${JSON.stringify({ kind: 'email', value: email })}`,
+      `identity_linked:${JSON.stringify({ kind: 'btc', value: otherWallet.address })}`,
+      `account_merged:${JSON.stringify({ merged_from: otherDid })}`,
+      `account_edited:${JSON.stringify({ fields: ['display_name'] })}`,
+      `identity_linked:${JSON.stringify({ kind: 'email', value: email })}`,
+      `sudo:${JSON.stringify({ method: 'bip322' })}`,
+      `sudo_failed:${JSON.stringify({ method: 'email_otp', reason: 'identity_not_linked' })}`,
+      expect.stringMatching(/^signin:/),
+    ]);
+    const merged = await harness.store.listActivity(otherDid.slice('did:oc:'.length), { limit: 10 });
+    expect(merged.map((event) => event.kind)).toEqual(['account_merged', 'signin']);
+    expect(merged[0]?.detail).toEqual({ merged_into: (await client.me()).body.account.did_oc });
+
+    const all = JSON.stringify(await events(client));
+    for (const secret of [code, started.body.token, proof.signature, transfer.signature, '198.51.100.77', client.cookie as string]) expect(all).not.toContain(secret);
+  });
+
+  it('records keys added, used and removed, failed key step-ups, devices signed out and Connect apps', async () => {
+    const wallet = newWallet();
+    const client = await signedIn(wallet);
+    expect((await client.post('/api/auth/sudo', await client.prove(wallet, 'sudo'))).status).toBe(200);
+    const key = new SoftwareAuthenticator({ origin: 'http://localhost:8787' });
+    const options = await client.post('/api/auth/webauthn/register/options', { label: 'Desk key' });
+    const added = await client.post('/api/auth/webauthn/register/verify', { challenge_token: options.body.challenge_token, response: key.create(options.body.options) });
+    expect(added.status).toBe(200);
+    const assertion = await client.post('/api/auth/webauthn/assertion/options', {});
+    expectError(
+      await client.post('/api/auth/webauthn/assertion/verify', { challenge_token: assertion.body.challenge_token, response: key.get(assertion.body.options, { origin: 'https://evil.example' }) }),
+      400,
+      'webauthn_origin_mismatch',
+    );
+    const again = await client.post('/api/auth/webauthn/assertion/options', {});
+    expect((await client.post('/api/auth/webauthn/assertion/verify', { challenge_token: again.body.challenge_token, response: key.get(again.body.options) })).status).toBe(200);
+    expect((await client.request('DELETE', `/api/auth/webauthn/credentials/${added.body.credential.id}`)).status).toBe(200);
+    await signedIn(wallet);
+    expect((await client.post('/api/auth/sessions/revoke-others')).status).toBe(200);
+    const app1 = await client.post('/api/connect/apps', { name: 'Shop' });
+    expect((await client.post(`/api/connect/apps/${app1.body.app.id}/rotate`)).status).toBe(200);
+    expect((await client.request('DELETE', `/api/connect/apps/${app1.body.app.id}`)).status).toBe(200);
+
+    const list = (await events(client)).map((event) => [event.kind, event.detail]);
+    expect(list.slice(0, 9)).toEqual([
+      ['connect_app_deleted', { app_id: app1.body.app.id, name: 'Shop' }],
+      ['connect_app_rotated', { app_id: app1.body.app.id, name: 'Shop' }],
+      ['connect_app_created', { app_id: app1.body.app.id, name: 'Shop' }],
+      ['sessions_revoked', { count: 1, scope: 'others' }],
+      ['signin', { method: 'bip322', device: 'Firefox 140 on Linux', network: '198.51.100.0/24', added: false }],
+      ['key_removed', { label: 'Desk key' }],
+      ['step_up', { method: 'key', key: 'Desk key' }],
+      ['step_up_failed', { method: 'key', reason: 'webauthn_origin_mismatch', key: 'Desk key' }],
+      ['key_added', { label: 'Desk key', sign_in: false, type: 'unknown' }],
+    ]);
+    expect(JSON.stringify(list)).not.toContain(app1.body.api_key);
+  });
+
+  it('pages newest first with an opaque cursor, and refuses a bad cursor or limit', async () => {
+    const wallet = newWallet();
+    const client = await signedIn(wallet);
+    for (let index = 0; index < 4; index += 1) {
+      harness.clock.advance(MINUTE);
+      expect((await client.request('PATCH', '/api/auth/account', { display_name: `Name ${index}` })).status).toBe(200);
+    }
+    const first = await client.get('/api/auth/activity?limit=2');
+    expect(first.body.events.map((event: Event) => event.kind)).toEqual(['account_edited', 'account_edited']);
+    expect(typeof first.body.next).toBe('string');
+    const second = await client.get(`/api/auth/activity?limit=2&before=${first.body.next}`);
+    const third = await client.get(`/api/auth/activity?limit=2&before=${second.body.next}`);
+    expect(third.body.events.map((event: Event) => event.kind)).toEqual(['signin']);
+    expect(third.body.next).toBeNull();
+    const ids = [...first.body.events, ...second.body.events, ...third.body.events].map((event: Event) => event.id);
+    expect(new Set(ids).size).toBe(5);
+    expectError(await client.get('/api/auth/activity?before=bm90LWEtY3Vyc29y'), 400, 'bad_request');
+    expectError(await client.get('/api/auth/activity?limit=0'), 400, 'bad_request');
+    expectError(await client.get('/api/auth/activity?limit=101'), 400, 'bad_request');
+    expectError(await harness.browser(app).get('/api/auth/activity'), 401, 'not_authenticated');
+    // Another account sees only its own.
+    const stranger = await signedIn();
+    expect((await events(stranger)).map((event) => event.kind)).toEqual(['signin']);
+  });
+}
+
+await forEachEngine('activity', activitySuite);
