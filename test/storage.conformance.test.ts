@@ -773,6 +773,27 @@ function storageConformance(engine: TestEngine, sqliteDriver?: SqliteDriverName)
       expect(await store.findLiveSessionByTokenHash(theirs.token_hash, T0 + HOUR)).not.toBeNull();
     });
 
+    it('lists revoked rows whose tokens have not expired, in revocation order, after a cursor', async () => {
+      const account = await btcAccount();
+      const rows = [];
+      for (const roster of ['r1', 'r2', 'r3', 'r4']) rows.push(await store.insertSession(sessionFor(account.id, roster)));
+      const expiring = await store.insertSession(sessionFor(account.id, 'r5', { created_at: T0 - SESSION_LIFETIME + HOUR }));
+      await store.revokeSession(rows[2]!.jti, T0 + MINUTE);
+      await store.revokeSession(rows[0]!.jti, T0 + 2 * MINUTE);
+      await store.revokeSession(rows[1]!.jti, T0 + 2 * MINUTE);
+      await store.revokeSession(expiring.jti, T0 + MINUTE);
+      const sameTime = [rows[0]!.jti, rows[1]!.jti].sort();
+      const all = await store.listRevocations(null, T0 + 3 * MINUTE, 10);
+      expect(all.map((row) => row.jti)).toEqual([...[rows[2]!.jti, expiring.jti].sort(), ...sameTime]);
+      expect(all.find((row) => row.jti === expiring.jti)).toEqual({ jti: expiring.jti, revoked_at: T0 + MINUTE, expires_at: expiring.expires_at });
+      // Once its token expired, a revoked row is no longer listed.
+      expect((await store.listRevocations(null, T0 + 2 * HOUR, 10)).map((row) => row.jti)).not.toContain(expiring.jti);
+      const page = await store.listRevocations(null, T0 + 3 * MINUTE, 3);
+      const last = page.at(-1)!;
+      expect((await store.listRevocations({ at: last.revoked_at, jti: last.jti }, T0 + 3 * MINUTE, 10)).map((row) => row.jti)).toEqual([sameTime[1]]);
+      expect(await store.listRevocations({ at: T0 + 2 * MINUTE, jti: 'zzzz' }, T0 + 3 * MINUTE, 10)).toEqual([]);
+    });
+
     it('keeps tab tokens of a row: live with it, untouched by a re-mint, the newest `keep` only', async () => {
       const account = await btcAccount();
       const row = await store.insertSession(sessionFor(account.id, 'tabs'));
@@ -1133,10 +1154,11 @@ function storageConformance(engine: TestEngine, sqliteDriver?: SqliteDriverName)
       const keptEvent = await store.recordActivity({ account_id: account.id, at: now - 29 * DAY, kind: 'signin', detail: {} });
 
       const counts = await store.purgeExpired(now, { sessionRetentionMs: retention, activityRetentionMs: 30 * DAY });
-      expect(counts).toEqual({ sessions: 2, nonces: 1, email_codes: 1, attest_events: 1, activity: 1 });
+      // The long-revoked row stays: its token has not expired, and the revocation feed lists it.
+      expect(counts).toEqual({ sessions: 1, nonces: 1, email_codes: 1, attest_events: 1, activity: 1 });
       expect(await store.listActivity(account.id, { limit: 10 })).toEqual([keptEvent]);
       const remaining = await raw.db.selectFrom('sessions').select('jti').orderBy('jti').execute();
-      expect(remaining.map((row) => row.jti).sort()).toEqual([live.jti, recentlyExpired.jti, recentlyRevoked.jti].sort());
+      expect(remaining.map((row) => row.jti).sort()).toEqual([live.jti, recentlyExpired.jti, recentlyRevoked.jti, longRevoked.jti].sort());
       expect(await store.consumeNonce('fresh', now + MINUTE, now)).toBe(false);
       expect(await store.findEmailCode('old@example.com')).toBeNull();
       expect(await store.findEmailCode('new@example.com')).not.toBeNull();
@@ -1149,7 +1171,7 @@ function storageConformance(engine: TestEngine, sqliteDriver?: SqliteDriverName)
         activity: 0,
       });
       // Default retention (7 days) applies when none is given.
-      expect((await store.purgeExpired(now + 40 * DAY)).sessions).toBe(3);
+      expect((await store.purgeExpired(now + 40 * DAY)).sessions).toBe(4);
     });
 
     it('answers ping and closes idempotently', async () => {

@@ -54,6 +54,8 @@ import { POLICY, requirePolicies } from './policy.js';
 import { registerWebAuthnRoutes } from './webauthn.js';
 import { registerDeviceRoutes } from './devices.js';
 import { registerActivityRoutes } from './activity.js';
+import { registerRevocationRoutes } from './revocations.js';
+import { RevocationFeed } from '../session/revocations.js';
 import { relyingParty, WebAuthnService } from '../webauthn/index.js';
 import { registerAccountRoutes } from './account.js';
 import { registerConnectRoutes } from './connect.js';
@@ -347,6 +349,7 @@ export async function buildApp(config: Config, deps: AppDeps = {}): Promise<Fast
     webauthn,
     devices,
     activity,
+    revocations: new RevocationFeed(store, now),
     readiness: async () => {
       const checks: Record<string, string> = { config: 'ok', keys: keysReady ? 'ok' : 'key ring reload failing' };
       try {
@@ -414,6 +417,7 @@ export async function buildApp(config: Config, deps: AppDeps = {}): Promise<Fast
   registerWebAuthnRoutes(app, context);
   registerDeviceRoutes(app, context);
   registerActivityRoutes(app, context);
+  registerRevocationRoutes(app, context);
   registerConnectRoutes(app, context, createConnectService({ store, secret: serverSecret, now, activity }));
   registerPublicRoutes(app, context);
   registerPageRoutes(app, context);

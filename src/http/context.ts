@@ -18,6 +18,7 @@ import type { EventCounter } from '../stats/counter.js';
 import type { AccountService, ActivityLog, DeviceService, SignInService } from '../account/index.js';
 import type { OriginRules } from '../signin/origins.js';
 import type { WebAuthnService } from '../webauthn/index.js';
+import type { RevocationFeed } from '../session/revocations.js';
 
 export interface ServiceContext {
   readonly config: Config;
@@ -47,6 +48,8 @@ export interface ServiceContext {
   readonly accounts: AccountService;
   /** The end of every sign-in: identity to account to session (src/account/sign-in.ts). */
   readonly signIn: SignInService;
+  /** Revoked sessions for consumer sites (src/session/revocations.ts). */
+  readonly revocations: RevocationFeed;
   /** The account's security events (src/account/activity.ts). */
   readonly activity: ActivityLog;
   /** Where the active account is signed in (src/account/devices.ts). */

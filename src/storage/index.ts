@@ -37,6 +37,7 @@ export type {
   PurgeCounts,
   PurgeOptions,
   RemoveIdentityResult,
+  RevocationRecord,
   RosterMemberRecord,
   LiveRosterRecord,
   SessionFreshness,

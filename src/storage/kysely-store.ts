@@ -55,8 +55,9 @@ export function createStore(executor: StoreExecutor): Store {
       const activityRetention = options.activityRetentionMs ?? DEFAULT_ACTIVITY_RETENTION_MS;
       if (!(activityRetention >= 0)) throw new Error('storage: activityRetentionMs must be a non-negative number');
       const sessionCutoff = now - retention;
+      // A revoked row stays until its token expires: the revocation feed lists it until then.
       const purged = (eb: ExpressionBuilder<DatabaseSchema, 'sessions'>) =>
-        eb.or([eb('expires_at', '<=', sessionCutoff), eb('revoked_at', '<=', sessionCutoff)]);
+        eb.or([eb('expires_at', '<=', sessionCutoff), eb.and([eb('revoked_at', '<=', sessionCutoff), eb('expires_at', '<=', now)])]);
       // A row's tab tokens go with it (the foreign key cascades too; SQLite enforces it only when asked).
       await db
         .deleteFrom('tab_tokens')

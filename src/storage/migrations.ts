@@ -328,6 +328,16 @@ const activity: Migration = {
   },
 };
 
+const revokedIndex: Migration = {
+  version: 10,
+  name: 'sessions_revoked_index',
+  async up(db) {
+    // docs/protocol.md §3 "Revocations": the feed reads revoked rows in the
+    // order they were revoked.
+    await db.schema.createIndex('sessions_revoked_at').on('sessions').columns(['revoked_at', 'jti']).execute();
+  },
+};
+
 /** Every migration, in version order. */
 export const MIGRATIONS: readonly Migration[] = [
   initialSchema,
@@ -339,6 +349,7 @@ export const MIGRATIONS: readonly Migration[] = [
   webauthnCredentials,
   sessionDevices,
   activity,
+  revokedIndex,
 ];
 
 async function lockMigrations(trx: Transaction<any>, engine: DatabaseEngine): Promise<void> {

@@ -9,6 +9,7 @@ import type { AccountsTable, SessionsTable } from './schema.js';
 import type {
   DeviceSessionRecord,
   NewSession,
+  RevocationRecord,
   RosterMemberRecord,
   LiveRosterRecord,
   SessionFreshness,
@@ -372,6 +373,19 @@ export class SessionsArea implements SessionStore {
       .where('revoked_at', 'is', null)
       .executeTakeFirst();
     return rowsAffected(result.numUpdatedRows);
+  }
+
+  async listRevocations(after: { readonly at: number; readonly jti: string } | null, now: number, limit: number): Promise<RevocationRecord[]> {
+    let query = this.#x.db
+      .selectFrom('sessions')
+      .select(['jti', 'revoked_at', 'expires_at'])
+      .where('revoked_at', 'is not', null)
+      .where('expires_at', '>', now);
+    if (after !== null) {
+      query = query.where((eb) => eb.or([eb('revoked_at', '>', after.at), eb.and([eb('revoked_at', '=', after.at), eb('jti', '>', after.jti)])]));
+    }
+    const rows = await query.orderBy('revoked_at').orderBy('jti').limit(limit).execute();
+    return rows.map((row) => ({ jti: row.jti, revoked_at: Number(row.revoked_at), expires_at: Number(row.expires_at) }));
   }
 
   async listLiveSessionsOfAccount(accountId: string, now: number): Promise<DeviceSessionRecord[]> {

@@ -294,6 +294,13 @@ export interface NewSession {
   readonly network?: string | null;
 }
 
+/** A revoked session whose token has not expired yet (GET /api/auth/revocations). */
+export interface RevocationRecord {
+  readonly jti: string;
+  readonly revoked_at: EpochMilliseconds;
+  readonly expires_at: EpochMilliseconds;
+}
+
 /** Step-up claims to change on a re-mint; fields left out stay as they are. */
 export interface SessionFreshness {
   readonly step_up_at?: EpochMilliseconds | null;
@@ -487,6 +494,12 @@ export interface SessionStore {
   /** Revokes every row of the account, in every roster. Returns the rows revoked. */
   revokeAllForAccount(accountId: string, now: EpochMilliseconds): Promise<number>;
 
+  /**
+   * Rows revoked after `after` (by revocation time, then jti) whose expiry is
+   * still ahead of `now`, oldest revocation first, at most `limit`.
+   */
+  listRevocations(after: { readonly at: EpochMilliseconds; readonly jti: string } | null, now: EpochMilliseconds, limit: number): Promise<RevocationRecord[]>;
+
   /** Every live row of the account, in every roster, most recently seen first, with its device facts. */
   listLiveSessionsOfAccount(accountId: string, now: EpochMilliseconds): Promise<DeviceSessionRecord[]>;
 
@@ -629,7 +642,9 @@ export interface Store extends AccountStore, SessionStore, NonceStore, KeyStore,
   // ---- maintenance ----
 
   /**
-   * Deletes: session rows revoked or expired longer than the retention ago,
+   * Deletes: session rows expired longer than the retention ago, and rows
+   * revoked longer than the retention ago once they have expired (the
+   * revocation feed lists a revoked row until its token expires),
    * used nonces past expiry, e-mail codes past expiry, attestation events
    * older than 48 hours, activity older than its retention.
    */

@@ -12,6 +12,8 @@ export { createSessionVerifier, verifySession, PUBLIC_JWK_ENV, MAX_TOKEN_LENGTH 
 export type { SessionVerifier, VerifySessionOptions } from './verifier.js';
 export type { DisplayIdentity, OcSessionClaims } from './claims.js';
 export { parsePublicJwk } from './keys.js';
+export { stopRevocationPolling, DEFAULT_REVOCATION_INTERVAL_SECONDS } from './revocations.js';
+export type { RevocationOptions } from './revocations.js';
 export type { Ed25519PublicJwk, JwkObject, PublicJwkInput } from './keys.js';
 export { bearerToken, presentedSessionTokens, sessionCookieValues, SESSION_COOKIE_NAME } from './tokens.js';
 export type { HeaderValue } from './tokens.js';

@@ -11,15 +11,17 @@
  * setup; a bad token is an ordinary outcome and gives null, whichever check
  * failed.
  *
- * A revoked session still verifies here until its `exp`: logouts take effect
- * on the host at once, consumer sites learn of them only at expiry
- * (docs/protocol.md §3). See README.md "Revoked sessions".
+ * A revoked session still verifies here until its `exp` (logouts take effect
+ * on the host at once, consumer sites learn of them only at expiry,
+ * docs/protocol.md §3), unless the `revocations` option polls the host's
+ * feed (revocations.ts). See README.md "Revoked sessions".
  */
 import { decodeProtectedHeader, jwtVerify, type JWTVerifyOptions } from 'jose';
 import { REQUIRED_CLAIMS, sessionClaimsOf, type OcSessionClaims } from './claims.js';
 import { AREA } from './area.js';
 import { parsePublicJwk, staticKeySource, type KeySource, type PublicJwkInput } from './keys.js';
 import { RemoteKeySet } from './remote-jwks.js';
+import { DEFAULT_REVOCATION_INTERVAL_SECONDS, sharedPoller, type RevocationOptions, type RevocationPoller } from './revocations.js';
 
 /** The deploy-time setting that holds the host's public JWK (docs/api.md Authentication 2). */
 export const PUBLIC_JWK_ENV = 'OC_AUTH_PUBLIC_JWK';
@@ -61,6 +63,12 @@ export interface VerifySessionOptions {
   readonly jwksCacheMaxAgeSeconds?: number | undefined;
   /** Allow an http JWKS URL on a non-loopback host (anyone on the path could then mint sessions). */
   readonly allowInsecureJwksUrl?: boolean | undefined;
+  /**
+   * Refuse sessions the host revoked, within one interval: polls the host's
+   * `GET /api/auth/revocations` (one poller per URL per process). Without it,
+   * a revoked session verifies until its `exp`.
+   */
+  readonly revocations?: RevocationOptions | undefined;
 }
 
 export interface SessionVerifier {
@@ -92,17 +100,18 @@ function isLoopback(hostname: string): boolean {
   return hostname === 'localhost' || hostname === '[::1]' || /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(hostname);
 }
 
-function checkedJwksUrl(value: string | URL, allowInsecure: boolean): string {
+function checkedUrl(value: string | URL, allowInsecure: boolean, name: string): string {
   let url: URL;
   try {
     url = new URL(String(value));
   } catch {
-    fail(`jwksUrl is not a URL: ${String(value)}`);
+    fail(`${name} is not a URL: ${String(value)}`);
   }
-  if (url.protocol !== 'https:' && url.protocol !== 'http:') fail(`jwksUrl must be https, got ${url.protocol}`);
-  // Whoever can change the keys in transit can mint sessions this site accepts.
+  if (url.protocol !== 'https:' && url.protocol !== 'http:') fail(`${name} must be https, got ${url.protocol}`);
+  // Whoever can change the keys (or the revocations) in transit can mint sessions (or hide revocations).
   if (url.protocol === 'http:' && !allowInsecure && !isLoopback(url.hostname)) {
-    fail('jwksUrl must be https (http is accepted on loopback only; set allowInsecureJwksUrl to override)');
+    const flag = name === 'jwksUrl' ? 'allowInsecureJwksUrl' : 'revocations.allowInsecureUrl';
+    fail(`${name} must be https (http is accepted on loopback only; set ${flag} to override)`);
   }
   return url.href;
 }
@@ -126,6 +135,7 @@ interface ResolvedOptions {
   readonly issuer: string;
   readonly clock: () => Date;
   readonly clockTolerance: number;
+  readonly revocations: { readonly poller: RevocationPoller; readonly failClosed: boolean } | undefined;
 }
 
 interface RemoteSettings {
@@ -156,7 +166,7 @@ function resolve(options: VerifySessionOptions): { resolved: ResolvedOptions; or
     origin = {
       kind: 'remote',
       settings: {
-        url: checkedJwksUrl(options.jwksUrl, options.allowInsecureJwksUrl === true),
+        url: checkedUrl(options.jwksUrl, options.allowInsecureJwksUrl === true, 'jwksUrl'),
         fetch: fetchImplementation,
         timeoutMs: optionalNumber(options.jwksTimeoutMs, 'jwksTimeoutMs', DEFAULT_JWKS_TIMEOUT_MS, 1),
         cooldownMs: optionalNumber(options.jwksCooldownSeconds, 'jwksCooldownSeconds', DEFAULT_JWKS_COOLDOWN_SECONDS, 0) * 1000,
@@ -168,7 +178,21 @@ function resolve(options: VerifySessionOptions): { resolved: ResolvedOptions; or
   } else {
     origin = { kind: 'static', input: publicJwkFromEnvironment(), fromEnvironment: true };
   }
-  return { resolved: { issuer, clock, clockTolerance }, origin };
+  return { resolved: { issuer, clock, clockTolerance, revocations: resolveRevocations(options) }, origin };
+}
+
+function resolveRevocations(options: VerifySessionOptions): ResolvedOptions['revocations'] {
+  const revocations = options.revocations;
+  if (revocations === undefined) return undefined;
+  if (typeof revocations !== 'object' || revocations === null) fail('revocations must be { url, intervalSeconds?, failClosed? }');
+  const url = checkedUrl(revocations.url, revocations.allowInsecureUrl === true, 'revocations.url');
+  const intervalSeconds = optionalNumber(revocations.intervalSeconds, 'revocations.intervalSeconds', DEFAULT_REVOCATION_INTERVAL_SECONDS, 1);
+  const fetchImplementation = options.fetch ?? globalThis.fetch;
+  if (typeof fetchImplementation !== 'function') fail('fetch must be a function (no global fetch here)');
+  // The shared poller keeps the system clock: it tells when entries lapse, not when a token was minted.
+  const poller = sharedPoller(url, fetchImplementation, intervalSeconds * 1000, () => new Date());
+  void poller.start();
+  return { poller, failClosed: revocations.failClosed === true };
 }
 
 function buildKeySource(origin: KeyOrigin): KeySource {
@@ -203,7 +227,9 @@ async function verifyWith(token: unknown, keys: KeySource, options: ResolvedOpti
       } catch {
         continue; // another key with the same (or no) kid may still match
       }
-      return sessionClaimsOf(payload);
+      const claims = sessionClaimsOf(payload);
+      if (claims !== null && options.revocations !== undefined && (await options.revocations.poller.refuses(claims.jti, options.revocations.failClosed))) return null;
+      return claims;
     }
     return null;
   } catch {

@@ -1,0 +1,149 @@
+/**
+ * The opt-in revocation poller (README.md "Revoked sessions"): with
+ * `revocations: { url }`, a verifier refuses sessions the host revoked, within
+ * one polling interval, instead of accepting them until `exp`.
+ *
+ * - One poller per feed URL (and fetch) per process, shared by every
+ *   verifier and every `verifySession` call that names it.
+ * - It keeps `jti → exp` of every revocation still in force and forgets each
+ *   at its `exp`. A poll follows `more` pages at once, sends If-None-Match,
+ *   and runs on an unref'd timer, so it never keeps a process alive.
+ * - The first verification waits for the first poll (at most
+ *   `intervalSeconds`, capped at 10 s).
+ * - Fail open by default: when the feed cannot be read, revocations already
+ *   learnt still apply and other sessions verify. With `failClosed: true`,
+ *   once no poll has succeeded for three intervals, every session is refused
+ *   until one does.
+ */
+import { AREA } from './area.js';
+
+export interface RevocationOptions {
+  /** The host's feed, e.g. `https://auth.example.com/api/auth/revocations`. https, or http on loopback. */
+  readonly url: string | URL;
+  /** Seconds between polls, at least 1. Default 5. */
+  readonly intervalSeconds?: number | undefined;
+  /** Refuse every session while the feed has been unreadable for three intervals. Default false (fail open). */
+  readonly failClosed?: boolean | undefined;
+  /** Allow an http feed on a non-loopback host (anyone on the path could hide revocations). */
+  readonly allowInsecureUrl?: boolean | undefined;
+}
+
+export const DEFAULT_REVOCATION_INTERVAL_SECONDS = 5;
+/** Pages followed in one poll at most (1000 entries each). */
+const MAX_PAGES_PER_POLL = 50;
+const STALE_INTERVALS = 3;
+const MAX_FIRST_WAIT_MS = 10_000;
+
+interface FeedAnswer {
+  readonly revocations?: ReadonlyArray<{ readonly jti?: unknown; readonly exp?: unknown }>;
+  readonly cursor?: unknown;
+  readonly more?: unknown;
+}
+
+export class RevocationPoller {
+  readonly #url: string;
+  readonly #fetch: typeof fetch;
+  readonly #intervalMs: number;
+  readonly #clock: () => Date;
+  readonly #revoked = new Map<string, number>();
+  #cursor: string | undefined;
+  #etag: { readonly since: string | undefined; readonly tag: string } | undefined;
+  #lastSuccessMs = Number.NEGATIVE_INFINITY;
+  #first: Promise<void> | undefined;
+  #timer: ReturnType<typeof setTimeout> | undefined;
+  #stopped = false;
+
+  constructor(url: string, fetchImplementation: typeof fetch, intervalMs: number, clock: () => Date) {
+    this.#url = url;
+    this.#fetch = fetchImplementation;
+    this.#intervalMs = intervalMs;
+    this.#clock = clock;
+  }
+
+  /** Starts polling (once); resolves after the first poll, whatever its outcome. */
+  start(): Promise<void> {
+    this.#first ??= this.#cycle();
+    return this.#first;
+  }
+
+  stop(): void {
+    this.#stopped = true;
+    if (this.#timer !== undefined) clearTimeout(this.#timer);
+  }
+
+  /** True when the session `jti` must be refused: revoked, or (fail closed) the feed is stale. */
+  async refuses(jti: string, failClosed: boolean): Promise<boolean> {
+    const first = this.start();
+    await Promise.race([first, new Promise((resolve) => setTimeout(resolve, Math.min(this.#intervalMs, MAX_FIRST_WAIT_MS)).unref?.())]);
+    const nowMs = this.#clock().getTime();
+    if (failClosed && nowMs - this.#lastSuccessMs > STALE_INTERVALS * this.#intervalMs) return true;
+    const exp = this.#revoked.get(jti);
+    return exp !== undefined && exp * 1000 > nowMs;
+  }
+
+  async #cycle(): Promise<void> {
+    try {
+      await this.#poll();
+    } catch {
+      // Fail open or closed is decided per verification from #lastSuccessMs.
+    }
+    if (this.#stopped) return;
+    this.#timer = setTimeout(() => void this.#cycle(), this.#intervalMs);
+    this.#timer.unref?.();
+  }
+
+  async #poll(): Promise<void> {
+    for (let page = 0; page < MAX_PAGES_PER_POLL; page += 1) {
+      const since = this.#cursor;
+      const url = new URL(this.#url);
+      if (since !== undefined) url.searchParams.set('since', since);
+      const headers: Record<string, string> = { accept: 'application/json' };
+      if (this.#etag !== undefined && this.#etag.since === since) headers['if-none-match'] = this.#etag.tag;
+      const response = await this.#fetch(url, { headers, signal: AbortSignal.timeout(Math.max(1000, Math.min(this.#intervalMs, 10_000))) });
+      if (response.status === 304) break;
+      if (!response.ok) throw new Error(`${AREA}: revocation feed answered ${response.status}`);
+      const body = (await response.json()) as FeedAnswer;
+      if (!Array.isArray(body.revocations) || typeof body.cursor !== 'string') throw new Error(`${AREA}: revocation feed answered an unknown shape`);
+      for (const entry of body.revocations) {
+        if (typeof entry.jti === 'string' && typeof entry.exp === 'number') this.#revoked.set(entry.jti, entry.exp);
+      }
+      const tag = response.headers.get('etag');
+      this.#etag = tag === null ? undefined : { since, tag };
+      this.#cursor = body.cursor;
+      if (body.more !== true) break;
+    }
+    this.#lastSuccessMs = this.#clock().getTime();
+    this.#forgetExpired();
+  }
+
+  #forgetExpired(): void {
+    const nowSeconds = this.#clock().getTime() / 1000;
+    for (const [jti, exp] of this.#revoked) if (exp <= nowSeconds) this.#revoked.delete(jti);
+  }
+}
+
+const pollers = new Map<string, RevocationPoller>();
+const fetchIds = new WeakMap<typeof fetch, number>();
+let nextFetchId = 1;
+
+/** The process's poller for this feed (and fetch), created on first use. */
+export function sharedPoller(url: string, fetchImplementation: typeof fetch, intervalMs: number, clock: () => Date): RevocationPoller {
+  let fetchId = fetchIds.get(fetchImplementation);
+  if (fetchId === undefined) {
+    fetchId = nextFetchId++;
+    fetchIds.set(fetchImplementation, fetchId);
+  }
+  const key = `${fetchId} ${intervalMs} ${url}`;
+  let poller = pollers.get(key);
+  if (poller === undefined) {
+    poller = new RevocationPoller(url, fetchImplementation, intervalMs, clock);
+    pollers.set(key, poller);
+  }
+  return poller;
+}
+
+/** Stops every revocation poller of this process (a graceful shutdown, or between tests). */
+export function stopRevocationPolling(): void {
+  for (const poller of pollers.values()) poller.stop();
+  pollers.clear();
+}

@@ -1,0 +1,86 @@
+/**
+ * The revocation feed (docs/protocol.md §3 "Revocations"): consumer sites,
+ * which check only a token's signature, poll it to refuse sessions the host
+ * revoked before their `exp`.
+ *
+ * - An entry is `{jti, exp}` for a revoked row whose token has not expired;
+ *   consumers keep each until its `exp`.
+ * - The cursor is opaque (base64url of a revocation time and jti). A page
+ *   holds at most {@link MAX_REVOCATIONS_PER_PAGE}; `more` says another
+ *   follows at once.
+ * - Instances stamp revocations with their own clocks, which may differ by a
+ *   little. So at the end of the feed the cursor steps back
+ *   {@link CLOCK_SKEW_MS}: the next poll reads the last seconds again, and a
+ *   revocation stamped slightly "in the past" by another instance is not
+ *   skipped. Consumers deduplicate by jti.
+ * - Answers are kept {@link FEED_CACHE_MS} per cursor, so many consumers
+ *   polling at once cost one query per instance per second.
+ */
+import { createHash } from 'node:crypto';
+import { OcError } from '../errors.js';
+import type { SessionStore } from '../storage/index.js';
+
+export const MAX_REVOCATIONS_PER_PAGE = 1000;
+export const CLOCK_SKEW_MS = 5000;
+export const FEED_CACHE_MS = 1000;
+/** Cached cursors at most; an attacker varying `since` cannot grow the cache without bound. */
+const MAX_CACHED_CURSORS = 256;
+
+export interface RevocationPage {
+  readonly revocations: ReadonlyArray<{ readonly jti: string; readonly exp: number }>;
+  readonly cursor: string;
+  readonly more: boolean;
+  /** A strong validator of this answer, for If-None-Match. */
+  readonly etag: string;
+}
+
+function encode(at: number, jti: string): string {
+  return Buffer.from(`${Math.max(0, at)}.${jti}`, 'utf8').toString('base64url');
+}
+
+function decode(cursor: string): { at: number; jti: string } {
+  const match = /^(\d{1,16})\.([0-9a-f]{0,64})$/.exec(Buffer.from(cursor, 'base64url').toString('utf8'));
+  if (match === null) throw new OcError('bad_request', 'since: not a cursor this service answered');
+  return { at: Number(match[1]), jti: match[2]! };
+}
+
+export class RevocationFeed {
+  readonly #store: Pick<SessionStore, 'listRevocations'>;
+  readonly #now: () => Date;
+  readonly #cache = new Map<string, { readonly until: number; readonly page: Promise<RevocationPage> }>();
+
+  constructor(store: Pick<SessionStore, 'listRevocations'>, now: () => Date) {
+    this.#store = store;
+    this.#now = now;
+  }
+
+  /** The revocations after `since` (all of them without it). */
+  page(since: string | undefined): Promise<RevocationPage> {
+    const after = since === undefined ? null : decode(since);
+    const key = since ?? '';
+    const nowMs = this.#now().getTime();
+    const cached = this.#cache.get(key);
+    if (cached !== undefined && cached.until > nowMs) return cached.page;
+    if (this.#cache.size >= MAX_CACHED_CURSORS) {
+      for (const [entry, value] of this.#cache) if (value.until <= nowMs) this.#cache.delete(entry);
+      if (this.#cache.size >= MAX_CACHED_CURSORS) this.#cache.clear();
+    }
+    const page = this.#read(after, nowMs);
+    this.#cache.set(key, { until: nowMs + FEED_CACHE_MS, page });
+    page.catch(() => this.#cache.delete(key));
+    return page;
+  }
+
+  async #read(after: { at: number; jti: string } | null, nowMs: number): Promise<RevocationPage> {
+    const rows = await this.#store.listRevocations(after, nowMs, MAX_REVOCATIONS_PER_PAGE);
+    const more = rows.length === MAX_REVOCATIONS_PER_PAGE;
+    const last = rows.at(-1);
+    let cursor: string;
+    if (more && last !== undefined) cursor = encode(last.revoked_at, last.jti);
+    else if (last !== undefined) cursor = encode(last.revoked_at - CLOCK_SKEW_MS, '');
+    else cursor = after === null ? encode(Math.max(0, nowMs - CLOCK_SKEW_MS), '') : encode(after.at, after.jti);
+    const revocations = rows.map((row) => ({ jti: row.jti, exp: Math.floor(row.expires_at / 1000) }));
+    const etag = `"${createHash('sha256').update(JSON.stringify([revocations, cursor, more])).digest('base64url').slice(0, 27)}"`;
+    return { revocations, cursor, more, etag };
+  }
+}
