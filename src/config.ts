@@ -52,6 +52,8 @@ export interface Config {
   readonly checkCacheSeconds: number;
   /** ACTIVITY_RETENTION_DAYS: how long security events are kept (docs/protocol.md §6 "Activity"). */
   readonly activityRetentionDays: number;
+  /** NOTIFY_NEW_SIGNIN: mail a notice of a sign-in from a new device (docs/protocol.md §6 "New sign-in notice"); default on with SMTP_URL. */
+  readonly notifyNewSignin: boolean;
   /** Connection limits of the HTTP server (docs/operations.md "Slow clients"). */
   readonly http: {
     /** Whole request line and headers must arrive within this. */
@@ -356,6 +358,7 @@ export function loadConfig(env: Env = process.env): Config {
     }),
     checkCacheSeconds: integer(env, 'CHECK_CACHE_SECONDS', 60, 0, 86_400),
     activityRetentionDays: integer(env, 'ACTIVITY_RETENTION_DAYS', 180, 1, 3650),
+    notifyNewSignin: read(env, 'NOTIFY_NEW_SIGNIN') === undefined ? smtpUrl !== undefined : bool(env, 'NOTIFY_NEW_SIGNIN'),
     http,
     metricsPort,
     logLevel: read(env, 'LOG_LEVEL') ?? 'info',

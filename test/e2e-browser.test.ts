@@ -153,7 +153,7 @@ describe.skipIf(!HAVE_CHROMIUM)('pages in headless Chromium', () => {
 
   /** The newest mail to `to`, after `since` mails had arrived. */
   async function codeFor(to: string, since: number): Promise<string> {
-    const mail = await smtp.waitForMessage((candidate) => candidate.envelope.to.includes(to) && smtp.messages().indexOf(candidate) >= since, 10_000);
+    const mail = await smtp.waitForMessage((candidate) => candidate.envelope.to.includes(to) && smtp.messages().indexOf(candidate) >= since && (candidate.subject ?? '').includes('sign-in code'), 10_000);
     return extractCode(mail);
   }
 

@@ -37,7 +37,7 @@ function emailOtpSuite(engine: TestEngine): void {
     expect(started.status).toBe(200);
     expect(started.body).toMatchObject({ ok: true, token: expect.any(String), expiresAt: expect.any(String) });
     const mail = await smtp.waitForMessage(
-      (message) => message.envelope.to.includes(email.toLowerCase()) && smtp.messages().indexOf(message) >= before,
+      (message) => message.envelope.to.includes(email.toLowerCase()) && smtp.messages().indexOf(message) >= before && (message.subject ?? '').includes('sign-in code'),
       5000,
     );
     return { code: extractCode(mail), token: started.body.token };

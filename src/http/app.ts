@@ -41,6 +41,7 @@ import { registerAttestationRoutes } from './attestation.js';
 import type { ServiceContext } from './context.js';
 import { registerCors } from './cors.js';
 import { registerErrorHandling } from './errors.js';
+import { OcError } from '../errors.js';
 import { registerHealthRoutes } from './health.js';
 import { registerLookupRoutes } from './lookup.js';
 import { registerOpenApi } from './openapi.js';
@@ -54,6 +55,7 @@ import { POLICY, requirePolicies } from './policy.js';
 import { registerWebAuthnRoutes } from './webauthn.js';
 import { registerDeviceRoutes } from './devices.js';
 import { registerActivityRoutes } from './activity.js';
+import { SignInNotices } from '../account/notices.js';
 import { registerRevocationRoutes } from './revocations.js';
 import { RevocationFeed } from '../session/revocations.js';
 import { relyingParty, WebAuthnService } from '../webauthn/index.js';
@@ -246,24 +248,39 @@ export async function buildApp(config: Config, deps: AppDeps = {}): Promise<Fast
     now,
     onError: (error, kind) => app.log.error({ err: error, kind }, 'activity: could not record an event'),
   });
+  const mailer =
+    deps.mailer ?? createMailer(config, { log: app.log, ...(deps.outboxDir === undefined ? {} : { outboxDir: deps.outboxDir }) });
+  if (deps.mailer === undefined) app.addHook('onClose', async () => mailer.close());
+  if (config.smtpUrl === undefined && deps.mailer === undefined) app.log.warn(OUTBOX_WARNING);
+  // docs/protocol.md §6 "New sign-in notice": decided before the sign-in is recorded, mailed after the response.
+  const notices = config.notifyNewSignin
+    ? new SignInNotices({
+        store,
+        mailer,
+        publicUrl: config.publicUrl,
+        now,
+        onError: (error) => app.log.warn({ code: error instanceof OcError ? error.code : 'internal' }, 'notice: a new sign-in notice was not sent'),
+      })
+    : undefined;
+  const pendingNotices = new Set<Promise<unknown>>();
+  app.addHook('onClose', async () => {
+    await Promise.allSettled([...pendingNotices]);
+  });
   const sessions: SessionService = new MeteredSessionService({ store, keys: () => keyRing, issuer: config.publicUrl, now }, async (input, issued) => {
     metrics.signIns.inc([input.method]);
-    await activity.record(issued.session.account_id, 'signin', {
-      method: input.method,
-      device: input.client?.device ?? null,
-      network: input.client?.network ?? null,
-      added: input.add && input.current !== null,
-    });
+    const facts = { method: input.method, device: input.client?.device ?? null, network: input.client?.network ?? null };
+    const notice = notices === undefined ? null : await notices.assess(issued.session.account_id, facts);
+    await activity.record(issued.session.account_id, 'signin', { ...facts, added: input.add && input.current !== null });
+    if (notices !== undefined && notice !== null) {
+      const sending = notices.send(notice).finally(() => pendingNotices.delete(sending));
+      pendingNotices.add(sending);
+    }
   });
   const nonces: NonceGuard =
     deps.nonces ??
     (redis !== undefined
       ? createRedisNonceGuard({ redis, now: nowMs, onError: redisFailed('nonce') })
       : { consume: (nonce, expiresAtMs) => store.consumeNonce(nonce, expiresAtMs, now().getTime()) });
-  const mailer =
-    deps.mailer ?? createMailer(config, { log: app.log, ...(deps.outboxDir === undefined ? {} : { outboxDir: deps.outboxDir }) });
-  if (deps.mailer === undefined) app.addHook('onClose', async () => mailer.close());
-  if (config.smtpUrl === undefined && deps.mailer === undefined) app.log.warn(OUTBOX_WARNING);
   const emailCodes = createEmailCodeService({ store, mailer, secret: serverSecret, now, publicUrl: config.publicUrl });
   const providers = createProviderRegistry({
     providers: config.oauthProviders,

@@ -277,7 +277,10 @@ export function useMailbox(): Mailbox {
   return {
     url: () => server().url,
     async nextCode(email) {
-      const mail = await server().waitForMessage((received) => received.envelope.to.includes(email) && !read.has(received));
+      // Only code mails: a new sign-in notice to the same address is not a code.
+      const mail = await server().waitForMessage(
+        (received) => received.envelope.to.includes(email) && !read.has(received) && (received.subject ?? '').includes('sign-in code'),
+      );
       read.add(mail);
       return extractCode(mail);
     },

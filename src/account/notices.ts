@@ -1,0 +1,150 @@
+/**
+ * The new sign-in notice (docs/protocol.md §6 "New sign-in notice"): when an
+ * account is signed in from a device and network it has not signed in from
+ * before, its verified e-mail addresses get a short mail saying so, with a
+ * link to the account page to sign every other browser out.
+ *
+ * - "Before" is the account's recorded `signin` events (the activity log, so
+ *   within `ACTIVITY_RETENTION_DAYS`): the same device label and network as
+ *   one of the last {@link HISTORY_EVENTS} events means a known place.
+ * - An account created in the last {@link NEW_ACCOUNT_MS} gets no notice: its
+ *   first sign-in is the person creating it.
+ * - At most {@link MAX_RECIPIENTS} addresses, the oldest linked first. The
+ *   mail goes out after the response (never delaying the sign-in), and a
+ *   failure is reported to `onError` by its code only: an SMTP reply can
+ *   name the recipient.
+ */
+import type { Mailer } from '../mail/index.js';
+import { escapeHtml } from '../mail/index.js';
+import type { SigningMethod } from '../session/service.js';
+import type { ActivityStore, AccountStore } from '../storage/index.js';
+
+export const HISTORY_EVENTS = 200;
+export const NEW_ACCOUNT_MS = 60_000;
+export const MAX_RECIPIENTS = 3;
+
+export interface SignInFacts {
+  readonly method: SigningMethod;
+  readonly device: string | null;
+  readonly network: string | null;
+}
+
+export interface SignInNoticeDeps {
+  readonly store: Pick<AccountStore, 'findAccount' | 'listIdentities'> & Pick<ActivityStore, 'listActivity'>;
+  readonly mailer: Mailer;
+  readonly publicUrl: string;
+  readonly now: () => Date;
+  readonly onError: (error: unknown) => void;
+}
+
+/** What a notice will say, decided before the sign-in is recorded. */
+export interface PendingNotice {
+  readonly accountId: string;
+  readonly facts: SignInFacts;
+  readonly at: Date;
+}
+
+function methodName(method: SigningMethod): string {
+  if (method === 'bip322') return 'a Bitcoin signature';
+  if (method === 'email_otp') return 'an e-mail code';
+  if (method === 'passkey') return 'a passkey';
+  return `${method.slice('oauth:'.length)} sign-in`;
+}
+
+function formatUtc(date: Date): string {
+  return `${date.toISOString().slice(0, 16).replace('T', ' ')} UTC`;
+}
+
+export function composeSignInNotice(facts: SignInFacts, at: Date, publicUrl: string): { subject: string; text: string; html: string } {
+  const host = new URL(publicUrl).host;
+  const accountUrl = new URL('/account', publicUrl).toString();
+  const rows: Array<[string, string]> = [
+    ['Device', facts.device ?? 'an unknown device'],
+    ['Network', facts.network ?? 'unknown'],
+    ['Time', formatUtc(at)],
+    ['Method', methodName(facts.method)],
+  ];
+  const subject = `New sign-in to ${host}`;
+  const text = [
+    `Your account on ${host} was just signed in to from a device or network it had not used before:`,
+    '',
+    ...rows.map(([name, value]) => `    ${`${name}:`.padEnd(9)} ${value}`),
+    '',
+    'If this was you, there is nothing to do.',
+    '',
+    'If it was not you, open the account page, choose "Sign out everywhere else"',
+    'under "Where you are signed in", and check the ways to sign in listed there:',
+    '',
+    `    ${accountUrl}`,
+    '',
+    `-- ${publicUrl}`,
+    '',
+  ].join('\n');
+  const html = [
+    '<!doctype html>',
+    '<html><body style="font-family: sans-serif; line-height: 1.5">',
+    `<p>Your account on <strong>${escapeHtml(host)}</strong> was just signed in to from a device or network it had not used before:</p>`,
+    '<table style="border-collapse: collapse">',
+    ...rows.map(([name, value]) => `<tr><th style="text-align: left; padding-right: 1em">${name}</th><td>${escapeHtml(value)}</td></tr>`),
+    '</table>',
+    '<p>If this was you, there is nothing to do.</p>',
+    `<p>If it was not you, open <a href="${escapeHtml(accountUrl)}">the account page</a>, choose ` +
+      '<strong>Sign out everywhere else</strong> under "Where you are signed in", and check the ways to sign in listed there.</p>',
+    `<p style="color: #666">${escapeHtml(publicUrl)}</p>`,
+    '</body></html>',
+    '',
+  ].join('\n');
+  return { subject, text, html };
+}
+
+export class SignInNotices {
+  readonly #deps: SignInNoticeDeps;
+
+  constructor(deps: SignInNoticeDeps) {
+    new URL(deps.publicUrl);
+    this.#deps = deps;
+  }
+
+  /**
+   * Decides, before this sign-in's own event is recorded, whether it comes
+   * from a new place. Null when no notice is due; never throws (a failure to
+   * read is reported and sends nothing).
+   */
+  async assess(accountId: string, facts: SignInFacts): Promise<PendingNotice | null> {
+    try {
+      const at = this.#deps.now();
+      const account = await this.#deps.store.findAccount(accountId);
+      if (account === null || account.created_at > at.getTime() - NEW_ACCOUNT_MS) return null;
+      const history = await this.#deps.store.listActivity(accountId, { limit: HISTORY_EVENTS });
+      const known = history.some(
+        (event) => event.kind === 'signin' && (event.detail['device'] ?? null) === facts.device && (event.detail['network'] ?? null) === facts.network,
+      );
+      return known ? null : { accountId, facts, at };
+    } catch (error) {
+      this.#deps.onError(error);
+      return null;
+    }
+  }
+
+  /** Mails the notice to the account's verified addresses; resolves when done, never throws. */
+  async send(notice: PendingNotice): Promise<number> {
+    try {
+      const identities = await this.#deps.store.listIdentities(notice.accountId);
+      const recipients = identities.filter((identity) => identity.kind === 'email').slice(0, MAX_RECIPIENTS);
+      const mail = composeSignInNotice(notice.facts, notice.at, this.#deps.publicUrl);
+      let sent = 0;
+      for (const identity of recipients) {
+        try {
+          await this.#deps.mailer.send({ to: identity.value, ...mail });
+          sent += 1;
+        } catch (error) {
+          this.#deps.onError(error);
+        }
+      }
+      return sent;
+    } catch (error) {
+      this.#deps.onError(error);
+      return 0;
+    }
+  }
+}
