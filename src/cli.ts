@@ -18,6 +18,8 @@ import {
 import { createRelayPool } from './relay/index.js';
 import { createEsploraClient } from './chain/index.js';
 import { publishFromFile } from './cli/publish.js';
+import { UsageError } from './cli/usage.js';
+import { OPERATOR_COMMANDS, operatorHelp, runOperatorCommand, terminalIo } from './cli/operator.js';
 import { ConfigError, loadConfig, type Config } from './config.js';
 import { serve } from './main.js';
 import { publicJwkForConsumers } from './session/keys.js';
@@ -41,15 +43,17 @@ Usage:
                                      with chain metrics (like POST /api/verify)
   oc-host publish --file FILE        verify and publish an attestation to the
                                      configured Nostr relays
+  oc-host accounts show|disable|enable|delete ...
+                                     inspect, lock or delete an account (--help for more)
+  oc-host sessions revoke --account DID
+                                     sign an account out of every browser
+  oc-host activity --account DID [--json]
+                                     an account's security events
   oc-host --help | --version
 
 Configuration comes from the environment (see README "Configuration").
-Exit codes: 0 ok, 1 the work failed, 2 usage error, 78 bad configuration.`;
+Exit codes: 0 ok, 1 the work failed, 2 usage error, 3 not confirmed, 78 bad configuration.`;
 
-/** A command line the CLI does not understand: exit 2 with the usage text. */
-class UsageError extends Error {
-  readonly code = 'usage';
-}
 
 function out(line: string): void {
   process.stdout.write(`${line}\n`);
@@ -86,6 +90,15 @@ function wholeNumber(value: string | undefined, flag: string): number {
 }
 
 async function run(argv: string[]): Promise<number> {
+  if ((OPERATOR_COMMANDS as readonly string[]).includes(argv[0] ?? '')) {
+    const help = operatorHelp(argv);
+    if (help !== null) {
+      out(help);
+      return 0;
+    }
+    const config = loadConfig();
+    return withStore(config, (store) => runOperatorCommand(argv, { store, io: terminalIo(), now: () => new Date(), publicUrl: config.publicUrl }));
+  }
   const { values, positionals } = parseArgs({
     args: argv,
     allowPositionals: true,

@@ -16,6 +16,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync } from 'node:fs';
+import { readFile } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
 import type { FastifyInstance } from 'fastify';
 import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
@@ -638,7 +639,7 @@ describe.skipIf(!HAVE_CHROMIUM)('pages in headless Chromium', () => {
     expectNoProblems();
   });
 
-  it('lists where the account is signed in, signs every other browser out after a step-up, and shows it in the activity', async () => {
+  it('lists where the account is signed in, signs every other browser out after a step-up, shows it in the activity, downloads the data and deletes the account', async () => {
     const owner = newWallet('p2wpkh');
     const contexts = [await contextWithUnisat(owner, () => undefined), await contextWithUnisat(owner, () => undefined)];
     const [here, there] = await Promise.all(contexts.map((created) => created.newPage()));
@@ -676,6 +677,21 @@ describe.skipIf(!HAVE_CHROMIUM)('pages in headless Chromium', () => {
     await there!.goto('/account');
     await there!.waitForURL(`${base}/signin?return_to=/account`);
     await screenshot(here!, 'account-devices.png');
+
+    // Your data: the download needs the confirmation just given (still fresh), then the account is deleted.
+    const data = here!.getByRole('region', { name: 'Your data' });
+    const [download] = await Promise.all([here!.waitForEvent('download'), data.getByRole('button', { name: 'Download your data' }).click()]);
+    expect(download.suggestedFilename()).toMatch(/^account-[0-9a-f]{12}-\d{4}-\d{2}-\d{2}\.json$/);
+    const exported = JSON.parse(await readFile(await download.path(), 'utf8'));
+    expect(exported.format).toBe('oc-host.account-export.v1');
+    expect(exported.identities.map((identity: { value: string }) => identity.value)).toEqual([owner.address]);
+    await expect.poll(() => here!.locator('#page-status').textContent()).toBe('Your data was downloaded as a JSON file.');
+    await data.getByRole('button', { name: 'Delete this account' }).click();
+    await expect.poll(() => here!.locator('#delete-error').textContent()).toBe('Type the word delete to confirm that this account should be deleted.');
+    await data.getByLabel('Type delete to confirm').fill('delete');
+    await data.getByRole('button', { name: 'Delete this account' }).click();
+    await here!.waitForURL(`${base}/signin?deleted=1`);
+    await expect.poll(() => here!.locator('#page-status').textContent()).toBe('The account was deleted and you are signed out.');
     await Promise.all(contexts.map((created) => created.close()));
     expectNoProblems();
   });

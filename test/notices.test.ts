@@ -131,7 +131,7 @@ describe('new sign-in notice parts', () => {
     const identity = (value: string, kind = 'email') => ({ id: value, account_id: 'a', kind, value, verified: true, created_at: 0 });
     const notices = new SignInNotices({
       store: {
-        findAccount: async () => ({ id: 'a', kind: 'federated' as const, display_name: null, display_identity_kind: null, primary_btc: null, merged_into: null, created_at: 0, updated_at: 0 }),
+        findAccount: async () => ({ id: 'a', kind: 'federated' as const, display_name: null, display_identity_kind: null, primary_btc: null, merged_into: null, created_at: 0, updated_at: 0, disabled_at: null, deleted_at: null }),
         listIdentities: async () =>
           [identity('bc1qexample', 'btc'), identity('a@example.org'), identity('b@example.org'), identity('c@example.org'), identity('d@example.org')] as never,
         listActivity: async () => [],

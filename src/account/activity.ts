@@ -30,6 +30,10 @@ export const ACTIVITY_KINDS = [
   'connect_app_created',
   'connect_app_rotated',
   'connect_app_deleted',
+  'account_exported',
+  'account_deleted',
+  'account_disabled',
+  'account_enabled',
 ] as const;
 
 export type ActivityKind = (typeof ACTIVITY_KINDS)[number];

@@ -49,10 +49,9 @@ export function connectIdentityValue(appId: string, userId: string): string {
   return `${appId}:${userId}`;
 }
 
-/** The storage setting that keeps a provisioned account's e-mail hint. */
-export function emailHintSetting(accountId: string): string {
-  return `connect_email_hint:${accountId}`;
-}
+import { emailHintSetting } from '../storage/index.js';
+
+export { emailHintSetting };
 
 function checkUserId(userId: string): string {
   const length = Array.from(userId).length;

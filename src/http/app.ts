@@ -58,6 +58,8 @@ import { registerActivityRoutes } from './activity.js';
 import { SignInNotices } from '../account/notices.js';
 import { registerRevocationRoutes } from './revocations.js';
 import { RevocationFeed } from '../session/revocations.js';
+import { registerLifecycleRoutes } from './lifecycle.js';
+import { AccountLifecycle } from '../account/lifecycle.js';
 import { relyingParty, WebAuthnService } from '../webauthn/index.js';
 import { registerAccountRoutes } from './account.js';
 import { registerConnectRoutes } from './connect.js';
@@ -365,6 +367,7 @@ export async function buildApp(config: Config, deps: AppDeps = {}): Promise<Fast
     signIn,
     webauthn,
     devices,
+    lifecycle: new AccountLifecycle({ store, activity, now, publicUrl: config.publicUrl }),
     activity,
     revocations: new RevocationFeed(store, now),
     readiness: async () => {
@@ -433,6 +436,7 @@ export async function buildApp(config: Config, deps: AppDeps = {}): Promise<Fast
   registerAccountRoutes(app, context);
   registerWebAuthnRoutes(app, context);
   registerDeviceRoutes(app, context);
+  registerLifecycleRoutes(app, context);
   registerActivityRoutes(app, context);
   registerRevocationRoutes(app, context);
   registerConnectRoutes(app, context, createConnectService({ store, secret: serverSecret, now, activity }));

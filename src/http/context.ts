@@ -19,6 +19,7 @@ import type { AccountService, ActivityLog, DeviceService, SignInService } from '
 import type { OriginRules } from '../signin/origins.js';
 import type { WebAuthnService } from '../webauthn/index.js';
 import type { RevocationFeed } from '../session/revocations.js';
+import type { AccountLifecycle } from '../account/lifecycle.js';
 
 export interface ServiceContext {
   readonly config: Config;
@@ -54,6 +55,8 @@ export interface ServiceContext {
   readonly activity: ActivityLog;
   /** Where the active account is signed in (src/account/devices.ts). */
   readonly devices: DeviceService;
+  /** Export, deletion and the operator's hold (src/account/lifecycle.ts). */
+  readonly lifecycle: AccountLifecycle;
   /** Security keys and passkeys (src/webauthn). */
   readonly webauthn: WebAuthnService;
   readonly mailer: Mailer;

@@ -142,7 +142,12 @@ export function registerProviderRoutes(root: FastifyInstance, context: ServiceCo
       // ASCII; a value that is not (a state sealed by an older version) goes home.
       const location = HEADER_SAFE.test(result.returnTo) ? result.returnTo : '/';
       // Fastify appends Set-Cookie headers: the spent state's, then the session's.
-      setSessionCookie(context, reply, await context.signIn.withProvider(result, target.current, target.client));
+      try {
+        setSessionCookie(context, reply, await context.signIn.withProvider(result, target.current, target.client));
+      } catch (error) {
+        if (!(isOcError(error) && error.code === 'account_disabled')) throw error;
+        return redirect(reply, oauthErrorLocation('account_disabled'));
+      }
       return redirect(reply, location);
     },
   );

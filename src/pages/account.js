@@ -460,6 +460,7 @@ function describeEvent(event) {
     case 'key_removed':
       return `Removed the key ${d.label || ''}`.trim();
     case 'sessions_revoked':
+      if (d.scope === 'all') return `The operator signed this account out everywhere (${d.count} ${d.count === 1 ? 'browser' : 'browsers'})`;
       return d.scope === 'others' ? `Signed out everywhere else (${d.count} ${d.count === 1 ? 'browser' : 'browsers'})` : 'Signed out another browser';
     case 'connect_app_created':
       return `Created the Connect app ${d.name || ''}`.trim();
@@ -467,6 +468,12 @@ function describeEvent(event) {
       return `Replaced the API key of the Connect app ${d.name || ''}`.trim();
     case 'connect_app_deleted':
       return `Deleted the Connect app ${d.name || ''}`.trim();
+    case 'account_exported':
+      return 'Downloaded the account\'s data';
+    case 'account_disabled':
+      return 'The operator disabled this account';
+    case 'account_enabled':
+      return 'The operator enabled this account again';
     default:
       return event.kind;
   }
@@ -566,6 +573,74 @@ async function logout(scope, button) {
     }
   });
 }
+
+// ---- your data: export and deletion (docs/protocol.md §6 "Export", §2 "Disabling and deleting") ----
+
+byId('export-data').addEventListener('click', async (event) => {
+  const button = /** @type {HTMLButtonElement} */ (event.currentTarget);
+  const error = byId('export-error');
+  say(error, '');
+  await busy(button, async () => {
+    const answer = await withStepUp(() => api('GET', '/api/auth/account/export'));
+    if (answer === null) {
+      say(pageStatus, 'Nothing was downloaded.');
+      return;
+    }
+    if (sessionLost(answer)) return;
+    if (!answer.ok || !answer.body) {
+      say(error, describeError(answer));
+      return;
+    }
+    const file = new Blob([JSON.stringify(answer.body, null, 2)], { type: 'application/json' });
+    const link = document.createElement('a');
+    link.href = URL.createObjectURL(file);
+    link.download = `account-${String(answer.body.account.did_oc).slice('did:oc:'.length, 'did:oc:'.length + 12)}-${String(answer.body.exported_at).slice(0, 10)}.json`;
+    document.body.append(link);
+    link.click();
+    link.remove();
+    setTimeout(() => URL.revokeObjectURL(link.href), 10_000);
+    void loadActivity();
+    say(pageStatus, 'Your data was downloaded as a JSON file.');
+  });
+});
+
+const deleteForm = /** @type {HTMLFormElement} */ (byId('delete-form'));
+deleteForm.addEventListener('submit', async (event) => {
+  event.preventDefault();
+  const field = /** @type {HTMLInputElement} */ (byId('delete-confirm'));
+  const error = byId('delete-error');
+  say(error, '');
+  if (field.value.trim().toLowerCase() !== 'delete' || !me) {
+    markInvalid(field, true);
+    say(error, 'Type the word delete to confirm that this account should be deleted.');
+    field.focus();
+    return;
+  }
+  markInvalid(field, false);
+  const deleted = accountName(me.account);
+  const did = me.account.did_oc;
+  await busy(submitButtonOf(deleteForm), async () => {
+    const answer = await withStepUp(() => api('DELETE', '/api/auth/account', { confirm: did }));
+    if (answer === null) {
+      say(pageStatus, 'The account was not deleted.');
+      return;
+    }
+    if (sessionLost(answer)) return;
+    if (!answer.ok) {
+      say(error, describeError(answer));
+      return;
+    }
+    field.value = '';
+    if (!answer.body || !answer.body.switched_to) {
+      window.location.assign('/signin?deleted=1');
+      return;
+    }
+    if (await load()) {
+      say(pageStatus, `${deleted} was deleted. You are now using ${accountName(me.account)}.`);
+      focusHeading('active-title');
+    }
+  });
+});
 
 byId('logout-current').addEventListener('click', (event) => logout('current', /** @type {HTMLButtonElement} */ (event.currentTarget)));
 byId('logout-all').addEventListener('click', (event) => logout('all', /** @type {HTMLButtonElement} */ (event.currentTarget)));

@@ -46,6 +46,7 @@ const MESSAGES = {
   already_active: 'That account is already the one you are using.',
   not_authenticated: 'You are not signed in any more. Please sign in again.',
   ambiguous_session: 'Another site left a sign-in on this browser, so to be safe you were signed out here. Please sign in again.',
+  account_disabled: 'This account has been disabled by the operator of this service, so it cannot sign in.',
   nonce_reused: 'That signed message was already used. Get a new message and sign it again.',
   invalid_code: 'That code is not right, or it has expired. Check the most recent e-mail, or ask for a new code.',
   code_dead: 'That code can no longer be used (too many tries, a newer code was sent, or it expired). Ask for a new code.',
@@ -93,6 +94,7 @@ export const OAUTH_ERROR_MESSAGES = {
   unknown_provider: 'This sign-in provider is not set up on this service.',
   provider_unavailable: 'The sign-in provider could not be reached. Please try again later.',
   ambiguous_session: 'Another site left a sign-in on this browser, so to be safe you were signed out here. Please sign in again.',
+  account_disabled: 'This account has been disabled by the operator of this service, so it cannot sign in.',
 };
 
 /**

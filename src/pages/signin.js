@@ -76,6 +76,7 @@ function setUpNotices() {
     ]);
   }
   if (query.get('signed_out') === '1') say(pageStatus, 'You are signed out.');
+  if (query.get('deleted') === '1') say(pageStatus, 'The account was deleted and you are signed out.');
 }
 
 /** Someone already signed in who opens /signin without `add` is told what a new sign-in does. */

@@ -64,6 +64,17 @@ export type SigningMethod = 'bip322' | 'email_otp' | 'passkey' | `oauth:${string
 
 const SESSION_LIFETIME_MS = SESSION_LIFETIME_SECONDS * 1000;
 
+/**
+ * The account a sign-in, a switch or a tab lands in, or why not: a deleted
+ * one is gone (`unknown_did_oc`), a disabled one is refused with
+ * `account_disabled` (docs/protocol.md §2 "Disabling and deleting").
+ */
+function usableAccount(account: AccountRecord | null, what: string): AccountRecord {
+  if (account === null || account.deleted_at !== null) throw new OcError('unknown_did_oc', `${what}: no such account`);
+  if (account.disabled_at !== null) throw new OcError('account_disabled', `${what}: this account is disabled by the operator`);
+  return account;
+}
+
 function seconds(ms: number | null): number | null {
   return ms === null ? null : Math.floor(ms / 1000);
 }
@@ -201,8 +212,7 @@ export class SessionService {
     // (the store refuses a row for a merged account): resolve again once.
     for (let attempt = 0; ; attempt += 1) {
       const nowMs = this.#now().getTime();
-      const account = await this.#store.resolveCanonicalAccount(input.accountId);
-      if (!account) throw new OcError('unknown_did_oc', 'sign-in: the account no longer exists');
+      const account = usableAccount(await this.#store.resolveCanonicalAccount(input.accountId), 'sign-in');
       const view = await this.view(account);
       const mergedFrom = await this.#store.listMergedInto(account.id);
       const draft = {
@@ -229,7 +239,7 @@ export class SessionService {
         });
         return this.#issued(token, session, view, nowMs);
       } catch (error) {
-        const again = attempt === 0 ? await this.#store.resolveCanonicalAccount(input.accountId) : null;
+        const again = attempt === 0 ? usableAccount(await this.#store.resolveCanonicalAccount(input.accountId), 'sign-in') : null;
         if (again === null || again.id === account.id) throw error;
       }
     }
@@ -290,8 +300,7 @@ export class SessionService {
     if (current.session.roster_id === null) throw new OcError('no_roster', `${what}: this session predates multi-account; sign in again`);
     const targetId = accountIdFromDid(did);
     if (targetId === null) throw new OcError('bad_request', 'did_oc: must be did:oc: followed by 32 lowercase hex characters');
-    const target = await this.#store.resolveCanonicalAccount(targetId);
-    if (!target) throw new OcError('unknown_did_oc', `${what}: no account has this did`);
+    const target = usableAccount(await this.#store.resolveCanonicalAccount(targetId), what);
     if (what === 'switch' && target.id === current.account.id) throw new OcError('already_active', 'switch: this account is already active');
     const row = await this.#store.findLiveSessionInRoster(current.session.roster_id, target.id, this.#now().getTime());
     if (!row) throw new OcError('not_in_roster', `${what}: sign in to this account with add=1 first`);

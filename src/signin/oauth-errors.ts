@@ -28,11 +28,12 @@ export type ProviderErrorCode = (typeof PROVIDER_ERROR_CODES)[number];
 
 /**
  * Every `oauth_error` the callback can send a person back with: the provider
- * failures, and `ambiguous_session` when the roster to join with `add` is not
- * this browser's own. docs/errors.md lists them and the sign-in page has a
+ * failures, `ambiguous_session` when the roster to join with `add` is not
+ * this browser's own, and `account_disabled` when the operator disabled the
+ * account the identity belongs to. docs/errors.md lists them and the sign-in page has a
  * sentence for each (test/errors.test.ts keeps the three equal).
  */
-export const OAUTH_REDIRECT_CODES = [...PROVIDER_ERROR_CODES, 'ambiguous_session'] as const;
+export const OAUTH_REDIRECT_CODES = [...PROVIDER_ERROR_CODES, 'ambiguous_session', 'account_disabled'] as const;
 
 export type OAuthRedirectCode = (typeof OAUTH_REDIRECT_CODES)[number];
 

@@ -25,8 +25,10 @@ import type {
   NewIdentity,
   RemoveIdentityResult,
   AccountStore,
- MergedAccountRecord,
+  MergedAccountRecord,
+  DeletedAccountRecord,
 } from './store.js';
+import { emailHintSetting } from './store.js';
 
 export class AccountsArea implements AccountStore {
   readonly #x: StoreExecutor;
@@ -67,6 +69,8 @@ export class AccountsArea implements AccountStore {
       merged_into: null,
       created_at: account.created_at,
       updated_at: account.created_at,
+      disabled_at: null,
+      deleted_at: null,
     };
     const identityRow: IdentitiesTable = {
       id: identity.id ?? newRandomId(),
@@ -300,6 +304,65 @@ export class AccountsArea implements AccountStore {
         moved_identities: rowsAffected(moved.numUpdatedRows),
         revoked_sessions: rowsAffected(revoked.numUpdatedRows),
       };
+    });
+  }
+
+  deleteAccount(accountId: string, now: number): Promise<DeletedAccountRecord | null> {
+    return this.#x.transaction(async (trx) => {
+      const account = (await this.#x.lockAccounts(trx, [accountId], 'update')).get(accountId);
+      if (account === undefined || account.merged_into !== null || account.deleted_at !== null) return null;
+      const merged = await trx.selectFrom('accounts').select('id').where('merged_into', '=', accountId).execute();
+      const ids = [accountId, ...merged.map((row) => row.id)];
+      const emails = await trx.selectFrom('identities').select('value').where('account_id', 'in', ids).where('kind', '=', 'email').execute();
+      if (emails.length > 0) await trx.deleteFrom('email_codes').where('email', 'in', emails.map((row) => row.value)).execute();
+      await trx.deleteFrom('settings').where('key', 'in', ids.map(emailHintSetting)).execute();
+      const identities = await trx.deleteFrom('identities').where('account_id', 'in', ids).executeTakeFirst();
+      const keys = await trx.deleteFrom('webauthn_credentials').where('account_id', 'in', ids).executeTakeFirst();
+      const apps = await trx.deleteFrom('connect_apps').where('owner_account_id', 'in', ids).executeTakeFirst();
+      const activity = await trx.deleteFrom('activity').where('account_id', 'in', ids).executeTakeFirst();
+      const revoked = await trx
+        .updateTable('sessions')
+        .set({ revoked_at: now })
+        .where('account_id', 'in', ids)
+        .where('revoked_at', 'is', null)
+        .executeTakeFirst();
+      // The rows stay for the revocation feed until their tokens expire; what they knew of the browser goes now.
+      await trx.updateTable('sessions').set({ device: null, network: null }).where('account_id', 'in', ids).execute();
+      await trx
+        .updateTable('accounts')
+        .set({ deleted_at: now, updated_at: now, display_name: null, display_identity_kind: null, primary_btc: null })
+        .where('id', 'in', ids)
+        .execute();
+      const tombstone = await this.#x.findAccount(trx, accountId);
+      return {
+        account: tombstone!,
+        merged_accounts: merged.length,
+        identities: rowsAffected(identities.numDeletedRows),
+        revoked_sessions: rowsAffected(revoked.numUpdatedRows),
+        keys: rowsAffected(keys.numDeletedRows),
+        connect_apps: rowsAffected(apps.numDeletedRows),
+        activity: rowsAffected(activity.numDeletedRows),
+      };
+    });
+  }
+
+  setAccountDisabled(accountId: string, disabled: boolean, now: number): Promise<{ account: AccountRecord; changed: boolean; revoked_sessions: number } | null> {
+    return this.#x.transaction(async (trx) => {
+      const account = (await this.#x.lockAccounts(trx, [accountId], 'update')).get(accountId);
+      if (account === undefined || account.merged_into !== null || account.deleted_at !== null) return null;
+      if (disabled === (account.disabled_at !== null)) return { account, changed: false, revoked_sessions: 0 };
+      await trx.updateTable('accounts').set({ disabled_at: disabled ? now : null, updated_at: now }).where('id', '=', accountId).execute();
+      let revokedSessions = 0;
+      if (disabled) {
+        const revoked = await trx
+          .updateTable('sessions')
+          .set({ revoked_at: now })
+          .where('account_id', '=', accountId)
+          .where('revoked_at', 'is', null)
+          .executeTakeFirst();
+        revokedSessions = rowsAffected(revoked.numUpdatedRows);
+      }
+      return { account: (await this.#x.findAccount(trx, accountId))!, changed: true, revoked_sessions: revokedSessions };
     });
   }
 }

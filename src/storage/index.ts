@@ -10,7 +10,7 @@ export { migrate, MIGRATIONS } from './migrations.js';
 export type { Migration, MigrationReport } from './migrations.js';
 export { parseDatabaseUrl, redactDatabaseUrl } from './database.js';
 export type { DatabaseEngine, DatabaseLocation, OpenDatabaseOptions } from './database.js';
-export { ATTEST_EVENT_RETENTION_MS, DEFAULT_ACTIVITY_RETENTION_MS, DEFAULT_SESSION_RETENTION_MS, MAX_MERGE_DEPTH } from './store.js';
+export { ATTEST_EVENT_RETENTION_MS, DEFAULT_ACTIVITY_RETENTION_MS, DEFAULT_SESSION_RETENTION_MS, MAX_MERGE_DEPTH, emailHintSetting } from './store.js';
 export type {
   AccountFacts,
   AccountKind,
@@ -50,6 +50,7 @@ export type {
   ActivityStore,
   ActivityValue,
   DeviceSessionRecord,
+  DeletedAccountRecord,
   SessionStore,
   NonceStore,
   KeyStore,

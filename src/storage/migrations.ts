@@ -338,6 +338,19 @@ const revokedIndex: Migration = {
   },
 };
 
+const accountLifecycle: Migration = {
+  version: 11,
+  name: 'account_lifecycle',
+  async up(db) {
+    // docs/protocol.md §2 "Disabling and deleting": an operator's lock, and
+    // the tombstone a deleted account leaves so its id is never issued again.
+    await db.schema.alterTable('accounts').addColumn('disabled_at', 'bigint').execute();
+    await db.schema.alterTable('accounts').addColumn('deleted_at', 'bigint').execute();
+    // Every session row of an account, revoked ones included, for the export.
+    await db.schema.createIndex('sessions_account_created').on('sessions').columns(['account_id', 'created_at']).execute();
+  },
+};
+
 /** Every migration, in version order. */
 export const MIGRATIONS: readonly Migration[] = [
   initialSchema,
@@ -350,6 +363,7 @@ export const MIGRATIONS: readonly Migration[] = [
   sessionDevices,
   activity,
   revokedIndex,
+  accountLifecycle,
 ];
 
 async function lockMigrations(trx: Transaction<any>, engine: DatabaseEngine): Promise<void> {

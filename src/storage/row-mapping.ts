@@ -58,6 +58,8 @@ export function toAccountRecord(row: AccountsTable): AccountRecord {
     merged_into: row.merged_into,
     created_at: toNumber(row.created_at),
     updated_at: toNumber(row.updated_at),
+    disabled_at: row.disabled_at === null ? null : toNumber(row.disabled_at),
+    deleted_at: row.deleted_at === null ? null : toNumber(row.deleted_at),
   };
 }
 

@@ -39,6 +39,8 @@ export interface AccountsTable {
   merged_into: string | null;
   created_at: number;
   updated_at: number;
+  disabled_at: number | null;
+  deleted_at: number | null;
 }
 
 export interface IdentitiesTable {

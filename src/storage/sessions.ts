@@ -40,6 +40,8 @@ interface SessionWithAccountRow extends SessionsTable {
   account_merged_into: AccountsTable['merged_into'];
   account_created_at: AccountsTable['created_at'];
   account_updated_at: AccountsTable['updated_at'];
+  account_disabled_at: AccountsTable['disabled_at'];
+  account_deleted_at: AccountsTable['deleted_at'];
   /** A count (a string on PostgreSQL). */
   account_email_count: number | string | bigint | null;
   account_nostr: string | null;
@@ -57,6 +59,8 @@ function toRosterMember(row: SessionWithAccountRow): RosterMemberRecord {
       merged_into: row.account_merged_into,
       created_at: row.account_created_at,
       updated_at: row.account_updated_at,
+      disabled_at: row.account_disabled_at,
+      deleted_at: row.account_deleted_at,
     }),
     facts: {
       has_email: Number(row.account_email_count ?? 0) > 0,
@@ -110,6 +114,10 @@ export class SessionsArea implements SessionStore {
           if (account === undefined) throw new Error(`storage: session for unknown account ${row.account_id}`);
           if (account.merged_into !== null) {
             throw new Error(`storage: session for account ${row.account_id}, merged into ${account.merged_into}`);
+          }
+          // A disabled or deleted account gets no new row; the caller reads the account again and says why.
+          if (account.disabled_at !== null || account.deleted_at !== null) {
+            throw new Error(`storage: session for account ${row.account_id}, which is ${account.deleted_at !== null ? 'deleted' : 'disabled'}`);
           }
           if (row.roster_id !== null) {
             // docs/protocol.md §3: one live row per (roster, account). Revoke what is
@@ -182,6 +190,8 @@ export class SessionsArea implements SessionStore {
         'accounts.merged_into as account_merged_into',
         'accounts.created_at as account_created_at',
         'accounts.updated_at as account_updated_at',
+        'accounts.disabled_at as account_disabled_at',
+        'accounts.deleted_at as account_deleted_at',
       ])
       // Literals, not parameters: the hot statements are compiled once with a fixed parameter list.
       .select((eb) => [
@@ -397,6 +407,18 @@ export class SessionsArea implements SessionStore {
       .where('expires_at', '>', now)
       .orderBy('last_seen_at', 'desc')
       .orderBy('jti')
+      .execute();
+    return rows.map((row) => ({ ...toSessionRecord(row), device: row.device, network: row.network }));
+  }
+
+  async listSessionsOfAccount(accountId: string, limit: number): Promise<DeviceSessionRecord[]> {
+    const rows = await this.#x.db
+      .selectFrom('sessions')
+      .selectAll()
+      .where('account_id', '=', accountId)
+      .orderBy('created_at', 'desc')
+      .orderBy('jti')
+      .limit(limit)
       .execute();
     return rows.map((row) => ({ ...toSessionRecord(row), device: row.device, network: row.network }));
   }

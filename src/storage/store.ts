@@ -45,6 +45,10 @@ export interface AccountRecord {
   readonly merged_into: string | null;
   readonly created_at: EpochMilliseconds;
   readonly updated_at: EpochMilliseconds;
+  /** Set by an operator (`oc-host accounts disable`): the account cannot sign in or be switched to. */
+  readonly disabled_at: EpochMilliseconds | null;
+  /** The account was deleted; the row stays as a tombstone so its id is never issued again. */
+  readonly deleted_at: EpochMilliseconds | null;
 }
 
 export interface IdentityRecord {
@@ -360,6 +364,11 @@ export const ATTEST_EVENT_RETENTION_MS = 48 * 60 * 60 * 1000;
 /** merged_into chains are followed at most this far (mergeAccounts keeps them at length 1). */
 export const MAX_MERGE_DEPTH = 8;
 
+/** The storage setting that keeps a Connect-provisioned account's e-mail hint (docs/protocol.md §6 "Connect"). */
+export function emailHintSetting(accountId: string): string {
+  return `connect_email_hint:${accountId}`;
+}
+
 /** Accounts and their identities, merges included (docs/protocol.md §2). */
 export interface AccountStore {
   /**
@@ -423,6 +432,44 @@ export interface AccountStore {
    * canonical account.
    */
   mergeAccounts(fromId: string, intoId: string, now: EpochMilliseconds): Promise<MergeResult>;
+
+  /**
+   * Deletes an account (docs/protocol.md §2 "Disabling and deleting") in one
+   * transaction, together with the accounts merged into it earlier: every
+   * session row is revoked (and forgets its device and network; the rows stay
+   * until their tokens expire, for the revocation feed), and its identities,
+   * security keys, Connect apps, activity, pending e-mail codes and Connect
+   * e-mail hints are removed. The account rows stay as tombstones
+   * (`deleted_at` set, names cleared), so the ids are never issued again, and
+   * the identities are free for new sign-ups. Null when the account is
+   * unknown, merged or already deleted.
+   */
+  deleteAccount(accountId: string, now: EpochMilliseconds): Promise<DeletedAccountRecord | null>;
+
+  /**
+   * Sets (`disabled`) or clears `disabled_at`; disabling revokes every live
+   * session of the account in the same transaction. `changed` is false when
+   * the account already was so. Null when the account is unknown, merged or
+   * deleted.
+   */
+  setAccountDisabled(
+    accountId: string,
+    disabled: boolean,
+    now: EpochMilliseconds,
+  ): Promise<{ readonly account: AccountRecord; readonly changed: boolean; readonly revoked_sessions: number } | null>;
+}
+
+/** What {@link AccountStore.deleteAccount} removed. */
+export interface DeletedAccountRecord {
+  /** The tombstone. */
+  readonly account: AccountRecord;
+  /** Accounts merged into it earlier, deleted with it. */
+  readonly merged_accounts: number;
+  readonly identities: number;
+  readonly revoked_sessions: number;
+  readonly keys: number;
+  readonly connect_apps: number;
+  readonly activity: number;
 }
 
 /** Session rows and the rosters they form (docs/protocol.md §3). */
@@ -501,6 +548,9 @@ export interface SessionStore {
   listRevocations(after: { readonly at: EpochMilliseconds; readonly jti: string } | null, now: EpochMilliseconds, limit: number): Promise<RevocationRecord[]>;
 
   /** Every live row of the account, in every roster, most recently seen first, with its device facts. */
+  /** Every session row of the account, revoked and expired ones not yet purged included, newest first, at most `limit`. */
+  listSessionsOfAccount(accountId: string, limit: number): Promise<DeviceSessionRecord[]>;
+
   listLiveSessionsOfAccount(accountId: string, now: EpochMilliseconds): Promise<DeviceSessionRecord[]>;
 
   /** Revokes the row `jti` when it is a live row of the account. True when this call revoked it. */

@@ -1,0 +1,119 @@
+/**
+ * Leaving (docs/protocol.md §6 "Export", §2 "Disabling and deleting"): GET
+ * /api/auth/account/export and DELETE /api/auth/account. Thin: a schema,
+ * one call to src/account/lifecycle.ts, a reply.
+ */
+import { Type } from 'typebox';
+import type { FastifyInstance } from 'fastify';
+import type { ServiceContext } from './context.js';
+import { errorResponses } from './schemas.js';
+import { noStore, requireSession } from './session.js';
+import { POLICY } from './policy.js';
+import { typed } from './schema-types.js';
+import { signOutCurrent } from './auth.js';
+import { didOf } from '../session/accounts.js';
+
+const SESSION = [{ cookieAuth: [] }];
+
+const Loose = Type.Array(Type.Object({}, { additionalProperties: true }));
+
+const DeleteBody = Type.Object(
+  { confirm: Type.String({ maxLength: 64, description: 'The active account\'s `did_oc`, typed or copied: the explicit confirmation' }) },
+  { additionalProperties: false },
+);
+
+export function registerLifecycleRoutes(root: FastifyInstance, context: ServiceContext): void {
+  const app = typed(root);
+
+  app.get(
+    '/api/auth/account/export',
+    {
+      config: { policy: POLICY.familyRead },
+      schema: {
+        tags: ['auth'],
+        summary: 'Everything stored about the active account, as one JSON file; needs a re-proof younger than 5 minutes',
+        description:
+          'The account, its identities, the accounts merged into it, every session row (without token hashes), security keys ' +
+          '(public keys and labels), Connect apps (without key hashes), the Connect e-mail hint and the activity log. ' +
+          'Sent as an attachment; 401 `sudo_required` without a fresh POST /api/auth/sudo.',
+        security: SESSION,
+        response: {
+          200: Type.Object(
+            {
+              format: Type.Literal('oc-host.account-export.v1'),
+              exported_at: Type.String(),
+              service: Type.String(),
+              account: Type.Object({}, { additionalProperties: true }),
+              identities: Loose,
+              merged_from: Loose,
+              sessions: Loose,
+              keys: Loose,
+              connect_apps: Loose,
+              connect_email_hint: Type.Union([Type.String(), Type.Null()]),
+              activity: Loose,
+            },
+            { additionalProperties: true },
+          ),
+          ...errorResponses(401, 403, 429),
+        },
+      },
+    },
+    async (request, reply) => {
+      const current = await requireSession(context, request);
+      const document = await context.lifecycle.export(current);
+      noStore(reply);
+      const day = document.exported_at.slice(0, 10);
+      reply.header('content-disposition', `attachment; filename="account-${current.account.id.slice(0, 12)}-${day}.json"`);
+      return document;
+    },
+  );
+
+  app.delete(
+    '/api/auth/account',
+    {
+      config: { policy: POLICY.family },
+      schema: {
+        tags: ['auth'],
+        summary: 'Delete the active account for good; needs a re-proof younger than 5 minutes and `confirm`',
+        description:
+          'Revokes every session of the account (every browser\'s roster loses it), removes its identities (free for new ' +
+          'sign-ups), security keys, Connect apps, activity and pending codes, and keeps a tombstone so its did is never issued ' +
+          'again. 400 `confirmation_mismatch` when `confirm` is not the account\'s `did_oc`. This browser moves on to the next ' +
+          'account of its roster, as after a logout.',
+        security: SESSION,
+        body: DeleteBody,
+        response: {
+          200: Type.Object({
+            ok: Type.Literal(true),
+            deleted: Type.Object({
+              did_oc: Type.String(),
+              identities: Type.Integer(),
+              sessions: Type.Integer({ description: 'Sessions revoked' }),
+              keys: Type.Integer(),
+              connect_apps: Type.Integer(),
+            }),
+            switched_to: Type.Union([Type.Object({ did_oc: Type.String() }), Type.Null()]),
+            account: Type.Optional(Type.Ref('Account')),
+            token: Type.Optional(Type.String()),
+          }),
+          ...errorResponses(400, 401, 403, 413, 415, 429),
+        },
+      },
+    },
+    async (request, reply) => {
+      const current = await requireSession(context, request);
+      const deleted = await context.lifecycle.delete(current, request.body.confirm);
+      const next = await signOutCurrent(context, request, reply, current);
+      return {
+        ...next,
+        deleted: {
+          did_oc: didOf(current.account.id),
+          identities: deleted.identities,
+          sessions: deleted.revoked_sessions,
+          keys: deleted.keys,
+          connect_apps: deleted.connect_apps,
+        },
+      };
+    },
+  );
+}
