@@ -54,6 +54,12 @@ export interface Config {
   readonly activityRetentionDays: number;
   /** NOTIFY_NEW_SIGNIN: mail a notice of a sign-in from a new device (docs/protocol.md §6 "New sign-in notice"); default on with SMTP_URL. */
   readonly notifyNewSignin: boolean;
+  /** WEBHOOK_TIMEOUT_SECONDS: how long one webhook attempt may take (docs/protocol.md §6 "Webhooks"). */
+  readonly webhookTimeoutSeconds: number;
+  /** WEBHOOK_RETRY_SECONDS: the first retry's delay; each later one is three times longer, at most 6 hours. */
+  readonly webhookRetrySeconds: number;
+  /** WEBHOOK_ALLOW_PRIVATE: webhook endpoints may be private, loopback or link-local addresses. */
+  readonly webhookAllowPrivate: boolean;
   /** Connection limits of the HTTP server (docs/operations.md "Slow clients"). */
   readonly http: {
     /** Whole request line and headers must arrive within this. */
@@ -359,6 +365,9 @@ export function loadConfig(env: Env = process.env): Config {
     checkCacheSeconds: integer(env, 'CHECK_CACHE_SECONDS', 60, 0, 86_400),
     activityRetentionDays: integer(env, 'ACTIVITY_RETENTION_DAYS', 180, 1, 3650),
     notifyNewSignin: read(env, 'NOTIFY_NEW_SIGNIN') === undefined ? smtpUrl !== undefined : bool(env, 'NOTIFY_NEW_SIGNIN'),
+    webhookTimeoutSeconds: integer(env, 'WEBHOOK_TIMEOUT_SECONDS', 10, 1, 60),
+    webhookRetrySeconds: integer(env, 'WEBHOOK_RETRY_SECONDS', 10, 1, 3600),
+    webhookAllowPrivate: bool(env, 'WEBHOOK_ALLOW_PRIVATE'),
     http,
     metricsPort,
     logLevel: read(env, 'LOG_LEVEL') ?? 'info',

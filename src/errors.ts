@@ -11,6 +11,7 @@ export const ERROR_CODES = {
   webauthn_rp_id_mismatch: 400,
   credential_not_discoverable: 400,
   confirmation_mismatch: 400,
+  invalid_webhook_url: 400,
   not_authenticated: 401,
   nonce_reused: 401,
   invalid_challenge: 401,

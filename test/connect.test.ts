@@ -54,7 +54,7 @@ function connect(engine: 'sqlite' | 'postgres'): void {
       expect(reply.headers['cache-control']).toBe('no-store, private');
       expect(reply.body).toEqual({
         ok: true,
-        app: { id: expect.stringMatching(/^[0-9a-f]{32}$/), name: 'Shop backend', created_at: new Date(harness.clock.ms).toISOString(), rotated_at: null },
+        app: { id: expect.stringMatching(/^[0-9a-f]{32}$/), name: 'Shop backend', created_at: new Date(harness.clock.ms).toISOString(), rotated_at: null, webhook_url: null },
         api_key: expect.stringMatching(API_KEY_FORMAT),
       });
       const raw = await harness.raw();

@@ -1152,10 +1152,17 @@ function storageConformance(engine: TestEngine, sqliteDriver?: SqliteDriverName)
       await store.recordAttestEvent('verify', now - 47 * HOUR);
       await store.recordActivity({ account_id: account.id, at: now - 31 * DAY, kind: 'signin', detail: {} });
       const keptEvent = await store.recordActivity({ account_id: account.id, at: now - 29 * DAY, kind: 'signin', detail: {} });
+      // Finished webhook deliveries leave the log after 30 days; a pending one stays until it finishes.
+      const delivery = (id: string, state: string, at: number) => ({
+        id, app_id: 'app', event_type: 'account.deleted', payload: '{}', created_at: at, state, attempts: 1, next_attempt_at: at,
+        lease_owner: null, lease_until: null, last_attempt_at: at, last_status: null, last_error: null, delivered_at: null,
+      });
+      await raw.db.insertInto('webhook_deliveries').values([delivery('wh_old', 'delivered', now - 31 * DAY), delivery('wh_old_pending', 'pending', now - 31 * DAY), delivery('wh_new', 'failed', now - 29 * DAY)]).execute();
 
       const counts = await store.purgeExpired(now, { sessionRetentionMs: retention, activityRetentionMs: 30 * DAY });
       // The long-revoked row stays: its token has not expired, and the revocation feed lists it.
-      expect(counts).toEqual({ sessions: 1, nonces: 1, email_codes: 1, attest_events: 1, activity: 1 });
+      expect(counts).toEqual({ sessions: 1, nonces: 1, email_codes: 1, attest_events: 1, activity: 1, webhook_deliveries: 1 });
+      expect((await raw.db.selectFrom('webhook_deliveries').select('id').orderBy('id').execute()).map((row) => row.id)).toEqual(['wh_new', 'wh_old_pending']);
       expect(await store.listActivity(account.id, { limit: 10 })).toEqual([keptEvent]);
       const remaining = await raw.db.selectFrom('sessions').select('jti').orderBy('jti').execute();
       expect(remaining.map((row) => row.jti).sort()).toEqual([live.jti, recentlyExpired.jti, recentlyRevoked.jti, longRevoked.jti].sort());
@@ -1169,6 +1176,7 @@ function storageConformance(engine: TestEngine, sqliteDriver?: SqliteDriverName)
         email_codes: 0,
         attest_events: 0,
         activity: 0,
+        webhook_deliveries: 0,
       });
       // Default retention (7 days) applies when none is given.
       expect((await store.purgeExpired(now + 40 * DAY)).sessions).toBe(4);

@@ -30,6 +30,7 @@ export const ACTIVITY_KINDS = [
   'connect_app_created',
   'connect_app_rotated',
   'connect_app_deleted',
+  'connect_app_webhook',
   'account_exported',
   'account_deleted',
   'account_disabled',

@@ -18,7 +18,8 @@ import type { ActivityLog } from '../account/activity.js';
 import { cleanDisplayText } from '../account/display-text.js';
 import { timingSafeEqualString } from '../crypto.js';
 import { OcError } from '../errors.js';
-import type { AccountStore, ConnectAppRecord, ConnectStore, KeyStore } from '../storage/index.js';
+import type { AccountStore, ConnectAppRecord, ConnectStore, KeyStore, WebhookDeliveryRecord, WebhookStore } from '../storage/index.js';
+import { checkWebhookUrl, type EndpointRules } from './webhooks.js';
 import { apiKeyFromAuthorization, generateApiKey, hashApiKey } from './keys.js';
 import { provisionUser, type ProvisionInput, type Provisioned } from './provision.js';
 
@@ -32,6 +33,24 @@ export interface ConnectAppView {
   readonly created_at: string;
   /** ISO 8601 UTC of the last key rotation, or null. */
   readonly rotated_at: string | null;
+  /** Where the app's webhooks go, or null (docs/protocol.md §6 "Webhooks"). */
+  readonly webhook_url: string | null;
+}
+
+/** One webhook delivery as the delivery log shows it. */
+export interface WebhookDeliveryView {
+  readonly id: string;
+  readonly type: string;
+  readonly state: 'pending' | 'delivered' | 'failed';
+  readonly attempts: number;
+  readonly created_at: string;
+  readonly last_attempt_at: string | null;
+  /** The receiver's HTTP status on the last attempt, or null when none came. */
+  readonly last_status: number | null;
+  /** Why the last attempt failed: `timeout`, `connect`, `dns`, `tls`, `refused_address`, `http_<status>`, `no_endpoint`. */
+  readonly last_error: string | null;
+  readonly next_attempt_at: string | null;
+  readonly delivered_at: string | null;
 }
 
 export interface IssuedApiKey {
@@ -41,12 +60,14 @@ export interface IssuedApiKey {
 }
 
 export interface ConnectServiceOptions {
-  readonly store: ConnectStore & AccountStore & KeyStore;
+  readonly store: ConnectStore & AccountStore & KeyStore & WebhookStore;
   /** `OC_SERVER_SECRET`: keys the stored hashes. */
   readonly secret: Uint8Array;
   readonly now: () => Date;
   /** Where the owner's security events go (docs/protocol.md §6 "Activity"). */
   readonly activity?: Pick<ActivityLog, 'record'>;
+  /** The webhook endpoint rule (src/connect/webhooks.ts); without it, endpoints are refused. */
+  readonly webhookRules?: EndpointRules;
 }
 
 export interface ConnectService {
@@ -64,6 +85,10 @@ export interface ConnectService {
   authenticate(authorization: string | undefined): Promise<ConnectAppRecord>;
   /** @throws OcError `bad_request` */
   provision(app: ConnectAppRecord, input: ProvisionInput): Promise<Provisioned>;
+  /** Sets (or with null, removes) the app's webhook endpoint. @throws OcError `not_found`, `invalid_webhook_url` */
+  setWebhook(ownerAccountId: string, appId: string, url: string | null): Promise<ConnectAppView>;
+  /** The app's delivery log, newest first. @throws OcError `not_found` */
+  listDeliveries(ownerAccountId: string, appId: string, limit: number): Promise<WebhookDeliveryView[]>;
 }
 
 export function connectAppView(app: ConnectAppRecord): ConnectAppView {
@@ -72,6 +97,24 @@ export function connectAppView(app: ConnectAppRecord): ConnectAppView {
     name: app.name,
     created_at: new Date(app.created_at).toISOString(),
     rotated_at: app.rotated_at === null ? null : new Date(app.rotated_at).toISOString(),
+    webhook_url: app.webhook_url,
+  };
+}
+
+const isoOrNull = (ms: number | null): string | null => (ms === null ? null : new Date(ms).toISOString());
+
+export function webhookDeliveryView(delivery: WebhookDeliveryRecord): WebhookDeliveryView {
+  return {
+    id: delivery.id,
+    type: delivery.event_type,
+    state: delivery.state,
+    attempts: delivery.attempts,
+    created_at: new Date(delivery.created_at).toISOString(),
+    last_attempt_at: isoOrNull(delivery.last_attempt_at),
+    last_status: delivery.last_status,
+    last_error: delivery.last_error,
+    next_attempt_at: delivery.state === 'pending' ? new Date(delivery.next_attempt_at).toISOString() : null,
+    delivered_at: isoOrNull(delivery.delivered_at),
   };
 }
 
@@ -140,6 +183,21 @@ export function createConnectService(options: ConnectServiceOptions): ConnectSer
 
     provision(app, input) {
       return provisionUser(store, app, input, now().getTime());
+    },
+
+    async setWebhook(ownerAccountId, appId, url) {
+      const rules = options.webhookRules;
+      if (url !== null && rules === undefined) throw new OcError('invalid_webhook_url', 'webhook: this service sends no webhooks');
+      const checked = url === null ? null : checkWebhookUrl(url, rules!);
+      const app = await store.setConnectAppWebhook(appId, ownerAccountId, checked);
+      if (app === null) throw notFound();
+      await record(ownerAccountId, 'connect_app_webhook', { app_id: app.id, name: app.name, webhook: checked === null ? 'removed' : new URL(checked).host });
+      return connectAppView(app);
+    },
+
+    async listDeliveries(ownerAccountId, appId, limit) {
+      await ownedApp(ownerAccountId, appId);
+      return (await store.listWebhookDeliveries(appId, limit)).map(webhookDeliveryView);
     },
   };
 }

@@ -7,3 +7,15 @@ export type { ConnectAppView, ConnectService, ConnectServiceOptions, IssuedApiKe
 export { API_KEY_PREFIX, apiKeyFromAuthorization, generateApiKey, hashApiKey, isApiKeyFormat } from './keys.js';
 export { MAX_CONNECT_USER_ID_LENGTH, connectIdentityValue, emailHintSetting, provisionUser } from './provision.js';
 export type { ProvisionInput, Provisioned } from './provision.js';
+export type { WebhookDeliveryView } from './apps.js';
+export {
+  MAX_WEBHOOK_ATTEMPTS,
+  WebhookDispatcher,
+  addressAllowed,
+  checkWebhookUrl,
+  isDevelopmentUrl,
+  loadWebhookKey,
+  signWebhook,
+  webhookBackoffMs,
+} from './webhooks.js';
+export type { EndpointRules, WebhookKey } from './webhooks.js';

@@ -66,7 +66,7 @@ import { registerConnectRoutes } from './connect.js';
 import { registerPublicRoutes } from './public.js';
 import { registerPageRoutes } from './pages.js';
 import { registerSessions } from './session.js';
-import { createConnectService } from '../connect/index.js';
+import { createConnectService, isDevelopmentUrl, loadWebhookKey, WebhookDispatcher } from '../connect/index.js';
 
 export interface AppDeps {
   /** Clock; defaults to the system clock. */
@@ -102,7 +102,12 @@ export interface AppDeps {
   checkSingleFlight?: SingleFlight;
   /** Redis client for shared state; defaults to one over `config.redisUrl` when set. An injected client is not closed by the app. */
   redis?: Redis;
+  /** How often the webhook worker looks for due deliveries, ms; default {@link WEBHOOK_POLL_MS}. */
+  webhookPollMs?: number;
 }
+
+/** How often each instance's webhook worker looks for due deliveries (docs/protocol.md §6 "Webhooks"). */
+export const WEBHOOK_POLL_MS = 1000;
 
 /** Redis trouble is logged at most this often (each failure is still counted in the metrics). */
 export const REDIS_WARNING_INTERVAL_MS = 60_000;
@@ -244,6 +249,22 @@ export async function buildApp(config: Config, deps: AppDeps = {}): Promise<Fast
     clearInterval(purge);
   });
   const origins = originRules(config);
+  // docs/protocol.md §6 "Webhooks": every instance runs a worker on the shared outbox.
+  const webhookKey = await loadWebhookKey(store);
+  const webhookRules = { development: isDevelopmentUrl(config.publicUrl), allowPrivate: config.webhookAllowPrivate };
+  const webhooks = new WebhookDispatcher({
+    store,
+    key: () => webhookKey,
+    rules: webhookRules,
+    now,
+    timeoutMs: config.webhookTimeoutSeconds * 1000,
+    retryBaseMs: config.webhookRetrySeconds * 1000,
+    pollMs: deps.webhookPollMs ?? WEBHOOK_POLL_MS,
+    onError: (error) => app.log.error({ err: error }, 'webhooks: the worker failed a pass'),
+    onAttempt: (entry) => app.log.info(entry, 'webhooks: attempt'),
+  });
+  app.addHook('onReady', async () => webhooks.start());
+  app.addHook('onClose', async () => webhooks.stop());
   // Security events per account (docs/protocol.md §6 "Activity"); a failure to record is logged, never fatal.
   const activity = new ActivityLog({
     store,
@@ -368,6 +389,7 @@ export async function buildApp(config: Config, deps: AppDeps = {}): Promise<Fast
     webauthn,
     devices,
     lifecycle: new AccountLifecycle({ store, activity, now, publicUrl: config.publicUrl }),
+    webhookKey: () => webhookKey,
     activity,
     revocations: new RevocationFeed(store, now),
     readiness: async () => {
@@ -439,7 +461,7 @@ export async function buildApp(config: Config, deps: AppDeps = {}): Promise<Fast
   registerLifecycleRoutes(app, context);
   registerActivityRoutes(app, context);
   registerRevocationRoutes(app, context);
-  registerConnectRoutes(app, context, createConnectService({ store, secret: serverSecret, now, activity }));
+  registerConnectRoutes(app, context, createConnectService({ store, secret: serverSecret, now, activity, webhookRules }));
   registerPublicRoutes(app, context);
   registerPageRoutes(app, context);
   return app;

@@ -15,13 +15,36 @@ import { errorResponses, NullableString } from './schemas.js';
 import { noStore, requireSession } from './session.js';
 import { POLICY } from './policy.js';
 import { typed } from './schema-types.js';
+import { OcError } from '../errors.js';
 
 const App = Type.Object({
   id: Type.String(),
   name: Type.String(),
   created_at: Type.String({ description: 'ISO 8601 UTC' }),
   rotated_at: NullableString({ description: 'ISO 8601 UTC of the last key rotation' }),
+  webhook_url: NullableString({ description: 'Where the app\'s webhooks go (PUT /api/connect/apps/{id}/webhook)' }),
 });
+const WebhookBody = Type.Object(
+  {
+    url: Type.Union([Type.String({ minLength: 1, maxLength: 4096 }), Type.Null()], {
+      description: 'An https URL (http only for a loopback host while the service runs on loopback); null removes the webhook',
+    }),
+  },
+  { additionalProperties: false },
+);
+const Delivery = Type.Object({
+  id: Type.String({ description: 'The `webhook-id` header of every attempt' }),
+  type: Type.String({ description: '`account.merged`, `account.deleted`, `identity.linked`, `identity.unlinked`' }),
+  state: Type.Union([Type.Literal('pending'), Type.Literal('delivered'), Type.Literal('failed')]),
+  attempts: Type.Integer(),
+  created_at: Type.String(),
+  last_attempt_at: NullableString(),
+  last_status: Type.Union([Type.Integer(), Type.Null()], { description: 'The receiver\'s HTTP status on the last attempt' }),
+  last_error: NullableString({ description: '`timeout`, `connect`, `dns`, `tls`, `refused_address`, `http_<status>`, `no_endpoint`' }),
+  next_attempt_at: NullableString({ description: 'When a pending delivery is tried next' }),
+  delivered_at: NullableString(),
+});
+const DeliveriesQuery = Type.Object({ limit: Type.Optional(Type.String({ pattern: '^[0-9]{1,3}$', description: '1 to 100, default 50' })) });
 const AppWithKey = Type.Object({
   ok: Type.Literal(true),
   app: App,
@@ -123,6 +146,76 @@ export function registerConnectRoutes(root: FastifyInstance, context: ServiceCon
       noStore(reply);
       await connect.deleteApp(current.account.id, request.params.id);
       return { ok: true };
+    },
+  );
+
+  app.put(
+    '/api/connect/apps/:id/webhook',
+    {
+      config: { policy: POLICY.family },
+      schema: {
+        tags: ['connect'],
+        summary: 'Set or remove where the app\'s signed webhooks go',
+        description:
+          'Events about the accounts the app provisioned (`account.merged`, `account.deleted`, `identity.linked`, ' +
+          '`identity.unlinked`) are POSTed there, signed with the key of GET /api/connect/webhook-keys. ' +
+          '400 `invalid_webhook_url` for an endpoint that is not allowed.',
+        security: SESSION,
+        params: AppParams,
+        body: WebhookBody,
+        response: { 200: Type.Object({ ok: Type.Literal(true), app: App }), ...errorResponses(400, 401, 403, 404, 413, 415, 429) },
+      },
+    },
+    async (request, reply) => {
+      const current = await requireSession(context, request);
+      noStore(reply);
+      return { ok: true, app: await connect.setWebhook(current.account.id, request.params.id, request.body.url) };
+    },
+  );
+
+  app.get(
+    '/api/connect/apps/:id/deliveries',
+    {
+      config: { policy: POLICY.family },
+      schema: {
+        tags: ['connect'],
+        summary: 'The app\'s webhook delivery log, newest first (finished ones are kept 30 days)',
+        security: SESSION,
+        params: AppParams,
+        querystring: DeliveriesQuery,
+        response: { 200: Type.Object({ ok: Type.Literal(true), deliveries: Type.Array(Delivery) }), ...errorResponses(400, 401, 403, 404, 429) },
+      },
+    },
+    async (request, reply) => {
+      const current = await requireSession(context, request);
+      const limit = request.query.limit === undefined ? 50 : Number(request.query.limit);
+      if (limit < 1 || limit > 100) throw new OcError('bad_request', 'limit: 1 to 100');
+      noStore(reply);
+      return { ok: true, deliveries: await connect.listDeliveries(current.account.id, request.params.id, limit) };
+    },
+  );
+
+  app.get(
+    '/api/connect/webhook-keys',
+    {
+      config: { policy: POLICY.publicRead },
+      schema: {
+        tags: ['connect'],
+        summary: 'The public keys that sign webhooks, as a JWKS (separate from the session keys)',
+        description: 'Match `webhook-key-id` to a `kid`; verify `webhook-signature` (`v1a,<base64>`, Ed25519) over `<webhook-id>.<webhook-timestamp>.<body>`.',
+        response: {
+          200: Type.Object({
+            keys: Type.Array(
+              Type.Object({ kty: Type.Literal('OKP'), crv: Type.Literal('Ed25519'), x: Type.String(), kid: Type.String(), use: Type.Literal('sig'), alg: Type.Literal('EdDSA') }),
+            ),
+          }),
+          ...errorResponses(429),
+        },
+      },
+    },
+    async (_request, reply) => {
+      reply.header('cache-control', 'public, max-age=300');
+      return { keys: [context.webhookKey().publicJwk] };
     },
   );
 

@@ -20,6 +20,7 @@ import type { OriginRules } from '../signin/origins.js';
 import type { WebAuthnService } from '../webauthn/index.js';
 import type { RevocationFeed } from '../session/revocations.js';
 import type { AccountLifecycle } from '../account/lifecycle.js';
+import type { WebhookKey } from '../connect/index.js';
 
 export interface ServiceContext {
   readonly config: Config;
@@ -57,6 +58,8 @@ export interface ServiceContext {
   readonly devices: DeviceService;
   /** Export, deletion and the operator's hold (src/account/lifecycle.ts). */
   readonly lifecycle: AccountLifecycle;
+  /** The key that signs Connect webhooks (src/connect/webhooks.ts). */
+  readonly webhookKey: () => WebhookKey;
   /** Security keys and passkeys (src/webauthn). */
   readonly webauthn: WebAuthnService;
   readonly mailer: Mailer;

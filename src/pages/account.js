@@ -468,6 +468,8 @@ function describeEvent(event) {
       return `Replaced the API key of the Connect app ${d.name || ''}`.trim();
     case 'connect_app_deleted':
       return `Deleted the Connect app ${d.name || ''}`.trim();
+    case 'connect_app_webhook':
+      return d.webhook === 'removed' ? `Removed the webhook of the Connect app ${d.name || ''}`.trim() : `Set the webhook of the Connect app ${d.name || ''} to ${d.webhook}`;
     case 'account_exported':
       return 'Downloaded the account\'s data';
     case 'account_disabled':

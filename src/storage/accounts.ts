@@ -29,6 +29,7 @@ import type {
   DeletedAccountRecord,
 } from './store.js';
 import { emailHintSetting } from './store.js';
+import { enqueueWebhookEvents, webhookIdentity, webhookTargets } from './webhooks.js';
 
 export class AccountsArea implements AccountStore {
   readonly #x: StoreExecutor;
@@ -164,7 +165,11 @@ export class AccountsArea implements AccountStore {
       created_at: input.created_at,
     };
     try {
-      await this.#x.db.insertInto('identities').values(row).execute();
+      await this.#x.transaction(async (trx) => {
+        await trx.insertInto('identities').values(row).execute();
+        const targets = await webhookTargets(trx, [row.account_id]);
+        await enqueueWebhookEvents(trx, targets, 'identity.linked', row.account_id, { identity: webhookIdentity(row) }, row.created_at);
+      });
       return { status: 'added', identity: toIdentityRecord(row) };
     } catch (error) {
       if (!isUniqueViolation(error)) throw error;
@@ -198,7 +203,10 @@ export class AccountsArea implements AccountStore {
       if (removed === undefined) return 'not_found';
       const remaining = identities.filter((identity) => identity.id !== identityId);
       if (remaining.length === 0) return 'last_identity';
+      // Before the delete: an app whose own user this identity is hears of it too.
+      const targets = await webhookTargets(trx, [accountId]);
       await trx.deleteFrom('identities').where('id', '=', identityId).execute();
+      await enqueueWebhookEvents(trx, targets, 'identity.unlinked', accountId, { identity: webhookIdentity(removed) }, now);
       // What the identity opened goes with it (docs/protocol.md, linking).
       let revoke = trx
         .updateTable('sessions')
@@ -287,6 +295,9 @@ export class AccountsArea implements AccountStore {
         .where('id', '=', into.id)
         .returningAll()
         .executeTakeFirstOrThrow();
+      // Every app that provisioned either account (their identities are all on `into` now).
+      const targets = await webhookTargets(trx, [into.id]);
+      await enqueueWebhookEvents(trx, targets, 'account.merged', into.id, { merged_from: [`did:oc:${from.id}`] }, now);
 
       // The merge gives no one access they did not already have
       // (docs/protocol.md, merging): every session of `from` is revoked, and no
@@ -316,9 +327,14 @@ export class AccountsArea implements AccountStore {
       const emails = await trx.selectFrom('identities').select('value').where('account_id', 'in', ids).where('kind', '=', 'email').execute();
       if (emails.length > 0) await trx.deleteFrom('email_codes').where('email', 'in', emails.map((row) => row.value)).execute();
       await trx.deleteFrom('settings').where('key', 'in', ids.map(emailHintSetting)).execute();
-      const identities = await trx.deleteFrom('identities').where('account_id', 'in', ids).executeTakeFirst();
       const keys = await trx.deleteFrom('webauthn_credentials').where('account_id', 'in', ids).executeTakeFirst();
+      const owned = await trx.selectFrom('connect_apps').select('id').where('owner_account_id', 'in', ids).execute();
+      if (owned.length > 0) await trx.deleteFrom('webhook_deliveries').where('app_id', 'in', owned.map((app) => app.id)).execute();
       const apps = await trx.deleteFrom('connect_apps').where('owner_account_id', 'in', ids).executeTakeFirst();
+      // The apps that provisioned it (their `connect` identities, read before those go) hear of the deletion.
+      const targets = await webhookTargets(trx, ids);
+      await enqueueWebhookEvents(trx, targets, 'account.deleted', accountId, {}, now);
+      const identities = await trx.deleteFrom('identities').where('account_id', 'in', ids).executeTakeFirst();
       const activity = await trx.deleteFrom('activity').where('account_id', 'in', ids).executeTakeFirst();
       const revoked = await trx
         .updateTable('sessions')

@@ -24,6 +24,7 @@ export class ConnectArea implements ConnectStore {
       key_hash: app.key_hash,
       created_at: app.created_at,
       rotated_at: null,
+      webhook_url: null,
     };
     await this.#x.db.insertInto('connect_apps').values(row).execute();
     return toConnectAppRecord(row);
@@ -59,12 +60,28 @@ export class ConnectArea implements ConnectStore {
     return rowsAffected(result.numUpdatedRows) > 0;
   }
 
-  async deleteConnectApp(appId: string, ownerAccountId: string): Promise<boolean> {
-    const result = await this.#x.db
-      .deleteFrom('connect_apps')
+  deleteConnectApp(appId: string, ownerAccountId: string): Promise<boolean> {
+    return this.#x.transaction(async (trx) => {
+      const result = await trx
+        .deleteFrom('connect_apps')
+        .where('id', '=', appId)
+        .where('owner_account_id', '=', ownerAccountId)
+        .executeTakeFirst();
+      if (rowsAffected(result.numDeletedRows) === 0) return false;
+      // Its outbox and delivery log go with it.
+      await trx.deleteFrom('webhook_deliveries').where('app_id', '=', appId).execute();
+      return true;
+    });
+  }
+
+  async setConnectAppWebhook(appId: string, ownerAccountId: string, url: string | null): Promise<ConnectAppRecord | null> {
+    const row = await this.#x.db
+      .updateTable('connect_apps')
+      .set({ webhook_url: url })
       .where('id', '=', appId)
       .where('owner_account_id', '=', ownerAccountId)
+      .returningAll()
       .executeTakeFirst();
-    return rowsAffected(result.numDeletedRows) > 0;
+    return row ? toConnectAppRecord(row) : null;
   }
 }

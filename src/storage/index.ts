@@ -61,5 +61,10 @@ export type {
   WebAuthnCredentialRecord,
   WebAuthnDeviceType,
   WebAuthnStore,
+  WebhookStore,
+  WebhookDeliveryRecord,
+  ClaimedWebhookDelivery,
+  WebhookAttempt,
   WebAuthnUse,
 } from './store.js';
+export type { WebhookEventType, WebhookTargets } from './webhooks.js';

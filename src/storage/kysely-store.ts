@@ -19,7 +19,8 @@ import { SessionsArea } from './sessions.js';
 import { StatsArea } from './stats.js';
 import { WebAuthnArea } from './webauthn.js';
 import { ActivityArea } from './activity.js';
-import { ATTEST_EVENT_RETENTION_MS, DEFAULT_ACTIVITY_RETENTION_MS, DEFAULT_SESSION_RETENTION_MS } from './store.js';
+import { WebhooksArea } from './webhooks.js';
+import { ATTEST_EVENT_RETENTION_MS, DEFAULT_ACTIVITY_RETENTION_MS, DEFAULT_SESSION_RETENTION_MS, WEBHOOK_LOG_RETENTION_MS } from './store.js';
 import type { PurgeCounts, PurgeOptions, Store } from './store.js';
 
 export { newAccountId } from './executor.js';
@@ -47,6 +48,7 @@ export function createStore(executor: StoreExecutor): Store {
     ...methodsOf(new StatsArea(executor)),
     ...methodsOf(new WebAuthnArea(executor)),
     ...methodsOf(new ActivityArea(executor)),
+    ...methodsOf(new WebhooksArea(executor)),
     engine: executor.engine,
 
     async purgeExpired(now: number, options: PurgeOptions = {}): Promise<PurgeCounts> {
@@ -71,12 +73,19 @@ export function createStore(executor: StoreExecutor): Store {
       const emailCodes = await db.deleteFrom('email_codes').where('expires_at', '<=', now).executeTakeFirst();
       const attestEvents = await db.deleteFrom('attest_events').where('at', '<=', now - ATTEST_EVENT_RETENTION_MS).executeTakeFirst();
       const activity = await db.deleteFrom('activity').where('at', '<=', now - activityRetention).executeTakeFirst();
+      // The delivery log keeps finished deliveries 30 days; pending ones stay until they finish.
+      const webhookDeliveries = await db
+        .deleteFrom('webhook_deliveries')
+        .where('state', '!=', 'pending')
+        .where('created_at', '<=', now - WEBHOOK_LOG_RETENTION_MS)
+        .executeTakeFirst();
       return {
         sessions: rowsAffected(sessions.numDeletedRows),
         nonces: rowsAffected(nonces.numDeletedRows),
         email_codes: rowsAffected(emailCodes.numDeletedRows),
         attest_events: rowsAffected(attestEvents.numDeletedRows),
         activity: rowsAffected(activity.numDeletedRows),
+        webhook_deliveries: rowsAffected(webhookDeliveries.numDeletedRows),
       };
     },
 

@@ -351,6 +351,36 @@ const accountLifecycle: Migration = {
   },
 };
 
+const webhooks: Migration = {
+  version: 12,
+  name: 'webhooks',
+  async up(db) {
+    // docs/protocol.md §6 "Webhooks": an app's endpoint, and the outbox that is
+    // also the delivery log.
+    await db.schema.alterTable('connect_apps').addColumn('webhook_url', 'text').execute();
+    await db.schema
+      .createTable('webhook_deliveries')
+      .addColumn('id', 'text', (column) => column.primaryKey())
+      .addColumn('app_id', 'text', (column) => column.notNull())
+      .addColumn('event_type', 'text', (column) => column.notNull())
+      .addColumn('payload', 'text', (column) => column.notNull())
+      .addColumn('created_at', 'bigint', (column) => column.notNull())
+      .addColumn('state', 'text', (column) => column.notNull())
+      .addColumn('attempts', 'integer', (column) => column.notNull())
+      .addColumn('next_attempt_at', 'bigint', (column) => column.notNull())
+      .addColumn('lease_owner', 'text')
+      .addColumn('lease_until', 'bigint')
+      .addColumn('last_attempt_at', 'bigint')
+      .addColumn('last_status', 'integer')
+      .addColumn('last_error', 'text')
+      .addColumn('delivered_at', 'bigint')
+      .addCheckConstraint('webhook_deliveries_state', sql`state IN ('pending', 'delivered', 'failed')`)
+      .execute();
+    await db.schema.createIndex('webhook_deliveries_due').on('webhook_deliveries').columns(['state', 'next_attempt_at']).execute();
+    await db.schema.createIndex('webhook_deliveries_app').on('webhook_deliveries').columns(['app_id', 'created_at']).execute();
+  },
+};
+
 /** Every migration, in version order. */
 export const MIGRATIONS: readonly Migration[] = [
   initialSchema,
@@ -364,6 +394,7 @@ export const MIGRATIONS: readonly Migration[] = [
   activity,
   revokedIndex,
   accountLifecycle,
+  webhooks,
 ];
 
 async function lockMigrations(trx: Transaction<any>, engine: DatabaseEngine): Promise<void> {

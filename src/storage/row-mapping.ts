@@ -121,6 +121,7 @@ export function toConnectAppRecord(row: ConnectAppsTable): ConnectAppRecord {
     key_hash: row.key_hash,
     created_at: toNumber(row.created_at),
     rotated_at: toNumberOrNull(row.rotated_at),
+    webhook_url: row.webhook_url,
   };
 }
 

@@ -112,6 +112,27 @@ export interface ConnectAppsTable {
   key_hash: string;
   created_at: number;
   rotated_at: number | null;
+  webhook_url: string | null;
+}
+
+/** docs/protocol.md §6 "Webhooks": one row per (event, app), the outbox and the delivery log in one. */
+export interface WebhookDeliveriesTable {
+  id: string;
+  app_id: string;
+  event_type: string;
+  /** The request body exactly as signed and sent. */
+  payload: string;
+  created_at: number;
+  /** `pending`, `delivered` or `failed` (given up). */
+  state: string;
+  attempts: number;
+  next_attempt_at: number;
+  lease_owner: string | null;
+  lease_until: number | null;
+  last_attempt_at: number | null;
+  last_status: number | null;
+  last_error: string | null;
+  delivered_at: number | null;
 }
 
 export interface AttestEventsTable {
@@ -186,5 +207,6 @@ export interface DatabaseSchema {
   attest_events: AttestEventsTable;
   webauthn_credentials: WebAuthnCredentialsTable;
   activity: ActivityTable;
+  webhook_deliveries: WebhookDeliveriesTable;
   schema_migrations: SchemaMigrationsTable;
 }

@@ -144,6 +144,8 @@ export interface ConnectAppRecord {
   readonly key_hash: string;
   readonly created_at: EpochMilliseconds;
   readonly rotated_at: EpochMilliseconds | null;
+  /** Where the app's webhooks go (docs/protocol.md §6 "Webhooks"), or null. */
+  readonly webhook_url: string | null;
 }
 
 /** A registered security key or passkey (docs/protocol.md §6): its public key and what the host learnt about it. */
@@ -218,6 +220,7 @@ export interface PurgeCounts {
   readonly email_codes: number;
   readonly attest_events: number;
   readonly activity: number;
+  readonly webhook_deliveries: number;
 }
 
 export interface NewAccount {
@@ -357,6 +360,9 @@ export const DEFAULT_ACTIVITY_RETENTION_MS = 180 * 24 * 60 * 60 * 1000;
 
 /** Revoked or expired session rows are deleted after 7 days. */
 export const DEFAULT_SESSION_RETENTION_MS = 7 * 24 * 60 * 60 * 1000;
+
+/** Finished webhook deliveries stay in the delivery log 30 days (docs/protocol.md §6 "Webhooks"). */
+export const WEBHOOK_LOG_RETENTION_MS = 30 * 24 * 60 * 60 * 1000;
 
 /** Attestation events are kept 48 hours: twice the 24-hour window they are counted in. */
 export const ATTEST_EVENT_RETENTION_MS = 48 * 60 * 60 * 1000;
@@ -633,8 +639,60 @@ export interface ConnectStore {
     at: EpochMilliseconds,
   ): Promise<boolean>;
 
-  /** False when no such app belongs to the owner. */
+  /** False when no such app belongs to the owner. Its webhook deliveries go with it. */
   deleteConnectApp(appId: string, ownerAccountId: string): Promise<boolean>;
+
+  /** Sets or clears the app's webhook endpoint; null when no such app belongs to the owner. */
+  setConnectAppWebhook(appId: string, ownerAccountId: string, url: string | null): Promise<ConnectAppRecord | null>;
+}
+
+/** A webhook delivery (docs/protocol.md §6 "Webhooks"): an outbox row and its log. */
+export interface WebhookDeliveryRecord {
+  readonly id: string;
+  readonly app_id: string;
+  readonly event_type: string;
+  readonly payload: string;
+  readonly created_at: EpochMilliseconds;
+  readonly state: 'pending' | 'delivered' | 'failed';
+  readonly attempts: number;
+  readonly next_attempt_at: EpochMilliseconds;
+  readonly last_attempt_at: EpochMilliseconds | null;
+  readonly last_status: number | null;
+  readonly last_error: string | null;
+  readonly delivered_at: EpochMilliseconds | null;
+}
+
+/** A claimed delivery with where it goes now (null: the app's webhook was removed since). */
+export interface ClaimedWebhookDelivery extends WebhookDeliveryRecord {
+  readonly url: string | null;
+}
+
+/** How one attempt ended. */
+export interface WebhookAttempt {
+  readonly at: EpochMilliseconds;
+  readonly status: number | null;
+  /** A short code (`timeout`, `connect`, `http_500`, …) or null on success. */
+  readonly error: string | null;
+  /** `delivered`; `retry` at `next_attempt_at`; `failed` for good. */
+  readonly outcome: 'delivered' | 'retry' | 'failed';
+  readonly next_attempt_at?: EpochMilliseconds;
+}
+
+/** The webhook outbox (docs/protocol.md §6 "Webhooks"). Rows are written by the account changes themselves, in their transactions. */
+export interface WebhookStore {
+  /**
+   * Claims up to `limit` due deliveries for `owner` until `now + leaseMs`:
+   * each row is taken by a compare-and-set on its lease, so across instances
+   * one worker holds a delivery at a time. A lease that ran out (a worker
+   * that died mid-delivery) is taken over.
+   */
+  claimWebhookDeliveries(owner: string, now: EpochMilliseconds, leaseMs: number, limit: number): Promise<ClaimedWebhookDelivery[]>;
+
+  /** Records an attempt and releases the lease; false when `owner` no longer held it. */
+  finishWebhookAttempt(id: string, owner: string, attempt: WebhookAttempt): Promise<boolean>;
+
+  /** The app's deliveries, newest first. */
+  listWebhookDeliveries(appId: string, limit: number): Promise<WebhookDeliveryRecord[]>;
 }
 
 /** Attestation call counts and the public statistics (docs/protocol.md §6 /api/family-stats). */
@@ -686,7 +744,7 @@ export interface ActivityStore {
  * The whole storage: every area on one database, and what spans them
  * (purging, readiness, closing). Services take only the area they need.
  */
-export interface Store extends AccountStore, SessionStore, NonceStore, KeyStore, EmailCodeStore, ConnectStore, StatsStore, WebAuthnStore, ActivityStore {
+export interface Store extends AccountStore, SessionStore, NonceStore, KeyStore, EmailCodeStore, ConnectStore, StatsStore, WebAuthnStore, ActivityStore, WebhookStore {
   readonly engine: DatabaseEngine;
 
   // ---- maintenance ----

@@ -10,6 +10,7 @@ import { tokenHash } from '../../src/session/jwt.js';
 import { openDatabase, type OpenDatabase } from '../../src/storage/database.js';
 import type { SessionRecord, Store } from '../../src/storage/index.js';
 import { testApp } from './app.js';
+import type { AppDeps } from '../../src/http/app.js';
 import { Browser, type Reply, type Wallet } from './auth-client.js';
 import { SECOND, TestClock } from './clock.js';
 import { openTestStore, testEngines, type TestEngine, type TestStore } from './databases.js';
@@ -75,8 +76,8 @@ export class AuthHarness {
   }
 
   /** A new app on this store and clock; closed by {@link closeApps} or {@link close}. */
-  async app(env: Record<string, string> = {}): Promise<FastifyInstance> {
-    const app = await testApp({ ...AUTH_TEST_ENV, ...env }, { store: this.store, now: this.clock.now });
+  async app(env: Record<string, string> = {}, deps: AppDeps = {}): Promise<FastifyInstance> {
+    const app = await testApp({ ...AUTH_TEST_ENV, ...env }, { ...deps, store: this.store, now: this.clock.now });
     this.#apps.push(app);
     return app;
   }

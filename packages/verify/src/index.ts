@@ -17,5 +17,7 @@ export type { RevocationOptions } from './revocations.js';
 export type { Ed25519PublicJwk, JwkObject, PublicJwkInput } from './keys.js';
 export { bearerToken, presentedSessionTokens, sessionCookieValues, SESSION_COOKIE_NAME } from './tokens.js';
 export type { HeaderValue } from './tokens.js';
+export { createWebhookVerifier, verifyWebhook, WebhookVerificationError, DEFAULT_WEBHOOK_TOLERANCE_SECONDS } from './webhooks.js';
+export type { WebhookErrorCode, WebhookEvent, WebhookVerifier, WebhookVerifierOptions } from './webhooks.js';
 export { freshSudoGuard, sessionGuard, NOT_AUTHENTICATED, SUDO_REQUIRED } from './guards.js';
 export type { FreshSudoOptions, GuardCode, GuardErrorBody, Refusal, SessionGuard } from './guards.js';

@@ -1,0 +1,320 @@
+/**
+ * Webhooks for Connect apps (docs/protocol.md §6 "Webhooks"): the signing
+ * key, the endpoint rule, and the worker that empties the outbox.
+ *
+ * - Signing: Ed25519 with a key of its own (never the session key), kept in
+ *   the database as a storage setting and published with its own `kid` at
+ *   GET /api/connect/webhook-keys. Each request carries `webhook-id`,
+ *   `webhook-timestamp` (Unix seconds of this attempt), `webhook-key-id`, and
+ *   `webhook-signature: v1a,<base64 signature>` over
+ *   `<webhook-id>.<webhook-timestamp>.<body>` (the layout of the Standard
+ *   Webhooks specification, whose `v1a` names Ed25519).
+ * - Endpoints: https; http only on a loopback host when the service itself
+ *   runs on http on loopback (development). No credentials in the URL. At
+ *   delivery the host's addresses are checked again: private, loopback and
+ *   link-local ones are refused unless `WEBHOOK_ALLOW_PRIVATE` (or
+ *   development, for loopback), so an endpoint cannot reach the service's
+ *   own network.
+ * - Delivery: every instance runs a worker. It claims due rows by their lease
+ *   (src/storage/webhooks.ts), POSTs each with a timeout, follows no redirect,
+ *   and counts any 2xx as delivered. Otherwise it retries after
+ *   `WEBHOOK_RETRY_SECONDS × 3^(attempt−1)` (±20%, at most 6 hours) and gives
+ *   up after {@link MAX_WEBHOOK_ATTEMPTS} attempts. A kill -9 mid-delivery
+ *   loses nothing: the lease runs out and another worker sends it again, so
+ *   receivers may see a delivery twice and deduplicate by `webhook-id`.
+ */
+import { createHash, createPrivateKey, generateKeyPairSync, randomBytes, randomInt, sign, type KeyObject } from 'node:crypto';
+import { lookup as dnsLookup, type LookupAddress } from 'node:dns';
+import { request as httpRequest, type IncomingMessage } from 'node:http';
+import { request as httpsRequest } from 'node:https';
+import { BlockList, isIP } from 'node:net';
+import { OcError } from '../errors.js';
+import type { ClaimedWebhookDelivery, KeyStore, WebhookStore } from '../storage/index.js';
+import { VERSION } from '../version.js';
+
+export const MAX_WEBHOOK_ATTEMPTS = 10;
+export const MAX_WEBHOOK_BACKOFF_MS = 6 * 60 * 60 * 1000;
+export const MAX_WEBHOOK_URL_LENGTH = 2048;
+/** How long past the attempt's timeout a claim stays with its worker. */
+export const WEBHOOK_LEASE_MARGIN_MS = 5000;
+/** Deliveries a worker sends at once. */
+const PARALLEL = 4;
+const WEBHOOK_KEY_SETTING = 'webhook_signing_key';
+
+// ---- the signing key ----
+
+export interface WebhookKey {
+  readonly kid: string;
+  readonly privateKey: KeyObject;
+  /** The public JWK as published. */
+  readonly publicJwk: { kty: 'OKP'; crv: 'Ed25519'; x: string; kid: string; use: 'sig'; alg: 'EdDSA' };
+}
+
+/** The service's webhook key: made once, kept in the database, the same on every instance. */
+export async function loadWebhookKey(store: Pick<KeyStore, 'getOrCreateSetting'>): Promise<WebhookKey> {
+  const stored = await store.getOrCreateSetting(WEBHOOK_KEY_SETTING, () =>
+    JSON.stringify(generateKeyPairSync('ed25519').privateKey.export({ format: 'jwk' })),
+  );
+  const privateKey = createPrivateKey({ key: JSON.parse(stored) as import('node:crypto').JsonWebKey, format: 'jwk' });
+  const { x } = privateKey.export({ format: 'jwk' }) as { x: string };
+  // RFC 7638 thumbprint of the public key, so the kid names exactly this key.
+  const kid = `wh-${createHash('sha256').update(`{"crv":"Ed25519","kty":"OKP","x":"${x}"}`).digest('base64url').slice(0, 22)}`;
+  return { kid, privateKey, publicJwk: { kty: 'OKP', crv: 'Ed25519', x, kid, use: 'sig', alg: 'EdDSA' } };
+}
+
+/** The headers of one attempt: id, timestamp, key id and the signature over `id.timestamp.body`. */
+export function signWebhook(key: WebhookKey, id: string, timestampSeconds: number, body: string): Record<string, string> {
+  const signature = sign(null, Buffer.from(`${id}.${timestampSeconds}.${body}`, 'utf8'), key.privateKey).toString('base64');
+  return {
+    'webhook-id': id,
+    'webhook-timestamp': String(timestampSeconds),
+    'webhook-key-id': key.kid,
+    'webhook-signature': `v1a,${signature}`,
+  };
+}
+
+// ---- endpoints ----
+
+export interface EndpointRules {
+  /** The service runs on http on loopback: http endpoints on loopback are allowed, and loopback addresses. */
+  readonly development: boolean;
+  /** `WEBHOOK_ALLOW_PRIVATE`: private, loopback and link-local addresses are allowed. */
+  readonly allowPrivate: boolean;
+}
+
+function isLoopbackHost(hostname: string): boolean {
+  const bare = hostname.replace(/^\[|\]$/g, '');
+  return bare === 'localhost' || bare.endsWith('.localhost') || bare === '::1' || /^127\.\d+\.\d+\.\d+$/.test(bare);
+}
+
+/** True when PUBLIC_URL is http on a loopback host: the service runs on a developer's machine. */
+export function isDevelopmentUrl(publicUrl: string): boolean {
+  const url = new URL(publicUrl);
+  return url.protocol === 'http:' && isLoopbackHost(url.hostname);
+}
+
+/** The endpoint as stored, or 400 `invalid_webhook_url` saying why not. */
+export function checkWebhookUrl(raw: string, rules: EndpointRules): string {
+  const refuse = (why: string): never => {
+    throw new OcError('invalid_webhook_url', `webhook: ${why}`);
+  };
+  if (raw.length > MAX_WEBHOOK_URL_LENGTH) refuse(`the URL is longer than ${MAX_WEBHOOK_URL_LENGTH} characters`);
+  let url: URL;
+  try {
+    url = new URL(raw);
+  } catch {
+    return refuse('not an absolute URL');
+  }
+  if (url.username !== '' || url.password !== '') refuse('no user name or password in the URL; the signature authenticates the sender');
+  if (url.hash !== '') refuse('no #fragment');
+  if (url.protocol === 'http:') {
+    if (!(rules.development && isLoopbackHost(url.hostname))) refuse('must use https (http only for a loopback host while the service runs on loopback)');
+  } else if (url.protocol !== 'https:') {
+    refuse('must use https');
+  }
+  if (isIP(url.hostname.replace(/^\[|\]$/g, '')) !== 0 && !addressAllowed(url.hostname.replace(/^\[|\]$/g, ''), rules)) {
+    refuse('the address is private, loopback or link-local');
+  }
+  return url.toString();
+}
+
+const PRIVATE = new BlockList();
+for (const [network, prefix] of [
+  ['0.0.0.0', 8],
+  ['10.0.0.0', 8],
+  ['100.64.0.0', 10],
+  ['169.254.0.0', 16],
+  ['172.16.0.0', 12],
+  ['192.168.0.0', 16],
+  ['198.18.0.0', 15],
+  ['224.0.0.0', 4],
+  ['240.0.0.0', 4],
+] as const) {
+  PRIVATE.addSubnet(network, prefix, 'ipv4');
+}
+for (const [network, prefix] of [
+  ['::', 128],
+  ['fc00::', 7],
+  ['fe80::', 10],
+  ['ff00::', 8],
+] as const) {
+  PRIVATE.addSubnet(network, prefix, 'ipv6');
+}
+const LOOPBACK = new BlockList();
+LOOPBACK.addSubnet('127.0.0.0', 8, 'ipv4');
+LOOPBACK.addAddress('::1', 'ipv6');
+
+/** Whether a delivery may connect to `address` (an IP literal). */
+export function addressAllowed(address: string, rules: EndpointRules): boolean {
+  let family: 'ipv4' | 'ipv6' = isIP(address) === 6 ? 'ipv6' : 'ipv4';
+  let checked = address;
+  const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(address);
+  if (mapped) {
+    checked = mapped[1]!;
+    family = 'ipv4';
+  }
+  if (rules.allowPrivate) return true;
+  if (LOOPBACK.check(checked, family)) return rules.development;
+  return !PRIVATE.check(checked, family);
+}
+
+// ---- the worker ----
+
+export interface WebhookDispatcherDeps {
+  readonly store: WebhookStore;
+  readonly key: () => WebhookKey;
+  readonly rules: EndpointRules;
+  readonly now: () => Date;
+  readonly timeoutMs: number;
+  readonly retryBaseMs: number;
+  /** How often the worker looks for due deliveries. */
+  readonly pollMs: number;
+  readonly onError: (error: unknown) => void;
+  /** One line per finished attempt, for the log: never the payload or the URL's query. */
+  readonly onAttempt?: (entry: { id: string; app_id: string; outcome: string; status: number | null; error: string | null; attempts: number }) => void;
+}
+
+interface AttemptResult {
+  readonly status: number | null;
+  readonly error: string | null;
+}
+
+class RefusedAddress extends Error {
+  readonly code = 'refused_address';
+}
+
+/** Backoff before attempt `attempts + 1`, after `attempts` failed ones. */
+export function webhookBackoffMs(attempts: number, baseMs: number): number {
+  const plain = Math.min(MAX_WEBHOOK_BACKOFF_MS, baseMs * 3 ** Math.max(0, attempts - 1));
+  const jitter = plain * 0.2 * (randomInt(0, 2001) / 1000 - 1);
+  return Math.max(baseMs, Math.round(plain + jitter));
+}
+
+export class WebhookDispatcher {
+  readonly #deps: WebhookDispatcherDeps;
+  /** This worker's name on the leases it takes. */
+  readonly #owner = randomBytes(12).toString('hex');
+  #timer: NodeJS.Timeout | undefined;
+  #running: Promise<void> | undefined;
+  #stopped = false;
+
+  constructor(deps: WebhookDispatcherDeps) {
+    this.#deps = deps;
+  }
+
+  start(): void {
+    if (this.#timer !== undefined || this.#stopped) return;
+    this.#timer = setInterval(() => this.kick(), this.#deps.pollMs);
+    this.#timer.unref();
+    this.kick();
+  }
+
+  /** Looks for due deliveries now (after an event, or on the timer); one pass at a time. */
+  kick(): void {
+    if (this.#running !== undefined || this.#stopped) return;
+    this.#running = this.runOnce()
+      .then(() => undefined, this.#deps.onError)
+      .finally(() => {
+        this.#running = undefined;
+      });
+  }
+
+  /** Stops the timer and waits for the pass in flight (its attempts end within the timeout). */
+  async stop(): Promise<void> {
+    this.#stopped = true;
+    if (this.#timer !== undefined) clearInterval(this.#timer);
+    await this.#running;
+  }
+
+  /** One pass: claims due deliveries and sends them, {@link PARALLEL} at a time, until none is due. Answers how many it sent. */
+  async runOnce(): Promise<number> {
+    let sent = 0;
+    for (;;) {
+      const nowMs = this.#deps.now().getTime();
+      const claimed = await this.#deps.store.claimWebhookDeliveries(this.#owner, nowMs, this.#deps.timeoutMs + WEBHOOK_LEASE_MARGIN_MS, PARALLEL);
+      if (claimed.length === 0) return sent;
+      await Promise.all(claimed.map((delivery) => this.#attempt(delivery)));
+      sent += claimed.length;
+      if (this.#stopped) return sent;
+    }
+  }
+
+  async #attempt(delivery: ClaimedWebhookDelivery): Promise<void> {
+    const result: AttemptResult = delivery.url === null ? { status: null, error: 'no_endpoint' } : await this.#post(delivery, delivery.url);
+    const at = this.#deps.now().getTime();
+    const attempts = delivery.attempts + 1;
+    const delivered = result.error === null;
+    const outcome = delivered ? 'delivered' : delivery.url === null || attempts >= MAX_WEBHOOK_ATTEMPTS ? 'failed' : 'retry';
+    await this.#deps.store.finishWebhookAttempt(delivery.id, this.#owner, {
+      at,
+      status: result.status,
+      error: result.error,
+      outcome,
+      ...(outcome === 'retry' ? { next_attempt_at: at + webhookBackoffMs(attempts, this.#deps.retryBaseMs) } : {}),
+    });
+    this.#deps.onAttempt?.({ id: delivery.id, app_id: delivery.app_id, outcome, status: result.status, error: result.error, attempts });
+  }
+
+  #post(delivery: ClaimedWebhookDelivery, endpoint: string): Promise<AttemptResult> {
+    const url = new URL(endpoint);
+    const rules = this.#deps.rules;
+    const host = url.hostname.replace(/^\[|\]$/g, '');
+    if (isIP(host) !== 0 && !addressAllowed(host, rules)) return Promise.resolve({ status: null, error: 'refused_address' });
+    const body = delivery.payload;
+    const headers = {
+      ...signWebhook(this.#deps.key(), delivery.id, Math.floor(this.#deps.now().getTime() / 1000), body),
+      'content-type': 'application/json',
+      'content-length': String(Buffer.byteLength(body)),
+      'user-agent': `oc-host-webhooks/${VERSION}`,
+    };
+    // Names are resolved here so every address is checked before connecting.
+    const lookup = (hostname: string, options: object, callback: (...args: unknown[]) => void) => {
+      dnsLookup(hostname, { ...options, all: true }, (error, addresses: LookupAddress[]) => {
+        if (error) return callback(error);
+        const allowed = addresses.filter((entry) => addressAllowed(entry.address, rules));
+        if (allowed.length === 0) return callback(new RefusedAddress('webhook: the endpoint resolves to a refused address'));
+        if ((options as { all?: boolean }).all) return callback(null, allowed);
+        return callback(null, allowed[0]!.address, allowed[0]!.family);
+      });
+    };
+    return new Promise((resolve) => {
+      let settled = false;
+      const finish = (result: AttemptResult) => {
+        if (settled) return;
+        settled = true;
+        resolve(result);
+      };
+      const send = url.protocol === 'https:' ? httpsRequest : httpRequest;
+      const outgoing = send(url, { method: 'POST', headers, lookup: lookup as never, timeout: this.#deps.timeoutMs }, (response: IncomingMessage) => {
+        const status = response.statusCode ?? 0;
+        // The body is not needed; read a little and let go.
+        let read = 0;
+        response.on('data', (chunk: Buffer) => {
+          read += chunk.length;
+          if (read > 65_536) response.destroy();
+        });
+        response.on('end', () => finish({ status, error: status >= 200 && status < 300 ? null : `http_${status}` }));
+        response.on('error', () => finish({ status, error: status >= 200 && status < 300 ? null : `http_${status}` }));
+        response.on('close', () => finish({ status, error: status >= 200 && status < 300 ? null : `http_${status}` }));
+      });
+      const deadline = setTimeout(() => {
+        finish({ status: null, error: 'timeout' });
+        outgoing.destroy();
+      }, this.#deps.timeoutMs);
+      deadline.unref();
+      outgoing.on('timeout', () => {
+        finish({ status: null, error: 'timeout' });
+        outgoing.destroy();
+      });
+      outgoing.on('error', (error: NodeJS.ErrnoException) => {
+        clearTimeout(deadline);
+        if (error instanceof RefusedAddress) finish({ status: null, error: 'refused_address' });
+        else if (error.code === 'ENOTFOUND' || error.code === 'EAI_AGAIN') finish({ status: null, error: 'dns' });
+        else if (typeof error.code === 'string' && /CERT|SSL|TLS/.test(error.code)) finish({ status: null, error: 'tls' });
+        else finish({ status: null, error: 'connect' });
+      });
+      outgoing.on('close', () => clearTimeout(deadline));
+      outgoing.end(body);
+    });
+  }
+}

@@ -1,0 +1,178 @@
+/**
+ * The webhook outbox (docs/protocol.md §6 "Webhooks"). An account change
+ * writes its deliveries in its own transaction ({@link enqueueWebhookEvents}),
+ * so an event is stored exactly when the change is; workers on every instance
+ * claim due rows by a compare-and-set on a lease, so one worker holds a row
+ * at a time and a worker that died (kill -9) loses its rows when the lease
+ * runs out.
+ */
+import type { Transaction } from 'kysely';
+import { newRandomId, rowsAffected, type StoreExecutor } from './executor.js';
+import type { DatabaseSchema, WebhookDeliveriesTable } from './schema.js';
+import type { ClaimedWebhookDelivery, WebhookAttempt, WebhookDeliveryRecord, WebhookStore } from './store.js';
+
+export type WebhookEventType = 'account.merged' | 'account.deleted' | 'identity.linked' | 'identity.unlinked';
+
+/** The apps to tell about an account, each with its users on it: app id → user ids. Only apps with a webhook. */
+export type WebhookTargets = ReadonlyMap<string, readonly string[]>;
+
+/**
+ * An identity as a webhook names it: its kind and id, and the address of a
+ * Bitcoin identity (public anyway). E-mail addresses and provider subjects
+ * are personal data an integrator has no need of, so they are left out.
+ */
+export function webhookIdentity(identity: { readonly id: string; readonly kind: string; readonly value: string }): Record<string, string> {
+  return identity.kind === 'btc' ? { id: identity.id, kind: identity.kind, address: identity.value } : { id: identity.id, kind: identity.kind };
+}
+
+/** The apps that provisioned any of `accountIds` (their `connect` identities) and have a webhook. */
+export async function webhookTargets(trx: Transaction<DatabaseSchema>, accountIds: readonly string[]): Promise<WebhookTargets> {
+  if (accountIds.length === 0) return new Map();
+  const rows = await trx.selectFrom('identities').select('value').where('account_id', 'in', accountIds).where('kind', '=', 'connect').execute();
+  const users = new Map<string, string[]>();
+  for (const { value } of rows) {
+    const colon = value.indexOf(':');
+    const appId = value.slice(0, colon);
+    users.set(appId, [...(users.get(appId) ?? []), value.slice(colon + 1)]);
+  }
+  if (users.size === 0) return users;
+  const apps = await trx.selectFrom('connect_apps').select('id').where('id', 'in', [...users.keys()]).where('webhook_url', 'is not', null).execute();
+  const withHooks = new Set(apps.map((app) => app.id));
+  return new Map([...users].filter(([appId]) => withHooks.has(appId)).map(([appId, ids]) => [appId, ids.sort()]));
+}
+
+/**
+ * Writes one delivery per target app, in the caller's transaction. The body
+ * is fixed here, so every retry sends the same bytes.
+ */
+export async function enqueueWebhookEvents(
+  trx: Transaction<DatabaseSchema>,
+  targets: WebhookTargets,
+  type: WebhookEventType,
+  accountId: string,
+  data: Readonly<Record<string, unknown>>,
+  now: number,
+): Promise<void> {
+  for (const [appId, userIds] of targets) {
+    const id = `wh_${newRandomId()}`;
+    const payload = JSON.stringify({
+      id,
+      type,
+      created_at: new Date(now).toISOString(),
+      app_id: appId,
+      data: { did_oc: `did:oc:${accountId}`, user_ids: userIds, ...data },
+    });
+    await trx
+      .insertInto('webhook_deliveries')
+      .values({
+        id,
+        app_id: appId,
+        event_type: type,
+        payload,
+        created_at: now,
+        state: 'pending',
+        attempts: 0,
+        next_attempt_at: now,
+        lease_owner: null,
+        lease_until: null,
+        last_attempt_at: null,
+        last_status: null,
+        last_error: null,
+        delivered_at: null,
+      })
+      .execute();
+  }
+}
+
+function toDelivery(row: WebhookDeliveriesTable): WebhookDeliveryRecord {
+  const num = (value: number | null) => (value === null ? null : Number(value));
+  return {
+    id: row.id,
+    app_id: row.app_id,
+    event_type: row.event_type,
+    payload: row.payload,
+    created_at: Number(row.created_at),
+    state: row.state as WebhookDeliveryRecord['state'],
+    attempts: Number(row.attempts),
+    next_attempt_at: Number(row.next_attempt_at),
+    last_attempt_at: num(row.last_attempt_at),
+    last_status: num(row.last_status),
+    last_error: row.last_error,
+    delivered_at: num(row.delivered_at),
+  };
+}
+
+export class WebhooksArea implements WebhookStore {
+  readonly #x: StoreExecutor;
+
+  constructor(executor: StoreExecutor) {
+    this.#x = executor;
+  }
+
+  async claimWebhookDeliveries(owner: string, now: number, leaseMs: number, limit: number): Promise<ClaimedWebhookDelivery[]> {
+    const due = await this.#x.db
+      .selectFrom('webhook_deliveries')
+      .select('id')
+      .where('state', '=', 'pending')
+      .where('next_attempt_at', '<=', now)
+      .where((eb) => eb.or([eb('lease_until', 'is', null), eb('lease_until', '<=', now)]))
+      .orderBy('next_attempt_at')
+      .orderBy('id')
+      .limit(limit)
+      .execute();
+    const claimed: ClaimedWebhookDelivery[] = [];
+    for (const { id } of due) {
+      // The compare-and-set: only one worker's update finds the lease free.
+      const taken = await this.#x.db
+        .updateTable('webhook_deliveries')
+        .set({ lease_owner: owner, lease_until: now + leaseMs })
+        .where('id', '=', id)
+        .where('state', '=', 'pending')
+        .where((eb) => eb.or([eb('lease_until', 'is', null), eb('lease_until', '<=', now)]))
+        .executeTakeFirst();
+      if (rowsAffected(taken.numUpdatedRows) === 0) continue;
+      const row = await this.#x.db
+        .selectFrom('webhook_deliveries')
+        .leftJoin('connect_apps', 'connect_apps.id', 'webhook_deliveries.app_id')
+        .selectAll('webhook_deliveries')
+        .select('connect_apps.webhook_url as url')
+        .where('webhook_deliveries.id', '=', id)
+        .executeTakeFirst();
+      if (row !== undefined) claimed.push({ ...toDelivery(row), url: row.url ?? null });
+    }
+    return claimed;
+  }
+
+  async finishWebhookAttempt(id: string, owner: string, attempt: WebhookAttempt): Promise<boolean> {
+    const result = await this.#x.db
+      .updateTable('webhook_deliveries')
+      .set((eb) => ({
+        attempts: eb('attempts', '+', 1),
+        state: attempt.outcome === 'retry' ? 'pending' : attempt.outcome,
+        next_attempt_at: attempt.outcome === 'retry' ? (attempt.next_attempt_at ?? attempt.at) : attempt.at,
+        last_attempt_at: attempt.at,
+        last_status: attempt.status,
+        last_error: attempt.error,
+        delivered_at: attempt.outcome === 'delivered' ? attempt.at : null,
+        lease_owner: null,
+        lease_until: null,
+      }))
+      .where('id', '=', id)
+      .where('lease_owner', '=', owner)
+      .where('state', '=', 'pending')
+      .executeTakeFirst();
+    return rowsAffected(result.numUpdatedRows) > 0;
+  }
+
+  async listWebhookDeliveries(appId: string, limit: number): Promise<WebhookDeliveryRecord[]> {
+    const rows = await this.#x.db
+      .selectFrom('webhook_deliveries')
+      .selectAll()
+      .where('app_id', '=', appId)
+      .orderBy('created_at', 'desc')
+      .orderBy('id', 'desc')
+      .limit(limit)
+      .execute();
+    return rows.map(toDelivery);
+  }
+}

@@ -1,0 +1,383 @@
+/**
+ * Connect webhooks (docs/protocol.md §6 "Webhooks"), against a real HTTP
+ * receiver on loopback that answers, fails, hangs past the timeout and
+ * recovers:
+ * - the endpoint rule, the signed events of provisioned accounts (linked,
+ *   unlinked, merged, deleted), verified with @oc-host/verify's helper;
+ * - retries with backoff and a delivery log per app; two instances on one
+ *   database send each delivery once;
+ * - no loss across a restart and a kill -9 in the middle of a delivery.
+ */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { createServer, type IncomingHttpHeaders, type Server, type ServerResponse } from 'node:http';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { FastifyInstance } from 'fastify';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createWebhookVerifier, WebhookVerificationError, type WebhookEvent } from '../packages/verify/src/index.js';
+import { signBip322 } from '../src/bitcoin/signer.js';
+import { addressAllowed, checkWebhookUrl, loadWebhookKey, signWebhook, webhookBackoffMs } from '../src/connect/index.js';
+import { openStore } from '../src/storage/index.js';
+import { newWallet, type Wallet } from './support/auth-client.js';
+import { AuthHarness, expectError, forEachEngine, useAuthHarness, type TimedBrowser } from './support/auth-harness.js';
+import { MINUTE, SECOND } from './support/clock.js';
+import { freePort, startInstance, type Instance } from './support/instances.js';
+
+type Mode = 'ok' | 'fail' | 'hang';
+
+interface Received {
+  readonly headers: IncomingHttpHeaders;
+  readonly body: string;
+  /** What the receiver answered: a status, or `hang`. */
+  readonly answered: number | 'hang';
+}
+
+/** A webhook receiver on loopback whose behaviour the test switches. */
+class Receiver {
+  mode: Mode = 'ok';
+  readonly received: Received[] = [];
+  readonly #server: Server;
+  readonly #hanging: ServerResponse[] = [];
+
+  private constructor(server: Server) {
+    this.#server = server;
+  }
+
+  static async start(port = 0): Promise<Receiver> {
+    const receiver: Receiver = new Receiver(
+      createServer((request, response) => {
+        let body = '';
+        request.setEncoding('utf8');
+        request.on('data', (chunk: string) => (body += chunk));
+        request.on('end', () => {
+          const answered = receiver.mode === 'hang' ? 'hang' : receiver.mode === 'ok' ? 204 : 500;
+          receiver.received.push({ headers: request.headers, body, answered });
+          if (answered === 'hang') receiver.#hanging.push(response);
+          else response.writeHead(answered).end();
+        });
+      }),
+    );
+    await new Promise<void>((resolve) => receiver.#server.listen(port, '127.0.0.1', resolve));
+    return receiver;
+  }
+
+  get url(): string {
+    return `http://127.0.0.1:${(this.#server.address() as { port: number }).port}/hooks/oc`;
+  }
+
+  /** Requests answered 2xx, by webhook-id. */
+  deliveredIds(): string[] {
+    return this.received.filter((entry) => entry.answered === 204).map((entry) => String(entry.headers['webhook-id']));
+  }
+
+  async close(): Promise<void> {
+    for (const response of this.#hanging) response.destroy();
+    this.#server.closeAllConnections();
+    await new Promise((resolve) => this.#server.close(resolve));
+  }
+}
+
+function webhookSuite(engine: 'sqlite' | 'postgres'): void {
+  let harness: AuthHarness;
+  let app: FastifyInstance;
+  let receiver: Receiver;
+
+  useAuthHarness(engine, (opened, built) => {
+    harness = opened;
+    app = built;
+  }, { WEBHOOK_TIMEOUT_SECONDS: '1' });
+  beforeAll(async () => {
+    receiver = await Receiver.start();
+    // A second instance on the same database: both workers poll the one outbox.
+    await harness.app({ WEBHOOK_TIMEOUT_SECONDS: '1' }, { webhookPollMs: 50 });
+  });
+  afterAll(async () => {
+    await receiver?.close();
+  });
+
+  async function signedIn(wallet: Wallet, client: TimedBrowser = harness.browser(app)): Promise<TimedBrowser> {
+    const reply = await client.signIn(wallet);
+    expect(reply.status, JSON.stringify(reply.body)).toBe(200);
+    return client;
+  }
+
+  async function sudo(client: TimedBrowser, wallet: Wallet): Promise<void> {
+    expect((await client.post('/api/auth/sudo', await client.prove(wallet, 'sudo'))).status).toBe(200);
+  }
+
+  async function verifier() {
+    const keys = await harness.browser(app).get('/api/connect/webhook-keys');
+    expect(keys.status).toBe(200);
+    return createWebhookVerifier({ keys: keys.body, now: () => harness.clock.ms });
+  }
+
+  /** The next event of `type` the receiver took (answered 2xx), verified. */
+  async function nextEvent(type: string, after: number): Promise<WebhookEvent> {
+    await expect.poll(() => receiver.received.slice(after).some((entry) => entry.answered === 204 && JSON.parse(entry.body).type === type), { timeout: 10_000, interval: 25 }).toBe(true);
+    const entry = receiver.received.slice(after).find((candidate) => candidate.answered === 204 && JSON.parse(candidate.body).type === type)!;
+    return (await verifier()).verify(entry.body, entry.headers);
+  }
+
+  it('refuses endpoints that are not https, hold credentials or name a private address, and only the owner sets one', async () => {
+    const owner = await signedIn(newWallet());
+    const created = await owner.post('/api/connect/apps', { name: 'Shop' });
+    const id = created.body.app.id as string;
+    for (const url of ['ftp://example.com/hook', 'http://example.com/hook', 'https://user:secret@example.com/hook', 'https://10.1.2.3/hook', 'https://169.254.169.254/latest', 'https://example.com/#x', 'not a url']) {
+      expectError(await owner.request('PUT', `/api/connect/apps/${id}/webhook`, { url }), 400, 'invalid_webhook_url');
+    }
+    expectError(await owner.request('PUT', `/api/connect/apps/${id}/webhook`, {}), 400, 'bad_request');
+    const stranger = await signedIn(newWallet());
+    expectError(await stranger.request('PUT', `/api/connect/apps/${id}/webhook`, { url: 'https://example.com/hook' }), 404, 'not_found');
+    expectError(await stranger.get(`/api/connect/apps/${id}/deliveries`), 404, 'not_found');
+    const set = await owner.request('PUT', `/api/connect/apps/${id}/webhook`, { url: 'https://hooks.example.com/oc?v=1' });
+    expect(set.status).toBe(200);
+    expect(set.body.app.webhook_url).toBe('https://hooks.example.com/oc?v=1');
+    expect((await owner.get('/api/connect/apps')).body.apps[0].webhook_url).toBe('https://hooks.example.com/oc?v=1');
+    expect((await owner.request('PUT', `/api/connect/apps/${id}/webhook`, { url: null })).body.app.webhook_url).toBeNull();
+    expectError(await owner.get(`/api/connect/apps/${id}/deliveries?limit=0`), 400, 'bad_request');
+  });
+
+  it('signs linked, unlinked, merged and deleted events of provisioned accounts; two instances send each once', async () => {
+    const owner = await signedIn(newWallet());
+    const created = await owner.post('/api/connect/apps', { name: 'Shop' });
+    const appId = created.body.app.id as string;
+    expect((await owner.request('PUT', `/api/connect/apps/${appId}/webhook`, { url: receiver.url })).status).toBe(200);
+    const provisioned = await app.inject({ method: 'POST', url: '/api/connect/provision', headers: { authorization: `Bearer ${created.body.api_key}` }, payload: { user_id: 'user-17' } });
+    const did = provisioned.json().did_oc as string;
+    const accountId = did.slice('did:oc:'.length);
+
+    // A way in for the integrator's user (a claim flow would add it): the one step outside HTTP.
+    const wallet = newWallet();
+    let mark = receiver.received.length;
+    const added = await harness.store.addIdentity({ account_id: accountId, kind: 'btc', value: wallet.address, verified: true, created_at: harness.clock.ms });
+    expect(added.status).toBe('added');
+    const linked = await nextEvent('identity.linked', mark);
+    expect(linked).toMatchObject({ type: 'identity.linked', app_id: appId, data: { did_oc: did, user_ids: ['user-17'], identity: { kind: 'btc', address: wallet.address } } });
+
+    // The person signs in with it and merges another account in by linking its address.
+    const person = await signedIn(wallet);
+    const otherWallet = newWallet();
+    const otherDid = (await (await signedIn(otherWallet)).me()).body.account.did_oc as string;
+    await sudo(person, wallet);
+    mark = receiver.received.length;
+    expect((await person.post('/api/auth/link/btc', { ...(await person.prove(otherWallet, 'link')), confirm_transfer: true })).status).toBe(200);
+    expect((await nextEvent('account.merged', mark)).data).toEqual({ did_oc: did, user_ids: ['user-17'], merged_from: [otherDid] });
+
+    mark = receiver.received.length;
+    const identities = (await person.get('/api/auth/identities')).body.identities as Array<{ id: string; value: string }>;
+    const other = identities.find((identity) => identity.value === otherWallet.address)!;
+    expect((await person.request('DELETE', `/api/auth/identities?id=${other.id}`)).status).toBe(200);
+    expect((await nextEvent('identity.unlinked', mark)).data.identity).toEqual({ id: other.id, kind: 'btc', address: otherWallet.address });
+
+    mark = receiver.received.length;
+    await sudo(person, wallet);
+    expect((await person.request('DELETE', '/api/auth/account', { confirm: did })).status).toBe(200);
+    expect((await nextEvent('account.deleted', mark)).data).toEqual({ did_oc: did, user_ids: ['user-17'] });
+
+    // Two workers, one outbox: every delivery reached the receiver exactly once.
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    const ids = receiver.deliveredIds().filter((id) => receiver.received.some((entry) => entry.headers['webhook-id'] === id && JSON.parse(entry.body).app_id === appId));
+    expect(ids.length).toBeGreaterThanOrEqual(4);
+    expect(new Set(ids).size).toBe(ids.length);
+    const log = await owner.get(`/api/connect/apps/${appId}/deliveries`);
+    expect(log.body.deliveries.map((entry: { type: string; state: string; attempts: number }) => `${entry.type}:${entry.state}:${entry.attempts}`)).toEqual(
+      expect.arrayContaining(['account.deleted:delivered:1', 'identity.unlinked:delivered:1', 'account.merged:delivered:1', 'identity.linked:delivered:1']),
+    );
+    // An account no app provisioned sends nothing.
+    expect(receiver.received.some((entry) => JSON.parse(entry.body).data.did_oc === otherDid)).toBe(false);
+  });
+
+  it('hands each due delivery to one of two racing workers', async () => {
+    const owner = await signedIn(newWallet());
+    const created = await owner.post('/api/connect/apps', { name: 'Race' });
+    const appId = created.body.app.id as string;
+    expect((await owner.request('PUT', `/api/connect/apps/${appId}/webhook`, { url: receiver.url })).status).toBe(200);
+    const provisioned = await app.inject({ method: 'POST', url: '/api/connect/provision', headers: { authorization: `Bearer ${created.body.api_key}` }, payload: { user_id: 'race-1' } });
+    const accountId = (provisioned.json().did_oc as string).slice('did:oc:'.length);
+    // Due an hour from now, so the running workers leave them to the two below.
+    const later = harness.clock.ms + 60 * MINUTE;
+    for (let index = 0; index < 20; index += 1) {
+      await harness.store.addIdentity({ account_id: accountId, kind: 'btc', value: newWallet().address, verified: true, created_at: later });
+    }
+    const [a, b] = await Promise.all([harness.store.claimWebhookDeliveries('worker-a', later, 30 * SECOND, 50), harness.store.claimWebhookDeliveries('worker-b', later, 30 * SECOND, 50)]);
+    const ids = [...a, ...b].map((delivery) => delivery.id);
+    expect(ids).toHaveLength(20);
+    expect(new Set(ids).size).toBe(20);
+    // Held until the lease runs out, then taken over; the first holder can no longer finish it.
+    expect(await harness.store.claimWebhookDeliveries('worker-c', later + 10 * SECOND, 30 * SECOND, 50)).toEqual([]);
+    const taken = await harness.store.claimWebhookDeliveries('worker-c', later + 31 * SECOND, 30 * SECOND, 50);
+    expect(taken).toHaveLength(20);
+    expect(await harness.store.finishWebhookAttempt(ids[0]!, a.length > 0 ? 'worker-a' : 'worker-b', { at: later, status: 204, error: null, outcome: 'delivered' })).toBe(false);
+    for (const delivery of taken) {
+      expect(await harness.store.finishWebhookAttempt(delivery.id, 'worker-c', { at: later, status: 204, error: null, outcome: 'delivered' })).toBe(true);
+    }
+  });
+
+  it('retries a failing and a hanging receiver with backoff until it recovers, and logs every attempt', async () => {
+    const owner = await signedIn(newWallet());
+    const created = await owner.post('/api/connect/apps', { name: 'Flaky' });
+    const appId = created.body.app.id as string;
+    expect((await owner.request('PUT', `/api/connect/apps/${appId}/webhook`, { url: receiver.url })).status).toBe(200);
+    const provisioned = await app.inject({ method: 'POST', url: '/api/connect/provision', headers: { authorization: `Bearer ${created.body.api_key}` }, payload: { user_id: 'flaky-1' } });
+    const accountId = (provisioned.json().did_oc as string).slice('did:oc:'.length);
+    const log = async () => (await owner.get(`/api/connect/apps/${appId}/deliveries`)).body.deliveries[0];
+
+    receiver.mode = 'fail';
+    await harness.store.addIdentity({ account_id: accountId, kind: 'btc', value: newWallet().address, verified: true, created_at: harness.clock.ms });
+    await expect.poll(async () => (await log())?.attempts, { timeout: 10_000, interval: 25 }).toBe(1);
+    const first = await log();
+    expect(first).toMatchObject({ type: 'identity.linked', state: 'pending', last_status: 500, last_error: 'http_500' });
+    const waited = new Date(first.next_attempt_at).getTime() - harness.clock.ms;
+    expect(waited).toBeGreaterThanOrEqual(8 * SECOND);
+    expect(waited).toBeLessThanOrEqual(12 * SECOND);
+    // Not before its time.
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    expect((await log()).attempts).toBe(1);
+
+    receiver.mode = 'hang';
+    harness.clock.advance(13 * SECOND);
+    await expect.poll(async () => (await log()).attempts, { timeout: 10_000, interval: 50 }).toBe(2);
+    expect(await log()).toMatchObject({ state: 'pending', last_status: null, last_error: 'timeout' });
+    const second = new Date((await log()).next_attempt_at).getTime() - harness.clock.ms;
+    expect(second).toBeGreaterThanOrEqual(24 * SECOND); // three times the first
+
+    receiver.mode = 'ok';
+    harness.clock.advance(MINUTE);
+    await expect.poll(async () => (await log()).state, { timeout: 10_000, interval: 25 }).toBe('delivered');
+    expect(await log()).toMatchObject({ attempts: 3, last_status: 204, last_error: null, next_attempt_at: null });
+    const attempts = receiver.received.filter((entry) => JSON.parse(entry.body).app_id === appId);
+    expect(attempts.map((entry) => entry.answered)).toEqual([500, 'hang', 204]);
+    expect(new Set(attempts.map((entry) => entry.headers['webhook-id'])).size).toBe(1);
+    expect(new Set(attempts.map((entry) => entry.body)).size).toBe(1);
+
+    // A removed endpoint ends what is pending with no_endpoint.
+    receiver.mode = 'fail';
+    await harness.store.addIdentity({ account_id: accountId, kind: 'btc', value: newWallet().address, verified: true, created_at: harness.clock.ms });
+    await expect.poll(async () => (await log()).attempts, { timeout: 10_000, interval: 25 }).toBe(1);
+    expect((await owner.request('PUT', `/api/connect/apps/${appId}/webhook`, { url: null })).status).toBe(200);
+    harness.clock.advance(MINUTE);
+    await expect.poll(async () => (await log()).state, { timeout: 10_000, interval: 25 }).toBe('failed');
+    expect((await log()).last_error).toBe('no_endpoint');
+    receiver.mode = 'ok';
+  });
+}
+
+await forEachEngine('webhooks', webhookSuite);
+
+describe('webhook parts', () => {
+  it('signs id.timestamp.body with the webhook key, which @oc-host/verify checks, refusing stale, forged and unknown-key requests', async () => {
+    const settings = new Map<string, string>();
+    const store = { getOrCreateSetting: async (key: string, create: () => string) => settings.get(key) ?? (settings.set(key, create()), settings.get(key)!) };
+    const key = await loadWebhookKey(store);
+    expect(key.kid).toMatch(/^wh-[A-Za-z0-9_-]{22}$/);
+    expect((await loadWebhookKey(store)).kid).toBe(key.kid);
+    const body = JSON.stringify({ id: 'wh_1', type: 'account.deleted', created_at: '2026-11-25T10:00:00.000Z', app_id: 'a', data: { did_oc: 'did:oc:1', user_ids: [] } });
+    const at = 1_790_000_000;
+    const headers = signWebhook(key, 'wh_1', at, body);
+    expect(headers['webhook-signature']).toMatch(/^v1a,[A-Za-z0-9+/]{86}==$/);
+    const verifier = createWebhookVerifier({ keys: { keys: [key.publicJwk] }, now: () => at * 1000 + 60_000 });
+    expect((await verifier.verify(body, headers)).type).toBe('account.deleted');
+    expect((await verifier.verify(new TextEncoder().encode(body), new Headers(headers))).id).toBe('wh_1');
+    const refusal = async (promise: Promise<unknown>) => promise.then(() => 'accepted', (error: unknown) => (error instanceof WebhookVerificationError ? error.code : String(error)));
+    expect(await refusal(verifier.verify(body.replace('deleted', 'merged'), headers))).toBe('bad_signature');
+    expect(await refusal(verifier.verify(body, { ...headers, 'webhook-timestamp': String(at + 1) }))).toBe('bad_signature');
+    expect(await refusal(verifier.verify(body, { ...headers, 'webhook-key-id': 'wh-other' }))).toBe('unknown_key');
+    expect(await refusal(verifier.verify(body, { ...headers, 'webhook-signature': undefined }))).toBe('missing_header');
+    const late = createWebhookVerifier({ keys: { keys: [key.publicJwk] }, now: () => (at + 301) * 1000 });
+    expect(await refusal(late.verify(body, headers))).toBe('stale');
+    const other = await loadWebhookKey({ getOrCreateSetting: async (_key, create) => create() });
+    const forged = signWebhook({ ...other, kid: key.kid }, 'wh_1', at, body);
+    expect(await refusal(verifier.verify(body, forged))).toBe('bad_signature');
+  });
+
+  it('backs off three times longer per attempt, with jitter, at most six hours', () => {
+    for (let attempt = 1; attempt <= 12; attempt += 1) {
+      const plain = Math.min(6 * 60 * MINUTE, 10 * SECOND * 3 ** (attempt - 1));
+      const wait = webhookBackoffMs(attempt, 10 * SECOND);
+      expect(wait).toBeGreaterThanOrEqual(Math.floor(plain * 0.8));
+      expect(wait).toBeLessThanOrEqual(Math.ceil(plain * 1.2));
+    }
+  });
+
+  it('checks endpoints and addresses by the rules', () => {
+    const production = { development: false, allowPrivate: false };
+    const development = { development: true, allowPrivate: false };
+    expect(checkWebhookUrl('https://hooks.example.com/a', production)).toBe('https://hooks.example.com/a');
+    expect(() => checkWebhookUrl('http://127.0.0.1:9/a', production)).toThrow(/https/);
+    expect(checkWebhookUrl('http://127.0.0.1:9/a', development)).toBe('http://127.0.0.1:9/a');
+    expect(() => checkWebhookUrl('https://[fd00::1]/a', production)).toThrow(/private/);
+    for (const address of ['10.0.0.1', '172.20.1.1', '192.168.1.1', '169.254.169.254', '127.0.0.1', '::1', 'fe80::1', 'fd12::1', '::ffff:10.0.0.1', '100.64.0.1', '0.0.0.0']) {
+      expect(addressAllowed(address, production), address).toBe(false);
+    }
+    for (const address of ['93.184.216.34', '2606:2800:220:1::1', '::ffff:93.184.216.34']) expect(addressAllowed(address, production), address).toBe(true);
+    expect(addressAllowed('127.0.0.1', development)).toBe(true);
+    expect(addressAllowed('10.0.0.1', development)).toBe(false);
+    expect(addressAllowed('10.0.0.1', { development: false, allowPrivate: true })).toBe(true);
+  });
+});
+
+describe('webhooks through a restart and kill -9 of the host', () => {
+  it('a delivery cut off by kill -9, and one stored while the host was down, both arrive after the restart', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'oc-webhooks-'));
+    const receiver = await Receiver.start();
+    const port = await freePort();
+    const origin = `http://localhost:${port}`;
+    const databaseUrl = `sqlite:${join(dir, 'oc.sqlite')}`;
+    const env = {
+      PORT: String(port),
+      PUBLIC_URL: origin,
+      DATABASE_URL: databaseUrl,
+      NOSTR_RELAYS: 'ws://127.0.0.1:9',
+      ESPLORA_URLS: 'http://127.0.0.1:9',
+      RATE_LIMIT_READ_PER_MIN: '0',
+      RATE_LIMIT_AUTH_PER_MIN: '0',
+      WEBHOOK_TIMEOUT_SECONDS: '1',
+      WEBHOOK_RETRY_SECONDS: '1',
+    };
+    let instance: Instance | undefined = await startInstance(env);
+    const store = await openStore(databaseUrl);
+    try {
+      const wallet = newWallet();
+      const challenge = (await (await fetch(`${instance.url}/api/challenge?addr=${wallet.address}&audience=${encodeURIComponent(origin)}&purpose=login`)).json()) as { message: string; nonce: string };
+      const signature = signBip322({ privateKey: wallet.privateKey, address: wallet.address, message: challenge.message });
+      const signedIn = await fetch(`${instance.url}/api/auth/signin`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', origin },
+        body: JSON.stringify({ address: wallet.address, message: challenge.message, signature, nonce: challenge.nonce }),
+      });
+      const cookie = `oc_session=${((await signedIn.json()) as { token: string }).token}`;
+      const call = async (method: string, path: string, body?: unknown) =>
+        (await fetch(`${instance!.url}${path}`, { method, headers: { origin, cookie, 'content-type': 'application/json' }, ...(body === undefined ? {} : { body: JSON.stringify(body) }) })).json() as Promise<Record<string, any>>;
+      const created = await call('POST', '/api/connect/apps', { name: 'Durable' });
+      await call('PUT', `/api/connect/apps/${created.app.id}/webhook`, { url: receiver.url });
+      const provisioned = (await (
+        await fetch(`${instance.url}/api/connect/provision`, { method: 'POST', headers: { authorization: `Bearer ${created.api_key}`, 'content-type': 'application/json' }, body: JSON.stringify({ user_id: 'durable-1' }) })
+      ).json()) as { did_oc: string };
+      const accountId = provisioned.did_oc.slice('did:oc:'.length);
+
+      // The receiver holds the first delivery open; the host is killed while it waits.
+      receiver.mode = 'hang';
+      await store.addIdentity({ account_id: accountId, kind: 'btc', value: newWallet().address, verified: true, created_at: Date.now() });
+      await expect.poll(() => receiver.received.length, { timeout: 10_000, interval: 25 }).toBe(1);
+      instance.child.kill('SIGKILL');
+      await instance.exited;
+      instance = undefined;
+      // Stored while no host runs.
+      await store.addIdentity({ account_id: accountId, kind: 'btc', value: newWallet().address, verified: true, created_at: Date.now() });
+      receiver.mode = 'ok';
+
+      instance = await startInstance(env);
+      // The cut-off delivery waits for its lease (timeout + 5 s), then goes again with the same id.
+      await expect.poll(() => receiver.deliveredIds().length, { timeout: 20_000, interval: 100 }).toBe(2);
+      const firstId = String(receiver.received[0]!.headers['webhook-id']);
+      expect(receiver.deliveredIds()).toContain(firstId);
+      const log = await call('GET', `/api/connect/apps/${created.app.id}/deliveries`);
+      expect(log.deliveries.map((entry: { state: string }) => entry.state)).toEqual(['delivered', 'delivered']);
+    } finally {
+      await store.close();
+      await instance?.stop();
+      await receiver.close();
+      rmSync(dir, { recursive: true, force: true });
+    }
+  }, 60_000);
+});
