@@ -16,8 +16,8 @@ import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createWebhookVerifier, WebhookVerificationError, type WebhookEvent } from '../packages/verify/src/index.js';
 import { signBip322 } from '../src/bitcoin/signer.js';
-import { addressAllowed, checkWebhookUrl, loadWebhookKey, signWebhook, webhookBackoffMs } from '../src/connect/index.js';
-import { openStore } from '../src/storage/index.js';
+import { addressAllowed, checkWebhookUrl, loadWebhookKey, signWebhook, WebhookDispatcher, webhookBackoffMs } from '../src/connect/index.js';
+import { openStore, type ClaimedWebhookDelivery, type WebhookAttempt } from '../src/storage/index.js';
 import { newWallet, type Wallet } from './support/auth-client.js';
 import { AuthHarness, expectError, forEachEngine, useAuthHarness, type TimedBrowser } from './support/auth-harness.js';
 import { MINUTE, SECOND } from './support/clock.js';
@@ -288,6 +288,45 @@ describe('webhook parts', () => {
     const other = await loadWebhookKey({ getOrCreateSetting: async (_key, create) => create() });
     const forged = signWebhook({ ...other, kid: key.kid }, 'wh_1', at, body);
     expect(await refusal(verifier.verify(body, forged))).toBe('bad_signature');
+  });
+
+  it('resolves host names itself and refuses one that resolves to a loopback address outside development', async () => {
+    const receiver = await Receiver.start();
+    try {
+      const port = new URL(receiver.url).port;
+      const key = await loadWebhookKey({ getOrCreateSetting: async (_key, create) => create() });
+      const run = async (url: string, development: boolean) => {
+        const finished: WebhookAttempt[] = [];
+        let handed = false;
+        const store = {
+          async claimWebhookDeliveries(): Promise<ClaimedWebhookDelivery[]> {
+            if (handed) return [];
+            handed = true;
+            const payload = JSON.stringify({ id: 'wh_x', type: 'account.deleted' });
+            return [{ id: 'wh_x', app_id: 'a', event_type: 'account.deleted', payload, created_at: 0, state: 'pending', attempts: 0, next_attempt_at: 0, last_attempt_at: null, last_status: null, last_error: null, delivered_at: null, url }];
+          },
+          async finishWebhookAttempt(_id: string, _owner: string, attempt: WebhookAttempt) {
+            finished.push(attempt);
+            return true;
+          },
+          async listWebhookDeliveries() {
+            return [];
+          },
+        };
+        const dispatcher = new WebhookDispatcher({ store, key: () => key, rules: { development, allowPrivate: false }, now: () => new Date(), timeoutMs: 2000, retryBaseMs: 1000, pollMs: 60_000, onError: (error) => { throw error; } });
+        expect(await dispatcher.runOnce()).toBe(1);
+        return finished[0]!;
+      };
+      expect(await run(`http://localhost:${port}/hooks/oc`, true)).toMatchObject({ outcome: 'delivered', status: 204, error: null });
+      expect(receiver.received).toHaveLength(1);
+      expect(await run(`https://localhost:${port}/hooks/oc`, false)).toMatchObject({ outcome: 'retry', status: null, error: 'refused_address' });
+      expect(await run(`http://127.0.0.1:${port}/hooks/oc`, false)).toMatchObject({ outcome: 'retry', error: 'refused_address' });
+      expect(await run('http://127.0.0.1:9/hooks/oc', true)).toMatchObject({ outcome: 'retry', error: 'connect' });
+      expect(await run('http://no-such-host.invalid/hooks/oc', true)).toMatchObject({ outcome: 'retry', error: 'dns' });
+      expect(receiver.received).toHaveLength(1);
+    } finally {
+      await receiver.close();
+    }
   });
 
   it('backs off three times longer per attempt, with jitter, at most six hours', () => {
