@@ -13,10 +13,9 @@ import * as fastifyVerify from '../packages/verify/src/fastify.js';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { signBip322 } from '../src/bitcoin/signer.js';
 import { newWallet } from './support/auth-client.js';
 import { ISSUER, signInWithWallet, startHost, type RunningHost } from './support/consumer-host.js';
-import { freePort, startInstance, type Instance } from './support/instances.js';
+import { freePort, signInOnInstance, startInstance, type Instance } from './support/instances.js';
 
 let host: RunningHost;
 let feedUrl: string;
@@ -198,15 +197,7 @@ describe('through kill -9 of the host', () => {
     let instance: Instance | undefined = await startInstance(env);
     try {
       const wallet = newWallet();
-      const challenge = (await (await fetch(`${instance.url}/api/challenge?addr=${wallet.address}&audience=${encodeURIComponent(origin)}&purpose=login`)).json()) as { message: string; nonce: string };
-      const signature = signBip322({ privateKey: wallet.privateKey, address: wallet.address, message: challenge.message });
-      const signedIn = await fetch(`${instance.url}/api/auth/signin`, {
-        method: 'POST',
-        headers: { 'content-type': 'application/json', origin },
-        body: JSON.stringify({ address: wallet.address, message: challenge.message, signature, nonce: challenge.nonce }),
-      });
-      expect(signedIn.status).toBe(200);
-      const token = ((await signedIn.json()) as { token: string }).token;
+      const token = await signInOnInstance(instance, origin, wallet);
       const jwk = ((await (await fetch(`${instance.url}/api/auth/jwks`)).json()) as { keys: unknown[] }).keys[0] as never;
       const verifier = createSessionVerifier({ publicJwk: jwk, issuer: origin, revocations: { url: `${instance.url}/api/auth/revocations`, intervalSeconds: 1 } });
       expect(await verifier.verify(token)).not.toBeNull();

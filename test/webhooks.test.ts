@@ -15,13 +15,12 @@ import { join } from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createWebhookVerifier, WebhookVerificationError, type WebhookEvent } from '../packages/verify/src/index.js';
-import { signBip322 } from '../src/bitcoin/signer.js';
 import { addressAllowed, checkWebhookUrl, loadWebhookKey, signWebhook, WebhookDispatcher, webhookBackoffMs } from '../src/connect/index.js';
 import { openStore, type ClaimedWebhookDelivery, type WebhookAttempt } from '../src/storage/index.js';
 import { newWallet, type Wallet } from './support/auth-client.js';
 import { AuthHarness, expectError, forEachEngine, useAuthHarness, type TimedBrowser } from './support/auth-harness.js';
 import { MINUTE, SECOND } from './support/clock.js';
-import { freePort, startInstance, type Instance } from './support/instances.js';
+import { freePort, signInOnInstance, startInstance, type Instance } from './support/instances.js';
 
 type Mode = 'ok' | 'fail' | 'hang';
 
@@ -377,14 +376,7 @@ describe('webhooks through a restart and kill -9 of the host', () => {
     const store = await openStore(databaseUrl);
     try {
       const wallet = newWallet();
-      const challenge = (await (await fetch(`${instance.url}/api/challenge?addr=${wallet.address}&audience=${encodeURIComponent(origin)}&purpose=login`)).json()) as { message: string; nonce: string };
-      const signature = signBip322({ privateKey: wallet.privateKey, address: wallet.address, message: challenge.message });
-      const signedIn = await fetch(`${instance.url}/api/auth/signin`, {
-        method: 'POST',
-        headers: { 'content-type': 'application/json', origin },
-        body: JSON.stringify({ address: wallet.address, message: challenge.message, signature, nonce: challenge.nonce }),
-      });
-      const cookie = `oc_session=${((await signedIn.json()) as { token: string }).token}`;
+      const cookie = `oc_session=${await signInOnInstance(instance, origin, wallet)}`;
       const call = async (method: string, path: string, body?: unknown) =>
         (await fetch(`${instance!.url}${path}`, { method, headers: { origin, cookie, 'content-type': 'application/json' }, ...(body === undefined ? {} : { body: JSON.stringify(body) }) })).json() as Promise<Record<string, any>>;
       const created = await call('POST', '/api/connect/apps', { name: 'Durable' });

@@ -6,6 +6,8 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createServer } from 'node:net';
 import { fileURLToPath } from 'node:url';
+import { signBip322 } from '../../src/bitcoin/signer.js';
+import type { Wallet } from './auth-client.js';
 
 const root = fileURLToPath(new URL('../..', import.meta.url));
 
@@ -71,4 +73,17 @@ export async function startInstance(env: Record<string, string>, options: { read
   }
   await instance.stop(0);
   throw new Error(`instance: not ready within the deadline: ${stderr}`);
+}
+
+/** Signs `wallet` in on a running instance by a BIP-322 challenge, as a browser of `origin` would; answers the session token. */
+export async function signInOnInstance(instance: Pick<Instance, 'url'>, origin: string, wallet: Wallet): Promise<string> {
+  const challenge = (await (await fetch(`${instance.url}/api/challenge?addr=${wallet.address}&audience=${encodeURIComponent(origin)}&purpose=login`)).json()) as { message: string; nonce: string };
+  const signature = signBip322({ privateKey: wallet.privateKey, address: wallet.address, message: challenge.message });
+  const signedIn = await fetch(`${instance.url}/api/auth/signin`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', origin },
+    body: JSON.stringify({ address: wallet.address, message: challenge.message, signature, nonce: challenge.nonce }),
+  });
+  if (signedIn.status !== 200) throw new Error(`instance: sign-in answered ${signedIn.status}`);
+  return ((await signedIn.json()) as { token: string }).token;
 }
