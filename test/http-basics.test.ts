@@ -54,6 +54,20 @@ describe('OpenAPI and explorer', () => {
     expect(Object.keys(verify.responses)).toEqual(expect.arrayContaining(['200', '400', '413']));
     expect(JSON.stringify(verify.responses['400'])).toContain('ErrorBody');
     expect(doc.components.schemas.ErrorBody.required).toEqual(['ok', 'error', 'reason']);
+    // The account's security center is in the document, each route with its methods.
+    const routes: Array<[string, string]> = [
+      ['/api/auth/sessions', 'get'],
+      ['/api/auth/sessions/{id}', 'delete'],
+      ['/api/auth/sessions/revoke-others', 'post'],
+      ['/api/auth/revocations', 'get'],
+      ['/api/auth/activity', 'get'],
+      ['/api/auth/account/export', 'get'],
+      ['/api/auth/account', 'delete'],
+      ['/api/connect/apps/{id}/webhook', 'put'],
+      ['/api/connect/apps/{id}/deliveries', 'get'],
+      ['/api/connect/webhook-keys', 'get'],
+    ];
+    for (const [path, method] of routes) expect(doc.paths[path]?.[method]?.summary, `${method} ${path}`).toEqual(expect.any(String));
   });
 
   it('serves the explorer and its assets itself', async () => {
