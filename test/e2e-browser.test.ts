@@ -78,6 +78,10 @@ if (!HAVE_CHROMIUM && IN_CI) {
   });
 }
 
+/** axe-core, run inside the pages (docs: 0 violations on every page, light and dark). */
+const AXE_PATH = fileURLToPath(new URL('../node_modules/axe-core/axe.min.js', import.meta.url));
+let AXE_SOURCE: string | undefined;
+
 describe.skipIf(!HAVE_CHROMIUM)('pages in headless Chromium', () => {
   const emailAccount = 'ada@example.org';
   const oidcAccount = { sub: 'e2e-user-1', email: 'alice@example.org', emailVerified: true, name: 'Alice Example' };
@@ -139,6 +143,18 @@ describe.skipIf(!HAVE_CHROMIUM)('pages in headless Chromium', () => {
       };
     }, signer.address);
     return created;
+  }
+
+  /**
+   * axe-core's violations on the page as it is now, `id (impact) × nodes: targets`.
+   * Injected through the DevTools protocol, which the page's CSP does not govern.
+   */
+  async function axeViolations(target: Page): Promise<string[]> {
+    AXE_SOURCE ??= await readFile(AXE_PATH, 'utf8');
+    if (!(await target.evaluate('typeof globalThis.axe !== "undefined"'))) await target.evaluate(AXE_SOURCE);
+    return target.evaluate(
+      `globalThis.axe.run(document, { resultTypes: ['violations'] }).then((result) => result.violations.map((v) => v.id + ' (' + v.impact + ') x' + v.nodes.length + ': ' + v.nodes.slice(0, 3).map((n) => n.target.join(' ')).join(' | ')))`,
+    ) as Promise<string[]>;
   }
 
   /** The whole page, or only the viewport (a modal dialog's backdrop covers only the viewport). */
@@ -677,6 +693,10 @@ describe.skipIf(!HAVE_CHROMIUM)('pages in headless Chromium', () => {
     await there!.goto('/account');
     await there!.waitForURL(`${base}/signin?return_to=/account`);
     await screenshot(here!, 'account-devices.png');
+    for (const scheme of ['light', 'dark'] as const) {
+      await here!.emulateMedia({ colorScheme: scheme });
+      expect(await axeViolations(here!), `/account ${scheme}`).toEqual([]);
+    }
 
     // Your data: the download needs the confirmation just given (still fresh), then the account is deleted.
     const data = here!.getByRole('region', { name: 'Your data' });
@@ -693,6 +713,55 @@ describe.skipIf(!HAVE_CHROMIUM)('pages in headless Chromium', () => {
     await here!.waitForURL(`${base}/signin?deleted=1`);
     await expect.poll(() => here!.locator('#page-status').textContent()).toBe('The account was deleted and you are signed out.');
     await Promise.all(contexts.map((created) => created.close()));
+    expectNoProblems();
+  });
+
+  it('the API explorer lists every route, passes axe in light and dark, and sends requests from its forms', async () => {
+    const explorer = await context.newPage();
+    watch(explorer);
+    await explorer.goto('/api-explorer');
+    await expect.poll(() => explorer.locator('#main').getAttribute('aria-busy')).toBe('false');
+    expect(await explorer.title()).toBe('API explorer · oc-host');
+    expect(await explorer.locator('details.operation').count()).toBeGreaterThan(50);
+    for (const scheme of ['light', 'dark'] as const) {
+      await explorer.emulateMedia({ colorScheme: scheme });
+      expect(await axeViolations(explorer), scheme).toEqual([]);
+    }
+    await explorer.getByLabel('Find a route').fill('family-stats');
+    expect(await explorer.locator('#filter-count').textContent()).toMatch(/^1 of \d+ routes$/);
+    const stats = explorer.locator('details#get-api-family-stats');
+    await stats.locator('summary').focus();
+    await explorer.keyboard.press('Enter');
+    await stats.getByRole('button', { name: 'Send request' }).click();
+    await expect.poll(() => stats.getByRole('status').textContent()).toMatch(/^HTTP 200 .* · \d+ ms · application\/json/);
+    expect(JSON.parse((await stats.locator('pre').textContent())!)).toMatchObject({ ok: true });
+    // A body the service refuses: the answer is shown, not thrown.
+    await explorer.getByLabel('Find a route').fill('post verify');
+    const verify = explorer.locator('details#post-api-verify');
+    await verify.locator('summary').click();
+    await verify.getByLabel('Request body (JSON)').fill('{"addr": "x"}');
+    await verify.getByRole('button', { name: 'Send request' }).click();
+    await expect.poll(() => verify.getByRole('status').textContent()).toMatch(/^HTTP 400 /);
+    expect(JSON.parse((await verify.locator('pre').textContent())!)).toMatchObject({ ok: false });
+    await verify.getByLabel('Request body (JSON)').fill('{not json');
+    await verify.getByRole('button', { name: 'Send request' }).click();
+    await expect.poll(() => verify.getByRole('alert').textContent()).toBe('The body is not valid JSON.');
+    expect(await axeViolations(explorer)).toEqual([]);
+    await screenshot(explorer, 'api-explorer.png', false);
+    await explorer.close();
+    expectNoProblems();
+  });
+
+  it('/signin passes axe in light and dark', async () => {
+    const fresh = await newWatchedContext();
+    const signin = await fresh.newPage();
+    watch(signin);
+    await signin.goto('/signin');
+    for (const scheme of ['light', 'dark'] as const) {
+      await signin.emulateMedia({ colorScheme: scheme });
+      expect(await axeViolations(signin), scheme).toEqual([]);
+    }
+    await fresh.close();
     expectNoProblems();
   });
 

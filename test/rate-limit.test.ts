@@ -182,7 +182,7 @@ describe('which route is in which class (docs/protocol.md §4)', () => {
     ['GET', '/healthz', undefined],
     ['GET', '/readyz', undefined],
     ['GET', '/metrics', undefined],
-    ['GET', '/api-explorer/static/index.html', undefined],
+    ['GET', '/api-explorer', undefined],
   ])('%s %s → %s', async (method, route, expected) => {
     expect(await limitClassOf(method, route)).toBe(expected);
   });
@@ -267,7 +267,7 @@ describe.each(backends)('rate limits over HTTP ($name)', (backend) => {
       ['GET', '/healthz'],
       ['GET', '/readyz'],
       ['OPTIONS', '/api/auth/signin'],
-      ['GET', '/api-explorer/static/index.html'],
+      ['GET', '/api-explorer'],
     ] as const) {
       for (let i = 0; i < 70; i++) {
         const response = await send(app, method, url, { ip, headers: method === 'OPTIONS' ? { origin: ORIGIN } : {} });

@@ -51,7 +51,7 @@ import { createServiceMetrics, meteredChain, MeteredSessionService, meteredRelay
 import { connectRedis, createRedisClient, createRedisNonceGuard, createRedisResultCache, createRedisSingleFlight, pingRedis } from '../redis/index.js';
 import { registerMetrics } from './metrics.js';
 import { registerRateLimits } from './rate-limit.js';
-import { POLICY, requirePolicies } from './policy.js';
+import { requirePolicies } from './policy.js';
 import { registerWebAuthnRoutes } from './webauthn.js';
 import { registerDeviceRoutes } from './devices.js';
 import { registerActivityRoutes } from './activity.js';
@@ -432,7 +432,7 @@ export async function buildApp(config: Config, deps: AppDeps = {}): Promise<Fast
   });
 
   // First: every route registered after this must declare its policy.
-  requirePolicies(app, { '/api-explorer': POLICY.unlimited });
+  requirePolicies(app);
   registerErrorHandling(app);
   registerSessions(app, context);
   registerCors(app, config);

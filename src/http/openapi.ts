@@ -1,11 +1,10 @@
 /**
  * The OpenAPI 3.1 document, generated from the route schemas, at
  * GET /api/openapi (CORS-permissive, cached 5 minutes; docs/api.md
- * "Versioning"), and the interactive explorer at /api-explorer whose assets
- * the service serves itself.
+ * "Versioning"). The interactive explorer that reads it is a page of the
+ * service (/api-explorer, src/http/pages.ts).
  */
 import swagger from '@fastify/swagger';
-import swaggerUi from '@fastify/swagger-ui';
 import type { FastifyInstance } from 'fastify';
 import type { Config } from '../config.js';
 import { Account, ErrorBody, errorResponses, RosterEntry } from './schemas.js';
@@ -73,11 +72,6 @@ export async function registerOpenApi(app: FastifyInstance, config: Config, vers
       // Keep `ErrorBody` as its own component name in the document.
       buildLocalReference: (json, _baseUri, _fragment, index) => (typeof json.$id === 'string' ? json.$id : `def-${index}`),
     },
-  });
-  await app.register(swaggerUi, {
-    routePrefix: '/api-explorer',
-    uiConfig: { tryItOutEnabled: true, deepLinking: true, displayRequestDuration: true },
-    staticCSP: true,
   });
 
   app.get(

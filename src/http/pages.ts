@@ -1,6 +1,6 @@
 /**
- * The browser pages of the host: `/signin`, `/account`, `/sudo` and
- * their static assets under `/assets/<file>`. The pages are plain HTML, CSS
+ * The browser pages of the host: `/signin`, `/account`, `/sudo`, the API
+ * explorer at `/api-explorer`, and their static assets under `/assets/<file>`. The pages are plain HTML, CSS
  * and hand-written JavaScript modules in `src/pages/`; they call the API
  * same-origin with the HttpOnly cookie, so no token ever appears in them.
  *
@@ -54,6 +54,7 @@ export interface PageFiles {
   readonly signin: string;
   readonly account: string;
   readonly sudo: string;
+  readonly explorer: string;
   readonly assets: ReadonlyMap<string, Asset>;
 }
 
@@ -87,6 +88,7 @@ export function loadPageFiles(dir: string = findPagesDir()): PageFiles {
     signin: readFileSync(join(dir, 'signin.html'), 'utf8'),
     account: readFileSync(join(dir, 'account.html'), 'utf8'),
     sudo: readFileSync(join(dir, 'sudo.html'), 'utf8'),
+    explorer: readFileSync(join(dir, 'explorer.html'), 'utf8'),
     assets,
   };
 }
@@ -195,6 +197,11 @@ export function registerPageRoutes(app: FastifyInstance, context: ServiceContext
       }),
     );
   });
+
+  // The interactive explorer of the OpenAPI document (src/pages/explorer.js).
+  for (const url of ['/api-explorer', '/api-explorer/']) {
+    app.get(url, { config: { policy: POLICY.unlimited }, schema: { hide: true } }, async (_request, reply) => sendPage(reply, files.explorer));
+  }
 
   app.get('/assets/:file', { config: { policy: POLICY.unlimited }, schema: { hide: true } }, async (request, reply) => {
     const { file } = request.params as { file: string };
