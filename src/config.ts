@@ -40,6 +40,8 @@ export interface Config {
   readonly mailFrom: string;
   readonly oauthProviders: readonly OAuthProviderConfig[];
   readonly contactTo: string | undefined;
+  /** BRAND_*: the operator's brand in the pages and the e-mails (README "Your brand"). */
+  readonly brand: Brand;
   readonly trustProxy: boolean;
   readonly rateLimits: {
     readonly readPerMinute: number;
@@ -259,6 +261,48 @@ function oauthProviders(env: Env): OAuthProviderConfig[] {
   return providers;
 }
 
+/** The operator's brand; every member unset keeps the service's own look. */
+export interface Brand {
+  /** BRAND_NAME: shown in the pages' header and titles and named in the e-mails; unset: "oc-host" in the pages, the host in the e-mails. */
+  readonly name: string | undefined;
+  /** BRAND_LOGO_URL: a `data:image/…` URL or a path on this host (`/…`); shown before the name. */
+  readonly logoUrl: string | undefined;
+  /** BRAND_ACCENT: `#rgb` or `#rrggbb`, lowercased to `#rrggbb`; the pages adjust it per theme for contrast. */
+  readonly accent: string | undefined;
+  /** BRAND_SUPPORT_URL: an https or mailto: link for help, in the pages' footer and the e-mails. */
+  readonly supportUrl: string | undefined;
+}
+
+/** The longest data: logo accepted (it is sent in every page). */
+export const MAX_BRAND_LOGO_BYTES = 64 * 1024;
+
+function brandOf(env: Env): Brand {
+  const name = read(env, 'BRAND_NAME')?.trim();
+  if (name !== undefined && (name.length === 0 || [...name].length > 64 || /[\p{Cc}\u2028\u2029\u202a-\u202e\u2066-\u2069]/u.test(name))) {
+    throw new ConfigError('BRAND_NAME', 'must be 1 to 64 characters without control or bidirectional-override characters');
+  }
+  const logoUrl = read(env, 'BRAND_LOGO_URL');
+  if (logoUrl !== undefined) {
+    const dataUrl = /^data:image\/(png|jpeg|gif|webp|svg\+xml)(;base64)?,/.test(logoUrl);
+    const path = /^\/(?!\/)[A-Za-z0-9._~!$&'()*+,;=:@%\/-]*$/.test(logoUrl);
+    if (!dataUrl && !path) throw new ConfigError('BRAND_LOGO_URL', 'must be a data:image/… URL or a path on this host starting with "/" (the pages load images from this host only)');
+    if (logoUrl.length > MAX_BRAND_LOGO_BYTES) throw new ConfigError('BRAND_LOGO_URL', `must be at most ${MAX_BRAND_LOGO_BYTES} bytes`);
+  }
+  let accent = read(env, 'BRAND_ACCENT')?.toLowerCase();
+  if (accent !== undefined) {
+    if (!/^#([0-9a-f]{3}|[0-9a-f]{6})$/.test(accent)) throw new ConfigError('BRAND_ACCENT', `must be a colour as #rgb or #rrggbb, got "${accent}"`);
+    if (accent.length === 4) accent = `#${[...accent.slice(1)].map((digit) => digit + digit).join('')}`;
+  }
+  const supportUrl = read(env, 'BRAND_SUPPORT_URL');
+  if (supportUrl !== undefined) {
+    const parsed = url('BRAND_SUPPORT_URL', supportUrl, ['https:', 'http:', 'mailto:']);
+    if (parsed.protocol === 'http:' && !['localhost', '127.0.0.1', '[::1]'].includes(parsed.hostname)) {
+      throw new ConfigError('BRAND_SUPPORT_URL', 'must use https or mailto: (http only on loopback)');
+    }
+  }
+  return Object.freeze({ name, logoUrl, accent, supportUrl });
+}
+
 export function loadConfig(env: Env = process.env): Config {
   const port = integer(env, 'PORT', 8787, 0, 65535);
   const host = read(env, 'HOST') ?? '127.0.0.1';
@@ -354,6 +398,7 @@ export function loadConfig(env: Env = process.env): Config {
     mailFrom,
     oauthProviders: Object.freeze(oauthProviders(env)),
     contactTo: read(env, 'CONTACT_TO'),
+    brand: brandOf(env),
     trustProxy: bool(env, 'TRUST_PROXY'),
     rateLimits: Object.freeze({
       readPerMinute: integer(env, 'RATE_LIMIT_READ_PER_MIN', 60, 0, 1_000_000),

@@ -765,6 +765,54 @@ describe.skipIf(!HAVE_CHROMIUM)('pages in headless Chromium', () => {
     expectNoProblems();
   });
 
+  it("shows the operator's brand (name, logo, a pale accent made readable, support link) and still passes axe in light and dark", async () => {
+    const brandPort = await freePort();
+    const brandBase = `http://localhost:${brandPort}`;
+    const logo = `data:image/svg+xml;base64,${Buffer.from('<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 10 10"><circle cx="5" cy="5" r="5" fill="#fc0"/></svg>').toString('base64')}`;
+    const branded = await buildApp(
+      loadConfig({
+        PORT: String(brandPort),
+        PUBLIC_URL: brandBase,
+        DATABASE_URL: 'sqlite::memory:',
+        NOSTR_RELAYS: 'ws://127.0.0.1:9',
+        ESPLORA_URLS: 'http://127.0.0.1:9',
+        LOG_LEVEL: 'silent',
+        BRAND_NAME: 'Acme ID',
+        BRAND_LOGO_URL: logo,
+        BRAND_ACCENT: '#ffcc00',
+        BRAND_SUPPORT_URL: 'mailto:help@acme.example',
+      }),
+      { logger: false },
+    );
+    await branded.listen({ port: brandPort, host: '127.0.0.1' });
+    const brandContext = await browser.newContext({ baseURL: brandBase, viewport: DESKTOP, locale: 'en-GB', timezoneId: 'UTC' });
+    try {
+      const target = await brandContext.newPage();
+      for (const path of ['/signin', '/api-explorer']) {
+        await target.goto(path);
+        await expect.poll(() => target.title()).toMatch(/ · Acme ID$/);
+        expect(await target.locator('header .brand').textContent()).toBe('Acme ID');
+        expect(await target.locator('header .brand img').getAttribute('src')).toBe(logo);
+        expect(await target.getByRole('link', { name: 'Contact Acme ID support' }).getAttribute('href')).toBe('mailto:help@acme.example');
+        for (const scheme of ['light', 'dark'] as const) {
+          await target.emulateMedia({ colorScheme: scheme });
+          await expect.poll(() => target.locator('#main').getAttribute('aria-busy')).not.toBe('true');
+          expect(await axeViolations(target), `${path} ${scheme}`).toEqual([]);
+          // The pale yellow was darkened for the light theme; the dark theme can show it as it is.
+          const accent = await target.evaluate('getComputedStyle(document.documentElement).getPropertyValue("--accent").trim()');
+          if (scheme === 'light') expect(accent).not.toBe('#ffcc00');
+          else expect(accent).toBe('#ffcc00');
+        }
+      }
+      await target.emulateMedia({ colorScheme: 'light' });
+      await target.goto('/signin');
+      await screenshot(target, 'signin-brand.png', false);
+    } finally {
+      await brandContext.close();
+      await branded.close();
+    }
+  });
+
   it('shows provider errors as sentences and refuses a foreign return_to', async () => {
     const errorPage = await context.newPage();
     watch(errorPage);

@@ -15,7 +15,8 @@
  *   name the recipient.
  */
 import type { Mailer } from '../mail/index.js';
-import { escapeHtml } from '../mail/index.js';
+import { escapeHtml, mailBrandOf, supportHtml, supportTextLines, type MailBrand } from '../mail/index.js';
+import type { Brand } from '../config.js';
 import type { SigningMethod } from '../session/service.js';
 import type { ActivityStore, AccountStore } from '../storage/index.js';
 
@@ -33,6 +34,8 @@ export interface SignInNoticeDeps {
   readonly store: Pick<AccountStore, 'findAccount' | 'listIdentities'> & Pick<ActivityStore, 'listActivity'>;
   readonly mailer: Mailer;
   readonly publicUrl: string;
+  /** The operator's brand (BRAND_NAME, BRAND_SUPPORT_URL). */
+  readonly brand?: Brand | undefined;
   readonly now: () => Date;
   readonly onError: (error: unknown) => void;
 }
@@ -55,8 +58,13 @@ function formatUtc(date: Date): string {
   return `${date.toISOString().slice(0, 16).replace('T', ' ')} UTC`;
 }
 
-export function composeSignInNotice(facts: SignInFacts, at: Date, publicUrl: string): { subject: string; text: string; html: string } {
-  const host = new URL(publicUrl).host;
+export function composeSignInNotice(
+  facts: SignInFacts,
+  at: Date,
+  publicUrl: string,
+  brand: MailBrand = mailBrandOf(undefined, publicUrl),
+): { subject: string; text: string; html: string } {
+  const host = brand.name;
   const accountUrl = new URL('/account', publicUrl).toString();
   const rows: Array<[string, string]> = [
     ['Device', facts.device ?? 'an unknown device'],
@@ -77,6 +85,7 @@ export function composeSignInNotice(facts: SignInFacts, at: Date, publicUrl: str
     '',
     `    ${accountUrl}`,
     '',
+    ...supportTextLines(brand),
     `-- ${publicUrl}`,
     '',
   ].join('\n');
@@ -90,6 +99,7 @@ export function composeSignInNotice(facts: SignInFacts, at: Date, publicUrl: str
     '<p>If this was you, there is nothing to do.</p>',
     `<p>If it was not you, open <a href="${escapeHtml(accountUrl)}">the account page</a>, choose ` +
       '<strong>Sign out everywhere else</strong> under "Where you are signed in", and check the ways to sign in listed there.</p>',
+    supportHtml(brand),
     `<p style="color: #666">${escapeHtml(publicUrl)}</p>`,
     '</body></html>',
     '',
@@ -131,7 +141,7 @@ export class SignInNotices {
     try {
       const identities = await this.#deps.store.listIdentities(notice.accountId);
       const recipients = identities.filter((identity) => identity.kind === 'email').slice(0, MAX_RECIPIENTS);
-      const mail = composeSignInNotice(notice.facts, notice.at, this.#deps.publicUrl);
+      const mail = composeSignInNotice(notice.facts, notice.at, this.#deps.publicUrl, mailBrandOf(this.#deps.brand, this.#deps.publicUrl));
       let sent = 0;
       for (const identity of recipients) {
         try {

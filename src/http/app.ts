@@ -281,6 +281,7 @@ export async function buildApp(config: Config, deps: AppDeps = {}): Promise<Fast
         store,
         mailer,
         publicUrl: config.publicUrl,
+        brand: config.brand,
         now,
         onError: (error) => app.log.warn({ code: error instanceof OcError ? error.code : 'internal' }, 'notice: a new sign-in notice was not sent'),
       })
@@ -304,7 +305,7 @@ export async function buildApp(config: Config, deps: AppDeps = {}): Promise<Fast
     (redis !== undefined
       ? createRedisNonceGuard({ redis, now: nowMs, onError: redisFailed('nonce') })
       : { consume: (nonce, expiresAtMs) => store.consumeNonce(nonce, expiresAtMs, now().getTime()) });
-  const emailCodes = createEmailCodeService({ store, mailer, secret: serverSecret, now, publicUrl: config.publicUrl });
+  const emailCodes = createEmailCodeService({ store, mailer, secret: serverSecret, now, publicUrl: config.publicUrl, brand: config.brand });
   const providers = createProviderRegistry({
     providers: config.oauthProviders,
     publicUrl: config.publicUrl,

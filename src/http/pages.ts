@@ -23,6 +23,7 @@ import { checkReturnTo } from '../signin/oauth-return-to.js';
 import type { ServiceContext } from './context.js';
 import { currentSession } from './session.js';
 import { POLICY } from './policy.js';
+import { applyBrand, brandCss } from './brand.js';
 
 /** The policy of every page answer: same-origin scripts, styles and fetches only. */
 export const PAGE_CSP =
@@ -133,8 +134,19 @@ export function sudoPurpose(value: string | undefined): string {
   return [...line].slice(0, MAX_PURPOSE_LENGTH).join('');
 }
 
-export function registerPageRoutes(app: FastifyInstance, context: ServiceContext, files: PageFiles = loadPageFiles()): void {
+export function registerPageRoutes(app: FastifyInstance, context: ServiceContext, loaded: PageFiles = loadPageFiles()): void {
   const isFamily = (origin: string) => context.origins.isFamilyOrigin(origin);
+  // The operator's brand goes into the templates once (src/http/brand.ts).
+  const brand = context.config.brand;
+  const files: PageFiles = {
+    ...loaded,
+    signin: applyBrand(loaded.signin, brand),
+    account: applyBrand(loaded.account, brand),
+    sudo: applyBrand(loaded.sudo, brand),
+    explorer: applyBrand(loaded.explorer, brand),
+  };
+  const brandStyles = Buffer.from(brandCss(brand), 'utf8');
+  const brandStylesTag = etagOf(brandStyles);
 
   /**
    * `return_to` by the rule the provider start applies (docs/protocol.md §6):
@@ -202,6 +214,12 @@ export function registerPageRoutes(app: FastifyInstance, context: ServiceContext
   for (const url of ['/api-explorer', '/api-explorer/']) {
     app.get(url, { config: { policy: POLICY.unlimited }, schema: { hide: true } }, async (_request, reply) => sendPage(reply, files.explorer));
   }
+
+  app.get('/assets/brand.css', { config: { policy: POLICY.unlimited }, schema: { hide: true } }, async (request, reply) => {
+    securityHeaders(reply).header('cache-control', `public, max-age=${ASSET_MAX_AGE_SECONDS}`).header('etag', brandStylesTag);
+    if (request.headers['if-none-match'] === brandStylesTag) return reply.code(304).send();
+    return reply.type('text/css; charset=utf-8').send(brandStyles);
+  });
 
   app.get('/assets/:file', { config: { policy: POLICY.unlimited }, schema: { hide: true } }, async (request, reply) => {
     const { file } = request.params as { file: string };

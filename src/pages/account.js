@@ -83,7 +83,7 @@ async function load() {
 
 function renderAccount(account) {
   const name = accountName(account);
-  document.title = `${name} · Your account · oc-host`;
+  document.title = `${name} · Your account · ${document.body.dataset.brand || 'oc-host'}`;
   byId('active-heading-name').textContent = name;
   byId('active-name').textContent = account.display_name || 'Not set';
   const shown = account.display_identity;

@@ -224,8 +224,6 @@ function renderOperation(path, method, operation) {
 
 function render(openapi) {
   documentRoot = openapi;
-  const title = openapi.info?.title || 'this service';
-  document.title = `API explorer · ${title}`;
   const tags = (openapi.tags || []).map((tag) => tag.name);
   /** @type {Map<string, HTMLElement[]>} */
   const byTag = new Map();

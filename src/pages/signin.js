@@ -61,7 +61,7 @@ function setUpNotices() {
   const query = new URLSearchParams(window.location.search);
   if (adding) {
     byId('page-title').textContent = 'Add another account';
-    document.title = 'Add another account · oc-host';
+    document.title = `Add another account · ${document.body.dataset.brand || 'oc-host'}`;
     byId('lead').textContent =
       'Sign in to another account. The accounts already signed in on this browser stay signed in, and you can switch between them.';
   }

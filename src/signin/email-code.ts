@@ -64,6 +64,8 @@ import { OcError } from '../errors.js';
 import { escapeHtml } from '../mail/html.js';
 import { normalizeEmail } from '../mail/address.js';
 import type { Mailer } from '../mail/mailer.js';
+import { mailBrandOf, supportHtml, supportTextLines, type MailBrand } from '../mail/brand.js';
+import type { Brand } from '../config.js';
 import type { EmailCodeStore } from '../storage/index.js';
 
 /** docs/protocol.md §6: valid 10 minutes. */
@@ -105,8 +107,10 @@ export interface EmailCodeServiceOptions {
   /** `OC_SERVER_SECRET`, at least 32 bytes. */
   readonly secret: Uint8Array;
   readonly now: () => Date;
-  /** `PUBLIC_URL`; the mail names the service by its host. */
+  /** `PUBLIC_URL`; the mail names the service by its host unless a brand name is set. */
   readonly publicUrl: string;
+  /** The operator's brand (BRAND_NAME, BRAND_SUPPORT_URL). */
+  readonly brand?: Brand | undefined;
   /** Default {@link EMAIL_CODE_TTL_MS}. */
   readonly ttlMs?: number | undefined;
   /** Default {@link EMAIL_CODE_MAX_ATTEMPTS}. */
@@ -225,7 +229,8 @@ interface CodeMail {
  * The code is kept out of the subject, which lock screens and notification
  * previews show to anyone near the device.
  */
-function composeCodeMail(code: string, host: string, publicUrl: string, ttlMs: number, expiresAt: Date): CodeMail {
+function composeCodeMail(code: string, brand: MailBrand, publicUrl: string, ttlMs: number, expiresAt: Date): CodeMail {
+  const host = brand.name;
   const minutes = Math.round(ttlMs / 60_000);
   const lifetime = minutes >= 1 ? `${minutes} minute${minutes === 1 ? '' : 's'}` : `${Math.round(ttlMs / 1000)} seconds`;
   const expires = formatUtc(expiresAt);
@@ -242,6 +247,7 @@ function composeCodeMail(code: string, host: string, publicUrl: string, ttlMs: n
     'If you did not ask for this code, ignore this e-mail. Nobody can sign in',
     'without the code, and it stops working on its own.',
     '',
+    ...supportTextLines(brand),
     `-- ${publicUrl}`,
     '',
   ].join('\n');
@@ -255,6 +261,7 @@ function composeCodeMail(code: string, host: string, publicUrl: string, ttlMs: n
       `Enter it on the page where you asked for it. Never give it to anyone: nobody from ${hostHtml} will ask you for it.</p>`,
     '<p>If you did not ask for this code, ignore this e-mail. Nobody can sign in without the code, ' +
       'and it stops working on its own.</p>',
+    supportHtml(brand),
     `<p style="color: #666">${escapeHtml(publicUrl)}</p>`,
     '</body></html>',
     '',
@@ -271,7 +278,8 @@ export function createEmailCodeService(options: EmailCodeServiceOptions): EmailC
   const secret = options.secret;
   const ttlMs = positiveInteger('ttlMs', options.ttlMs ?? EMAIL_CODE_TTL_MS);
   const maxAttempts = positiveInteger('maxAttempts', options.maxAttempts ?? EMAIL_CODE_MAX_ATTEMPTS);
-  const host = serviceHost(publicUrl);
+  serviceHost(publicUrl);
+  const brand = mailBrandOf(options.brand, publicUrl);
 
   async function start(input: unknown): Promise<EmailCodeStarted> {
     const email = normalizeEmail(input, 'email');
@@ -282,7 +290,7 @@ export function createEmailCodeService(options: EmailCodeServiceOptions): EmailC
     const expiresAt = createdAt + ttlMs;
     // Stored before the mail goes out, so the code works the moment it arrives.
     await store.putEmailCode({ email, code_hash: codeHash, token, expires_at: expiresAt, created_at: createdAt });
-    const mail = composeCodeMail(code, host, publicUrl, ttlMs, new Date(expiresAt));
+    const mail = composeCodeMail(code, brand, publicUrl, ttlMs, new Date(expiresAt));
     try {
       await mailer.send({ to: email, ...mail });
     } catch (error) {

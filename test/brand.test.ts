@@ -1,0 +1,118 @@
+/**
+ * The operator's brand (README "Your brand"): BRAND_* settings, the accent
+ * made readable in both themes, the branded page templates and stylesheet,
+ * and the e-mails naming the brand and its support link (over a real SMTP
+ * server on loopback).
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { loadConfig } from '../src/config.js';
+import { applyBrand, brandCss, contrast, MIN_CONTRAST, themeAccent } from '../src/http/brand.js';
+import { testApp } from './support/app.js';
+import { startSmtpServer, type TestSmtpServer } from './support/smtp-server.js';
+
+const LOGO = 'data:image/png;base64,iVBORw0KGgo=';
+
+describe('BRAND_* settings', () => {
+  it('are all optional, and normalise the accent', () => {
+    expect(loadConfig({}).brand).toEqual({ name: undefined, logoUrl: undefined, accent: undefined, supportUrl: undefined });
+    expect(loadConfig({ BRAND_NAME: ' Acme ID ', BRAND_ACCENT: '#FC0', BRAND_LOGO_URL: '/static/logo.svg', BRAND_SUPPORT_URL: 'https://acme.example/help' }).brand).toEqual({
+      name: 'Acme ID',
+      accent: '#ffcc00',
+      logoUrl: '/static/logo.svg',
+      supportUrl: 'https://acme.example/help',
+    });
+  });
+
+  it.each([
+    ['BRAND_NAME', 'x'.repeat(65)],
+    ['BRAND_NAME', 'Acme\u202eDI'],
+    ['BRAND_ACCENT', 'orange'],
+    ['BRAND_ACCENT', '#12345'],
+    ['BRAND_LOGO_URL', 'https://cdn.example/logo.png'],
+    ['BRAND_LOGO_URL', '//cdn.example/logo.png'],
+    ['BRAND_LOGO_URL', 'data:text/html,<script>'],
+    ['BRAND_LOGO_URL', `data:image/png;base64,${'A'.repeat(70_000)}`],
+    ['BRAND_SUPPORT_URL', 'javascript:alert(1)'],
+    ['BRAND_SUPPORT_URL', 'http://acme.example/help'],
+  ])('%s=%s stops the start naming the variable', (name, value) => {
+    expect(() => loadConfig({ [name]: value })).toThrow(name);
+  });
+});
+
+describe('the accent', () => {
+  it.each(['#ffcc00', '#00ff00', '#0000ff', '#777777', '#ffffff', '#000000', '#a94300', '#ff69b4'])('%s reads at 4.5:1 or better in both themes', (wanted) => {
+    const backgrounds = { light: ['#f6f5f2', '#ffffff', '#fff7ed'], dark: ['#161514', '#22201e', '#33261a'] } as const;
+    for (const theme of ['light', 'dark'] as const) {
+      const { accent, text } = themeAccent(wanted, theme);
+      for (const background of backgrounds[theme]) expect(contrast(accent, background), `${theme} on ${background}`).toBeGreaterThanOrEqual(MIN_CONTRAST);
+      expect(contrast(accent, text), `${theme} text`).toBeGreaterThanOrEqual(MIN_CONTRAST);
+    }
+  });
+
+  it('keeps a colour that already reads well', () => {
+    expect(themeAccent('#a94300', 'light').accent).toBe('#a94300');
+    expect(brandCss({ name: undefined, logoUrl: undefined, accent: undefined, supportUrl: undefined })).toMatch(/^\/\*/);
+    expect(brandCss({ name: undefined, logoUrl: undefined, accent: '#a94300', supportUrl: undefined })).toContain('--accent: #a94300;');
+  });
+});
+
+describe('branded pages', () => {
+  it('fill the header, titles and footer, escaping what they show', () => {
+    const page = applyBrand('<title>Sign in · <!--brand-name--></title><body data-brand="<!--brand-name-->"><!--brand--><!--support-footer-->', {
+      name: 'Acme <ID> {{x}}',
+      logoUrl: LOGO,
+      accent: undefined,
+      supportUrl: 'mailto:help@acme.example',
+    });
+    expect(page).toContain('<title>Sign in · Acme &#60;ID&#62; &#123;&#123;x&#125;&#125;</title>');
+    expect(page).toContain(`<a class="brand has-logo" href="/account"><img class="brand-logo" src="${LOGO}" alt="" width="28" height="28">Acme &#60;ID&#62;`);
+    expect(page).toContain('<footer class="site-footer"><div class="wrap"><p class="support">Need help? <a href="mailto:help@acme.example" rel="noopener">Contact Acme &#60;ID&#62; &#123;&#123;x&#125;&#125; support</a>.</p></div></footer>');
+    const plain = applyBrand('<!--brand--><!--support-footer-->', { name: undefined, logoUrl: undefined, accent: undefined, supportUrl: undefined });
+    expect(plain).toBe('<a class="brand" href="/account">oc-host</a>');
+  });
+
+  it('are served with brand.css by the app', async () => {
+    const app = await testApp({ BRAND_NAME: 'Acme ID', BRAND_ACCENT: '#ffcc00' });
+    try {
+      const signin = await app.inject({ method: 'GET', url: '/signin' });
+      expect(signin.body).toContain('<title>Sign in · Acme ID</title>');
+      expect(signin.body).toContain('href="/assets/brand.css"');
+      const css = await app.inject({ method: 'GET', url: '/assets/brand.css' });
+      expect(css.headers['content-type']).toBe('text/css; charset=utf-8');
+      expect(css.body).toContain(`--accent: ${themeAccent('#ffcc00', 'light').accent};`);
+      expect((await app.inject({ method: 'GET', url: '/assets/brand.css', headers: { 'if-none-match': css.headers.etag as string } })).statusCode).toBe(304);
+    } finally {
+      await app.close();
+    }
+  });
+});
+
+describe('branded e-mails', () => {
+  let smtp: TestSmtpServer;
+  beforeAll(async () => {
+    smtp = await startSmtpServer();
+  });
+  afterAll(async () => {
+    await smtp?.close();
+  });
+
+  it('name the brand and link its support; without a brand they name the host', async () => {
+    for (const [env, subject, support] of [
+      [{ BRAND_NAME: 'Acme ID', BRAND_SUPPORT_URL: 'mailto:help@acme.example' }, 'Your sign-in code for Acme ID', 'Need help? Contact Acme ID support: help@acme.example'],
+      [{}, 'Your sign-in code for localhost:8787', undefined],
+    ] as const) {
+      const app = await testApp({ SMTP_URL: smtp.url, RATE_LIMIT_OTP_PER_HOUR: '0', ...env });
+      try {
+        const email = `brand-${Object.keys(env).length}@example.org`;
+        const started = await app.inject({ method: 'POST', url: '/api/auth/email-otp/start', headers: { origin: 'http://localhost:8787' }, payload: { email } });
+        expect(started.statusCode).toBe(200);
+        const mail = await smtp.waitForMessage((received) => received.envelope.to.includes(email));
+        expect(mail.subject).toBe(subject);
+        if (support === undefined) expect(mail.text).not.toContain('Need help?');
+        else expect(mail.text).toContain(support);
+      } finally {
+        await app.close();
+      }
+    }
+  });
+});
