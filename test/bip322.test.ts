@@ -533,8 +533,8 @@ describe('verifySignature scheme rules (docs/protocol.md §7)', () => {
     }
   });
 
-  it('a legacy signature on a segwit address without a scheme is a failed bip322 proof', () => {
-    expect(verifySignature({ address: p2wpkh, message: 'm', signature: legacy })).toBe('sig_invalid');
+  it('a legacy signature on a segwit address without a scheme is sig_unsupported_script: the wallet used the legacy method', () => {
+    expect(verifySignature({ address: p2wpkh, message: 'm', signature: legacy })).toBe('sig_unsupported_script');
   });
 
   it('legacy, explicit, P2PKH', () => {

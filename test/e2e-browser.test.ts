@@ -21,7 +21,7 @@ import { fileURLToPath } from 'node:url';
 import type { FastifyInstance } from 'fastify';
 import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { signBip322 } from '../src/bitcoin/signer.js';
+import { signBip322, signLegacy } from '../src/bitcoin/signer.js';
 import { loadConfig } from '../src/config.js';
 import { buildApp } from '../src/http/app.js';
 import { PAGE_CSP } from '../src/http/pages.js';
@@ -77,6 +77,16 @@ if (!HAVE_CHROMIUM && IN_CI) {
     throw new Error(`e2e-browser: ${CHROMIUM_PATH} is missing and CI=true; run scripts/ensure-chromium.sh before the tests`);
   });
 }
+
+/** The wallets whose documented browser APIs the sign-in page drives (src/pages/wallets.js). */
+type FakeWalletKind = 'unisat' | 'okx' | 'xverse' | 'leather' | 'phantom';
+const FAKE_WALLETS: ReadonlyArray<readonly [FakeWalletKind, string]> = [
+  ['unisat', 'UniSat'],
+  ['okx', 'OKX Wallet'],
+  ['xverse', 'Xverse'],
+  ['leather', 'Leather'],
+  ['phantom', 'Phantom'],
+];
 
 /** axe-core, run inside the pages (docs: 0 violations on every page, light and dark). */
 const AXE_PATH = fileURLToPath(new URL('../node_modules/axe-core/axe.min.js', import.meta.url));
@@ -487,6 +497,112 @@ describe.skipIf(!HAVE_CHROMIUM)('pages in headless Chromium', () => {
     await expect.poll(() => walletPage.locator('#active-heading-name').textContent()).toBe(other.address);
     expect(requested).toEqual(['bip322-simple']);
     await walletContext.close();
+    expectNoProblems();
+  });
+
+  /**
+   * A watched context whose pages have one fake wallet of `kind`, shaped as
+   * that wallet's documented API, holding `signer` (and a taproot address
+   * besides, for the wallets that report two). `mode` decides what signing
+   * does: a real BIP-322 signature, a decline, or a legacy ECDSA signature.
+   */
+  async function contextWithFakeWallet(kind: FakeWalletKind, signer: Wallet, mode: 'ok' | 'decline' | 'legacy', active = signer.address): Promise<BrowserContext> {
+    const created = await newWatchedContext();
+    await created.exposeFunction('ocTestSign', (message: string) =>
+      mode === 'legacy' ? signLegacy(signer.privateKey, message) : signBip322({ privateKey: signer.privateKey, address: signer.address, message }),
+    );
+    await created.addInitScript(
+      ({ kind, mode, active, taproot }) => {
+        const scope = globalThis as unknown as Record<string, any>;
+        const declined = () => Object.assign(new Error('User rejected the request.'), { code: 4001 });
+        const sign = async (message: string): Promise<string> => {
+          if (mode === 'decline') throw declined();
+          return scope.ocTestSign(message);
+        };
+        const base64ToBytes = (text: string) => Uint8Array.from(atob(text), (character) => character.charCodeAt(0));
+        if (kind === 'unisat') scope.unisat = { requestAccounts: async () => [active], signMessage: (message: string) => sign(message) };
+        if (kind === 'okx') scope.okxwallet = { bitcoin: { connect: async () => ({ address: active, publicKey: '' }), signMessage: (message: string) => sign(message) } };
+        if (kind === 'xverse') {
+          scope.XverseProviders = {
+            BitcoinProvider: {
+              request: async (method: string, params: { protocol?: string; message: string; address: string }) => {
+                if (method === 'getAccounts') return { jsonrpc: '2.0', result: [{ address: taproot, purpose: 'ordinals' }, { address: active, purpose: 'payment' }] };
+                if (method !== 'signMessage' || params.protocol !== 'BIP322') return { jsonrpc: '2.0', error: { code: -32601, message: 'unexpected call' } };
+                if (mode === 'decline') return { jsonrpc: '2.0', error: { code: -32000, message: 'User rejected the request' } };
+                return { jsonrpc: '2.0', result: { signature: await sign(params.message), address: params.address } };
+              },
+            },
+          };
+        }
+        if (kind === 'leather') {
+          scope.LeatherProvider = {
+            request: async (method: string, params: { message: string; paymentType: string }) => {
+              if (method === 'getAddresses') return { result: { addresses: [{ symbol: 'BTC', type: 'p2tr', address: taproot }, { symbol: 'BTC', type: 'p2wpkh', address: active }] } };
+              if (params.paymentType !== 'p2wpkh') return { error: { code: 4002, message: 'wrong payment type' } };
+              return { result: { signature: await sign(params.message) } };
+            },
+          };
+        }
+        if (kind === 'phantom') {
+          scope.phantom = {
+            bitcoin: {
+              requestAccounts: async () => [{ address: active, addressType: 'p2wpkh', purpose: 'payment', publicKey: '' }],
+              signMessage: async (_address: string, bytes: Uint8Array) => ({ signature: base64ToBytes(await sign(new TextDecoder().decode(bytes))) }),
+            },
+          };
+        }
+      },
+      { kind, mode, active, taproot: newWallet('p2tr').address },
+    );
+    return created;
+  }
+
+  for (const [kind, label] of FAKE_WALLETS) {
+    it(`connects ${label}, which gives the address and signs; a decline and a legacy signature are explained`, async () => {
+      const signer = newWallet('p2wpkh');
+      for (const mode of ['decline', 'legacy', 'ok'] as const) {
+        const walletContext = await contextWithFakeWallet(kind, signer, mode);
+        const walletPage = await walletContext.newPage();
+        watch(walletPage);
+        await walletPage.goto('/signin');
+        await walletPage.getByRole('button', { name: `Connect ${label}` }).click();
+        if (mode === 'ok') {
+          await walletPage.waitForURL(`${base}/account`);
+          await expect.poll(() => walletPage.locator('#active-heading-name').textContent()).toBe(signer.address);
+        } else {
+          const expected =
+            mode === 'decline'
+              ? `You declined in ${label}, so nothing was signed.`
+              : `${label} signed with the legacy method (ECDSA), which only works for addresses starting with 1. Choose BIP-322 in its signing options and sign again.`;
+          await expect.poll(() => walletPage.locator('#btc-error').textContent()).toBe(expected);
+          // The message stays, with the paste path and a button to ask the wallet again.
+          expect(await walletPage.getByLabel('Message to sign').inputValue()).toContain(signer.address);
+          expect(await walletPage.getByRole('button', { name: `Sign with ${label}` }).isVisible()).toBe(true);
+          if (kind === 'unisat' && mode === 'legacy') await screenshot(walletPage, 'signin-wallet-legacy.png', false);
+        }
+        await walletContext.close();
+      }
+      expectNoProblems();
+    });
+  }
+
+  it('says so before signing when the wallet uses another address than the one typed', async () => {
+    const typed = newWallet('p2wpkh');
+    const activeWallet = newWallet('p2wpkh');
+    for (const [kind, label] of FAKE_WALLETS.filter(([kind]) => kind === 'unisat' || kind === 'okx' || kind === 'leather')) {
+      const walletContext = await contextWithFakeWallet(kind, activeWallet, 'ok');
+      const walletPage = await walletContext.newPage();
+      watch(walletPage);
+      await walletPage.goto('/signin');
+      await walletPage.getByLabel('Bitcoin address').fill(typed.address);
+      await walletPage.getByRole('button', { name: 'Get message to sign' }).click();
+      await walletPage.getByRole('button', { name: `Sign with ${label}` }).click();
+      await expect.poll(() => walletPage.locator('#btc-error').textContent()).toBe(
+        `${label} is using ${activeWallet.address}, not ${typed.address}. Switch to ${typed.address} in ${label}, or start again with ${activeWallet.address}.`,
+      );
+      expect(await walletPage.getByLabel('Signature').inputValue()).toBe('');
+      await walletContext.close();
+    }
     expectNoProblems();
   });
 

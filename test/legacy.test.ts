@@ -67,6 +67,20 @@ describe('refusals', () => {
     }
   });
 
+  it('without a scheme, a legacy signature for a segwit or taproot address is sig_unsupported_script (BIP-137 headers too), a wrong one on P2PKH stays sig_invalid', () => {
+    for (const type of ['p2sh-p2wpkh', 'p2wpkh', 'p2tr'] as const) {
+      const address = addressFromPrivateKey(KEY, type, 'mainnet');
+      expect(verifySignature({ address, message: MESSAGE, signature }), type).toBe('sig_unsupported_script');
+      const segwitHeader = Buffer.from(bytes);
+      segwitHeader[0] = 39 + (segwitHeader[0]! - 27) % 4;
+      expect(verifySignature({ address, message: MESSAGE, signature: segwitHeader.toString('base64') }), `${type} BIP-137`).toBe('sig_unsupported_script');
+      const outside = Buffer.from(bytes);
+      outside[0] = 43;
+      expect(verifySignature({ address, message: MESSAGE, signature: outside.toString('base64') }), `${type} header 43`).toBe('sig_invalid');
+    }
+    expect(verifySignature({ address: p2pkh(true), message: 'another message', signature })).toBe('sig_invalid');
+  });
+
   it('headers outside 27..34, including the BIP-137 segwit headers 35..42', () => {
     for (const header of [0, 26, 35, 39, 42, 43, 255]) {
       const changed = Buffer.from(bytes);

@@ -44,6 +44,18 @@ function decodeLegacySignature(signature: string): Uint8Array | null {
   return bytes;
 }
 
+/**
+ * A 65-byte compact recoverable signature in base64 with any message-signing
+ * header (27..34 for P2PKH, and 35..42, which BIP-137 wallets use for
+ * P2SH-P2WPKH and P2WPKH): what a wallet gives when it signs with the
+ * legacy method instead of BIP-322.
+ */
+export function looksLikeCompactSignature(signature: string): boolean {
+  if (typeof signature !== 'string' || signature.length !== LEGACY_SIGNATURE_LENGTH) return false;
+  const bytes = decodeBase64Strict(signature);
+  return bytes !== null && bytes.length === 65 && bytes[0]! >= 27 && bytes[0]! <= 42;
+}
+
 /** Verifies a `signmessage` signature for a P2PKH address (any network). Never throws. */
 export function verifyLegacy(address: string, message: string, signature: string): boolean {
   try {

@@ -12,14 +12,17 @@
  *   since BIP-322 §Legacy makes it one of the BIP's own formats; the code
  *   then says `sig_ok_legacy`, naming what was actually checked.
  * - no scheme: `bip322`, unless the address is P2PKH and the signature looks
- *   like a legacy one (88 base64 characters, header 27..34).
+ *   like a legacy one (88 base64 characters, header 27..34). On any other
+ *   address a compact signature (header 27..42) that fails as BIP-322 is
+ *   `sig_unsupported_script`: the wallet used the legacy method, which such
+ *   an address cannot be checked by, rather than signing wrongly.
  *
  * Unknown schemes and non-string inputs from untyped callers are `sig_invalid`;
  * the route answers `invalid_scheme` before calling this. Never throws.
  */
 import { tryDecodeAddress } from './address.js';
 import { checkBip322Decoded } from './bip322.js';
-import { looksLikeLegacySignature, verifyLegacy } from './legacy.js';
+import { looksLikeCompactSignature, looksLikeLegacySignature, verifyLegacy } from './legacy.js';
 
 export type SignatureScheme = 'bip322' | 'legacy';
 export type SignatureCode = 'sig_ok_bip322' | 'sig_ok_legacy' | 'sig_invalid' | 'sig_unsupported_script';
@@ -50,7 +53,7 @@ export function verifySignature(input: {
       case 'unsupported':
         return 'sig_unsupported_script';
       default:
-        return 'sig_invalid';
+        return decoded.type !== 'p2pkh' && looksLikeCompactSignature(signature) ? 'sig_unsupported_script' : 'sig_invalid';
     }
   } catch {
     return 'sig_invalid';

@@ -117,6 +117,7 @@ function resetBtc() {
   for (const walletButton of btcTools.querySelectorAll('[data-wallet]')) walletButton.remove();
   btcSignForm.hidden = true;
   btcAddressForm.hidden = false;
+  byId('btc-paste-title').hidden = false;
   say(btcError, '');
 }
 
@@ -139,36 +140,105 @@ btcAddressForm.addEventListener('submit', async (event) => {
       btcAddress.focus();
       return;
     }
-    challenge = { address, message: issued.body.message, nonce: issued.body.nonce };
-    btcMessage.value = challenge.message;
-    byId('btc-expires').textContent = localTime(issued.body.expiresAt);
-    byId('btc-expires').setAttribute('datetime', issued.body.expiresAt);
-    showWalletButtons(address);
-    btcAddressForm.hidden = true;
-    btcSignForm.hidden = false;
+    showChallenge(address, issued.body);
     say(pageStatus, 'Message ready. Sign it with your wallet, then paste the signature.');
     btcMessage.focus();
   });
 });
 
+/** Shows the message to sign for `address`, with a button per wallet and the paste field. */
+function showChallenge(address, issued) {
+  challenge = { address, message: issued.message, nonce: issued.nonce };
+  btcMessage.value = challenge.message;
+  byId('btc-expires').textContent = localTime(issued.expiresAt);
+  byId('btc-expires').setAttribute('datetime', issued.expiresAt);
+  for (const walletButton of btcTools.querySelectorAll('[data-wallet]')) walletButton.remove();
+  showWalletButtons(address);
+  btcAddressForm.hidden = true;
+  btcSignForm.hidden = false;
+  byId('btc-paste-title').hidden = true;
+}
+
+/** Shows a Bitcoin error next to the action and brings it into view (it may sit below the fold). */
+function showBtcError(text) {
+  say(byId('btc-wallet-status'), '');
+  say(btcError, text);
+  btcError.scrollIntoView({ block: 'nearest' });
+}
+
+/** The wallet that made the signature being submitted, to explain a refusal in its terms; null for a pasted one. */
+/** @type {import('./wallets.js').Wallet | null} */
+let signedBy = null;
+
+/** Asks `wallet` to sign the current message as `address`, then signs in; errors stay next to the buttons. */
+async function signWith(wallet, address) {
+  if (!challenge) return;
+  say(btcError, '');
+  say(byId('btc-wallet-status'), `Waiting for ${wallet.label} to sign as ${address}…`);
+  try {
+    btcSignature.value = await wallet.sign(challenge.message, address);
+  } catch (error) {
+    say(byId('btc-wallet-status'), '');
+    showBtcError(walletErrorText(error, wallet.label));
+    return;
+  }
+  say(byId('btc-wallet-status'), `${wallet.label} signed as ${address}. Signing in…`);
+  signedBy = wallet;
+  btcSignForm.requestSubmit();
+}
+
 function showWalletButtons(address) {
   for (const wallet of detectWallets()) {
     const button = h('button', { type: 'button', class: 'secondary', 'data-wallet': wallet.id, text: `Sign with ${wallet.label}` });
-    button.addEventListener('click', () =>
-      busy(button, async () => {
-        if (!challenge) return;
-        say(btcError, '');
-        try {
-          btcSignature.value = await wallet.sign(challenge.message, address);
-        } catch (error) {
-          say(btcError, walletErrorText(error));
-          return;
-        }
-        btcSignForm.requestSubmit();
-      }),
-    );
+    button.addEventListener('click', () => busy(button, () => signWith(wallet, address)));
     btcTools.append(button);
   }
+}
+
+/** "Connect <wallet>": the wallet gives the address, the page fetches the message, the wallet signs it. */
+async function connectAndSign(wallet, button) {
+  await busy(button, async () => {
+    say(btcError, '');
+    const status = byId('btc-wallet-status');
+    say(status, `Connecting to ${wallet.label}…`);
+    let addresses;
+    try {
+      addresses = await wallet.connect();
+    } catch (error) {
+      say(status, '');
+      showBtcError(walletErrorText(error, wallet.label));
+      return;
+    }
+    const address = addresses.find((candidate) => looksLikeBitcoinAddress(candidate));
+    if (address === undefined) {
+      say(status, '');
+      showBtcError(`${wallet.label} shared no Bitcoin address. Unlock it and choose an account, or enter an address below.`);
+      return;
+    }
+    resetBtc();
+    btcAddress.value = address;
+    say(status, `${wallet.label} will sign as ${address}.`);
+    const issued = await fetchChallenge(address, 'login');
+    if (!issued.ok) {
+      showBtcError(describeError(issued, { bad_request: `${wallet.label}'s address ${address} is not one this service accepts.` }));
+      return;
+    }
+    showChallenge(address, issued.body);
+    await signWith(wallet, address);
+  });
+}
+
+function showConnectButtons() {
+  const wallets = detectWallets();
+  const holder = byId('btc-wallet-buttons');
+  holder.replaceChildren(
+    ...wallets.map((wallet) => {
+      const button = h('button', { type: 'button', 'data-connect': wallet.id, text: `Connect ${wallet.label}` });
+      button.addEventListener('click', () => connectAndSign(wallet, button));
+      return button;
+    }),
+  );
+  byId('btc-wallets').hidden = wallets.length === 0;
 }
 
 byId('btc-copy').addEventListener('click', async () => {
@@ -193,6 +263,8 @@ btcSignForm.addEventListener('submit', async (event) => {
     return;
   }
   markInvalid(btcSignature, false);
+  const wallet = signedBy;
+  signedBy = null;
   await busy(byId('btc-submit'), async () => {
     const signedIn = await api('POST', `/api/auth/signin${addQuery}`, {
       address: challenge.address,
@@ -210,9 +282,24 @@ btcSignForm.addEventListener('submit', async (event) => {
       markInvalid(btcSignature, true);
       btcSignature.focus();
     }
-    say(btcError, describeError(signedIn));
+    showBtcError(describeSignatureRefusal(signedIn, wallet));
   });
 });
+
+/** A refused signature in the terms of what made it: the wallet's own signing options, or the pasted text. */
+function describeSignatureRefusal(result, wallet) {
+  const code = challengeCodeOf(result);
+  const who = wallet ? wallet.label : 'Your wallet';
+  if (code === 'sig_unsupported_script') {
+    return `${who} signed with the legacy method (ECDSA), which only works for addresses starting with 1. Choose BIP-322 in its signing options and sign again.`;
+  }
+  if (code === 'sig_invalid') {
+    return wallet
+      ? `${wallet.label}'s signature does not match: it may have signed with another account, or changed the message. Check the account in ${wallet.label} and sign again.`
+      : 'The signature does not match. Sign the exact message shown, every line of it, including the empty last line some wallets drop, with the wallet that holds this address, using BIP-322.';
+  }
+  return describeError(result);
+}
 
 // ---- e-mail code ----
 
@@ -385,5 +472,9 @@ function setUpPasskeys() {
 
 setUpNotices();
 void checkExistingSession();
+// Wallet extensions may inject their objects after the page's own scripts ran: look again once loaded.
+showConnectButtons();
+window.addEventListener('load', () => showConnectButtons());
+setTimeout(showConnectButtons, 1000);
 void showProviders();
 setUpPasskeys();

@@ -1,113 +1,204 @@
 /**
- * Browser wallets that sign a message with BIP-322, best effort. Each wallet
- * extension injects its own object into the page; only a few common ones are
- * known here, and everything a wallet does is wrapped so that a wallet that
- * misbehaves costs nothing: the person can always copy the message, sign it
- * elsewhere and paste the signature.
+ * Browser wallets that give their Bitcoin address and sign a message with
+ * BIP-322. Each wallet extension injects its own object into the page; the
+ * ones known here are found by the shape of that object, and everything a
+ * wallet does is wrapped so that one that misbehaves costs nothing: the
+ * person can always copy the message, sign it elsewhere and paste the
+ * signature.
  *
- * Known:
- * - UniSat (`window.unisat`) and OKX (`window.okxwallet.bitcoin`):
- *   `requestAccounts()`, then `signMessage(message, 'bip322-simple')` → base64.
- * - Xverse and other sats-connect wallets (`window.XverseProviders.BitcoinProvider`
- *   or `window.BitcoinProvider`): JSON-RPC `request('signMessage', {address,
- *   message, protocol: 'BIP322'})` → `{result: {signature}}`.
- * - Leather (`window.LeatherProvider`): `request('signMessage', {message,
- *   paymentType})` → `{result: {signature}}`.
+ * Each wallet offers `connect()` (its addresses, the one to sign with first)
+ * and `sign(message, address)` (a base64 or hex signature):
+ * - UniSat (`window.unisat`): `requestAccounts()` → addresses;
+ *   `signMessage(message, 'bip322-simple')`, which signs with the active
+ *   account, so the account is checked first.
+ * - OKX (`window.okxwallet.bitcoin`): `connect()` → `{address}`;
+ *   `signMessage(message, 'bip322-simple')`, with the active account.
+ * - Xverse and other Sats Connect wallets (`window.XverseProviders.BitcoinProvider`
+ *   or `window.BitcoinProvider`): `request('getAccounts', {purposes})` →
+ *   accounts with a `purpose`; `request('signMessage', {address, message,
+ *   protocol: 'BIP322'})`. The protocol is named on purpose: for a payment
+ *   address these wallets sign with ECDSA by default.
+ * - Leather (`window.LeatherProvider`): `request('getAddresses')` →
+ *   `{result: {addresses: [{symbol, type, address}]}}`;
+ *   `request('signMessage', {message, paymentType})`.
+ * - Phantom (`window.phantom.bitcoin`): `requestAccounts()` → accounts with a
+ *   `purpose`; `signMessage(address, bytes)` → `{signature: bytes}`.
  */
 
 /**
  * @typedef {object} Wallet
  * @property {string} id
  * @property {string} label
- * @property {(message: string, address: string) => Promise<string>} sign the signature, base64
+ * @property {() => Promise<string[]>} connect the wallet's addresses, the one to sign in with first
+ * @property {(message: string, address: string) => Promise<string>} sign the signature, base64 or hex
  */
+
+/** The wallet's active account is not the address the message names. */
+export class WrongAccountError extends Error {
+  /**
+   * @param {string} label
+   * @param {string} wanted
+   * @param {string} active
+   */
+  constructor(label, wanted, active) {
+    super(`${label} is using ${active}, not ${wanted}.`);
+    this.name = 'WrongAccountError';
+    this.wanted = wanted;
+    this.active = active;
+  }
+}
+
+/** The answer of a JSON-RPC style `request`: its result, or the error it carries as an Error. */
+function resultOf(answer, label) {
+  if (answer && answer.error) {
+    const error = answer.error;
+    const failure = new Error(typeof error === 'string' ? error : error.message || `${label} refused`);
+    if (typeof error === 'object' && error !== null && 'code' in error) failure.code = error.code;
+    throw failure;
+  }
+  if (answer && typeof answer === 'object' && 'result' in answer) return answer.result;
+  return answer;
+}
+
+function signatureOf(answer, label) {
+  if (typeof answer === 'string' && answer !== '') return answer;
+  const result = resultOf(answer, label);
+  if (typeof result === 'string' && result !== '') return result;
+  if (result && typeof result.signature === 'string' && result.signature !== '') return result.signature;
+  throw new Error(`${label} gave no signature.`);
+}
+
+/** Payment (segwit) addresses first: they are what people sign in with; ordinals (taproot) after. */
+function byPurpose(accounts) {
+  const list = Array.isArray(accounts) ? accounts.filter((account) => account && typeof account.address === 'string') : [];
+  const rank = (account) => (account.purpose === 'payment' ? 0 : account.purpose === 'ordinals' ? 1 : 2);
+  return [...list].sort((a, b) => rank(a) - rank(b)).map((account) => account.address);
+}
+
+function bytesToBase64(bytes) {
+  let binary = '';
+  for (const byte of bytes) binary += String.fromCharCode(byte);
+  return btoa(binary);
+}
+
+/** UniSat and OKX sign with their active account: make sure it is `address`. */
+async function checkActive(label, active, address) {
+  if (active !== undefined && active !== address) throw new WrongAccountError(label, address, active);
+}
 
 /** @returns {Wallet[]} the wallets this page can see now */
 export function detectWallets() {
   /** @type {Wallet[]} */
   const found = [];
   const scope = /** @type {any} */ (window);
-  try {
-    if (scope.unisat && typeof scope.unisat.signMessage === 'function') {
-      found.push({ id: 'unisat', label: 'UniSat', sign: (message, address) => signWithAccounts(scope.unisat, 'UniSat', message, address) });
+  const tryAdd = (make) => {
+    try {
+      const wallet = make();
+      if (wallet) found.push(wallet);
+    } catch {
+      // a wallet object that throws on access is ignored
     }
-  } catch {
-    // a wallet object that throws on access is ignored
-  }
-  try {
+  };
+  tryAdd(() => {
+    const unisat = scope.unisat;
+    if (!unisat || typeof unisat.signMessage !== 'function' || typeof unisat.requestAccounts !== 'function') return null;
+    return {
+      id: 'unisat',
+      label: 'UniSat',
+      connect: async () => (await unisat.requestAccounts()).filter((address) => typeof address === 'string'),
+      sign: async (message, address) => {
+        await checkActive('UniSat', (await unisat.requestAccounts())[0], address);
+        return signatureOf(await unisat.signMessage(message, 'bip322-simple'), 'UniSat');
+      },
+    };
+  });
+  tryAdd(() => {
     const okx = scope.okxwallet && scope.okxwallet.bitcoin;
-    if (okx && typeof okx.signMessage === 'function') {
-      found.push({ id: 'okx', label: 'OKX Wallet', sign: (message, address) => signWithAccounts(okx, 'OKX Wallet', message, address) });
-    }
-  } catch {
-    // ignored, as above
-  }
-  try {
+    if (!okx || typeof okx.signMessage !== 'function' || typeof okx.connect !== 'function') return null;
+    return {
+      id: 'okx',
+      label: 'OKX Wallet',
+      connect: async () => {
+        const connected = await okx.connect();
+        return connected && typeof connected.address === 'string' ? [connected.address] : [];
+      },
+      sign: async (message, address) => {
+        const connected = await okx.connect();
+        await checkActive('OKX Wallet', connected && connected.address, address);
+        return signatureOf(await okx.signMessage(message, 'bip322-simple'), 'OKX Wallet');
+      },
+    };
+  });
+  tryAdd(() => {
     const satsConnect = (scope.XverseProviders && scope.XverseProviders.BitcoinProvider) || scope.BitcoinProvider;
-    if (satsConnect && typeof satsConnect.request === 'function') {
-      found.push({
-        id: 'xverse',
-        label: 'Xverse',
-        sign: async (message, address) =>
-          signatureOf(await satsConnect.request('signMessage', { address, message, protocol: 'BIP322' }), 'Xverse'),
-      });
-    }
-  } catch {
-    // ignored, as above
-  }
-  try {
+    if (!satsConnect || typeof satsConnect.request !== 'function') return null;
+    return {
+      id: 'xverse',
+      label: 'Xverse',
+      connect: async () =>
+        byPurpose(resultOf(await satsConnect.request('getAccounts', { purposes: ['payment', 'ordinals'], message: 'Sign in with your Bitcoin address' }), 'Xverse')),
+      sign: async (message, address) => signatureOf(await satsConnect.request('signMessage', { address, message, protocol: 'BIP322' }), 'Xverse'),
+    };
+  });
+  tryAdd(() => {
     const leather = scope.LeatherProvider;
-    if (leather && typeof leather.request === 'function') {
-      found.push({
-        id: 'leather',
-        label: 'Leather',
-        sign: async (message, address) => {
-          const paymentType = /^(bc1p|tb1p|bcrt1p)/i.test(address) ? 'p2tr' : 'p2wpkh';
-          return signatureOf(await leather.request('signMessage', { message, paymentType }), 'Leather');
-        },
-      });
-    }
-  } catch {
-    // ignored, as above
-  }
+    if (!leather || typeof leather.request !== 'function') return null;
+    const addresses = async () => {
+      const result = resultOf(await leather.request('getAddresses'), 'Leather');
+      const list = result && Array.isArray(result.addresses) ? result.addresses : [];
+      const bitcoin = list.filter((entry) => entry && entry.symbol === 'BTC' && typeof entry.address === 'string');
+      const rank = (entry) => (entry.type === 'p2wpkh' ? 0 : 1);
+      return [...bitcoin].sort((a, b) => rank(a) - rank(b)).map((entry) => entry.address);
+    };
+    return {
+      id: 'leather',
+      label: 'Leather',
+      connect: addresses,
+      sign: async (message, address) => {
+        const held = await addresses();
+        if (held.length > 0 && !held.includes(address)) throw new WrongAccountError('Leather', address, held[0]);
+        const paymentType = /^(bc1p|tb1p|bcrt1p)/i.test(address) ? 'p2tr' : 'p2wpkh';
+        return signatureOf(await leather.request('signMessage', { message, paymentType }), 'Leather');
+      },
+    };
+  });
+  tryAdd(() => {
+    const phantom = scope.phantom && scope.phantom.bitcoin;
+    if (!phantom || typeof phantom.signMessage !== 'function' || typeof phantom.requestAccounts !== 'function') return null;
+    return {
+      id: 'phantom',
+      label: 'Phantom',
+      connect: async () => byPurpose(await phantom.requestAccounts()),
+      sign: async (message, address) => {
+        const answer = await phantom.signMessage(address, new TextEncoder().encode(message));
+        const signature = answer && answer.signature;
+        if (!(signature instanceof Uint8Array) || signature.length === 0) throw new Error('Phantom gave no signature.');
+        return bytesToBase64(signature);
+      },
+    };
+  });
   return found;
-}
-
-/** UniSat-style: connect, make sure the wallet's account is the address asked for, sign. */
-async function signWithAccounts(wallet, label, message, address) {
-  if (typeof wallet.requestAccounts === 'function') {
-    const accounts = await wallet.requestAccounts();
-    if (Array.isArray(accounts) && accounts.length > 0 && !accounts.includes(address)) {
-      throw new Error(`${label} is using another address (${accounts[0]}). Switch to ${address} in ${label}, or enter the wallet's address.`);
-    }
-  }
-  return signatureOf(await wallet.signMessage(message, 'bip322-simple'), label);
-}
-
-function signatureOf(answer, label) {
-  if (typeof answer === 'string' && answer !== '') return answer;
-  if (answer && answer.error) {
-    const text = typeof answer.error === 'string' ? answer.error : answer.error.message;
-    throw new Error(`${label}: ${text || 'the wallet refused to sign'}`);
-  }
-  const result = answer && (answer.result ?? answer);
-  if (result && typeof result.signature === 'string' && result.signature !== '') return result.signature;
-  throw new Error(`${label} gave no signature.`);
 }
 
 /**
  * Why a wallet call failed, in words. Wallets reject with an Error, a string
- * or `{code, message}`.
+ * or `{code, message}`; 4001 is the EIP-1193 "user rejected" code several
+ * Bitcoin wallets use too.
  *
  * @param {unknown} error
+ * @param {string} label
  */
-export function walletErrorText(error) {
+export function walletErrorText(error, label = 'The wallet') {
+  if (error instanceof WrongAccountError) {
+    return `${label} is using ${error.active}, not ${error.wanted}. Switch to ${error.wanted} in ${label}, or start again with ${error.active}.`;
+  }
   const text =
     typeof error === 'string'
       ? error
       : error && typeof error === 'object' && 'message' in error && typeof error.message === 'string'
         ? error.message
         : '';
-  if (/reject|denied|cancel/i.test(text)) return 'The wallet did not sign (the request was declined).';
-  return text ? `The wallet could not sign: ${text}` : 'The wallet could not sign. Copy the message and sign it another way.';
+  const code = error && typeof error === 'object' && 'code' in error ? error.code : undefined;
+  if (code === 4001 || code === -32000 || /reject|denied|declin|cancel/i.test(text)) return `You declined in ${label}, so nothing was signed.`;
+  return text ? `${label} could not sign: ${text}` : `${label} could not sign. Copy the message and sign it another way.`;
 }
