@@ -374,6 +374,8 @@ describe('key rotation through the JWKS URL', () => {
     // The operator rotates; the host restarts on the same store and address.
     await rotateSigningKey(store, new Date());
     await first.close();
+    // Let this process's fetch pool see the old host's connections end before one is reused for the new host.
+    await sleep(50);
     const second = await startHost({}, { store }, first.port);
     try {
       expect(second.jwksUrl).toBe(jwksUrl);

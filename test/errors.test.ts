@@ -60,7 +60,7 @@ describe('every error family is listed with its codes', () => {
     const classes = new Map<string, string>();
     for (const { text } of sources) {
       for (const match of text.matchAll(/class (\w+) extends Error \{([\s\S]*?)\n\}/g)) {
-        const code = /readonly code = '([a-z_]+)'/.exec(match[2]!)?.[1];
+        const code = /^ {2}(?:readonly )?code = '([a-z_]+)'/m.exec(match[2]!)?.[1];
         classes.set(match[1]!, code ?? '(several)');
       }
     }

@@ -35,6 +35,8 @@
 
 /** The wallet's active account is not the address the message names. */
 export class WrongAccountError extends Error {
+  code = 'wrong_account';
+
   /**
    * @param {string} label
    * @param {string} wanted
