@@ -432,7 +432,16 @@ describe.skipIf(!HAVE_CHROMIUM)('pages in headless Chromium', () => {
     await page.waitForURL(`${base}/account`);
     await expect.poll(() => rosterNames(page)).toEqual([wallet.address]);
 
+    // A confirmation first, naming how many accounts go; Cancel keeps them.
     await page.getByRole('button', { name: 'Sign out of all accounts' }).click();
+    const confirm = page.getByRole('dialog', { name: 'Sign out of all 2 accounts?' });
+    await expect.poll(() => confirm.isVisible()).toBe(true);
+    expect(await axeViolations(page)).toEqual([]);
+    await confirm.getByRole('button', { name: 'Cancel' }).click();
+    await expect.poll(() => page.locator('#page-status').textContent()).toBe('You are still signed in.');
+    await expect.poll(() => activeElementId(page)).toBe('logout-all');
+    await page.getByRole('button', { name: 'Sign out of all accounts' }).click();
+    await confirm.getByRole('button', { name: 'Sign out of all 2' }).click();
     await page.waitForURL(`${base}/signin?signed_out=1`);
     await expect.poll(() => page.locator('#page-status').textContent()).toBe('You are signed out.');
     expect((await context.cookies()).some((cookie) => cookie.name === 'oc_session')).toBe(false);
@@ -466,7 +475,12 @@ describe.skipIf(!HAVE_CHROMIUM)('pages in headless Chromium', () => {
 
   it('asks for a step-up (e-mail code) before removing an identity, then retries', async () => {
     await page.getByRole('button', { name: `Remove ${oidcAccount.email}` }).click();
+    await page.getByRole('dialog', { name: `Remove ${oidcAccount.email}?` }).getByRole('button', { name: 'Remove' }).click();
     const dialog = page.getByRole('dialog', { name: 'Confirm it is you' });
+    // The step-up says what it confirms.
+    await expect.poll(() => dialog.locator('#sudo-intro').textContent()).toBe(
+      `To remove ${oidcAccount.email}, prove again that you control this account. The proof stays valid for 5 minutes.`,
+    );
     await expect.poll(() => dialog.isVisible()).toBe(true);
     // Only the account's own e-mail is offered; it has no Bitcoin address.
     expect(await dialog.getByLabel('E-mail address').inputValue()).toBe(oidcAccount.email);

@@ -265,7 +265,7 @@ async function removeKey(key, button) {
   const error = byId('keys-error');
   say(error, '');
   await busy(button, async () => {
-    const removed = await withStepUp(() => api('DELETE', `/api/auth/webauthn/credentials/${encodeURIComponent(key.id)}`));
+    const removed = await withStepUp(() => api('DELETE', `/api/auth/webauthn/credentials/${encodeURIComponent(key.id)}`), `remove the key ${key.label}`);
     if (removed === null) {
       say(pageStatus, 'Nothing was removed.');
       return;
@@ -292,7 +292,7 @@ keyForm.addEventListener('submit', async (event) => {
   const label = labelField.value.trim();
   await busy(submitButtonOf(keyForm), async () => {
     const body = { sign_in: signIn, ...(label === '' ? {} : { label }) };
-    const started = await withStepUp(() => api('POST', '/api/auth/webauthn/register/options', body));
+    const started = await withStepUp(() => api('POST', '/api/auth/webauthn/register/options', body), 'add a security key');
     if (started === null) {
       say(pageStatus, 'No key was added.');
       return;
@@ -385,7 +385,7 @@ async function signOutDevice(session, title, button) {
     return;
   }
   await busy(button, async () => {
-    const removed = await withStepUp(() => api('DELETE', `/api/auth/sessions/${encodeURIComponent(session.id)}`));
+    const removed = await withStepUp(() => api('DELETE', `/api/auth/sessions/${encodeURIComponent(session.id)}`), `sign out ${title}`);
     if (removed === null) {
       say(pageStatus, 'No browser was signed out.');
       return;
@@ -408,7 +408,7 @@ byId('devices-others').addEventListener('click', async (event) => {
   const error = byId('devices-error');
   say(error, '');
   await busy(button, async () => {
-    const revoked = await withStepUp(() => api('POST', '/api/auth/sessions/revoke-others'));
+    const revoked = await withStepUp(() => api('POST', '/api/auth/sessions/revoke-others'), 'sign out every other browser');
     if (revoked === null) {
       say(pageStatus, 'No browser was signed out.');
       return;
@@ -523,15 +523,48 @@ byId('activity-more').addEventListener('click', (event) => busy(/** @type {HTMLB
 // ---- actions ----
 
 /**
+ * Asks before something that cannot be taken back with one click: a modal
+ * dialog with the consequence and a button naming the action. Answers true
+ * when the person confirmed.
+ *
+ * @param {{title: string, text: string, confirm: string}} question
+ */
+function confirmAction(question) {
+  const confirmDialog = /** @type {HTMLDialogElement} */ (byId('confirm-dialog'));
+  byId('confirm-title').textContent = question.title;
+  byId('confirm-text').textContent = question.text;
+  byId('confirm-yes').textContent = question.confirm;
+  const returnFocus = document.activeElement;
+  confirmDialog.returnValue = '';
+  return new Promise((resolve) => {
+    confirmDialog.addEventListener(
+      'close',
+      () => {
+        if (returnFocus instanceof HTMLElement && returnFocus.isConnected) returnFocus.focus();
+        resolve(confirmDialog.returnValue === 'yes');
+      },
+      { once: true },
+    );
+    confirmDialog.showModal();
+    byId('confirm-no').focus();
+  });
+}
+
+byId('confirm-yes').addEventListener('click', () => /** @type {HTMLDialogElement} */ (byId('confirm-dialog')).close('yes'));
+byId('confirm-no').addEventListener('click', () => /** @type {HTMLDialogElement} */ (byId('confirm-dialog')).close('no'));
+
+/**
  * Runs `request`; when it answers 401 `sudo_required`, asks for a step-up
- * and runs it once more. Answers null when the person cancelled the step-up.
+ * that names `action`, and runs it once more. Answers null when the person
+ * cancelled the step-up.
  *
  * @param {() => Promise<{ok: boolean, status: number, code: string | null, body: any}>} request
+ * @param {string} action what the proof is for, to finish "To …, prove …": "remove the key Desk key"
  */
-async function withStepUp(request) {
+async function withStepUp(request, action) {
   const first = await request();
   if (first.status !== 401 || first.code !== 'sudo_required') return first;
-  if (!(await stepUp())) return null;
+  if (!(await stepUp(action))) return null;
   return request();
 }
 
@@ -554,6 +587,21 @@ async function switchTo(entry, button) {
 
 async function logout(scope, button) {
   say(byId('signout-error'), '');
+  if (scope === 'all') {
+    const count = 1 + (me ? me.roster.length : 0);
+    const sure = await confirmAction({
+      title: count === 1 ? 'Sign out?' : `Sign out of all ${count} accounts?`,
+      text:
+        count === 1
+          ? 'This browser will no longer be signed in.'
+          : `Every account on this browser will be signed out, not only ${me ? accountName(me.account) : 'this one'}. You sign each one in again to use it here.`,
+      confirm: count === 1 ? 'Sign out' : `Sign out of all ${count}`,
+    });
+    if (!sure) {
+      say(pageStatus, 'You are still signed in.');
+      return;
+    }
+  }
   await busy(button, async () => {
     const answer = await api('POST', `/api/auth/logout?scope=${scope}`);
     if (answer.status === 401) {
@@ -583,7 +631,7 @@ byId('export-data').addEventListener('click', async (event) => {
   const error = byId('export-error');
   say(error, '');
   await busy(button, async () => {
-    const answer = await withStepUp(() => api('GET', '/api/auth/account/export'));
+    const answer = await withStepUp(() => api('GET', '/api/auth/account/export'), 'download your data');
     if (answer === null) {
       say(pageStatus, 'Nothing was downloaded.');
       return;
@@ -622,7 +670,7 @@ deleteForm.addEventListener('submit', async (event) => {
   const deleted = accountName(me.account);
   const did = me.account.did_oc;
   await busy(submitButtonOf(deleteForm), async () => {
-    const answer = await withStepUp(() => api('DELETE', '/api/auth/account', { confirm: did }));
+    const answer = await withStepUp(() => api('DELETE', '/api/auth/account', { confirm: did }), `delete ${deleted}`);
     if (answer === null) {
       say(pageStatus, 'The account was not deleted.');
       return;
@@ -662,7 +710,7 @@ nameForm.addEventListener('submit', async (event) => {
   }
   await busy(submitButtonOf(nameForm), async () => {
     // An empty field removes the name: the service wants an explicit null (not "").
-    const saved = await withStepUp(() => api('PATCH', '/api/auth/account', { display_name: value === '' ? null : value }));
+    const saved = await withStepUp(() => api('PATCH', '/api/auth/account', { display_name: value === '' ? null : value }), 'change the display name');
     if (saved === null) return;
     if (sessionLost(saved)) return;
     if (!saved.ok) {
@@ -684,8 +732,17 @@ nameForm.addEventListener('submit', async (event) => {
 async function removeIdentity(identity, title, button) {
   const error = byId('identities-error');
   say(error, '');
+  const sure = await confirmAction({
+    title: `Remove ${title}?`,
+    text: `${title} will no longer sign in to this account, and browsers signed in with it are signed out. You can link it again later.`,
+    confirm: 'Remove',
+  });
+  if (!sure) {
+    say(pageStatus, 'Nothing was removed.');
+    return;
+  }
   await busy(button, async () => {
-    const removed = await withStepUp(() => api('DELETE', `/api/auth/identities?id=${encodeURIComponent(identity.id)}`));
+    const removed = await withStepUp(() => api('DELETE', `/api/auth/identities?id=${encodeURIComponent(identity.id)}`), `remove ${title}`);
     if (removed === null) {
       say(pageStatus, 'Nothing was removed.');
       return;
@@ -710,8 +767,9 @@ const proofPanel = createProofPanel(byId('sudo-panel'), {
 });
 
 /** Opens the dialog; resolves true once the account proved itself, false when cancelled. */
-function stepUp() {
+function stepUp(action) {
   proofPanel.reset(proofOptions(identities, me && me.account, keys));
+  byId('sudo-intro').textContent = `To ${action}, prove again that you control this account. The proof stays valid for 5 minutes.`;
   const returnFocus = document.activeElement;
   dialog.returnValue = '';
   return new Promise((resolve) => {
