@@ -56,21 +56,29 @@ export class OcError extends Error {
   readonly detail: string | undefined;
   /** The verification codes behind an `invalid_challenge` (docs/errors.md), for clients to branch on instead of `detail`. */
   readonly codes: readonly string[] | undefined;
+  /** Tries left of an e-mail code, on `invalid_code` to the holder of its token (docs/errors.md). */
+  readonly attemptsLeft: number | undefined;
 
-  constructor(code: ErrorCode, detail?: string, options?: { cause?: unknown; codes?: readonly string[] }) {
+  constructor(code: ErrorCode, detail?: string, options?: { cause?: unknown; codes?: readonly string[]; attemptsLeft?: number }) {
     super(detail ? `${code}: ${detail}` : code, options);
     this.name = 'OcError';
     this.code = code;
     this.status = ERROR_CODES[code];
     this.detail = detail;
     this.codes = options?.codes;
+    this.attemptsLeft = options?.attemptsLeft;
   }
 
   /** The error body of docs/protocol.md §4: both keys carry the code. */
-  toBody(): { ok: false; error: ErrorCode; reason: ErrorCode; detail?: string; codes?: string[] } {
-    const body: { ok: false; error: ErrorCode; reason: ErrorCode; detail?: string; codes?: string[] } = { ok: false, error: this.code, reason: this.code };
+  toBody(): { ok: false; error: ErrorCode; reason: ErrorCode; detail?: string; codes?: string[]; attempts_left?: number } {
+    const body: { ok: false; error: ErrorCode; reason: ErrorCode; detail?: string; codes?: string[]; attempts_left?: number } = {
+      ok: false,
+      error: this.code,
+      reason: this.code,
+    };
     if (this.detail !== undefined) body.detail = this.detail;
     if (this.codes !== undefined) body.codes = [...this.codes];
+    if (this.attemptsLeft !== undefined) body.attempts_left = this.attemptsLeft;
     return body;
   }
 }

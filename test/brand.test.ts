@@ -98,8 +98,8 @@ describe('branded e-mails', () => {
 
   it('name the brand and link its support; without a brand they name the host', async () => {
     for (const [env, subject, support] of [
-      [{ BRAND_NAME: 'Acme ID', BRAND_SUPPORT_URL: 'mailto:help@acme.example' }, 'Your sign-in code for Acme ID', 'Need help? Contact Acme ID support: help@acme.example'],
-      [{}, 'Your sign-in code for localhost:8787', undefined],
+      [{ BRAND_NAME: 'Acme ID', BRAND_SUPPORT_URL: 'mailto:help@acme.example' }, / is your sign-in code for Acme ID$/, 'Need help? Contact Acme ID support: help@acme.example'],
+      [{}, / is your sign-in code for localhost:8787$/, undefined],
     ] as const) {
       const app = await testApp({ SMTP_URL: smtp.url, RATE_LIMIT_OTP_PER_HOUR: '0', ...env });
       try {
@@ -107,7 +107,7 @@ describe('branded e-mails', () => {
         const started = await app.inject({ method: 'POST', url: '/api/auth/email-otp/start', headers: { origin: 'http://localhost:8787' }, payload: { email } });
         expect(started.statusCode).toBe(200);
         const mail = await smtp.waitForMessage((received) => received.envelope.to.includes(email));
-        expect(mail.subject).toBe(subject);
+        expect(mail.subject).toMatch(subject);
         if (support === undefined) expect(mail.text).not.toContain('Need help?');
         else expect(mail.text).toContain(support);
       } finally {

@@ -323,14 +323,16 @@ describe.skipIf(!HAVE_CHROMIUM)('pages in headless Chromium', () => {
     await expect.poll(() => page.locator('#page-status').textContent()).toBe(`Code sent to ${emailAccount}.`);
     const code = await codeFor(emailAccount, mailsBefore);
 
-    // A wrong code first: a clear sentence in the alert region, focus stays on the field.
+    // The code's clock and the wait before another code may be asked for are on show.
+    expect(await page.locator('#email-countdown').textContent()).toMatch(/^The code expires in (10:00|9:[0-5]\d)\.$/);
+    expect(await page.locator('#email-resend').textContent()).toMatch(/^Send a new code \(in [1-3]?\d s\)$/);
+    // A wrong code first (typed to the sixth digit, which submits it): a clear sentence with the tries left, focus stays.
     await page.keyboard.type(code === '000000' ? '111111' : '000000');
-    await page.keyboard.press('Enter');
-    await expect.poll(() => page.locator('#email-error').textContent()).toMatch(/That code is not right/);
+    await expect.poll(() => page.locator('#email-error').textContent()).toBe('That code is not right. 4 tries left before it stops working.');
     expect(await page.locator('#email-code').getAttribute('aria-invalid')).toBe('true');
     expect(await activeElementId(page)).toBe('email-code');
 
-    await page.keyboard.press('ControlOrMeta+A');
+    // The wrong code is selected: typing replaces it, and Enter after the sixth digit does not spend a second try.
     await page.keyboard.type(code);
     await page.keyboard.press('Enter');
     await page.waitForURL(`${base}/account`);
@@ -427,8 +429,9 @@ describe.skipIf(!HAVE_CHROMIUM)('pages in headless Chromium', () => {
     await page.getByLabel('E-mail address').fill(emailAccount);
     const mailsBefore = smtp.messages().length;
     await page.getByRole('button', { name: 'Send code' }).click();
-    await page.getByLabel('6-digit code').fill(await codeFor(emailAccount, mailsBefore));
-    await page.getByRole('button', { name: 'Sign in', exact: true }).click();
+    // Pasted the way mails and phones show it; six digits sign in without a click.
+    const pasted = await codeFor(emailAccount, mailsBefore);
+    await page.getByLabel('6-digit code').fill(`${pasted.slice(0, 3)} ${pasted.slice(3)}`);
     await page.waitForURL(`${base}/account`);
     await expect.poll(() => rosterNames(page)).toEqual([wallet.address]);
 
@@ -489,8 +492,8 @@ describe.skipIf(!HAVE_CHROMIUM)('pages in headless Chromium', () => {
     const mailsBefore = smtp.messages().length;
     await dialog.getByRole('button', { name: 'Send code' }).click();
     await expect.poll(() => activeElementId(page)).toBe('sudo-code');
+    // The sixth digit confirms: no Enter needed.
     await page.keyboard.type(await codeFor(oidcAccount.email, mailsBefore));
-    await page.keyboard.press('Enter');
     await expect.poll(() => page.locator('#page-status').textContent()).toBe(`${oidcAccount.email} was removed from this account.`);
     expect(await dialog.isVisible()).toBe(false);
     expect(await page.locator('#identities .item-title').allTextContents()).toEqual(['Acme account']);
@@ -879,6 +882,44 @@ describe.skipIf(!HAVE_CHROMIUM)('pages in headless Chromium', () => {
     expect(await axeViolations(explorer)).toEqual([]);
     await screenshot(explorer, 'api-explorer.png', false);
     await explorer.close();
+    expectNoProblems();
+  });
+
+  it('counts down the message and the code, and says when each has expired before anything is sent', async () => {
+    const fresh = await newWatchedContext();
+    const signin = await fresh.newPage();
+    watch(signin);
+    await signin.clock.install();
+    await signin.goto('/signin');
+    const signer = newWallet('p2wpkh');
+    await signin.getByLabel('Bitcoin address').fill(signer.address);
+    await signin.getByRole('button', { name: 'Get message to sign' }).click();
+    await expect.poll(() => signin.locator('#btc-countdown').textContent()).toMatch(/^Expires in (5:00|4:5\d)\.$/);
+    await signin.clock.fastForward('04:05');
+    await expect.poll(() => signin.locator('#page-status').textContent()).toBe('One minute left to sign the message.');
+    await signin.clock.fastForward('01:00');
+    await expect.poll(() => signin.locator('#btc-countdown').textContent()).toBe('This message has expired.');
+    expect(await signin.locator('#btc-error').textContent()).toBe('The message has expired before it was signed. Get a new one and sign that.');
+    expect(await axeViolations(signin)).toEqual([]);
+    await signin.getByRole('button', { name: 'Get a new message' }).click();
+    await expect.poll(() => signin.locator('#btc-countdown').textContent()).toMatch(/^Expires in (5:00|4:5\d)\.$/);
+    expect(await signin.locator('#btc-error').textContent()).toBe('');
+
+    await signin.getByLabel('E-mail address').fill('clock@example.org');
+    const mailsBefore = smtp.messages().length;
+    await signin.getByRole('button', { name: 'Send code' }).click();
+    await codeFor('clock@example.org', mailsBefore);
+    await expect.poll(() => signin.locator('#email-countdown').textContent()).toMatch(/^The code expires in (10:00|9:5\d)\.$/);
+    // aria-disabled, not disabled: it stays reachable, and says why it waits.
+    await signin.locator('#email-resend').focus();
+    await signin.keyboard.press('Enter');
+    await expect.poll(() => signin.locator('#page-status').textContent()).toMatch(/^You can ask for a new code in [1-3]?\d seconds\.$/);
+    await signin.clock.fastForward('10:01');
+    await expect.poll(() => signin.locator('#email-countdown').textContent()).toBe('This code has expired.');
+    expect(await signin.locator('#email-error').textContent()).toBe('The code has expired. Send a new code and enter that one.');
+    expect(await signin.locator('#email-resend').textContent()).toBe('Send a new code');
+    expect(await axeViolations(signin)).toEqual([]);
+    await fresh.close();
     expectNoProblems();
   });
 

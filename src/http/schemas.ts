@@ -13,6 +13,7 @@ export const ErrorBody = Type.Object(
     reasons: Type.Optional(Type.Array(Type.String())),
     codes: Type.Optional(Type.Array(Type.String(), { description: 'Verification codes behind an `invalid_challenge`' })),
     retry_after_seconds: Type.Optional(Type.Integer()),
+    attempts_left: Type.Optional(Type.Integer({ description: 'Tries left of an e-mail code (`invalid_code` with the start\'s token)' })),
   },
   { $id: 'ErrorBody', description: 'Error body (docs/protocol.md §4)' },
 );

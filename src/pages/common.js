@@ -36,7 +36,8 @@ export async function api(method, path, body) {
     data = null;
   }
   const code = response.ok ? null : (data && (data.error || data.reason)) || `http_${response.status}`;
-  return { ok: response.ok, status: response.status, code, body: data };
+  // The service's clock (HTTP Date), so countdowns hold on a device whose clock is off.
+  return { ok: response.ok, status: response.status, code, body: data, date: response.headers.get('date') };
 }
 
 /** One sentence per error code of docs/errors.md that a person can meet on these pages. */
@@ -283,6 +284,56 @@ export function looksLikeEmail(value) {
 }
 
 /** A local time such as "14:05". @param {string} iso */
+/** `4:05` for 245 to 245.99 seconds; `0:00` at or past zero. */
+export function clockText(seconds) {
+  const whole = Math.max(0, Math.floor(seconds));
+  return `${Math.floor(whole / 60)}:${String(whole % 60).padStart(2, '0')}`;
+}
+
+/**
+ * Counts down to `iso` in `element` once a second with `render(secondsLeft)`,
+ * calls `onExpire` once at zero, and answers a function that stops it. The
+ * element is not a live region: a ticking clock read aloud every second is
+ * noise; callers announce the moments that matter themselves.
+ *
+ * `serverDate` is the HTTP Date of the answer that gave `iso`: the end is
+ * moved by how far this device's clock is from the service's.
+ *
+ * @param {HTMLElement} element
+ * @param {string} iso
+ * @param {(seconds: number) => string} render
+ * @param {() => void} onExpire
+ * @param {string | null} [serverDate]
+ */
+export function countdown(element, iso, render, onExpire, serverDate = null) {
+  const server = serverDate ? Date.parse(serverDate) : Number.NaN;
+  // Off by less than the Date header's one-second grain, plus the answer's travel time.
+  // The header drops the milliseconds: take the middle of its second.
+  const skew = Number.isNaN(server) ? 0 : Date.now() - (server + 500);
+  const end = new Date(iso).getTime() + skew;
+  let done = false;
+  const tick = () => {
+    const left = (end - Date.now()) / 1000;
+    element.textContent = render(left);
+    if (left <= 0 && !done) {
+      done = true;
+      clearInterval(timer);
+      onExpire();
+    }
+  };
+  const timer = setInterval(tick, 1000);
+  tick();
+  return () => {
+    done = true;
+    clearInterval(timer);
+  };
+}
+
+/** The digits of a typed code: `123 456` and `123-456` are `123456`. */
+export function codeDigits(value) {
+  return value.replace(/[^0-9]/g, '');
+}
+
 export function localTime(iso) {
   const date = new Date(iso);
   if (Number.isNaN(date.getTime())) return '';

@@ -29,6 +29,9 @@ import {
   markInvalid,
   safeReturnTo,
   say,
+  clockText,
+  codeDigits,
+  countdown,
   submitButtonOf,
 } from './common.js';
 import { detectWallets, walletErrorText } from './wallets.js';
@@ -110,6 +113,7 @@ const btcTools = byId('btc-tools');
 let challenge = null;
 
 function resetBtc() {
+  stopBtcCountdown();
   challenge = null;
   btcMessage.value = '';
   btcSignature.value = '';
@@ -140,15 +144,41 @@ btcAddressForm.addEventListener('submit', async (event) => {
       btcAddress.focus();
       return;
     }
-    showChallenge(address, issued.body);
+    showChallenge(address, issued.body, issued.date);
     say(pageStatus, 'Message ready. Sign it with your wallet, then paste the signature.');
     btcMessage.focus();
   });
 });
 
+/** Stops the message's countdown (a new message, or a reset). */
+let stopBtcCountdown = () => {};
+
 /** Shows the message to sign for `address`, with a button per wallet and the paste field. */
-function showChallenge(address, issued) {
+function showChallenge(address, issued, serverDate = null) {
+  stopBtcCountdown();
   challenge = { address, message: issued.message, nonce: issued.nonce };
+  byId('btc-expired').hidden = true;
+  btcSignForm.querySelectorAll('button:not(#btc-renew)').forEach((button) => button.removeAttribute('aria-disabled'));
+  const clock = byId('btc-countdown');
+  clock.classList.remove('expired');
+  let warned = false;
+  stopBtcCountdown = countdown(
+    clock,
+    issued.expiresAt,
+    (left) => {
+      if (left <= 60 && left > 0 && !warned) {
+        warned = true;
+        say(pageStatus, 'One minute left to sign the message.');
+      }
+      return left > 0 ? `Expires in ${clockText(left)}.` : 'This message has expired.';
+    },
+    () => {
+      clock.classList.add('expired');
+      byId('btc-expired').hidden = false;
+      showBtcError('The message has expired before it was signed. Get a new one and sign that.');
+    },
+    serverDate,
+  );
   btcMessage.value = challenge.message;
   byId('btc-expires').textContent = localTime(issued.expiresAt);
   byId('btc-expires').setAttribute('datetime', issued.expiresAt);
@@ -223,7 +253,7 @@ async function connectAndSign(wallet, button) {
       showBtcError(describeError(issued, { bad_request: `${wallet.label}'s address ${address} is not one this service accepts.` }));
       return;
     }
-    showChallenge(address, issued.body);
+    showChallenge(address, issued.body, issued.date);
     await signWith(wallet, address);
   });
 }
@@ -251,10 +281,31 @@ byId('btc-restart').addEventListener('click', () => {
   btcAddress.focus();
 });
 
+byId('btc-renew').addEventListener('click', (event) =>
+  busy(/** @type {HTMLButtonElement} */ (event.currentTarget), async () => {
+    if (!challenge) return;
+    say(btcError, '');
+    const address = challenge.address;
+    const issued = await fetchChallenge(address, 'login');
+    if (!issued.ok) {
+      showBtcError(describeError(issued));
+      return;
+    }
+    btcSignature.value = '';
+    showChallenge(address, issued.body, issued.date);
+    say(pageStatus, 'A new message is ready to sign.');
+    btcMessage.focus();
+  }),
+);
+
 btcSignForm.addEventListener('submit', async (event) => {
   event.preventDefault();
   say(btcError, '');
   if (!challenge) return;
+  if (!byId('btc-expired').hidden) {
+    showBtcError('The message has expired before it was signed. Get a new one and sign that.');
+    return;
+  }
   const signature = btcSignature.value.replace(/\s+/g, '');
   if (signature === '') {
     markInvalid(btcSignature, true);
@@ -309,17 +360,73 @@ const emailAddress = /** @type {HTMLInputElement} */ (byId('email-address'));
 const emailCode = /** @type {HTMLInputElement} */ (byId('email-code'));
 const emailError = byId('email-error');
 
-/** @type {{email: string, token: string} | null} */
+/** @type {{email: string, token: string, expired: boolean} | null} */
 let emailStarted = null;
+/** A verify is in flight (or succeeded). */
+let verifying = false;
+/** A new code may be asked for from this time (ms); the page waits 30 s between codes, longer when the service says so. */
+let resendAt = 0;
+const RESEND_WAIT_MS = 30_000;
+let stopEmailCountdown = () => {};
+let resendTimer = 0;
+
+/** Shows an e-mail error next to the form and brings it into view. */
+function showEmailError(text) {
+  say(emailError, text);
+  emailError.scrollIntoView({ block: 'nearest' });
+}
+
+function updateResendButton() {
+  const button = byId('email-resend');
+  const wait = Math.ceil((resendAt - Date.now()) / 1000);
+  if (wait > 0) {
+    button.setAttribute('aria-disabled', 'true');
+    button.textContent = `Send a new code (in ${wait} s)`;
+  } else {
+    button.removeAttribute('aria-disabled');
+    button.textContent = 'Send a new code';
+    clearInterval(resendTimer);
+  }
+}
+
+function holdResend(milliseconds) {
+  resendAt = Date.now() + milliseconds;
+  clearInterval(resendTimer);
+  resendTimer = setInterval(updateResendButton, 1000);
+  updateResendButton();
+}
+
+function startEmailCountdown(expiresAt, serverDate) {
+  stopEmailCountdown();
+  const clock = byId('email-countdown');
+  clock.classList.remove('expired');
+  stopEmailCountdown = countdown(
+    clock,
+    expiresAt,
+    (left) => (left > 0 ? `The code expires in ${clockText(left)}.` : 'This code has expired.'),
+    () => {
+      clock.classList.add('expired');
+      if (emailStarted) emailStarted.expired = true;
+      showEmailError('The code has expired. Send a new code and enter that one.');
+    },
+    serverDate,
+  );
+}
 
 async function sendCode(email, button) {
   return busy(button, async () => {
     const started = await api('POST', '/api/auth/email-otp/start', { email });
     if (!started.ok) {
-      say(emailError, describeError(started, { bad_request: 'Enter an e-mail address such as name@example.com.' }));
+      if (started.code === 'rate_limited') {
+        const seconds = Number(started.body && started.body.retry_after_seconds) || 60;
+        holdResend(seconds * 1000);
+      }
+      showEmailError(describeError(started, { bad_request: 'Enter an e-mail address such as name@example.com.' }));
       return false;
     }
-    emailStarted = { email, token: started.body.token };
+    emailStarted = { email, token: started.body.token, expired: false };
+    startEmailCountdown(started.body.expiresAt, started.date);
+    holdResend(RESEND_WAIT_MS);
     return true;
   });
 }
@@ -343,6 +450,7 @@ emailStartForm.addEventListener('submit', async (event) => {
   emailStartForm.hidden = true;
   emailVerifyForm.hidden = false;
   emailCode.value = '';
+  autoSubmitted = '';
   say(pageStatus, `Code sent to ${email}.`);
   emailCode.focus();
 });
@@ -351,7 +459,14 @@ emailVerifyForm.addEventListener('submit', async (event) => {
   event.preventDefault();
   say(emailError, '');
   if (!emailStarted) return;
-  const code = emailCode.value.replace(/\s+/g, '');
+  if (emailStarted.expired) {
+    showEmailError('The code has expired. Send a new code and enter that one.');
+    byId('email-resend').focus();
+    return;
+  }
+  const code = codeDigits(emailCode.value);
+  // One try at a time: a six-digit auto-submit and an Enter must not spend two tries on one code.
+  if (verifying) return;
   if (!/^[0-9]{6}$/.test(code)) {
     markInvalid(emailCode, true);
     say(emailError, 'Enter the 6 digits from the e-mail.');
@@ -359,30 +474,64 @@ emailVerifyForm.addEventListener('submit', async (event) => {
     return;
   }
   markInvalid(emailCode, false);
+  verifying = true;
   await busy(submitButtonOf(emailVerifyForm), async () => {
     const verified = await api('POST', `/api/auth/email-otp/verify${addQuery}`, {
       email: emailStarted.email,
       code,
       token: emailStarted.token,
     });
-    if (verified.ok) return done();
+    if (verified.ok) return done(); // `verifying` stays set: the page is leaving
+    verifying = false;
     markInvalid(emailCode, verified.code === 'invalid_code');
-    say(emailError, describeError(verified));
+    if (verified.code === 'code_dead') {
+      stopEmailCountdown();
+      emailStarted.expired = true;
+      showEmailError('This code can no longer be used: its tries are spent, or a newer code replaced it. Send a new code.');
+      byId('email-resend').focus();
+      return;
+    }
+    const left = Number(verified.body && verified.body.attempts_left);
+    if (verified.code === 'invalid_code' && left > 0) {
+      showEmailError(`That code is not right. ${left === 1 ? '1 try' : `${left} tries`} left before it stops working.`);
+    } else {
+      showEmailError(describeError(verified));
+    }
     emailCode.focus();
+    emailCode.select();
   });
+});
+
+// Six digits are a whole code: sign in without waiting for a click. A code
+// pasted as "123 456" or "123-456" counts the same.
+let autoSubmitted = '';
+emailCode.addEventListener('input', () => {
+  const digits = codeDigits(emailCode.value);
+  if (digits.length === 6 && digits !== autoSubmitted && emailStarted && !emailStarted.expired) {
+    autoSubmitted = digits;
+    emailVerifyForm.requestSubmit();
+  }
 });
 
 byId('email-resend').addEventListener('click', async (event) => {
   if (!emailStarted) return;
   say(emailError, '');
+  const wait = Math.ceil((resendAt - Date.now()) / 1000);
+  if (wait > 0) {
+    say(pageStatus, `You can ask for a new code in ${wait} seconds.`);
+    return;
+  }
   if (await sendCode(emailStarted.email, /** @type {HTMLButtonElement} */ (event.currentTarget))) {
     emailCode.value = '';
+    autoSubmitted = '';
+    markInvalid(emailCode, false);
     say(pageStatus, `A new code is on its way to ${emailStarted.email}. Only the newest code works.`);
     emailCode.focus();
   }
 });
 
 byId('email-restart').addEventListener('click', () => {
+  stopEmailCountdown();
   emailStarted = null;
   emailVerifyForm.hidden = true;
   emailStartForm.hidden = false;

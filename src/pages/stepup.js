@@ -6,7 +6,7 @@
  * page shows it in its step-up dialog, the /sudo page as the page itself;
  * both build it here.
  */
-import { api, busy, copyText, describeError, fetchChallenge, h, say, submitButtonOf } from './common.js';
+import { api, busy, codeDigits, copyText, describeError, fetchChallenge, h, say, submitButtonOf } from './common.js';
 import { browserErrorText, describeKeyError, getAssertion, webauthnSupported } from './passkeys.js';
 import { detectWallets, walletErrorText } from './wallets.js';
 
@@ -146,7 +146,10 @@ export function createProofPanel(root, options) {
       const proved = await api('POST', '/api/auth/sudo', body);
       if (options.onSessionLost(proved)) return;
       if (!proved.ok) {
-        say(error, describeError(proved));
+        const left = Number(proved.body && proved.body.attempts_left);
+        if (proved.code === 'invalid_code' && left > 0) say(error, `That code is not right. ${left === 1 ? '1 try' : `${left} tries`} left before it stops working.`);
+        else if (proved.code === 'code_dead') say(error, 'This code can no longer be used. Cancel and confirm again to get a new code.');
+        else say(error, describeError(proved));
         return;
       }
       options.onProved();
@@ -248,11 +251,20 @@ export function createProofPanel(root, options) {
     });
   });
 
+  // Six digits are a whole code ("123 456" and "123-456" count the same): confirm without a click.
+  code.addEventListener('input', () => {
+    const digits = codeDigits(code.value);
+    if (digits.length === 6 && started && code.dataset.sent !== digits) {
+      code.dataset.sent = digits;
+      emailVerifyForm.requestSubmit();
+    }
+  });
+
   emailVerifyForm.addEventListener('submit', async (event) => {
     event.preventDefault();
     say(error, '');
     if (!started) return;
-    const digits = code.value.replace(/\s+/g, '');
+    const digits = codeDigits(code.value);
     if (!/^[0-9]{6}$/.test(digits)) {
       say(error, 'Enter the 6 digits from the e-mail.');
       code.focus();
@@ -284,6 +296,7 @@ export function createProofPanel(root, options) {
       message.value = '';
       signature.value = '';
       code.value = '';
+      delete code.dataset.sent;
       for (const walletButton of tools.querySelectorAll('[data-wallet]')) walletButton.remove();
     },
   };

@@ -197,8 +197,8 @@ function isTokenOf(secret: Uint8Array, email: string, token: string): boolean {
   return timingSafeEqualString(token.slice(TOKEN_SALT_BYTES * 2), tokenMac(secret, email, salt));
 }
 
-function invalidCode(): OcError {
-  return new OcError('invalid_code');
+function invalidCode(attemptsLeft?: number): OcError {
+  return new OcError('invalid_code', undefined, attemptsLeft === undefined ? undefined : { attemptsLeft });
 }
 
 function codeDead(): OcError {
@@ -225,16 +225,16 @@ interface CodeMail {
 }
 
 /**
- * docs/protocol.md §6: "The mail says what the code is for and when it expires."
- * The code is kept out of the subject, which lock screens and notification
- * previews show to anyone near the device.
+ * docs/protocol.md §6 "E-mail codes": the mail says what the code is for and
+ * when it expires, and the subject starts with the code, so it can be read
+ * (and autofilled) from the notification without opening the mail.
  */
 function composeCodeMail(code: string, brand: MailBrand, publicUrl: string, ttlMs: number, expiresAt: Date): CodeMail {
   const host = brand.name;
   const minutes = Math.round(ttlMs / 60_000);
   const lifetime = minutes >= 1 ? `${minutes} minute${minutes === 1 ? '' : 's'}` : `${Math.round(ttlMs / 1000)} seconds`;
   const expires = formatUtc(expiresAt);
-  const subject = `Your sign-in code for ${host}`;
+  const subject = `${code} is your sign-in code for ${host}`;
   const text = [
     `Your code to sign in to ${host} is:`,
     '',
@@ -310,7 +310,8 @@ export function createEmailCodeService(options: EmailCodeServiceOptions): EmailC
     beforeConsume?: (email: string) => Promise<void>,
   ): Promise<EmailCodeVerified> {
     const email = normalizeEmail(emailInput, 'email');
-    const code = typeof codeInput === 'string' ? codeInput.trim() : '';
+    // People copy "123 456" or "123-456" as often as "123456".
+    const code = typeof codeInput === 'string' ? codeInput.replace(/[\s-]/g, '') : '';
     if (!CODE_FORMAT.test(code)) throw invalidCode();
     // The token is optional (docs/protocol.md §6 `token?`); when sent it must be one we could have issued.
     const token = tokenInput === undefined || tokenInput === null || tokenInput === '' ? undefined : tokenInput;
@@ -345,7 +346,8 @@ export function createEmailCodeService(options: EmailCodeServiceOptions): EmailC
     if (attempts > maxAttempts) throw dead();
     if (!codeMatches) {
       // The last allowed try of the token was wrong: say so now, not on the next try.
-      throw attempts >= maxAttempts ? dead() : invalidCode();
+      // Only the token's holder, who started this code, learns how many tries remain.
+      throw attempts >= maxAttempts ? dead() : invalidCode(kind === 'token' ? maxAttempts - attempts : undefined);
     }
 
     await beforeConsume?.(email);
