@@ -78,6 +78,11 @@ if (!HAVE_CHROMIUM && IN_CI) {
   });
 }
 
+/** The account page's heading form of a long identity (src/pages/common.js shortName). */
+function shortened(value: string): string {
+  return value.length <= 24 ? value : `${value.slice(0, 10)}…${value.slice(-6)}`;
+}
+
 /** The wallets whose documented browser APIs the sign-in page drives (src/pages/wallets.js). */
 type FakeWalletKind = 'unisat' | 'okx' | 'xverse' | 'leather' | 'phantom';
 const FAKE_WALLETS: ReadonlyArray<readonly [FakeWalletKind, string]> = [
@@ -338,6 +343,10 @@ describe.skipIf(!HAVE_CHROMIUM)('pages in headless Chromium', () => {
     await page.waitForURL(`${base}/account`);
     await expect.poll(() => page.locator('#active-heading-name').textContent()).toBe(emailAccount);
     expect(await page.locator('#active-did').textContent()).toMatch(/^did:oc:[0-9a-f]{32}$/);
+    // The account ID and the shown identity each have a copy button that says what happened.
+    await page.getByRole('button', { name: 'Copy the account ID' }).click();
+    await expect.poll(() => page.locator('#page-status').textContent()).toMatch(/^(The account ID was copied\.|It is selected: copy it with your keyboard or menu\.)$/);
+    expect(await page.getByRole('button', { name: 'Copy the e-mail' }).isVisible()).toBe(true);
     expect(await page.locator('#roster-empty').isVisible()).toBe(true);
     expect(await rosterNames(page)).toEqual([]);
     await expect.poll(() => page.locator('#identities .item-title').allTextContents()).toEqual([emailAccount]);
@@ -356,6 +365,9 @@ describe.skipIf(!HAVE_CHROMIUM)('pages in headless Chromium', () => {
     await page.getByRole('link', { name: 'Add another account' }).click();
     await page.waitForURL(`${base}/signin?add=1&return_to=/account`);
     expect(await page.locator('main h1').textContent()).toBe('Add another account');
+    // This browser last signed in with an e-mail code: that way comes first, marked.
+    await expect.poll(() => page.locator('main section.card').first().getAttribute('id')).toBe('way-email');
+    expect(await page.locator('#way-email h2 .badge').textContent()).toBe('Last used');
     // add=1 and return_to reach the provider path too.
     await expect.poll(() => page.getByRole('link', { name: 'Continue with Acme' }).getAttribute('href')).toBe(
       '/api/auth/acme/start?return_to=%2Faccount&add=1',
@@ -381,7 +393,7 @@ describe.skipIf(!HAVE_CHROMIUM)('pages in headless Chromium', () => {
     await page.getByLabel('Signature').fill(signature);
     await page.locator('#btc-submit').click();
     await page.waitForURL(`${base}/account`);
-    await expect.poll(() => page.locator('#active-heading-name').textContent()).toBe(wallet.address);
+    await expect.poll(() => page.locator('#active-heading-name').textContent()).toBe(shortened(wallet.address));
     expect(await page.locator('#active-identity-kind').textContent()).toBe('Bitcoin address');
     await expect.poll(() => rosterNames(page)).toEqual([emailAccount]);
     expect(await page.locator('#roster-empty').isVisible()).toBe(false);
@@ -412,7 +424,7 @@ describe.skipIf(!HAVE_CHROMIUM)('pages in headless Chromium', () => {
 
   it('(4) signs out of this account; the other one stays signed in', async () => {
     await page.getByRole('button', { name: 'Sign out of this account' }).click();
-    await expect.poll(() => page.locator('#active-heading-name').textContent()).toBe(wallet.address);
+    await expect.poll(() => page.locator('#active-heading-name').textContent()).toBe(shortened(wallet.address));
     // The heading, the status line and the roster are updated one after the other: wait for each.
     await expect.poll(() => page.locator('#page-status').textContent()).toBe(`Signed out of ${emailAccount}. You are now using ${wallet.address}.`);
     await expect.poll(() => rosterNames(page)).toEqual([]);
@@ -511,7 +523,7 @@ describe.skipIf(!HAVE_CHROMIUM)('pages in headless Chromium', () => {
     await walletPage.getByRole('button', { name: 'Get message to sign' }).click();
     await walletPage.getByRole('button', { name: 'Sign with UniSat' }).click();
     await walletPage.waitForURL(`${base}/account`);
-    await expect.poll(() => walletPage.locator('#active-heading-name').textContent()).toBe(other.address);
+    await expect.poll(() => walletPage.locator('#active-heading-name').textContent()).toBe(shortened(other.address));
     expect(requested).toEqual(['bip322-simple']);
     await walletContext.close();
     expectNoProblems();
@@ -585,7 +597,7 @@ describe.skipIf(!HAVE_CHROMIUM)('pages in headless Chromium', () => {
         await walletPage.getByRole('button', { name: `Connect ${label}` }).click();
         if (mode === 'ok') {
           await walletPage.waitForURL(`${base}/account`);
-          await expect.poll(() => walletPage.locator('#active-heading-name').textContent()).toBe(signer.address);
+          await expect.poll(() => walletPage.locator('#active-heading-name').textContent()).toBe(shortened(signer.address));
         } else {
           const expected =
             mode === 'decline'
@@ -640,7 +652,12 @@ describe.skipIf(!HAVE_CHROMIUM)('pages in headless Chromium', () => {
     await sudoPage.waitForURL(`${base}${sudoUrl}`);
 
     await expect.poll(() => sudoPage.locator('#lead').textContent()).toMatch(/^To register a hardware key, confirm that you control this account\./);
-    await expect.poll(() => sudoPage.locator('#proof-account').textContent()).toBe(signer.address);
+    await expect.poll(() => sudoPage.locator('#proof-account').textContent()).toBe(shortened(signer.address));
+    for (const scheme of ['light', 'dark'] as const) {
+      await sudoPage.emulateMedia({ colorScheme: scheme });
+      expect(await axeViolations(sudoPage), `/sudo ${scheme}`).toEqual([]);
+    }
+    await sudoPage.emulateMedia({ colorScheme: 'light' });
     expect(await sudoPage.locator('#sudo-cancel').getAttribute('href')).toBe('/account?confirmed=1');
     expect(await sudoPage.locator('#sudo-email').isVisible()).toBe(false);
     await screenshot(sudoPage, 'sudo.png');
@@ -751,7 +768,7 @@ describe.skipIf(!HAVE_CHROMIUM)('pages in headless Chromium', () => {
     const freshAuthenticator = await virtualAuthenticator(freshPage, await authenticator.credentials());
     await freshPage.goto('/signin');
     await freshPage.waitForURL(`${base}/account`);
-    await expect.poll(() => freshPage.locator('#active-heading-name').textContent()).toBe(owner.address);
+    await expect.poll(() => freshPage.locator('#active-heading-name').textContent()).toBe(shortened(owner.address));
     expect(claimsOf(await sessionCookie(freshContext)).signing_method).toBe('passkey');
 
     // Someone else signed in on a third profile, whose browser offers no
@@ -772,7 +789,7 @@ describe.skipIf(!HAVE_CHROMIUM)('pages in headless Chromium', () => {
     await addPage.goto('/signin?add=1&return_to=/account');
     await addPage.getByRole('button', { name: 'Sign in with a passkey' }).click();
     await addPage.waitForURL(`${base}/account`);
-    await expect.poll(() => addPage.locator('#active-heading-name').textContent()).toBe(owner.address);
+    await expect.poll(() => addPage.locator('#active-heading-name').textContent()).toBe(shortened(owner.address));
     expect(await rosterNames(addPage)).toEqual([other.address]);
 
     // Removing it (the step-up above is fresh) ends passkey sign-in with it.

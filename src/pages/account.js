@@ -17,12 +17,14 @@ import {
   accountName,
   api,
   busy,
+  copyText,
   byId,
   describeError,
   h,
   identityKindLabel,
   markInvalid,
   say,
+  shortName,
   submitButtonOf,
 } from './common.js';
 import { createProofPanel, proofOptions } from './stepup.js';
@@ -84,13 +86,28 @@ async function load() {
 function renderAccount(account) {
   const name = accountName(account);
   document.title = `${name} · Your account · ${document.body.dataset.brand || 'oc-host'}`;
-  byId('active-heading-name').textContent = name;
+  byId('active-heading-name').textContent = shortName(account);
   byId('active-name').textContent = account.display_name || 'Not set';
   const shown = account.display_identity;
   byId('active-identity-kind').textContent = shown ? identityKindLabel(shown.kind) : 'Shown as';
   byId('active-identity').textContent = shown ? shown.value : account.did_oc;
   byId('active-did').textContent = account.did_oc;
+  const kindLabel = shown ? identityKindLabel(shown.kind).toLowerCase() : 'account ID';
+  byId('copy-identity').setAttribute('aria-label', `Copy the ${kindLabel}`);
+  byId('copy-did').setAttribute('aria-label', 'Copy the account ID');
   /** @type {HTMLInputElement} */ (byId('display-name')).value = account.display_name || '';
+}
+
+for (const [buttonId, sourceId, what] of [
+  ['copy-identity', 'active-identity', null],
+  ['copy-did', 'active-did', 'The account ID'],
+]) {
+  byId(buttonId).addEventListener('click', async () => {
+    const source = byId(sourceId);
+    const copied = await copyText(source.textContent || '', source);
+    const label = what || (byId('active-identity-kind').textContent || 'It').trim();
+    say(pageStatus, copied ? `${label} was copied.` : 'It is selected: copy it with your keyboard or menu.');
+  });
 }
 
 function renderRoster(roster) {

@@ -255,9 +255,16 @@ export async function copyText(text, source) {
     await navigator.clipboard.writeText(text);
     return true;
   } catch {
-    if (source) {
+    if (source && typeof source.select === 'function') {
       source.focus();
       source.select();
+    } else if (source) {
+      // Text outside a field: select it, so the keyboard or the menu can copy it.
+      const range = document.createRange();
+      range.selectNodeContents(source);
+      const selection = window.getSelection();
+      selection?.removeAllRanges();
+      selection?.addRange(range);
     }
     return false;
   }
@@ -360,6 +367,16 @@ export function identityKindLabel(kind) {
  *
  * @param {{display_name?: string | null, display_identity?: {kind: string, value: string}, did_oc: string}} account
  */
+/**
+ * A name short enough for a heading: the display name, else the shown
+ * identity with a long value cut in the middle (`bc1qu26c7n…esx3l2`).
+ */
+export function shortName(account) {
+  const name = accountName(account);
+  if (account.display_name || name.length <= 24) return name;
+  return `${name.slice(0, 10)}…${name.slice(-6)}`;
+}
+
 export function accountName(account) {
   if (account.display_name) return account.display_name;
   if (account.display_identity && account.display_identity.value) return account.display_identity.value;

@@ -48,7 +48,40 @@ const pageStatus = byId('page-status');
 const notice = byId('notice');
 
 /** After any successful sign-in: go where the person was going. */
-function done() {
+/** This browser remembers the way it last signed in, to offer it first next time (nothing leaves the browser). */
+const LAST_WAY_KEY = 'oc-last-sign-in';
+
+const main = byId('main');
+
+function remember(way) {
+  try {
+    localStorage.setItem(LAST_WAY_KEY, way);
+  } catch {
+    // storage may be off; then nothing is offered first
+  }
+}
+
+/** Puts the way last used first, marked "Last used". */
+function offerLastUsed() {
+  let way = null;
+  try {
+    way = localStorage.getItem(LAST_WAY_KEY);
+  } catch {
+    return;
+  }
+  const ids = { btc: 'way-btc', email: 'way-email', passkey: 'passkey' };
+  const sectionId = way && way.startsWith('provider:') ? 'providers' : ids[way];
+  if (!sectionId) return;
+  const section = document.getElementById(sectionId);
+  const first = main.querySelector('section.card');
+  if (!section || !first || section.hidden) return;
+  if (section !== first) first.before(section);
+  const heading = section.querySelector('h2');
+  if (heading && !heading.querySelector('.badge')) heading.append(' ', h('span', { class: 'badge', text: 'Last used' }));
+}
+
+function done(way) {
+  if (way) remember(way);
   say(pageStatus, 'Signed in. Taking you on…');
   window.location.assign(returnTo);
 }
@@ -323,7 +356,7 @@ btcSignForm.addEventListener('submit', async (event) => {
       signature,
       nonce: challenge.nonce,
     });
-    if (signedIn.ok) return done();
+    if (signedIn.ok) return done('btc');
     const spent = signedIn.code === 'nonce_reused' || challengeCodeOf(signedIn) === 'expired';
     if (spent) {
       // A used or expired message cannot be signed again: start over with a new one.
@@ -481,7 +514,7 @@ emailVerifyForm.addEventListener('submit', async (event) => {
       code,
       token: emailStarted.token,
     });
-    if (verified.ok) return done(); // `verifying` stays set: the page is leaving
+    if (verified.ok) return done('email'); // `verifying` stays set: the page is leaving
     verifying = false;
     markInvalid(emailCode, verified.code === 'invalid_code');
     if (verified.code === 'code_dead') {
@@ -549,11 +582,12 @@ async function showProviders() {
     if (typeof provider.id !== 'string' || !/^[a-z0-9][a-z0-9-]{0,31}$/.test(provider.id)) continue;
     const query = new URLSearchParams({ return_to: returnTo });
     if (adding) query.set('add', '1');
-    list.append(
-      h('li', {}, h('a', { class: 'button secondary', href: `/api/auth/${provider.id}/start?${query}`, text: `Continue with ${provider.label}` })),
-    );
+    const link = h('a', { class: 'button secondary', href: `/api/auth/${provider.id}/start?${query}`, text: `Continue with ${provider.label}` });
+    link.addEventListener('click', () => remember(`provider:${provider.id}`));
+    list.append(h('li', {}, link));
   }
   byId('providers').hidden = list.children.length === 0;
+  offerLastUsed();
 }
 
 // ---- passkeys ----
@@ -582,7 +616,7 @@ async function passkeySignIn(how) {
   const response = await getAssertion(started.body.options, how);
   const signedIn = await api('POST', `/api/auth/passkey/signin${addQuery}`, { challenge_token: started.body.challenge_token, response });
   if (signedIn.ok) {
-    done();
+    done('passkey');
     return true;
   }
   say(passkeyError, describeKeyError(signedIn, { credential_outside_allowlist: 'This passkey is not one this service can sign you in with. Use another way, then add it on your account page.' }));
@@ -603,6 +637,7 @@ async function waitForAutofill() {
 function setUpPasskeys() {
   if (!webauthnSupported()) return;
   byId('passkey').hidden = false;
+  offerLastUsed();
   const button = /** @type {HTMLButtonElement} */ (byId('passkey-button'));
   button.addEventListener('click', () =>
     busy(button, async () => {
@@ -623,6 +658,7 @@ setUpNotices();
 void checkExistingSession();
 // Wallet extensions may inject their objects after the page's own scripts ran: look again once loaded.
 showConnectButtons();
+offerLastUsed();
 window.addEventListener('load', () => showConnectButtons());
 setTimeout(showConnectButtons, 1000);
 void showProviders();

@@ -10,7 +10,7 @@
  * after checking `return_to` against the family origins (src/http/pages.ts);
  * `purpose` is only ever shown as text.
  */
-import { accountName, api, byId, say, safeReturnTo } from './common.js';
+import { api, byId, say, safeReturnTo, shortName } from './common.js';
 import { createProofPanel, proofOptions } from './stepup.js';
 
 const returnTo = safeReturnTo(document.body.dataset.returnTo, '/account');
@@ -63,7 +63,7 @@ async function load() {
   }
   const [listed, keys] = await Promise.all([api('GET', '/api/auth/identities'), api('GET', '/api/auth/webauthn/credentials')]);
   if (sessionLost(listed)) return;
-  byId('proof-account').textContent = accountName(me.body.account);
+  byId('proof-account').textContent = shortName(me.body.account);
   panel.reset(proofOptions(listed.ok ? listed.body.identities : null, me.body.account, keys.ok ? keys.body.credentials : null));
   byId('proof').hidden = false;
   say(pageStatus, '');
