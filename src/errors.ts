@@ -50,6 +50,22 @@ export const ERROR_CODES = {
 
 export type ErrorCode = keyof typeof ERROR_CODES;
 
+/** The other account named by a `*_linked_elsewhere` refusal. */
+export interface ErrorHolder {
+  readonly did_oc: string;
+  readonly display_name: string | null;
+}
+
+export interface ErrorBodyShape {
+  ok: false;
+  error: ErrorCode;
+  reason: ErrorCode;
+  detail?: string;
+  codes?: string[];
+  attempts_left?: number;
+  holder?: ErrorHolder;
+}
+
 export class OcError extends Error {
   readonly code: ErrorCode;
   readonly status: number;
@@ -58,8 +74,10 @@ export class OcError extends Error {
   readonly codes: readonly string[] | undefined;
   /** Tries left of an e-mail code, on `invalid_code` to the holder of its token (docs/errors.md). */
   readonly attemptsLeft: number | undefined;
+  /** The account that holds a proven identity, on `*_linked_elsewhere` (docs/errors.md). */
+  readonly holder: ErrorHolder | undefined;
 
-  constructor(code: ErrorCode, detail?: string, options?: { cause?: unknown; codes?: readonly string[]; attemptsLeft?: number }) {
+  constructor(code: ErrorCode, detail?: string, options?: { cause?: unknown; codes?: readonly string[]; attemptsLeft?: number; holder?: ErrorHolder }) {
     super(detail ? `${code}: ${detail}` : code, options);
     this.name = 'OcError';
     this.code = code;
@@ -67,11 +85,12 @@ export class OcError extends Error {
     this.detail = detail;
     this.codes = options?.codes;
     this.attemptsLeft = options?.attemptsLeft;
+    this.holder = options?.holder;
   }
 
   /** The error body of docs/protocol.md §4: both keys carry the code. */
-  toBody(): { ok: false; error: ErrorCode; reason: ErrorCode; detail?: string; codes?: string[]; attempts_left?: number } {
-    const body: { ok: false; error: ErrorCode; reason: ErrorCode; detail?: string; codes?: string[]; attempts_left?: number } = {
+  toBody(): ErrorBodyShape {
+    const body: ErrorBodyShape = {
       ok: false,
       error: this.code,
       reason: this.code,
@@ -79,6 +98,7 @@ export class OcError extends Error {
     if (this.detail !== undefined) body.detail = this.detail;
     if (this.codes !== undefined) body.codes = [...this.codes];
     if (this.attemptsLeft !== undefined) body.attempts_left = this.attemptsLeft;
+    if (this.holder !== undefined) body.holder = { ...this.holder };
     return body;
   }
 }

@@ -304,6 +304,13 @@ function sudoAndLink(engine: 'sqlite' | 'postgres'): void {
       expect((await sudo(browser2, walletV)).status).toBe(200);
       const refused = await linkBtc(browser2, walletW);
       expectError(refused, 409, 'address_linked_elsewhere');
+      // The proven address's account is named, so the person knows what a transfer merges.
+      expect(refused.body.holder).toEqual({ did_oc: accountB.did, display_name: null });
+      // Without a valid proof, nothing about the holder is said.
+      const unproven = await browser2.prove(walletW, 'link');
+      const forged = await browser2.post('/api/auth/link/btc', { ...unproven, signature: (await browser2.prove(walletV, 'link')).signature });
+      expectError(forged, 401, 'invalid_challenge');
+      expect(forged.body.holder).toBeUndefined();
       expectError(await linkBtc(browser2, walletW, false), 409, 'address_linked_elsewhere');
       // Nothing moved: B is intact.
       expect((await browser1.me()).body.account.did_oc).toBe(accountB.did);

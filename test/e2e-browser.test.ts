@@ -940,6 +940,57 @@ describe.skipIf(!HAVE_CHROMIUM)('pages in headless Chromium', () => {
     expectNoProblems();
   });
 
+  it('links an e-mail and a Bitcoin address from the account page, through a step-up, and moves an address held by another account after naming it', async () => {
+    const owner = newWallet('p2wpkh');
+    const ownerContext = await contextWithFakeWallet('unisat', owner, 'ok');
+    const here = await ownerContext.newPage();
+    watch(here);
+    await here.goto('/signin');
+    await here.getByRole('button', { name: 'Connect UniSat' }).click();
+    await here.waitForURL(`${base}/account`);
+    const linking = here.getByRole('region', { name: 'Link another way to sign in' });
+
+    // An e-mail: the code, then a step-up (by the wallet), then linked.
+    const email = `link-${randomBytes(4).toString('hex')}@example.org`;
+    await linking.getByLabel('E-mail address', { exact: true }).fill(email);
+    const mailsBefore = smtp.messages().length;
+    await linking.getByRole('button', { name: 'Send code' }).click();
+    await linking.getByLabel('6-digit code', { exact: true }).fill(await codeFor(email, mailsBefore));
+    const sudo = here.getByRole('dialog', { name: 'Confirm it is you' });
+    await expect.poll(() => sudo.isVisible()).toBe(true);
+    expect(await sudo.locator('#sudo-intro').textContent()).toBe(`To link ${email}, prove again that you control this account. The proof stays valid for 5 minutes.`);
+    await sudo.getByRole('button', { name: 'Get message to sign' }).click();
+    await sudo.getByRole('button', { name: 'Sign with UniSat' }).click();
+    await expect.poll(() => here.locator('#page-status').textContent()).toBe(`${email} is linked to this account.`);
+    await expect.poll(() => here.locator('#identities .item-title').allTextContents()).toContain(email);
+
+    // An address another account holds: named, then moved here on confirmation.
+    const held = newWallet('p2wpkh');
+    const challenge = (await (await fetch(`${base}/api/challenge?addr=${held.address}&audience=${encodeURIComponent(base)}&purpose=login`)).json()) as { message: string; nonce: string };
+    const heldSignIn = await fetch(`${base}/api/auth/signin`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', origin: base },
+      body: JSON.stringify({ address: held.address, message: challenge.message, signature: signBip322({ privateKey: held.privateKey, address: held.address, message: challenge.message }), nonce: challenge.nonce }),
+    });
+    const heldDid = ((await heldSignIn.json()) as { account: { did_oc: string } }).account.did_oc;
+    await linking.getByLabel('Bitcoin address', { exact: true }).fill(held.address);
+    await linking.getByRole('button', { name: 'Get message to sign' }).click();
+    await expect.poll(() => linking.getByLabel('Message to sign', { exact: true }).inputValue()).toContain('purpose: link\n');
+    const message = await linking.getByLabel('Message to sign', { exact: true }).inputValue();
+    await linking.getByLabel('Signature', { exact: true }).fill(signBip322({ privateKey: held.privateKey, address: held.address, message }));
+    await linking.getByRole('button', { name: 'Link address' }).click();
+    const move = here.getByRole('dialog', { name: `Move ${held.address} to this account?` });
+    await expect.poll(() => move.isVisible()).toBe(true);
+    expect(await move.locator('#confirm-text').textContent()).toContain(`belongs to ${heldDid}.`);
+    expect(await axeViolations(here)).toEqual([]);
+    await move.getByRole('button', { name: 'Move and merge' }).click();
+    await expect.poll(() => here.locator('#page-status').textContent()).toBe(`${held.address} is linked, and ${heldDid} was merged into this account.`);
+    await expect.poll(() => here.locator('#identities .item-title').allTextContents()).toContain(held.address);
+    await screenshot(here, 'account-link.png');
+    await ownerContext.close();
+    expectNoProblems();
+  });
+
   it('/signin passes axe in light and dark', async () => {
     const fresh = await newWatchedContext();
     const signin = await fresh.newPage();

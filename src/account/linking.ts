@@ -90,10 +90,17 @@ export type LinkOutcome =
   /** `merged` is the did of the account that was merged into `account` (it exists no more on its own). */
   | { readonly status: 'merged'; readonly account: AccountRecord; readonly merged: { readonly did_oc: string } };
 
-export function linkedElsewhere(identity: ProvenIdentity): OcError {
+/**
+ * The refusal of a proven identity that another account holds. It names that
+ * account (its did and display name): the caller has just proven the
+ * identity, so could sign in to it anyway, and needs to know what a transfer
+ * would merge.
+ */
+export function linkedElsewhere(identity: ProvenIdentity, holder?: AccountRecord): OcError {
+  const options = holder === undefined ? undefined : { holder: { did_oc: didOf(holder.id), display_name: holder.display_name } };
   return identity.kind === 'btc'
-    ? new OcError('address_linked_elsewhere', 'link: another account holds this address; send confirm_transfer: true with a fresh proof to merge it into this one')
-    : new OcError('email_linked_elsewhere', 'link: another account holds this e-mail; send confirm_transfer: true with a fresh proof to merge it into this one');
+    ? new OcError('address_linked_elsewhere', 'link: another account holds this address; send confirm_transfer: true with a fresh proof to merge it into this one', options)
+    : new OcError('email_linked_elsewhere', 'link: another account holds this e-mail; send confirm_transfer: true with a fresh proof to merge it into this one', options);
 }
 
 /** A linked address becomes the primary one when the account has none (docs/protocol.md §2 display default). */
@@ -128,7 +135,7 @@ export async function linkIdentity(store: AccountStore, input: LinkInput): Promi
   if (owner === null) throw new OcError('internal_error', 'link: the identity changed hands while linking; try again');
   // Merged into this account by a concurrent transfer since addIdentity looked.
   if (owner.id === account.id) return { status: 'already_linked', account: (await store.findAccount(account.id)) ?? account };
-  if (!input.confirmTransfer) throw linkedElsewhere(identity);
+  if (!input.confirmTransfer) throw linkedElsewhere(identity, owner);
 
   let survivor: AccountRecord;
   try {

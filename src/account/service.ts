@@ -128,7 +128,7 @@ export class AccountService {
     const refuseElsewhere = async (identity: { kind: 'btc' | 'email'; value: string }): Promise<void> => {
       if (confirmTransfer) return;
       const owner = await this.#deps.store.findAccountByIdentity(identity.kind, identity.value);
-      if (owner !== null && owner.id !== current.account.id) throw linkedElsewhere(identity);
+      if (owner !== null && owner.id !== current.account.id) throw linkedElsewhere(identity, owner);
     };
     const identity = await proveIdentity(proof, 'link', checkers, refuseElsewhere);
     const outcome = await linkIdentity(this.#deps.store, { account: current.account, identity, confirmTransfer, nowMs: this.#nowMs() });

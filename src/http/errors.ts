@@ -7,7 +7,7 @@ import { OcError, type ErrorCode } from '../errors.js';
 import { policyOf } from './policy.js';
 
 function bodyFor(request: FastifyRequest, error: OcError): Record<string, unknown> {
-  const body: Record<string, unknown> = error.toBody();
+  const body: Record<string, unknown> = { ...error.toBody() };
   // Attestation routes also carry `reasons`, the shape docs/api.md uses there.
   if (policyOf(request).errors === 'attestation') body.reasons = [error.code];
   return body;

@@ -13,6 +13,12 @@ export const ErrorBody = Type.Object(
     reasons: Type.Optional(Type.Array(Type.String())),
     codes: Type.Optional(Type.Array(Type.String(), { description: 'Verification codes behind an `invalid_challenge`' })),
     retry_after_seconds: Type.Optional(Type.Integer()),
+    holder: Type.Optional(
+      Type.Object(
+        { did_oc: Type.String(), display_name: Type.Union([Type.String(), Type.Null()]) },
+        { description: 'The account that holds the identity just proven (`address_linked_elsewhere`, `email_linked_elsewhere`)' },
+      ),
+    ),
     attempts_left: Type.Optional(Type.Integer({ description: 'Tries left of an e-mail code (`invalid_code` with the start\'s token)' })),
   },
   { $id: 'ErrorBody', description: 'Error body (docs/protocol.md §4)' },

@@ -28,6 +28,7 @@ import {
   submitButtonOf,
 } from './common.js';
 import { createProofPanel, proofOptions } from './stepup.js';
+import { setUpLinking } from './link.js';
 import { browserErrorText, createCredential, describeKeyError, wasCancelled, webauthnSupported } from './passkeys.js';
 
 const SIGN_IN_AGAIN = '/signin?return_to=/account';
@@ -806,4 +807,16 @@ byId('sudo-cancel').addEventListener('click', () => dialog.close('cancelled'));
 
 void load().then((loaded) => {
   if (loaded) say(pageStatus, '');
+});
+
+setUpLinking({
+  withStepUp,
+  confirmAction,
+  onSessionLost: sessionLost,
+  onLinked: async (sentence) => {
+    if (await load()) {
+      say(pageStatus, sentence);
+      focusHeading('identities-title');
+    }
+  },
 });

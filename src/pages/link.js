@@ -1,0 +1,276 @@
+/**
+ * "Link another way to sign in" on the account page (docs/protocol.md §6,
+ * linking; §2 "Merging"): a Bitcoin address, proven through a browser wallet
+ * or a pasted BIP-322 signature of a `purpose=link` challenge, or an e-mail
+ * address, proven by a mailed code.
+ *
+ * - Linking needs a fresh step-up: the caller's `withStepUp` asks for it and
+ *   sends the same proof again, which the service has not used up.
+ * - An identity another account holds is refused with 409 and that account
+ *   named (`holder`); the person is asked whether to move it here, which
+ *   merges that account into this one, and the same proof goes again with
+ *   `confirm_transfer: true`.
+ */
+import { api, busy, codeDigits, copyText, describeError, fetchChallenge, h, looksLikeBitcoinAddress, looksLikeEmail, markInvalid, say, submitButtonOf } from './common.js';
+import { detectWallets, walletErrorText } from './wallets.js';
+
+/**
+ * @param {{
+ *   withStepUp: (request: () => Promise<any>, action: string) => Promise<any>,
+ *   confirmAction: (question: {title: string, text: string, confirm: string}) => Promise<boolean>,
+ *   onSessionLost: (result: any) => boolean,
+ *   onLinked: (sentence: string) => Promise<void>,
+ * }} options
+ */
+export function setUpLinking(options) {
+  const byId = (id) => /** @type {HTMLElement} */ (document.getElementById(id));
+  const error = byId('link-error');
+  const status = byId('link-status');
+
+  /**
+   * Sends a proof to `path`: through a step-up when one is due, and again
+   * with `confirm_transfer` when the person agrees to move the identity here.
+   */
+  async function link(path, proof, shown) {
+    let answer = await options.withStepUp(() => api('POST', path, proof), `link ${shown}`);
+    if (answer === null) {
+      say(status, 'Nothing was linked.');
+      return false;
+    }
+    if (options.onSessionLost(answer)) return false;
+    if (answer.code === 'address_linked_elsewhere' || answer.code === 'email_linked_elsewhere') {
+      const holder = answer.body && answer.body.holder;
+      const holderName = holder ? holder.display_name || holder.did_oc : 'another account';
+      const move = await options.confirmAction({
+        title: `Move ${shown} to this account?`,
+        text:
+          `${shown} belongs to ${holderName}. Moving it merges that account into this one: its ways to sign in, keys and ` +
+          'Connect apps come here, and it is signed out everywhere. This cannot be undone.',
+        confirm: 'Move and merge',
+      });
+      if (!move) {
+        say(status, `${shown} stays with ${holderName}.`);
+        return false;
+      }
+      answer = await options.withStepUp(() => api('POST', path, { ...proof, confirm_transfer: true }), `link ${shown}`);
+      if (answer === null) {
+        say(status, 'Nothing was linked.');
+        return false;
+      }
+      if (options.onSessionLost(answer)) return false;
+    }
+    if (!answer.ok) {
+      say(error, describeError(answer));
+      error.scrollIntoView({ block: 'nearest' });
+      return false;
+    }
+    const merged = answer.body && answer.body.merged;
+    await options.onLinked(merged ? `${shown} is linked, and ${merged.did_oc} was merged into this account.` : `${shown} is linked to this account.`);
+    return true;
+  }
+
+  // ---- a Bitcoin address ----
+
+  const addressForm = /** @type {HTMLFormElement} */ (byId('link-btc-form'));
+  const signForm = /** @type {HTMLFormElement} */ (byId('link-btc-sign-form'));
+  const address = /** @type {HTMLInputElement} */ (byId('link-btc-address'));
+  const message = /** @type {HTMLTextAreaElement} */ (byId('link-btc-message'));
+  const signature = /** @type {HTMLTextAreaElement} */ (byId('link-btc-signature'));
+  const tools = byId('link-btc-tools');
+  /** @type {{address: string, message: string, nonce: string} | null} */
+  let challenge = null;
+
+  function resetBtc() {
+    challenge = null;
+    message.value = '';
+    signature.value = '';
+    for (const button of tools.querySelectorAll('[data-wallet]')) button.remove();
+    signForm.hidden = true;
+    addressForm.hidden = false;
+  }
+
+  async function prepare(chosen) {
+    const issued = await fetchChallenge(chosen, 'link');
+    if (!issued.ok) {
+      markInvalid(address, issued.code === 'bad_request');
+      say(error, describeError(issued, { bad_request: 'That is not a Bitcoin address this service accepts.' }));
+      return false;
+    }
+    challenge = { address: chosen, message: issued.body.message, nonce: issued.body.nonce };
+    message.value = challenge.message;
+    for (const button of tools.querySelectorAll('[data-wallet]')) button.remove();
+    for (const wallet of detectWallets()) {
+      const button = h('button', { type: 'button', class: 'secondary', 'data-wallet': wallet.id, text: `Sign with ${wallet.label}` });
+      button.addEventListener('click', () => busy(button, () => signWith(wallet)));
+      tools.append(button);
+    }
+    addressForm.hidden = true;
+    signForm.hidden = false;
+    return true;
+  }
+
+  async function signWith(wallet) {
+    if (!challenge) return;
+    say(error, '');
+    try {
+      signature.value = await wallet.sign(challenge.message, challenge.address);
+    } catch (failure) {
+      say(error, walletErrorText(failure, wallet.label));
+      return;
+    }
+    signForm.requestSubmit();
+  }
+
+  const connectHolder = byId('link-btc-wallets');
+  const wallets = detectWallets();
+  connectHolder.replaceChildren(
+    ...wallets.map((wallet) => {
+      const button = h('button', { type: 'button', class: 'secondary', text: `Link with ${wallet.label}` });
+      button.addEventListener('click', () =>
+        busy(button, async () => {
+          say(error, '');
+          let addresses;
+          try {
+            addresses = await wallet.connect();
+          } catch (failure) {
+            say(error, walletErrorText(failure, wallet.label));
+            return;
+          }
+          const chosen = addresses.find((candidate) => looksLikeBitcoinAddress(candidate));
+          if (chosen === undefined) {
+            say(error, `${wallet.label} shared no Bitcoin address.`);
+            return;
+          }
+          address.value = chosen;
+          say(status, `${wallet.label} will sign as ${chosen}.`);
+          if (await prepare(chosen)) await signWith(wallet);
+        }),
+      );
+      return button;
+    }),
+  );
+  connectHolder.hidden = wallets.length === 0;
+
+  addressForm.addEventListener('submit', async (event) => {
+    event.preventDefault();
+    say(error, '');
+    const chosen = address.value.trim();
+    if (!looksLikeBitcoinAddress(chosen)) {
+      markInvalid(address, true);
+      say(error, 'Enter a Bitcoin address, such as one starting with bc1.');
+      address.focus();
+      return;
+    }
+    markInvalid(address, false);
+    await busy(submitButtonOf(addressForm), async () => {
+      if (await prepare(chosen)) message.focus();
+    });
+  });
+
+  byId('link-btc-copy').addEventListener('click', async () => {
+    const copied = await copyText(message.value, message);
+    say(status, copied ? 'Message copied.' : 'The message is selected: copy it with your keyboard or menu.');
+  });
+
+  byId('link-btc-restart').addEventListener('click', () => {
+    resetBtc();
+    address.focus();
+  });
+
+  signForm.addEventListener('submit', async (event) => {
+    event.preventDefault();
+    say(error, '');
+    if (!challenge) return;
+    const pasted = signature.value.replace(/\s+/g, '');
+    if (pasted === '') {
+      markInvalid(signature, true);
+      say(error, 'Paste the signature from your wallet first.');
+      signature.focus();
+      return;
+    }
+    markInvalid(signature, false);
+    const proof = { address: challenge.address, message: challenge.message, signature: pasted, nonce: challenge.nonce };
+    await busy(submitButtonOf(signForm), async () => {
+      if (await link('/api/auth/link/btc', proof, challenge.address)) {
+        resetBtc();
+        address.value = '';
+      }
+    });
+  });
+
+  // ---- an e-mail address ----
+
+  const emailForm = /** @type {HTMLFormElement} */ (byId('link-email-form'));
+  const codeForm = /** @type {HTMLFormElement} */ (byId('link-email-code-form'));
+  const email = /** @type {HTMLInputElement} */ (byId('link-email-address'));
+  const code = /** @type {HTMLInputElement} */ (byId('link-email-code'));
+  /** @type {{email: string, token: string} | null} */
+  let started = null;
+
+  emailForm.addEventListener('submit', async (event) => {
+    event.preventDefault();
+    say(error, '');
+    const chosen = email.value.trim();
+    if (!looksLikeEmail(chosen)) {
+      markInvalid(email, true);
+      say(error, 'Enter an e-mail address such as name@example.com.');
+      email.focus();
+      return;
+    }
+    markInvalid(email, false);
+    await busy(submitButtonOf(emailForm), async () => {
+      const answer = await api('POST', '/api/auth/email-otp/start', { email: chosen });
+      if (!answer.ok) {
+        say(error, describeError(answer));
+        return;
+      }
+      started = { email: chosen, token: answer.body.token };
+      byId('link-email-sent-to').textContent = chosen;
+      emailForm.hidden = true;
+      codeForm.hidden = false;
+      code.value = '';
+      say(status, `Code sent to ${chosen}.`);
+      code.focus();
+    });
+  });
+
+  code.addEventListener('input', () => {
+    const digits = codeDigits(code.value);
+    if (digits.length === 6 && started && code.dataset.sent !== digits) {
+      code.dataset.sent = digits;
+      codeForm.requestSubmit();
+    }
+  });
+
+  codeForm.addEventListener('submit', async (event) => {
+    event.preventDefault();
+    say(error, '');
+    if (!started) return;
+    const digits = codeDigits(code.value);
+    if (digits.length !== 6) {
+      markInvalid(code, true);
+      say(error, 'Enter the 6 digits from the e-mail.');
+      code.focus();
+      return;
+    }
+    markInvalid(code, false);
+    const proof = { email: started.email, code: digits, token: started.token };
+    await busy(submitButtonOf(codeForm), async () => {
+      if (await link('/api/auth/link/email', proof, started.email)) {
+        started = null;
+        codeForm.hidden = true;
+        emailForm.hidden = false;
+        email.value = '';
+        delete code.dataset.sent;
+      }
+    });
+  });
+
+  byId('link-email-restart').addEventListener('click', () => {
+    started = null;
+    codeForm.hidden = true;
+    emailForm.hidden = false;
+    delete code.dataset.sent;
+    email.focus();
+  });
+}
