@@ -991,6 +991,45 @@ describe.skipIf(!HAVE_CHROMIUM)('pages in headless Chromium', () => {
     expectNoProblems();
   });
 
+  it('works at a phone size: connect a wallet, the account page with linking, the explorer; nothing wider than the screen, axe clean in both themes', async () => {
+    const phoneWallet = newWallet('p2wpkh');
+    const phoneContext = await contextWithFakeWallet('xverse', phoneWallet, 'ok');
+    const phone = await phoneContext.newPage();
+    watch(phone);
+    await phone.setViewportSize({ width: 390, height: 844 });
+    await phone.goto('/signin');
+    await noHorizontalScroll(phone, 390);
+    await phone.getByRole('button', { name: 'Connect Xverse' }).click();
+    await phone.waitForURL(`${base}/account`);
+    await expect.poll(() => phone.locator('#main').getAttribute('aria-busy')).toBe('false');
+    expect(await phone.locator('#active-heading-name').textContent()).toBe(shortened(phoneWallet.address));
+    await noHorizontalScroll(phone, 390);
+    for (const path of ['/account', '/api-explorer', '/signin?add=1']) {
+      await phone.goto(path);
+      await expect.poll(() => phone.locator('#main').getAttribute('aria-busy')).not.toBe('true');
+      await noHorizontalScroll(phone, 390);
+      for (const scheme of ['light', 'dark'] as const) {
+        await phone.emulateMedia({ colorScheme: scheme });
+        expect(await axeViolations(phone), `${path} ${scheme} at 390 px`).toEqual([]);
+      }
+      await phone.emulateMedia({ colorScheme: 'light' });
+    }
+    // A wrong e-mail code's error is in view on the phone without scrolling by hand.
+    await phone.goto('/signin');
+    await phone.getByLabel('E-mail address').fill('phone@example.org');
+    const mailsBefore = smtp.messages().length;
+    await phone.getByRole('button', { name: 'Send code' }).click();
+    const code = await codeFor('phone@example.org', mailsBefore);
+    await phone.getByLabel('6-digit code').fill(code === '000000' ? '111111' : '000000');
+    await expect.poll(() => phone.locator('#email-error').textContent()).toMatch(/^That code is not right\./);
+    const box = await phone.locator('#email-error').boundingBox();
+    expect(box!.y + box!.height).toBeLessThanOrEqual(844);
+    expect(box!.y).toBeGreaterThanOrEqual(0);
+    await screenshot(phone, 'signin-phone-code.png', false);
+    await phoneContext.close();
+    expectNoProblems();
+  });
+
   it('/signin passes axe in light and dark', async () => {
     const fresh = await newWatchedContext();
     const signin = await fresh.newPage();

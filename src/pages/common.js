@@ -201,6 +201,10 @@ export function byId(id) {
  */
 export function say(region, text) {
   region.textContent = text;
+  // An error must be seen where it happened: bring an alert into view (it may sit below the fold).
+  if (text !== '' && region.getAttribute('role') === 'alert' && typeof region.scrollIntoView === 'function') {
+    region.scrollIntoView({ block: 'nearest' });
+  }
 }
 
 /**
