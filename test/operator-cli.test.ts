@@ -126,7 +126,7 @@ function operatorSuite(engine: 'sqlite' | 'postgres'): void {
   });
 
   it('refuses bad command lines as usage errors, and unknown accounts with 1', async () => {
-    for (const argv of [['accounts'], ['accounts', 'frob'], ['accounts', 'disable'], ['accounts', 'disable', 'did:oc:xyz'], ['sessions', 'revoke'], ['activity', '--account', 'ab'.repeat(16), '--limit', '0'], ['accounts', 'show', 'a', 'b']]) {
+    for (const argv of [['accounts'], ['accounts', 'frob'], ['accounts', 'disable'], ['accounts', 'disable', 'did:oc:xyz'], ['sessions', 'revoke'], ['activity', '--account', 'ab'.repeat(16), '--limit', '0'], ['accounts', 'show', 'a', 'b'], ['accounts', 'show', 'not an@address']]) {
       await expect(run(argv, capture()), argv.join(' ')).rejects.toBeInstanceOf(UsageError);
     }
     const io = capture();

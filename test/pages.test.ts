@@ -43,7 +43,7 @@ describe('finding the page files', () => {
 
   it('holds only assets with known names: no HTML, no TypeScript', () => {
     const files = loadPageFiles(PAGES_DIR);
-    expect([...files.assets.keys()].sort()).toEqual(['account.js', 'app.css', 'common.js', 'explorer.css', 'explorer.js', 'favicon.svg', 'passkeys.js', 'signin.js', 'stepup.js', 'sudo.js', 'wallets.js']);
+    expect([...files.assets.keys()].sort()).toEqual(['account.js', 'app.css', 'common.js', 'explorer.css', 'explorer.js', 'favicon.svg', 'link.js', 'passkeys.js', 'signin.js', 'stepup.js', 'sudo.js', 'wallets.js']);
   });
 
   it('escapes template values for attributes and refuses unknown placeholders', () => {

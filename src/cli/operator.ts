@@ -166,7 +166,15 @@ export async function runOperatorCommand(argv: readonly string[], deps: Operator
         if (subject === undefined) fail('accounts show: a did, an e-mail address or a Bitcoin address is required');
         let account: AccountRecord | null;
         if (subject.startsWith('did:oc:') || /^[0-9a-f]{32}$/.test(subject)) account = await store.findAccount(didArgument(subject, 'accounts show'));
-        else if (subject.includes('@')) account = await store.findAccountByIdentity('email', normalizeEmail(subject));
+        else if (subject.includes('@')) {
+          let email: string;
+          try {
+            email = normalizeEmail(subject);
+          } catch {
+            fail(`accounts show: "${subject}" is not an e-mail address`);
+          }
+          account = await store.findAccountByIdentity('email', email);
+        }
         else account = await store.findAccountByIdentity('btc', subject);
         if (account === null) {
           io.err(`no account holds ${subject}`);
