@@ -922,10 +922,14 @@ describe.skipIf(!HAVE_CHROMIUM)('pages in headless Chromium', () => {
     await expect.poll(() => signin.locator('#btc-countdown').textContent()).toMatch(/^Expires in (5:00|4:5\d)\.$/);
     expect(await signin.locator('#btc-error').textContent()).toBe('');
 
+    // A Bitcoin error, then the e-mail way: the stale error goes.
+    await signin.getByRole('button', { name: 'Sign in', exact: true }).click();
+    await expect.poll(() => signin.locator('#btc-error').textContent()).toBe('Paste the signature from your wallet first.');
     await signin.getByLabel('E-mail address').fill('clock@example.org');
     const mailsBefore = smtp.messages().length;
     await signin.getByRole('button', { name: 'Send code' }).click();
     await codeFor('clock@example.org', mailsBefore);
+    expect(await signin.locator('#btc-error').textContent()).toBe('');
     await expect.poll(() => signin.locator('#email-countdown').textContent()).toMatch(/^The code expires in (10:00|9:5\d)\.$/);
     // aria-disabled, not disabled: it stays reachable, and says why it waits.
     await signin.locator('#email-resend').focus();

@@ -158,8 +158,18 @@ function resetBtc() {
   say(btcError, '');
 }
 
+/**
+ * A new way chosen: messages about the other ways are stale now. The page's
+ * status and every card's error go; the card being used speaks for itself.
+ */
+function startingOver() {
+  say(pageStatus, '');
+  for (const id of ['btc-error', 'email-error', 'passkey-error', 'btc-wallet-status']) say(byId(id), '');
+}
+
 btcAddressForm.addEventListener('submit', async (event) => {
   event.preventDefault();
+  startingOver();
   say(btcError, '');
   const address = btcAddress.value.trim();
   if (!looksLikeBitcoinAddress(address)) {
@@ -260,6 +270,7 @@ function showWalletButtons(address) {
 
 /** "Connect <wallet>": the wallet gives the address, the page fetches the message, the wallet signs it. */
 async function connectAndSign(wallet, button) {
+  startingOver();
   await busy(button, async () => {
     say(btcError, '');
     const status = byId('btc-wallet-status');
@@ -466,6 +477,7 @@ async function sendCode(email, button) {
 
 emailStartForm.addEventListener('submit', async (event) => {
   event.preventDefault();
+  startingOver();
   say(emailError, '');
   const email = emailAddress.value.trim();
   if (!looksLikeEmail(email)) {
