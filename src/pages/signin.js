@@ -170,7 +170,6 @@ function startingOver() {
 btcAddressForm.addEventListener('submit', async (event) => {
   event.preventDefault();
   startingOver();
-  say(btcError, '');
   const address = btcAddress.value.trim();
   if (!looksLikeBitcoinAddress(address)) {
     markInvalid(btcAddress, true);
@@ -201,7 +200,6 @@ function showChallenge(address, issued, serverDate = null) {
   stopBtcCountdown();
   challenge = { address, message: issued.message, nonce: issued.nonce };
   byId('btc-expired').hidden = true;
-  btcSignForm.querySelectorAll('button:not(#btc-renew)').forEach((button) => button.removeAttribute('aria-disabled'));
   const clock = byId('btc-countdown');
   clock.classList.remove('expired');
   let warned = false;
