@@ -28,7 +28,7 @@ import { PAGE_CSP } from '../src/http/pages.js';
 import { newWallet, type Wallet } from './support/auth-client.js';
 import { startOidcProvider, type TestOidcProvider } from './support/oidc-provider.js';
 import { extractCode, startSmtpServer, type TestSmtpServer } from './support/smtp-server.js';
-import { freePort } from './support/instances.js';
+import { freePort, reservePort } from './support/instances.js';
 
 const CHROMIUM_PATH = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 const HAVE_CHROMIUM = existsSync(CHROMIUM_PATH);
@@ -206,7 +206,8 @@ describe.skipIf(!HAVE_CHROMIUM)('pages in headless Chromium', () => {
   beforeAll(async () => {
     wallet = newWallet('p2wpkh');
     smtp = await startSmtpServer();
-    const port = await freePort();
+    const reserved = await reservePort();
+    const port = reserved.port;
     // localhost, not 127.0.0.1: browsers accept the Secure cookie on http://localhost.
     base = `http://localhost:${port}`;
     const clientSecret = randomBytes(24).toString('hex');
@@ -236,6 +237,7 @@ describe.skipIf(!HAVE_CHROMIUM)('pages in headless Chromium', () => {
       }),
       { logger: false },
     );
+    await reserved.release();
     await app.listen({ port, host: '127.0.0.1' });
     browser = await chromium.launch({ executablePath: CHROMIUM_PATH, args: CHROMIUM_ARGS });
     context = await newWatchedContext();

@@ -11,7 +11,7 @@ import { describe, expect, it } from 'vitest';
 /** Lowest first. A unit is a folder of src/ or a file directly in it (without `.ts`). */
 const LAYERS: readonly (readonly string[])[] = [
   ['crypto', 'errors', 'version', 'log-sink', 'storage', 'limits', 'chain'],
-  ['config'],
+  ['config', 'i18n'],
   ['format', 'bitcoin', 'mail'],
   ['relay', 'session', 'signin', 'stats'],
   ['attest', 'account', 'forms', 'metrics'],

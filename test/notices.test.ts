@@ -14,6 +14,7 @@ import type { Mailer, MailMessage } from '../src/mail/index.js';
 import { AuthHarness, type TimedBrowser } from './support/auth-harness.js';
 import { MINUTE } from './support/clock.js';
 import { extractCode, startSmtpServer, type ReceivedMail, type TestSmtpServer } from './support/smtp-server.js';
+import { formatUtc } from '../src/i18n/index.js';
 
 const FIREFOX = 'Mozilla/5.0 (X11; Linux x86_64; rv:140.0) Gecko/20100101 Firefox/140.0';
 const IPHONE = 'Mozilla/5.0 (iPhone; CPU iPhone OS 18_1 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/18.1 Mobile/15E148 Safari/604.1';
@@ -77,7 +78,7 @@ describe('new sign-in notices over SMTP', () => {
     expect(mail.text).toContain('Firefox 140 on Linux');
     expect(mail.text).toContain('198.51.100.0/24');
     expect(mail.text).toContain('an e-mail code');
-    expect(mail.text).toContain(`${new Date(harness.clock.ms).toISOString().slice(0, 16).replace('T', ' ')} UTC`);
+    expect(mail.text).toContain(formatUtc(new Date(harness.clock.ms), 'en'));
     expect(mail.text).toContain('http://localhost:8787/account');
     expect(mail.text).toContain('Sign out everywhere else');
     expect(mail.raw).not.toContain('198.51.100.77');
@@ -114,7 +115,13 @@ describe('new sign-in notice parts', () => {
     expect(mail.html).toContain('&lt;b&gt;Bot&lt;/b&gt;');
     expect(mail.html).not.toContain('<b>Bot</b>');
     expect(mail.text).toContain('github sign-in');
-    expect(mail.text).toContain('2026-11-25 10:00 UTC');
+    expect(mail.text).toContain(formatUtc(at, 'en'));
+    // In the sign-in's language.
+    const german = composeSignInNotice({ method: 'email_otp', device: null, network: null, locale: 'de' }, at, 'https://auth.example.com');
+    expect(german.subject).toBe('Neue Anmeldung bei auth.example.com');
+    expect(german.text).toContain('ein E-Mail-Code');
+    expect(german.text).toContain(formatUtc(at, 'de'));
+    expect(german.html).toContain('<html lang="de">');
     expect(composeSignInNotice({ method: 'passkey', device: null, network: null }, at, 'https://a.example').text).toContain('an unknown device');
   });
 

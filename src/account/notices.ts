@@ -17,6 +17,7 @@
 import type { Mailer } from '../mail/index.js';
 import { escapeHtml, mailBrandOf, supportHtml, supportTextLines, type MailBrand } from '../mail/index.js';
 import type { Brand } from '../config.js';
+import { formatUtc, translator, type Locale } from '../i18n/index.js';
 import type { SigningMethod } from '../session/service.js';
 import type { ActivityStore, AccountStore } from '../storage/index.js';
 
@@ -28,6 +29,8 @@ export interface SignInFacts {
   readonly method: SigningMethod;
   readonly device: string | null;
   readonly network: string | null;
+  /** The language of the sign-in's request: the notice's language. Not part of what makes a place known. */
+  readonly locale?: Locale | undefined;
 }
 
 export interface SignInNoticeDeps {
@@ -47,15 +50,11 @@ export interface PendingNotice {
   readonly at: Date;
 }
 
-function methodName(method: SigningMethod): string {
-  if (method === 'bip322') return 'a Bitcoin signature';
-  if (method === 'email_otp') return 'an e-mail code';
-  if (method === 'passkey') return 'a passkey';
-  return `${method.slice('oauth:'.length)} sign-in`;
-}
-
-function formatUtc(date: Date): string {
-  return `${date.toISOString().slice(0, 16).replace('T', ' ')} UTC`;
+function methodName(method: SigningMethod, t: ReturnType<typeof translator>): string {
+  if (method === 'bip322') return t('notice.method_bip322');
+  if (method === 'email_otp') return t('notice.method_email_otp');
+  if (method === 'passkey') return t('notice.method_passkey');
+  return t('notice.method_provider', { provider: method.slice('oauth:'.length) });
 }
 
 export function composeSignInNotice(
@@ -64,47 +63,47 @@ export function composeSignInNotice(
   publicUrl: string,
   brand: MailBrand = mailBrandOf(undefined, publicUrl),
 ): { subject: string; text: string; html: string } {
-  const host = brand.name;
+  const locale = facts.locale ?? 'en';
+  const t = translator(locale);
+  const name = brand.name;
   const accountUrl = new URL('/account', publicUrl).toString();
   const rows: Array<[string, string]> = [
-    ['Device', facts.device ?? 'an unknown device'],
-    ['Network', facts.network ?? 'unknown'],
-    ['Time', formatUtc(at)],
-    ['Method', methodName(facts.method)],
+    [t('notice.device'), facts.device ?? t('notice.unknown_device')],
+    [t('notice.network'), facts.network ?? t('notice.unknown')],
+    [t('notice.time'), formatUtc(at, locale)],
+    [t('notice.method'), methodName(facts.method, t)],
   ];
-  const subject = `New sign-in to ${host}`;
+  const width = Math.max(...rows.map(([label]) => label.length)) + 2;
   const text = [
-    `Your account on ${host} was just signed in to from a device or network it had not used before:`,
+    t('notice.intro', { name }),
     '',
-    ...rows.map(([name, value]) => `    ${`${name}:`.padEnd(9)} ${value}`),
+    ...rows.map(([label, value]) => `    ${`${label}:`.padEnd(width)} ${value}`),
     '',
-    'If this was you, there is nothing to do.',
+    t('notice.fine'),
     '',
-    'If it was not you, open the account page, choose "Sign out everywhere else"',
-    'under "Where you are signed in", and check the ways to sign in listed there:',
+    t('notice.not_you'),
     '',
     `    ${accountUrl}`,
     '',
-    ...supportTextLines(brand),
+    ...supportTextLines(brand, locale),
     `-- ${publicUrl}`,
     '',
   ].join('\n');
   const html = [
     '<!doctype html>',
-    '<html><body style="font-family: sans-serif; line-height: 1.5">',
-    `<p>Your account on <strong>${escapeHtml(host)}</strong> was just signed in to from a device or network it had not used before:</p>`,
+    `<html lang="${locale}"><body style="font-family: sans-serif; line-height: 1.5">`,
+    `<p>${escapeHtml(t('notice.intro', { name }))}</p>`,
     '<table style="border-collapse: collapse">',
-    ...rows.map(([name, value]) => `<tr><th style="text-align: left; padding-right: 1em">${name}</th><td>${escapeHtml(value)}</td></tr>`),
+    ...rows.map(([label, value]) => `<tr><th style="text-align: left; padding-right: 1em">${escapeHtml(label)}</th><td>${escapeHtml(value)}</td></tr>`),
     '</table>',
-    '<p>If this was you, there is nothing to do.</p>',
-    `<p>If it was not you, open <a href="${escapeHtml(accountUrl)}">the account page</a>, choose ` +
-      '<strong>Sign out everywhere else</strong> under "Where you are signed in", and check the ways to sign in listed there.</p>',
-    supportHtml(brand),
+    `<p>${escapeHtml(t('notice.fine'))}</p>`,
+    `<p>${escapeHtml(t('notice.not_you'))} <a href="${escapeHtml(accountUrl)}">${escapeHtml(t('notice.account_page'))}</a></p>`,
+    supportHtml(brand, locale),
     `<p style="color: #666">${escapeHtml(publicUrl)}</p>`,
     '</body></html>',
     '',
   ].join('\n');
-  return { subject, text, html };
+  return { subject: t('notice.subject', { name }), text, html };
 }
 
 export class SignInNotices {

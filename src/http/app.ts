@@ -293,7 +293,8 @@ export async function buildApp(config: Config, deps: AppDeps = {}): Promise<Fast
   const sessions: SessionService = new MeteredSessionService({ store, keys: () => keyRing, issuer: config.publicUrl, now }, async (input, issued) => {
     metrics.signIns.inc([input.method]);
     const facts = { method: input.method, device: input.client?.device ?? null, network: input.client?.network ?? null };
-    const notice = notices === undefined ? null : await notices.assess(issued.session.account_id, facts);
+    const locale = input.client?.locale;
+    const notice = notices === undefined ? null : await notices.assess(issued.session.account_id, { ...facts, locale });
     await activity.record(issued.session.account_id, 'signin', { ...facts, added: input.add && input.current !== null });
     if (notices !== undefined && notice !== null) {
       const sending = notices.send(notice).finally(() => pendingNotices.delete(sending));

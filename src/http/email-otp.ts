@@ -11,6 +11,7 @@ import { errorResponses, SessionIssued } from './schemas.js';
 import { noStore, sessionBody, setSessionCookie, signInTarget } from './session.js';
 import { POLICY } from './policy.js';
 import { typed } from './schema-types.js';
+import { requestLocale } from './locale.js';
 
 const StartBody = Type.Object({ email: Type.String({ minLength: 3, maxLength: 254 }) });
 const Started = Type.Object({
@@ -40,7 +41,7 @@ export function registerEmailOtpRoutes(root: FastifyInstance, context: ServiceCo
       },
     },
     async (request, reply) => {
-      const started = await context.emailCodes.start(request.body.email);
+      const started = await context.emailCodes.start(request.body.email, requestLocale(request));
       noStore(reply);
       return { ok: true, token: started.token, expiresAt: started.expiresAt };
     },

@@ -5,6 +5,7 @@
  * state, not by the cross-site rule: it arrives as a GET from the provider.
  */
 import { Type } from 'typebox';
+import { readCookie } from './locale.js';
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import { isOcError, OcError } from '../errors.js';
 import { isProviderError, OAUTH_STATE_COOKIE_NAME, type ProviderSignIn } from '../signin/providers.js';
@@ -28,15 +29,6 @@ const Providers = Type.Object({
 /** The state cookie lives only where the callback can read it (docs/protocol.md §6). */
 function stateCookie(value: string, maxAgeSeconds: number): string {
   return `${OAUTH_STATE_COOKIE_NAME}=${value}; Path=/api/auth; HttpOnly; Secure; SameSite=Lax; Max-Age=${maxAgeSeconds}`;
-}
-
-function readCookie(header: string | undefined, name: string): string | undefined {
-  if (!header) return undefined;
-  for (const pair of header.split(';')) {
-    const equals = pair.indexOf('=');
-    if (equals !== -1 && pair.slice(0, equals).trim() === name) return pair.slice(equals + 1).trim();
-  }
-  return undefined;
 }
 
 /** What a Location header can carry as is: printable ASCII. */

@@ -19,6 +19,7 @@ import { clientFacts } from '../session/device.js';
 import type { SignInTarget } from '../account/index.js';
 import type { Authenticated, IssuedSession } from '../session/service.js';
 import type { ServiceContext } from './context.js';
+import { requestLocale } from './locale.js';
 
 const BEARER = /^Bearer ([A-Za-z0-9_.-]+)$/;
 const BEARER_TOKEN = /^[A-Za-z0-9_.-]+$/;
@@ -131,7 +132,7 @@ export function clearSessionCookie(context: ServiceContext, reply: FastifyReply)
  * proof or made an account.
  */
 export async function signInTarget(context: ServiceContext, request: FastifyRequest, add: boolean): Promise<SignInTarget> {
-  return { add, current: add ? await currentSession(context, request) : null, client: clientFacts(request.headers['user-agent'], request.ip) };
+  return { add, current: add ? await currentSession(context, request) : null, client: { ...clientFacts(request.headers['user-agent'], request.ip), locale: requestLocale(request) } };
 }
 
 /** The body every successful sign-in, switch or re-mint answers (docs/protocol.md §3). */

@@ -1,9 +1,11 @@
 /**
  * The operator's brand in the e-mails (README "Your brand"): the name the
  * mails use for the service (BRAND_NAME, else the host of PUBLIC_URL, as
- * before any brand was set) and a support line when BRAND_SUPPORT_URL is set.
+ * before any brand was set) and a support line when BRAND_SUPPORT_URL is set,
+ * in the mail's language (src/i18n).
  */
 import type { Brand } from '../config.js';
+import { translator, type Locale } from '../i18n/index.js';
 import { escapeHtml } from './html.js';
 
 export interface MailBrand {
@@ -17,13 +19,14 @@ export function mailBrandOf(brand: Brand | undefined, publicUrl: string): MailBr
 }
 
 /** Lines for the text part: empty without a support link. */
-export function supportTextLines(brand: MailBrand): string[] {
+export function supportTextLines(brand: MailBrand, locale: Locale = 'en'): string[] {
   if (brand.supportUrl === undefined) return [];
-  return [`Need help? Contact ${brand.name} support: ${brand.supportUrl.replace(/^mailto:/, '')}`, ''];
+  return [translator(locale)('mail.support', { name: brand.name, contact: brand.supportUrl.replace(/^mailto:/, '') }), ''];
 }
 
 /** A paragraph for the HTML part: empty without a support link. */
-export function supportHtml(brand: MailBrand): string {
+export function supportHtml(brand: MailBrand, locale: Locale = 'en'): string {
   if (brand.supportUrl === undefined) return '';
-  return `<p>Need help? <a href="${escapeHtml(brand.supportUrl)}">Contact ${escapeHtml(brand.name)} support</a>.</p>`;
+  const label = translator(locale)('mail.support_link', { name: brand.name });
+  return `<p><a href="${escapeHtml(brand.supportUrl)}">${escapeHtml(label)}</a></p>`;
 }

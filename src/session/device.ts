@@ -7,6 +7,7 @@
  */
 import { isIPv4, isIPv6 } from 'node:net';
 import Bowser from 'bowser';
+import type { Locale } from '../i18n/index.js';
 
 /** A User-Agent longer than this is not parsed (a browser's is a few hundred characters). */
 const MAX_USER_AGENT_LENGTH = 1024;
@@ -16,6 +17,8 @@ export interface ClientFacts {
   readonly device: string | null;
   /** "203.0.113.0/24", "2001:db8:1::/48", or null. */
   readonly network: string | null;
+  /** The request's language (src/i18n), for what is mailed about this sign-in; not stored. */
+  readonly locale?: Locale | undefined;
 }
 
 /** One line a person recognises; only names and a major version, at most 64 characters. */

@@ -65,6 +65,7 @@ import { escapeHtml } from '../mail/html.js';
 import { normalizeEmail } from '../mail/address.js';
 import type { Mailer } from '../mail/mailer.js';
 import { mailBrandOf, supportHtml, supportTextLines, type MailBrand } from '../mail/brand.js';
+import { formatUtc, translator, type Locale } from '../i18n/index.js';
 import type { Brand } from '../config.js';
 import type { EmailCodeStore } from '../storage/index.js';
 
@@ -139,7 +140,8 @@ export interface EmailCodeService {
    * @throws OcError `bad_request` (malformed address), `mail_unavailable`
    *   (the mail could not be sent; no usable code is left behind).
    */
-  start(email: unknown): Promise<EmailCodeStarted>;
+  /** Mails a code to `email`, in `locale` (default English). */
+  start(email: unknown, locale?: Locale): Promise<EmailCodeStarted>;
   /**
    * Consumes the code.
    * @throws OcError `code_dead` when the token is this address's but its code
@@ -205,11 +207,6 @@ function codeDead(): OcError {
   return new OcError('code_dead', 'email code: this code can no longer be used, ask for a new code');
 }
 
-/** `2025-01-15 12:10 UTC`: readable in a mail, unambiguous about the zone. */
-function formatUtc(date: Date): string {
-  return `${date.toISOString().slice(0, 16).replace('T', ' ')} UTC`;
-}
-
 function serviceHost(publicUrl: string): string {
   try {
     return new URL(publicUrl).host;
@@ -229,39 +226,34 @@ interface CodeMail {
  * when it expires, and the subject starts with the code, so it can be read
  * (and autofilled) from the notification without opening the mail.
  */
-function composeCodeMail(code: string, brand: MailBrand, publicUrl: string, ttlMs: number, expiresAt: Date): CodeMail {
-  const host = brand.name;
-  const minutes = Math.round(ttlMs / 60_000);
-  const lifetime = minutes >= 1 ? `${minutes} minute${minutes === 1 ? '' : 's'}` : `${Math.round(ttlMs / 1000)} seconds`;
-  const expires = formatUtc(expiresAt);
-  const subject = `${code} is your sign-in code for ${host}`;
+function composeCodeMail(code: string, brand: MailBrand, publicUrl: string, ttlMs: number, expiresAt: Date, locale: Locale): CodeMail {
+  const t = translator(locale);
+  const name = brand.name;
+  const minutes = Math.max(1, Math.round(ttlMs / 60_000));
+  const expires = t('code.expires', { minutes, time: formatUtc(expiresAt, locale) });
+  const subject = t('code.subject', { code, name });
   const text = [
-    `Your code to sign in to ${host} is:`,
+    t('code.intro', { name }),
     '',
     `    ${code}`,
     '',
-    `It expires in ${lifetime} (at ${expires}) and works once.`,
-    'Enter it on the page where you asked for it. Never give it to anyone: nobody',
-    `from ${host} will ask you for it.`,
+    expires,
+    t('code.enter', { name }),
     '',
-    'If you did not ask for this code, ignore this e-mail. Nobody can sign in',
-    'without the code, and it stops working on its own.',
+    t('code.ignore'),
     '',
-    ...supportTextLines(brand),
+    ...supportTextLines(brand, locale),
     `-- ${publicUrl}`,
     '',
   ].join('\n');
-  const hostHtml = escapeHtml(host);
   const html = [
     '<!doctype html>',
-    '<html><body style="font-family: sans-serif; line-height: 1.5">',
-    `<p>Your code to sign in to <strong>${hostHtml}</strong> is:</p>`,
+    `<html lang="${locale}"><body style="font-family: sans-serif; line-height: 1.5">`,
+    `<p>${escapeHtml(t('code.intro', { name }))}</p>`,
     `<p style="font-size: 28px; font-weight: bold; letter-spacing: 4px; font-family: monospace">${code}</p>`,
-    `<p>It expires in ${escapeHtml(lifetime)} (at ${escapeHtml(expires)}) and works once. ` +
-      `Enter it on the page where you asked for it. Never give it to anyone: nobody from ${hostHtml} will ask you for it.</p>`,
-    '<p>If you did not ask for this code, ignore this e-mail. Nobody can sign in without the code, ' +
-      'and it stops working on its own.</p>',
-    supportHtml(brand),
+    `<p>${escapeHtml(expires)} ${escapeHtml(t('code.enter', { name }))}</p>`,
+    `<p>${escapeHtml(t('code.ignore'))}</p>`,
+    supportHtml(brand, locale),
     `<p style="color: #666">${escapeHtml(publicUrl)}</p>`,
     '</body></html>',
     '',
@@ -281,7 +273,7 @@ export function createEmailCodeService(options: EmailCodeServiceOptions): EmailC
   serviceHost(publicUrl);
   const brand = mailBrandOf(options.brand, publicUrl);
 
-  async function start(input: unknown): Promise<EmailCodeStarted> {
+  async function start(input: unknown, locale: Locale = 'en'): Promise<EmailCodeStarted> {
     const email = normalizeEmail(input, 'email');
     const code = generateEmailCode();
     const codeHash = hashEmailCode(secret, email, code);
@@ -290,7 +282,7 @@ export function createEmailCodeService(options: EmailCodeServiceOptions): EmailC
     const expiresAt = createdAt + ttlMs;
     // Stored before the mail goes out, so the code works the moment it arrives.
     await store.putEmailCode({ email, code_hash: codeHash, token, expires_at: expiresAt, created_at: createdAt });
-    const mail = composeCodeMail(code, brand, publicUrl, ttlMs, new Date(expiresAt));
+    const mail = composeCodeMail(code, brand, publicUrl, ttlMs, new Date(expiresAt), locale);
     try {
       await mailer.send({ to: email, ...mail });
     } catch (error) {

@@ -22,6 +22,21 @@ export async function freePort(): Promise<number> {
   });
 }
 
+/**
+ * A free port held by a placeholder listener until `release()`: setup that
+ * binds other servers meanwhile (an OpenID provider on port 0) cannot be
+ * handed the same port, as it can between freePort() and a later listen.
+ */
+export async function reservePort(): Promise<{ port: number; release: () => Promise<void> }> {
+  const server = createServer();
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => resolve());
+  });
+  const port = (server.address() as { port: number }).port;
+  return { port, release: () => new Promise((resolve) => server.close(() => resolve())) };
+}
+
 export interface Instance {
   /** `http://127.0.0.1:<port>` */
   readonly url: string;
