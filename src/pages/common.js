@@ -345,6 +345,25 @@ export function codeDigits(value) {
   return value.replace(/[^0-9]/g, '');
 }
 
+/**
+ * Submits `form` when `field` holds a whole six-digit code (typed, or pasted
+ * as "123 456"), once per code, while `active()` says a code is awaited.
+ * Deleting `field.dataset.sent` arms it again for a new code.
+ *
+ * @param {HTMLInputElement} field
+ * @param {HTMLFormElement} form
+ * @param {() => boolean} active
+ */
+export function submitAtSixDigits(field, form, active) {
+  field.addEventListener('input', () => {
+    const digits = codeDigits(field.value);
+    if (digits.length === 6 && active() && field.dataset.sent !== digits) {
+      field.dataset.sent = digits;
+      form.requestSubmit();
+    }
+  });
+}
+
 export function localTime(iso) {
   const date = new Date(iso);
   if (Number.isNaN(date.getTime())) return '';

@@ -11,7 +11,21 @@
  *   merges that account into this one, and the same proof goes again with
  *   `confirm_transfer: true`.
  */
-import { api, busy, codeDigits, copyText, describeError, fetchChallenge, h, looksLikeBitcoinAddress, looksLikeEmail, markInvalid, say, submitButtonOf } from './common.js';
+import {
+  api,
+  busy,
+  codeDigits,
+  copyText,
+  describeError,
+  fetchChallenge,
+  h,
+  looksLikeBitcoinAddress,
+  looksLikeEmail,
+  markInvalid,
+  say,
+  submitAtSixDigits,
+  submitButtonOf,
+} from './common.js';
 import { detectWallets, walletErrorText } from './wallets.js';
 
 /**
@@ -234,13 +248,7 @@ export function setUpLinking(options) {
     });
   });
 
-  code.addEventListener('input', () => {
-    const digits = codeDigits(code.value);
-    if (digits.length === 6 && started && code.dataset.sent !== digits) {
-      code.dataset.sent = digits;
-      codeForm.requestSubmit();
-    }
-  });
+  submitAtSixDigits(code, codeForm, () => started !== null);
 
   codeForm.addEventListener('submit', async (event) => {
     event.preventDefault();

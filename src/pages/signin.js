@@ -32,6 +32,7 @@ import {
   clockText,
   codeDigits,
   countdown,
+  submitAtSixDigits,
   submitButtonOf,
 } from './common.js';
 import { detectWallets, walletErrorText } from './wallets.js';
@@ -493,7 +494,7 @@ emailStartForm.addEventListener('submit', async (event) => {
   emailStartForm.hidden = true;
   emailVerifyForm.hidden = false;
   emailCode.value = '';
-  autoSubmitted = '';
+  delete emailCode.dataset.sent;
   say(pageStatus, `Code sent to ${email}.`);
   emailCode.focus();
 });
@@ -545,16 +546,8 @@ emailVerifyForm.addEventListener('submit', async (event) => {
   });
 });
 
-// Six digits are a whole code: sign in without waiting for a click. A code
-// pasted as "123 456" or "123-456" counts the same.
-let autoSubmitted = '';
-emailCode.addEventListener('input', () => {
-  const digits = codeDigits(emailCode.value);
-  if (digits.length === 6 && digits !== autoSubmitted && emailStarted && !emailStarted.expired) {
-    autoSubmitted = digits;
-    emailVerifyForm.requestSubmit();
-  }
-});
+// Six digits are a whole code: sign in without waiting for a click.
+submitAtSixDigits(emailCode, emailVerifyForm, () => emailStarted !== null && !emailStarted.expired);
 
 byId('email-resend').addEventListener('click', async (event) => {
   if (!emailStarted) return;
@@ -566,7 +559,7 @@ byId('email-resend').addEventListener('click', async (event) => {
   }
   if (await sendCode(emailStarted.email, /** @type {HTMLButtonElement} */ (event.currentTarget))) {
     emailCode.value = '';
-    autoSubmitted = '';
+    delete emailCode.dataset.sent;
     markInvalid(emailCode, false);
     say(pageStatus, `A new code is on its way to ${emailStarted.email}. Only the newest code works.`);
     emailCode.focus();

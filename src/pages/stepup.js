@@ -6,7 +6,7 @@
  * page shows it in its step-up dialog, the /sudo page as the page itself;
  * both build it here.
  */
-import { api, busy, codeDigits, copyText, describeError, fetchChallenge, h, say, submitButtonOf } from './common.js';
+import { api, busy, codeDigits, copyText, describeError, fetchChallenge, h, say, submitAtSixDigits, submitButtonOf } from './common.js';
 import { browserErrorText, describeKeyError, getAssertion, webauthnSupported } from './passkeys.js';
 import { detectWallets, walletErrorText } from './wallets.js';
 
@@ -252,13 +252,7 @@ export function createProofPanel(root, options) {
   });
 
   // Six digits are a whole code ("123 456" and "123-456" count the same): confirm without a click.
-  code.addEventListener('input', () => {
-    const digits = codeDigits(code.value);
-    if (digits.length === 6 && started && code.dataset.sent !== digits) {
-      code.dataset.sent = digits;
-      emailVerifyForm.requestSubmit();
-    }
-  });
+  submitAtSixDigits(code, emailVerifyForm, () => started !== null);
 
   emailVerifyForm.addEventListener('submit', async (event) => {
     event.preventDefault();
