@@ -15,7 +15,7 @@
  *   name the recipient.
  */
 import type { Mailer } from '../mail/index.js';
-import { escapeHtml, mailBrandOf, supportHtml, supportTextLines, type MailBrand } from '../mail/index.js';
+import { escapeHtml, frameMail, mailBrandOf, type MailBrand } from '../mail/index.js';
 import type { Brand } from '../config.js';
 import { formatUtc, translator, type Locale } from '../i18n/index.js';
 import type { SigningMethod } from '../session/service.js';
@@ -74,35 +74,28 @@ export function composeSignInNotice(
     [t('notice.method'), methodName(facts.method, t)],
   ];
   const width = Math.max(...rows.map(([label]) => label.length)) + 2;
-  const text = [
-    t('notice.intro', { name }),
-    '',
-    ...rows.map(([label, value]) => `    ${`${label}:`.padEnd(width)} ${value}`),
-    '',
-    t('notice.fine'),
-    '',
-    t('notice.not_you'),
-    '',
-    `    ${accountUrl}`,
-    '',
-    ...supportTextLines(brand, locale),
-    `-- ${publicUrl}`,
-    '',
-  ].join('\n');
-  const html = [
-    '<!doctype html>',
-    `<html lang="${locale}"><body style="font-family: sans-serif; line-height: 1.5">`,
-    `<p>${escapeHtml(t('notice.intro', { name }))}</p>`,
-    '<table style="border-collapse: collapse">',
-    ...rows.map(([label, value]) => `<tr><th style="text-align: left; padding-right: 1em">${escapeHtml(label)}</th><td>${escapeHtml(value)}</td></tr>`),
-    '</table>',
-    `<p>${escapeHtml(t('notice.fine'))}</p>`,
-    `<p>${escapeHtml(t('notice.not_you'))} <a href="${escapeHtml(accountUrl)}">${escapeHtml(t('notice.account_page'))}</a></p>`,
-    supportHtml(brand, locale),
-    `<p style="color: #666">${escapeHtml(publicUrl)}</p>`,
-    '</body></html>',
-    '',
-  ].join('\n');
+  const { text, html } = frameMail(brand, locale, publicUrl, {
+    text: [
+      t('notice.intro', { name }),
+      '',
+      ...rows.map(([label, value]) => `    ${`${label}:`.padEnd(width)} ${value}`),
+      '',
+      t('notice.fine'),
+      '',
+      t('notice.not_you'),
+      '',
+      `    ${accountUrl}`,
+      '',
+    ],
+    html: [
+      `<p>${escapeHtml(t('notice.intro', { name }))}</p>`,
+      '<table style="border-collapse: collapse">',
+      ...rows.map(([label, value]) => `<tr><th style="text-align: left; padding-right: 1em">${escapeHtml(label)}</th><td>${escapeHtml(value)}</td></tr>`),
+      '</table>',
+      `<p>${escapeHtml(t('notice.fine'))}</p>`,
+      `<p>${escapeHtml(t('notice.not_you'))} <a href="${escapeHtml(accountUrl)}">${escapeHtml(t('notice.account_page'))}</a></p>`,
+    ],
+  });
   return { subject: t('notice.subject', { name }), text, html };
 }
 

@@ -21,5 +21,5 @@ export type {
 } from './mailer.js';
 export { MAX_EMAIL_LENGTH, isSaneEmail, normalizeEmail } from './address.js';
 export { escapeHtml } from './html.js';
-export { mailBrandOf, supportHtml, supportTextLines } from './brand.js';
+export { frameMail, mailBrandOf } from './brand.js';
 export type { MailBrand } from './brand.js';

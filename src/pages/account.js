@@ -283,12 +283,8 @@ async function removeKey(key, button) {
   const error = byId('keys-error');
   say(error, '');
   await busy(button, async () => {
-    const removed = await withStepUp(() => api('DELETE', `/api/auth/webauthn/credentials/${encodeURIComponent(key.id)}`), `remove the key ${key.label}`);
-    if (removed === null) {
-      say(pageStatus, 'Nothing was removed.');
-      return;
-    }
-    if (sessionLost(removed)) return;
+    const removed = await withStepUp(() => api('DELETE', `/api/auth/webauthn/credentials/${encodeURIComponent(key.id)}`), `remove the key ${key.label}`, () => say(pageStatus, 'Nothing was removed.'));
+    if (removed === null) return;
     if (!removed.ok) {
       say(error, describeKeyError(removed));
       return;
@@ -310,12 +306,8 @@ keyForm.addEventListener('submit', async (event) => {
   const label = labelField.value.trim();
   await busy(submitButtonOf(keyForm), async () => {
     const body = { sign_in: signIn, ...(label === '' ? {} : { label }) };
-    const started = await withStepUp(() => api('POST', '/api/auth/webauthn/register/options', body), 'add a security key');
-    if (started === null) {
-      say(pageStatus, 'No key was added.');
-      return;
-    }
-    if (sessionLost(started)) return;
+    const started = await withStepUp(() => api('POST', '/api/auth/webauthn/register/options', body), 'add a security key', () => say(pageStatus, 'No key was added.'));
+    if (started === null) return;
     if (!started.ok) {
       markInvalid(labelField, started.code === 'bad_request');
       say(error, started.code === 'bad_request' ? 'That name cannot be used. Use up to 64 ordinary characters.' : describeKeyError(started));
@@ -403,12 +395,8 @@ async function signOutDevice(session, title, button) {
     return;
   }
   await busy(button, async () => {
-    const removed = await withStepUp(() => api('DELETE', `/api/auth/sessions/${encodeURIComponent(session.id)}`), `sign out ${title}`);
-    if (removed === null) {
-      say(pageStatus, 'No browser was signed out.');
-      return;
-    }
-    if (sessionLost(removed)) return;
+    const removed = await withStepUp(() => api('DELETE', `/api/auth/sessions/${encodeURIComponent(session.id)}`), `sign out ${title}`, () => say(pageStatus, 'No browser was signed out.'));
+    if (removed === null) return;
     if (!removed.ok) {
       say(error, describeError(removed, { not_found: 'That browser was already signed out.' }));
       await loadDevices();
@@ -426,12 +414,8 @@ byId('devices-others').addEventListener('click', async (event) => {
   const error = byId('devices-error');
   say(error, '');
   await busy(button, async () => {
-    const revoked = await withStepUp(() => api('POST', '/api/auth/sessions/revoke-others'), 'sign out every other browser');
-    if (revoked === null) {
-      say(pageStatus, 'No browser was signed out.');
-      return;
-    }
-    if (sessionLost(revoked)) return;
+    const revoked = await withStepUp(() => api('POST', '/api/auth/sessions/revoke-others'), 'sign out every other browser', () => say(pageStatus, 'No browser was signed out.'));
+    if (revoked === null) return;
     if (!revoked.ok) {
       say(error, describeError(revoked));
       return;
@@ -574,16 +558,23 @@ byId('confirm-no').addEventListener('click', () => /** @type {HTMLDialogElement}
 /**
  * Runs `request`; when it answers 401 `sudo_required`, asks for a step-up
  * that names `action`, and runs it once more. Answers null when the person
- * cancelled the step-up.
+ * cancelled the step-up (after `onCancel`, which says so) or when the
+ * session is gone (sessionLost has moved the page on).
  *
  * @param {() => Promise<{ok: boolean, status: number, code: string | null, body: any}>} request
  * @param {string} action what the proof is for, to finish "To …, prove …": "remove the key Desk key"
+ * @param {() => void} [onCancel]
  */
-async function withStepUp(request, action) {
-  const first = await request();
-  if (first.status !== 401 || first.code !== 'sudo_required') return first;
-  if (!(await stepUp(action))) return null;
-  return request();
+async function withStepUp(request, action, onCancel = () => {}) {
+  let answer = await request();
+  if (answer.status === 401 && answer.code === 'sudo_required') {
+    if (!(await stepUp(action))) {
+      onCancel();
+      return null;
+    }
+    answer = await request();
+  }
+  return sessionLost(answer) ? null : answer;
 }
 
 async function switchTo(entry, button) {
@@ -649,12 +640,8 @@ byId('export-data').addEventListener('click', async (event) => {
   const error = byId('export-error');
   say(error, '');
   await busy(button, async () => {
-    const answer = await withStepUp(() => api('GET', '/api/auth/account/export'), 'download your data');
-    if (answer === null) {
-      say(pageStatus, 'Nothing was downloaded.');
-      return;
-    }
-    if (sessionLost(answer)) return;
+    const answer = await withStepUp(() => api('GET', '/api/auth/account/export'), 'download your data', () => say(pageStatus, 'Nothing was downloaded.'));
+    if (answer === null) return;
     if (!answer.ok || !answer.body) {
       say(error, describeError(answer));
       return;
@@ -688,12 +675,8 @@ deleteForm.addEventListener('submit', async (event) => {
   const deleted = accountName(me.account);
   const did = me.account.did_oc;
   await busy(submitButtonOf(deleteForm), async () => {
-    const answer = await withStepUp(() => api('DELETE', '/api/auth/account', { confirm: did }), `delete ${deleted}`);
-    if (answer === null) {
-      say(pageStatus, 'The account was not deleted.');
-      return;
-    }
-    if (sessionLost(answer)) return;
+    const answer = await withStepUp(() => api('DELETE', '/api/auth/account', { confirm: did }), `delete ${deleted}`, () => say(pageStatus, 'The account was not deleted.'));
+    if (answer === null) return;
     if (!answer.ok) {
       say(error, describeError(answer));
       return;
@@ -730,7 +713,6 @@ nameForm.addEventListener('submit', async (event) => {
     // An empty field removes the name: the service wants an explicit null (not "").
     const saved = await withStepUp(() => api('PATCH', '/api/auth/account', { display_name: value === '' ? null : value }), 'change the display name');
     if (saved === null) return;
-    if (sessionLost(saved)) return;
     if (!saved.ok) {
       markInvalid(field, saved.code === 'bad_request');
       say(error, describeError(saved, { bad_request: 'That name cannot be used. Use up to 64 ordinary characters.' }));
@@ -760,12 +742,8 @@ async function removeIdentity(identity, title, button) {
     return;
   }
   await busy(button, async () => {
-    const removed = await withStepUp(() => api('DELETE', `/api/auth/identities?id=${encodeURIComponent(identity.id)}`), `remove ${title}`);
-    if (removed === null) {
-      say(pageStatus, 'Nothing was removed.');
-      return;
-    }
-    if (sessionLost(removed)) return;
+    const removed = await withStepUp(() => api('DELETE', `/api/auth/identities?id=${encodeURIComponent(identity.id)}`), `remove ${title}`, () => say(pageStatus, 'Nothing was removed.'));
+    if (removed === null) return;
     if (!removed.ok) {
       say(error, describeError(removed));
       return;
@@ -812,7 +790,6 @@ void load().then((loaded) => {
 setUpLinking({
   withStepUp,
   confirmAction,
-  onSessionLost: sessionLost,
   onLinked: async (sentence) => {
     if (await load()) {
       say(pageStatus, sentence);

@@ -30,9 +30,8 @@ import { detectWallets, walletErrorText } from './wallets.js';
 
 /**
  * @param {{
- *   withStepUp: (request: () => Promise<any>, action: string) => Promise<any>,
+ *   withStepUp: (request: () => Promise<any>, action: string, onCancel: () => void) => Promise<any>,
  *   confirmAction: (question: {title: string, text: string, confirm: string}) => Promise<boolean>,
- *   onSessionLost: (result: any) => boolean,
  *   onLinked: (sentence: string) => Promise<void>,
  * }} options
  */
@@ -46,12 +45,9 @@ export function setUpLinking(options) {
    * with `confirm_transfer` when the person agrees to move the identity here.
    */
   async function link(path, proof, shown) {
-    let answer = await options.withStepUp(() => api('POST', path, proof), `link ${shown}`);
-    if (answer === null) {
-      say(status, 'Nothing was linked.');
-      return false;
-    }
-    if (options.onSessionLost(answer)) return false;
+    const cancelled = () => say(status, 'Nothing was linked.');
+    let answer = await options.withStepUp(() => api('POST', path, proof), `link ${shown}`, cancelled);
+    if (answer === null) return false;
     if (answer.code === 'address_linked_elsewhere' || answer.code === 'email_linked_elsewhere') {
       const holder = answer.body && answer.body.holder;
       const holderName = holder ? holder.display_name || holder.did_oc : 'another account';
@@ -66,16 +62,11 @@ export function setUpLinking(options) {
         say(status, `${shown} stays with ${holderName}.`);
         return false;
       }
-      answer = await options.withStepUp(() => api('POST', path, { ...proof, confirm_transfer: true }), `link ${shown}`);
-      if (answer === null) {
-        say(status, 'Nothing was linked.');
-        return false;
-      }
-      if (options.onSessionLost(answer)) return false;
+      answer = await options.withStepUp(() => api('POST', path, { ...proof, confirm_transfer: true }), `link ${shown}`, cancelled);
+      if (answer === null) return false;
     }
     if (!answer.ok) {
       say(error, describeError(answer));
-      error.scrollIntoView({ block: 'nearest' });
       return false;
     }
     const merged = answer.body && answer.body.merged;

@@ -231,11 +231,10 @@ function showChallenge(address, issued, serverDate = null) {
   byId('btc-paste-title').hidden = true;
 }
 
-/** Shows a Bitcoin error next to the action and brings it into view (it may sit below the fold). */
+/** Shows a Bitcoin error next to the action (say() brings an alert into view); the wallet's progress line goes. */
 function showBtcError(text) {
   say(byId('btc-wallet-status'), '');
   say(btcError, text);
-  btcError.scrollIntoView({ block: 'nearest' });
 }
 
 /** The wallet that made the signature being submitted, to explain a refusal in its terms; null for a pasted one. */
@@ -413,12 +412,6 @@ const RESEND_WAIT_MS = 30_000;
 let stopEmailCountdown = () => {};
 let resendTimer = 0;
 
-/** Shows an e-mail error next to the form and brings it into view. */
-function showEmailError(text) {
-  say(emailError, text);
-  emailError.scrollIntoView({ block: 'nearest' });
-}
-
 function updateResendButton() {
   const button = byId('email-resend');
   const wait = Math.ceil((resendAt - Date.now()) / 1000);
@@ -450,7 +443,7 @@ function startEmailCountdown(expiresAt, serverDate) {
     () => {
       clock.classList.add('expired');
       if (emailStarted) emailStarted.expired = true;
-      showEmailError('The code has expired. Send a new code and enter that one.');
+      say(emailError, 'The code has expired. Send a new code and enter that one.');
     },
     serverDate,
   );
@@ -464,7 +457,7 @@ async function sendCode(email, button) {
         const seconds = Number(started.body && started.body.retry_after_seconds) || 60;
         holdResend(seconds * 1000);
       }
-      showEmailError(describeError(started, { bad_request: 'Enter an e-mail address such as name@example.com.' }));
+      say(emailError, describeError(started, { bad_request: 'Enter an e-mail address such as name@example.com.' }));
       return false;
     }
     emailStarted = { email, token: started.body.token, expired: false };
@@ -504,7 +497,7 @@ emailVerifyForm.addEventListener('submit', async (event) => {
   say(emailError, '');
   if (!emailStarted) return;
   if (emailStarted.expired) {
-    showEmailError('The code has expired. Send a new code and enter that one.');
+    say(emailError, 'The code has expired. Send a new code and enter that one.');
     byId('email-resend').focus();
     return;
   }
@@ -531,15 +524,15 @@ emailVerifyForm.addEventListener('submit', async (event) => {
     if (verified.code === 'code_dead') {
       stopEmailCountdown();
       emailStarted.expired = true;
-      showEmailError('This code can no longer be used: its tries are spent, or a newer code replaced it. Send a new code.');
+      say(emailError, 'This code can no longer be used: its tries are spent, or a newer code replaced it. Send a new code.');
       byId('email-resend').focus();
       return;
     }
     const left = Number(verified.body && verified.body.attempts_left);
     if (verified.code === 'invalid_code' && left > 0) {
-      showEmailError(`That code is not right. ${left === 1 ? '1 try' : `${left} tries`} left before it stops working.`);
+      say(emailError, `That code is not right. ${left === 1 ? '1 try' : `${left} tries`} left before it stops working.`);
     } else {
-      showEmailError(describeError(verified));
+      say(emailError, describeError(verified));
     }
     emailCode.focus();
     emailCode.select();

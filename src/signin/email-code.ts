@@ -64,7 +64,7 @@ import { OcError } from '../errors.js';
 import { escapeHtml } from '../mail/html.js';
 import { normalizeEmail } from '../mail/address.js';
 import type { Mailer } from '../mail/mailer.js';
-import { mailBrandOf, supportHtml, supportTextLines, type MailBrand } from '../mail/brand.js';
+import { frameMail, mailBrandOf, type MailBrand } from '../mail/brand.js';
 import { formatUtc, translator, type Locale } from '../i18n/index.js';
 import type { Brand } from '../config.js';
 import type { EmailCodeStore } from '../storage/index.js';
@@ -232,32 +232,15 @@ function composeCodeMail(code: string, brand: MailBrand, publicUrl: string, ttlM
   const minutes = Math.max(1, Math.round(ttlMs / 60_000));
   const expires = t('code.expires', { minutes, time: formatUtc(expiresAt, locale) });
   const subject = t('code.subject', { code, name });
-  const text = [
-    t('code.intro', { name }),
-    '',
-    `    ${code}`,
-    '',
-    expires,
-    t('code.enter', { name }),
-    '',
-    t('code.ignore'),
-    '',
-    ...supportTextLines(brand, locale),
-    `-- ${publicUrl}`,
-    '',
-  ].join('\n');
-  const html = [
-    '<!doctype html>',
-    `<html lang="${locale}"><body style="font-family: sans-serif; line-height: 1.5">`,
-    `<p>${escapeHtml(t('code.intro', { name }))}</p>`,
-    `<p style="font-size: 28px; font-weight: bold; letter-spacing: 4px; font-family: monospace">${code}</p>`,
-    `<p>${escapeHtml(expires)} ${escapeHtml(t('code.enter', { name }))}</p>`,
-    `<p>${escapeHtml(t('code.ignore'))}</p>`,
-    supportHtml(brand, locale),
-    `<p style="color: #666">${escapeHtml(publicUrl)}</p>`,
-    '</body></html>',
-    '',
-  ].join('\n');
+  const { text, html } = frameMail(brand, locale, publicUrl, {
+    text: [t('code.intro', { name }), '', `    ${code}`, '', expires, t('code.enter', { name }), '', t('code.ignore'), ''],
+    html: [
+      `<p>${escapeHtml(t('code.intro', { name }))}</p>`,
+      `<p style="font-size: 28px; font-weight: bold; letter-spacing: 4px; font-family: monospace">${code}</p>`,
+      `<p>${escapeHtml(expires)} ${escapeHtml(t('code.enter', { name }))}</p>`,
+      `<p>${escapeHtml(t('code.ignore'))}</p>`,
+    ],
+  });
   return { subject, text, html };
 }
 
