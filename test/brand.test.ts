@@ -58,16 +58,15 @@ describe('the accent', () => {
 
 describe('branded pages', () => {
   it('fill the header, titles and footer, escaping what they show', () => {
-    const page = applyBrand('<title>Sign in · <!--brand-name--></title><body data-brand="<!--brand-name-->"><!--brand--><!--support-footer-->', {
-      name: 'Acme <ID> {{x}}',
-      logoUrl: LOGO,
-      accent: undefined,
-      supportUrl: 'mailto:help@acme.example',
-    });
+    const brand = { name: 'Acme <ID> {{x}}', logoUrl: LOGO, accent: undefined, supportUrl: 'mailto:help@acme.example' };
+    const page = applyBrand('<title>Sign in · <!--brand-name--></title><body data-brand="<!--brand-name-->"><!--brand--><!--support-line-->', brand);
     expect(page).toContain('<title>Sign in · Acme &#60;ID&#62; &#123;&#123;x&#125;&#125;</title>');
     expect(page).toContain(`<a class="brand has-logo" href="/account"><img class="brand-logo" src="${LOGO}" alt="" width="28" height="28">Acme &#60;ID&#62;`);
-    expect(page).toContain('<footer class="site-footer"><div class="wrap"><p class="support">Need help? <a href="mailto:help@acme.example" rel="noopener">Contact Acme &#60;ID&#62; &#123;&#123;x&#125;&#125; support</a>.</p></div></footer>');
-    const plain = applyBrand('<!--brand--><!--support-footer-->', { name: undefined, logoUrl: undefined, accent: undefined, supportUrl: undefined });
+    expect(page).toContain('<p class="support">Need help? <a href="mailto:help@acme.example" rel="noopener">Contact Acme &#60;ID&#62; &#123;&#123;x&#125;&#125; support</a>.</p>');
+    expect(applyBrand('<!--support-line-->', brand, 'de')).toBe(
+      '<p class="support">Brauchen Sie Hilfe? <a href="mailto:help@acme.example" rel="noopener">Support von Acme &#60;ID&#62; &#123;&#123;x&#125;&#125; kontaktieren</a>.</p>',
+    );
+    const plain = applyBrand('<!--brand--><!--support-line-->', { name: undefined, logoUrl: undefined, accent: undefined, supportUrl: undefined });
     expect(plain).toBe('<a class="brand" href="/account">oc-host</a>');
   });
 

@@ -1,30 +1,93 @@
 /**
- * Languages (src/i18n): every catalog has every key of the English one and
- * each message parses and formats; a request's language comes from its
- * cookie, else Accept-Language by q-value with a region falling back to its
- * language, else English; e-mail codes are mailed in it (a real SMTP server
- * on loopback).
+ * Languages (src/i18n): every catalog has every key of the English one, the
+ * same values and tags in each message, and each message parses and formats;
+ * every key the pages and their scripts use exists and every key is used; a
+ * request's language comes from `?lang=` on a page, else its cookie, else
+ * Accept-Language by q-value with a region falling back to its language,
+ * else English; pages are served in it and e-mail codes are mailed in it (a
+ * real SMTP server on loopback).
  */
+import { readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { IntlMessageFormat } from 'intl-messageformat';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { CATALOGS, formatUtc, LOCALES, negotiateLocale, translator } from '../src/i18n/index.js';
+import { CATALOGS, formatHtml, formatUtc, LOCALES, negotiateLocale, PAGE_CATALOGS, translator, type MessageKey } from '../src/i18n/index.js';
+import { findPagesDir } from '../src/http/pages.js';
 import { testApp } from './support/app.js';
 import { startSmtpServer, type TestSmtpServer } from './support/smtp-server.js';
 
-const SAMPLE = { name: 'Acme ID', code: '123456', minutes: 10, time: '12:10', provider: 'github', contact: 'help@acme.example' };
+interface Arguments {
+  readonly values: Map<string, string>;
+  readonly tags: Set<string>;
+}
+
+/**
+ * The values and tags a message takes, read from its parsed form
+ * (intl-messageformat's AST: 1 argument, 2 number, 3 date, 4 time, 5 select,
+ * 6 plural, 8 tag), each value with its kind.
+ */
+function argumentsOf(message: string, locale: string): Arguments {
+  const values = new Map<string, string>();
+  const tags = new Set<string>();
+  const walk = (elements: any[]): void => {
+    for (const element of elements) {
+      if (element.type === 1 || element.type === 2 || element.type === 3 || element.type === 4) values.set(element.value, element.type === 2 ? 'number' : 'text');
+      if (element.type === 5 || element.type === 6) {
+        values.set(element.value, element.type === 6 ? 'number' : 'select');
+        for (const option of Object.values(element.options) as Array<{ value: any[] }>) walk(option.value);
+      }
+      if (element.type === 8) {
+        tags.add(element.value);
+        walk(element.children);
+      }
+    }
+  };
+  walk(new IntlMessageFormat(message, locale).getAst() as any[]);
+  return { values, tags };
+}
+
+/** Sample values for a message: 2 for numbers, a word for text and for selects (their `other`). */
+function sampleFor(args: Arguments): Record<string, string | number> {
+  return Object.fromEntries([...args.values].map(([name, kind]) => [name, kind === 'number' ? 2 : kind === 'select' ? 'sample' : `<${name}>`]));
+}
 
 describe('catalogs', () => {
-  const english = Object.keys(CATALOGS.en).sort();
+  const english = Object.keys(CATALOGS.en).sort() as MessageKey[];
 
-  it.each(LOCALES)('%s has exactly the English keys, and every message formats', (locale) => {
+  it.each(LOCALES)('%s has exactly the English keys, with the same values and tags, and every message formats', (locale) => {
     expect(Object.keys(CATALOGS[locale]).sort()).toEqual(english);
     const t = translator(locale);
     for (const key of english) {
-      expect(() => new IntlMessageFormat(CATALOGS[locale][key as keyof (typeof CATALOGS)['en']], locale), `${locale} ${key}`).not.toThrow();
-      const text = t(key as keyof (typeof CATALOGS)['en'], SAMPLE);
+      const reference = argumentsOf(CATALOGS.en[key], 'en');
+      const own = argumentsOf(CATALOGS[locale][key], locale);
+      expect([...own.values.keys()].sort(), `${locale} ${key}: values`).toEqual([...reference.values.keys()].sort());
+      expect([...own.tags].sort(), `${locale} ${key}: tags`).toEqual([...reference.tags].sort());
+      const sample = sampleFor(reference);
+      const text = reference.tags.size > 0 ? formatHtml(locale, key, sample, Object.fromEntries([...reference.tags].map((tag) => [tag, '<b>']))) : t(key, sample);
       expect(text, `${locale} ${key}`).not.toMatch(/[{}]/);
-      expect(text.length).toBeGreaterThan(0);
+      expect(text.trim().length, `${locale} ${key}`).toBeGreaterThan(0);
+      // Typographic apostrophes outside English: a straight one next to a brace would quote it in ICU.
+      if (locale !== 'en') expect(CATALOGS[locale][key], `${locale} ${key}: apostrophe`).not.toMatch(/'[{}]/);
     }
+  });
+
+  it('every message key the pages use exists, and every page message is used', () => {
+    const dir = findPagesDir();
+    const sources = readdirSync(dir)
+      .filter((name) => /\.(html|js)$/.test(name))
+      .map((name) => readFileSync(join(dir, name), 'utf8'));
+    const server = ['../src/http/pages.ts', '../src/http/brand.ts'].map((path) => readFileSync(new URL(path, import.meta.url), 'utf8'));
+    const used = new Set<string>();
+    for (const source of sources) {
+      for (const match of source.matchAll(/\{\{t:([a-z0-9_.]+)/g)) used.add(match[1]!);
+      for (const match of source.matchAll(/\bt(?:Nodes)?\('([a-z0-9_.]+)'/g)) used.add(match[1]!);
+    }
+    const pageKeys = Object.keys(PAGE_CATALOGS.en);
+    for (const key of used) expect(pageKeys, `used but missing: ${key}`).toContain(key);
+    // A key may also be named in a table of codes (`network: 'error.network'`) or by the server.
+    const everything = [...sources, ...server].join('\n');
+    const unused = pageKeys.filter((key) => !everything.includes(`'${key}'`) && !everything.includes(`{{t:${key}`));
+    expect(unused).toEqual([]);
   });
 
   it('formats plurals and dates in the language', () => {

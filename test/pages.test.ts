@@ -41,9 +41,16 @@ describe('finding the page files', () => {
     expect(() => findPagesDir(pathToFileURL('/nowhere/a/b/http/pages.js').href)).toThrow(/^pages: signin\.html not found in /);
   });
 
-  it('holds only assets with known names: no HTML, no TypeScript', () => {
+  it('holds only assets with known names: no HTML, no TypeScript; plus the message formatter and one catalog per language', () => {
     const files = loadPageFiles(PAGES_DIR);
-    expect([...files.assets.keys()].sort()).toEqual(['account.js', 'app.css', 'common.js', 'explorer.css', 'explorer.js', 'favicon.svg', 'link.js', 'passkeys.js', 'signin.js', 'stepup.js', 'sudo.js', 'wallets.js']);
+    expect([...files.assets.keys()].sort()).toEqual([
+      'account.js', 'app.css', 'common.js', 'explorer.css', 'explorer.js', 'favicon.svg', 'i18n.js', 'intl-messageformat.js', 'link.js',
+      'messages-de.js', 'messages-en.js', 'messages-es.js', 'messages-fr.js', 'passkeys.js', 'signin.js', 'stepup.js', 'sudo.js', 'wallets.js',
+    ]);
+    const formatter = files.assets.get('intl-messageformat.js')!.body.toString('utf8');
+    expect(formatter).toMatch(/export \{[^}]*IntlMessageFormat/);
+    expect(formatter).not.toContain('sourceMappingURL');
+    expect(files.assets.get('messages-de.js')!.body.toString('utf8')).toMatch(/^export const messages = \{"error\.network":/);
   });
 
   it('escapes template values for attributes and refuses unknown placeholders', () => {

@@ -11,6 +11,7 @@
  * better (WCAG 2.x contrast, as axe measures it).
  */
 import type { Brand } from '../config.js';
+import { escapeHtml, formatHtml, type Locale } from '../i18n/index.js';
 
 export const DEFAULT_BRAND_NAME = 'oc-host';
 
@@ -84,28 +85,19 @@ export function brandCss(brand: Brand): string {
   ].join('\n');
 }
 
-/** Escapes text for HTML text and attribute values, and the template's braces. */
-function escapeHtml(value: string): string {
-  return value.replace(/[&<>"'{}]/g, (character) => `&#${character.charCodeAt(0)};`);
-}
-
 /**
- * Fills the brand markers of a page template (done once, at start):
- * `<!--brand-->` (the header link), `<!--brand-name-->` (titles and
- * `data-brand`), `<!--support-line-->` (a sentence in an existing footer) and
- * `<!--support-footer-->` (a footer of its own).
+ * Fills the brand markers of a page template (done once per language, at
+ * start): `<!--brand-->` (the header link), `<!--brand-name-->` (titles and
+ * `data-brand`) and `<!--support-line-->` (a sentence in the footer, in the
+ * page's language).
  */
-export function applyBrand(template: string, brand: Brand): string {
+export function applyBrand(template: string, brand: Brand, locale: Locale = 'en'): string {
   const name = escapeHtml(brand.name ?? DEFAULT_BRAND_NAME);
   const logo = brand.logoUrl === undefined ? '' : `<img class="brand-logo" src="${escapeHtml(brand.logoUrl)}" alt="" width="28" height="28">`;
   const header = `<a class="brand${logo === '' ? '' : ' has-logo'}" href="/account">${logo}${name}</a>`;
   const support =
     brand.supportUrl === undefined
       ? ''
-      : `<p class="support">Need help? <a href="${escapeHtml(brand.supportUrl)}" rel="noopener">Contact ${name} support</a>.</p>`;
-  return template
-    .replaceAll('<!--brand-->', header)
-    .replaceAll('<!--brand-name-->', name)
-    .replaceAll('<!--support-line-->', support)
-    .replaceAll('<!--support-footer-->', support === '' ? '' : `<footer class="site-footer"><div class="wrap">${support}</div></footer>`);
+      : `<p class="support">${formatHtml(locale, 'page.support', { name: brand.name ?? DEFAULT_BRAND_NAME }, { link: `<a href="${escapeHtml(brand.supportUrl)}" rel="noopener">` })}</p>`;
+  return template.replaceAll('<!--brand-->', header).replaceAll('<!--brand-name-->', name).replaceAll('<!--support-line-->', support);
 }

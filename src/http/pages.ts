@@ -7,6 +7,12 @@
  * Every page answer carries a Content-Security-Policy without
  * `unsafe-inline`: no inline script or style exists, so none is allowed.
  *
+ * Every page is rendered in the request's language (README "Languages"):
+ * the templates' `{{t:key}}` markers are filled from the page catalogs
+ * (src/i18n/pages/) once per language at start, and the scripts get the
+ * same catalog as `/assets/messages-<lang>.js`, formatted in the browser by
+ * intl-messageformat (its self-contained build, `/assets/intl-messageformat.js`).
+ *
  * The files are read once at start and served from memory: `/assets/<file>`
  * looks the name up in that table, so no request path ever reaches the file
  * system (no traversal to refuse, nothing to normalise). `tsc` does not copy
@@ -15,6 +21,7 @@
  */
 import { createHash } from 'node:crypto';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
@@ -24,6 +31,9 @@ import type { ServiceContext } from './context.js';
 import { currentSession } from './session.js';
 import { POLICY } from './policy.js';
 import { applyBrand, brandCss } from './brand.js';
+import type { Brand } from '../config.js';
+import { escapeHtml, formatHtml, isLocale, LANGUAGE_NAMES, LOCALES, PAGE_CATALOGS, type Locale, type MessageKey } from '../i18n/index.js';
+import { requestLocale } from './locale.js';
 
 /** The policy of every page answer: same-origin scripts, styles and fetches only. */
 export const PAGE_CSP =
@@ -50,12 +60,15 @@ interface Asset {
   readonly etag: string;
 }
 
-export interface PageFiles {
-  readonly dir: string;
+interface Templates {
   readonly signin: string;
   readonly account: string;
   readonly sudo: string;
   readonly explorer: string;
+}
+
+export interface PageFiles extends Templates {
+  readonly dir: string;
   readonly assets: ReadonlyMap<string, Asset>;
 }
 
@@ -75,6 +88,21 @@ function etagOf(body: Buffer | string): string {
   return `"${createHash('sha256').update(body).digest('base64url').slice(0, 22)}"`;
 }
 
+function assetOf(body: Buffer, contentType: string): Asset {
+  return { body, contentType, etag: etagOf(body) };
+}
+
+/**
+ * intl-messageformat's self-contained ES module build (it ships one beside
+ * its entry point; its package exports only the entry, so the file is found
+ * next to it). The trailing source-map comment is dropped: no map is served.
+ */
+function messageFormatModule(): Buffer {
+  const entry = createRequire(import.meta.url).resolve('intl-messageformat');
+  const source = readFileSync(join(dirname(entry), 'intl-messageformat.iife.js'), 'utf8');
+  return Buffer.from(source.replace(/\n\/\/# sourceMappingURL=\S+\s*$/, '\n'), 'utf8');
+}
+
 /** Reads the pages and every asset once. */
 export function loadPageFiles(dir: string = findPagesDir()): PageFiles {
   const assets = new Map<string, Asset>();
@@ -82,7 +110,12 @@ export function loadPageFiles(dir: string = findPagesDir()): PageFiles {
     const match = ASSET_NAME.exec(name);
     if (!match) continue;
     const body = readFileSync(join(dir, name));
-    assets.set(name, { body, contentType: CONTENT_TYPES[`.${match[1]}`] as string, etag: etagOf(body) });
+    assets.set(name, assetOf(body, CONTENT_TYPES[`.${match[1]}`] as string));
+  }
+  assets.set('intl-messageformat.js', assetOf(messageFormatModule(), CONTENT_TYPES['.js'] as string));
+  for (const locale of LOCALES) {
+    const module = `export const messages = ${JSON.stringify(PAGE_CATALOGS[locale])};\n`;
+    assets.set(`messages-${locale}.js`, assetOf(Buffer.from(module, 'utf8'), CONTENT_TYPES['.js'] as string));
   }
   return {
     dir,
@@ -92,6 +125,41 @@ export function loadPageFiles(dir: string = findPagesDir()): PageFiles {
     explorer: readFileSync(join(dir, 'explorer.html'), 'utf8'),
     assets,
   };
+}
+
+/** `{{t:key}}` or `{{t:key|name=<tag …>|…}}`: a message, with its `<name>` words wrapped in that tag. */
+const MESSAGE_MARKER = /\{\{t:([a-z0-9_.]+)((?:\|[a-z]+=<[^>]*>)*)\}\}/g;
+
+/** The language form of every page's footer (src/pages/i18n.js stores the choice). */
+function languageForm(locale: Locale): string {
+  const options = LOCALES.map(
+    (option) => `<option value="${option}" lang="${option}"${option === locale ? ' selected' : ''}>${escapeHtml(LANGUAGE_NAMES[option])}</option>`,
+  ).join('');
+  return (
+    `<form class="language-form" id="language-form" method="get">` +
+    `<label for="language">${formatHtml(locale, 'page.language')}</label>` +
+    `<select id="language" name="lang">${options}</select>` +
+    `<button type="submit" class="secondary">${formatHtml(locale, 'page.language_apply')}</button></form>`
+  );
+}
+
+/**
+ * A page template in one language, with the operator's brand: its messages,
+ * `{{lang}}`, the language form and the brand markers. Done once per
+ * language at start; what is left are the per-request `{{placeholders}}`.
+ */
+export function localizeTemplate(template: string, locale: Locale, brand: Brand): string {
+  const translated = template.replace(MESSAGE_MARKER, (_whole, key: string, options: string) => {
+    if (!(key in PAGE_CATALOGS.en)) throw new Error(`pages: no message ${key}`);
+    const tags = Object.fromEntries(
+      options
+        .split('|')
+        .filter(Boolean)
+        .map((option) => [option.slice(0, option.indexOf('=')), option.slice(option.indexOf('=') + 1)]),
+    );
+    return formatHtml(locale, key as MessageKey, {}, tags);
+  });
+  return applyBrand(translated.replaceAll('{{lang}}', locale).replace('<!--languages-->', languageForm(locale)), brand, locale);
 }
 
 function escapeAttribute(value: string): string {
@@ -114,9 +182,14 @@ function securityHeaders(reply: FastifyReply): FastifyReply {
     .header('referrer-policy', 'no-referrer');
 }
 
-function sendPage(reply: FastifyReply, html: string): FastifyReply {
-  // Pages are cheap and carry the checked return_to: always revalidate.
-  return securityHeaders(reply).header('cache-control', 'no-cache').type('text/html; charset=utf-8').send(html);
+function sendPage(reply: FastifyReply, html: string, locale: Locale): FastifyReply {
+  // Pages are cheap and carry the checked return_to: always revalidate. Their language follows the request.
+  return securityHeaders(reply)
+    .header('cache-control', 'no-cache')
+    .header('content-language', locale)
+    .header('vary', 'Accept-Language, Cookie')
+    .type('text/html; charset=utf-8')
+    .send(html);
 }
 
 function firstQueryValue(request: FastifyRequest, name: string): string | undefined {
@@ -138,13 +211,24 @@ export function registerPageRoutes(app: FastifyInstance, context: ServiceContext
   const isFamily = (origin: string) => context.origins.isFamilyOrigin(origin);
   // The operator's brand goes into the templates once (src/http/brand.ts).
   const brand = context.config.brand;
-  const files: PageFiles = {
-    ...loaded,
-    signin: applyBrand(loaded.signin, brand),
-    account: applyBrand(loaded.account, brand),
-    sudo: applyBrand(loaded.sudo, brand),
-    explorer: applyBrand(loaded.explorer, brand),
-  };
+  const pages = Object.fromEntries(
+    LOCALES.map((locale) => {
+      const localized: Templates = {
+        signin: localizeTemplate(loaded.signin, locale, brand),
+        account: localizeTemplate(loaded.account, locale, brand),
+        sudo: localizeTemplate(loaded.sudo, locale, brand),
+        explorer: localizeTemplate(loaded.explorer, locale, brand),
+      };
+      return [locale, localized];
+    }),
+  ) as Record<Locale, Templates>;
+  const assets = loaded.assets;
+
+  /** The page's language: `?lang=` (a link that names one), else the cookie, else Accept-Language. */
+  function pageLocale(request: FastifyRequest): Locale {
+    const asked = firstQueryValue(request, 'lang');
+    return isLocale(asked) ? asked : requestLocale(request);
+  }
   const brandStyles = Buffer.from(brandCss(brand), 'utf8');
   const brandStylesTag = etagOf(brandStyles);
 
@@ -166,13 +250,15 @@ export function registerPageRoutes(app: FastifyInstance, context: ServiceContext
   app.get('/signin', { config: { policy: POLICY.unlimited }, schema: { hide: true } }, async (request, reply) => {
     const { returnTo, refused } = returnToOf(request);
     const add = firstQueryValue(request, 'add');
+    const locale = pageLocale(request);
     return sendPage(
       reply,
-      renderTemplate(files.signin, {
+      renderTemplate(pages[locale].signin, {
         return_to: returnTo,
         return_to_refused: refused ? '1' : '',
         add: add === '1' || add === 'true' ? '1' : '',
       }),
+      locale,
     );
   });
 
@@ -189,7 +275,8 @@ export function registerPageRoutes(app: FastifyInstance, context: ServiceContext
       securityHeaders(reply).header('cache-control', 'no-store');
       return reply.code(302).header('location', '/signin?return_to=/account').send();
     }
-    return sendPage(reply, files.account);
+    const locale = pageLocale(request);
+    return sendPage(reply, pages[locale].account, locale);
   });
 
   // The re-proof a consumer site sends people to after 401 `sudo_required`
@@ -200,19 +287,24 @@ export function registerPageRoutes(app: FastifyInstance, context: ServiceContext
       return reply.code(302).header('location', `/signin?return_to=${encodeURIComponent(request.url)}`).send();
     }
     const { returnTo, refused } = returnToOf(request);
+    const locale = pageLocale(request);
     return sendPage(
       reply,
-      renderTemplate(files.sudo, {
+      renderTemplate(pages[locale].sudo, {
         return_to: returnTo,
         return_to_refused: refused ? '1' : '',
         purpose: sudoPurpose(firstQueryValue(request, 'purpose')),
       }),
+      locale,
     );
   });
 
   // The interactive explorer of the OpenAPI document (src/pages/explorer.js).
   for (const url of ['/api-explorer', '/api-explorer/']) {
-    app.get(url, { config: { policy: POLICY.unlimited }, schema: { hide: true } }, async (_request, reply) => sendPage(reply, files.explorer));
+    app.get(url, { config: { policy: POLICY.unlimited }, schema: { hide: true } }, async (request, reply) => {
+      const locale = pageLocale(request);
+      return sendPage(reply, pages[locale].explorer, locale);
+    });
   }
 
   app.get('/assets/brand.css', { config: { policy: POLICY.unlimited }, schema: { hide: true } }, async (request, reply) => {
@@ -223,7 +315,7 @@ export function registerPageRoutes(app: FastifyInstance, context: ServiceContext
 
   app.get('/assets/:file', { config: { policy: POLICY.unlimited }, schema: { hide: true } }, async (request, reply) => {
     const { file } = request.params as { file: string };
-    const asset = files.assets.get(file);
+    const asset = assets.get(file);
     if (asset === undefined) throw new OcError('not_found', 'assets: no such file');
     securityHeaders(reply).header('cache-control', `public, max-age=${ASSET_MAX_AGE_SECONDS}`).header('etag', asset.etag);
     if (request.headers['if-none-match'] === asset.etag) return reply.code(304).send();

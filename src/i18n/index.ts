@@ -12,9 +12,13 @@
  */
 import { IntlMessageFormat } from 'intl-messageformat';
 import { de } from './messages/de.js';
-import { en, type MessageKey } from './messages/en.js';
+import { en, type MailMessageKey } from './messages/en.js';
 import { es } from './messages/es.js';
 import { fr } from './messages/fr.js';
+import { pagesDe } from './pages/de.js';
+import { pagesEn, type PageMessageKey } from './pages/en.js';
+import { pagesEs } from './pages/es.js';
+import { pagesFr } from './pages/fr.js';
 
 export const LOCALES = ['en', 'de', 'es', 'fr'] as const;
 export type Locale = (typeof LOCALES)[number];
@@ -22,8 +26,22 @@ export const DEFAULT_LOCALE: Locale = 'en';
 /** The cookie that keeps a person's choice of language. */
 export const LANGUAGE_COOKIE = 'oc_lang';
 
-export type { MessageKey };
-export const CATALOGS: Readonly<Record<Locale, Readonly<Record<MessageKey, string>>>> = { en, de, es, fr };
+/** What a language is called in itself, for the language form. */
+export const LANGUAGE_NAMES: Readonly<Record<Locale, string>> = { en: 'English', de: 'Deutsch', es: 'Español', fr: 'Français' };
+
+export type { MailMessageKey, PageMessageKey };
+export type MessageKey = MailMessageKey | PageMessageKey;
+type Catalog<Key extends string> = Readonly<Record<Key, string>>;
+
+/** The pages' messages per language: served to the browser (src/http/pages.ts) as well as used in the HTML. */
+export const PAGE_CATALOGS: Readonly<Record<Locale, Catalog<PageMessageKey>>> = { en: pagesEn, de: pagesDe, es: pagesEs, fr: pagesFr };
+/** Every message per language: the e-mails' and the pages'. */
+export const CATALOGS: Readonly<Record<Locale, Catalog<MessageKey>>> = {
+  en: { ...en, ...pagesEn },
+  de: { ...de, ...pagesDe },
+  es: { ...es, ...pagesEs },
+  fr: { ...fr, ...pagesFr },
+};
 
 export function isLocale(value: unknown): value is Locale {
   return typeof value === 'string' && (LOCALES as readonly string[]).includes(value);
@@ -65,7 +83,7 @@ export function translator(locale: Locale): (key: MessageKey, values?: Readonly<
     const cacheKey = `${locale}\u0000${key}`;
     let format = formats.get(cacheKey);
     if (format === undefined) {
-      format = new IntlMessageFormat(catalog[key], locale);
+      format = new IntlMessageFormat(catalog[key], locale, undefined, { ignoreTag: true });
       formats.set(cacheKey, format);
     }
     return String(format.format(values));
@@ -75,4 +93,36 @@ export function translator(locale: Locale): (key: MessageKey, values?: Readonly<
 /** A date and time in `locale`, in UTC and saying so (mails cannot know the reader's zone). */
 export function formatUtc(date: Date, locale: Locale): string {
   return `${new Intl.DateTimeFormat(locale, { dateStyle: 'medium', timeStyle: 'short', timeZone: 'UTC' }).format(date)} UTC`;
+}
+
+/** Escapes text for HTML text and attribute values, and the page templates' braces. */
+export function escapeHtml(value: string): string {
+  return value.replace(/[&<>"'{}]/g, (character) => `&#${character.charCodeAt(0)};`);
+}
+
+/**
+ * A message as HTML: its text escaped, and each `<name>…</name>` of the
+ * message wrapped in the opening tag `tags[name]` gives (markup the caller
+ * owns, such as `<a href="/api/openapi">`) and its closing tag.
+ */
+export function formatHtml(
+  locale: Locale,
+  key: MessageKey,
+  values: Readonly<Record<string, string | number>> = {},
+  tags: Readonly<Record<string, string>> = {},
+): string {
+  const names = Object.keys(tags);
+  // Sentinels stand for the tags until the text is escaped; values cannot carry them.
+  const plain = Object.fromEntries(
+    Object.entries(values).map(([name, value]) => [name, typeof value === 'string' ? value.replace(/[\u0001\u0002]/g, '') : value]),
+  );
+  const wrappers = Object.fromEntries(
+    names.map((name, index) => [name, (chunks: unknown[]) => `\u0001${index}\u0002${chunks.join('')}\u0001/${index}\u0002`]),
+  );
+  const formatted = new IntlMessageFormat(CATALOGS[locale][key], locale).format({ ...plain, ...wrappers });
+  const text = Array.isArray(formatted) ? formatted.join('') : String(formatted);
+  return escapeHtml(text).replace(/\u0001(\/?)(\d+)\u0002/g, (_whole, closing: string, index: string) => {
+    const open = tags[names[Number(index)]!]!;
+    return closing === '' ? open : `</${/^<([a-z0-9]+)/.exec(open)![1]}>`;
+  });
 }

@@ -20,12 +20,17 @@ import {
   copyText,
   byId,
   describeError,
+  formatDate,
+  formatDateTime,
+  formatList,
   h,
   identityKindLabel,
   markInvalid,
   say,
   shortName,
   submitButtonOf,
+  t,
+  tNodes,
 } from './common.js';
 import { createProofPanel, proofOptions } from './stepup.js';
 import { setUpLinking } from './link.js';
@@ -86,28 +91,27 @@ async function load() {
 
 function renderAccount(account) {
   const name = accountName(account);
-  document.title = `${name} · Your account · ${document.body.dataset.brand || 'oc-host'}`;
-  byId('active-heading-name').textContent = shortName(account);
-  byId('active-name').textContent = account.display_name || 'Not set';
+  document.title = `${name} · ${t('account.title')} · ${document.body.dataset.brand || 'oc-host'}`;
+  byId('active-title').replaceChildren(...tNodes('account.signed_in_as', { name: h('span', { id: 'active-heading-name', text: shortName(account) }) }));
+  byId('active-name').textContent = account.display_name || t('account.name_not_set');
   const shown = account.display_identity;
-  byId('active-identity-kind').textContent = shown ? identityKindLabel(shown.kind) : 'Shown as';
+  byId('active-identity-kind').textContent = shown ? identityKindLabel(shown.kind) : t('account.shown_as');
   byId('active-identity').textContent = shown ? shown.value : account.did_oc;
   byId('active-did').textContent = account.did_oc;
-  const kindLabel = shown ? identityKindLabel(shown.kind).toLowerCase() : 'account ID';
-  byId('copy-identity').setAttribute('aria-label', `Copy the ${kindLabel}`);
-  byId('copy-did').setAttribute('aria-label', 'Copy the account ID');
+  byId('copy-identity').setAttribute('aria-label', t('account.copy_identity', { kind: shown ? shown.kind : 'did' }));
+  byId('copy-did').setAttribute('aria-label', t('account.copy_identity', { kind: 'did' }));
   /** @type {HTMLInputElement} */ (byId('display-name')).value = account.display_name || '';
 }
 
-for (const [buttonId, sourceId, what] of [
-  ['copy-identity', 'active-identity', null],
-  ['copy-did', 'active-did', 'The account ID'],
+for (const [buttonId, sourceId] of [
+  ['copy-identity', 'active-identity'],
+  ['copy-did', 'active-did'],
 ]) {
   byId(buttonId).addEventListener('click', async () => {
     const source = byId(sourceId);
     const copied = await copyText(source.textContent || '', source);
-    const label = what || (byId('active-identity-kind').textContent || 'It').trim();
-    say(pageStatus, copied ? `${label} was copied.` : 'It is selected: copy it with your keyboard or menu.');
+    const kind = buttonId === 'copy-did' ? 'did' : me?.account.display_identity?.kind ?? 'did';
+    say(pageStatus, copied ? t('account.copied_identity', { kind }) : t('account.copy_selected'));
   });
 }
 
@@ -119,7 +123,7 @@ function renderRoster(roster) {
       const details = [];
       if (entry.display_identity && entry.display_identity.value !== name) details.push(entry.display_identity.value);
       details.push(entry.did_oc);
-      const button = h('button', { type: 'button', class: 'secondary', 'aria-label': `Switch to ${name}`, text: 'Switch' });
+      const button = h('button', { type: 'button', class: 'secondary', 'aria-label': t('account.switch_to', { name }), text: t('account.switch') });
       button.addEventListener('click', () => switchTo(entry, button));
       return h(
         'li',
@@ -130,7 +134,7 @@ function renderRoster(roster) {
     }),
   );
   byId('roster-empty').hidden = roster.length > 0;
-  byId('logout-current').textContent = roster.length > 0 ? 'Sign out of this account' : 'Sign out';
+  byId('logout-current').textContent = roster.length > 0 ? t('account.logout_current') : t('account.signout_title');
   byId('logout-all').hidden = roster.length === 0;
   byId('signout-hint').hidden = roster.length === 0;
 }
@@ -161,9 +165,9 @@ function describeIdentity(identity) {
   if (identity.kind === 'oauth' && typeof identity.value === 'string' && identity.value.includes(':')) {
     const provider = identity.value.slice(0, identity.value.indexOf(':'));
     const subject = identity.value.slice(provider.length + 1);
-    return { title: `${provider.charAt(0).toUpperCase()}${provider.slice(1)} account`, sub: `${identityKindLabel('oauth')} · ${subject}` };
+    return { title: t('account.provider_account', { provider: `${provider.charAt(0).toUpperCase()}${provider.slice(1)}` }), sub: `${identityKindLabel('oauth')} · ${subject}` };
   }
-  const sub = identity.verified === false ? `${identityKindLabel(identity.kind)} · not verified` : identityKindLabel(identity.kind);
+  const sub = identity.verified === false ? `${identityKindLabel(identity.kind)} · ${t('account.not_verified')}` : identityKindLabel(identity.kind);
   return { title: String(identity.value), sub };
 }
 
@@ -174,7 +178,7 @@ function renderIdentities(list) {
       const { title, sub } = describeIdentity(identity);
       let button = null;
       if (removable && typeof identity.id === 'string') {
-        button = h('button', { type: 'button', class: 'danger', 'aria-label': `Remove ${title}`, text: 'Remove' });
+        button = h('button', { type: 'button', class: 'danger', 'aria-label': t('account.remove_named', { name: title }), text: t('account.remove') });
         const removeButton = button;
         removeButton.addEventListener('click', () => removeIdentity(identity, title, removeButton));
       }
@@ -186,11 +190,8 @@ function renderIdentities(list) {
       );
     }),
   );
-  if (list.length === 0) byId('identities').append(h('li', { class: 'hint', text: 'No linked identities.' }));
+  if (list.length === 0) byId('identities').append(h('li', { class: 'hint', text: t('account.no_identities') }));
 }
-
-const dateFormat = new Intl.DateTimeFormat([], { dateStyle: 'medium' });
-const dateTimeFormat = new Intl.DateTimeFormat([], { dateStyle: 'medium', timeStyle: 'short' });
 
 async function loadKeys() {
   const section = byId('keys-section');
@@ -219,17 +220,17 @@ async function loadKeys() {
 }
 
 function describeKey(key) {
-  const kind = key.sign_in ? 'Passkey' : 'Security key';
-  const added = `added ${dateFormat.format(new Date(key.created_at))}`;
-  const used = key.last_used_at ? `last used ${dateTimeFormat.format(new Date(key.last_used_at))}` : 'not used yet';
+  const kind = key.sign_in ? t('account.key_kind_passkey') : t('account.key_kind_security');
+  const added = t('account.key_added_on', { date: formatDate(key.created_at) });
+  const used = key.last_used_at ? t('account.key_last_used', { date: formatDateTime(key.last_used_at) }) : t('account.key_unused');
   return `${kind} · ${added} · ${used}`;
 }
 
 function renderKeys(list) {
   byId('keys').replaceChildren(
     ...list.map((key) => {
-      const rename = h('button', { type: 'button', class: 'secondary', 'aria-label': `Rename ${key.label}`, text: 'Rename' });
-      const remove = h('button', { type: 'button', class: 'danger', 'aria-label': `Remove ${key.label}`, text: 'Remove' });
+      const rename = h('button', { type: 'button', class: 'secondary', 'aria-label': t('account.rename_named', { name: key.label }), text: t('account.rename') });
+      const remove = h('button', { type: 'button', class: 'danger', 'aria-label': t('account.remove_named', { name: key.label }), text: t('account.remove') });
       const main = h('div', { class: 'item-main' }, h('span', { class: 'item-title', text: key.label }), h('span', { class: 'item-sub', text: describeKey(key) }));
       const item = h('li', { 'data-key': key.id }, main, h('div', { class: 'actions' }, rename, remove));
       rename.addEventListener('click', () => startRename(key, item, main));
@@ -244,9 +245,9 @@ function renderKeys(list) {
 function startRename(key, item, main) {
   const inputId = `key-rename-${item.dataset.key.slice(0, 16)}`;
   const input = /** @type {HTMLInputElement} */ (h('input', { id: inputId, type: 'text', maxlength: '64', value: key.label, autocomplete: 'off' }));
-  const cancel = h('button', { type: 'button', class: 'link', text: 'Cancel' });
+  const cancel = h('button', { type: 'button', class: 'link', text: t('page.cancel') });
   const form = /** @type {HTMLFormElement} */ (
-    h('form', { class: 'item-main', novalidate: true }, h('label', { for: inputId, text: `New name for ${key.label}` }), input, h('div', { class: 'actions' }, h('button', { type: 'submit', text: 'Save' }), cancel))
+    h('form', { class: 'item-main', novalidate: true }, h('label', { for: inputId, text: t('account.rename_label', { name: key.label }) }), input, h('div', { class: 'actions' }, h('button', { type: 'submit', text: t('account.save') }), cancel))
   );
   const restore = () => {
     form.replaceWith(main);
@@ -265,12 +266,12 @@ function startRename(key, item, main) {
       if (sessionLost(saved)) return;
       if (!saved.ok) {
         markInvalid(input, saved.code === 'bad_request');
-        say(error, saved.code === 'bad_request' ? 'That name cannot be used. Use 1 to 64 ordinary characters.' : describeKeyError(saved));
+        say(error, saved.code === 'bad_request' ? t('account.key_name_invalid') : describeKeyError(saved));
         input.focus();
         return;
       }
       await loadKeys();
-      say(pageStatus, `The key is now called ${saved.body.credential.label}.`);
+      say(pageStatus, t('account.key_renamed', { name: saved.body.credential.label }));
       focusHeading('keys-title');
     });
   });
@@ -283,7 +284,7 @@ async function removeKey(key, button) {
   const error = byId('keys-error');
   say(error, '');
   await busy(button, async () => {
-    const removed = await withStepUp(() => api('DELETE', `/api/auth/webauthn/credentials/${encodeURIComponent(key.id)}`), `remove the key ${key.label}`, () => say(pageStatus, 'Nothing was removed.'));
+    const removed = await withStepUp(() => api('DELETE', `/api/auth/webauthn/credentials/${encodeURIComponent(key.id)}`), t('action.remove_key', { name: key.label }), () => say(pageStatus, t('account.nothing_removed')));
     if (removed === null) return;
     if (!removed.ok) {
       say(error, describeKeyError(removed));
@@ -291,7 +292,7 @@ async function removeKey(key, button) {
     }
     await loadKeys();
     void loadActivity();
-    say(pageStatus, `${key.label} was removed from this account.`);
+    say(pageStatus, t('account.removed', { name: key.label }));
     focusHeading('keys-title');
   });
 }
@@ -306,11 +307,11 @@ keyForm.addEventListener('submit', async (event) => {
   const label = labelField.value.trim();
   await busy(submitButtonOf(keyForm), async () => {
     const body = { sign_in: signIn, ...(label === '' ? {} : { label }) };
-    const started = await withStepUp(() => api('POST', '/api/auth/webauthn/register/options', body), 'add a security key', () => say(pageStatus, 'No key was added.'));
+    const started = await withStepUp(() => api('POST', '/api/auth/webauthn/register/options', body), t('action.add_key'), () => say(pageStatus, t('account.no_key_added')));
     if (started === null) return;
     if (!started.ok) {
       markInvalid(labelField, started.code === 'bad_request');
-      say(error, started.code === 'bad_request' ? 'That name cannot be used. Use up to 64 ordinary characters.' : describeKeyError(started));
+      say(error, started.code === 'bad_request' ? t('account.name_invalid') : describeKeyError(started));
       return;
     }
     markInvalid(labelField, false);
@@ -318,7 +319,7 @@ keyForm.addEventListener('submit', async (event) => {
     try {
       response = await createCredential(started.body.options);
     } catch (failure) {
-      say(error, wasCancelled(failure) ? 'No key was added: the prompt was closed.' : browserErrorText(failure));
+      say(error, wasCancelled(failure) ? t('account.key_prompt_closed') : browserErrorText(failure));
       return;
     }
     const added = await api('POST', '/api/auth/webauthn/register/verify', { challenge_token: started.body.challenge_token, response });
@@ -331,7 +332,8 @@ keyForm.addEventListener('submit', async (event) => {
     /** @type {HTMLInputElement} */ (byId('key-sign-in')).checked = false;
     await loadKeys();
     void loadActivity();
-    say(pageStatus, `${added.body.credential.label} was added${added.body.credential.sign_in ? ': you can now sign in with it' : ''}.`);
+    const keyName = added.body.credential.label;
+    say(pageStatus, added.body.credential.sign_in ? t('account.passkey_added', { name: keyName }) : t('account.key_added', { name: keyName }));
     focusHeading('keys-title');
   });
 });
@@ -339,14 +341,14 @@ keyForm.addEventListener('submit', async (event) => {
 // ---- devices (GET /api/auth/sessions) ----
 
 function describeMethod(method) {
-  if (method === 'bip322') return 'Bitcoin wallet';
-  if (method === 'email_otp') return 'e-mail code';
-  if (method === 'passkey') return 'passkey';
+  if (method === 'bip322') return t('method.bip322');
+  if (method === 'email_otp') return t('method.email_otp');
+  if (method === 'passkey') return t('method.passkey');
   if (typeof method === 'string' && method.startsWith('oauth:')) {
     const provider = method.slice('oauth:'.length);
     return `${provider.charAt(0).toUpperCase()}${provider.slice(1)}`;
   }
-  return 'unknown way';
+  return t('method.unknown');
 }
 
 async function loadDevices() {
@@ -367,18 +369,18 @@ async function loadDevices() {
   const sessions = Array.isArray(answer.body.sessions) ? answer.body.sessions : [];
   byId('devices').replaceChildren(
     ...sessions.map((session) => {
-      const title = session.device || 'An unknown browser';
+      const title = session.device || t('account.unknown_browser');
       const facts = [
-        `Signed in ${dateTimeFormat.format(new Date(session.created_at))} with ${describeMethod(session.signing_method)}`,
-        `last seen ${dateTimeFormat.format(new Date(session.last_seen_at))}`,
+        t('account.device_signed_in', { date: formatDateTime(session.created_at), method: describeMethod(session.signing_method) }),
+        t('account.device_seen', { date: formatDateTime(session.last_seen_at) }),
       ];
-      if (session.network) facts.push(`network ${session.network}`);
-      const heading = h('span', { class: 'item-title' }, title, session.current ? ' ' : null, session.current ? h('span', { class: 'badge', text: 'This browser' }) : null);
+      if (session.network) facts.push(t('account.network', { network: session.network }));
+      const heading = h('span', { class: 'item-title' }, title, session.current ? ' ' : null, session.current ? h('span', { class: 'badge', text: t('account.this_browser') }) : null);
       const button = h('button', {
         type: 'button',
         class: session.current ? 'secondary' : 'danger',
-        'aria-label': session.current ? `Sign out ${title} (this browser)` : `Sign out ${title}`,
-        text: 'Sign out',
+        'aria-label': session.current ? t('account.sign_out_this_browser', { name: title }) : t('account.sign_out_named', { name: title }),
+        text: t('account.signout_title'),
       });
       button.addEventListener('click', () => signOutDevice(session, title, button));
       return h('li', { 'data-session': session.id }, h('div', { class: 'item-main' }, heading, h('span', { class: 'item-sub', text: facts.join(' · ') })), button);
@@ -395,16 +397,16 @@ async function signOutDevice(session, title, button) {
     return;
   }
   await busy(button, async () => {
-    const removed = await withStepUp(() => api('DELETE', `/api/auth/sessions/${encodeURIComponent(session.id)}`), `sign out ${title}`, () => say(pageStatus, 'No browser was signed out.'));
+    const removed = await withStepUp(() => api('DELETE', `/api/auth/sessions/${encodeURIComponent(session.id)}`), t('action.sign_out_device', { name: title }), () => say(pageStatus, t('account.no_browser_signed_out')));
     if (removed === null) return;
     if (!removed.ok) {
-      say(error, describeError(removed, { not_found: 'That browser was already signed out.' }));
+      say(error, describeError(removed, { not_found: t('account.browser_gone') }));
       await loadDevices();
       return;
     }
     await loadDevices();
     void loadActivity();
-    say(pageStatus, `${title} was signed out of this account.`);
+    say(pageStatus, t('account.browser_signed_out', { name: title }));
     focusHeading('devices-title');
   });
 }
@@ -414,7 +416,7 @@ byId('devices-others').addEventListener('click', async (event) => {
   const error = byId('devices-error');
   say(error, '');
   await busy(button, async () => {
-    const revoked = await withStepUp(() => api('POST', '/api/auth/sessions/revoke-others'), 'sign out every other browser', () => say(pageStatus, 'No browser was signed out.'));
+    const revoked = await withStepUp(() => api('POST', '/api/auth/sessions/revoke-others'), t('action.sign_out_others'), () => say(pageStatus, t('account.no_browser_signed_out')));
     if (revoked === null) return;
     if (!revoked.ok) {
       say(error, describeError(revoked));
@@ -423,7 +425,7 @@ byId('devices-others').addEventListener('click', async (event) => {
     await loadDevices();
     void loadActivity();
     const count = Number(revoked.body.revoked) || 0;
-    say(pageStatus, count === 1 ? 'One other browser was signed out.' : `${count} other browsers were signed out.`);
+    say(pageStatus, t('account.others_signed_out', { count }));
     focusHeading('devices-title');
   });
 });
@@ -434,50 +436,59 @@ const ACTIVITY_PAGE = 20;
 /** @type {string | null} */
 let activityNext = null;
 
+/** The account fields an `account_edited` event names, in words. */
+const FIELDS = { display_name: 'field.display_name' };
+
 /** One sentence per event kind (docs/protocol.md §6 "Activity"). */
 function describeEvent(event) {
   const d = event.detail || {};
-  const where = [d.device, d.network ? `network ${d.network}` : null].filter(Boolean).join(', ');
+  const where = [d.device, d.network ? t('account.network', { network: d.network }) : null].filter(Boolean).join(', ');
+  const name = (value) => (typeof value === 'string' ? value : '');
+  const method = (value) => (value === 'key' ? t('method.key') : describeMethod(value));
   switch (event.kind) {
     case 'signin':
-      return `Signed in with ${describeMethod(d.method)}${where ? ` (${where})` : ''}${d.added ? ', added to a browser that had another account' : ''}`;
+      return t('event.signin', { method: describeMethod(d.method), placed: where ? 'yes' : 'no', where, added: d.added ? 'yes' : 'no' });
     case 'sudo':
-      return `Confirmed it was you with ${d.method === 'key' ? `the key ${d.key || ''}`.trim() : describeMethod(d.method)}`;
+      return d.method === 'key' ? t('event.sudo_key', { key: name(d.key) }).trim() : t('event.sudo', { method: describeMethod(d.method) });
     case 'sudo_failed':
-      return `A confirmation with ${d.method === 'key' ? 'a security key' : describeMethod(d.method)} failed (${d.reason || 'refused'})`;
+      return t('event.sudo_failed', { method: method(d.method), reason: name(d.reason) || 'refused' });
     case 'step_up':
-      return `Stepped up with the key ${d.key || ''}`.trim();
+      return t('event.step_up', { key: name(d.key) }).trim();
     case 'step_up_failed':
-      return `A step-up with a security key failed (${d.reason || 'refused'})`;
+      return t('event.step_up_failed', { reason: name(d.reason) || 'refused' });
     case 'identity_linked':
-      return `Linked ${identityKindLabel(d.kind).toLowerCase()} ${d.value || ''}`.trim();
+      return t('event.identity_linked', { kind: name(d.kind), value: name(d.value) }).trim();
     case 'identity_unlinked':
-      return `Removed ${identityKindLabel(d.kind).toLowerCase()} ${d.value || ''}`.trim();
+      return t('event.identity_unlinked', { kind: name(d.kind), value: name(d.value) }).trim();
     case 'account_merged':
-      return d.merged_from ? `The account ${d.merged_from} was merged into this one` : `This account was merged into ${d.merged_into}`;
+      return d.merged_from ? t('event.merged_from', { account: d.merged_from }) : t('event.merged_into', { account: name(d.merged_into) });
     case 'account_edited':
-      return `Changed ${Array.isArray(d.fields) ? d.fields.map((field) => field.replace('_', ' ')).join(' and ') : 'the account'}`;
+      return Array.isArray(d.fields)
+        ? t('event.edited', { fields: formatList(d.fields.map((field) => (FIELDS[field] ? t(FIELDS[field]) : String(field).replace('_', ' ')))) })
+        : t('event.edited_account');
     case 'key_added':
-      return `Added the ${d.sign_in ? 'passkey' : 'security key'} ${d.label || ''}`.trim();
+      return t('event.key_added', { passkey: d.sign_in ? 'yes' : 'no', name: name(d.label) }).trim();
     case 'key_removed':
-      return `Removed the key ${d.label || ''}`.trim();
+      return t('event.key_removed', { name: name(d.label) }).trim();
     case 'sessions_revoked':
-      if (d.scope === 'all') return `The operator signed this account out everywhere (${d.count} ${d.count === 1 ? 'browser' : 'browsers'})`;
-      return d.scope === 'others' ? `Signed out everywhere else (${d.count} ${d.count === 1 ? 'browser' : 'browsers'})` : 'Signed out another browser';
+      if (d.scope === 'all') return t('event.revoked_all', { count: Number(d.count) || 0 });
+      return d.scope === 'others' ? t('event.revoked_others', { count: Number(d.count) || 0 }) : t('event.revoked_one');
     case 'connect_app_created':
-      return `Created the Connect app ${d.name || ''}`.trim();
+      return t('event.app_created', { name: name(d.name) }).trim();
     case 'connect_app_rotated':
-      return `Replaced the API key of the Connect app ${d.name || ''}`.trim();
+      return t('event.app_rotated', { name: name(d.name) }).trim();
     case 'connect_app_deleted':
-      return `Deleted the Connect app ${d.name || ''}`.trim();
+      return t('event.app_deleted', { name: name(d.name) }).trim();
     case 'connect_app_webhook':
-      return d.webhook === 'removed' ? `Removed the webhook of the Connect app ${d.name || ''}`.trim() : `Set the webhook of the Connect app ${d.name || ''} to ${d.webhook}`;
+      return d.webhook === 'removed'
+        ? t('event.app_webhook_removed', { name: name(d.name) }).trim()
+        : t('event.app_webhook_set', { name: name(d.name), url: name(d.webhook) });
     case 'account_exported':
-      return 'Downloaded the account\'s data';
+      return t('event.exported');
     case 'account_disabled':
-      return 'The operator disabled this account';
+      return t('event.disabled');
     case 'account_enabled':
-      return 'The operator enabled this account again';
+      return t('event.enabled');
     default:
       return event.kind;
   }
@@ -491,8 +502,8 @@ function activityItem(event) {
     h(
       'div',
       { class: 'item-main' },
-      h('span', { class: 'item-title' }, describeEvent(event), failed ? ' ' : null, failed ? h('span', { class: 'badge', text: 'Failed' }) : null),
-      h('span', { class: 'item-sub', text: dateTimeFormat.format(new Date(event.at)) }),
+      h('span', { class: 'item-title' }, describeEvent(event), failed ? ' ' : null, failed ? h('span', { class: 'badge', text: t('account.failed') }) : null),
+      h('span', { class: 'item-sub', text: formatDateTime(event.at) }),
     ),
   );
 }
@@ -562,7 +573,7 @@ byId('confirm-no').addEventListener('click', () => /** @type {HTMLDialogElement}
  * session is gone (sessionLost has moved the page on).
  *
  * @param {() => Promise<{ok: boolean, status: number, code: string | null, body: any}>} request
- * @param {string} action what the proof is for, to finish "To …, prove …": "remove the key Desk key"
+ * @param {string} action what the proof is for, to finish "To …, prove …": "remove the key Desk key" (an `action.*` message)
  * @param {() => void} [onCancel]
  */
 async function withStepUp(request, action, onCancel = () => {}) {
@@ -588,7 +599,7 @@ async function switchTo(entry, button) {
       return;
     }
     if (await load()) {
-      say(pageStatus, `You are now using ${accountName(me.account)}.`);
+      say(pageStatus, t('account.now_using', { name: accountName(me.account) }));
       focusHeading('active-title');
     }
   });
@@ -599,15 +610,12 @@ async function logout(scope, button) {
   if (scope === 'all') {
     const count = 1 + (me ? me.roster.length : 0);
     const sure = await confirmAction({
-      title: count === 1 ? 'Sign out?' : `Sign out of all ${count} accounts?`,
-      text:
-        count === 1
-          ? 'This browser will no longer be signed in.'
-          : `Every account on this browser will be signed out, not only ${me ? accountName(me.account) : 'this one'}. You sign each one in again to use it here.`,
-      confirm: count === 1 ? 'Sign out' : `Sign out of all ${count}`,
+      title: t('account.logout_all_title', { count }),
+      text: count === 1 ? t('account.logout_one_text') : t('account.logout_all_text', { name: me ? accountName(me.account) : '' }),
+      confirm: t('account.logout_all_confirm', { count }),
     });
     if (!sure) {
-      say(pageStatus, 'You are still signed in.');
+      say(pageStatus, t('account.still_signed_in'));
       return;
     }
   }
@@ -625,9 +633,9 @@ async function logout(scope, button) {
       window.location.assign('/signin?signed_out=1');
       return;
     }
-    const previous = me ? accountName(me.account) : 'that account';
+    const previous = me ? accountName(me.account) : '';
     if (await load()) {
-      say(pageStatus, `Signed out of ${previous}. You are now using ${accountName(me.account)}.`);
+      say(pageStatus, t('account.signed_out_of', { previous, name: accountName(me.account) }));
       focusHeading('active-title');
     }
   });
@@ -640,7 +648,7 @@ byId('export-data').addEventListener('click', async (event) => {
   const error = byId('export-error');
   say(error, '');
   await busy(button, async () => {
-    const answer = await withStepUp(() => api('GET', '/api/auth/account/export'), 'download your data', () => say(pageStatus, 'Nothing was downloaded.'));
+    const answer = await withStepUp(() => api('GET', '/api/auth/account/export'), t('action.export'), () => say(pageStatus, t('account.nothing_downloaded')));
     if (answer === null) return;
     if (!answer.ok || !answer.body) {
       say(error, describeError(answer));
@@ -655,7 +663,7 @@ byId('export-data').addEventListener('click', async (event) => {
     link.remove();
     setTimeout(() => URL.revokeObjectURL(link.href), 10_000);
     void loadActivity();
-    say(pageStatus, 'Your data was downloaded as a JSON file.');
+    say(pageStatus, t('account.downloaded'));
   });
 });
 
@@ -665,9 +673,11 @@ deleteForm.addEventListener('submit', async (event) => {
   const field = /** @type {HTMLInputElement} */ (byId('delete-confirm'));
   const error = byId('delete-error');
   say(error, '');
-  if (field.value.trim().toLowerCase() !== 'delete' || !me) {
+  const typed = field.value.trim().toLocaleLowerCase();
+  // The word of the page's language; the English word is accepted in every language.
+  if ((typed !== t('account.delete_word').toLocaleLowerCase() && typed !== 'delete') || !me) {
     markInvalid(field, true);
-    say(error, 'Type the word delete to confirm that this account should be deleted.');
+    say(error, t('account.delete_mismatch', { word: t('account.delete_word') }));
     field.focus();
     return;
   }
@@ -675,7 +685,7 @@ deleteForm.addEventListener('submit', async (event) => {
   const deleted = accountName(me.account);
   const did = me.account.did_oc;
   await busy(submitButtonOf(deleteForm), async () => {
-    const answer = await withStepUp(() => api('DELETE', '/api/auth/account', { confirm: did }), `delete ${deleted}`, () => say(pageStatus, 'The account was not deleted.'));
+    const answer = await withStepUp(() => api('DELETE', '/api/auth/account', { confirm: did }), t('action.delete', { name: deleted }), () => say(pageStatus, t('account.not_deleted')));
     if (answer === null) return;
     if (!answer.ok) {
       say(error, describeError(answer));
@@ -687,7 +697,7 @@ deleteForm.addEventListener('submit', async (event) => {
       return;
     }
     if (await load()) {
-      say(pageStatus, `${deleted} was deleted. You are now using ${accountName(me.account)}.`);
+      say(pageStatus, t('account.deleted_switched', { deleted, name: accountName(me.account) }));
       focusHeading('active-title');
     }
   });
@@ -705,17 +715,17 @@ nameForm.addEventListener('submit', async (event) => {
   const value = field.value.trim();
   if ([...value].length > 64) {
     markInvalid(field, true);
-    say(error, 'The name can be at most 64 characters.');
+    say(error, t('account.name_too_long'));
     field.focus();
     return;
   }
   await busy(submitButtonOf(nameForm), async () => {
     // An empty field removes the name: the service wants an explicit null (not "").
-    const saved = await withStepUp(() => api('PATCH', '/api/auth/account', { display_name: value === '' ? null : value }), 'change the display name');
+    const saved = await withStepUp(() => api('PATCH', '/api/auth/account', { display_name: value === '' ? null : value }), t('action.rename_account'));
     if (saved === null) return;
     if (!saved.ok) {
       markInvalid(field, saved.code === 'bad_request');
-      say(error, describeError(saved, { bad_request: 'That name cannot be used. Use up to 64 ordinary characters.' }));
+      say(error, describeError(saved, { bad_request: t('account.name_invalid') }));
       field.focus();
       return;
     }
@@ -725,7 +735,7 @@ nameForm.addEventListener('submit', async (event) => {
       renderAccount(me.account);
     }
     void loadActivity();
-    say(pageStatus, value === '' ? 'Display name removed.' : 'Display name saved.');
+    say(pageStatus, value === '' ? t('account.name_removed') : t('account.name_saved'));
   });
 });
 
@@ -733,23 +743,23 @@ async function removeIdentity(identity, title, button) {
   const error = byId('identities-error');
   say(error, '');
   const sure = await confirmAction({
-    title: `Remove ${title}?`,
-    text: `${title} will no longer sign in to this account, and browsers signed in with it are signed out. You can link it again later.`,
-    confirm: 'Remove',
+    title: t('account.remove_title', { name: title }),
+    text: t('account.remove_text', { name: title }),
+    confirm: t('account.remove'),
   });
   if (!sure) {
-    say(pageStatus, 'Nothing was removed.');
+    say(pageStatus, t('account.nothing_removed'));
     return;
   }
   await busy(button, async () => {
-    const removed = await withStepUp(() => api('DELETE', `/api/auth/identities?id=${encodeURIComponent(identity.id)}`), `remove ${title}`, () => say(pageStatus, 'Nothing was removed.'));
+    const removed = await withStepUp(() => api('DELETE', `/api/auth/identities?id=${encodeURIComponent(identity.id)}`), t('action.remove_identity', { name: title }), () => say(pageStatus, t('account.nothing_removed')));
     if (removed === null) return;
     if (!removed.ok) {
       say(error, describeError(removed));
       return;
     }
     await load();
-    say(pageStatus, `${title} was removed from this account.`);
+    say(pageStatus, t('account.removed', { name: title }));
     focusHeading('identities-title');
   });
 }
@@ -765,7 +775,7 @@ const proofPanel = createProofPanel(byId('sudo-panel'), {
 /** Opens the dialog; resolves true once the account proved itself, false when cancelled. */
 function stepUp(action) {
   proofPanel.reset(proofOptions(identities, me && me.account, keys));
-  byId('sudo-intro').textContent = `To ${action}, prove again that you control this account. The proof stays valid for 5 minutes.`;
+  byId('sudo-intro').textContent = t('stepup.intro_action', { action });
   const returnFocus = document.activeElement;
   dialog.returnValue = '';
   return new Promise((resolve) => {

@@ -1,11 +1,15 @@
 /**
  * Shared by the sign-in and account pages: the same-origin API client, error
- * codes turned into sentences (docs/errors.md), the return_to check and small
- * DOM helpers. Plain browser JavaScript, no framework, no build step.
+ * codes turned into sentences (docs/errors.md) in the page's language
+ * (./i18n.js), the return_to check and small DOM helpers. Plain browser
+ * JavaScript, no framework, no build step.
  *
  * The session cookie is HttpOnly: these scripts never see a token, they only
  * send the browser's cookie along (`credentials: 'same-origin'`).
  */
+import { t } from './i18n.js';
+
+export { formatDate, formatDateTime, formatList, formatTime, t, tNodes } from './i18n.js';
 
 /**
  * Calls the API on this origin. Never throws: a network failure answers
@@ -40,62 +44,60 @@ export async function api(method, path, body) {
   return { ok: response.ok, status: response.status, code, body: data, date: response.headers.get('date') };
 }
 
-/** One sentence per error code of docs/errors.md that a person can meet on these pages. */
+/** The message key of the sentence for each error code of docs/errors.md that a person can meet on these pages. */
 const MESSAGES = {
-  network: 'The service could not be reached. Check your connection and try again.',
-  bad_request: 'Something in the form is not valid. Check it and try again.',
-  already_active: 'That account is already the one you are using.',
-  not_authenticated: 'You are not signed in any more. Please sign in again.',
-  ambiguous_session: 'Another site left a sign-in on this browser, so to be safe you were signed out here. Please sign in again.',
-  account_disabled: 'This account has been disabled by the operator of this service, so it cannot sign in.',
-  nonce_reused: 'That signed message was already used. Get a new message and sign it again.',
-  invalid_code: 'That code is not right, or it has expired. Check the most recent e-mail, or ask for a new code.',
-  code_dead: 'That code can no longer be used (too many tries, a newer code was sent, or it expired). Ask for a new code.',
-  sudo_required: 'Please confirm it is you first.',
-  cross_site: 'The request was refused because it did not come from this site.',
-  not_in_roster: 'That account is no longer signed in on this browser. Use "Add another account" to sign in to it again.',
-  forbidden: 'You are not allowed to do that.',
-  not_found: 'This feature is not available on this service.',
-  unknown_did_oc: 'That account does not exist any more.',
-  unknown_provider: 'This sign-in provider is not set up on this service.',
-  no_roster: 'Your session comes from an older version of this service. Please sign in again.',
-  address_linked_elsewhere: 'That Bitcoin address belongs to another account.',
-  email_linked_elsewhere: 'That e-mail address belongs to another account.',
-  identity_not_linked: 'That address or e-mail is not linked to this account. Use one that is.',
-  last_identity: 'This is the only way into this account, so it cannot be removed. Link another one first.',
-  payload_too_large: 'What you entered is too long.',
-  unsupported_media_type: 'The request was not understood. Reload the page and try again.',
-  internal_error: 'Something went wrong on our side. Please try again in a moment.',
-  mail_unavailable: 'The e-mail could not be sent right now. Please try again in a few minutes.',
-  provider_unavailable: 'The sign-in provider could not be reached. Please try again later.',
-  not_ready: 'The service is starting up. Please try again in a moment.',
+  network: 'error.network',
+  bad_request: 'error.bad_request',
+  already_active: 'error.already_active',
+  not_authenticated: 'error.not_authenticated',
+  ambiguous_session: 'error.ambiguous_session',
+  account_disabled: 'error.account_disabled',
+  nonce_reused: 'error.nonce_reused',
+  invalid_code: 'error.invalid_code',
+  code_dead: 'error.code_dead',
+  sudo_required: 'error.sudo_required',
+  cross_site: 'error.cross_site',
+  not_in_roster: 'error.not_in_roster',
+  forbidden: 'error.forbidden',
+  not_found: 'error.not_found',
+  unknown_did_oc: 'error.unknown_did_oc',
+  unknown_provider: 'error.unknown_provider',
+  no_roster: 'error.no_roster',
+  address_linked_elsewhere: 'error.address_linked_elsewhere',
+  email_linked_elsewhere: 'error.email_linked_elsewhere',
+  identity_not_linked: 'error.identity_not_linked',
+  last_identity: 'error.last_identity',
+  payload_too_large: 'error.payload_too_large',
+  unsupported_media_type: 'error.unsupported_media_type',
+  internal_error: 'error.internal_error',
+  mail_unavailable: 'error.mail_unavailable',
+  provider_unavailable: 'error.provider_unavailable',
+  not_ready: 'error.not_ready',
 };
 
-/** The `codes` of a refused proof name the verification code (docs/errors.md). */
+/** The `codes` of a refused proof name the verification code (docs/errors.md): their message keys. */
 const CHALLENGE_MESSAGES = {
-  expired: 'The message to sign has expired. Get a new one and sign it again.',
-  sig_invalid:
-    'The signature does not match. Sign the exact message shown, with the wallet that holds this address, using BIP-322 ("Sign message").',
-  sig_unsupported_script:
-    'This signature is in the old format, which only works for addresses starting with 1. Sign with BIP-322 instead.',
-  aud_mismatch: 'This message was made for another site. Get a new message here and sign it.',
-  purpose_mismatch: 'This message was made for something else. Get a new message here and sign it.',
-  nonce_mismatch: 'The message was changed after it was issued. Sign the exact text shown, without editing it.',
-  decode_error: 'The message was changed after it was issued. Sign the exact text shown, without editing it.',
+  expired: 'challenge.expired',
+  sig_invalid: 'challenge.sig_invalid',
+  sig_unsupported_script: 'challenge.sig_unsupported_script',
+  aud_mismatch: 'challenge.aud_mismatch',
+  purpose_mismatch: 'challenge.purpose_mismatch',
+  nonce_mismatch: 'challenge.nonce_mismatch',
+  decode_error: 'challenge.nonce_mismatch',
 };
 
-/** The `oauth_error` codes the provider callback redirects with (src/signin/oauth-errors.ts). */
-export const OAUTH_ERROR_MESSAGES = {
-  state_mismatch: 'The sign-in with the provider took too long, or was started in another tab. Please try again.',
-  access_denied: 'The sign-in was cancelled at the provider, so you are not signed in.',
-  provider_error: 'The provider reported a problem with the sign-in. Please try again.',
-  token_exchange_failed: 'The sign-in with the provider could not be completed. Please try again.',
-  id_token_invalid: 'The answer from the provider could not be verified, so you are not signed in.',
-  userinfo_failed: 'Your profile could not be read from the provider. Please try again.',
-  unknown_provider: 'This sign-in provider is not set up on this service.',
-  provider_unavailable: 'The sign-in provider could not be reached. Please try again later.',
-  ambiguous_session: 'Another site left a sign-in on this browser, so to be safe you were signed out here. Please sign in again.',
-  account_disabled: 'This account has been disabled by the operator of this service, so it cannot sign in.',
+/** The `oauth_error` codes the provider callback redirects with (src/signin/oauth-errors.ts): their message keys. */
+const OAUTH_ERROR_MESSAGES = {
+  state_mismatch: 'oauth.state_mismatch',
+  access_denied: 'oauth.access_denied',
+  provider_error: 'oauth.provider_error',
+  token_exchange_failed: 'oauth.token_exchange_failed',
+  id_token_invalid: 'oauth.id_token_invalid',
+  userinfo_failed: 'oauth.userinfo_failed',
+  unknown_provider: 'error.unknown_provider',
+  provider_unavailable: 'error.provider_unavailable',
+  ambiguous_session: 'error.ambiguous_session',
+  account_disabled: 'error.account_disabled',
 };
 
 /**
@@ -120,22 +122,23 @@ export function describeError(result, overrides = {}) {
   if (overrides[code]) return overrides[code];
   if (code === 'invalid_challenge') {
     const verification = challengeCodeOf(result);
-    return (verification && CHALLENGE_MESSAGES[verification]) || CHALLENGE_MESSAGES.sig_invalid;
+    return t((verification && CHALLENGE_MESSAGES[verification]) || CHALLENGE_MESSAGES.sig_invalid);
   }
   if (code === 'rate_limited') {
     const seconds = Number(result.body && result.body.retry_after_seconds);
-    return Number.isFinite(seconds) && seconds > 0
-      ? `Too many attempts. Please wait ${formatWait(seconds)} and try again.`
-      : 'Too many attempts. Please wait a little and try again.';
+    if (!Number.isFinite(seconds) || seconds <= 0) return t('error.rate_limited');
+    return seconds < 90
+      ? t('error.rate_limited_seconds', { seconds: Math.ceil(seconds) })
+      : t('error.rate_limited_minutes', { minutes: Math.ceil(seconds / 60) });
   }
-  if (MESSAGES[code]) return MESSAGES[code];
-  if (result.status >= 500) return MESSAGES.internal_error;
-  return `Something went wrong (${code}). Please try again.`;
+  if (MESSAGES[code]) return t(MESSAGES[code]);
+  if (result.status >= 500) return t(MESSAGES.internal_error);
+  return t('error.other', { code });
 }
 
-function formatWait(seconds) {
-  if (seconds < 90) return `${Math.ceil(seconds)} seconds`;
-  return `${Math.ceil(seconds / 60)} minutes`;
+/** The sentence for an `oauth_error` code the provider callback redirected with. @param {string} code */
+export function oauthErrorText(code) {
+  return t(OAUTH_ERROR_MESSAGES[code] ?? 'oauth.other');
 }
 
 /**
@@ -294,7 +297,6 @@ export function looksLikeEmail(value) {
   return /^[^\s@]+@[^\s@]+\.[^\s@]+$/.test(value);
 }
 
-/** A local time such as "14:05". @param {string} iso */
 /** `4:05` for 245 to 245.99 seconds; `0:00` at or past zero. */
 export function clockText(seconds) {
   const whole = Math.max(0, Math.floor(seconds));
@@ -364,32 +366,20 @@ export function submitAtSixDigits(field, form, active) {
   });
 }
 
-export function localTime(iso) {
-  const date = new Date(iso);
-  if (Number.isNaN(date.getTime())) return '';
-  return date.toLocaleTimeString([], { hour: '2-digit', minute: '2-digit' });
-}
-
 const IDENTITY_KINDS = {
-  btc: 'Bitcoin address',
-  email: 'E-mail',
-  did: 'Account ID',
-  nostr: 'Nostr key',
-  oauth: 'Sign-in provider',
-  connect: 'Connected app',
+  btc: 'kind.btc',
+  email: 'kind.email',
+  did: 'kind.did',
+  nostr: 'kind.nostr',
+  oauth: 'kind.oauth',
+  connect: 'kind.connect',
 };
 
 /** What kind of identity this is, in words. @param {string} kind */
 export function identityKindLabel(kind) {
-  return IDENTITY_KINDS[kind] ?? kind;
+  return IDENTITY_KINDS[kind] ? t(IDENTITY_KINDS[kind]) : kind;
 }
 
-/**
- * The name to show for an account: its display name, else its display
- * identity, else its did.
- *
- * @param {{display_name?: string | null, display_identity?: {kind: string, value: string}, did_oc: string}} account
- */
 /**
  * A name short enough for a heading: the display name, else the shown
  * identity with a long value cut in the middle (`bc1qu26c7n…esx3l2`).
@@ -400,6 +390,12 @@ export function shortName(account) {
   return `${name.slice(0, 10)}…${name.slice(-6)}`;
 }
 
+/**
+ * The name to show for an account: its display name, else its display
+ * identity, else its did.
+ *
+ * @param {{display_name?: string | null, display_identity?: {kind: string, value: string}, did_oc: string}} account
+ */
 export function accountName(account) {
   if (account.display_name) return account.display_name;
   if (account.display_identity && account.display_identity.value) return account.display_identity.value;

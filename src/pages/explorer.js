@@ -8,7 +8,7 @@
  * route that needs the session works once the person is signed in; a route
  * that takes a Connect API key gets a field for it. Nothing is kept.
  */
-import { byId, h, say } from './common.js';
+import { byId, h, say, t } from './common.js';
 
 const METHODS = ['get', 'post', 'put', 'patch', 'delete'];
 const main = byId('main');
@@ -73,9 +73,9 @@ function slug(text) {
 
 function describeSecurity(operation) {
   const schemes = (operation.security || []).flatMap((entry) => Object.keys(entry));
-  if (schemes.includes('bearerAuth')) return 'Needs a Connect API key (Authorization: Bearer).';
-  if (schemes.includes('cookieAuth')) return 'Needs the session cookie: sign in on this service first, in this browser.';
-  return 'Public: no session needed.';
+  if (schemes.includes('bearerAuth')) return t('explorer.auth_key');
+  if (schemes.includes('cookieAuth')) return t('explorer.auth_cookie');
+  return t('explorer.auth_public');
 }
 
 /** Pretty JSON when the text is JSON, else the text. */
@@ -95,17 +95,17 @@ function renderOperation(path, method, operation) {
   /** @type {Map<string, HTMLInputElement>} */
   const fields = new Map();
 
-  const form = h('form', { novalidate: true, 'aria-label': `Try ${method.toUpperCase()} ${path}` });
+  const form = h('form', { novalidate: true, 'aria-label': t('explorer.try', { route: `${method.toUpperCase()} ${path}` }) });
   for (const parameter of parameters) {
     const fieldId = `${id}-${parameter.in}-${slug(parameter.name)}`;
     const hintId = `${fieldId}-hint`;
-    const hint = [parameter.description || parameter.schema.description, parameter.schema.pattern ? `pattern ${parameter.schema.pattern}` : null].filter(Boolean).join(' · ');
+    const hint = [parameter.description || parameter.schema.description, parameter.schema.pattern ? t('explorer.pattern', { pattern: parameter.schema.pattern }) : null].filter(Boolean).join(' · ');
     const input = /** @type {HTMLInputElement} */ (
       h('input', { id: fieldId, name: parameter.name, type: 'text', autocomplete: 'off', spellcheck: 'false', required: parameter.required === true, 'aria-describedby': hint ? hintId : undefined })
     );
     fields.set(`${parameter.in}:${parameter.name}`, input);
     form.append(
-      h('label', { for: fieldId }, h('code', { text: parameter.name }), ` (${parameter.in}${parameter.required ? ', required' : ''})`),
+      h('label', { for: fieldId }, h('code', { text: parameter.name }), ` ${t('explorer.parameter_where', { in: parameter.in, required: parameter.required ? 'yes' : 'no' })}`),
       input,
       hint ? h('p', { id: hintId, class: 'hint', text: hint }) : null,
     );
@@ -113,7 +113,7 @@ function renderOperation(path, method, operation) {
   let keyInput = null;
   if (needsKey) {
     keyInput = /** @type {HTMLInputElement} */ (h('input', { id: `${id}-key`, type: 'password', autocomplete: 'off', spellcheck: 'false' }));
-    form.append(h('label', { for: `${id}-key`, text: 'API key' }), keyInput);
+    form.append(h('label', { for: `${id}-key`, text: t('explorer.api_key') }), keyInput);
   }
   let bodyInput = null;
   const bodyError = h('p', { id: `${id}-body-error`, class: 'form-error', role: 'alert' });
@@ -122,12 +122,12 @@ function renderOperation(path, method, operation) {
       h('textarea', { id: `${id}-body`, rows: '8', spellcheck: 'false', 'aria-describedby': `${id}-body-error` })
     );
     bodyInput.value = JSON.stringify(exampleOf(bodySchema), null, 2);
-    form.append(h('label', { for: `${id}-body`, text: 'Request body (JSON)' }), bodyInput, bodyError);
+    form.append(h('label', { for: `${id}-body`, text: t('explorer.body') }), bodyInput, bodyError);
   }
-  const send = h('button', { type: 'submit', text: 'Send request' });
+  const send = h('button', { type: 'submit', text: t('explorer.send') });
   form.append(h('div', { class: 'actions' }, send));
   const answerStatus = h('p', { class: 'status', role: 'status', 'aria-live': 'polite' });
-  const answerBody = h('pre', { tabindex: '0', 'aria-label': `Answer of ${method.toUpperCase()} ${path}`, hidden: true });
+  const answerBody = h('pre', { tabindex: '0', 'aria-label': t('explorer.answer_of', { route: `${method.toUpperCase()} ${path}` }), hidden: true });
   const answer = h('div', { class: 'answer' }, answerStatus, answerBody);
 
   form.addEventListener('submit', async (event) => {
@@ -139,7 +139,7 @@ function renderOperation(path, method, operation) {
       const value = input.value.trim();
       input.setAttribute('aria-invalid', String(parameter.required === true && value === ''));
       if (parameter.required && value === '') {
-        say(answerStatus, `Fill in ${parameter.name} first.`);
+        say(answerStatus, t('explorer.fill_in', { name: parameter.name }));
         input.focus();
         return;
       }
@@ -162,7 +162,7 @@ function renderOperation(path, method, operation) {
         bodyInput.setAttribute('aria-invalid', 'true');
         say(answerStatus, '');
         answerBody.hidden = true;
-        say(bodyError, 'The body is not valid JSON.');
+        say(bodyError, t('explorer.bad_json'));
         bodyInput.focus();
         return;
       }
@@ -176,11 +176,11 @@ function renderOperation(path, method, operation) {
       const response = await fetch(url, { method: method.toUpperCase(), headers, body, credentials: 'same-origin' });
       const text = await response.text();
       const took = Math.round(performance.now() - started);
-      say(answerStatus, `HTTP ${response.status}${response.statusText ? ` ${response.statusText}` : ''} · ${took} ms · ${response.headers.get('content-type') || 'no body type'}`);
-      answerBody.textContent = text === '' ? '(no body)' : pretty(text);
+      say(answerStatus, `HTTP ${response.status}${response.statusText ? ` ${response.statusText}` : ''} · ${took} ms · ${response.headers.get('content-type') || t('explorer.no_type')}`);
+      answerBody.textContent = text === '' ? t('explorer.no_body') : pretty(text);
       answerBody.hidden = false;
     } catch {
-      say(answerStatus, 'The request did not reach the service. Check your connection and try again.');
+      say(answerStatus, t('explorer.unreachable'));
       answerBody.hidden = true;
     } finally {
       send.removeAttribute('aria-disabled');
@@ -209,8 +209,8 @@ function renderOperation(path, method, operation) {
         ? h(
             'table',
             { class: 'explorer-table' },
-            h('caption', { class: 'visually-hidden', text: `Answers of ${method.toUpperCase()} ${path}` }),
-            h('thead', {}, h('tr', {}, h('th', { scope: 'col', text: 'Status' }), h('th', { scope: 'col', text: 'Meaning' }))),
+            h('caption', { class: 'visually-hidden', text: t('explorer.answers_of', { route: `${method.toUpperCase()} ${path}` }) }),
+            h('thead', {}, h('tr', {}, h('th', { scope: 'col', text: t('explorer.status') }), h('th', { scope: 'col', text: t('explorer.meaning') }))),
             h('tbody', {}, ...responses),
           )
         : null,
@@ -266,7 +266,7 @@ function render(openapi) {
       section.hidden = inSection === 0;
       shown += inSection;
     }
-    count.textContent = words.length === 0 ? `${total} routes` : `${shown} of ${total} routes`;
+    count.textContent = words.length === 0 ? t('explorer.count_all', { total }) : t('explorer.count_shown', { shown, total });
   };
   filter.addEventListener('input', applyFilter);
   applyFilter();
@@ -289,7 +289,7 @@ async function load() {
     render(await response.json());
   } catch {
     say(pageStatus, '');
-    say(pageError, 'The list of routes could not be loaded. Reload the page to try again.');
+    say(pageError, t('explorer.load_failed'));
     main.setAttribute('aria-busy', 'false');
   }
 }

@@ -25,6 +25,8 @@ import {
   say,
   submitAtSixDigits,
   submitButtonOf,
+  t,
+  tNodes,
 } from './common.js';
 import { detectWallets, walletErrorText } from './wallets.js';
 
@@ -45,24 +47,23 @@ export function setUpLinking(options) {
    * with `confirm_transfer` when the person agrees to move the identity here.
    */
   async function link(path, proof, shown) {
-    const cancelled = () => say(status, 'Nothing was linked.');
-    let answer = await options.withStepUp(() => api('POST', path, proof), `link ${shown}`, cancelled);
+    const cancelled = () => say(status, t('link.cancelled'));
+    const action = t('action.link', { identity: shown });
+    let answer = await options.withStepUp(() => api('POST', path, proof), action, cancelled);
     if (answer === null) return false;
     if (answer.code === 'address_linked_elsewhere' || answer.code === 'email_linked_elsewhere') {
       const holder = answer.body && answer.body.holder;
-      const holderName = holder ? holder.display_name || holder.did_oc : 'another account';
+      const holderName = holder ? holder.display_name || holder.did_oc : t('link.another_account');
       const move = await options.confirmAction({
-        title: `Move ${shown} to this account?`,
-        text:
-          `${shown} belongs to ${holderName}. Moving it merges that account into this one: its ways to sign in, keys and ` +
-          'Connect apps come here, and it is signed out everywhere. This cannot be undone.',
-        confirm: 'Move and merge',
+        title: t('link.move_title', { identity: shown }),
+        text: t('link.move_text', { identity: shown, holder: holderName }),
+        confirm: t('link.move_confirm'),
       });
       if (!move) {
-        say(status, `${shown} stays with ${holderName}.`);
+        say(status, t('link.move_declined', { identity: shown, holder: holderName }));
         return false;
       }
-      answer = await options.withStepUp(() => api('POST', path, { ...proof, confirm_transfer: true }), `link ${shown}`, cancelled);
+      answer = await options.withStepUp(() => api('POST', path, { ...proof, confirm_transfer: true }), action, cancelled);
       if (answer === null) return false;
     }
     if (!answer.ok) {
@@ -70,7 +71,7 @@ export function setUpLinking(options) {
       return false;
     }
     const merged = answer.body && answer.body.merged;
-    await options.onLinked(merged ? `${shown} is linked, and ${merged.did_oc} was merged into this account.` : `${shown} is linked to this account.`);
+    await options.onLinked(merged ? t('link.merged', { identity: shown, merged: merged.did_oc }) : t('link.linked', { identity: shown }));
     return true;
   }
 
@@ -98,14 +99,14 @@ export function setUpLinking(options) {
     const issued = await fetchChallenge(chosen, 'link');
     if (!issued.ok) {
       markInvalid(address, issued.code === 'bad_request');
-      say(error, describeError(issued, { bad_request: 'That is not a Bitcoin address this service accepts.' }));
+      say(error, describeError(issued, { bad_request: t('link.address_refused') }));
       return false;
     }
     challenge = { address: chosen, message: issued.body.message, nonce: issued.body.nonce };
     message.value = challenge.message;
     for (const button of tools.querySelectorAll('[data-wallet]')) button.remove();
     for (const wallet of detectWallets()) {
-      const button = h('button', { type: 'button', class: 'secondary', 'data-wallet': wallet.id, text: `Sign with ${wallet.label}` });
+      const button = h('button', { type: 'button', class: 'secondary', 'data-wallet': wallet.id, text: t('wallet.sign_with', { wallet: wallet.label }) });
       button.addEventListener('click', () => busy(button, () => signWith(wallet)));
       tools.append(button);
     }
@@ -130,7 +131,7 @@ export function setUpLinking(options) {
   const wallets = detectWallets();
   connectHolder.replaceChildren(
     ...wallets.map((wallet) => {
-      const button = h('button', { type: 'button', class: 'secondary', text: `Link with ${wallet.label}` });
+      const button = h('button', { type: 'button', class: 'secondary', text: t('link.with_wallet', { wallet: wallet.label }) });
       button.addEventListener('click', () =>
         busy(button, async () => {
           say(error, '');
@@ -143,11 +144,11 @@ export function setUpLinking(options) {
           }
           const chosen = addresses.find((candidate) => looksLikeBitcoinAddress(candidate));
           if (chosen === undefined) {
-            say(error, `${wallet.label} shared no Bitcoin address.`);
+            say(error, t('link.wallet_no_address', { wallet: wallet.label }));
             return;
           }
           address.value = chosen;
-          say(status, `${wallet.label} will sign as ${chosen}.`);
+          say(status, t('wallet.will_sign', { wallet: wallet.label, address: chosen }));
           if (await prepare(chosen)) await signWith(wallet);
         }),
       );
@@ -162,7 +163,7 @@ export function setUpLinking(options) {
     const chosen = address.value.trim();
     if (!looksLikeBitcoinAddress(chosen)) {
       markInvalid(address, true);
-      say(error, 'Enter a Bitcoin address, such as one starting with bc1.');
+      say(error, t('page.address_invalid'));
       address.focus();
       return;
     }
@@ -174,7 +175,7 @@ export function setUpLinking(options) {
 
   byId('link-btc-copy').addEventListener('click', async () => {
     const copied = await copyText(message.value, message);
-    say(status, copied ? 'Message copied.' : 'The message is selected: copy it with your keyboard or menu.');
+    say(status, copied ? t('page.message_copied') : t('page.message_selected'));
   });
 
   byId('link-btc-restart').addEventListener('click', () => {
@@ -189,7 +190,7 @@ export function setUpLinking(options) {
     const pasted = signature.value.replace(/\s+/g, '');
     if (pasted === '') {
       markInvalid(signature, true);
-      say(error, 'Paste the signature from your wallet first.');
+      say(error, t('page.signature_missing'));
       signature.focus();
       return;
     }
@@ -218,7 +219,7 @@ export function setUpLinking(options) {
     const chosen = email.value.trim();
     if (!looksLikeEmail(chosen)) {
       markInvalid(email, true);
-      say(error, 'Enter an e-mail address such as name@example.com.');
+      say(error, t('page.email_invalid'));
       email.focus();
       return;
     }
@@ -230,11 +231,11 @@ export function setUpLinking(options) {
         return;
       }
       started = { email: chosen, token: answer.body.token };
-      byId('link-email-sent-to').textContent = chosen;
+      byId('link-email-sent').replaceChildren(...tNodes('link.code_sent_to', { email: h('strong', { text: chosen }) }));
       emailForm.hidden = true;
       codeForm.hidden = false;
       code.value = '';
-      say(status, `Code sent to ${chosen}.`);
+      say(status, t('signin.code_sent', { email: chosen }));
       code.focus();
     });
   });
@@ -248,7 +249,7 @@ export function setUpLinking(options) {
     const digits = codeDigits(code.value);
     if (digits.length !== 6) {
       markInvalid(code, true);
-      say(error, 'Enter the 6 digits from the e-mail.');
+      say(error, t('page.code_digits'));
       code.focus();
       return;
     }

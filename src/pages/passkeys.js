@@ -5,7 +5,7 @@
  * this turns one into the other around navigator.credentials, and turns the
  * browser's refusals into sentences.
  */
-import { describeError } from './common.js';
+import { describeError, t } from './common.js';
 
 /** @param {string} text base64url */
 function bytes(text) {
@@ -109,25 +109,25 @@ export function wasCancelled(failure) {
 
 /** A sentence for a browser refusal. */
 export function browserErrorText(failure) {
-  if (wasCancelled(failure)) return 'The security key prompt was closed before it finished. Try again when you are ready.';
-  if (failure instanceof DOMException && failure.name === 'InvalidStateError') return 'This security key is already added to this account.';
-  if (failure instanceof DOMException && failure.name === 'SecurityError') return 'This browser refused to use security keys for this site.';
-  return 'The browser could not use the security key. Try again, or use another way.';
+  if (wasCancelled(failure)) return t('key.prompt_closed');
+  if (failure instanceof DOMException && failure.name === 'InvalidStateError') return t('key.already_added_here');
+  if (failure instanceof DOMException && failure.name === 'SecurityError') return t('key.browser_refused');
+  return t('key.browser_failed');
 }
 
-/** Sentences for the host's WebAuthn error codes (docs/errors.md). */
-export const KEY_ERRORS = {
-  verify_failed: 'The security key\'s answer could not be verified. Try again.',
-  cloned_authenticator: 'This security key answered with an old counter, which can mean it was copied. It was refused; remove it and add it again if you trust it.',
-  credential_outside_allowlist: 'This key is not one this account can use here. Choose another key or another way.',
-  no_credentials_registered: 'This account has no security key yet.',
-  credential_exists: 'This security key is already added.',
-  credential_not_discoverable: 'This key cannot be used to sign in without a name. Add it as a security key for confirming instead.',
-  webauthn_origin_mismatch: 'Security keys for this service only work on its own sites.',
-  webauthn_rp_id_mismatch: 'The key answered for another site.',
-  webauthn_unavailable: 'Security keys are not available on this service.',
-  nonce_reused: 'That answer was already used. Try again.',
-  invalid_challenge: 'The request expired before the key answered. Try again.',
+/** Sentences for the host's WebAuthn error codes (docs/errors.md), in the page's language. */
+const KEY_ERRORS = {
+  verify_failed: t('key.verify_failed'),
+  cloned_authenticator: t('key.cloned_authenticator'),
+  credential_outside_allowlist: t('key.credential_outside_allowlist'),
+  no_credentials_registered: t('key.no_credentials_registered'),
+  credential_exists: t('key.credential_exists'),
+  credential_not_discoverable: t('key.credential_not_discoverable'),
+  webauthn_origin_mismatch: t('key.webauthn_origin_mismatch'),
+  webauthn_rp_id_mismatch: t('key.webauthn_rp_id_mismatch'),
+  webauthn_unavailable: t('key.webauthn_unavailable'),
+  nonce_reused: t('key.nonce_reused'),
+  invalid_challenge: t('key.invalid_challenge'),
 };
 
 /**

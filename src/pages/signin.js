@@ -13,7 +13,6 @@
  * new account joins this browser's roster instead of replacing it.
  */
 import {
-  OAUTH_ERROR_MESSAGES,
   accountName,
   api,
   busy,
@@ -22,11 +21,12 @@ import {
   copyText,
   describeError,
   fetchChallenge,
+  formatTime,
   h,
-  localTime,
   looksLikeBitcoinAddress,
   looksLikeEmail,
   markInvalid,
+  oauthErrorText,
   safeReturnTo,
   say,
   clockText,
@@ -34,6 +34,8 @@ import {
   countdown,
   submitAtSixDigits,
   submitButtonOf,
+  t,
+  tNodes,
 } from './common.js';
 import { detectWallets, walletErrorText } from './wallets.js';
 import { browserErrorText, conditionalSupported, describeKeyError, getAssertion, wasCancelled, webauthnSupported } from './passkeys.js';
@@ -48,7 +50,6 @@ const pageError = byId('page-error');
 const pageStatus = byId('page-status');
 const notice = byId('notice');
 
-/** After any successful sign-in: go where the person was going. */
 /** This browser remembers the way it last signed in, to offer it first next time (nothing leaves the browser). */
 const LAST_WAY_KEY = 'oc-last-sign-in';
 
@@ -78,12 +79,13 @@ function offerLastUsed() {
   if (!section || !first || section.hidden) return;
   if (section !== first) first.before(section);
   const heading = section.querySelector('h2');
-  if (heading && !heading.querySelector('.badge')) heading.append(' ', h('span', { class: 'badge', text: 'Last used' }));
+  if (heading && !heading.querySelector('.badge')) heading.append(' ', h('span', { class: 'badge', text: t('signin.last_used') }));
 }
 
+/** After any successful sign-in: go where the person was going. */
 function done(way) {
   if (way) remember(way);
-  say(pageStatus, 'Signed in. Taking you on…');
+  say(pageStatus, t('signin.signed_in'));
   window.location.assign(returnTo);
 }
 
@@ -97,23 +99,20 @@ function showNotice(region, parts) {
 function setUpNotices() {
   const query = new URLSearchParams(window.location.search);
   if (adding) {
-    byId('page-title').textContent = 'Add another account';
-    document.title = `Add another account · ${document.body.dataset.brand || 'oc-host'}`;
-    byId('lead').textContent =
-      'Sign in to another account. The accounts already signed in on this browser stay signed in, and you can switch between them.';
+    byId('page-title').textContent = t('signin.add_title');
+    document.title = `${t('signin.add_title')} · ${document.body.dataset.brand || 'oc-host'}`;
+    byId('lead').textContent = t('signin.add_lead');
   }
   const oauthError = query.get('oauth_error');
   if (oauthError !== null) {
     // An alert region announces it; the code itself is never shown as HTML.
-    say(pageError, OAUTH_ERROR_MESSAGES[oauthError] ?? 'The sign-in with the provider did not work. Please try again.');
+    say(pageError, oauthErrorText(oauthError));
   }
   if (document.body.dataset.returnToRefused === '1') {
-    showNotice(notice, [
-      'The link you followed wanted to send you to a site that is not part of this service. After signing in you will go to your account page instead.',
-    ]);
+    showNotice(notice, [t('signin.return_to_refused')]);
   }
-  if (query.get('signed_out') === '1') say(pageStatus, 'You are signed out.');
-  if (query.get('deleted') === '1') say(pageStatus, 'The account was deleted and you are signed out.');
+  if (query.get('signed_out') === '1') say(pageStatus, t('signin.signed_out'));
+  if (query.get('deleted') === '1') say(pageStatus, t('signin.deleted'));
 }
 
 /** Someone already signed in who opens /signin without `add` is told what a new sign-in does. */
@@ -122,15 +121,14 @@ async function checkExistingSession() {
   const me = await api('GET', '/api/auth/me');
   if (!me.ok || !me.body || !me.body.account) return;
   const addHref = `/signin?add=1&return_to=${encodeURIComponent(returnTo)}`;
-  showNotice(byId('session-notice'), [
-    'You are signed in as ',
-    h('strong', { text: accountName(me.body.account) }),
-    '. ',
-    h('a', { href: '/account', text: 'Go to your account' }),
-    ', or ',
-    h('a', { href: addHref, text: 'add another account' }),
-    ' to keep this one signed in too.',
-  ]);
+  showNotice(
+    byId('session-notice'),
+    tNodes('signin.already', {
+      name: h('strong', { text: accountName(me.body.account) }),
+      account: h('a', { href: '/account', text: t('signin.already_account') }),
+      add: h('a', { href: addHref, text: t('signin.already_add') }),
+    }),
+  );
 }
 
 // ---- BIP-322 ----
@@ -174,7 +172,7 @@ btcAddressForm.addEventListener('submit', async (event) => {
   const address = btcAddress.value.trim();
   if (!looksLikeBitcoinAddress(address)) {
     markInvalid(btcAddress, true);
-    say(btcError, 'Enter a Bitcoin address, such as one starting with bc1.');
+    say(btcError, t('page.address_invalid'));
     btcAddress.focus();
     return;
   }
@@ -183,12 +181,12 @@ btcAddressForm.addEventListener('submit', async (event) => {
     const issued = await fetchChallenge(address, 'login');
     if (!issued.ok) {
       markInvalid(btcAddress, issued.code === 'bad_request');
-      say(btcError, describeError(issued, { bad_request: 'That is not a Bitcoin address this service accepts. Check it and try again.' }));
+      say(btcError, describeError(issued, { bad_request: t('page.address_refused') }));
       btcAddress.focus();
       return;
     }
     showChallenge(address, issued.body, issued.date);
-    say(pageStatus, 'Message ready. Sign it with your wallet, then paste the signature.');
+    say(pageStatus, t('signin.message_ready'));
     btcMessage.focus();
   });
 });
@@ -210,20 +208,21 @@ function showChallenge(address, issued, serverDate = null) {
     (left) => {
       if (left <= 60 && left > 0 && !warned) {
         warned = true;
-        say(pageStatus, 'One minute left to sign the message.');
+        say(pageStatus, t('signin.message_one_minute'));
       }
-      return left > 0 ? `Expires in ${clockText(left)}.` : 'This message has expired.';
+      return left > 0 ? t('signin.message_expires_in', { clock: clockText(left) }) : t('signin.message_expired');
     },
     () => {
       clock.classList.add('expired');
       byId('btc-expired').hidden = false;
-      showBtcError('The message has expired before it was signed. Get a new one and sign that.');
+      showBtcError(t('signin.message_expired_unsigned'));
     },
     serverDate,
   );
   btcMessage.value = challenge.message;
-  byId('btc-expires').textContent = localTime(issued.expiresAt);
-  byId('btc-expires').setAttribute('datetime', issued.expiresAt);
+  byId('btc-expires').replaceChildren(
+    ...tNodes('signin.message_expires_at', { time: h('time', { datetime: issued.expiresAt, text: formatTime(issued.expiresAt) }) }),
+  );
   for (const walletButton of btcTools.querySelectorAll('[data-wallet]')) walletButton.remove();
   showWalletButtons(address);
   btcAddressForm.hidden = true;
@@ -245,7 +244,7 @@ let signedBy = null;
 async function signWith(wallet, address) {
   if (!challenge) return;
   say(btcError, '');
-  say(byId('btc-wallet-status'), `Waiting for ${wallet.label} to sign as ${address}…`);
+  say(byId('btc-wallet-status'), t('wallet.waiting', { wallet: wallet.label, address }));
   try {
     btcSignature.value = await wallet.sign(challenge.message, address);
   } catch (error) {
@@ -253,14 +252,14 @@ async function signWith(wallet, address) {
     showBtcError(walletErrorText(error, wallet.label));
     return;
   }
-  say(byId('btc-wallet-status'), `${wallet.label} signed as ${address}. Signing in…`);
+  say(byId('btc-wallet-status'), t('signin.wallet_signed', { wallet: wallet.label, address }));
   signedBy = wallet;
   btcSignForm.requestSubmit();
 }
 
 function showWalletButtons(address) {
   for (const wallet of detectWallets()) {
-    const button = h('button', { type: 'button', class: 'secondary', 'data-wallet': wallet.id, text: `Sign with ${wallet.label}` });
+    const button = h('button', { type: 'button', class: 'secondary', 'data-wallet': wallet.id, text: t('wallet.sign_with', { wallet: wallet.label }) });
     button.addEventListener('click', () => busy(button, () => signWith(wallet, address)));
     btcTools.append(button);
   }
@@ -272,7 +271,7 @@ async function connectAndSign(wallet, button) {
   await busy(button, async () => {
     say(btcError, '');
     const status = byId('btc-wallet-status');
-    say(status, `Connecting to ${wallet.label}…`);
+    say(status, t('wallet.connecting', { wallet: wallet.label }));
     let addresses;
     try {
       addresses = await wallet.connect();
@@ -284,15 +283,15 @@ async function connectAndSign(wallet, button) {
     const address = addresses.find((candidate) => looksLikeBitcoinAddress(candidate));
     if (address === undefined) {
       say(status, '');
-      showBtcError(`${wallet.label} shared no Bitcoin address. Unlock it and choose an account, or enter an address below.`);
+      showBtcError(t('signin.wallet_no_address', { wallet: wallet.label }));
       return;
     }
     resetBtc();
     btcAddress.value = address;
-    say(status, `${wallet.label} will sign as ${address}.`);
+    say(status, t('wallet.will_sign', { wallet: wallet.label, address }));
     const issued = await fetchChallenge(address, 'login');
     if (!issued.ok) {
-      showBtcError(describeError(issued, { bad_request: `${wallet.label}'s address ${address} is not one this service accepts.` }));
+      showBtcError(describeError(issued, { bad_request: t('wallet.address_refused', { wallet: wallet.label, address }) }));
       return;
     }
     showChallenge(address, issued.body, issued.date);
@@ -305,7 +304,7 @@ function showConnectButtons() {
   const holder = byId('btc-wallet-buttons');
   holder.replaceChildren(
     ...wallets.map((wallet) => {
-      const button = h('button', { type: 'button', 'data-connect': wallet.id, text: `Connect ${wallet.label}` });
+      const button = h('button', { type: 'button', 'data-connect': wallet.id, text: t('wallet.connect', { wallet: wallet.label }) });
       button.addEventListener('click', () => connectAndSign(wallet, button));
       return button;
     }),
@@ -315,7 +314,7 @@ function showConnectButtons() {
 
 byId('btc-copy').addEventListener('click', async () => {
   const copied = await copyText(btcMessage.value, btcMessage);
-  say(pageStatus, copied ? 'Message copied.' : 'The message is selected: copy it with your keyboard or menu.');
+  say(pageStatus, copied ? t('page.message_copied') : t('page.message_selected'));
 });
 
 byId('btc-restart').addEventListener('click', () => {
@@ -335,7 +334,7 @@ byId('btc-renew').addEventListener('click', (event) =>
     }
     btcSignature.value = '';
     showChallenge(address, issued.body, issued.date);
-    say(pageStatus, 'A new message is ready to sign.');
+    say(pageStatus, t('signin.new_message_ready'));
     btcMessage.focus();
   }),
 );
@@ -345,13 +344,13 @@ btcSignForm.addEventListener('submit', async (event) => {
   say(btcError, '');
   if (!challenge) return;
   if (!byId('btc-expired').hidden) {
-    showBtcError('The message has expired before it was signed. Get a new one and sign that.');
+    showBtcError(t('signin.message_expired_unsigned'));
     return;
   }
   const signature = btcSignature.value.replace(/\s+/g, '');
   if (signature === '') {
     markInvalid(btcSignature, true);
-    say(btcError, 'Paste the signature from your wallet first.');
+    say(btcError, t('page.signature_missing'));
     btcSignature.focus();
     return;
   }
@@ -382,14 +381,11 @@ btcSignForm.addEventListener('submit', async (event) => {
 /** A refused signature in the terms of what made it: the wallet's own signing options, or the pasted text. */
 function describeSignatureRefusal(result, wallet) {
   const code = challengeCodeOf(result);
-  const who = wallet ? wallet.label : 'Your wallet';
   if (code === 'sig_unsupported_script') {
-    return `${who} signed with the legacy method (ECDSA), which only works for addresses starting with 1. Choose BIP-322 in its signing options and sign again.`;
+    return wallet ? t('signin.legacy_wallet', { wallet: wallet.label }) : t('signin.legacy_pasted');
   }
   if (code === 'sig_invalid') {
-    return wallet
-      ? `${wallet.label}'s signature does not match: it may have signed with another account, or changed the message. Check the account in ${wallet.label} and sign again.`
-      : 'The signature does not match. Sign the exact message shown, every line of it, including the empty last line some wallets drop, with the wallet that holds this address, using BIP-322.';
+    return wallet ? t('signin.mismatch_wallet', { wallet: wallet.label }) : t('signin.mismatch_pasted');
   }
   return describeError(result);
 }
@@ -417,10 +413,10 @@ function updateResendButton() {
   const wait = Math.ceil((resendAt - Date.now()) / 1000);
   if (wait > 0) {
     button.setAttribute('aria-disabled', 'true');
-    button.textContent = `Send a new code (in ${wait} s)`;
+    button.textContent = t('signin.resend_in', { seconds: wait });
   } else {
     button.removeAttribute('aria-disabled');
-    button.textContent = 'Send a new code';
+    button.textContent = t('signin.resend');
     clearInterval(resendTimer);
   }
 }
@@ -439,11 +435,11 @@ function startEmailCountdown(expiresAt, serverDate) {
   stopEmailCountdown = countdown(
     clock,
     expiresAt,
-    (left) => (left > 0 ? `The code expires in ${clockText(left)}.` : 'This code has expired.'),
+    (left) => (left > 0 ? t('page.code_expires_in', { clock: clockText(left) }) : t('page.code_expired_short')),
     () => {
       clock.classList.add('expired');
       if (emailStarted) emailStarted.expired = true;
-      say(emailError, 'The code has expired. Send a new code and enter that one.');
+      say(emailError, t('signin.code_expired'));
     },
     serverDate,
   );
@@ -457,7 +453,7 @@ async function sendCode(email, button) {
         const seconds = Number(started.body && started.body.retry_after_seconds) || 60;
         holdResend(seconds * 1000);
       }
-      say(emailError, describeError(started, { bad_request: 'Enter an e-mail address such as name@example.com.' }));
+      say(emailError, describeError(started, { bad_request: t('page.email_invalid') }));
       return false;
     }
     emailStarted = { email, token: started.body.token, expired: false };
@@ -474,7 +470,7 @@ emailStartForm.addEventListener('submit', async (event) => {
   const email = emailAddress.value.trim();
   if (!looksLikeEmail(email)) {
     markInvalid(emailAddress, true);
-    say(emailError, 'Enter an e-mail address such as name@example.com.');
+    say(emailError, t('page.email_invalid'));
     emailAddress.focus();
     return;
   }
@@ -483,12 +479,12 @@ emailStartForm.addEventListener('submit', async (event) => {
     emailAddress.focus();
     return;
   }
-  byId('email-sent-to').textContent = email;
+  byId('email-sent').replaceChildren(...tNodes('signin.code_sent_to', { email: h('strong', { text: email }) }));
   emailStartForm.hidden = true;
   emailVerifyForm.hidden = false;
   emailCode.value = '';
   delete emailCode.dataset.sent;
-  say(pageStatus, `Code sent to ${email}.`);
+  say(pageStatus, t('signin.code_sent', { email }));
   emailCode.focus();
 });
 
@@ -497,7 +493,7 @@ emailVerifyForm.addEventListener('submit', async (event) => {
   say(emailError, '');
   if (!emailStarted) return;
   if (emailStarted.expired) {
-    say(emailError, 'The code has expired. Send a new code and enter that one.');
+    say(emailError, t('signin.code_expired'));
     byId('email-resend').focus();
     return;
   }
@@ -506,7 +502,7 @@ emailVerifyForm.addEventListener('submit', async (event) => {
   if (verifying) return;
   if (!/^[0-9]{6}$/.test(code)) {
     markInvalid(emailCode, true);
-    say(emailError, 'Enter the 6 digits from the e-mail.');
+    say(emailError, t('page.code_digits'));
     emailCode.focus();
     return;
   }
@@ -524,13 +520,13 @@ emailVerifyForm.addEventListener('submit', async (event) => {
     if (verified.code === 'code_dead') {
       stopEmailCountdown();
       emailStarted.expired = true;
-      say(emailError, 'This code can no longer be used: its tries are spent, or a newer code replaced it. Send a new code.');
+      say(emailError, t('signin.code_dead'));
       byId('email-resend').focus();
       return;
     }
     const left = Number(verified.body && verified.body.attempts_left);
     if (verified.code === 'invalid_code' && left > 0) {
-      say(emailError, `That code is not right. ${left === 1 ? '1 try' : `${left} tries`} left before it stops working.`);
+      say(emailError, t('signin.code_wrong_tries', { left }));
     } else {
       say(emailError, describeError(verified));
     }
@@ -547,14 +543,14 @@ byId('email-resend').addEventListener('click', async (event) => {
   say(emailError, '');
   const wait = Math.ceil((resendAt - Date.now()) / 1000);
   if (wait > 0) {
-    say(pageStatus, `You can ask for a new code in ${wait} seconds.`);
+    say(pageStatus, t('signin.resend_wait', { seconds: wait }));
     return;
   }
   if (await sendCode(emailStarted.email, /** @type {HTMLButtonElement} */ (event.currentTarget))) {
     emailCode.value = '';
     delete emailCode.dataset.sent;
     markInvalid(emailCode, false);
-    say(pageStatus, `A new code is on its way to ${emailStarted.email}. Only the newest code works.`);
+    say(pageStatus, t('signin.code_resent', { email: emailStarted.email }));
     emailCode.focus();
   }
 });
@@ -578,7 +574,7 @@ async function showProviders() {
     if (typeof provider.id !== 'string' || !/^[a-z0-9][a-z0-9-]{0,31}$/.test(provider.id)) continue;
     const query = new URLSearchParams({ return_to: returnTo });
     if (adding) query.set('add', '1');
-    const link = h('a', { class: 'button secondary', href: `/api/auth/${provider.id}/start?${query}`, text: `Continue with ${provider.label}` });
+    const link = h('a', { class: 'button secondary', href: `/api/auth/${provider.id}/start?${query}`, text: t('signin.continue_with', { provider: provider.label }) });
     link.addEventListener('click', () => remember(`provider:${provider.id}`));
     list.append(h('li', {}, link));
   }
@@ -615,7 +611,7 @@ async function passkeySignIn(how) {
     done('passkey');
     return true;
   }
-  say(passkeyError, describeKeyError(signedIn, { credential_outside_allowlist: 'This passkey is not one this service can sign you in with. Use another way, then add it on your account page.' }));
+  say(passkeyError, describeKeyError(signedIn, { credential_outside_allowlist: t('signin.passkey_not_allowed') }));
   return false;
 }
 

@@ -6,7 +6,7 @@
  * page shows it in its step-up dialog, the /sudo page as the page itself;
  * both build it here.
  */
-import { api, busy, codeDigits, copyText, describeError, fetchChallenge, h, say, submitAtSixDigits, submitButtonOf } from './common.js';
+import { api, busy, codeDigits, copyText, describeError, fetchChallenge, h, say, submitAtSixDigits, submitButtonOf, t } from './common.js';
 import { browserErrorText, describeKeyError, getAssertion, webauthnSupported } from './passkeys.js';
 import { detectWallets, walletErrorText } from './wallets.js';
 
@@ -43,12 +43,12 @@ function actions(...buttons) {
 export function createProofPanel(root, options) {
   const error = h('p', { id: 'sudo-error', class: 'form-error', role: 'alert' });
 
-  const keyButton = h('button', { type: 'button', id: 'sudo-key-button', text: 'Use a security key or passkey' });
+  const keyButton = h('button', { type: 'button', id: 'sudo-key-button', text: t('stepup.key_button') });
   const key = h(
     'section',
     { id: 'sudo-key', 'aria-labelledby': 'sudo-key-title', hidden: true },
-    h('h3', { id: 'sudo-key-title', text: 'With a security key' }),
-    h('p', { class: 'hint', text: 'Touch or unlock a key you added to this account.' }),
+    h('h3', { id: 'sudo-key-title', text: t('stepup.key_title') }),
+    h('p', { class: 'hint', text: t('stepup.key_hint') }),
     actions(keyButton),
   );
 
@@ -57,15 +57,15 @@ export function createProofPanel(root, options) {
     h(
       'form',
       { id: 'sudo-btc-address-form', novalidate: true },
-      h('label', { for: 'sudo-address', text: 'Bitcoin address' }),
+      h('label', { for: 'sudo-address', text: t('page.btc_address') }),
       address,
-      actions(h('button', { type: 'submit', text: 'Get message to sign' })),
+      actions(h('button', { type: 'submit', text: t('page.get_message') })),
     )
   );
   const message = /** @type {HTMLTextAreaElement} */ (
     h('textarea', { id: 'sudo-message', rows: '8', readonly: true, 'aria-describedby': 'sudo-message-hint' })
   );
-  const copy = h('button', { type: 'button', id: 'sudo-copy', class: 'secondary', text: 'Copy message' });
+  const copy = h('button', { type: 'button', id: 'sudo-copy', class: 'secondary', text: t('page.copy_message') });
   const tools = h('div', { class: 'actions', id: 'sudo-tools' }, copy);
   const signature = /** @type {HTMLTextAreaElement} */ (
     h('textarea', { id: 'sudo-signature', name: 'signature', rows: '4', autocapitalize: 'none', autocorrect: 'off', spellcheck: 'false' })
@@ -74,19 +74,19 @@ export function createProofPanel(root, options) {
     h(
       'form',
       { id: 'sudo-btc-sign-form', novalidate: true, hidden: true },
-      h('label', { for: 'sudo-message', text: 'Message to sign' }),
+      h('label', { for: 'sudo-message', text: t('page.message_to_sign') }),
       message,
-      h('p', { id: 'sudo-message-hint', class: 'hint', text: 'Sign this exact text with your wallet\'s "Sign message" (BIP-322).' }),
+      h('p', { id: 'sudo-message-hint', class: 'hint', text: t('signin.btc_message_hint') }),
       tools,
-      h('label', { for: 'sudo-signature', text: 'Signature' }),
+      h('label', { for: 'sudo-signature', text: t('page.signature') }),
       signature,
-      actions(h('button', { type: 'submit', text: 'Confirm' })),
+      actions(h('button', { type: 'submit', text: t('stepup.confirm') })),
     )
   );
   const btc = h(
     'section',
     { id: 'sudo-btc', 'aria-labelledby': 'sudo-btc-title', hidden: true },
-    h('h3', { id: 'sudo-btc-title', text: 'With your Bitcoin wallet' }),
+    h('h3', { id: 'sudo-btc-title', text: t('stepup.btc_title') }),
     addressForm,
     signForm,
   );
@@ -96,9 +96,9 @@ export function createProofPanel(root, options) {
     h(
       'form',
       { id: 'sudo-email-start-form', novalidate: true },
-      h('label', { for: 'sudo-email-address', text: 'E-mail address' }),
+      h('label', { for: 'sudo-email-address', text: t('page.email_address') }),
       emailAddress,
-      actions(h('button', { type: 'submit', text: 'Send code' })),
+      actions(h('button', { type: 'submit', text: t('page.send_code') })),
     )
   );
   const code = /** @type {HTMLInputElement} */ (
@@ -116,15 +116,15 @@ export function createProofPanel(root, options) {
     h(
       'form',
       { id: 'sudo-email-verify-form', novalidate: true, hidden: true },
-      h('label', { for: 'sudo-code', text: '6-digit code' }),
+      h('label', { for: 'sudo-code', text: t('page.code_label') }),
       code,
-      actions(h('button', { type: 'submit', text: 'Confirm' })),
+      actions(h('button', { type: 'submit', text: t('stepup.confirm') })),
     )
   );
   const email = h(
     'section',
     { id: 'sudo-email', 'aria-labelledby': 'sudo-email-title', hidden: true },
-    h('h3', { id: 'sudo-email-title', text: 'With an e-mail code' }),
+    h('h3', { id: 'sudo-email-title', text: t('signin.email_title') }),
     emailStartForm,
     emailVerifyForm,
   );
@@ -132,7 +132,7 @@ export function createProofPanel(root, options) {
   const none = h('p', {
     id: 'sudo-none',
     hidden: true,
-    text: 'This account has no Bitcoin address or e-mail address to confirm with. Sign out and sign in again, then retry.',
+    text: t('stepup.none'),
   });
   root.replaceChildren(error, key, btc, email, none);
 
@@ -147,8 +147,8 @@ export function createProofPanel(root, options) {
       if (options.onSessionLost(proved)) return;
       if (!proved.ok) {
         const left = Number(proved.body && proved.body.attempts_left);
-        if (proved.code === 'invalid_code' && left > 0) say(error, `That code is not right. ${left === 1 ? '1 try' : `${left} tries`} left before it stops working.`);
-        else if (proved.code === 'code_dead') say(error, 'This code can no longer be used. Cancel and confirm again to get a new code.');
+        if (proved.code === 'invalid_code' && left > 0) say(error, t('signin.code_wrong_tries', { left }));
+        else if (proved.code === 'code_dead') say(error, t('stepup.code_dead'));
         else say(error, describeError(proved));
         return;
       }
@@ -195,14 +195,14 @@ export function createProofPanel(root, options) {
       challenge = { address: chosen, message: issued.body.message, nonce: issued.body.nonce };
       message.value = challenge.message;
       for (const wallet of detectWallets()) {
-        const button = h('button', { type: 'button', class: 'secondary', 'data-wallet': wallet.id, text: `Sign with ${wallet.label}` });
+        const button = h('button', { type: 'button', class: 'secondary', 'data-wallet': wallet.id, text: t('wallet.sign_with', { wallet: wallet.label }) });
         button.addEventListener('click', () =>
           busy(button, async () => {
             if (!challenge) return;
             try {
               signature.value = await wallet.sign(challenge.message, challenge.address);
             } catch (failure) {
-              say(error, walletErrorText(failure));
+              say(error, walletErrorText(failure, wallet.label));
               return;
             }
             signForm.requestSubmit();
@@ -218,7 +218,7 @@ export function createProofPanel(root, options) {
 
   copy.addEventListener('click', async () => {
     const copied = await copyText(message.value, message);
-    say(error, copied ? '' : 'The message is selected: copy it with your keyboard or menu.');
+    say(error, copied ? '' : t('page.message_selected'));
   });
 
   signForm.addEventListener('submit', async (event) => {
@@ -227,7 +227,7 @@ export function createProofPanel(root, options) {
     if (!challenge) return;
     const pasted = signature.value.replace(/\s+/g, '');
     if (pasted === '') {
-      say(error, 'Paste the signature from your wallet first.');
+      say(error, t('page.signature_missing'));
       signature.focus();
       return;
     }
@@ -260,7 +260,7 @@ export function createProofPanel(root, options) {
     if (!started) return;
     const digits = codeDigits(code.value);
     if (!/^[0-9]{6}$/.test(digits)) {
-      say(error, 'Enter the 6 digits from the e-mail.');
+      say(error, t('page.code_digits'));
       code.focus();
       return;
     }

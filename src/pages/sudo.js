@@ -10,7 +10,7 @@
  * after checking `return_to` against the family origins (src/http/pages.ts);
  * `purpose` is only ever shown as text.
  */
-import { api, byId, say, safeReturnTo, shortName } from './common.js';
+import { api, byId, h, say, safeReturnTo, shortName, t, tNodes } from './common.js';
 import { createProofPanel, proofOptions } from './stepup.js';
 
 const returnTo = safeReturnTo(document.body.dataset.returnTo, '/account');
@@ -35,17 +35,17 @@ function sessionLost(result) {
 
 const panel = createProofPanel(byId('sudo-panel'), {
   onProved() {
-    say(pageStatus, 'Confirmed. Taking you back…');
+    say(pageStatus, t('sudo.confirmed'));
     window.location.assign(returnTo);
   },
   onSessionLost: sessionLost,
 });
 
 async function load() {
-  if (purpose !== '') byId('lead').textContent = `To ${purpose}, confirm that you control this account. The proof stays valid for 5 minutes.`;
+  if (purpose !== '') byId('lead').textContent = t('sudo.lead_purpose', { purpose });
   if (document.body.dataset.returnToRefused === '1') {
     const notice = byId('notice');
-    notice.textContent = 'The link you followed wanted to send you to a site that is not part of this service. Afterwards you will go to your account page instead.';
+    notice.textContent = t('sudo.return_to_refused');
     notice.hidden = false;
   }
   byId('sudo-cancel').setAttribute('href', returnTo);
@@ -57,13 +57,13 @@ async function load() {
   }
   if (!me.ok) {
     say(pageStatus, '');
-    say(pageError, 'Your account could not be loaded. Please reload the page.');
+    say(pageError, t('page.load_failed'));
     main.setAttribute('aria-busy', 'false');
     return;
   }
   const [listed, keys] = await Promise.all([api('GET', '/api/auth/identities'), api('GET', '/api/auth/webauthn/credentials')]);
   if (sessionLost(listed)) return;
-  byId('proof-account').textContent = shortName(me.body.account);
+  byId('proof-title').replaceChildren(...tNodes('sudo.confirming', { account: h('span', { id: 'proof-account', text: shortName(me.body.account) }) }));
   panel.reset(proofOptions(listed.ok ? listed.body.identities : null, me.body.account, keys.ok ? keys.body.credentials : null));
   byId('proof').hidden = false;
   say(pageStatus, '');

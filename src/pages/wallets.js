@@ -24,6 +24,7 @@
  * - Phantom (`window.phantom.bitcoin`): `requestAccounts()` → accounts with a
  *   `purpose`; `signMessage(address, bytes)` → `{signature: bytes}`.
  */
+import { t } from './i18n.js';
 
 /**
  * @typedef {object} Wallet
@@ -138,7 +139,7 @@ export function detectWallets() {
       id: 'xverse',
       label: 'Xverse',
       connect: async () =>
-        byPurpose(resultOf(await satsConnect.request('getAccounts', { purposes: ['payment', 'ordinals'], message: 'Sign in with your Bitcoin address' }), 'Xverse')),
+        byPurpose(resultOf(await satsConnect.request('getAccounts', { purposes: ['payment', 'ordinals'], message: t('wallet.accounts_prompt') }), 'Xverse')),
       sign: async (message, address) => signatureOf(await satsConnect.request('signMessage', { address, message, protocol: 'BIP322' }), 'Xverse'),
     };
   });
@@ -190,10 +191,8 @@ export function detectWallets() {
  * @param {unknown} error
  * @param {string} label
  */
-export function walletErrorText(error, label = 'The wallet') {
-  if (error instanceof WrongAccountError) {
-    return `${label} is using ${error.active}, not ${error.wanted}. Switch to ${error.wanted} in ${label}, or start again with ${error.active}.`;
-  }
+export function walletErrorText(error, label) {
+  if (error instanceof WrongAccountError) return t('wallet.wrong_account', { wallet: label, active: error.active, wanted: error.wanted });
   const text =
     typeof error === 'string'
       ? error
@@ -201,6 +200,6 @@ export function walletErrorText(error, label = 'The wallet') {
         ? error.message
         : '';
   const code = error && typeof error === 'object' && 'code' in error ? error.code : undefined;
-  if (code === 4001 || code === -32000 || /reject|denied|declin|cancel/i.test(text)) return `You declined in ${label}, so nothing was signed.`;
-  return text ? `${label} could not sign: ${text}` : `${label} could not sign. Copy the message and sign it another way.`;
+  if (code === 4001 || code === -32000 || /reject|denied|declin|cancel/i.test(text)) return t('wallet.declined', { wallet: label });
+  return text ? t('wallet.failed_because', { wallet: label, reason: text }) : t('wallet.failed', { wallet: label });
 }

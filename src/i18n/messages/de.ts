@@ -1,7 +1,7 @@
-import type { MessageKey } from './en.js';
+import type { MailMessageKey } from './en.js';
 
 /** Deutsch. */
-export const de: Readonly<Record<MessageKey, string>> = {
+export const de: Readonly<Record<MailMessageKey, string>> = {
   'code.subject': '{code} ist Ihr Anmeldecode für {name}',
   'code.intro': 'Ihr Code für die Anmeldung bei {name}:',
   'code.expires': 'Er läuft in {minutes, plural, one {# Minute} other {# Minuten}} ab (um {time}) und gilt nur einmal.',

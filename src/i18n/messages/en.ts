@@ -24,4 +24,4 @@ export const en = {
   'mail.support_link': 'Contact {name} support',
 } as const;
 
-export type MessageKey = keyof typeof en;
+export type MailMessageKey = keyof typeof en;

@@ -1,7 +1,7 @@
-import type { MessageKey } from './en.js';
+import type { MailMessageKey } from './en.js';
 
 /** Español. */
-export const es: Readonly<Record<MessageKey, string>> = {
+export const es: Readonly<Record<MailMessageKey, string>> = {
   'code.subject': '{code} es tu código de acceso a {name}',
   'code.intro': 'Tu código para iniciar sesión en {name} es:',
   'code.expires': 'Caduca en {minutes, plural, one {# minuto} other {# minutos}} (a las {time}) y solo sirve una vez.',

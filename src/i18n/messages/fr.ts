@@ -1,7 +1,7 @@
-import type { MessageKey } from './en.js';
+import type { MailMessageKey } from './en.js';
 
 /** Français. */
-export const fr: Readonly<Record<MessageKey, string>> = {
+export const fr: Readonly<Record<MailMessageKey, string>> = {
   'code.subject': '{code} est votre code de connexion à {name}',
   'code.intro': 'Votre code pour vous connecter à {name} :',
   'code.expires': 'Il expire dans {minutes, plural, one {# minute} other {# minutes}} (à {time}) et ne sert qu’une fois.',

@@ -1,0 +1,108 @@
+/**
+ * The page's language (README "Languages"). The server picked it (the
+ * `oc_lang` cookie, else Accept-Language, else English), translated the
+ * page's HTML and wrote it into `<html lang>`; the scripts' own sentences
+ * come from the same catalogs (src/i18n/pages/), served per language as
+ * `/assets/messages-<lang>.js` and formatted with ICU MessageFormat
+ * (intl-messageformat, served as `/assets/intl-messageformat.js`).
+ *
+ * The footer's language form stores a choice in the `oc_lang` cookie for a
+ * year and reloads the page in that language.
+ */
+import { IntlMessageFormat } from './intl-messageformat.js';
+
+const SHIPPED = ['en', 'de', 'es', 'fr'];
+const asked = document.documentElement.lang;
+/** The page's language: one of the shipped ones. */
+export const locale = SHIPPED.includes(asked) ? asked : 'en';
+const { messages } = await import(`./messages-${locale}.js`);
+
+/** @type {Map<string, IntlMessageFormat>} */
+const formats = new Map();
+
+function formatOf(key) {
+  let format = formats.get(key);
+  if (format === undefined) {
+    const source = messages[key];
+    // A key the catalog lacks is a programming error (test/i18n.test.ts checks every key the scripts use).
+    if (typeof source !== 'string') throw new Error(`i18n: no message ${key}`);
+    format = new IntlMessageFormat(source, locale, undefined, { ignoreTag: true });
+    formats.set(key, format);
+  }
+  return format;
+}
+
+/**
+ * A sentence in the page's language: `t('signin.code_sent', {email})`.
+ *
+ * @param {string} key
+ * @param {Record<string, string | number>} [values]
+ * @returns {string}
+ */
+export function t(key, values) {
+  return String(formatOf(key).format(values));
+}
+
+/**
+ * A sentence with elements in it (a link, a bold name), as nodes for
+ * `replaceChildren`: values that are nodes stay nodes.
+ *
+ * @param {string} key
+ * @param {Record<string, string | number | Node>} values
+ * @returns {Array<string | Node>}
+ */
+export function tNodes(key, values) {
+  const formatted = formatOf(key).format(values);
+  const parts = Array.isArray(formatted) ? formatted : [formatted];
+  return parts.map((part) => (part instanceof Node ? part : String(part)));
+}
+
+const dateFormat = new Intl.DateTimeFormat(locale, { dateStyle: 'medium' });
+const dateTimeFormat = new Intl.DateTimeFormat(locale, { dateStyle: 'medium', timeStyle: 'short' });
+const timeFormat = new Intl.DateTimeFormat(locale, { hour: '2-digit', minute: '2-digit' });
+
+/** A day in the page's language and this device's time zone (`25 Nov 2026`); '' for a bad value. @param {string} iso */
+export function formatDate(iso) {
+  const date = new Date(iso);
+  return Number.isNaN(date.getTime()) ? '' : dateFormat.format(date);
+}
+
+/** A day and time in the page's language and this device's time zone. @param {string} iso */
+export function formatDateTime(iso) {
+  const date = new Date(iso);
+  return Number.isNaN(date.getTime()) ? '' : dateTimeFormat.format(date);
+}
+
+/** A time of day such as `14:05` or `2:05 PM`. @param {string} iso */
+export function formatTime(iso) {
+  const date = new Date(iso);
+  return Number.isNaN(date.getTime()) ? '' : timeFormat.format(date);
+}
+
+const listFormat = new Intl.ListFormat(locale, { type: 'conjunction' });
+
+/** Words joined as the language joins a list: `a, b and c`. @param {string[]} items */
+export function formatList(items) {
+  return listFormat.format(items);
+}
+
+/** The language cookie: a year, this site only, sent on top-level navigations. */
+function rememberLanguage(language) {
+  const secure = window.location.protocol === 'https:' ? '; Secure' : '';
+  document.cookie = `oc_lang=${language}; Path=/; Max-Age=31536000; SameSite=Lax${secure}`;
+}
+
+/** The footer's language form (rendered by the server on every page). */
+function setUpLanguageForm() {
+  const form = document.getElementById('language-form');
+  const select = document.getElementById('language');
+  if (!(form instanceof HTMLFormElement) || !(select instanceof HTMLSelectElement)) return;
+  form.addEventListener('submit', (event) => {
+    event.preventDefault();
+    if (!SHIPPED.includes(select.value)) return;
+    rememberLanguage(select.value);
+    window.location.reload();
+  });
+}
+
+setUpLanguageForm();
