@@ -1036,6 +1036,136 @@ describe.skipIf(!HAVE_CHROMIUM)('pages in headless Chromium', () => {
     expectNoProblems();
   });
 
+  /** The newest mail to `to` in any language, after `since` mails had arrived: its code and subject. */
+  async function anyCodeFor(to: string, since: number): Promise<{ code: string; subject: string }> {
+    const mail = await smtp.waitForMessage((candidate) => candidate.envelope.to.includes(to) && smtp.messages().indexOf(candidate) >= since, 10_000);
+    return { code: extractCode(mail), subject: mail.subject ?? '' };
+  }
+
+  /** A watched context in `locale` (its Accept-Language) at `viewport`. */
+  async function contextIn(locale: string, viewport = DESKTOP): Promise<BrowserContext> {
+    const created = await browser.newContext({ baseURL: base, viewport, locale, timezoneId: 'UTC' });
+    await created.addInitScript(() => {
+      (globalThis as unknown as InPage).document.addEventListener('securitypolicyviolation', (event) => {
+        console.error(`CSP violation: ${event.violatedDirective} ${event.blockedURI}`);
+      });
+    });
+    return created;
+  }
+
+  it('speaks the browser\'s language, with dates in it, and keeps a language chosen in the footer', async () => {
+    const german = await contextIn('de-DE');
+    const seite = await german.newPage();
+    watch(seite);
+    await seite.goto('/signin');
+    expect(await seite.locator('html').getAttribute('lang')).toBe('de');
+    expect(await seite.locator('main h1').textContent()).toBe('Anmelden');
+    expect(await seite.title()).toBe('Anmelden · oc-host');
+    const address = 'sprache@example.org';
+    await seite.getByLabel('E-Mail-Adresse', { exact: true }).fill(address);
+    const mailsBefore = smtp.messages().length;
+    await seite.getByRole('button', { name: 'Code senden' }).click();
+    await expect.poll(() => seite.locator('#page-status').textContent()).toBe(`Code an ${address} gesendet.`);
+    expect(await seite.locator('#email-sent').textContent()).toBe(`Wir haben einen Code an ${address} gesendet. Er gilt 10 Minuten.`);
+    const { code, subject } = await anyCodeFor(address, mailsBefore);
+    expect(subject).toBe(`${code} ist Ihr Anmeldecode für ${new URL(base).host}`);
+    expect(await seite.locator('#email-countdown').textContent()).toMatch(/^Der Code läuft ab in (10:00|9:[0-5]\d)\.$/);
+    await seite.getByLabel('6-stelliger Code').fill(code === '000000' ? '111111' : '000000');
+    await expect.poll(() => seite.locator('#email-error').textContent()).toBe('Der Code ist falsch. Noch 4 Versuche, bevor er ungültig wird.');
+    await seite.getByLabel('6-stelliger Code').fill(code);
+    await seite.waitForURL(`${base}/account`);
+    await expect.poll(() => seite.locator('#main').getAttribute('aria-busy')).toBe('false');
+    expect(await seite.locator('main h1').textContent()).toBe('Ihr Konto');
+    expect(await seite.locator('#active-title').textContent()).toBe(`Angemeldet als ${address}`);
+    // Dates and times in German, in this browser's zone (UTC here): 25.11.2026, 16:05.
+    await expect.poll(() => seite.locator('#activity .item-sub').first().textContent()).toMatch(/^\d{2}\.\d{2}\.\d{4}, \d{2}:\d{2}$/);
+    expect(await seite.locator('#activity .item-title').first().textContent()).toMatch(/^Angemeldet mit E-Mail-Code \(/);
+    expect(await seite.locator('#devices .item-sub').first().textContent()).toMatch(
+      /^Angemeldet am \d{2}\.\d{2}\.\d{4}, \d{2}:\d{2} mit E-Mail-Code · zuletzt gesehen am \d{2}\.\d{2}\.\d{4}, \d{2}:\d{2} · Netz 127\.0\.0\.0\/24$/,
+    );
+    await screenshot(seite, 'account-de.png');
+
+    // The footer's form: French, kept in the oc_lang cookie for the next pages.
+    await seite.getByLabel('Sprache', { exact: true }).selectOption('fr');
+    await seite.getByRole('button', { name: 'Sprache ändern' }).click();
+    await expect.poll(() => seite.locator('html').getAttribute('lang')).toBe('fr');
+    await expect.poll(() => seite.locator('#main').getAttribute('aria-busy')).toBe('false');
+    expect(await seite.locator('main h1').textContent()).toBe('Votre compte');
+    expect((await german.cookies()).find((cookie) => cookie.name === 'oc_lang')).toMatchObject({ value: 'fr', path: '/', sameSite: 'Lax' });
+    await expect.poll(() => seite.locator('#activity .item-sub').first().textContent()).toMatch(/^\d{1,2} [a-zéû.]+ \d{4}/);
+    expect(await seite.getByLabel('Langue', { exact: true }).inputValue()).toBe('fr');
+    for (const [path, heading] of [
+      ['/signin?add=1', 'Ajouter un autre compte'],
+      ['/api-explorer', 'Explorateur de l’API'],
+      ['/api-explorer?lang=es', 'Explorador de la API'],
+    ] as const) {
+      await seite.goto(path);
+      await expect.poll(() => seite.locator('main h1').textContent()).toBe(heading);
+    }
+    await seite.goto('/api-explorer');
+    await expect.poll(() => seite.locator('#filter-count').textContent()).toMatch(/^\d+ routes$/);
+    await seite.goto('/signin');
+    expect(await seite.locator('#session-notice').textContent()).toMatch(/^Vous êtes connecté en tant que sprache@example\.org\. Accédez à votre compte, ou ajoutez un autre compte/);
+    await screenshot(seite, 'signin-fr.png');
+    await german.close();
+    expectNoProblems();
+  });
+
+  it('changes the language at a phone size: the footer form fits, works and passes axe', async () => {
+    const spanish = await contextIn('es-ES', { width: 390, height: 844 });
+    const phone = await spanish.newPage();
+    watch(phone);
+    await phone.goto('/signin');
+    expect(await phone.locator('main h1').textContent()).toBe('Iniciar sesión');
+    await noHorizontalScroll(phone, 390);
+    const form = phone.locator('#language-form');
+    await form.scrollIntoViewIfNeeded();
+    const box = await form.boundingBox();
+    expect(box!.x + box!.width).toBeLessThanOrEqual(390);
+    await phone.getByLabel('Idioma', { exact: true }).selectOption('de');
+    await phone.getByRole('button', { name: 'Cambiar de idioma' }).click();
+    await expect.poll(() => phone.locator('main h1').textContent()).toBe('Anmelden');
+    await noHorizontalScroll(phone, 390);
+    for (const scheme of ['light', 'dark'] as const) {
+      await phone.emulateMedia({ colorScheme: scheme });
+      expect(await axeViolations(phone), scheme).toEqual([]);
+    }
+    await phone.emulateMedia({ colorScheme: 'light' });
+    await phone.locator('#language-form').scrollIntoViewIfNeeded();
+    await screenshot(phone, 'signin-phone-de.png', false);
+    await spanish.close();
+    expectNoProblems();
+  });
+
+  it('every page passes axe in every language, in light and dark', { timeout: 180_000 }, async () => {
+    const fresh = await contextIn('en-GB');
+    const target = await fresh.newPage();
+    watch(target);
+    await target.goto('/signin');
+    const address = 'axe-languages@example.org';
+    await target.getByLabel('E-mail address', { exact: true }).fill(address);
+    const mailsBefore = smtp.messages().length;
+    await target.getByRole('button', { name: 'Send code' }).click();
+    const { code } = await anyCodeFor(address, mailsBefore);
+    await target.getByLabel('6-digit code').fill(code);
+    await target.waitForURL(`${base}/account`);
+    for (const locale of ['en', 'de', 'es', 'fr']) {
+      await fresh.addCookies([{ name: 'oc_lang', value: locale, url: base }]);
+      for (const path of ['/signin', '/account', '/sudo?return_to=/account&purpose=delete%20a%20post', '/api-explorer']) {
+        await target.goto(path);
+        await expect.poll(() => target.locator('#main').getAttribute('aria-busy')).not.toBe('true');
+        expect(await target.locator('html').getAttribute('lang')).toBe(locale);
+        for (const scheme of ['light', 'dark'] as const) {
+          await target.emulateMedia({ colorScheme: scheme });
+          expect(await axeViolations(target), `${path} ${locale} ${scheme}`).toEqual([]);
+        }
+        await target.emulateMedia({ colorScheme: 'light' });
+      }
+    }
+    await fresh.close();
+    expectNoProblems();
+  });
+
   it('/signin passes axe in light and dark', async () => {
     const fresh = await newWatchedContext();
     const signin = await fresh.newPage();

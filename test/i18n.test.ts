@@ -117,6 +117,44 @@ describe('negotiation', () => {
   });
 });
 
+describe('pages in the request language', () => {
+  it('are rendered in the language of ?lang=, else the cookie, else Accept-Language, with Content-Language and Vary', async () => {
+    const app = await testApp({ BRAND_SUPPORT_URL: 'https://help.example/' });
+    try {
+      for (const [url, headers, lang, title] of [
+        ['/signin', {}, 'en', 'Sign in'],
+        ['/signin', { 'accept-language': 'de-CH, en;q=0.5' }, 'de', 'Anmelden'],
+        ['/signin', { 'accept-language': 'de', cookie: 'oc_lang=fr' }, 'fr', 'Connexion'],
+        ['/signin?lang=es', { cookie: 'oc_lang=fr' }, 'es', 'Iniciar sesión'],
+        ['/signin?lang=xx', { 'accept-language': 'fr' }, 'fr', 'Connexion'],
+        ['/api-explorer', { 'accept-language': 'es' }, 'es', 'Explorador de la API'],
+      ] as const) {
+        const page = await app.inject({ method: 'GET', url, headers });
+        expect(page.statusCode).toBe(200);
+        expect(page.headers['content-language']).toBe(lang);
+        expect(page.headers.vary).toBe('Accept-Language, Cookie');
+        expect(page.body).toContain(`<html lang="${lang}">`);
+        expect(page.body).toContain(`<title>${title} · oc-host</title>`);
+        expect(page.body).toContain(`<option value="${lang}" lang="${lang}" selected>`);
+        expect(page.body).not.toMatch(/\{\{t:|<!--languages-->/);
+      }
+      const german = await app.inject({ method: 'GET', url: '/signin?lang=de' });
+      expect(german.body).toContain('<p class="support">Brauchen Sie Hilfe? <a href="https://help.example/" rel="noopener">Support von oc-host kontaktieren</a>.</p>');
+      const explorer = await app.inject({ method: 'GET', url: '/api-explorer?lang=fr' });
+      expect(explorer.body).toContain('d’après son <a href="/api/openapi">document OpenAPI 3.1</a>.');
+      for (const locale of LOCALES) {
+        const catalog = await app.inject({ method: 'GET', url: `/assets/messages-${locale}.js` });
+        expect(catalog.statusCode).toBe(200);
+        expect(catalog.headers['content-type']).toBe('text/javascript; charset=utf-8');
+        const messages = JSON.parse(catalog.body.replace(/^export const messages = /, '').replace(/;\n$/, ''));
+        expect(messages).toEqual(PAGE_CATALOGS[locale]);
+      }
+    } finally {
+      await app.close();
+    }
+  });
+});
+
 describe('mail in the request language', () => {
   let smtp: TestSmtpServer;
   beforeAll(async () => {

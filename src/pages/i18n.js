@@ -101,7 +101,11 @@ function setUpLanguageForm() {
     event.preventDefault();
     if (!SHIPPED.includes(select.value)) return;
     rememberLanguage(select.value);
-    window.location.reload();
+    // A `?lang=` in the address would outvote the new choice: drop it.
+    const url = new URL(window.location.href);
+    url.searchParams.delete('lang');
+    if (url.href === window.location.href) window.location.reload();
+    else window.location.replace(url.href);
   });
 }
 
