@@ -130,6 +130,9 @@ export function loadPageFiles(dir: string = findPagesDir()): PageFiles {
 /** `{{t:key}}` or `{{t:key|name=<tag …>|…}}`: a message, with its `<name>` words wrapped in that tag. */
 const MESSAGE_MARKER = /\{\{t:([a-z0-9_.]+)((?:\|[a-z]+=<[^>]*>)*)\}\}/g;
 
+/** `<!--footer-->`: a page's footer holding only the support line and the language form. */
+const FOOTER = '<footer class="site-footer"><div class="wrap"><!--support-line--><!--languages--></div></footer>';
+
 /** The language form of every page's footer (src/pages/i18n.js stores the choice). */
 function languageForm(locale: Locale): string {
   const options = LOCALES.map(
@@ -145,7 +148,7 @@ function languageForm(locale: Locale): string {
 
 /**
  * A page template in one language, with the operator's brand: its messages,
- * `{{lang}}`, the language form and the brand markers. Done once per
+ * `{{lang}}`, the footer, the language form and the brand markers. Done once per
  * language at start; what is left are the per-request `{{placeholders}}`.
  */
 export function localizeTemplate(template: string, locale: Locale, brand: Brand): string {
@@ -159,7 +162,8 @@ export function localizeTemplate(template: string, locale: Locale, brand: Brand)
     );
     return formatHtml(locale, key as MessageKey, {}, tags);
   });
-  return applyBrand(translated.replaceAll('{{lang}}', locale).replace('<!--languages-->', languageForm(locale)), brand, locale);
+  const framed = translated.replace('<!--footer-->', FOOTER).replaceAll('{{lang}}', locale).replace('<!--languages-->', languageForm(locale));
+  return applyBrand(framed, brand, locale);
 }
 
 function escapeAttribute(value: string): string {
