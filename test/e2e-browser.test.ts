@@ -1141,13 +1141,15 @@ describe.skipIf(!HAVE_CHROMIUM)('pages in headless Chromium', () => {
     const fresh = await contextIn('en-GB');
     const target = await fresh.newPage();
     watch(target);
-    await target.goto('/signin');
+    // An English browser on a page asked for in Spanish: the code mail is in Spanish too.
+    await target.goto('/signin?lang=es');
     const address = 'axe-languages@example.org';
-    await target.getByLabel('E-mail address', { exact: true }).fill(address);
+    await target.getByLabel('Dirección de correo', { exact: true }).fill(address);
     const mailsBefore = smtp.messages().length;
-    await target.getByRole('button', { name: 'Send code' }).click();
-    const { code } = await anyCodeFor(address, mailsBefore);
-    await target.getByLabel('6-digit code').fill(code);
+    await target.getByRole('button', { name: 'Enviar código' }).click();
+    const { code, subject } = await anyCodeFor(address, mailsBefore);
+    expect(subject).toBe(`${code} es tu código de acceso a ${new URL(base).host}`);
+    await target.getByLabel('Código de 6 cifras').fill(code);
     await target.waitForURL(`${base}/account`);
     for (const locale of ['en', 'de', 'es', 'fr']) {
       await fresh.addCookies([{ name: 'oc_lang', value: locale, url: base }]);
@@ -1235,6 +1237,11 @@ describe.skipIf(!HAVE_CHROMIUM)('pages in headless Chromium', () => {
     await errorPage.goto('/signin?oauth_error=%3Cimg%20src%3Dx%3E');
     await expect.poll(() => errorPage.locator('#page-error').textContent()).toBe('The sign-in with the provider did not work. Please try again.');
     expect(await errorPage.locator('#page-error img').count()).toBe(0);
+    // A code that names a property every object has is still an unknown code, not a crash.
+    for (const inherited of ['constructor', '__proto__', 'toString']) {
+      await errorPage.goto(`/signin?oauth_error=${inherited}&lang=de`);
+      await expect.poll(() => errorPage.locator('#page-error').textContent()).toBe('Die Anmeldung beim Anbieter hat nicht funktioniert. Bitte versuchen Sie es erneut.');
+    }
 
     for (const foreign of ['https://evil.example/steal', '//evil.example/x', '/\\evil.example', 'javascript:alert(1)']) {
       await errorPage.goto(`/signin?return_to=${encodeURIComponent(foreign)}`);

@@ -153,7 +153,7 @@ function languageForm(locale: Locale): string {
  */
 export function localizeTemplate(template: string, locale: Locale, brand: Brand): string {
   const translated = template.replace(MESSAGE_MARKER, (_whole, key: string, options: string) => {
-    if (!(key in PAGE_CATALOGS.en)) throw new Error(`pages: no message ${key}`);
+    if (!Object.hasOwn(PAGE_CATALOGS.en, key)) throw new Error(`pages: no message ${key}`);
     const tags = Object.fromEntries(
       options
         .split('|')

@@ -445,50 +445,52 @@ function describeEvent(event) {
   const where = [d.device, d.network ? t('account.network', { network: d.network }) : null].filter(Boolean).join(', ');
   const name = (value) => (typeof value === 'string' ? value : '');
   const method = (value) => (value === 'key' ? t('method.key') : describeMethod(value));
+  // A missing name leaves no gap behind.
+  const said = (key, values) => t(key, values).replace(/\s{2,}/g, ' ').trim();
   switch (event.kind) {
     case 'signin':
-      return t('event.signin', { method: describeMethod(d.method), placed: where ? 'yes' : 'no', where, added: d.added ? 'yes' : 'no' });
+      return said('event.signin', { method: describeMethod(d.method), placed: where ? 'yes' : 'no', where, added: d.added ? 'yes' : 'no' });
     case 'sudo':
-      return d.method === 'key' ? t('event.sudo_key', { key: name(d.key) }).trim() : t('event.sudo', { method: describeMethod(d.method) });
+      return d.method === 'key' ? said('event.sudo_key', { key: name(d.key) }) : said('event.sudo', { method: describeMethod(d.method) });
     case 'sudo_failed':
-      return t('event.sudo_failed', { method: method(d.method), reason: name(d.reason) || 'refused' });
+      return said('event.sudo_failed', { method: method(d.method), reason: name(d.reason) || 'refused' });
     case 'step_up':
-      return t('event.step_up', { key: name(d.key) }).trim();
+      return said('event.step_up', { key: name(d.key) });
     case 'step_up_failed':
-      return t('event.step_up_failed', { reason: name(d.reason) || 'refused' });
+      return said('event.step_up_failed', { reason: name(d.reason) || 'refused' });
     case 'identity_linked':
-      return t('event.identity_linked', { kind: name(d.kind), value: name(d.value) }).trim();
+      return said('event.identity_linked', { kind: name(d.kind), value: name(d.value) });
     case 'identity_unlinked':
-      return t('event.identity_unlinked', { kind: name(d.kind), value: name(d.value) }).trim();
+      return said('event.identity_unlinked', { kind: name(d.kind), value: name(d.value) });
     case 'account_merged':
-      return d.merged_from ? t('event.merged_from', { account: d.merged_from }) : t('event.merged_into', { account: name(d.merged_into) });
+      return d.merged_from ? said('event.merged_from', { account: d.merged_from }) : said('event.merged_into', { account: name(d.merged_into) });
     case 'account_edited':
       return Array.isArray(d.fields)
-        ? t('event.edited', { fields: formatList(d.fields.map((field) => (FIELDS[field] ? t(FIELDS[field]) : String(field).replace('_', ' ')))) })
-        : t('event.edited_account');
+        ? said('event.edited', { fields: formatList(d.fields.map((field) => (Object.hasOwn(FIELDS, field) ? t(FIELDS[field]) : String(field).replace('_', ' ')))) })
+        : said('event.edited_account');
     case 'key_added':
-      return t('event.key_added', { passkey: d.sign_in ? 'yes' : 'no', name: name(d.label) }).trim();
+      return said('event.key_added', { passkey: d.sign_in ? 'yes' : 'no', name: name(d.label) });
     case 'key_removed':
-      return t('event.key_removed', { name: name(d.label) }).trim();
+      return said('event.key_removed', { name: name(d.label) });
     case 'sessions_revoked':
-      if (d.scope === 'all') return t('event.revoked_all', { count: Number(d.count) || 0 });
-      return d.scope === 'others' ? t('event.revoked_others', { count: Number(d.count) || 0 }) : t('event.revoked_one');
+      if (d.scope === 'all') return said('event.revoked_all', { count: Number(d.count) || 0 });
+      return d.scope === 'others' ? said('event.revoked_others', { count: Number(d.count) || 0 }) : said('event.revoked_one');
     case 'connect_app_created':
-      return t('event.app_created', { name: name(d.name) }).trim();
+      return said('event.app_created', { name: name(d.name) });
     case 'connect_app_rotated':
-      return t('event.app_rotated', { name: name(d.name) }).trim();
+      return said('event.app_rotated', { name: name(d.name) });
     case 'connect_app_deleted':
-      return t('event.app_deleted', { name: name(d.name) }).trim();
+      return said('event.app_deleted', { name: name(d.name) });
     case 'connect_app_webhook':
       return d.webhook === 'removed'
-        ? t('event.app_webhook_removed', { name: name(d.name) }).trim()
-        : t('event.app_webhook_set', { name: name(d.name), url: name(d.webhook) });
+        ? said('event.app_webhook_removed', { name: name(d.name) })
+        : said('event.app_webhook_set', { name: name(d.name), url: name(d.webhook) });
     case 'account_exported':
-      return t('event.exported');
+      return said('event.exported');
     case 'account_disabled':
-      return t('event.disabled');
+      return said('event.disabled');
     case 'account_enabled':
-      return t('event.enabled');
+      return said('event.enabled');
     default:
       return event.kind;
   }

@@ -7,13 +7,15 @@
  * The session cookie is HttpOnly: these scripts never see a token, they only
  * send the browser's cookie along (`credentials: 'same-origin'`).
  */
-import { t } from './i18n.js';
+import { locale, t } from './i18n.js';
 
 export { formatDate, formatDateTime, formatList, formatTime, t, tNodes } from './i18n.js';
 
 /**
  * Calls the API on this origin. Never throws: a network failure answers
- * `{ok: false, status: 0, code: 'network'}`.
+ * `{ok: false, status: 0, code: 'network'}`. It asks in the page's language,
+ * so a code mail sent from a page shown with `?lang=` is in that language too
+ * (the `oc_lang` cookie, when set, still decides).
  *
  * @param {string} method
  * @param {string} path
@@ -22,9 +24,10 @@ export { formatDate, formatDateTime, formatList, formatTime, t, tNodes } from '.
  */
 export async function api(method, path, body) {
   /** @type {RequestInit} */
-  const init = { method, credentials: 'same-origin', cache: 'no-store', headers: { accept: 'application/json' } };
+  const headers = { accept: 'application/json', 'accept-language': locale };
+  const init = { method, credentials: 'same-origin', cache: 'no-store', headers };
   if (body !== undefined) {
-    init.headers = { accept: 'application/json', 'content-type': 'application/json' };
+    init.headers = { ...headers, 'content-type': 'application/json' };
     init.body = JSON.stringify(body);
   }
   let response;
@@ -119,10 +122,10 @@ export function challengeCodeOf(result) {
  */
 export function describeError(result, overrides = {}) {
   const code = result.code ?? 'internal_error';
-  if (overrides[code]) return overrides[code];
+  if (Object.hasOwn(overrides, code)) return overrides[code];
   if (code === 'invalid_challenge') {
     const verification = challengeCodeOf(result);
-    return t((verification && CHALLENGE_MESSAGES[verification]) || CHALLENGE_MESSAGES.sig_invalid);
+    return t(verification && Object.hasOwn(CHALLENGE_MESSAGES, verification) ? CHALLENGE_MESSAGES[verification] : CHALLENGE_MESSAGES.sig_invalid);
   }
   if (code === 'rate_limited') {
     const seconds = Number(result.body && result.body.retry_after_seconds);
@@ -131,14 +134,14 @@ export function describeError(result, overrides = {}) {
       ? t('error.rate_limited_seconds', { seconds: Math.ceil(seconds) })
       : t('error.rate_limited_minutes', { minutes: Math.ceil(seconds / 60) });
   }
-  if (MESSAGES[code]) return t(MESSAGES[code]);
+  if (Object.hasOwn(MESSAGES, code)) return t(MESSAGES[code]);
   if (result.status >= 500) return t(MESSAGES.internal_error);
   return t('error.other', { code });
 }
 
-/** The sentence for an `oauth_error` code the provider callback redirected with. @param {string} code */
+/** The sentence for an `oauth_error` code the provider callback redirected with (from the address: any text). @param {string} code */
 export function oauthErrorText(code) {
-  return t(OAUTH_ERROR_MESSAGES[code] ?? 'oauth.other');
+  return t(Object.hasOwn(OAUTH_ERROR_MESSAGES, code) ? OAUTH_ERROR_MESSAGES[code] : 'oauth.other');
 }
 
 /**
@@ -377,7 +380,7 @@ const IDENTITY_KINDS = {
 
 /** What kind of identity this is, in words. @param {string} kind */
 export function identityKindLabel(kind) {
-  return IDENTITY_KINDS[kind] ? t(IDENTITY_KINDS[kind]) : kind;
+  return Object.hasOwn(IDENTITY_KINDS, kind) ? t(IDENTITY_KINDS[kind]) : kind;
 }
 
 /**
