@@ -4,7 +4,9 @@
  * - GET /api/auth/me through wrk with 100k session rows, on SQLite and on
  *   PostgreSQL, next to a bare Fastify JSON route in the same run; and on
  *   SQLite with 10k against 1M rows, to show the look-up cost does not grow
- *   with the table (one indexed look-up by token hash).
+ *   with the table (one indexed look-up by token hash); and on SQLite with
+ *   100k sessions whose accounts each hold an OAuth identity (half of them
+ *   Nostr keys), to show that /me reads only the account's own identities.
  * - Full BIP-322 sign-ins per second (challenge, sign, sign-in; in process
  *   through inject, one at a time) next to the raw signature check of the
  *   same kind of signature.
@@ -30,7 +32,7 @@ import { RATE_LIMITS_OFF } from '../test/support/app.js';
 const PG_URL = process.env.TEST_DATABASE_URL || 'postgres://postgres@127.0.0.1:5432/test';
 const DAY = 86_400_000;
 
-function seedSqlite(path: string, rows: number): void {
+function seedSqlite(path: string, rows: number, oauthIdentities = false): void {
   const db = new Database(path);
   const now = Date.now();
   db.pragma('journal_mode = WAL');
@@ -47,6 +49,13 @@ function seedSqlite(path: string, rows: number): void {
        INSERT INTO sessions (jti, token_hash, account_id, roster_id, signing_method, created_at, expires_at, last_seen_at)
        SELECT printf('%032x', i), printf('%064x', i), printf('%032x', i), printf('%032x', i), 'bip322', ?, ?, ? FROM n`,
     ).run(start, end, now, now + 30 * DAY, now);
+    if (oauthIdentities) {
+      db.prepare(
+        `WITH RECURSIVE n(i) AS (SELECT ? UNION ALL SELECT i + 1 FROM n WHERE i < ?)
+         INSERT INTO identities (id, account_id, kind, value, verified, created_at)
+         SELECT printf('%032x', i), printf('%032x', i), 'oauth', CASE WHEN i % 2 = 0 THEN 'nostr:' || printf('%064x', i) ELSE 'github:' || i END, 1, ? FROM n`,
+      ).run(start, end, now);
+    }
   }
   db.exec('COMMIT');
   db.close();
@@ -119,12 +128,12 @@ async function meOn(label: string, databaseUrl: string, durationSeconds: number,
   }
 }
 
-async function sqliteWithRows(rows: number): Promise<{ url: string; cleanup: () => void }> {
+async function sqliteWithRows(rows: number, oauthIdentities = false): Promise<{ url: string; cleanup: () => void }> {
   const dir = mkdtempSync(join(tmpdir(), 'oc-bench-'));
   const url = `sqlite:${join(dir, 'oc.sqlite')}`;
   const store = await openStore(url);
   await store.close();
-  seedSqlite(join(dir, 'oc.sqlite'), rows);
+  seedSqlite(join(dir, 'oc.sqlite'), rows, oauthIdentities);
   return { url, cleanup: () => rmSync(dir, { recursive: true, force: true }) };
 }
 
@@ -210,13 +219,14 @@ export async function run(options: { durationSeconds?: number; large?: boolean }
     const durationSeconds = options.durationSeconds ?? 4;
     const bare = await startBareFastify();
     try {
-      const sizes: Array<[string, number]> = [
-        ['SQLite, 10k sessions', 10_000],
-        ['SQLite, 100k sessions', 100_000],
+      const sizes: Array<[string, number, boolean]> = [
+        ['SQLite, 10k sessions', 10_000, false],
+        ['SQLite, 100k sessions', 100_000, false],
+        ['SQLite, 100k sessions and 100k OAuth identities', 100_000, true],
       ];
-      if (options.large !== false) sizes.push(['SQLite, 1M sessions', 1_000_000]);
-      for (const [label, rows] of sizes) {
-        const database = await sqliteWithRows(rows);
+      if (options.large !== false) sizes.push(['SQLite, 1M sessions', 1_000_000, false]);
+      for (const [label, rows, oauthIdentities] of sizes) {
+        const database = await sqliteWithRows(rows, oauthIdentities);
         try {
           results.push(await meOn(label, database.url, durationSeconds, bare.url));
         } finally {

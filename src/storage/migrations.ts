@@ -381,6 +381,21 @@ const webhooks: Migration = {
   },
 };
 
+const identitiesAccountKind: Migration = {
+  version: 13,
+  name: 'identities_account_kind',
+  async up(db) {
+    // An account's identities of one kind (its e-mails for a merge, its
+    // Connect apps for webhooks, its e-mail count for /me): with only
+    // (account_id), SQLite preferred the unique (kind, value) index for
+    // `account_id IN (…) AND kind = …` and walked every identity of that kind
+    // in the service. The pair covers every account_id look-up, so it
+    // replaces the single-column index.
+    await db.schema.createIndex('identities_account_kind').on('identities').columns(['account_id', 'kind']).execute();
+    await db.schema.dropIndex('identities_account_id').execute();
+  },
+};
+
 /** Every migration, in version order. */
 export const MIGRATIONS: readonly Migration[] = [
   initialSchema,
@@ -395,6 +410,7 @@ export const MIGRATIONS: readonly Migration[] = [
   revokedIndex,
   accountLifecycle,
   webhooks,
+  identitiesAccountKind,
 ];
 
 async function lockMigrations(trx: Transaction<any>, engine: DatabaseEngine): Promise<void> {

@@ -201,12 +201,13 @@ export class SessionsArea implements SessionStore {
           .whereRef('identities.account_id', '=', 'accounts.id')
           .where('identities.kind', '=', sql.lit('email'))
           .as('account_email_count'),
+        // The account's own rows filtered inside the aggregate: a WHERE on the
+        // kind would let SQLite walk the (kind, value) index across every
+        // OAuth identity of the service instead (40 ms at 100k of them).
         eb
           .selectFrom('identities')
-          .select((inner) => inner.fn.min('identities.value').as('v'))
+          .select(sql<string | null>`min(case when ${sql.ref('identities.kind')} = 'oauth' and ${sql.ref('identities.value')} like 'nostr:%' then ${sql.ref('identities.value')} end)`.as('v'))
           .whereRef('identities.account_id', '=', 'accounts.id')
-          .where('identities.kind', '=', sql.lit('oauth'))
-          .where('identities.value', 'like', sql.lit('nostr:%'))
           .as('account_nostr'),
       ]);
   }
