@@ -128,9 +128,12 @@ describe.skipIf(!HAVE_CHROMIUM)('pages in headless Chromium', () => {
     });
   }
 
-  /** Every page reports CSP violations to the console, where {@link watch} sees them. */
-  async function newWatchedContext(): Promise<BrowserContext> {
-    const created = await browser.newContext({ baseURL: base, viewport: DESKTOP, locale: 'en-GB', timezoneId: 'UTC' });
+  /**
+   * A context in `locale` (its Accept-Language) at `viewport`. Every page
+   * reports CSP violations to the console, where {@link watch} sees them.
+   */
+  async function newWatchedContext(locale = 'en-GB', viewport = DESKTOP): Promise<BrowserContext> {
+    const created = await browser.newContext({ baseURL: base, viewport, locale, timezoneId: 'UTC' });
     await created.addInitScript(() => {
       (globalThis as unknown as InPage).document.addEventListener('securitypolicyviolation', (event) => {
         console.error(`CSP violation: ${event.violatedDirective} ${event.blockedURI}`);
@@ -183,10 +186,15 @@ describe.skipIf(!HAVE_CHROMIUM)('pages in headless Chromium', () => {
     return target.evaluate(() => (globalThis as unknown as InPage).document.activeElement?.id);
   }
 
-  /** The newest mail to `to`, after `since` mails had arrived. */
+  /** The newest code mail to `to` in any language (its subject starts with the code), after `since` mails had arrived. */
+  async function codeMailFor(to: string, since: number): Promise<{ code: string; subject: string }> {
+    const mail = await smtp.waitForMessage((candidate) => candidate.envelope.to.includes(to) && smtp.messages().indexOf(candidate) >= since && /^\d{6} /.test(candidate.subject ?? ''), 10_000);
+    return { code: extractCode(mail), subject: mail.subject ?? '' };
+  }
+
+  /** The code of that mail. */
   async function codeFor(to: string, since: number): Promise<string> {
-    const mail = await smtp.waitForMessage((candidate) => candidate.envelope.to.includes(to) && smtp.messages().indexOf(candidate) >= since && (candidate.subject ?? '').includes('sign-in code'), 10_000);
-    return extractCode(mail);
+    return (await codeMailFor(to, since)).code;
   }
 
   async function rosterNames(target: Page): Promise<string[]> {
@@ -1036,25 +1044,8 @@ describe.skipIf(!HAVE_CHROMIUM)('pages in headless Chromium', () => {
     expectNoProblems();
   });
 
-  /** The newest mail to `to` in any language, after `since` mails had arrived: its code and subject. */
-  async function anyCodeFor(to: string, since: number): Promise<{ code: string; subject: string }> {
-    const mail = await smtp.waitForMessage((candidate) => candidate.envelope.to.includes(to) && smtp.messages().indexOf(candidate) >= since, 10_000);
-    return { code: extractCode(mail), subject: mail.subject ?? '' };
-  }
-
-  /** A watched context in `locale` (its Accept-Language) at `viewport`. */
-  async function contextIn(locale: string, viewport = DESKTOP): Promise<BrowserContext> {
-    const created = await browser.newContext({ baseURL: base, viewport, locale, timezoneId: 'UTC' });
-    await created.addInitScript(() => {
-      (globalThis as unknown as InPage).document.addEventListener('securitypolicyviolation', (event) => {
-        console.error(`CSP violation: ${event.violatedDirective} ${event.blockedURI}`);
-      });
-    });
-    return created;
-  }
-
   it('speaks the browser\'s language, with dates in it, and keeps a language chosen in the footer', async () => {
-    const german = await contextIn('de-DE');
+    const german = await newWatchedContext('de-DE');
     const seite = await german.newPage();
     watch(seite);
     await seite.goto('/signin');
@@ -1067,7 +1058,7 @@ describe.skipIf(!HAVE_CHROMIUM)('pages in headless Chromium', () => {
     await seite.getByRole('button', { name: 'Code senden' }).click();
     await expect.poll(() => seite.locator('#page-status').textContent()).toBe(`Code an ${address} gesendet.`);
     expect(await seite.locator('#email-sent').textContent()).toBe(`Wir haben einen Code an ${address} gesendet. Er gilt 10 Minuten.`);
-    const { code, subject } = await anyCodeFor(address, mailsBefore);
+    const { code, subject } = await codeMailFor(address, mailsBefore);
     expect(subject).toBe(`${code} ist Ihr Anmeldecode für ${new URL(base).host}`);
     expect(await seite.locator('#email-countdown').textContent()).toMatch(/^Der Code läuft ab in (10:00|9:[0-5]\d)\.$/);
     await seite.getByLabel('6-stelliger Code').fill(code === '000000' ? '111111' : '000000');
@@ -1112,7 +1103,7 @@ describe.skipIf(!HAVE_CHROMIUM)('pages in headless Chromium', () => {
   });
 
   it('changes the language at a phone size: the footer form fits, works and passes axe', async () => {
-    const spanish = await contextIn('es-ES', { width: 390, height: 844 });
+    const spanish = await newWatchedContext('es-ES', { width: 390, height: 844 });
     const phone = await spanish.newPage();
     watch(phone);
     await phone.goto('/signin');
@@ -1138,7 +1129,7 @@ describe.skipIf(!HAVE_CHROMIUM)('pages in headless Chromium', () => {
   });
 
   it('every page passes axe in every language, in light and dark', { timeout: 180_000 }, async () => {
-    const fresh = await contextIn('en-GB');
+    const fresh = await newWatchedContext();
     const target = await fresh.newPage();
     watch(target);
     // An English browser on a page asked for in Spanish: the code mail is in Spanish too.
@@ -1147,7 +1138,7 @@ describe.skipIf(!HAVE_CHROMIUM)('pages in headless Chromium', () => {
     await target.getByLabel('Dirección de correo', { exact: true }).fill(address);
     const mailsBefore = smtp.messages().length;
     await target.getByRole('button', { name: 'Enviar código' }).click();
-    const { code, subject } = await anyCodeFor(address, mailsBefore);
+    const { code, subject } = await codeMailFor(address, mailsBefore);
     expect(subject).toBe(`${code} es tu código de acceso a ${new URL(base).host}`);
     await target.getByLabel('Código de 6 cifras').fill(code);
     await target.waitForURL(`${base}/account`);

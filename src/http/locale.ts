@@ -4,16 +4,7 @@
  */
 import type { FastifyRequest } from 'fastify';
 import { LANGUAGE_COOKIE, negotiateLocale, type Locale } from '../i18n/index.js';
-
-/** One cookie's value from a Cookie header, or undefined. */
-export function readCookie(header: string | undefined, name: string): string | undefined {
-  if (!header) return undefined;
-  for (const pair of header.split(';')) {
-    const equals = pair.indexOf('=');
-    if (equals !== -1 && pair.slice(0, equals).trim() === name) return pair.slice(equals + 1).trim();
-  }
-  return undefined;
-}
+import { readCookie } from '../session/cookie.js';
 
 export function requestLocale(request: FastifyRequest): Locale {
   const accept = request.headers['accept-language'];

@@ -166,16 +166,12 @@ export function localizeTemplate(template: string, locale: Locale, brand: Brand)
   return applyBrand(framed, brand, locale);
 }
 
-function escapeAttribute(value: string): string {
-  return value.replace(/[&<>"']/g, (character) => `&#${character.charCodeAt(0)};`);
-}
-
-/** Fills `{{name}}` placeholders with attribute-escaped values; an unknown placeholder is a programming error. */
+/** Fills `{{name}}` placeholders with escaped values (escapeHtml); an unknown placeholder is a programming error. */
 export function renderTemplate(template: string, values: Readonly<Record<string, string>>): string {
   return template.replace(/\{\{([a-z_]+)\}\}/g, (_whole, name: string) => {
     const value = values[name];
     if (value === undefined) throw new Error(`pages: no value for {{${name}}}`);
-    return escapeAttribute(value);
+    return escapeHtml(value);
   });
 }
 
@@ -226,7 +222,6 @@ export function registerPageRoutes(app: FastifyInstance, context: ServiceContext
       return [locale, localized];
     }),
   ) as Record<Locale, Templates>;
-  const assets = loaded.assets;
 
   /** The page's language: `?lang=` (a link that names one), else the cookie, else Accept-Language. */
   function pageLocale(request: FastifyRequest): Locale {
@@ -319,7 +314,7 @@ export function registerPageRoutes(app: FastifyInstance, context: ServiceContext
 
   app.get('/assets/:file', { config: { policy: POLICY.unlimited }, schema: { hide: true } }, async (request, reply) => {
     const { file } = request.params as { file: string };
-    const asset = assets.get(file);
+    const asset = loaded.assets.get(file);
     if (asset === undefined) throw new OcError('not_found', 'assets: no such file');
     securityHeaders(reply).header('cache-control', `public, max-age=${ASSET_MAX_AGE_SECONDS}`).header('etag', asset.etag);
     if (request.headers['if-none-match'] === asset.etag) return reply.code(304).send();

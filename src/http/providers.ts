@@ -5,9 +5,9 @@
  * state, not by the cross-site rule: it arrives as a GET from the provider.
  */
 import { Type } from 'typebox';
-import { readCookie } from './locale.js';
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import { isOcError, OcError } from '../errors.js';
+import { readCookie } from '../session/cookie.js';
 import { isProviderError, OAUTH_STATE_COOKIE_NAME, type ProviderSignIn } from '../signin/providers.js';
 import { oauthErrorLocation } from '../signin/oauth-errors.js';
 import type { ServiceContext } from './context.js';

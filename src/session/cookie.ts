@@ -124,17 +124,26 @@ export function serializeClearedRosterCookie(): string {
   return `${ROSTER_COOKIE_NAME}=; Path=/; HttpOnly; Secure; SameSite=Lax; Max-Age=0`;
 }
 
-/** The `__Host-oc_roster` value of a `Cookie` header, when well formed. */
-export function readRosterCookie(cookieHeader: string | readonly string[] | undefined): string | undefined {
+/** Every value of the cookie `name` in `Cookie` headers, trimmed, in header order. */
+function cookieValues(cookieHeader: string | readonly string[] | undefined, name: string): string[] {
   const headers = typeof cookieHeader === 'string' ? [cookieHeader] : Array.isArray(cookieHeader) ? cookieHeader : [];
+  const values: string[] = [];
   for (const header of headers) {
     if (typeof header !== 'string') continue;
     for (const pair of header.split(';')) {
       const equals = pair.indexOf('=');
-      if (equals === -1 || pair.slice(0, equals).trim() !== ROSTER_COOKIE_NAME) continue;
-      const value = pair.slice(equals + 1).trim();
-      if (ROSTER_VALUE.test(value)) return value;
+      if (equals !== -1 && pair.slice(0, equals).trim() === name) values.push(pair.slice(equals + 1).trim());
     }
   }
-  return undefined;
+  return values;
+}
+
+/** The first value of the cookie `name` (the OAuth state, the language choice), or undefined. */
+export function readCookie(cookieHeader: string | readonly string[] | undefined, name: string): string | undefined {
+  return cookieValues(cookieHeader, name)[0];
+}
+
+/** The `__Host-oc_roster` value of a `Cookie` header, when well formed. */
+export function readRosterCookie(cookieHeader: string | readonly string[] | undefined): string | undefined {
+  return cookieValues(cookieHeader, ROSTER_COOKIE_NAME).find((value) => ROSTER_VALUE.test(value));
 }
