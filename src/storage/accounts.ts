@@ -304,16 +304,11 @@ export class AccountsArea implements AccountStore {
       // roster gains a row for `into`. A stale or stolen session of `from`
       // reaches nothing; the roster of the session that merged already holds
       // `into`, and other rosters simply lose `from` on their next /me.
-      const revoked = await trx
-        .updateTable('sessions')
-        .set({ revoked_at: now })
-        .where('account_id', '=', from.id)
-        .where('revoked_at', 'is', null)
-        .executeTakeFirst();
+      const revoked = await this.#x.revokeAccountSessions(trx, [from.id], now);
       return {
         account: toAccountRecord(survivor),
         moved_identities: rowsAffected(moved.numUpdatedRows),
-        revoked_sessions: rowsAffected(revoked.numUpdatedRows),
+        revoked_sessions: revoked,
       };
     });
   }
@@ -336,12 +331,7 @@ export class AccountsArea implements AccountStore {
       await enqueueWebhookEvents(trx, targets, 'account.deleted', accountId, {}, now);
       const identities = await trx.deleteFrom('identities').where('account_id', 'in', ids).executeTakeFirst();
       const activity = await trx.deleteFrom('activity').where('account_id', 'in', ids).executeTakeFirst();
-      const revoked = await trx
-        .updateTable('sessions')
-        .set({ revoked_at: now })
-        .where('account_id', 'in', ids)
-        .where('revoked_at', 'is', null)
-        .executeTakeFirst();
+      const revoked = await this.#x.revokeAccountSessions(trx, ids, now);
       // The rows stay for the revocation feed until their tokens expire; what they knew of the browser goes now.
       await trx.updateTable('sessions').set({ device: null, network: null }).where('account_id', 'in', ids).execute();
       await trx
@@ -354,7 +344,7 @@ export class AccountsArea implements AccountStore {
         account: tombstone!,
         merged_accounts: merged.length,
         identities: rowsAffected(identities.numDeletedRows),
-        revoked_sessions: rowsAffected(revoked.numUpdatedRows),
+        revoked_sessions: revoked,
         keys: rowsAffected(keys.numDeletedRows),
         connect_apps: rowsAffected(apps.numDeletedRows),
         activity: rowsAffected(activity.numDeletedRows),
@@ -368,16 +358,7 @@ export class AccountsArea implements AccountStore {
       if (account === undefined || account.merged_into !== null || account.deleted_at !== null) return null;
       if (disabled === (account.disabled_at !== null)) return { account, changed: false, revoked_sessions: 0 };
       await trx.updateTable('accounts').set({ disabled_at: disabled ? now : null, updated_at: now }).where('id', '=', accountId).execute();
-      let revokedSessions = 0;
-      if (disabled) {
-        const revoked = await trx
-          .updateTable('sessions')
-          .set({ revoked_at: now })
-          .where('account_id', '=', accountId)
-          .where('revoked_at', 'is', null)
-          .executeTakeFirst();
-        revokedSessions = rowsAffected(revoked.numUpdatedRows);
-      }
+      const revokedSessions = disabled ? await this.#x.revokeAccountSessions(trx, [accountId], now) : 0;
       return { account: (await this.#x.findAccount(trx, accountId))!, changed: true, revoked_sessions: revokedSessions };
     });
   }

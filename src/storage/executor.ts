@@ -113,6 +113,17 @@ export class StoreExecutor {
     return current;
   }
 
+  /** Revokes every live session row of these accounts at `now` (a merge, a deletion, a hold, an operator's sign-out); how many. */
+  async revokeAccountSessions(executor: Executor, accountIds: readonly string[], now: number): Promise<number> {
+    const result = await executor
+      .updateTable('sessions')
+      .set({ revoked_at: now })
+      .where('account_id', 'in', accountIds)
+      .where('revoked_at', 'is', null)
+      .executeTakeFirst();
+    return rowsAffected(result.numUpdatedRows);
+  }
+
   async findIdentity(executor: Executor, kind: IdentityKind, value: string): Promise<IdentityRecord | null> {
     const row = await executor.selectFrom('identities').selectAll().where('kind', '=', kind).where('value', '=', value).executeTakeFirst();
     return row ? toIdentityRecord(row) : null;

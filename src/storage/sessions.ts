@@ -447,13 +447,7 @@ export class SessionsArea implements SessionStore {
     return rowsAffected(result.numUpdatedRows);
   }
 
-  async revokeAllForAccount(accountId: string, now: number): Promise<number> {
-    const result = await this.#x.db
-      .updateTable('sessions')
-      .set({ revoked_at: now })
-      .where('account_id', '=', accountId)
-      .where('revoked_at', 'is', null)
-      .executeTakeFirst();
-    return rowsAffected(result.numUpdatedRows);
+  revokeAllForAccount(accountId: string, now: number): Promise<number> {
+    return this.#x.revokeAccountSessions(this.#x.db, [accountId], now);
   }
 }
