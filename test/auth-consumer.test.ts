@@ -210,6 +210,7 @@ function consumerSuite(engine: 'sqlite' | 'postgres'): void {
 
       const onRebuilt = browser(rebuilt);
       onRebuilt.cookie = oldToken;
+      onRebuilt.binding = client.binding;
       const me = await onRebuilt.me();
       expect(me.status).toBe(200);
       expect(me.body.account.id).toBe(verified.payload.sub);

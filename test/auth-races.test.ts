@@ -30,12 +30,13 @@ function racesSuite(engine: 'sqlite' | 'postgres'): void {
 
   const browser = (): TimedBrowser => harness.browser(app);
 
-  /** One browser request with an explicit cookie, so many can run at once. */
-  async function post(url: string, payload: unknown, cookie?: string): Promise<Outcome> {
+  /** One browser request with an explicit cookie (and the browser's roster binding), so many can run at once. */
+  async function post(url: string, payload: unknown, cookie?: string, binding?: string): Promise<Outcome> {
+    const pairs = [...(cookie ? [`oc_session=${cookie}`] : []), ...(binding ? [`__Host-oc_roster=${binding}`] : [])];
     const reply = await app.inject({
       method: 'POST',
       url,
-      headers: { origin: LOCAL_ORIGIN, ...(cookie ? { cookie: `oc_session=${cookie}` } : {}) },
+      headers: { origin: LOCAL_ORIGIN, ...(pairs.length > 0 ? { cookie: pairs.join('; ') } : {}) },
       payload: payload as Record<string, unknown>,
     });
     const raw = reply.headers['set-cookie'];
@@ -128,10 +129,10 @@ function racesSuite(engine: 'sqlite' | 'postgres'): void {
 
   it('parallel add=1 sign-ins of one account into one roster (fresh proofs each) leave one roster entry', async () => {
     const walletB = newWallet();
-    const { dids, ids, tokens } = await roster([newWallet()]);
+    const { client, dids, ids, tokens } = await roster([newWallet()]);
     const proofs = [];
     for (let index = 0; index < 10; index += 1) proofs.push(await browser().prove(walletB, 'login'));
-    const outcomes = await Promise.all(proofs.map((proof) => post('/api/auth/signin?add=1', proof, tokens[0])));
+    const outcomes = await Promise.all(proofs.map((proof) => post('/api/auth/signin?add=1', proof, tokens[0], client.binding)));
     expect(statuses(outcomes)).toEqual({ '200': 10 });
     const idB: string = outcomes[0]!.body.account.id;
     expect(new Set(outcomes.map((outcome) => outcome.body.account.id))).toEqual(new Set([idB]));

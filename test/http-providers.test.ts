@@ -55,7 +55,13 @@ async function providerSignIn(browser: Browser, provider: string, query = '') {
   const stateCookie = cookieValue(start.setCookies, 'oc_oauth');
   expect(start.setCookies.find((line) => line.startsWith('oc_oauth='))).toMatch(/Path=\/api\/auth; HttpOnly; Secure; SameSite=Lax; Max-Age=600/);
   const back = await followRedirects(start.headers.location as string, `${PUBLIC_URL}/api/auth/${provider}/callback`);
-  const cookies = [browser.cookie ? `oc_session=${browser.cookie}` : '', `oc_oauth=${stateCookie}`].filter(Boolean).join('; ');
+  const cookies = [
+    browser.cookie ? `oc_session=${browser.cookie}` : '',
+    browser.binding ? `__Host-oc_roster=${browser.binding}` : '',
+    `oc_oauth=${stateCookie}`,
+  ]
+    .filter(Boolean)
+    .join('; ');
   const callback = await browser.request('GET', `${back.pathname}${back.search}`, undefined, { cookie: cookies });
   return { start, callback, stateCookie, callbackPath: `${back.pathname}${back.search}` };
 }

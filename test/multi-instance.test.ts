@@ -228,10 +228,12 @@ describe.skipIf(skip !== undefined)('two instances behave as one', () => {
       proofs.push({ user, proof: await user.browser.prove(b.url, user.second, { ttl: 301 }) });
     }
     const cookiesBefore = new Map(users.map((user) => [user, user.browser.cookie]));
+    const bindings = new Map(users.map((user) => [user, user.browser.binding]));
     // One jar per request: two concurrent sign-ins of one browser each keep their own answer.
     const attempts = proofs.map(({ user, proof }) => {
       const jar = new HttpBrowser(PUBLIC_URL, user.browser.ip);
       jar.cookie = cookiesBefore.get(user);
+      jar.binding = bindings.get(user);
       return { user, jar, reply: jar.submit(a.url, proof, { add: true }).then((reply) => reply, (error: unknown) => error) };
     });
     // Kill A once a few sign-ins succeeded, with the rest in flight.
@@ -263,6 +265,7 @@ describe.skipIf(skip !== undefined)('two instances behave as one', () => {
     for (const user of users) {
       const holder = new HttpBrowser(PUBLIC_URL, user.browser.ip);
       holder.cookie = cookiesBefore.get(user);
+      holder.binding = bindings.get(user);
       earlierMe.set(user, await holder.me(b.url));
     }
     for (const user of users) {

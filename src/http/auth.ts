@@ -13,6 +13,7 @@ import {
   clearSessionCookie,
   cookieSession,
   currentSession,
+  foreignSessionSeen,
   noStore,
   ownRosterCheck,
   pinnedToken,
@@ -124,7 +125,7 @@ export function registerAuthRoutes(root: FastifyInstance, context: ServiceContex
       let me;
       if (pinnedToken(request) === undefined) {
         const tokens = presentedTokens(request);
-        me = tokens.length === 0 ? null : await context.sessions.meByTokens(tokens, ownRosterCheck(context, request));
+        me = tokens.length === 0 ? null : await context.sessions.meByTokens(tokens, ownRosterCheck(context, request), foreignSessionSeen(request));
       } else {
         // A pinned tab's token may be a tab token, which the one-statement path does not look up.
         const current = await currentSession(context, request);

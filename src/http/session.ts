@@ -12,6 +12,7 @@ import {
   serializeClearedRosterCookie,
   serializeRosterCookie,
   serializeSessionCookie,
+  SESSION_COOKIE_NAME,
 } from '../session/cookie.js';
 import { isRosterBinding, rosterBinding } from '../session/roster-binding.js';
 import { MAX_TOKEN_LENGTH } from '../session/jwt.js';
@@ -52,7 +53,16 @@ declare module 'fastify' {
   interface FastifyRequest {
     /** The request's session once looked up: undefined before, null when there is none (see {@link currentSession}). */
     authenticated: Authenticated | null | undefined;
+    /** Set when the request's only live sessions belong to a roster its binding does not name: its cookies are cleared. */
+    foreignSession: boolean;
   }
+}
+
+/** Marks `request` as carrying only planted sessions (SessionService.authenticate): its answer clears the cookies. */
+export function foreignSessionSeen(request: FastifyRequest): () => void {
+  return () => {
+    request.foreignSession = true;
+  };
 }
 
 /** The current session, or null; looked up once per request. */
@@ -63,7 +73,8 @@ export async function currentSession(context: ServiceContext, request: FastifyRe
       request.authenticated = pinned === null ? null : await context.sessions.authenticatePinned(pinned);
     } else {
       const tokens = presentedTokens(request);
-      request.authenticated = tokens.length === 0 ? null : await context.sessions.authenticate(tokens, ownRosterCheck(context, request));
+      request.authenticated =
+        tokens.length === 0 ? null : await context.sessions.authenticate(tokens, ownRosterCheck(context, request), foreignSessionSeen(request));
     }
   }
   return request.authenticated;
@@ -90,7 +101,7 @@ export async function cookieSession(context: ServiceContext, request: FastifyReq
   const tokens = readSessionCookies(request.headers.cookie);
   if (tokens.length === 0) return undefined;
   try {
-    return await context.sessions.authenticate(tokens, ownRosterCheck(context, request));
+    return await context.sessions.authenticate(tokens, ownRosterCheck(context, request), foreignSessionSeen(request));
   } catch (error) {
     if (isOcError(error) && error.code === 'ambiguous_session') return null;
     throw error;
@@ -126,13 +137,22 @@ export function clearSessionCookie(context: ServiceContext, reply: FastifyReply)
 }
 
 /**
- * Where a sign-in goes: with `add`, into the roster of the caller's session.
- * Call it before the proof is checked: the roster must be this browser's own,
- * and a refused request (`ambiguous_session`) must not have consumed the
- * proof or made an account.
+ * Where a sign-in goes: with `add`, into the roster of the caller's session,
+ * but only when this browser proves that roster is its own by its
+ * `__Host-oc_roster` binding (docs/protocol.md §3 "Planted cookies"). A
+ * session without that proof (no binding, or a planted cookie, or a header
+ * token of another roster) is not added to: the sign-in starts a new roster.
+ * Call it before the proof is checked: a refused request
+ * (`ambiguous_session`) must not have consumed the proof or made an account.
  */
 export async function signInTarget(context: ServiceContext, request: FastifyRequest, add: boolean): Promise<SignInTarget> {
-  return { add, current: add ? await currentSession(context, request) : null, client: { ...clientFacts(request.headers['user-agent'], request.ip), locale: requestLocale(request) } };
+  const client = { ...clientFacts(request.headers['user-agent'], request.ip), locale: requestLocale(request) };
+  if (!add) return { add, current: null, client };
+  const current = await currentSession(context, request);
+  const rosterId = current?.session.roster_id ?? null;
+  const isOwn = ownRosterCheck(context, request);
+  const own = rosterId !== null && isOwn !== undefined && isOwn(rosterId);
+  return { add, current: own ? current : null, client };
 }
 
 /** The body every successful sign-in, switch or re-mint answers (docs/protocol.md §3). */
@@ -149,8 +169,21 @@ export function sessionBody(issued: IssuedSession): { ok: true; account: IssuedS
  */
 export function registerSessions(app: FastifyInstance, context: ServiceContext): void {
   app.decorateRequest('authenticated', undefined);
+  app.decorateRequest('foreignSession', false);
   app.addHook('onError', (_request, reply, error, done) => {
     if (isOcError(error) && error.code === 'ambiguous_session') clearSessionCookie(context, reply);
     done();
   });
+  // A request whose only sessions were planted (another roster than its
+  // binding names) is answered as signed out and loses them, unless the
+  // answer itself set a session of this browser's own (a sign-in).
+  app.addHook('onSend', (request, reply, payload, done) => {
+    if (request.foreignSession && !setsSession(reply.getHeader('set-cookie'))) clearSessionCookie(context, reply);
+    done(null, payload);
+  });
+}
+
+function setsSession(header: ReturnType<FastifyReply['getHeader']>): boolean {
+  const lines = Array.isArray(header) ? header : typeof header === 'string' ? [header] : [];
+  return lines.some((line) => typeof line === 'string' && line.startsWith(`${SESSION_COOKIE_NAME}=`));
 }

@@ -111,17 +111,26 @@ export class SessionService {
   }
 
   /**
-   * The session a request presents. Browsers may send several `oc_session`
-   * cookies: a stale host-only one beside the family one, or one a sibling
-   * site of the family planted. With one token, or several whose live rows
-   * all belong to one roster, the first live one is the session (a shadow of
-   * the same browser). With live rows of different rosters, only the one
-   * whose roster `isOwnRoster` vouches for (the `__Host-oc_roster` cookie,
-   * roster-binding.ts) is taken; when none is vouched for, no session is
-   * taken at all: `ambiguous_session`, so that neither `me` nor `add` can
-   * ever act on a planted roster (docs/protocol.md, sessions).
+   * The session a request presents (docs/protocol.md §3 "Planted cookies").
+   * Browsers may send several `oc_session` cookies: a stale host-only one
+   * beside the family one, or one a sibling site of the family planted (it
+   * may also have overwritten the browser's own). `isOwnRoster` is the
+   * browser's `__Host-oc_roster` binding (roster-binding.ts), undefined when
+   * the request carries none:
+   * - with a binding, it alone decides: the first live row of the roster it
+   *   names is the session, and a live row of any other roster is not this
+   *   browser's. When only such rows are presented the answer is no session
+   *   (`onForeign` is told, so the caller clears the cookies);
+   * - without one, one token, or several whose live rows all belong to one
+   *   roster, give the first live one; live rows of different rosters are
+   *   refused as `ambiguous_session`, so neither `me` nor `add` ever acts
+   *   on a planted roster.
    */
-  async authenticate(tokens: readonly string[], isOwnRoster: (rosterId: string) => boolean = () => false): Promise<Authenticated | null> {
+  async authenticate(
+    tokens: readonly string[],
+    isOwnRoster?: (rosterId: string) => boolean,
+    onForeign?: () => void,
+  ): Promise<Authenticated | null> {
     const now = this.#now().getTime();
     let first: Authenticated | undefined;
     let otherRoster = false;
@@ -132,11 +141,19 @@ export class SessionService {
       // points at one is treated as gone rather than silently re-targeted.
       if (found.account.merged_into !== null) continue;
       const rosterId = found.session.roster_id;
-      if (tokens.length > 1 && rosterId !== null && isOwnRoster(rosterId)) return this.#seen(found, now);
+      if (isOwnRoster !== undefined) {
+        if (rosterId !== null && isOwnRoster(rosterId)) return this.#seen(found, now);
+        first ??= found;
+        continue;
+      }
       if (first === undefined) first = found;
       else if (rosterId === null || rosterId !== first.session.roster_id) otherRoster = true;
     }
     if (first === undefined) return null;
+    if (isOwnRoster !== undefined) {
+      onForeign?.();
+      return null;
+    }
     if (otherRoster) {
       throw new OcError('ambiguous_session', 'session: this browser holds sessions of several rosters (one was set by another site); sign in again');
     }
@@ -318,12 +335,16 @@ export class SessionService {
    * roster in one query (the route's hot path), with the same rules as
    * {@link authenticate} and {@link me}. Null when no token is live.
    */
-  async meByTokens(presented: readonly string[], isOwnRoster?: (rosterId: string) => boolean): Promise<MeView | null> {
+  async meByTokens(
+    presented: readonly string[],
+    isOwnRoster?: (rosterId: string) => boolean,
+    onForeign?: () => void,
+  ): Promise<MeView | null> {
     let tokens = presented;
     if (tokens.length > 1) {
       // Several cookies: the same choice as every other route (authenticate),
       // so /me never answers as a planted roster's account.
-      const chosen = await this.authenticate(tokens, isOwnRoster);
+      const chosen = await this.authenticate(tokens, isOwnRoster, onForeign);
       if (chosen === null) return null;
       tokens = tokens.filter((token) => tokenHash(token) === chosen.session.token_hash);
     }
@@ -332,6 +353,12 @@ export class SessionService {
       const found = await this.#store.findLiveRosterByTokenHash(tokenHash(token), now);
       if (!found || found.current.account.merged_into !== null) continue;
       const current = found.current;
+      const rosterId = current.session.roster_id;
+      if (isOwnRoster !== undefined && (rosterId === null || !isOwnRoster(rosterId))) {
+        // One cookie, of a roster the browser's binding does not name: planted (authenticate).
+        onForeign?.();
+        return null;
+      }
       if (now - current.session.last_seen_at >= this.#touchIntervalMs) await this.#store.touchSession(current.session.jti, now);
       return this.#meOf(current, found.members);
     }

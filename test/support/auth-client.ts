@@ -38,6 +38,8 @@ export class Browser {
   readonly origin: string;
   /** The jar's `oc_session` value, or undefined when none is held. */
   cookie: string | undefined;
+  /** The jar's `__Host-oc_roster` binding (the roster this browser proves is its own), or undefined. */
+  binding: string | undefined;
   /** Sent as User-Agent on every request, when set. */
   userAgent: string | undefined;
   /** The client address the app sees (light-my-request's remoteAddress), when set. */
@@ -54,7 +56,7 @@ export class Browser {
       url,
       headers: {
         ...(method === 'GET' ? {} : { origin: this.origin }),
-        ...(this.cookie ? { cookie: `oc_session=${this.cookie}` } : {}),
+        ...(this.#cookieHeader() === '' ? {} : { cookie: this.#cookieHeader() }),
         ...(this.userAgent === undefined ? {} : { 'user-agent': this.userAgent }),
         ...headers,
       },
@@ -64,10 +66,12 @@ export class Browser {
     const raw = response.headers['set-cookie'];
     const setCookies = raw === undefined ? [] : Array.isArray(raw) ? raw : [raw];
     for (const line of setCookies) {
-      const match = /^oc_session=([^;]*);/.exec(line);
+      const match = /^(oc_session|__Host-oc_roster)=([^;]*);/.exec(line);
       if (!match) continue;
       // Max-Age=0 clears; any other value sets.
-      this.cookie = /Max-Age=0(;|$)/.test(line) ? undefined : match[1];
+      const value = /Max-Age=0(;|$)/.test(line) ? undefined : match[2];
+      if (match[1] === 'oc_session') this.cookie = value;
+      else this.binding = value;
     }
     let body: unknown;
     try {
@@ -76,6 +80,12 @@ export class Browser {
       body = response.body;
     }
     return { status: response.statusCode, body, headers: response.headers, setCookies };
+  }
+
+  #cookieHeader(): string {
+    return [this.cookie === undefined ? '' : `oc_session=${this.cookie}`, this.binding === undefined ? '' : `__Host-oc_roster=${this.binding}`]
+      .filter((pair) => pair !== '')
+      .join('; ');
   }
 
   get(url: string): Promise<Reply> {

@@ -26,6 +26,8 @@ export interface LoginProof {
 export class HttpBrowser {
   /** The jar's `oc_session` value, or undefined when none is held. */
   cookie: string | undefined;
+  /** The jar's `__Host-oc_roster` binding (the roster this browser proves is its own), or undefined. */
+  binding: string | undefined;
 
   constructor(
     /** Sent as Origin on POSTs and used as the challenge audience: `PUBLIC_URL` of the instances. */
@@ -40,16 +42,18 @@ export class HttpBrowser {
       headers: {
         ...(method === 'GET' ? {} : { origin: this.origin }),
         ...(payload === undefined ? {} : { 'content-type': 'application/json' }),
-        ...(this.cookie ? { cookie: `oc_session=${this.cookie}` } : {}),
+        ...(this.cookieHeader() === '' ? {} : { cookie: this.cookieHeader() }),
         ...(this.ip ? { 'x-forwarded-for': this.ip } : {}),
         ...headers,
       },
       ...(payload === undefined ? {} : { body: JSON.stringify(payload) }),
     });
     for (const line of response.headers.getSetCookie()) {
-      const match = /^oc_session=([^;]*);/.exec(line);
+      const match = /^(oc_session|__Host-oc_roster)=([^;]*);/.exec(line);
       if (!match) continue;
-      this.cookie = /Max-Age=0(;|$)/.test(line) ? undefined : match[1];
+      const value = /Max-Age=0(;|$)/.test(line) ? undefined : match[2];
+      if (match[1] === 'oc_session') this.cookie = value;
+      else this.binding = value;
     }
     const text = await response.text();
     let body: unknown = text;
@@ -59,6 +63,13 @@ export class HttpBrowser {
       // not JSON: keep the text
     }
     return { status: response.status, body, headers: response.headers };
+  }
+
+  /** The `Cookie` header this jar sends: the session and the roster binding it holds. */
+  cookieHeader(): string {
+    return [this.cookie === undefined ? '' : `oc_session=${this.cookie}`, this.binding === undefined ? '' : `__Host-oc_roster=${this.binding}`]
+      .filter((pair) => pair !== '')
+      .join('; ');
   }
 
   get(base: string, path: string): Promise<HttpReply> {
