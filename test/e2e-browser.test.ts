@@ -1255,4 +1255,51 @@ describe.skipIf(!HAVE_CHROMIUM)('pages in headless Chromium', () => {
     await errorPage.close();
     expectNoProblems();
   });
+
+  // Paths whose dot segments resolve to `//evil.example/x`, a protocol-relative
+  // URL (docs/protocol.md §6 "return_to"): after a genuine sign-in and a
+  // genuine step-up the browser must still be on this host.
+  it.each(['/.//evil.example/x', '/%2e//evil.example/x', '/a/..//evil.example/x'])(
+    'stays on this host after an e-mail-code sign-in and a step-up with return_to %j',
+    async (hostile) => {
+      const hostileContext = await newWatchedContext();
+      // Any request that leaves this host is recorded and goes nowhere.
+      const offHost: string[] = [];
+      await hostileContext.route(
+        (url) => url.origin !== base,
+        (route) => {
+          offHost.push(route.request().url());
+          return route.abort();
+        },
+      );
+      const target = await hostileContext.newPage();
+      watch(target);
+      const email = `redirect-${randomBytes(4).toString('hex')}@example.org`;
+      const query = `return_to=${encodeURIComponent(hostile)}`;
+
+      await target.goto(`/signin?${query}`);
+      await target.getByLabel('E-mail address').fill(email);
+      let mailsBefore = smtp.messages().length;
+      await target.getByRole('button', { name: 'Send code' }).click();
+      await target.getByLabel('6-digit code').fill(await codeFor(email, mailsBefore));
+      await expect.poll(() => offHost.length > 0 || target.url() === `${base}/account`).toBe(true);
+      expect(offHost).toEqual([]);
+      expect(target.url()).toBe(`${base}/account`);
+
+      await target.goto(`/sudo?${query}`);
+      await expect.poll(() => target.locator('#proof').isVisible()).toBe(true);
+      const cancel = await target.locator('#sudo-cancel').getAttribute('href');
+      expect(new URL(cancel!, base).origin).toBe(base);
+      expect(cancel).toBe('/account');
+      mailsBefore = smtp.messages().length;
+      await target.getByRole('button', { name: 'Send code' }).click();
+      await expect.poll(() => activeElementId(target)).toBe('sudo-code');
+      await target.keyboard.type(await codeFor(email, mailsBefore));
+      await expect.poll(() => offHost.length > 0 || target.url() === `${base}/account`).toBe(true);
+      expect(offHost).toEqual([]);
+      expect(target.url()).toBe(`${base}/account`);
+      await hostileContext.close();
+      expectNoProblems();
+    },
+  );
 });

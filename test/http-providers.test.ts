@@ -12,6 +12,7 @@ import { testApp } from './support/app.js';
 import { Browser, newWallet } from './support/auth-client.js';
 import { startGitHubFake, type GitHubFake } from './support/github-fake.js';
 import { followRedirects, startOidcProvider, type TestOidcProvider } from './support/oidc-provider.js';
+import { hostileReturnTo } from './support/return-to.js';
 
 const PUBLIC_URL = 'http://localhost:8787';
 const CLIENT_SECRET = randomBytes(24).toString('hex');
@@ -170,7 +171,7 @@ describe('OpenID Connect sign-in', () => {
     ['/\u2215\u2215evil.com', '/%E2%88%95%E2%88%95evil.com'],
     ['/\uff0f\uff0fevil.com', '/%EF%BC%8F%EF%BC%8Fevil.com'],
     ['/caf\u00e9?q=\u00fc#\u{1f511}', '/caf%C3%A9?q=%C3%BC#%F0%9F%94%91'],
-    ['/.//evil.com', '/.//evil.com'],
+    ['/a/./b/../c', '/a/c'],
   ])('return_to %j comes back percent-encoded in Location, never a 500, and signs in', async (returnTo, location) => {
     const browser = new Browser(app);
     const { callback } = await providerSignIn(browser, 'acme', `?return_to=${encodeURIComponent(returnTo)}`);
@@ -179,6 +180,22 @@ describe('OpenID Connect sign-in', () => {
     expect(new URL(callback.headers.location as string, PUBLIC_URL).origin).toBe(PUBLIC_URL);
     expect(browser.cookie).toBeDefined();
     expect((await browser.me()).status).toBe(200);
+  });
+
+  // docs/protocol.md §6 "return_to": the start refuses it, or the callback's Location is the normalised path.
+  it.each(hostileReturnTo(PUBLIC_URL))('hostile return_to %j is refused at start or lands on this service', async (returnTo, normalised) => {
+    const browser = new Browser(app);
+    if (normalised === null) {
+      const reply = await browser.get(`/api/auth/acme/start?return_to=${encodeURIComponent(returnTo)}`);
+      expect(reply.status).toBe(400);
+      expect(reply.body.error).toBe('bad_request');
+      expect(reply.setCookies).toEqual([]);
+      return;
+    }
+    const { callback } = await providerSignIn(browser, 'acme', `?return_to=${encodeURIComponent(returnTo)}`);
+    expect(callback.status).toBe(302);
+    expect(callback.headers.location).toBe(normalised);
+    expect(new URL(callback.headers.location as string, PUBLIC_URL).origin).toBe(PUBLIC_URL);
   });
 
   it('return_to outside the family is refused at start', async () => {

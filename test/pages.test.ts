@@ -11,14 +11,16 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { findPagesDir, loadPageFiles, PAGE_CSP, renderTemplate, sudoPurpose } from '../src/http/pages.js';
 import { testApp } from './support/app.js';
 import { Browser, newWallet } from './support/auth-client.js';
+import { hostileReturnTo } from './support/return-to.js';
 
 const REPO = fileURLToPath(new URL('..', import.meta.url));
 const PAGES_DIR = join(REPO, 'src', 'pages');
 
+const PUBLIC_URL = 'http://localhost:8787';
 let app: FastifyInstance;
 
 beforeAll(async () => {
-  app = await testApp({ PUBLIC_URL: 'http://localhost:8787', FAMILY_ORIGINS: 'http://localhost:8787,https://*.example.com' });
+  app = await testApp({ PUBLIC_URL, FAMILY_ORIGINS: `${PUBLIC_URL},https://*.example.com` });
 });
 afterAll(async () => {
   await app.close();
@@ -96,6 +98,19 @@ describe('GET /signin', () => {
     expect(dataAttribute(repeated.body, 'return-to')).toBe('');
   });
 
+  // docs/protocol.md §6 "return_to": the page's script follows the rendered value as is.
+  it.each(hostileReturnTo(PUBLIC_URL))('renders hostile return_to %j refused, or normalised to a path of this service', async (returnTo, normalised) => {
+    const reply = await app.inject({ method: 'GET', url: `/signin?return_to=${encodeURIComponent(returnTo)}` });
+    expect(reply.statusCode).toBe(200);
+    expect(dataAttribute(reply.body, 'return-to')).toBe(normalised ?? '');
+    expect(dataAttribute(reply.body, 'return-to-refused')).toBe(normalised === null ? '1' : '');
+  });
+
+  it('renders a family URL normalised', async () => {
+    const reply = await app.inject({ method: 'GET', url: `/signin?return_to=${encodeURIComponent('HTTPS://App.Example.com:443/a/%2e%2e/b?c#d')}` });
+    expect(dataAttribute(reply.body, 'return-to')).toBe('https://app.example.com/b?c#d');
+  });
+
   it('answers HEAD and is not in the OpenAPI document', async () => {
     expect((await app.inject({ method: 'HEAD', url: '/signin' })).statusCode).toBe(200);
     const openapi = (await app.inject({ method: 'GET', url: '/api/openapi' })).json() as { paths: Record<string, unknown> };
@@ -153,6 +168,15 @@ describe('GET /sudo', () => {
     expect(dataAttribute(foreign.body, 'return-to-refused')).toBe('1');
     expect(dataAttribute(foreign.body, 'purpose')).toBe('&#34;&#62;&#60;script&#62;');
     expect(foreign.body).not.toContain('<script>');
+  });
+
+  it.each(hostileReturnTo(PUBLIC_URL))('renders hostile return_to %j refused, or normalised to a path of this service', async (returnTo, normalised) => {
+    const browser = new Browser(app);
+    expect((await browser.signIn(newWallet())).status).toBe(200);
+    const reply = await app.inject({ method: 'GET', url: `/sudo?return_to=${encodeURIComponent(returnTo)}`, headers: { cookie: `oc_session=${browser.cookie}` } });
+    expect(reply.statusCode).toBe(200);
+    expect(dataAttribute(reply.body, 'return-to')).toBe(normalised ?? '');
+    expect(dataAttribute(reply.body, 'return-to-refused')).toBe(normalised === null ? '1' : '');
   });
 
   it('shows purpose as one bounded line', () => {

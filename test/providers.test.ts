@@ -22,6 +22,8 @@ import {
   type ProviderRegistryOptions,
   type StartOptions,
 } from '../src/signin/providers.js';
+import { deriveStateKey, openState, sealState } from '../src/signin/oauth-state.js';
+import { hostileReturnTo } from './support/return-to.js';
 import { DEFAULT_GITHUB_USER, startGitHubFake, type GitHubFake } from './support/github-fake.js';
 import { followRedirects, startOidcProvider, type IdTokenTamper, type TestOidcProvider } from './support/oidc-provider.js';
 
@@ -534,12 +536,42 @@ describe('providers: return_to', () => {
     expect(result.returnTo).toBe(expected);
   });
 
-  it('percent-encodes what is not ASCII, and nothing else; refuses a lone surrogate', () => {
+  it('normalises with the URL parser: dot segments go, what is not ASCII is percent-encoded; refuses a lone surrogate', () => {
     const check = (value: string) => checkReturnTo(value, 'https://auth.example.com', isAllowedReturnTo);
     expect(check('/\u2215\u2215evil.com')).toBe('/%E2%88%95%E2%88%95evil.com');
-    expect(check('/a%20b/../c?x=\u00e9')).toBe('/a%20b/../c?x=%C3%A9');
+    expect(check('/a%20b/../c?x=\u00e9')).toBe('/c?x=%C3%A9');
     expect(check('https://app.example.com/\u00e9')).toBe('https://app.example.com/%C3%A9');
+    expect(check('https://app.example.com/a/..//evil.example/x')).toBe('https://app.example.com//evil.example/x');
     expect(() => check('/a\ud800b')).toThrow(RETURN_TO_DETAIL);
+    // A PUBLIC_URL with a path: a path return_to is still a path of its origin.
+    expect(checkReturnTo('/a/../b', 'https://auth.example.com/oc', isAllowedReturnTo)).toBe('/b');
+    expect(() => checkReturnTo('/.//evil.example', 'https://auth.example.com/oc', isAllowedReturnTo)).toThrow(RETURN_TO_DETAIL);
+  });
+
+  // docs/protocol.md §6 "return_to": what comes out is what a browser follows, so it must stay on this service.
+  it.each(hostileReturnTo(PUBLIC_URL))('hostile %j: refused at start, or normalised to a path that stays here', async (returnTo, normalised) => {
+    if (normalised === null) {
+      expect(() => checkReturnTo(returnTo, PUBLIC_URL, isAllowedReturnTo)).toThrow(RETURN_TO_DETAIL);
+      const error = await ocFailure(registryFor().start(OIDC_ID, { returnTo }));
+      expect(error.code).toBe('bad_request');
+      return;
+    }
+    const checked = checkReturnTo(returnTo, PUBLIC_URL, isAllowedReturnTo);
+    expect(checked).toBe(normalised);
+    expect(checked).toMatch(/^\/(?![/\\])/);
+    expect(new URL(checked, PUBLIC_URL).origin).toBe(PUBLIC_URL);
+    // Stable: checked again, it is the same.
+    expect(checkReturnTo(checked, PUBLIC_URL, isAllowedReturnTo)).toBe(checked);
+  });
+
+  it('sends the callback to / when a saved return_to resolves to another host (a state sealed before the normalisation)', async () => {
+    const registry = registryFor();
+    const flow = await runFlow(registry, OIDC_ID, { returnTo: '/account' });
+    const key = deriveStateKey(SECRET);
+    const saved = openState(key, flow.cookie)!;
+    const cookie = sealState(key, { ...saved, returnTo: '/.//evil.example/x' });
+    const result = await registry.callback(OIDC_ID, { query: flow.callbackUrl.searchParams, stateCookie: cookie });
+    expect(result.returnTo).toBe('/');
   });
 
   it('checks return_to before reaching the provider', async () => {

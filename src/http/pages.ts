@@ -232,9 +232,10 @@ export function registerPageRoutes(app: FastifyInstance, context: ServiceContext
   const brandStylesTag = etagOf(brandStyles);
 
   /**
-   * `return_to` by the rule the provider start applies (docs/protocol.md §6):
-   * a path, or a URL of the family. A refused value is dropped and the page
-   * says so; the page's scripts only ever read the value rendered here.
+   * `return_to` by the rule the provider start applies (docs/protocol.md §6
+   * "return_to"): a path, or a URL of the family, normalised. A refused value
+   * is dropped and the page says so; the page's scripts follow the value
+   * rendered here as it is, so it must be the normalised one.
    */
   function returnToOf(request: FastifyRequest): { returnTo: string; refused: boolean } {
     const asked = firstQueryValue(request, 'return_to') ?? '';

@@ -145,27 +145,20 @@ export function oauthErrorText(code) {
 }
 
 /**
- * Where to go after signing in: a path on this site, or an http(s) URL. The
- * server already checked the value against the family origins before it
- * rendered it into the page (src/http/pages.ts); this is the second look.
+ * Where to go after signing in: the value the server rendered, exactly as it
+ * is. The server normalised it with the URL parser and checked it against
+ * this service and the family origins (src/signin/oauth-return-to.ts,
+ * docs/protocol.md §6 "return_to"); resolving it again here could only give
+ * it another meaning. This look keeps only the shapes the server renders: a
+ * path that starts with one `/` (never `//` or `/\`, which a browser reads as
+ * another host), or an absolute http(s) URL, in printable ASCII.
  *
  * @param {string | undefined} value
  * @param {string} fallback
  */
 export function safeReturnTo(value, fallback) {
-  // Controls, spaces and backslashes are what browsers reinterpret (see src/signin/oauth-return-to.ts).
-  if (typeof value !== 'string' || value === '' || /[\u0000-\u0020\u007f\\]/.test(value)) return fallback;
-  if (value.startsWith('/')) {
-    if (value.startsWith('//')) return fallback;
-    const url = new URL(value, window.location.origin);
-    return url.origin === window.location.origin ? `${url.pathname}${url.search}${url.hash}` : fallback;
-  }
-  try {
-    const url = new URL(value);
-    if ((url.protocol === 'https:' || url.protocol === 'http:') && url.username === '' && url.password === '') return url.href;
-  } catch {
-    // not a URL
-  }
+  if (typeof value !== 'string' || !/^[\u0021-\u007e]+$/.test(value) || value.includes('\\')) return fallback;
+  if (/^\/(?![/\\])/.test(value) || /^https?:\/\//.test(value)) return value;
   return fallback;
 }
 

@@ -1,9 +1,11 @@
 /**
- * Where a provider sign-in sends the browser when it is done (docs/protocol.md §6
- * "Providers": `return_to` must be a family URL or a path). The callback
- * redirects there without asking again, so this check is the only thing that
- * keeps the service from being an open redirector (RFC 6749 §10.15): it runs
- * at `start`, and once more on the way out.
+ * Where a sign-in sends the browser when it is done (docs/protocol.md §6
+ * "return_to": a path on this service or a URL of a family origin). The
+ * pages render the value this returns and their scripts follow it as is, and
+ * the provider callback redirects there without asking again, so this check
+ * is the only thing that keeps the service from being an open redirector
+ * (RFC 6749 §10.15): it runs when a page or the provider start receives the
+ * value, and once more on the way out of the callback.
  */
 import { OcError } from '../errors.js';
 
@@ -14,61 +16,81 @@ const MAX_RETURN_TO_LENGTH = 2048;
  * backslash, which browsers read as a slash (`/\evil.com` is protocol-relative).
  */
 const FORBIDDEN = /[\u0000-\u0020\u007f\\]/;
+/** A lone UTF-16 surrogate, which the URL parser would silently turn into U+FFFD. */
+const LONE_SURROGATE = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;
+/**
+ * A normalised path that another host could be read from: `//host`, `/\host`,
+ * or the same with the second character percent-encoded, which a server or
+ * proxy that decodes before it redirects turns back into `//host`.
+ */
+const HOST_LIKE_PATH = /^\/([/\\]|%2f|%5c)/i;
 
 export const RETURN_TO_DETAIL = 'return_to: must be a path on this service (/…) or a URL of a family origin';
 
 /**
- * The normalised `return_to`, or throws `bad_request`. A path must start with
- * one `/` (never `//`, which a browser reads as another host); a full URL must
- * be http(s), carry no credentials, and have an origin that `isAllowedOrigin`
+ * The normalised `return_to`, or throws `bad_request` (docs/protocol.md §6
+ * "return_to").
+ *
+ * The value is resolved once by the WHATWG URL parser against `publicUrl`,
+ * which removes dot segments (also `%2e`) and percent-encodes what is not
+ * printable ASCII, and the result is what the browser is given: a path
+ * (path, query and fragment) whose origin is `publicUrl`'s, or the full href
+ * of an http(s) URL without credentials whose origin `isAllowedOrigin`
  * accepts (the family origins of docs/protocol.md §1, `FAMILY_ORIGINS`).
+ * Returning the parser's own result, and checking that parsing it again gives
+ * it back, leaves nothing for a browser to resolve differently:
+ * `/.//evil.com` resolves to `//evil.com` here and is refused, instead of
+ * being handed on for a page script to resolve into another host.
  */
 export function checkReturnTo(value: string, publicUrl: string, isAllowedOrigin: (origin: string) => boolean): string {
-  if (typeof value !== 'string' || value.length === 0 || value.length > MAX_RETURN_TO_LENGTH || FORBIDDEN.test(value)) {
+  if (
+    typeof value !== 'string' ||
+    value.length === 0 ||
+    value.length > MAX_RETURN_TO_LENGTH ||
+    FORBIDDEN.test(value) ||
+    LONE_SURROGATE.test(value)
+  ) {
     throw new OcError('bad_request', RETURN_TO_DETAIL);
   }
   if (value.startsWith('/')) {
     if (value.startsWith('//')) throw new OcError('bad_request', RETURN_TO_DETAIL);
-    // It goes into a Location header, which holds ASCII only: percent-encode
-    // every other character, and nothing else. Not the URL parser's
-    // serialization, which resolves dot segments and can turn `/.//evil.com`
-    // into the protocol-relative `//evil.com`. `/∕∕evil.com` (U+2215) becomes
-    // `/%E2%88%95%E2%88%95evil.com`, a harmless path on this service.
-    const ascii = percentEncodeNonAscii(value);
-    // Belt and braces: whatever the browser resolves the path against must stay on this service.
     const base = new URL(publicUrl);
-    const resolved = new URL(ascii, base);
-    if (resolved.origin !== base.origin) throw new OcError('bad_request', RETURN_TO_DETAIL);
-    return ascii;
+    const resolved = parse(value, base);
+    if (resolved === undefined || resolved.origin !== base.origin) throw new OcError('bad_request', RETURN_TO_DETAIL);
+    const path = pathOf(resolved);
+    const again = parse(path, base);
+    if (HOST_LIKE_PATH.test(path) || again === undefined || again.origin !== base.origin || pathOf(again) !== path) {
+      throw new OcError('bad_request', RETURN_TO_DETAIL);
+    }
+    return path;
   }
-  let parsed: URL;
-  try {
-    parsed = new URL(value);
-  } catch {
-    throw new OcError('bad_request', RETURN_TO_DETAIL);
-  }
+  // Anything else must be a whole URL on its own: no base, so that `https:evil.com`
+  // cannot become a path of this service here and another host in a browser.
+  const parsed = parse(value);
   if (
+    parsed === undefined ||
     (parsed.protocol !== 'https:' && parsed.protocol !== 'http:') ||
     parsed.username !== '' ||
     parsed.password !== '' ||
-    !isAllowedOrigin(parsed.origin)
+    !isAllowedOrigin(parsed.origin) ||
+    parse(parsed.href)?.href !== parsed.href
   ) {
     throw new OcError('bad_request', RETURN_TO_DETAIL);
   }
   return parsed.href;
 }
 
-/**
- * UTF-8 percent-encoding of every character outside printable ASCII (the
- * caller has refused controls and spaces already). A lone surrogate cannot
- * be encoded: bad_request.
- */
-function percentEncodeNonAscii(value: string): string {
+function parse(value: string, base?: URL): URL | undefined {
   try {
-    return value.replace(/[^\u0021-\u007e]+/g, (run) => encodeURIComponent(run));
+    return new URL(value, base);
   } catch {
-    throw new OcError('bad_request', RETURN_TO_DETAIL);
+    return undefined;
   }
+}
+
+/** What a same-origin `return_to` keeps: path, query and fragment, as the parser serialised them. */
+function pathOf(url: URL): string {
+  return `${url.pathname}${url.search}${url.hash}`;
 }
 
 /**
