@@ -35,6 +35,7 @@ export const ERROR_CODES = {
   address_linked_elsewhere: 409,
   email_linked_elsewhere: 409,
   last_identity: 409,
+  transfer_changed: 409,
   no_credentials_registered: 409,
   credential_exists: 409,
   payload_too_large: 413,
@@ -50,10 +51,26 @@ export const ERROR_CODES = {
 
 export type ErrorCode = keyof typeof ERROR_CODES;
 
-/** The other account named by a `*_linked_elsewhere` refusal. */
+/** An identity, key or app of the other account, as a `*_linked_elsewhere` refusal lists it. */
+export interface HeldItem {
+  readonly id: string;
+  readonly kind?: string;
+  readonly value?: string;
+  readonly name?: string;
+}
+
+/**
+ * The other account named by a `*_linked_elsewhere` refusal, with what it
+ * holds: the identities and Connect apps a transfer may move (by id, in
+ * `confirm_transfer`) and the security keys it would remove (docs/protocol.md
+ * §2 "Merging").
+ */
 export interface ErrorHolder {
   readonly did_oc: string;
   readonly display_name: string | null;
+  readonly identities?: readonly HeldItem[];
+  readonly security_keys?: readonly HeldItem[];
+  readonly apps?: readonly HeldItem[];
 }
 
 export interface ErrorBodyShape {
@@ -98,7 +115,7 @@ export class OcError extends Error {
     if (this.detail !== undefined) body.detail = this.detail;
     if (this.codes !== undefined) body.codes = [...this.codes];
     if (this.attemptsLeft !== undefined) body.attempts_left = this.attemptsLeft;
-    if (this.holder !== undefined) body.holder = { ...this.holder };
+    if (this.holder !== undefined) body.holder = structuredClone(this.holder);
     return body;
   }
 }

@@ -305,7 +305,7 @@ function sudoAndLink(engine: 'sqlite' | 'postgres'): void {
       const refused = await linkBtc(browser2, walletW);
       expectError(refused, 409, 'address_linked_elsewhere');
       // The proven address's account is named, so the person knows what a transfer merges.
-      expect(refused.body.holder).toEqual({ did_oc: accountB.did, display_name: null });
+      expect(refused.body.holder).toMatchObject({ did_oc: accountB.did, display_name: null });
       // Without a valid proof, nothing about the holder is said.
       const unproven = await browser2.prove(walletW, 'link');
       const forged = await browser2.post('/api/auth/link/btc', { ...unproven, signature: (await browser2.prove(walletV, 'link')).signature });
@@ -359,7 +359,7 @@ function sudoAndLink(engine: 'sqlite' | 'postgres'): void {
       expectError(await linkEmail(browser2, email), 409, 'email_linked_elsewhere');
       const merged = await linkEmail(browser2, email, true);
       expect(merged.status, JSON.stringify(merged.body)).toBe(200);
-      expect(merged.body.merged).toEqual({ did_oc: accountB.did });
+      expect(merged.body.merged).toMatchObject({ did_oc: accountB.did });
       expect(valuesOf(merged)).toEqual([walletA.address, email].sort());
       expectError(await browser1.me(), 401, 'not_authenticated');
       expect((await signInByEmail(browser(), email)).did).toBe(accountA.did);

@@ -76,7 +76,14 @@ function activitySuite(engine: 'sqlite' | 'postgres'): void {
     expect(kinds).toEqual([
       `identity_unlinked:${JSON.stringify({ kind: 'email', value: email })}`,
       `identity_linked:${JSON.stringify({ kind: 'btc', value: otherWallet.address })}`,
-      `account_merged:${JSON.stringify({ merged_from: otherDid })}`,
+      `account_merged:${JSON.stringify({
+        merged_from: otherDid,
+        identities: [`btc:${otherWallet.address}`],
+        apps: [],
+        removed_identities: [],
+        removed_keys: [],
+        removed_apps: [],
+      })}`,
       `account_edited:${JSON.stringify({ fields: ['display_name'] })}`,
       `identity_linked:${JSON.stringify({ kind: 'email', value: email })}`,
       `sudo:${JSON.stringify({ method: 'bip322' })}`,

@@ -28,6 +28,7 @@ import {
   useAuthHarness,
 } from './support/auth-harness.js';
 import { DAY, HOUR, MINUTE, SECOND } from './support/clock.js';
+import { mergeEverything } from './support/merge.js';
 
 /** docs/protocol.md §3: Max-Age is the seconds to the row's expiry, 30 days for a new row. */
 const THIRTY_DAYS_SECONDS = 2_592_000;
@@ -233,7 +234,7 @@ function authStates(engine: 'sqlite' | 'postgres'): void {
       const c = await accountElsewhere();
       expect(rosterDidsOf(await client.me())).toEqual([b.did]);
 
-      await harness.store.mergeAccounts(b.id, c.id, harness.clock.ms);
+      await mergeEverything(harness.store, b.id, c.id, harness.clock.ms);
 
       const afterMerge = await client.me();
       expect(afterMerge.body.account.did_oc).toBe(a.did);
@@ -255,7 +256,7 @@ function authStates(engine: 'sqlite' | 'postgres'): void {
       const b = await signIn(client, newWallet());
       const c = await signIn(client, walletC, true);
       const a = await signIn(client, newWallet(), true);
-      await harness.store.mergeAccounts(b.id, c.id, harness.clock.ms);
+      await mergeEverything(harness.store, b.id, c.id, harness.clock.ms);
       const reply = await client.switchTo(b.did);
       expect(reply.status, JSON.stringify(reply.body)).toBe(200);
       expect(reply.body.account.did_oc).toBe(c.did);
@@ -269,7 +270,7 @@ function authStates(engine: 'sqlite' | 'postgres'): void {
       await signIn(other, walletC);
       const d = await signIn(other, newWallet(), true);
       const e = await accountElsewhere();
-      await harness.store.mergeAccounts(c.id, e.id, harness.clock.ms);
+      await mergeEverything(harness.store, c.id, e.id, harness.clock.ms);
       const otherMe = await other.me();
       expect(otherMe.body.account.did_oc).toBe(d.did);
       expect(rosterDidsOf(otherMe)).toEqual([]);
@@ -282,7 +283,7 @@ function authStates(engine: 'sqlite' | 'postgres'): void {
       const walletB = newWallet();
       const b = await signIn(client, walletB);
       const a = await signIn(client, newWallet(), true);
-      await harness.store.mergeAccounts(b.id, a.id, harness.clock.ms);
+      await mergeEverything(harness.store, b.id, a.id, harness.clock.ms);
       const afterMerge = await client.me();
       expect(afterMerge.body.account.did_oc).toBe(a.did);
       expect(rosterDidsOf(afterMerge)).toEqual([]);

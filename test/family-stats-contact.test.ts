@@ -10,6 +10,7 @@ import { Browser, newWallet, type Reply } from './support/auth-client.js';
 import { AuthHarness, expectError, forEachEngine, LOCAL_ORIGIN, useAuthHarness } from './support/auth-harness.js';
 import { DAY, HOUR, SECOND } from './support/clock.js';
 import { startSmtpServer, type TestSmtpServer } from './support/smtp-server.js';
+import { mergeEverything } from './support/merge.js';
 
 const EVIL_ORIGIN = 'https://evil.example';
 
@@ -49,7 +50,7 @@ function familyStats(engine: 'sqlite' | 'postgres'): void {
     // ... and a third Bitcoin account merged into the first: counted once, as its survivor.
     const browser3 = harness.browser(app);
     const third = await browser3.signIn(newWallet());
-    await harness.store.mergeAccounts(third.body.account.id, first.body.account.id, harness.clock.ms);
+    await mergeEverything(harness.store, third.body.account.id, first.body.account.id, harness.clock.ms);
     // Two verifies and one check.
     for (let index = 0; index < 2; index += 1) {
       const verify = await app.inject({ method: 'POST', url: '/api/verify', payload: { addr: newWallet().address, msg: 'not canonical', sig: 'AA==' } });

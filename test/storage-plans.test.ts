@@ -13,6 +13,7 @@ import { afterEach, describe, expect, it, vi } from 'vitest';
 import type { NewSession } from '../src/storage/store.js';
 import { openSqliteConnection, resolveSqliteDriver } from '../src/storage/sqlite-driver.js';
 import { openTestStore, type TestStore } from './support/databases.js';
+import { mergeEverything } from './support/merge.js';
 
 /** The prototype whose `prepare` every statement of the store's SQLite connection goes through. */
 async function preparingPrototype(): Promise<{ prepare(sql: string): unknown }> {
@@ -73,7 +74,7 @@ describe('SQLite query plans', () => {
     // What every signed-in request and GET /api/auth/me read, then a merge and a deletion.
     expect((await store.findLiveRosterByTokenHash('1'.padStart(64, '0'), T0 + 10))?.members).toHaveLength(2);
     expect(await store.findLiveSessionWithAccount('2'.padStart(64, '0'), T0 + 10)).not.toBeNull();
-    await store.mergeAccounts(second.id, first.id, T0 + 20);
+    await mergeEverything(store, second.id, first.id, T0 + 20);
     await store.deleteAccount(first.id, T0 + 30);
 
     const reading = [...statements].filter((sql) => /^\s*select\b/i.test(sql) && /"identities"/.test(sql) && /account_id/.test(sql));

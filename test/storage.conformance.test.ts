@@ -14,11 +14,12 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { openDatabase, parseDatabaseUrl } from '../src/storage/database.js';
 import type { OpenDatabase } from '../src/storage/database.js';
 import { applyMigrations } from '../src/storage/migrations.js';
-import { MIGRATIONS, migrate, openStore } from '../src/storage/index.js';
+import { MIGRATIONS, MergeRefused, migrate, openStore } from '../src/storage/index.js';
 import type { AccountRecord, NewSession, Store, WebAuthnCredentialRecord } from '../src/storage/index.js';
 import { createTestDatabase, sqliteDrivers, testEngines } from './support/databases.js';
 import type { SqliteDriverName } from '../src/storage/sqlite-driver.js';
 import type { TestDatabase, TestEngine } from './support/databases.js';
+import { mergeEverything } from './support/merge.js';
 
 const SECOND = 1000;
 const MINUTE = 60 * SECOND;
@@ -30,6 +31,28 @@ const SESSION_LIFETIME = 30 * DAY;
 const T0 = Date.UTC(2025, 0, 15, 12, 0, 0);
 
 const LATEST_VERSION = Math.max(...MIGRATIONS.map((migration) => migration.version));
+
+/** A stored security key of `accountId`, as registration would keep it. */
+function credentialFor(accountId: string, overrides: Partial<WebAuthnCredentialRecord> = {}): WebAuthnCredentialRecord {
+  return {
+    id: randomBytes(32).toString('base64url'),
+    account_id: accountId,
+    public_key: randomBytes(77).toString('base64url'),
+    counter: 0,
+    transports: ['usb', 'nfc'],
+    label: 'Key',
+    authenticator_type: 'cross-platform',
+    device_type: 'singleDevice',
+    backed_up: false,
+    user_verified: true,
+    sign_in: false,
+    user_handle: randomBytes(16).toString('base64url'),
+    aaguid: '00000000-0000-0000-0000-000000000000',
+    created_at: T0,
+    last_used_at: null,
+    ...overrides,
+  };
+}
 
 function tokenHash(): string {
   return createHash('sha256').update(randomBytes(32)).digest('hex');
@@ -501,7 +524,7 @@ function storageConformance(engine: TestEngine, sqliteDriver?: SqliteDriverName)
       const legacy = await store.insertSession(sessionFor(from.account.id, null));
       const app = await store.createConnectApp({ owner_account_id: from.account.id, name: 'Shop', key_hash: 'c'.repeat(64), created_at: T0 });
 
-      const result = await store.mergeAccounts(from.account.id, into.id, T0 + HOUR);
+      const result = await mergeEverything(store, from.account.id, into.id, T0 + HOUR);
       // The merged account's integrator apps follow it to the survivor.
       expect((await store.listConnectApps(into.id)).map((entry) => entry.id)).toEqual([app.id]);
       expect(await store.listConnectApps(from.account.id)).toEqual([]);
@@ -534,7 +557,7 @@ function storageConformance(engine: TestEngine, sqliteDriver?: SqliteDriverName)
       await store.insertSession(sessionFor(into.id, 'stale-into', { created_at: T0 - 40 * DAY }));
       const staleFrom = await store.insertSession(sessionFor(from.id, 'stale-into'));
 
-      const result = await store.mergeAccounts(from.id, into.id, now);
+      const result = await mergeEverything(store, from.id, into.id, now);
       expect(result.revoked_sessions).toBe(3);
 
       const both = await store.listLiveRoster('both', now);
@@ -550,23 +573,83 @@ function storageConformance(engine: TestEngine, sqliteDriver?: SqliteDriverName)
       expect(await liveRows('both', from.id)).toBe(0);
     });
 
+    it('moves only the identities and apps the selection names; the rest of the merged account is removed', async () => {
+      const into = await btcAccount();
+      const provenAddress = btcAddress();
+      const plantedAddress = btcAddress();
+      const from = await store.createAccountWithIdentity({
+        account: { kind: 'btc', display_name: null, primary_btc: plantedAddress, created_at: T0 },
+        identity: { kind: 'btc', value: plantedAddress, verified: true, created_at: T0 },
+      });
+      const proven = await store.addIdentity({ account_id: from.account.id, kind: 'btc', value: provenAddress, verified: true, created_at: T0 + 1 });
+      const kept = await store.addIdentity({ account_id: from.account.id, kind: 'email', value: 'kept@example.com', verified: true, created_at: T0 + 2 });
+      const keptApp = await store.createConnectApp({ owner_account_id: from.account.id, name: 'Kept', key_hash: 'd'.repeat(64), created_at: T0 });
+      const droppedApp = await store.createConnectApp({ owner_account_id: from.account.id, name: 'Planted', key_hash: 'e'.repeat(64), created_at: T0 });
+      const key = credentialFor(from.account.id);
+      await store.insertWebAuthnCredential(key);
+      if (proven.status !== 'added' || kept.status !== 'added') throw new Error('test: identities not added');
+
+      const held = await store.transferHoldings(from.account.id);
+      expect(held?.identities.map((identity) => identity.value)).toEqual([plantedAddress, provenAddress, 'kept@example.com']);
+      expect(held?.apps.map((app) => app.name).sort()).toEqual(['Kept', 'Planted']);
+      expect(held?.keys).toEqual([{ id: key.id, name: key.label }]);
+
+      const result = await store.mergeAccounts(from.account.id, into.id, T0 + HOUR, {
+        identityIds: [proven.identity.id, kept.identity.id],
+        appIds: [keptApp.id],
+      });
+      expect(result.moved.identities.map((identity) => identity.value)).toEqual([provenAddress, 'kept@example.com']);
+      expect(result.moved.apps).toEqual([{ id: keptApp.id, name: 'Kept' }]);
+      expect(result.removed.identities.map((identity) => identity.value)).toEqual([plantedAddress]);
+      expect(result.removed.apps).toEqual([{ id: droppedApp.id, name: 'Planted' }]);
+      expect(result.removed.keys).toEqual([{ id: key.id, name: key.label }]);
+      // The planted address is free again and reaches nothing of `into`; `into` did not adopt it as primary.
+      expect(await store.findAccountByIdentity('btc', plantedAddress)).toBeNull();
+      expect(result.account.primary_btc).toBe(into.primary_btc);
+      expect((await store.findAccountByIdentity('btc', provenAddress))?.id).toBe(into.id);
+      expect((await store.listConnectApps(into.id)).map((app) => app.id)).toEqual([keptApp.id]);
+      expect(await store.listConnectApps(from.account.id)).toEqual([]);
+      expect(await store.listWebAuthnCredentials(into.id)).toEqual([]);
+    });
+
+    it('refuses a merge of or into a disabled account, and a selection the merged account does not hold, changing nothing', async () => {
+      const into = await btcAccount();
+      const from = await btcAccount();
+      const other = await btcAccount();
+      const fromIdentities = (await store.transferHoldings(from.id))!.identities.map((identity) => identity.id);
+      const otherIdentity = (await store.transferHoldings(other.id))!.identities[0]!.id;
+      const refusal = (promise: Promise<unknown>) => promise.then(() => 'merged', (error: unknown) => (error instanceof MergeRefused ? error.code : String(error)));
+
+      await store.setAccountDisabled(from.id, true, T0 + 1);
+      expect(await refusal(store.mergeAccounts(from.id, into.id, T0 + 2, { identityIds: fromIdentities, appIds: [] }))).toBe('account_disabled');
+      await store.setAccountDisabled(from.id, false, T0 + 3);
+      await store.setAccountDisabled(into.id, true, T0 + 4);
+      expect(await refusal(store.mergeAccounts(from.id, into.id, T0 + 5, { identityIds: fromIdentities, appIds: [] }))).toBe('account_disabled');
+      await store.setAccountDisabled(into.id, false, T0 + 6);
+      expect(await refusal(store.mergeAccounts(from.id, into.id, T0 + 7, { identityIds: [...fromIdentities, otherIdentity], appIds: [] }))).toBe('selection_changed');
+      expect(await refusal(store.mergeAccounts(from.id, into.id, T0 + 7, { identityIds: fromIdentities, appIds: ['no-such-app'] }))).toBe('selection_changed');
+      expect((await store.findAccount(from.id))?.merged_into).toBeNull();
+      expect((await store.transferHoldings(from.id))!.identities.map((identity) => identity.id)).toEqual(fromIdentities);
+      expect((await store.transferHoldings(other.id))!.identities.map((identity) => identity.id)).toEqual([otherIdentity]);
+    });
+
     it('keeps merge chains one step long and refuses loops and repeats', async () => {
       const a = await btcAccount();
       const b = await btcAccount();
       const c = await btcAccount();
-      await store.mergeAccounts(c.id, b.id, T0 + 1);
-      await store.mergeAccounts(b.id, a.id, T0 + 2);
+      await mergeEverything(store, c.id, b.id, T0 + 1);
+      await mergeEverything(store, b.id, a.id, T0 + 2);
       expect((await store.findAccount(c.id))?.merged_into).toBe(a.id);
       expect((await store.findAccount(b.id))?.merged_into).toBe(a.id);
       expect(await store.listMergedInto(a.id)).toEqual([b.id, c.id].sort());
       expect(await store.listMergedInto(b.id)).toEqual([]);
-      await expect(store.mergeAccounts(a.id, a.id, T0 + 3)).rejects.toThrow(/itself/);
-      await expect(store.mergeAccounts(b.id, a.id, T0 + 3)).rejects.toThrow(/already merged/);
+      await expect(mergeEverything(store, a.id, a.id, T0 + 3)).rejects.toThrow(/itself/);
+      await expect(mergeEverything(store, b.id, a.id, T0 + 3)).rejects.toThrow(/already merged/);
       // Merging into a merged account lands in its survivor; into oneself through a chain is a loop.
       const d = await btcAccount();
-      expect((await store.mergeAccounts(d.id, b.id, T0 + 4)).account.id).toBe(a.id);
-      await expect(store.mergeAccounts(a.id, c.id, T0 + 5)).rejects.toThrow(/loop/);
-      await expect(store.mergeAccounts('0'.repeat(32), a.id, T0)).rejects.toThrow(/unknown/);
+      expect((await mergeEverything(store, d.id, b.id, T0 + 4)).account.id).toBe(a.id);
+      await expect(mergeEverything(store, a.id, c.id, T0 + 5)).rejects.toThrow(/loop/);
+      await expect(mergeEverything(store, '0'.repeat(32), a.id, T0)).rejects.toThrow(/unknown/);
       const stats = await store.familyStats(T0 + 5);
       expect(stats.accounts).toEqual({ total: 1, btc: 1, federated: 0 });
     });
@@ -1000,26 +1083,6 @@ function storageConformance(engine: TestEngine, sqliteDriver?: SqliteDriverName)
   });
 
   describe('security keys and passkeys', () => {
-    function credentialFor(accountId: string, overrides: Partial<WebAuthnCredentialRecord> = {}): WebAuthnCredentialRecord {
-      return {
-        id: randomBytes(32).toString('base64url'),
-        account_id: accountId,
-        public_key: randomBytes(77).toString('base64url'),
-        counter: 0,
-        transports: ['usb', 'nfc'],
-        label: 'Key',
-        authenticator_type: 'cross-platform',
-        device_type: 'singleDevice',
-        backed_up: false,
-        user_verified: true,
-        sign_in: false,
-        user_handle: randomBytes(16).toString('base64url'),
-        aaguid: '00000000-0000-0000-0000-000000000000',
-        created_at: T0,
-        last_used_at: null,
-        ...overrides,
-      };
-    }
 
     it('keeps credentials per account, with ids unique on the host, and edits or deletes them for their account only', async () => {
       const owner = await btcAccount();
@@ -1065,14 +1128,16 @@ function storageConformance(engine: TestEngine, sqliteDriver?: SqliteDriverName)
       expect(await store.recordWebAuthnUse('missing', { expected_counter: 0, counter: 1, backed_up: false, at: T0 })).toBe(false);
     });
 
-    it('a merge moves the merged account\'s keys to the survivor', async () => {
+    it('a merge never moves the merged account\'s keys: they are removed and reported', async () => {
       const survivor = await btcAccount();
       const merged = await btcAccount();
       const key = credentialFor(merged.id);
       await store.insertWebAuthnCredential(key);
-      await store.mergeAccounts(merged.id, survivor.id, T0 + MINUTE);
+      const result = await mergeEverything(store, merged.id, survivor.id, T0 + MINUTE);
+      expect(result.removed.keys).toEqual([{ id: key.id, name: key.label }]);
       expect(await store.listWebAuthnCredentials(merged.id)).toEqual([]);
-      expect(await store.listWebAuthnCredentials(survivor.id)).toEqual([{ ...key, account_id: survivor.id }]);
+      expect(await store.listWebAuthnCredentials(survivor.id)).toEqual([]);
+      expect(await store.findWebAuthnCredential(key.id)).toBeNull();
     });
   });
 
@@ -1105,7 +1170,7 @@ function storageConformance(engine: TestEngine, sqliteDriver?: SqliteDriverName)
       const b = await btcAccount();
       const c = await emailAccount('c@example.com');
       const d = await emailAccount('d@example.com');
-      await store.mergeAccounts(d.id, c.id, T0);
+      await mergeEverything(store, d.id, c.id, T0);
       await store.insertSession(sessionFor(a.id, 'two'));
       await store.insertSession(sessionFor(b.id, 'two'));
       await store.insertSession(sessionFor(a.id, 'one'));

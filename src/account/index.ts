@@ -6,13 +6,13 @@
 export { accountForIdentity } from './accounts.js';
 export { ACTIVITY_KINDS, DEFAULT_ACTIVITY_PAGE, MAX_ACTIVITY_PAGE, ActivityLog, activityView, type ActivityDetail, type ActivityKind, type ActivityLogDeps, type ActivityPage, type ActivityView } from './activity.js';
 export { DeviceService, type DeviceServiceDeps, type DeviceView } from './devices.js';
-export { AccountService, type AccountChange, type AccountServiceDeps, type ProviderProfile } from './service.js';
+export { AccountService, type AccountChange, type AccountServiceDeps, type MergeReport, type ProviderProfile } from './service.js';
 export { SignInService, type CompleteSignIn, type SignInServiceDeps, type SignInTarget } from './sign-in.js';
 export { codePointLength, cleanDisplayText } from './display-text.js';
 export { DISPLAY_IDENTITY_KINDS, MAX_DISPLAY_NAME_LENGTH, accountPatchOf, displayNameFromProvider, editAccount } from './edit.js';
 export type { AccountEditInput } from './edit.js';
 export { identityView, linkIdentity, listIdentityViews, unlinkIdentity } from './linking.js';
-export type { IdentityView, LinkInput, LinkOutcome } from './linking.js';
+export type { IdentityView, LinkInput, LinkOutcome, TransferAcceptance } from './linking.js';
 export {
   SUDO_WINDOW_MS,
   isSudoFresh,

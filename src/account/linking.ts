@@ -10,7 +10,7 @@
  */
 import { OcError } from '../errors.js';
 import { didOf } from '../session/accounts.js';
-import type { AccountRecord, IdentityKind, IdentityRecord, AccountStore } from '../storage/index.js';
+import { MergeRefused, type AccountRecord, type IdentityKind, type IdentityRecord, type AccountStore, type MergeResult, type TransferHoldings } from '../storage/index.js';
 import type { ProvenIdentity } from './step-up.js';
 
 /** One element of `identities` in GET /api/auth/identities (docs/protocol.md §6). */
@@ -75,32 +75,71 @@ export async function listIdentityViews(store: AccountStore, accountId: string):
   return (await store.listIdentities(accountId)).map(identityView);
 }
 
+/**
+ * What the person merging accepts besides the identity just proven
+ * (docs/protocol.md §2 "Merging"): identities and Connect apps of the other
+ * account, by the ids its 409 listed. `confirm_transfer: true` is the empty
+ * acceptance: the proven identity alone moves.
+ */
+export interface TransferAcceptance {
+  readonly identities: readonly string[];
+  readonly apps: readonly string[];
+}
+
 export interface LinkInput {
   /** The active, canonical account. */
   readonly account: AccountRecord;
   /** Just proven by the caller. */
   readonly identity: ProvenIdentity;
-  /** docs/protocol.md §2: with true, an identity held by another account merges that account into this one. */
-  readonly confirmTransfer: boolean;
+  /** docs/protocol.md §2: with an acceptance, an identity held by another account merges that account into this one. */
+  readonly transfer: TransferAcceptance | null;
   readonly nowMs: number;
 }
 
 export type LinkOutcome =
   | { readonly status: 'linked' | 'already_linked'; readonly account: AccountRecord }
   /** `merged` is the did of the account that was merged into `account` (it exists no more on its own). */
-  | { readonly status: 'merged'; readonly account: AccountRecord; readonly merged: { readonly did_oc: string } };
+  | {
+      readonly status: 'merged';
+      readonly account: AccountRecord;
+      readonly merged: { readonly did_oc: string };
+      readonly moved: MergeResult['moved'];
+      readonly removed: MergeResult['removed'];
+    };
 
 /**
  * The refusal of a proven identity that another account holds. It names that
- * account (its did and display name): the caller has just proven the
- * identity, so could sign in to it anyway, and needs to know what a transfer
- * would merge.
+ * account (its did and display name) and lists what it holds: the caller has
+ * just proven the identity, so could sign in to it and see as much anyway,
+ * and needs to know what a transfer would move and what it would remove.
  */
-export function linkedElsewhere(identity: ProvenIdentity, holder?: AccountRecord): OcError {
-  const options = holder === undefined ? undefined : { holder: { did_oc: didOf(holder.id), display_name: holder.display_name } };
+export function linkedElsewhere(identity: ProvenIdentity, holder?: AccountRecord, holdings?: TransferHoldings | null): OcError {
+  const options =
+    holder === undefined
+      ? undefined
+      : {
+          holder: {
+            did_oc: didOf(holder.id),
+            display_name: holder.display_name,
+            ...(holdings === undefined || holdings === null
+              ? {}
+              : {
+                  identities: holdings.identities.map((held) => ({ id: held.id, kind: held.kind, value: held.value })),
+                  security_keys: holdings.keys.map((key) => ({ id: key.id, name: key.name })),
+                  apps: holdings.apps.map((app) => ({ id: app.id, name: app.name })),
+                }),
+          },
+        };
   return identity.kind === 'btc'
-    ? new OcError('address_linked_elsewhere', 'link: another account holds this address; send confirm_transfer: true with a fresh proof to merge it into this one', options)
-    : new OcError('email_linked_elsewhere', 'link: another account holds this e-mail; send confirm_transfer: true with a fresh proof to merge it into this one', options);
+    ? new OcError('address_linked_elsewhere', 'link: another account holds this address; send confirm_transfer with a fresh proof to merge it into this one', options)
+    : new OcError('email_linked_elsewhere', 'link: another account holds this e-mail; send confirm_transfer with a fresh proof to merge it into this one', options);
+}
+
+/** An account the operator holds is neither merged nor merged into (docs/protocol.md §2 "Disabling and deleting"). */
+export function refuseHeldAccount(account: AccountRecord): void {
+  if (account.disabled_at !== null || account.deleted_at !== null) {
+    throw new OcError('account_disabled', 'link: the account holding this identity is disabled by the operator');
+  }
 }
 
 /** A linked address becomes the primary one when the account has none (docs/protocol.md §2 display default). */
@@ -113,14 +152,18 @@ async function withPrimaryAddress(store: AccountStore, account: AccountRecord, i
  * Links `identity` to `account`:
  * - free: linked, verified (the caller just proved it);
  * - already on this account: a no-op;
- * - on another account: 409 `address_linked_elsewhere` / `email_linked_elsewhere`,
- *   unless `confirmTransfer`, when the other account is merged into this one
- *   (docs/protocol.md §2 "dual proof": this account's live session plus the fresh
- *   proof of one of the other's identities). The store moves its identities,
- *   revokes its sessions and puts this account in its place in every roster.
+ * - on another account: 409 `address_linked_elsewhere` / `email_linked_elsewhere`
+ *   listing what that account holds, unless `transfer` accepts the merge: then
+ *   the other account is merged into this one (docs/protocol.md §2 "dual
+ *   proof": this account's live session plus the fresh proof of one of the
+ *   other's identities). Only the proven identity and what `transfer` names
+ *   move; the store removes the rest, revokes the other's sessions, and no
+ *   roster gains a row.
+ * - either account disabled by the operator: 403 `account_disabled`.
  */
 export async function linkIdentity(store: AccountStore, input: LinkInput): Promise<LinkOutcome> {
   const { account, identity, nowMs } = input;
+  refuseHeldAccount(account);
   let owner: AccountRecord | null = null;
   // Twice at most: an identity unlinked by its owner between the insert and
   // the owner look-up is free again, and the second insert takes it.
@@ -135,19 +178,34 @@ export async function linkIdentity(store: AccountStore, input: LinkInput): Promi
   if (owner === null) throw new OcError('internal_error', 'link: the identity changed hands while linking; try again');
   // Merged into this account by a concurrent transfer since addIdentity looked.
   if (owner.id === account.id) return { status: 'already_linked', account: (await store.findAccount(account.id)) ?? account };
-  if (!input.confirmTransfer) throw linkedElsewhere(identity, owner);
+  refuseHeldAccount(owner);
+  if (input.transfer === null) throw linkedElsewhere(identity, owner, await store.transferHoldings(owner.id));
 
-  let survivor: AccountRecord;
+  const holdings = await store.transferHoldings(owner.id);
+  const proven = holdings?.identities.find((held) => held.kind === identity.kind && held.value === identity.value);
+  let merge: MergeResult;
   try {
-    survivor = (await store.mergeAccounts(owner.id, account.id, nowMs)).account;
+    if (proven === undefined) throw new MergeRefused('selection_changed', 'link: the proven identity left the other account meanwhile');
+    const identityIds = [...new Set([proven.id, ...input.transfer.identities])];
+    merge = await store.mergeAccounts(owner.id, account.id, nowMs, { identityIds, appIds: input.transfer.apps });
   } catch (error) {
     // Two transfers of the same account raced: the loser finds the owner
     // already merged. When it was merged into this account, the identity is here.
     const holder = await store.findAccountByIdentity(identity.kind, identity.value);
     if (holder?.id === account.id) return { status: 'already_linked', account: (await store.findAccount(account.id)) ?? account };
+    if (error instanceof MergeRefused) {
+      if (error.code === 'account_disabled') throw new OcError('account_disabled', 'link: an account of this transfer is disabled by the operator');
+      throw new OcError('transfer_changed', 'link: the other account no longer holds what confirm_transfer names; link again to see what it holds now');
+    }
     throw error;
   }
-  return { status: 'merged', account: await withPrimaryAddress(store, survivor, identity, nowMs), merged: { did_oc: didOf(owner.id) } };
+  return {
+    status: 'merged',
+    account: await withPrimaryAddress(store, merge.account, identity, nowMs),
+    merged: { did_oc: didOf(owner.id) },
+    moved: merge.moved,
+    removed: merge.removed,
+  };
 }
 
 /**

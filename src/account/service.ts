@@ -6,13 +6,15 @@
  * set the cookie and answer.
  */
 import type { Authenticated, IssuedSession, SessionService } from '../session/service.js';
-import type { AccountRecord, AccountStore } from '../storage/index.js';
+import type { AccountRecord, AccountStore, NamedItem } from '../storage/index.js';
 import { displayNameFromProvider, editAccount, type AccountEditInput } from './edit.js';
 import {
   identityView,
   linkedElsewhere,
   linkedIdentityViews,
   linkIdentity,
+  refuseHeldAccount,
+  type TransferAcceptance,
   listIdentityViews,
   unlinkIdentity,
   type IdentityView,
@@ -37,8 +39,15 @@ export interface AccountServiceDeps {
 export interface AccountChange {
   readonly issued: IssuedSession;
   readonly identities: IdentityView[];
-  /** Set when a confirmed transfer merged another account into this one. */
-  readonly merged?: { readonly did_oc: string };
+  /** Set when a confirmed transfer merged another account into this one: what arrived and what was removed. */
+  readonly merged?: MergeReport;
+}
+
+/** The answer's account of a transfer (docs/protocol.md §2 "Merging"). */
+export interface MergeReport {
+  readonly did_oc: string;
+  readonly moved: { readonly identities: IdentityView[]; readonly apps: NamedItem[] };
+  readonly removed: { readonly identities: IdentityView[]; readonly security_keys: NamedItem[]; readonly apps: NamedItem[] };
 }
 
 export interface IdentitiesOverview {
@@ -107,11 +116,12 @@ export class AccountService {
   }
 
   /**
-   * Links the identity `proof` proves (purpose `link`); with `confirmTransfer`
-   * an identity of another account merges that account into this one.
-   * Needs a fresh step-up; checked before the proof is consumed.
+   * Links the identity `proof` proves (purpose `link`); with a `transfer`
+   * acceptance an identity of another account merges that account into this
+   * one, moving only what the acceptance names (docs/protocol.md §2
+   * "Merging"). Needs a fresh step-up; checked before the proof is consumed.
    */
-  async link(current: Authenticated, proof: AddressProof | EmailProof, confirmTransfer: boolean): Promise<AccountChange> {
+  async link(current: Authenticated, proof: AddressProof | EmailProof, transfer: TransferAcceptance | null): Promise<AccountChange> {
     requireFreshSudo(current.session, this.#nowMs());
     // A link challenge may name the active account's did as its audience
     // (the OrangeCheck client does): a proof made for one account cannot be
@@ -122,28 +132,40 @@ export class AccountService {
       ...base,
       challenge: { ...base.challenge, isAllowedAudience: (audience) => audience === did || base.challenge.isAllowedAudience(audience) },
     };
-    // An identity of another account without confirm_transfer is refused
-    // before the proof is used up, so the client can send the same proof
-    // again with the confirmation (docs/protocol.md §2 "Merging").
+    // An identity of another account without a transfer, or of an account
+    // the operator holds, is refused before the proof is used up, so the
+    // client can send the same proof again with the confirmation.
     const refuseElsewhere = async (identity: { kind: 'btc' | 'email'; value: string }): Promise<void> => {
-      if (confirmTransfer) return;
       const owner = await this.#deps.store.findAccountByIdentity(identity.kind, identity.value);
-      if (owner !== null && owner.id !== current.account.id) throw linkedElsewhere(identity, owner);
+      if (owner === null || owner.id === current.account.id) return;
+      refuseHeldAccount(owner);
+      if (transfer === null) throw linkedElsewhere(identity, owner, await this.#deps.store.transferHoldings(owner.id));
     };
     const identity = await proveIdentity(proof, 'link', checkers, refuseElsewhere);
-    const outcome = await linkIdentity(this.#deps.store, { account: current.account, identity, confirmTransfer, nowMs: this.#nowMs() });
+    const outcome = await linkIdentity(this.#deps.store, { account: current.account, identity, transfer, nowMs: this.#nowMs() });
+    let merged: MergeReport | undefined;
     if (outcome.status === 'merged') {
+      merged = {
+        did_oc: outcome.merged.did_oc,
+        moved: { identities: outcome.moved.identities.map(identityView), apps: outcome.moved.apps },
+        removed: { identities: outcome.removed.identities.map(identityView), security_keys: outcome.removed.keys, apps: outcome.removed.apps },
+      };
       const mergedId = outcome.merged.did_oc.slice('did:oc:'.length);
-      await this.#deps.activity.record(outcome.account.id, 'account_merged', { merged_from: outcome.merged.did_oc });
+      const named = (items: readonly { kind: string; value: string }[]): string[] => items.map((item) => `${item.kind}:${item.value}`);
+      // Exactly what arrived, and what the other account lost (docs/protocol.md §6 "Activity").
+      await this.#deps.activity.record(outcome.account.id, 'account_merged', {
+        merged_from: outcome.merged.did_oc,
+        identities: named(outcome.moved.identities),
+        apps: outcome.moved.apps.map((app) => app.name),
+        removed_identities: named(outcome.removed.identities),
+        removed_keys: outcome.removed.keys.map((key) => key.name),
+        removed_apps: outcome.removed.apps.map((app) => app.name),
+      });
       await this.#deps.activity.record(mergedId, 'account_merged', { merged_into: didOf(outcome.account.id) });
     }
     if (outcome.status !== 'already_linked') await this.#deps.activity.record(outcome.account.id, 'identity_linked', { kind: identity.kind, value: identity.value });
     const issued = await this.#deps.sessions.reissue(current);
-    return {
-      issued,
-      identities: await this.identities(outcome.account.id),
-      ...(outcome.status === 'merged' ? { merged: outcome.merged } : {}),
-    };
+    return { issued, identities: await this.identities(outcome.account.id), ...(merged === undefined ? {} : { merged }) };
   }
 
   /** Unlinks one identity of the active account; needs a fresh step-up. */

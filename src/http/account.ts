@@ -9,7 +9,7 @@
  */
 import { Type } from 'typebox';
 import type { FastifyInstance, FastifyReply } from 'fastify';
-import { proofFromFields, type AccountChange } from '../account/index.js';
+import { proofFromFields, type AccountChange, type TransferAcceptance } from '../account/index.js';
 import type { ServiceContext } from './context.js';
 import { errorResponses, NullableString, SessionIssued } from './schemas.js';
 import { noStore, requireSession, sessionBody, setSessionCookie } from './session.js';
@@ -30,13 +30,34 @@ const EMAIL_FIELDS = {
   code: Type.String({ maxLength: 16, description: 'The 6-digit code mailed by POST /api/auth/email-otp/start' }),
   token: Type.Optional(Type.String({ maxLength: 128, description: 'The `token` that start answered' })),
 };
+const HeldIds = (what: string) => Type.Array(Type.String({ minLength: 1, maxLength: 64 }), { maxItems: 100, description: what });
 const CONFIRM_TRANSFER = Type.Optional(
-  Type.Boolean({
-    description:
-      'When the identity belongs to another account: true merges that account into this one (docs/protocol.md §2 dual proof); ' +
-      'otherwise 409',
-  }),
+  Type.Union(
+    [
+      Type.Boolean(),
+      Type.Object(
+        {
+          identities: Type.Optional(HeldIds('Ids of further identities of the other account to move (from `holder.identities` of the 409)')),
+          apps: Type.Optional(HeldIds('Ids of Connect apps of the other account to move (from `holder.apps` of the 409)')),
+        },
+        { additionalProperties: false },
+      ),
+    ],
+    {
+      description:
+        'When the identity belongs to another account, merges that account into this one (docs/protocol.md §2 "Merging"): ' +
+        '`true` moves the proven identity alone; an object also moves the identities and apps it names by id. Whatever ' +
+        'else the other account holds is removed, its security keys always. Absent or false: 409 listing what it holds',
+    },
+  ),
 );
+
+/** The acceptance a `confirm_transfer` field gives (docs/protocol.md §2 "Merging"), or null for none. */
+function transferOf(confirm: boolean | { identities?: string[] | undefined; apps?: string[] | undefined } | undefined): TransferAcceptance | null {
+  if (confirm === undefined || confirm === false) return null;
+  if (confirm === true) return { identities: [], apps: [] };
+  return { identities: confirm.identities ?? [], apps: confirm.apps ?? [] };
+}
 
 const SudoBody = Type.Object(
   {
@@ -95,6 +116,7 @@ const IdentityView = Type.Object({
   verified: Type.Boolean(),
   created_at: Type.String({ description: 'ISO 8601 UTC' }),
 });
+const NamedItem = Type.Object({ id: Type.String(), name: Type.String() });
 const LinkedIdentity = Type.Object({
   id: Type.String(),
   kind: Type.String({ enum: ['btc', 'email', 'oauth', 'connect'] }),
@@ -120,7 +142,19 @@ const AccountWithIdentities = Type.Object({
   ok: Type.Literal(true),
   account: Type.Ref('Account'),
   identities: Type.Array(IdentityView),
-  merged: Type.Optional(Type.Object({ did_oc: Type.String() }, { description: 'The account merged into this one by the transfer' })),
+  merged: Type.Optional(
+    Type.Object(
+      {
+        did_oc: Type.String(),
+        moved: Type.Object({ identities: Type.Array(IdentityView), apps: Type.Array(NamedItem) }, { description: 'What arrived in this account' }),
+        removed: Type.Object(
+          { identities: Type.Array(IdentityView), security_keys: Type.Array(NamedItem), apps: Type.Array(NamedItem) },
+          { description: 'What the merged account held and the transfer removed' },
+        ),
+      },
+      { description: 'The account merged into this one by the transfer' },
+    ),
+  ),
   token: Type.String({ description: 'The re-minted JWT, also set as the `oc_session` cookie' }),
 });
 
@@ -196,9 +230,11 @@ export function registerAccountRoutes(root: FastifyInstance, context: ServiceCon
         summary: 'Link a Bitcoin address (a challenge with purpose=link); needs a step-up younger than 5 minutes',
         description:
           'A free address is linked (and becomes the primary address when the account has none); an address already on ' +
-          'this account is a no-op; an address of another account is 409 `address_linked_elsewhere` unless ' +
-          '`confirm_transfer: true`, which merges that account into this one (its sessions end, its identities move, ' +
-          'rosters show this account in its place). A 409 leaves the proof unused, so the same message and signature can be sent again with confirm_transfer.',
+          'this account is a no-op; an address of another account is 409 `address_linked_elsewhere`, listing what that ' +
+          'account holds, unless `confirm_transfer` accepts the merge: that account is merged into this one (its sessions ' +
+          'end; the proven address and what confirm_transfer names move, the rest of it is removed, its security keys ' +
+          'always). An account disabled by the operator takes part in no merge: 403 `account_disabled`. A 409 leaves the ' +
+          'proof unused, so the same message and signature can be sent again with confirm_transfer.',
         security: SESSION,
         body: LinkBtcBody,
         response: { 200: AccountWithIdentities, ...errorResponses(400, 401, 403, 409, 413, 429, 503) },
@@ -208,7 +244,7 @@ export function registerAccountRoutes(root: FastifyInstance, context: ServiceCon
       const current = await requireSession(context, request);
       const body = request.body;
       const proof = { kind: 'btc', message: body.message, signature: body.signature, nonce: body.nonce, address: body.address, scheme: body.scheme } as const;
-      return changed(await context.accounts.link(current, proof, body.confirm_transfer === true), reply);
+      return changed(await context.accounts.link(current, proof, transferOf(body.confirm_transfer)), reply);
     },
   );
 
@@ -230,7 +266,7 @@ export function registerAccountRoutes(root: FastifyInstance, context: ServiceCon
       const current = await requireSession(context, request);
       const body = request.body;
       const proof = { kind: 'email', email: body.email, code: body.code, token: body.token } as const;
-      return changed(await context.accounts.link(current, proof, body.confirm_transfer === true), reply);
+      return changed(await context.accounts.link(current, proof, transferOf(body.confirm_transfer)), reply);
     },
   );
 

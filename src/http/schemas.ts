@@ -15,8 +15,24 @@ export const ErrorBody = Type.Object(
     retry_after_seconds: Type.Optional(Type.Integer()),
     holder: Type.Optional(
       Type.Object(
-        { did_oc: Type.String(), display_name: Type.Union([Type.String(), Type.Null()]) },
-        { description: 'The account that holds the identity just proven (`address_linked_elsewhere`, `email_linked_elsewhere`)' },
+        {
+          did_oc: Type.String(),
+          display_name: Type.Union([Type.String(), Type.Null()]),
+          identities: Type.Optional(
+            Type.Array(Type.Object({ id: Type.String(), kind: Type.String(), value: Type.String() }), {
+              description: 'Its identities: the proven one moves; the others move only when `confirm_transfer.identities` names them',
+            }),
+          ),
+          security_keys: Type.Optional(
+            Type.Array(Type.Object({ id: Type.String(), name: Type.String() }), { description: 'Its security keys and passkeys: never moved, removed by a transfer' }),
+          ),
+          apps: Type.Optional(
+            Type.Array(Type.Object({ id: Type.String(), name: Type.String() }), {
+              description: 'Its Connect apps: moved only when `confirm_transfer.apps` names them, otherwise removed by a transfer',
+            }),
+          ),
+        },
+        { description: 'The account that holds the identity just proven (`address_linked_elsewhere`, `email_linked_elsewhere`), and what it holds' },
       ),
     ),
     attempts_left: Type.Optional(Type.Integer({ description: 'Tries left of an e-mail code (`invalid_code` with the start\'s token)' })),

@@ -21,6 +21,9 @@ import type {
   CreateAccountResult,
   IdentityRecord,
   MergeResult,
+  MergeSelection,
+  NamedItem,
+  TransferHoldings,
   NewAccount,
   NewIdentity,
   RemoveIdentityResult,
@@ -28,7 +31,7 @@ import type {
   MergedAccountRecord,
   DeletedAccountRecord,
 } from './store.js';
-import { emailHintSetting } from './store.js';
+import { emailHintSetting, MergeRefused } from './store.js';
 import { enqueueWebhookEvents, webhookIdentity, webhookTargets } from './webhooks.js';
 
 export class AccountsArea implements AccountStore {
@@ -250,7 +253,18 @@ export class AccountsArea implements AccountStore {
     return row ? toAccountRecord(row) : null;
   }
 
-  async mergeAccounts(fromId: string, intoId: string, now: number): Promise<MergeResult> {
+  async transferHoldings(accountId: string): Promise<TransferHoldings | null> {
+    const account = await this.#x.findAccount(this.#x.db, accountId);
+    if (account === null) return null;
+    const [identities, keys, apps] = await Promise.all([
+      this.#x.db.selectFrom('identities').selectAll().where('account_id', '=', accountId).orderBy('created_at').orderBy('id').execute(),
+      this.#x.db.selectFrom('webauthn_credentials').select(['id', 'label as name']).where('account_id', '=', accountId).orderBy('created_at').execute(),
+      this.#x.db.selectFrom('connect_apps').select(['id', 'name']).where('owner_account_id', '=', accountId).orderBy('created_at').execute(),
+    ]);
+    return { identities: identities.map(toIdentityRecord), keys, apps };
+  }
+
+  async mergeAccounts(fromId: string, intoId: string, now: number, selection: MergeSelection): Promise<MergeResult> {
     if (fromId === intoId) throw new Error('storage: cannot merge an account into itself');
     return this.#x.transaction(async (trx) => {
       const locked = await this.#x.lockAccounts(trx, [fromId, intoId], 'update');
@@ -264,16 +278,52 @@ export class AccountsArea implements AccountStore {
       if (into === null) throw new Error(`storage: cannot merge into unknown account ${intoId}`);
       if (into.id === from.id) throw new Error(`storage: merging ${fromId} into ${intoId} would make a loop`);
       if (into.id !== intoId) await this.#x.lockAccounts(trx, [into.id], 'update');
+      // The operator's hold covers merges too (docs/protocol.md §2 "Disabling and deleting").
+      for (const account of [from, into]) {
+        if (account.disabled_at !== null || account.deleted_at !== null) {
+          throw new MergeRefused('account_disabled', 'storage: an account of this merge is disabled or deleted');
+        }
+      }
 
-      const moved = await trx
-        .updateTable('identities')
-        .set({ account_id: into.id })
-        .where('account_id', '=', from.id)
-        .executeTakeFirst();
-      // Integrator apps follow their owner, or nobody could rotate or delete them.
-      await trx.updateTable('connect_apps').set({ owner_account_id: into.id }).where('owner_account_id', '=', from.id).execute();
-      // Security keys and passkeys follow the identities: they proved the same person.
-      await trx.updateTable('webauthn_credentials').set({ account_id: into.id }).where('account_id', '=', from.id).execute();
+      const identities = (
+        await trx.selectFrom('identities').selectAll().where('account_id', '=', from.id).orderBy('created_at').orderBy('id').execute()
+      ).map(toIdentityRecord);
+      const keys: NamedItem[] = await trx.selectFrom('webauthn_credentials').select(['id', 'label as name']).where('account_id', '=', from.id).execute();
+      const apps: NamedItem[] = await trx.selectFrom('connect_apps').select(['id', 'name']).where('owner_account_id', '=', from.id).execute();
+      const chosenIdentities = new Set(selection.identityIds);
+      const chosenApps = new Set(selection.appIds);
+      if (
+        [...chosenIdentities].some((id) => !identities.some((identity) => identity.id === id)) ||
+        [...chosenApps].some((id) => !apps.some((app) => app.id === id))
+      ) {
+        throw new MergeRefused('selection_changed', 'storage: the merge names an identity or app the merged account does not hold');
+      }
+      const moving = identities.filter((identity) => chosenIdentities.has(identity.id));
+      const dropped = identities.filter((identity) => !chosenIdentities.has(identity.id));
+      const movingApps = apps.filter((app) => chosenApps.has(app.id));
+      const droppedApps = apps.filter((app) => !chosenApps.has(app.id));
+
+      // The apps that provisioned `from` (read while their identities are still there) hear of what left it.
+      const fromTargets = await webhookTargets(trx, [from.id]);
+      if (dropped.length > 0) {
+        await trx.deleteFrom('identities').where('id', 'in', dropped.map((identity) => identity.id)).execute();
+        for (const identity of dropped) {
+          await enqueueWebhookEvents(trx, fromTargets, 'identity.unlinked', from.id, { identity: webhookIdentity(identity) }, now);
+        }
+      }
+      if (moving.length > 0) {
+        await trx.updateTable('identities').set({ account_id: into.id }).where('id', 'in', moving.map((identity) => identity.id)).execute();
+      }
+      if (movingApps.length > 0) {
+        await trx.updateTable('connect_apps').set({ owner_account_id: into.id }).where('id', 'in', movingApps.map((app) => app.id)).execute();
+      }
+      if (droppedApps.length > 0) {
+        const ids = droppedApps.map((app) => app.id);
+        await trx.deleteFrom('webhook_deliveries').where('app_id', 'in', ids).execute();
+        await trx.deleteFrom('connect_apps').where('id', 'in', ids).execute();
+      }
+      // A key proves whoever registered it, not the person merging: it never moves.
+      await trx.deleteFrom('webauthn_credentials').where('account_id', '=', from.id).execute();
       // Accounts merged into `from` earlier now point straight at the survivor,
       // so every chain stays one step long.
       await trx
@@ -288,14 +338,15 @@ export class AccountsArea implements AccountStore {
         .execute();
       const adopted: Updateable<AccountsTable> = { updated_at: now };
       if (into.display_name === null && from.display_name !== null) adopted.display_name = from.display_name;
-      if (into.primary_btc === null && from.primary_btc !== null) adopted.primary_btc = from.primary_btc;
+      const primaryMoved = moving.some((identity) => identity.kind === 'btc' && identity.value === from.primary_btc);
+      if (into.primary_btc === null && primaryMoved) adopted.primary_btc = from.primary_btc;
       const survivor = await trx
         .updateTable('accounts')
         .set(adopted)
         .where('id', '=', into.id)
         .returningAll()
         .executeTakeFirstOrThrow();
-      // Every app that provisioned either account (their identities are all on `into` now).
+      // Every app that provisioned either account (what moved is on `into` now).
       const targets = await webhookTargets(trx, [into.id]);
       await enqueueWebhookEvents(trx, targets, 'account.merged', into.id, { merged_from: [`did:oc:${from.id}`] }, now);
 
@@ -307,8 +358,10 @@ export class AccountsArea implements AccountStore {
       const revoked = await this.#x.revokeAccountSessions(trx, [from.id], now);
       return {
         account: toAccountRecord(survivor),
-        moved_identities: rowsAffected(moved.numUpdatedRows),
+        moved_identities: moving.length,
         revoked_sessions: revoked,
+        moved: { identities: moving.map((identity) => ({ ...identity, account_id: into.id })), apps: movingApps },
+        removed: { identities: dropped, keys, apps: droppedApps },
       };
     });
   }

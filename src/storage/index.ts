@@ -10,7 +10,7 @@ export { migrate, MIGRATIONS } from './migrations.js';
 export type { Migration, MigrationReport } from './migrations.js';
 export { parseDatabaseUrl, redactDatabaseUrl } from './database.js';
 export type { DatabaseEngine, DatabaseLocation, OpenDatabaseOptions } from './database.js';
-export { ATTEST_EVENT_RETENTION_MS, DEFAULT_ACTIVITY_RETENTION_MS, DEFAULT_SESSION_RETENTION_MS, MAX_MERGE_DEPTH, emailHintSetting } from './store.js';
+export { ATTEST_EVENT_RETENTION_MS, DEFAULT_ACTIVITY_RETENTION_MS, DEFAULT_SESSION_RETENTION_MS, MAX_MERGE_DEPTH, MergeRefused, emailHintSetting } from './store.js';
 export type {
   AccountFacts,
   AccountKind,
@@ -27,6 +27,9 @@ export type {
   IdentityKind,
   IdentityRecord,
   MergeResult,
+  MergeSelection,
+  NamedItem,
+  TransferHoldings,
   MergedAccountRecord,
   NewAccount,
   NewConnectApp,

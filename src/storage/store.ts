@@ -269,12 +269,56 @@ export interface AccountPatch {
   readonly primary_btc?: string | null;
 }
 
+/** An app or a security key as a transfer names it: its id and the name its owner gave it. */
+export interface NamedItem {
+  readonly id: string;
+  readonly name: string;
+}
+
+/** What an account holds that a merge could move (docs/protocol.md §2 "Merging"). */
+export interface TransferHoldings {
+  readonly identities: IdentityRecord[];
+  /** Security keys and passkeys: never moved, removed with the account. */
+  readonly keys: NamedItem[];
+  /** Connect apps the account owns. */
+  readonly apps: NamedItem[];
+}
+
+/**
+ * What a merge moves from the merged account (docs/protocol.md §2
+ * "Merging"): the identity just proven and whatever else the person
+ * confirmed by id. Everything else the merged account held is removed.
+ */
+export interface MergeSelection {
+  readonly identityIds: readonly string[];
+  readonly appIds: readonly string[];
+}
+
+/**
+ * Why a merge was refused: an account in it is disabled or deleted
+ * (`account_disabled`), or the selection names something the merged
+ * account does not hold (`selection_changed`).
+ */
+export class MergeRefused extends Error {
+  constructor(
+    readonly code: 'account_disabled' | 'selection_changed',
+    message: string,
+  ) {
+    super(message);
+    this.name = 'MergeRefused';
+  }
+}
+
 export interface MergeResult {
   /** The surviving canonical account, after the merge. */
   readonly account: AccountRecord;
   readonly moved_identities: number;
   /** Rows of the merged account that the merge revoked (all of them: no roster gains the survivor). */
   readonly revoked_sessions: number;
+  /** What arrived in the survivor. */
+  readonly moved: { readonly identities: IdentityRecord[]; readonly apps: NamedItem[] };
+  /** What the merged account held and the merge removed. */
+  readonly removed: { readonly identities: IdentityRecord[]; readonly keys: NamedItem[]; readonly apps: NamedItem[] };
 }
 
 export interface NewSession {
@@ -425,10 +469,18 @@ export interface AccountStore {
   /**
    * Merges `fromId` into `intoId` (resolved to its canonical account) in one
    * transaction (docs/protocol.md §2, docs/api.md states table):
-   * - every identity, Connect app and security key of `from` moves to `into`; accounts merged into `from`
-   *   earlier are repointed to `into`, so chains stay one step long;
-   * - `from.merged_into` is set; `into` adopts `from`'s display name and
-   *   primary address where its own are empty;
+   * - only what `selection` names moves to `into`: identities and Connect
+   *   apps of `from`, by id (the caller puts the proven identity there). The
+   *   rest of `from`'s identities and apps, and every security key and
+   *   passkey of `from`, are removed, so nothing reaches `into` that the
+   *   person merging did not see and accept (docs/protocol.md §2 "Merging");
+   * - refused with {@link MergeRefused}: `account_disabled` when either
+   *   account is disabled or deleted, `selection_changed` when the selection
+   *   names an identity or app `from` does not hold;
+   * - accounts merged into `from` earlier are repointed to `into`, so chains
+   *   stay one step long;
+   * - `from.merged_into` is set; `into` adopts `from`'s display name where its
+   *   own is empty, and its primary address when that address moved;
    * - every session row of `from` is revoked, and no roster gains a row for
    *   `into`: a merge gives no one access they did not have. Rosters that
    *   held `from` simply lose it on their next /me; `into` stays only where
@@ -437,7 +489,10 @@ export interface AccountStore {
    * signs in again (proving one of the moved identities) and lands in the
    * canonical account.
    */
-  mergeAccounts(fromId: string, intoId: string, now: EpochMilliseconds): Promise<MergeResult>;
+  mergeAccounts(fromId: string, intoId: string, now: EpochMilliseconds, selection: MergeSelection): Promise<MergeResult>;
+
+  /** What `accountId` holds that a merge of it could move or would remove; null for an unknown account. */
+  transferHoldings(accountId: string): Promise<TransferHoldings | null>;
 
   /**
    * Deletes an account (docs/protocol.md §2 "Disabling and deleting") in one

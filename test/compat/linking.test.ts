@@ -74,7 +74,7 @@ function linkingSuite(engine: 'sqlite' | 'postgres'): void {
     expect(refused.body).toMatchObject({ ok: false, reason: 'address_linked_elsewhere' });
     const merged = await client.post('/api/auth/link/btc', { ...proof, confirm_transfer: true });
     expect(merged.status, JSON.stringify(merged.body)).toBe(200);
-    expect(merged.body.merged).toEqual({ did_oc: mergedDid });
+    expect(merged.body.merged).toMatchObject({ did_oc: mergedDid });
     // Used now: a third send is a replay.
     expect((await client.post('/api/auth/link/btc', { ...proof, confirm_transfer: true })).body.reason).toBe('nonce_reused');
 
@@ -106,7 +106,7 @@ function linkingSuite(engine: 'sqlite' | 'postgres'): void {
     expect(refused.body.reason).toBe('email_linked_elsewhere');
     const merged = await client.post('/api/auth/link/email', { email, code, token, confirm_transfer: true });
     expect(merged.status, JSON.stringify(merged.body)).toBe(200);
-    expect(merged.body.merged).toEqual({ did_oc: held.body.account.did_oc });
+    expect(merged.body.merged).toMatchObject({ did_oc: held.body.account.did_oc });
 
     const identities = await client.get('/api/auth/identities');
     expect(identities.body.linked).toContainEqual(expect.objectContaining({ kind: 'email', value: email, verification_method: 'email-otp', is_primary: true }));
