@@ -12,7 +12,7 @@ import { bytesToHex, hexToBytes } from '@noble/hashes/utils.js';
 import { generateSecretKey } from 'nostr-tools/pure';
 import { originRules } from '../signin/origins.js';
 import { AccountService, ActivityLog, DeviceService, SignInService, type ProofCheckers } from '../account/index.js';
-import { openStore, type Store } from '../storage/index.js';
+import { exposedFileWarning, octalMode, openStore, type Store } from '../storage/index.js';
 import { loadKeyRing, loadServerSecret } from '../session/keystore.js';
 import type { KeyRing } from '../session/keys.js';
 import { SessionService } from '../session/service.js';
@@ -222,7 +222,13 @@ export async function buildApp(config: Config, deps: AppDeps = {}): Promise<Fast
   if (deps.relays === undefined) app.addHook('onClose', async () => relayPool.close());
   const relays = meteredRelays(relayPool, metrics);
   // Storage, secrets and keys (docs/protocol.md §1, §3). A store we open is ours to close.
-  const store = deps.store ?? (await openStore(config.databaseUrl, { sqliteDriver: config.sqliteDriver }));
+  // docs/operations.md "Files and permissions": a database file others can open is named in the log, not changed.
+  const store =
+    deps.store ??
+    (await openStore(config.databaseUrl, {
+      sqliteDriver: config.sqliteDriver,
+      onExposedFile: (file) => app.log.warn({ file: file.path, mode: octalMode(file.mode) }, exposedFileWarning(file)),
+    }));
   if (deps.store === undefined) app.addHook('onClose', async () => store.close());
   const serverSecret = await loadServerSecret(store, config.serverSecret);
   let keyRing: KeyRing = await loadKeyRing(store, config.authPrivateJwk, now());

@@ -7,7 +7,7 @@
  * file locking, the PostgreSQL pool, its schema isolation and its bigint
  * parsing. Above this file both engines are one Kysely<DatabaseSchema>.
  */
-import { mkdirSync, realpathSync } from 'node:fs';
+import { closeSync, fchmodSync, mkdirSync, openSync, realpathSync, statSync, unlinkSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { createHash } from 'node:crypto';
 import { Kysely, PostgresDialect, type PostgresPool, type PostgresPoolClient, type SqliteDatabase, type SqliteStatement } from 'kysely';
@@ -40,6 +40,20 @@ export interface OpenDatabaseOptions {
    * to stderr.
    */
   readonly onBackgroundError?: (error: Error) => void;
+  /**
+   * SQLite only: a database file (or its `-wal`, `-shm`, `-journal`) that
+   * other local users can open (docs/operations.md "Files and permissions").
+   * Default: {@link exposedFileWarning} on stderr.
+   */
+  readonly onExposedFile?: (file: ExposedFile) => void;
+}
+
+/** A database file whose mode lets other local users open it. */
+export interface ExposedFile {
+  /** Absolute path. */
+  readonly path: string;
+  /** The permission bits, e.g. 0o644. */
+  readonly mode: number;
 }
 
 export interface OpenDatabase {
@@ -65,6 +79,18 @@ export interface OpenDatabase {
 export const SQLITE_BUSY_TIMEOUT_MS = 5000;
 
 const SCHEMA_NAME = /^[A-Za-z_][A-Za-z0-9_]{0,62}$/;
+
+/**
+ * docs/operations.md "Files and permissions": the database holds the signing
+ * keys, the webhook key and the server secret, so a folder created for it
+ * and the file itself are its owner's alone. SQLite gives the `-wal`, `-shm`
+ * and `-journal` files the mode of the database file.
+ */
+const PRIVATE_DIRECTORY_MODE = 0o700;
+const PRIVATE_FILE_MODE = 0o600;
+/** Permission bits for the group and for everyone else. */
+const OTHERS_BITS = 0o077;
+const SIDE_FILE_SUFFIXES = ['-wal', '-shm', '-journal'] as const;
 
 /** The URL with any password masked, for error messages. */
 export function redactDatabaseUrl(databaseUrl: string): string {
@@ -105,15 +131,73 @@ export function parseDatabaseUrl(databaseUrl: string, options: { schema?: string
 
 export async function openDatabase(databaseUrl: string, options: OpenDatabaseOptions = {}): Promise<OpenDatabase> {
   const location = parseDatabaseUrl(databaseUrl, options.schema === undefined ? {} : { schema: options.schema });
-  return location.engine === 'sqlite' ? openSqlite(location.filename, options.sqliteDriver) : openPostgres(location, options);
+  return location.engine === 'sqlite' ? openSqlite(location.filename, options) : openPostgres(location, options);
 }
 
-async function openSqlite(filename: string, driver: SqliteDriverChoice | undefined): Promise<OpenDatabase> {
+/** The warning for a database file others can open, with the command that closes it. */
+export function exposedFileWarning(file: ExposedFile): string {
+  const quoted = /^[\w./+-]+$/.test(file.path) ? file.path : `'${file.path.replace(/'/g, `'\\''`)}'`;
+  return (
+    `storage: ${file.path} has mode ${octalMode(file.mode)}, so other local users can open it, and it holds the ` +
+    `signing keys and the server secret; restrict it with chmod 600 ${quoted}`
+  );
+}
+
+/** A mode as four octal digits (0644), as chmod and ls speak of it. */
+export function octalMode(mode: number): string {
+  return `0${(mode & 0o777).toString(8).padStart(3, '0')}`;
+}
+
+/**
+ * Creates the folders and an empty database file that only the owner can
+ * open, before SQLite opens it: SQLite itself would create the file with
+ * 0644 under the usual umask. Answers whether this call created the file.
+ * An existing file is left as it is (docs/operations.md "Files and permissions").
+ */
+function createPrivateFile(filename: string): boolean {
+  // The mode applies to every folder the call creates; existing ones keep theirs.
+  mkdirSync(dirname(resolve(filename)), { recursive: true, mode: PRIVATE_DIRECTORY_MODE });
+  let descriptor: number;
+  try {
+    // Exclusive: of two processes starting at once, one creates it, the other opens it.
+    descriptor = openSync(filename, 'wx', PRIVATE_FILE_MODE);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'EEXIST') return false;
+    throw error;
+  }
+  try {
+    // The umask may have taken more than the group's and others' bits.
+    fchmodSync(descriptor, PRIVATE_FILE_MODE);
+  } finally {
+    closeSync(descriptor);
+  }
+  return true;
+}
+
+/** The database file and its side files that others can open. */
+function exposedFiles(filename: string): ExposedFile[] {
+  const path = resolve(filename);
+  const found: ExposedFile[] = [];
+  for (const candidate of [path, ...SIDE_FILE_SUFFIXES.map((suffix) => `${path}${suffix}`)]) {
+    const mode = statSync(candidate, { throwIfNoEntry: false })?.mode;
+    if (mode !== undefined && (mode & OTHERS_BITS) !== 0) found.push({ path: candidate, mode: mode & 0o777 });
+  }
+  return found;
+}
+
+async function openSqlite(filename: string, options: OpenDatabaseOptions): Promise<OpenDatabase> {
   const inMemory = filename === ':memory:';
-  if (!inMemory) mkdirSync(dirname(resolve(filename)), { recursive: true });
+  const created = !inMemory && createPrivateFile(filename);
   // busy_timeout is set first, as the library opens: the journal-mode switch
   // below may itself wait for a lock.
-  const connection = await openSqliteConnection(filename, { busyTimeoutMs: SQLITE_BUSY_TIMEOUT_MS, driver });
+  let connection: SqliteConnection;
+  try {
+    connection = await openSqliteConnection(filename, { busyTimeoutMs: SQLITE_BUSY_TIMEOUT_MS, driver: options.sqliteDriver });
+  } catch (error) {
+    // The library could not be loaded or open it: take back the empty file made for it.
+    if (created && statSync(filename, { throwIfNoEntry: false })?.size === 0) unlinkSync(filename);
+    throw error;
+  }
   try {
     // WAL lets readers run while one writer commits; NORMAL is durable in WAL
     // except for the last commits before a power cut, which a session store can
@@ -125,6 +209,10 @@ async function openSqlite(filename: string, driver: SqliteDriverChoice | undefin
   } catch (error) {
     connection.close();
     throw error;
+  }
+  if (!inMemory) {
+    const report = options.onExposedFile ?? ((file: ExposedFile) => console.error(exposedFileWarning(file)));
+    for (const file of exposedFiles(filename)) report(file);
   }
   const fileKey = inMemory ? undefined : realpathSync(filename);
   const cached = withStatementCache(connection);
