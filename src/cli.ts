@@ -1,10 +1,12 @@
 #!/usr/bin/env node
 /**
  * The `oc-host` command line: serve, migrate, keys, and the attestation
- * tools. Exit codes: 0 success, 1 the work failed (an attestation that does
- * not verify, a publish no relay took), 2 usage error, 78 bad configuration.
+ * tools (docs/operations.md "Command line"). Exit codes: 0 success, 1 the
+ * work failed (an attestation that does not verify, a publish no relay
+ * took), 2 usage error (an argument or option the command does not take
+ * too), 78 bad configuration (a DATABASE_URL naming no database too: only
+ * `migrate` and `serve` create one).
  */
-import { readFile } from 'node:fs/promises';
 import { parseArgs } from 'node:util';
 import { hexToBytes } from '@noble/hashes/utils.js';
 import {
@@ -17,6 +19,7 @@ import {
 } from './attest/index.js';
 import { createRelayPool } from './relay/index.js';
 import { createEsploraClient } from './chain/index.js';
+import { readAttestationFile } from './cli/attestation-file.js';
 import { publishFromFile } from './cli/publish.js';
 import { UsageError } from './cli/usage.js';
 import { OPERATOR_COMMANDS, operatorHelp, runOperatorCommand, terminalIo } from './cli/operator.js';
@@ -24,7 +27,7 @@ import { ConfigError, loadConfig, type Config } from './config.js';
 import { serve } from './main.js';
 import { publicJwkForConsumers } from './session/keys.js';
 import { loadKeyRing, rotateSigningKey } from './session/keystore.js';
-import { migrate, openStore, redactDatabaseUrl } from './storage/index.js';
+import { DatabaseMissingError, migrate, openStore, redactDatabaseUrl } from './storage/index.js';
 import { VERSION } from './version.js';
 
 const USAGE = `oc-host ${VERSION}: sign-in host and OrangeCheck attestation verifier
@@ -52,6 +55,7 @@ Usage:
   oc-host --help | --version
 
 Configuration comes from the environment (see README "Configuration").
+Only serve and migrate create a database; other commands refuse a missing one (78).
 Exit codes: 0 ok, 1 the work failed, 2 usage error, 3 not confirmed, 78 bad configuration.`;
 
 
@@ -65,7 +69,8 @@ function progress(line: string): void {
 
 async function withStore<T>(config: Config, work: (store: Awaited<ReturnType<typeof openStore>>) => Promise<T>): Promise<T> {
   progress(`opening ${redactDatabaseUrl(config.databaseUrl)}`);
-  const store = await openStore(config.databaseUrl, { sqliteDriver: config.sqliteDriver });
+  // Only migrate and serve create a database: a mistyped DATABASE_URL is refused, not answered from an empty one.
+  const store = await openStore(config.databaseUrl, { sqliteDriver: config.sqliteDriver, mustExist: true });
   try {
     return await work(store);
   } finally {
@@ -73,14 +78,16 @@ async function withStore<T>(config: Config, work: (store: Awaited<ReturnType<typ
   }
 }
 
-async function readAttestationFile(path: string): Promise<{ addr: string; msg: string; sig: string; scheme?: string; attestation_id?: string }> {
-  const parsed: unknown = JSON.parse(await readFile(path, 'utf8'));
-  if (typeof parsed !== 'object' || parsed === null) throw new UsageError(`${path}: must hold a JSON object {addr, msg, sig, scheme?}`);
-  const record = parsed as Record<string, unknown>;
-  for (const field of ['addr', 'msg', 'sig']) {
-    if (typeof record[field] !== 'string') throw new UsageError(`${path}: field "${field}" must be a string`);
-  }
-  return record as { addr: string; msg: string; sig: string; scheme?: string };
+/**
+ * Refuses positionals past the `expected` first ones and options `command`
+ * does not take: a word the command would ignore is most likely a mistake,
+ * so nothing runs (docs/operations.md "Command line").
+ */
+function onlyArguments(command: string, positionals: readonly string[], expected: number, values: Readonly<Record<string, unknown>>, options: readonly string[]): void {
+  const extra = positionals.slice(expected);
+  if (extra.length > 0) throw new UsageError(`${command}: unexpected "${extra.join(' ')}"`);
+  const stray = Object.keys(values).filter((name) => values[name] !== undefined && !options.includes(name));
+  if (stray.length > 0) throw new UsageError(`${command}: unexpected ${stray.map((name) => `--${name}`).join(' ')}`);
 }
 
 function wholeNumber(value: string | undefined, flag: string): number {
@@ -119,13 +126,35 @@ async function run(argv: string[]): Promise<number> {
     return 0;
   }
   const [command, subcommand] = positionals;
-  if (values.help || command === undefined || command === 'help') {
+  if (values.help || command === undefined) {
     out(USAGE);
     return command === undefined && !values.help ? 2 : 0;
   }
+  if (command === 'help') {
+    onlyArguments('help', positionals, 1, values, []);
+    out(USAGE);
+    return 0;
+  }
   if (command === 'serve') {
+    onlyArguments('serve', positionals, 1, values, []);
     await serve();
     return -1; // keeps running; shutdown exits the process
+  }
+  // Checked before the configuration is read or anything is opened.
+  switch (command) {
+    case 'migrate':
+      onlyArguments('migrate', positionals, 1, values, []);
+      break;
+    case 'keys':
+      if (subcommand === 'rotate' || subcommand === 'public') onlyArguments(`keys ${subcommand}`, positionals, 2, values, subcommand === 'public' ? ['base64url'] : []);
+      break;
+    case 'check':
+      onlyArguments('check', positionals, 1, values, ['addr', 'id', 'identity', 'min-sats', 'min-days']);
+      break;
+    case 'verify':
+    case 'publish':
+      onlyArguments(command, positionals, 1, values, ['file']);
+      break;
   }
   const config = loadConfig();
   switch (command) {
@@ -226,6 +255,9 @@ run(process.argv.slice(2)).then(
   (error: unknown) => {
     if (error instanceof ConfigError) {
       process.stderr.write(`${error.message}\n`);
+      process.exitCode = 78;
+    } else if (error instanceof DatabaseMissingError) {
+      process.stderr.write(`oc-host: ${error.message}\n`);
       process.exitCode = 78;
     } else if (error instanceof UsageError || (error as { code?: string }).code?.startsWith('ERR_PARSE_ARGS')) {
       process.stderr.write(`oc-host: ${(error as Error).message}\n\n${USAGE}\n`);

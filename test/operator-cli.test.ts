@@ -5,17 +5,20 @@
  * process for exit codes, --help and the confirmation read from stdin.
  */
 import { execFile } from 'node:child_process';
+import { existsSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { FastifyInstance } from 'fastify';
+import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runOperatorCommand, type OperatorIo } from '../src/cli/operator.js';
 import { UsageError } from '../src/cli/usage.js';
-import { openStore } from '../src/storage/index.js';
+import { DatabaseMissingError, openStore } from '../src/storage/index.js';
 import { newWallet } from './support/auth-client.js';
 import { AuthHarness, expectError, forEachEngine, useAuthHarness } from './support/auth-harness.js';
+import { createTestDatabase, postgresTestUrl } from './support/databases.js';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 
@@ -132,6 +135,54 @@ function operatorSuite(engine: 'sqlite' | 'postgres'): void {
     const io = capture();
     expect(await run(['accounts', 'enable', `did:oc:${'0'.repeat(32)}`], io)).toBe(1);
     expect(io.errors).toEqual([`no account did:oc:${'0'.repeat(32)}`]);
+  });
+
+  it('refuses an option the command does not take as a usage error, and changes nothing', async () => {
+    const { did, client } = await account();
+    for (const [argv, message] of [
+      [['accounts', 'show', did, '--yes'], 'accounts show: unexpected --yes'],
+      [['accounts', 'show', did, '--limit', '3'], 'accounts show: unexpected --limit'],
+      [['accounts', 'enable', did, '--yes'], 'accounts enable: unexpected --yes'],
+      [['accounts', 'disable', did, '--yes', '--json'], 'accounts disable: unexpected --json'],
+      [['accounts', 'delete', did, '--yes', '--account', did], 'accounts delete: unexpected --account'],
+      [['sessions', 'revoke', '--account', did, '--yes', '--json'], 'sessions revoke: unexpected --json'],
+      [['sessions', 'revoke', '--account', did, '--yes', '--limit', '5'], 'sessions revoke: unexpected --limit'],
+      [['activity', '--account', did, '--yes'], 'activity: unexpected --yes'],
+    ] as const) {
+      const io = capture(['disable', 'delete', 'revoke']);
+      await expect(run([...argv], io), argv.join(' ')).rejects.toThrow(new UsageError(message));
+      expect(io.lines, argv.join(' ')).toEqual([]);
+    }
+    expect((await client.me()).status).toBe(200);
+  });
+
+  it('with mustExist opens only a database already set up, and creates nothing', async () => {
+    const fresh = await createTestDatabase(engine);
+    try {
+      await expect(openStore(fresh.url, { mustExist: true })).rejects.toBeInstanceOf(DatabaseMissingError);
+      await expect(openStore(fresh.url, { mustExist: true })).rejects.toThrow(/^storage: (no database at|.* holds no oc-host database)/);
+      if (engine === 'sqlite') {
+        const path = fresh.url.slice('sqlite:'.length);
+        expect(existsSync(dirname(path))).toBe(false);
+      } else {
+        const schema = new URL(fresh.url).searchParams.get('schema')!;
+        const client = new pg.Client({ connectionString: postgresTestUrl() });
+        await client.connect();
+        try {
+          expect((await client.query('SELECT 1 FROM information_schema.schemata WHERE schema_name = $1', [schema])).rowCount).toBe(0);
+        } finally {
+          await client.end();
+        }
+        const noSuchDatabase = new URL(postgresTestUrl());
+        noSuchDatabase.pathname = '/oc_no_such_database';
+        await expect(openStore(noSuchDatabase.toString(), { mustExist: true })).rejects.toThrow(/^storage: no database at postgres:/);
+      }
+      await (await openStore(fresh.url)).close();
+      const opened = await openStore(fresh.url, { mustExist: true });
+      await opened.close();
+    } finally {
+      await fresh.cleanup();
+    }
   });
 }
 

@@ -3,8 +3,8 @@
  * a database path, shuts down gracefully on SIGTERM (in-flight requests
  * finish), and the CLI's migrate/keys commands and exit codes work.
  */
-import { execFile, spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { execFile, execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { existsSync, mkdirSync, mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -25,9 +25,10 @@ afterAll(() => {
 });
 
 
-function cli(args: string[], env: Record<string, string>): Promise<{ code: number; stdout: string; stderr: string }> {
+/** Runs the CLI; a process still running after `timeoutMs` (a read that never ends) is killed and fails the test. */
+function cli(args: string[], env: Record<string, string>, timeoutMs = 0): Promise<{ code: number; stdout: string; stderr: string }> {
   return new Promise((resolve) => {
-    execFile(process.execPath, ['--import', 'tsx', join(root, 'src/cli.ts'), ...args], { env: { ...process.env, LOG_LEVEL: 'silent', ...env }, cwd: root }, (error, stdout, stderr) => {
+    execFile(process.execPath, ['--import', 'tsx', join(root, 'src/cli.ts'), ...args], { env: { ...process.env, LOG_LEVEL: 'silent', ...env }, cwd: root, timeout: timeoutMs, maxBuffer: 1024 * 1024 }, (error, stdout, stderr) => {
       resolve({ code: error ? (typeof error.code === 'number' ? error.code : 1) : 0, stdout, stderr });
     });
   });
@@ -175,4 +176,91 @@ describe('oc-host CLI', () => {
     expect(help.code).toBe(0);
     expect(help.stdout).toContain('oc-host migrate');
   });
+
+  it('refuses extra arguments and options a command does not take with 2, before doing anything', async () => {
+    const kid = JSON.parse((await cli(['keys', 'public'], env())).stdout).kid;
+    const rotate = await cli(['keys', 'rotate', 'extra-args'], env());
+    expect(rotate.code).toBe(2);
+    expect(rotate.stderr).toContain('oc-host: keys rotate: unexpected "extra-args"');
+    expect((await cli(['keys', 'rotate', '--base64url'], env())).code).toBe(2);
+    expect(JSON.parse((await cli(['keys', 'public'], env())).stdout).kid).toBe(kid);
+    for (const argv of [
+      ['keys', 'public', 'now'],
+      ['keys', 'public', '--file', 'x.json'],
+      ['migrate', 'now'],
+      ['migrate', '--base64url'],
+      ['verify', '--file', 'x.json', 'extra'],
+      ['verify', '--file', 'x.json', '--addr', 'bc1q'],
+      ['publish', '--file', 'x.json', '--base64url'],
+      ['check', '--addr', 'bc1q', 'extra'],
+      ['check', '--addr', 'bc1q', '--file', 'x.json'],
+      ['help', 'extra'],
+      ['serve', 'extra'],
+      ['serve', '--file', 'x.json'],
+    ]) {
+      const result = await cli(argv, env());
+      expect(result.code, argv.join(' ')).toBe(2);
+      expect(result.stderr, argv.join(' ')).toMatch(/^oc-host: [a-z ]+: unexpected /);
+    }
+  }, 120_000);
+
+  it('every command but migrate and serve refuses a database that does not exist with 78, and creates nothing', async () => {
+    const missing = join(dir, 'no-such-folder', 'deeper', 'oc.sqlite');
+    const missingEnv = { DATABASE_URL: `sqlite:${missing}` };
+    const did = `did:oc:${'ab'.repeat(16)}`;
+    for (const argv of [
+      ['keys', 'public'],
+      ['keys', 'rotate'],
+      ['accounts', 'show', did],
+      ['accounts', 'disable', did, '--yes'],
+      ['sessions', 'revoke', '--account', did, '--yes'],
+      ['activity', '--account', did],
+      ['publish', '--file', join(dir, 'attestation.json')],
+    ]) {
+      const result = await cli(argv, missingEnv);
+      expect(result.code, argv.join(' ')).toBe(78);
+      expect(result.stderr, argv.join(' ')).toContain(`oc-host: storage: no database at ${missing}; check DATABASE_URL`);
+    }
+    expect(existsSync(join(dir, 'no-such-folder'))).toBe(false);
+
+    // A file that is there but is not this service's database is not made into one.
+    const empty = join(dir, 'empty.sqlite');
+    writeFileSync(empty, '');
+    const refused = await cli(['keys', 'rotate'], { DATABASE_URL: `sqlite:${empty}` });
+    expect(refused.code).toBe(78);
+    expect(refused.stderr).toContain(`oc-host: storage: ${empty} holds no oc-host database`);
+    expect(statSync(empty).size).toBe(0);
+
+    // migrate creates it; then the others work on it.
+    expect((await cli(['migrate'], missingEnv)).code).toBe(0);
+    expect((await cli(['keys', 'public'], missingEnv)).code).toBe(0);
+  }, 120_000);
+
+  it('verify and publish read only a regular file of at most 64 KiB, and never print what it holds', async () => {
+    const secret = join(dir, 'shadow');
+    writeFileSync(secret, 'root:$6$SECRETHASH:19000:0:99999:7:::\n');
+    const directory = join(dir, 'a-folder');
+    mkdirSync(directory);
+    const fifo = join(dir, 'a-fifo');
+    execFileSync('mkfifo', [fifo]);
+    const large = join(dir, 'large.json');
+    writeFileSync(large, `{"addr": "${'a'.repeat(64 * 1024)}"}`);
+    const cases: Array<[string, RegExp]> = [
+      [secret, /^oc-host: cli: \S+ is not JSON$/m],
+      [directory, /^oc-host: cli: \S+ is not a regular file$/m],
+      [fifo, /^oc-host: cli: \S+ is not a regular file$/m],
+      ['/dev/zero', /^oc-host: cli: \/dev\/zero is not a regular file$/m],
+      [large, /^oc-host: cli: \S+ is larger than 64 KiB$/m],
+      [join(dir, 'not-there.json'), /^oc-host: cli: cannot read \S+: ENOENT$/m],
+    ];
+    for (const command of ['verify', 'publish']) {
+      for (const [file, message] of cases) {
+        const result = await cli([command, '--file', file], env(), 20_000);
+        expect(result.code, `${command} ${file}`).toBe(2);
+        expect(result.stderr, `${command} ${file}`).toMatch(message);
+        expect(result.stderr).not.toContain('SECRETHASH');
+        expect(result.stderr).not.toContain('root:');
+      }
+    }
+  }, 180_000);
 });

@@ -69,6 +69,26 @@ function fail(message: string): never {
   throw new UsageError(message);
 }
 
+/**
+ * The options each command takes (besides --help); any other is a usage
+ * error before any account is read or changed, since a command that ignored it
+ * might do what was not meant (docs/operations.md "Command line").
+ */
+const OPTIONS: Readonly<Record<string, readonly string[]>> = {
+  'accounts show': ['json'],
+  'accounts disable': ['yes'],
+  'accounts enable': [],
+  'accounts delete': ['yes'],
+  'sessions revoke': ['account', 'yes'],
+  activity: ['account', 'json', 'limit'],
+};
+
+function onlyOptions(command: string, values: Readonly<Record<string, unknown>>): void {
+  const allowed = OPTIONS[command] ?? [];
+  const stray = Object.keys(values).filter((name) => name !== 'help' && values[name] !== undefined && !allowed.includes(name));
+  if (stray.length > 0) fail(`${command}: unexpected ${stray.map((name) => `--${name}`).join(' ')}`);
+}
+
 function iso(ms: number | null): string {
   return ms === null ? '-' : new Date(ms).toISOString();
 }
@@ -161,6 +181,7 @@ export async function runOperatorCommand(argv: readonly string[], deps: Operator
 
   if (command === 'accounts') {
     if (extra.length > 0) fail(`accounts: unexpected "${extra.join(' ')}"`);
+    if (action !== undefined && OPTIONS[`accounts ${action}`] !== undefined) onlyOptions(`accounts ${action}`, values);
     switch (action) {
       case 'show': {
         if (subject === undefined) fail('accounts show: a did, an e-mail address or a Bitcoin address is required');
@@ -268,6 +289,7 @@ export async function runOperatorCommand(argv: readonly string[], deps: Operator
 
   if (command === 'sessions') {
     if (action !== 'revoke' || subject !== undefined) fail('sessions: expected "revoke --account <did>"');
+    onlyOptions('sessions revoke', values);
     const id = didArgument(values.account, 'sessions revoke --account');
     if ((await existing(id)) === null) return EXIT.failed;
     if (!(await confirmed('revoke', `Sign ${didOf(id)} out of every browser?`))) return EXIT.notConfirmed;
@@ -279,6 +301,7 @@ export async function runOperatorCommand(argv: readonly string[], deps: Operator
 
   // activity
   if (action !== undefined) fail(`activity: unexpected "${action}"`);
+  onlyOptions('activity', values);
   const id = didArgument(values.account, 'activity --account');
   let limit = 50;
   if (values.limit !== undefined) {

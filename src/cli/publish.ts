@@ -4,14 +4,16 @@
  * verify (without the chain), wrap in a kind-30078 event signed with the
  * service's Nostr key, send to every configured relay (docs/protocol.md §7).
  *
- * The file holds `{addr, msg, sig, scheme?}`. The CLI entry hooks this in
- * and turns the outcome into an exit status: success only for `published`.
+ * The file holds `{addr, msg, sig, scheme?}` and is read as
+ * attestation-file.ts says (a file that cannot be used is a UsageError).
+ * The CLI entry hooks this in and turns the outcome into an exit status:
+ * success only for `published`.
  */
-import { readFile } from 'node:fs/promises';
 import { generateSecretKey } from 'nostr-tools/pure';
 import { createAttestationPublisher, type PublishOutcome } from '../attest/index.js';
 import type { Config } from '../config.js';
 import { createRelayPool } from '../relay/index.js';
+import { readAttestationFile } from './attestation-file.js';
 
 export interface PublishFromFileOptions {
   readonly config: Config;
@@ -28,47 +30,6 @@ export interface PublishFromFileOptions {
   readonly now?: () => Date;
 }
 
-/** Most bytes read from the file: the API's body limit (docs/protocol.md §4). */
-const MAX_FILE_BYTES = 64 * 1024;
-
-interface AttestationFile {
-  addr: string;
-  msg: string;
-  sig: string;
-  scheme?: string;
-}
-
-/** Reads and checks the file; a bad file is the operator's mistake, reported with a message naming the field. */
-async function readAttestationFile(path: string): Promise<AttestationFile> {
-  let text: string;
-  try {
-    text = await readFile(path, 'utf8');
-  } catch (error) {
-    throw new Error(`cli: cannot read ${path}: ${(error as NodeJS.ErrnoException).code ?? 'error'}`);
-  }
-  if (Buffer.byteLength(text, 'utf8') > MAX_FILE_BYTES) throw new Error(`cli: ${path} is larger than 64 KiB`);
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(text);
-  } catch {
-    throw new Error(`cli: ${path} is not JSON`);
-  }
-  if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) {
-    throw new Error(`cli: ${path} must hold a JSON object {addr, msg, sig, scheme?}`);
-  }
-  const record = parsed as Record<string, unknown>;
-  for (const field of ['addr', 'msg', 'sig'] as const) {
-    if (typeof record[field] !== 'string' || record[field] === '') throw new Error(`cli: ${path}: ${field} must be a non-empty string`);
-  }
-  if (record.scheme !== undefined && typeof record.scheme !== 'string') throw new Error(`cli: ${path}: scheme must be a string`);
-  return {
-    addr: record.addr as string,
-    msg: record.msg as string,
-    sig: record.sig as string,
-    ...(typeof record.scheme === 'string' ? { scheme: record.scheme } : {}),
-  };
-}
-
 export async function publishFromFile(path: string, options: PublishFromFileOptions): Promise<PublishOutcome> {
   const { config, log } = options;
   const input = await readAttestationFile(path);
@@ -80,7 +41,7 @@ export async function publishFromFile(path: string, options: PublishFromFileOpti
       now: options.now ?? (() => new Date()),
       secretKey: options.nostrSecretKey ?? generateSecretKey(),
     });
-    const outcome = await publisher.publish(input);
+    const outcome = await publisher.publish({ addr: input.addr, msg: input.msg, sig: input.sig, ...(input.scheme === undefined ? {} : { scheme: input.scheme }) });
     switch (outcome.status) {
       case 'rejected':
         log(`publish: attestation ${outcome.attestation_id} does not verify: ${outcome.codes.join(', ')}`);

@@ -7,7 +7,7 @@
  * file locking, the PostgreSQL pool, its schema isolation and its bigint
  * parsing. Above this file both engines are one Kysely<DatabaseSchema>.
  */
-import { closeSync, fchmodSync, mkdirSync, openSync, realpathSync, statSync, unlinkSync } from 'node:fs';
+import { closeSync, existsSync, fchmodSync, mkdirSync, openSync, realpathSync, statSync, unlinkSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { createHash } from 'node:crypto';
 import { Kysely, PostgresDialect, type PostgresPool, type PostgresPoolClient, type SqliteDatabase, type SqliteStatement } from 'kysely';
@@ -41,6 +41,15 @@ export interface OpenDatabaseOptions {
    */
   readonly onBackgroundError?: (error: Error) => void;
   /**
+   * Open only a database this service has already set up (it has a
+   * `schema_migrations` table), and create nothing: no SQLite folder or file,
+   * no PostgreSQL schema. Otherwise {@link DatabaseMissingError}. The CLI's
+   * commands other than `migrate` and `serve` open this way
+   * (docs/operations.md "Command line"), so a mistyped `DATABASE_URL` is
+   * refused instead of answered from a new, empty database.
+   */
+  readonly mustExist?: boolean;
+  /**
    * SQLite only: a database file (or its `-wal`, `-shm`, `-journal`) that
    * other local users can open (docs/operations.md "Files and permissions").
    * Default: {@link exposedFileWarning} on stderr.
@@ -54,6 +63,15 @@ export interface ExposedFile {
   readonly path: string;
   /** The permission bits, e.g. 0o644. */
   readonly mode: number;
+}
+
+/** `mustExist` was asked for and there is no database of this service at the URL (docs/errors.md "Internal errors"). */
+export class DatabaseMissingError extends Error {
+  readonly code = 'database_missing';
+  constructor(message: string) {
+    super(message);
+    this.name = 'DatabaseMissingError';
+  }
 }
 
 export interface OpenDatabase {
@@ -91,6 +109,8 @@ const PRIVATE_FILE_MODE = 0o600;
 /** Permission bits for the group and for everyone else. */
 const OTHERS_BITS = 0o077;
 const SIDE_FILE_SUFFIXES = ['-wal', '-shm', '-journal'] as const;
+
+const MISSING_HINT = 'check DATABASE_URL; `oc-host migrate` or the first start of the service creates it';
 
 /** The URL with any password masked, for error messages. */
 export function redactDatabaseUrl(databaseUrl: string): string {
@@ -185,9 +205,21 @@ function exposedFiles(filename: string): ExposedFile[] {
   return found;
 }
 
+/** Whether the database holds this service's migration table (its first migration creates it). */
+function sqliteHasMigrationTable(connection: SqliteConnection): boolean {
+  const rows = connection.prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'schema_migrations'").all([]);
+  return rows.length > 0;
+}
+
 async function openSqlite(filename: string, options: OpenDatabaseOptions): Promise<OpenDatabase> {
   const inMemory = filename === ':memory:';
-  const created = !inMemory && createPrivateFile(filename);
+  let created = false;
+  if (options.mustExist) {
+    // Checked before opening: opening would create the file.
+    if (!inMemory && !existsSync(filename)) throw new DatabaseMissingError(`storage: no database at ${resolve(filename)}; ${MISSING_HINT}`);
+  } else if (!inMemory) {
+    created = createPrivateFile(filename);
+  }
   // busy_timeout is set first, as the library opens: the journal-mode switch
   // below may itself wait for a lock.
   let connection: SqliteConnection;
@@ -199,6 +231,10 @@ async function openSqlite(filename: string, options: OpenDatabaseOptions): Promi
     throw error;
   }
   try {
+    // Before the pragmas, which would write: WAL mode is kept in the file.
+    if (options.mustExist && !sqliteHasMigrationTable(connection)) {
+      throw new DatabaseMissingError(`storage: ${inMemory ? 'an in-memory database' : resolve(filename)} holds no oc-host database; ${MISSING_HINT}`);
+    }
     // WAL lets readers run while one writer commits; NORMAL is durable in WAL
     // except for the last commits before a power cut, which a session store can
     // afford (a lost row means one more sign-in).
@@ -277,7 +313,8 @@ async function openPostgres(
 ): Promise<OpenDatabase> {
   let connectionString = location.connectionString;
   if (location.schema !== undefined) {
-    await createSchemaIfMissing(connectionString, location.schema);
+    // With mustExist a missing schema is refused below (no table found), not created.
+    if (!options.mustExist) await createSchemaIfMissing(connectionString, location.schema);
     // The search path travels in the startup packet of every pooled connection,
     // so no query can ever run before it is set. The schema name was checked
     // against SCHEMA_NAME, so it needs no quoting.
@@ -293,6 +330,7 @@ async function openPostgres(
     options.onBackgroundError ??
     ((error: Error) => console.error(`storage: idle PostgreSQL connection failed: ${error.message}`));
   pool.on('error', report);
+  if (options.mustExist) await refuseMissingPostgres(pool, location);
   const db = new Kysely<DatabaseSchema>({ dialect: new PostgresDialect({ pool: withNamedStatements(pool) }) });
   // Autocommit queries on any pooled connection: nothing to coordinate with.
   const runCompiled = (sqlText: string, parameters: readonly unknown[]): Promise<unknown[]> =>
@@ -339,6 +377,28 @@ function withNamedStatements(pool: pg.Pool): PostgresPool {
     },
     end: () => pool.end(),
   };
+}
+
+/** PostgreSQL's code for a database that does not exist (invalid_catalog_name). */
+const NO_SUCH_DATABASE = '3D000';
+
+/** For `mustExist`: the database and the schema must exist and hold this service's migration table. */
+async function refuseMissingPostgres(pool: pg.Pool, location: Extract<DatabaseLocation, { engine: 'postgres' }>): Promise<void> {
+  const where = redactDatabaseUrl(location.connectionString) + (location.schema === undefined ? '' : ` (schema ${location.schema})`);
+  let present: boolean;
+  try {
+    // to_regclass looks along the search path, which names only the schema asked for.
+    const result = await pool.query<{ present: boolean }>("SELECT to_regclass('schema_migrations') IS NOT NULL AS present");
+    present = result.rows[0]?.present === true;
+  } catch (error) {
+    await pool.end();
+    if ((error as { code?: unknown }).code === NO_SUCH_DATABASE) throw new DatabaseMissingError(`storage: no database at ${where}; ${MISSING_HINT}`);
+    throw error;
+  }
+  if (!present) {
+    await pool.end();
+    throw new DatabaseMissingError(`storage: ${where} holds no oc-host database; ${MISSING_HINT}`);
+  }
 }
 
 async function createSchemaIfMissing(connectionString: string, schema: string): Promise<void> {
