@@ -60,7 +60,7 @@ export interface Config {
   readonly webhookTimeoutSeconds: number;
   /** WEBHOOK_RETRY_SECONDS: the first retry's delay; each later one is three times longer, at most 6 hours. */
   readonly webhookRetrySeconds: number;
-  /** WEBHOOK_ALLOW_PRIVATE: webhook endpoints may be private, loopback or link-local addresses. */
+  /** WEBHOOK_ALLOW_PRIVATE: webhook endpoints may be addresses that are not globally reachable (docs/protocol.md §6 "Webhooks"). */
   readonly webhookAllowPrivate: boolean;
   /** Connection limits of the HTTP server (docs/operations.md "Slow clients"). */
   readonly http: {

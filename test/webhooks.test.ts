@@ -15,7 +15,7 @@ import { join } from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createWebhookVerifier, WebhookVerificationError, type WebhookEvent } from '../packages/verify/src/index.js';
-import { addressAllowed, checkWebhookUrl, loadWebhookKey, signWebhook, WebhookDispatcher, webhookBackoffMs } from '../src/connect/index.js';
+import { addressAllowed, checkWebhookUrl, loadWebhookKey, signWebhook, WebhookDispatcher, webhookBackoffMs, type WebhookDispatcherDeps } from '../src/connect/index.js';
 import { openStore, type ClaimedWebhookDelivery, type WebhookAttempt } from '../src/storage/index.js';
 import { newWallet, type Wallet } from './support/auth-client.js';
 import { AuthHarness, expectError, forEachEngine, useAuthHarness, type TimedBrowser } from './support/auth-harness.js';
@@ -23,6 +23,49 @@ import { MINUTE, SECOND } from './support/clock.js';
 import { freePort, signInOnInstance, startInstance, type Instance } from './support/instances.js';
 
 type Mode = 'ok' | 'fail' | 'hang';
+
+/**
+ * One address or more from every range a webhook may not reach
+ * (docs/protocol.md §6 "Webhooks", src/connect/addresses.ts), the IPv6 forms
+ * that carry a refused IPv4 address among them.
+ */
+const REFUSED_ADDRESSES = [
+  '0.0.0.0', '0.1.2.3', // this network
+  '10.1.2.3', // private use
+  '100.64.0.1', '100.127.255.254', // shared address space
+  '127.0.0.1', '127.255.255.254', // loopback
+  '169.254.169.254', // link local
+  '172.16.0.1', '172.31.255.255', // private use
+  '192.0.0.1', '192.0.0.9', '192.0.0.170', // IETF protocol assignments, refused whole
+  '192.0.2.1', '198.51.100.7', '203.0.113.9', // documentation
+  '192.88.99.1', // deprecated 6to4 relay anycast
+  '192.168.1.1', // private use
+  '198.18.0.1', '198.19.255.255', // benchmarking
+  '224.0.0.1', '239.255.255.250', // multicast
+  '240.0.0.1', '255.255.255.255', // reserved, limited broadcast
+  '::', '::1', // unspecified, loopback
+  '::7f00:1', '::808:808', // IPv4-compatible, refused whole
+  '::ffff:7f00:1', '::ffff:10.0.0.1', '::ffff:c000:1', // IPv4-mapped refused addresses
+  '64:ff9b::7f00:1', '64:ff9b::a9fe:a9fe', '64:ff9b::c0a8:101', '64:ff9b::c000:1', // NAT64 of refused addresses
+  '64:ff9b:1::808:808', // local-use NAT64, refused whole
+  '100::1', '100:0:0:1::1', // discard-only, dummy prefix
+  '2001::1', '2001:0:4136:e378:8000:63bf:3fff:fdd2', // Teredo
+  '2001:1::1', '2001:2::1', '2001:20::1', '2001:1ff::1', // the rest of 2001::/23, refused whole
+  '2001:db8::1', '3fff::1', '3fff:fff::1', // documentation
+  '2002:7f00:1::1', '2002:a00:1::', '2002:c0a8:101::1', // 6to4 of refused addresses
+  '5f00::1', // segment routing
+  'fc00::1', 'fd12::1', // unique local
+  'fe80::1', 'febf::1', // link-local
+  'fec0::1', // deprecated site-local
+  'ff02::1', 'ff0e::1', // multicast
+];
+
+/** Globally reachable addresses, next to the edges of refused ranges. */
+const GLOBAL_ADDRESSES = [
+  '8.8.8.8', '1.1.1.1', '93.184.216.34', '100.63.255.255', '100.128.0.1', '172.32.0.1', '192.0.1.1', '198.20.0.1', '223.255.255.255',
+  '2606:4700::1111', '2606:2800:220:1::1', '2001:200::1', '2620:4f:8000::1', '3fff:1000::1',
+  '::ffff:8.8.8.8', '64:ff9b::808:808', '2002:808:808::1',
+];
 
 interface Received {
   readonly headers: IncomingHttpHeaders;
@@ -263,6 +306,39 @@ function webhookSuite(engine: 'sqlite' | 'postgres'): void {
 
 await forEachEngine('webhooks', webhookSuite);
 
+/** The endpoint rule of a service on https (not development, so loopback is refused too), on a store of its own. */
+function endpointSuite(engine: 'sqlite' | 'postgres'): void {
+  let harness: AuthHarness;
+  let app: FastifyInstance;
+
+  useAuthHarness(engine, (opened, built) => {
+    harness = opened;
+    app = built;
+  }, { PUBLIC_URL: 'https://auth.example.com' });
+
+  it('refuses an endpoint at an address that is not globally reachable, however it is spelled', async () => {
+    const owner = harness.browser(app, 'https://auth.example.com');
+    expect((await owner.signIn(newWallet())).status).toBe(200);
+    const id = (await owner.post('/api/connect/apps', { name: 'Shop' })).body.app.id as string;
+    const literal = (address: string) => `https://${address.includes(':') ? `[${address}]` : address}/hook`;
+    // Spellings the URL parser turns into refused addresses.
+    const spellings = ['https://0x7f.1/hook', 'https://2130706433/hook', 'https://127.1/hook', 'https://0177.0.0.1/hook', 'https://127.0.0.1./hook', 'https://0xc0.0.0.1/hook', 'https://[0:0:0:0:0:ffff:127.0.0.1]/hook', 'https://[::ffff:7f00:1]/hook', 'https://[::127.0.0.1]/hook', 'https://[64:ff9b::127.0.0.1]/hook', 'https://[2002:7F00:0001::]/hook'];
+    for (const url of [...REFUSED_ADDRESSES.map(literal), ...spellings]) {
+      const reply = await owner.request('PUT', `/api/connect/apps/${id}/webhook`, { url });
+      expect(reply.status, url).toBe(400);
+      expectError(reply, 400, 'invalid_webhook_url');
+      expect(reply.body.detail, url).toMatch(/not globally reachable/);
+    }
+    for (const address of GLOBAL_ADDRESSES) {
+      const reply = await owner.request('PUT', `/api/connect/apps/${id}/webhook`, { url: literal(address) });
+      expect(reply.status, address).toBe(200);
+      expect(reply.body.app.webhook_url).toBe(new URL(literal(address)).toString());
+    }
+  });
+}
+
+await forEachEngine('webhook endpoints', endpointSuite);
+
 describe('webhook parts', () => {
   it('signs id.timestamp.body with the webhook key, which @oc-host/verify checks, refusing stale, forged and unknown-key requests', async () => {
     const settings = new Map<string, string>();
@@ -289,39 +365,72 @@ describe('webhook parts', () => {
     expect(await refusal(verifier.verify(body, forged))).toBe('bad_signature');
   });
 
+  /** One delivery to `url` by a worker with these rules and resolver; answers the finished attempt. */
+  async function deliverOnce(url: string, development: boolean, lookup?: WebhookDispatcherDeps['lookup']): Promise<WebhookAttempt> {
+    const key = await loadWebhookKey({ getOrCreateSetting: async (_key, create) => create() });
+    const finished: WebhookAttempt[] = [];
+    let handed = false;
+    const store = {
+      async claimWebhookDeliveries(): Promise<ClaimedWebhookDelivery[]> {
+        if (handed) return [];
+        handed = true;
+        const payload = JSON.stringify({ id: 'wh_x', type: 'account.deleted' });
+        return [{ id: 'wh_x', app_id: 'a', event_type: 'account.deleted', payload, created_at: 0, state: 'pending', attempts: 0, next_attempt_at: 0, last_attempt_at: null, last_status: null, last_error: null, delivered_at: null, url }];
+      },
+      async finishWebhookAttempt(_id: string, _owner: string, attempt: WebhookAttempt) {
+        finished.push(attempt);
+        return true;
+      },
+      async listWebhookDeliveries() {
+        return [];
+      },
+    };
+    const dispatcher = new WebhookDispatcher({ store, key: () => key, rules: { development, allowPrivate: false }, now: () => new Date(), timeoutMs: 2000, retryBaseMs: 1000, pollMs: 60_000, onError: (error) => { throw error; }, ...(lookup ? { lookup } : {}) });
+    expect(await dispatcher.runOnce()).toBe(1);
+    return finished[0]!;
+  }
+
   it('resolves host names itself and refuses one that resolves to a loopback address outside development', async () => {
     const receiver = await Receiver.start();
     try {
       const port = new URL(receiver.url).port;
-      const key = await loadWebhookKey({ getOrCreateSetting: async (_key, create) => create() });
-      const run = async (url: string, development: boolean) => {
-        const finished: WebhookAttempt[] = [];
-        let handed = false;
-        const store = {
-          async claimWebhookDeliveries(): Promise<ClaimedWebhookDelivery[]> {
-            if (handed) return [];
-            handed = true;
-            const payload = JSON.stringify({ id: 'wh_x', type: 'account.deleted' });
-            return [{ id: 'wh_x', app_id: 'a', event_type: 'account.deleted', payload, created_at: 0, state: 'pending', attempts: 0, next_attempt_at: 0, last_attempt_at: null, last_status: null, last_error: null, delivered_at: null, url }];
-          },
-          async finishWebhookAttempt(_id: string, _owner: string, attempt: WebhookAttempt) {
-            finished.push(attempt);
-            return true;
-          },
-          async listWebhookDeliveries() {
-            return [];
-          },
-        };
-        const dispatcher = new WebhookDispatcher({ store, key: () => key, rules: { development, allowPrivate: false }, now: () => new Date(), timeoutMs: 2000, retryBaseMs: 1000, pollMs: 60_000, onError: (error) => { throw error; } });
-        expect(await dispatcher.runOnce()).toBe(1);
-        return finished[0]!;
-      };
-      expect(await run(`http://localhost:${port}/hooks/oc`, true)).toMatchObject({ outcome: 'delivered', status: 204, error: null });
+      expect(await deliverOnce(`http://localhost:${port}/hooks/oc`, true)).toMatchObject({ outcome: 'delivered', status: 204, error: null });
       expect(receiver.received).toHaveLength(1);
-      expect(await run(`https://localhost:${port}/hooks/oc`, false)).toMatchObject({ outcome: 'retry', status: null, error: 'refused_address' });
-      expect(await run(`http://127.0.0.1:${port}/hooks/oc`, false)).toMatchObject({ outcome: 'retry', error: 'refused_address' });
-      expect(await run('http://127.0.0.1:9/hooks/oc', true)).toMatchObject({ outcome: 'retry', error: 'connect' });
-      expect(await run('http://no-such-host.invalid/hooks/oc', true)).toMatchObject({ outcome: 'retry', error: 'dns' });
+      expect(await deliverOnce(`https://localhost:${port}/hooks/oc`, false)).toMatchObject({ outcome: 'retry', status: null, error: 'refused_address' });
+      expect(await deliverOnce(`http://127.0.0.1:${port}/hooks/oc`, false)).toMatchObject({ outcome: 'retry', error: 'refused_address' });
+      expect(await deliverOnce('http://127.0.0.1:9/hooks/oc', true)).toMatchObject({ outcome: 'retry', error: 'connect' });
+      expect(await deliverOnce('http://no-such-host.invalid/hooks/oc', true)).toMatchObject({ outcome: 'retry', error: 'dns' });
+      expect(receiver.received).toHaveLength(1);
+    } finally {
+      await receiver.close();
+    }
+  });
+
+  it('refuses, at connect time, a host name that resolves only to addresses that are not globally reachable, and such an address in a stored URL', async () => {
+    const receiver = await Receiver.start();
+    try {
+      const port = new URL(receiver.url).port;
+      const asked: string[] = [];
+      const answering = (address: string): WebhookDispatcherDeps['lookup'] => (hostname, _options, callback) => {
+        asked.push(hostname);
+        callback(null, [{ address, family: address.includes(':') ? 6 : 4 }]);
+      };
+      for (const address of REFUSED_ADDRESSES) {
+        expect(await deliverOnce(`https://hooks.example.test:${port}/hooks/oc`, false, answering(address)), address).toMatchObject({ outcome: 'retry', status: null, error: 'refused_address' });
+      }
+      expect(asked).toEqual(REFUSED_ADDRESSES.map(() => 'hooks.example.test'));
+      // An endpoint stored before these ranges were refused is an IP literal the worker checks itself.
+      for (const host of ['192.0.0.1', '[::7f00:1]', '[64:ff9b::7f00:1]', '[::ffff:7f00:1]']) {
+        expect(await deliverOnce(`https://${host}:${port}/hooks/oc`, false), host).toMatchObject({ outcome: 'retry', status: null, error: 'refused_address' });
+      }
+      // In development the loopback receiver is reached through its mapped address, but never through NAT64 or 6to4.
+      // (A name of its own each time: the agent keeps a connection per host and port, and a kept one is not looked up again.)
+      asked.length = 0;
+      expect(await deliverOnce(`http://mapped.localhost:${port}/hooks/oc`, true, answering('::ffff:127.0.0.1'))).toMatchObject({ outcome: 'delivered', status: 204 });
+      for (const [index, address] of ['64:ff9b::7f00:1', '2002:7f00:1::', '0.0.0.0'].entries()) {
+        expect(await deliverOnce(`http://other-${index}.localhost:${port}/hooks/oc`, true, answering(address)), address).toMatchObject({ error: 'refused_address' });
+      }
+      expect(asked).toEqual(['mapped.localhost', 'other-0.localhost', 'other-1.localhost', 'other-2.localhost']);
       expect(receiver.received).toHaveLength(1);
     } finally {
       await receiver.close();
@@ -351,6 +460,23 @@ describe('webhook parts', () => {
     expect(addressAllowed('127.0.0.1', development)).toBe(true);
     expect(addressAllowed('10.0.0.1', development)).toBe(false);
     expect(addressAllowed('10.0.0.1', { development: false, allowPrivate: true })).toBe(true);
+  });
+
+  it('refuses every range the IANA special-purpose registries mark not globally reachable, and accepts global addresses', () => {
+    const production = { development: false, allowPrivate: false };
+    const development = { development: true, allowPrivate: false };
+    const loopback = new Set(['127.0.0.1', '127.255.255.254', '::1', '::ffff:7f00:1']);
+    for (const address of REFUSED_ADDRESSES) {
+      expect(addressAllowed(address, production), address).toBe(false);
+      expect(addressAllowed(address, development), address).toBe(loopback.has(address));
+      expect(addressAllowed(address, { development: false, allowPrivate: true }), address).toBe(true);
+    }
+    for (const address of GLOBAL_ADDRESSES) expect(addressAllowed(address, production), address).toBe(true);
+    for (const notAnAddress of ['', 'localhost', '127.1', '0x7f000001', '[::1]']) {
+      expect(addressAllowed(notAnAddress, production), notAnAddress).toBe(false);
+      expect(addressAllowed(notAnAddress, { development: false, allowPrivate: true }), notAnAddress).toBe(false);
+    }
+    for (const scoped of ['fe80::1%eth0', '::1%lo', '2606:4700::1111%eth0']) expect(addressAllowed(scoped, production), scoped).toBe(false);
   });
 });
 

@@ -18,4 +18,4 @@ export {
   signWebhook,
   webhookBackoffMs,
 } from './webhooks.js';
-export type { EndpointRules, WebhookKey } from './webhooks.js';
+export type { EndpointRules, WebhookDispatcherDeps, WebhookKey } from './webhooks.js';

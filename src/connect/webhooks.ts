@@ -10,11 +10,12 @@
  *   `<webhook-id>.<webhook-timestamp>.<body>` (the layout of the Standard
  *   Webhooks specification, whose `v1a` names Ed25519).
  * - Endpoints: https; http only on a loopback host when the service itself
- *   runs on http on loopback (development). No credentials in the URL. At
- *   delivery the host's addresses are checked again: private, loopback and
- *   link-local ones are refused unless `WEBHOOK_ALLOW_PRIVATE` (or
- *   development, for loopback), so an endpoint cannot reach the service's
- *   own network.
+ *   runs on http on loopback (development). No credentials in the URL. An
+ *   IP address in the URL is checked when the endpoint is set, and at
+ *   delivery every address the host name resolves to is checked again:
+ *   addresses that are not globally reachable (src/connect/addresses.ts) are
+ *   refused unless `WEBHOOK_ALLOW_PRIVATE` (or development, for loopback), so
+ *   an endpoint cannot reach the service's own network.
  * - Delivery: every instance runs a worker. It claims due rows by their lease
  *   (src/storage/webhooks.ts), POSTs each with a timeout, follows no redirect,
  *   and counts any 2xx as delivered. Otherwise it retries after
@@ -27,8 +28,9 @@ import { createHash, createPrivateKey, generateKeyPairSync, randomBytes, randomI
 import { lookup as dnsLookup, type LookupAddress } from 'node:dns';
 import { request as httpRequest, type IncomingMessage } from 'node:http';
 import { request as httpsRequest } from 'node:https';
-import { BlockList, isIP } from 'node:net';
+import { isIP } from 'node:net';
 import { OcError } from '../errors.js';
+import { isGloballyReachable, isLoopbackAddress } from './addresses.js';
 import type { ClaimedWebhookDelivery, KeyStore, WebhookStore } from '../storage/index.js';
 import { VERSION } from '../version.js';
 
@@ -84,7 +86,7 @@ export interface EndpointRules {
 
 function isLoopbackHost(hostname: string): boolean {
   const bare = hostname.replace(/^\[|\]$/g, '');
-  return bare === 'localhost' || bare.endsWith('.localhost') || bare === '::1' || /^127\.\d+\.\d+\.\d+$/.test(bare);
+  return bare === 'localhost' || bare.endsWith('.localhost') || isLoopbackAddress(bare);
 }
 
 /** True when PUBLIC_URL is http on a loopback host: the service runs on a developer's machine. */
@@ -112,50 +114,20 @@ export function checkWebhookUrl(raw: string, rules: EndpointRules): string {
   } else if (url.protocol !== 'https:') {
     refuse('must use https');
   }
-  if (isIP(url.hostname.replace(/^\[|\]$/g, '')) !== 0 && !addressAllowed(url.hostname.replace(/^\[|\]$/g, ''), rules)) {
-    refuse('the address is private, loopback or link-local');
+  // The URL parser has normalised the host (127.1 is 127.0.0.1 here); a name is checked when it is resolved.
+  const host = url.hostname.replace(/^\[|\]$/g, '');
+  if (isIP(host) !== 0 && !addressAllowed(host, rules)) {
+    refuse('the address is not globally reachable (private, loopback, link-local or another special-purpose range)');
   }
   return url.toString();
 }
 
-const PRIVATE = new BlockList();
-for (const [network, prefix] of [
-  ['0.0.0.0', 8],
-  ['10.0.0.0', 8],
-  ['100.64.0.0', 10],
-  ['169.254.0.0', 16],
-  ['172.16.0.0', 12],
-  ['192.168.0.0', 16],
-  ['198.18.0.0', 15],
-  ['224.0.0.0', 4],
-  ['240.0.0.0', 4],
-] as const) {
-  PRIVATE.addSubnet(network, prefix, 'ipv4');
-}
-for (const [network, prefix] of [
-  ['::', 128],
-  ['fc00::', 7],
-  ['fe80::', 10],
-  ['ff00::', 8],
-] as const) {
-  PRIVATE.addSubnet(network, prefix, 'ipv6');
-}
-const LOOPBACK = new BlockList();
-LOOPBACK.addSubnet('127.0.0.0', 8, 'ipv4');
-LOOPBACK.addAddress('::1', 'ipv6');
-
-/** Whether a delivery may connect to `address` (an IP literal). */
+/** Whether a delivery may connect to `address` (an IP literal); anything else is refused. */
 export function addressAllowed(address: string, rules: EndpointRules): boolean {
-  let family: 'ipv4' | 'ipv6' = isIP(address) === 6 ? 'ipv6' : 'ipv4';
-  let checked = address;
-  const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(address);
-  if (mapped) {
-    checked = mapped[1]!;
-    family = 'ipv4';
-  }
+  if (isIP(address) === 0) return false;
   if (rules.allowPrivate) return true;
-  if (LOOPBACK.check(checked, family)) return rules.development;
-  return !PRIVATE.check(checked, family);
+  if (isLoopbackAddress(address)) return rules.development;
+  return isGloballyReachable(address);
 }
 
 // ---- the worker ----
@@ -170,6 +142,8 @@ export interface WebhookDispatcherDeps {
   /** How often the worker looks for due deliveries. */
   readonly pollMs: number;
   readonly onError: (error: unknown) => void;
+  /** Resolves a host name to all its addresses; node:dns `lookup` unless a test answers instead. */
+  readonly lookup?: (hostname: string, options: { all: true; family?: number; hints?: number }, callback: (error: NodeJS.ErrnoException | null, addresses: LookupAddress[]) => void) => void;
   /** One line per finished attempt, for the log: never the payload or the URL's query. */
   readonly onAttempt?: (entry: { id: string; app_id: string; outcome: string; status: number | null; error: string | null; attempts: number }) => void;
 }
@@ -268,8 +242,9 @@ export class WebhookDispatcher {
       'user-agent': `oc-host-webhooks/${VERSION}`,
     };
     // Names are resolved here so every address is checked before connecting.
+    const resolveName = this.#deps.lookup ?? dnsLookup;
     const lookup = (hostname: string, options: object, callback: (...args: unknown[]) => void) => {
-      dnsLookup(hostname, { ...options, all: true }, (error, addresses: LookupAddress[]) => {
+      resolveName(hostname, { ...options, all: true }, (error, addresses) => {
         if (error) return callback(error);
         const allowed = addresses.filter((entry) => addressAllowed(entry.address, rules));
         if (allowed.length === 0) return callback(new RefusedAddress('webhook: the endpoint resolves to a refused address'));
