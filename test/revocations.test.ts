@@ -16,6 +16,8 @@ import { join } from 'node:path';
 import { newWallet } from './support/auth-client.js';
 import { ISSUER, signInWithWallet, startHost, type RunningHost } from './support/consumer-host.js';
 import { freePort, signInOnInstance, startInstance, type Instance } from './support/instances.js';
+import { openTestStore, testEngines, type TestStore } from './support/databases.js';
+import { testApp } from './support/app.js';
 
 let host: RunningHost;
 let feedUrl: string;
@@ -127,6 +129,98 @@ describe('the feed over a store', () => {
     }
   });
 });
+
+for (const { engine, skipReason } of await testEngines()) {
+  describe.skipIf(skipReason !== undefined)(`the end of the feed over HTTP (${engine})`, () => {
+    const t0 = Date.UTC(2026, 0, 1);
+    let testStore: TestStore;
+    let app: FastifyInstance;
+    let clock = t0;
+    let accountId: string;
+    let serial = 0;
+
+    beforeAll(async () => {
+      testStore = await openTestStore(engine);
+      app = await testApp({ RATE_LIMIT_READ_PER_MIN: '0' }, { store: testStore.store, now: () => new Date(clock) });
+      const created = await testStore.store.createAccountWithIdentity({
+        account: { kind: 'btc', created_at: t0 },
+        identity: { kind: 'btc', value: 'bc1qfeedquiet000000000000000000000000000', verified: true, created_at: t0 },
+      });
+      accountId = created.account.id;
+    });
+    afterAll(async () => {
+      await app?.close();
+      await testStore?.dispose();
+    });
+
+    /** A session revoked with the stamp `revokedAt`, as an instance whose clock reads that would write it. */
+    async function revokedSession(revokedAt: number): Promise<string> {
+      serial += 1;
+      const row = await testStore.store.insertSession({
+        jti: serial.toString(16).padStart(32, 'a'),
+        token_hash: serial.toString(16).padStart(64, 'b'),
+        account_id: accountId,
+        roster_id: null,
+        signing_method: 'bip322',
+        created_at: t0,
+        expires_at: t0 + 30 * 86_400_000,
+      });
+      await testStore.store.revokeSession(row.jti, revokedAt);
+      return row.jti;
+    }
+
+    async function poll(since?: string, etag?: string): Promise<{ status: number; jtis: string[]; cursor: string; etag: string }> {
+      const reply = await app.inject({
+        method: 'GET',
+        url: `/api/auth/revocations${since === undefined ? '' : `?since=${since}`}`,
+        headers: etag === undefined ? {} : { 'if-none-match': etag },
+      });
+      const body = reply.statusCode === 200 ? reply.json() : null;
+      return {
+        status: reply.statusCode,
+        jtis: body === null ? [] : body.revocations.map((entry: { jti: string }) => entry.jti),
+        cursor: body?.cursor,
+        etag: String(reply.headers.etag),
+      };
+    }
+
+    it('answers an empty list once the feed has been quiet past the skew window, and 304 to the same cursor after', async () => {
+      clock = t0 + 60_000;
+      const first = await revokedSession(clock);
+      clock += 6000;
+      const reached = await poll();
+      expect(reached.jtis).toEqual([first]);
+      // More than 5 s later, nothing new: the last revocation is not answered again.
+      clock += 5500;
+      const quiet = await poll(reached.cursor);
+      expect(quiet.status).toBe(200);
+      expect(quiet.jtis).toEqual([]);
+      // A quiet feed keeps its cursor, so the next poll (past the 1-s cache) can be a bodiless 304.
+      expect(quiet.cursor).toBe(reached.cursor);
+      clock += 5000;
+      expect((await poll(quiet.cursor, quiet.etag)).status).toBe(304);
+    });
+
+    it('still delivers a revocation stamped 4 s before the time it shows up, after the previous poll, even one stamped before a revocation already answered', async () => {
+      clock = t0 + 120_000;
+      const start = await poll();
+      clock += 10_000;
+      // After the previous poll, another instance whose clock is 4 s behind writes a revocation.
+      const late = await revokedSession(clock - 4000);
+      clock += 1000;
+      const next = await poll(start.cursor);
+      expect(next.jtis).toEqual([late]);
+      // A fresh revocation is answered; one written after that poll but stamped before it still arrives.
+      const fresh = await revokedSession(clock);
+      clock += 1500;
+      const withFresh = await poll(next.cursor);
+      expect(withFresh.jtis).toContain(fresh);
+      const earlier = await revokedSession(clock - 3000);
+      clock += 1500;
+      expect((await poll(withFresh.cursor)).jtis).toContain(earlier);
+    });
+  });
+}
 
 describe('a consumer site with the revocation poller', () => {
   let consumer: FastifyInstance;

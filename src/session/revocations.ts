@@ -9,10 +9,18 @@
  *   holds at most {@link MAX_REVOCATIONS_PER_PAGE}; `more` says another
  *   follows at once.
  * - Instances stamp revocations with their own clocks, which may differ by a
- *   little. So at the end of the feed the cursor steps back
- *   {@link CLOCK_SKEW_MS}: the next poll reads the last seconds again, and a
- *   revocation stamped slightly "in the past" by another instance is not
- *   skipped. Consumers deduplicate by jti.
+ *   little, and a stamp is taken before its row commits. So a revocation
+ *   that shows up after a poll may carry a stamp up to {@link CLOCK_SKEW_MS}
+ *   before that poll's time. At the end of the feed the cursor is therefore
+ *   the earlier of the last revocation answered (or the `since` the poll
+ *   came with, when it found none) and `now - CLOCK_SKEW_MS`, never the last
+ *   revocation minus the window: the next poll reads again only the
+ *   revocations of the last seconds, and once the feed has been quiet for
+ *   that long its cursor stays put, so it answers an empty list (and, for
+ *   the same cursor, the same ETag). A cursor at the last answered
+ *   revocation when that one is recent would skip a late one stamped just
+ *   before it, so a recent revocation may be answered twice; consumers
+ *   deduplicate by jti (docs/protocol.md §3 "Revocations").
  * - Answers are kept {@link FEED_CACHE_MS} per cursor, so many consumers
  *   polling at once cost one query per instance per second.
  */
@@ -42,6 +50,11 @@ function decode(cursor: string): { at: number; jti: string } {
   const match = /^(\d{1,16})\.([0-9a-f]{0,64})$/.exec(Buffer.from(cursor, 'base64url').toString('utf8'));
   if (match === null) throw new OcError('bad_request', 'since: not a cursor this service answered');
   return { at: Number(match[1]), jti: match[2]! };
+}
+
+/** Whether `a` comes before `b` in the feed's order (revocation time, then jti). */
+function isBefore(a: { at: number; jti: string }, b: { at: number; jti: string }): boolean {
+  return a.at < b.at || (a.at === b.at && a.jti < b.jti);
 }
 
 export class RevocationFeed {
@@ -75,10 +88,16 @@ export class RevocationFeed {
     const rows = await this.#store.listRevocations(after, nowMs, MAX_REVOCATIONS_PER_PAGE);
     const more = rows.length === MAX_REVOCATIONS_PER_PAGE;
     const last = rows.at(-1);
-    let cursor: string;
-    if (more && last !== undefined) cursor = encode(last.revoked_at, last.jti);
-    else if (last !== undefined) cursor = encode(last.revoked_at - CLOCK_SKEW_MS, '');
-    else cursor = after === null ? encode(Math.max(0, nowMs - CLOCK_SKEW_MS), '') : encode(after.at, after.jti);
+    // How far this answer has read: its last entry, else where the poll
+    // started; null when it started at the beginning and found nothing.
+    const answered = last !== undefined ? { at: last.revoked_at, jti: last.jti } : after;
+    let position: { at: number; jti: string };
+    if (more && answered !== null) position = answered;
+    else {
+      const skewFloor = { at: Math.max(0, nowMs - CLOCK_SKEW_MS), jti: '' };
+      position = answered === null || isBefore(skewFloor, answered) ? skewFloor : answered;
+    }
+    const cursor = encode(position.at, position.jti);
     const revocations = rows.map((row) => ({ jti: row.jti, exp: Math.floor(row.expires_at / 1000) }));
     const etag = `"${createHash('sha256').update(JSON.stringify([revocations, cursor, more])).digest('base64url').slice(0, 27)}"`;
     return { revocations, cursor, more, etag };
