@@ -47,7 +47,11 @@ export interface Config {
     readonly readPerMinute: number;
     readonly authPerMinute: number;
     readonly otpPerHour: number;
-    /** E-mail code starts per address per hour from all clients together; above `otpPerHour`, which is per address and client. */
+    /**
+     * E-mail code starts per address per hour from all clients together, and
+     * resends per address per hour; default 10 × `otpPerHour`, which is per
+     * address and client network (docs/protocol.md §4 "Rate limits").
+     */
     readonly otpAddressPerHour: number;
     readonly contactPerHour: number;
   };
@@ -105,6 +109,9 @@ function read(env: Env, name: string): string | undefined {
   const trimmed = value.trim();
   return trimmed === '' ? undefined : trimmed;
 }
+
+/** The default e-mail start ceiling per address is this many networks' worth of starts (docs/protocol.md §4 "Rate limits"). */
+const OTP_ADDRESS_NETWORKS = 10;
 
 function integer(env: Env, name: string, fallback: number, min: number, max: number): number {
   const raw = read(env, name);
@@ -378,6 +385,7 @@ export function loadConfig(env: Env = process.env): Config {
   const metricsPortRaw = read(env, 'METRICS_PORT');
   const metricsPort = metricsPortRaw === undefined ? undefined : integer(env, 'METRICS_PORT', 0, 1, 65535);
 
+  const otpPerHour = integer(env, 'RATE_LIMIT_OTP_PER_HOUR', 5, 0, 1_000_000);
   const config: Config = {
     port,
     host,
@@ -403,8 +411,9 @@ export function loadConfig(env: Env = process.env): Config {
     rateLimits: Object.freeze({
       readPerMinute: integer(env, 'RATE_LIMIT_READ_PER_MIN', 60, 0, 1_000_000),
       authPerMinute: integer(env, 'RATE_LIMIT_AUTH_PER_MIN', 20, 0, 1_000_000),
-      otpPerHour: integer(env, 'RATE_LIMIT_OTP_PER_HOUR', 5, 0, 1_000_000),
-      otpAddressPerHour: integer(env, 'RATE_LIMIT_OTP_ADDRESS_PER_HOUR', 30, 0, 1_000_000),
+      otpPerHour,
+      // Ten networks' worth of starts: a few networks cannot use up the address for its owner.
+      otpAddressPerHour: integer(env, 'RATE_LIMIT_OTP_ADDRESS_PER_HOUR', otpPerHour * OTP_ADDRESS_NETWORKS, 0, 1_000_000),
       contactPerHour: integer(env, 'RATE_LIMIT_CONTACT_PER_HOUR', 5, 0, 1_000_000),
     }),
     checkCacheSeconds: integer(env, 'CHECK_CACHE_SECONDS', 60, 0, 86_400),

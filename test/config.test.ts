@@ -15,9 +15,15 @@ describe('loadConfig', () => {
     expect(config.esploraUrls).toEqual(['https://mempool.space/api', 'https://blockstream.info/api']);
     expect(config.nostrRelays).toEqual(['wss://relay.damus.io', 'wss://nos.lol', 'wss://relay.primal.net']);
     expect(config.familyOrigins).toEqual(['http://localhost:8787']);
-    expect(config.rateLimits).toEqual({ readPerMinute: 60, authPerMinute: 20, otpPerHour: 5, otpAddressPerHour: 30, contactPerHour: 5 });
+    expect(config.rateLimits).toEqual({ readPerMinute: 60, authPerMinute: 20, otpPerHour: 5, otpAddressPerHour: 50, contactPerHour: 5 });
     expect(config.minConfirmations).toBe(1);
     expect(Object.isFrozen(config)).toBe(true);
+  });
+
+  it('sets the e-mail start ceiling per address to 10 networks\' worth of starts unless it is set (docs/protocol.md §4)', () => {
+    expect(loadConfig({ RATE_LIMIT_OTP_PER_HOUR: '3' }).rateLimits.otpAddressPerHour).toBe(30);
+    expect(loadConfig({ RATE_LIMIT_OTP_PER_HOUR: '3', RATE_LIMIT_OTP_ADDRESS_PER_HOUR: '7' }).rateLimits.otpAddressPerHour).toBe(7);
+    expect(loadConfig({ RATE_LIMIT_OTP_PER_HOUR: '0' }).rateLimits.otpAddressPerHour).toBe(0);
   });
 
   it('derives family origins from the cookie domain', () => {

@@ -122,6 +122,26 @@ function emailCodeSuite(engine: TestEngine): void {
     await expect(service.verify(email.toUpperCase(), code, started.token)).resolves.toEqual({ email });
   });
 
+  it('knows the token of the live code for a resend, and no other: replaced, used, expired, forged, foreign, malformed', async () => {
+    const email = newAddress();
+    const first = await startAndReadCode(email);
+    expect(await service.isLiveToken(email.toUpperCase(), first.token)).toBe(true);
+    const second = await startAndReadCode(email);
+    expect(await service.isLiveToken(email, first.token)).toBe(false); // replaced
+    const forged = second.token.slice(0, 16) + (second.token[16] === '0' ? '1' : '0') + second.token.slice(17);
+    expect(await service.isLiveToken(email, forged)).toBe(false);
+    expect(await service.isLiveToken(`other-${email}`, second.token)).toBe(false);
+    for (const malformed of [undefined, 42, '', second.token.toUpperCase(), `${second.token}0`]) {
+      expect(await service.isLiveToken(email, malformed)).toBe(false);
+    }
+    expect(await service.isLiveToken('not an address', second.token)).toBe(false);
+    clock = T0 + EMAIL_CODE_TTL_MS;
+    expect(await service.isLiveToken(email, second.token)).toBe(false); // expired
+    clock = T0;
+    await service.verify(email, second.code, second.token);
+    expect(await service.isLiveToken(email, second.token)).toBe(false); // used
+  });
+
   it('says in the mail what the code is for, when it expires, and to ignore it if unasked; text and HTML', async () => {
     const email = newAddress();
     const { code, mail } = await startAndReadCode(email);

@@ -31,9 +31,10 @@ function emailOtpSuite(engine: TestEngine): void {
     () => ({ SMTP_URL: smtp.url, MAIL_FROM: 'oc-host <no-reply@localhost>' }),
   );
 
-  async function codeFor(browser: Browser, email: string): Promise<{ code: string; token: string }> {
+  /** Starts a code (a resend with `token`) and reads it from the mail. */
+  async function codeFor(browser: Browser, email: string, token?: string): Promise<{ code: string; token: string }> {
     const before = smtp.messages().length;
-    const started = await browser.post('/api/auth/email-otp/start', { email });
+    const started = await browser.post('/api/auth/email-otp/start', token === undefined ? { email } : { email, token });
     expect(started.status).toBe(200);
     expect(started.body).toMatchObject({ ok: true, token: expect.any(String), expiresAt: expect.any(String) });
     const mail = await smtp.waitForMessage(
@@ -115,6 +116,9 @@ function emailOtpSuite(engine: TestEngine): void {
       const browser = new Browser(app);
       expect((await browser.post('/api/auth/email-otp/start', { email: 'not-an-address' })).body.error).toBe('bad_request');
       expect((await browser.post('/api/auth/email-otp/verify', { email: 'a@example.org' })).status).toBe(400);
+      for (const token of ['f'.repeat(129), 42, null]) {
+        expectError(await browser.post('/api/auth/email-otp/start', { email: 'a@example.org', token }), 400, 'bad_request');
+      }
       const evil = new Browser(app, 'https://evil.test');
       const crossSite = await evil.post('/api/auth/email-otp/start', { email: 'a@example.org' });
       expect(crossSite.status).toBe(403);
@@ -183,6 +187,16 @@ function emailOtpSuite(engine: TestEngine): void {
       // Used: the same token is told so too.
       expectError(await verify(browser, { email, code: newer.code, token: newer.token }), 401, 'code_dead');
       expect(browser.cookie).toBeDefined();
+    });
+
+    it('a resend (a start with the token of the live code) mails a new code and kills the older one', async () => {
+      const email = 'kate@example.org';
+      const browser = new Browser(app);
+      const older = await codeFor(browser, email);
+      const newer = await codeFor(browser, email, older.token);
+      expect(newer.token).not.toBe(older.token);
+      expectError(await verify(browser, { email, code: older.code, token: older.token }), 401, 'code_dead');
+      expect((await verify(browser, { email, code: newer.code, token: newer.token })).status).toBe(200);
     });
 
     it('without a token, no code, a wrong code and a dead code all answer the same invalid_code', async () => {

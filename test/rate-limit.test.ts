@@ -205,9 +205,11 @@ const backends = [
 describe.each(backends)('rate limits over HTTP ($name)', (backend) => {
   const limits = (values: Record<string, string>) => ({ ...backend.env(), ...values });
   const clock = () => (backend.frozen ? { ms: Date.parse('2026-06-01T00:00:00Z') } : undefined);
-  let ipCounter = 0;
-  // Redis keys outlive an app: every test counts from its own addresses.
-  const freshIp = () => `198.51.100.${(ipCounter = (ipCounter + 1) % 250) + 1}`;
+  let networkCounter = 0;
+  // Redis keys outlive an app: every test counts from its own addresses, each
+  // in a /24 of its own (the e-mail start counts per address and /24).
+  const freshNetwork = () => `198.18.${(networkCounter = (networkCounter + 1) % 250) + 1}`;
+  const freshIp = () => `${freshNetwork()}.7`;
   afterEach(async () => {
     if (backend.skip === undefined && backend.name === 'Redis') await redis.flush();
   });
@@ -321,6 +323,100 @@ describe.each(backends)('rate limits over HTTP ($name)', (backend) => {
     expectRateLimited(await send(app, 'POST', '/api/auth/email-otp/start', { ip: freshIp(), body: { email: address } }), 6);
     // Another address is not affected.
     expect((await send(app, 'POST', '/api/auth/email-otp/start', { ip: freshIp(), body: { email: `other-${address}` } })).statusCode).toBe(200);
+  });
+
+  it.skipIf(backend.skip !== undefined)('e-mail code start: 7 networks × 5 starts leave the owner a code; one network (an IPv4 /24, an IPv6 /48) stops at its 5', async () => {
+    // The ceiling per address is left at its default: 10 networks' worth.
+    const app = await appWith(
+      limits({ RATE_LIMIT_READ_PER_MIN: '1000', RATE_LIMIT_AUTH_PER_MIN: '1000', RATE_LIMIT_OTP_PER_HOUR: '5', RATE_LIMIT_OTP_ADDRESS_PER_HOUR: '' }),
+      clock(),
+    );
+    const start = (ip: string, email: string) => send(app, 'POST', '/api/auth/email-otp/start', { ip, body: { email } });
+    const address = `owner-${freshIp()}@example.org`;
+    let last: LightMyRequestResponse | undefined;
+    for (let network = 0; network < 7; network++) {
+      const prefix = freshNetwork();
+      // Five machines of the network, one start each: the per-IP limit is not what stops them.
+      for (let host = 1; host <= 5; host++) expect((last = await start(`${prefix}.${host}`, address)).statusCode).toBe(200);
+      if (network === 6) expectRateLimited(await start(`${prefix}.6`, address), 5);
+    }
+    expect(last!.headers['x-ratelimit-limit']).toBe('5');
+    // 35 starts later the owner, on a network of their own, still gets a code.
+    expect((await start(freshIp(), address)).statusCode).toBe(200);
+
+    // IPv6: the /64s of one /48 are one network.
+    const v6Address = `v6-${freshIp()}@example.org`;
+    const site = `2001:db8:${networkCounter.toString(16)}`;
+    for (let subnet = 1; subnet <= 5; subnet++) expect((await start(`${site}:${subnet}::1`, v6Address)).statusCode).toBe(200);
+    expectRateLimited(await start(`${site}:6::1`, v6Address), 5);
+    expect((await start(`2001:db8:${(networkCounter + 1000).toString(16)}:1::1`, v6Address)).statusCode).toBe(200);
+  });
+
+  it.skipIf(backend.skip !== undefined)('e-mail code start: the live code\'s token resends past the limits per address; a spent, forged, foreign or expired token does not', async () => {
+    // The memory limiter follows the app's clock; with Redis only the codes do.
+    const time = { ms: Date.parse('2026-06-01T00:00:00Z') };
+    const app = await appWith(
+      limits({ RATE_LIMIT_READ_PER_MIN: '1000', RATE_LIMIT_AUTH_PER_MIN: '1000', RATE_LIMIT_OTP_PER_HOUR: '2', RATE_LIMIT_OTP_ADDRESS_PER_HOUR: '4' }),
+      time,
+    );
+    const start = (ip: string, email: string, token?: string) =>
+      send(app, 'POST', '/api/auth/email-otp/start', { ip, body: token === undefined ? { email } : { email, token } });
+    const address = `resend-${freshIp()}@example.org`;
+    // Others spend three of the address's four starts, the owner the fourth.
+    for (let i = 0; i < 3; i++) expect((await start(freshIp(), address)).statusCode).toBe(200);
+    const home = freshNetwork();
+    const owner = await start(`${home}.1`, address);
+    expect(owner.statusCode).toBe(200);
+    expectRateLimited(await start(freshIp(), address), 4);
+    // Another machine of the owner's network is refused by the ceiling, and spends the network's second start.
+    expectRateLimited(await start(`${home}.2`, address), 4);
+    const ownerToken: string = owner.json().token;
+
+    // The owner sends the token of the live code: a new code, and a new token.
+    const resent = await start(`${home}.3`, address, ownerToken);
+    expect(resent.statusCode).toBe(200);
+    const resentToken: string = resent.json().token;
+    expect(resentToken).not.toBe(ownerToken);
+    // The resend killed the older code, so its token resends no more.
+    expectRateLimited(await start(freshIp(), address, ownerToken), 4);
+    // A forged token, or one this service gave for another address, is an ordinary start.
+    const forged = resentToken.slice(0, -1) + (resentToken.endsWith('0') ? '1' : '0');
+    expectRateLimited(await start(freshIp(), address, forged), 4);
+    expectRateLimited(await start(freshIp(), address, 'not a token'), 4);
+    const elsewhere = await start(freshIp(), `elsewhere-${address}`);
+    expect(elsewhere.statusCode).toBe(200);
+    expectRateLimited(await start(freshIp(), address, elsewhere.json().token), 4);
+    // The per-IP limit still holds: the machine that resent has one start left of its 2.
+    const machine = freshIp();
+    const again = await start(machine, address, resentToken);
+    expect(again.statusCode).toBe(200);
+    const third = await start(machine, address, again.json().token);
+    expect(third.statusCode).toBe(200);
+    expectRateLimited(await start(machine, address, third.json().token), 2);
+
+    // Once the code has expired (10 minutes), its token is an ordinary start again.
+    time.ms += 11 * MINUTE;
+    expectRateLimited(await start(freshIp(), address, third.json().token), 4);
+  });
+
+  it.skipIf(backend.skip !== undefined)('e-mail code start: resends per address are bounded too; with them spent a token counts like any start', async () => {
+    const app = await appWith(
+      limits({ RATE_LIMIT_READ_PER_MIN: '1000', RATE_LIMIT_AUTH_PER_MIN: '1000', RATE_LIMIT_OTP_PER_HOUR: '2', RATE_LIMIT_OTP_ADDRESS_PER_HOUR: '3' }),
+      clock(),
+    );
+    const start = (ip: string, email: string, token?: string) =>
+      send(app, 'POST', '/api/auth/email-otp/start', { ip, body: token === undefined ? { email } : { email, token } });
+    const address = `chain-${freshIp()}@example.org`;
+    let token: string = (await start(freshIp(), address)).json().token;
+    // Passing the latest token from one IP to the next: 3 resends, then two
+    // ordinary starts (the address's 3 less the first), then the ceiling.
+    const statuses: number[] = [];
+    for (let i = 0; i < 7; i++) {
+      const reply = await start(freshIp(), address, token);
+      statuses.push(reply.statusCode);
+      if (reply.statusCode === 200) token = reply.json().token;
+    }
+    expect(statuses).toEqual([200, 200, 200, 200, 200, 429, 429]);
   });
 
   it.skipIf(backend.skip !== undefined)('contact form: 5 an hour per IP', async () => {

@@ -453,7 +453,7 @@ export async function buildApp(config: Config, deps: AppDeps = {}): Promise<Fast
       redisFailed('rate_limit')(error);
     },
   });
-  registerRateLimits(app, config, rateLimiter, { onRejected: (name) => metrics.rateLimited.inc([name]) });
+  registerRateLimits(app, config, rateLimiter, { onRejected: (name) => metrics.rateLimited.inc([name]) }, { isLiveStartToken: emailCodes.isLiveToken });
   registerMetrics(app, config, metrics);
   await registerOpenApi(app, config, VERSION);
   registerHealthRoutes(app, context);

@@ -13,7 +13,16 @@ import { POLICY } from './policy.js';
 import { typed } from './schema-types.js';
 import { requestLocale } from './locale.js';
 
-const StartBody = Type.Object({ email: Type.String({ minLength: 3, maxLength: 254 }) });
+const StartBody = Type.Object({
+  email: Type.String({ minLength: 3, maxLength: 254 }),
+  token: Type.Optional(
+    Type.String({
+      maxLength: 128,
+      description:
+        'The token of this address\'s code, to ask for a new one (a resend): while that code is live the start is not counted against the limits per address, only against resends per address and the limit per IP. Any other value makes an ordinary start',
+    }),
+  ),
+});
 const Started = Type.Object({
   ok: Type.Literal(true),
   token: Type.String({ description: 'Send it back on verify: its tries then count against this start\'s code only, and a dead code is told as code_dead' }),
@@ -41,6 +50,7 @@ export function registerEmailOtpRoutes(root: FastifyInstance, context: ServiceCo
       },
     },
     async (request, reply) => {
+      // The token only decides which limits count the start (src/http/rate-limit.ts); a resend is a start.
       const started = await context.emailCodes.start(request.body.email, requestLocale(request));
       noStore(reply);
       return { ok: true, token: started.token, expiresAt: started.expiresAt };

@@ -15,12 +15,26 @@
  * - auth (default 20/min): every other /api/auth/* route, POST
  *   /api/challenge, POST /api/attestations, /api/connect/*, /api/contact.
  * - also: POST /api/auth/email-otp/start 5/hour per IP, 5/hour per e-mail
- *   address and IP, and 30/hour per e-mail address from all clients
- *   together (addresses keyed by a SHA-256 of the lowercased address, so no
- *   address is kept in memory or in Redis); POST /api/contact 5/hour per IP.
- *   The per-address ceiling is counted only for starts that passed the
- *   per-address-and-IP limit, so one client cannot use it up for the owner
- *   of the address (issue 10, item 5).
+ *   address and client network (IPv4 /24, IPv6 /48, as in
+ *   src/session/device.ts), and by default 50/hour per e-mail address from
+ *   all clients together (addresses keyed by a SHA-256 of the lowercased
+ *   address, so no address is kept in memory or in Redis); POST
+ *   /api/contact 5/hour per IP. The per-address ceiling is counted only for
+ *   starts that passed the per-address-and-network limit, so one client
+ *   cannot use it up for the owner of the address, and by default it is 10
+ *   times that limit, so a handful of networks cannot reach it either.
+ * - A resend (docs/protocol.md §6 "E-mail codes"): a start that carries the
+ *   token of the address's live code skips the per-address-and-network
+ *   limit and the ceiling, so whoever holds the code a start answered can
+ *   ask for a new one after others used up the address's starts. It counts
+ *   instead against resends per address (`otp_resend`, as many as the
+ *   ceiling): a token proves a start, not the address (any start answers
+ *   one), and without a bound its holder could pass the latest token from
+ *   one IP to the next and mail the address, and guess at its codes, as
+ *   often as it has IPs. Only whoever holds the live code's token can spend
+ *   resends, and any other start kills that token; with resends spent, a
+ *   start with a token is counted like any other. The per-IP limit always
+ *   applies.
  * - Not limited: OPTIONS preflights, /healthz, /readyz, the explorer's
  *   static assets, anything outside /api and JWKS.
  * - A limit of 0 turns its class off (docs/protocol.md §1).
@@ -41,10 +55,11 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Config } from '../config.js';
 import { OcError } from '../errors.js';
 import type { FailureMode, RateDecision, ResilientLimiter } from '../limits/index.js';
+import { coarseNetwork } from '../session/index.js';
 import { sendError } from './errors.js';
 import { policyOf, type RoutePolicy } from './policy.js';
 
-export type LimitName = 'read' | 'auth' | 'otp_ip' | 'otp_email' | 'otp_address' | 'contact';
+export type LimitName = 'read' | 'auth' | 'otp_ip' | 'otp_email' | 'otp_address' | 'otp_resend' | 'contact';
 
 interface LimitSpec {
   readonly name: LimitName;
@@ -61,6 +76,11 @@ interface RouteRule {
 export interface RateLimitEvents {
   /** A request was refused with 429 by this limit. */
   onRejected?(name: LimitName): void;
+}
+
+export interface RateLimitChecks {
+  /** Whether `token` is the token of the live e-mail code of `email` (src/signin/email-code.ts): a resend. */
+  isLiveStartToken?(email: string, token: string): Promise<boolean>;
 }
 
 const MINUTE = 60_000;
@@ -120,13 +140,28 @@ function storeDown(request: FastifyRequest, reply: FastifyReply): FastifyReply {
   });
 }
 
-export function registerRateLimits(app: FastifyInstance, config: Config, limiter: ResilientLimiter, events: RateLimitEvents = {}): void {
+/**
+ * The counting key of a client's network for the per-address e-mail limit:
+ * its /24 or /48 (src/session/device.ts), else its {@link clientKey}.
+ */
+function networkKey(ip: string): string {
+  return coarseNetwork(ip) ?? clientKey(ip);
+}
+
+export function registerRateLimits(
+  app: FastifyInstance,
+  config: Config,
+  limiter: ResilientLimiter,
+  events: RateLimitEvents = {},
+  checks: RateLimitChecks = {},
+): void {
   const limits = config.rateLimits;
   const read: LimitSpec = { name: 'read', limit: limits.readPerMinute, windowMs: MINUTE };
   const auth: LimitSpec = { name: 'auth', limit: limits.authPerMinute, windowMs: MINUTE };
   const otpIp: LimitSpec = { name: 'otp_ip', limit: limits.otpPerHour, windowMs: HOUR };
   const otpEmail: LimitSpec = { name: 'otp_email', limit: limits.otpPerHour, windowMs: HOUR };
   const otpAddress: LimitSpec = { name: 'otp_address', limit: limits.otpAddressPerHour, windowMs: HOUR };
+  const otpResend: LimitSpec = { name: 'otp_resend', limit: limits.otpAddressPerHour, windowMs: HOUR };
   const contact: LimitSpec = { name: 'contact', limit: limits.contactPerHour, windowMs: HOUR };
   const on = (spec: LimitSpec): boolean => spec.limit > 0;
   if (![read, auth, otpIp, otpEmail, otpAddress, contact].some(on)) return;
@@ -199,20 +234,41 @@ export function registerRateLimits(app: FastifyInstance, config: Config, limiter
   });
 
   if (!on(otpEmail) && !on(otpAddress)) return;
-  // Per address: the body is parsed and validated by now (docs/api.md: `{email}`).
-  // First per address and client, then the ceiling per address, which only
-  // starts that passed the first are counted against.
+
+  /** A resend: the start carries its address's live token (see the file comment). */
+  async function isResend(email: string, token: unknown): Promise<boolean> {
+    if (typeof token !== 'string' || checks.isLiveStartToken === undefined) return false;
+    // A store that cannot answer makes it an ordinary start, counted as one.
+    return checks.isLiveStartToken(email, token).catch(() => false);
+  }
+
+  // Per address: the body is parsed and validated by now (docs/api.md: `{email, token?}`).
+  // First per address and network, then the ceiling per address, which only
+  // starts that passed the first are counted against; a resend counts
+  // against resends per address instead, while it has some.
   app.addHook('preHandler', async (request, reply) => {
     if (policyOf(request).extra !== 'otp') return;
-    const email = (request.body as { email?: unknown } | undefined)?.email;
+    const body = request.body as { email?: unknown; token?: unknown } | undefined;
+    const email = body?.email;
     if (typeof email !== 'string') return;
     const addressKey = createHash('sha256').update(email.trim().toLowerCase()).digest('hex');
     let applied = appliedOf.get(request);
-    const checks: Array<[LimitSpec, string]> = [
-      [otpEmail, `otp_email:${addressKey}:${clientKey(request.ip)}`],
+    if (await isResend(email, body?.token)) {
+      if (!on(otpResend)) return;
+      const answer = limiter.hit(`otp_resend:${addressKey}`, otpResend.limit, otpResend.windowMs, 'closed');
+      const decision = answer instanceof Promise ? await answer : answer;
+      if (decision === 'unavailable') return storeDown(request, reply);
+      if (decision.allowed) {
+        applied = tighter(applied, { spec: otpResend, decision });
+        setHeaders(reply, applied);
+        return;
+      }
+    }
+    const startLimits: Array<[LimitSpec, string]> = [
+      [otpEmail, `otp_email:${addressKey}:${networkKey(request.ip)}`],
       [otpAddress, `otp_address:${addressKey}`],
     ];
-    for (const [spec, key] of checks) {
+    for (const [spec, key] of startLimits) {
       if (!on(spec)) continue;
       const answer = limiter.hit(key, spec.limit, spec.windowMs, 'closed');
       const decision = answer instanceof Promise ? await answer : answer;

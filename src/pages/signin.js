@@ -445,9 +445,18 @@ function startEmailCountdown(expiresAt, serverDate) {
   );
 }
 
-async function sendCode(email, button) {
+/**
+ * Asks for a code. A resend carries the token of the code it replaces: the
+ * service then lets it through when others have used up the address's
+ * codes for the hour (docs/protocol.md §6 "E-mail codes").
+ *
+ * @param {string} email
+ * @param {HTMLButtonElement | null} button
+ * @param {string} [token] the token of the code to replace, on a resend
+ */
+async function sendCode(email, button, token) {
   return busy(button, async () => {
-    const started = await api('POST', '/api/auth/email-otp/start', { email });
+    const started = await api('POST', '/api/auth/email-otp/start', token ? { email, token } : { email });
     if (!started.ok) {
       if (started.code === 'rate_limited') {
         const seconds = Number(started.body && started.body.retry_after_seconds) || 60;
@@ -546,7 +555,7 @@ byId('email-resend').addEventListener('click', async (event) => {
     say(pageStatus, t('signin.resend_wait', { seconds: wait }));
     return;
   }
-  if (await sendCode(emailStarted.email, /** @type {HTMLButtonElement} */ (event.currentTarget))) {
+  if (await sendCode(emailStarted.email, /** @type {HTMLButtonElement} */ (event.currentTarget), emailStarted.token)) {
     emailCode.value = '';
     delete emailCode.dataset.sent;
     markInvalid(emailCode, false);

@@ -43,6 +43,13 @@
  *   address) counts against nothing and is `invalid_code`.
  * So at most 10 guesses at one code can succeed: 5 through its token, 5 without.
  *
+ * A resend (docs/protocol.md §6 "E-mail codes"). A start may carry the token
+ * of the address's code; `isLiveToken` tells whether it is that code's and
+ * the code has not expired, so the rate limits can let its holder ask for a
+ * new code when others have used up the address's starts. A token that is not
+ * this address's is told apart by its MAC alone, without reading the store;
+ * one whose MAC holds is then compared in constant time with the live code's.
+ *
  * Same work whether or not a code is pending: once the input is well formed,
  * verify always computes the code's keyed hash and the token's MAC, always
  * reads the code and always runs the counting update (on no row when there
@@ -154,6 +161,11 @@ export interface EmailCodeService {
    * used up: when it throws, the code stays usable (its try is counted).
    */
   verify(email: unknown, code: unknown, token?: unknown, beforeConsume?: (email: string) => Promise<void>): Promise<EmailCodeVerified>;
+  /**
+   * Whether `token` is the token of the live (unexpired, unused) code of
+   * `email`: false for anything else, malformed input included.
+   */
+  isLiveToken(email: unknown, token: unknown): Promise<boolean>;
 }
 
 /**
@@ -333,5 +345,21 @@ export function createEmailCodeService(options: EmailCodeServiceOptions): EmailC
     return { email };
   }
 
-  return { start, verify };
+  async function isLiveToken(emailInput: unknown, tokenInput: unknown): Promise<boolean> {
+    let email: string;
+    try {
+      email = normalizeEmail(emailInput, 'email');
+    } catch {
+      return false;
+    }
+    if (typeof tokenInput !== 'string' || !TOKEN_FORMAT.test(tokenInput)) return false;
+    // A forged token, or one of another address, fails here: only a token
+    // this service issued for this address costs a read.
+    if (!isTokenOf(secret, email, tokenInput)) return false;
+    const record = await store.findEmailCode(email);
+    const live = record !== null && now().getTime() < record.expires_at;
+    return timingSafeEqualString(tokenInput, live ? record.token : PLACEHOLDER.token) && live;
+  }
+
+  return { start, verify, isLiveToken };
 }
