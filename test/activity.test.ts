@@ -136,6 +136,37 @@ function activitySuite(engine: 'sqlite' | 'postgres'): void {
     expect(JSON.stringify(list)).not.toContain(app1.body.api_key);
   });
 
+  it('records a tab token for another account of the roster on that account, and never one for the active account', async () => {
+    const client = await signedIn();
+    const didA = (await client.me()).body.account.did_oc as string;
+    const didB = (await client.signIn(newWallet(), { add: true })).body.account.did_oc as string;
+    const pinned = (reply: { body: { token: string } }) => ({ 'x-oc-tab-session': reply.body.token });
+    const eventsAs = async (tab: Record<string, string>): Promise<Event[]> => (await client.request('GET', '/api/auth/activity?limit=100', undefined, tab)).body.events;
+
+    // The client pins every tab on every page load: the active account, with no did or its own.
+    const ownTab = await client.post('/api/auth/tab', {});
+    expect(ownTab.status).toBe(200);
+    expect((await client.post('/api/auth/tab', { did_oc: didB })).status).toBe(200);
+    const tabA = await client.post('/api/auth/tab', { did_oc: didA });
+    expect(tabA.status).toBe(200);
+    // From a tab pinned to A, A itself is again the active account.
+    expect((await client.request('POST', '/api/auth/tab', {}, pinned(tabA))).status).toBe(200);
+
+    const [latestA, ...olderA] = await eventsAs(pinned(tabA));
+    expect(latestA).toMatchObject({ kind: 'tab_pinned', detail: { device: 'Firefox 140 on Linux', network: '198.51.100.0/24', active_account: didB } });
+    expect(olderA.map((event) => event.kind)).toEqual(['signin']);
+    expect((await events(client)).map((event) => event.kind)).toEqual(['signin']);
+
+    // A tab pinned to A asking for B: recorded on B, with A as the active account.
+    expect((await client.request('POST', '/api/auth/tab', { did_oc: didB }, pinned(tabA))).status).toBe(200);
+    const listB = await eventsAs(pinned(ownTab));
+    expect(listB.map((event) => [event.kind, event.detail.active_account])).toEqual([
+      ['tab_pinned', didA],
+      ['signin', undefined],
+    ]);
+    expect(JSON.stringify(listB)).not.toContain(tabA.body.token);
+  });
+
   it('pages newest first with an opaque cursor, and refuses a bad cursor or limit', async () => {
     const wallet = newWallet();
     const client = await signedIn(wallet);

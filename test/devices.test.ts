@@ -116,6 +116,66 @@ function devicesSuite(engine: 'sqlite' | 'postgres'): void {
     expectError(await here.post('/api/auth/sessions/revoke-others'), 401, 'sudo_required');
   });
 
+  /** The `jti` a token carries: a tab token carries its row's (docs/protocol.md §3). */
+  function jtiOf(token: string): string {
+    return JSON.parse(Buffer.from(token.split('.')[1] as string, 'base64url').toString()).jti;
+  }
+
+  /** GET /api/auth/me with only a tab token, as from any machine: the status. */
+  async function statusWithTab(token: string): Promise<number> {
+    return (await app.inject({ method: 'GET', url: '/api/auth/me', headers: { 'x-oc-tab-session': token } })).statusCode;
+  }
+
+  async function revokedJtis(): Promise<string[]> {
+    const feed = await app.inject({ method: 'GET', url: '/api/auth/revocations' });
+    expect(feed.statusCode).toBe(200);
+    return (feed.json().revocations as Array<{ jti: string }>).map((entry) => entry.jti);
+  }
+
+  /** Browser X holding accounts A and B, with a tab token minted there for each, as any family site may (docs/protocol.md §3). */
+  async function browserWithTabs(walletA: Wallet, walletB: Wallet) {
+    const x = browser(LINUX_FIREFOX, '198.51.100.5');
+    const didA = await signIn(x, walletA);
+    const didB = await signIn(x, walletB, true);
+    const tabA = (await x.post('/api/auth/tab', { did_oc: didA })).body.token as string;
+    const tabB = (await x.post('/api/auth/tab', { did_oc: didB })).body.token as string;
+    expect([await statusWithTab(tabA), await statusWithTab(tabB)]).toEqual([200, 200]);
+    return { x, didA, didB, tabA, tabB };
+  }
+
+  it('signing a browser out from another one ends the tab tokens of its rows, and the feed lists them by the row\'s jti', async () => {
+    const walletA = newWallet();
+    const walletB = newWallet();
+    const { x, didA, didB, tabA, tabB } = await browserWithTabs(walletA, walletB);
+    const y = browser(IPHONE, '203.0.113.5');
+    await signIn(y, walletA);
+    await signIn(y, walletB, true);
+
+    // As A in Y: sign X out of A ("Sign out" on one device).
+    expect((await y.switchTo(didA)).status).toBe(200);
+    await sudo(y, walletA);
+    const rowA = ((await y.get('/api/auth/sessions')).body.sessions as Array<{ id: string; current: boolean }>).find((row) => !row.current)?.id as string;
+    expect(jtiOf(tabA)).toBe(rowA);
+    expect((await y.request('DELETE', `/api/auth/sessions/${rowA}`)).status).toBe(200);
+    expect(await statusWithTab(tabA)).toBe(401);
+    expect(await statusWithTab(tabB)).toBe(200);
+
+    // As B in Y: sign every other browser out ("Sign out everywhere else").
+    expect((await y.switchTo(didB)).status).toBe(200);
+    await sudo(y, walletB);
+    expect((await y.post('/api/auth/sessions/revoke-others')).body).toEqual({ ok: true, revoked: 1 });
+    expect(await statusWithTab(tabB)).toBe(401);
+    expectError(await x.me(), 401, 'not_authenticated');
+    expect(await revokedJtis()).toEqual(expect.arrayContaining([jtiOf(tabA), jtiOf(tabB)]));
+  });
+
+  it('signing a browser out (scope=all) ends the tab tokens of every account of its roster', async () => {
+    const { x, tabA, tabB } = await browserWithTabs(newWallet(), newWallet());
+    expect((await x.logout('all')).status).toBe(200);
+    expect([await statusWithTab(tabA), await statusWithTab(tabB)]).toEqual([401, 401]);
+    expect(await revokedJtis()).toEqual(expect.arrayContaining([jtiOf(tabA), jtiOf(tabB)]));
+  });
+
   it('this browser\'s own session needs no step-up: it is a logout of this account', async () => {
     const client = browser(LINUX_FIREFOX);
     await signIn(client, newWallet());

@@ -27,6 +27,7 @@ export const ACTIVITY_KINDS = [
   'key_added',
   'key_removed',
   'sessions_revoked',
+  'tab_pinned',
   'connect_app_created',
   'connect_app_rotated',
   'connect_app_deleted',

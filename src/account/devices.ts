@@ -5,9 +5,12 @@
  * device out needs a recent step-up (a stolen cookie alone must not lock the
  * owner out of their other devices); this browser's own session is a logout
  * and needs none. A roster that held a revoked row simply loses that member.
+ * Also the tab tokens of a roster's rows, and the activity they leave.
  */
 import { OcError } from '../errors.js';
-import type { Authenticated } from '../session/service.js';
+import { didOf } from '../session/accounts.js';
+import type { ClientFacts } from '../session/device.js';
+import type { Authenticated, IssuedSession, SessionService } from '../session/service.js';
 import type { SessionStore } from '../storage/index.js';
 import { requireRecentStepUp } from './step-up.js';
 import type { ActivityLog } from './activity.js';
@@ -32,6 +35,7 @@ export interface DeviceServiceDeps {
   readonly store: Pick<SessionStore, 'listLiveSessionsOfAccount' | 'revokeSessionOfAccount' | 'revokeOtherSessionsOfAccount'>;
   readonly now: () => Date;
   readonly activity: Pick<ActivityLog, 'record'>;
+  readonly sessions: Pick<SessionService, 'tabToken'>;
 }
 
 export class DeviceService {
@@ -64,6 +68,27 @@ export class DeviceService {
       throw new OcError('not_found', 'sessions: the active account has no live session with this id');
     }
     await this.#deps.activity.record(current.account.id, 'sessions_revoked', { count: 1, scope: 'one' });
+  }
+
+  /**
+   * POST /api/auth/tab: a tab token for the active account or another member
+   * of the roster (docs/protocol.md §3). One for another member is recorded
+   * on that member, with the request's device and network and the account
+   * that was active: any family site can ask for one, and the token works
+   * from anywhere until its row ends, so its owner should see it. One for
+   * the active account is not: the OrangeCheck client asks for it on every
+   * page load.
+   */
+  async tab(current: Authenticated, did: string | undefined, client: ClientFacts): Promise<IssuedSession> {
+    const issued = await this.#deps.sessions.tabToken(current, did);
+    if (issued.session.account_id !== current.account.id) {
+      await this.#deps.activity.record(issued.session.account_id, 'tab_pinned', {
+        device: client.device,
+        network: client.network,
+        active_account: didOf(current.account.id),
+      });
+    }
+    return issued;
   }
 
   /** Signs every other device of the account out; answers how many. */

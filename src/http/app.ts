@@ -370,7 +370,7 @@ export async function buildApp(config: Config, deps: AppDeps = {}): Promise<Fast
   });
   const accounts = new AccountService({ store, sessions, checkers, now, activity });
   const signIn = new SignInService({ store, sessions, accounts, checkers, now });
-  const devices = new DeviceService({ store, now, activity });
+  const devices = new DeviceService({ store, now, activity, sessions });
   const webauthn = new WebAuthnService({ store, sessions, rp: relyingParty(config, origins), secret: serverSecret, nonces, now, activity });
 
   const context: ServiceContext = {

@@ -8,6 +8,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Authenticated } from '../session/service.js';
 import type { AccountView } from '../session/accounts.js';
 import { OcError } from '../errors.js';
+import { clientFacts } from '../session/device.js';
 import type { ServiceContext } from './context.js';
 import {
   clearSessionCookie,
@@ -220,7 +221,8 @@ export function registerAuthRoutes(root: FastifyInstance, context: ServiceContex
         description:
           'Answers a session token of its own for the account `did_oc` names (default: the active account), which must have a live ' +
           'session in this browser\'s roster. The tab sends it in `x-oc-tab-session`; the cookie is not changed, and re-minting ' +
-          'the cookie (a switch in another tab) does not end it. It ends with the account\'s session in this browser.',
+          'the cookie (a switch in another tab) does not end it. It ends with the account\'s session in this browser. A token ' +
+          'for an account other than the active one is recorded in that account\'s activity (`tab_pinned`).',
         security: [{ cookieAuth: [] }],
         body: TabBody,
         response: { 200: SessionIssued, ...errorResponses(400, 401, 403, 404, 409, 413, 415, 429) },
@@ -232,7 +234,7 @@ export function registerAuthRoutes(root: FastifyInstance, context: ServiceContex
     },
     async (request, reply) => {
       const current = await requireSession(context, request);
-      const issued = await context.sessions.tabToken(current, request.body.did_oc);
+      const issued = await context.devices.tab(current, request.body.did_oc, clientFacts(request.headers['user-agent'], request.ip));
       noStore(reply);
       return sessionBody(issued);
     },

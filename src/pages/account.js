@@ -475,6 +475,8 @@ function describeEvent(event) {
     case 'sessions_revoked':
       if (d.scope === 'all') return said('event.revoked_all', { count: Number(d.count) || 0 });
       return d.scope === 'others' ? said('event.revoked_others', { count: Number(d.count) || 0 }) : said('event.revoked_one');
+    case 'tab_pinned':
+      return said('event.tab_pinned', { account: name(d.active_account), placed: where ? 'yes' : 'no', where });
     case 'connect_app_created':
       return said('event.app_created', { name: name(d.name) });
     case 'connect_app_rotated':

@@ -311,6 +311,7 @@ export const pagesDe: Readonly<Record<PageMessageKey, string>> = {
   'event.revoked_all': 'Der Betreiber hat dieses Konto überall abgemeldet ({count, plural, one {# Browser} other {# Browser}})',
   'event.revoked_others': 'Überall sonst abgemeldet ({count, plural, one {# Browser} other {# Browser}})',
   'event.revoked_one': 'Einen anderen Browser abgemeldet',
+  'event.tab_pinned': 'Ein Tab wurde mit diesem Konto geöffnet, während das Konto {account} aktiv war{placed, select, yes { ({where})} other {}}',
   'event.app_created': 'Connect-App {name} erstellt',
   'event.app_rotated': 'API-Schlüssel der Connect-App {name} ersetzt',
   'event.app_deleted': 'Connect-App {name} gelöscht',

@@ -318,6 +318,7 @@ export const pagesEn = {
   'event.revoked_all': 'The operator signed this account out everywhere ({count, plural, one {# browser} other {# browsers}})',
   'event.revoked_others': 'Signed out everywhere else ({count, plural, one {# browser} other {# browsers}})',
   'event.revoked_one': 'Signed out another browser',
+  'event.tab_pinned': 'A tab was opened as this account while the account {account} was active{placed, select, yes { ({where})} other {}}',
   'event.app_created': 'Created the Connect app {name}',
   'event.app_rotated': 'Replaced the API key of the Connect app {name}',
   'event.app_deleted': 'Deleted the Connect app {name}',

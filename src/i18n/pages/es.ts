@@ -311,6 +311,7 @@ export const pagesEs: Readonly<Record<PageMessageKey, string>> = {
   'event.revoked_all': 'El operador cerró la sesión de esta cuenta en todas partes ({count, plural, one {# navegador} other {# navegadores}})',
   'event.revoked_others': 'Sesión cerrada en todos los demás ({count, plural, one {# navegador} other {# navegadores}})',
   'event.revoked_one': 'Se cerró la sesión de otro navegador',
+  'event.tab_pinned': 'Se abrió una pestaña con esta cuenta mientras la cuenta {account} estaba activa{placed, select, yes { ({where})} other {}}',
   'event.app_created': 'Se creó la app de Connect {name}',
   'event.app_rotated': 'Se sustituyó la clave de API de la app de Connect {name}',
   'event.app_deleted': 'Se eliminó la app de Connect {name}',

@@ -311,6 +311,7 @@ export const pagesFr: Readonly<Record<PageMessageKey, string>> = {
   'event.revoked_all': 'L’opérateur a déconnecté ce compte partout ({count, plural, one {# navigateur} other {# navigateurs}})',
   'event.revoked_others': 'Déconnexion partout ailleurs ({count, plural, one {# navigateur} other {# navigateurs}})',
   'event.revoked_one': 'Déconnexion d’un autre navigateur',
+  'event.tab_pinned': 'Ouverture d’un onglet avec ce compte pendant que le compte {account} était actif{placed, select, yes { ({where})} other {}}',
   'event.app_created': 'Création de l’application Connect {name}',
   'event.app_rotated': 'Remplacement de la clé d’API de l’application Connect {name}',
   'event.app_deleted': 'Suppression de l’application Connect {name}',
