@@ -167,6 +167,22 @@ describe('CORS', () => {
     expect(stranger.headers['access-control-allow-methods']).toBeUndefined();
   });
 
+  it('allows from a family origin the method of every registered family route, and lists exactly the family methods', async () => {
+    const family = app.routePolicies.routes().filter(({ method, url }) => app.routePolicies.of(method, url)?.cors === 'family');
+    const methods = [...new Set(family.map(({ method }) => method))].sort();
+    // The documented PUT /api/connect/apps/<id>/webhook, and the edits and removals.
+    expect(methods).toEqual(expect.arrayContaining(['PUT', 'PATCH', 'DELETE', 'POST', 'GET']));
+    for (const { method, url } of family) {
+      const path = url.replace(/:\w+/g, 'x');
+      const preflight = await app.inject({ method: 'OPTIONS', url: path, headers: { origin: 'https://shop.example.com', 'access-control-request-method': method } });
+      const route = `${method} ${url}`;
+      expect(preflight.statusCode, route).toBe(204);
+      expect(preflight.headers['access-control-allow-origin'], route).toBe('https://shop.example.com');
+      expect(preflight.headers['access-control-allow-credentials'], route).toBe('true');
+      expect(String(preflight.headers['access-control-allow-methods']).split(', '), route).toEqual(methods);
+    }
+  });
+
   it('refuses a cross-site POST to a browser-only route with 403 cross_site', async () => {
     const byOrigin = await app.inject({ method: 'POST', url: '/api/auth/logout', headers: { origin: 'https://evil.test' } });
     expect(byOrigin.statusCode).toBe(403);

@@ -21,6 +21,25 @@ const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
 const ALLOWED_HEADERS = 'content-type, authorization, x-request-id, x-oc-tab-session';
 
 /**
+ * The `Access-Control-Allow-Methods` of each CORS class: every method a route
+ * of that class is registered with, read from the declared policies
+ * (docs/protocol.md §4 "CORS"). Derived rather than listed, so a route with a
+ * new method (the Connect webhook's PUT) is callable from a family site
+ * without a second list to keep in step.
+ */
+function allowedMethodsByClass(app: FastifyInstance): ReadonlyMap<CorsClass, string> {
+  const methods = new Map<CorsClass, Set<string>>();
+  for (const { method, url } of app.routePolicies.routes()) {
+    const cors = app.routePolicies.of(method, url)?.cors;
+    if (cors === undefined) continue;
+    const found = methods.get(cors) ?? new Set<string>();
+    found.add(method);
+    methods.set(cors, found);
+  }
+  return new Map([...methods].map(([cors, found]) => [cors, [...found].sort().join(', ')]));
+}
+
+/**
  * The CORS class that applies: the matched route's, or for the preflight
  * catch-all the class of the route the preflight asks about.
  */
@@ -87,6 +106,10 @@ export function registerCors(app: FastifyInstance, config: Config): void {
     done();
   });
 
+  // Read on the first preflight: every route is registered by then (Fastify
+  // refuses new routes once the app is ready, and no request is served before).
+  let allowedMethods: ReadonlyMap<CorsClass, string> | undefined;
+
   // Preflight for every path: answered here so routes need no OPTIONS handler.
   app.route({
     method: 'OPTIONS',
@@ -100,7 +123,8 @@ export function registerCors(app: FastifyInstance, config: Config): void {
         corsClass === 'public' ||
         (corsClass === 'family' && typeof origin === 'string' && isFamilyOrigin(origin));
       if (allowed) {
-        reply.header('access-control-allow-methods', 'GET, POST, PATCH, DELETE, OPTIONS');
+        allowedMethods ??= allowedMethodsByClass(app);
+        reply.header('access-control-allow-methods', allowedMethods.get(corsClass) ?? '');
         reply.header('access-control-allow-headers', ALLOWED_HEADERS);
         reply.header('access-control-max-age', '600');
       }
