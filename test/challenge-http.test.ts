@@ -8,6 +8,7 @@ import { randomBytes } from 'node:crypto';
 import type { FastifyInstance } from 'fastify';
 import { describe, expect, it } from 'vitest';
 import { signBip322, signLegacy } from '../src/bitcoin/signer.js';
+import { issueChallenge } from '../src/signin/challenge.js';
 import { Browser, newWallet, type Reply, type Wallet } from './support/auth-client.js';
 import { AuthHarness, expectError, forEachEngine, LOCAL_ORIGIN, type TimedBrowser, useAuthHarness } from './support/auth-harness.js';
 import { CLOCK_START, SECOND } from './support/clock.js';
@@ -84,19 +85,37 @@ function challengeHttpSuite(engine: 'sqlite' | 'postgres'): void {
       expect(expiresAt).toBe('2026-03-01T12:39:56.000Z');
     });
 
-    it('leaves out audience and purpose when not given, and keeps their order when one is', async () => {
+    it('asked without purpose or audience, writes purpose login and audience PUBLIC_URL; keeps the order when one is given', async () => {
+      // Until issue 24 the lines were left out when not given; now both are always written.
       harness.clock.set(CLOCK_START);
       const wallet = newWallet('p2tr');
       const bare = (await issue(wallet, {})).body;
       expect(bare.message).toBe(
-        ['orangecheck-auth', `address: ${wallet.address}`, `nonce: ${bare.nonce}`, 'issued_at: 2026-03-01T12:34:56Z', 'expires_at: 2026-03-01T12:39:56Z', ACK, ''].join('\n'),
+        [
+          'orangecheck-auth',
+          `address: ${wallet.address}`,
+          `nonce: ${bare.nonce}`,
+          'issued_at: 2026-03-01T12:34:56Z',
+          'expires_at: 2026-03-01T12:39:56Z',
+          ACK,
+          `audience: ${LOCAL_ORIGIN}`,
+          'purpose: login',
+          '',
+        ].join('\n'),
       );
-      const purposeOnly = (await issue(wallet, { purpose: 'login' })).body;
-      expect(purposeOnly.message.split('\n').slice(5)).toEqual([ACK, 'purpose: login', '']);
+      const purposeOnly = (await issue(wallet, { purpose: PURPOSE })).body;
+      expect(purposeOnly.message.split('\n').slice(5)).toEqual([ACK, `audience: ${LOCAL_ORIGIN}`, `purpose: ${PURPOSE}`, '']);
       const audienceOnly = (await issue(wallet, { audience: AUDIENCE })).body;
-      expect(audienceOnly.message.split('\n').slice(5)).toEqual([ACK, `audience: ${AUDIENCE}`, '']);
+      expect(audienceOnly.message.split('\n').slice(5)).toEqual([ACK, `audience: ${AUDIENCE}`, 'purpose: login', '']);
       // The nonce binds the fields: each variant has its own.
       expect(new Set([bare.nonce, purposeOnly.nonce, audienceOnly.nonce]).size).toBe(3);
+    });
+
+    it('refuses an explicit empty audience or purpose with 400: every message carries both lines', async () => {
+      const wallet = newWallet();
+      for (const params of [{ audience: '' }, { purpose: '' }, { audience: '', purpose: '' }] as Array<Record<string, string>>) {
+        expectError(await client.get(`/api/challenge?${new URLSearchParams({ addr: wallet.address, ...params })}`), 400, 'bad_request');
+      }
     });
 
     it('honours ttl from 30 to 3600 seconds', async () => {
@@ -168,6 +187,37 @@ function challengeHttpSuite(engine: 'sqlite' | 'postgres'): void {
       const forged = proof.message.replace(/nonce: ([0-9a-f]{16})[0-9a-f]{16}/, 'nonce: $1' + '0'.repeat(16));
       const signature = signBip322({ privateKey: wallet.privateKey, address: wallet.address, message: forged });
       expect((await verify({ message: forged, signature })).body).toEqual({ ok: false, reason: 'invalid_challenge', codes: ['nonce_mismatch'] });
+    });
+
+    it('with empty expectations, verifies a challenge asked without the fields and one issued before they were always written', async () => {
+      const wallet = newWallet();
+      const sign = (message: string): string => signBip322({ privateKey: wallet.privateKey, address: wallet.address, message });
+      const asked = (await issue(wallet, {})).body;
+      const none = { expectedAudience: '', expectedPurpose: '' };
+      expect((await verify({ message: asked.message, signature: sign(asked.message), expectedNonce: asked.nonce, ...none })).body).toMatchObject({
+        ok: true,
+        audience: LOCAL_ORIGIN,
+        purpose: 'login',
+      });
+      // Empty stands for the default only: a message naming another purpose or audience is refused.
+      const named = (await issue(wallet)).body;
+      expect((await verify({ message: named.message, signature: sign(named.message), expectedNonce: named.nonce, expectedPurpose: '' })).body.codes).toEqual(['purpose_mismatch']);
+
+      // A message without the lines, as this service issued them before, under a secret both apps share.
+      const secret = randomBytes(32);
+      const keyed = new Browser(await harness.app({ OC_SERVER_SECRET: secret.toString('hex') }), AUDIENCE);
+      const older = issueChallenge({ address: wallet.address }, { secret, now: harness.clock.now() });
+      expect(older.message.split('\n').slice(5)).toEqual([ACK, '']);
+      const proof = { message: older.message, signature: sign(older.message), expectedNonce: older.nonce };
+      for (const expectations of [{}, none, { expectedAudience: '' }, { expectedPurpose: '' }]) {
+        const reply = await keyed.post('/api/challenge', { ...proof, ...expectations });
+        expect(reply.body, JSON.stringify(expectations)).toMatchObject({ ok: true, address: wallet.address });
+        expect(reply.body.audience).toBeUndefined();
+        expect(reply.body.purpose).toBeUndefined();
+      }
+      expect((await keyed.post('/api/challenge', { ...proof, expectedPurpose: 'login' })).body.codes).toEqual(['purpose_mismatch']);
+      expect((await keyed.post('/api/challenge', { ...proof, expectedAudience: LOCAL_ORIGIN })).body.codes).toEqual(['aud_mismatch']);
+      await expectUntouched();
     });
 
     it('does not consume the nonce: the same proof verifies twice (the caller prevents replay)', async () => {
@@ -250,6 +300,31 @@ function challengeHttpSuite(engine: 'sqlite' | 'postgres'): void {
       expectError(await client.post('/api/challenge', { message: 'm' }), 400, 'bad_request');
       expectError(await client.post('/api/challenge', { message: 'm', signature: 's', expectedNonce: 'n', expectedAudience: 5 }), 400, 'bad_request');
       await expectUntouched();
+    });
+  });
+
+  // Runs last: these sign in, so the store is no longer untouched afterwards.
+  describe('the sign-in walk-through, followed literally', () => {
+    it('GET /api/challenge?addr= alone, the wallet signs, POST /api/auth/signin {address, message, signature, nonce}: signed in', async () => {
+      for (const publicUrl of [undefined, 'https://auth.example.org/oc']) {
+        const served = publicUrl === undefined ? app : await harness.app({ PUBLIC_URL: publicUrl });
+        const site = new Browser(served, publicUrl === undefined ? LOCAL_ORIGIN : 'https://auth.example.org');
+        const wallet = newWallet();
+        const challenge = await site.get(`/api/challenge?addr=${encodeURIComponent(wallet.address)}`);
+        expect(challenge.status, JSON.stringify(challenge.body)).toBe(200);
+        const { message, nonce } = challenge.body as { message: string; nonce: string };
+        const signature = signBip322({ privateKey: wallet.privateKey, address: wallet.address, message });
+        const signedIn = await site.post('/api/auth/signin', { address: wallet.address, message, signature, nonce });
+        expect(signedIn.status, JSON.stringify(signedIn.body)).toBe(200);
+        expect(message.split('\n').slice(6)).toEqual([`audience: ${publicUrl ?? LOCAL_ORIGIN}`, 'purpose: login', '']);
+        expect(signedIn.body.ok).toBe(true);
+        expect(typeof signedIn.body.token).toBe('string');
+        expect(site.cookie).toBeDefined();
+        const me = await site.me();
+        expect(me.status).toBe(200);
+        expect(JSON.stringify(me.body.account)).toContain(wallet.address);
+        expectError(await site.post('/api/auth/signin', { address: wallet.address, message, signature, nonce }), 401, 'nonce_reused');
+      }
     });
   });
 

@@ -7,7 +7,7 @@ import { Type } from 'typebox';
 import type { FastifyInstance } from 'fastify';
 import { addressMatchesNetwork, tryDecodeAddress, verifySignature } from '../bitcoin/index.js';
 import { OcError } from '../errors.js';
-import { checkChallenge, issueChallenge, MAX_CHALLENGE_FIELD_LENGTH, parseChallengeMessage } from '../signin/challenge.js';
+import { checkChallenge, DEFAULT_CHALLENGE_PURPOSE, expectedField, issueChallenge, MAX_CHALLENGE_FIELD_LENGTH, parseChallengeMessage } from '../signin/challenge.js';
 import type { ServiceContext } from './context.js';
 import { errorResponses } from './schemas.js';
 import { POLICY } from './policy.js';
@@ -15,8 +15,8 @@ import { typed } from './schema-types.js';
 
 const ChallengeQuery = Type.Object({
   addr: Type.String({ minLength: 1, maxLength: 128, description: 'Bitcoin address of the configured network' }),
-  audience: Type.Optional(Type.String({ minLength: 1, maxLength: MAX_CHALLENGE_FIELD_LENGTH, description: 'Where the proof will be used, e.g. a URL' })),
-  purpose: Type.Optional(Type.String({ minLength: 1, maxLength: MAX_CHALLENGE_FIELD_LENGTH, description: '`login` for sign-in' })),
+  audience: Type.Optional(Type.String({ minLength: 1, maxLength: MAX_CHALLENGE_FIELD_LENGTH, description: 'Where the proof will be used, e.g. a URL; `PUBLIC_URL` when absent' })),
+  purpose: Type.Optional(Type.String({ minLength: 1, maxLength: MAX_CHALLENGE_FIELD_LENGTH, description: '`login` for sign-in, and when absent; name your own for any other use' })),
   ttl: Type.Optional(Type.String({ pattern: '^[0-9]{1,5}$', description: 'Time to live in seconds, 30 to 3600 (default 300)' })),
 });
 
@@ -31,8 +31,12 @@ const ChallengeProof = Type.Object({
   message: Type.String({ maxLength: 4096 }),
   signature: Type.String({ maxLength: 8192 }),
   expectedNonce: Type.Optional(Type.String({ maxLength: 64, description: 'When absent, not compared (the nonce must still be one this service issued)' })),
-  expectedAudience: Type.Optional(Type.String({ maxLength: MAX_CHALLENGE_FIELD_LENGTH, description: 'When absent, not compared; empty means the message must carry none' })),
-  expectedPurpose: Type.Optional(Type.String({ maxLength: MAX_CHALLENGE_FIELD_LENGTH, description: 'When absent, not compared; empty means the message must carry none' })),
+  expectedAudience: Type.Optional(
+    Type.String({ maxLength: MAX_CHALLENGE_FIELD_LENGTH, description: 'When absent, not compared; empty means what a challenge asked without one carries: `PUBLIC_URL`, or no line' }),
+  ),
+  expectedPurpose: Type.Optional(
+    Type.String({ maxLength: MAX_CHALLENGE_FIELD_LENGTH, description: 'When absent, not compared; empty means what a challenge asked without one carries: `login`, or no line' }),
+  ),
   scheme: Type.Optional(Type.String({ maxLength: 16, description: '`bip322` or `legacy`; detected when absent' })),
 });
 
@@ -75,8 +79,12 @@ export function registerChallengeRoutes(root: FastifyInstance, context: ServiceC
       const ttlSeconds = query.ttl === undefined ? undefined : Number(query.ttl);
       if (ttlSeconds !== undefined && (ttlSeconds < 30 || ttlSeconds > 3600)) throw new OcError('bad_request', 'ttl: must be 30 to 3600 seconds');
       // Field shapes the schema cannot express (line breaks) are refused there with bad_request.
+      // Both lines are always written (docs/protocol.md §5): a challenge asked
+      // without them is a sign-in proof for this service, as the sign-in
+      // walk-through asks for it by address alone. An explicit empty value is
+      // refused by the schema, so no message leaves here without them.
       const challenge = issueChallenge(
-        { address: query.addr, audience: query.audience, purpose: query.purpose, ttlSeconds },
+        { address: query.addr, audience: query.audience ?? context.config.publicUrl, purpose: query.purpose ?? DEFAULT_CHALLENGE_PURPOSE, ttlSeconds },
         { secret: context.serverSecret, now: context.now() },
       );
       reply.header('cache-control', 'no-store');
@@ -100,14 +108,16 @@ export function registerChallengeRoutes(root: FastifyInstance, context: ServiceC
       reply.header('cache-control', 'no-store');
       // An expectation the caller did not send is not compared (the rule of
       // the OrangeCheck SDKs): the message's own value stands in for it. The
-      // nonce must still carry this service's MAC.
+      // nonce must still carry this service's MAC. An empty one expects what
+      // a challenge asked without the field carries: the default, or no line
+      // in a message issued before every message had one (docs/protocol.md §5).
       const parsed = parseChallengeMessage(body.message);
       const checked = checkChallenge(
         {
           message: body.message,
           expectedNonce: body.expectedNonce ?? parsed?.nonce,
-          expectedAudience: body.expectedAudience ?? parsed?.audience,
-          expectedPurpose: body.expectedPurpose ?? parsed?.purpose,
+          expectedAudience: expectedField(body.expectedAudience, parsed?.audience, context.config.publicUrl),
+          expectedPurpose: expectedField(body.expectedPurpose, parsed?.purpose, DEFAULT_CHALLENGE_PURPOSE),
         },
         { secret: context.serverSecret, now: context.now() },
       );

@@ -24,6 +24,14 @@ export const DEFAULT_CHALLENGE_TTL_SECONDS = 300;
 export const MIN_CHALLENGE_TTL_SECONDS = 30;
 export const MAX_CHALLENGE_TTL_SECONDS = 3600;
 
+/**
+ * The purpose of a challenge asked without one (docs/protocol.md §5): a
+ * sign-in, so the walk-through that asks for a challenge by address alone
+ * and posts it to the sign-in route works as written. Its audience defaults
+ * to `PUBLIC_URL`, which the route knows.
+ */
+export const DEFAULT_CHALLENGE_PURPOSE = 'login';
+
 /** Longest audience or purpose value, in UTF-16 code units. */
 export const MAX_CHALLENGE_FIELD_LENGTH = 512;
 
@@ -66,7 +74,9 @@ export interface ChallengeContext {
 export interface IssueChallengeInput {
   /** Already checked by the caller to be an address of the configured network. */
   readonly address: string;
+  /** Absent or empty leaves the line out; `GET /api/challenge` always gives one (docs/protocol.md §5). */
   readonly audience?: string | undefined;
+  /** Absent or empty leaves the line out; `GET /api/challenge` always gives one (docs/protocol.md §5). */
   readonly purpose?: string | undefined;
   /** 30 to 3600; default 300 (docs/protocol.md §5). */
   readonly ttlSeconds?: number | undefined;
@@ -263,6 +273,20 @@ export function parseChallengeMessage(message: unknown): ParsedChallenge | null 
   if (purpose !== undefined && !isValidField(purpose)) return null;
 
   return { address, nonce, issuedAt, expiresAt, audience, purpose };
+}
+
+/**
+ * What `POST /api/challenge` compares a message's audience or purpose with
+ * (docs/protocol.md §5), given the caller's expectation, the value the
+ * message carries and the default a challenge asked without it gets:
+ * absent, the message's own value (not compared); empty, what a challenge
+ * asked without the field carries, which is the default, or no line at all
+ * in a message issued before the defaults; else the value given.
+ */
+export function expectedField(expected: string | undefined, carried: string | undefined, fallback: string): string | undefined {
+  if (expected === undefined) return carried;
+  if (expected === '') return carried === fallback ? fallback : undefined;
+  return expected;
 }
 
 /**

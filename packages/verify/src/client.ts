@@ -131,9 +131,9 @@ export interface DiscoverResult {
 
 export interface ChallengeParams {
   readonly addr: string;
-  /** Where the proof will be used, e.g. a URL. */
+  /** Where the proof will be used, e.g. a URL; the host's `PUBLIC_URL` when absent. */
   readonly audience?: string | undefined;
-  /** `login` for sign-in; any other word for your own flows. */
+  /** `login` for sign-in, and when absent; name your own for any other flow (docs/protocol.md §5). */
   readonly purpose?: string | undefined;
   /** Time to live, 30 to 3600 s; default 300. */
   readonly ttlSeconds?: number | undefined;
