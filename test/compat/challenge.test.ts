@@ -15,12 +15,16 @@
  *   reason?, address, expiresAt (unix ms), nonce, audience?, purpose?}`.
  *
  * The one shape the interface does not allow to match: `expiresAt` of GET is
- * an ISO 8601 string here, so sdk-py's `int(d["expiresAt"])` cannot read it;
- * `expiresAtMs` beside it is the number (the README says so).
+ * an ISO 8601 string here, so sdk-py's `int(d["expiresAt"])` cannot read it
+ * and the TypeScript SDK's `Challenge` type (`expiresAt: number`) is wrong
+ * about it; `expiresAtMs` beside it is the number (the README says so).
  */
+import { readFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
 import type { FastifyInstance } from 'fastify';
-import { expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { signBip322 } from '../../src/bitcoin/signer.js';
+import { testApp } from '../support/app.js';
 import { newWallet, type Reply } from '../support/auth-client.js';
 import { AuthHarness, forEachEngine, useAuthHarness } from '../support/auth-harness.js';
 
@@ -32,6 +36,51 @@ function pythonInt(value: unknown): number {
   if (typeof value === 'string' && /^\s*[+-]?\d+\s*$/.test(value)) return Number(value);
   throw new TypeError(`int(): invalid literal ${JSON.stringify(value)}`);
 }
+
+/**
+ * docs/api.md "Challenge": `expiresAt` a string, ISO 8601 UTC with
+ * milliseconds; `expiresAtMs` an integer of milliseconds; one instant, the
+ * message's `expires_at`.
+ */
+function expectExpiryFields(body: { message: string; expiresAt: unknown; expiresAtMs: unknown }): void {
+  expect(typeof body.expiresAt).toBe('string');
+  expect(body.expiresAt).toMatch(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/);
+  expect(typeof body.expiresAtMs).toBe('number');
+  expect(Number.isSafeInteger(body.expiresAtMs)).toBe(true);
+  expect(new Date(body.expiresAtMs as number).toISOString()).toBe(body.expiresAt);
+  const line = /^expires_at: (.+)$/m.exec(body.message)?.[1];
+  expect(Date.parse(line!)).toBe(body.expiresAtMs);
+}
+
+describe('expiresAt and expiresAtMs of GET /api/challenge, for the SDKs that read a number', () => {
+  it('are a string and an integer for one instant, in the answer, the OpenAPI document and the documents SDK users read', async () => {
+    const app = await testApp();
+    try {
+      const reply = await app.inject({ method: 'GET', url: `/api/challenge?addr=${newWallet().address}` });
+      expect(reply.statusCode).toBe(200);
+      expectExpiryFields(reply.json());
+      const document = (await app.inject({ method: 'GET', url: '/api/openapi' })).json();
+      const schema = document.paths['/api/challenge'].get.responses['200'].content['application/json'].schema;
+      expect(schema.required).toEqual(expect.arrayContaining(['expiresAt', 'expiresAtMs']));
+      expect(schema.properties.expiresAt.type).toBe('string');
+      expect(schema.properties.expiresAtMs.type).toBe('integer');
+    } finally {
+      await app.close();
+    }
+    const read = (path: string): string => readFileSync(fileURLToPath(new URL(`../../${path}`, import.meta.url)), 'utf8');
+    const api = read('docs/api.md');
+    expect(api.slice(api.indexOf('### Challenge'), api.indexOf('### Check result'))).toContain('`{message, nonce, expiresAt, expiresAtMs}`');
+    const protocol = read('docs/protocol.md');
+    expect(protocol.slice(protocol.indexOf('## 5. '), protocol.indexOf('## 6. '))).toContain('expiresAt, expiresAtMs}');
+    // The README's section on the client libraries names the contradiction for both SDKs and what to read instead.
+    const readme = read('README.md');
+    const libraries = readme.slice(readme.indexOf('### Using the OrangeCheck client libraries'), readme.indexOf('## Pages'));
+    const contradiction = libraries.slice(libraries.indexOf('**`expiresAt` of `GET /api/challenge`**'));
+    expect(contradiction).toMatch(/challenge_issue[\s\S]*int\(\)/);
+    expect(contradiction).toMatch(/TypeScript SDK[\s\S]*expiresAt: number/);
+    expect(contradiction).toMatch(/Read `expiresAtMs`/);
+  });
+});
 
 /** sdk-py `_post`: a 200 or a 401 is an answer; anything else raises. */
 function sdkPyAnswer(reply: Reply): { ok: boolean; body: Record<string, unknown> } {
@@ -57,6 +106,7 @@ function challengeSuite(engine: 'sqlite' | 'postgres'): void {
     expect(reply.body.nonce).toMatch(/^[0-9a-f]{32}$/);
     expect(pythonInt(reply.body.expiresAtMs)).toBe(Date.parse(reply.body.expiresAt));
     expect(reply.body.expiresAtMs - harness.clock.ms).toBeLessThanOrEqual(120_000);
+    expectExpiryFields(reply.body);
     // The documented mismatch: the interface fixes expiresAt of GET as a string.
     expect(() => pythonInt(reply.body.expiresAt)).toThrow(/invalid literal/);
   });
