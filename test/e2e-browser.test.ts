@@ -967,7 +967,25 @@ describe.skipIf(!HAVE_CHROMIUM)('pages in headless Chromium', () => {
     expectNoProblems();
   });
 
-  it('links an e-mail and a Bitcoin address from the account page, through a step-up, and moves an address held by another account after naming it', async () => {
+  /** A request from inside `target`: its cookies go along, and a re-minted cookie stays in its jar. */
+  async function apiIn(target: Page, method: string, path: string, body?: unknown): Promise<{ status: number; body: any }> {
+    return target.evaluate(
+      async ({ method, path, body }) => {
+        const init = body === undefined ? { method } : { method, headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) };
+        const response = await fetch(path, { ...init, credentials: 'same-origin' });
+        return { status: response.status, body: await response.json().catch(() => null) };
+      },
+      { method, path, body },
+    );
+  }
+
+  /** A challenge of `purpose` for this origin, signed by `signer`: the body of a sign-in, a step-up or a link. */
+  async function signedChallenge(signer: Wallet, purpose: 'sudo' | 'link'): Promise<{ address: string; message: string; nonce: string; signature: string }> {
+    const challenge = (await (await fetch(`${base}/api/challenge?addr=${signer.address}&audience=${encodeURIComponent(base)}&purpose=${purpose}`)).json()) as { message: string; nonce: string };
+    return { address: signer.address, message: challenge.message, nonce: challenge.nonce, signature: signBip322({ privateKey: signer.privateKey, address: signer.address, message: challenge.message }) };
+  }
+
+  it('links an e-mail and a Bitcoin address from the account page, through a step-up, and moves an address held by another account, taking along only what was ticked', { timeout: 120_000 }, async () => {
     const owner = newWallet('p2wpkh');
     const ownerContext = await contextWithFakeWallet('unisat', owner, 'ok');
     const here = await ownerContext.newPage();
@@ -991,30 +1009,136 @@ describe.skipIf(!HAVE_CHROMIUM)('pages in headless Chromium', () => {
     await expect.poll(() => here.locator('#page-status').textContent()).toBe(`${email} is linked to this account.`);
     await expect.poll(() => here.locator('#identities .item-title').allTextContents()).toContain(email);
 
-    // An address another account holds: named, then moved here on confirmation.
+    // Another account, in its own browser: signed in with an address, it adds
+    // an e-mail, a second address, two Connect apps and a passkey.
     const held = newWallet('p2wpkh');
-    const challenge = (await (await fetch(`${base}/api/challenge?addr=${held.address}&audience=${encodeURIComponent(base)}&purpose=login`)).json()) as { message: string; nonce: string };
-    const heldSignIn = await fetch(`${base}/api/auth/signin`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json', origin: base },
-      body: JSON.stringify({ address: held.address, message: challenge.message, signature: signBip322({ privateKey: held.privateKey, address: held.address, message: challenge.message }), nonce: challenge.nonce }),
-    });
-    const heldDid = ((await heldSignIn.json()) as { account: { did_oc: string } }).account.did_oc;
-    await linking.getByLabel('Bitcoin address', { exact: true }).fill(held.address);
-    await linking.getByRole('button', { name: 'Get message to sign' }).click();
-    await expect.poll(() => linking.getByLabel('Message to sign', { exact: true }).inputValue()).toContain('purpose: link\n');
-    const message = await linking.getByLabel('Message to sign', { exact: true }).inputValue();
-    await linking.getByLabel('Signature', { exact: true }).fill(signBip322({ privateKey: held.privateKey, address: held.address, message }));
-    await linking.getByRole('button', { name: 'Link address' }).click();
+    const heldSecond = newWallet('p2tr');
+    const heldEmail = `held-${randomBytes(4).toString('hex')}@example.org`;
+    const heldContext = await contextWithUnisat(held, () => undefined);
+    const heldPage = await heldContext.newPage();
+    watch(heldPage);
+    await virtualAuthenticator(heldPage);
+    await heldPage.goto('/signin');
+    await heldPage.getByLabel('Bitcoin address').fill(held.address);
+    await heldPage.getByRole('button', { name: 'Get message to sign' }).click();
+    await heldPage.getByRole('button', { name: 'Sign with UniSat' }).click();
+    await heldPage.waitForURL(`${base}/account`);
+    const heldDid = (await apiIn(heldPage, 'GET', '/api/auth/me')).body.account.did_oc as string;
+    expect((await apiIn(heldPage, 'POST', '/api/auth/sudo', await signedChallenge(held, 'sudo'))).status).toBe(200);
+    const heldMailsBefore = smtp.messages().length;
+    const codeStarted = await apiIn(heldPage, 'POST', '/api/auth/email-otp/start', { email: heldEmail });
+    const heldCode = await codeFor(heldEmail, heldMailsBefore);
+    expect((await apiIn(heldPage, 'POST', '/api/auth/link/email', { email: heldEmail, code: heldCode, token: codeStarted.body.token })).status).toBe(200);
+    expect((await apiIn(heldPage, 'POST', '/api/auth/link/btc', await signedChallenge(heldSecond, 'link'))).status).toBe(200);
+    expect((await apiIn(heldPage, 'POST', '/api/connect/apps', { name: 'Held shop' })).status).toBe(200);
+    const spare = (await apiIn(heldPage, 'POST', '/api/connect/apps', { name: 'Held spare' })).body.app as { id: string };
+    // A string, so the test runner's transform leaves the page's dynamic import alone.
+    const registered = await heldPage.evaluate<{ ok: boolean }>(`(async () => {
+      const passkeys = await import('/assets/passkeys.js');
+      const post = async (path, body) =>
+        (await fetch(path, { method: 'POST', credentials: 'include', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) })).json();
+      const started = await post('/api/auth/webauthn/register/options', { sign_in: true, label: 'Held phone' });
+      const response = await passkeys.createCredential(started.options);
+      return post('/api/auth/webauthn/register/verify', { challenge_token: started.challenge_token, response });
+    })()`);
+    expect(registered).toMatchObject({ ok: true });
+
+    /** On /account (in `lang`), proves the other account's first address for linking: a new message, signed, sent. */
+    const proveHeld = async (lang?: string): Promise<void> => {
+      if (lang !== undefined) {
+        await here.goto(`/account?lang=${lang}`);
+        await expect.poll(() => here.locator('#main').getAttribute('aria-busy')).toBe('false');
+        await here.locator('#link-btc-address').fill(held.address);
+        await here.locator('#link-btc-form button[type="submit"]').click();
+      }
+      await expect.poll(() => here.locator('#link-btc-message').inputValue()).toContain('purpose: link\n');
+      const message = await here.locator('#link-btc-message').inputValue();
+      await here.locator('#link-btc-signature').fill(signBip322({ privateKey: held.privateKey, address: held.address, message }));
+      await here.locator('#link-btc-sign-form button[type="submit"]').click();
+      await expect.poll(() => here.locator('#confirm-dialog').isVisible()).toBe(true);
+    };
+
+    // The dialog in German, Spanish and French: its words, axe, and a refusal that leaves everything where it is.
+    for (const [lang, title, keysHint, declined] of [
+      ['de', `${held.address} in dieses Konto verschieben?`, 'Diese werden nie verschoben: Ein Schlüssel beweist, wer ihn registriert hat, nicht Sie.', `${held.address} bleibt bei ${heldDid}.`],
+      ['es', `¿Mover ${held.address} a esta cuenta?`, 'Nunca se mueven: una llave demuestra quién la registró, no que seas tú,', `${held.address} se queda en ${heldDid}.`],
+      ['fr', `Déplacer ${held.address} vers ce compte ?`, 'Elles ne sont jamais déplacées : une clé prouve qui l’a enregistrée, pas que c’est vous ;', `${held.address} reste chez ${heldDid}.`],
+    ] as const) {
+      await proveHeld(lang);
+      expect(await here.locator('#confirm-title').textContent(), lang).toBe(title);
+      expect(await here.locator('#confirm-details').textContent(), lang).toContain(keysHint);
+      expect(await here.locator('#confirm-details input[type="checkbox"]').count(), lang).toBe(4);
+      expect(await axeViolations(here), `merge dialog ${lang}`).toEqual([]);
+      await here.locator('#confirm-no').click();
+      await expect.poll(() => here.locator('#link-status').textContent()).toBe(declined);
+    }
+
+    // In English: the dialog names the other account, lists what it holds, and ticks nothing.
+    await proveHeld('en');
     const move = here.getByRole('dialog', { name: `Move ${held.address} to this account?` });
     await expect.poll(() => move.isVisible()).toBe(true);
-    expect(await move.locator('#confirm-text').textContent()).toContain(`belongs to ${heldDid}.`);
-    expect(await axeViolations(here)).toEqual([]);
+    expect(await activeElementId(here)).toBe('confirm-title');
+    expect(await move.locator('#confirm-text').textContent()).toBe(
+      `${held.address} belongs to ${heldDid}. The address will move here, and that account is merged into this one: signed out everywhere, then closed. This cannot be undone.`,
+    );
+    const ways = move.getByRole('group', { name: 'Its other ways to sign in' });
+    expect(await ways.getByRole('checkbox').count()).toBe(2);
+    expect(await ways.getByRole('checkbox', { name: heldEmail }).isChecked()).toBe(false);
+    expect(await ways.getByRole('checkbox', { name: heldSecond.address }).isChecked()).toBe(false);
+    expect(await move.getByRole('checkbox', { name: held.address }).count()).toBe(0);
+    const apps = move.getByRole('group', { name: 'Its Connect apps' });
+    expect(await apps.getByRole('checkbox').count()).toBe(2);
+    expect(await apps.getByRole('checkbox', { name: 'Held shop' }).isChecked()).toBe(false);
+    expect(await apps.getByRole('checkbox', { name: 'Held spare' }).isChecked()).toBe(false);
+    const keys = move.getByRole('region', { name: 'Its security keys and passkeys' });
+    expect(await keys.getByRole('listitem').allTextContents()).toEqual(['Held phone Will be removed']);
+    expect(await keys.getByRole('checkbox').count()).toBe(0);
+    for (const viewport of [DESKTOP, { width: 390, height: 844 }]) {
+      await here.setViewportSize(viewport);
+      for (const scheme of ['light', 'dark'] as const) {
+        await here.emulateMedia({ colorScheme: scheme });
+        expect(await axeViolations(here), `merge dialog ${scheme} at ${viewport.width} px`).toEqual([]);
+      }
+      await here.emulateMedia({ colorScheme: 'light' });
+      const box = await move.boundingBox();
+      expect(box!.x + box!.width, `dialog at ${viewport.width} px`).toBeLessThanOrEqual(viewport.width);
+      expect(await here.evaluate(`(() => { const dialog = document.getElementById('confirm-dialog'); return dialog.scrollWidth <= dialog.clientWidth; })()`)).toBe(true);
+    }
+    await here.setViewportSize(DESKTOP);
+    await screenshot(here, 'account-merge.png', false);
+
+    // The other account drops an app that was ticked: nothing moves, the page says why and offers to look again.
+    await ways.getByRole('checkbox', { name: heldSecond.address }).check();
+    await apps.getByRole('checkbox', { name: 'Held spare' }).check();
+    expect((await apiIn(heldPage, 'DELETE', `/api/connect/apps/${spare.id}`)).status).toBe(200);
     await move.getByRole('button', { name: 'Move and merge' }).click();
-    await expect.poll(() => here.locator('#page-status').textContent()).toBe(`${held.address} is linked, and ${heldDid} was merged into this account.`);
+    await expect.poll(() => here.locator('#link-error').textContent()).toBe(
+      'The other account changed while you were deciding (something was added or removed), so nothing moved. Link it again to see what it holds now.',
+    );
+    expect(await move.isVisible()).toBe(false);
+    const usedMessage = await here.locator('#link-btc-message').inputValue();
+    await linking.getByRole('button', { name: 'Look again' }).click();
+    await expect.poll(() => here.locator('#link-btc-message').inputValue()).not.toBe(usedMessage);
+    expect(await linking.getByRole('button', { name: 'Look again' }).isVisible()).toBe(false);
+    await proveHeld();
+
+    // What it holds now; only the second address is ticked.
+    await expect.poll(() => move.isVisible()).toBe(true);
+    expect(await apps.getByRole('checkbox').count()).toBe(1);
+    expect(await ways.getByRole('checkbox', { name: heldEmail }).isChecked()).toBe(false);
+    await ways.getByRole('checkbox', { name: heldSecond.address }).check();
+    await move.getByRole('button', { name: 'Move and merge' }).click();
+    await expect.poll(() => here.locator('#page-status').textContent()).toBe(
+      `${held.address} is linked, and ${heldDid} was merged into this account. Also moved here: ${heldSecond.address}. ` +
+        `Removed with it, and free again for whoever controls it: ${heldEmail}. Its security key or passkey was removed: Held phone. Its Connect app was deleted: Held shop.`,
+    );
     await expect.poll(() => here.locator('#identities .item-title').allTextContents()).toContain(held.address);
+    const linked = (await apiIn(here, 'GET', '/api/auth/identities')).body.identities.map((identity: { value: string }) => identity.value);
+    expect(linked).toEqual(expect.arrayContaining([owner.address, email, held.address, heldSecond.address]));
+    expect(linked).not.toContain(heldEmail);
+    expect((await apiIn(here, 'GET', '/api/connect/apps')).body.apps).toEqual([]);
     await screenshot(here, 'account-link.png');
-    await ownerContext.close();
+    await Promise.all([ownerContext.close(), heldContext.close()]);
     expectNoProblems();
   });
 

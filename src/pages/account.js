@@ -20,6 +20,7 @@ import {
   copyText,
   byId,
   describeError,
+  describeIdentity,
   formatDate,
   formatDateTime,
   formatList,
@@ -159,16 +160,6 @@ async function loadIdentities() {
   const body = answer.body;
   identities = Array.isArray(body) ? body : Array.isArray(body && body.identities) ? body.identities : [];
   renderIdentities(identities);
-}
-
-function describeIdentity(identity) {
-  if (identity.kind === 'oauth' && typeof identity.value === 'string' && identity.value.includes(':')) {
-    const provider = identity.value.slice(0, identity.value.indexOf(':'));
-    const subject = identity.value.slice(provider.length + 1);
-    return { title: t('account.provider_account', { provider: `${provider.charAt(0).toUpperCase()}${provider.slice(1)}` }), sub: `${identityKindLabel('oauth')} · ${subject}` };
-  }
-  const sub = identity.verified === false ? `${identityKindLabel(identity.kind)} · ${t('account.not_verified')}` : identityKindLabel(identity.kind);
-  return { title: String(identity.value), sub };
 }
 
 function renderIdentities(list) {
@@ -544,26 +535,43 @@ byId('activity-more').addEventListener('click', (event) => busy(/** @type {HTMLB
  * dialog with the consequence and a button naming the action. Answers true
  * when the person confirmed.
  *
- * @param {{title: string, text: string, confirm: string}} question
+ * `details` are shown under the text, such as the choices of a merge
+ * (src/pages/link.js); the caller keeps them to read the choices after the
+ * answer. With details the dialog opens focused on its title, not on Cancel:
+ * a long list would otherwise open scrolled to its end, and a screen reader
+ * starts from the question.
+ *
+ * @param {{title: string, text: string, confirm: string, details?: Node[]}} question
  */
 function confirmAction(question) {
   const confirmDialog = /** @type {HTMLDialogElement} */ (byId('confirm-dialog'));
-  byId('confirm-title').textContent = question.title;
+  const title = byId('confirm-title');
+  const details = byId('confirm-details');
+  title.textContent = question.title;
   byId('confirm-text').textContent = question.text;
   byId('confirm-yes').textContent = question.confirm;
+  details.replaceChildren(...(question.details ?? []));
+  details.hidden = details.childElementCount === 0;
   const returnFocus = document.activeElement;
   confirmDialog.returnValue = '';
   return new Promise((resolve) => {
     confirmDialog.addEventListener(
       'close',
       () => {
+        details.replaceChildren();
+        details.hidden = true;
         if (returnFocus instanceof HTMLElement && returnFocus.isConnected) returnFocus.focus();
         resolve(confirmDialog.returnValue === 'yes');
       },
       { once: true },
     );
     confirmDialog.showModal();
-    byId('confirm-no').focus();
+    if (details.hidden) {
+      byId('confirm-no').focus();
+    } else {
+      title.setAttribute('tabindex', '-1');
+      title.focus();
+    }
   });
 }
 

@@ -68,6 +68,7 @@ const MESSAGES = {
   no_roster: 'error.no_roster',
   address_linked_elsewhere: 'error.address_linked_elsewhere',
   email_linked_elsewhere: 'error.email_linked_elsewhere',
+  transfer_changed: 'error.transfer_changed',
   identity_not_linked: 'error.identity_not_linked',
   last_identity: 'error.last_identity',
   payload_too_large: 'error.payload_too_large',
@@ -374,6 +375,23 @@ const IDENTITY_KINDS = {
 /** What kind of identity this is, in words. @param {string} kind */
 export function identityKindLabel(kind) {
   return Object.hasOwn(IDENTITY_KINDS, kind) ? t(IDENTITY_KINDS[kind]) : kind;
+}
+
+/**
+ * An identity in words, as a title and a line under it: a provider account by
+ * the provider's name with its subject below, anything else by its value
+ * with its kind below.
+ *
+ * @param {{kind: string, value: string, verified?: boolean}} identity
+ */
+export function describeIdentity(identity) {
+  if (identity.kind === 'oauth' && typeof identity.value === 'string' && identity.value.includes(':')) {
+    const provider = identity.value.slice(0, identity.value.indexOf(':'));
+    const subject = identity.value.slice(provider.length + 1);
+    return { title: t('account.provider_account', { provider: `${provider.charAt(0).toUpperCase()}${provider.slice(1)}` }), sub: `${identityKindLabel('oauth')} · ${subject}` };
+  }
+  const sub = identity.verified === false ? `${identityKindLabel(identity.kind)} · ${t('account.not_verified')}` : identityKindLabel(identity.kind);
+  return { title: String(identity.value), sub };
 }
 
 /**

@@ -6,10 +6,12 @@
  *
  * - Linking needs a fresh step-up: the caller's `withStepUp` asks for it and
  *   sends the same proof again, which the service has not used up.
- * - An identity another account holds is refused with 409 and that account
- *   named (`holder`); the person is asked whether to move it here, which
- *   merges that account into this one, and the same proof goes again with
- *   `confirm_transfer: true`.
+ * - An identity another account holds is refused with 409, that account
+ *   named and what it holds listed (`holder`). The confirmation shows that
+ *   list: the proven identity moves; its other identities and Connect apps
+ *   move only when ticked; its keys are removed. The same proof then goes
+ *   again with `confirm_transfer` naming what was ticked, and the answer's
+ *   `merged` says what arrived and what went.
  */
 import {
   api,
@@ -17,7 +19,9 @@ import {
   codeDigits,
   copyText,
   describeError,
+  describeIdentity,
   fetchChallenge,
+  formatList,
   h,
   looksLikeBitcoinAddress,
   looksLikeEmail,
@@ -30,10 +34,122 @@ import {
 } from './common.js';
 import { detectWallets, walletErrorText } from './wallets.js';
 
+/** Whether `identity` is the one just proven (e-mails are stored lowercased, docs/protocol.md §2). */
+function isProven(identity, shown) {
+  return typeof identity.value === 'string' && identity.value.toLowerCase() === shown.toLowerCase();
+}
+
+/**
+ * One checkbox of the merge dialog, unticked: nothing of the other account
+ * comes along unless the person recognises it (docs/protocol.md §2 "Merging").
+ *
+ * @param {string} id the element id
+ * @param {string} value the holder's id of the item, sent back in `confirm_transfer`
+ * @param {string} title
+ * @param {string} sub
+ * @param {boolean} mono an address or an e-mail, shown whole in a fixed-width font so each character can be checked
+ */
+function choice(id, value, title, sub, mono) {
+  const box = /** @type {HTMLInputElement} */ (h('input', { id, type: 'checkbox', value }));
+  const row = h(
+    'div',
+    { class: 'check' },
+    box,
+    h('label', { for: id }, h('span', { class: mono ? 'choice-title mono' : 'choice-title', text: title }), ' ', h('span', { class: 'item-sub', text: sub })),
+  );
+  return { row, box };
+}
+
+/**
+ * The lists of the merge dialog: the other account's identities and Connect
+ * apps, each with an unticked checkbox, and its keys, which never move. A
+ * holder without lists (an older host) gives none, and `true` is sent.
+ *
+ * @param {any} holder the 409's `holder`
+ * @param {string} shown the identity just proven
+ */
+function mergeChoices(holder, shown) {
+  const nodes = [];
+  const identityBoxes = [];
+  const appBoxes = [];
+  const identities = Array.isArray(holder && holder.identities) ? holder.identities.filter((identity) => !isProven(identity, shown)) : [];
+  const apps = Array.isArray(holder && holder.apps) ? holder.apps : [];
+  const keys = Array.isArray(holder && holder.security_keys) ? holder.security_keys : [];
+  const group = (id, legend, hint, rows) =>
+    h('fieldset', { class: 'choices', 'aria-describedby': `${id}-hint` }, h('legend', { text: legend }), h('p', { id: `${id}-hint`, class: 'hint', text: hint }), ...rows);
+  if (identities.length > 0) {
+    const rows = identities.map((identity, index) => {
+      const { title, sub } = describeIdentity(identity);
+      const made = choice(`merge-identity-${index}`, String(identity.id), title, sub, identity.kind !== 'oauth');
+      identityBoxes.push(made.box);
+      return made.row;
+    });
+    nodes.push(group('merge-identities', t('link.move_identities'), t('link.move_identities_hint'), rows));
+  }
+  if (apps.length > 0) {
+    const rows = apps.map((app, index) => {
+      const made = choice(`merge-app-${index}`, String(app.id), String(app.name), t('kind.connect'), false);
+      appBoxes.push(made.box);
+      return made.row;
+    });
+    nodes.push(group('merge-apps', t('link.move_apps'), t('link.move_apps_hint'), rows));
+  }
+  if (keys.length > 0) {
+    nodes.push(
+      h(
+        'section',
+        { class: 'choices', 'aria-labelledby': 'merge-keys-title' },
+        h('h3', { id: 'merge-keys-title', text: t('link.move_keys') }),
+        h('p', { class: 'hint', text: t('link.move_keys_hint') }),
+        h(
+          'ul',
+          { class: 'removed-list' },
+          ...keys.map((key) => h('li', {}, h('strong', { text: String(key.name) }), ' ', h('span', { class: 'badge', text: t('link.will_be_removed') }))),
+        ),
+      ),
+    );
+  }
+  /** `confirm_transfer`: the ticked ids, or `true` for the proven identity alone. */
+  const acceptance = () => {
+    const ticked = (boxes) => boxes.filter((box) => box.checked).map((box) => box.value);
+    const accepted = { identities: ticked(identityBoxes), apps: ticked(appBoxes) };
+    return accepted.identities.length + accepted.apps.length === 0 ? true : accepted;
+  };
+  return { nodes, acceptance };
+}
+
+/**
+ * What a merge did, from the answer's `merged` (docs/protocol.md §2
+ * "Merging"): the proven identity is linked, what else arrived, and what was
+ * removed with the other account.
+ *
+ * @param {string} shown
+ * @param {any} merged
+ */
+function mergedSentence(shown, merged) {
+  const list = (value) => (Array.isArray(value) ? value : []);
+  const identityText = (identity) => describeIdentity(identity).title;
+  const moved = [
+    ...list(merged.moved && merged.moved.identities).filter((identity) => !isProven(identity, shown)).map(identityText),
+    ...list(merged.moved && merged.moved.apps).map((app) => t('link.app_named', { name: String(app.name) })),
+  ];
+  const removed = merged.removed || {};
+  const removedIdentities = list(removed.identities).map(identityText);
+  const removedKeys = list(removed.security_keys).map((key) => String(key.name));
+  const removedApps = list(removed.apps).map((app) => String(app.name));
+  const sentences = [t('link.merged', { identity: shown, merged: merged.did_oc })];
+  if (moved.length > 0) sentences.push(t('link.merged_moved', { items: formatList(moved) }));
+  if (removedIdentities.length > 0) sentences.push(t('link.merged_removed_identities', { count: removedIdentities.length, items: formatList(removedIdentities) }));
+  if (removedKeys.length > 0) sentences.push(t('link.merged_removed_keys', { count: removedKeys.length, names: formatList(removedKeys) }));
+  if (removedApps.length > 0) sentences.push(t('link.merged_removed_apps', { count: removedApps.length, names: formatList(removedApps) }));
+  if (removedIdentities.length + removedKeys.length + removedApps.length === 0) sentences.push(t('link.merged_nothing_removed'));
+  return sentences.join(' ');
+}
+
 /**
  * @param {{
  *   withStepUp: (request: () => Promise<any>, action: string, onCancel: () => void) => Promise<any>,
- *   confirmAction: (question: {title: string, text: string, confirm: string}) => Promise<boolean>,
+ *   confirmAction: (question: {title: string, text: string, confirm: string, details?: Node[]}) => Promise<boolean>,
  *   onLinked: (sentence: string) => Promise<void>,
  * }} options
  */
@@ -42,11 +158,37 @@ export function setUpLinking(options) {
   const error = byId('link-error');
   const status = byId('link-status');
 
+  const againActions = byId('link-again-actions');
+  /** @type {(() => void) | null} */
+  let restart = null;
+
+  /** Offers "Look again": `start` begins the same link anew, with a fresh proof. */
+  function offerAgain(start) {
+    restart = start;
+    againActions.hidden = false;
+  }
+
+  function withdrawAgain() {
+    restart = null;
+    againActions.hidden = true;
+  }
+
+  byId('link-again').addEventListener('click', () => {
+    const start = restart;
+    withdrawAgain();
+    say(error, '');
+    if (start) start();
+  });
+
   /**
    * Sends a proof to `path`: through a step-up when one is due, and again
-   * with `confirm_transfer` when the person agrees to move the identity here.
+   * with `confirm_transfer` when the person agrees to move the identity here,
+   * naming what they ticked of the other account. `start` begins the link
+   * anew; it is offered when the other account changed meanwhile (409
+   * `transfer_changed`: the proof is used up and nothing moved).
    */
-  async function link(path, proof, shown) {
+  async function link(path, proof, shown, start) {
+    withdrawAgain();
     const cancelled = () => say(status, t('link.cancelled'));
     const action = t('action.link', { identity: shown });
     let answer = await options.withStepUp(() => api('POST', path, proof), action, cancelled);
@@ -54,24 +196,29 @@ export function setUpLinking(options) {
     if (answer.code === 'address_linked_elsewhere' || answer.code === 'email_linked_elsewhere') {
       const holder = answer.body && answer.body.holder;
       const holderName = holder ? holder.display_name || holder.did_oc : t('link.another_account');
+      const choices = mergeChoices(holder, shown);
       const move = await options.confirmAction({
         title: t('link.move_title', { identity: shown }),
         text: t('link.move_text', { identity: shown, holder: holderName }),
         confirm: t('link.move_confirm'),
+        details: choices.nodes,
       });
       if (!move) {
         say(status, t('link.move_declined', { identity: shown, holder: holderName }));
         return false;
       }
-      answer = await options.withStepUp(() => api('POST', path, { ...proof, confirm_transfer: true }), action, cancelled);
+      const confirmTransfer = choices.acceptance();
+      answer = await options.withStepUp(() => api('POST', path, { ...proof, confirm_transfer: confirmTransfer }), action, cancelled);
       if (answer === null) return false;
     }
     if (!answer.ok) {
-      say(error, describeError(answer));
+      // The operator's hold here is on the account that holds the identity (docs/protocol.md §2 "Merging").
+      say(error, describeError(answer, { account_disabled: t('link.holder_disabled', { identity: shown }) }));
+      if (answer.code === 'transfer_changed') offerAgain(start);
       return false;
     }
     const merged = answer.body && answer.body.merged;
-    await options.onLinked(merged ? t('link.merged', { identity: shown, merged: merged.did_oc }) : t('link.linked', { identity: shown }));
+    await options.onLinked(merged ? mergedSentence(shown, merged) : t('link.linked', { identity: shown }));
     return true;
   }
 
@@ -160,6 +307,7 @@ export function setUpLinking(options) {
   addressForm.addEventListener('submit', async (event) => {
     event.preventDefault();
     say(error, '');
+    withdrawAgain();
     const chosen = address.value.trim();
     if (!looksLikeBitcoinAddress(chosen)) {
       markInvalid(address, true);
@@ -179,6 +327,7 @@ export function setUpLinking(options) {
   });
 
   byId('link-btc-restart').addEventListener('click', () => {
+    withdrawAgain();
     resetBtc();
     address.focus();
   });
@@ -197,7 +346,12 @@ export function setUpLinking(options) {
     markInvalid(signature, false);
     const proof = { address: challenge.address, message: challenge.message, signature: pasted, nonce: challenge.nonce };
     await busy(submitButtonOf(signForm), async () => {
-      if (await link('/api/auth/link/btc', proof, challenge.address)) {
+      const lookAgain = () => {
+        resetBtc();
+        address.value = proof.address;
+        addressForm.requestSubmit();
+      };
+      if (await link('/api/auth/link/btc', proof, challenge.address, lookAgain)) {
         resetBtc();
         address.value = '';
       }
@@ -216,6 +370,7 @@ export function setUpLinking(options) {
   emailForm.addEventListener('submit', async (event) => {
     event.preventDefault();
     say(error, '');
+    withdrawAgain();
     const chosen = email.value.trim();
     if (!looksLikeEmail(chosen)) {
       markInvalid(email, true);
@@ -256,7 +411,15 @@ export function setUpLinking(options) {
     markInvalid(code, false);
     const proof = { email: started.email, code: digits, token: started.token };
     await busy(submitButtonOf(codeForm), async () => {
-      if (await link('/api/auth/link/email', proof, started.email)) {
+      const lookAgain = () => {
+        started = null;
+        codeForm.hidden = true;
+        emailForm.hidden = false;
+        delete code.dataset.sent;
+        email.value = proof.email;
+        emailForm.requestSubmit();
+      };
+      if (await link('/api/auth/link/email', proof, started.email, lookAgain)) {
         started = null;
         codeForm.hidden = true;
         emailForm.hidden = false;
@@ -267,6 +430,7 @@ export function setUpLinking(options) {
   });
 
   byId('link-email-restart').addEventListener('click', () => {
+    withdrawAgain();
     started = null;
     codeForm.hidden = true;
     emailForm.hidden = false;
