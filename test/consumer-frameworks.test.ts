@@ -1,7 +1,9 @@
 /**
  * The consumer middleware inside the real frameworks (Express 5 and Hono 4,
  * development dependencies only): a session from a cookie or a Bearer token,
- * the valid one of two `oc_session` cookies, and the two guards.
+ * the valid one of two `oc_session` cookies, a pinned tab's
+ * `x-oc-tab-session` over the cookie (and `tab_invalid` for a bad one), and
+ * the guards.
  */
 import type { AddressInfo } from 'node:net';
 import { createServer, type Server } from 'node:http';
@@ -17,12 +19,14 @@ const SUB = '0123456789abcdef0123456789abcdef';
 let privateKey: CryptoKey;
 let publicJwk: Record<string, unknown>;
 
-async function token(claims: Record<string, unknown> = {}): Promise<string> {
+const TAB_SUB = 'fedcba9876543210fedcba9876543210';
+
+async function token(claims: Record<string, unknown> = {}, sub = SUB): Promise<string> {
   const now = Math.floor(Date.now() / 1000);
-  return new SignJWT({ did_oc: `did:oc:${SUB}`, ...claims })
+  return new SignJWT({ did_oc: `did:oc:${sub}`, ...claims })
     .setProtectedHeader({ alg: 'EdDSA', typ: 'JWT', kid: 'test' })
     .setIssuer(ISSUER)
-    .setSubject(SUB)
+    .setSubject(sub)
     .setJti('f'.repeat(32))
     .setIssuedAt(now)
     .setExpirationTime(now + 3600)
@@ -72,6 +76,16 @@ describe('Express 5', () => {
     expect(reply.status).toBe(200);
   });
 
+  it('a pinned tab: its x-oc-tab-session over the cookie; a bad one is tab_invalid, not the cookie', async () => {
+    const cookie = `oc_session=${await token()}`;
+    const pinned = await fetch(`${base}/private`, { headers: { cookie, 'x-oc-tab-session': await token({}, TAB_SUB) } });
+    expect(await pinned.json()).toEqual({ did: `did:oc:${TAB_SUB}` });
+    const bad = await fetch(`${base}/private`, { headers: { cookie, 'x-oc-tab-session': 'not.a.token' } });
+    expect(bad.status).toBe(401);
+    expect(await bad.json()).toEqual({ ok: false, error: 'tab_invalid', reason: 'tab_invalid' });
+    expect(await (await fetch(`${base}/whoami`, { headers: { cookie, 'x-oc-tab-session': 'not.a.token' } })).json()).toEqual({ did: null });
+  });
+
   it('requireSession and requireFreshSudo answer 401 with the documented codes', async () => {
     const anonymous = await fetch(`${base}/private`);
     expect(anonymous.status).toBe(401);
@@ -98,6 +112,15 @@ describe('Hono 4', () => {
     expect(await (await app.request('/whoami', { headers: { cookie: `oc_session=${jwt}` } })).json()).toEqual({ did: `did:oc:${SUB}` });
     expect(await (await app.request('/whoami', { headers: { authorization: `Bearer ${jwt}` } })).json()).toEqual({ did: `did:oc:${SUB}` });
     expect(await (await app.request('/whoami')).json()).toEqual({ did: null });
+  });
+
+  it('a pinned tab: its x-oc-tab-session over the cookie; a bad one is tab_invalid, not the cookie', async () => {
+    const cookie = `oc_session=${await token()}`;
+    const pinned = await app.request('/private', { headers: { cookie, 'x-oc-tab-session': await token({}, TAB_SUB) } });
+    expect(await pinned.json()).toEqual({ did: `did:oc:${TAB_SUB}` });
+    const bad = await app.request('/private', { headers: { cookie, 'x-oc-tab-session': 'not.a.token' } });
+    expect(bad.status).toBe(401);
+    expect(await bad.json()).toEqual({ ok: false, error: 'tab_invalid', reason: 'tab_invalid' });
   });
 
   it('refuses a token with a tampered payload', async () => {

@@ -3,7 +3,9 @@
  * small consumer site: the session comes from an `oc_session` cookie issued
  * by a running oc-host, or from `Authorization: Bearer`; of several
  * `oc_session` cookies the one that verifies (the newest, when several do)
- * wins; requireSession and requireFreshSudo answer 401 with the host's error
+ * wins; a pinned tab's `x-oc-tab-session` alone decides, and one that does
+ * not verify is `tab_invalid`, never the cookie's session (docs/protocol.md
+ * §3); requireSession and requireFreshSudo answer 401 with the host's error
  * body (docs/protocol.md §4).
  *
  * Fastify is the real framework. Express and Hono are not installed: their
@@ -16,7 +18,7 @@ import type { AddressInfo } from 'node:net';
 import Fastify, { type FastifyInstance } from 'fastify';
 import { SignJWT, decodeJwt, exportJWK, generateKeyPair, type CryptoKey, type JWK, type JWTPayload } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createSessionVerifier, type OcSessionClaims, type VerifySessionOptions } from '../packages/verify/src/index.js';
+import { createSessionVerifier, resolveSession, stopRevocationPolling, type OcSessionClaims, type VerifySessionOptions } from '../packages/verify/src/index.js';
 import * as express from '../packages/verify/src/express.js';
 import * as fastify from '../packages/verify/src/fastify.js';
 import * as hono from '../packages/verify/src/hono.js';
@@ -32,7 +34,7 @@ interface SiteReply {
   readonly headers: Headers;
 }
 
-/** A consumer site with three routes: /whoami (session or null), /private (requireSession), /sudo (requireFreshSudo(300)); /unwired has a guard but no session middleware. */
+/** A consumer site with three routes: /whoami (session or null, and why null), /private (requireSession), /sudo (requireFreshSudo(300)); /unwired has a guard but no session middleware. */
 interface Site {
   request(path: string, headers?: Record<string, string>): Promise<SiteReply>;
   close(): Promise<void>;
@@ -55,7 +57,7 @@ async function listening(server: Server): Promise<string> {
 const expressSite: SiteFactory = async (input) => {
   const session = express.ocSession(input);
   const send: express.ExpressMiddleware = (request, response) => {
-    response.status(200).json({ session: request.ocSession ?? null });
+    response.status(200).json({ session: request.ocSession ?? null, reason: request.ocSessionReason ?? null });
   };
   const routes: Record<string, express.ExpressMiddleware[]> = {
     '/whoami': [session, send],
@@ -104,7 +106,7 @@ const fastifySite: SiteFactory = async (input) => {
   await app.register(fastify.ocSession, options);
   // Routes in an encapsulated child scope still see the session: the plugin is not encapsulated.
   await app.register(async (scope) => {
-    scope.get('/whoami', async (request) => ({ session: request.ocSession }));
+    scope.get('/whoami', async (request) => ({ session: request.ocSession, reason: request.ocSessionReason }));
     scope.get('/private', { preHandler: fastify.requireSession() }, async (request) => ({ session: request.ocSession }));
     scope.get('/sudo', { preHandler: fastify.requireFreshSudo(SUDO_MAX_AGE) }, async (request) => ({ session: request.ocSession }));
   });
@@ -163,7 +165,7 @@ async function runHono(request: Request, middleware: hono.HonoMiddleware[], hand
 
 const honoSite: SiteFactory = async (input) => {
   const session = hono.ocSession(input);
-  const send = (c: hono.HonoLikeContext): Response => c.json({ session: c.get('ocSession') ?? null });
+  const send = (c: hono.HonoLikeContext): Response => c.json({ session: c.get('ocSession') ?? null, reason: c.get('ocSessionReason') ?? null });
   const routes: Record<string, hono.HonoMiddleware[]> = {
     '/whoami': [session],
     '/private': [session, hono.requireSession()],
@@ -245,7 +247,7 @@ describe.each(FRAMEWORKS)('%s middleware', (_name, makeSite) => {
   const SUDO_REQUIRED = { ok: false, error: 'sudo_required', reason: 'sudo_required' };
 
   it('no credentials: the session is null; requireSession answers 401 not_authenticated, uncached', async () => {
-    expect((await site.request('/whoami')).body).toEqual({ session: null });
+    expect((await site.request('/whoami')).body).toEqual({ session: null, reason: 'no_session' });
     const refused = await site.request('/private');
     expect(refused.status).toBe(401);
     expect(refused.body).toEqual(NOT_AUTHENTICATED);
@@ -324,6 +326,42 @@ describe.each(FRAMEWORKS)('%s middleware', (_name, makeSite) => {
     expect((await site.request('/sudo', { cookie: `oc_session=${await craft({ step_up_at: nowSeconds() })}` })).body).toEqual(SUDO_REQUIRED);
   });
 
+  it('a pinned tab: x-oc-tab-session alone decides, over the cookie and a Bearer token', async () => {
+    const pinned = await site.request('/whoami', { cookie: `oc_session=${hostTokenA}`, 'x-oc-tab-session': hostTokenB });
+    expect(pinned.body).toMatchObject({ session: { did_oc: didOf(hostTokenB) }, reason: null });
+    const overBearer = await site.request('/private', { authorization: `Bearer ${hostTokenA}`, 'x-oc-tab-session': hostTokenB });
+    expect(overBearer.body.session.did_oc).toBe(didOf(hostTokenB));
+    // A tab token the host minted (POST /api/auth/tab) verifies like its cookie.
+    const issued = await signInWithWallet(host);
+    const tab = await issued.browser.post('/api/auth/tab', {});
+    expect(tab.status).toBe(200);
+    expect((await site.request('/private', { cookie: `oc_session=${hostTokenA}`, 'x-oc-tab-session': tab.body.token })).body.session.did_oc).toBe(didOf(issued.token));
+    // An empty header is no pin: the cookie decides.
+    expect((await site.request('/whoami', { cookie: `oc_session=${hostTokenA}`, 'x-oc-tab-session': '' })).body.session.did_oc).toBe(didOf(hostTokenA));
+  });
+
+  it('a pinned tab whose token does not verify has no session (tab_invalid), whatever the cookie holds', async () => {
+    const TAB_INVALID = { ok: false, error: 'tab_invalid', reason: 'tab_invalid' };
+    const otherKey = await generateKeyPair('EdDSA', { crv: 'Ed25519' });
+    const invalid = [
+      'garbage',
+      'not.a.token',
+      await craft({ sub: '0c'.repeat(16) }, otherKey.privateKey),
+      await craft({ sub: '0d'.repeat(16), iat: nowSeconds() - 7200, exp: nowSeconds() - 3600 }),
+      await craft({ sub: '0e'.repeat(16), iss: 'https://other.example.com' }),
+      `${hostTokenB}, ${hostTokenB}`,
+    ];
+    for (const token of invalid) {
+      const headers = { cookie: `oc_session=${hostTokenA}`, authorization: `Bearer ${hostTokenA}`, 'x-oc-tab-session': token };
+      expect((await site.request('/whoami', headers)).body, token.slice(0, 30)).toEqual({ session: null, reason: 'tab_invalid' });
+      const refused = await site.request('/private', headers);
+      expect(refused.status).toBe(401);
+      expect(refused.body).toEqual(TAB_INVALID);
+      expect(refused.headers.get('cache-control')).toBe('no-store');
+      expect((await site.request('/sudo', headers)).body).toEqual(TAB_INVALID);
+    }
+  });
+
   it('a guard without the session middleware fails closed with a 500 that names the mistake', async () => {
     const reply = await site.request('/unwired', { cookie: `oc_session=${hostTokenA}` });
     expect(reply.status).toBe(500);
@@ -337,6 +375,24 @@ describe.each(FRAMEWORKS)('%s middleware', (_name, makeSite) => {
     } finally {
       await jwksSite.close();
     }
+  });
+});
+
+describe('a pinned tab and the revocation feed', () => {
+  afterAll(() => stopRevocationPolling());
+
+  it('a tab token whose session the feed lists is tab_invalid, and the cookie is not read instead', async () => {
+    const revoked = await craft({ sub: '0f'.repeat(16), jti: 'ab'.repeat(16) });
+    const live = await craft({ sub: '10'.repeat(16), jti: 'cd'.repeat(16) });
+    const feed: typeof fetch = async () =>
+      new Response(JSON.stringify({ ok: true, revocations: [{ jti: 'ab'.repeat(16), exp: nowSeconds() + 3600 }], cursor: 'c', more: false }), {
+        headers: { 'content-type': 'application/json' },
+      });
+    const verifier = createSessionVerifier({ publicJwk: localPublicJwk, issuer: ISSUER, fetch: feed, revocations: { url: 'https://auth.example.com/api/auth/revocations' } });
+    expect(await resolveSession(verifier, { cookie: `oc_session=${live}`, 'x-oc-tab-session': revoked })).toEqual({ ok: false, reason: 'tab_invalid' });
+    expect(await resolveSession(verifier, { cookie: `oc_session=${revoked}`, 'x-oc-tab-session': live })).toMatchObject({ ok: true, via: 'tab', session: { sub: '10'.repeat(16) } });
+    expect(await resolveSession(verifier, { cookie: `oc_session=${live}` })).toMatchObject({ ok: true, via: 'cookie' });
+    expect(await resolveSession(verifier, { cookie: `oc_session=${revoked}` })).toEqual({ ok: false, reason: 'no_session' });
   });
 });
 

@@ -11,7 +11,7 @@
  */
 import type { OcSessionClaims } from './claims.js';
 import { freshSudoGuard, MIDDLEWARE_MISSING, sessionGuard, type FreshSudoOptions, type SessionGuard } from './guards.js';
-import { presentedSessionTokens, type HeaderValue } from './tokens.js';
+import { resolveSession, sessionAndReason, type NoSessionReason, type SessionRequestHeaders } from './resolve.js';
 import { toVerifier, type VerifierInput } from './verifier-input.js';
 
 declare global {
@@ -20,14 +20,17 @@ declare global {
   namespace Express {
     interface Request {
       ocSession?: OcSessionClaims | null;
+      ocSessionReason?: NoSessionReason | null;
     }
   }
 }
 
 /** The parts of an Express request this middleware reads and writes. */
 export interface ExpressLikeRequest {
-  readonly headers: { readonly cookie?: HeaderValue; readonly authorization?: HeaderValue };
+  readonly headers: SessionRequestHeaders;
   ocSession?: OcSessionClaims | null;
+  /** Why `ocSession` is null: `no_session`, or `tab_invalid` for a pinned tab's token that does not verify; null with a session. */
+  ocSessionReason?: NoSessionReason | null;
 }
 
 /** The parts of an Express response the guards use. */
@@ -42,20 +45,24 @@ export type ExpressLikeNext = (error?: unknown) => void;
 export type ExpressMiddleware = (request: ExpressLikeRequest, response: ExpressLikeResponse, next: ExpressLikeNext) => void;
 
 /**
- * Reads every `oc_session` cookie and a Bearer token, verifies them locally
- * and sets `req.ocSession` to the session's claims, or null. Never answers
- * the request itself: pair it with the guards below where a session is needed.
- * Throws at setup for bad options.
+ * Verifies the request's session locally (a pinned tab's `x-oc-tab-session`
+ * alone when present, else every `oc_session` cookie and a Bearer token;
+ * resolve.ts) and sets `req.ocSession` to the session's claims, or null, and
+ * `req.ocSessionReason` to why it is null. Never answers the request itself:
+ * pair it with the guards below where a session is needed. Throws at setup
+ * for bad options.
  */
 export function ocSession(options: VerifierInput): ExpressMiddleware {
   const verifier = toVerifier(options);
   return (request, _response, next) => {
-    verifier.verifyAny(presentedSessionTokens(request.headers)).then(
-      (session) => {
+    resolveSession(verifier, request.headers).then(
+      (resolution) => {
+        const { session, reason } = sessionAndReason(resolution);
         request.ocSession = session;
+        request.ocSessionReason = reason;
         next();
       },
-      // verifyAny does not reject for bad tokens; anything here is a bug worth a 500.
+      // Verification does not reject for bad tokens; anything here is a bug worth a 500.
       (error: unknown) => next(error),
     );
   };
@@ -68,7 +75,7 @@ function guarded(guard: SessionGuard): ExpressMiddleware {
       next(new Error(MIDDLEWARE_MISSING));
       return;
     }
-    const refusal = guard(session);
+    const refusal = guard(session, request.ocSessionReason);
     if (refusal === null) {
       next();
       return;
@@ -78,7 +85,7 @@ function guarded(guard: SessionGuard): ExpressMiddleware {
   };
 }
 
-/** 401 `{ok: false, error: 'not_authenticated', reason: 'not_authenticated'}` without a session. */
+/** 401 `{ok: false, error: 'not_authenticated', reason: 'not_authenticated'}` without a session (`tab_invalid` for a pinned tab's bad token). */
 export function requireSession(): ExpressMiddleware {
   return guarded(sessionGuard());
 }
@@ -90,3 +97,4 @@ export function requireFreshSudo(maxAgeSeconds: number, options?: FreshSudoOptio
 
 export type { OcSessionClaims } from './claims.js';
 export type { VerifierInput } from './verifier-input.js';
+export type { NoSessionReason } from './resolve.js';

@@ -15,7 +15,7 @@
 import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 import type { OcSessionClaims } from './claims.js';
 import { freshSudoGuard, MIDDLEWARE_MISSING, sessionGuard, type FreshSudoOptions, type SessionGuard } from './guards.js';
-import { presentedSessionTokens } from './tokens.js';
+import { resolveSession, sessionAndReason, type NoSessionReason } from './resolve.js';
 import type { SessionVerifier, VerifySessionOptions } from './verifier.js';
 import { toVerifier } from './verifier-input.js';
 
@@ -23,6 +23,8 @@ declare module 'fastify' {
   interface FastifyRequest {
     /** The verified `oc_session` claims, or null; set by the `@oc-host/verify` plugin. */
     ocSession: OcSessionClaims | null;
+    /** Why `ocSession` is null: `no_session`, or `tab_invalid` for a pinned tab's token that does not verify; null with a session. */
+    ocSessionReason: NoSessionReason | null;
   }
 }
 
@@ -36,11 +38,18 @@ function verifierOf(options: OcSessionPluginOptions): SessionVerifier {
   return 'verifier' in options && options.verifier !== undefined ? options.verifier : toVerifier(options as VerifySessionOptions);
 }
 
-/** An `onRequest`/`preHandler` hook that sets `request.ocSession`. Throws at setup for bad options. */
+/**
+ * An `onRequest`/`preHandler` hook that sets `request.ocSession` and
+ * `request.ocSessionReason` (a pinned tab's `x-oc-tab-session` alone when
+ * present, else the cookies and a Bearer token; resolve.ts). Throws at setup
+ * for bad options.
+ */
 export function ocSessionHook(options: OcSessionPluginOptions): OcSessionHook {
   const verifier = verifierOf(options);
   return async (request) => {
-    request.ocSession = await verifier.verifyAny(presentedSessionTokens(request.headers));
+    const { session, reason } = sessionAndReason(await resolveSession(verifier, request.headers));
+    request.ocSession = session;
+    request.ocSessionReason = reason;
   };
 }
 
@@ -48,6 +57,7 @@ const plugin: FastifyPluginAsync<OcSessionPluginOptions> = async (fastify, optio
   const hook = ocSessionHook(options);
   // null, not an object: Fastify shares decorator values between requests.
   if (!fastify.hasRequestDecorator('ocSession')) fastify.decorateRequest('ocSession', null);
+  if (!fastify.hasRequestDecorator('ocSessionReason')) fastify.decorateRequest('ocSessionReason', null);
   fastify.addHook('onRequest', hook);
 };
 
@@ -61,15 +71,15 @@ export const ocSession: FastifyPluginAsync<OcSessionPluginOptions> = Object.assi
 
 function guarded(guard: SessionGuard): OcGuardHook {
   return async (request, reply) => {
-    const session = (request as { ocSession?: OcSessionClaims | null }).ocSession;
+    const { ocSession: session, ocSessionReason: reason } = request as { ocSession?: OcSessionClaims | null; ocSessionReason?: NoSessionReason | null };
     if (session === undefined) throw new Error(MIDDLEWARE_MISSING);
-    const refusal = guard(session);
+    const refusal = guard(session, reason);
     if (refusal === null) return undefined;
     return reply.code(refusal.status).headers(refusal.headers).send(refusal.body);
   };
 }
 
-/** A `preHandler`: 401 `{ok: false, error: 'not_authenticated', reason: 'not_authenticated'}` without a session. */
+/** A `preHandler`: 401 `{ok: false, error: 'not_authenticated', reason: 'not_authenticated'}` without a session (`tab_invalid` for a pinned tab's bad token). */
 export function requireSession(): OcGuardHook {
   return guarded(sessionGuard());
 }
@@ -80,3 +90,4 @@ export function requireFreshSudo(maxAgeSeconds: number, options?: FreshSudoOptio
 }
 
 export type { OcSessionClaims } from './claims.js';
+export type { NoSessionReason } from './resolve.js';

@@ -5,12 +5,16 @@
  * Refusals use the host's error body (docs/protocol.md §4): `{ok: false, error,
  * reason}`, both keys carrying the code, with HTTP 401 as the host answers a
  * rejected session (docs/api.md Authentication 6) and a missing sudo
- * (docs/protocol.md §6: `sudo_required`).
+ * (docs/protocol.md §6: `sudo_required`). A request whose pinned tab sent a
+ * token that does not verify is refused as `tab_invalid` rather than
+ * `not_authenticated`, the reason the OrangeCheck client libraries give it
+ * (resolve.ts): the tab then drops its pin.
  */
 import type { OcSessionClaims } from './claims.js';
 import { AREA } from './area.js';
+import type { NoSessionReason } from './resolve.js';
 
-export type GuardCode = 'not_authenticated' | 'sudo_required';
+export type GuardCode = 'not_authenticated' | 'tab_invalid' | 'sudo_required';
 
 export interface GuardErrorBody {
   readonly ok: false;
@@ -37,10 +41,18 @@ function refusal(code: GuardCode): Refusal {
 }
 
 export const NOT_AUTHENTICATED: Refusal = refusal('not_authenticated');
+export const TAB_INVALID: Refusal = refusal('tab_invalid');
 export const SUDO_REQUIRED: Refusal = refusal('sudo_required');
 
-/** A guard: null lets the request through, a refusal answers it. */
-export type SessionGuard = (session: OcSessionClaims | null) => Refusal | null;
+/**
+ * A guard: null lets the request through, a refusal answers it. `reason` is
+ * why `session` is null (resolve.ts); absent, a null session reads as `no_session`.
+ */
+export type SessionGuard = (session: OcSessionClaims | null, reason?: NoSessionReason | null) => Refusal | null;
+
+function noSession(reason: NoSessionReason | null | undefined): Refusal {
+  return reason === 'tab_invalid' ? TAB_INVALID : NOT_AUTHENTICATED;
+}
 
 export interface FreshSudoOptions {
   /** The clock; default the system clock. */
@@ -51,13 +63,13 @@ export interface FreshSudoOptions {
 export const MIDDLEWARE_MISSING = `${AREA}: the session middleware did not run on this request; install it before requireSession()/requireFreshSudo()`;
 
 export function sessionGuard(): SessionGuard {
-  return (session) => (session === null ? NOT_AUTHENTICATED : null);
+  return (session, reason) => (session === null ? noSession(reason) : null);
 }
 
 /**
  * Passes when the session's `sudo_at` is at most `maxAgeSeconds` old
  * (docs/protocol.md §6 uses 5 minutes for its own sensitive routes). Without a
- * session: `not_authenticated`; without `sudo_at`, or too old: `sudo_required`.
+ * session: `not_authenticated` (or `tab_invalid`); without `sudo_at`, or too old: `sudo_required`.
  * A bad `maxAgeSeconds` throws here, at setup.
  */
 export function freshSudoGuard(maxAgeSeconds: number, options: FreshSudoOptions = {}): SessionGuard {
@@ -66,8 +78,8 @@ export function freshSudoGuard(maxAgeSeconds: number, options: FreshSudoOptions 
   }
   const now = options.now ?? (() => new Date());
   if (typeof now !== 'function') throw new TypeError(`${AREA}: requireFreshSudo option now must be a function returning a Date`);
-  return (session) => {
-    if (session === null) return NOT_AUTHENTICATED;
+  return (session, reason) => {
+    if (session === null) return noSession(reason);
     const sudoAt = session.sudo_at;
     if (typeof sudoAt !== 'number' || !Number.isFinite(sudoAt)) return SUDO_REQUIRED;
     const ageSeconds = now().getTime() / 1000 - sudoAt;

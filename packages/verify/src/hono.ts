@@ -13,11 +13,16 @@
  */
 import type { OcSessionClaims } from './claims.js';
 import { freshSudoGuard, MIDDLEWARE_MISSING, sessionGuard, type FreshSudoOptions, type SessionGuard } from './guards.js';
-import { presentedSessionTokens } from './tokens.js';
+import { resolveSession, sessionAndReason, type NoSessionReason } from './resolve.js';
+import { TAB_SESSION_HEADER } from './tokens.js';
 import { toVerifier, type VerifierInput } from './verifier-input.js';
 
-/** The context variables this middleware sets: `new Hono<{ Variables: OcSessionVariables }>()`. */
-export type OcSessionVariables = { ocSession: OcSessionClaims | null };
+/**
+ * The context variables this middleware sets: `new Hono<{ Variables: OcSessionVariables }>()`.
+ * `ocSessionReason` says why `ocSession` is null: `no_session`, or
+ * `tab_invalid` for a pinned tab's token that does not verify; null with a session.
+ */
+export type OcSessionVariables = { ocSession: OcSessionClaims | null; ocSessionReason: NoSessionReason | null };
 
 /**
  * The parts of Hono's Context used here. Methods (not function-typed
@@ -26,7 +31,9 @@ export type OcSessionVariables = { ocSession: OcSessionClaims | null };
 export interface HonoLikeContext {
   readonly req: { header(name: string): string | undefined };
   set(key: 'ocSession', value: OcSessionClaims | null): void;
+  set(key: 'ocSessionReason', value: NoSessionReason | null): void;
   get(key: 'ocSession'): unknown;
+  get(key: 'ocSessionReason'): unknown;
   header(name: string, value: string): void;
   json(body: unknown, status?: number): Response;
 }
@@ -36,15 +43,23 @@ export type HonoLikeNext = () => Promise<void>;
 export type HonoMiddleware = (c: HonoLikeContext, next: HonoLikeNext) => Promise<Response | void>;
 
 /**
- * Reads every `oc_session` cookie and a Bearer token, verifies them locally
- * and sets `c.get('ocSession')` to the session's claims, or null. Throws at
- * setup for bad options.
+ * Verifies the request's session locally (a pinned tab's `x-oc-tab-session`
+ * alone when present, else every `oc_session` cookie and a Bearer token;
+ * resolve.ts) and sets `c.get('ocSession')` to the session's claims, or null,
+ * and `c.get('ocSessionReason')` to why it is null. Throws at setup for bad
+ * options.
  */
 export function ocSession(options: VerifierInput): HonoMiddleware {
   const verifier = toVerifier(options);
   return async (c, next) => {
-    const tokens = presentedSessionTokens({ cookie: c.req.header('cookie'), authorization: c.req.header('authorization') });
-    c.set('ocSession', await verifier.verifyAny(tokens));
+    const resolution = await resolveSession(verifier, {
+      cookie: c.req.header('cookie'),
+      authorization: c.req.header('authorization'),
+      [TAB_SESSION_HEADER]: c.req.header(TAB_SESSION_HEADER),
+    });
+    const { session, reason } = sessionAndReason(resolution);
+    c.set('ocSession', session);
+    c.set('ocSessionReason', reason);
     await next();
   };
 }
@@ -53,7 +68,7 @@ function guarded(guard: SessionGuard): HonoMiddleware {
   return async (c, next) => {
     const session = c.get('ocSession');
     if (session === undefined) throw new Error(MIDDLEWARE_MISSING);
-    const refusal = guard(session as OcSessionClaims | null);
+    const refusal = guard(session as OcSessionClaims | null, (c.get('ocSessionReason') ?? null) as NoSessionReason | null);
     if (refusal !== null) {
       for (const [name, value] of Object.entries(refusal.headers)) c.header(name, value);
       return c.json(refusal.body, refusal.status);
@@ -63,7 +78,7 @@ function guarded(guard: SessionGuard): HonoMiddleware {
   };
 }
 
-/** 401 `{ok: false, error: 'not_authenticated', reason: 'not_authenticated'}` without a session. */
+/** 401 `{ok: false, error: 'not_authenticated', reason: 'not_authenticated'}` without a session (`tab_invalid` for a pinned tab's bad token). */
 export function requireSession(): HonoMiddleware {
   return guarded(sessionGuard());
 }
@@ -75,3 +90,4 @@ export function requireFreshSudo(maxAgeSeconds: number, options?: FreshSudoOptio
 
 export type { OcSessionClaims } from './claims.js';
 export type { VerifierInput } from './verifier-input.js';
+export type { NoSessionReason } from './resolve.js';

@@ -8,10 +8,17 @@
  * left from before the family `Domain` cookie was set travels in the same
  * header and can come first (RFC 6265 §5.4 orders by path length, then
  * creation time), so stopping at the first would shadow the live session.
+ *
+ * A pinned browser tab sends its own session token in `x-oc-tab-session`
+ * (docs/protocol.md §3, the OrangeCheck client's `TAB_SESSION_HEADER`): when
+ * that header is present it alone decides (resolve.ts), as on the host.
  */
 import { MAX_TOKEN_LENGTH } from './verifier.js';
 
 export const SESSION_COOKIE_NAME = 'oc_session';
+
+/** The header a pinned browser tab sends its own session token in (lower case, as node and fetch present it). */
+export const TAB_SESSION_HEADER = 'x-oc-tab-session';
 
 /** At most this many tokens are taken from one request. */
 export const MAX_PRESENTED_TOKENS = 8;
@@ -64,4 +71,17 @@ export function presentedSessionTokens(headers: { readonly cookie?: HeaderValue;
   const bearer = bearerToken(headers.authorization);
   if (bearer !== undefined && !tokens.includes(bearer) && tokens.length < MAX_PRESENTED_TOKENS) tokens.push(bearer);
   return tokens;
+}
+
+/**
+ * The token of an `x-oc-tab-session` header: undefined when the request has
+ * none (absent or empty), null when it has one that cannot be a token (the
+ * request then has no session: a pin never falls back to the cookies).
+ */
+export function tabSessionToken(tabHeader: HeaderValue): string | null | undefined {
+  const values = asList(tabHeader).filter((value) => value !== '');
+  if (values.length === 0) return undefined;
+  // Two pins in one request name no single tab: refused like a malformed one.
+  const [only] = values;
+  return values.length === 1 && only !== undefined && usable(only) ? only : null;
 }
