@@ -55,6 +55,9 @@ describe('Express 5', () => {
     app.post('/payout', forExpress.requireFreshSudo(300), (_request, response) => {
       response.json({ ok: true });
     });
+    app.post('/spend', forExpress.requireFreshStepUp(300), (_request, response) => {
+      response.json({ ok: true });
+    });
     server = createServer(app);
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
     base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
@@ -96,6 +99,18 @@ describe('Express 5', () => {
     const fresh = await fetch(`${base}/payout`, { method: 'POST', headers: { cookie: `oc_session=${await token({ sudo_at: Math.floor(Date.now() / 1000) - 10 })}` } });
     expect(fresh.status).toBe(200);
   });
+
+  it('requireFreshStepUp answers 401 step_up_required without a fresh step_up_at', async () => {
+    const now = Math.floor(Date.now() / 1000);
+    const sudoOnly = await fetch(`${base}/spend`, { method: 'POST', headers: { cookie: `oc_session=${await token({ sudo_at: now })}` } });
+    expect(sudoOnly.status).toBe(401);
+    expect(await sudoOnly.json()).toEqual({ ok: false, error: 'step_up_required', reason: 'step_up_required' });
+    expect(sudoOnly.headers.get('cache-control')).toBe('no-store');
+    const stale = await fetch(`${base}/spend`, { method: 'POST', headers: { cookie: `oc_session=${await token({ step_up_at: now - 3600 })}` } });
+    expect(stale.status).toBe(401);
+    const fresh = await fetch(`${base}/spend`, { method: 'POST', headers: { cookie: `oc_session=${await token({ step_up_at: now - 10 })}` } });
+    expect(fresh.status).toBe(200);
+  });
 });
 
 describe('Hono 4', () => {
@@ -105,6 +120,7 @@ describe('Hono 4', () => {
     app.get('/whoami', (c) => c.json({ did: c.get('ocSession')?.did_oc ?? null }));
     app.get('/private', forHono.requireSession(), (c) => c.json({ did: c.get('ocSession')?.did_oc }));
     app.post('/payout', forHono.requireFreshSudo(300), (c) => c.json({ ok: true }));
+    app.post('/spend', forHono.requireFreshStepUp(300), (c) => c.json({ ok: true }));
   });
 
   it('puts the session from a cookie or a Bearer token on the context', async () => {
@@ -137,6 +153,17 @@ describe('Hono 4', () => {
     expect(stale.status).toBe(401);
     expect(((await stale.json()) as { error: string }).error).toBe('sudo_required');
     const fresh = await app.request('/payout', { method: 'POST', headers: { authorization: `Bearer ${await token({ sudo_at: Math.floor(Date.now() / 1000) })}` } });
+    expect(fresh.status).toBe(200);
+  });
+
+  it('requireFreshStepUp answers 401 step_up_required without a fresh step_up_at', async () => {
+    const now = Math.floor(Date.now() / 1000);
+    const anonymous = await app.request('/spend', { method: 'POST' });
+    expect(await anonymous.json()).toEqual({ ok: false, error: 'not_authenticated', reason: 'not_authenticated' });
+    const sudoOnly = await app.request('/spend', { method: 'POST', headers: { authorization: `Bearer ${await token({ sudo_at: now })}` } });
+    expect(sudoOnly.status).toBe(401);
+    expect(await sudoOnly.json()).toEqual({ ok: false, error: 'step_up_required', reason: 'step_up_required' });
+    const fresh = await app.request('/spend', { method: 'POST', headers: { authorization: `Bearer ${await token({ step_up_at: now })}` } });
     expect(fresh.status).toBe(200);
   });
 });

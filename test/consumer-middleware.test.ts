@@ -5,8 +5,8 @@
  * `oc_session` cookies the one that verifies (the newest, when several do)
  * wins; a pinned tab's `x-oc-tab-session` alone decides, and one that does
  * not verify is `tab_invalid`, never the cookie's session (docs/protocol.md
- * §3); requireSession and requireFreshSudo answer 401 with the host's error
- * body (docs/protocol.md §4).
+ * §3); requireSession, requireFreshSudo and requireFreshStepUp answer 401
+ * with the host's error body (docs/protocol.md §4).
  *
  * Fastify is the real framework. Express and Hono are not installed: their
  * sites are node's http server with the two methods Express adds to the
@@ -34,7 +34,7 @@ interface SiteReply {
   readonly headers: Headers;
 }
 
-/** A consumer site with three routes: /whoami (session or null, and why null), /private (requireSession), /sudo (requireFreshSudo(300)); /unwired has a guard but no session middleware. */
+/** A consumer site with four routes: /whoami (session or null, and why null), /private (requireSession), /sudo (requireFreshSudo(300)), /step-up (requireFreshStepUp(300)); /unwired has a guard but no session middleware. */
 interface Site {
   request(path: string, headers?: Record<string, string>): Promise<SiteReply>;
   close(): Promise<void>;
@@ -63,6 +63,7 @@ const expressSite: SiteFactory = async (input) => {
     '/whoami': [session, send],
     '/private': [session, express.requireSession(), send],
     '/sudo': [session, express.requireFreshSudo(SUDO_MAX_AGE), send],
+    '/step-up': [session, express.requireFreshStepUp(SUDO_MAX_AGE), send],
     '/unwired': [express.requireSession(), send],
   };
   const server = createServer((request: IncomingMessage, raw: ServerResponse) => {
@@ -109,6 +110,7 @@ const fastifySite: SiteFactory = async (input) => {
     scope.get('/whoami', async (request) => ({ session: request.ocSession, reason: request.ocSessionReason }));
     scope.get('/private', { preHandler: fastify.requireSession() }, async (request) => ({ session: request.ocSession }));
     scope.get('/sudo', { preHandler: fastify.requireFreshSudo(SUDO_MAX_AGE) }, async (request) => ({ session: request.ocSession }));
+    scope.get('/step-up', { preHandler: fastify.requireFreshStepUp(SUDO_MAX_AGE) }, async (request) => ({ session: request.ocSession }));
   });
   const bare: FastifyInstance = Fastify({ logger: false });
   bare.get('/unwired', { preHandler: fastify.requireSession() }, async () => ({ ok: true }));
@@ -170,6 +172,7 @@ const honoSite: SiteFactory = async (input) => {
     '/whoami': [session],
     '/private': [session, hono.requireSession()],
     '/sudo': [session, hono.requireFreshSudo(SUDO_MAX_AGE)],
+    '/step-up': [session, hono.requireFreshStepUp(SUDO_MAX_AGE)],
     '/unwired': [hono.requireSession()],
   };
   return {
@@ -362,6 +365,29 @@ describe.each(FRAMEWORKS)('%s middleware', (_name, makeSite) => {
     }
   });
 
+  it('requireFreshStepUp(300): no session → not_authenticated; no step_up_at or an old one → step_up_required; a fresh one passes', async () => {
+    const STEP_UP_REQUIRED = { ok: false, error: 'step_up_required', reason: 'step_up_required' };
+    expect((await site.request('/step-up')).body).toEqual(NOT_AUTHENTICATED);
+    expect((await site.request('/step-up', { cookie: `oc_session=${hostTokenA}`, 'x-oc-tab-session': 'garbage' })).body).toEqual({ ok: false, error: 'tab_invalid', reason: 'tab_invalid' });
+    // A plain sign-in carries no step_up_at (docs/protocol.md §3: only a key assertion sets it).
+    const plain = await site.request('/step-up', { cookie: `oc_session=${hostTokenA}` });
+    expect(plain.status).toBe(401);
+    expect(plain.body).toEqual(STEP_UP_REQUIRED);
+    expect(plain.headers.get('cache-control')).toBe('no-store');
+    expect(plain.headers.get('www-authenticate')).toBe('Bearer');
+
+    const stale = await site.request('/step-up', { authorization: `Bearer ${await craft({ step_up_at: nowSeconds() - SUDO_MAX_AGE - 30 })}` });
+    expect(stale.status).toBe(401);
+    expect(stale.body).toEqual(STEP_UP_REQUIRED);
+
+    const fresh = await site.request('/step-up', { cookie: `oc_session=${await craft({ step_up_at: nowSeconds() - 10 })}` });
+    expect(fresh.status).toBe(200);
+    expect(fresh.body.session.step_up_at).toBe(nowSeconds() - 10);
+    // sudo_at is not step_up_at, and a non-numeric step_up_at is no session at all.
+    expect((await site.request('/step-up', { cookie: `oc_session=${await craft({ sudo_at: nowSeconds() })}` })).body).toEqual(STEP_UP_REQUIRED);
+    expect((await site.request('/step-up', { cookie: `oc_session=${await craft({ step_up_at: String(nowSeconds()) })}` })).body).toEqual(NOT_AUTHENTICATED);
+  });
+
   it('a guard without the session middleware fails closed with a 500 that names the mistake', async () => {
     const reply = await site.request('/unwired', { cookie: `oc_session=${hostTokenA}` });
     expect(reply.status).toBe(500);
@@ -398,14 +424,17 @@ describe('a pinned tab and the revocation feed', () => {
 
 describe('setup errors throw when the middleware is made', () => {
   it.each([
-    ['Express', express.ocSession, express.requireFreshSudo],
-    ['Hono', hono.ocSession, hono.requireFreshSudo],
-    ['Fastify', fastify.ocSessionHook, fastify.requireFreshSudo],
-  ] as const)('%s', (_name, make, sudo) => {
+    ['Express', express.ocSession, express.requireFreshSudo, express.requireFreshStepUp],
+    ['Hono', hono.ocSession, hono.requireFreshSudo, hono.requireFreshStepUp],
+    ['Fastify', fastify.ocSessionHook, fastify.requireFreshSudo, fastify.requireFreshStepUp],
+  ] as const)('%s', (_name, make, sudo, stepUp) => {
     expect(() => make({ issuer: '', publicJwk: hostKey })).toThrow(/issuer/);
     expect(() => make({ issuer: ISSUER, publicJwk: { kty: 'RSA', n: 'x', e: 'AQAB' } })).toThrow(/Ed25519/);
-    expect(() => sudo(0)).toThrow(/maxAgeSeconds/);
+    expect(() => sudo(0)).toThrow(/requireFreshSudo\(maxAgeSeconds\)/);
     expect(() => sudo(Number.NaN)).toThrow(/maxAgeSeconds/);
+    expect(() => stepUp(0)).toThrow(/requireFreshStepUp\(maxAgeSeconds\)/);
+    expect(() => stepUp(-1)).toThrow(/maxAgeSeconds/);
+    expect(() => stepUp(300, { now: 'yesterday' as never })).toThrow(/requireFreshStepUp option now/);
   });
 
   it('Fastify: registering the plugin with bad options fails the app start', async () => {

@@ -60,7 +60,7 @@ export function sessionClaimsOf(payload: Readonly<Record<string, unknown>>): OcS
   if (!isNonEmptyString(sub) || !isNonEmptyString(jti)) return null;
   if (didOc !== DID_OC_PREFIX + sub) return null;
   if (typeof payload.exp !== 'number') return null;
-  // Freshness claims drive requireFreshSudo(); a wrong type must not read as "fresh".
+  // Freshness claims drive requireFreshSudo() and requireFreshStepUp(); a wrong type must not read as "fresh".
   if (!isOptionalTime(payload.sudo_at) || !isOptionalTime(payload.step_up_at)) return null;
   return payload as unknown as OcSessionClaims;
 }

@@ -4,13 +4,14 @@
  *   app.use(ocSession({ jwksUrl, issuer }));          // req.ocSession: claims or null
  *   app.post('/admin', requireSession(), handler);     // 401 not_authenticated
  *   app.post('/keys', requireFreshSudo(300), handler); // 401 sudo_required
+ *   app.post('/pay', requireFreshStepUp(300), handler); // 401 step_up_required
  *
  * Written against the public shapes of Express's request and response (node's
  * IncomingMessage headers; `res.status().json()`, `res.setHeader()`), so this
  * package does not depend on Express.
  */
 import type { OcSessionClaims } from './claims.js';
-import { freshSudoGuard, MIDDLEWARE_MISSING, sessionGuard, type FreshSudoOptions, type SessionGuard } from './guards.js';
+import { freshStepUpGuard, freshSudoGuard, MIDDLEWARE_MISSING, sessionGuard, type FreshStepUpOptions, type FreshSudoOptions, type SessionGuard } from './guards.js';
 import { resolveSession, sessionAndReason, type NoSessionReason, type SessionRequestHeaders } from './resolve.js';
 import { toVerifier, type VerifierInput } from './verifier-input.js';
 
@@ -93,6 +94,11 @@ export function requireSession(): ExpressMiddleware {
 /** 401 `sudo_required` unless the session's `sudo_at` is at most `maxAgeSeconds` old. */
 export function requireFreshSudo(maxAgeSeconds: number, options?: FreshSudoOptions): ExpressMiddleware {
   return guarded(freshSudoGuard(maxAgeSeconds, options));
+}
+
+/** 401 `step_up_required` unless the session's `step_up_at` (a key tapped on the host) is at most `maxAgeSeconds` old. */
+export function requireFreshStepUp(maxAgeSeconds: number, options?: FreshStepUpOptions): ExpressMiddleware {
+  return guarded(freshStepUpGuard(maxAgeSeconds, options));
 }
 
 export type { OcSessionClaims } from './claims.js';

@@ -4,6 +4,7 @@
  *   await app.register(ocSession, { jwksUrl, issuer }); // request.ocSession: claims or null
  *   app.get('/me', { preHandler: requireSession() }, handler);
  *   app.post('/keys', { preHandler: requireFreshSudo(300) }, handler);
+ *   app.post('/pay', { preHandler: requireFreshStepUp(300) }, handler);
  *
  * The plugin decorates `request.ocSession` and fills it in an `onRequest`
  * hook: authentication runs before the body is read, and the route-level
@@ -14,7 +15,7 @@
  */
 import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 import type { OcSessionClaims } from './claims.js';
-import { freshSudoGuard, MIDDLEWARE_MISSING, sessionGuard, type FreshSudoOptions, type SessionGuard } from './guards.js';
+import { freshStepUpGuard, freshSudoGuard, MIDDLEWARE_MISSING, sessionGuard, type FreshStepUpOptions, type FreshSudoOptions, type SessionGuard } from './guards.js';
 import { resolveSession, sessionAndReason, type NoSessionReason } from './resolve.js';
 import type { SessionVerifier, VerifySessionOptions } from './verifier.js';
 import { toVerifier } from './verifier-input.js';
@@ -87,6 +88,11 @@ export function requireSession(): OcGuardHook {
 /** A `preHandler`: 401 `sudo_required` unless the session's `sudo_at` is at most `maxAgeSeconds` old. */
 export function requireFreshSudo(maxAgeSeconds: number, options?: FreshSudoOptions): OcGuardHook {
   return guarded(freshSudoGuard(maxAgeSeconds, options));
+}
+
+/** A `preHandler`: 401 `step_up_required` unless the session's `step_up_at` (a key tapped on the host) is at most `maxAgeSeconds` old. */
+export function requireFreshStepUp(maxAgeSeconds: number, options?: FreshStepUpOptions): OcGuardHook {
+  return guarded(freshStepUpGuard(maxAgeSeconds, options));
 }
 
 export type { OcSessionClaims } from './claims.js';

@@ -1,11 +1,16 @@
 /**
- * The decisions behind `requireSession()` and `requireFreshSudo()`, shared by
- * the Express, Fastify and Hono adapters so that all three answer alike.
+ * The decisions behind `requireSession()`, `requireFreshSudo()` and
+ * `requireFreshStepUp()`, shared by the Express, Fastify and Hono adapters so
+ * that all three answer alike.
  *
  * Refusals use the host's error body (docs/protocol.md §4): `{ok: false, error,
  * reason}`, both keys carrying the code, with HTTP 401 as the host answers a
  * rejected session (docs/api.md Authentication 6) and a missing sudo
- * (docs/protocol.md §6: `sudo_required`). A request whose pinned tab sent a
+ * (docs/protocol.md §6: `sudo_required`). A missing key step-up is
+ * `step_up_required`, a code of its own: the OrangeCheck client answers
+ * `sudo_required` with a re-proof, which sets `sudo_at` and never
+ * `step_up_at` (docs/protocol.md §3), so that code would send the person
+ * round in a loop. A request whose pinned tab sent a
  * token that does not verify is refused as `tab_invalid` rather than
  * `not_authenticated`, the reason the OrangeCheck client libraries give it
  * (resolve.ts): the tab then drops its pin.
@@ -14,7 +19,7 @@ import type { OcSessionClaims } from './claims.js';
 import { AREA } from './area.js';
 import type { NoSessionReason } from './resolve.js';
 
-export type GuardCode = 'not_authenticated' | 'tab_invalid' | 'sudo_required';
+export type GuardCode = 'not_authenticated' | 'tab_invalid' | 'sudo_required' | 'step_up_required';
 
 export interface GuardErrorBody {
   readonly ok: false;
@@ -43,6 +48,7 @@ function refusal(code: GuardCode): Refusal {
 export const NOT_AUTHENTICATED: Refusal = refusal('not_authenticated');
 export const TAB_INVALID: Refusal = refusal('tab_invalid');
 export const SUDO_REQUIRED: Refusal = refusal('sudo_required');
+export const STEP_UP_REQUIRED: Refusal = refusal('step_up_required');
 
 /**
  * A guard: null lets the request through, a refusal answers it. `reason` is
@@ -59,11 +65,36 @@ export interface FreshSudoOptions {
   readonly now?: (() => Date) | undefined;
 }
 
+/** The options of `requireFreshStepUp()`: the same as `requireFreshSudo()`'s. */
+export type FreshStepUpOptions = FreshSudoOptions;
+
 /** The message when a guard runs on a request the session middleware never saw. */
-export const MIDDLEWARE_MISSING = `${AREA}: the session middleware did not run on this request; install it before requireSession()/requireFreshSudo()`;
+export const MIDDLEWARE_MISSING = `${AREA}: the session middleware did not run on this request; install it before requireSession()/requireFreshSudo()/requireFreshStepUp()`;
 
 export function sessionGuard(): SessionGuard {
   return (session, reason) => (session === null ? noSession(reason) : null);
+}
+
+/** A guard on one freshness claim; `name` is the guard's, for the setup errors. */
+function freshClaimGuard(
+  claim: 'sudo_at' | 'step_up_at',
+  refused: Refusal,
+  name: string,
+  maxAgeSeconds: number,
+  options: FreshSudoOptions,
+): SessionGuard {
+  if (typeof maxAgeSeconds !== 'number' || !Number.isFinite(maxAgeSeconds) || maxAgeSeconds <= 0) {
+    throw new TypeError(`${AREA}: ${name}(maxAgeSeconds) needs a positive number of seconds, got ${String(maxAgeSeconds)}`);
+  }
+  const now = options.now ?? (() => new Date());
+  if (typeof now !== 'function') throw new TypeError(`${AREA}: ${name} option now must be a function returning a Date`);
+  return (session, reason) => {
+    if (session === null) return noSession(reason);
+    const at = session[claim];
+    if (typeof at !== 'number' || !Number.isFinite(at)) return refused;
+    const ageSeconds = now().getTime() / 1000 - at;
+    return ageSeconds > maxAgeSeconds ? refused : null;
+  };
 }
 
 /**
@@ -73,16 +104,17 @@ export function sessionGuard(): SessionGuard {
  * A bad `maxAgeSeconds` throws here, at setup.
  */
 export function freshSudoGuard(maxAgeSeconds: number, options: FreshSudoOptions = {}): SessionGuard {
-  if (typeof maxAgeSeconds !== 'number' || !Number.isFinite(maxAgeSeconds) || maxAgeSeconds <= 0) {
-    throw new TypeError(`${AREA}: requireFreshSudo(maxAgeSeconds) needs a positive number of seconds, got ${String(maxAgeSeconds)}`);
-  }
-  const now = options.now ?? (() => new Date());
-  if (typeof now !== 'function') throw new TypeError(`${AREA}: requireFreshSudo option now must be a function returning a Date`);
-  return (session, reason) => {
-    if (session === null) return noSession(reason);
-    const sudoAt = session.sudo_at;
-    if (typeof sudoAt !== 'number' || !Number.isFinite(sudoAt)) return SUDO_REQUIRED;
-    const ageSeconds = now().getTime() / 1000 - sudoAt;
-    return ageSeconds > maxAgeSeconds ? SUDO_REQUIRED : null;
-  };
+  return freshClaimGuard('sudo_at', SUDO_REQUIRED, 'requireFreshSudo', maxAgeSeconds, options);
+}
+
+/**
+ * Passes when the session's `step_up_at` is at most `maxAgeSeconds` old: a
+ * security key or passkey was tapped on the host that recently (`POST
+ * /api/auth/webauthn/assertion/verify`, the only route that sets it,
+ * docs/protocol.md §3). Without a session: `not_authenticated` (or
+ * `tab_invalid`); without `step_up_at`, or too old: `step_up_required`.
+ * A bad `maxAgeSeconds` throws here, at setup.
+ */
+export function freshStepUpGuard(maxAgeSeconds: number, options: FreshStepUpOptions = {}): SessionGuard {
+  return freshClaimGuard('step_up_at', STEP_UP_REQUIRED, 'requireFreshStepUp', maxAgeSeconds, options);
 }

@@ -5,6 +5,7 @@
  *   app.use(ocSession({ jwksUrl, issuer }));            // c.get('ocSession'): claims or null
  *   app.get('/me', requireSession(), (c) => c.json(c.get('ocSession')));
  *   app.post('/keys', requireFreshSudo(300), handler);
+ *   app.post('/pay', requireFreshStepUp(300), handler);
  *
  * Written against the public shape of Hono's Context (`c.req.header()`,
  * `c.set()`, `c.get()`, `c.header()`, `c.json()`), so this package does not
@@ -12,7 +13,7 @@
  * jose, fetch), so it runs wherever Hono does.
  */
 import type { OcSessionClaims } from './claims.js';
-import { freshSudoGuard, MIDDLEWARE_MISSING, sessionGuard, type FreshSudoOptions, type SessionGuard } from './guards.js';
+import { freshStepUpGuard, freshSudoGuard, MIDDLEWARE_MISSING, sessionGuard, type FreshStepUpOptions, type FreshSudoOptions, type SessionGuard } from './guards.js';
 import { resolveSession, sessionAndReason, type NoSessionReason } from './resolve.js';
 import { TAB_SESSION_HEADER } from './tokens.js';
 import { toVerifier, type VerifierInput } from './verifier-input.js';
@@ -86,6 +87,11 @@ export function requireSession(): HonoMiddleware {
 /** 401 `sudo_required` unless the session's `sudo_at` is at most `maxAgeSeconds` old. */
 export function requireFreshSudo(maxAgeSeconds: number, options?: FreshSudoOptions): HonoMiddleware {
   return guarded(freshSudoGuard(maxAgeSeconds, options));
+}
+
+/** 401 `step_up_required` unless the session's `step_up_at` (a key tapped on the host) is at most `maxAgeSeconds` old. */
+export function requireFreshStepUp(maxAgeSeconds: number, options?: FreshStepUpOptions): HonoMiddleware {
+  return guarded(freshStepUpGuard(maxAgeSeconds, options));
 }
 
 export type { OcSessionClaims } from './claims.js';

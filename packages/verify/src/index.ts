@@ -21,5 +21,5 @@ export type { NoSessionReason, SessionRequestHeaders, SessionResolution } from '
 export type { HeaderValue } from './tokens.js';
 export { createWebhookVerifier, verifyWebhook, WebhookVerificationError, DEFAULT_WEBHOOK_TOLERANCE_SECONDS } from './webhooks.js';
 export type { WebhookErrorCode, WebhookEvent, WebhookVerifier, WebhookVerifierOptions } from './webhooks.js';
-export { freshSudoGuard, sessionGuard, NOT_AUTHENTICATED, SUDO_REQUIRED, TAB_INVALID } from './guards.js';
-export type { FreshSudoOptions, GuardCode, GuardErrorBody, Refusal, SessionGuard } from './guards.js';
+export { freshStepUpGuard, freshSudoGuard, sessionGuard, NOT_AUTHENTICATED, STEP_UP_REQUIRED, SUDO_REQUIRED, TAB_INVALID } from './guards.js';
+export type { FreshStepUpOptions, FreshSudoOptions, GuardCode, GuardErrorBody, Refusal, SessionGuard } from './guards.js';
