@@ -14,6 +14,9 @@ COPY packages/verify/package.json ./packages/verify/package.json
 RUN npm ci --omit=optional --no-audit --no-fund
 COPY tsconfig.json tsconfig.build.json ./
 COPY src ./src
+# The session claims have one definition, in the consumer package; the
+# service imports its type (src/session/jwt.ts), so the build reads it.
+COPY packages/verify/src/claims.ts ./packages/verify/src/claims.ts
 RUN npm run build \
  && npm prune --omit=dev --no-audit --no-fund
 

@@ -267,6 +267,16 @@ describe('verifySession: tokens that are not a valid session give null', () => {
       expect(await verifySession(await mint(complete(), { alg: 'EdDSA' }), localOptions)).toBeNull();
     });
 
+    it('merged_from is handed on as the list of dids it is, and a token whose merged_from is not a list of strings is null', async () => {
+      const merged = [`did:oc:${'01'.repeat(16)}`, `did:oc:${'02'.repeat(16)}`];
+      const session = await verifySession(await mint({ ...complete(), merged_from: merged }), localOptions);
+      const mergedFrom: readonly string[] | undefined = session?.merged_from;
+      expect(mergedFrom).toEqual(merged);
+      for (const wrong of ['did:oc:x', [1], [''], { 0: 'did:oc:x' }, null]) {
+        expect(await verifySession(await mint({ ...complete(), merged_from: wrong }), localOptions), JSON.stringify(wrong)).toBeNull();
+      }
+    });
+
     it('a kid the configured key does not carry: null', async () => {
       const withKid = { ...(localOptions.publicJwk as JWK), kid: 'site-key-1' };
       const token = await mint(complete(), { alg: 'EdDSA', typ: 'JWT', kid: 'site-key-2' });

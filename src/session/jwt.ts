@@ -12,6 +12,9 @@
 import { sign, verify } from 'node:crypto';
 import { decodeBase64url, sha256Hex } from '../crypto.js';
 import type { SigningKey, VerificationKey } from './keys.js';
+import type { DisplayIdentity, OcSessionClaims } from '../../packages/verify/src/claims.js';
+
+export type { DisplayIdentity };
 
 /** A session row, and so a token, lives 30 days (docs/api.md Limits; docs/protocol.md §3). */
 export const SESSION_LIFETIME_SECONDS = 30 * 24 * 60 * 60;
@@ -23,50 +26,24 @@ export const SESSION_LIFETIME_SECONDS = 30 * 24 * 60 * 60;
  */
 export const MAX_TOKEN_LENGTH = 8192;
 
-export interface DisplayIdentity {
-  readonly kind: string;
-  readonly value: string;
-}
-
-/** The claims of docs/protocol.md §3, as they appear in a token. */
-export interface SessionClaims {
-  readonly iss: string;
-  readonly sub: string;
-  readonly did_oc: string;
-  readonly jti: string;
+/**
+ * The claims of docs/protocol.md §3, as the host mints them: the one
+ * definition is the consumer package's (packages/verify/src/claims.ts), so
+ * what consumers are told a token holds is what the host writes. `iat` is
+ * optional there (the package does not require it of a token) and always
+ * written here. Only the type is imported: nothing of the package runs in the
+ * service.
+ */
+export interface SessionClaims extends OcSessionClaims {
   /** Unix seconds. */
   readonly iat: number;
-  /** Unix seconds: the session row's expiry, never extended by a switch or re-mint. */
-  readonly exp: number;
-  readonly name?: string;
-  readonly primary_btc?: string;
-  readonly display_identity?: DisplayIdentity;
-  /** `bip322`, `email_otp`, `oauth:<provider>` or `passkey`. */
-  readonly signing_method?: string;
-  /** Unix seconds. */
-  readonly step_up_at?: number;
-  /** Unix seconds. */
-  readonly sudo_at?: number;
-  /** The did of every account merged into this one; absent when none was. */
-  readonly merged_from?: readonly string[];
 }
+
+/** The claims a token may lack. */
+type OptionalClaim = { [K in keyof SessionClaims]-?: undefined extends SessionClaims[K] ? K : never }[keyof SessionClaims];
 
 /** What a caller hands to {@link mintSessionJwt}: optional claims may be null when unknown. */
-export interface SessionClaimsInput {
-  readonly iss: string;
-  readonly sub: string;
-  readonly did_oc: string;
-  readonly jti: string;
-  readonly iat: number;
-  readonly exp: number;
-  readonly name?: string | null;
-  readonly primary_btc?: string | null;
-  readonly display_identity?: DisplayIdentity | null;
-  readonly signing_method?: string | null;
-  readonly step_up_at?: number | null;
-  readonly sudo_at?: number | null;
-  readonly merged_from?: readonly string[] | null;
-}
+export type SessionClaimsInput = Omit<SessionClaims, OptionalClaim> & { readonly [K in OptionalClaim]?: SessionClaims[K] | null };
 
 /** Anything that can find a published key by kid; a `KeyRing` is one. */
 export interface VerificationKeySource {

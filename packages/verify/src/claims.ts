@@ -3,9 +3,12 @@
  * §3) and the checks this package adds to the signature and the standard
  * claims: `sub`, `did_oc` and `jti` are required, and `did_oc` must be
  * `did:oc:` + `sub` (docs/protocol.md §2).
+ *
+ * This is the one definition of the claims: the host mints its tokens
+ * against these types too (src/session/jwt.ts), so the two cannot drift.
  */
 
-/** How the account is shown: `kind` is `btc`, `did` or `nostr` (never an e-mail address in a token). */
+/** How the account is shown: `kind` is `btc`, `did`, `nostr`, or `email` as a masked badge (`j•••@•••.org`, never the address). */
 export interface DisplayIdentity {
   readonly kind: string;
   readonly value: string;
@@ -21,7 +24,7 @@ export interface OcSessionClaims {
   readonly did_oc: string;
   /** The session row's id. */
   readonly jti: string;
-  /** Unix seconds: when this token was minted. */
+  /** Unix seconds: when this token was minted (the host always sets it). */
   readonly iat?: number;
   /** Unix seconds: the session row's expiry (30 days after sign-in; a switch never extends it). */
   readonly exp: number;
@@ -29,12 +32,14 @@ export interface OcSessionClaims {
   /** The account's primary Bitcoin address. */
   readonly primary_btc?: string;
   readonly display_identity?: DisplayIdentity;
-  /** `bip322`, `email_otp` or `oauth:<provider>`. */
+  /** How the session signed in: `bip322`, `email_otp`, `oauth:<provider>` or `passkey`. */
   readonly signing_method?: string;
-  /** Unix seconds: the last step-up of this account in this session. */
+  /** Unix seconds: the last key step-up of this account in this session. */
   readonly step_up_at?: number;
   /** Unix seconds: the last sudo re-proof of this account in this session. */
   readonly sudo_at?: number;
+  /** The `did_oc` of every account merged into this one; absent when none was. Data keyed by a did may sit under any of them. */
+  readonly merged_from?: readonly string[];
 }
 
 /** Claims a token must carry besides the signature (`iss` is checked against the pinned issuer). */
@@ -50,6 +55,10 @@ function isOptionalTime(value: unknown): boolean {
   return value === undefined || (typeof value === 'number' && Number.isFinite(value));
 }
 
+function isOptionalStringList(value: unknown): boolean {
+  return value === undefined || (Array.isArray(value) && value.every(isNonEmptyString));
+}
+
 /**
  * The checks that jose does not make, on a payload whose signature, `iss`
  * and `exp` already passed. Returns the claims, or null: a token that fails
@@ -62,5 +71,7 @@ export function sessionClaimsOf(payload: Readonly<Record<string, unknown>>): OcS
   if (typeof payload.exp !== 'number') return null;
   // Freshness claims drive requireFreshSudo() and requireFreshStepUp(); a wrong type must not read as "fresh".
   if (!isOptionalTime(payload.sudo_at) || !isOptionalTime(payload.step_up_at)) return null;
+  // A list is handed on typed as one; a token whose list is not one is as unusable as a forged one.
+  if (!isOptionalStringList(payload.merged_from)) return null;
   return payload as unknown as OcSessionClaims;
 }
