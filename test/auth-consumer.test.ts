@@ -28,7 +28,7 @@ const FAMILY_ENV = { PUBLIC_URL: ISSUER, COOKIE_DOMAIN: '.example.com' };
 const CONSUMER_ORIGIN = 'https://app.example.com';
 
 /** Every claim docs/protocol.md §3 allows; anything else (a roster id, an e-mail) must not be there. */
-const ALLOWED_CLAIMS = new Set(['iss', 'sub', 'did_oc', 'jti', 'iat', 'exp', 'name', 'primary_btc', 'display_identity', 'signing_method', 'step_up_at', 'sudo_at', 'merged_from']);
+const ALLOWED_CLAIMS = new Set(['iss', 'sub', 'did_oc', 'jti', 'iat', 'exp', 'name', 'primary_btc', 'display_identity', 'signing_method', 'amr', 'step_up_at', 'sudo_at', 'merged_from']);
 
 async function rejection(promise: Promise<unknown>): Promise<string> {
   try {
@@ -132,6 +132,7 @@ function consumerSuite(engine: 'sqlite' | 'postgres'): void {
           iat: expect.any(Number),
           exp: expect.any(Number),
           signing_method: 'bip322',
+          amr: ['swk'],
           primary_btc: address,
           display_identity: { kind: 'btc', value: address },
         });

@@ -261,7 +261,7 @@ describe.each(FRAMEWORKS)('%s middleware', (_name, makeSite) => {
   it('the session from the host-issued oc_session cookie, among other cookies', async () => {
     const whoami = await site.request('/whoami', { cookie: `theme=dark; oc_session=${hostTokenA}; lang=en` });
     expect(whoami.status).toBe(200);
-    expect(whoami.body.session).toMatchObject({ iss: ISSUER, did_oc: didOf(hostTokenA), signing_method: 'bip322' });
+    expect(whoami.body.session).toMatchObject({ iss: ISSUER, did_oc: didOf(hostTokenA), signing_method: 'bip322', amr: ['swk'] });
     const allowed = await site.request('/private', { cookie: `oc_session="${hostTokenB}"` });
     expect(allowed.status).toBe(200);
     expect(allowed.body.session.did_oc).toBe(didOf(hostTokenB));

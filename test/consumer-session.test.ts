@@ -15,7 +15,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { SignJWT, decodeJwt, decodeProtectedHeader, exportJWK, generateKeyPair, type CryptoKey, type JWK } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createSessionVerifier, verifySession, type OcSessionClaims, type VerifySessionOptions } from '../packages/verify/src/index.js';
+import { createSessionVerifier, verifySession, type OcSessionClaims, type SigningMethod, type VerifySessionOptions } from '../packages/verify/src/index.js';
 import { rotateSigningKey } from '../src/session/keystore.js';
 import { openStore, type Store } from '../src/storage/index.js';
 import { newWallet } from './support/auth-client.js';
@@ -121,6 +121,8 @@ describe('verifySession: cookies of every sign-in path', () => {
       await signInWithProvider(host, 'acme'),
     ];
     expect(issued.map((cookie) => decodeJwt(cookie.token).signing_method)).toEqual(['bip322', 'bip322', 'email_otp', 'oauth:github', 'oauth:acme']);
+    // How each signed in, by RFC 8176 (docs/protocol.md §3); a provider sign-in carries none.
+    const amrByPath: Record<string, readonly string[] | undefined> = { bip322: ['swk'], email_otp: ['otp'], 'oauth:github': undefined, 'oauth:acme': undefined };
 
     const key = publishedKeys[0]!;
     const jwksFetch = countingFetch();
@@ -154,6 +156,8 @@ describe('verifySession: cookies of every sign-in path', () => {
         expect(claims.did_oc).toBe(expected);
         expect(claims.did_oc).toBe(`did:oc:${claims.sub}`);
         expect(claims).toMatchObject({ iss: ISSUER, signing_method: path, jti: expect.any(String), exp: expect.any(Number) });
+        const amr: readonly string[] | undefined = claims.amr;
+        expect(amr, path).toEqual(amrByPath[path]);
       }
     } finally {
       if (previous === undefined) delete process.env.OC_AUTH_PUBLIC_JWK;
@@ -274,6 +278,20 @@ describe('verifySession: tokens that are not a valid session give null', () => {
       expect(mergedFrom).toEqual(merged);
       for (const wrong of ['did:oc:x', [1], [''], { 0: 'did:oc:x' }, null]) {
         expect(await verifySession(await mint({ ...complete(), merged_from: wrong }), localOptions), JSON.stringify(wrong)).toBeNull();
+      }
+    });
+
+    it('amr is handed on as its list beside signing_method, each of the host\'s methods as it is', async () => {
+      const stepped = await verifySession(await mint({ ...complete(), signing_method: 'bip322', amr: ['swk', 'hwk', 'mfa'] }), localOptions);
+      expect(stepped).toMatchObject({ signing_method: 'bip322', amr: ['swk', 'hwk', 'mfa'] });
+      for (const [word, amr] of [['email_otp', ['otp']], ['passkey', ['hwk', 'user']], ['oauth:github', undefined]] as const) {
+        const session = await verifySession(await mint({ ...complete(), signing_method: word, ...(amr === undefined ? {} : { amr }) }), localOptions);
+        const method: SigningMethod | undefined = session?.signing_method;
+        expect(method, word).toBe(word);
+        expect(session?.amr, word).toEqual(amr);
+      }
+      for (const wrong of [{ amr: 'otp' }, { amr: [1] }, { amr: [''] }, { signing_method: 7 }, { signing_method: '' }]) {
+        expect(await verifySession(await mint({ ...complete(), ...wrong }), localOptions), JSON.stringify(wrong)).toBeNull();
       }
     });
 

@@ -702,7 +702,7 @@ describe.skipIf(!HAVE_CHROMIUM)('pages in headless Chromium', () => {
     return { credentials: async () => (await cdp.send('WebAuthn.getCredentials', { authenticatorId })).credentials };
   }
 
-  function claimsOf(token: string | undefined): { sudo_at?: number; step_up_at?: number; signing_method?: string; did_oc?: string } {
+  function claimsOf(token: string | undefined): { sudo_at?: number; step_up_at?: number; signing_method?: string | null; amr?: string[]; did_oc?: string } {
     return JSON.parse(Buffer.from((token ?? '..').split('.')[1]!, 'base64url').toString());
   }
 
@@ -779,7 +779,7 @@ describe.skipIf(!HAVE_CHROMIUM)('pages in headless Chromium', () => {
     await freshPage.goto('/signin');
     await freshPage.waitForURL(`${base}/account`);
     await expect.poll(() => freshPage.locator('#active-heading-name').textContent()).toBe(shortened(owner.address));
-    expect(claimsOf(await sessionCookie(freshContext)).signing_method).toBe('passkey');
+    expect(claimsOf(await sessionCookie(freshContext))).toMatchObject({ signing_method: 'passkey', amr: ['hwk', 'user'] });
 
     // Someone else signed in on a third profile, whose browser offers no
     // passkey autofill, adds the passkey's account with the button.

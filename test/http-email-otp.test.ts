@@ -55,7 +55,9 @@ function emailOtpSuite(engine: TestEngine): void {
       expect(verified.body.account.display_identity).toEqual({ kind: 'email', value: 'carol@example.org' });
       expect(verified.setCookies[0]).toMatch(/^oc_session=[^;]+; Path=\/; HttpOnly; Secure; SameSite=Lax; Max-Age=2592000$/);
       const claims = decodeJwt(verified.body.token);
+      // The method in the host's words and in RFC 8176's (docs/protocol.md §3).
       expect(claims.signing_method).toBe('email_otp');
+      expect(claims.amr).toEqual(['otp']);
       // The JWT never carries an e-mail address (docs/protocol.md §3).
       expect(JSON.stringify(claims)).not.toContain('carol@example.org');
       const me = await browser.me();

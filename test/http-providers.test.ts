@@ -86,7 +86,9 @@ describe('OpenID Connect sign-in', () => {
     expect(callback.headers.location).toBe('/account');
     expect(cookieValue(callback.setCookies, 'oc_oauth')).toBe('');
     const claims = decodeJwt(browser.cookie!);
+    // A provider sign-in: its method, and no amr (docs/protocol.md §3).
     expect(claims.signing_method).toBe('oauth:acme');
+    expect(claims).not.toHaveProperty('amr');
     const me = await browser.me();
     expect(me.body.account).toMatchObject({ kind: 'federated', display_name: 'Alice Example' });
     expect(me.body.account.display_identity).toEqual({ kind: 'email', value: 'alice@example.org' });
@@ -218,7 +220,8 @@ describe('GitHub sign-in', () => {
     const { callback } = await providerSignIn(browser, 'github', '?return_to=http://localhost:8787/account');
     expect(callback.status).toBe(302);
     expect(callback.headers.location).toBe('http://localhost:8787/account');
-    expect(decodeJwt(browser.cookie!).signing_method).toBe('oauth:github');
+    expect(decodeJwt(browser.cookie!)).toMatchObject({ signing_method: 'oauth:github' });
+    expect(decodeJwt(browser.cookie!)).not.toHaveProperty('amr');
     const again = new Browser(app);
     await providerSignIn(again, 'github');
     expect((await again.me()).body.account.did_oc).toBe((await browser.me()).body.account.did_oc);

@@ -9,6 +9,7 @@ import {
   SESSION_LIFETIME_SECONDS,
   generateSigningKey,
   mintSessionJwt,
+  signInMethodClaims,
   tokenHash,
   verifySessionJwt,
   type SessionClaims,
@@ -43,6 +44,7 @@ function full(): EveryClaim {
     primary_btc: 'bc1qar0srrr7xfkvy5l643lydnw9re59gtzzwf5mdq',
     display_identity: { kind: 'btc', value: 'bc1qar0srrr7xfkvy5l643lydnw9re59gtzzwf5mdq' },
     signing_method: 'bip322',
+    amr: ['swk', 'hwk', 'mfa'],
     step_up_at: IAT - 60,
     sudo_at: IAT - 30,
     merged_from: [`did:oc:${'a'.repeat(32)}`],
@@ -59,6 +61,25 @@ function rawToken(headerJson: string, payloadJson: string, signer: SigningKey = 
 }
 
 const verifyNow = (token: unknown, now = NOW) => verifySessionJwt(token, ring, { issuer: ISSUER, now });
+
+describe('signInMethodClaims: how the person signed in, as the token says it (docs/protocol.md §3)', () => {
+  it('keeps the row\'s method in signing_method; amr names each method by RFC 8176', () => {
+    expect(signInMethodClaims('bip322', null)).toEqual({ signing_method: 'bip322', amr: ['swk'] });
+    expect(signInMethodClaims('email_otp', null)).toEqual({ signing_method: 'email_otp', amr: ['otp'] });
+    expect(signInMethodClaims('passkey', null)).toEqual({ signing_method: 'passkey', amr: ['hwk', 'user'] });
+    expect(signInMethodClaims('oauth:github', null)).toEqual({ signing_method: 'oauth:github', amr: [] });
+    expect(signInMethodClaims(null, null)).toEqual({ signing_method: null, amr: [] });
+    expect(signInMethodClaims('constructor', null)).toEqual({ signing_method: 'constructor', amr: [] });
+  });
+
+  it('adds hwk and mfa once the row has a key step-up, without naming hwk twice', () => {
+    const at = NOW.getTime();
+    expect(signInMethodClaims('bip322', at)).toEqual({ signing_method: 'bip322', amr: ['swk', 'hwk', 'mfa'] });
+    expect(signInMethodClaims('email_otp', at).amr).toEqual(['otp', 'hwk', 'mfa']);
+    expect(signInMethodClaims('passkey', at).amr).toEqual(['hwk', 'user', 'mfa']);
+    expect(signInMethodClaims('oauth:acme', at).amr).toEqual(['hwk', 'mfa']);
+  });
+});
 
 describe('mintSessionJwt', () => {
   it('writes the header exactly {alg, typ, kid} (docs/protocol.md §3)', () => {
@@ -78,7 +99,7 @@ describe('mintSessionJwt', () => {
     expect(JSON.parse(unb64(payload!))).toEqual(full());
     expect(Object.keys(JSON.parse(unb64(payload!)))).toEqual([
       'iss', 'sub', 'did_oc', 'jti', 'iat', 'exp',
-      'name', 'primary_btc', 'display_identity', 'signing_method', 'step_up_at', 'sudo_at', 'merged_from',
+      'name', 'primary_btc', 'display_identity', 'signing_method', 'amr', 'step_up_at', 'sudo_at', 'merged_from',
     ]);
   });
 
@@ -104,6 +125,15 @@ describe('mintSessionJwt', () => {
     expect(payloadText).not.toContain('email');
     expect(payloadText).not.toContain('admin');
     expect(JSON.parse(payloadText)).toEqual(full());
+  });
+
+  it('leaves out a null signing_method and an empty amr, and refuses an empty method or method name', () => {
+    const payload = JSON.parse(unb64(mintSessionJwt(key, { ...required(), signing_method: null, amr: [] }).split('.')[1]!));
+    expect(payload).not.toHaveProperty('signing_method');
+    expect(payload).not.toHaveProperty('amr');
+    expect(() => mintSessionJwt(key, { ...required(), signing_method: '' })).toThrow(/session jwt: signing_method/);
+    expect(() => mintSessionJwt(key, { ...required(), amr: [''] })).toThrow(/session jwt: amr/);
+    expect(() => mintSessionJwt(key, { ...required(), amr: 'otp' as never })).toThrow(/session jwt: amr/);
   });
 
   it('throws on a missing or mistyped claim, which is a programming mistake', () => {

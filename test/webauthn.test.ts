@@ -382,7 +382,7 @@ function webauthnSuite(engine: 'sqlite' | 'postgres'): void {
   });
 
   describe('passkey sign-in', () => {
-    it('signs in on a fresh browser with signing_method passkey, and add=1 keeps the roster', async () => {
+    it('signs in on a fresh browser (amr hwk and user, the row\'s method passkey), and add=1 keeps the roster', async () => {
       const passkey = key({ backedUp: true, counts: false, attachment: 'platform' });
       const owner = await withKey(passkey, { sign_in: true, label: 'Phone' });
       const listed = (await owner.client.get('/api/auth/webauthn/credentials')).body.credentials;
@@ -394,7 +394,8 @@ function webauthnSuite(engine: 'sqlite' | 'postgres'): void {
       const reply = await fresh.post('/api/auth/passkey/signin', { challenge_token: options.body.challenge_token, response: passkey.get(options.body.options) });
       expect(reply.status, JSON.stringify(reply.body)).toBe(200);
       const claims = decodeJwt(expectSessionCookie(reply)).payload;
-      expect(claims).toMatchObject({ did_oc: owner.did, signing_method: 'passkey' });
+      expect(claims).toMatchObject({ did_oc: owner.did, signing_method: 'passkey', amr: ['hwk', 'user'] });
+      expect((await fresh.get('/api/auth/sessions')).body.sessions[0]).toMatchObject({ signing_method: 'passkey' });
       expect(claims.step_up_at).toBeUndefined();
       expect(claims.sudo_at).toBeUndefined();
 

@@ -320,7 +320,7 @@ export function registerWebAuthnRoutes(root: FastifyInstance, context: ServiceCo
       config: { policy: POLICY.familyCredential },
       schema: {
         tags: ['webauthn'],
-        summary: 'Sign in with a passkey (signing_method `passkey`); add=1 keeps the caller\'s roster',
+        summary: 'Sign in with a passkey (the session row\'s method `passkey`, the JWT\'s amr `hwk`, `user`); add=1 keeps the caller\'s roster',
         description:
           'Ends like every other sign-in: the account the passkey belongs to gets a session, the cookie is set. A key added for ' +
           'step-up only is refused with 401 `credential_outside_allowlist`.',

@@ -15,7 +15,9 @@ export {
 export type { KeyRingOptions, PrivateJwk, PublicJwk, SigningKey, StoredSigningKey, VerificationKey } from './keys.js';
 
 export { MAX_TOKEN_LENGTH, SESSION_LIFETIME_SECONDS, mintSessionJwt, tokenHash, verifySessionJwt } from './jwt.js';
+export { signInMethodClaims, type SignInMethodClaims } from './sign-in-method.js';
 export type {
+  AuthenticationMethod,
   DisplayIdentity,
   SessionClaims,
   SessionClaimsInput,

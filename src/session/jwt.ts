@@ -12,9 +12,9 @@
 import { sign, verify } from 'node:crypto';
 import { decodeBase64url, sha256Hex } from '../crypto.js';
 import type { SigningKey, VerificationKey } from './keys.js';
-import type { DisplayIdentity, OcSessionClaims } from '../../packages/verify/src/claims.js';
+import type { AuthenticationMethod, DisplayIdentity, OcSessionClaims } from '../../packages/verify/src/claims.js';
 
-export type { DisplayIdentity };
+export type { AuthenticationMethod, DisplayIdentity };
 
 /** A session row, and so a token, lives 30 days (docs/api.md Limits; docs/protocol.md §3). */
 export const SESSION_LIFETIME_SECONDS = 30 * 24 * 60 * 60;
@@ -122,6 +122,11 @@ function collectClaims(source: Record<string, unknown>): SessionClaims | string 
   if (signing_method != null) {
     if (!isNonEmptyString(signing_method)) return 'signing_method must be a non-empty string';
     claims.signing_method = signing_method;
+  }
+  const { amr } = source;
+  if (amr != null) {
+    if (!Array.isArray(amr) || !amr.every(isNonEmptyString)) return 'amr must be an array of RFC 8176 method names';
+    if (amr.length > 0) claims.amr = [...amr];
   }
   if (step_up_at != null) {
     if (!isUnixSeconds(step_up_at)) return 'step_up_at must be whole unix seconds';

@@ -12,6 +12,7 @@ import type { AccountRecord, AccountStore, IdentityKind, SessionRecord, SessionS
 export type SessionServiceStore = SessionStore & Pick<AccountStore, 'resolveCanonicalAccount' | 'listIdentities' | 'listMergedInto'>;
 import { accountIdFromDid, accountView, didOf, emailBadge, factsOf, needsIdentities, type AccountView, type ViewFacts } from './accounts.js';
 import { mintSessionJwt, SESSION_LIFETIME_SECONDS, tokenHash } from './jwt.js';
+import { signInMethodClaims } from './sign-in-method.js';
 import type { KeyRing } from './keys.js';
 import type { ClientFacts } from './device.js';
 
@@ -197,7 +198,7 @@ export class SessionService {
       primary_btc: account.primary_btc,
       // The JWT never carries an e-mail address, only a masked badge (docs/protocol.md §3).
       display_identity: view.display_identity.kind === 'email' ? emailBadge(view.display_identity.value) : view.display_identity,
-      signing_method: session.signing_method,
+      ...signInMethodClaims(session.signing_method, session.step_up_at),
       step_up_at: seconds(session.step_up_at),
       sudo_at: seconds(session.sudo_at),
       merged_from: mergedFrom.map(didOf),

@@ -9,12 +9,23 @@
  * - `merged_from`: "historical did_ocs consolidated INTO this account via the
  *   /api/auth/link/btc transfer-under-dual-proof flow";
  * - an e-mail account shows a masked badge, never its address
- *   (docs/protocol.md §3).
+ *   (docs/protocol.md §3);
+ * - `signing_method` keeps the host's documented words (`bip322`,
+ *   `email_otp`, `passkey`, `oauth:<provider>`; auth-core's type names only
+ *   `bip322` of them, and reads the claim as a string), and the same travels
+ *   as the standard `amr` (RFC 8176, docs/protocol.md §3).
  */
 import type { FastifyInstance } from 'fastify';
 import { expect, it } from 'vitest';
 import { newWallet } from '../support/auth-client.js';
-import { AuthHarness, decodeJwt, forEachEngine, useMailingAuthHarness, type TimedBrowser } from '../support/auth-harness.js';
+import { AuthHarness, decodeJwt, forEachEngine, LOCAL_ORIGIN, useMailingAuthHarness, type TimedBrowser } from '../support/auth-harness.js';
+import { SoftwareAuthenticator } from '../support/webauthn-authenticator.js';
+
+/** The two claims that say how the person signed in. */
+function methodOf(token: string): { signing_method: unknown; amr: unknown } {
+  const { signing_method, amr } = decodeJwt(token).payload as Record<string, unknown>;
+  return { signing_method, amr };
+}
 
 function claimsSuite(engine: 'sqlite' | 'postgres'): void {
   let harness: AuthHarness;
@@ -64,6 +75,42 @@ function claimsSuite(engine: 'sqlite' | 'postgres'): void {
     const again = await harness.browser(app).signIn(otherWallet);
     expect(again.body.account.did_oc).toBe(transfer.body.account.did_oc);
     expect(decodeJwt(again.body.token).payload.merged_from).toEqual([merged.body.account.did_oc]);
+  });
+
+  it('says how the person signed in as signing_method and as amr: a wallet swk, an e-mail code otp', async () => {
+    const wallet = await harness.browser(app).signIn(newWallet());
+    expect(wallet.status).toBe(200);
+    expect(methodOf(wallet.body.token)).toEqual({ signing_method: 'bip322', amr: ['swk'] });
+
+    const email = await emailSignIn(harness.browser(app), 'amr@example.org');
+    expect(email.status, JSON.stringify(email.body)).toBe(200);
+    expect(methodOf(email.body.token)).toEqual({ signing_method: 'email_otp', amr: ['otp'] });
+    // The session row keeps its own method for the devices list.
+    const client = harness.browser(app);
+    await emailSignIn(client, 'rows@example.org');
+    expect((await client.get('/api/auth/sessions')).body.sessions[0]).toMatchObject({ signing_method: 'email_otp' });
+  });
+
+  it('adds hwk and mfa to amr after a key step-up, on every later token of the row; a re-proof adds nothing', async () => {
+    const client = harness.browser(app);
+    const wallet = newWallet();
+    await client.signIn(wallet);
+    const sudo = await client.post('/api/auth/sudo', await client.prove(wallet, 'sudo'));
+    expect(methodOf(sudo.body.token)).toEqual({ signing_method: 'bip322', amr: ['swk'] });
+
+    const authenticator = new SoftwareAuthenticator({ origin: LOCAL_ORIGIN });
+    const registering = await client.post('/api/auth/webauthn/register/options', {});
+    const registered = await client.post('/api/auth/webauthn/register/verify', { challenge_token: registering.body.challenge_token, response: authenticator.create(registering.body.options) });
+    expect(registered.status, JSON.stringify(registered.body)).toBe(200);
+    const asserting = await client.post('/api/auth/webauthn/assertion/options', {});
+    const stepUp = await client.post('/api/auth/webauthn/assertion/verify', { challenge_token: asserting.body.challenge_token, response: authenticator.get(asserting.body.options) });
+    expect(stepUp.status, JSON.stringify(stepUp.body)).toBe(200);
+    expect(methodOf(stepUp.body.token)).toEqual({ signing_method: 'bip322', amr: ['swk', 'hwk', 'mfa'] });
+
+    // A later re-mint (an edit) and a tab token of the row say the same.
+    const edited = await client.request('PATCH', '/api/auth/account', { display_name: 'Keyed' });
+    expect(methodOf(edited.body.token).amr).toEqual(['swk', 'hwk', 'mfa']);
+    expect(methodOf((await client.post('/api/auth/tab', {})).body.token).amr).toEqual(['swk', 'hwk', 'mfa']);
   });
 
   it('gives an e-mail account a masked badge as display_identity, never the address', async () => {

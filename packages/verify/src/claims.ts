@@ -14,6 +14,18 @@ export interface DisplayIdentity {
   readonly value: string;
 }
 
+/**
+ * How the person signed in, as RFC 8176 names it (the `amr` claim, docs/protocol.md
+ * §3): `swk` a BIP-322 signature (a key the host cannot tell is in
+ * hardware), `otp` an e-mail code, `hwk` and `user` a passkey (a WebAuthn key,
+ * user verified), and after a key step-up `hwk` and `mfa`. Other RFC 8176
+ * values may appear from a newer host.
+ */
+export type AuthenticationMethod = 'hwk' | 'mfa' | 'otp' | 'swk' | 'user' | (string & {});
+
+/** The ways into a session (docs/protocol.md §3); a newer host may add one. */
+export type SigningMethod = 'bip322' | 'email_otp' | 'passkey' | `oauth:${string}` | (string & {});
+
 /** A verified session: the claims the host put in the token (docs/protocol.md §3). */
 export interface OcSessionClaims {
   /** The host's `PUBLIC_URL`. */
@@ -32,8 +44,14 @@ export interface OcSessionClaims {
   /** The account's primary Bitcoin address. */
   readonly primary_btc?: string;
   readonly display_identity?: DisplayIdentity;
-  /** How the session signed in: `bip322`, `email_otp`, `oauth:<provider>` or `passkey`. */
-  readonly signing_method?: string;
+  /**
+   * How the session signed in, in the host's own words (docs/protocol.md §3):
+   * `bip322`, `email_otp`, `passkey` or `oauth:<provider>`. The same in the
+   * RFC 8176 vocabulary is `amr`.
+   */
+  readonly signing_method?: SigningMethod;
+  /** How the person proved themselves in this session (RFC 8176); absent after a provider sign-in with no step-up. */
+  readonly amr?: readonly AuthenticationMethod[];
   /** Unix seconds: the last key step-up of this account in this session. */
   readonly step_up_at?: number;
   /** Unix seconds: the last sudo re-proof of this account in this session. */
@@ -72,6 +90,7 @@ export function sessionClaimsOf(payload: Readonly<Record<string, unknown>>): OcS
   // Freshness claims drive requireFreshSudo() and requireFreshStepUp(); a wrong type must not read as "fresh".
   if (!isOptionalTime(payload.sudo_at) || !isOptionalTime(payload.step_up_at)) return null;
   // A list is handed on typed as one; a token whose list is not one is as unusable as a forged one.
-  if (!isOptionalStringList(payload.merged_from)) return null;
+  if (!isOptionalStringList(payload.merged_from) || !isOptionalStringList(payload.amr)) return null;
+  if (payload.signing_method !== undefined && !isNonEmptyString(payload.signing_method)) return null;
   return payload as unknown as OcSessionClaims;
 }

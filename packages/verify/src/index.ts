@@ -10,7 +10,7 @@
  */
 export { createSessionVerifier, verifySession, PUBLIC_JWK_ENV, MAX_TOKEN_LENGTH } from './verifier.js';
 export type { SessionVerifier, VerifySessionOptions } from './verifier.js';
-export type { DisplayIdentity, OcSessionClaims } from './claims.js';
+export type { AuthenticationMethod, DisplayIdentity, OcSessionClaims, SigningMethod } from './claims.js';
 export { parsePublicJwk } from './keys.js';
 export { stopRevocationPolling, DEFAULT_REVOCATION_INTERVAL_SECONDS } from './revocations.js';
 export type { RevocationOptions } from './revocations.js';
