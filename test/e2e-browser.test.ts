@@ -97,6 +97,9 @@ const FAKE_WALLETS: ReadonlyArray<readonly [FakeWalletKind, string]> = [
 const AXE_PATH = fileURLToPath(new URL('../node_modules/axe-core/axe.min.js', import.meta.url));
 let AXE_SOURCE: string | undefined;
 
+/** A consumer site of the family; the browser never reaches it (its requests are answered in the test). */
+const SHOP = 'https://shop.example.com';
+
 describe.skipIf(!HAVE_CHROMIUM)('pages in headless Chromium', () => {
   const emailAccount = 'ada@example.org';
   const oidcAccount = { sub: 'e2e-user-1', email: 'alice@example.org', emailVerified: true, name: 'Alice Example' };
@@ -242,6 +245,8 @@ describe.skipIf(!HAVE_CHROMIUM)('pages in headless Chromium', () => {
         RATE_LIMIT_AUTH_PER_MIN: '1000',
         RATE_LIMIT_READ_PER_MIN: '1000',
         RATE_LIMIT_OTP_PER_HOUR: '100',
+        // Another site of the family, where the OrangeCheck client pins tabs (#oc-adopt).
+        FAMILY_ORIGINS: `${base},${SHOP}`,
       }),
       { logger: false },
     );
@@ -1439,4 +1444,36 @@ describe.skipIf(!HAVE_CHROMIUM)('pages in headless Chromium', () => {
       expectNoProblems();
     },
   );
+  // Back on another family site after a sign-in or a re-proof, a tab the
+  // OrangeCheck client pinned takes up the account just proven: the page adds
+  // #oc-adopt (docs/protocol.md §6 "return_to"); Cancel adds nothing.
+  it('returns to a family site with #oc-adopt after an e-mail-code sign-in and a step-up, and Cancel without it', async () => {
+    const context = await newWatchedContext();
+    await context.route(
+      (url) => url.origin === SHOP,
+      (route) => route.fulfill({ status: 200, contentType: 'text/html', body: '<!doctype html><title>Shop</title><p>Shop</p>' }),
+    );
+    const target = await context.newPage();
+    watch(target);
+    const email = `adopt-${randomBytes(4).toString('hex')}@example.org`;
+    const query = `return_to=${encodeURIComponent(`${SHOP}/after`)}`;
+
+    await target.goto(`/signin?${query}`);
+    await target.getByLabel('E-mail address').fill(email);
+    let mailsBefore = smtp.messages().length;
+    await target.getByRole('button', { name: 'Send code' }).click();
+    await target.getByLabel('6-digit code').fill(await codeFor(email, mailsBefore));
+    await expect.poll(() => target.url()).toBe(`${SHOP}/after#oc-adopt`);
+
+    await target.goto(`${base}/sudo?${query}`);
+    await expect.poll(() => target.locator('#proof').isVisible()).toBe(true);
+    expect(await target.locator('#sudo-cancel').getAttribute('href')).toBe(`${SHOP}/after`);
+    mailsBefore = smtp.messages().length;
+    await target.getByRole('button', { name: 'Send code' }).click();
+    await expect.poll(() => activeElementId(target)).toBe('sudo-code');
+    await target.keyboard.type(await codeFor(email, mailsBefore));
+    await expect.poll(() => target.url()).toBe(`${SHOP}/after#oc-adopt`);
+    await context.close();
+    expectNoProblems();
+  });
 });

@@ -15,6 +15,8 @@ import { followRedirects, startOidcProvider, type TestOidcProvider } from './sup
 import { hostileReturnTo } from './support/return-to.js';
 
 const PUBLIC_URL = 'http://localhost:8787';
+/** Another site of the family, where the OrangeCheck client may have pinned a tab. */
+const SHOP = 'https://shop.example.com';
 const CLIENT_SECRET = randomBytes(24).toString('hex');
 
 let op: TestOidcProvider;
@@ -31,6 +33,7 @@ beforeAll(async () => {
       OAUTH_ACME_ISSUER: op.issuer,
       OAUTH_GITHUB_CLIENT_ID: 'gh-client',
       OAUTH_GITHUB_CLIENT_SECRET: 'gh-secret',
+      FAMILY_ORIGINS: `${PUBLIC_URL},${SHOP}`,
     },
     { githubAuthBase: github.url, githubApiBase: github.url },
   );
@@ -198,6 +201,20 @@ describe('OpenID Connect sign-in', () => {
     expect(callback.status).toBe(302);
     expect(callback.headers.location).toBe(normalised);
     expect(new URL(callback.headers.location as string, PUBLIC_URL).origin).toBe(PUBLIC_URL);
+  });
+
+  it('back on another family site the redirect carries #oc-adopt, unless return_to has a fragment of its own or is a page of this service', async () => {
+    for (const [returnTo, location] of [
+      [`${SHOP}/after`, `${SHOP}/after#oc-adopt`],
+      [`${SHOP}/after?tab=2`, `${SHOP}/after?tab=2#oc-adopt`],
+      [`${SHOP}/after#section`, `${SHOP}/after#section`],
+      [`${PUBLIC_URL}/account`, `${PUBLIC_URL}/account`],
+      ['/account', '/account'],
+    ] as const) {
+      const { callback } = await providerSignIn(new Browser(app), 'acme', `?return_to=${encodeURIComponent(returnTo)}`);
+      expect(callback.status, returnTo).toBe(302);
+      expect(callback.headers.location, returnTo).toBe(location);
+    }
   });
 
   it('return_to outside the family is refused at start', async () => {

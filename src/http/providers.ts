@@ -8,7 +8,7 @@ import { Type } from 'typebox';
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import { isOcError, OcError } from '../errors.js';
 import { readCookie } from '../session/cookie.js';
-import { isProviderError, OAUTH_STATE_COOKIE_NAME, type ProviderSignIn } from '../signin/providers.js';
+import { isProviderError, OAUTH_STATE_COOKIE_NAME, withTabAdoptMarker, type ProviderSignIn } from '../signin/providers.js';
 import { oauthErrorLocation } from '../signin/oauth-errors.js';
 import type { ServiceContext } from './context.js';
 import { errorResponses } from './schemas.js';
@@ -132,7 +132,9 @@ export function registerProviderRoutes(root: FastifyInstance, context: ServiceCo
       // The Location value is settled before any session exists: if it could
       // not be sent, no row may be left behind. checkReturnTo already made it
       // ASCII; a value that is not (a state sealed by an older version) goes home.
-      const location = HEADER_SAFE.test(result.returnTo) ? result.returnTo : '/';
+      // Back on another family site, a pinned tab takes up the account just
+      // signed in (#oc-adopt, docs/protocol.md §6 "return_to").
+      const location = HEADER_SAFE.test(result.returnTo) ? withTabAdoptMarker(result.returnTo, context.config.publicUrl) : '/';
       // Fastify appends Set-Cookie headers: the spent state's, then the session's.
       try {
         setSessionCookie(context, reply, await context.signIn.withProvider(result, target.current, target.client));

@@ -164,6 +164,24 @@ export function safeReturnTo(value, fallback) {
 }
 
 /**
+ * Where to go after a sign-in or a re-proof: `returnTo`, with `#oc-adopt`
+ * when it is a page of another family site without a fragment of its own,
+ * so a tab the OrangeCheck client pinned there takes up the account just
+ * proven (docs/protocol.md §6 "return_to"; src/signin/oauth-return-to.ts
+ * does the same for the provider callback).
+ *
+ * @param {string} returnTo a value {@link safeReturnTo} kept
+ */
+export function afterProof(returnTo) {
+  if (!/^https?:\/\//i.test(returnTo) || returnTo.includes('#')) return returnTo;
+  try {
+    return new URL(returnTo).origin === window.location.origin ? returnTo : `${returnTo}#oc-adopt`;
+  } catch {
+    return returnTo;
+  }
+}
+
+/**
  * Builds an element. Attributes named `on<event>` become listeners, `text`
  * sets textContent; `false`, null and undefined are left out. Never `style`:
  * the Content-Security-Policy forbids inline style.

@@ -13,6 +13,7 @@
  * new account joins this browser's roster instead of replacing it.
  */
 import {
+  afterProof,
   accountName,
   api,
   busy,
@@ -86,7 +87,7 @@ function offerLastUsed() {
 function done(way) {
   if (way) remember(way);
   say(pageStatus, t('signin.signed_in'));
-  window.location.assign(returnTo);
+  window.location.assign(afterProof(returnTo));
 }
 
 // ---- page notices: adding, provider errors, refused return_to, signed out ----

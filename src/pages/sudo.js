@@ -10,7 +10,7 @@
  * after checking `return_to` against the family origins (src/http/pages.ts);
  * `purpose` is only ever shown as text.
  */
-import { api, byId, h, say, safeReturnTo, shortName, t, tNodes } from './common.js';
+import { afterProof, api, byId, h, say, safeReturnTo, shortName, t, tNodes } from './common.js';
 import { createProofPanel, proofOptions } from './stepup.js';
 
 const returnTo = safeReturnTo(document.body.dataset.returnTo, '/account');
@@ -36,7 +36,7 @@ function sessionLost(result) {
 const panel = createProofPanel(byId('sudo-panel'), {
   onProved() {
     say(pageStatus, t('sudo.confirmed'));
-    window.location.assign(returnTo);
+    window.location.assign(afterProof(returnTo));
   },
   onSessionLost: sessionLost,
 });

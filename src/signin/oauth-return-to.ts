@@ -104,3 +104,27 @@ export function safeReturnTo(value: string, publicUrl: string, isAllowedOrigin: 
     return undefined;
   }
 }
+
+/**
+ * The fragment a sign-in or a re-proof adds when it sends the browser back to
+ * another site of the family (docs/protocol.md §6 "return_to"): the
+ * OrangeCheck client drops a tab's pin to an account when it lands on it, so
+ * the tab takes up the cookie's account with its fresh claims instead of
+ * keeping a token minted before the ceremony.
+ */
+export const TAB_ADOPT_HASH = '#oc-adopt';
+
+/**
+ * `returnTo` with {@link TAB_ADOPT_HASH}, when it is a URL of another origin
+ * than `publicUrl`'s and has no fragment of its own (the client clears the
+ * whole fragment when it reads the marker, and a page's own anchor must not
+ * be lost). A path of this service is left as it is: its pages pin no tab.
+ */
+export function withTabAdoptMarker(returnTo: string, publicUrl: string): string {
+  if (!/^https?:\/\//i.test(returnTo) || returnTo.includes('#')) return returnTo;
+  try {
+    return new URL(returnTo).origin === new URL(publicUrl).origin ? returnTo : `${returnTo}${TAB_ADOPT_HASH}`;
+  } catch {
+    return returnTo;
+  }
+}

@@ -34,7 +34,7 @@ import {
 
 export { PROVIDER_ERROR_CODES, ProviderError, isProviderError, type ProviderErrorCode } from './oauth-errors.js';
 export { OAUTH_STATE_COOKIE_NAME, OAUTH_STATE_TTL_SECONDS } from './oauth-state.js';
-export { RETURN_TO_DETAIL, checkReturnTo } from './oauth-return-to.js';
+export { RETURN_TO_DETAIL, TAB_ADOPT_HASH, checkReturnTo, withTabAdoptMarker } from './oauth-return-to.js';
 export type { ProviderProfile } from './oauth-oidc.js';
 
 /** Outbound calls to a provider give up after this long (discovery, token, userinfo, keys). */
