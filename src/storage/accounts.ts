@@ -1,7 +1,7 @@
 /**
  * Accounts and their identities (docs/protocol.md §2): creation on first sight, look-ups that follow merges, linking and unlinking, edits, and the merge a confirmed transfer is.
  */
-import type { Updateable } from 'kysely';
+import type { Kysely, Updateable } from 'kysely';
 import {
   assertAccountId,
   assertIdentityValue,
@@ -13,7 +13,7 @@ import {
   type StoreExecutor,
 } from './executor.js';
 import { toAccountRecord, toDatabaseBoolean, toIdentityRecord } from './row-mapping.js';
-import type { AccountsTable, IdentitiesTable, IdentityKind } from './schema.js';
+import type { AccountsTable, DatabaseSchema, IdentitiesTable, IdentityKind } from './schema.js';
 import type {
   AccountPatch,
   AccountRecord,
@@ -255,13 +255,7 @@ export class AccountsArea implements AccountStore {
 
   async transferHoldings(accountId: string): Promise<TransferHoldings | null> {
     const account = await this.#x.findAccount(this.#x.db, accountId);
-    if (account === null) return null;
-    const [identities, keys, apps] = await Promise.all([
-      this.#x.db.selectFrom('identities').selectAll().where('account_id', '=', accountId).orderBy('created_at').orderBy('id').execute(),
-      this.#x.db.selectFrom('webauthn_credentials').select(['id', 'label as name']).where('account_id', '=', accountId).orderBy('created_at').execute(),
-      this.#x.db.selectFrom('connect_apps').select(['id', 'name']).where('owner_account_id', '=', accountId).orderBy('created_at').execute(),
-    ]);
-    return { identities: identities.map(toIdentityRecord), keys, apps };
+    return account === null ? null : readHoldings(this.#x.db, accountId);
   }
 
   async mergeAccounts(fromId: string, intoId: string, now: number, selection: MergeSelection): Promise<MergeResult> {
@@ -285,11 +279,8 @@ export class AccountsArea implements AccountStore {
         }
       }
 
-      const identities = (
-        await trx.selectFrom('identities').selectAll().where('account_id', '=', from.id).orderBy('created_at').orderBy('id').execute()
-      ).map(toIdentityRecord);
-      const keys: NamedItem[] = await trx.selectFrom('webauthn_credentials').select(['id', 'label as name']).where('account_id', '=', from.id).execute();
-      const apps: NamedItem[] = await trx.selectFrom('connect_apps').select(['id', 'name']).where('owner_account_id', '=', from.id).execute();
+      // Read under the lock: exactly what the selection is checked against and what the merge moves or removes.
+      const { identities, keys, apps } = await readHoldings(trx, from.id);
       const chosenIdentities = new Set(selection.identityIds);
       const chosenApps = new Set(selection.appIds);
       if (
@@ -415,4 +406,16 @@ export class AccountsArea implements AccountStore {
       return { account: (await this.#x.findAccount(trx, accountId))!, changed: true, revoked_sessions: revokedSessions };
     });
   }
+}
+
+/**
+ * What an account holds that a merge moves or removes (docs/protocol.md §2
+ * "Merging"), oldest first: for the 409's list and, inside the merge's
+ * transaction, for the merge itself.
+ */
+async function readHoldings(db: Kysely<DatabaseSchema>, accountId: string): Promise<TransferHoldings> {
+  const identities = await db.selectFrom('identities').selectAll().where('account_id', '=', accountId).orderBy('created_at').orderBy('id').execute();
+  const keys: NamedItem[] = await db.selectFrom('webauthn_credentials').select(['id', 'label as name']).where('account_id', '=', accountId).orderBy('created_at').execute();
+  const apps: NamedItem[] = await db.selectFrom('connect_apps').select(['id', 'name']).where('owner_account_id', '=', accountId).orderBy('created_at').execute();
+  return { identities: identities.map(toIdentityRecord), keys, apps };
 }
