@@ -33,7 +33,31 @@ export interface Reply {
   readonly setCookies: string[];
 }
 
-export class Browser {
+/** What a test browser keeps of the host's cookies: the session and the roster binding (`__Host-oc_roster`). */
+export interface SessionJar {
+  cookie: string | undefined;
+  binding: string | undefined;
+}
+
+/** The `Cookie` header a jar sends, as a browser would: its session and its binding. */
+export function sessionCookieHeader(jar: SessionJar): string {
+  return [jar.cookie === undefined ? '' : `oc_session=${jar.cookie}`, jar.binding === undefined ? '' : `__Host-oc_roster=${jar.binding}`]
+    .filter((pair) => pair !== '')
+    .join('; ');
+}
+
+/** Takes the session and binding cookies an answer sets into `jar`; Max-Age=0 clears, any other value sets. */
+export function keepSessionCookies(jar: SessionJar, setCookies: readonly string[]): void {
+  for (const line of setCookies) {
+    const match = /^(oc_session|__Host-oc_roster)=([^;]*);/.exec(line);
+    if (!match) continue;
+    const value = /Max-Age=0(;|$)/.test(line) ? undefined : match[2];
+    if (match[1] === 'oc_session') jar.cookie = value;
+    else jar.binding = value;
+  }
+}
+
+export class Browser implements SessionJar {
   readonly #app: FastifyInstance;
   readonly origin: string;
   /** The jar's `oc_session` value, or undefined when none is held. */
@@ -56,7 +80,7 @@ export class Browser {
       url,
       headers: {
         ...(method === 'GET' ? {} : { origin: this.origin }),
-        ...(this.#cookieHeader() === '' ? {} : { cookie: this.#cookieHeader() }),
+        ...(sessionCookieHeader(this) === '' ? {} : { cookie: sessionCookieHeader(this) }),
         ...(this.userAgent === undefined ? {} : { 'user-agent': this.userAgent }),
         ...headers,
       },
@@ -65,14 +89,7 @@ export class Browser {
     });
     const raw = response.headers['set-cookie'];
     const setCookies = raw === undefined ? [] : Array.isArray(raw) ? raw : [raw];
-    for (const line of setCookies) {
-      const match = /^(oc_session|__Host-oc_roster)=([^;]*);/.exec(line);
-      if (!match) continue;
-      // Max-Age=0 clears; any other value sets.
-      const value = /Max-Age=0(;|$)/.test(line) ? undefined : match[2];
-      if (match[1] === 'oc_session') this.cookie = value;
-      else this.binding = value;
-    }
+    keepSessionCookies(this, setCookies);
     let body: unknown;
     try {
       body = response.json();
@@ -80,12 +97,6 @@ export class Browser {
       body = response.body;
     }
     return { status: response.statusCode, body, headers: response.headers, setCookies };
-  }
-
-  #cookieHeader(): string {
-    return [this.cookie === undefined ? '' : `oc_session=${this.cookie}`, this.binding === undefined ? '' : `__Host-oc_roster=${this.binding}`]
-      .filter((pair) => pair !== '')
-      .join('; ');
   }
 
   get(url: string): Promise<Reply> {

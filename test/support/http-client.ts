@@ -8,7 +8,7 @@
  * a load balancer.
  */
 import { signBip322 } from '../../src/bitcoin/signer.js';
-import type { Wallet } from './auth-client.js';
+import { keepSessionCookies, sessionCookieHeader, type SessionJar, type Wallet } from './auth-client.js';
 
 export interface HttpReply {
   readonly status: number;
@@ -23,7 +23,7 @@ export interface LoginProof {
   readonly nonce: string;
 }
 
-export class HttpBrowser {
+export class HttpBrowser implements SessionJar {
   /** The jar's `oc_session` value, or undefined when none is held. */
   cookie: string | undefined;
   /** The jar's `__Host-oc_roster` binding (the roster this browser proves is its own), or undefined. */
@@ -42,19 +42,13 @@ export class HttpBrowser {
       headers: {
         ...(method === 'GET' ? {} : { origin: this.origin }),
         ...(payload === undefined ? {} : { 'content-type': 'application/json' }),
-        ...(this.cookieHeader() === '' ? {} : { cookie: this.cookieHeader() }),
+        ...(sessionCookieHeader(this) === '' ? {} : { cookie: sessionCookieHeader(this) }),
         ...(this.ip ? { 'x-forwarded-for': this.ip } : {}),
         ...headers,
       },
       ...(payload === undefined ? {} : { body: JSON.stringify(payload) }),
     });
-    for (const line of response.headers.getSetCookie()) {
-      const match = /^(oc_session|__Host-oc_roster)=([^;]*);/.exec(line);
-      if (!match) continue;
-      const value = /Max-Age=0(;|$)/.test(line) ? undefined : match[2];
-      if (match[1] === 'oc_session') this.cookie = value;
-      else this.binding = value;
-    }
+    keepSessionCookies(this, response.headers.getSetCookie());
     const text = await response.text();
     let body: unknown = text;
     try {
@@ -63,13 +57,6 @@ export class HttpBrowser {
       // not JSON: keep the text
     }
     return { status: response.status, body, headers: response.headers };
-  }
-
-  /** The `Cookie` header this jar sends: the session and the roster binding it holds. */
-  cookieHeader(): string {
-    return [this.cookie === undefined ? '' : `oc_session=${this.cookie}`, this.binding === undefined ? '' : `__Host-oc_roster=${this.binding}`]
-      .filter((pair) => pair !== '')
-      .join('; ');
   }
 
   get(base: string, path: string): Promise<HttpReply> {
