@@ -210,6 +210,8 @@ function sudoAndLink(engine: 'sqlite' | 'postgres'): void {
       const client = browser();
       const wallet = newWallet();
       const signedIn = await signIn(client, wallet);
+      // Past the sign-in's own 5 minutes (below, "a sign-in in this browser").
+      harness.clock.advance(5 * MINUTE);
       const extra = newWallet();
       const proof = await client.prove(extra, 'link');
       expectError(await client.post('/api/auth/link/btc', proof), 401, 'sudo_required');
@@ -369,6 +371,7 @@ function sudoAndLink(engine: 'sqlite' | 'postgres'): void {
       const client = browser();
       const wallet = newWallet();
       await signIn(client, wallet);
+      harness.clock.advance(5 * MINUTE);
       expectError(await linkEmail(client, 'needs-sudo@example.org'), 401, 'sudo_required');
       expect((await sudo(client, wallet)).status).toBe(200);
       const email = 'free-mailbox@example.org';
@@ -382,6 +385,57 @@ function sudoAndLink(engine: 'sqlite' | 'postgres'): void {
     });
   });
 
+  describe('a sign-in in this browser counts as the step-up for linking (docs/protocol.md §6 "Step-up")', () => {
+    it('links right after a wallet sign-in and after an e-mail sign-in, for 5 minutes, writing no sudo_at', async () => {
+      const client = browser();
+      const wallet = newWallet();
+      const signedIn = await signIn(client, wallet);
+      const signedInAt = harness.clock.ms;
+      const linked = await linkBtc(client, newWallet());
+      expect(linked.status, JSON.stringify(linked.body)).toBe(200);
+      // The claims keep their meaning for consumer sites: no re-proof happened.
+      expect(decodeJwt(linked.body.token).payload.sudo_at ?? null).toBeNull();
+      expect((await harness.liveRows(signedIn.id))[0]?.sudo_at).toBeNull();
+      harness.clock.set(signedInAt + 5 * MINUTE - 2 * SECOND);
+      expect((await linkBtc(client, newWallet())).status).toBe(200);
+      harness.clock.set(signedInAt + 5 * MINUTE);
+      expectError(await linkBtc(client, newWallet()), 401, 'sudo_required');
+      // Unlinking, like every other sensitive operation, still needs a re-proof.
+      const byEmail = browser();
+      await signInByEmail(byEmail, 'fresh-sign-in@example.org');
+      const linkedByEmail = await linkBtc(byEmail, newWallet());
+      expect(linkedByEmail.status, JSON.stringify(linkedByEmail.body)).toBe(200);
+      const id = (linkedByEmail.body.identities as Array<{ id: string; kind: string }>).find((identity) => identity.kind === 'btc')!.id;
+      expectError(await byEmail.request('DELETE', `/api/auth/identities?id=${id}`), 401, 'sudo_required');
+    });
+
+    it('an added account has its own sign-in; a switch to an account signed in long ago does not', async () => {
+      const client = browser();
+      const accountA = await signIn(client, newWallet());
+      harness.clock.advance(5 * MINUTE);
+      expectError(await linkBtc(client, newWallet()), 401, 'sudo_required');
+      const accountB = await signIn(client, newWallet(), true);
+      expect((await linkBtc(client, newWallet())).status).toBe(200);
+      expect((await client.switchTo(accountA.did)).status).toBe(200);
+      expectError(await linkBtc(client, newWallet()), 401, 'sudo_required');
+      expect((await client.switchTo(accountB.did)).status).toBe(200);
+      expect((await linkBtc(client, newWallet())).status).toBe(200);
+    });
+
+    it('not from a browser without the roster binding: a cookie carried elsewhere, or the token as a bearer', async () => {
+      const client = browser();
+      await signIn(client, newWallet());
+      const elsewhere = browser();
+      elsewhere.cookie = client.cookie;
+      expectError(await linkBtc(elsewhere, newWallet()), 401, 'sudo_required');
+      const bearer = browser();
+      const proof = await bearer.prove(newWallet(), 'link');
+      expectError(await bearer.request('POST', '/api/auth/link/btc', proof, { authorization: `Bearer ${client.cookie}` }), 401, 'sudo_required');
+      // The browser that signed in still can.
+      expect((await linkBtc(client, newWallet())).status).toBe(200);
+    });
+  });
+
   describe('step-up is per account (docs/api.md Authentication 7)', () => {
     it('does not carry over a switch, survives a switch back, and expires after 5 minutes', async () => {
       const client = browser();
@@ -389,6 +443,7 @@ function sudoAndLink(engine: 'sqlite' | 'postgres'): void {
       const walletB = newWallet();
       const accountA = await signIn(client, walletA);
       const accountB = await signIn(client, walletB, true);
+      harness.clock.advance(5 * MINUTE);
       expect((await client.switchTo(accountA.did)).status).toBe(200);
       expect((await sudo(client, walletA)).status).toBe(200);
       const sudoAt = harness.clock.ms;

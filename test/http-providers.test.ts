@@ -95,6 +95,11 @@ describe('OpenID Connect sign-in', () => {
     const me = await browser.me();
     expect(me.body.account).toMatchObject({ kind: 'federated', display_name: 'Alice Example' });
     expect(me.body.account.display_identity).toEqual({ kind: 'email', value: 'alice@example.org' });
+    // A provider sign-in is no step-up for linking (docs/protocol.md §6 "Step-up"): the provider may have
+    // signed the person in from a session of its own.
+    const link = await browser.post('/api/auth/link/btc', await browser.prove(newWallet(), 'link'));
+    expect(link.status).toBe(401);
+    expect(link.body.error).toBe('sudo_required');
   });
 
   it('add=1 joins the caller roster', async () => {

@@ -398,6 +398,9 @@ function webauthnSuite(engine: 'sqlite' | 'postgres'): void {
       expect((await fresh.get('/api/auth/sessions')).body.sessions[0]).toMatchObject({ signing_method: 'passkey' });
       expect(claims.step_up_at).toBeUndefined();
       expect(claims.sudo_at).toBeUndefined();
+      // The passkey sign-in is a proof made in this browser: it lets this browser link for 5 minutes.
+      const link = await fresh.post('/api/auth/link/btc', await fresh.prove(newWallet(), 'link'));
+      expect(link.status, JSON.stringify(link.body)).toBe(200);
 
       // A counter-less passkey signs in again (0 stays 0).
       const someoneElse = await signedIn();

@@ -23,7 +23,7 @@ import {
 import { didOf } from '../session/accounts.js';
 import type { ActivityLog } from './activity.js';
 import { isOcError } from '../errors.js';
-import { proveAccountAgain, proveIdentity, requireFreshSudo, type AddressProof, type EmailProof, type IdentityProof, type ProofCheckers } from './step-up.js';
+import { proveAccountAgain, proveIdentity, requireFreshLinkProof, requireFreshSudo, type AddressProof, type EmailProof, type IdentityProof, type ProofCheckers } from './step-up.js';
 
 export interface AccountServiceDeps {
   readonly store: AccountStore;
@@ -119,10 +119,16 @@ export class AccountService {
    * Links the identity `proof` proves (purpose `link`); with a `transfer`
    * acceptance an identity of another account merges that account into this
    * one, moving only what the acceptance names (docs/protocol.md §2
-   * "Merging"). Needs a fresh step-up; checked before the proof is consumed.
+   * "Merging"). Needs a fresh step-up, or a proof sign-in in this browser (step-up.ts
+   * `requireFreshLinkProof`); checked before the proof is consumed.
    */
-  async link(current: Authenticated, proof: AddressProof | EmailProof, transfer: TransferAcceptance | null): Promise<AccountChange> {
-    requireFreshSudo(current.session, this.#nowMs());
+  async link(
+    current: Authenticated,
+    proof: AddressProof | EmailProof,
+    transfer: TransferAcceptance | null,
+    ownBrowser: boolean,
+  ): Promise<AccountChange> {
+    requireFreshLinkProof(current.session, this.#nowMs(), ownBrowser);
     // A link challenge may name the active account's did as its audience
     // (the OrangeCheck client does): a proof made for one account cannot be
     // replayed into another.

@@ -139,6 +139,39 @@ export function requireFreshSudo(session: Pick<SessionRecord, 'sudo_at'>, nowMs:
 }
 
 /**
+ * The ways in that are a proof the person made themselves in this browser:
+ * a wallet signature, an e-mail code, a passkey. A provider sign-in is not
+ * among them (the provider may sign the person in from a session of its own,
+ * unseen), nor is anything that only re-mints a row.
+ */
+const PROOF_SIGN_INS: ReadonlySet<string> = new Set(['bip322', 'email_otp', 'passkey']);
+
+/** True when the row was opened by a proof sign-in ({@link PROOF_SIGN_INS}) less than {@link SUDO_WINDOW_MS} ago. */
+export function isFreshProofSignIn(session: Pick<SessionRecord, 'signing_method' | 'created_at'>, nowMs: number): boolean {
+  return session.signing_method !== null && PROOF_SIGN_INS.has(session.signing_method) && nowMs - session.created_at < SUDO_WINDOW_MS;
+}
+
+/**
+ * Linking's step-up rule (docs/protocol.md §6 "Step-up"): a re-proof younger
+ * than 5 minutes, or a sign-in by a proof of the person's own in the last 5
+ * minutes, presented by the browser that made it (`ownBrowser`: the request
+ * carries the `__Host-oc_roster` binding of the row's roster, which no other
+ * site can set). The sign-in never writes `sudo_at`: the token's claims keep
+ * meaning what consumer sites read into them.
+ */
+export function requireFreshLinkProof(
+  session: Pick<SessionRecord, 'sudo_at' | 'signing_method' | 'created_at'>,
+  nowMs: number,
+  ownBrowser: boolean,
+): void {
+  if (isSudoFresh(session, nowMs) || (ownBrowser && isFreshProofSignIn(session, nowMs))) return;
+  throw new OcError(
+    'sudo_required',
+    'link: prove this account again with POST /api/auth/sudo (or link within 5 minutes of signing in); it stays valid 5 minutes',
+  );
+}
+
+/**
  * 401 `sudo_required` unless this row stepped up in the last 5 minutes by
  * either way: a re-proof (`sudo_at`) or a key (`step_up_at`). For the
  * operations that accept both (removing a key, signing other devices out).

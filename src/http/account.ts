@@ -12,7 +12,7 @@ import type { FastifyInstance, FastifyReply } from 'fastify';
 import { proofFromFields, type AccountChange, type TransferAcceptance } from '../account/index.js';
 import type { ServiceContext } from './context.js';
 import { errorResponses, NullableString, SessionIssued } from './schemas.js';
-import { noStore, requireSession, sessionBody, setSessionCookie } from './session.js';
+import { isOwnBrowserSession, noStore, requireSession, sessionBody, setSessionCookie } from './session.js';
 import { POLICY } from './policy.js';
 import { typed } from './schema-types.js';
 import { asAuthentication, WEBAUTHN_ASSERTION_FIELDS } from './webauthn.js';
@@ -227,7 +227,7 @@ export function registerAccountRoutes(root: FastifyInstance, context: ServiceCon
       config: { policy: POLICY.familyCredential },
       schema: {
         tags: ['auth'],
-        summary: 'Link a Bitcoin address (a challenge with purpose=link); needs a step-up younger than 5 minutes',
+        summary: 'Link a Bitcoin address (a challenge with purpose=link); needs a step-up, or a sign-in in this browser, younger than 5 minutes',
         description:
           'A free address is linked (and becomes the primary address when the account has none); an address already on ' +
           'this account is a no-op; an address of another account is 409 `address_linked_elsewhere`, listing what that ' +
@@ -244,7 +244,7 @@ export function registerAccountRoutes(root: FastifyInstance, context: ServiceCon
       const current = await requireSession(context, request);
       const body = request.body;
       const proof = { kind: 'btc', message: body.message, signature: body.signature, nonce: body.nonce, address: body.address, scheme: body.scheme } as const;
-      return changed(await context.accounts.link(current, proof, transferOf(body.confirm_transfer)), reply);
+      return changed(await context.accounts.link(current, proof, transferOf(body.confirm_transfer), isOwnBrowserSession(context, request, current)), reply);
     },
   );
 
@@ -254,7 +254,7 @@ export function registerAccountRoutes(root: FastifyInstance, context: ServiceCon
       config: { policy: POLICY.familyCredential },
       schema: {
         tags: ['auth'],
-        summary: 'Link an e-mail address (a code from POST /api/auth/email-otp/start); needs a step-up younger than 5 minutes',
+        summary: 'Link an e-mail address (a code from POST /api/auth/email-otp/start); needs a step-up, or a sign-in in this browser, younger than 5 minutes',
         description:
           'As /api/auth/link/btc, with 409 `email_linked_elsewhere` for an e-mail of another account; the code stays usable after a 409.',
         security: SESSION,
@@ -266,7 +266,7 @@ export function registerAccountRoutes(root: FastifyInstance, context: ServiceCon
       const current = await requireSession(context, request);
       const body = request.body;
       const proof = { kind: 'email', email: body.email, code: body.code, token: body.token } as const;
-      return changed(await context.accounts.link(current, proof, transferOf(body.confirm_transfer)), reply);
+      return changed(await context.accounts.link(current, proof, transferOf(body.confirm_transfer), isOwnBrowserSession(context, request, current)), reply);
     },
   );
 

@@ -108,6 +108,16 @@ export async function cookieSession(context: ServiceContext, request: FastifyReq
   }
 }
 
+/**
+ * Whether `current` is a session this browser opened itself: the request
+ * carries the `__Host-oc_roster` binding of its roster (no sibling site can
+ * set that cookie). A pinned tab's request from a family site carries it too.
+ */
+export function isOwnBrowserSession(context: ServiceContext, request: FastifyRequest, current: Authenticated): boolean {
+  const rosterId = current.session.roster_id;
+  return rosterId !== null && ownRosterCheck(context, request)?.(rosterId) === true;
+}
+
 /** The current session, or 401 `not_authenticated` (docs/api.md Authentication 6). */
 export async function requireSession(context: ServiceContext, request: FastifyRequest): Promise<Authenticated> {
   const session = await currentSession(context, request);

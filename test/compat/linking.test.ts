@@ -9,7 +9,9 @@
  *   for `EmailLinkForm.verify` with the same code;
  * - `OcLinkedIdentities` reads `{linked: [{id, kind, value, verified_at,
  *   verification_method, is_primary}], account_id, did_oc, merged_from}`
- *   from `GET /api/auth/identities`.
+ *   from `GET /api/auth/identities`;
+ * - `signin.tsx`'s "also link my other identity" (`linkPrompt`) runs the same
+ *   link forms right after the sign-in, with no step-up in between.
  */
 import type { FastifyInstance } from 'fastify';
 import { expect, it } from 'vitest';
@@ -110,6 +112,26 @@ function linkingSuite(engine: 'sqlite' | 'postgres'): void {
 
     const identities = await client.get('/api/auth/identities');
     expect(identities.body.linked).toContainEqual(expect.objectContaining({ kind: 'email', value: email, verification_method: 'email-otp', is_primary: true }));
+  });
+
+  it('links right after a sign-in, as the sign-in form\'s "also link" step does, with no step-up in between', async () => {
+    const email = `also-link-${engine}@example.org`;
+    const client = harness.browser(app);
+    const { code: signInCode, token: signInToken } = await mailedCode(client, email);
+    expect((await client.post('/api/auth/email-otp/verify', { email, code: signInCode, token: signInToken })).status).toBe(200);
+    // The form asks /api/auth/me for the did the link challenge is bound to.
+    const me = await client.get('/api/auth/me');
+    const did = me.body.account.did_oc as string;
+    const linked = await client.post('/api/auth/link/btc', await linkChallenge(client, newWallet(), did));
+    expect(linked.status, JSON.stringify(linked.body)).toBe(200);
+
+    const byWallet = harness.browser(app);
+    const wallet = newWallet();
+    await byWallet.signIn(wallet);
+    const linkEmail = `also-link-wallet-${engine}@example.org`;
+    const { code, token } = await mailedCode(byWallet, linkEmail);
+    const linkedEmail = await byWallet.post('/api/auth/link/email', { email: linkEmail, code, token });
+    expect(linkedEmail.status, JSON.stringify(linkedEmail.body)).toBe(200);
   });
 }
 
