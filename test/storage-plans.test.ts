@@ -90,4 +90,38 @@ describe('SQLite query plans', () => {
       explainer.close();
     }
   });
+
+  it('reads the revocation feed through indexes: no source of it walks every session row or every tab token', async () => {
+    const prototype = await preparingPrototype();
+    const statements = new Set<string>();
+    const original = prototype.prepare;
+    vi.spyOn(prototype, 'prepare').mockImplementation(function (this: unknown, sql: string) {
+      statements.add(sql);
+      return original.call(this, sql);
+    });
+    opened = await openTestStore('sqlite');
+    const store = opened.store;
+    const { account } = await store.createAccountWithIdentity({
+      account: { kind: 'btc', primary_btc: 'bc1qfeed', display_identity_kind: 'btc', created_at: T0 },
+      identity: { kind: 'btc', value: 'bc1qfeed', verified: true, created_at: T0 },
+    });
+    const row = await store.insertSession(session(account.id, 'roster-feed', 1));
+    await store.insertTabToken(row.jti, { hash: 'a'.repeat(64), jti: 'b'.repeat(32) }, T0 + 1, 32);
+    await store.supersedeTabTokens(row.jti, T0 + 2);
+    await store.listRevocations(null, T0 + 3, 1000);
+    await store.listRevocations({ at: T0 + 2, jti: '' }, T0 + 3, 1000);
+
+    const feed = [...statements].filter((sql) => /^\s*select\b/i.test(sql) && /"revoked_at"|"superseded_at"/.test(sql) && /order by/i.test(sql));
+    expect(feed.length).toBeGreaterThanOrEqual(6);
+    const explainer = await openSqliteConnection(opened.database.url.replace(/^sqlite:/, ''), { busyTimeoutMs: 1000 });
+    try {
+      for (const sql of feed) {
+        const parameters = new Array<null>((sql.match(/\?/g) ?? []).length).fill(null);
+        const plan = (explainer.prepare(`explain query plan ${sql}`).all(parameters) as Array<{ detail: string }>).map((row) => row.detail);
+        expect(plan.filter((line) => /^SCAN (sessions|tab_tokens)\b(?! USING)/.test(line)), `${sql}\n${plan.join('\n')}`).toEqual([]);
+      }
+    } finally {
+      explainer.close();
+    }
+  });
 });

@@ -881,9 +881,10 @@ function storageConformance(engine: TestEngine, sqliteDriver?: SqliteDriverName)
       const account = await btcAccount();
       const row = await store.insertSession(sessionFor(account.id, 'tabs'));
       const hashes = Array.from({ length: 4 }, () => tokenHash());
-      for (const [index, hash] of hashes.entries()) expect(await store.insertTabToken(row.jti, hash, T0 + index, 3)).toBe(true);
-      // The same token twice (two mints in one second) is recorded once.
-      expect(await store.insertTabToken(row.jti, hashes[3] as string, T0 + 9, 3)).toBe(true);
+      const jtis = hashes.map((hash) => hash.slice(0, 32));
+      for (const [index, hash] of hashes.entries()) expect(await store.insertTabToken(row.jti, { hash, jti: jtis[index]! }, T0 + index, 3)).toBe(true);
+      // The same token twice is recorded once.
+      expect(await store.insertTabToken(row.jti, { hash: hashes[3]!, jti: jtis[3]! }, T0 + 9, 3)).toBe(true);
       expect(await store.findLiveSessionByTabToken(hashes[0] as string, T0 + MINUTE)).toBeNull();
       const found = await store.findLiveSessionByTabToken(hashes[1] as string, T0 + MINUTE);
       expect(found?.session).toEqual(row);
@@ -901,13 +902,56 @@ function storageConformance(engine: TestEngine, sqliteDriver?: SqliteDriverName)
       expect(await store.findLiveSessionByTabToken(hashes[3] as string, T0 + SESSION_LIFETIME)).toBeNull();
       await store.revokeSession(row.jti, T0 + HOUR);
       expect(await store.findLiveSessionByTabToken(hashes[3] as string, T0 + HOUR)).toBeNull();
-      expect(await store.insertTabToken(row.jti, tokenHash(), T0 + HOUR, 3)).toBe(false);
+      expect(await store.insertTabToken(row.jti, { hash: tokenHash(), jti: 'a'.repeat(32) }, T0 + HOUR, 3)).toBe(false);
       expect(await store.updateSessionFreshness(row.jti, { sudo_at: T0 + HOUR })).toBeNull();
-      expect(await store.insertTabToken('no-such-row', tokenHash(), T0, 3)).toBe(false);
+      expect(await store.insertTabToken('no-such-row', { hash: tokenHash(), jti: 'b'.repeat(32) }, T0, 3)).toBe(false);
 
       // Purged with their row.
       await store.purgeExpired(T0 + 30 * DAY, { sessionRetentionMs: 0 });
       expect(await raw.db.selectFrom('tab_tokens').select('token_hash').where('jti', '=', row.jti).execute()).toEqual([]);
+    });
+
+    it('supersedes tab tokens, and lists superseded ones and those of revoked rows in the revocation feed by their own jti', async () => {
+      const account = await btcAccount();
+      const row = await store.insertSession(sessionFor(account.id, 'superseding'));
+      const other = await store.insertSession(sessionFor(account.id, 'superseding-other'));
+      const tab = (n: number) => ({ hash: tokenHash(), jti: `${String(n).padStart(2, '0')}${'c'.repeat(30)}` });
+      const [t1, t2, t3, t4, t5] = [tab(1), tab(2), tab(3), tab(4), tab(5)];
+      for (const [index, token] of [t1, t2, t3].entries()) expect(await store.insertTabToken(row.jti, token!, T0 + index, 2)).toBe(true);
+      // Past `keep`, the oldest live token is superseded, not forgotten.
+      expect(await store.findLiveSessionByTabToken(t1!.hash, T0 + MINUTE)).toBeNull();
+      expect(await store.listRevocations(null, T0 + MINUTE, 10)).toEqual([{ jti: t1!.jti, revoked_at: T0 + 2, expires_at: row.expires_at }]);
+
+      // A step-up supersedes every live token of the row but the one it answers.
+      expect(await store.insertTabToken(row.jti, t4!, T0 + MINUTE, 3)).toBe(true);
+      expect(await store.supersedeTabTokens(row.jti, T0 + 2 * MINUTE, t4!.hash)).toBe(2);
+      expect(await store.supersedeTabTokens(row.jti, T0 + 2 * MINUTE, t4!.hash)).toBe(0);
+      expect(await store.findLiveSessionByTabToken(t2!.hash, T0 + 2 * MINUTE)).toBeNull();
+      expect(await store.findLiveSessionByTabToken(t4!.hash, T0 + 2 * MINUTE)).not.toBeNull();
+      // The row itself lives on: its own token, and the other row's tokens, are untouched.
+      expect(await store.findLiveSessionByTokenHash(row.token_hash, T0 + 2 * MINUTE)).not.toBeNull();
+      expect(await store.insertTabToken(other.jti, t5!, T0 + MINUTE, 2)).toBe(true);
+      // Revoking a row lists its live tab tokens at the revocation's time.
+      await store.revokeSession(other.jti, T0 + 3 * MINUTE);
+      const feed = await store.listRevocations(null, T0 + 4 * MINUTE, 10);
+      expect(feed).toEqual([
+        { jti: t1!.jti, revoked_at: T0 + 2, expires_at: row.expires_at },
+        { jti: t2!.jti, revoked_at: T0 + 2 * MINUTE, expires_at: row.expires_at },
+        { jti: t3!.jti, revoked_at: T0 + 2 * MINUTE, expires_at: row.expires_at },
+        ...[
+          { jti: other.jti, revoked_at: T0 + 3 * MINUTE, expires_at: other.expires_at },
+          { jti: t5!.jti, revoked_at: T0 + 3 * MINUTE, expires_at: other.expires_at },
+        ].sort((a, b) => (a.jti < b.jti ? -1 : 1)),
+      ]);
+      // Paging across the three sources keeps the one order.
+      const first = await store.listRevocations(null, T0 + 4 * MINUTE, 3);
+      expect(first).toEqual(feed.slice(0, 3));
+      expect(await store.listRevocations({ at: first[2]!.revoked_at, jti: first[2]!.jti }, T0 + 4 * MINUTE, 10)).toEqual(feed.slice(3));
+      // Past `keep` superseded tokens, the oldest are forgotten.
+      expect(await store.insertTabToken(row.jti, tab(6), T0 + 5 * MINUTE, 1)).toBe(true);
+      expect((await raw.db.selectFrom('tab_tokens').select('token_hash').where('jti', '=', row.jti).execute()).length).toBe(2);
+      // Once the rows expire, nothing of them is listed.
+      expect(await store.listRevocations(null, T0 + SESSION_LIFETIME + HOUR, 10)).toEqual([]);
     });
   });
 

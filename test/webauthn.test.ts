@@ -260,6 +260,29 @@ function webauthnSuite(engine: 'sqlite' | 'postgres'): void {
       expect((await client.get('/api/auth/webauthn/credentials')).body.credentials[0].last_used_at).toBe(new Date(harness.clock.ms).toISOString());
     });
 
+    it('from a pinned tab, as useStepUpAuth runs: the cookie gets step_up_at and the tab\'s stale pin is superseded, so a re-pin carries it', async () => {
+      const authenticator = key();
+      const { client, did } = await withKey(authenticator);
+      const pinned = await client.post('/api/auth/tab', {});
+      const tab = { 'x-oc-tab-session': pinned.body.token as string };
+      const started = await client.request('POST', '/api/auth/webauthn/assertion/options', { purpose: 'spend_over_1m' }, tab);
+      expect(started.status, JSON.stringify(started.body)).toBe(200);
+      harness.clock.advance(SECOND);
+      const reply = await client.request(
+        'POST',
+        '/api/auth/webauthn/assertion/verify',
+        { challenge_token: started.body.challenge_token, response: authenticator.get(started.body.options) },
+        tab,
+      );
+      expect(reply.status, JSON.stringify(reply.body)).toBe(200);
+      expect(reply.body.step_up_at).toBe(harness.clock.seconds);
+      // The hook reads only step_up_at and calls refresh(): the cookie must carry the claim.
+      expect(decodeJwt(expectSessionCookie(reply)).payload).toMatchObject({ did_oc: did, step_up_at: harness.clock.seconds, amr: ['swk', 'hwk', 'mfa'] });
+      expect((await client.request('GET', '/api/auth/me', undefined, tab)).status).toBe(401);
+      const repinned = await client.post('/api/auth/tab', {});
+      expect(decodeJwt(repinned.body.token).payload.step_up_at).toBe(harness.clock.seconds);
+    });
+
     it('is per account: after a switch, the other account has no step_up_at of its own', async () => {
       const authenticator = key();
       const first = await withKey(authenticator);

@@ -69,13 +69,14 @@ export function foreignSessionSeen(request: FastifyRequest): () => void {
 export async function currentSession(context: ServiceContext, request: FastifyRequest): Promise<Authenticated | null> {
   if (request.authenticated === undefined) {
     const pinned = pinnedToken(request);
+    let found: Authenticated | null;
     if (pinned !== undefined) {
-      request.authenticated = pinned === null ? null : await context.sessions.authenticatePinned(pinned);
+      found = pinned === null ? null : await context.sessions.authenticatePinned(pinned);
     } else {
       const tokens = presentedTokens(request);
-      request.authenticated =
-        tokens.length === 0 ? null : await context.sessions.authenticate(tokens, ownRosterCheck(context, request), foreignSessionSeen(request));
+      found = tokens.length === 0 ? null : await context.sessions.authenticate(tokens, ownRosterCheck(context, request), foreignSessionSeen(request));
     }
+    request.authenticated = found === null ? null : { ...found, ownBrowser: isOwnBrowserSession(context, request, found) };
   }
   return request.authenticated;
 }
@@ -133,7 +134,11 @@ export function noStore(reply: FastifyReply): void {
 /** Sets the cookie to `issued`; a pinned tab's token is only answered, never set (docs/protocol.md §3). */
 export function setSessionCookie(context: ServiceContext, reply: FastifyReply, issued: IssuedSession): void {
   noStore(reply);
-  if (issued.forTab === true) return;
+  if (issued.forTab === true) {
+    // A step-up from a pinned tab also re-mints the cookie (SessionService.reissue).
+    if (issued.cookie !== undefined) setSessionCookie(context, reply, issued.cookie);
+    return;
+  }
   reply.header('set-cookie', serializeSessionCookie(issued.token, { maxAgeSeconds: issued.maxAgeSeconds, domain: context.config.cookieDomain }));
   // Binds this browser to its roster, so a planted oc_session of another
   // roster is never taken for its own (session/roster-binding.ts).

@@ -22,6 +22,11 @@ export interface Authenticated {
   readonly account: AccountRecord;
   /** Presented by a pinned tab (`x-oc-tab-session`): what it changes is answered to that tab, not the browser's cookie. */
   readonly pinned?: boolean;
+  /**
+   * The request carries this browser's `__Host-oc_roster` binding of the
+   * row's roster (set by the HTTP layer): the session is this browser's own.
+   */
+  readonly ownBrowser?: boolean;
 }
 
 export interface IssuedSession {
@@ -32,6 +37,8 @@ export interface IssuedSession {
   readonly maxAgeSeconds: number;
   /** A pinned tab's own token (docs/protocol.md §3): answered to the tab, never set as the cookie. */
   readonly forTab?: boolean;
+  /** With a tab token: the row's re-minted own token, to be set as the browser's cookie (a step-up from the tab, {@link SessionService.reissue}). */
+  readonly cookie?: IssuedSession;
 }
 
 /** What a step-up writes to the row before its token is minted. */
@@ -277,21 +284,28 @@ export class SessionService {
    * (docs/protocol.md §3). `freshness` is written to the row.
    */
   async mintForTab(session: SessionRecord, freshness?: Freshness): Promise<IssuedSession> {
-    const { token, view, nowMs } = await this.#nextToken(session, freshness);
+    // A jti of its own, so the token can be superseded and listed in the
+    // revocation feed without revoking the row.
+    const jti = randomBytes(16).toString('hex');
+    const { token, view, nowMs } = await this.#nextToken(session, freshness, jti);
     const updated = freshness === undefined ? session : await this.#store.updateSessionFreshness(session.jti, freshness);
-    if (!updated || !(await this.#store.insertTabToken(session.jti, tokenHash(token), nowMs, MAX_TAB_TOKENS_PER_SESSION))) {
+    if (!updated || !(await this.#store.insertTabToken(session.jti, { hash: tokenHash(token), jti }, nowMs, MAX_TAB_TOKENS_PER_SESSION))) {
       throw new OcError('not_authenticated', 'session: the session ended meanwhile');
     }
     return { ...this.#issued(token, updated, view, nowMs), forTab: true };
   }
 
   /** A JWT for the row as it will be with `freshness`, for its current (canonical) account. */
-  async #nextToken(session: SessionRecord, freshness: Freshness | undefined): Promise<{ token: string; view: AccountView; nowMs: number }> {
+  async #nextToken(
+    session: SessionRecord,
+    freshness: Freshness | undefined,
+    jti = session.jti,
+  ): Promise<{ token: string; view: AccountView; nowMs: number }> {
     const nowMs = this.#now().getTime();
     const account = await this.#store.resolveCanonicalAccount(session.account_id);
     if (!account) throw new OcError('not_authenticated', 'session: the account no longer exists');
     const view = await this.view(account);
-    const token = this.#mint({ ...session, ...freshness }, account, view, await this.#store.listMergedInto(account.id), nowMs);
+    const token = this.#mint({ ...session, ...freshness, jti }, account, view, await this.#store.listMergedInto(account.id), nowMs);
     return { token, view, nowMs };
   }
 
@@ -299,9 +313,23 @@ export class SessionService {
    * A new token for the current session after a change to it (step-up, edit,
    * link): to a pinned tab its own tab token, otherwise a re-mint of the row
    * for the cookie.
+   *
+   * A step-up or re-proof (`freshness`) from a pinned tab of this browser's
+   * own roster also reaches the cookie and the row's other tabs
+   * (docs/protocol.md §3 "Pinned tabs"): the row's own token is re-minted
+   * for the cookie (which makes the row the browser's active account), a new
+   * tab token is answered, and every older tab token of the row is
+   * superseded. A tab still holding one gets 401 at the host, and the
+   * revocation feed lists it, so a client that drops a dead pin and pins
+   * again from the cookie comes back with the fresh claim.
    */
-  reissue(current: Authenticated, freshness?: Freshness): Promise<IssuedSession> {
-    return current.pinned === true ? this.mintForTab(current.session, freshness) : this.remint(current.session, freshness);
+  async reissue(current: Authenticated, freshness?: Freshness): Promise<IssuedSession> {
+    if (current.pinned !== true) return this.remint(current.session, freshness);
+    if (freshness === undefined || current.ownBrowser !== true) return this.mintForTab(current.session, freshness);
+    const cookie = await this.remint(current.session, freshness);
+    const tab = await this.mintForTab(cookie.session);
+    await this.#store.supersedeTabTokens(current.session.jti, this.#now().getTime(), tokenHash(tab.token));
+    return { ...tab, cookie };
   }
 
   /**

@@ -396,6 +396,21 @@ const identitiesAccountKind: Migration = {
   },
 };
 
+const tabTokenJtis: Migration = {
+  version: 14,
+  name: 'tab_token_jtis',
+  async up(db) {
+    // docs/protocol.md §3 "Pinned tabs": a tab token has a jti of its own,
+    // so that it can be superseded (a step-up from its tab re-mints the
+    // cookie and the row's older tab tokens stop working) and listed in the
+    // revocation feed without revoking the row. Tokens minted before carry
+    // the row's jti and keep a NULL here: the row's revocation covers them.
+    await db.schema.alterTable('tab_tokens').addColumn('token_jti', 'text').execute();
+    await db.schema.alterTable('tab_tokens').addColumn('superseded_at', 'bigint').execute();
+    await db.schema.createIndex('tab_tokens_superseded').on('tab_tokens').columns(['superseded_at', 'token_jti']).execute();
+  },
+};
+
 /** Every migration, in version order. */
 export const MIGRATIONS: readonly Migration[] = [
   initialSchema,
@@ -411,6 +426,7 @@ export const MIGRATIONS: readonly Migration[] = [
   accountLifecycle,
   webhooks,
   identitiesAccountKind,
+  tabTokenJtis,
 ];
 
 async function lockMigrations(trx: Transaction<any>, engine: DatabaseEngine): Promise<void> {

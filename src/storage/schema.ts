@@ -150,8 +150,13 @@ export interface AttestEventsTable {
  */
 export interface TabTokensTable {
   token_hash: string;
+  /** The row the token belongs to. */
   jti: string;
   created_at: number;
+  /** The token's own jti (migration 14); NULL for tokens minted before, which carry the row's. */
+  token_jti: string | null;
+  /** When a step-up from its tab, or newer tokens past the row's limit, superseded it; NULL while it is live. */
+  superseded_at: number | null;
 }
 
 /** Registered WebAuthn credentials (migration 7, docs/protocol.md §6): public keys only. */

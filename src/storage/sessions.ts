@@ -295,7 +295,7 @@ export class SessionsArea implements SessionStore {
     return row ? toSessionRecord(row) : null;
   }
 
-  async insertTabToken(jti: string, tokenHash: string, now: number, keep: number): Promise<boolean> {
+  async insertTabToken(jti: string, token: { readonly hash: string; readonly jti: string }, now: number, keep: number): Promise<boolean> {
     return this.#x.transaction(async (trx) => {
       // Serialized per row, so two tabs minting at once both stay within `keep`.
       await this.#x.lockKey(trx, `tab ${jti}`);
@@ -304,28 +304,53 @@ export class SessionsArea implements SessionStore {
       // Two mints of one row within a second can be the same JWT: recorded once.
       await trx
         .insertInto('tab_tokens')
-        .values({ token_hash: tokenHash, jti, created_at: now })
+        .values({ token_hash: token.hash, jti, created_at: now, token_jti: token.jti })
         .onConflict((conflict) => conflict.column('token_hash').doNothing())
         .execute();
-      const kept = await trx
-        .selectFrom('tab_tokens')
-        .select('token_hash')
+      // Past `keep` live tokens the oldest are superseded (listed in the
+      // revocation feed), and past `keep` superseded ones the oldest of
+      // those are forgotten, so a row holds at most twice `keep`.
+      const newest = async (superseded: boolean) =>
+        (
+          await trx
+            .selectFrom('tab_tokens')
+            .select('token_hash')
+            .where('jti', '=', jti)
+            .where('superseded_at', superseded ? 'is not' : 'is', null)
+            .orderBy(superseded ? 'superseded_at' : 'created_at', 'desc')
+            .orderBy('created_at', 'desc')
+            .orderBy('token_hash', 'desc')
+            .limit(keep)
+            .execute()
+        ).map((row) => row.token_hash);
+      const liveHashes = await newest(false);
+      await trx
+        .updateTable('tab_tokens')
+        .set({ superseded_at: now })
         .where('jti', '=', jti)
-        .orderBy('created_at', 'desc')
-        .orderBy('token_hash', 'desc')
-        .limit(keep)
+        .where('superseded_at', 'is', null)
+        .where('token_hash', 'not in', liveHashes)
         .execute();
+      const kept = await newest(true);
       await trx
         .deleteFrom('tab_tokens')
         .where('jti', '=', jti)
-        .where(
-          'token_hash',
-          'not in',
-          kept.map((row) => row.token_hash),
-        )
+        .where('superseded_at', 'is not', null)
+        .$if(kept.length > 0, (query) => query.where('token_hash', 'not in', kept))
         .execute();
       return true;
     });
+  }
+
+  async supersedeTabTokens(jti: string, now: number, except?: string): Promise<number> {
+    const result = await this.#x.db
+      .updateTable('tab_tokens')
+      .set({ superseded_at: now })
+      .where('jti', '=', jti)
+      .where('superseded_at', 'is', null)
+      .$if(except !== undefined, (query) => query.where('token_hash', '!=', except!))
+      .executeTakeFirst();
+    return rowsAffected(result.numUpdatedRows);
   }
 
   async findLiveSessionByTabToken(tokenHash: string, now: number): Promise<RosterMemberRecord | null> {
@@ -333,7 +358,9 @@ export class SessionsArea implements SessionStore {
       'findLiveSessionByTabToken',
       () =>
         this.#sessionWithAccount()
-          .where('sessions.jti', '=', (eb) => eb.selectFrom('tab_tokens').select('tab_tokens.jti').where('tab_tokens.token_hash', '=', tokenHash))
+          .where('sessions.jti', '=', (eb) =>
+            eb.selectFrom('tab_tokens').select('tab_tokens.jti').where('tab_tokens.token_hash', '=', tokenHash).where('tab_tokens.superseded_at', 'is', null),
+          )
           .where('sessions.revoked_at', 'is', null)
           .where('sessions.expires_at', '>', now),
       [tokenHash, now],
@@ -387,16 +414,66 @@ export class SessionsArea implements SessionStore {
   }
 
   async listRevocations(after: { readonly at: number; readonly jti: string } | null, now: number, limit: number): Promise<RevocationRecord[]> {
-    let query = this.#x.db
-      .selectFrom('sessions')
-      .select(['jti', 'revoked_at', 'expires_at'])
-      .where('revoked_at', 'is not', null)
-      .where('expires_at', '>', now);
-    if (after !== null) {
-      query = query.where((eb) => eb.or([eb('revoked_at', '>', after.at), eb.and([eb('revoked_at', '=', after.at), eb('jti', '>', after.jti)])]));
-    }
-    const rows = await query.orderBy('revoked_at').orderBy('jti').limit(limit).execute();
-    return rows.map((row) => ({ jti: row.jti, revoked_at: Number(row.revoked_at), expires_at: Number(row.expires_at) }));
+    const db = this.#x.db;
+    const at = after?.at ?? 0;
+    const jti = after?.jti ?? '';
+    // Three sources, each read in the feed's order by its own index and
+    // merged here: revoked rows; tab tokens superseded while their row lived
+    // on; and the tab tokens of revoked rows that were still live then, at
+    // their row's revocation time. A tab token minted before migration 14
+    // carries its row's jti and is covered by the row's entry.
+    const [rows, superseded, ofRevoked] = await Promise.all([
+      db
+        .selectFrom('sessions')
+        .select(['sessions.jti as jti', 'sessions.revoked_at as at', 'sessions.expires_at as expires_at'])
+        .where('sessions.revoked_at', 'is not', null)
+        .where('sessions.expires_at', '>', now)
+        .$if(after !== null, (query) =>
+          query.where((eb) => eb.or([eb('sessions.revoked_at', '>', at), eb.and([eb('sessions.revoked_at', '=', at), eb('sessions.jti', '>', jti)])])),
+        )
+        .orderBy('sessions.revoked_at')
+        .orderBy('sessions.jti')
+        .limit(limit)
+        .execute(),
+      db
+        .selectFrom('tab_tokens')
+        .innerJoin('sessions', 'sessions.jti', 'tab_tokens.jti')
+        .select(['tab_tokens.token_jti as jti', 'tab_tokens.superseded_at as at', 'sessions.expires_at as expires_at'])
+        .where('tab_tokens.superseded_at', 'is not', null)
+        .where('tab_tokens.token_jti', 'is not', null)
+        .where('sessions.expires_at', '>', now)
+        .$if(after !== null, (query) =>
+          query.where((eb) =>
+            eb.or([eb('tab_tokens.superseded_at', '>', at), eb.and([eb('tab_tokens.superseded_at', '=', at), eb('tab_tokens.token_jti', '>', jti)])]),
+          ),
+        )
+        .orderBy('tab_tokens.superseded_at')
+        .orderBy('tab_tokens.token_jti')
+        .limit(limit)
+        .execute(),
+      db
+        .selectFrom('sessions')
+        .innerJoin('tab_tokens', 'tab_tokens.jti', 'sessions.jti')
+        .select(['tab_tokens.token_jti as jti', 'sessions.revoked_at as at', 'sessions.expires_at as expires_at'])
+        .where('sessions.revoked_at', 'is not', null)
+        .where('sessions.expires_at', '>', now)
+        .where('tab_tokens.token_jti', 'is not', null)
+        .where('tab_tokens.superseded_at', 'is', null)
+        .$if(after !== null, (query) =>
+          query.where((eb) => eb.or([eb('sessions.revoked_at', '>', at), eb.and([eb('sessions.revoked_at', '=', at), eb('tab_tokens.token_jti', '>', jti)])])),
+        )
+        .orderBy('sessions.revoked_at')
+        .orderBy('tab_tokens.token_jti')
+        .limit(limit)
+        .execute(),
+    ]);
+    const merged = [...rows, ...superseded, ...ofRevoked].map((row) => ({
+      jti: row.jti as string,
+      revoked_at: Number(row.at),
+      expires_at: Number(row.expires_at),
+    }));
+    merged.sort((a, b) => a.revoked_at - b.revoked_at || (a.jti < b.jti ? -1 : a.jti > b.jti ? 1 : 0));
+    return merged.slice(0, limit);
   }
 
   async listLiveSessionsOfAccount(accountId: string, now: number): Promise<DeviceSessionRecord[]> {

@@ -578,13 +578,22 @@ export interface SessionStore {
   updateSessionFreshness(jti: string, freshness: SessionFreshness): Promise<SessionRecord | null>;
 
   /**
-   * Records one more token of the row `jti`, for a pinned tab. Keeps the
-   * `keep` newest tokens of the row and deletes older ones. False when the
-   * row is gone or revoked (nothing is recorded).
+   * Records one more token of the row `jti` for a pinned tab: its hash and
+   * its own jti. Keeps the `keep` newest live tokens of the row and
+   * supersedes older ones (they stop working and the revocation feed lists
+   * them), forgetting superseded ones past `keep`. False when the row is gone
+   * or revoked (nothing is recorded).
    */
-  insertTabToken(jti: string, tokenHash: string, now: EpochMilliseconds, keep: number): Promise<boolean>;
+  insertTabToken(jti: string, token: { readonly hash: string; readonly jti: string }, now: EpochMilliseconds, keep: number): Promise<boolean>;
 
-  /** Like {@link findLiveSessionWithAccount}, for a token recorded by {@link insertTabToken}. */
+  /**
+   * Supersedes every live tab token of the row `jti` (but the one whose hash
+   * is `except`): they stop working on the host and the revocation feed lists
+   * them from `now`. Returns how many.
+   */
+  supersedeTabTokens(jti: string, now: EpochMilliseconds, except?: string): Promise<number>;
+
+  /** Like {@link findLiveSessionWithAccount}, for a live (not superseded) token recorded by {@link insertTabToken}. */
   findLiveSessionByTabToken(tokenHash: string, now: EpochMilliseconds): Promise<RosterMemberRecord | null>;
 
   /** Sets last_seen_at of an unrevoked row; a no-op when it is already as recent. */
@@ -603,8 +612,10 @@ export interface SessionStore {
   revokeAllForAccount(accountId: string, now: EpochMilliseconds): Promise<number>;
 
   /**
-   * Rows revoked after `after` (by revocation time, then jti) whose expiry is
-   * still ahead of `now`, oldest revocation first, at most `limit`.
+   * Tokens revoked after `after` (by revocation time, then jti) whose expiry
+   * is still ahead of `now`, oldest revocation first, at most `limit`: revoked
+   * rows, superseded tab tokens, and the tab tokens of revoked rows (each
+   * with its own jti).
    */
   listRevocations(after: { readonly at: EpochMilliseconds; readonly jti: string } | null, now: EpochMilliseconds, limit: number): Promise<RevocationRecord[]>;
 

@@ -9,8 +9,11 @@
  * `POST /api/auth/tab` (`consumeTabAccountHint`, and the provider's pin on
  * first load) answers `{ok, token, account: {did_oc}}` for the active account
  * or for another account of the roster, and refuses one outside it. What a
- * pinned tab changes (switch, logout, edit, step-up) is answered to that tab;
- * the cookie, and so every unpinned tab, stays (docs/protocol.md §3).
+ * pinned tab changes (switch, logout, edit) is answered to that tab; the
+ * cookie, and so every unpinned tab, stays (docs/protocol.md §3). A step-up or
+ * re-proof also reaches the cookie and supersedes the row's older tab tokens,
+ * so the provider's `refresh()` drops its dead pin and pins again with the
+ * fresh claim.
  */
 import type { FastifyInstance } from 'fastify';
 import { expect, it } from 'vitest';
@@ -124,8 +127,8 @@ function tabSuite(engine: 'sqlite' | 'postgres'): void {
     expect((await meAs(browser, pin(a))).status).toBe(401);
   });
 
-  it('a pinned tab switches, edits and steps up for itself; the cookie stays', async () => {
-    const { browser, walletA, a, b } = await twoAccounts();
+  it('a pinned tab switches and edits for itself; the cookie stays', async () => {
+    const { browser, a, b } = await twoAccounts();
     const cookie = browser.cookie;
     const tabA = await browser.post('/api/auth/tab', { did_oc: didOf(a) });
 
@@ -136,13 +139,6 @@ function tabSuite(engine: 'sqlite' | 'postgres'): void {
     // The tab's earlier token still works too: tab tokens are not rotated.
     expect((await meAs(browser, pin(tabA))).status).toBe(200);
 
-    const proof = await browser.prove(walletA, 'sudo');
-    const sudo = await browser.request('POST', '/api/auth/sudo', proof, pin(tabA));
-    expect(sudo.status, JSON.stringify(sudo.body)).toBe(200);
-    expect(sudo.setCookies).toEqual([]);
-    const [, payload] = (sudo.body.token as string).split('.');
-    expect(JSON.parse(Buffer.from(payload as string, 'base64url').toString()).sudo_at).toEqual(expect.any(Number));
-
     const switched = await browser.request('POST', '/api/auth/switch', { did_oc: didOf(b) }, pin(tabA));
     expect(switched.status).toBe(200);
     expect(switched.body.account.did_oc).toBe(didOf(b));
@@ -150,6 +146,60 @@ function tabSuite(engine: 'sqlite' | 'postgres'): void {
     expect(browser.cookie).toBe(cookie);
     expect((await meAs(browser, pin(switched))).body.account.did_oc).toBe(didOf(b));
     expect((await browser.me()).body.account.did_oc).toBe(didOf(b));
+  });
+
+  const claimsOf = (token: string) => JSON.parse(Buffer.from(token.split('.')[1] as string, 'base64url').toString()) as Record<string, unknown>;
+
+  it('a re-proof from a pinned tab reaches the cookie and supersedes the row\'s older tab tokens, so the client re-pins with it', async () => {
+    const { browser, walletA, a, b } = await twoAccounts();
+    const tabA = await browser.post('/api/auth/tab', { did_oc: didOf(a) });
+    const otherTabA = await browser.post('/api/auth/tab', { did_oc: didOf(a) });
+    const tabB = await browser.post('/api/auth/tab', { did_oc: didOf(b) });
+    const before = await browser.get('/api/auth/revocations');
+
+    const sudo = await browser.request('POST', '/api/auth/sudo', await browser.prove(walletA, 'sudo'), pin(tabA));
+    expect(sudo.status, JSON.stringify(sudo.body)).toBe(200);
+    // The tab's answer carries the claim, and so does the cookie now, which holds A (docs/protocol.md §3 "Pinned tabs").
+    expect(claimsOf(sudo.body.token as string).sudo_at).toEqual(expect.any(Number));
+    expect(sudo.setCookies.some((line) => line.startsWith('oc_session='))).toBe(true);
+    expect(claimsOf(browser.cookie as string)).toMatchObject({ did_oc: didOf(a), sudo_at: expect.any(Number) });
+
+    // The OrangeCheck provider's refresh(): the stale pin answers 401, so it drops it,
+    // reads /me from the cookie, and pins again (POST /api/auth/tab without a did).
+    expect((await meAs(browser, pin(tabA))).status).toBe(401);
+    expect((await meAs(browser, pin(otherTabA))).status).toBe(401);
+    expect((await browser.me()).body.account.did_oc).toBe(didOf(a));
+    const repinned = await browser.request('POST', '/api/auth/tab');
+    expect(repinned.body.account.did_oc).toBe(didOf(a));
+    expect(claimsOf(repinned.body.token as string).sudo_at).toEqual(claimsOf(sudo.body.token as string).sudo_at);
+    // The token answered to the tab stays valid; a tab pinned to B is untouched and has no sudo_at.
+    expect((await meAs(browser, pin(sudo))).body.account.did_oc).toBe(didOf(a));
+    expect((await meAs(browser, pin(tabB))).body.account.did_oc).toBe(didOf(b));
+
+    // Consumer sites that poll the revocation feed refuse the superseded tokens, by their own jtis.
+    const after = await browser.get('/api/auth/revocations');
+    const listed = (after.body.revocations as Array<{ jti: string }>).map((entry) => entry.jti);
+    expect(listed).toEqual(expect.arrayContaining([claimsOf(tabA.body.token as string).jti, claimsOf(otherTabA.body.token as string).jti]));
+    expect(listed).not.toContain(claimsOf(tabB.body.token as string).jti);
+    expect(listed).not.toContain(claimsOf(sudo.body.token as string).jti);
+    expect((before.body.revocations as unknown[]).length).toBe(0);
+    // Tab tokens have jtis of their own; the row's (the cookie's) is not revoked.
+    expect(claimsOf(tabA.body.token as string).jti).not.toBe(claimsOf(browser.cookie as string).jti);
+    expect(listed).not.toContain(claimsOf(browser.cookie as string).jti);
+  });
+
+  it('a re-proof from a pinned tab without this browser\'s roster binding stays with the tab, as before', async () => {
+    const { browser, walletA, a } = await twoAccounts();
+    const cookie = browser.cookie;
+    const tabA = await browser.post('/api/auth/tab', { did_oc: didOf(a) });
+    // The pin alone, as a consumer's server or another browser would present it.
+    const elsewhere = harness.browser(app, 'https://auth.example.com');
+    const sudo = await elsewhere.request('POST', '/api/auth/sudo', await elsewhere.prove(walletA, 'sudo'), pin(tabA));
+    expect(sudo.status, JSON.stringify(sudo.body)).toBe(200);
+    expect(sudo.setCookies).toEqual([]);
+    expect(claimsOf(sudo.body.token as string).sudo_at).toEqual(expect.any(Number));
+    expect((await meAs(browser, pin(tabA))).status).toBe(200);
+    expect(browser.cookie).toBe(cookie);
   });
 
   it('a pinned tab signs its own account out; the cookie moves only when it held that account', async () => {
