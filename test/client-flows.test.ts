@@ -209,6 +209,10 @@ describeInBrowser('the OrangeCheck client flows in Chromium, against two consume
     await page.evaluate(() => (globalThis as unknown as InPage).ocReady);
   }
 
+  async function pinOf(page: Page): Promise<{ token: string; didOc: string } | null> {
+    return page.evaluate(() => (globalThis as unknown as InPage).oc.pin());
+  }
+
   /** A GET of the page's own consumer, through the page's fetch (and so with its pin). */
   async function consumerGet(page: Page, path: string): Promise<{ status: number; body: any }> {
     return page.evaluate((url) => (globalThis as unknown as InPage).oc.call(url), path);
@@ -259,7 +263,7 @@ describeInBrowser('the OrangeCheck client flows in Chromium, against two consume
       expect(signedIn.status, JSON.stringify(signedIn.body)).toBe(200);
       accountA = signedIn.body.account.did_oc;
       await page.evaluate(() => (globalThis as unknown as InPage).oc.refresh());
-      expect(await page.evaluate(() => (globalThis as unknown as InPage).oc.pin()?.didOc)).toBe(accountA);
+      await expect.poll(() => pinOf(page)).toMatchObject({ didOc: accountA });
       expect((await consumerGet(page, '/api/session')).body.did_oc).toBe(accountA);
     });
 
@@ -276,9 +280,8 @@ describeInBrowser('the OrangeCheck client flows in Chromium, against two consume
       const sudo = await hostCall(page, '/api/auth/sudo', 'POST', await proof(page, wallet, 'sudo', origin));
       expect(sudo.status, JSON.stringify(sudo.body)).toBe(200);
       await page.evaluate(() => (globalThis as unknown as InPage).oc.refresh());
-      const newPin = await page.evaluate(() => (globalThis as unknown as InPage).oc.pin());
-      expect(newPin?.didOc).toBe(accountA);
-      expect(newPin?.token).not.toBe(oldPin);
+      await expect.poll(async () => (await pinOf(page))?.token).not.toBe(oldPin);
+      expect((await pinOf(page))?.didOc).toBe(accountA);
       expect((await consumerGet(page, '/api/needs-sudo')).status).toBe(200);
     });
 
@@ -296,6 +299,9 @@ describeInBrowser('the OrangeCheck client flows in Chromium, against two consume
       expect(stepped, JSON.stringify(stepped)).toMatchObject({ ok: true, step_up_at: expect.any(Number) });
       expect((await consumerGet(page, '/api/needs-step-up')).status).toBe(200);
       expect((await consumerGet(page, '/api/session')).body).toMatchObject({ did_oc: accountA, step_up_at: stepped.step_up_at });
+      // Once the tab has pinned again, its pin carries the claim too.
+      await expect.poll(() => pinOf(page)).toMatchObject({ didOc: accountA });
+      expect((await consumerGet(page, '/api/session')).body).toMatchObject({ did_oc: accountA, step_up_at: stepped.step_up_at });
     });
 
     it('"add account" through a provider comes back with #oc-adopt, and the tab takes up the new account', async () => {
@@ -307,7 +313,7 @@ describeInBrowser('the OrangeCheck client flows in Chromium, against two consume
       accountB = (await consumerGet(page, '/api/session')).body.did_oc;
       expect(accountB).toMatch(/^did:oc:/);
       expect(accountB).not.toBe(accountA);
-      expect(await page.evaluate(() => (globalThis as unknown as InPage).oc.pin()?.didOc)).toBe(accountB);
+      await expect.poll(async () => (await pinOf(page))?.didOc).toBe(accountB);
       const me = await hostCall(page, '/api/auth/me');
       expect(me.body.roster.map((entry: { did_oc: string }) => entry.did_oc)).toEqual([accountA]);
     });
@@ -315,6 +321,7 @@ describeInBrowser('the OrangeCheck client flows in Chromium, against two consume
     it('a switch in another tab moves that tab only', async () => {
       const other = await open(target, origin);
       expect((await consumerGet(other, '/api/session')).body.did_oc).toBe(accountB);
+      await expect.poll(async () => (await pinOf(other))?.didOc).toBe(accountB);
       await other.evaluate((did) => (globalThis as unknown as InPage).oc.switchAccount(did), accountA);
       expect((await consumerGet(other, '/api/session')).body.did_oc).toBe(accountA);
       // The first tab keeps its account.

@@ -927,12 +927,15 @@ function storageConformance(engine: TestEngine, sqliteDriver?: SqliteDriverName)
       expect(await store.supersedeTabTokens(row.jti, T0 + 2 * MINUTE, t4!.hash)).toBe(2);
       expect(await store.supersedeTabTokens(row.jti, T0 + 2 * MINUTE, t4!.hash)).toBe(0);
       expect(await store.findLiveSessionByTabToken(t2!.hash, T0 + 2 * MINUTE)).toBeNull();
+      // Asked for, a superseded token still names its live row (the host's routes other than /me).
+      expect((await store.findLiveSessionByTabToken(t2!.hash, T0 + 2 * MINUTE, { superseded: true }))?.session.jti).toBe(row.jti);
       expect(await store.findLiveSessionByTabToken(t4!.hash, T0 + 2 * MINUTE)).not.toBeNull();
       // The row itself lives on: its own token, and the other row's tokens, are untouched.
       expect(await store.findLiveSessionByTokenHash(row.token_hash, T0 + 2 * MINUTE)).not.toBeNull();
       expect(await store.insertTabToken(other.jti, t5!, T0 + MINUTE, 2)).toBe(true);
-      // Revoking a row lists its live tab tokens at the revocation's time.
+      // Revoking a row lists its live tab tokens at the revocation's time, and ends its superseded ones too.
       await store.revokeSession(other.jti, T0 + 3 * MINUTE);
+      expect(await store.findLiveSessionByTabToken(t5!.hash, T0 + 3 * MINUTE, { superseded: true })).toBeNull();
       const feed = await store.listRevocations(null, T0 + 4 * MINUTE, 10);
       expect(feed).toEqual([
         { jti: t1!.jti, revoked_at: T0 + 2, expires_at: row.expires_at },

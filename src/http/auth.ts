@@ -129,7 +129,8 @@ export function registerAuthRoutes(root: FastifyInstance, context: ServiceContex
         me = tokens.length === 0 ? null : await context.sessions.meByTokens(tokens, ownRosterCheck(context, request), foreignSessionSeen(request));
       } else {
         // A pinned tab's token may be a tab token, which the one-statement path does not look up.
-        const current = await currentSession(context, request);
+        // A superseded one answers 401 here only: the client's cue to pin again (docs/protocol.md §3 "Pinned tabs").
+        const current = await currentSession(context, request, true);
         me = current === null ? null : await context.sessions.me(current);
       }
       if (me === null) throw new OcError('not_authenticated', 'session: sign in first');

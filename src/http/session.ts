@@ -65,13 +65,16 @@ export function foreignSessionSeen(request: FastifyRequest): () => void {
   };
 }
 
-/** The current session, or null; looked up once per request. */
-export async function currentSession(context: ServiceContext, request: FastifyRequest): Promise<Authenticated | null> {
+/**
+ * The current session, or null; looked up once per request. `strict` (GET
+ * /api/auth/me) refuses a superseded tab token (SessionService.authenticatePinned).
+ */
+export async function currentSession(context: ServiceContext, request: FastifyRequest, strict = false): Promise<Authenticated | null> {
   if (request.authenticated === undefined) {
     const pinned = pinnedToken(request);
     let found: Authenticated | null;
     if (pinned !== undefined) {
-      found = pinned === null ? null : await context.sessions.authenticatePinned(pinned);
+      found = pinned === null ? null : await context.sessions.authenticatePinned(pinned, strict);
     } else {
       const tokens = presentedTokens(request);
       found = tokens.length === 0 ? null : await context.sessions.authenticate(tokens, ownRosterCheck(context, request), foreignSessionSeen(request));

@@ -170,13 +170,19 @@ export class SessionService {
 
   /**
    * The session a pinned tab presents in `x-oc-tab-session`: the row whose
-   * own token it is, or whose tab token it is (docs/protocol.md §3). Only this
-   * token counts; the browser's cookies are not looked at.
+   * own token it is, or whose tab token it is (docs/protocol.md §3 "Pinned
+   * tabs"). Only this token counts; the browser's cookies are not looked at.
+   *
+   * A tab token superseded by a step-up still acts as its row unless
+   * `strict` (GET /api/auth/me): there its 401 tells the client to pin
+   * again, while the host's other routes keep serving a tab whose consumer
+   * site cannot learn of the supersession.
    */
-  async authenticatePinned(token: string): Promise<Authenticated | null> {
+  async authenticatePinned(token: string, strict = false): Promise<Authenticated | null> {
     const now = this.#now().getTime();
     const hash = tokenHash(token);
-    const found = (await this.#store.findLiveSessionWithAccount(hash, now)) ?? (await this.#store.findLiveSessionByTabToken(hash, now));
+    const found =
+      (await this.#store.findLiveSessionWithAccount(hash, now)) ?? (await this.#store.findLiveSessionByTabToken(hash, now, { superseded: !strict }));
     if (found === null || found.account.merged_into !== null) return null;
     return { ...(await this.#seen(found, now)), pinned: true };
   }

@@ -353,13 +353,18 @@ export class SessionsArea implements SessionStore {
     return rowsAffected(result.numUpdatedRows);
   }
 
-  async findLiveSessionByTabToken(tokenHash: string, now: number): Promise<RosterMemberRecord | null> {
+  async findLiveSessionByTabToken(tokenHash: string, now: number, options: { readonly superseded?: boolean } = {}): Promise<RosterMemberRecord | null> {
+    const superseded = options.superseded === true;
     const rows = await this.#x.runCompiled<SessionWithAccountRow>(
-      'findLiveSessionByTabToken',
+      superseded ? 'findLiveSessionByTabToken+superseded' : 'findLiveSessionByTabToken',
       () =>
         this.#sessionWithAccount()
           .where('sessions.jti', '=', (eb) =>
-            eb.selectFrom('tab_tokens').select('tab_tokens.jti').where('tab_tokens.token_hash', '=', tokenHash).where('tab_tokens.superseded_at', 'is', null),
+            eb
+              .selectFrom('tab_tokens')
+              .select('tab_tokens.jti')
+              .where('tab_tokens.token_hash', '=', tokenHash)
+              .$if(!superseded, (query) => query.where('tab_tokens.superseded_at', 'is', null)),
           )
           .where('sessions.revoked_at', 'is', null)
           .where('sessions.expires_at', '>', now),

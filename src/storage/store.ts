@@ -593,8 +593,12 @@ export interface SessionStore {
    */
   supersedeTabTokens(jti: string, now: EpochMilliseconds, except?: string): Promise<number>;
 
-  /** Like {@link findLiveSessionWithAccount}, for a live (not superseded) token recorded by {@link insertTabToken}. */
-  findLiveSessionByTabToken(tokenHash: string, now: EpochMilliseconds): Promise<RosterMemberRecord | null>;
+  /**
+   * Like {@link findLiveSessionWithAccount}, for a token recorded by
+   * {@link insertTabToken}: a live one, or with `superseded` also one
+   * superseded while its row lives on.
+   */
+  findLiveSessionByTabToken(tokenHash: string, now: EpochMilliseconds, options?: { readonly superseded?: boolean }): Promise<RosterMemberRecord | null>;
 
   /** Sets last_seen_at of an unrevoked row; a no-op when it is already as recent. */
   touchSession(jti: string, now: EpochMilliseconds): Promise<void>;

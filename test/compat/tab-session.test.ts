@@ -168,6 +168,11 @@ function tabSuite(engine: 'sqlite' | 'postgres'): void {
     // reads /me from the cookie, and pins again (POST /api/auth/tab without a did).
     expect((await meAs(browser, pin(tabA))).status).toBe(401);
     expect((await meAs(browser, pin(otherTabA))).status).toBe(401);
+    // Only /me says so: the host's other routes still serve the tab as its account, so a tab whose
+    // consumer cannot learn of the supersession (no feed, its own me route) is not cut off from the host.
+    const identities = await browser.request('GET', '/api/auth/identities', undefined, pin(otherTabA));
+    expect(identities.status).toBe(200);
+    expect(identities.body.did_oc).toBe(didOf(a));
     expect((await browser.me()).body.account.did_oc).toBe(didOf(a));
     const repinned = await browser.request('POST', '/api/auth/tab');
     expect(repinned.body.account.did_oc).toBe(didOf(a));

@@ -130,7 +130,9 @@ export function createClient({ authOrigin, mePath }) {
       pin = null;
     }
     Object.assign(state, { account: me.body?.account ?? null, status: didOc === null ? 'anonymous' : 'authenticated', pinned: pin !== null });
-    if (didOc !== null && pin === null) await pinThisTab(didOc);
+    // As the client does: the pin is asked for without waiting, so a call made
+    // right after refresh() may still go out unpinned (on the cookie).
+    if (didOc !== null && pin === null) void pinThisTab(didOc);
     return state;
   }
 
