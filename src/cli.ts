@@ -9,16 +9,8 @@
  */
 import { parseArgs } from 'node:util';
 import { hexToBytes } from '@noble/hashes/utils.js';
-import {
-  checkResultBody,
-  createAttestationLookup,
-  createLruCache,
-  createSingleFlight,
-  parseSubject,
-  verifyAttestation,
-} from './attest/index.js';
-import { createRelayPool } from './relay/index.js';
-import { createEsploraClient } from './chain/index.js';
+import { checkResultBody, parseSubject, verifyAttestation } from './attest/index.js';
+import { buildAttestationLookup, buildChain, buildRelayPool } from './services.js';
 import { readAttestationFile } from './cli/attestation-file.js';
 import { publishFromFile } from './cli/publish.js';
 import { UsageError } from './cli/usage.js';
@@ -189,19 +181,10 @@ async function run(argv: string[]): Promise<number> {
       const parsed = parseSubject({ addr: values.addr, id: values.id, identity: values.identity });
       if (!parsed.ok) throw new UsageError(`check: ${parsed.detail.replace(/^query\.?/, '')}`);
       const thresholds = { minSats: wholeNumber(values['min-sats'], '--min-sats'), minDays: wholeNumber(values['min-days'], '--min-days') };
-      const relays = createRelayPool({ relays: config.nostrRelays, timeoutMs: 4000 });
+      const relays = buildRelayPool(config);
       try {
         progress(`asking ${config.nostrRelays.length} relay(s); chain data from ${config.esploraUrls.length} Esplora base(s)`);
-        const lookup = createAttestationLookup({
-          relays,
-          chain: createEsploraClient({ bases: config.esploraUrls }),
-          network: config.bitcoinNetwork,
-          minConfirmations: config.minConfirmations,
-          now: () => new Date(),
-          cache: createLruCache({ now: () => Date.now() }),
-          singleFlight: createSingleFlight(),
-          cacheTtlMs: 0,
-        });
+        const lookup = buildAttestationLookup(config, { relays, chain: buildChain(config), now: () => new Date() });
         const { outcome } = await lookup.check(parsed.subject);
         if (outcome.status === 'relays_unavailable') {
           out(JSON.stringify({ ok: false, reasons: ['relays_unavailable'] }, null, 2));
@@ -224,7 +207,7 @@ async function run(argv: string[]): Promise<number> {
       progress(`verifying against ${config.esploraUrls.length} Esplora base(s)`);
       const result = await verifyAttestation(
         { addr: input.addr, msg: input.msg, sig: input.sig, scheme: input.scheme, attestationId: input.attestation_id },
-        { chain: createEsploraClient({ bases: config.esploraUrls }), network: config.bitcoinNetwork, minConfirmations: config.minConfirmations, now: () => new Date() },
+        { chain: buildChain(config), network: config.bitcoinNetwork, minConfirmations: config.minConfirmations, now: () => new Date() },
       );
       out(JSON.stringify(result, null, 2));
       return result.ok ? 0 : 1;

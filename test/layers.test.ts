@@ -16,6 +16,7 @@ const LAYERS: readonly (readonly string[])[] = [
   ['relay', 'session', 'signin', 'stats'],
   ['attest', 'account', 'forms', 'metrics'],
   ['redis', 'connect', 'webauthn'],
+  ['services'],
   ['http'],
   ['main'],
   ['cli'],

@@ -101,6 +101,8 @@ export function composeSignInNotice(
 
 export class SignInNotices {
   readonly #deps: SignInNoticeDeps;
+  /** Notices being mailed after their responses: {@link settle} waits for them. */
+  readonly #pending = new Set<Promise<unknown>>();
 
   constructor(deps: SignInNoticeDeps) {
     new URL(deps.publicUrl);
@@ -126,6 +128,17 @@ export class SignInNotices {
       this.#deps.onError(error);
       return null;
     }
+  }
+
+  /** Mails the notice in the background, after the response; {@link settle} waits for every one under way. */
+  dispatch(notice: PendingNotice): void {
+    const sending = this.send(notice).finally(() => this.#pending.delete(sending));
+    this.#pending.add(sending);
+  }
+
+  /** Resolves once every dispatched notice is sent or has failed (at shutdown). */
+  async settle(): Promise<void> {
+    await Promise.allSettled([...this.#pending]);
   }
 
   /** Mails the notice to the account's verified addresses; resolves when done, never throws. */

@@ -17,8 +17,8 @@
  */
 import { createInterface } from 'node:readline';
 import { parseArgs } from 'node:util';
-import { ActivityLog, activityView } from '../account/activity.js';
-import { AccountLifecycle } from '../account/lifecycle.js';
+import { activityView } from '../account/activity.js';
+import { buildLifecycle } from '../services.js';
 import { normalizeEmail } from '../mail/address.js';
 import { accountIdFromDid, didOf } from '../session/accounts.js';
 import type { AccountRecord, Store } from '../storage/index.js';
@@ -162,8 +162,9 @@ export async function runOperatorCommand(argv: readonly string[], deps: Operator
     return EXIT.ok;
   }
   const { io, store } = deps;
-  const activity = new ActivityLog({ store, now: deps.now, onError: (error) => io.err(`warning: the event was not recorded: ${(error as Error).message}`) });
-  const lifecycle = new AccountLifecycle({ store, activity, now: deps.now, publicUrl: deps.publicUrl });
+  const { activity, lifecycle } = buildLifecycle(store, { publicUrl: deps.publicUrl }, deps.now, (error: unknown) =>
+    io.err(`warning: the event was not recorded: ${(error as Error).message}`),
+  );
 
   async function confirmed(word: string, question: string): Promise<boolean> {
     if (values.yes) return true;

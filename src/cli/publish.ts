@@ -12,7 +12,7 @@
 import { generateSecretKey } from 'nostr-tools/pure';
 import { createAttestationPublisher, type PublishOutcome } from '../attest/index.js';
 import type { Config } from '../config.js';
-import { createRelayPool } from '../relay/index.js';
+import { buildRelayPool } from '../services.js';
 import { readAttestationFile } from './attestation-file.js';
 
 export interface PublishFromFileOptions {
@@ -25,7 +25,7 @@ export interface PublishFromFileOptions {
    * trusted for nothing (docs/protocol.md §7).
    */
   readonly nostrSecretKey?: Uint8Array;
-  /** Per-relay deadline, ms; default 4000. */
+  /** Per-relay deadline, ms; default the service's (DEFAULT_RELAY_TIMEOUT_MS). */
   readonly relayTimeoutMs?: number;
   readonly now?: () => Date;
 }
@@ -33,7 +33,7 @@ export interface PublishFromFileOptions {
 export async function publishFromFile(path: string, options: PublishFromFileOptions): Promise<PublishOutcome> {
   const { config, log } = options;
   const input = await readAttestationFile(path);
-  const relays = createRelayPool({ relays: config.nostrRelays, timeoutMs: options.relayTimeoutMs ?? 4000 });
+  const relays = buildRelayPool(config, options.relayTimeoutMs);
   try {
     const publisher = createAttestationPublisher({
       relays,

@@ -8,7 +8,6 @@
  */
 import { Type } from 'typebox';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import type { ConnectService } from '../connect/index.js';
 import type { ConnectAppRecord } from '../storage/index.js';
 import type { ServiceContext } from './context.js';
 import { errorResponses, NullableString } from './schemas.js';
@@ -68,8 +67,9 @@ const Provisioned = Type.Object({
 
 const SESSION = [{ cookieAuth: [] }];
 
-export function registerConnectRoutes(root: FastifyInstance, context: ServiceContext, connect: ConnectService): void {
+export function registerConnectRoutes(root: FastifyInstance, context: ServiceContext): void {
   const app = typed(root);
+  const connect = context.connect;
   /** The app whose key authenticated a provision request. */
   const integrators = new WeakMap<FastifyRequest, ConnectAppRecord>();
 

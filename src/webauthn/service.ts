@@ -32,7 +32,7 @@ import { OcError } from '../errors.js';
 import { didOf } from '../session/accounts.js';
 import type { Authenticated, IssuedSession, SessionService } from '../session/service.js';
 import type { NonceGuard } from '../signin/bip322-signin.js';
-import type { SignInTarget } from '../account/sign-in.js';
+import type { SignInService, SignInTarget } from '../account/sign-in.js';
 import type { ActivityLog } from '../account/activity.js';
 import { isOcError } from '../errors.js';
 import type { WebAuthnAuthenticatorType, WebAuthnCredentialRecord, WebAuthnStore } from '../storage/index.js';
@@ -76,7 +76,9 @@ export interface CeremonyOptions<T> {
 
 export interface WebAuthnServiceDeps {
   readonly store: WebAuthnStore;
-  readonly sessions: Pick<SessionService, 'reissue' | 'signIn'>;
+  readonly sessions: Pick<SessionService, 'reissue'>;
+  /** The door every sign-in goes through (src/account/sign-in.ts). */
+  readonly signIn: Pick<SignInService, 'open'>;
   readonly rp: RelyingParty;
   readonly secret: Uint8Array;
   readonly nonces: NonceGuard;
@@ -395,13 +397,7 @@ export class WebAuthnService {
     // A discoverable credential names the user it was made for; it must be the one stored.
     if (input.response.response?.userHandle !== credential.user_handle) throw failed('the user handle does not match the passkey');
     await this.#assert(credential, claims, input.response, true);
-    return this.#deps.sessions.signIn({
-      accountId: credential.account_id,
-      method: 'passkey',
-      add: target.add,
-      current: target.add ? target.current : null,
-      client: target.client,
-    });
+    return this.#deps.signIn.open({ ...target, accountId: credential.account_id, method: 'passkey' });
   }
 
   async #assert(credential: WebAuthnCredentialRecord, claims: ChallengeClaims, response: AuthenticationResponseJSON, requireUserVerification: boolean): Promise<void> {
