@@ -10,25 +10,75 @@
  */
 import { byId, h, say, t } from './common.js';
 
+/**
+ * The parts of an OpenAPI 3.1 document this page reads.
+ *
+ * @typedef {object} Schema a schema, a response or a `$ref` to one
+ * @property {string} [$ref]
+ * @property {string} [description]
+ * @property {string | string[]} [type]
+ * @property {unknown} [example]
+ * @property {unknown} [const]
+ * @property {unknown[]} [enum]
+ * @property {Schema[]} [anyOf]
+ * @property {Schema[]} [oneOf]
+ * @property {Record<string, Schema>} [properties]
+ * @property {string[]} [required]
+ * @property {Schema} [items]
+ * @property {number} [minimum]
+ * @property {string} [pattern]
+ *
+ * @typedef {object} Parameter
+ * @property {string} name
+ * @property {string} in `path`, `query` or `header`
+ * @property {boolean} [required]
+ * @property {string} [description]
+ * @property {Schema} [schema]
+ *
+ * @typedef {object} Operation
+ * @property {string} [summary]
+ * @property {string} [description]
+ * @property {string[]} [tags]
+ * @property {Record<string, string[]>[]} [security]
+ * @property {Parameter[]} [parameters]
+ * @property {{content?: Record<string, {schema?: Schema}>}} [requestBody]
+ * @property {Record<string, Schema>} [responses]
+ *
+ * @typedef {object} OpenApi
+ * @property {Record<string, Record<string, Operation | undefined>>} [paths]
+ * @property {{name: string, description?: string}[]} [tags]
+ */
+
 const METHODS = ['get', 'post', 'put', 'patch', 'delete'];
 const main = byId('main');
 const pageError = byId('page-error');
 const pageStatus = byId('page-status');
 
-/** @type {any} */
+/** @type {any} the document, walked by the paths of its `$ref`s */
 let documentRoot = null;
 
-/** Follows a local `$ref` (`#/components/schemas/Name`). */
+/**
+ * Follows a local `$ref` (`#/components/schemas/Name`).
+ *
+ * @param {Schema | undefined} schema
+ * @returns {Schema}
+ */
 function resolve(schema) {
+  /** @type {any} */
   let current = schema;
   for (let hops = 0; current && typeof current.$ref === 'string' && hops < 8; hops += 1) {
     const path = current.$ref.replace(/^#\//, '').split('/');
-    current = path.reduce((node, key) => (node ? node[key] : undefined), documentRoot);
+    current = path.reduce((/** @type {any} */ node, /** @type {string} */ key) => (node ? node[key] : undefined), documentRoot);
   }
   return current || {};
 }
 
-/** A value of `schema`'s shape to start a request body from. */
+/**
+ * A value of `schema`'s shape to start a request body from.
+ *
+ * @param {Schema | undefined} schema
+ * @returns {unknown}
+ */
 function exampleOf(schema, depth = 0) {
   const resolved = resolve(schema);
   if (depth > 5) return null;
@@ -43,6 +93,7 @@ function exampleOf(schema, depth = 0) {
   const type = Array.isArray(resolved.type) ? resolved.type.find((name) => name !== 'null') : resolved.type;
   switch (type) {
     case 'object': {
+      /** @type {Record<string, unknown>} */
       const out = {};
       const properties = resolved.properties || {};
       const required = new Set(resolved.required || []);
@@ -66,11 +117,12 @@ function exampleOf(schema, depth = 0) {
   }
 }
 
-/** `GET /api/auth/me` → `get-api-auth-me`: ids for anchors and fields. */
+/** `GET /api/auth/me` → `get-api-auth-me`: ids for anchors and fields. @param {string} text */
 function slug(text) {
   return text.toLowerCase().replace(/[^a-z0-9]+/g, '-').replace(/^-|-$/g, '');
 }
 
+/** @param {Operation} operation */
 function describeSecurity(operation) {
   const schemes = (operation.security || []).flatMap((entry) => Object.keys(entry));
   if (schemes.includes('bearerAuth')) return t('explorer.auth_key');
@@ -78,7 +130,7 @@ function describeSecurity(operation) {
   return t('explorer.auth_public');
 }
 
-/** Pretty JSON when the text is JSON, else the text. */
+/** Pretty JSON when the text is JSON, else the text. @param {string} text */
 function pretty(text) {
   try {
     return JSON.stringify(JSON.parse(text), null, 2);
@@ -87,13 +139,18 @@ function pretty(text) {
   }
 }
 
+/**
+ * @param {string} path
+ * @param {string} method
+ * @param {Operation} operation
+ */
 function renderOperation(path, method, operation) {
   const id = slug(`${method} ${path}`);
   const parameters = (operation.parameters || []).map((parameter) => ({ ...parameter, schema: resolve(parameter.schema) }));
   const bodySchema = operation.requestBody?.content?.['application/json']?.schema;
   const needsKey = (operation.security || []).some((entry) => 'bearerAuth' in entry);
-  /** @type {Map<string, HTMLInputElement>} */
-  const fields = new Map();
+  /** @type {{parameter: Parameter, input: HTMLInputElement}[]} each parameter with its field */
+  const fields = [];
 
   const form = h('form', { novalidate: true, 'aria-label': t('explorer.try', { route: `${method.toUpperCase()} ${path}` }) });
   for (const parameter of parameters) {
@@ -103,11 +160,11 @@ function renderOperation(path, method, operation) {
     const input = /** @type {HTMLInputElement} */ (
       h('input', { id: fieldId, name: parameter.name, type: 'text', autocomplete: 'off', spellcheck: 'false', required: parameter.required === true, 'aria-describedby': hint ? hintId : undefined })
     );
-    fields.set(`${parameter.in}:${parameter.name}`, input);
+    fields.push({ parameter, input });
     form.append(
       h('label', { for: fieldId }, h('code', { text: parameter.name }), ` ${t('explorer.parameter_where', { in: parameter.in, required: parameter.required ? 'yes' : 'no' })}`),
       input,
-      hint ? h('p', { id: hintId, class: 'hint', text: hint }) : null,
+      ...(hint ? [h('p', { id: hintId, class: 'hint', text: hint })] : []),
     );
   }
   let keyInput = null;
@@ -134,8 +191,7 @@ function renderOperation(path, method, operation) {
     event.preventDefault();
     say(bodyError, '');
     let url = path;
-    for (const parameter of parameters) {
-      const input = fields.get(`${parameter.in}:${parameter.name}`);
+    for (const { parameter, input } of fields) {
       const value = input.value.trim();
       input.setAttribute('aria-invalid', String(parameter.required === true && value === ''));
       if (parameter.required && value === '') {
@@ -146,8 +202,8 @@ function renderOperation(path, method, operation) {
       if (parameter.in === 'path') url = url.replace(`{${parameter.name}}`, encodeURIComponent(value));
     }
     const query = new URLSearchParams();
-    for (const parameter of parameters) {
-      const value = fields.get(`${parameter.in}:${parameter.name}`).value.trim();
+    for (const { parameter, input } of fields) {
+      const value = input.value.trim();
       if (parameter.in === 'query' && value !== '') query.append(parameter.name, value);
     }
     if ([...query].length > 0) url += `?${query}`;
@@ -222,6 +278,7 @@ function renderOperation(path, method, operation) {
   return details;
 }
 
+/** @param {OpenApi} openapi */
 function render(openapi) {
   documentRoot = openapi;
   const tags = (openapi.tags || []).map((tag) => tag.name);
@@ -232,8 +289,9 @@ function render(openapi) {
       const operation = item[method];
       if (!operation) continue;
       const tag = (operation.tags && operation.tags[0]) || 'other';
-      if (!byTag.has(tag)) byTag.set(tag, []);
-      byTag.get(tag).push(renderOperation(path, method, operation));
+      const list = byTag.get(tag) ?? [];
+      byTag.set(tag, list);
+      list.push(renderOperation(path, method, operation));
     }
   }
   const order = [...tags.filter((tag) => byTag.has(tag)), ...[...byTag.keys()].filter((tag) => !tags.includes(tag))];
@@ -246,7 +304,7 @@ function render(openapi) {
         { class: 'explorer-group', id: `group-${slug(tag)}`, 'aria-labelledby': `group-${slug(tag)}-title` },
         h('h2', { id: `group-${slug(tag)}-title`, text: tag }),
         descriptions.get(tag) ? h('p', { class: 'hint', text: descriptions.get(tag) }) : null,
-        ...byTag.get(tag),
+        ...(byTag.get(tag) ?? []),
       ),
     ),
   );
@@ -256,10 +314,11 @@ function render(openapi) {
   const applyFilter = () => {
     const words = filter.value.toLowerCase().split(/\s+/).filter(Boolean);
     let shown = 0;
-    for (const section of byId('operations').children) {
+    for (const section of /** @type {HTMLCollectionOf<HTMLElement>} */ (byId('operations').children)) {
       let inSection = 0;
       for (const operation of section.querySelectorAll('details.operation')) {
-        const match = words.every((word) => operation.dataset.search.includes(word));
+        if (!(operation instanceof HTMLDetailsElement)) continue;
+        const match = words.every((word) => (operation.dataset.search ?? '').includes(word));
         operation.hidden = !match;
         if (match) inSection += 1;
       }
