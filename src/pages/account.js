@@ -37,20 +37,42 @@ import { createProofPanel, proofOptions } from './stepup.js';
 import { setUpLinking } from './link.js';
 import { browserErrorText, createCredential, describeKeyError, wasCancelled, webauthnSupported } from './passkeys.js';
 
+/** @typedef {import('./common.js').ApiResult} ApiResult */
+/** @typedef {import('./common.js').Identity} Identity */
+
+/**
+ * The active account as GET /api/auth/me and PATCH /api/auth/account answer it.
+ *
+ * @typedef {import('./common.js').AccountSummary & {primary_btc?: string | null}} Account
+ */
+
+/**
+ * A security key or passkey (GET /api/auth/webauthn/credentials).
+ *
+ * @typedef {object} Key
+ * @property {string} id
+ * @property {string} label
+ * @property {boolean} sign_in a passkey, which also signs in
+ * @property {string} created_at
+ * @property {string | null} [last_used_at]
+ */
+
 const SIGN_IN_AGAIN = '/signin?return_to=/account';
 
 const main = byId('main');
 const pageError = byId('page-error');
 const pageStatus = byId('page-status');
 
-/** @type {{account: any, roster: any[]} | null} */
+/** @typedef {{account: Account, roster: import('./common.js').AccountSummary[]}} Me */
+
+/** @type {Me | null} */
 let me = null;
-/** @type {any[] | null} null while unknown (not loaded, or the host has no identities route) */
+/** @type {Identity[] | null} null while unknown (not loaded, or the host has no identities route) */
 let identities = null;
-/** @type {any[] | null} null while unknown, or where keys are not available */
+/** @type {Key[] | null} null while unknown, or where keys are not available */
 let keys = null;
 
-/** A 401 `not_authenticated` anywhere means the session is gone: sign in again. */
+/** A 401 `not_authenticated` anywhere means the session is gone: sign in again. @param {ApiResult} result */
 function sessionLost(result) {
   if (result.status === 401 && result.code === 'not_authenticated') {
     window.location.replace(SIGN_IN_AGAIN);
@@ -59,7 +81,7 @@ function sessionLost(result) {
   return false;
 }
 
-/** Moves focus to a heading after the content under it was replaced, so keyboard users keep their place. */
+/** Moves focus to a heading after the content under it was replaced, so keyboard users keep their place. @param {string} id */
 function focusHeading(id) {
   const heading = byId(id);
   heading.setAttribute('tabindex', '-1');
@@ -68,28 +90,35 @@ function focusHeading(id) {
 
 // ---- loading and rendering ----
 
+/**
+ * (Re)loads the whole page.
+ *
+ * @returns {Promise<Me | null>} what was loaded, or null when the page could not load (and says so, or has moved on)
+ */
 async function load() {
   const answer = await api('GET', '/api/auth/me');
   if (answer.status === 401) {
     window.location.replace(SIGN_IN_AGAIN);
-    return false;
+    return null;
   }
   if (!answer.ok || !answer.body || !answer.body.account) {
     say(pageStatus, '');
     say(pageError, describeError(answer));
     main.setAttribute('aria-busy', 'false');
-    return false;
+    return null;
   }
   // Hosts that predate multi-account omit `roster` (docs/api.md Versioning 2).
-  me = { account: answer.body.account, roster: Array.isArray(answer.body.roster) ? answer.body.roster : [] };
-  renderAccount(me.account);
-  renderRoster(me.roster);
+  const loaded = { account: answer.body.account, roster: Array.isArray(answer.body.roster) ? answer.body.roster : [] };
+  me = loaded;
+  renderAccount(loaded.account);
+  renderRoster(loaded.roster);
   byId('content').hidden = false;
   main.setAttribute('aria-busy', 'false');
   await Promise.all([loadIdentities(), loadKeys(), loadDevices(), loadActivity()]);
-  return true;
+  return loaded;
 }
 
+/** @param {Account} account */
 function renderAccount(account) {
   const name = accountName(account);
   document.title = `${name} · ${t('account.title')} · ${document.body.dataset.brand || 'oc-host'}`;
@@ -116,6 +145,7 @@ for (const [buttonId, sourceId] of [
   });
 }
 
+/** @param {import('./common.js').AccountSummary[]} roster */
 function renderRoster(roster) {
   const list = byId('roster');
   list.replaceChildren(
@@ -158,20 +188,24 @@ async function loadIdentities() {
   }
   say(byId('identities-error'), '');
   const body = answer.body;
-  identities = Array.isArray(body) ? body : Array.isArray(body && body.identities) ? body.identities : [];
-  renderIdentities(identities);
+  /** @type {Identity[]} */
+  const listed = Array.isArray(body) ? body : Array.isArray(body && body.identities) ? body.identities : [];
+  identities = listed;
+  renderIdentities(listed);
 }
 
+/** @param {Identity[]} list */
 function renderIdentities(list) {
   const removable = list.length > 1;
   byId('identities').replaceChildren(
     ...list.map((identity) => {
       const { title, sub } = describeIdentity(identity);
       let button = null;
-      if (removable && typeof identity.id === 'string') {
+      const id = identity.id;
+      if (removable && typeof id === 'string') {
         button = h('button', { type: 'button', class: 'danger', 'aria-label': t('account.remove_named', { name: title }), text: t('account.remove') });
         const removeButton = button;
-        removeButton.addEventListener('click', () => removeIdentity(identity, title, removeButton));
+        removeButton.addEventListener('click', () => removeIdentity(id, title, removeButton));
       }
       return h(
         'li',
@@ -206,10 +240,13 @@ async function loadKeys() {
     say(byId('keys-error'), describeKeyError(answer));
     return;
   }
-  keys = Array.isArray(answer.body.credentials) ? answer.body.credentials : [];
-  renderKeys(keys);
+  /** @type {Key[]} */
+  const listed = Array.isArray(answer.body.credentials) ? answer.body.credentials : [];
+  keys = listed;
+  renderKeys(listed);
 }
 
+/** @param {Key} key */
 function describeKey(key) {
   const kind = key.sign_in ? t('account.key_kind_passkey') : t('account.key_kind_security');
   const added = t('account.key_added_on', { date: formatDate(key.created_at) });
@@ -217,6 +254,7 @@ function describeKey(key) {
   return `${kind} · ${added} · ${used}`;
 }
 
+/** @param {Key[]} list */
 function renderKeys(list) {
   byId('keys').replaceChildren(
     ...list.map((key) => {
@@ -232,9 +270,15 @@ function renderKeys(list) {
   byId('keys-empty').hidden = list.length > 0;
 }
 
-/** Swaps the key's title for a small form in place; Escape or Cancel puts it back. */
+/**
+ * Swaps the key's title for a small form in place; Escape or Cancel puts it back.
+ *
+ * @param {Key} key
+ * @param {HTMLElement} item the key's list item
+ * @param {HTMLElement} main the part of the item the form stands in for
+ */
 function startRename(key, item, main) {
-  const inputId = `key-rename-${item.dataset.key.slice(0, 16)}`;
+  const inputId = `key-rename-${key.id.slice(0, 16)}`;
   const input = /** @type {HTMLInputElement} */ (h('input', { id: inputId, type: 'text', maxlength: '64', value: key.label, autocomplete: 'off' }));
   const cancel = h('button', { type: 'button', class: 'link', text: t('page.cancel') });
   const form = /** @type {HTMLFormElement} */ (
@@ -271,6 +315,10 @@ function startRename(key, item, main) {
   input.select();
 }
 
+/**
+ * @param {Key} key
+ * @param {HTMLButtonElement} button
+ */
 async function removeKey(key, button) {
   const error = byId('keys-error');
   say(error, '');
@@ -331,6 +379,7 @@ keyForm.addEventListener('submit', async (event) => {
 
 // ---- devices (GET /api/auth/sessions) ----
 
+/** How a session was signed in (its `signing_method`), in words. @param {unknown} method */
 function describeMethod(method) {
   if (method === 'bip322') return t('method.bip322');
   if (method === 'email_otp') return t('method.email_otp');
@@ -341,6 +390,19 @@ function describeMethod(method) {
   }
   return t('method.unknown');
 }
+
+/**
+ * A browser signed in to the account (GET /api/auth/sessions).
+ *
+ * @typedef {object} Device
+ * @property {string} id
+ * @property {string | null} [device] the browser and system, in words
+ * @property {string | null} [network]
+ * @property {string} created_at
+ * @property {string} last_seen_at
+ * @property {string} signing_method
+ * @property {boolean} current this browser
+ */
 
 async function loadDevices() {
   const section = byId('devices-section');
@@ -357,6 +419,7 @@ async function loadDevices() {
     say(byId('devices-error'), describeError(answer));
     return;
   }
+  /** @type {Device[]} */
   const sessions = Array.isArray(answer.body.sessions) ? answer.body.sessions : [];
   byId('devices').replaceChildren(
     ...sessions.map((session) => {
@@ -380,6 +443,11 @@ async function loadDevices() {
   byId('devices-others').hidden = sessions.filter((session) => !session.current).length === 0;
 }
 
+/**
+ * @param {Device} session
+ * @param {string} title
+ * @param {HTMLButtonElement} button
+ */
 async function signOutDevice(session, title, button) {
   const error = byId('devices-error');
   say(error, '');
@@ -427,16 +495,36 @@ const ACTIVITY_PAGE = 20;
 /** @type {string | null} */
 let activityNext = null;
 
-/** The account fields an `account_edited` event names, in words. */
+/**
+ * An event of the account's activity (GET /api/auth/activity); what its
+ * `detail` holds depends on its kind (docs/protocol.md §6 "Activity").
+ *
+ * @typedef {object} ActivityEvent
+ * @property {string} kind
+ * @property {string} at
+ * @property {Record<string, string | number | boolean | null | string[]>} [detail]
+ */
+
+/**
+ * The account fields an `account_edited` event names, in words.
+ *
+ * @type {Readonly<Record<string, string>>}
+ */
 const FIELDS = { display_name: 'field.display_name' };
 
-/** One sentence per event kind (docs/protocol.md §6 "Activity"). */
+/** One sentence per event kind (docs/protocol.md §6 "Activity"). @param {ActivityEvent} event */
 function describeEvent(event) {
   const d = event.detail || {};
-  const where = [d.device, d.network ? t('account.network', { network: d.network }) : null].filter(Boolean).join(', ');
+  const where = [d.device, d.network ? t('account.network', { network: String(d.network) }) : null].filter(Boolean).join(', ');
+  /** @param {unknown} value */
   const name = (value) => (typeof value === 'string' ? value : '');
+  /** @param {unknown} value */
   const method = (value) => (value === 'key' ? t('method.key') : describeMethod(value));
   // A missing name leaves no gap behind.
+  /**
+   * @param {string} key
+   * @param {Record<string, string | number>} [values]
+   */
   const said = (key, values) => t(key, values).replace(/\s{2,}/g, ' ').trim();
   switch (event.kind) {
     case 'signin':
@@ -454,7 +542,7 @@ function describeEvent(event) {
     case 'identity_unlinked':
       return said('event.identity_unlinked', { kind: name(d.kind), value: name(d.value) });
     case 'account_merged':
-      return d.merged_from ? said('event.merged_from', { account: d.merged_from }) : said('event.merged_into', { account: name(d.merged_into) });
+      return d.merged_from ? said('event.merged_from', { account: String(d.merged_from) }) : said('event.merged_into', { account: name(d.merged_into) });
     case 'account_edited':
       return Array.isArray(d.fields)
         ? said('event.edited', { fields: formatList(d.fields.map((field) => (Object.hasOwn(FIELDS, field) ? t(FIELDS[field]) : String(field).replace('_', ' ')))) })
@@ -489,6 +577,7 @@ function describeEvent(event) {
   }
 }
 
+/** @param {ActivityEvent} event */
 function activityItem(event) {
   const failed = event.kind.endsWith('_failed');
   return h(
@@ -584,7 +673,7 @@ byId('confirm-no').addEventListener('click', () => /** @type {HTMLDialogElement}
  * cancelled the step-up (after `onCancel`, which says so) or when the
  * session is gone (sessionLost has moved the page on).
  *
- * @param {() => Promise<{ok: boolean, status: number, code: string | null, body: any}>} request
+ * @param {() => Promise<ApiResult>} request
  * @param {string} action what the proof is for, to finish "To …, prove …": "remove the key Desk key" (an `action.*` message)
  * @param {() => void} [onCancel]
  */
@@ -600,6 +689,10 @@ async function withStepUp(request, action, onCancel = () => {}) {
   return sessionLost(answer) ? null : answer;
 }
 
+/**
+ * @param {import('./common.js').AccountSummary} entry
+ * @param {HTMLButtonElement} button
+ */
 async function switchTo(entry, button) {
   say(byId('roster-error'), '');
   await busy(button, async () => {
@@ -610,13 +703,18 @@ async function switchTo(entry, button) {
       if (switched.code === 'not_in_roster' || switched.code === 'unknown_did_oc') await load();
       return;
     }
-    if (await load()) {
-      say(pageStatus, t('account.now_using', { name: accountName(me.account) }));
+    const loaded = await load();
+    if (loaded) {
+      say(pageStatus, t('account.now_using', { name: accountName(loaded.account) }));
       focusHeading('active-title');
     }
   });
 }
 
+/**
+ * @param {'current' | 'all'} scope
+ * @param {HTMLButtonElement} button
+ */
 async function logout(scope, button) {
   say(byId('signout-error'), '');
   if (scope === 'all') {
@@ -646,8 +744,9 @@ async function logout(scope, button) {
       return;
     }
     const previous = me ? accountName(me.account) : '';
-    if (await load()) {
-      say(pageStatus, t('account.signed_out_of', { previous, name: accountName(me.account) }));
+    const loaded = await load();
+    if (loaded) {
+      say(pageStatus, t('account.signed_out_of', { previous, name: accountName(loaded.account) }));
       focusHeading('active-title');
     }
   });
@@ -708,8 +807,9 @@ deleteForm.addEventListener('submit', async (event) => {
       window.location.assign('/signin?deleted=1');
       return;
     }
-    if (await load()) {
-      say(pageStatus, t('account.deleted_switched', { deleted, name: accountName(me.account) }));
+    const loaded = await load();
+    if (loaded) {
+      say(pageStatus, t('account.deleted_switched', { deleted, name: accountName(loaded.account) }));
       focusHeading('active-title');
     }
   });
@@ -751,7 +851,12 @@ nameForm.addEventListener('submit', async (event) => {
   });
 });
 
-async function removeIdentity(identity, title, button) {
+/**
+ * @param {string} id the identity's id
+ * @param {string} title the identity in words
+ * @param {HTMLButtonElement} button
+ */
+async function removeIdentity(id, title, button) {
   const error = byId('identities-error');
   say(error, '');
   const sure = await confirmAction({
@@ -764,7 +869,7 @@ async function removeIdentity(identity, title, button) {
     return;
   }
   await busy(button, async () => {
-    const removed = await withStepUp(() => api('DELETE', `/api/auth/identities?id=${encodeURIComponent(identity.id)}`), t('action.remove_identity', { name: title }), () => say(pageStatus, t('account.nothing_removed')));
+    const removed = await withStepUp(() => api('DELETE', `/api/auth/identities?id=${encodeURIComponent(id)}`), t('action.remove_identity', { name: title }), () => say(pageStatus, t('account.nothing_removed')));
     if (removed === null) return;
     if (!removed.ok) {
       say(error, describeError(removed));
@@ -784,7 +889,12 @@ const proofPanel = createProofPanel(byId('sudo-panel'), {
   onSessionLost: sessionLost,
 });
 
-/** Opens the dialog; resolves true once the account proved itself, false when cancelled. */
+/**
+ * Opens the dialog; resolves true once the account proved itself, false when cancelled.
+ *
+ * @param {string} action what the proof is for (an `action.*` message)
+ * @returns {Promise<boolean>}
+ */
 function stepUp(action) {
   proofPanel.reset(proofOptions(identities, me && me.account, keys));
   byId('sudo-intro').textContent = t('stepup.intro_action', { action });

@@ -12,6 +12,36 @@ import { locale, t } from './i18n.js';
 export { formatDate, formatDateTime, formatList, formatTime, t, tNodes } from './i18n.js';
 
 /**
+ * What {@link api} answers, for a success and a failure alike.
+ *
+ * @typedef {object} ApiResult
+ * @property {boolean} ok
+ * @property {number} status the HTTP status; 0 when the service was not reached
+ * @property {string | null} code the error code of a failed call (docs/errors.md), `network`, or `http_<status>`; null on success
+ * @property {any} body the JSON answer as the service sent it, null when there was none
+ * @property {string | null} date the answer's HTTP Date, null without one
+ */
+
+/**
+ * A way to sign in that an account holds (GET /api/auth/identities, docs/api.md).
+ *
+ * @typedef {object} Identity
+ * @property {string} [id] what DELETE /api/auth/identities names it by
+ * @property {string} kind `btc`, `email`, `oauth`, …
+ * @property {string} value
+ * @property {boolean} [verified]
+ */
+
+/**
+ * An account as /me, the roster and the 409 `holder` name it: enough to show its name.
+ *
+ * @typedef {object} AccountSummary
+ * @property {string} did_oc
+ * @property {string | null} [display_name]
+ * @property {{kind: string, value: string} | null} [display_identity]
+ */
+
+/**
  * Calls the API on this origin. Never throws: a network failure answers
  * `{ok: false, status: 0, code: 'network'}`. It asks in the page's language,
  * so a code mail sent from a page shown with `?lang=` is in that language too
@@ -20,11 +50,12 @@ export { formatDate, formatDateTime, formatList, formatTime, t, tNodes } from '.
  * @param {string} method
  * @param {string} path
  * @param {unknown} [body] sent as JSON when given
- * @returns {Promise<{ok: boolean, status: number, code: string | null, body: any}>}
+ * @returns {Promise<ApiResult>}
  */
 export async function api(method, path, body) {
-  /** @type {RequestInit} */
+  /** @type {Record<string, string>} */
   const headers = { accept: 'application/json', 'accept-language': locale };
+  /** @type {RequestInit} */
   const init = { method, credentials: 'same-origin', cache: 'no-store', headers };
   if (body !== undefined) {
     init.headers = { ...headers, 'content-type': 'application/json' };
@@ -34,7 +65,7 @@ export async function api(method, path, body) {
   try {
     response = await fetch(path, init);
   } catch {
-    return { ok: false, status: 0, code: 'network', body: null };
+    return { ok: false, status: 0, code: 'network', body: null, date: null };
   }
   let data = null;
   try {
@@ -47,7 +78,11 @@ export async function api(method, path, body) {
   return { ok: response.ok, status: response.status, code, body: data, date: response.headers.get('date') };
 }
 
-/** The message key of the sentence for each error code of docs/errors.md that a person can meet on these pages. */
+/**
+ * The message key of the sentence for each error code of docs/errors.md that a person can meet on these pages.
+ *
+ * @type {Readonly<Record<string, string>>}
+ */
 const MESSAGES = {
   network: 'error.network',
   bad_request: 'error.bad_request',
@@ -79,7 +114,11 @@ const MESSAGES = {
   not_ready: 'error.not_ready',
 };
 
-/** The `codes` of a refused proof name the verification code (docs/errors.md): their message keys. */
+/**
+ * The `codes` of a refused proof name the verification code (docs/errors.md): their message keys.
+ *
+ * @type {Readonly<Record<string, string>>}
+ */
 const CHALLENGE_MESSAGES = {
   expired: 'challenge.expired',
   sig_invalid: 'challenge.sig_invalid',
@@ -90,7 +129,11 @@ const CHALLENGE_MESSAGES = {
   decode_error: 'challenge.nonce_mismatch',
 };
 
-/** The `oauth_error` codes the provider callback redirects with (src/signin/oauth-errors.ts): their message keys. */
+/**
+ * The `oauth_error` codes the provider callback redirects with (src/signin/oauth-errors.ts): their message keys.
+ *
+ * @type {Readonly<Record<string, string>>}
+ */
 const OAUTH_ERROR_MESSAGES = {
   state_mismatch: 'oauth.state_mismatch',
   access_denied: 'oauth.access_denied',
@@ -186,7 +229,9 @@ export function afterProof(returnTo) {
  * sets textContent; `false`, null and undefined are left out. Never `style`:
  * the Content-Security-Policy forbids inline style.
  *
- * @param {string} tag
+ * @template {keyof HTMLElementTagNameMap} K
+ * @param {K} tag
+ * @returns {HTMLElementTagNameMap[K]}
  * @param {Record<string, any>} [attributes]
  * @param {...(Node | string | null | undefined)} children
  */
@@ -260,9 +305,15 @@ export async function busy(button, work) {
   }
 }
 
-/** The submit button of a form. @param {HTMLFormElement} form */
+/**
+ * The submit button of a form.
+ *
+ * @param {HTMLFormElement} form
+ * @returns {HTMLButtonElement | null}
+ */
 export function submitButtonOf(form) {
-  return form.querySelector('button[type="submit"]');
+  const button = form.querySelector('button[type="submit"]');
+  return button instanceof HTMLButtonElement ? button : null;
 }
 
 /**
@@ -270,14 +321,14 @@ export function submitButtonOf(form) {
  * copy by hand. Answers whether the copy happened.
  *
  * @param {string} text
- * @param {HTMLTextAreaElement} [source] selected when the clipboard is refused
+ * @param {HTMLElement} [source] the field or the element that shows it, selected when the clipboard is refused
  */
 export async function copyText(text, source) {
   try {
     await navigator.clipboard.writeText(text);
     return true;
   } catch {
-    if (source && typeof source.select === 'function') {
+    if (source instanceof HTMLTextAreaElement || source instanceof HTMLInputElement) {
       source.focus();
       source.select();
     } else if (source) {
@@ -296,23 +347,24 @@ export async function copyText(text, source) {
  * GET /api/challenge for this origin (docs/api.md "Signed challenge").
  *
  * @param {string} address
- * @param {'login' | 'sudo'} purpose
+ * @param {'login' | 'sudo' | 'link'} purpose
  */
 export function fetchChallenge(address, purpose) {
   const query = new URLSearchParams({ addr: address, audience: window.location.origin, purpose });
   return api('GET', `/api/challenge?${query}`);
 }
 
-/** A rough shape check, so an obvious typo is caught before a round trip; the service decides. */
+/** A rough shape check, so an obvious typo is caught before a round trip; the service decides. @param {string} value */
 export function looksLikeBitcoinAddress(value) {
   return /^[A-Za-z0-9]{25,90}$/.test(value);
 }
 
+/** @param {string} value */
 export function looksLikeEmail(value) {
   return /^[^\s@]+@[^\s@]+\.[^\s@]+$/.test(value);
 }
 
-/** `4:05` for 245 to 245.99 seconds; `0:00` at or past zero. */
+/** `4:05` for 245 to 245.99 seconds; `0:00` at or past zero. @param {number} seconds */
 export function clockText(seconds) {
   const whole = Math.max(0, Math.floor(seconds));
   return `${Math.floor(whole / 60)}:${String(whole % 60).padStart(2, '0')}`;
@@ -357,7 +409,7 @@ export function countdown(element, iso, render, onExpire, serverDate = null) {
   };
 }
 
-/** The digits of a typed code: `123 456` and `123-456` are `123456`. */
+/** The digits of a typed code: `123 456` and `123-456` are `123456`. @param {string} value */
 export function codeDigits(value) {
   return value.replace(/[^0-9]/g, '');
 }
@@ -381,6 +433,7 @@ export function submitAtSixDigits(field, form, active) {
   });
 }
 
+/** @type {Readonly<Record<string, string>>} */
 const IDENTITY_KINDS = {
   btc: 'kind.btc',
   email: 'kind.email',
@@ -400,7 +453,7 @@ export function identityKindLabel(kind) {
  * the provider's name with its subject below, anything else by its value
  * with its kind below.
  *
- * @param {{kind: string, value: string, verified?: boolean}} identity
+ * @param {Identity} identity
  */
 export function describeIdentity(identity) {
   if (identity.kind === 'oauth' && typeof identity.value === 'string' && identity.value.includes(':')) {
@@ -415,6 +468,8 @@ export function describeIdentity(identity) {
 /**
  * A name short enough for a heading: the display name, else the shown
  * identity with a long value cut in the middle (`bc1qu26c7n…esx3l2`).
+ *
+ * @param {AccountSummary} account
  */
 export function shortName(account) {
   const name = accountName(account);
@@ -426,7 +481,7 @@ export function shortName(account) {
  * The name to show for an account: its display name, else its display
  * identity, else its did.
  *
- * @param {{display_name?: string | null, display_identity?: {kind: string, value: string}, did_oc: string}} account
+ * @param {AccountSummary} account
  */
 export function accountName(account) {
   if (account.display_name) return account.display_name;

@@ -15,11 +15,13 @@ const SHIPPED = ['en', 'de', 'es', 'fr'];
 const asked = document.documentElement.lang;
 /** The page's language: one of the shipped ones. */
 export const locale = SHIPPED.includes(asked) ? asked : 'en';
+/** @type {{messages: Readonly<Record<string, string>>}} */
 const { messages } = await import(`./messages-${locale}.js`);
 
 /** @type {Map<string, IntlMessageFormat>} */
 const formats = new Map();
 
+/** @param {string} key */
 function formatOf(key) {
   let format = formats.get(key);
   if (format === undefined) {
@@ -86,7 +88,7 @@ export function formatList(items) {
   return listFormat.format(items);
 }
 
-/** The language cookie: a year, this site only, sent on top-level navigations. */
+/** The language cookie: a year, this site only, sent on top-level navigations. @param {string} language */
 function rememberLanguage(language) {
   const secure = window.location.protocol === 'https:' ? '; Secure' : '';
   document.cookie = `oc_lang=${language}; Path=/; Max-Age=31536000; SameSite=Lax${secure}`;

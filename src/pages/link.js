@@ -34,7 +34,45 @@ import {
 } from './common.js';
 import { detectWallets, walletErrorText } from './wallets.js';
 
-/** Whether `identity` is the one just proven (e-mails are stored lowercased, docs/protocol.md §2). */
+/** @typedef {import('./common.js').ApiResult} ApiResult */
+/** @typedef {import('./common.js').Identity} Identity */
+
+/**
+ * The account that holds an identity, as a 409 `address_linked_elsewhere` or
+ * `email_linked_elsewhere` names it in `holder`, with what it holds.
+ *
+ * @typedef {object} Holder
+ * @property {string} did_oc
+ * @property {string | null} [display_name]
+ * @property {Identity[]} [identities]
+ * @property {{id: string, name: string}[]} [apps]
+ * @property {{name: string}[]} [security_keys]
+ */
+
+/**
+ * What a merge did: the answer's `merged`.
+ *
+ * @typedef {object} Merged
+ * @property {string} did_oc the account merged into this one
+ * @property {{identities?: Identity[], apps?: {name: string}[]}} [moved]
+ * @property {{identities?: Identity[], security_keys?: {name: string}[], apps?: {name: string}[]}} [removed]
+ */
+
+/**
+ * An answer's list, or none where an older host left it out.
+ *
+ * @template T
+ * @param {T[] | null | undefined} value
+ * @returns {T[]}
+ */
+const listOf = (value) => (Array.isArray(value) ? value : []);
+
+/**
+ * Whether `identity` is the one just proven (e-mails are stored lowercased, docs/protocol.md §2).
+ *
+ * @param {Identity} identity
+ * @param {string} shown
+ */
 function isProven(identity, shown) {
   return typeof identity.value === 'string' && identity.value.toLowerCase() === shown.toLowerCase();
 }
@@ -65,16 +103,24 @@ function choice(id, value, title, sub, mono) {
  * apps, each with an unticked checkbox, and its keys, which never move. A
  * holder without lists (an older host) gives none, and `true` is sent.
  *
- * @param {any} holder the 409's `holder`
+ * @param {Holder | null | undefined} holder the 409's `holder`
  * @param {string} shown the identity just proven
  */
 function mergeChoices(holder, shown) {
   const nodes = [];
+  /** @type {HTMLInputElement[]} */
   const identityBoxes = [];
+  /** @type {HTMLInputElement[]} */
   const appBoxes = [];
-  const identities = Array.isArray(holder && holder.identities) ? holder.identities.filter((identity) => !isProven(identity, shown)) : [];
-  const apps = Array.isArray(holder && holder.apps) ? holder.apps : [];
-  const keys = Array.isArray(holder && holder.security_keys) ? holder.security_keys : [];
+  const identities = listOf(holder?.identities).filter((identity) => !isProven(identity, shown));
+  const apps = listOf(holder?.apps);
+  const keys = listOf(holder?.security_keys);
+  /**
+   * @param {string} id
+   * @param {string} legend
+   * @param {string} hint
+   * @param {HTMLElement[]} rows
+   */
   const group = (id, legend, hint, rows) =>
     h('fieldset', { class: 'choices', 'aria-describedby': `${id}-hint` }, h('legend', { text: legend }), h('p', { id: `${id}-hint`, class: 'hint', text: hint }), ...rows);
   if (identities.length > 0) {
@@ -111,6 +157,7 @@ function mergeChoices(holder, shown) {
   }
   /** `confirm_transfer`: the ticked ids, or `true` for the proven identity alone. */
   const acceptance = () => {
+    /** @param {HTMLInputElement[]} boxes */
     const ticked = (boxes) => boxes.filter((box) => box.checked).map((box) => box.value);
     const accepted = { identities: ticked(identityBoxes), apps: ticked(appBoxes) };
     return accepted.identities.length + accepted.apps.length === 0 ? true : accepted;
@@ -124,19 +171,19 @@ function mergeChoices(holder, shown) {
  * removed with the other account.
  *
  * @param {string} shown
- * @param {any} merged
+ * @param {Merged} merged
  */
 function mergedSentence(shown, merged) {
-  const list = (value) => (Array.isArray(value) ? value : []);
+  /** @param {Identity} identity */
   const identityText = (identity) => describeIdentity(identity).title;
   const moved = [
-    ...list(merged.moved && merged.moved.identities).filter((identity) => !isProven(identity, shown)).map(identityText),
-    ...list(merged.moved && merged.moved.apps).map((app) => t('link.app_named', { name: String(app.name) })),
+    ...listOf(merged.moved?.identities).filter((identity) => !isProven(identity, shown)).map(identityText),
+    ...listOf(merged.moved?.apps).map((app) => t('link.app_named', { name: String(app.name) })),
   ];
   const removed = merged.removed || {};
-  const removedIdentities = list(removed.identities).map(identityText);
-  const removedKeys = list(removed.security_keys).map((key) => String(key.name));
-  const removedApps = list(removed.apps).map((app) => String(app.name));
+  const removedIdentities = listOf(removed.identities).map(identityText);
+  const removedKeys = listOf(removed.security_keys).map((key) => String(key.name));
+  const removedApps = listOf(removed.apps).map((app) => String(app.name));
   const sentences = [t('link.merged', { identity: shown, merged: merged.did_oc })];
   if (moved.length > 0) sentences.push(t('link.merged_moved', { items: formatList(moved) }));
   if (removedIdentities.length > 0) sentences.push(t('link.merged_removed_identities', { count: removedIdentities.length, items: formatList(removedIdentities) }));
@@ -148,12 +195,13 @@ function mergedSentence(shown, merged) {
 
 /**
  * @param {{
- *   withStepUp: (request: () => Promise<any>, action: string, onCancel: () => void) => Promise<any>,
+ *   withStepUp: (request: () => Promise<ApiResult>, action: string, onCancel: () => void) => Promise<ApiResult | null>,
  *   confirmAction: (question: {title: string, text: string, confirm: string, details?: Node[]}) => Promise<boolean>,
  *   onLinked: (sentence: string) => Promise<void>,
  * }} options
  */
 export function setUpLinking(options) {
+  /** @param {string} id */
   const byId = (id) => /** @type {HTMLElement} */ (document.getElementById(id));
   const error = byId('link-error');
   const status = byId('link-status');
@@ -162,7 +210,7 @@ export function setUpLinking(options) {
   /** @type {(() => void) | null} */
   let restart = null;
 
-  /** Offers "Look again": `start` begins the same link anew, with a fresh proof. */
+  /** Offers "Look again": `start` begins the same link anew, with a fresh proof. @param {() => void} start */
   function offerAgain(start) {
     restart = start;
     againActions.hidden = false;
@@ -186,6 +234,11 @@ export function setUpLinking(options) {
    * naming what they ticked of the other account. `start` begins the link
    * anew; it is offered when the other account changed meanwhile (409
    * `transfer_changed`: the proof is used up and nothing moved).
+   *
+   * @param {string} path
+   * @param {Record<string, string>} proof
+   * @param {string} shown the identity as the person knows it
+   * @param {() => void} start
    */
   async function link(path, proof, shown, start) {
     withdrawAgain();
@@ -217,6 +270,7 @@ export function setUpLinking(options) {
       if (answer.code === 'transfer_changed') offerAgain(start);
       return false;
     }
+    /** @type {Merged | undefined} */
     const merged = answer.body && answer.body.merged;
     await options.onLinked(merged ? mergedSentence(shown, merged) : t('link.linked', { identity: shown }));
     return true;
@@ -242,6 +296,7 @@ export function setUpLinking(options) {
     addressForm.hidden = false;
   }
 
+  /** @param {string} chosen */
   async function prepare(chosen) {
     const issued = await fetchChallenge(chosen, 'link');
     if (!issued.ok) {
@@ -262,6 +317,7 @@ export function setUpLinking(options) {
     return true;
   }
 
+  /** @param {import('./wallets.js').Wallet} wallet */
   async function signWith(wallet) {
     if (!challenge) return;
     say(error, '');
@@ -351,7 +407,7 @@ export function setUpLinking(options) {
         address.value = proof.address;
         addressForm.requestSubmit();
       };
-      if (await link('/api/auth/link/btc', proof, challenge.address, lookAgain)) {
+      if (await link('/api/auth/link/btc', proof, proof.address, lookAgain)) {
         resetBtc();
         address.value = '';
       }
@@ -419,7 +475,7 @@ export function setUpLinking(options) {
         email.value = proof.email;
         emailForm.requestSubmit();
       };
-      if (await link('/api/auth/link/email', proof, started.email, lookAgain)) {
+      if (await link('/api/auth/link/email', proof, proof.email, lookAgain)) {
         started = null;
         codeForm.hidden = true;
         emailForm.hidden = false;

@@ -40,6 +40,11 @@ export async function conditionalSupported() {
   }
 }
 
+/**
+ * A credential the host names (PublicKeyCredentialDescriptorJSON), its id as bytes for the browser.
+ *
+ * @param {{id: string, type: string, transports?: string[]}} entry
+ */
 const descriptor = (entry) => ({ ...entry, id: bytes(entry.id) });
 
 /**
@@ -102,12 +107,12 @@ export async function getAssertion(options, how = {}) {
   });
 }
 
-/** True for the browser's "the person closed the prompt" (or it timed out). */
+/** True for the browser's "the person closed the prompt" (or it timed out). @param {unknown} failure */
 export function wasCancelled(failure) {
   return failure instanceof DOMException && (failure.name === 'NotAllowedError' || failure.name === 'AbortError');
 }
 
-/** A sentence for a browser refusal. */
+/** A sentence for a browser refusal. @param {unknown} failure */
 export function browserErrorText(failure) {
   if (wasCancelled(failure)) return t('key.prompt_closed');
   if (failure instanceof DOMException && failure.name === 'InvalidStateError') return t('key.already_added_here');

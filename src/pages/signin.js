@@ -56,6 +56,7 @@ const LAST_WAY_KEY = 'oc-last-sign-in';
 
 const main = byId('main');
 
+/** @param {string} way `btc`, `email`, `passkey` or `provider:<id>` */
 function remember(way) {
   try {
     localStorage.setItem(LAST_WAY_KEY, way);
@@ -72,8 +73,9 @@ function offerLastUsed() {
   } catch {
     return;
   }
+  /** @type {Readonly<Record<string, string>>} */
   const ids = { btc: 'way-btc', email: 'way-email', passkey: 'passkey' };
-  const sectionId = way && way.startsWith('provider:') ? 'providers' : ids[way];
+  const sectionId = way === null ? undefined : way.startsWith('provider:') ? 'providers' : ids[way];
   if (!sectionId) return;
   const section = document.getElementById(sectionId);
   const first = main.querySelector('section.card');
@@ -83,7 +85,7 @@ function offerLastUsed() {
   if (heading && !heading.querySelector('.badge')) heading.append(' ', h('span', { class: 'badge', text: t('signin.last_used') }));
 }
 
-/** After any successful sign-in: go where the person was going. */
+/** After any successful sign-in: go where the person was going. @param {string} [way] what to offer first next time */
 function done(way) {
   if (way) remember(way);
   say(pageStatus, t('signin.signed_in'));
@@ -92,6 +94,10 @@ function done(way) {
 
 // ---- page notices: adding, provider errors, refused return_to, signed out ----
 
+/**
+ * @param {HTMLElement} region
+ * @param {Array<string | Node>} parts
+ */
 function showNotice(region, parts) {
   region.replaceChildren(...parts);
   region.hidden = false;
@@ -195,7 +201,13 @@ btcAddressForm.addEventListener('submit', async (event) => {
 /** Stops the message's countdown (a new message, or a reset). */
 let stopBtcCountdown = () => {};
 
-/** Shows the message to sign for `address`, with a button per wallet and the paste field. */
+/**
+ * Shows the message to sign for `address`, with a button per wallet and the paste field.
+ *
+ * @param {string} address
+ * @param {{message: string, nonce: string, expiresAt: string}} issued GET /api/challenge's answer
+ * @param {string | null} [serverDate] the answer's HTTP Date
+ */
 function showChallenge(address, issued, serverDate = null) {
   stopBtcCountdown();
   challenge = { address, message: issued.message, nonce: issued.nonce };
@@ -231,7 +243,7 @@ function showChallenge(address, issued, serverDate = null) {
   byId('btc-paste-title').hidden = true;
 }
 
-/** Shows a Bitcoin error next to the action (say() brings an alert into view); the wallet's progress line goes. */
+/** Shows a Bitcoin error next to the action (say() brings an alert into view); the wallet's progress line goes. @param {string} text */
 function showBtcError(text) {
   say(byId('btc-wallet-status'), '');
   say(btcError, text);
@@ -241,7 +253,12 @@ function showBtcError(text) {
 /** @type {import('./wallets.js').Wallet | null} */
 let signedBy = null;
 
-/** Asks `wallet` to sign the current message as `address`, then signs in; errors stay next to the buttons. */
+/**
+ * Asks `wallet` to sign the current message as `address`, then signs in; errors stay next to the buttons.
+ *
+ * @param {import('./wallets.js').Wallet} wallet
+ * @param {string} address
+ */
 async function signWith(wallet, address) {
   if (!challenge) return;
   say(btcError, '');
@@ -258,6 +275,7 @@ async function signWith(wallet, address) {
   btcSignForm.requestSubmit();
 }
 
+/** @param {string} address */
 function showWalletButtons(address) {
   for (const wallet of detectWallets()) {
     const button = h('button', { type: 'button', class: 'secondary', 'data-wallet': wallet.id, text: t('wallet.sign_with', { wallet: wallet.label }) });
@@ -266,13 +284,19 @@ function showWalletButtons(address) {
   }
 }
 
-/** "Connect <wallet>": the wallet gives the address, the page fetches the message, the wallet signs it. */
+/**
+ * "Connect <wallet>": the wallet gives the address, the page fetches the message, the wallet signs it.
+ *
+ * @param {import('./wallets.js').Wallet} wallet
+ * @param {HTMLButtonElement} button
+ */
 async function connectAndSign(wallet, button) {
   startingOver();
   await busy(button, async () => {
     say(btcError, '');
     const status = byId('btc-wallet-status');
     say(status, t('wallet.connecting', { wallet: wallet.label }));
+    /** @type {string[]} */
     let addresses;
     try {
       addresses = await wallet.connect();
@@ -358,12 +382,13 @@ btcSignForm.addEventListener('submit', async (event) => {
   markInvalid(btcSignature, false);
   const wallet = signedBy;
   signedBy = null;
-  await busy(byId('btc-submit'), async () => {
+  const signed = challenge;
+  await busy(/** @type {HTMLButtonElement} */ (byId('btc-submit')), async () => {
     const signedIn = await api('POST', `/api/auth/signin${addQuery}`, {
-      address: challenge.address,
-      message: challenge.message,
+      address: signed.address,
+      message: signed.message,
       signature,
-      nonce: challenge.nonce,
+      nonce: signed.nonce,
     });
     if (signedIn.ok) return done('btc');
     const spent = signedIn.code === 'nonce_reused' || challengeCodeOf(signedIn) === 'expired';
@@ -379,7 +404,12 @@ btcSignForm.addEventListener('submit', async (event) => {
   });
 });
 
-/** A refused signature in the terms of what made it: the wallet's own signing options, or the pasted text. */
+/**
+ * A refused signature in the terms of what made it: the wallet's own signing options, or the pasted text.
+ *
+ * @param {import('./common.js').ApiResult} result
+ * @param {import('./wallets.js').Wallet | null} wallet
+ */
 function describeSignatureRefusal(result, wallet) {
   const code = challengeCodeOf(result);
   if (code === 'sig_unsupported_script') {
@@ -422,6 +452,7 @@ function updateResendButton() {
   }
 }
 
+/** @param {number} milliseconds */
 function holdResend(milliseconds) {
   resendAt = Date.now() + milliseconds;
   clearInterval(resendTimer);
@@ -429,6 +460,10 @@ function holdResend(milliseconds) {
   updateResendButton();
 }
 
+/**
+ * @param {string} expiresAt
+ * @param {string | null} serverDate
+ */
 function startEmailCountdown(expiresAt, serverDate) {
   stopEmailCountdown();
   const clock = byId('email-countdown');
@@ -518,18 +553,19 @@ emailVerifyForm.addEventListener('submit', async (event) => {
   }
   markInvalid(emailCode, false);
   verifying = true;
+  const started = emailStarted;
   await busy(submitButtonOf(emailVerifyForm), async () => {
     const verified = await api('POST', `/api/auth/email-otp/verify${addQuery}`, {
-      email: emailStarted.email,
+      email: started.email,
       code,
-      token: emailStarted.token,
+      token: started.token,
     });
     if (verified.ok) return done('email'); // `verifying` stays set: the page is leaving
     verifying = false;
     markInvalid(emailCode, verified.code === 'invalid_code');
     if (verified.code === 'code_dead') {
       stopEmailCountdown();
-      emailStarted.expired = true;
+      started.expired = true;
       say(emailError, t('signin.code_dead'));
       byId('email-resend').focus();
       return;
@@ -595,7 +631,7 @@ async function showProviders() {
 // ---- passkeys ----
 
 const passkeyError = byId('passkey-error');
-/** The waiting autofill request, cancelled when the person presses the button. */
+/** @type {AbortController | null} The waiting autofill request, cancelled when the person presses the button. */
 let autofill = null;
 
 /**

@@ -15,9 +15,9 @@ import { detectWallets, walletErrorText } from './wallets.js';
  * key: only those can prove it again. An account whose identities are
  * unknown still offers its primary address.
  *
- * @param {any[] | null} identities
+ * @param {import('./common.js').Identity[] | null} identities
  * @param {{primary_btc?: string | null} | null | undefined} account
- * @param {any[] | null} [keys] the account's security keys and passkeys
+ * @param {unknown[] | null} [keys] the account's security keys and passkeys
  */
 export function proofOptions(identities, account, keys = null) {
   const verified = (identities ?? []).filter((identity) => identity.verified !== false);
@@ -27,6 +27,7 @@ export function proofOptions(identities, account, keys = null) {
   return { addresses, emails, hasKey: webauthnSupported() && Array.isArray(keys) && keys.length > 0 };
 }
 
+/** @param {...HTMLButtonElement} buttons */
 function actions(...buttons) {
   return h('div', { class: 'actions' }, ...buttons);
 }
@@ -37,7 +38,7 @@ function actions(...buttons) {
  * @param {HTMLElement} root
  * @param {{
  *   onProved: () => void,
- *   onSessionLost: (result: any) => boolean,
+ *   onSessionLost: (result: import('./common.js').ApiResult) => boolean,
  * }} options
  */
 export function createProofPanel(root, options) {
@@ -141,6 +142,12 @@ export function createProofPanel(root, options) {
   /** @type {{email: string, token: string} | null} */
   let started = null;
 
+  /**
+   * Sends a proof; on success the panel's owner is told.
+   *
+   * @param {Record<string, string>} body
+   * @param {HTMLButtonElement | null} button
+   */
   async function send(body, button) {
     return busy(button, async () => {
       const proved = await api('POST', '/api/auth/sudo', body);

@@ -25,6 +25,7 @@ function signInFirst() {
   window.location.replace(`/signin?return_to=${encodeURIComponent(window.location.pathname + window.location.search)}`);
 }
 
+/** @param {import('./common.js').ApiResult} result */
 function sessionLost(result) {
   if (result.status === 401 && result.code === 'not_authenticated') {
     signInFirst();

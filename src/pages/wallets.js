@@ -51,18 +51,30 @@ export class WrongAccountError extends Error {
   }
 }
 
-/** The answer of a JSON-RPC style `request`: its result, or the error it carries as an Error. */
+/**
+ * The answer of a JSON-RPC style `request`: its result, or the error it carries as an Error (with the error's `code`).
+ *
+ * @param {any} answer what the wallet answered, of no shape it promises
+ * @param {string} label
+ */
 function resultOf(answer, label) {
   if (answer && answer.error) {
     const error = answer.error;
     const failure = new Error(typeof error === 'string' ? error : error.message || `${label} refused`);
-    if (typeof error === 'object' && error !== null && 'code' in error) failure.code = error.code;
+    if (typeof error === 'object' && error !== null && 'code' in error) throw Object.assign(failure, { code: error.code });
     throw failure;
   }
   if (answer && typeof answer === 'object' && 'result' in answer) return answer.result;
   return answer;
 }
 
+/**
+ * The signature in a wallet's answer: the answer itself, its result, or the result's `signature`.
+ *
+ * @param {any} answer what the wallet answered
+ * @param {string} label
+ * @returns {string}
+ */
 function signatureOf(answer, label) {
   if (typeof answer === 'string' && answer !== '') return answer;
   const result = resultOf(answer, label);
@@ -71,20 +83,33 @@ function signatureOf(answer, label) {
   throw new Error(`${label} gave no signature.`);
 }
 
-/** Payment (segwit) addresses first: they are what people sign in with; ordinals (taproot) after. */
+/**
+ * Payment (segwit) addresses first: they are what people sign in with; ordinals (taproot) after.
+ *
+ * @param {unknown} accounts the wallet's accounts, each with an `address` and a `purpose`
+ * @returns {string[]}
+ */
 function byPurpose(accounts) {
   const list = Array.isArray(accounts) ? accounts.filter((account) => account && typeof account.address === 'string') : [];
+  /** @param {{purpose?: unknown}} account */
   const rank = (account) => (account.purpose === 'payment' ? 0 : account.purpose === 'ordinals' ? 1 : 2);
   return [...list].sort((a, b) => rank(a) - rank(b)).map((account) => account.address);
 }
 
+/** @param {Uint8Array} bytes */
 function bytesToBase64(bytes) {
   let binary = '';
   for (const byte of bytes) binary += String.fromCharCode(byte);
   return btoa(binary);
 }
 
-/** UniSat and OKX sign with their active account: make sure it is `address`. */
+/**
+ * UniSat and OKX sign with their active account: make sure it is `address`.
+ *
+ * @param {string} label
+ * @param {string | undefined} active the wallet's active account, when it says
+ * @param {string} address
+ */
 async function checkActive(label, active, address) {
   if (active !== undefined && active !== address) throw new WrongAccountError(label, address, active);
 }
@@ -94,6 +119,7 @@ export function detectWallets() {
   /** @type {Wallet[]} */
   const found = [];
   const scope = /** @type {any} */ (window);
+  /** @param {() => Wallet | null} make */
   const tryAdd = (make) => {
     try {
       const wallet = make();
@@ -108,7 +134,7 @@ export function detectWallets() {
     return {
       id: 'unisat',
       label: 'UniSat',
-      connect: async () => (await unisat.requestAccounts()).filter((address) => typeof address === 'string'),
+      connect: async () => (await unisat.requestAccounts()).filter(/** @param {unknown} address */ (address) => typeof address === 'string'),
       sign: async (message, address) => {
         await checkActive('UniSat', (await unisat.requestAccounts())[0], address);
         return signatureOf(await unisat.signMessage(message, 'bip322-simple'), 'UniSat');
@@ -148,8 +174,10 @@ export function detectWallets() {
     if (!leather || typeof leather.request !== 'function') return null;
     const addresses = async () => {
       const result = resultOf(await leather.request('getAddresses'), 'Leather');
+      /** @type {any[]} Leather's own entries, checked one by one */
       const list = result && Array.isArray(result.addresses) ? result.addresses : [];
       const bitcoin = list.filter((entry) => entry && entry.symbol === 'BTC' && typeof entry.address === 'string');
+      /** @param {{type?: unknown}} entry */
       const rank = (entry) => (entry.type === 'p2wpkh' ? 0 : 1);
       return [...bitcoin].sort((a, b) => rank(a) - rank(b)).map((entry) => entry.address);
     };
