@@ -282,6 +282,25 @@ export function markInvalid(field, invalid) {
 }
 
 /**
+ * Checks a field before a round trip: marks it invalid (or valid again), and
+ * when it is invalid says `message` in `region` and puts focus on it.
+ *
+ * @param {HTMLInputElement | HTMLTextAreaElement} field
+ * @param {boolean} valid
+ * @param {HTMLElement} region
+ * @param {string} message
+ * @returns {boolean} `valid`
+ */
+export function checkField(field, valid, region, message) {
+  markInvalid(field, !valid);
+  if (!valid) {
+    say(region, message);
+    field.focus();
+  }
+  return valid;
+}
+
+/**
  * Runs `work` with `button` disabled and marked busy, so a double click sends
  * one request. The button's label stays: screen readers keep its name.
  *
@@ -407,30 +426,6 @@ export function countdown(element, iso, render, onExpire, serverDate = null) {
     done = true;
     clearInterval(timer);
   };
-}
-
-/** The digits of a typed code: `123 456` and `123-456` are `123456`. @param {string} value */
-export function codeDigits(value) {
-  return value.replace(/[^0-9]/g, '');
-}
-
-/**
- * Submits `form` when `field` holds a whole six-digit code (typed, or pasted
- * as "123 456"), once per code, while `active()` says a code is awaited.
- * Deleting `field.dataset.sent` arms it again for a new code.
- *
- * @param {HTMLInputElement} field
- * @param {HTMLFormElement} form
- * @param {() => boolean} active
- */
-export function submitAtSixDigits(field, form, active) {
-  field.addEventListener('input', () => {
-    const digits = codeDigits(field.value);
-    if (digits.length === 6 && active() && field.dataset.sent !== digits) {
-      field.dataset.sent = digits;
-      form.requestSubmit();
-    }
-  });
 }
 
 /** @type {Readonly<Record<string, string>>} */

@@ -16,7 +16,7 @@
 import {
   api,
   busy,
-  codeDigits,
+  checkField,
   copyText,
   describeError,
   describeIdentity,
@@ -27,11 +27,11 @@ import {
   looksLikeEmail,
   markInvalid,
   say,
-  submitAtSixDigits,
   submitButtonOf,
   t,
   tNodes,
 } from './common.js';
+import { codeRefusalText, emailCodeForm } from './email-code.js';
 import { detectWallets, walletErrorText } from './wallets.js';
 
 /** @typedef {import('./common.js').ApiResult} ApiResult */
@@ -239,8 +239,9 @@ export function setUpLinking(options) {
    * @param {Record<string, string>} proof
    * @param {string} shown the identity as the person knows it
    * @param {() => void} start
+   * @param {(answer: ApiResult, text: string) => void} [refused] shows a refusal: its sentence in the section's alert, unless the proof's own form shows it
    */
-  async function link(path, proof, shown, start) {
+  async function link(path, proof, shown, start, refused = (_answer, text) => say(error, text)) {
     withdrawAgain();
     const cancelled = () => say(status, t('link.cancelled'));
     const action = t('action.link', { identity: shown });
@@ -266,7 +267,7 @@ export function setUpLinking(options) {
     }
     if (!answer.ok) {
       // The operator's hold here is on the account that holds the identity (docs/protocol.md §2 "Merging").
-      say(error, describeError(answer, { account_disabled: t('link.holder_disabled', { identity: shown }) }));
+      refused(answer, codeRefusalText(answer, { account_disabled: t('link.holder_disabled', { identity: shown }) }));
       if (answer.code === 'transfer_changed') offerAgain(start);
       return false;
     }
@@ -365,13 +366,7 @@ export function setUpLinking(options) {
     say(error, '');
     withdrawAgain();
     const chosen = address.value.trim();
-    if (!looksLikeBitcoinAddress(chosen)) {
-      markInvalid(address, true);
-      say(error, t('page.address_invalid'));
-      address.focus();
-      return;
-    }
-    markInvalid(address, false);
+    if (!checkField(address, looksLikeBitcoinAddress(chosen), error, t('page.address_invalid'))) return;
     await busy(submitButtonOf(addressForm), async () => {
       if (await prepare(chosen)) message.focus();
     });
@@ -393,13 +388,7 @@ export function setUpLinking(options) {
     say(error, '');
     if (!challenge) return;
     const pasted = signature.value.replace(/\s+/g, '');
-    if (pasted === '') {
-      markInvalid(signature, true);
-      say(error, t('page.signature_missing'));
-      signature.focus();
-      return;
-    }
-    markInvalid(signature, false);
+    if (!checkField(signature, pasted !== '', error, t('page.signature_missing'))) return;
     const proof = { address: challenge.address, message: challenge.message, signature: pasted, nonce: challenge.nonce };
     await busy(submitButtonOf(signForm), async () => {
       const lookAgain = () => {
@@ -417,80 +406,41 @@ export function setUpLinking(options) {
   // ---- an e-mail address ----
 
   const emailForm = /** @type {HTMLFormElement} */ (byId('link-email-form'));
-  const codeForm = /** @type {HTMLFormElement} */ (byId('link-email-code-form'));
   const email = /** @type {HTMLInputElement} */ (byId('link-email-address'));
-  const code = /** @type {HTMLInputElement} */ (byId('link-email-code'));
-  /** @type {{email: string, token: string} | null} */
-  let started = null;
+
+  const emailCode = emailCodeForm({
+    startForm: emailForm,
+    codeForm: /** @type {HTMLFormElement} */ (byId('link-email-code-form')),
+    field: /** @type {HTMLInputElement} */ (byId('link-email-code')),
+    error,
+    async verify(proof) {
+      const lookAgain = () => {
+        emailCode.reset();
+        email.value = proof.email;
+        emailForm.requestSubmit();
+      };
+      if (!(await link('/api/auth/link/email', proof, proof.email, lookAgain, emailCode.refused))) return false;
+      emailCode.reset();
+      email.value = '';
+      return true;
+    },
+  });
 
   emailForm.addEventListener('submit', async (event) => {
     event.preventDefault();
     say(error, '');
     withdrawAgain();
     const chosen = email.value.trim();
-    if (!looksLikeEmail(chosen)) {
-      markInvalid(email, true);
-      say(error, t('page.email_invalid'));
-      email.focus();
-      return;
-    }
-    markInvalid(email, false);
-    await busy(submitButtonOf(emailForm), async () => {
-      const answer = await api('POST', '/api/auth/email-otp/start', { email: chosen });
-      if (!answer.ok) {
-        say(error, describeError(answer));
-        return;
-      }
-      started = { email: chosen, token: answer.body.token };
-      byId('link-email-sent').replaceChildren(...tNodes('link.code_sent_to', { email: h('strong', { text: chosen }) }));
-      emailForm.hidden = true;
-      codeForm.hidden = false;
-      code.value = '';
-      say(status, t('signin.code_sent', { email: chosen }));
-      code.focus();
-    });
-  });
-
-  submitAtSixDigits(code, codeForm, () => started !== null);
-
-  codeForm.addEventListener('submit', async (event) => {
-    event.preventDefault();
-    say(error, '');
-    if (!started) return;
-    const digits = codeDigits(code.value);
-    if (digits.length !== 6) {
-      markInvalid(code, true);
-      say(error, t('page.code_digits'));
-      code.focus();
-      return;
-    }
-    markInvalid(code, false);
-    const proof = { email: started.email, code: digits, token: started.token };
-    await busy(submitButtonOf(codeForm), async () => {
-      const lookAgain = () => {
-        started = null;
-        codeForm.hidden = true;
-        emailForm.hidden = false;
-        delete code.dataset.sent;
-        email.value = proof.email;
-        emailForm.requestSubmit();
-      };
-      if (await link('/api/auth/link/email', proof, proof.email, lookAgain)) {
-        started = null;
-        codeForm.hidden = true;
-        emailForm.hidden = false;
-        email.value = '';
-        delete code.dataset.sent;
-      }
-    });
+    if (!checkField(email, looksLikeEmail(chosen), error, t('page.email_invalid'))) return;
+    if (!(await emailCode.send(chosen, submitButtonOf(emailForm))).ok) return;
+    byId('link-email-sent').replaceChildren(...tNodes('link.code_sent_to', { email: h('strong', { text: chosen }) }));
+    say(status, t('signin.code_sent', { email: chosen }));
+    emailCode.show();
   });
 
   byId('link-email-restart').addEventListener('click', () => {
     withdrawAgain();
-    started = null;
-    codeForm.hidden = true;
-    emailForm.hidden = false;
-    delete code.dataset.sent;
+    emailCode.reset();
     email.focus();
   });
 }

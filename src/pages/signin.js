@@ -19,6 +19,7 @@ import {
   busy,
   challengeCodeOf,
   byId,
+  checkField,
   copyText,
   describeError,
   fetchChallenge,
@@ -31,13 +32,12 @@ import {
   safeReturnTo,
   say,
   clockText,
-  codeDigits,
   countdown,
-  submitAtSixDigits,
   submitButtonOf,
   t,
   tNodes,
 } from './common.js';
+import { emailCodeForm } from './email-code.js';
 import { detectWallets, walletErrorText } from './wallets.js';
 import { browserErrorText, conditionalSupported, describeKeyError, getAssertion, wasCancelled, webauthnSupported } from './passkeys.js';
 
@@ -177,13 +177,7 @@ btcAddressForm.addEventListener('submit', async (event) => {
   event.preventDefault();
   startingOver();
   const address = btcAddress.value.trim();
-  if (!looksLikeBitcoinAddress(address)) {
-    markInvalid(btcAddress, true);
-    say(btcError, t('page.address_invalid'));
-    btcAddress.focus();
-    return;
-  }
-  markInvalid(btcAddress, false);
+  if (!checkField(btcAddress, looksLikeBitcoinAddress(address), btcError, t('page.address_invalid'))) return;
   await busy(submitButtonOf(btcAddressForm), async () => {
     const issued = await fetchChallenge(address, 'login');
     if (!issued.ok) {
@@ -373,13 +367,7 @@ btcSignForm.addEventListener('submit', async (event) => {
     return;
   }
   const signature = btcSignature.value.replace(/\s+/g, '');
-  if (signature === '') {
-    markInvalid(btcSignature, true);
-    say(btcError, t('page.signature_missing'));
-    btcSignature.focus();
-    return;
-  }
-  markInvalid(btcSignature, false);
+  if (!checkField(btcSignature, signature !== '', btcError, t('page.signature_missing'))) return;
   const wallet = signedBy;
   signedBy = null;
   const signed = challenge;
@@ -426,28 +414,55 @@ function describeSignatureRefusal(result, wallet) {
 const emailStartForm = /** @type {HTMLFormElement} */ (byId('email-start-form'));
 const emailVerifyForm = /** @type {HTMLFormElement} */ (byId('email-verify-form'));
 const emailAddress = /** @type {HTMLInputElement} */ (byId('email-address'));
-const emailCode = /** @type {HTMLInputElement} */ (byId('email-code'));
+const emailCodeField = /** @type {HTMLInputElement} */ (byId('email-code'));
 const emailError = byId('email-error');
+const resendButton = /** @type {HTMLButtonElement} */ (byId('email-resend'));
 
-/** @type {{email: string, token: string, expired: boolean} | null} */
-let emailStarted = null;
-/** A verify is in flight (or succeeded). */
-let verifying = false;
+/** The code sent last has expired, or the service says it is used up: only a new one helps. */
+let codeExpired = false;
 /** A new code may be asked for from this time (ms); the page waits 30 s between codes, longer when the service says so. */
 let resendAt = 0;
 const RESEND_WAIT_MS = 30_000;
 let stopEmailCountdown = () => {};
 let resendTimer = 0;
 
+const emailCode = emailCodeForm({
+  startForm: emailStartForm,
+  codeForm: emailVerifyForm,
+  field: emailCodeField,
+  error: emailError,
+  usable: () => !codeExpired,
+  unusable() {
+    say(emailError, t('signin.code_expired'));
+    resendButton.focus();
+  },
+  async verify(proof) {
+    const verified = await api('POST', `/api/auth/email-otp/verify${addQuery}`, proof);
+    if (verified.ok) {
+      done('email'); // the page is leaving: no second try
+      return true;
+    }
+    if (verified.code === 'code_dead') {
+      stopEmailCountdown();
+      codeExpired = true;
+      markInvalid(emailCodeField, false);
+      say(emailError, t('signin.code_dead'));
+      resendButton.focus();
+      return false;
+    }
+    emailCode.refused(verified);
+    return false;
+  },
+});
+
 function updateResendButton() {
-  const button = byId('email-resend');
   const wait = Math.ceil((resendAt - Date.now()) / 1000);
   if (wait > 0) {
-    button.setAttribute('aria-disabled', 'true');
-    button.textContent = t('signin.resend_in', { seconds: wait });
+    resendButton.setAttribute('aria-disabled', 'true');
+    resendButton.textContent = t('signin.resend_in', { seconds: wait });
   } else {
-    button.removeAttribute('aria-disabled');
-    button.textContent = t('signin.resend');
+    resendButton.removeAttribute('aria-disabled');
+    resendButton.textContent = t('signin.resend');
     clearInterval(resendTimer);
   }
 }
@@ -474,7 +489,7 @@ function startEmailCountdown(expiresAt, serverDate) {
     (left) => (left > 0 ? t('page.code_expires_in', { clock: clockText(left) }) : t('page.code_expired_short')),
     () => {
       clock.classList.add('expired');
-      if (emailStarted) emailStarted.expired = true;
+      codeExpired = true;
       say(emailError, t('signin.code_expired'));
     },
     serverDate,
@@ -482,30 +497,21 @@ function startEmailCountdown(expiresAt, serverDate) {
 }
 
 /**
- * Asks for a code. A resend carries the token of the code it replaces: the
- * service then lets it through when others have used up the address's
- * codes for the hour (docs/protocol.md §6 "E-mail codes").
+ * Asks for a code (a resend with the token of the code it replaces), then
+ * counts down to its end and holds the next resend back.
  *
  * @param {string} email
  * @param {HTMLButtonElement | null} button
- * @param {string} [token] the token of the code to replace, on a resend
+ * @param {string} [token]
  */
 async function sendCode(email, button, token) {
-  return busy(button, async () => {
-    const started = await api('POST', '/api/auth/email-otp/start', token ? { email, token } : { email });
-    if (!started.ok) {
-      if (started.code === 'rate_limited') {
-        const seconds = Number(started.body && started.body.retry_after_seconds) || 60;
-        holdResend(seconds * 1000);
-      }
-      say(emailError, describeError(started, { bad_request: t('page.email_invalid') }));
-      return false;
-    }
-    emailStarted = { email, token: started.body.token, expired: false };
-    startEmailCountdown(started.body.expiresAt, started.date);
-    holdResend(RESEND_WAIT_MS);
-    return true;
-  });
+  const started = await emailCode.send(email, button, token);
+  if (started.code === 'rate_limited') holdResend((Number(started.body && started.body.retry_after_seconds) || 60) * 1000);
+  if (!started.ok) return false;
+  codeExpired = false;
+  startEmailCountdown(started.body.expiresAt, started.date);
+  holdResend(RESEND_WAIT_MS);
+  return true;
 }
 
 emailStartForm.addEventListener('submit', async (event) => {
@@ -513,99 +519,34 @@ emailStartForm.addEventListener('submit', async (event) => {
   startingOver();
   say(emailError, '');
   const email = emailAddress.value.trim();
-  if (!looksLikeEmail(email)) {
-    markInvalid(emailAddress, true);
-    say(emailError, t('page.email_invalid'));
-    emailAddress.focus();
-    return;
-  }
-  markInvalid(emailAddress, false);
+  if (!checkField(emailAddress, looksLikeEmail(email), emailError, t('page.email_invalid'))) return;
   if (!(await sendCode(email, submitButtonOf(emailStartForm)))) {
     emailAddress.focus();
     return;
   }
   byId('email-sent').replaceChildren(...tNodes('signin.code_sent_to', { email: h('strong', { text: email }) }));
-  emailStartForm.hidden = true;
-  emailVerifyForm.hidden = false;
-  emailCode.value = '';
-  delete emailCode.dataset.sent;
   say(pageStatus, t('signin.code_sent', { email }));
-  emailCode.focus();
+  emailCode.show();
 });
 
-emailVerifyForm.addEventListener('submit', async (event) => {
-  event.preventDefault();
-  say(emailError, '');
-  if (!emailStarted) return;
-  if (emailStarted.expired) {
-    say(emailError, t('signin.code_expired'));
-    byId('email-resend').focus();
-    return;
-  }
-  const code = codeDigits(emailCode.value);
-  // One try at a time: a six-digit auto-submit and an Enter must not spend two tries on one code.
-  if (verifying) return;
-  if (!/^[0-9]{6}$/.test(code)) {
-    markInvalid(emailCode, true);
-    say(emailError, t('page.code_digits'));
-    emailCode.focus();
-    return;
-  }
-  markInvalid(emailCode, false);
-  verifying = true;
-  const started = emailStarted;
-  await busy(submitButtonOf(emailVerifyForm), async () => {
-    const verified = await api('POST', `/api/auth/email-otp/verify${addQuery}`, {
-      email: started.email,
-      code,
-      token: started.token,
-    });
-    if (verified.ok) return done('email'); // `verifying` stays set: the page is leaving
-    verifying = false;
-    markInvalid(emailCode, verified.code === 'invalid_code');
-    if (verified.code === 'code_dead') {
-      stopEmailCountdown();
-      started.expired = true;
-      say(emailError, t('signin.code_dead'));
-      byId('email-resend').focus();
-      return;
-    }
-    const left = Number(verified.body && verified.body.attempts_left);
-    if (verified.code === 'invalid_code' && left > 0) {
-      say(emailError, t('signin.code_wrong_tries', { left }));
-    } else {
-      say(emailError, describeError(verified));
-    }
-    emailCode.focus();
-    emailCode.select();
-  });
-});
-
-// Six digits are a whole code: sign in without waiting for a click.
-submitAtSixDigits(emailCode, emailVerifyForm, () => emailStarted !== null && !emailStarted.expired);
-
-byId('email-resend').addEventListener('click', async (event) => {
-  if (!emailStarted) return;
+resendButton.addEventListener('click', async () => {
+  const sent = emailCode.sent;
+  if (!sent) return;
   say(emailError, '');
   const wait = Math.ceil((resendAt - Date.now()) / 1000);
   if (wait > 0) {
     say(pageStatus, t('signin.resend_wait', { seconds: wait }));
     return;
   }
-  if (await sendCode(emailStarted.email, /** @type {HTMLButtonElement} */ (event.currentTarget), emailStarted.token)) {
-    emailCode.value = '';
-    delete emailCode.dataset.sent;
-    markInvalid(emailCode, false);
-    say(pageStatus, t('signin.code_resent', { email: emailStarted.email }));
-    emailCode.focus();
+  if (await sendCode(sent.email, resendButton, sent.token)) {
+    say(pageStatus, t('signin.code_resent', { email: sent.email }));
+    emailCode.show();
   }
 });
 
 byId('email-restart').addEventListener('click', () => {
   stopEmailCountdown();
-  emailStarted = null;
-  emailVerifyForm.hidden = true;
-  emailStartForm.hidden = false;
+  emailCode.reset();
   say(emailError, '');
   emailAddress.focus();
 });

@@ -6,7 +6,8 @@
  * page shows it in its step-up dialog, the /sudo page as the page itself;
  * both build it here.
  */
-import { api, busy, codeDigits, copyText, describeError, fetchChallenge, h, say, submitAtSixDigits, submitButtonOf, t } from './common.js';
+import { api, busy, checkField, copyText, describeError, fetchChallenge, h, markInvalid, say, submitButtonOf, t } from './common.js';
+import { codeRefusalText, emailCodeForm } from './email-code.js';
 import { browserErrorText, describeKeyError, getAssertion, webauthnSupported } from './passkeys.js';
 import { detectWallets, walletErrorText } from './wallets.js';
 
@@ -139,28 +140,19 @@ export function createProofPanel(root, options) {
 
   /** @type {{address: string, message: string, nonce: string} | null} */
   let challenge = null;
-  /** @type {{email: string, token: string} | null} */
-  let started = null;
 
   /**
-   * Sends a proof; on success the panel's owner is told.
+   * Sends a proof to POST /api/auth/sudo; when it is taken, the panel's owner is told.
    *
-   * @param {Record<string, string>} body
-   * @param {HTMLButtonElement | null} button
+   * @param {Record<string, unknown>} body
+   * @returns {Promise<import('./common.js').ApiResult | null>} the refusal, or null when the proof was taken (or the session is gone)
    */
-  async function send(body, button) {
-    return busy(button, async () => {
-      const proved = await api('POST', '/api/auth/sudo', body);
-      if (options.onSessionLost(proved)) return;
-      if (!proved.ok) {
-        const left = Number(proved.body && proved.body.attempts_left);
-        if (proved.code === 'invalid_code' && left > 0) say(error, t('signin.code_wrong_tries', { left }));
-        else if (proved.code === 'code_dead') say(error, t('stepup.code_dead'));
-        else say(error, describeError(proved));
-        return;
-      }
-      options.onProved();
-    });
+  async function prove(body) {
+    const proved = await api('POST', '/api/auth/sudo', body);
+    if (options.onSessionLost(proved)) return null;
+    if (!proved.ok) return proved;
+    options.onProved();
+    return null;
   }
 
   keyButton.addEventListener('click', () =>
@@ -179,13 +171,8 @@ export function createProofPanel(root, options) {
         say(error, browserErrorText(failure));
         return;
       }
-      const proved = await api('POST', '/api/auth/sudo', { challenge_token: started.body.challenge_token, response });
-      if (options.onSessionLost(proved)) return;
-      if (!proved.ok) {
-        say(error, describeKeyError(proved));
-        return;
-      }
-      options.onProved();
+      const refused = await prove({ challenge_token: started.body.challenge_token, response });
+      if (refused) say(error, describeKeyError(refused));
     }),
   );
 
@@ -233,45 +220,30 @@ export function createProofPanel(root, options) {
     say(error, '');
     if (!challenge) return;
     const pasted = signature.value.replace(/\s+/g, '');
-    if (pasted === '') {
-      say(error, t('page.signature_missing'));
-      signature.focus();
-      return;
-    }
-    await send({ address: challenge.address, message: challenge.message, signature: pasted, nonce: challenge.nonce }, submitButtonOf(signForm));
+    if (!checkField(signature, pasted !== '', error, t('page.signature_missing'))) return;
+    const proof = { address: challenge.address, message: challenge.message, signature: pasted, nonce: challenge.nonce };
+    await busy(submitButtonOf(signForm), async () => {
+      const refused = await prove(proof);
+      if (refused) say(error, describeError(refused));
+    });
+  });
+
+  const emailCode = emailCodeForm({
+    startForm: emailStartForm,
+    codeForm: emailVerifyForm,
+    field: code,
+    error,
+    async verify(proof) {
+      const refused = await prove(proof);
+      if (refused) emailCode.refused(refused, codeRefusalText(refused, { code_dead: t('stepup.code_dead') }));
+      return refused === null;
+    },
   });
 
   emailStartForm.addEventListener('submit', async (event) => {
     event.preventDefault();
     say(error, '');
-    const chosen = emailAddress.value;
-    await busy(submitButtonOf(emailStartForm), async () => {
-      const answer = await api('POST', '/api/auth/email-otp/start', { email: chosen });
-      if (!answer.ok) {
-        say(error, describeError(answer));
-        return;
-      }
-      started = { email: chosen, token: answer.body.token };
-      emailStartForm.hidden = true;
-      emailVerifyForm.hidden = false;
-      code.focus();
-    });
-  });
-
-  // Six digits are a whole code ("123 456" and "123-456" count the same): confirm without a click.
-  submitAtSixDigits(code, emailVerifyForm, () => started !== null);
-
-  emailVerifyForm.addEventListener('submit', async (event) => {
-    event.preventDefault();
-    say(error, '');
-    if (!started) return;
-    const digits = codeDigits(code.value);
-    if (!/^[0-9]{6}$/.test(digits)) {
-      say(error, t('page.code_digits'));
-      code.focus();
-      return;
-    }
-    await send({ email: started.email, code: digits, token: started.token }, submitButtonOf(emailVerifyForm));
+    if ((await emailCode.send(emailAddress.value, submitButtonOf(emailStartForm))).ok) emailCode.show();
   });
 
   return {
@@ -282,7 +254,7 @@ export function createProofPanel(root, options) {
      */
     reset(offered) {
       challenge = null;
-      started = null;
+      emailCode.reset();
       say(error, '');
       address.replaceChildren(...offered.addresses.map((value) => h('option', { value, text: value })));
       emailAddress.replaceChildren(...offered.emails.map((value) => h('option', { value, text: value })));
@@ -292,12 +264,11 @@ export function createProofPanel(root, options) {
       none.hidden = offered.hasKey || offered.addresses.length > 0 || offered.emails.length > 0;
       addressForm.hidden = false;
       signForm.hidden = true;
-      emailStartForm.hidden = false;
-      emailVerifyForm.hidden = true;
       message.value = '';
       signature.value = '';
+      markInvalid(signature, false);
       code.value = '';
-      delete code.dataset.sent;
+      markInvalid(code, false);
       for (const walletButton of tools.querySelectorAll('[data-wallet]')) walletButton.remove();
     },
   };
