@@ -620,6 +620,32 @@ byId('activity-more').addEventListener('click', (event) => busy(/** @type {HTMLB
 // ---- actions ----
 
 /**
+ * Shows `dialog` as a modal, and answers its return value once it closes:
+ * what `dialog.close(value)` named, or '' when it was closed otherwise (by
+ * Escape). Focus goes back where it was.
+ *
+ * @param {HTMLDialogElement} dialog
+ * @param {() => void} [onClose] tidies the dialog as it closes, before focus goes back
+ * @returns {Promise<string>}
+ */
+function showDialog(dialog, onClose = () => {}) {
+  const returnFocus = document.activeElement;
+  dialog.returnValue = '';
+  return new Promise((resolve) => {
+    dialog.addEventListener(
+      'close',
+      () => {
+        onClose();
+        if (returnFocus instanceof HTMLElement && returnFocus.isConnected) returnFocus.focus();
+        resolve(dialog.returnValue);
+      },
+      { once: true },
+    );
+    dialog.showModal();
+  });
+}
+
+/**
  * Asks before something that cannot be taken back with one click: a modal
  * dialog with the consequence and a button naming the action. Answers true
  * when the person confirmed.
@@ -631,9 +657,9 @@ byId('activity-more').addEventListener('click', (event) => busy(/** @type {HTMLB
  * starts from the question.
  *
  * @param {{title: string, text: string, confirm: string, details?: Node[]}} question
+ * @returns {Promise<boolean>}
  */
-function confirmAction(question) {
-  const confirmDialog = /** @type {HTMLDialogElement} */ (byId('confirm-dialog'));
+async function confirmAction(question) {
   const title = byId('confirm-title');
   const details = byId('confirm-details');
   title.textContent = question.title;
@@ -641,27 +667,17 @@ function confirmAction(question) {
   byId('confirm-yes').textContent = question.confirm;
   details.replaceChildren(...(question.details ?? []));
   details.hidden = details.childElementCount === 0;
-  const returnFocus = document.activeElement;
-  confirmDialog.returnValue = '';
-  return new Promise((resolve) => {
-    confirmDialog.addEventListener(
-      'close',
-      () => {
-        details.replaceChildren();
-        details.hidden = true;
-        if (returnFocus instanceof HTMLElement && returnFocus.isConnected) returnFocus.focus();
-        resolve(confirmDialog.returnValue === 'yes');
-      },
-      { once: true },
-    );
-    confirmDialog.showModal();
-    if (details.hidden) {
-      byId('confirm-no').focus();
-    } else {
-      title.setAttribute('tabindex', '-1');
-      title.focus();
-    }
+  const answer = showDialog(/** @type {HTMLDialogElement} */ (byId('confirm-dialog')), () => {
+    details.replaceChildren();
+    details.hidden = true;
   });
+  if (details.hidden) {
+    byId('confirm-no').focus();
+  } else {
+    title.setAttribute('tabindex', '-1');
+    title.focus();
+  }
+  return (await answer) === 'yes';
 }
 
 byId('confirm-yes').addEventListener('click', () => /** @type {HTMLDialogElement} */ (byId('confirm-dialog')).close('yes'));
@@ -895,22 +911,10 @@ const proofPanel = createProofPanel(byId('sudo-panel'), {
  * @param {string} action what the proof is for (an `action.*` message)
  * @returns {Promise<boolean>}
  */
-function stepUp(action) {
+async function stepUp(action) {
   proofPanel.reset(proofOptions(identities, me && me.account, keys));
   byId('sudo-intro').textContent = t('stepup.intro_action', { action });
-  const returnFocus = document.activeElement;
-  dialog.returnValue = '';
-  return new Promise((resolve) => {
-    dialog.addEventListener(
-      'close',
-      () => {
-        if (returnFocus instanceof HTMLElement && returnFocus.isConnected) returnFocus.focus();
-        resolve(dialog.returnValue === 'proved');
-      },
-      { once: true },
-    );
-    dialog.showModal();
-  });
+  return (await showDialog(dialog)) === 'proved';
 }
 
 byId('sudo-cancel').addEventListener('click', () => dialog.close('cancelled'));
