@@ -46,7 +46,7 @@ describe('finding the page files', () => {
   it('holds only assets with known names: no HTML, no TypeScript; plus the message formatter and one catalog per language', () => {
     const files = loadPageFiles(PAGES_DIR);
     expect([...files.assets.keys()].sort()).toEqual([
-      'account.js', 'app.css', 'common.js', 'email-code.js', 'explorer.css', 'explorer.js', 'favicon.svg', 'i18n.js', 'intl-messageformat.js', 'link.js',
+      'account-activity.js', 'account-keys.js', 'account.js', 'app.css', 'common.js', 'email-code.js', 'explorer.css', 'explorer.js', 'favicon.svg', 'i18n.js', 'intl-messageformat.js', 'link.js',
       'messages-de.js', 'messages-en.js', 'messages-es.js', 'messages-fr.js', 'passkeys.js', 'signin.js', 'stepup.js', 'sudo.js', 'wallets.js',
     ]);
     const formatter = files.assets.get('intl-messageformat.js')!.body.toString('utf8');

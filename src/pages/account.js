@@ -1,29 +1,26 @@
 /**
  * The account page (/account): the active account, the other accounts of
  * this browser (the roster) with a switch button each, linked identities,
- * the display name, and signing out of one or all accounts (docs/api.md
- * "Session endpoints", docs/protocol.md §3 and §6).
+ * the display name, the account's data, and signing out of one or all
+ * accounts (docs/api.md "Session endpoints", docs/protocol.md §3 and §6).
+ * Its other sections have modules of their own: linking (link.js), security
+ * keys and passkeys (account-keys.js), and where the account is signed in
+ * with its activity (account-activity.js).
  *
  * An action answered with 401 `sudo_required` opens the step-up dialog
  * (POST /api/auth/sudo with a key, a BIP-322 `purpose=sudo` challenge or an
  * e-mail code) and is retried once after the proof.
- *
- * Security keys and passkeys (docs/protocol.md §6 "Security keys and
- * passkeys"): listed with when they were added and last used, renamed in
- * place, removed after a step-up, and added with the browser's prompt
- * (a passkey when "Also sign in with it" is ticked).
  */
 import {
   accountName,
   api,
   busy,
-  copyText,
   byId,
+  checkField,
+  copyText,
   describeError,
   describeIdentity,
-  formatDate,
-  formatDateTime,
-  formatList,
+  focusHeading,
   h,
   identityKindLabel,
   markInvalid,
@@ -33,9 +30,10 @@ import {
   t,
   tNodes,
 } from './common.js';
-import { createProofPanel, proofOptions } from './stepup.js';
+import { setUpActivity } from './account-activity.js';
+import { setUpKeys } from './account-keys.js';
 import { setUpLinking } from './link.js';
-import { browserErrorText, createCredential, describeKeyError, wasCancelled, webauthnSupported } from './passkeys.js';
+import { createProofPanel, proofOptions } from './stepup.js';
 
 /** @typedef {import('./common.js').ApiResult} ApiResult */
 /** @typedef {import('./common.js').Identity} Identity */
@@ -47,14 +45,10 @@ import { browserErrorText, createCredential, describeKeyError, wasCancelled, web
  */
 
 /**
- * A security key or passkey (GET /api/auth/webauthn/credentials).
+ * Runs a request that may need a step-up, as {@link withStepUp} does: the
+ * sections in modules of their own get it from this page.
  *
- * @typedef {object} Key
- * @property {string} id
- * @property {string} label
- * @property {boolean} sign_in a passkey, which also signs in
- * @property {string} created_at
- * @property {string | null} [last_used_at]
+ * @typedef {(request: () => Promise<ApiResult>, action: string, onCancel?: () => void) => Promise<ApiResult | null>} WithStepUp
  */
 
 const SIGN_IN_AGAIN = '/signin?return_to=/account';
@@ -69,8 +63,6 @@ const pageStatus = byId('page-status');
 let me = null;
 /** @type {Identity[] | null} null while unknown (not loaded, or the host has no identities route) */
 let identities = null;
-/** @type {Key[] | null} null while unknown, or where keys are not available */
-let keys = null;
 
 /** A 401 `not_authenticated` anywhere means the session is gone: sign in again. @param {ApiResult} result */
 function sessionLost(result) {
@@ -79,13 +71,6 @@ function sessionLost(result) {
     return true;
   }
   return false;
-}
-
-/** Moves focus to a heading after the content under it was replaced, so keyboard users keep their place. @param {string} id */
-function focusHeading(id) {
-  const heading = byId(id);
-  heading.setAttribute('tabindex', '-1');
-  heading.focus();
 }
 
 // ---- loading and rendering ----
@@ -114,7 +99,7 @@ async function load() {
   renderRoster(loaded.roster);
   byId('content').hidden = false;
   main.setAttribute('aria-busy', 'false');
-  await Promise.all([loadIdentities(), loadKeys(), loadDevices(), loadActivity()]);
+  await Promise.all([loadIdentities(), keySection.loadKeys(), activity.loadDevices(), activity.loadActivity()]);
   return loaded;
 }
 
@@ -217,405 +202,6 @@ function renderIdentities(list) {
   );
   if (list.length === 0) byId('identities').append(h('li', { class: 'hint', text: t('account.no_identities') }));
 }
-
-async function loadKeys() {
-  const section = byId('keys-section');
-  if (!webauthnSupported()) {
-    keys = null;
-    section.hidden = true;
-    return;
-  }
-  const answer = await api('GET', '/api/auth/webauthn/credentials');
-  if (sessionLost(answer)) return;
-  // An older host without the routes, or one whose address WebAuthn cannot use: leave the section out.
-  if (answer.status === 404 || answer.code === 'webauthn_unavailable') {
-    keys = null;
-    section.hidden = true;
-    return;
-  }
-  section.hidden = false;
-  if (!answer.ok) {
-    keys = null;
-    byId('keys').replaceChildren();
-    say(byId('keys-error'), describeKeyError(answer));
-    return;
-  }
-  /** @type {Key[]} */
-  const listed = Array.isArray(answer.body.credentials) ? answer.body.credentials : [];
-  keys = listed;
-  renderKeys(listed);
-}
-
-/** @param {Key} key */
-function describeKey(key) {
-  const kind = key.sign_in ? t('account.key_kind_passkey') : t('account.key_kind_security');
-  const added = t('account.key_added_on', { date: formatDate(key.created_at) });
-  const used = key.last_used_at ? t('account.key_last_used', { date: formatDateTime(key.last_used_at) }) : t('account.key_unused');
-  return `${kind} · ${added} · ${used}`;
-}
-
-/** @param {Key[]} list */
-function renderKeys(list) {
-  byId('keys').replaceChildren(
-    ...list.map((key) => {
-      const rename = h('button', { type: 'button', class: 'secondary', 'aria-label': t('account.rename_named', { name: key.label }), text: t('account.rename') });
-      const remove = h('button', { type: 'button', class: 'danger', 'aria-label': t('account.remove_named', { name: key.label }), text: t('account.remove') });
-      const main = h('div', { class: 'item-main' }, h('span', { class: 'item-title', text: key.label }), h('span', { class: 'item-sub', text: describeKey(key) }));
-      const item = h('li', { 'data-key': key.id }, main, h('div', { class: 'actions' }, rename, remove));
-      rename.addEventListener('click', () => startRename(key, item, main));
-      remove.addEventListener('click', () => removeKey(key, remove));
-      return item;
-    }),
-  );
-  byId('keys-empty').hidden = list.length > 0;
-}
-
-/**
- * Swaps the key's title for a small form in place; Escape or Cancel puts it back.
- *
- * @param {Key} key
- * @param {HTMLElement} item the key's list item
- * @param {HTMLElement} main the part of the item the form stands in for
- */
-function startRename(key, item, main) {
-  const inputId = `key-rename-${key.id.slice(0, 16)}`;
-  const input = /** @type {HTMLInputElement} */ (h('input', { id: inputId, type: 'text', maxlength: '64', value: key.label, autocomplete: 'off' }));
-  const cancel = h('button', { type: 'button', class: 'link', text: t('page.cancel') });
-  const form = /** @type {HTMLFormElement} */ (
-    h('form', { class: 'item-main', novalidate: true }, h('label', { for: inputId, text: t('account.rename_label', { name: key.label }) }), input, h('div', { class: 'actions' }, h('button', { type: 'submit', text: t('account.save') }), cancel))
-  );
-  const restore = () => {
-    form.replaceWith(main);
-    item.querySelector('button')?.focus();
-  };
-  cancel.addEventListener('click', restore);
-  form.addEventListener('keydown', (event) => {
-    if (event.key === 'Escape') restore();
-  });
-  form.addEventListener('submit', async (event) => {
-    event.preventDefault();
-    const error = byId('keys-error');
-    say(error, '');
-    await busy(submitButtonOf(form), async () => {
-      const saved = await api('PATCH', `/api/auth/webauthn/credentials/${encodeURIComponent(key.id)}`, { label: input.value });
-      if (sessionLost(saved)) return;
-      if (!saved.ok) {
-        markInvalid(input, saved.code === 'bad_request');
-        say(error, saved.code === 'bad_request' ? t('account.key_name_invalid') : describeKeyError(saved));
-        input.focus();
-        return;
-      }
-      await loadKeys();
-      say(pageStatus, t('account.key_renamed', { name: saved.body.credential.label }));
-      focusHeading('keys-title');
-    });
-  });
-  main.replaceWith(form);
-  input.focus();
-  input.select();
-}
-
-/**
- * @param {Key} key
- * @param {HTMLButtonElement} button
- */
-async function removeKey(key, button) {
-  const error = byId('keys-error');
-  say(error, '');
-  await busy(button, async () => {
-    const removed = await withStepUp(() => api('DELETE', `/api/auth/webauthn/credentials/${encodeURIComponent(key.id)}`), t('action.remove_key', { name: key.label }), () => say(pageStatus, t('account.nothing_removed')));
-    if (removed === null) return;
-    if (!removed.ok) {
-      say(error, describeKeyError(removed));
-      return;
-    }
-    await loadKeys();
-    void loadActivity();
-    say(pageStatus, t('account.removed', { name: key.label }));
-    focusHeading('keys-title');
-  });
-}
-
-const keyForm = /** @type {HTMLFormElement} */ (byId('key-add-form'));
-keyForm.addEventListener('submit', async (event) => {
-  event.preventDefault();
-  const error = byId('keys-error');
-  const labelField = /** @type {HTMLInputElement} */ (byId('key-label'));
-  const signIn = /** @type {HTMLInputElement} */ (byId('key-sign-in')).checked;
-  say(error, '');
-  const label = labelField.value.trim();
-  await busy(submitButtonOf(keyForm), async () => {
-    const body = { sign_in: signIn, ...(label === '' ? {} : { label }) };
-    const started = await withStepUp(() => api('POST', '/api/auth/webauthn/register/options', body), t('action.add_key'), () => say(pageStatus, t('account.no_key_added')));
-    if (started === null) return;
-    if (!started.ok) {
-      markInvalid(labelField, started.code === 'bad_request');
-      say(error, started.code === 'bad_request' ? t('account.name_invalid') : describeKeyError(started));
-      return;
-    }
-    markInvalid(labelField, false);
-    let response;
-    try {
-      response = await createCredential(started.body.options);
-    } catch (failure) {
-      say(error, wasCancelled(failure) ? t('account.key_prompt_closed') : browserErrorText(failure));
-      return;
-    }
-    const added = await api('POST', '/api/auth/webauthn/register/verify', { challenge_token: started.body.challenge_token, response });
-    if (sessionLost(added)) return;
-    if (!added.ok) {
-      say(error, describeKeyError(added));
-      return;
-    }
-    labelField.value = '';
-    /** @type {HTMLInputElement} */ (byId('key-sign-in')).checked = false;
-    await loadKeys();
-    void loadActivity();
-    const keyName = added.body.credential.label;
-    say(pageStatus, added.body.credential.sign_in ? t('account.passkey_added', { name: keyName }) : t('account.key_added', { name: keyName }));
-    focusHeading('keys-title');
-  });
-});
-
-// ---- devices (GET /api/auth/sessions) ----
-
-/** How a session was signed in (its `signing_method`), in words. @param {unknown} method */
-function describeMethod(method) {
-  if (method === 'bip322') return t('method.bip322');
-  if (method === 'email_otp') return t('method.email_otp');
-  if (method === 'passkey') return t('method.passkey');
-  if (typeof method === 'string' && method.startsWith('oauth:')) {
-    const provider = method.slice('oauth:'.length);
-    return `${provider.charAt(0).toUpperCase()}${provider.slice(1)}`;
-  }
-  return t('method.unknown');
-}
-
-/**
- * A browser signed in to the account (GET /api/auth/sessions).
- *
- * @typedef {object} Device
- * @property {string} id
- * @property {string | null} [device] the browser and system, in words
- * @property {string | null} [network]
- * @property {string} created_at
- * @property {string} last_seen_at
- * @property {string} signing_method
- * @property {boolean} current this browser
- */
-
-async function loadDevices() {
-  const section = byId('devices-section');
-  const answer = await api('GET', '/api/auth/sessions');
-  if (sessionLost(answer)) return;
-  if (answer.status === 404) {
-    // An older host without the route: leave the section out.
-    section.hidden = true;
-    return;
-  }
-  section.hidden = false;
-  if (!answer.ok) {
-    byId('devices').replaceChildren();
-    say(byId('devices-error'), describeError(answer));
-    return;
-  }
-  /** @type {Device[]} */
-  const sessions = Array.isArray(answer.body.sessions) ? answer.body.sessions : [];
-  byId('devices').replaceChildren(
-    ...sessions.map((session) => {
-      const title = session.device || t('account.unknown_browser');
-      const facts = [
-        t('account.device_signed_in', { date: formatDateTime(session.created_at), method: describeMethod(session.signing_method) }),
-        t('account.device_seen', { date: formatDateTime(session.last_seen_at) }),
-      ];
-      if (session.network) facts.push(t('account.network', { network: session.network }));
-      const heading = h('span', { class: 'item-title' }, title, session.current ? ' ' : null, session.current ? h('span', { class: 'badge', text: t('account.this_browser') }) : null);
-      const button = h('button', {
-        type: 'button',
-        class: session.current ? 'secondary' : 'danger',
-        'aria-label': session.current ? t('account.sign_out_this_browser', { name: title }) : t('account.sign_out_named', { name: title }),
-        text: t('account.signout_title'),
-      });
-      button.addEventListener('click', () => signOutDevice(session, title, button));
-      return h('li', { 'data-session': session.id }, h('div', { class: 'item-main' }, heading, h('span', { class: 'item-sub', text: facts.join(' · ') })), button);
-    }),
-  );
-  byId('devices-others').hidden = sessions.filter((session) => !session.current).length === 0;
-}
-
-/**
- * @param {Device} session
- * @param {string} title
- * @param {HTMLButtonElement} button
- */
-async function signOutDevice(session, title, button) {
-  const error = byId('devices-error');
-  say(error, '');
-  if (session.current) {
-    await logout('current', button);
-    return;
-  }
-  await busy(button, async () => {
-    const removed = await withStepUp(() => api('DELETE', `/api/auth/sessions/${encodeURIComponent(session.id)}`), t('action.sign_out_device', { name: title }), () => say(pageStatus, t('account.no_browser_signed_out')));
-    if (removed === null) return;
-    if (!removed.ok) {
-      say(error, describeError(removed, { not_found: t('account.browser_gone') }));
-      await loadDevices();
-      return;
-    }
-    await loadDevices();
-    void loadActivity();
-    say(pageStatus, t('account.browser_signed_out', { name: title }));
-    focusHeading('devices-title');
-  });
-}
-
-byId('devices-others').addEventListener('click', async (event) => {
-  const button = /** @type {HTMLButtonElement} */ (event.currentTarget);
-  const error = byId('devices-error');
-  say(error, '');
-  await busy(button, async () => {
-    const revoked = await withStepUp(() => api('POST', '/api/auth/sessions/revoke-others'), t('action.sign_out_others'), () => say(pageStatus, t('account.no_browser_signed_out')));
-    if (revoked === null) return;
-    if (!revoked.ok) {
-      say(error, describeError(revoked));
-      return;
-    }
-    await loadDevices();
-    void loadActivity();
-    const count = Number(revoked.body.revoked) || 0;
-    say(pageStatus, t('account.others_signed_out', { count }));
-    focusHeading('devices-title');
-  });
-});
-
-// ---- activity (GET /api/auth/activity) ----
-
-const ACTIVITY_PAGE = 20;
-/** @type {string | null} */
-let activityNext = null;
-
-/**
- * An event of the account's activity (GET /api/auth/activity); what its
- * `detail` holds depends on its kind (docs/protocol.md §6 "Activity").
- *
- * @typedef {object} ActivityEvent
- * @property {string} kind
- * @property {string} at
- * @property {Record<string, string | number | boolean | null | string[]>} [detail]
- */
-
-/**
- * The account fields an `account_edited` event names, in words.
- *
- * @type {Readonly<Record<string, string>>}
- */
-const FIELDS = { display_name: 'field.display_name' };
-
-/** One sentence per event kind (docs/protocol.md §6 "Activity"). @param {ActivityEvent} event */
-function describeEvent(event) {
-  const d = event.detail || {};
-  const where = [d.device, d.network ? t('account.network', { network: String(d.network) }) : null].filter(Boolean).join(', ');
-  /** @param {unknown} value */
-  const name = (value) => (typeof value === 'string' ? value : '');
-  /** @param {unknown} value */
-  const method = (value) => (value === 'key' ? t('method.key') : describeMethod(value));
-  // A missing name leaves no gap behind.
-  /**
-   * @param {string} key
-   * @param {Record<string, string | number>} [values]
-   */
-  const said = (key, values) => t(key, values).replace(/\s{2,}/g, ' ').trim();
-  switch (event.kind) {
-    case 'signin':
-      return said('event.signin', { method: describeMethod(d.method), placed: where ? 'yes' : 'no', where, added: d.added ? 'yes' : 'no' });
-    case 'sudo':
-      return d.method === 'key' ? said('event.sudo_key', { key: name(d.key) }) : said('event.sudo', { method: describeMethod(d.method) });
-    case 'sudo_failed':
-      return said('event.sudo_failed', { method: method(d.method), reason: name(d.reason) || 'refused' });
-    case 'step_up':
-      return said('event.step_up', { key: name(d.key) });
-    case 'step_up_failed':
-      return said('event.step_up_failed', { reason: name(d.reason) || 'refused' });
-    case 'identity_linked':
-      return said('event.identity_linked', { kind: name(d.kind), value: name(d.value) });
-    case 'identity_unlinked':
-      return said('event.identity_unlinked', { kind: name(d.kind), value: name(d.value) });
-    case 'account_merged':
-      return d.merged_from ? said('event.merged_from', { account: String(d.merged_from) }) : said('event.merged_into', { account: name(d.merged_into) });
-    case 'account_edited':
-      return Array.isArray(d.fields)
-        ? said('event.edited', { fields: formatList(d.fields.map((field) => (Object.hasOwn(FIELDS, field) ? t(FIELDS[field]) : String(field).replace('_', ' ')))) })
-        : said('event.edited_account');
-    case 'key_added':
-      return said('event.key_added', { passkey: d.sign_in ? 'yes' : 'no', name: name(d.label) });
-    case 'key_removed':
-      return said('event.key_removed', { name: name(d.label) });
-    case 'sessions_revoked':
-      if (d.scope === 'all') return said('event.revoked_all', { count: Number(d.count) || 0 });
-      return d.scope === 'others' ? said('event.revoked_others', { count: Number(d.count) || 0 }) : said('event.revoked_one');
-    case 'tab_pinned':
-      return said('event.tab_pinned', { account: name(d.active_account), placed: where ? 'yes' : 'no', where });
-    case 'connect_app_created':
-      return said('event.app_created', { name: name(d.name) });
-    case 'connect_app_rotated':
-      return said('event.app_rotated', { name: name(d.name) });
-    case 'connect_app_deleted':
-      return said('event.app_deleted', { name: name(d.name) });
-    case 'connect_app_webhook':
-      return d.webhook === 'removed'
-        ? said('event.app_webhook_removed', { name: name(d.name) })
-        : said('event.app_webhook_set', { name: name(d.name), url: name(d.webhook) });
-    case 'account_exported':
-      return said('event.exported');
-    case 'account_disabled':
-      return said('event.disabled');
-    case 'account_enabled':
-      return said('event.enabled');
-    default:
-      return event.kind;
-  }
-}
-
-/** @param {ActivityEvent} event */
-function activityItem(event) {
-  const failed = event.kind.endsWith('_failed');
-  return h(
-    'li',
-    { 'data-kind': event.kind },
-    h(
-      'div',
-      { class: 'item-main' },
-      h('span', { class: 'item-title' }, describeEvent(event), failed ? ' ' : null, failed ? h('span', { class: 'badge', text: t('account.failed') }) : null),
-      h('span', { class: 'item-sub', text: formatDateTime(event.at) }),
-    ),
-  );
-}
-
-async function loadActivity(more = false) {
-  const section = byId('activity-section');
-  const query = new URLSearchParams({ limit: String(ACTIVITY_PAGE) });
-  if (more && activityNext) query.set('before', activityNext);
-  const answer = await api('GET', `/api/auth/activity?${query}`);
-  if (sessionLost(answer)) return;
-  if (answer.status === 404) {
-    section.hidden = true;
-    return;
-  }
-  section.hidden = false;
-  if (!answer.ok) {
-    say(byId('activity-error'), describeError(answer));
-    return;
-  }
-  say(byId('activity-error'), '');
-  const items = (answer.body.events || []).map(activityItem);
-  if (more) byId('activity').append(...items);
-  else byId('activity').replaceChildren(...items);
-  activityNext = typeof answer.body.next === 'string' ? answer.body.next : null;
-  byId('activity-more').hidden = activityNext === null;
-}
-
-byId('activity-more').addEventListener('click', (event) => busy(/** @type {HTMLButtonElement} */ (event.currentTarget), () => loadActivity(true)));
 
 // ---- actions ----
 
@@ -789,7 +375,7 @@ byId('export-data').addEventListener('click', async (event) => {
     link.click();
     link.remove();
     setTimeout(() => URL.revokeObjectURL(link.href), 10_000);
-    void loadActivity();
+    void activity.loadActivity();
     say(pageStatus, t('account.downloaded'));
   });
 });
@@ -802,13 +388,9 @@ deleteForm.addEventListener('submit', async (event) => {
   say(error, '');
   const typed = field.value.trim().toLocaleLowerCase();
   // The word of the page's language; the English word is accepted in every language.
-  if ((typed !== t('account.delete_word').toLocaleLowerCase() && typed !== 'delete') || !me) {
-    markInvalid(field, true);
-    say(error, t('account.delete_mismatch', { word: t('account.delete_word') }));
-    field.focus();
-    return;
-  }
-  markInvalid(field, false);
+  const confirmed = typed === t('account.delete_word').toLocaleLowerCase() || typed === 'delete';
+  // The form shows once the account has loaded (`me`).
+  if (!checkField(field, confirmed, error, t('account.delete_mismatch', { word: t('account.delete_word') })) || !me) return;
   const deleted = accountName(me.account);
   const did = me.account.did_oc;
   await busy(submitButtonOf(deleteForm), async () => {
@@ -841,12 +423,7 @@ nameForm.addEventListener('submit', async (event) => {
   const error = byId('name-error');
   say(error, '');
   const value = field.value.trim();
-  if ([...value].length > 64) {
-    markInvalid(field, true);
-    say(error, t('account.name_too_long'));
-    field.focus();
-    return;
-  }
+  if (!checkField(field, [...value].length <= 64, error, t('account.name_too_long'))) return;
   await busy(submitButtonOf(nameForm), async () => {
     // An empty field removes the name: the service wants an explicit null (not "").
     const saved = await withStepUp(() => api('PATCH', '/api/auth/account', { display_name: value === '' ? null : value }), t('action.rename_account'));
@@ -862,7 +439,7 @@ nameForm.addEventListener('submit', async (event) => {
       me.account = saved.body.account;
       renderAccount(me.account);
     }
-    void loadActivity();
+    void activity.loadActivity();
     say(pageStatus, value === '' ? t('account.name_removed') : t('account.name_saved'));
   });
 });
@@ -912,17 +489,17 @@ const proofPanel = createProofPanel(byId('sudo-panel'), {
  * @returns {Promise<boolean>}
  */
 async function stepUp(action) {
-  proofPanel.reset(proofOptions(identities, me && me.account, keys));
+  proofPanel.reset(proofOptions(identities, me && me.account, keySection.keys()));
   byId('sudo-intro').textContent = t('stepup.intro_action', { action });
   return (await showDialog(dialog)) === 'proved';
 }
 
 byId('sudo-cancel').addEventListener('click', () => dialog.close('cancelled'));
 
-void load().then((loaded) => {
-  if (loaded) say(pageStatus, '');
-});
+// ---- the sections in modules of their own ----
 
+const keySection = setUpKeys({ sessionLost, withStepUp, loadActivity: () => activity.loadActivity() });
+const activity = setUpActivity({ sessionLost, withStepUp, signOutHere: (button) => logout('current', button) });
 setUpLinking({
   withStepUp,
   confirmAction,
@@ -932,4 +509,8 @@ setUpLinking({
       focusHeading('identities-title');
     }
   },
+});
+
+void load().then((loaded) => {
+  if (loaded) say(pageStatus, '');
 });

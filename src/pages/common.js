@@ -270,6 +270,13 @@ export function say(region, text) {
   }
 }
 
+/** Moves focus to a heading after the content under it was replaced, so keyboard users keep their place. @param {string} id */
+export function focusHeading(id) {
+  const heading = byId(id);
+  heading.setAttribute('tabindex', '-1');
+  heading.focus();
+}
+
 /**
  * Marks a field invalid (or valid again) and points it at its message.
  *

@@ -195,7 +195,7 @@ function mergedSentence(shown, merged) {
 
 /**
  * @param {{
- *   withStepUp: (request: () => Promise<ApiResult>, action: string, onCancel: () => void) => Promise<ApiResult | null>,
+ *   withStepUp: import('./account.js').WithStepUp,
  *   confirmAction: (question: {title: string, text: string, confirm: string, details?: Node[]}) => Promise<boolean>,
  *   onLinked: (sentence: string) => Promise<void>,
  * }} options
