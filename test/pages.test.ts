@@ -4,6 +4,8 @@
  * asset table, and finding the files from the compiled `dist/src/`.
  * test/e2e-browser.test.ts drives the same pages in Chromium.
  */
+import { copyFileSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import type { FastifyInstance } from 'fastify';
@@ -53,6 +55,31 @@ describe('finding the page files', () => {
     expect(formatter).toMatch(/export \{[^}]*IntlMessageFormat/);
     expect(formatter).not.toContain('sourceMappingURL');
     expect(files.assets.get('messages-de.js')!.body.toString('utf8')).toMatch(/^export const messages = \{"error\.network":/);
+  });
+
+  it('gives every template the one head of head.html, with its own title, stylesheets, script and body tag', () => {
+    const files = loadPageFiles(PAGES_DIR);
+    for (const page of ['signin', 'account', 'sudo', 'explorer'] as const) {
+      const html = files[page];
+      expect(html.startsWith('<!doctype html>\n<html lang="{{lang}}">\n<head>\n'), page).toBe(true);
+      expect(html, page).toContain(`<title>{{t:${page}.title}} · <!--brand-name--></title>`);
+      expect(html, page).toMatch(new RegExp(`<script type="module" src="/assets/${page}\\.js"></script>\n</head>\n<body data-brand="<!--brand-name-->"[^\n]*>\n  <a class="skip-link" href="#main">`));
+      expect(html, page).not.toContain('<!--head');
+      expect(html.match(/<head>/g), page).toHaveLength(1);
+    }
+    expect(files.explorer).toContain('<link rel="stylesheet" href="/assets/brand.css">\n  <link rel="stylesheet" href="/assets/explorer.css">\n');
+    expect(files.signin).not.toContain('explorer.css');
+  });
+
+  it('stops the start on a template without its head line', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'oc-pages-'));
+    try {
+      for (const name of ['head.html', 'account.html', 'sudo.html', 'explorer.html']) copyFileSync(join(PAGES_DIR, name), join(dir, name));
+      writeFileSync(join(dir, 'signin.html'), '<!doctype html>\n<body>\n');
+      expect(() => loadPageFiles(dir)).toThrow(/^pages: signin\.html does not start with <!--head/);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   it('escapes template values for attributes and refuses unknown placeholders', () => {

@@ -7,6 +7,11 @@
  * Every page answer carries a Content-Security-Policy without
  * `unsafe-inline`: no inline script or style exists, so none is allowed.
  *
+ * The four page templates share one head (`head.html`: the document head
+ * and the page header); each template starts with a `<!--head …-->` line
+ * naming its title, script and any extra stylesheet, then its own `<body>`
+ * tag (see {@link withHead}).
+ *
  * Every page is rendered in the request's language (README "Languages"):
  * the templates' `{{t:key}}` markers are filled from the page catalogs
  * (src/i18n/pages/) once per language at start, and the scripts get the
@@ -103,6 +108,33 @@ function messageFormatModule(): Buffer {
   return Buffer.from(source.replace(/\n\/\/# sourceMappingURL=\S+\s*$/, '\n'), 'utf8');
 }
 
+/**
+ * `<!--head title=<message key> script=<file>.js [styles=<file>.css]-->`, a
+ * template's first line, and the template's own `<body …>` tag, the whole
+ * next line.
+ */
+const HEAD_MARKER = /^<!--head title=([a-z0-9_.]+) script=([a-z0-9-]+\.js)(?: styles=([a-z0-9-]+\.css))?-->\n(<body\b[^\n]*)\n/;
+
+/**
+ * A template with the shared head in place of its `<!--head …-->` line: the
+ * document head with the page's title, script and extra stylesheet, then the
+ * page's own `<body>` tag, then the page header. Done once at start, before
+ * the messages are filled in; a template without the line is a programming
+ * error.
+ */
+function withHead(template: string, head: string, name: string): string {
+  const marker = HEAD_MARKER.exec(template);
+  if (marker === null) throw new Error(`pages: ${name} does not start with <!--head title=… script=…--> and its <body> tag`);
+  const [line, title, script, , body] = marker;
+  const styles: string | undefined = marker[3];
+  const filled = head
+    .replace('<!--title-->', `{{t:${title}}}`)
+    .replace('<!--styles-->', styles === undefined ? '' : `\n  <link rel="stylesheet" href="/assets/${styles}">`)
+    .replace('<!--script-->', script)
+    .replace('<!--body-->', () => body);
+  return filled + template.slice(line.length);
+}
+
 /** Reads the pages and every asset once. */
 export function loadPageFiles(dir: string = findPagesDir()): PageFiles {
   const assets = new Map<string, Asset>();
@@ -117,12 +149,14 @@ export function loadPageFiles(dir: string = findPagesDir()): PageFiles {
     const module = `export const messages = ${JSON.stringify(PAGE_CATALOGS[locale])};\n`;
     assets.set(`messages-${locale}.js`, assetOf(Buffer.from(module, 'utf8'), CONTENT_TYPES['.js'] as string));
   }
+  const head = readFileSync(join(dir, 'head.html'), 'utf8');
+  const template = (name: string) => withHead(readFileSync(join(dir, name), 'utf8'), head, name);
   return {
     dir,
-    signin: readFileSync(join(dir, 'signin.html'), 'utf8'),
-    account: readFileSync(join(dir, 'account.html'), 'utf8'),
-    sudo: readFileSync(join(dir, 'sudo.html'), 'utf8'),
-    explorer: readFileSync(join(dir, 'explorer.html'), 'utf8'),
+    signin: template('signin.html'),
+    account: template('account.html'),
+    sudo: template('sudo.html'),
+    explorer: template('explorer.html'),
     assets,
   };
 }
