@@ -4,6 +4,7 @@
  * pieces of this object it needs. A bad setting throws a {@link ConfigError}
  * naming the variable, which stops the start.
  */
+import { isJsonObject } from './json.js';
 import { nodeSqliteSupported, type SqliteDriverChoice } from './storage/sqlite-driver.js';
 
 export type BitcoinNetwork = 'mainnet' | 'testnet' | 'signet' | 'regtest';
@@ -173,8 +174,8 @@ function privateJwk(env: Env, name: string): Record<string, unknown> | undefined
   } catch {
     throw new ConfigError(name, 'must be a JWK as JSON or as base64url of the JSON');
   }
-  if (typeof jwk !== 'object' || jwk === null) throw new ConfigError(name, 'must be a JSON object');
-  const key = jwk as Record<string, unknown>;
+  if (!isJsonObject(jwk)) throw new ConfigError(name, 'must be a JSON object');
+  const key = jwk;
   if (key.kty !== 'OKP' || key.crv !== 'Ed25519' || typeof key.d !== 'string' || typeof key.x !== 'string') {
     throw new ConfigError(name, 'must be an Ed25519 private JWK (kty OKP, crv Ed25519, with d and x)');
   }

@@ -60,7 +60,7 @@ function mutate(bytes: Uint8Array, edit: Mutation): Uint8Array {
     case 'flip': {
       if (length === 0) return bytes;
       const out = bytes.slice();
-      out[edit.at % length] ^= 1 << edit.bit;
+      out[edit.at % length]! ^= 1 << edit.bit;
       return out;
     }
     case 'set': {

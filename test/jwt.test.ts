@@ -207,7 +207,7 @@ describe('verifySessionJwt', () => {
   it('rejects a tampered signature', () => {
     const [header, payload, signature] = mintSessionJwt(key, required()).split('.');
     const bytes = Buffer.from(signature!, 'base64url');
-    bytes[10] ^= 0x01;
+    bytes[10]! ^= 0x01;
     expect(verifyNow(`${header}.${payload}.${bytes.toString('base64url')}`)).toBeNull();
   });
 

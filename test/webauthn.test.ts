@@ -335,7 +335,7 @@ function webauthnSuite(engine: 'sqlite' | 'postgres'): void {
       const started = await assertionOptions(client);
       const response = authenticator.get(started.options) as { response: { signature: string } };
       const signature = Buffer.from(response.response.signature, 'base64url');
-      signature[signature.length - 1] ^= 1;
+      signature[signature.length - 1]! ^= 1;
       response.response.signature = signature.toString('base64url');
       expectError(await client.post('/api/auth/webauthn/assertion/verify', { challenge_token: started.challenge_token, response }), 401, 'verify_failed');
       expectError(await stepUp(client, authenticator, { backupEligible: true }), 401, 'verify_failed');

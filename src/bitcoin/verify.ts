@@ -31,7 +31,7 @@ export function verifySignature(input: {
   address: string;
   message: string;
   signature: string;
-  scheme?: SignatureScheme;
+  scheme?: SignatureScheme | undefined;
 }): SignatureCode {
   try {
     const { address, message, signature, scheme } = input;

@@ -8,6 +8,7 @@
  * the client throw {@link ChainUnavailableError}, which the verifier turns
  * into the `chain_unavailable` code (never a crash or a 500).
  */
+import { isJsonObject } from '../json.js';
 
 /** One unspent output as Esplora reports it; fields Esplora adds (e.g. `block_hash`) are dropped. */
 export interface Utxo {
@@ -204,13 +205,13 @@ function parseUtxos(body: string): Utxo[] {
   }
   if (!Array.isArray(data)) throw new BaseError('utxo answer is not a list');
   return data.map((entry: unknown): Utxo => {
-    if (typeof entry !== 'object' || entry === null) throw new BaseError('utxo entry is not an object');
-    const { txid, vout, value, status } = entry as Record<string, unknown>;
+    if (!isJsonObject(entry)) throw new BaseError('utxo entry is not an object');
+    const { txid, vout, value, status } = entry;
     if (typeof txid !== 'string' || !TXID_PATTERN.test(txid)) throw new BaseError('utxo txid is not 64 hex characters');
     if (!isSafeCount(vout)) throw new BaseError('utxo vout is not a non-negative integer');
     if (!isSafeCount(value, MAX_MONEY_SATS)) throw new BaseError('utxo value is not a valid amount of sats');
-    if (typeof status !== 'object' || status === null) throw new BaseError('utxo status is not an object');
-    const { confirmed, block_height: height, block_time: time } = status as Record<string, unknown>;
+    if (!isJsonObject(status)) throw new BaseError('utxo status is not an object');
+    const { confirmed, block_height: height, block_time: time } = status;
     if (typeof confirmed !== 'boolean') throw new BaseError('utxo status.confirmed is not a boolean');
     if (!confirmed) return { txid: txid.toLowerCase(), vout, value, status: { confirmed: false } };
     if (!isSafeCount(height) || !isSafeCount(time)) {

@@ -10,6 +10,7 @@
  * the rule it breaks, never quoting what the file holds (the file may be
  * another one than meant, and a secret).
  */
+import { isJsonObject } from '../json.js';
 import { constants } from 'node:fs';
 import { open, type FileHandle } from 'node:fs/promises';
 import { UsageError } from './usage.js';
@@ -68,10 +69,10 @@ export async function readAttestationFile(path: string): Promise<AttestationFile
     // The parser's message quotes the text around the fault: not repeated here.
     throw new UsageError(`cli: ${path} is not JSON`);
   }
-  if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) {
+  if (!isJsonObject(parsed)) {
     throw new UsageError(`cli: ${path} must hold a JSON object {addr, msg, sig, scheme?}`);
   }
-  const record = parsed as Record<string, unknown>;
+  const record = parsed;
   for (const field of ['addr', 'msg', 'sig'] as const) {
     if (typeof record[field] !== 'string' || record[field] === '') throw new UsageError(`cli: ${path}: ${field} must be a non-empty string`);
   }

@@ -125,7 +125,7 @@ const HEAD_MARKER = /^<!--head title=([a-z0-9_.]+) script=([a-z0-9-]+\.js)(?: st
 function withHead(template: string, head: string, name: string): string {
   const marker = HEAD_MARKER.exec(template);
   if (marker === null) throw new Error(`pages: ${name} does not start with <!--head title=… script=…--> and its <body> tag`);
-  const [line, title, script, , body] = marker;
+  const [line, title = '', script = '', , body = ''] = marker;
   const styles: string | undefined = marker[3];
   const filled = head
     .replace('<!--title-->', `{{t:${title}}}`)

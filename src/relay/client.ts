@@ -26,6 +26,7 @@
  * SimplePool because the pool keeps connections open, retries, and hides
  * per-relay outcomes; here each of those needs to be explicit.
  */
+import { isJsonObject } from '../json.js';
 import { randomBytes } from 'node:crypto';
 import WebSocket from 'ws';
 import type { ClientOptions, RawData } from 'ws';
@@ -276,7 +277,7 @@ class FoundEnvelopes {
   }
 
   consider(raw: unknown, relay: string): void {
-    if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) return;
+    if (!isJsonObject(raw)) return;
     const event = raw as NostrEvent;
     if (!tagsMayMatch(event, this.#lookup)) return;
     const key = JSON.stringify([event.id, event.pubkey, event.created_at, event.kind, event.tags, event.content, event.sig]);

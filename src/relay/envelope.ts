@@ -12,6 +12,7 @@
  * transit. The event pubkey is a transport key and is trusted for nothing
  * else (docs/protocol.md §7 "Relay envelopes").
  */
+import { isJsonObject } from '../json.js';
 import { verifyEvent } from 'nostr-tools/pure';
 import type { EventTemplate, NostrEvent } from 'nostr-tools/pure';
 import { decodeBase64url } from '../crypto.js';
@@ -84,8 +85,8 @@ export interface BuildEnvelopeInput {
   readonly address: string;
   readonly identities: readonly Identity[];
   readonly issuedAt: string;
-  readonly expiresAt?: string;
-  readonly relayHints?: readonly string[];
+  readonly expiresAt?: string | undefined;
+  readonly relayHints?: readonly string[] | undefined;
   readonly verificationUrl?: string;
 }
 
@@ -269,8 +270,8 @@ export function addressTagValue(tags: readonly (readonly string[])[]): string | 
  * that hashing and signature checks only ever see well-formed values.
  */
 function isEventShape(value: unknown): value is NostrEvent {
-  if (typeof value !== 'object' || value === null || Array.isArray(value)) return false;
-  const event = value as Record<string, unknown>;
+  if (!isJsonObject(value)) return false;
+  const event = value;
   if (typeof event.id !== 'string' || !HEX64.test(event.id)) return false;
   if (typeof event.pubkey !== 'string' || !HEX64.test(event.pubkey)) return false;
   if (typeof event.sig !== 'string' || !/^[0-9a-f]{128}$/.test(event.sig)) return false;
@@ -292,8 +293,8 @@ function readIdentities(value: unknown): Identity[] | null {
   if (!Array.isArray(value)) return null;
   const identities: Identity[] = [];
   for (const item of value) {
-    if (typeof item !== 'object' || item === null) return null;
-    const { protocol, identifier } = item as Record<string, unknown>;
+    if (!isJsonObject(item)) return null;
+    const { protocol, identifier } = item;
     if (typeof protocol !== 'string' || typeof identifier !== 'string') return null;
     const identity = parseIdentityItem(`${protocol}:${identifier}`);
     if (identity === null || identity.protocol !== protocol) return null;
@@ -364,8 +365,8 @@ export function parseEnvelopeEvent(event: unknown): AttestationEnvelope | null {
   } catch {
     return null;
   }
-  if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) return null;
-  const content = parsed as Record<string, unknown>;
+  if (!isJsonObject(parsed)) return null;
+  const content = parsed;
 
   const attestationId = stringField(content, 'attestation_id');
   const scheme = stringField(content, 'scheme');

@@ -9,6 +9,7 @@
  *
  * Domain code: no framework, no environment. Time comes in as a parameter.
  */
+import { isJsonObject } from '../json.js';
 import { sign, verify } from 'node:crypto';
 import { decodeBase64url, sha256Hex } from '../crypto.js';
 import type { SigningKey, VerificationKey } from './keys.js';
@@ -43,7 +44,7 @@ export interface SessionClaims extends OcSessionClaims {
 type OptionalClaim = { [K in keyof SessionClaims]-?: undefined extends SessionClaims[K] ? K : never }[keyof SessionClaims];
 
 /** What a caller hands to {@link mintSessionJwt}: optional claims may be null when unknown. */
-export type SessionClaimsInput = Omit<SessionClaims, OptionalClaim> & { readonly [K in OptionalClaim]?: SessionClaims[K] | null };
+export type SessionClaimsInput = Omit<SessionClaims, OptionalClaim> & { readonly [K in OptionalClaim]?: SessionClaims[K] | null | undefined };
 
 /** Anything that can find a published key by kid; a `KeyRing` is one. */
 export interface VerificationKeySource {
@@ -54,10 +55,6 @@ export interface VerifySessionOptions {
   /** The expected `iss`: the service's `PUBLIC_URL` (docs/protocol.md §3). */
   readonly issuer: string;
   readonly now: Date;
-}
-
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
 function isNonEmptyString(value: unknown): value is string {
@@ -113,7 +110,7 @@ function collectClaims(source: Record<string, unknown>): SessionClaims | string 
     claims.primary_btc = primary_btc;
   }
   if (display_identity != null) {
-    if (!isRecord(display_identity) || !isNonEmptyString(display_identity.kind) || typeof display_identity.value !== 'string') {
+    if (!isJsonObject(display_identity) || !isNonEmptyString(display_identity.kind) || typeof display_identity.value !== 'string') {
       return 'display_identity must be {kind, value} strings';
     }
     const identity = { kind: display_identity.kind, value: display_identity.value };
@@ -176,7 +173,7 @@ const utf8 = new TextDecoder('utf-8', { fatal: true });
 
 function parseJsonObject(bytes: Uint8Array): Record<string, unknown> | null {
   const value: unknown = JSON.parse(utf8.decode(bytes));
-  return isRecord(value) ? value : null;
+  return isJsonObject(value) ? value : null;
 }
 
 /** An Ed25519 signature is 64 bytes: 86 base64url characters. */

@@ -11,6 +11,7 @@
  * Loading a key is start-up work: a bad key is a configuration mistake and
  * throws (docs/architecture.md Errors), with a message starting `session keys:`.
  */
+import { isJsonObject } from '../json.js';
 import { createHash, createPrivateKey, createPublicKey, generateKeyPairSync, type KeyObject } from 'node:crypto';
 import { decodeBase64url } from '../crypto.js';
 import { SESSION_LIFETIME_SECONDS } from './jwt.js';
@@ -66,8 +67,8 @@ function keyBytes(jwk: Record<string, unknown>, member: 'x' | 'd'): Buffer {
 }
 
 function asObject(jwk: unknown): Record<string, unknown> {
-  if (typeof jwk !== 'object' || jwk === null || Array.isArray(jwk)) fail('a JWK must be a JSON object');
-  return jwk as Record<string, unknown>;
+  if (!isJsonObject(jwk)) fail('a JWK must be a JSON object');
+  return jwk;
 }
 
 /** Members a JWK may carry that, when present, must agree with an Ed25519 signing key. */

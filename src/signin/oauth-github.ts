@@ -11,6 +11,7 @@
  *   POST <auth>/login/oauth/access_token   (Accept: application/json)
  *   GET  <api>/user, <api>/user/emails
  */
+import { isJsonObject } from '../json.js';
 import type { ProviderProfile } from './oauth-oidc.js';
 import { ProviderError } from './oauth-errors.js';
 
@@ -65,11 +66,7 @@ export class GitHubProvider {
     if (!Array.isArray(emails)) throw new ProviderError('userinfo_failed', 'github: /user/emails is not a list');
     const primary = emails.find(
       (entry: unknown): entry is { email: string } =>
-        typeof entry === 'object' &&
-        entry !== null &&
-        (entry as Record<string, unknown>).primary === true &&
-        (entry as Record<string, unknown>).verified === true &&
-        typeof (entry as Record<string, unknown>).email === 'string',
+        isJsonObject(entry) && entry.primary === true && entry.verified === true && typeof entry.email === 'string',
     );
     return {
       subject: String(id),
@@ -104,7 +101,7 @@ export class GitHubProvider {
     }
     const json = await readJson(response, 'token_exchange_failed', 'token endpoint');
     // GitHub answers a bad code with HTTP 200 and an `error` member.
-    const fields = (typeof json === 'object' && json !== null ? json : {}) as Record<string, unknown>;
+    const fields = isJsonObject(json) ? json : {};
     if (typeof fields.error === 'string') {
       throw new ProviderError('token_exchange_failed', `github: token endpoint said ${fields.error.slice(0, 64)}`);
     }

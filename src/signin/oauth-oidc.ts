@@ -9,6 +9,7 @@
  * loopback interface alone, so tests can run a real provider on 127.0.0.1
  * while a deployment cannot be pointed at an unprotected issuer.
  */
+import { isJsonObject } from '../json.js';
 import {
   ClientError,
   ClientSecretBasic,
@@ -249,7 +250,7 @@ export class OidcProvider {
       if (isTokenRequest && response.ok) {
         try {
           const body: unknown = await response.clone().json();
-          if (typeof body === 'object' && body !== null && typeof (body as Record<string, unknown>).access_token === 'string') {
+          if (isJsonObject(body) && typeof body.access_token === 'string') {
             phase.tokenAccepted = true;
           }
         } catch {

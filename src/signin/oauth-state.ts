@@ -14,6 +14,7 @@
  * also carries a random id that the callback consumes exactly once
  * ({@link ConsumedStates} in memory, plus the shared store when given).
  */
+import { isJsonObject } from '../json.js';
 import { createCipheriv, createDecipheriv, hkdfSync, randomBytes } from 'node:crypto';
 import { decodeBase64url } from '../crypto.js';
 
@@ -99,8 +100,8 @@ export function openState(key: Buffer, value: string | undefined): OAuthState | 
   } catch {
     return undefined;
   }
-  if (typeof parsed !== 'object' || parsed === null) return undefined;
-  const fields = parsed as Record<string, unknown>;
+  if (!isJsonObject(parsed)) return undefined;
+  const fields = parsed;
   if (
     fields.v !== 1 ||
     typeof fields.i !== 'string' || !/^[0-9a-f]{32}$/.test(fields.i) ||
