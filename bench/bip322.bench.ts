@@ -81,7 +81,12 @@ function nodeCryptoEcdsa(): { native: () => boolean; wasm: () => boolean } {
   const der = encodeDer(compact);
   const point = secp.pointFromScalar(PRIVATE_KEY, false)!;
   const key = createPublicKey({
-    key: { kty: 'EC', crv: 'secp256k1', x: Buffer.from(point.subarray(1, 33)).toString('base64url'), y: Buffer.from(point.subarray(33)).toString('base64url') },
+    key: {
+      kty: 'EC',
+      crv: 'secp256k1',
+      x: Buffer.from(point.subarray(1, 33)).toString('base64url'),
+      y: Buffer.from(point.subarray(33)).toString('base64url'),
+    },
     format: 'jwk',
   });
   const compressed = secp.pointFromScalar(PRIVATE_KEY, true)!;
@@ -95,7 +100,11 @@ export async function run(options: MeasureOptions & { rounds?: number } = {}): P
   const rounds = options.rounds ?? 5;
   // CPU time of this process, not wall time: other processes on a shared
   // machine then slow no contender down on paper (bench/lib.ts clockOf).
-  const roundOptions: MeasureOptions = { minMs: options.minMs ?? 600, clock: options.clock ?? 'cpu', ...(options.warmupMs ? { warmupMs: options.warmupMs } : {}) };
+  const roundOptions: MeasureOptions = {
+    minMs: options.minMs ?? 600,
+    clock: options.clock ?? 'cpu',
+    ...(options.warmupMs ? { warmupMs: options.warmupMs } : {}),
+  };
   const results: BenchResult[] = [];
 
   for (const benchCase of [p2wpkhCase(), p2trCase()]) {
@@ -104,7 +113,7 @@ export async function run(options: MeasureOptions & { rounds?: number } = {}): P
     if (!benchCase.floor() || !verifyBip322(address, message, signature) || !PeerVerifier.verifySignature(address, message, signature)) {
       throw new Error(`bench: ${label} proof does not verify`);
     }
-    if (verifyBip322(address, message + 'x', signature)) throw new Error(`bench: ${label} accepts a wrong message`);
+    if (verifyBip322(address, `${message}x`, signature)) throw new Error(`bench: ${label} accepts a wrong message`);
 
     const floorName = `${label}: tiny-secp256k1 ${label === 'p2tr' ? 'verifySchnorr' : 'verify'} (floor)`;
     const oursName = `${label}: verifyBip322 (ours)`;
@@ -123,9 +132,21 @@ export async function run(options: MeasureOptions & { rounds?: number } = {}): P
     const peer = figures.get(peerName)!;
     const note = `median of ${rounds} interleaved rounds, ${roundOptions.clock} time`;
     results.push({ name: floorName, opsPerSec: median(floor) });
-    results.push({ name: oursName, opsPerSec: median(ours), baseline: floorName, ratio: roundRatio(ours, floor), note: `goal >= 0.8; ${note}` });
+    results.push({
+      name: oursName,
+      opsPerSec: median(ours),
+      baseline: floorName,
+      ratio: roundRatio(ours, floor),
+      note: `goal >= 0.8; ${note}`,
+    });
     results.push({ name: peerName, opsPerSec: median(peer) });
-    results.push({ name: `${label}: ours vs peer`, opsPerSec: median(ours), baseline: peerName, ratio: roundRatio(ours, peer), note: `goal >= 10; ${note}` });
+    results.push({
+      name: `${label}: ours vs peer`,
+      opsPerSec: median(ours),
+      baseline: peerName,
+      ratio: roundRatio(ours, peer),
+      note: `goal >= 10; ${note}`,
+    });
   }
 
   const ecdsa = nodeCryptoEcdsa();
@@ -155,7 +176,13 @@ export async function run(options: MeasureOptions & { rounds?: number } = {}): P
   const noble = measure('@noble/hashes sha256, 182 B', () => nobleSha256(preimage), hashOptions);
   const node = measure('node:crypto hash(sha256), 182 B', () => hash('sha256', preimage, 'buffer'), hashOptions);
   results.push({ name: '@noble/hashes sha256, 182 B', opsPerSec: noble });
-  results.push({ name: 'node:crypto hash(sha256), 182 B', opsPerSec: node, baseline: '@noble/hashes sha256, 182 B', ratio: node / noble, note: 'used in src/bitcoin' });
+  results.push({
+    name: 'node:crypto hash(sha256), 182 B',
+    opsPerSec: node,
+    baseline: '@noble/hashes sha256, 182 B',
+    ratio: node / noble,
+    note: 'used in src/bitcoin',
+  });
   return results;
 }
 

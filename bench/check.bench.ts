@@ -43,7 +43,12 @@ async function startFixture(): Promise<Fixture> {
     tipHeight: 1000,
     utxosByAddress: {
       [address]: [
-        { txid: 'ab'.repeat(32), vout: 0, value: 2_500_000, status: { confirmed: true, block_height: 900, block_hash: '00'.repeat(32), block_time: nowSeconds - 90 * DAY } },
+        {
+          txid: 'ab'.repeat(32),
+          vout: 0,
+          value: 2_500_000,
+          status: { confirmed: true, block_height: 900, block_hash: '00'.repeat(32), block_time: nowSeconds - 90 * DAY },
+        },
       ],
     },
   });
@@ -71,7 +76,13 @@ async function startFixture(): Promise<Fixture> {
 }
 
 async function listen(fixture: Fixture, env: Record<string, string> = {}): Promise<{ app: FastifyInstance; base: string }> {
-  const config = loadConfig({ ESPLORA_URLS: fixture.esplora.url, NOSTR_RELAYS: fixture.relay.url, LOG_LEVEL: 'silent', ...RATE_LIMITS_OFF, ...env });
+  const config = loadConfig({
+    ESPLORA_URLS: fixture.esplora.url,
+    NOSTR_RELAYS: fixture.relay.url,
+    LOG_LEVEL: 'silent',
+    ...RATE_LIMITS_OFF,
+    ...env,
+  });
   const app = await buildApp(config, { logger: false });
   await app.listen({ port: 0, host: '127.0.0.1' });
   const port = (app.server.address() as { port: number }).port;
@@ -98,7 +109,7 @@ export async function run(options: { durationSeconds?: number; rounds?: number }
       try {
         const url = `${cached.base}/api/check?addr=${fixture.address}&min_sats=1000&min_days=30`;
         const warm = await fetch(url);
-        if (warm.status !== 200 || (await warm.json() as { ok: boolean }).ok !== true) throw new Error('bench: warm-up check failed');
+        if (warm.status !== 200 || ((await warm.json()) as { ok: boolean }).ok !== true) throw new Error('bench: warm-up check failed');
         const baselines: WrkResult[] = [];
         const hits: WrkResult[] = [];
         for (let round = 0; round < rounds; round++) {
@@ -168,7 +179,8 @@ export async function run(options: { durationSeconds?: number; rounds?: number }
         opsPerSec: Math.round((100 * 1000) / elapsed),
         note: `${elapsed.toFixed(1)} ms in all; relay REQs ${relayQueries}, chain queries ${chainQueries} (single flight: expect 1 and 1)`,
       });
-      if (relayQueries !== 1 || chainQueries !== 1) throw new Error(`bench: single flight broken (${relayQueries} REQs, ${chainQueries} chain queries)`);
+      if (relayQueries !== 1 || chainQueries !== 1)
+        throw new Error(`bench: single flight broken (${relayQueries} REQs, ${chainQueries} chain queries)`);
     } finally {
       await burst.app.close();
     }

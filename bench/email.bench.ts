@@ -11,7 +11,13 @@ import { Browser, newWallet } from '../test/support/auth-client.js';
 import { extractCode, startSmtpServer } from '../test/support/smtp-server.js';
 import type { BenchResult } from './lib.js';
 
-const QUIET = { LOG_LEVEL: 'silent', DATABASE_URL: 'sqlite::memory:', NOSTR_RELAYS: 'ws://127.0.0.1:9', ESPLORA_URLS: 'http://127.0.0.1:9', ...RATE_LIMITS_OFF };
+const QUIET = {
+  LOG_LEVEL: 'silent',
+  DATABASE_URL: 'sqlite::memory:',
+  NOSTR_RELAYS: 'ws://127.0.0.1:9',
+  ESPLORA_URLS: 'http://127.0.0.1:9',
+  ...RATE_LIMITS_OFF,
+};
 
 /** Runs `once` repeatedly for about `ms` after a warm-up; sign-ins per second. */
 async function rate(once: (index: number) => Promise<void>, ms: number): Promise<number> {
@@ -40,7 +46,11 @@ export async function run(options: { ms?: number } = {}): Promise<BenchResult[]>
       const started = await browser.post('/api/auth/email-otp/start', { email: address });
       if (started.status !== 200) throw new Error(`bench: start failed: ${JSON.stringify(started.body)}`);
       const mail = await smtp.waitForMessage((message) => message.envelope.to.includes(address), 5000);
-      const verified = await browser.post('/api/auth/email-otp/verify', { email: address, code: extractCode(mail), token: started.body.token });
+      const verified = await browser.post('/api/auth/email-otp/verify', {
+        email: address,
+        code: extractCode(mail),
+        token: started.body.token,
+      });
       if (verified.status !== 200) throw new Error(`bench: verify failed: ${JSON.stringify(verified.body)}`);
     }, ms);
 

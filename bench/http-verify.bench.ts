@@ -40,7 +40,12 @@ export async function run(options: { durationSeconds?: number } = {}): Promise<B
     tipHeight: 1000,
     utxosByAddress: {
       [address]: [
-        { txid: 'ab'.repeat(32), vout: 0, status: { confirmed: true, block_height: 900, block_hash: '00'.repeat(32), block_time: nowSeconds - 90 * 86_400 }, value: 2_500_000 },
+        {
+          txid: 'ab'.repeat(32),
+          vout: 0,
+          status: { confirmed: true, block_height: 900, block_hash: '00'.repeat(32), block_time: nowSeconds - 90 * 86_400 },
+          value: 2_500_000,
+        },
       ],
     },
   });
@@ -52,7 +57,13 @@ export async function run(options: { durationSeconds?: number } = {}): Promise<B
   });
   const sig = signBip322({ privateKey: key, address, message: msg });
   const app = await buildApp(
-    loadConfig({ ESPLORA_URLS: esplora.url, LOG_LEVEL: 'silent', DATABASE_URL: 'sqlite::memory:', NOSTR_RELAYS: 'ws://127.0.0.1:9', ...RATE_LIMITS_OFF }),
+    loadConfig({
+      ESPLORA_URLS: esplora.url,
+      LOG_LEVEL: 'silent',
+      DATABASE_URL: 'sqlite::memory:',
+      NOSTR_RELAYS: 'ws://127.0.0.1:9',
+      ...RATE_LIMITS_OFF,
+    }),
     { logger: false },
   );
   await app.listen({ port: 0, host: '127.0.0.1' });

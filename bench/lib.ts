@@ -100,7 +100,10 @@ export function measureRounds(
  * shared machine the load then falls on all contenders alike, which keeps
  * their ratios honest even when absolute figures swing. Returns ops/s by name.
  */
-export function measureInterleaved(entries: readonly { name: string; fn: () => unknown }[], options: MeasureOptions = {}): Map<string, number> {
+export function measureInterleaved(
+  entries: readonly { name: string; fn: () => unknown }[],
+  options: MeasureOptions = {},
+): Map<string, number> {
   const minMs = options.minMs ?? 1000;
   const warmupMs = options.warmupMs ?? Math.max(50, minMs / 5);
   const now = clockOf(options);
@@ -148,6 +151,9 @@ export function formatTable(results: readonly BenchResult[]): string {
   const header = ['benchmark', 'ops/s', 'baseline', 'ratio', 'note'];
   const widths = header.map((title, column) => Math.max(title.length, ...rows.map((row) => row[column]!.length)));
   const line = (cells: string[]): string =>
-    cells.map((cell, column) => (column === 1 || column === 3 ? cell.padStart(widths[column]!) : cell.padEnd(widths[column]!))).join('  ').trimEnd();
+    cells
+      .map((cell, column) => (column === 1 || column === 3 ? cell.padStart(widths[column]!) : cell.padEnd(widths[column]!)))
+      .join('  ')
+      .trimEnd();
   return [line(header), line(widths.map((width) => '-'.repeat(width))), ...rows.map(line)].join('\n');
 }

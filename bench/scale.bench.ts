@@ -105,7 +105,13 @@ async function deleteKeys(prefix: string): Promise<void> {
 
 async function sqliteDeployment(): Promise<Deployment> {
   const dir = mkdtempSync(join(tmpdir(), 'oc-scale-'));
-  const instance = await startInstance({ ...LIMITS_OFF, PUBLIC_URL: ORIGIN, DATABASE_URL: `sqlite:${join(dir, 'oc.sqlite')}`, NOSTR_RELAYS: 'ws://127.0.0.1:9', ESPLORA_URLS: 'http://127.0.0.1:9' });
+  const instance = await startInstance({
+    ...LIMITS_OFF,
+    PUBLIC_URL: ORIGIN,
+    DATABASE_URL: `sqlite:${join(dir, 'oc.sqlite')}`,
+    NOSTR_RELAYS: 'ws://127.0.0.1:9',
+    ESPLORA_URLS: 'http://127.0.0.1:9',
+  });
   return {
     label: 'SQLite, 1 instance',
     instances: [instance],
@@ -151,7 +157,12 @@ async function proofsFile(base: string, count: number, dir: string, name: string
   for (let start = 0; start < count; start += batch) {
     const wallets = Array.from({ length: Math.min(batch, count - start) }, () => newWallet());
     const challenges = await Promise.all(
-      wallets.map((wallet) => browser.get(base, `/api/challenge?${new URLSearchParams({ addr: wallet.address, audience: ORIGIN, purpose: 'login', ttl: '3600' })}`)),
+      wallets.map((wallet) =>
+        browser.get(
+          base,
+          `/api/challenge?${new URLSearchParams({ addr: wallet.address, audience: ORIGIN, purpose: 'login', ttl: '3600' })}`,
+        ),
+      ),
     );
     challenges.forEach((challenge, index) => {
       if (challenge.status !== 200) throw new Error(`bench: challenge failed: ${JSON.stringify(challenge.body)}`);
@@ -180,17 +191,26 @@ function signInLua(path: string): string {
 }
 
 /** Runs one wrk per instance at once and adds the figures up. */
-async function together(runs: readonly Promise<WrkResult>[], durationSeconds: number): Promise<{ rps: number; ok: number; p99: number; non2xx: number }> {
+async function together(
+  runs: readonly Promise<WrkResult>[],
+  durationSeconds: number,
+): Promise<{ rps: number; ok: number; p99: number; non2xx: number }> {
   const results = await Promise.all(runs);
   const rps = results.reduce((sum, result) => sum + result.requestsPerSec, 0);
   const non2xx = results.reduce((sum, result) => sum + result.non2xx, 0);
   return { rps, ok: rps - non2xx / durationSeconds, p99: Math.max(...results.map((result) => result.p99Ms)), non2xx };
 }
 
-async function measureDeployment(deployment: Deployment, durationSeconds: number, proofsPerInstance: number): Promise<{ signIns: number; signInP99: number; me: number; meP99: number; non2xx: number }> {
+async function measureDeployment(
+  deployment: Deployment,
+  durationSeconds: number,
+  proofsPerInstance: number,
+): Promise<{ signIns: number; signInP99: number; me: number; meP99: number; non2xx: number }> {
   const dir = mkdtempSync(join(tmpdir(), 'oc-scale-proofs-'));
   try {
-    const files = await Promise.all(deployment.instances.map((instance, index) => proofsFile(instance.url, proofsPerInstance, dir, `proofs-${index}.txt`)));
+    const files = await Promise.all(
+      deployment.instances.map((instance, index) => proofsFile(instance.url, proofsPerInstance, dir, `proofs-${index}.txt`)),
+    );
     // Connections split between the wrk processes: the same total load either way.
     const connections = Math.max(8, Math.floor(50 / deployment.instances.length));
     const signIns = await together(
@@ -215,7 +235,13 @@ async function measureDeployment(deployment: Deployment, durationSeconds: number
 
 async function serveInProcess(env: Record<string, string>): Promise<{ app: FastifyInstance; url: string }> {
   const app = await buildApp(
-    loadConfig({ DATABASE_URL: 'sqlite::memory:', LOG_LEVEL: 'silent', NOSTR_RELAYS: 'ws://127.0.0.1:9', ESPLORA_URLS: 'http://127.0.0.1:9', ...env }),
+    loadConfig({
+      DATABASE_URL: 'sqlite::memory:',
+      LOG_LEVEL: 'silent',
+      NOSTR_RELAYS: 'ws://127.0.0.1:9',
+      ESPLORA_URLS: 'http://127.0.0.1:9',
+      ...env,
+    }),
     { logger: false },
   );
   await app.listen({ port: 0, host: '127.0.0.1' });
@@ -230,7 +256,10 @@ async function limiterOverhead(durationSeconds: number, withRedis: boolean): Pro
     { name: 'GET /api/auth/jwks, limiter in memory (huge limit)', env: LIMITS_HUGE },
   ];
   if (withRedis) {
-    variants.push({ name: 'GET /api/auth/jwks, limiter in Redis (huge limit)', env: { ...LIMITS_HUGE, REDIS_URL: `${REDIS_URL}${REDIS_URL.includes('?') ? '&' : '?'}keyPrefix=${prefix}` } });
+    variants.push({
+      name: 'GET /api/auth/jwks, limiter in Redis (huge limit)',
+      env: { ...LIMITS_HUGE, REDIS_URL: `${REDIS_URL}${REDIS_URL.includes('?') ? '&' : '?'}keyPrefix=${prefix}` },
+    });
   }
   // Interleaved rounds, each variant's ratio taken against "off" of the same
   // round and the median kept: drift from other load falls on every variant alike.
@@ -282,7 +311,11 @@ export async function run(options: { durationSeconds?: number; proofsPerInstance
 
   const withPostgres = (await postgresUp()) && (await redisUp());
   const builders: (() => Promise<Deployment>)[] = [sqliteDeployment];
-  if (withPostgres) builders.push(() => postgresDeployment(1), () => postgresDeployment(2));
+  if (withPostgres)
+    builders.push(
+      () => postgresDeployment(1),
+      () => postgresDeployment(2),
+    );
   let single: { signIns: number; me: number } | undefined;
   let sqlite: { signIns: number; me: number } | undefined;
   for (const build of builders) {
@@ -297,7 +330,9 @@ export async function run(options: { durationSeconds?: number; proofsPerInstance
       results.push({
         name: `BIP-322 sign-ins/s, ${deployment.label} (wrk, 50 conns)`,
         opsPerSec: figures.signIns,
-        ...(ownBaseline ? { baseline: `BIP-322 sign-ins/s, ${compareLabel} (wrk, 50 conns)`, ratio: figures.signIns / compareTo.signIns } : {}),
+        ...(ownBaseline
+          ? { baseline: `BIP-322 sign-ins/s, ${compareLabel} (wrk, 50 conns)`, ratio: figures.signIns / compareTo.signIns }
+          : {}),
         note: `p99 ${figures.signInP99.toFixed(1)} ms; new account + session row each${figures.non2xx > 0 ? `; ${figures.non2xx} non-2xx not counted` : ''}`,
       });
       results.push({
@@ -312,7 +347,8 @@ export async function run(options: { durationSeconds?: number; proofsPerInstance
       await deployment.close();
     }
   }
-  if (!withPostgres) results.push({ name: 'PostgreSQL + Redis deployments', opsPerSec: 0, note: 'skipped: PostgreSQL or Redis unreachable' });
+  if (!withPostgres)
+    results.push({ name: 'PostgreSQL + Redis deployments', opsPerSec: 0, note: 'skipped: PostgreSQL or Redis unreachable' });
   results.push(...(await limiterOverhead(durationSeconds, await redisUp())));
   return results;
 }

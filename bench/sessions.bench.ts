@@ -87,7 +87,13 @@ async function seedPostgres(url: string, schema: string, rows: number): Promise<
 /** Serves the real app on a port with two accounts in one roster; returns the active one's cookie. */
 async function serveWithSignedInBrowser(databaseUrl: string): Promise<{ app: FastifyInstance; url: string; cookie: string }> {
   const app = await buildApp(
-    loadConfig({ DATABASE_URL: databaseUrl, LOG_LEVEL: 'silent', NOSTR_RELAYS: 'ws://127.0.0.1:9', ESPLORA_URLS: 'http://127.0.0.1:9', ...RATE_LIMITS_OFF }),
+    loadConfig({
+      DATABASE_URL: databaseUrl,
+      LOG_LEVEL: 'silent',
+      NOSTR_RELAYS: 'ws://127.0.0.1:9',
+      ESPLORA_URLS: 'http://127.0.0.1:9',
+      ...RATE_LIMITS_OFF,
+    }),
     { logger: false },
   );
   const browser = new Browser(app);
@@ -165,7 +171,14 @@ async function postgresWithRows(rows: number): Promise<{ url: string; cleanup: (
 
 async function signInRate(): Promise<BenchResult[]> {
   const app = await buildApp(
-    loadConfig({ DATABASE_URL: 'sqlite::memory:', LOG_LEVEL: 'silent', NOSTR_RELAYS: 'ws://127.0.0.1:9', ESPLORA_URLS: 'http://127.0.0.1:9', FAMILY_ORIGINS: 'http://localhost:8787', ...RATE_LIMITS_OFF }),
+    loadConfig({
+      DATABASE_URL: 'sqlite::memory:',
+      LOG_LEVEL: 'silent',
+      NOSTR_RELAYS: 'ws://127.0.0.1:9',
+      ESPLORA_URLS: 'http://127.0.0.1:9',
+      FAMILY_ORIGINS: 'http://localhost:8787',
+      ...RATE_LIMITS_OFF,
+    }),
     { logger: false },
   );
   try {

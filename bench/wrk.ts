@@ -40,7 +40,6 @@ function luaString(value: string): string {
   return JSON.stringify(value); // a JSON string literal is a valid Lua string literal for our ASCII bodies
 }
 
-
 export async function runWrk(url: string, options: WrkOptions = {}): Promise<WrkResult> {
   const dir = mkdtempSync(join(tmpdir(), 'oc-wrk-'));
   const script = join(dir, 'script.lua');

@@ -50,7 +50,6 @@ Configuration comes from the environment (see README "Configuration").
 Only serve and migrate create a database; other commands refuse a missing one (78).
 Exit codes: 0 ok, 1 the work failed, 2 usage error, 3 not confirmed, 78 bad configuration.`;
 
-
 function out(line: string): void {
   process.stdout.write(`${line}\n`);
 }
@@ -75,7 +74,13 @@ async function withStore<T>(config: Config, work: (store: Awaited<ReturnType<typ
  * does not take: a word the command would ignore is most likely a mistake,
  * so nothing runs (docs/operations.md "Command line").
  */
-function onlyArguments(command: string, positionals: readonly string[], expected: number, values: Readonly<Record<string, unknown>>, options: readonly string[]): void {
+function onlyArguments(
+  command: string,
+  positionals: readonly string[],
+  expected: number,
+  values: Readonly<Record<string, unknown>>,
+  options: readonly string[],
+): void {
   const extra = positionals.slice(expected);
   if (extra.length > 0) throw new UsageError(`${command}: unexpected "${extra.join(' ')}"`);
   const stray = Object.keys(values).filter((name) => values[name] !== undefined && !options.includes(name));
@@ -96,7 +101,9 @@ async function run(argv: string[]): Promise<number> {
       return 0;
     }
     const config = loadConfig();
-    return withStore(config, (store) => runOperatorCommand(argv, { store, io: terminalIo(), now: () => new Date(), publicUrl: config.publicUrl }));
+    return withStore(config, (store) =>
+      runOperatorCommand(argv, { store, io: terminalIo(), now: () => new Date(), publicUrl: config.publicUrl }),
+    );
   }
   const { values, positionals } = parseArgs({
     args: argv,
@@ -138,7 +145,8 @@ async function run(argv: string[]): Promise<number> {
       onlyArguments('migrate', positionals, 1, values, []);
       break;
     case 'keys':
-      if (subcommand === 'rotate' || subcommand === 'public') onlyArguments(`keys ${subcommand}`, positionals, 2, values, subcommand === 'public' ? ['base64url'] : []);
+      if (subcommand === 'rotate' || subcommand === 'public')
+        onlyArguments(`keys ${subcommand}`, positionals, 2, values, subcommand === 'public' ? ['base64url'] : []);
       break;
     case 'check':
       onlyArguments('check', positionals, 1, values, ['addr', 'id', 'identity', 'min-sats', 'min-days']);
@@ -163,7 +171,8 @@ async function run(argv: string[]): Promise<number> {
           const key = await rotateSigningKey(store, new Date());
           out(`new signing key ${key.kid}`);
           progress('running instances start signing with it within a minute; older keys stay in the JWKS for 31 days');
-          if (config.authPrivateJwk) progress('note: OC_AUTH_PRIVATE_JWK is set, and a configured key always signs; rotate it in the configuration instead');
+          if (config.authPrivateJwk)
+            progress('note: OC_AUTH_PRIVATE_JWK is set, and a configured key always signs; rotate it in the configuration instead');
           return 0;
         });
       }
@@ -191,7 +200,13 @@ async function run(argv: string[]): Promise<number> {
           return 1;
         }
         if (outcome.status === 'not_found') {
-          out(JSON.stringify({ ok: false, reasons: ['not_found'], ...(outcome.rejected.length > 0 ? { rejected: outcome.rejected } : {}) }, null, 2));
+          out(
+            JSON.stringify(
+              { ok: false, reasons: ['not_found'], ...(outcome.rejected.length > 0 ? { rejected: outcome.rejected } : {}) },
+              null,
+              2,
+            ),
+          );
           return 1;
         }
         const body = checkResultBody(outcome, thresholds);

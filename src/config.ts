@@ -147,7 +147,10 @@ function url(name: string, raw: string, protocols: readonly string[]): URL {
 function list(env: Env, name: string): string[] | undefined {
   const raw = read(env, name);
   if (raw === undefined) return undefined;
-  const items = raw.split(',').map((item) => item.trim()).filter((item) => item !== '');
+  const items = raw
+    .split(',')
+    .map((item) => item.trim())
+    .filter((item) => item !== '');
   if (items.length === 0) throw new ConfigError(name, 'must list at least one entry');
   return items;
 }
@@ -198,7 +201,8 @@ function parsePattern(pattern: string): OriginPattern {
   const parsed = parseOrigin(wildcard ? pattern.replace('://*.', `://${WILDCARD_PLACEHOLDER}.`) : pattern, false);
   if (parsed === undefined) cached = { kind: 'invalid' };
   else if (!wildcard) cached = { kind: 'exact', origin: parsed.origin };
-  else cached = { kind: 'wildcard', protocol: parsed.protocol, suffix: parsed.hostname.slice(WILDCARD_PLACEHOLDER.length), port: parsed.port };
+  else
+    cached = { kind: 'wildcard', protocol: parsed.protocol, suffix: parsed.hostname.slice(WILDCARD_PLACEHOLDER.length), port: parsed.port };
   parsedPatterns.set(pattern, cached);
   return cached;
 }
@@ -292,13 +296,18 @@ function brandOf(env: Env): Brand {
   const logoUrl = read(env, 'BRAND_LOGO_URL');
   if (logoUrl !== undefined) {
     const dataUrl = /^data:image\/(png|jpeg|gif|webp|svg\+xml)(;base64)?,/.test(logoUrl);
-    const path = /^\/(?!\/)[A-Za-z0-9._~!$&'()*+,;=:@%\/-]*$/.test(logoUrl);
-    if (!dataUrl && !path) throw new ConfigError('BRAND_LOGO_URL', 'must be a data:image/… URL or a path on this host starting with "/" (the pages load images from this host only)');
+    const path = /^\/(?!\/)[A-Za-z0-9._~!$&'()*+,;=:@%/-]*$/.test(logoUrl);
+    if (!dataUrl && !path)
+      throw new ConfigError(
+        'BRAND_LOGO_URL',
+        'must be a data:image/… URL or a path on this host starting with "/" (the pages load images from this host only)',
+      );
     if (logoUrl.length > MAX_BRAND_LOGO_BYTES) throw new ConfigError('BRAND_LOGO_URL', `must be at most ${MAX_BRAND_LOGO_BYTES} bytes`);
   }
   let accent = read(env, 'BRAND_ACCENT')?.toLowerCase();
   if (accent !== undefined) {
-    if (!/^#([0-9a-f]{3}|[0-9a-f]{6})$/.test(accent)) throw new ConfigError('BRAND_ACCENT', `must be a colour as #rgb or #rrggbb, got "${accent}"`);
+    if (!/^#([0-9a-f]{3}|[0-9a-f]{6})$/.test(accent))
+      throw new ConfigError('BRAND_ACCENT', `must be a colour as #rgb or #rrggbb, got "${accent}"`);
     if (accent.length === 4) accent = `#${[...accent.slice(1)].map((digit) => digit + digit).join('')}`;
   }
   const supportUrl = read(env, 'BRAND_SUPPORT_URL');
@@ -328,13 +337,14 @@ export function loadConfig(env: Env = process.env): Config {
 
   const familyOrigins = list(env, 'FAMILY_ORIGINS') ?? [
     publicUrl.origin,
-    ...(cookieDomain === undefined
-      ? []
-      : [`https://*.${cookieDomain.replace(/^\./, '')}`, `https://${cookieDomain.replace(/^\./, '')}`]),
+    ...(cookieDomain === undefined ? [] : [`https://*.${cookieDomain.replace(/^\./, '')}`, `https://${cookieDomain.replace(/^\./, '')}`]),
   ];
   for (const origin of familyOrigins) {
     if (!/^https?:\/\/(\*\.)?[^/*]+$/.test(origin)) {
-      throw new ConfigError('FAMILY_ORIGINS', `entry "${origin}" must be an origin such as https://app.example.com or https://*.example.com`);
+      throw new ConfigError(
+        'FAMILY_ORIGINS',
+        `entry "${origin}" must be an origin such as https://app.example.com or https://*.example.com`,
+      );
     }
   }
 

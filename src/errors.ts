@@ -94,7 +94,11 @@ export class OcError extends Error {
   /** The account that holds a proven identity, on `*_linked_elsewhere` (docs/errors.md). */
   readonly holder: ErrorHolder | undefined;
 
-  constructor(code: ErrorCode, detail?: string, options?: { cause?: unknown; codes?: readonly string[]; attemptsLeft?: number; holder?: ErrorHolder }) {
+  constructor(
+    code: ErrorCode,
+    detail?: string,
+    options?: { cause?: unknown; codes?: readonly string[]; attemptsLeft?: number; holder?: ErrorHolder },
+  ) {
     super(detail ? `${code}: ${detail}` : code, options);
     this.name = 'OcError';
     this.code = code;

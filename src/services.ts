@@ -16,13 +16,7 @@ import type { Redis } from 'ioredis';
 import type { Config } from './config.js';
 import { createEsploraClient, type ChainSource } from './chain/index.js';
 import { originRules, type OriginRules } from './signin/origins.js';
-import {
-  AccountService,
-  ActivityLog,
-  DeviceService,
-  SignInService,
-  type ProofCheckers,
-} from './account/index.js';
+import { AccountService, ActivityLog, DeviceService, SignInService, type ProofCheckers } from './account/index.js';
 import { SignInNotices } from './account/notices.js';
 import { AccountLifecycle } from './account/lifecycle.js';
 import { exposedFileWarning, octalMode, openStore, type StatsStore, type Store } from './storage/index.js';
@@ -50,9 +44,22 @@ import {
 import { createRelayPool, type RelayPool } from './relay/index.js';
 import { VERSION } from './version.js';
 import { OcError } from './errors.js';
-import { createMemoryRateLimiter, createRedisRateLimiter, createResilientLimiter, createThrottle, type ResilientLimiter } from './limits/index.js';
+import {
+  createMemoryRateLimiter,
+  createRedisRateLimiter,
+  createResilientLimiter,
+  createThrottle,
+  type ResilientLimiter,
+} from './limits/index.js';
 import { createServiceMetrics, meteredChain, meteredRelays, type ServiceMetrics } from './metrics/index.js';
-import { connectRedis, createRedisClient, createRedisNonceGuard, createRedisResultCache, createRedisSingleFlight, pingRedis } from './redis/index.js';
+import {
+  connectRedis,
+  createRedisClient,
+  createRedisNonceGuard,
+  createRedisResultCache,
+  createRedisSingleFlight,
+  pingRedis,
+} from './redis/index.js';
 import { relyingParty, WebAuthnService } from './webauthn/index.js';
 import {
   createConnectService,
@@ -269,7 +276,8 @@ async function assemble(config: Config, deps: ServiceDeps, log: ServiceLog, clos
   const warnAboutRedis = createThrottle(REDIS_WARNING_INTERVAL_MS);
   const redisFailed = (use: 'cache' | 'single_flight' | 'rate_limit' | 'nonce') => (error: unknown) => {
     metrics.redisErrors.inc([use]);
-    if (warnAboutRedis()) log.warn({ use, reason: error instanceof Error ? error.message : String(error) }, 'redis: unreachable; degraded until it returns');
+    if (warnAboutRedis())
+      log.warn({ use, reason: error instanceof Error ? error.message : String(error) }, 'redis: unreachable; degraded until it returns');
   };
   if (redis !== undefined) {
     // Each command reports its own failure; the event only needs a listener.
@@ -353,7 +361,8 @@ async function assemble(config: Config, deps: ServiceDeps, log: ServiceLog, clos
         publicUrl: config.publicUrl,
         brand: config.brand,
         now,
-        onError: (error) => log.warn({ code: error instanceof OcError ? error.code : 'internal' }, 'notice: a new sign-in notice was not sent'),
+        onError: (error) =>
+          log.warn({ code: error instanceof OcError ? error.code : 'internal' }, 'notice: a new sign-in notice was not sent'),
       })
     : undefined;
   if (notices !== undefined) closers.push(() => notices.settle());
@@ -395,9 +404,16 @@ async function assemble(config: Config, deps: ServiceDeps, log: ServiceLog, clos
     cache:
       deps.checkCache ??
       (redis !== undefined
-        ? createRedisResultCache<CheckOutcome>({ redis, now: nowMs, local: createLruCache<CheckOutcome>({ now: nowMs }), onError: redisFailed('cache') })
+        ? createRedisResultCache<CheckOutcome>({
+            redis,
+            now: nowMs,
+            local: createLruCache<CheckOutcome>({ now: nowMs }),
+            onError: redisFailed('cache'),
+          })
         : undefined),
-    singleFlight: deps.checkSingleFlight ?? (redis !== undefined ? createRedisSingleFlight({ redis, onError: redisFailed('single_flight') }) : undefined),
+    singleFlight:
+      deps.checkSingleFlight ??
+      (redis !== undefined ? createRedisSingleFlight({ redis, onError: redisFailed('single_flight') }) : undefined),
   });
   const attestationPublisher = createAttestationPublisher({
     relays,
@@ -424,7 +440,16 @@ async function assemble(config: Config, deps: ServiceDeps, log: ServiceLog, clos
     counted: (method) => metrics.signIns.inc([method]),
   });
   const devices = new DeviceService({ store, now, activity, sessions });
-  const webauthn = new WebAuthnService({ store, sessions, signIn, rp: relyingParty(config, origins), secret: serverSecret, nonces, now, activity });
+  const webauthn = new WebAuthnService({
+    store,
+    sessions,
+    signIn,
+    rp: relyingParty(config, origins),
+    secret: serverSecret,
+    nonces,
+    now,
+    activity,
+  });
   const connect = createConnectService({ store, secret: serverSecret, now, activity, webhookRules });
 
   const rateLimiter = createResilientLimiter({

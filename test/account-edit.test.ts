@@ -7,7 +7,7 @@ import type { FastifyInstance } from 'fastify';
 import { describe, expect, it } from 'vitest';
 import { newWallet, type Reply, type Wallet } from './support/auth-client.js';
 import {
-  AuthHarness,
+  type AuthHarness,
   decodeJwt,
   expectError,
   expectSessionCookie,
@@ -157,7 +157,10 @@ function accountEdit(engine: 'sqlite' | 'postgres'): void {
       const email = 'display-me@example.org';
       const signedIn = await signInByEmail(client, email);
       expectError(await patch(client, { display_identity: 'btc' }), 400, 'bad_request');
-      expect((await patch(client, { display_identity: 'did' })).body.account.display_identity).toEqual({ kind: 'did', value: signedIn.did });
+      expect((await patch(client, { display_identity: 'did' })).body.account.display_identity).toEqual({
+        kind: 'did',
+        value: signedIn.did,
+      });
       const shown = await patch(client, { display_identity: 'email', display_name: 'Mail User' });
       expect(shown.status).toBe(200);
       expect(shown.body.account).toMatchObject({ display_name: 'Mail User', display_identity: { kind: 'email', value: email } });

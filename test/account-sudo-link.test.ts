@@ -8,7 +8,7 @@ import type { FastifyInstance } from 'fastify';
 import { describe, expect, it } from 'vitest';
 import { newWallet, type Reply, type Wallet } from './support/auth-client.js';
 import {
-  AuthHarness,
+  type AuthHarness,
   decodeJwt,
   expectError,
   expectSessionCookie,
@@ -69,7 +69,12 @@ function sudoAndLink(engine: 'sqlite' | 'postgres'): void {
 
   async function linkEmail(client: TimedBrowser, email: string, confirmTransfer?: boolean): Promise<Reply> {
     const { code, token } = await mailedCode(client, email);
-    return client.post('/api/auth/link/email', { email, code, token, ...(confirmTransfer === undefined ? {} : { confirm_transfer: confirmTransfer }) });
+    return client.post('/api/auth/link/email', {
+      email,
+      code,
+      token,
+      ...(confirmTransfer === undefined ? {} : { confirm_transfer: confirmTransfer }),
+    });
   }
 
   function valuesOf(reply: Reply): string[] {
@@ -185,7 +190,7 @@ function sudoAndLink(engine: 'sqlite' | 'postgres'): void {
   });
 
   describe('GET /api/auth/identities', () => {
-    it('lists the active account\'s identities, never cached', async () => {
+    it("lists the active account's identities, never cached", async () => {
       const client = browser();
       const wallet = newWallet();
       await signIn(client, wallet);
@@ -195,7 +200,15 @@ function sudoAndLink(engine: 'sqlite' | 'postgres'): void {
       // Gains the fields the OrangeCheck components read (test/compat/linking.test.ts); these stay as they were.
       expect(reply.body).toMatchObject({
         ok: true,
-        identities: [{ id: expect.stringMatching(/^[0-9a-f]{32}$/), kind: 'btc', value: wallet.address, verified: true, created_at: new Date(harness.clock.ms).toISOString() }],
+        identities: [
+          {
+            id: expect.stringMatching(/^[0-9a-f]{32}$/),
+            kind: 'btc',
+            value: wallet.address,
+            verified: true,
+            created_at: new Date(harness.clock.ms).toISOString(),
+          },
+        ],
       });
       expect(reply.body.identities).toHaveLength(1);
     });
@@ -259,7 +272,11 @@ function sudoAndLink(engine: 'sqlite' | 'postgres'): void {
       const wallet = newWallet();
       const linked = await linkBtc(client, wallet);
       expect(linked.status).toBe(200);
-      expect(linked.body.account).toMatchObject({ kind: 'federated', primary_btc: wallet.address, display_identity: { kind: 'btc', value: wallet.address } });
+      expect(linked.body.account).toMatchObject({
+        kind: 'federated',
+        primary_btc: wallet.address,
+        display_identity: { kind: 'btc', value: wallet.address },
+      });
       expect(decodeJwt(linked.body.token).payload.primary_btc).toBe(wallet.address);
     });
 
@@ -310,7 +327,10 @@ function sudoAndLink(engine: 'sqlite' | 'postgres'): void {
       expect(refused.body.holder).toMatchObject({ did_oc: accountB.did, display_name: null });
       // Without a valid proof, nothing about the holder is said.
       const unproven = await browser2.prove(walletW, 'link');
-      const forged = await browser2.post('/api/auth/link/btc', { ...unproven, signature: (await browser2.prove(walletV, 'link')).signature });
+      const forged = await browser2.post('/api/auth/link/btc', {
+        ...unproven,
+        signature: (await browser2.prove(walletV, 'link')).signature,
+      });
       expectError(forged, 401, 'invalid_challenge');
       expect(forged.body.holder).toBeUndefined();
       expectError(await linkBtc(browser2, walletW, false), 409, 'address_linked_elsewhere');
@@ -319,7 +339,11 @@ function sudoAndLink(engine: 'sqlite' | 'postgres'): void {
 
       const merged = await linkBtc(browser2, walletW, true);
       expect(merged.status, JSON.stringify(merged.body)).toBe(200);
-      expect(merged.body).toMatchObject({ ok: true, merged: { did_oc: accountB.did }, account: { did_oc: accountA.did, primary_btc: walletV.address } });
+      expect(merged.body).toMatchObject({
+        ok: true,
+        merged: { did_oc: accountB.did },
+        account: { did_oc: accountA.did, primary_btc: walletV.address },
+      });
       expect(valuesOf(merged)).toEqual([walletV.address, walletW.address].sort());
       expectSessionCookie(merged);
 
@@ -343,7 +367,11 @@ function sudoAndLink(engine: 'sqlite' | 'postgres'): void {
       kept.cookie = keptCookieOfB;
       expectError(await kept.me(), 401, 'not_authenticated');
       expectError(await kept.switchTo(accountA.did), 401, 'not_authenticated');
-      expectError(await kept.request('GET', '/api/auth/me', undefined, { authorization: `Bearer ${keptCookieOfB}`, cookie: '' }), 401, 'not_authenticated');
+      expectError(
+        await kept.request('GET', '/api/auth/me', undefined, { authorization: `Bearer ${keptCookieOfB}`, cookie: '' }),
+        401,
+        'not_authenticated',
+      );
       // A fresh sign-in with W lands in A.
       expect((await signIn(browser(), walletW)).did).toBe(accountA.did);
       expect(await harness.duplicateLiveRosterRows()).toEqual([]);
@@ -381,7 +409,11 @@ function sudoAndLink(engine: 'sqlite' | 'postgres'): void {
       expect(linked.status).toBe(200);
       expect(linked.body.identities).toContainEqual(expect.objectContaining({ kind: 'email', value: email, verified: true }));
       expectError(await client.post('/api/auth/link/email', { email: 'not-an-address', code: '123456' }), 400, 'bad_request');
-      expectError(await client.request('POST', '/api/auth/link/email', { email, code: '123456' }, { origin: EVIL_ORIGIN }), 403, 'cross_site');
+      expectError(
+        await client.request('POST', '/api/auth/link/email', { email, code: '123456' }, { origin: EVIL_ORIGIN }),
+        403,
+        'cross_site',
+      );
     });
   });
 
@@ -430,7 +462,11 @@ function sudoAndLink(engine: 'sqlite' | 'postgres'): void {
       expectError(await linkBtc(elsewhere, newWallet()), 401, 'sudo_required');
       const bearer = browser();
       const proof = await bearer.prove(newWallet(), 'link');
-      expectError(await bearer.request('POST', '/api/auth/link/btc', proof, { authorization: `Bearer ${client.cookie}` }), 401, 'sudo_required');
+      expectError(
+        await bearer.request('POST', '/api/auth/link/btc', proof, { authorization: `Bearer ${client.cookie}` }),
+        401,
+        'sudo_required',
+      );
       // The browser that signed in still can.
       expect((await linkBtc(client, newWallet())).status).toBe(200);
     });
@@ -537,7 +573,11 @@ function sudoAndLink(engine: 'sqlite' | 'postgres'): void {
       const { client, primary, second } = await accountWithTwoAddresses();
       const removed = await client.request('DELETE', `/api/auth/identities?id=${await identityId(client, second.address)}`);
       expect(removed.status).toBe(200);
-      expectError(await client.request('DELETE', `/api/auth/identities?id=${await identityId(client, primary.address)}`), 409, 'last_identity');
+      expectError(
+        await client.request('DELETE', `/api/auth/identities?id=${await identityId(client, primary.address)}`),
+        409,
+        'last_identity',
+      );
       expectError(await client.request('DELETE', '/api/auth/identities?id=00000000000000000000000000000000'), 404, 'not_found');
 
       const other = browser();
@@ -545,7 +585,7 @@ function sudoAndLink(engine: 'sqlite' | 'postgres'): void {
       await signIn(other, otherWallet);
       const foreign = await identityId(other, otherWallet.address);
       expectError(await client.request('DELETE', `/api/auth/identities?id=${foreign}`), 404, 'not_found');
-      expect((await harness.store.findAccountByIdentity('btc', otherWallet.address))).not.toBeNull();
+      expect(await harness.store.findAccountByIdentity('btc', otherWallet.address)).not.toBeNull();
     });
 
     it('needs a fresh step-up, an id, a session, and a family origin', async () => {

@@ -7,7 +7,7 @@
 import type { FastifyInstance } from 'fastify';
 import { expect, it } from 'vitest';
 import { newWallet, type Wallet } from './support/auth-client.js';
-import { AuthHarness, expectError, forEachEngine, useMailingAuthHarness, type TimedBrowser } from './support/auth-harness.js';
+import { type AuthHarness, expectError, forEachEngine, useMailingAuthHarness, type TimedBrowser } from './support/auth-harness.js';
 import { MINUTE } from './support/clock.js';
 import { SoftwareAuthenticator } from './support/webauthn-authenticator.js';
 
@@ -45,7 +45,10 @@ function activitySuite(engine: 'sqlite' | 'postgres'): void {
   it('records a sign-in with its method, device and coarse network', async () => {
     const client = await signedIn();
     const [signin] = await events(client);
-    expect(signin).toMatchObject({ kind: 'signin', detail: { method: 'bip322', device: 'Firefox 140 on Linux', network: '198.51.100.0/24', added: false } });
+    expect(signin).toMatchObject({
+      kind: 'signin',
+      detail: { method: 'bip322', device: 'Firefox 140 on Linux', network: '198.51.100.0/24', added: false },
+    });
     expect(new Date(signin!.at).getTime()).toBe(harness.clock.ms);
   });
 
@@ -95,7 +98,8 @@ function activitySuite(engine: 'sqlite' | 'postgres'): void {
     expect(merged[0]?.detail).toEqual({ merged_into: (await client.me()).body.account.did_oc });
 
     const all = JSON.stringify(await events(client));
-    for (const secret of [code, started.body.token, proof.signature, transfer.signature, '198.51.100.77', client.cookie as string]) expect(all).not.toContain(secret);
+    for (const secret of [code, started.body.token, proof.signature, transfer.signature, '198.51.100.77', client.cookie as string])
+      expect(all).not.toContain(secret);
   });
 
   it('records keys added, used and removed, failed key step-ups, devices signed out and Connect apps', async () => {
@@ -104,16 +108,29 @@ function activitySuite(engine: 'sqlite' | 'postgres'): void {
     expect((await client.post('/api/auth/sudo', await client.prove(wallet, 'sudo'))).status).toBe(200);
     const key = new SoftwareAuthenticator({ origin: 'http://localhost:8787' });
     const options = await client.post('/api/auth/webauthn/register/options', { label: 'Desk key' });
-    const added = await client.post('/api/auth/webauthn/register/verify', { challenge_token: options.body.challenge_token, response: key.create(options.body.options) });
+    const added = await client.post('/api/auth/webauthn/register/verify', {
+      challenge_token: options.body.challenge_token,
+      response: key.create(options.body.options),
+    });
     expect(added.status).toBe(200);
     const assertion = await client.post('/api/auth/webauthn/assertion/options', {});
     expectError(
-      await client.post('/api/auth/webauthn/assertion/verify', { challenge_token: assertion.body.challenge_token, response: key.get(assertion.body.options, { origin: 'https://evil.example' }) }),
+      await client.post('/api/auth/webauthn/assertion/verify', {
+        challenge_token: assertion.body.challenge_token,
+        response: key.get(assertion.body.options, { origin: 'https://evil.example' }),
+      }),
       400,
       'webauthn_origin_mismatch',
     );
     const again = await client.post('/api/auth/webauthn/assertion/options', {});
-    expect((await client.post('/api/auth/webauthn/assertion/verify', { challenge_token: again.body.challenge_token, response: key.get(again.body.options) })).status).toBe(200);
+    expect(
+      (
+        await client.post('/api/auth/webauthn/assertion/verify', {
+          challenge_token: again.body.challenge_token,
+          response: key.get(again.body.options),
+        })
+      ).status,
+    ).toBe(200);
     expect((await client.request('DELETE', `/api/auth/webauthn/credentials/${added.body.credential.id}`)).status).toBe(200);
     await signedIn(wallet);
     expect((await client.post('/api/auth/sessions/revoke-others')).status).toBe(200);
@@ -141,7 +158,8 @@ function activitySuite(engine: 'sqlite' | 'postgres'): void {
     const didA = (await client.me()).body.account.did_oc as string;
     const didB = (await client.signIn(newWallet(), { add: true })).body.account.did_oc as string;
     const pinned = (reply: { body: { token: string } }) => ({ 'x-oc-tab-session': reply.body.token });
-    const eventsAs = async (tab: Record<string, string>): Promise<Event[]> => (await client.request('GET', '/api/auth/activity?limit=100', undefined, tab)).body.events;
+    const eventsAs = async (tab: Record<string, string>): Promise<Event[]> =>
+      (await client.request('GET', '/api/auth/activity?limit=100', undefined, tab)).body.events;
 
     // The client pins every tab on every page load: the active account, with no did or its own.
     const ownTab = await client.post('/api/auth/tab', {});
@@ -153,7 +171,10 @@ function activitySuite(engine: 'sqlite' | 'postgres'): void {
     expect((await client.request('POST', '/api/auth/tab', {}, pinned(tabA))).status).toBe(200);
 
     const [latestA, ...olderA] = await eventsAs(pinned(tabA));
-    expect(latestA).toMatchObject({ kind: 'tab_pinned', detail: { device: 'Firefox 140 on Linux', network: '198.51.100.0/24', active_account: didB } });
+    expect(latestA).toMatchObject({
+      kind: 'tab_pinned',
+      detail: { device: 'Firefox 140 on Linux', network: '198.51.100.0/24', active_account: didB },
+    });
     expect(olderA.map((event) => event.kind)).toEqual(['signin']);
     expect((await events(client)).map((event) => event.kind)).toEqual(['signin']);
 

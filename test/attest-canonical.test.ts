@@ -98,7 +98,12 @@ describe('buildAttestationMessage', () => {
   });
 
   it('writes a Date with milliseconds', () => {
-    const message = buildAttestationMessage({ address: ADDRESS, identities: [], nonce: NONCE, issuedAt: new Date(Date.UTC(2026, 0, 2, 3, 4, 5, 6)) });
+    const message = buildAttestationMessage({
+      address: ADDRESS,
+      identities: [],
+      nonce: NONCE,
+      issuedAt: new Date(Date.UTC(2026, 0, 2, 3, 4, 5, 6)),
+    });
     expect(parseOk(message).issuedAt).toBe('2026-01-02T03:04:05.006Z');
   });
 

@@ -58,7 +58,12 @@ function eventOf(attestation: Signed, options: { signature?: string; createdAt?:
 }
 
 function utxo(txid: string, value: number, ageDays: number) {
-  return { txid, vout: 0, value, status: { confirmed: true, block_height: 900, block_hash: '00'.repeat(32), block_time: nowSeconds - ageDays * DAY } };
+  return {
+    txid,
+    vout: 0,
+    value,
+    status: { confirmed: true, block_height: 900, block_hash: '00'.repeat(32), block_time: nowSeconds - ageDays * DAY },
+  };
 }
 
 let esplora: EsploraFake;
@@ -221,15 +226,41 @@ describe('check', () => {
     liar!.publishRaw({ ...tampered, sig: (tampered.sig[0] === 'a' ? 'b' : 'a') + tampered.sig.slice(1) });
     // 2. Nostr-signed, but the message is not the one the id names.
     const other = signed(aliceKey, alice, '2026-05-02T00:00:00Z');
-    const content = { ...JSON.parse(eventOf(other).content), message: newer.msg, message_b64url: Buffer.from(newer.msg).toString('base64url') };
+    const content = {
+      ...JSON.parse(eventOf(other).content),
+      message: newer.msg,
+      message_b64url: Buffer.from(newer.msg).toString('base64url'),
+    };
     liar!.publishRaw(
-      finalizeEvent({ kind: 30078, created_at: nowSeconds, tags: [['d', other.id], ['address', alice]], content: JSON.stringify(content) }, generateSecretKey()),
+      finalizeEvent(
+        {
+          kind: 30078,
+          created_at: nowSeconds,
+          tags: [
+            ['d', other.id],
+            ['address', alice],
+          ],
+          content: JSON.stringify(content),
+        },
+        generateSecretKey(),
+      ),
     );
     // 3. Nostr-signed, tagged and labelled with alice's address, but bob's message.
     const bobs = signed(bobKey, bob, '2026-05-03T00:00:00Z');
     const bobContent = { ...JSON.parse(eventOf(bobs).content), address: alice };
     liar!.publishRaw(
-      finalizeEvent({ kind: 30078, created_at: nowSeconds, tags: [['d', bobs.id], ['address', alice]], content: JSON.stringify(bobContent) }, generateSecretKey()),
+      finalizeEvent(
+        {
+          kind: 30078,
+          created_at: nowSeconds,
+          tags: [
+            ['d', bobs.id],
+            ['address', alice],
+          ],
+          content: JSON.stringify(bobContent),
+        },
+        generateSecretKey(),
+      ),
     );
 
     const lookup = service([honest!, liar!]);
@@ -261,7 +292,14 @@ describe('check', () => {
     expect(answer.expiresAtMs).toBe(NOW.getTime() + 5_000);
     expect(esplora.requests.utxo).toBe(0);
     const listed = await lookup.discover(byAddress(alice), 50);
-    expect(listed).toEqual({ count: 0, total: 0, attestations: [], relays_answered: 0, relays_queried: 2, warnings: ['relays_unavailable'] });
+    expect(listed).toEqual({
+      count: 0,
+      total: 0,
+      attestations: [],
+      relays_answered: 0,
+      relays_queried: 2,
+      warnings: ['relays_unavailable'],
+    });
   });
 
   it('an identity bound by several addresses: the newest verifying one wins, discover lists all', async () => {
@@ -275,7 +313,10 @@ describe('check', () => {
 
     const lookup = service([relay!]);
     const answer = await lookup.check(byIdentity('github', 'alice'));
-    expect(answer.outcome).toMatchObject({ status: 'verified', result: { attestation_id: second.id, address: aliceTaproot, sats: 900_000 } });
+    expect(answer.outcome).toMatchObject({
+      status: 'verified',
+      result: { attestation_id: second.id, address: aliceTaproot, sats: 900_000 },
+    });
     const listed = await lookup.discover(byIdentity('github', 'alice'), 50);
     expect(listed.attestations.map((envelope) => envelope.address)).toEqual([aliceTaproot, alice]);
     expect(listed.total).toBe(2);

@@ -25,10 +25,7 @@ const TYPED_KEYS = new Set(['bond', 'expires', 'network']);
 
 const noLineBreak = (text: string): boolean => !/[\r\n]/.test(text);
 
-const protocolArb = fc.oneof(
-  fc.constantFrom('nostr', 'dns', 'x', 'twitter', 'github'),
-  fc.stringMatching(/^[a-z][a-z0-9_-]{0,12}$/),
-);
+const protocolArb = fc.oneof(fc.constantFrom('nostr', 'dns', 'x', 'twitter', 'github'), fc.stringMatching(/^[a-z][a-z0-9_-]{0,12}$/));
 const identifierArb = fc
   .oneof(fc.string({ minLength: 1, maxLength: 20 }), fc.string({ unit: 'binary', minLength: 1, maxLength: 20 }))
   .filter((text) => !/[\r\n,]/.test(text));
@@ -37,9 +34,9 @@ const valueArb = fc.oneof(fc.string({ maxLength: 30 }), fc.string({ unit: 'binar
 const extensionKeyArb = fc.stringMatching(/^[a-z][a-z0-9_]{0,12}$/).filter((key) => !CORE_KEYS.has(key) && !TYPED_KEYS.has(key));
 const hexArb = (bytes: number) => fc.uint8Array({ minLength: bytes, maxLength: bytes }).map((array) => Buffer.from(array).toString('hex'));
 const instantArb = fc.date({ min: new Date('0000-01-01T00:00:00Z'), max: new Date('9999-12-31T23:59:59.999Z'), noInvalidDate: true });
-const issuedAtArb = fc.tuple(instantArb, fc.boolean()).map(([date, millis]) =>
-  millis ? date.toISOString() : date.toISOString().replace(/\.\d{3}Z$/, 'Z'),
-);
+const issuedAtArb = fc
+  .tuple(instantArb, fc.boolean())
+  .map(([date, millis]) => (millis ? date.toISOString() : date.toISOString().replace(/\.\d{3}Z$/, 'Z')));
 
 const fieldsArb = fc.record({
   address: fc.stringMatching(/^[A-Za-z0-9]{1,90}$/),
@@ -49,7 +46,10 @@ const fieldsArb = fc.record({
   free: fc.dictionary(extensionKeyArb, valueArb, { maxKeys: 5 }),
   bond: fc.option(fc.integer({ min: 0, max: MAX_BOND_SATS }), { nil: undefined }),
   network: fc.option(fc.constantFrom('mainnet', 'testnet', 'signet', 'regtest'), { nil: undefined }),
-  expires: fc.option(instantArb.map((date) => date.toISOString()), { nil: undefined }),
+  expires: fc.option(
+    instantArb.map((date) => date.toISOString()),
+    { nil: undefined },
+  ),
 });
 
 describe('build → parse round-trips', () => {
@@ -95,7 +95,11 @@ describe('build → parse round-trips', () => {
         expect(
           buildAttestationMessage({
             address: parsed.address,
-            identities: message.split('\n')[1]!.slice('identities: '.length).split(',').filter((item) => item !== ''),
+            identities: message
+              .split('\n')[1]!
+              .slice('identities: '.length)
+              .split(',')
+              .filter((item) => item !== ''),
             nonce: parsed.nonce,
             issuedAt: parsed.issuedAt,
             extensions: parsed.extensions,

@@ -69,7 +69,13 @@ beforeEach(() => {
 });
 
 function message(address: string, extra: Partial<AttestationFields> = {}): string {
-  return buildAttestationMessage({ address, identities: ['x:alice', 'github:alice'], nonce: NONCE, issuedAt: '2026-04-20T08:30:00Z', ...extra });
+  return buildAttestationMessage({
+    address,
+    identities: ['x:alice', 'github:alice'],
+    nonce: NONCE,
+    issuedAt: '2026-04-20T08:30:00Z',
+    ...extra,
+  });
 }
 
 function sign(privateKey: Uint8Array, address: string, msg: string, form?: 'simple' | 'full'): string {

@@ -12,7 +12,15 @@ import { signBip322 } from '../src/bitcoin/signer.js';
 import { mintSessionJwt } from '../src/session/jwt.js';
 import { loadKeyRing } from '../src/session/keystore.js';
 import { newWallet, type Reply } from './support/auth-client.js';
-import { AuthHarness, LOCAL_ORIGIN, decodeJwt, expectError, forEachEngine, type TimedBrowser, useAuthHarness } from './support/auth-harness.js';
+import {
+  type AuthHarness,
+  LOCAL_ORIGIN,
+  decodeJwt,
+  expectError,
+  forEachEngine,
+  type TimedBrowser,
+  useAuthHarness,
+} from './support/auth-harness.js';
 import { DAY, SECOND } from './support/clock.js';
 
 const EVIL_ORIGIN = 'https://evil.example';
@@ -21,17 +29,18 @@ function badInputSuite(engine: 'sqlite' | 'postgres'): void {
   let harness: AuthHarness;
   let app: FastifyInstance;
 
-  useAuthHarness(
-    engine,
-    (opened, built) => {
-      harness = opened;
-      app = built;
-    },
-  );
+  useAuthHarness(engine, (opened, built) => {
+    harness = opened;
+    app = built;
+  });
 
   const browser = (): TimedBrowser => harness.browser(app);
 
-  async function raw(method: 'GET' | 'POST' | 'OPTIONS', url: string, options: { body?: string; headers?: Record<string, string> } = {}): Promise<Reply> {
+  async function raw(
+    method: 'GET' | 'POST' | 'OPTIONS',
+    url: string,
+    options: { body?: string; headers?: Record<string, string> } = {},
+  ): Promise<Reply> {
     const reply = await app.inject({
       method,
       url,
@@ -45,7 +54,12 @@ function badInputSuite(engine: 'sqlite' | 'postgres'): void {
       body = reply.body;
     }
     const cookies = reply.headers['set-cookie'];
-    return { status: reply.statusCode, body, headers: reply.headers, setCookies: cookies === undefined ? [] : Array.isArray(cookies) ? cookies : [cookies] };
+    return {
+      status: reply.statusCode,
+      body,
+      headers: reply.headers,
+      setCookies: cookies === undefined ? [] : Array.isArray(cookies) ? cookies : [cookies],
+    };
   }
 
   /** A bad_request whose detail names the field. */
@@ -110,11 +124,16 @@ function badInputSuite(engine: 'sqlite' | 'postgres'): void {
 
     it('bodies over 64 KiB are 413 payload_too_large', async () => {
       const huge = JSON.stringify({ message: 'x'.repeat(70 * 1024), signature: 's', nonce: 'n' });
-      for (const url of ['/api/auth/signin', '/api/challenge', '/api/auth/switch']) expectError(await raw('POST', url, { body: huge }), 413, 'payload_too_large');
+      for (const url of ['/api/auth/signin', '/api/challenge', '/api/auth/switch'])
+        expectError(await raw('POST', url, { body: huge }), 413, 'payload_too_large');
     });
 
     it('a non-JSON body is 415', async () => {
-      expectError(await raw('POST', '/api/auth/signin', { body: 'message=x', headers: { 'content-type': 'text/plain' } }), 415, 'unsupported_media_type');
+      expectError(
+        await raw('POST', '/api/auth/signin', { body: 'message=x', headers: { 'content-type': 'text/plain' } }),
+        415,
+        'unsupported_media_type',
+      );
     });
   });
 
@@ -140,7 +159,11 @@ function badInputSuite(engine: 'sqlite' | 'postgres'): void {
       const { token, did } = await signedIn();
       const stale = await signedIn();
       expect((await stale.client.logout('all')).status).toBe(200);
-      for (const cookie of [`oc_session=garbage; oc_session=${token}`, `oc_session=${stale.token}; oc_session=${token}`, `oc_session=${token}; oc_session=garbage`]) {
+      for (const cookie of [
+        `oc_session=garbage; oc_session=${token}`,
+        `oc_session=${stale.token}; oc_session=${token}`,
+        `oc_session=${token}; oc_session=garbage`,
+      ]) {
         const reply = await raw('GET', '/api/auth/me', { headers: { cookie } });
         expect(reply.status, cookie).toBe(200);
         expect(reply.body.account.did_oc).toBe(did);
@@ -156,7 +179,14 @@ function badInputSuite(engine: 'sqlite' | 'postgres'): void {
       const other = await generateKeyPair('EdDSA', { crv: 'Ed25519' });
       const forged = await new SignJWT(payload).setProtectedHeader(header as { alg: string }).sign(other.privateKey);
       expectError(await raw('GET', '/api/auth/me', { headers: { cookie: `oc_session=${forged}` } }), 401, 'not_authenticated');
-      expectError(await raw('POST', '/api/auth/switch', { body: '{"did_oc":"did:oc:00000000000000000000000000000000"}', headers: { cookie: `oc_session=${forged}` } }), 401, 'not_authenticated');
+      expectError(
+        await raw('POST', '/api/auth/switch', {
+          body: '{"did_oc":"did:oc:00000000000000000000000000000000"}',
+          headers: { cookie: `oc_session=${forged}` },
+        }),
+        401,
+        'not_authenticated',
+      );
     });
 
     it('an alg none token is 401', async () => {
@@ -200,12 +230,26 @@ function badInputSuite(engine: 'sqlite' | 'postgres'): void {
     it('Sec-Fetch-Site: cross-site without Origin is 403; same-origin or a plain client without either is not', async () => {
       const { token } = await signedIn();
       const cookie = `oc_session=${token}`;
-      const crossSite = await app.inject({ method: 'POST', url: '/api/auth/logout?scope=current', headers: { cookie, 'sec-fetch-site': 'cross-site' } });
+      const crossSite = await app.inject({
+        method: 'POST',
+        url: '/api/auth/logout?scope=current',
+        headers: { cookie, 'sec-fetch-site': 'cross-site' },
+      });
       expect(crossSite.statusCode).toBe(403);
       expect(crossSite.json().error).toBe('cross_site');
-      const sameOrigin = await app.inject({ method: 'POST', url: '/api/auth/switch', headers: { cookie, 'sec-fetch-site': 'same-origin' }, payload: { did_oc: 'did:oc:00000000000000000000000000000000' } });
+      const sameOrigin = await app.inject({
+        method: 'POST',
+        url: '/api/auth/switch',
+        headers: { cookie, 'sec-fetch-site': 'same-origin' },
+        payload: { did_oc: 'did:oc:00000000000000000000000000000000' },
+      });
       expect(sameOrigin.statusCode).toBe(404);
-      const plain = await app.inject({ method: 'POST', url: '/api/auth/switch', headers: { cookie }, payload: { did_oc: 'did:oc:00000000000000000000000000000000' } });
+      const plain = await app.inject({
+        method: 'POST',
+        url: '/api/auth/switch',
+        headers: { cookie },
+        payload: { did_oc: 'did:oc:00000000000000000000000000000000' },
+      });
       expect(plain.statusCode).toBe(404);
     });
 
@@ -218,12 +262,16 @@ function badInputSuite(engine: 'sqlite' | 'postgres'): void {
       expect(evil.headers['access-control-allow-origin']).toBeUndefined();
       expect(evil.headers['access-control-allow-credentials']).toBeUndefined();
 
-      const preflight = await raw('OPTIONS', '/api/auth/signin', { headers: { origin: LOCAL_ORIGIN, 'access-control-request-method': 'POST' } });
+      const preflight = await raw('OPTIONS', '/api/auth/signin', {
+        headers: { origin: LOCAL_ORIGIN, 'access-control-request-method': 'POST' },
+      });
       expect(preflight.status).toBe(204);
       expect(preflight.headers['access-control-allow-origin']).toBe(LOCAL_ORIGIN);
       expect(preflight.headers['access-control-allow-credentials']).toBe('true');
       expect(String(preflight.headers['access-control-allow-methods'])).toContain('POST');
-      const evilPreflight = await raw('OPTIONS', '/api/auth/signin', { headers: { origin: EVIL_ORIGIN, 'access-control-request-method': 'POST' } });
+      const evilPreflight = await raw('OPTIONS', '/api/auth/signin', {
+        headers: { origin: EVIL_ORIGIN, 'access-control-request-method': 'POST' },
+      });
       expect(evilPreflight.headers['access-control-allow-origin']).toBeUndefined();
     });
 
@@ -287,7 +335,13 @@ function badInputSuite(engine: 'sqlite' | 'postgres'): void {
       const proof = await client.prove(wallet, 'sudo');
       expectError(await client.post('/api/auth/signin', proof), 401, 'invalid_challenge');
       const login = await client.prove(wallet, 'login');
-      const libraryBody = { message: login.message, signature: login.signature, expectedNonce: login.nonce, expectedAudience: LOCAL_ORIGIN, expectedPurpose: 'sudo' };
+      const libraryBody = {
+        message: login.message,
+        signature: login.signature,
+        expectedNonce: login.nonce,
+        expectedAudience: LOCAL_ORIGIN,
+        expectedPurpose: 'sudo',
+      };
       const reply = await client.post('/api/auth/signin', libraryBody);
       expectError(reply, 401, 'invalid_challenge');
       await expectNoSignIn(reply, wallet.address);

@@ -20,7 +20,15 @@ import {
 import { describe, expect, it } from 'vitest';
 import { rotateSigningKey } from '../src/session/keystore.js';
 import { newWallet, type Reply } from './support/auth-client.js';
-import { AuthHarness, UUID_ANYWHERE, expectError, expectSessionCookie, forEachEngine, type TimedBrowser, useAuthHarness } from './support/auth-harness.js';
+import {
+  type AuthHarness,
+  UUID_ANYWHERE,
+  expectError,
+  expectSessionCookie,
+  forEachEngine,
+  type TimedBrowser,
+  useAuthHarness,
+} from './support/auth-harness.js';
 import { DAY, HOUR } from './support/clock.js';
 
 const ISSUER = 'https://auth.example.com';
@@ -28,7 +36,22 @@ const FAMILY_ENV = { PUBLIC_URL: ISSUER, COOKIE_DOMAIN: '.example.com' };
 const CONSUMER_ORIGIN = 'https://app.example.com';
 
 /** Every claim docs/protocol.md §3 allows; anything else (a roster id, an e-mail) must not be there. */
-const ALLOWED_CLAIMS = new Set(['iss', 'sub', 'did_oc', 'jti', 'iat', 'exp', 'name', 'primary_btc', 'display_identity', 'signing_method', 'amr', 'step_up_at', 'sudo_at', 'merged_from']);
+const ALLOWED_CLAIMS = new Set([
+  'iss',
+  'sub',
+  'did_oc',
+  'jti',
+  'iat',
+  'exp',
+  'name',
+  'primary_btc',
+  'display_identity',
+  'signing_method',
+  'amr',
+  'step_up_at',
+  'sudo_at',
+  'merged_from',
+]);
 
 async function rejection(promise: Promise<unknown>): Promise<string> {
   try {
@@ -84,7 +107,11 @@ function consumerSuite(engine: 'sqlite' | 'postgres'): void {
 
   describe('the published keys', () => {
     it('GET /api/auth/jwks and /.well-known/jwks.json publish the same Ed25519 public JWK, CORS-open and cacheable', async () => {
-      const replies = await Promise.all(['/api/auth/jwks', '/.well-known/jwks.json'].map((url) => app.inject({ method: 'GET', url, headers: { origin: 'https://anywhere.test' } })));
+      const replies = await Promise.all(
+        ['/api/auth/jwks', '/.well-known/jwks.json'].map((url) =>
+          app.inject({ method: 'GET', url, headers: { origin: 'https://anywhere.test' } }),
+        ),
+      );
       for (const reply of replies) {
         expect(reply.statusCode).toBe(200);
         expect(reply.headers['access-control-allow-origin']).toBe('*');
@@ -96,7 +123,14 @@ function consumerSuite(engine: 'sqlite' | 'postgres'): void {
       const { keys } = replies[0]!.json() as { keys: JWK[] };
       expect(keys.length).toBeGreaterThanOrEqual(1);
       for (const key of keys) {
-        expect(key).toEqual({ kty: 'OKP', crv: 'Ed25519', x: expect.stringMatching(/^[A-Za-z0-9_-]{43}$/), kid: expect.any(String), alg: 'EdDSA', use: 'sig' });
+        expect(key).toEqual({
+          kty: 'OKP',
+          crv: 'Ed25519',
+          x: expect.stringMatching(/^[A-Za-z0-9_-]{43}$/),
+          kid: expect.any(String),
+          alg: 'EdDSA',
+          use: 'sig',
+        });
         expect(key.kid).toBe(await calculateJwkThumbprint({ kty: key.kty!, crv: key.crv!, x: key.x! }));
       }
     });
@@ -162,7 +196,11 @@ function consumerSuite(engine: 'sqlite' | 'postgres'): void {
       expect(await rejection(verifyAsConsumer(token, published, new Date((payload.exp! - 60) * 1000)))).toBe('accepted');
 
       const key = await importJWK(keys[0]!, 'EdDSA');
-      expect(await rejection(jwtVerify(token, key, { algorithms: ['EdDSA'], issuer: 'https://evil.example.com', currentDate: harness.clock.now() }))).toBe('ERR_JWT_CLAIM_VALIDATION_FAILED');
+      expect(
+        await rejection(
+          jwtVerify(token, key, { algorithms: ['EdDSA'], issuer: 'https://evil.example.com', currentDate: harness.clock.now() }),
+        ),
+      ).toBe('ERR_JWT_CLAIM_VALIDATION_FAILED');
 
       // Same header (even the real kid), signed by another Ed25519 key.
       const other = await generateKeyPair('EdDSA', { crv: 'Ed25519' });
@@ -173,7 +211,11 @@ function consumerSuite(engine: 'sqlite' | 'postgres'): void {
 
       const none = `${Buffer.from(JSON.stringify({ alg: 'none', typ: 'JWT' })).toString('base64url')}.${token.split('.')[1]}.`;
       expect(await rejection(verifyAsConsumer(none, published))).not.toBe('accepted');
-      expect(await rejection(jwtVerify(none, createLocalJWKSet({ keys }), { algorithms: ['EdDSA'], issuer: ISSUER, currentDate: harness.clock.now() }))).not.toBe('accepted');
+      expect(
+        await rejection(
+          jwtVerify(none, createLocalJWKSet({ keys }), { algorithms: ['EdDSA'], issuer: ISSUER, currentDate: harness.clock.now() }),
+        ),
+      ).not.toBe('accepted');
 
       // The host refuses the same forgeries.
       for (const bad of [tampered, forged, none]) {

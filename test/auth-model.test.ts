@@ -15,7 +15,7 @@ import type { FastifyInstance } from 'fastify';
 import { expect, it } from 'vitest';
 import { newWallet, type Reply, type Wallet } from './support/auth-client.js';
 import {
-  AuthHarness,
+  type AuthHarness,
   UUID_ANYWHERE,
   decodeJwt,
   expectError,
@@ -104,7 +104,15 @@ class SignIn implements fc.AsyncCommand<Model, Real> {
     else real.accounts.set(this.wallet, { did: reply.body.account.did_oc, id: reply.body.account.id });
     expect(decodeJwt(token).payload.exp).toBe(Math.floor((model.now + SESSION_LIFETIME_MS) / 1000));
 
-    saw(model.active === null ? 'signIn:anonymous' : !this.add ? 'signIn:new roster' : model.members.has(this.wallet) ? 'signIn:re-authentication' : 'signIn:add');
+    saw(
+      model.active === null
+        ? 'signIn:anonymous'
+        : !this.add
+          ? 'signIn:new roster'
+          : model.members.has(this.wallet)
+            ? 'signIn:re-authentication'
+            : 'signIn:add',
+    );
     if (!this.add || model.active === null) model.members = new Map();
     model.members.set(this.wallet, model.now + SESSION_LIFETIME_MS);
     model.active = this.wallet;
@@ -305,13 +313,10 @@ function rosterModel(engine: 'sqlite' | 'postgres'): void {
   let harness: AuthHarness;
   let app: FastifyInstance;
 
-  useAuthHarness(
-    engine,
-    (opened, built) => {
-      harness = opened;
-      app = built;
-    },
-  );
+  useAuthHarness(engine, (opened, built) => {
+    harness = opened;
+    app = built;
+  });
 
   const setup = (): { model: Model; real: Real } => ({
     model: { now: harness.clock.ms, active: null, members: new Map() },

@@ -7,7 +7,15 @@
 import type { FastifyInstance } from 'fastify';
 import { expect, it } from 'vitest';
 import { newWallet, type Reply, type Wallet } from './support/auth-client.js';
-import { AuthHarness, LOCAL_ORIGIN, forEachEngine, rosterDidsOf, sorted, type TimedBrowser, useAuthHarness } from './support/auth-harness.js';
+import {
+  type AuthHarness,
+  LOCAL_ORIGIN,
+  forEachEngine,
+  rosterDidsOf,
+  sorted,
+  type TimedBrowser,
+  useAuthHarness,
+} from './support/auth-harness.js';
 
 interface Outcome {
   readonly status: number;
@@ -20,13 +28,10 @@ function racesSuite(engine: 'sqlite' | 'postgres'): void {
   let harness: AuthHarness;
   let app: FastifyInstance;
 
-  useAuthHarness(
-    engine,
-    (opened, built) => {
-      harness = opened;
-      app = built;
-    },
-  );
+  useAuthHarness(engine, (opened, built) => {
+    harness = opened;
+    app = built;
+  });
 
   const browser = (): TimedBrowser => harness.browser(app);
 

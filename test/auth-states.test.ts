@@ -12,7 +12,7 @@ import { signLegacy } from '../src/bitcoin/signer.js';
 import { loadKeyRing } from '../src/session/keystore.js';
 import { newWallet, type Reply, type Wallet } from './support/auth-client.js';
 import {
-  AuthHarness,
+  type AuthHarness,
   DID_FORMAT,
   LOCAL_ORIGIN,
   UUID_ANYWHERE,
@@ -44,13 +44,10 @@ function authStates(engine: 'sqlite' | 'postgres'): void {
   let harness: AuthHarness;
   let app: FastifyInstance;
 
-  useAuthHarness(
-    engine,
-    (opened, built) => {
-      harness = opened;
-      app = built;
-    },
-  );
+  useAuthHarness(engine, (opened, built) => {
+    harness = opened;
+    app = built;
+  });
 
   const browser = (): TimedBrowser => harness.browser(app);
 
@@ -91,7 +88,12 @@ function authStates(engine: 'sqlite' | 'postgres'): void {
       expect(me.status).toBe(200);
       expect(me.headers['cache-control']).toBe('no-store, private');
       expect(me.body.ok).toBe(true);
-      expect(me.body.account).toMatchObject({ id, did_oc: did, primary_btc: wallet.address, display_identity: { kind: 'btc', value: wallet.address } });
+      expect(me.body.account).toMatchObject({
+        id,
+        did_oc: did,
+        primary_btc: wallet.address,
+        display_identity: { kind: 'btc', value: wallet.address },
+      });
       // docs/protocol.md §3: /me's account.id is the JWT sub.
       expect(me.body.account.id).toBe(decodeJwt(token).payload.sub);
       expect(me.body.roster).toEqual([]);
@@ -102,7 +104,12 @@ function authStates(engine: 'sqlite' | 'postgres'): void {
       expect(row!.expires_at - row!.created_at).toBe(30 * DAY);
       expect(decodeJwt(token).payload.exp).toBe(Math.floor(row!.expires_at / 1000));
       // The roster id never leaves the server.
-      for (const text of [JSON.stringify(reply.body), JSON.stringify(me.body), reply.setCookies.join('\n'), JSON.stringify(decodeJwt(token))]) {
+      for (const text of [
+        JSON.stringify(reply.body),
+        JSON.stringify(me.body),
+        reply.setCookies.join('\n'),
+        JSON.stringify(decodeJwt(token)),
+      ]) {
         expect(text).not.toContain(row!.roster_id!);
         expect(text).not.toMatch(UUID_ANYWHERE);
       }
@@ -153,7 +160,7 @@ function authStates(engine: 'sqlite' | 'postgres'): void {
   });
 
   describe('signed in (active A) → sign-in with add=1', () => {
-    it('?add=1 keeps the roster; A\'s row stays alive and a switch back works', async () => {
+    it("?add=1 keeps the roster; A's row stays alive and a switch back works", async () => {
       const client = browser();
       const a = await signIn(client, newWallet());
       const b = await signIn(client, newWallet(), true);
@@ -317,7 +324,13 @@ function authStates(engine: 'sqlite' | 'postgres'): void {
       expect(toA.status, JSON.stringify(toA.body)).toBe(200);
       const tokenA = expectSessionCookie(toA, { maxAge: Math.floor((rowA.expires_at - harness.clock.ms) / 1000) });
       const claimsA = decodeJwt(tokenA).payload;
-      expect(claimsA).toMatchObject({ sub: a.id, did_oc: a.did, jti: rowA.jti, iat: harness.clock.seconds, exp: Math.floor(rowA.expires_at / 1000) });
+      expect(claimsA).toMatchObject({
+        sub: a.id,
+        did_oc: a.did,
+        jti: rowA.jti,
+        iat: harness.clock.seconds,
+        exp: Math.floor(rowA.expires_at / 1000),
+      });
       expect(claimsA.step_up_at, "never the previous account's step_up_at").toBeUndefined();
       expect(claimsA.sudo_at, "never the previous account's sudo_at").toBeUndefined();
 

@@ -85,7 +85,13 @@ describe('BIP-322 vectors: our signer against the BIP', () => {
     it(`reproduces "${vector.description}" byte for byte`, () => {
       const { privateKey } = privateKeyFromWif(vector.privateKeys![0]!);
       const timelock = vector.form === 'full' ? { version: 2, lockTime: 2016, sequence: 2016 } : {};
-      const signature = signBip322({ privateKey, address: vector.address, message: vector.message, form: vector.form as 'simple' | 'full', ...timelock });
+      const signature = signBip322({
+        privateKey,
+        address: vector.address,
+        message: vector.message,
+        form: vector.form as 'simple' | 'full',
+        ...timelock,
+      });
       expect(signature).toBe(vector.signature);
     });
   }
@@ -115,7 +121,7 @@ describe('signatures made by bip322-js verify with ours', () => {
         const signature = PeerSigner.sign(wifFromPrivateKey(KEY_A, network), address, MESSAGE) as string;
         expect(verifyBip322(address, MESSAGE, signature)).toBe(true);
         expect(verifySignature({ address, message: MESSAGE, signature })).toBe('sig_ok_bip322');
-        expect(verifyBip322(address, MESSAGE + 'x', signature)).toBe(false);
+        expect(verifyBip322(address, `${MESSAGE}x`, signature)).toBe(false);
       });
     }
   }
@@ -148,7 +154,7 @@ describe('signatures made by ours verify with bip322-js', () => {
         const address = addressFromPrivateKey(KEY_B, type, network);
         const signature = signBip322({ privateKey: KEY_B, address, message: MESSAGE });
         expect(PeerVerifier.verifySignature(address, MESSAGE, signature)).toBe(true);
-        expect(PeerVerifier.verifySignature(address, MESSAGE + 'x', signature)).toBe(false);
+        expect(PeerVerifier.verifySignature(address, `${MESSAGE}x`, signature)).toBe(false);
         expect(verifyBip322(address, MESSAGE, signature)).toBe(true);
       });
     }
@@ -192,7 +198,14 @@ describe('full form, signed by ours', () => {
     // Re-serialise with another nLockTime: the signature no longer matches.
     const tx = parseTransaction(fromBase64(signature));
     const input = tx.inputs[0]!;
-    const changed = serializeToSign({ toSpendTxid: input.prevTxid, scriptSig: input.scriptSig, witness: input.witness, version: 2, lockTime: 800_001, sequence: 144 });
+    const changed = serializeToSign({
+      toSpendTxid: input.prevTxid,
+      scriptSig: input.scriptSig,
+      witness: input.witness,
+      version: 2,
+      lockTime: 800_001,
+      sequence: 144,
+    });
     expect(verifyBip322(address, 'm', toBase64(changed))).toBe(false);
   });
 
@@ -239,10 +252,10 @@ describe('encodings', () => {
     expect(full.startsWith('ful')).toBe(true);
     expect(verifyBip322(address, 'm', simple)).toBe(true);
     expect(verifyBip322(address, 'm', full)).toBe(true);
-    expect(verifyBip322(address, 'm', 'ful' + simple.slice(3))).toBe(false);
-    expect(verifyBip322(address, 'm', 'smp' + full.slice(3))).toBe(false);
-    expect(verifyBip322(address, 'm', 'pof' + simple.slice(3))).toBe(false);
-    expect(verifyBip322(address, 'm', 'SMP' + simple.slice(3))).toBe(false);
+    expect(verifyBip322(address, 'm', `ful${simple.slice(3)}`)).toBe(false);
+    expect(verifyBip322(address, 'm', `smp${full.slice(3)}`)).toBe(false);
+    expect(verifyBip322(address, 'm', `pof${simple.slice(3)}`)).toBe(false);
+    expect(verifyBip322(address, 'm', `SMP${simple.slice(3)}`)).toBe(false);
   });
 
   it('refuses non-canonical base64 (non-zero padding bits), whitespace and URL-safe base64', () => {
@@ -271,7 +284,7 @@ describe('encodings', () => {
 /** n - s for a 32-byte big-endian s. */
 function negateScalar(s: Uint8Array): Uint8Array {
   const order = BigInt('0xfffffffffffffffffffffffffffffffebaaedce6af48a03bbfd25e8cd0364141');
-  const value = order - BigInt('0x' + hex(s));
+  const value = order - BigInt(`0x${hex(s)}`);
   return Uint8Array.from(Buffer.from(value.toString(16).padStart(64, '0'), 'hex'));
 }
 
@@ -288,19 +301,42 @@ describe('ECDSA encoding rules (BIP-322 required rules)', () => {
   }
   /** BIP-143 sighash written out independently of src/, for a chosen key hash and nHashType. */
   function independentBip143(message: string, scriptPubKey: Uint8Array, keyHash: Uint8Array, hashType: number): Uint8Array {
-    const u32 = (n: number): Buffer => { const b = Buffer.alloc(4); b.writeUInt32LE(n); return b; };
+    const u32 = (n: number): Buffer => {
+      const b = Buffer.alloc(4);
+      b.writeUInt32LE(n);
+      return b;
+    };
     const dsha = (b: Uint8Array): Buffer => Buffer.from(sha256(sha256(b)));
     const tag = sha256(Buffer.from('BIP0322-signed-message'));
     const messageHash = sha256(Buffer.concat([tag, tag, Buffer.from(message)]));
     const toSpend = Buffer.concat([
-      u32(0), Buffer.of(1), Buffer.alloc(32), u32(0xffffffff), Buffer.of(34, 0x00, 0x20), messageHash, u32(0),
-      Buffer.of(1), Buffer.alloc(8), Buffer.of(scriptPubKey.length), scriptPubKey, u32(0),
+      u32(0),
+      Buffer.of(1),
+      Buffer.alloc(32),
+      u32(0xffffffff),
+      Buffer.of(34, 0x00, 0x20),
+      messageHash,
+      u32(0),
+      Buffer.of(1),
+      Buffer.alloc(8),
+      Buffer.of(scriptPubKey.length),
+      scriptPubKey,
+      u32(0),
     ]);
     const outpoint = Buffer.concat([dsha(toSpend), u32(0)]);
     const preimage = Buffer.concat([
-      u32(0), dsha(outpoint), dsha(u32(0)), outpoint,
-      Buffer.of(0x19, 0x76, 0xa9, 0x14), keyHash, Buffer.of(0x88, 0xac), Buffer.alloc(8), u32(0),
-      dsha(Buffer.of(0, 0, 0, 0, 0, 0, 0, 0, 1, 0x6a)), u32(0), u32(hashType),
+      u32(0),
+      dsha(outpoint),
+      dsha(u32(0)),
+      outpoint,
+      Buffer.of(0x19, 0x76, 0xa9, 0x14),
+      keyHash,
+      Buffer.of(0x88, 0xac),
+      Buffer.alloc(8),
+      u32(0),
+      dsha(Buffer.of(0, 0, 0, 0, 0, 0, 0, 0, 1, 0x6a)),
+      u32(0),
+      u32(hashType),
     ]);
     return dsha(preimage);
   }
@@ -446,7 +482,7 @@ describe('negative cases: false, quickly, never a throw', () => {
   it('tampered message', () => {
     expect(verifyBip322(address, MESSAGE.replace('nonce: 00', 'nonce: 01'), signature)).toBe(false);
     expect(verifyBip322(address, MESSAGE.slice(0, -1), signature)).toBe(false);
-    expect(verifyBip322(address, MESSAGE + '\n', signature)).toBe(false);
+    expect(verifyBip322(address, `${MESSAGE}\n`, signature)).toBe(false);
   });
 
   it('wrong key', () => {
@@ -505,7 +541,9 @@ describe('negative cases: false, quickly, never a throw', () => {
     expect(verifyBip322(huge, MESSAGE, signature)).toBe(false);
     expect(verifyBip322(address, huge, signature)).toBe(false); // a 1 MB message is hashed, then fails
     expect(verifySignature({ address: huge, message: huge, signature: huge })).toBe('sig_invalid');
-    expect(verifySignature({ address: addressFromPrivateKey(KEY_A, 'p2pkh', 'mainnet'), message: huge, signature: huge })).toBe('sig_invalid');
+    expect(verifySignature({ address: addressFromPrivateKey(KEY_A, 'p2pkh', 'mainnet'), message: huge, signature: huge })).toBe(
+      'sig_invalid',
+    );
     expect(performance.now() - started).toBeLessThan(500);
   });
 });

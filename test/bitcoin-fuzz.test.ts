@@ -39,7 +39,12 @@ function fixtures(): Fixture[] {
   add('p2tr full', 'p2tr', { form: 'full' });
   add('p2pkh full', 'p2pkh', { form: 'full' });
   add('p2wpkh full with time locks', 'p2wpkh', { form: 'full', version: 2, lockTime: 2016, sequence: 2016 });
-  list.push({ name: 'p2pkh legacy', address: addressFromPrivateKey(KEY, 'p2pkh', 'mainnet'), signature: signLegacy(KEY, MESSAGE), ok: 'sig_ok_legacy' });
+  list.push({
+    name: 'p2pkh legacy',
+    address: addressFromPrivateKey(KEY, 'p2pkh', 'mainnet'),
+    signature: signLegacy(KEY, MESSAGE),
+    ok: 'sig_ok_legacy',
+  });
   return list;
 }
 
@@ -93,16 +98,20 @@ describe('mutated signatures never throw and never verify', () => {
       expect(verifySignature({ address: fixture.address, message: MESSAGE, signature: fixture.signature })).toBe(fixture.ok);
       const original = new Uint8Array(Buffer.from(fixture.signature, 'base64'));
       fc.assert(
-        fc.property(fc.array(mutation, { minLength: 1, maxLength: 3 }), fc.constantFrom<'base64' | 'hex'>('base64', 'hex'), (edits, encoding) => {
-          let bytes: Uint8Array = original;
-          for (const edit of edits) bytes = mutate(bytes, edit);
-          const signature = Buffer.from(bytes).toString(encoding);
-          const code = verifySignature({ address: fixture.address, message: MESSAGE, signature });
-          expect(CODES).toContain(code);
-          if (sameBytes(bytes, original)) return;
-          expect(code).not.toBe('sig_ok_bip322');
-          expect(code).not.toBe('sig_ok_legacy');
-        }),
+        fc.property(
+          fc.array(mutation, { minLength: 1, maxLength: 3 }),
+          fc.constantFrom<'base64' | 'hex'>('base64', 'hex'),
+          (edits, encoding) => {
+            let bytes: Uint8Array = original;
+            for (const edit of edits) bytes = mutate(bytes, edit);
+            const signature = Buffer.from(bytes).toString(encoding);
+            const code = verifySignature({ address: fixture.address, message: MESSAGE, signature });
+            expect(CODES).toContain(code);
+            if (sameBytes(bytes, original)) return;
+            expect(code).not.toBe('sig_ok_bip322');
+            expect(code).not.toBe('sig_ok_legacy');
+          },
+        ),
         { numRuns: RUNS },
       );
     });
@@ -137,7 +146,10 @@ describe('arbitrary input never throws', () => {
     fc.assert(
       fc.property(
         fc.constantFrom(...addresses),
-        fc.oneof(fc.string({ maxLength: 300 }), fc.uint8Array({ maxLength: 400 }).map((b) => Buffer.from(b).toString('base64'))),
+        fc.oneof(
+          fc.string({ maxLength: 300 }),
+          fc.uint8Array({ maxLength: 400 }).map((b) => Buffer.from(b).toString('base64')),
+        ),
         fc.constantFrom<'bip322' | 'legacy' | undefined>('bip322', 'legacy', undefined),
         (address, signature, scheme) => {
           const code = verifySignature({ address, message: MESSAGE, signature, ...(scheme ? { scheme } : {}) });
@@ -150,10 +162,13 @@ describe('arbitrary input never throws', () => {
 
   it('random address text', () => {
     fc.assert(
-      fc.property(fc.oneof(fc.string({ maxLength: 120 }), fc.stringMatching(/^(bc|tb|bcrt)1[qpzry9x8gf2tvdw0s3jn54khce6mua7l]{6,80}$/)), (address) => {
-        expect(verifySignature({ address, message: MESSAGE, signature: 'AA==' })).not.toMatch(/^sig_ok/);
-        tryDecodeAddress(address);
-      }),
+      fc.property(
+        fc.oneof(fc.string({ maxLength: 120 }), fc.stringMatching(/^(bc|tb|bcrt)1[qpzry9x8gf2tvdw0s3jn54khce6mua7l]{6,80}$/)),
+        (address) => {
+          expect(verifySignature({ address, message: MESSAGE, signature: 'AA==' })).not.toMatch(/^sig_ok/);
+          tryDecodeAddress(address);
+        },
+      ),
       { numRuns: 1000 },
     );
   });
@@ -186,7 +201,7 @@ describe('encoders and hashes against independent implementations', () => {
         expect(Buffer.from(decodeHexStrict(text)!).equals(Buffer.from(bytes))).toBe(true);
         if (text.length > 0) {
           expect(decodeHexStrict(text.slice(1))).toBeNull();
-          expect(decodeHexStrict(text.slice(0, -1) + 'g')).toBeNull();
+          expect(decodeHexStrict(`${text.slice(0, -1)}g`)).toBeNull();
         }
       }),
     );
@@ -195,18 +210,27 @@ describe('encoders and hashes against independent implementations', () => {
   it('the BIP-322 message hash equals a tagged hash computed with @noble/hashes, short and long messages', () => {
     const tag = nobleSha256(new TextEncoder().encode('BIP0322-signed-message'));
     fc.assert(
-      fc.property(fc.oneof(fc.string({ maxLength: 400 }), fc.string({ unit: 'binary', maxLength: 400 }), fc.string({ minLength: 300, maxLength: 3000, unit: 'grapheme' })), (message) => {
-        const body = new TextEncoder().encode(message);
-        const expected = nobleSha256(Uint8Array.of(...tag, ...tag, ...body));
-        expect(Buffer.from(messageHashBip322(message)).equals(Buffer.from(expected))).toBe(true);
-      }),
+      fc.property(
+        fc.oneof(
+          fc.string({ maxLength: 400 }),
+          fc.string({ unit: 'binary', maxLength: 400 }),
+          fc.string({ minLength: 300, maxLength: 3000, unit: 'grapheme' }),
+        ),
+        (message) => {
+          const body = new TextEncoder().encode(message);
+          const expected = nobleSha256(Uint8Array.of(...tag, ...tag, ...body));
+          expect(Buffer.from(messageHashBip322(message)).equals(Buffer.from(expected))).toBe(true);
+        },
+      ),
       { numRuns: 300 },
     );
   });
 
   it('a lone surrogate hashes as U+FFFD (the UTF-8 every JavaScript encoder produces)', () => {
-    for (const message of ['\uD800', 'a\uDC00b', 'x'.repeat(2000) + '\uD83D']) {
-      expect(Buffer.from(messageHashBip322(message)).equals(Buffer.from(messageHashBip322(message.replace(/[\uD800-\uDFFF]/g, '\uFFFD'))))).toBe(true);
+    for (const message of ['\uD800', 'a\uDC00b', `${'x'.repeat(2000)}\uD83D`]) {
+      expect(
+        Buffer.from(messageHashBip322(message)).equals(Buffer.from(messageHashBip322(message.replace(/[\uD800-\uDFFF]/g, '\uFFFD')))),
+      ).toBe(true);
     }
   });
 });

@@ -15,7 +15,14 @@ const LOGO = 'data:image/png;base64,iVBORw0KGgo=';
 describe('BRAND_* settings', () => {
   it('are all optional, and normalise the accent', () => {
     expect(loadConfig({}).brand).toEqual({ name: undefined, logoUrl: undefined, accent: undefined, supportUrl: undefined });
-    expect(loadConfig({ BRAND_NAME: ' Acme ID ', BRAND_ACCENT: '#FC0', BRAND_LOGO_URL: '/static/logo.svg', BRAND_SUPPORT_URL: 'https://acme.example/help' }).brand).toEqual({
+    expect(
+      loadConfig({
+        BRAND_NAME: ' Acme ID ',
+        BRAND_ACCENT: '#FC0',
+        BRAND_LOGO_URL: '/static/logo.svg',
+        BRAND_SUPPORT_URL: 'https://acme.example/help',
+      }).brand,
+    ).toEqual({
       name: 'Acme ID',
       accent: '#ffcc00',
       logoUrl: '/static/logo.svg',
@@ -40,14 +47,18 @@ describe('BRAND_* settings', () => {
 });
 
 describe('the accent', () => {
-  it.each(['#ffcc00', '#00ff00', '#0000ff', '#777777', '#ffffff', '#000000', '#a94300', '#ff69b4'])('%s reads at 4.5:1 or better in both themes', (wanted) => {
-    const backgrounds = { light: ['#f6f5f2', '#ffffff', '#fff7ed'], dark: ['#161514', '#22201e', '#33261a'] } as const;
-    for (const theme of ['light', 'dark'] as const) {
-      const { accent, text } = themeAccent(wanted, theme);
-      for (const background of backgrounds[theme]) expect(contrast(accent, background), `${theme} on ${background}`).toBeGreaterThanOrEqual(MIN_CONTRAST);
-      expect(contrast(accent, text), `${theme} text`).toBeGreaterThanOrEqual(MIN_CONTRAST);
-    }
-  });
+  it.each(['#ffcc00', '#00ff00', '#0000ff', '#777777', '#ffffff', '#000000', '#a94300', '#ff69b4'])(
+    '%s reads at 4.5:1 or better in both themes',
+    (wanted) => {
+      const backgrounds = { light: ['#f6f5f2', '#ffffff', '#fff7ed'], dark: ['#161514', '#22201e', '#33261a'] } as const;
+      for (const theme of ['light', 'dark'] as const) {
+        const { accent, text } = themeAccent(wanted, theme);
+        for (const background of backgrounds[theme])
+          expect(contrast(accent, background), `${theme} on ${background}`).toBeGreaterThanOrEqual(MIN_CONTRAST);
+        expect(contrast(accent, text), `${theme} text`).toBeGreaterThanOrEqual(MIN_CONTRAST);
+      }
+    },
+  );
 
   it('keeps a colour that already reads well', () => {
     expect(themeAccent('#a94300', 'light').accent).toBe('#a94300');
@@ -59,14 +70,26 @@ describe('the accent', () => {
 describe('branded pages', () => {
   it('fill the header, titles and footer, escaping what they show', () => {
     const brand = { name: 'Acme <ID> {{x}}', logoUrl: LOGO, accent: undefined, supportUrl: 'mailto:help@acme.example' };
-    const page = applyBrand('<title>Sign in · <!--brand-name--></title><body data-brand="<!--brand-name-->"><!--brand--><!--support-line-->', brand);
+    const page = applyBrand(
+      '<title>Sign in · <!--brand-name--></title><body data-brand="<!--brand-name-->"><!--brand--><!--support-line-->',
+      brand,
+    );
     expect(page).toContain('<title>Sign in · Acme &#60;ID&#62; &#123;&#123;x&#125;&#125;</title>');
-    expect(page).toContain(`<a class="brand has-logo" href="/account"><img class="brand-logo" src="${LOGO}" alt="" width="28" height="28">Acme &#60;ID&#62;`);
-    expect(page).toContain('<p class="support">Need help? <a href="mailto:help@acme.example" rel="noopener">Contact Acme &#60;ID&#62; &#123;&#123;x&#125;&#125; support</a>.</p>');
+    expect(page).toContain(
+      `<a class="brand has-logo" href="/account"><img class="brand-logo" src="${LOGO}" alt="" width="28" height="28">Acme &#60;ID&#62;`,
+    );
+    expect(page).toContain(
+      '<p class="support">Need help? <a href="mailto:help@acme.example" rel="noopener">Contact Acme &#60;ID&#62; &#123;&#123;x&#125;&#125; support</a>.</p>',
+    );
     expect(applyBrand('<!--support-line-->', brand, 'de')).toBe(
       '<p class="support">Brauchen Sie Hilfe? <a href="mailto:help@acme.example" rel="noopener">Support von Acme &#60;ID&#62; &#123;&#123;x&#125;&#125; kontaktieren</a>.</p>',
     );
-    const plain = applyBrand('<!--brand--><!--support-line-->', { name: undefined, logoUrl: undefined, accent: undefined, supportUrl: undefined });
+    const plain = applyBrand('<!--brand--><!--support-line-->', {
+      name: undefined,
+      logoUrl: undefined,
+      accent: undefined,
+      supportUrl: undefined,
+    });
     expect(plain).toBe('<a class="brand" href="/account">oc-host</a>');
   });
 
@@ -79,7 +102,10 @@ describe('branded pages', () => {
       const css = await app.inject({ method: 'GET', url: '/assets/brand.css' });
       expect(css.headers['content-type']).toBe('text/css; charset=utf-8');
       expect(css.body).toContain(`--accent: ${themeAccent('#ffcc00', 'light').accent};`);
-      expect((await app.inject({ method: 'GET', url: '/assets/brand.css', headers: { 'if-none-match': css.headers.etag as string } })).statusCode).toBe(304);
+      expect(
+        (await app.inject({ method: 'GET', url: '/assets/brand.css', headers: { 'if-none-match': css.headers.etag as string } }))
+          .statusCode,
+      ).toBe(304);
     } finally {
       await app.close();
     }
@@ -97,13 +123,22 @@ describe('branded e-mails', () => {
 
   it('name the brand and link its support; without a brand they name the host', async () => {
     for (const [env, subject, support] of [
-      [{ BRAND_NAME: 'Acme ID', BRAND_SUPPORT_URL: 'mailto:help@acme.example' }, / is your sign-in code for Acme ID$/, 'Need help? Contact Acme ID support: help@acme.example'],
+      [
+        { BRAND_NAME: 'Acme ID', BRAND_SUPPORT_URL: 'mailto:help@acme.example' },
+        / is your sign-in code for Acme ID$/,
+        'Need help? Contact Acme ID support: help@acme.example',
+      ],
       [{}, / is your sign-in code for localhost:8787$/, undefined],
     ] as const) {
       const app = await testApp({ SMTP_URL: smtp.url, RATE_LIMIT_OTP_PER_HOUR: '0', ...env });
       try {
         const email = `brand-${Object.keys(env).length}@example.org`;
-        const started = await app.inject({ method: 'POST', url: '/api/auth/email-otp/start', headers: { origin: 'http://localhost:8787' }, payload: { email } });
+        const started = await app.inject({
+          method: 'POST',
+          url: '/api/auth/email-otp/start',
+          headers: { origin: 'http://localhost:8787' },
+          payload: { email },
+        });
         expect(started.statusCode).toBe(200);
         const mail = await smtp.waitForMessage((received) => received.envelope.to.includes(email));
         expect(mail.subject).toMatch(subject);

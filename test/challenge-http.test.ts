@@ -10,7 +10,7 @@ import { describe, expect, it } from 'vitest';
 import { signBip322, signLegacy } from '../src/bitcoin/signer.js';
 import { issueChallenge } from '../src/signin/challenge.js';
 import { Browser, newWallet, type Reply, type Wallet } from './support/auth-client.js';
-import { AuthHarness, expectError, forEachEngine, LOCAL_ORIGIN, type TimedBrowser, useAuthHarness } from './support/auth-harness.js';
+import { type AuthHarness, expectError, forEachEngine, LOCAL_ORIGIN, type TimedBrowser, useAuthHarness } from './support/auth-harness.js';
 import { CLOCK_START, SECOND } from './support/clock.js';
 
 const ACK = 'ack: I authorize this session under the OrangeCheck auth challenge.';
@@ -22,14 +22,11 @@ function challengeHttpSuite(engine: 'sqlite' | 'postgres'): void {
   let app: FastifyInstance;
   let client: TimedBrowser;
 
-  useAuthHarness(
-    engine,
-    (opened, built) => {
-      harness = opened;
-      app = built;
-      client = harness.browser(app, 'https://shop.example.org');
-    },
-  );
+  useAuthHarness(engine, (opened, built) => {
+    harness = opened;
+    app = built;
+    client = harness.browser(app, 'https://shop.example.org');
+  });
 
   async function issue(wallet: Wallet, params: Record<string, string> = { audience: AUDIENCE, purpose: PURPOSE }): Promise<Reply> {
     const reply = await client.get(`/api/challenge?${new URLSearchParams({ addr: wallet.address, ...params })}`);
@@ -45,9 +42,18 @@ function challengeHttpSuite(engine: 'sqlite' | 'postgres'): void {
   }
 
   /** A challenge for `wallet`, signed by it (or by `signer`), as the POST body. */
-  async function signedProof(wallet: Wallet, sign: (message: string) => string = (message) => signBip322({ privateKey: wallet.privateKey, address: wallet.address, message })) {
+  async function signedProof(
+    wallet: Wallet,
+    sign: (message: string) => string = (message) => signBip322({ privateKey: wallet.privateKey, address: wallet.address, message }),
+  ) {
     const { body } = await issue(wallet);
-    return { message: body.message as string, signature: sign(body.message), expectedNonce: body.nonce as string, expectedAudience: AUDIENCE, expectedPurpose: PURPOSE };
+    return {
+      message: body.message as string,
+      signature: sign(body.message),
+      expectedNonce: body.nonce as string,
+      expectedAudience: AUDIENCE,
+      expectedPurpose: PURPOSE,
+    };
   }
 
   async function expectUntouched(): Promise<void> {
@@ -152,7 +158,9 @@ function challengeHttpSuite(engine: 'sqlite' | 'postgres'): void {
     ] as const)('verifies a %s proof: {ok: true, address}', async (_name, type, form) => {
       const wallet = newWallet(type);
       const proof = await signedProof(wallet, (message) =>
-        form === 'legacy' ? signLegacy(wallet.privateKey, message) : signBip322({ privateKey: wallet.privateKey, address: wallet.address, message, ...(form ? { form } : {}) }),
+        form === 'legacy'
+          ? signLegacy(wallet.privateKey, message)
+          : signBip322({ privateKey: wallet.privateKey, address: wallet.address, message, ...(form ? { form } : {}) }),
       );
       const reply = await verify(proof);
       expect(reply.body).toMatchObject({ ok: true, address: wallet.address });
@@ -182,11 +190,19 @@ function challengeHttpSuite(engine: 'sqlite' | 'postgres'): void {
       const bare = { message: proof.message, signature: proof.signature };
       expect((await verify(bare)).body).toMatchObject({ ok: true, address: wallet.address, audience: AUDIENCE, purpose: PURPOSE });
       expect((await verify({ ...bare, scheme: 'bip322' })).body.ok).toBe(true);
-      expect((await verify({ ...bare, scheme: 'schnorr' })).body).toEqual({ ok: false, reason: 'invalid_challenge', codes: ['invalid_scheme'] });
+      expect((await verify({ ...bare, scheme: 'schnorr' })).body).toEqual({
+        ok: false,
+        reason: 'invalid_challenge',
+        codes: ['invalid_scheme'],
+      });
       // A message this service did not issue fails on its MAC even with nothing expected.
-      const forged = proof.message.replace(/nonce: ([0-9a-f]{16})[0-9a-f]{16}/, 'nonce: $1' + '0'.repeat(16));
+      const forged = proof.message.replace(/nonce: ([0-9a-f]{16})[0-9a-f]{16}/, `nonce: $1${'0'.repeat(16)}`);
       const signature = signBip322({ privateKey: wallet.privateKey, address: wallet.address, message: forged });
-      expect((await verify({ message: forged, signature })).body).toEqual({ ok: false, reason: 'invalid_challenge', codes: ['nonce_mismatch'] });
+      expect((await verify({ message: forged, signature })).body).toEqual({
+        ok: false,
+        reason: 'invalid_challenge',
+        codes: ['nonce_mismatch'],
+      });
     });
 
     it('with empty expectations, verifies a challenge asked without the fields and one issued before they were always written', async () => {
@@ -194,14 +210,19 @@ function challengeHttpSuite(engine: 'sqlite' | 'postgres'): void {
       const sign = (message: string): string => signBip322({ privateKey: wallet.privateKey, address: wallet.address, message });
       const asked = (await issue(wallet, {})).body;
       const none = { expectedAudience: '', expectedPurpose: '' };
-      expect((await verify({ message: asked.message, signature: sign(asked.message), expectedNonce: asked.nonce, ...none })).body).toMatchObject({
+      expect(
+        (await verify({ message: asked.message, signature: sign(asked.message), expectedNonce: asked.nonce, ...none })).body,
+      ).toMatchObject({
         ok: true,
         audience: LOCAL_ORIGIN,
         purpose: 'login',
       });
       // Empty stands for the default only: a message naming another purpose or audience is refused.
       const named = (await issue(wallet)).body;
-      expect((await verify({ message: named.message, signature: sign(named.message), expectedNonce: named.nonce, expectedPurpose: '' })).body.codes).toEqual(['purpose_mismatch']);
+      expect(
+        (await verify({ message: named.message, signature: sign(named.message), expectedNonce: named.nonce, expectedPurpose: '' })).body
+          .codes,
+      ).toEqual(['purpose_mismatch']);
 
       // A message without the lines, as this service issued them before, under a secret both apps share.
       const secret = randomBytes(32);
@@ -233,7 +254,15 @@ function challengeHttpSuite(engine: 'sqlite' | 'postgres'): void {
       const proof = await signedProof(wallet);
       const login = await client.prove(wallet, 'login');
       expect(
-        (await verify({ message: login.message, signature: login.signature, expectedNonce: login.nonce, expectedAudience: client.origin, expectedPurpose: 'login' })).body,
+        (
+          await verify({
+            message: login.message,
+            signature: login.signature,
+            expectedNonce: login.nonce,
+            expectedAudience: client.origin,
+            expectedPurpose: 'login',
+          })
+        ).body,
       ).toMatchObject({ ok: true, address: wallet.address });
       expect(proof.expectedNonce).not.toBe(login.nonce);
       await expectUntouched();
@@ -241,41 +270,70 @@ function challengeHttpSuite(engine: 'sqlite' | 'postgres'): void {
 
     const failures: Array<[string, (wallet: Wallet) => Promise<Record<string, unknown>>]> = [
       ['decode_error', async (wallet) => ({ ...(await signedProof(wallet)), message: 'hello world' })],
-      ['decode_error', async (wallet) => {
-        const proof = await signedProof(wallet);
-        return { ...proof, message: proof.message.replace(/\n/g, '\r\n') };
-      }],
-      ['decode_error', async (wallet) => {
-        const proof = await signedProof(wallet);
-        return { ...proof, message: proof.message.slice(0, -1) };
-      }],
+      [
+        'decode_error',
+        async (wallet) => {
+          const proof = await signedProof(wallet);
+          return { ...proof, message: proof.message.replace(/\n/g, '\r\n') };
+        },
+      ],
+      [
+        'decode_error',
+        async (wallet) => {
+          const proof = await signedProof(wallet);
+          return { ...proof, message: proof.message.slice(0, -1) };
+        },
+      ],
       ['nonce_mismatch', async (wallet) => ({ ...(await signedProof(wallet)), expectedNonce: randomBytes(16).toString('hex') })],
-      ['nonce_mismatch', async (wallet) => {
-        // A message the client wrote itself, with its own nonce: not our MAC.
-        const proof = await signedProof(wallet);
-        const nonce = randomBytes(16).toString('hex');
-        const message = proof.message.replace(/^nonce: [0-9a-f]{32}$/m, `nonce: ${nonce}`);
-        return { ...proof, message, expectedNonce: nonce, signature: signBip322({ privateKey: wallet.privateKey, address: wallet.address, message }) };
-      }],
-      ['nonce_mismatch', async (wallet) => {
-        // A field changed after issue: the MAC no longer matches.
-        const proof = await signedProof(wallet);
-        const message = proof.message.replace(`audience: ${AUDIENCE}`, 'audience: https://other.example');
-        return { ...proof, message, expectedAudience: 'https://other.example' };
-      }],
-      ['expired', async (wallet) => {
-        const { body } = await issue(wallet, { audience: AUDIENCE, purpose: PURPOSE, ttl: '30' });
-        const proof = { message: body.message, signature: signBip322({ privateKey: wallet.privateKey, address: wallet.address, message: body.message }), expectedNonce: body.nonce, expectedAudience: AUDIENCE, expectedPurpose: PURPOSE };
-        harness.clock.advance(30 * SECOND);
-        return proof;
-      }],
+      [
+        'nonce_mismatch',
+        async (wallet) => {
+          // A message the client wrote itself, with its own nonce: not our MAC.
+          const proof = await signedProof(wallet);
+          const nonce = randomBytes(16).toString('hex');
+          const message = proof.message.replace(/^nonce: [0-9a-f]{32}$/m, `nonce: ${nonce}`);
+          return {
+            ...proof,
+            message,
+            expectedNonce: nonce,
+            signature: signBip322({ privateKey: wallet.privateKey, address: wallet.address, message }),
+          };
+        },
+      ],
+      [
+        'nonce_mismatch',
+        async (wallet) => {
+          // A field changed after issue: the MAC no longer matches.
+          const proof = await signedProof(wallet);
+          const message = proof.message.replace(`audience: ${AUDIENCE}`, 'audience: https://other.example');
+          return { ...proof, message, expectedAudience: 'https://other.example' };
+        },
+      ],
+      [
+        'expired',
+        async (wallet) => {
+          const { body } = await issue(wallet, { audience: AUDIENCE, purpose: PURPOSE, ttl: '30' });
+          const proof = {
+            message: body.message,
+            signature: signBip322({ privateKey: wallet.privateKey, address: wallet.address, message: body.message }),
+            expectedNonce: body.nonce,
+            expectedAudience: AUDIENCE,
+            expectedPurpose: PURPOSE,
+          };
+          harness.clock.advance(30 * SECOND);
+          return proof;
+        },
+      ],
       ['aud_mismatch', async (wallet) => ({ ...(await signedProof(wallet)), expectedAudience: 'https://other.example' })],
       ['aud_mismatch', async (wallet) => ({ ...(await signedProof(wallet)), expectedAudience: '' })],
       ['purpose_mismatch', async (wallet) => ({ ...(await signedProof(wallet)), expectedPurpose: 'login' })],
-      ['sig_invalid', async (wallet) => {
-        const thief = newWallet();
-        return signedProof(wallet, (message) => signBip322({ privateKey: thief.privateKey, address: thief.address, message }));
-      }],
+      [
+        'sig_invalid',
+        async (wallet) => {
+          const thief = newWallet();
+          return signedProof(wallet, (message) => signBip322({ privateKey: thief.privateKey, address: thief.address, message }));
+        },
+      ],
       ['sig_invalid', async (wallet) => ({ ...(await signedProof(wallet)), signature: 'not base64 at all!' })],
     ];
 
@@ -290,7 +348,13 @@ function challengeHttpSuite(engine: 'sqlite' | 'postgres'): void {
       const wallet = newWallet();
       const { body } = await issue(wallet, { audience: AUDIENCE, purpose: PURPOSE, ttl: '30' });
       harness.clock.advance(31 * SECOND);
-      const everythingWrong = { message: body.message, signature: 'AAAA', expectedNonce: body.nonce, expectedAudience: 'https://x.example', expectedPurpose: 'nope' };
+      const everythingWrong = {
+        message: body.message,
+        signature: 'AAAA',
+        expectedNonce: body.nonce,
+        expectedAudience: 'https://x.example',
+        expectedPurpose: 'nope',
+      };
       expect((await verify(everythingWrong)).body.codes).toEqual(['expired']);
       expect((await verify({ ...everythingWrong, expectedNonce: '0'.repeat(32) })).body.codes).toEqual(['nonce_mismatch']);
       expect((await verify({ ...everythingWrong, message: `${body.message}x` })).body.codes).toEqual(['decode_error']);
@@ -298,7 +362,11 @@ function challengeHttpSuite(engine: 'sqlite' | 'postgres'): void {
 
     it('refuses a malformed body with 400, not a verification result', async () => {
       expectError(await client.post('/api/challenge', { message: 'm' }), 400, 'bad_request');
-      expectError(await client.post('/api/challenge', { message: 'm', signature: 's', expectedNonce: 'n', expectedAudience: 5 }), 400, 'bad_request');
+      expectError(
+        await client.post('/api/challenge', { message: 'm', signature: 's', expectedNonce: 'n', expectedAudience: 5 }),
+        400,
+        'bad_request',
+      );
       await expectUntouched();
     });
   });
@@ -336,7 +404,9 @@ function challengeHttpSuite(engine: 'sqlite' | 'postgres'): void {
       const browser = new Browser(app, LOCAL_ORIGIN);
       const challenges = [];
       for (let index = 0; index < 100; index += 1) {
-        const reply = await browser.get(`/api/challenge?${new URLSearchParams({ addr: wallet.address, audience: LOCAL_ORIGIN, purpose: 'login' })}`);
+        const reply = await browser.get(
+          `/api/challenge?${new URLSearchParams({ addr: wallet.address, audience: LOCAL_ORIGIN, purpose: 'login' })}`,
+        );
         expect(reply.status).toBe(200);
         challenges.push(reply.body as { message: string; nonce: string });
       }
@@ -346,7 +416,13 @@ function challengeHttpSuite(engine: 'sqlite' | 'postgres'): void {
       for (const { message, nonce } of challenges) {
         const signature = signBip322({ privateKey: wallet.privateKey, address: wallet.address, message });
         const proof = { address: wallet.address, message, signature, nonce };
-        const checked = await verify({ message, signature, expectedNonce: nonce, expectedAudience: LOCAL_ORIGIN, expectedPurpose: 'login' });
+        const checked = await verify({
+          message,
+          signature,
+          expectedNonce: nonce,
+          expectedAudience: LOCAL_ORIGIN,
+          expectedPurpose: 'login',
+        });
         expect(checked.body).toMatchObject({ ok: true, address: wallet.address });
         expect((await browser.post('/api/auth/signin', proof)).status).toBe(200);
         expectError(await browser.post('/api/auth/signin', proof), 401, 'nonce_reused');

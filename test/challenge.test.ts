@@ -2,12 +2,7 @@ import { createHmac } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { newAccountId, randomHex, sha256Hex, timingSafeEqualString } from '../src/crypto.js';
 import { OcError } from '../src/errors.js';
-import {
-  checkChallenge,
-  issueChallenge,
-  parseChallengeMessage,
-  type IssueChallengeInput,
-} from '../src/signin/index.js';
+import { checkChallenge, issueChallenge, parseChallengeMessage, type IssueChallengeInput } from '../src/signin/index.js';
 
 const SECRET = new Uint8Array(32).fill(7);
 const NOW = new Date('2026-11-21T12:34:56.789Z');
@@ -117,7 +112,9 @@ describe('issueChallenge (docs/protocol.md §5)', () => {
     expect(new Set(nonces).size).toBe(100);
     for (const nonce of nonces) {
       const message = issueChallenge(base, context).message.replace(/nonce: [0-9a-f]{32}/, `nonce: ${nonce}`);
-      expect(checkChallenge({ message, expectedNonce: nonce, expectedAudience: AUDIENCE, expectedPurpose: 'login' }, context).ok).toBe(true);
+      expect(checkChallenge({ message, expectedNonce: nonce, expectedAudience: AUDIENCE, expectedPurpose: 'login' }, context).ok).toBe(
+        true,
+      );
     }
   });
 
@@ -194,7 +191,7 @@ describe('parseChallengeMessage', () => {
       'empty audience': message.replace(`audience: ${AUDIENCE}`, 'audience: '),
       'address with space': message.replace(`address: ${ADDRESS}`, `address: ${ADDRESS} x`),
       'too long': message.replace(`audience: ${AUDIENCE}`, `audience: ${'x'.repeat(513)}`),
-      'empty': '',
+      empty: '',
     };
     for (const [name, text] of Object.entries(deviations)) {
       expect(text, name).not.toBe(message);
@@ -295,7 +292,9 @@ describe('checkChallenge (docs/protocol.md §5, in order)', () => {
   it('treats an absent audience and purpose on both sides as equal, and empty as absent', () => {
     const bare = issueChallenge({ address: ADDRESS }, context);
     expect(checkChallenge({ message: bare.message, expectedNonce: bare.nonce }, context).ok).toBe(true);
-    expect(checkChallenge({ message: bare.message, expectedNonce: bare.nonce, expectedAudience: '', expectedPurpose: '' }, context).ok).toBe(true);
+    expect(
+      checkChallenge({ message: bare.message, expectedNonce: bare.nonce, expectedAudience: '', expectedPurpose: '' }, context).ok,
+    ).toBe(true);
     expect(checkChallenge({ message: bare.message, expectedNonce: bare.nonce, expectedAudience: AUDIENCE }, context)).toEqual({
       ok: false,
       code: 'aud_mismatch',

@@ -84,7 +84,10 @@ function consumerRoutes(
   app: FastifyInstance,
   authOrigin: string,
   resolve: (request: FastifyRequest) => Promise<JWTPayload | null>,
-  guards: { stepUp: (request: FastifyRequest, reply: FastifyReply) => Promise<unknown>; sudo: (request: FastifyRequest, reply: FastifyReply) => Promise<unknown> },
+  guards: {
+    stepUp: (request: FastifyRequest, reply: FastifyReply) => Promise<unknown>;
+    sudo: (request: FastifyRequest, reply: FastifyReply) => Promise<unknown>;
+  },
 ): void {
   app.get('/', async (_request, reply) => reply.type('text/html; charset=utf-8').send(consumerPage(authOrigin)));
   app.get('/client-model.js', async (_request, reply) => reply.type('text/javascript; charset=utf-8').send(CLIENT_MODEL));
@@ -218,7 +221,13 @@ describeInBrowser('the OrangeCheck client flows in Chromium, against two consume
     return page.evaluate((url) => (globalThis as unknown as InPage).oc.call(url), path);
   }
 
-  async function hostCall(page: Page, path: string, method = 'GET', body?: unknown, credentials = 'include'): Promise<{ status: number; body: any }> {
+  async function hostCall(
+    page: Page,
+    path: string,
+    method = 'GET',
+    body?: unknown,
+    credentials = 'include',
+  ): Promise<{ status: number; body: any }> {
     return page.evaluate(
       ([url, verb, payload, mode]) => (globalThis as unknown as InPage).oc.call(url as string, verb as string, payload, mode as string),
       [`${base}${path}`, method, body, credentials] as const,
@@ -226,13 +235,22 @@ describeInBrowser('the OrangeCheck client flows in Chromium, against two consume
   }
 
   /** A wallet proof made in the page's name: the page asks the host for the message, the wallet (here) signs it. */
-  async function proof(page: Page, signer: Wallet, purpose: string, audience: string): Promise<{ message: string; signature: string; nonce: string }> {
+  async function proof(
+    page: Page,
+    signer: Wallet,
+    purpose: string,
+    audience: string,
+  ): Promise<{ message: string; signature: string; nonce: string }> {
     const query = `addr=${encodeURIComponent(signer.address)}&purpose=${purpose}&audience=${encodeURIComponent(audience)}`;
     // A public primitive: the client asks for it without cookies (its pin header still goes along).
     const challenge = await hostCall(page, `/api/challenge?${query}`, 'GET', undefined, 'omit');
     expect(challenge.status, JSON.stringify(challenge.body)).toBe(200);
     const message = challenge.body.message as string;
-    return { message, nonce: challenge.body.nonce, signature: signBip322({ privateKey: signer.privateKey, address: signer.address, message }) };
+    return {
+      message,
+      nonce: challenge.body.nonce,
+      signature: signBip322({ privateKey: signer.privateKey, address: signer.address, message }),
+    };
   }
 
   const consumers = [
@@ -289,7 +307,14 @@ describeInBrowser('the OrangeCheck client flows in Chromium, against two consume
       const cdp = await target.newCDPSession(page);
       await cdp.send('WebAuthn.enable', { enableUI: false });
       await cdp.send('WebAuthn.addVirtualAuthenticator', {
-        options: { protocol: 'ctap2', transport: 'usb', hasResidentKey: false, hasUserVerification: true, isUserVerified: true, automaticPresenceSimulation: true },
+        options: {
+          protocol: 'ctap2',
+          transport: 'usb',
+          hasResidentKey: false,
+          hasUserVerification: true,
+          isUserVerified: true,
+          automaticPresenceSimulation: true,
+        },
       });
       const registered = await page.evaluate(() => (globalThis as unknown as InPage).oc.registerKey());
       expect(registered.status, JSON.stringify(registered.body)).toBe(200);

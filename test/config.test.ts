@@ -20,7 +20,7 @@ describe('loadConfig', () => {
     expect(Object.isFrozen(config)).toBe(true);
   });
 
-  it('sets the e-mail start ceiling per address to 10 networks\' worth of starts unless it is set (docs/protocol.md §4)', () => {
+  it("sets the e-mail start ceiling per address to 10 networks' worth of starts unless it is set (docs/protocol.md §4)", () => {
     expect(loadConfig({ RATE_LIMIT_OTP_PER_HOUR: '3' }).rateLimits.otpAddressPerHour).toBe(30);
     expect(loadConfig({ RATE_LIMIT_OTP_PER_HOUR: '3', RATE_LIMIT_OTP_ADDRESS_PER_HOUR: '7' }).rateLimits.otpAddressPerHour).toBe(7);
     expect(loadConfig({ RATE_LIMIT_OTP_PER_HOUR: '0' }).rateLimits.otpAddressPerHour).toBe(0);

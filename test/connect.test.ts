@@ -7,7 +7,7 @@ import type { FastifyInstance, LightMyRequestResponse } from 'fastify';
 import { describe, expect, it } from 'vitest';
 import { emailHintSetting } from '../src/connect/index.js';
 import { newWallet, type Reply } from './support/auth-client.js';
-import { AuthHarness, DID_FORMAT, expectError, forEachEngine, type TimedBrowser, useAuthHarness } from './support/auth-harness.js';
+import { type AuthHarness, DID_FORMAT, expectError, forEachEngine, type TimedBrowser, useAuthHarness } from './support/auth-harness.js';
 
 const EVIL_ORIGIN = 'https://evil.example';
 const API_KEY_FORMAT = /^oc_live_[A-Za-z0-9_-]{43}$/;
@@ -16,13 +16,10 @@ function connect(engine: 'sqlite' | 'postgres'): void {
   let harness: AuthHarness;
   let app: FastifyInstance;
 
-  useAuthHarness(
-    engine,
-    (opened, built) => {
-      harness = opened;
-      app = built;
-    },
-  );
+  useAuthHarness(engine, (opened, built) => {
+    harness = opened;
+    app = built;
+  });
 
   async function signedInBrowser(): Promise<TimedBrowser> {
     const client = harness.browser(app);
@@ -37,7 +34,11 @@ function connect(engine: 'sqlite' | 'postgres'): void {
   }
 
   /** A server-to-server call: no Origin, no cookie. */
-  async function provision(apiKey: string | undefined, body: unknown, authorization = apiKey === undefined ? undefined : `Bearer ${apiKey}`): Promise<Reply> {
+  async function provision(
+    apiKey: string | undefined,
+    body: unknown,
+    authorization = apiKey === undefined ? undefined : `Bearer ${apiKey}`,
+  ): Promise<Reply> {
     const response: LightMyRequestResponse = await app.inject({
       method: 'POST',
       url: '/api/connect/provision',
@@ -54,7 +55,13 @@ function connect(engine: 'sqlite' | 'postgres'): void {
       expect(reply.headers['cache-control']).toBe('no-store, private');
       expect(reply.body).toEqual({
         ok: true,
-        app: { id: expect.stringMatching(/^[0-9a-f]{32}$/), name: 'Shop backend', created_at: new Date(harness.clock.ms).toISOString(), rotated_at: null, webhook_url: null },
+        app: {
+          id: expect.stringMatching(/^[0-9a-f]{32}$/),
+          name: 'Shop backend',
+          created_at: new Date(harness.clock.ms).toISOString(),
+          rotated_at: null,
+          webhook_url: null,
+        },
         api_key: expect.stringMatching(API_KEY_FORMAT),
       });
       const raw = await harness.raw();
@@ -172,7 +179,7 @@ function connect(engine: 'sqlite' | 'postgres'): void {
       expect(replies.filter((reply) => reply.body.is_new)).toHaveLength(1);
     });
 
-    it('keeps apps apart: the same user_id under another app is another account, out of the first app\'s reach', async () => {
+    it("keeps apps apart: the same user_id under another app is another account, out of the first app's reach", async () => {
       const client = await signedInBrowser();
       const appA = await createApp(client, 'A');
       const appB = await createApp(client, 'B');
@@ -184,7 +191,9 @@ function connect(engine: 'sqlite' | 'postgres'): void {
       const spoof = await provision(appB.apiKey, { user_id: `${appA.id}:shared-id` });
       expect(spoof.body.did_oc).not.toBe(underA.body.did_oc);
       expect(await harness.store.findAccountByIdentity('connect', `${appB.id}:${appA.id}:shared-id`)).not.toBeNull();
-      expect((await harness.store.findAccountByIdentity('connect', `${appA.id}:shared-id`))?.id).toBe((underA.body.did_oc as string).slice(7));
+      expect((await harness.store.findAccountByIdentity('connect', `${appA.id}:shared-id`))?.id).toBe(
+        (underA.body.did_oc as string).slice(7),
+      );
     });
 
     it('keeps the e-mail as a private, unverified hint that never becomes a way in', async () => {
@@ -222,7 +231,14 @@ function connect(engine: 'sqlite' | 'postgres'): void {
 
     it('refuses bad bodies with 400 bad_request naming the field', async () => {
       const { apiKey } = await createApp(await signedInBrowser());
-      for (const body of [{}, { user_id: '' }, { user_id: 5 }, { user_id: 'x'.repeat(257) }, { user_id: 'tab\there' }, { user_id: 'ok', email: 3 }]) {
+      for (const body of [
+        {},
+        { user_id: '' },
+        { user_id: 5 },
+        { user_id: 'x'.repeat(257) },
+        { user_id: 'tab\there' },
+        { user_id: 'ok', email: 3 },
+      ]) {
         const reply = await provision(apiKey, body);
         expectError(reply, 400, 'bad_request');
         expect(reply.body.detail).toMatch(/user_id|email/);

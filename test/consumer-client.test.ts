@@ -47,7 +47,14 @@ describe('against a running oc-host', () => {
   beforeAll(async () => {
     esplora = await startEsploraFake({ tipHeight: 1000 });
     const blockTime = Math.floor(Date.now() / 1000) - 45 * DAY - 3600;
-    esplora.setUtxos(alice, [{ txid: 'aa'.repeat(32), vout: 0, value: 250_000, status: { confirmed: true, block_height: 900, block_hash: '00'.repeat(32), block_time: blockTime } }]);
+    esplora.setUtxos(alice, [
+      {
+        txid: 'aa'.repeat(32),
+        vout: 0,
+        value: 250_000,
+        status: { confirmed: true, block_height: 900, block_hash: '00'.repeat(32), block_time: blockTime },
+      },
+    ]);
     relay = await startNostrRelay();
     attestation = signedAttestation(['github:alice', 'nostr:npub1alice']);
     relay.publishRaw(eventOf(attestation));
@@ -80,7 +87,10 @@ describe('against a running oc-host', () => {
 
   it('check with thresholds, by id and by identity', async () => {
     expect(await client.check({ addr: alice, minSats: 250_001 })).toMatchObject({ ok: false, reasons: ['below_min_sats'] });
-    expect(await client.check({ addr: alice, minSats: 300_000, minDays: 100 })).toMatchObject({ ok: false, reasons: ['below_min_sats', 'below_min_days'] });
+    expect(await client.check({ addr: alice, minSats: 300_000, minDays: 100 })).toMatchObject({
+      ok: false,
+      reasons: ['below_min_sats', 'below_min_days'],
+    });
     expect(await client.check({ addr: alice, minSats: 250_000, minDays: 45 })).toMatchObject({ ok: true });
     expect(await client.check({ id: attestation.id })).toMatchObject({ ok: true, address: alice });
     expect(await client.check({ identity: 'github:alice' })).toMatchObject({ ok: true, attestation_id: attestation.id });
@@ -118,7 +128,13 @@ describe('against a running oc-host', () => {
   it('discover: the stored envelopes of a subject', async () => {
     const found = await client.discover({ addr: alice });
     expect(found).toMatchObject({ count: 1, total: 1 });
-    expect(found.attestations[0]).toMatchObject({ attestation_id: attestation.id, address: alice, scheme: 'bip322', message: attestation.msg, signature: attestation.sig });
+    expect(found.attestations[0]).toMatchObject({
+      attestation_id: attestation.id,
+      address: alice,
+      scheme: 'bip322',
+      message: attestation.msg,
+      signature: attestation.sig,
+    });
     expect(await client.discover({ identity: 'nostr:npub1alice', limit: 1 })).toMatchObject({ count: 1 });
     expect(await client.discover({ addr: nobody })).toMatchObject({ count: 0, total: 0, attestations: [] });
     await expect(client.discover({ addr: alice, limit: 0 })).rejects.toMatchObject({ status: 400, code: 'bad_request' });
@@ -133,15 +149,39 @@ describe('against a running oc-host', () => {
     expect(Date.parse(challenge.expiresAt) - Date.now()).toBeLessThanOrEqual(60_000);
     const signature = signBip322({ privateKey: aliceKey, address: alice, message: challenge.message });
 
-    const proof = { message: challenge.message, signature, expectedNonce: challenge.nonce, expectedAudience: audience, expectedPurpose: 'vote' };
-    expect(await client.verifyChallenge(proof)).toMatchObject({ ok: true, address: alice, nonce: challenge.nonce, audience, purpose: 'vote', expiresAt: Date.parse(challenge.expiresAt) });
-    expect(await client.verifyChallenge({ ...proof, expectedNonce: '0'.repeat(32) })).toEqual({ ok: false, reason: 'invalid_challenge', codes: ['nonce_mismatch'] });
-    expect(await client.verifyChallenge({ ...proof, expectedPurpose: 'login' })).toEqual({ ok: false, reason: 'invalid_challenge', codes: ['purpose_mismatch'] });
+    const proof = {
+      message: challenge.message,
+      signature,
+      expectedNonce: challenge.nonce,
+      expectedAudience: audience,
+      expectedPurpose: 'vote',
+    };
+    expect(await client.verifyChallenge(proof)).toMatchObject({
+      ok: true,
+      address: alice,
+      nonce: challenge.nonce,
+      audience,
+      purpose: 'vote',
+      expiresAt: Date.parse(challenge.expiresAt),
+    });
+    expect(await client.verifyChallenge({ ...proof, expectedNonce: '0'.repeat(32) })).toEqual({
+      ok: false,
+      reason: 'invalid_challenge',
+      codes: ['nonce_mismatch'],
+    });
+    expect(await client.verifyChallenge({ ...proof, expectedPurpose: 'login' })).toEqual({
+      ok: false,
+      reason: 'invalid_challenge',
+      codes: ['purpose_mismatch'],
+    });
   });
 
   it('a base URL with a trailing slash, a path prefix in front of the routes', async () => {
     expect(await createOcClient({ baseUrl: `${host.url}/` }).check({ addr: alice })).toMatchObject({ ok: true });
-    const prefixed = createOcClient({ baseUrl: `${host.url}/oc`, fetch: (input, init) => fetch(String(input).replace('/oc/api/', '/api/'), init) });
+    const prefixed = createOcClient({
+      baseUrl: `${host.url}/oc`,
+      fetch: (input, init) => fetch(String(input).replace('/oc/api/', '/api/'), init),
+    });
     expect(await prefixed.check({ addr: alice })).toMatchObject({ ok: true });
   });
 });
@@ -170,7 +210,11 @@ describe('429, errors and timeouts (a scripted server)', () => {
   let fallback: Scripted = { status: 200, body: '{"ok":true}' };
   let received: Received[] = [];
 
-  const ok = (body: unknown = { count: 0, total: 0, attestations: [] }): Scripted => ({ status: 200, headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+  const ok = (body: unknown = { count: 0, total: 0, attestations: [] }): Scripted => ({
+    status: 200,
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify(body),
+  });
   const tooMany = (retryAfter?: string, body: unknown = { ok: false, error: 'rate_limited', reason: 'rate_limited' }): Scripted => ({
     status: 429,
     headers: { 'content-type': 'application/json', ...(retryAfter === undefined ? {} : { 'retry-after': retryAfter }) },
@@ -182,7 +226,12 @@ describe('429, errors and timeouts (a scripted server)', () => {
       const chunks: Buffer[] = [];
       request.on('data', (chunk: Buffer) => chunks.push(chunk));
       request.on('end', () => {
-        received.push({ method: request.method ?? '', url: request.url ?? '', body: Buffer.concat(chunks).toString('utf8'), at: performance.now() });
+        received.push({
+          method: request.method ?? '',
+          url: request.url ?? '',
+          body: Buffer.concat(chunks).toString('utf8'),
+          at: performance.now(),
+        });
         const next = script.shift() ?? fallback;
         if (next.hang) return;
         response.writeHead(next.status, next.headers ?? {}).end(next.body ?? '');
@@ -226,7 +275,7 @@ describe('429, errors and timeouts (a scripted server)', () => {
     ]);
   });
 
-  it('without Retry-After, the body\'s retry_after_seconds (docs/protocol.md §4) is used', async () => {
+  it("without Retry-After, the body's retry_after_seconds (docs/protocol.md §4) is used", async () => {
     script = [tooMany(undefined, { ok: false, error: 'rate_limited', reason: 'rate_limited', retry_after_seconds: 0 }), ok()];
     await createOcClient({ baseUrl }).discover({ addr: alice });
     expect(received).toHaveLength(2);
@@ -235,7 +284,9 @@ describe('429, errors and timeouts (a scripted server)', () => {
   it('a wait beyond maxRetryDelayMs is not shortened: rate_limited at once, with retryAfterSeconds', async () => {
     script = [tooMany('3600')];
     const started = performance.now();
-    const error = await createOcClient({ baseUrl, maxRetryDelayMs: 2000 }).check({ addr: alice }).catch((caught: unknown) => caught);
+    const error = await createOcClient({ baseUrl, maxRetryDelayMs: 2000 })
+      .check({ addr: alice })
+      .catch((caught: unknown) => caught);
     expect(error).toBeInstanceOf(OcClientError);
     expect(error).toMatchObject({ status: 429, code: 'rate_limited', retryAfterSeconds: 3600 });
     expect(received).toHaveLength(1);
@@ -244,7 +295,11 @@ describe('429, errors and timeouts (a scripted server)', () => {
 
   it('at most maxRetries retries, then rate_limited', async () => {
     fallback = tooMany('0');
-    await expect(createOcClient({ baseUrl, maxRetries: 2 }).check({ addr: alice })).rejects.toMatchObject({ status: 429, code: 'rate_limited', retryAfterSeconds: 0 });
+    await expect(createOcClient({ baseUrl, maxRetries: 2 }).check({ addr: alice })).rejects.toMatchObject({
+      status: 429,
+      code: 'rate_limited',
+      retryAfterSeconds: 0,
+    });
     expect(received).toHaveLength(3);
     received = [];
     await expect(createOcClient({ baseUrl, maxRetries: 0 }).check({ addr: alice })).rejects.toMatchObject({ code: 'rate_limited' });
@@ -263,7 +318,10 @@ describe('429, errors and timeouts (a scripted server)', () => {
 
   it('error bodies: the code from error, else reason, else reasons[0], else http_<status>', async () => {
     script = [
-      { status: 503, body: JSON.stringify({ ok: false, error: 'relays_unavailable', reason: 'relays_unavailable', reasons: ['relays_unavailable'] }) },
+      {
+        status: 503,
+        body: JSON.stringify({ ok: false, error: 'relays_unavailable', reason: 'relays_unavailable', reasons: ['relays_unavailable'] }),
+      },
       { status: 400, body: JSON.stringify({ ok: false, reason: 'bad_request', detail: 'query.addr: required' }) },
       { status: 500, body: JSON.stringify({ ok: false, reasons: ['internal_error'] }) },
       { status: 502, body: '<html>bad gateway</html>' },
@@ -297,8 +355,14 @@ describe('429, errors and timeouts (a scripted server)', () => {
     script = [{ status: 200, body: 'hello' }];
     await expect(createOcClient({ baseUrl }).discover({ addr: alice })).rejects.toMatchObject({ status: 200, code: 'invalid_response' });
     script = [{ status: 200, hang: true }];
-    await expect(createOcClient({ baseUrl, timeoutMs: 200 }).discover({ addr: alice })).rejects.toMatchObject({ status: 0, code: 'timeout' });
-    await expect(createOcClient({ baseUrl: await closedPortUrl() }).discover({ addr: alice })).rejects.toMatchObject({ status: 0, code: 'network_error' });
+    await expect(createOcClient({ baseUrl, timeoutMs: 200 }).discover({ addr: alice })).rejects.toMatchObject({
+      status: 0,
+      code: 'timeout',
+    });
+    await expect(createOcClient({ baseUrl: await closedPortUrl() }).discover({ addr: alice })).rejects.toMatchObject({
+      status: 0,
+      code: 'network_error',
+    });
   });
 
   it('bad options throw when the client is made', () => {

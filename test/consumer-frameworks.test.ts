@@ -68,7 +68,9 @@ describe('Express 5', () => {
 
   it('puts the session from a cookie or a Bearer token on the request', async () => {
     const jwt = await token();
-    expect(await (await fetch(`${base}/whoami`, { headers: { cookie: `theme=dark; oc_session=${jwt}` } })).json()).toEqual({ did: `did:oc:${SUB}` });
+    expect(await (await fetch(`${base}/whoami`, { headers: { cookie: `theme=dark; oc_session=${jwt}` } })).json()).toEqual({
+      did: `did:oc:${SUB}`,
+    });
     expect(await (await fetch(`${base}/whoami`, { headers: { authorization: `Bearer ${jwt}` } })).json()).toEqual({ did: `did:oc:${SUB}` });
     expect(await (await fetch(`${base}/whoami`)).json()).toEqual({ did: null });
   });
@@ -93,10 +95,16 @@ describe('Express 5', () => {
     const anonymous = await fetch(`${base}/private`);
     expect(anonymous.status).toBe(401);
     expect(await anonymous.json()).toEqual({ ok: false, error: 'not_authenticated', reason: 'not_authenticated' });
-    const stale = await fetch(`${base}/payout`, { method: 'POST', headers: { cookie: `oc_session=${await token({ sudo_at: Math.floor(Date.now() / 1000) - 3600 })}` } });
+    const stale = await fetch(`${base}/payout`, {
+      method: 'POST',
+      headers: { cookie: `oc_session=${await token({ sudo_at: Math.floor(Date.now() / 1000) - 3600 })}` },
+    });
     expect(stale.status).toBe(401);
     expect(((await stale.json()) as { error: string }).error).toBe('sudo_required');
-    const fresh = await fetch(`${base}/payout`, { method: 'POST', headers: { cookie: `oc_session=${await token({ sudo_at: Math.floor(Date.now() / 1000) - 10 })}` } });
+    const fresh = await fetch(`${base}/payout`, {
+      method: 'POST',
+      headers: { cookie: `oc_session=${await token({ sudo_at: Math.floor(Date.now() / 1000) - 10 })}` },
+    });
     expect(fresh.status).toBe(200);
   });
 
@@ -106,9 +114,15 @@ describe('Express 5', () => {
     expect(sudoOnly.status).toBe(401);
     expect(await sudoOnly.json()).toEqual({ ok: false, error: 'step_up_required', reason: 'step_up_required' });
     expect(sudoOnly.headers.get('cache-control')).toBe('no-store');
-    const stale = await fetch(`${base}/spend`, { method: 'POST', headers: { cookie: `oc_session=${await token({ step_up_at: now - 3600 })}` } });
+    const stale = await fetch(`${base}/spend`, {
+      method: 'POST',
+      headers: { cookie: `oc_session=${await token({ step_up_at: now - 3600 })}` },
+    });
     expect(stale.status).toBe(401);
-    const fresh = await fetch(`${base}/spend`, { method: 'POST', headers: { cookie: `oc_session=${await token({ step_up_at: now - 10 })}` } });
+    const fresh = await fetch(`${base}/spend`, {
+      method: 'POST',
+      headers: { cookie: `oc_session=${await token({ step_up_at: now - 10 })}` },
+    });
     expect(fresh.status).toBe(200);
   });
 });
@@ -152,7 +166,10 @@ describe('Hono 4', () => {
     const stale = await app.request('/payout', { method: 'POST', headers: { authorization: `Bearer ${await token()}` } });
     expect(stale.status).toBe(401);
     expect(((await stale.json()) as { error: string }).error).toBe('sudo_required');
-    const fresh = await app.request('/payout', { method: 'POST', headers: { authorization: `Bearer ${await token({ sudo_at: Math.floor(Date.now() / 1000) })}` } });
+    const fresh = await app.request('/payout', {
+      method: 'POST',
+      headers: { authorization: `Bearer ${await token({ sudo_at: Math.floor(Date.now() / 1000) })}` },
+    });
     expect(fresh.status).toBe(200);
   });
 

@@ -18,7 +18,13 @@ import type { AddressInfo } from 'node:net';
 import Fastify, { type FastifyInstance } from 'fastify';
 import { SignJWT, decodeJwt, exportJWK, generateKeyPair, type CryptoKey, type JWK, type JWTPayload } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createSessionVerifier, resolveSession, stopRevocationPolling, type OcSessionClaims, type VerifySessionOptions } from '../packages/verify/src/index.js';
+import {
+  createSessionVerifier,
+  resolveSession,
+  stopRevocationPolling,
+  type OcSessionClaims,
+  type VerifySessionOptions,
+} from '../packages/verify/src/index.js';
 import * as express from '../packages/verify/src/express.js';
 import * as fastify from '../packages/verify/src/fastify.js';
 import * as hono from '../packages/verify/src/hono.js';
@@ -146,7 +152,11 @@ function honoContext(request: Request): hono.HonoLikeContext & { res: Response |
 }
 
 /** Hono's order: each middleware may answer, or await next(); the handler answers last. An error is a 500. */
-async function runHono(request: Request, middleware: hono.HonoMiddleware[], handler: (c: hono.HonoLikeContext) => Response): Promise<Response> {
+async function runHono(
+  request: Request,
+  middleware: hono.HonoMiddleware[],
+  handler: (c: hono.HonoLikeContext) => Response,
+): Promise<Response> {
   const c = honoContext(request);
   const dispatch = async (index: number): Promise<void> => {
     const current = middleware[index];
@@ -167,7 +177,8 @@ async function runHono(request: Request, middleware: hono.HonoMiddleware[], hand
 
 const honoSite: SiteFactory = async (input) => {
   const session = hono.ocSession(input);
-  const send = (c: hono.HonoLikeContext): Response => c.json({ session: c.get('ocSession') ?? null, reason: c.get('ocSessionReason') ?? null });
+  const send = (c: hono.HonoLikeContext): Response =>
+    c.json({ session: c.get('ocSession') ?? null, reason: c.get('ocSessionReason') ?? null });
   const routes: Record<string, hono.HonoMiddleware[]> = {
     '/whoami': [session],
     '/private': [session, hono.requireSession()],
@@ -176,7 +187,8 @@ const honoSite: SiteFactory = async (input) => {
     '/unwired': [hono.requireSession()],
   };
   return {
-    request: async (path, headers = {}) => replyOf(await runHono(new Request(`http://site.example.com${path}`, { headers }), routes[path] ?? [], send)),
+    request: async (path, headers = {}) =>
+      replyOf(await runHono(new Request(`http://site.example.com${path}`, { headers }), routes[path] ?? [], send)),
     close: async () => {},
   };
 };
@@ -205,10 +217,16 @@ function nowSeconds(): number {
 /** A session token signed by the local test key, for claims the host cannot be made to mint on demand (sudo_at, iat). */
 async function craft(claims: Partial<Record<keyof OcSessionClaims, unknown>> = {}, key: CryptoKey = localPrivateKey): Promise<string> {
   const sub = (claims.sub as string | undefined) ?? '5a'.repeat(16);
-  const payload: Record<string, unknown> = { iss: ISSUER, sub, did_oc: `did:oc:${sub}`, jti: 'c0'.repeat(16), iat: nowSeconds(), exp: nowSeconds() + 3600, ...claims };
-  return new SignJWT(payload as JWTPayload)
-    .setProtectedHeader({ alg: 'EdDSA', typ: 'JWT', kid: LOCAL_KID })
-    .sign(key);
+  const payload: Record<string, unknown> = {
+    iss: ISSUER,
+    sub,
+    did_oc: `did:oc:${sub}`,
+    jti: 'c0'.repeat(16),
+    iat: nowSeconds(),
+    exp: nowSeconds() + 3600,
+    ...claims,
+  };
+  return new SignJWT(payload as JWTPayload).setProtectedHeader({ alg: 'EdDSA', typ: 'JWT', kid: LOCAL_KID }).sign(key);
 }
 
 function didOf(token: string): string {
@@ -297,14 +315,19 @@ describe.each(FRAMEWORKS)('%s middleware', (_name, makeSite) => {
       expect((await site.request('/whoami', { cookie })).body.session.sub).toBe('0b'.repeat(16));
     }
     // The same with the host's own cookies: one signed out since (still verifying locally), one current.
-    for (const cookie of [`oc_session=${staleHostToken}; oc_session=${freshHostToken}`, `oc_session=${freshHostToken}; oc_session=${staleHostToken}`]) {
+    for (const cookie of [
+      `oc_session=${staleHostToken}; oc_session=${freshHostToken}`,
+      `oc_session=${freshHostToken}; oc_session=${staleHostToken}`,
+    ]) {
       expect((await site.request('/whoami', { cookie })).body.session.did_oc).toBe(didOf(freshHostToken));
     }
   });
 
   it('a tampered cookie is no session', async () => {
     const [header, , signature] = hostTokenA.split('.') as [string, string, string];
-    const payload = Buffer.from(JSON.stringify({ ...decodeJwt(hostTokenA), sub: 'ff'.repeat(16), did_oc: `did:oc:${'ff'.repeat(16)}` })).toString('base64url');
+    const payload = Buffer.from(
+      JSON.stringify({ ...decodeJwt(hostTokenA), sub: 'ff'.repeat(16), did_oc: `did:oc:${'ff'.repeat(16)}` }),
+    ).toString('base64url');
     const reply = await site.request('/private', { cookie: `oc_session=${header}.${payload}.${signature}` });
     expect(reply.status).toBe(401);
     expect(reply.body).toEqual(NOT_AUTHENTICATED);
@@ -326,7 +349,9 @@ describe.each(FRAMEWORKS)('%s middleware', (_name, makeSite) => {
     expect(fresh.status).toBe(200);
     expect(fresh.body.session.sudo_at).toBe(nowSeconds() - 10);
     // step_up_at is not sudo_at.
-    expect((await site.request('/sudo', { cookie: `oc_session=${await craft({ step_up_at: nowSeconds() })}` })).body).toEqual(SUDO_REQUIRED);
+    expect((await site.request('/sudo', { cookie: `oc_session=${await craft({ step_up_at: nowSeconds() })}` })).body).toEqual(
+      SUDO_REQUIRED,
+    );
   });
 
   it('a pinned tab: x-oc-tab-session alone decides, over the cookie and a Bearer token', async () => {
@@ -338,9 +363,13 @@ describe.each(FRAMEWORKS)('%s middleware', (_name, makeSite) => {
     const issued = await signInWithWallet(host);
     const tab = await issued.browser.post('/api/auth/tab', {});
     expect(tab.status).toBe(200);
-    expect((await site.request('/private', { cookie: `oc_session=${hostTokenA}`, 'x-oc-tab-session': tab.body.token })).body.session.did_oc).toBe(didOf(issued.token));
+    expect(
+      (await site.request('/private', { cookie: `oc_session=${hostTokenA}`, 'x-oc-tab-session': tab.body.token })).body.session.did_oc,
+    ).toBe(didOf(issued.token));
     // An empty header is no pin: the cookie decides.
-    expect((await site.request('/whoami', { cookie: `oc_session=${hostTokenA}`, 'x-oc-tab-session': '' })).body.session.did_oc).toBe(didOf(hostTokenA));
+    expect((await site.request('/whoami', { cookie: `oc_session=${hostTokenA}`, 'x-oc-tab-session': '' })).body.session.did_oc).toBe(
+      didOf(hostTokenA),
+    );
   });
 
   it('a pinned tab whose token does not verify has no session (tab_invalid), whatever the cookie holds', async () => {
@@ -368,7 +397,11 @@ describe.each(FRAMEWORKS)('%s middleware', (_name, makeSite) => {
   it('requireFreshStepUp(300): no session → not_authenticated; no step_up_at or an old one → step_up_required; a fresh one passes', async () => {
     const STEP_UP_REQUIRED = { ok: false, error: 'step_up_required', reason: 'step_up_required' };
     expect((await site.request('/step-up')).body).toEqual(NOT_AUTHENTICATED);
-    expect((await site.request('/step-up', { cookie: `oc_session=${hostTokenA}`, 'x-oc-tab-session': 'garbage' })).body).toEqual({ ok: false, error: 'tab_invalid', reason: 'tab_invalid' });
+    expect((await site.request('/step-up', { cookie: `oc_session=${hostTokenA}`, 'x-oc-tab-session': 'garbage' })).body).toEqual({
+      ok: false,
+      error: 'tab_invalid',
+      reason: 'tab_invalid',
+    });
     // A plain sign-in carries no step_up_at (docs/protocol.md §3: only a key assertion sets it).
     const plain = await site.request('/step-up', { cookie: `oc_session=${hostTokenA}` });
     expect(plain.status).toBe(401);
@@ -376,7 +409,9 @@ describe.each(FRAMEWORKS)('%s middleware', (_name, makeSite) => {
     expect(plain.headers.get('cache-control')).toBe('no-store');
     expect(plain.headers.get('www-authenticate')).toBe('Bearer');
 
-    const stale = await site.request('/step-up', { authorization: `Bearer ${await craft({ step_up_at: nowSeconds() - SUDO_MAX_AGE - 30 })}` });
+    const stale = await site.request('/step-up', {
+      authorization: `Bearer ${await craft({ step_up_at: nowSeconds() - SUDO_MAX_AGE - 30 })}`,
+    });
     expect(stale.status).toBe(401);
     expect(stale.body).toEqual(STEP_UP_REQUIRED);
 
@@ -384,8 +419,12 @@ describe.each(FRAMEWORKS)('%s middleware', (_name, makeSite) => {
     expect(fresh.status).toBe(200);
     expect(fresh.body.session.step_up_at).toBe(nowSeconds() - 10);
     // sudo_at is not step_up_at, and a non-numeric step_up_at is no session at all.
-    expect((await site.request('/step-up', { cookie: `oc_session=${await craft({ sudo_at: nowSeconds() })}` })).body).toEqual(STEP_UP_REQUIRED);
-    expect((await site.request('/step-up', { cookie: `oc_session=${await craft({ step_up_at: String(nowSeconds()) })}` })).body).toEqual(NOT_AUTHENTICATED);
+    expect((await site.request('/step-up', { cookie: `oc_session=${await craft({ sudo_at: nowSeconds() })}` })).body).toEqual(
+      STEP_UP_REQUIRED,
+    );
+    expect((await site.request('/step-up', { cookie: `oc_session=${await craft({ step_up_at: String(nowSeconds()) })}` })).body).toEqual(
+      NOT_AUTHENTICATED,
+    );
   });
 
   it('a guard without the session middleware fails closed with a 500 that names the mistake', async () => {
@@ -411,12 +450,27 @@ describe('a pinned tab and the revocation feed', () => {
     const revoked = await craft({ sub: '0f'.repeat(16), jti: 'ab'.repeat(16) });
     const live = await craft({ sub: '10'.repeat(16), jti: 'cd'.repeat(16) });
     const feed: typeof fetch = async () =>
-      new Response(JSON.stringify({ ok: true, revocations: [{ jti: 'ab'.repeat(16), exp: nowSeconds() + 3600 }], cursor: 'c', more: false }), {
-        headers: { 'content-type': 'application/json' },
-      });
-    const verifier = createSessionVerifier({ publicJwk: localPublicJwk, issuer: ISSUER, fetch: feed, revocations: { url: 'https://auth.example.com/api/auth/revocations' } });
-    expect(await resolveSession(verifier, { cookie: `oc_session=${live}`, 'x-oc-tab-session': revoked })).toEqual({ ok: false, reason: 'tab_invalid' });
-    expect(await resolveSession(verifier, { cookie: `oc_session=${revoked}`, 'x-oc-tab-session': live })).toMatchObject({ ok: true, via: 'tab', session: { sub: '10'.repeat(16) } });
+      new Response(
+        JSON.stringify({ ok: true, revocations: [{ jti: 'ab'.repeat(16), exp: nowSeconds() + 3600 }], cursor: 'c', more: false }),
+        {
+          headers: { 'content-type': 'application/json' },
+        },
+      );
+    const verifier = createSessionVerifier({
+      publicJwk: localPublicJwk,
+      issuer: ISSUER,
+      fetch: feed,
+      revocations: { url: 'https://auth.example.com/api/auth/revocations' },
+    });
+    expect(await resolveSession(verifier, { cookie: `oc_session=${live}`, 'x-oc-tab-session': revoked })).toEqual({
+      ok: false,
+      reason: 'tab_invalid',
+    });
+    expect(await resolveSession(verifier, { cookie: `oc_session=${revoked}`, 'x-oc-tab-session': live })).toMatchObject({
+      ok: true,
+      via: 'tab',
+      session: { sub: '10'.repeat(16) },
+    });
     expect(await resolveSession(verifier, { cookie: `oc_session=${live}` })).toMatchObject({ ok: true, via: 'cookie' });
     expect(await resolveSession(verifier, { cookie: `oc_session=${revoked}` })).toEqual({ ok: false, reason: 'no_session' });
   });

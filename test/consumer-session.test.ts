@@ -15,7 +15,13 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { SignJWT, decodeJwt, decodeProtectedHeader, exportJWK, generateKeyPair, type CryptoKey, type JWK } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createSessionVerifier, verifySession, type OcSessionClaims, type SigningMethod, type VerifySessionOptions } from '../packages/verify/src/index.js';
+import {
+  createSessionVerifier,
+  verifySession,
+  type OcSessionClaims,
+  type SigningMethod,
+  type VerifySessionOptions,
+} from '../packages/verify/src/index.js';
 import { rotateSigningKey } from '../src/session/keystore.js';
 import { openStore, type Store } from '../src/storage/index.js';
 import { newWallet } from './support/auth-client.js';
@@ -120,9 +126,20 @@ describe('verifySession: cookies of every sign-in path', () => {
       await signInWithProvider(host, 'github'),
       await signInWithProvider(host, 'acme'),
     ];
-    expect(issued.map((cookie) => decodeJwt(cookie.token).signing_method)).toEqual(['bip322', 'bip322', 'email_otp', 'oauth:github', 'oauth:acme']);
+    expect(issued.map((cookie) => decodeJwt(cookie.token).signing_method)).toEqual([
+      'bip322',
+      'bip322',
+      'email_otp',
+      'oauth:github',
+      'oauth:acme',
+    ]);
     // How each signed in, by RFC 8176 (docs/protocol.md §3); a provider sign-in carries none.
-    const amrByPath: Record<string, readonly string[] | undefined> = { bip322: ['swk'], email_otp: ['otp'], 'oauth:github': undefined, 'oauth:acme': undefined };
+    const amrByPath: Record<string, readonly string[] | undefined> = {
+      bip322: ['swk'],
+      email_otp: ['otp'],
+      'oauth:github': undefined,
+      'oauth:acme': undefined,
+    };
 
     const key = publishedKeys[0]!;
     const jwksFetch = countingFetch();
@@ -220,10 +237,16 @@ describe('verifySession: tokens that are not a valid session give null', () => {
     const noneWithSignature = `${base64urlJson({ alg: 'none', typ: 'JWT' })}.${body}.${token.split('.')[2]}`;
     // The classic confusion: the public key's bytes used as an HMAC secret.
     const hmacSecret = Buffer.from(publishedKeys[0]!.x!, 'base64url');
-    const hs256 = await new SignJWT({ ...claims }).setProtectedHeader({ alg: 'HS256', typ: 'JWT', kid: publishedKeys[0]!.kid! }).sign(hmacSecret);
-    const hs256OnJson = await new SignJWT({ ...claims }).setProtectedHeader({ alg: 'HS256', typ: 'JWT' }).sign(new TextEncoder().encode(JSON.stringify(publishedKeys[0])));
+    const hs256 = await new SignJWT({ ...claims })
+      .setProtectedHeader({ alg: 'HS256', typ: 'JWT', kid: publishedKeys[0]!.kid! })
+      .sign(hmacSecret);
+    const hs256OnJson = await new SignJWT({ ...claims })
+      .setProtectedHeader({ alg: 'HS256', typ: 'JWT' })
+      .sign(new TextEncoder().encode(JSON.stringify(publishedKeys[0])));
     const rsa = await generateKeyPair('RS256');
-    const rs256 = await new SignJWT({ ...claims }).setProtectedHeader({ alg: 'RS256', typ: 'JWT', kid: publishedKeys[0]!.kid! }).sign(rsa.privateKey);
+    const rs256 = await new SignJWT({ ...claims })
+      .setProtectedHeader({ alg: 'RS256', typ: 'JWT', kid: publishedKeys[0]!.kid! })
+      .sign(rsa.privateKey);
     for (const bad of [none, noneWithSignature, hs256, hs256OnJson, rs256]) {
       expect(await verifySession(bad, options())).toBeNull();
       expect(await verifySession(bad, { jwksUrl: host.jwksUrl, issuer: ISSUER })).toBeNull();
@@ -231,7 +254,21 @@ describe('verifySession: tokens that are not a valid session give null', () => {
   });
 
   it('garbage of every shape, without throwing', async () => {
-    const inputs: unknown[] = ['', 'abc', 'a.b.c', '..', `${token}.extra`, token.replace('.', '..'), 'x'.repeat(10_000), `${token} `, undefined, null, 42, {}, [token]];
+    const inputs: unknown[] = [
+      '',
+      'abc',
+      'a.b.c',
+      '..',
+      `${token}.extra`,
+      token.replace('.', '..'),
+      'x'.repeat(10_000),
+      `${token} `,
+      undefined,
+      null,
+      42,
+      {},
+      [token],
+    ];
     for (const input of inputs) await expect(verifySession(input, options())).resolves.toBeNull();
   });
 
@@ -281,11 +318,21 @@ describe('verifySession: tokens that are not a valid session give null', () => {
       }
     });
 
-    it('amr is handed on as its list beside signing_method, each of the host\'s methods as it is', async () => {
-      const stepped = await verifySession(await mint({ ...complete(), signing_method: 'bip322', amr: ['swk', 'hwk', 'mfa'] }), localOptions);
+    it("amr is handed on as its list beside signing_method, each of the host's methods as it is", async () => {
+      const stepped = await verifySession(
+        await mint({ ...complete(), signing_method: 'bip322', amr: ['swk', 'hwk', 'mfa'] }),
+        localOptions,
+      );
       expect(stepped).toMatchObject({ signing_method: 'bip322', amr: ['swk', 'hwk', 'mfa'] });
-      for (const [word, amr] of [['email_otp', ['otp']], ['passkey', ['hwk', 'user']], ['oauth:github', undefined]] as const) {
-        const session = await verifySession(await mint({ ...complete(), signing_method: word, ...(amr === undefined ? {} : { amr }) }), localOptions);
+      for (const [word, amr] of [
+        ['email_otp', ['otp']],
+        ['passkey', ['hwk', 'user']],
+        ['oauth:github', undefined],
+      ] as const) {
+        const session = await verifySession(
+          await mint({ ...complete(), signing_method: word, ...(amr === undefined ? {} : { amr }) }),
+          localOptions,
+        );
         const method: SigningMethod | undefined = session?.signing_method;
         expect(method, word).toBe(word);
         expect(session?.amr, word).toEqual(amr);
@@ -299,7 +346,12 @@ describe('verifySession: tokens that are not a valid session give null', () => {
       const withKid = { ...(localOptions.publicJwk as JWK), kid: 'site-key-1' };
       const token = await mint(complete(), { alg: 'EdDSA', typ: 'JWT', kid: 'site-key-2' });
       expect(await verifySession(token, { ...localOptions, publicJwk: withKid })).toBeNull();
-      expect(await verifySession(await mint(complete(), { alg: 'EdDSA', typ: 'JWT', kid: 'site-key-1' }), { ...localOptions, publicJwk: withKid })).not.toBeNull();
+      expect(
+        await verifySession(await mint(complete(), { alg: 'EdDSA', typ: 'JWT', kid: 'site-key-1' }), {
+          ...localOptions,
+          publicJwk: withKid,
+        }),
+      ).not.toBeNull();
     });
   });
 });
@@ -347,7 +399,9 @@ describe('verifySession: misconfiguration throws at setup', () => {
     expect(() => createSessionVerifier({ jwksUrl: 'http://auth.example.com/api/auth/jwks', issuer: ISSUER })).toThrow(/https/);
     expect(() => createSessionVerifier({ jwksUrl: 'ftp://auth.example.com/jwks', issuer: ISSUER })).toThrow(/https/);
     expect(() => createSessionVerifier({ jwksUrl: 'not a url', issuer: ISSUER })).toThrow(/not a URL/);
-    expect(() => createSessionVerifier({ jwksUrl: 'http://auth.internal/api/auth/jwks', issuer: ISSUER, allowInsecureJwksUrl: true })).not.toThrow();
+    expect(() =>
+      createSessionVerifier({ jwksUrl: 'http://auth.internal/api/auth/jwks', issuer: ISSUER, allowInsecureJwksUrl: true }),
+    ).not.toThrow();
     expect(() => createSessionVerifier({ jwksUrl: 'https://auth.example.com/api/auth/jwks', issuer: ISSUER })).not.toThrow();
   });
 });
@@ -370,7 +424,9 @@ describe('revoked sessions (docs/protocol.md §3: consumers learn of a logout at
     expect(await verifySession(token, { jwksUrl: host.jwksUrl, issuer: ISSUER })).toEqual(before);
     expect(await verifySession(token, { publicJwk: publishedKeys[0]!, issuer: ISSUER })).toEqual(before);
     // ... and stops at exp.
-    expect(await verifySession(token, { publicJwk: publishedKeys[0]!, issuer: ISSUER, now: new Date((expiryOf(token) + 1) * 1000) })).toBeNull();
+    expect(
+      await verifySession(token, { publicJwk: publishedKeys[0]!, issuer: ISSUER, now: new Date((expiryOf(token) + 1) * 1000) }),
+    ).toBeNull();
   });
 });
 
@@ -434,7 +490,9 @@ describe('key rotation through the JWKS URL', () => {
       const attacker = await generateKeyPair('EdDSA', { crv: 'Ed25519' });
       const forged = await Promise.all(
         Array.from({ length: 50 }, (_, index) =>
-          new SignJWT({ ...decodeJwt(newToken) }).setProtectedHeader({ alg: 'EdDSA', typ: 'JWT', kid: `made-up-${index}` }).sign(attacker.privateKey),
+          new SignJWT({ ...decodeJwt(newToken) })
+            .setProtectedHeader({ alg: 'EdDSA', typ: 'JWT', kid: `made-up-${index}` })
+            .sign(attacker.privateKey),
         ),
       );
       const answers = await Promise.all(forged.map((token) => guarded.verify(token)));

@@ -81,7 +81,7 @@ describe('contact relay', () => {
 
   it('accepts a message of exactly 5,000 characters, counted as code points', async () => {
     const before = smtp.messages().length;
-    await relay.relay({ email: 'long@example.org', message: '€'.repeat(MAX_CONTACT_MESSAGE_LENGTH - 1) + '😀' });
+    await relay.relay({ email: 'long@example.org', message: `${'€'.repeat(MAX_CONTACT_MESSAGE_LENGTH - 1)}😀` });
     expect(smtp.messages().length).toBe(before + 1);
     expect(smtp.messages()[before]?.text).toContain('€'.repeat(100));
   });
@@ -94,7 +94,11 @@ describe('contact relay', () => {
     ['a missing message', { email: valid.email, message: undefined }, /^message: must be a string/],
     ['an empty message', { ...valid, message: '' }, /^message: must not be empty/],
     ['a blank message', { ...valid, message: ' \n\t ' }, /^message: must not be empty/],
-    ['a message over 5,000 characters', { ...valid, message: 'x'.repeat(MAX_CONTACT_MESSAGE_LENGTH + 1) }, /^message: must be at most 5000/],
+    [
+      'a message over 5,000 characters',
+      { ...valid, message: 'x'.repeat(MAX_CONTACT_MESSAGE_LENGTH + 1) },
+      /^message: must be at most 5000/,
+    ],
     ['a message with a NUL', { ...valid, message: 'a\u0000b' }, /^message: must not hold control characters/],
     ['a name that is not a string', { ...valid, name: 42 }, /^name: must be a string/],
     ['a name over 100 characters', { ...valid, name: 'n'.repeat(MAX_CONTACT_NAME_LENGTH + 1) }, /^name: must be at most 100/],

@@ -7,10 +7,11 @@
 import type { FastifyInstance } from 'fastify';
 import { describe, expect, it } from 'vitest';
 import { newWallet, type Wallet } from './support/auth-client.js';
-import { AuthHarness, expectError, forEachEngine, rosterDidsOf, useAuthHarness, type TimedBrowser } from './support/auth-harness.js';
+import { type AuthHarness, expectError, forEachEngine, rosterDidsOf, useAuthHarness, type TimedBrowser } from './support/auth-harness.js';
 import { MINUTE } from './support/clock.js';
 
-const IPHONE = 'Mozilla/5.0 (iPhone; CPU iPhone OS 18_1 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/18.1 Mobile/15E148 Safari/604.1';
+const IPHONE =
+  'Mozilla/5.0 (iPhone; CPU iPhone OS 18_1 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/18.1 Mobile/15E148 Safari/604.1';
 const LINUX_FIREFOX = 'Mozilla/5.0 (X11; Linux x86_64; rv:140.0) Gecko/20100101 Firefox/140.0';
 
 function devicesSuite(engine: 'sqlite' | 'postgres'): void {
@@ -55,7 +56,12 @@ function devicesSuite(engine: 'sqlite' | 'postgres'): void {
     expect(reply.headers['cache-control']).toBe('no-store, private');
     const sessions = reply.body.sessions as Array<Record<string, unknown>>;
     expect(sessions).toHaveLength(3);
-    expect(sessions[0]).toMatchObject({ current: true, device: 'Safari 18 on iOS (mobile)', network: '203.0.113.0/24', signing_method: 'bip322' });
+    expect(sessions[0]).toMatchObject({
+      current: true,
+      device: 'Safari 18 on iOS (mobile)',
+      network: '203.0.113.0/24',
+      signing_method: 'bip322',
+    });
     expect(sessions.slice(1).map((session) => session.current)).toEqual([false, false]);
     expect(sessions.map((session) => session.network).sort()).toEqual(['198.51.100.0/24', '2001:db8:1::/48', '203.0.113.0/24']);
     expect(sessions.find((session) => session.network === '2001:db8:1::/48')?.device).toBe('Firefox 140 on Linux');
@@ -154,7 +160,8 @@ function devicesSuite(engine: 'sqlite' | 'postgres'): void {
     // As A in Y: sign X out of A ("Sign out" on one device).
     expect((await y.switchTo(didA)).status).toBe(200);
     await sudo(y, walletA);
-    const rowA = ((await y.get('/api/auth/sessions')).body.sessions as Array<{ id: string; current: boolean }>).find((row) => !row.current)?.id as string;
+    const rowA = ((await y.get('/api/auth/sessions')).body.sessions as Array<{ id: string; current: boolean }>).find((row) => !row.current)
+      ?.id as string;
     // A tab token has a jti of its own (docs/protocol.md §3 "Pinned tabs").
     expect(jtiOf(tabA)).not.toBe(rowA);
     expect((await y.request('DELETE', `/api/auth/sessions/${rowA}`)).status).toBe(200);
@@ -177,7 +184,7 @@ function devicesSuite(engine: 'sqlite' | 'postgres'): void {
     expect(await revokedJtis()).toEqual(expect.arrayContaining([jtiOf(tabA), jtiOf(tabB)]));
   });
 
-  it('this browser\'s own session needs no step-up: it is a logout of this account', async () => {
+  it("this browser's own session needs no step-up: it is a logout of this account", async () => {
     const client = browser(LINUX_FIREFOX);
     await signIn(client, newWallet());
     const second = await signIn(client, newWallet(), true);
@@ -198,7 +205,9 @@ describe('device facts', () => {
     const { coarseNetwork, deviceLabel } = await import('../src/session/device.js');
     expect(deviceLabel(IPHONE)).toBe('Safari 18 on iOS (mobile)');
     expect(deviceLabel(LINUX_FIREFOX)).toBe('Firefox 140 on Linux');
-    expect(deviceLabel('Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/156.0.0.0 Safari/537.36')).toBe('Chrome 156 on Windows');
+    expect(
+      deviceLabel('Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/156.0.0.0 Safari/537.36'),
+    ).toBe('Chrome 156 on Windows');
     expect(deviceLabel('')).toBeNull();
     expect(deviceLabel(undefined)).toBeNull();
     expect(deviceLabel('x'.repeat(5000))).toBeNull();

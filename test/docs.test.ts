@@ -49,8 +49,10 @@ describe('documents cited by the code', () => {
           problems.push(`${path}: ${whole} (no such document)`);
           continue;
         }
-        if (section !== undefined && !new RegExp(`^## ${section}\\. `, 'm').test(doc)) problems.push(`${path}: ${whole} (no section ${section})`);
-        if (quoted !== undefined && !doc.toLowerCase().includes(quoted.toLowerCase())) problems.push(`${path}: ${whole} (not in the document)`);
+        if (section !== undefined && !new RegExp(`^## ${section}\\. `, 'm').test(doc))
+          problems.push(`${path}: ${whole} (no section ${section})`);
+        if (quoted !== undefined && !doc.toLowerCase().includes(quoted.toLowerCase()))
+          problems.push(`${path}: ${whole} (not in the document)`);
       }
     }
     expect(problems).toEqual([]);
@@ -58,10 +60,14 @@ describe('documents cited by the code', () => {
 });
 
 describe('links in the README and the docs', () => {
-  const documents = tracked.filter((path) => path === 'README.md' || /^docs\/.*\.md$/.test(path) || /^packages\/[^/]+\/README\.md$/.test(path));
+  const documents = tracked.filter(
+    (path) => path === 'README.md' || /^docs\/.*\.md$/.test(path) || /^packages\/[^/]+\/README\.md$/.test(path),
+  );
 
   it('finds the documents', () => {
-    expect(documents).toEqual(expect.arrayContaining(['README.md', 'docs/protocol.md', 'docs/api.md', 'docs/architecture.md', 'docs/errors.md']));
+    expect(documents).toEqual(
+      expect.arrayContaining(['README.md', 'docs/protocol.md', 'docs/api.md', 'docs/architecture.md', 'docs/errors.md']),
+    );
   });
 
   it('resolves every relative link and anchor', () => {

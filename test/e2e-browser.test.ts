@@ -70,7 +70,6 @@ if (!HAVE_CHROMIUM && !IN_CI) {
   console.warn(`e2e-browser: skipped: ${CHROMIUM_PATH} is missing (run scripts/ensure-chromium.sh as root to install Debian's chromium)`);
 }
 
-
 // Under CI the browser suite must run: a missing Chromium is a failed test, not a skip.
 if (!HAVE_CHROMIUM && IN_CI) {
   it('has Chromium to drive (CI=true)', () => {
@@ -191,7 +190,11 @@ describe.skipIf(!HAVE_CHROMIUM)('pages in headless Chromium', () => {
 
   /** The newest code mail to `to` in any language (its subject starts with the code), after `since` mails had arrived. */
   async function codeMailFor(to: string, since: number): Promise<{ code: string; subject: string }> {
-    const mail = await smtp.waitForMessage((candidate) => candidate.envelope.to.includes(to) && smtp.messages().indexOf(candidate) >= since && /^\d{6} /.test(candidate.subject ?? ''), 10_000);
+    const mail = await smtp.waitForMessage(
+      (candidate) =>
+        candidate.envelope.to.includes(to) && smtp.messages().indexOf(candidate) >= since && /^\d{6} /.test(candidate.subject ?? ''),
+      10_000,
+    );
     return { code: extractCode(mail), subject: mail.subject ?? '' };
   }
 
@@ -298,10 +301,15 @@ describe.skipIf(!HAVE_CHROMIUM)('pages in headless Chromium', () => {
     expect(script.headers()['content-type']).toBe('text/javascript; charset=utf-8');
     expect(script.headers()['cache-control']).toBe('public, max-age=300');
     expect(script.headers()['x-content-type-options']).toBe('nosniff');
-    const etag = script.headers()['etag'];
+    const etag = script.headers().etag;
     expect((await page.request.get('/assets/signin.js', { headers: { 'if-none-match': etag! } })).status()).toBe(304);
     expect((await page.request.get('/assets/app.css')).headers()['content-type']).toBe('text/css; charset=utf-8');
-    for (const path of ['/assets/nope.js', '/assets/..%2Fhttp%2Fpages.ts', '/assets/signin.html', '/assets/%2e%2e%2f%2e%2e%2fpackage.json']) {
+    for (const path of [
+      '/assets/nope.js',
+      '/assets/..%2Fhttp%2Fpages.ts',
+      '/assets/signin.html',
+      '/assets/%2e%2e%2f%2e%2e%2fpackage.json',
+    ]) {
       expect((await page.request.get(path)).status(), path).toBe(404);
     }
     // The pages are not API routes: they stay out of the OpenAPI document.
@@ -359,7 +367,9 @@ describe.skipIf(!HAVE_CHROMIUM)('pages in headless Chromium', () => {
     expect(await page.locator('#email-resend').textContent()).toMatch(/^Send a new code \(in [1-3]?\d s\)$/);
     // A wrong code first (typed to the sixth digit, which submits it): a clear sentence with the tries left, focus stays.
     await page.keyboard.type(code === '000000' ? '111111' : '000000');
-    await expect.poll(() => page.locator('#email-error').textContent()).toBe('That code is not right. 4 tries left before it stops working.');
+    await expect
+      .poll(() => page.locator('#email-error').textContent())
+      .toBe('That code is not right. 4 tries left before it stops working.');
     expect(await page.locator('#email-code').getAttribute('aria-invalid')).toBe('true');
     expect(await activeElementId(page)).toBe('email-code');
 
@@ -371,7 +381,9 @@ describe.skipIf(!HAVE_CHROMIUM)('pages in headless Chromium', () => {
     expect(await page.locator('#active-did').textContent()).toMatch(/^did:oc:[0-9a-f]{32}$/);
     // The account ID and the shown identity each have a copy button that says what happened.
     await page.getByRole('button', { name: 'Copy the account ID' }).click();
-    await expect.poll(() => page.locator('#page-status').textContent()).toMatch(/^(The account ID was copied\.|It is selected: copy it with your keyboard or menu\.)$/);
+    await expect
+      .poll(() => page.locator('#page-status').textContent())
+      .toMatch(/^(The account ID was copied\.|It is selected: copy it with your keyboard or menu\.)$/);
     expect(await page.getByRole('button', { name: 'Copy the e-mail' }).isVisible()).toBe(true);
     expect(await page.locator('#roster-empty').isVisible()).toBe(true);
     expect(await rosterNames(page)).toEqual([]);
@@ -395,9 +407,9 @@ describe.skipIf(!HAVE_CHROMIUM)('pages in headless Chromium', () => {
     await expect.poll(() => page.locator('main section.card').first().getAttribute('id')).toBe('way-email');
     expect(await page.locator('#way-email h2 .badge').textContent()).toBe('Last used');
     // add=1 and return_to reach the provider path too.
-    await expect.poll(() => page.getByRole('link', { name: 'Continue with Acme' }).getAttribute('href')).toBe(
-      '/api/auth/acme/start?return_to=%2Faccount&add=1',
-    );
+    await expect
+      .poll(() => page.getByRole('link', { name: 'Continue with Acme' }).getAttribute('href'))
+      .toBe('/api/auth/acme/start?return_to=%2Faccount&add=1');
 
     await page.getByLabel('Bitcoin address').fill(wallet.address);
     await page.getByRole('button', { name: 'Get message to sign' }).click();
@@ -411,7 +423,9 @@ describe.skipIf(!HAVE_CHROMIUM)('pages in headless Chromium', () => {
     await screenshot(page, 'signin-challenge.png');
 
     // A signature of something else is refused with a sentence, not a code.
-    await page.getByLabel('Signature').fill(signBip322({ privateKey: wallet.privateKey, address: wallet.address, message: 'something else' }));
+    await page
+      .getByLabel('Signature')
+      .fill(signBip322({ privateKey: wallet.privateKey, address: wallet.address, message: 'something else' }));
     await page.locator('#btc-submit').click();
     await expect.poll(() => page.locator('#btc-error').textContent()).toMatch(/^The signature does not match/);
 
@@ -452,7 +466,9 @@ describe.skipIf(!HAVE_CHROMIUM)('pages in headless Chromium', () => {
     await page.getByRole('button', { name: 'Sign out of this account' }).click();
     await expect.poll(() => page.locator('#active-heading-name').textContent()).toBe(shortened(wallet.address));
     // The heading, the status line and the roster are updated one after the other: wait for each.
-    await expect.poll(() => page.locator('#page-status').textContent()).toBe(`Signed out of ${emailAccount}. You are now using ${wallet.address}.`);
+    await expect
+      .poll(() => page.locator('#page-status').textContent())
+      .toBe(`Signed out of ${emailAccount}. You are now using ${wallet.address}.`);
     await expect.poll(() => rosterNames(page)).toEqual([]);
     // With one account left, one plain sign-out button remains.
     expect(await page.getByRole('button', { name: 'Sign out', exact: true }).isVisible()).toBe(true);
@@ -497,9 +513,9 @@ describe.skipIf(!HAVE_CHROMIUM)('pages in headless Chromium', () => {
     await page.waitForURL(`${base}/account`);
     await expect.poll(() => page.locator('#active-heading-name').textContent()).toBe(oidcAccount.name);
     expect(await page.locator('#active-name').textContent()).toBe(oidcAccount.name);
-    await expect.poll(() => page.locator('#identities .item-title').allTextContents()).toEqual(
-      expect.arrayContaining(['Acme account', oidcAccount.email]),
-    );
+    await expect
+      .poll(() => page.locator('#identities .item-title').allTextContents())
+      .toEqual(expect.arrayContaining(['Acme account', oidcAccount.email]));
     expect(await rosterNames(page)).toEqual([]);
     expectNoProblems();
   });
@@ -516,12 +532,15 @@ describe.skipIf(!HAVE_CHROMIUM)('pages in headless Chromium', () => {
 
   it('asks for a step-up (e-mail code) before removing an identity, then retries', async () => {
     await page.getByRole('button', { name: `Remove ${oidcAccount.email}` }).click();
-    await page.getByRole('dialog', { name: `Remove ${oidcAccount.email}?` }).getByRole('button', { name: 'Remove' }).click();
+    await page
+      .getByRole('dialog', { name: `Remove ${oidcAccount.email}?` })
+      .getByRole('button', { name: 'Remove' })
+      .click();
     const dialog = page.getByRole('dialog', { name: 'Confirm it is you' });
     // The step-up says what it confirms.
-    await expect.poll(() => dialog.locator('#sudo-intro').textContent()).toBe(
-      `To remove ${oidcAccount.email}, prove again that you control this account. The proof stays valid for 5 minutes.`,
-    );
+    await expect
+      .poll(() => dialog.locator('#sudo-intro').textContent())
+      .toBe(`To remove ${oidcAccount.email}, prove again that you control this account. The proof stays valid for 5 minutes.`);
     await expect.poll(() => dialog.isVisible()).toBe(true);
     // Only the account's own e-mail is offered; it has no Bitcoin address.
     expect(await dialog.getByLabel('E-mail address').inputValue()).toBe(oidcAccount.email);
@@ -561,10 +580,17 @@ describe.skipIf(!HAVE_CHROMIUM)('pages in headless Chromium', () => {
    * besides, for the wallets that report two). `mode` decides what signing
    * does: a real BIP-322 signature, a decline, or a legacy ECDSA signature.
    */
-  async function contextWithFakeWallet(kind: FakeWalletKind, signer: Wallet, mode: 'ok' | 'decline' | 'legacy', active = signer.address): Promise<BrowserContext> {
+  async function contextWithFakeWallet(
+    kind: FakeWalletKind,
+    signer: Wallet,
+    mode: 'ok' | 'decline' | 'legacy',
+    active = signer.address,
+  ): Promise<BrowserContext> {
     const created = await newWatchedContext();
     await created.exposeFunction('ocTestSign', (message: string) =>
-      mode === 'legacy' ? signLegacy(signer.privateKey, message) : signBip322({ privateKey: signer.privateKey, address: signer.address, message }),
+      mode === 'legacy'
+        ? signLegacy(signer.privateKey, message)
+        : signBip322({ privateKey: signer.privateKey, address: signer.address, message }),
     );
     await created.addInitScript(
       ({ kind, mode, active, taproot }) => {
@@ -576,13 +602,24 @@ describe.skipIf(!HAVE_CHROMIUM)('pages in headless Chromium', () => {
         };
         const base64ToBytes = (text: string) => Uint8Array.from(atob(text), (character) => character.charCodeAt(0));
         if (kind === 'unisat') scope.unisat = { requestAccounts: async () => [active], signMessage: (message: string) => sign(message) };
-        if (kind === 'okx') scope.okxwallet = { bitcoin: { connect: async () => ({ address: active, publicKey: '' }), signMessage: (message: string) => sign(message) } };
+        if (kind === 'okx')
+          scope.okxwallet = {
+            bitcoin: { connect: async () => ({ address: active, publicKey: '' }), signMessage: (message: string) => sign(message) },
+          };
         if (kind === 'xverse') {
           scope.XverseProviders = {
             BitcoinProvider: {
               request: async (method: string, params: { protocol?: string; message: string; address: string }) => {
-                if (method === 'getAccounts') return { jsonrpc: '2.0', result: [{ address: taproot, purpose: 'ordinals' }, { address: active, purpose: 'payment' }] };
-                if (method !== 'signMessage' || params.protocol !== 'BIP322') return { jsonrpc: '2.0', error: { code: -32601, message: 'unexpected call' } };
+                if (method === 'getAccounts')
+                  return {
+                    jsonrpc: '2.0',
+                    result: [
+                      { address: taproot, purpose: 'ordinals' },
+                      { address: active, purpose: 'payment' },
+                    ],
+                  };
+                if (method !== 'signMessage' || params.protocol !== 'BIP322')
+                  return { jsonrpc: '2.0', error: { code: -32601, message: 'unexpected call' } };
                 if (mode === 'decline') return { jsonrpc: '2.0', error: { code: -32000, message: 'User rejected the request' } };
                 return { jsonrpc: '2.0', result: { signature: await sign(params.message), address: params.address } };
               },
@@ -592,7 +629,15 @@ describe.skipIf(!HAVE_CHROMIUM)('pages in headless Chromium', () => {
         if (kind === 'leather') {
           scope.LeatherProvider = {
             request: async (method: string, params: { message: string; paymentType: string }) => {
-              if (method === 'getAddresses') return { result: { addresses: [{ symbol: 'BTC', type: 'p2tr', address: taproot }, { symbol: 'BTC', type: 'p2wpkh', address: active }] } };
+              if (method === 'getAddresses')
+                return {
+                  result: {
+                    addresses: [
+                      { symbol: 'BTC', type: 'p2tr', address: taproot },
+                      { symbol: 'BTC', type: 'p2wpkh', address: active },
+                    ],
+                  },
+                };
               if (params.paymentType !== 'p2wpkh') return { error: { code: 4002, message: 'wrong payment type' } };
               return { result: { signature: await sign(params.message) } };
             },
@@ -602,7 +647,9 @@ describe.skipIf(!HAVE_CHROMIUM)('pages in headless Chromium', () => {
           scope.phantom = {
             bitcoin: {
               requestAccounts: async () => [{ address: active, addressType: 'p2wpkh', purpose: 'payment', publicKey: '' }],
-              signMessage: async (_address: string, bytes: Uint8Array) => ({ signature: base64ToBytes(await sign(new TextDecoder().decode(bytes))) }),
+              signMessage: async (_address: string, bytes: Uint8Array) => ({
+                signature: base64ToBytes(await sign(new TextDecoder().decode(bytes))),
+              }),
             },
           };
         }
@@ -652,9 +699,11 @@ describe.skipIf(!HAVE_CHROMIUM)('pages in headless Chromium', () => {
       await walletPage.getByLabel('Bitcoin address').fill(typed.address);
       await walletPage.getByRole('button', { name: 'Get message to sign' }).click();
       await walletPage.getByRole('button', { name: `Sign with ${label}` }).click();
-      await expect.poll(() => walletPage.locator('#btc-error').textContent()).toBe(
-        `${label} is using ${activeWallet.address}, not ${typed.address}. Switch to ${typed.address} in ${label}, or start again with ${activeWallet.address}.`,
-      );
+      await expect
+        .poll(() => walletPage.locator('#btc-error').textContent())
+        .toBe(
+          `${label} is using ${activeWallet.address}, not ${typed.address}. Switch to ${typed.address} in ${label}, or start again with ${activeWallet.address}.`,
+        );
       expect(await walletPage.getByLabel('Signature').inputValue()).toBe('');
       await walletContext.close();
     }
@@ -677,7 +726,9 @@ describe.skipIf(!HAVE_CHROMIUM)('pages in headless Chromium', () => {
     await sudoPage.getByRole('button', { name: 'Sign with UniSat' }).click();
     await sudoPage.waitForURL(`${base}${sudoUrl}`);
 
-    await expect.poll(() => sudoPage.locator('#lead').textContent()).toMatch(/^To register a hardware key, confirm that you control this account\./);
+    await expect
+      .poll(() => sudoPage.locator('#lead').textContent())
+      .toMatch(/^To register a hardware key, confirm that you control this account\./);
     await expect.poll(() => sudoPage.locator('#proof-account').textContent()).toBe(shortened(signer.address));
     for (const scheme of ['light', 'dark'] as const) {
       await sudoPage.emulateMedia({ colorScheme: scheme });
@@ -695,7 +746,10 @@ describe.skipIf(!HAVE_CHROMIUM)('pages in headless Chromium', () => {
 
     // The cookie now carries a fresh sudo_at, which consumers check (auth-core verifySudoClaim).
     const cookie = (await sudoContext.cookies()).find((candidate) => candidate.name === 'oc_session');
-    const claims = JSON.parse(Buffer.from(cookie!.value.split('.')[1]!, 'base64url').toString()) as { sudo_at?: number; step_up_at?: number };
+    const claims = JSON.parse(Buffer.from(cookie!.value.split('.')[1]!, 'base64url').toString()) as {
+      sudo_at?: number;
+      step_up_at?: number;
+    };
     expect(Math.abs((claims.sudo_at ?? 0) - Date.now() / 1000)).toBeLessThan(60);
     expect(claims.step_up_at).toBeUndefined();
     await sudoContext.close();
@@ -712,13 +766,26 @@ describe.skipIf(!HAVE_CHROMIUM)('pages in headless Chromium', () => {
     const cdp = await target.context().newCDPSession(target);
     await cdp.send('WebAuthn.enable', { enableUI: false });
     const { authenticatorId } = await cdp.send('WebAuthn.addVirtualAuthenticator', {
-      options: { protocol: 'ctap2', transport: 'internal', hasResidentKey: true, hasUserVerification: true, isUserVerified: true, automaticPresenceSimulation: true },
+      options: {
+        protocol: 'ctap2',
+        transport: 'internal',
+        hasResidentKey: true,
+        hasUserVerification: true,
+        isUserVerified: true,
+        automaticPresenceSimulation: true,
+      },
     });
     for (const credential of credentials) await cdp.send('WebAuthn.addCredential', { authenticatorId, credential: credential as never });
     return { credentials: async () => (await cdp.send('WebAuthn.getCredentials', { authenticatorId })).credentials };
   }
 
-  function claimsOf(token: string | undefined): { sudo_at?: number; step_up_at?: number; signing_method?: string | null; amr?: string[]; did_oc?: string } {
+  function claimsOf(token: string | undefined): {
+    sudo_at?: number;
+    step_up_at?: number;
+    signing_method?: string | null;
+    amr?: string[];
+    did_oc?: string;
+  } {
     return JSON.parse(Buffer.from((token ?? '..').split('.')[1]!, 'base64url').toString());
   }
 
@@ -802,7 +869,9 @@ describe.skipIf(!HAVE_CHROMIUM)('pages in headless Chromium', () => {
     const other = newWallet('p2tr');
     const addContext = await contextWithUnisat(other, () => undefined);
     await addContext.addInitScript(() => {
-      (globalThis as unknown as { PublicKeyCredential: { isConditionalMediationAvailable?: () => Promise<boolean> } }).PublicKeyCredential.isConditionalMediationAvailable = async () => false;
+      (
+        globalThis as unknown as { PublicKeyCredential: { isConditionalMediationAvailable?: () => Promise<boolean> } }
+      ).PublicKeyCredential.isConditionalMediationAvailable = async () => false;
     });
     const addPage = await addContext.newPage();
     watch(addPage);
@@ -848,7 +917,9 @@ describe.skipIf(!HAVE_CHROMIUM)('pages in headless Chromium', () => {
     await expect.poll(() => devices.locator('li').count()).toBe(2);
     expect(await devices.locator('li').first().locator('.badge').textContent()).toBe('This browser');
     expect(await devices.locator('.item-title').first().textContent()).toMatch(/^Chrom(e|ium) \d+ on Linux This browser$/);
-    expect(await devices.locator('.item-sub').first().textContent()).toMatch(/^Signed in .+ with Bitcoin wallet · last seen .+ · network 127\.0\.0\.0\/24$/);
+    expect(await devices.locator('.item-sub').first().textContent()).toMatch(
+      /^Signed in .+ with Bitcoin wallet · last seen .+ · network 127\.0\.0\.0\/24$/,
+    );
 
     await devices.getByRole('button', { name: 'Sign out everywhere else' }).click();
     const dialog = here!.getByRole('dialog', { name: 'Confirm it is you' });
@@ -876,14 +947,19 @@ describe.skipIf(!HAVE_CHROMIUM)('pages in headless Chromium', () => {
 
     // Your data: the download needs the confirmation just given (still fresh), then the account is deleted.
     const data = here!.getByRole('region', { name: 'Your data' });
-    const [download] = await Promise.all([here!.waitForEvent('download'), data.getByRole('button', { name: 'Download your data' }).click()]);
+    const [download] = await Promise.all([
+      here!.waitForEvent('download'),
+      data.getByRole('button', { name: 'Download your data' }).click(),
+    ]);
     expect(download.suggestedFilename()).toMatch(/^account-[0-9a-f]{12}-\d{4}-\d{2}-\d{2}\.json$/);
     const exported = JSON.parse(await readFile(await download.path(), 'utf8'));
     expect(exported.format).toBe('oc-host.account-export.v1');
     expect(exported.identities.map((identity: { value: string }) => identity.value)).toEqual([owner.address]);
     await expect.poll(() => here!.locator('#page-status').textContent()).toBe('Your data was downloaded as a JSON file.');
     await data.getByRole('button', { name: 'Delete this account' }).click();
-    await expect.poll(() => here!.locator('#delete-error').textContent()).toBe('Type the word delete to confirm that this account should be deleted.');
+    await expect
+      .poll(() => here!.locator('#delete-error').textContent())
+      .toBe('Type the word delete to confirm that this account should be deleted.');
     await data.getByLabel('Type delete to confirm').fill('delete');
     await data.getByRole('button', { name: 'Delete this account' }).click();
     await here!.waitForURL(`${base}/signin?deleted=1`);
@@ -942,7 +1018,9 @@ describe.skipIf(!HAVE_CHROMIUM)('pages in headless Chromium', () => {
     await expect.poll(() => signin.locator('#page-status').textContent()).toBe('One minute left to sign the message.');
     await signin.clock.fastForward('01:00');
     await expect.poll(() => signin.locator('#btc-countdown').textContent()).toBe('This message has expired.');
-    expect(await signin.locator('#btc-error').textContent()).toBe('The message has expired before it was signed. Get a new one and sign that.');
+    expect(await signin.locator('#btc-error').textContent()).toBe(
+      'The message has expired before it was signed. Get a new one and sign that.',
+    );
     expect(await axeViolations(signin)).toEqual([]);
     await signin.getByRole('button', { name: 'Get a new message' }).click();
     await expect.poll(() => signin.locator('#btc-countdown').textContent()).toMatch(/^Expires in (5:00|4:5\d)\.$/);
@@ -973,7 +1051,9 @@ describe.skipIf(!HAVE_CHROMIUM)('pages in headless Chromium', () => {
     await signin.locator('#email-resend').click();
     expect((await resend).postDataJSON()).toEqual({ email: 'clock@example.org', token: firstToken });
     await codeFor('clock@example.org', resendMails);
-    await expect.poll(() => signin.locator('#page-status').textContent()).toBe('A new code is on its way to clock@example.org. Only the newest code works.');
+    await expect
+      .poll(() => signin.locator('#page-status').textContent())
+      .toBe('A new code is on its way to clock@example.org. Only the newest code works.');
     await signin.clock.fastForward('10:01');
     await expect.poll(() => signin.locator('#email-countdown').textContent()).toBe('This code has expired.');
     expect(await signin.locator('#email-error').textContent()).toBe('The code has expired. Send a new code and enter that one.');
@@ -987,7 +1067,8 @@ describe.skipIf(!HAVE_CHROMIUM)('pages in headless Chromium', () => {
   async function apiIn(target: Page, method: string, path: string, body?: unknown): Promise<{ status: number; body: any }> {
     return target.evaluate(
       async ({ method, path, body }) => {
-        const init = body === undefined ? { method } : { method, headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) };
+        const init =
+          body === undefined ? { method } : { method, headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) };
         const response = await fetch(path, { ...init, credentials: 'same-origin' });
         return { status: response.status, body: await response.json().catch(() => null) };
       },
@@ -996,12 +1077,24 @@ describe.skipIf(!HAVE_CHROMIUM)('pages in headless Chromium', () => {
   }
 
   /** A challenge of `purpose` for this origin, signed by `signer`: the body of a sign-in, a step-up or a link. */
-  async function signedChallenge(signer: Wallet, purpose: 'sudo' | 'link'): Promise<{ address: string; message: string; nonce: string; signature: string }> {
-    const challenge = (await (await fetch(`${base}/api/challenge?addr=${signer.address}&audience=${encodeURIComponent(base)}&purpose=${purpose}`)).json()) as { message: string; nonce: string };
-    return { address: signer.address, message: challenge.message, nonce: challenge.nonce, signature: signBip322({ privateKey: signer.privateKey, address: signer.address, message: challenge.message }) };
+  async function signedChallenge(
+    signer: Wallet,
+    purpose: 'sudo' | 'link',
+  ): Promise<{ address: string; message: string; nonce: string; signature: string }> {
+    const challenge = (await (
+      await fetch(`${base}/api/challenge?addr=${signer.address}&audience=${encodeURIComponent(base)}&purpose=${purpose}`)
+    ).json()) as { message: string; nonce: string };
+    return {
+      address: signer.address,
+      message: challenge.message,
+      nonce: challenge.nonce,
+      signature: signBip322({ privateKey: signer.privateKey, address: signer.address, message: challenge.message }),
+    };
   }
 
-  it('links an e-mail and a Bitcoin address from the account page, through a step-up, and moves an address held by another account, taking along only what was ticked', { timeout: 120_000 }, async () => {
+  it('links an e-mail and a Bitcoin address from the account page, through a step-up, and moves an address held by another account, taking along only what was ticked', {
+    timeout: 120_000,
+  }, async () => {
     const owner = newWallet('p2wpkh');
     const ownerContext = await contextWithFakeWallet('unisat', owner, 'ok');
     const here = await ownerContext.newPage();
@@ -1021,7 +1114,9 @@ describe.skipIf(!HAVE_CHROMIUM)('pages in headless Chromium', () => {
     await linking.getByLabel('6-digit code', { exact: true }).fill(await codeFor(email, mailsBefore));
     const sudo = here.getByRole('dialog', { name: 'Confirm it is you' });
     await expect.poll(() => sudo.isVisible()).toBe(true);
-    expect(await sudo.locator('#sudo-intro').textContent()).toBe(`To link ${email}, prove again that you control this account. The proof stays valid for 5 minutes.`);
+    expect(await sudo.locator('#sudo-intro').textContent()).toBe(
+      `To link ${email}, prove again that you control this account. The proof stays valid for 5 minutes.`,
+    );
     await sudo.getByRole('button', { name: 'Get message to sign' }).click();
     await sudo.getByRole('button', { name: 'Sign with UniSat' }).click();
     await expect.poll(() => here.locator('#page-status').textContent()).toBe(`${email} is linked to this account.`);
@@ -1046,7 +1141,9 @@ describe.skipIf(!HAVE_CHROMIUM)('pages in headless Chromium', () => {
     const heldMailsBefore = smtp.messages().length;
     const codeStarted = await apiIn(heldPage, 'POST', '/api/auth/email-otp/start', { email: heldEmail });
     const heldCode = await codeFor(heldEmail, heldMailsBefore);
-    expect((await apiIn(heldPage, 'POST', '/api/auth/link/email', { email: heldEmail, code: heldCode, token: codeStarted.body.token })).status).toBe(200);
+    expect(
+      (await apiIn(heldPage, 'POST', '/api/auth/link/email', { email: heldEmail, code: heldCode, token: codeStarted.body.token })).status,
+    ).toBe(200);
     expect((await apiIn(heldPage, 'POST', '/api/auth/link/btc', await signedChallenge(heldSecond, 'link'))).status).toBe(200);
     expect((await apiIn(heldPage, 'POST', '/api/connect/apps', { name: 'Held shop' })).status).toBe(200);
     const spare = (await apiIn(heldPage, 'POST', '/api/connect/apps', { name: 'Held spare' })).body.app as { id: string };
@@ -1078,9 +1175,24 @@ describe.skipIf(!HAVE_CHROMIUM)('pages in headless Chromium', () => {
 
     // The dialog in German, Spanish and French: its words, axe, and a refusal that leaves everything where it is.
     for (const [lang, title, keysHint, declined] of [
-      ['de', `${held.address} in dieses Konto verschieben?`, 'Diese werden nie verschoben: Ein Schlüssel beweist, wer ihn registriert hat, nicht Sie.', `${held.address} bleibt bei ${heldDid}.`],
-      ['es', `¿Mover ${held.address} a esta cuenta?`, 'Nunca se mueven: una llave demuestra quién la registró, no que seas tú,', `${held.address} se queda en ${heldDid}.`],
-      ['fr', `Déplacer ${held.address} vers ce compte ?`, 'Elles ne sont jamais déplacées : une clé prouve qui l’a enregistrée, pas que c’est vous ;', `${held.address} reste chez ${heldDid}.`],
+      [
+        'de',
+        `${held.address} in dieses Konto verschieben?`,
+        'Diese werden nie verschoben: Ein Schlüssel beweist, wer ihn registriert hat, nicht Sie.',
+        `${held.address} bleibt bei ${heldDid}.`,
+      ],
+      [
+        'es',
+        `¿Mover ${held.address} a esta cuenta?`,
+        'Nunca se mueven: una llave demuestra quién la registró, no que seas tú,',
+        `${held.address} se queda en ${heldDid}.`,
+      ],
+      [
+        'fr',
+        `Déplacer ${held.address} vers ce compte ?`,
+        'Elles ne sont jamais déplacées : une clé prouve qui l’a enregistrée, pas que c’est vous ;',
+        `${held.address} reste chez ${heldDid}.`,
+      ],
     ] as const) {
       await proveHeld(lang);
       expect(await here.locator('#confirm-title').textContent(), lang).toBe(title);
@@ -1120,7 +1232,11 @@ describe.skipIf(!HAVE_CHROMIUM)('pages in headless Chromium', () => {
       await here.emulateMedia({ colorScheme: 'light' });
       const box = await move.boundingBox();
       expect(box!.x + box!.width, `dialog at ${viewport.width} px`).toBeLessThanOrEqual(viewport.width);
-      expect(await here.evaluate(`(() => { const dialog = document.getElementById('confirm-dialog'); return dialog.scrollWidth <= dialog.clientWidth; })()`)).toBe(true);
+      expect(
+        await here.evaluate(
+          `(() => { const dialog = document.getElementById('confirm-dialog'); return dialog.scrollWidth <= dialog.clientWidth; })()`,
+        ),
+      ).toBe(true);
     }
     await here.setViewportSize(DESKTOP);
     await screenshot(here, 'account-merge.png', false);
@@ -1130,9 +1246,11 @@ describe.skipIf(!HAVE_CHROMIUM)('pages in headless Chromium', () => {
     await apps.getByRole('checkbox', { name: 'Held spare' }).check();
     expect((await apiIn(heldPage, 'DELETE', `/api/connect/apps/${spare.id}`)).status).toBe(200);
     await move.getByRole('button', { name: 'Move and merge' }).click();
-    await expect.poll(() => here.locator('#link-error').textContent()).toBe(
-      'The other account changed while you were deciding (something was added or removed), so nothing moved. Link it again to see what it holds now.',
-    );
+    await expect
+      .poll(() => here.locator('#link-error').textContent())
+      .toBe(
+        'The other account changed while you were deciding (something was added or removed), so nothing moved. Link it again to see what it holds now.',
+      );
     expect(await move.isVisible()).toBe(false);
     const usedMessage = await here.locator('#link-btc-message').inputValue();
     await linking.getByRole('button', { name: 'Look again' }).click();
@@ -1146,10 +1264,12 @@ describe.skipIf(!HAVE_CHROMIUM)('pages in headless Chromium', () => {
     expect(await ways.getByRole('checkbox', { name: heldEmail }).isChecked()).toBe(false);
     await ways.getByRole('checkbox', { name: heldSecond.address }).check();
     await move.getByRole('button', { name: 'Move and merge' }).click();
-    await expect.poll(() => here.locator('#page-status').textContent()).toBe(
-      `${held.address} is linked, and ${heldDid} was merged into this account. Also moved here: ${heldSecond.address}. ` +
-        `Removed with it, and free again for whoever controls it: ${heldEmail}. Its security key or passkey was removed: Held phone. Its Connect app was deleted: Held shop.`,
-    );
+    await expect
+      .poll(() => here.locator('#page-status').textContent())
+      .toBe(
+        `${held.address} is linked, and ${heldDid} was merged into this account. Also moved here: ${heldSecond.address}. ` +
+          `Removed with it, and free again for whoever controls it: ${heldEmail}. Its security key or passkey was removed: Held phone. Its Connect app was deleted: Held shop.`,
+      );
     await expect.poll(() => here.locator('#identities .item-title').allTextContents()).toContain(held.address);
     const linked = (await apiIn(here, 'GET', '/api/auth/identities')).body.identities.map((identity: { value: string }) => identity.value);
     expect(linked).toEqual(expect.arrayContaining([owner.address, email, held.address, heldSecond.address]));
@@ -1199,7 +1319,7 @@ describe.skipIf(!HAVE_CHROMIUM)('pages in headless Chromium', () => {
     expectNoProblems();
   });
 
-  it('speaks the browser\'s language, with dates in it, and keeps a language chosen in the footer', async () => {
+  it("speaks the browser's language, with dates in it, and keeps a language chosen in the footer", async () => {
     const german = await newWatchedContext('de-DE');
     const seite = await german.newPage();
     watch(seite);
@@ -1217,7 +1337,9 @@ describe.skipIf(!HAVE_CHROMIUM)('pages in headless Chromium', () => {
     expect(subject).toBe(`${code} ist Ihr Anmeldecode für ${new URL(base).host}`);
     expect(await seite.locator('#email-countdown').textContent()).toMatch(/^Der Code läuft ab in (10:00|9:[0-5]\d)\.$/);
     await seite.getByLabel('6-stelliger Code').fill(code === '000000' ? '111111' : '000000');
-    await expect.poll(() => seite.locator('#email-error').textContent()).toBe('Der Code ist falsch. Noch 4 Versuche, bevor er ungültig wird.');
+    await expect
+      .poll(() => seite.locator('#email-error').textContent())
+      .toBe('Der Code ist falsch. Noch 4 Versuche, bevor er ungültig wird.');
     await seite.getByLabel('6-stelliger Code').fill(code);
     await seite.waitForURL(`${base}/account`);
     await expect.poll(() => seite.locator('#main').getAttribute('aria-busy')).toBe('false');
@@ -1251,7 +1373,9 @@ describe.skipIf(!HAVE_CHROMIUM)('pages in headless Chromium', () => {
     await seite.goto('/api-explorer');
     await expect.poll(() => seite.locator('#filter-count').textContent()).toMatch(/^\d+ routes$/);
     await seite.goto('/signin');
-    expect(await seite.locator('#session-notice').textContent()).toMatch(/^Vous êtes connecté en tant que sprache@example\.org\. Accédez à votre compte, ou ajoutez un autre compte/);
+    expect(await seite.locator('#session-notice').textContent()).toMatch(
+      /^Vous êtes connecté en tant que sprache@example\.org\. Accédez à votre compte, ou ajoutez un autre compte/,
+    );
     await screenshot(seite, 'signin-fr.png');
     await german.close();
     expectNoProblems();
@@ -1381,21 +1505,25 @@ describe.skipIf(!HAVE_CHROMIUM)('pages in headless Chromium', () => {
     await errorPage.goto('/signin?oauth_error=access_denied');
     await expect.poll(() => errorPage.getByRole('alert').filter({ hasText: 'cancelled at the provider' }).count()).toBe(1);
     await errorPage.goto('/signin?oauth_error=%3Cimg%20src%3Dx%3E');
-    await expect.poll(() => errorPage.locator('#page-error').textContent()).toBe('The sign-in with the provider did not work. Please try again.');
+    await expect
+      .poll(() => errorPage.locator('#page-error').textContent())
+      .toBe('The sign-in with the provider did not work. Please try again.');
     expect(await errorPage.locator('#page-error img').count()).toBe(0);
     // A code that names a property every object has is still an unknown code, not a crash.
     for (const inherited of ['constructor', '__proto__', 'toString']) {
       await errorPage.goto(`/signin?oauth_error=${inherited}&lang=de`);
-      await expect.poll(() => errorPage.locator('#page-error').textContent()).toBe('Die Anmeldung beim Anbieter hat nicht funktioniert. Bitte versuchen Sie es erneut.');
+      await expect
+        .poll(() => errorPage.locator('#page-error').textContent())
+        .toBe('Die Anmeldung beim Anbieter hat nicht funktioniert. Bitte versuchen Sie es erneut.');
     }
 
     for (const foreign of ['https://evil.example/steal', '//evil.example/x', '/\\evil.example', 'javascript:alert(1)']) {
       await errorPage.goto(`/signin?return_to=${encodeURIComponent(foreign)}`);
       expect(await errorPage.locator('body').getAttribute('data-return-to'), foreign).toBe('');
       await expect.poll(() => errorPage.locator('#notice').textContent()).toMatch(/not part of this service/);
-      await expect.poll(() => errorPage.getByRole('link', { name: 'Continue with Acme' }).getAttribute('href')).toBe(
-        '/api/auth/acme/start?return_to=%2Faccount',
-      );
+      await expect
+        .poll(() => errorPage.getByRole('link', { name: 'Continue with Acme' }).getAttribute('href'))
+        .toBe('/api/auth/acme/start?return_to=%2Faccount');
     }
     // A family URL is kept, attribute-escaped.
     await errorPage.goto(`/signin?return_to=${encodeURIComponent(`${base}/account?a="b"&c=<d>`)}`);

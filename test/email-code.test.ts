@@ -217,7 +217,7 @@ function emailCodeSuite(engine: TestEngine): void {
     expect(await store.findEmailCode(email)).toMatchObject({ attempts: 0, tokenless_attempts: EMAIL_CODE_MAX_ATTEMPTS + 3 });
   });
 
-  it('a stranger who knows only the address cannot use up the owner\'s tries', async () => {
+  it("a stranger who knows only the address cannot use up the owner's tries", async () => {
     const email = newAddress();
     const { code, token } = await startAndReadCode(email);
     const otherAddressToken = (await service.start(newAddress())).token;
@@ -281,7 +281,12 @@ function emailCodeSuite(engine: TestEngine): void {
     // count their tries strictly one after another, in the order sent. The
     // right guess is sent last. A verifier that trusted the count it read
     // would compare all ten guesses and let the right one through.
-    const guesses = [...Array.from({ length: 10 }, (_, index) => `00000${index}`).filter((guess) => guess !== code).slice(0, 9), code];
+    const guesses = [
+      ...Array.from({ length: 10 }, (_, index) => `00000${index}`)
+        .filter((guess) => guess !== code)
+        .slice(0, 9),
+      code,
+    ];
     const position = new AsyncLocalStorage<number>();
     let reads = 0;
     let releaseReads: () => void = () => {};
@@ -311,9 +316,7 @@ function emailCodeSuite(engine: TestEngine): void {
         }
       },
     });
-    const results = await Promise.allSettled(
-      guesses.map((guess, index) => position.run(index, () => gated.verify(email, guess))),
-    );
+    const results = await Promise.allSettled(guesses.map((guess, index) => position.run(index, () => gated.verify(email, guess))));
     expect(results.map((result) => result.status)).toEqual(guesses.map(() => 'rejected'));
     // Dead for good without a token: the right code fails afterwards too.
     await expectInvalidCode(service.verify(email, code));

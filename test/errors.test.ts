@@ -53,7 +53,9 @@ describe('every error family is listed with its codes', () => {
 
   function internalRows(): Map<string, string> {
     const section = doc.split(/^## /m).find((part) => part.startsWith('Internal errors'))!;
-    return new Map([...section.matchAll(/^\| `(\w+)` \| (`[a-z_]+`|\([^)]*\)) \|/gm)].map((match) => [match[1]!, match[2]!.replace(/`/g, '')]));
+    return new Map(
+      [...section.matchAll(/^\| `(\w+)` \| (`[a-z_]+`|\([^)]*\)) \|/gm)].map((match) => [match[1]!, match[2]!.replace(/`/g, '')]),
+    );
   }
 
   it('lists every error class in src/ with the code it carries', () => {
@@ -79,7 +81,9 @@ describe('every error family is listed with its codes', () => {
   };
 
   it('lists every oauth_error code, and the sign-in page has a sentence for each', () => {
-    expect(Object.fromEntries(tableRowsOf('Provider sign-in codes'))).toEqual(Object.fromEntries(OAUTH_REDIRECT_CODES.map((code) => [code, true])));
+    expect(Object.fromEntries(tableRowsOf('Provider sign-in codes'))).toEqual(
+      Object.fromEntries(OAUTH_REDIRECT_CODES.map((code) => [code, true])),
+    );
     expect(keysOf('OAUTH_ERROR_MESSAGES').sort()).toEqual([...OAUTH_REDIRECT_CODES].sort());
     expect(PROVIDER_ERROR_CODES.every((code) => (OAUTH_REDIRECT_CODES as readonly string[]).includes(code))).toBe(true);
   });
@@ -104,7 +108,13 @@ describe('every error family is listed with its codes', () => {
 
   it('names the verification code of a refused proof in codes, not only in detail', () => {
     const error = new OcError('invalid_challenge', 'challenge: expired', { codes: ['expired'] });
-    expect(error.toBody()).toEqual({ ok: false, error: 'invalid_challenge', reason: 'invalid_challenge', detail: 'challenge: expired', codes: ['expired'] });
+    expect(error.toBody()).toEqual({
+      ok: false,
+      error: 'invalid_challenge',
+      reason: 'invalid_challenge',
+      detail: 'challenge: expired',
+      codes: ['expired'],
+    });
   });
 });
 

@@ -168,7 +168,7 @@ describe('createEsploraClient', () => {
     const failing = await fake({ tipHeight: 1, mode: 'http500' });
     const malformed = await fake({ tipHeight: 1, mode: 'malformed' });
     const slow = await fake({ tipHeight: 1, mode: 'slow' });
-    const withSecret = closed.replace('http://', 'http://user:hunter2@') + '/api/key-s3cret?token=s3cret';
+    const withSecret = `${closed.replace('http://', 'http://user:hunter2@')}/api/key-s3cret?token=s3cret`;
     const client = createEsploraClient({
       bases: [withSecret, failing.url, malformed.url, slow.url],
       timeoutMs: 200,

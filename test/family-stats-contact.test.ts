@@ -7,7 +7,7 @@ import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { testApp } from './support/app.js';
 import { Browser, newWallet, type Reply } from './support/auth-client.js';
-import { AuthHarness, expectError, forEachEngine, LOCAL_ORIGIN, useAuthHarness } from './support/auth-harness.js';
+import { type AuthHarness, expectError, forEachEngine, LOCAL_ORIGIN, useAuthHarness } from './support/auth-harness.js';
 import { DAY, HOUR, SECOND } from './support/clock.js';
 import { startSmtpServer, type TestSmtpServer } from './support/smtp-server.js';
 import { mergeEverything } from './support/merge.js';
@@ -18,13 +18,10 @@ function familyStats(engine: 'sqlite' | 'postgres'): void {
   let harness: AuthHarness;
   let app: FastifyInstance;
 
-  useAuthHarness(
-    engine,
-    (opened, built) => {
-      harness = opened;
-      app = built;
-    },
-  );
+  useAuthHarness(engine, (opened, built) => {
+    harness = opened;
+    app = built;
+  });
 
   async function stats(origin?: string): Promise<Reply> {
     const response = await app.inject({ method: 'GET', url: '/api/family-stats', headers: origin === undefined ? {} : { origin } });
@@ -53,7 +50,11 @@ function familyStats(engine: 'sqlite' | 'postgres'): void {
     await mergeEverything(harness.store, third.body.account.id, first.body.account.id, harness.clock.ms);
     // Two verifies and one check.
     for (let index = 0; index < 2; index += 1) {
-      const verify = await app.inject({ method: 'POST', url: '/api/verify', payload: { addr: newWallet().address, msg: 'not canonical', sig: 'AA==' } });
+      const verify = await app.inject({
+        method: 'POST',
+        url: '/api/verify',
+        payload: { addr: newWallet().address, msg: 'not canonical', sig: 'AA==' },
+      });
       expect(verify.statusCode).toBe(200);
     }
     await app.inject({ method: 'GET', url: `/api/check?addr=${newWallet().address}` });
@@ -155,17 +156,35 @@ describe('POST /api/contact', () => {
 
   it('refuses a request that proves no origin (neither Origin nor Fetch Metadata), and accepts a same-origin Fetch Metadata', async () => {
     expectError(await post({ email: 'a@example.org', subject: 'No origin', message: 'hi' }, {}), 403, 'cross_site');
-    expectError(await post({ email: 'a@example.org', subject: 'No origin', message: 'hi' }, { 'sec-fetch-site': 'none' }), 403, 'cross_site');
-    expect((await post({ email: 'a@example.org', subject: 'Same origin', message: 'hi' }, { 'sec-fetch-site': 'same-origin' })).status).toBe(200);
+    expectError(
+      await post({ email: 'a@example.org', subject: 'No origin', message: 'hi' }, { 'sec-fetch-site': 'none' }),
+      403,
+      'cross_site',
+    );
+    expect(
+      (await post({ email: 'a@example.org', subject: 'Same origin', message: 'hi' }, { 'sec-fetch-site': 'same-origin' })).status,
+    ).toBe(200);
     await smtp.waitForMessage((received) => received.subject?.includes('Same origin') === true);
   });
 
   it('refuses other sites with 403 cross_site and sends nothing', async () => {
     expectError(await post({ email: 'a@example.org', subject: 'From evil', message: 'x' }, { origin: EVIL_ORIGIN }), 403, 'cross_site');
-    expectError(await post({ email: 'a@example.org', subject: 'From evil', message: 'x' }, { 'sec-fetch-site': 'cross-site' }), 403, 'cross_site');
-    expectError(await post({ email: 'a@example.org', subject: 'From evil', message: 'x' }, { 'sec-fetch-site': 'same-site' }), 403, 'cross_site');
+    expectError(
+      await post({ email: 'a@example.org', subject: 'From evil', message: 'x' }, { 'sec-fetch-site': 'cross-site' }),
+      403,
+      'cross_site',
+    );
+    expectError(
+      await post({ email: 'a@example.org', subject: 'From evil', message: 'x' }, { 'sec-fetch-site': 'same-site' }),
+      403,
+      'cross_site',
+    );
     // A family origin other than the service's own is another site too.
-    expectError(await post({ email: 'a@example.org', subject: 'From evil', message: 'x' }, { origin: 'http://localhost:9999' }), 403, 'cross_site');
+    expectError(
+      await post({ email: 'a@example.org', subject: 'From evil', message: 'x' }, { origin: 'http://localhost:9999' }),
+      403,
+      'cross_site',
+    );
     expect((await post({ email: 'a@example.org', subject: 'Marker after evil', message: 'x' })).status).toBe(200);
     await smtp.waitForMessage((received) => received.subject?.includes('Marker after evil') === true);
     expect(smtp.messages().some((received) => received.subject?.includes('From evil'))).toBe(false);
@@ -195,7 +214,12 @@ describe('POST /api/contact', () => {
   });
 
   it('refuses a body that is not JSON with 415', async () => {
-    const response = await app.inject({ method: 'POST', url: '/api/contact', headers: { origin: LOCAL_ORIGIN, 'content-type': 'text/plain' }, payload: 'hello' });
+    const response = await app.inject({
+      method: 'POST',
+      url: '/api/contact',
+      headers: { origin: LOCAL_ORIGIN, 'content-type': 'text/plain' },
+      payload: 'hello',
+    });
     expect(response.statusCode).toBe(415);
     expect(response.json()).toMatchObject({ ok: false, error: 'unsupported_media_type' });
   });

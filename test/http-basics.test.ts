@@ -80,7 +80,8 @@ describe('OpenAPI and explorer', () => {
       expect(page.body).toContain('<title>API explorer · oc-host</title>');
       expect(page.body).toContain('src="/assets/explorer.js"');
     }
-    for (const asset of ['explorer.js', 'explorer.css']) expect((await app.inject({ method: 'GET', url: `/assets/${asset}` })).statusCode).toBe(200);
+    for (const asset of ['explorer.js', 'explorer.css'])
+      expect((await app.inject({ method: 'GET', url: `/assets/${asset}` })).statusCode).toBe(200);
   });
 });
 
@@ -174,7 +175,11 @@ describe('CORS', () => {
     expect(methods).toEqual(expect.arrayContaining(['PUT', 'PATCH', 'DELETE', 'POST', 'GET']));
     for (const { method, url } of family) {
       const path = url.replace(/:\w+/g, 'x');
-      const preflight = await app.inject({ method: 'OPTIONS', url: path, headers: { origin: 'https://shop.example.com', 'access-control-request-method': method } });
+      const preflight = await app.inject({
+        method: 'OPTIONS',
+        url: path,
+        headers: { origin: 'https://shop.example.com', 'access-control-request-method': method },
+      });
       const route = `${method} ${url}`;
       expect(preflight.statusCode, route).toBe(204);
       expect(preflight.headers['access-control-allow-origin'], route).toBe('https://shop.example.com');
@@ -202,7 +207,11 @@ describe('CORS', () => {
       const read = await app.inject({ method: 'GET', url: '/api/auth/me', headers: { origin } });
       expect(read.headers['access-control-allow-origin'], origin).toBeUndefined();
       expect(read.headers['access-control-allow-credentials'], origin).toBeUndefined();
-      const preflight = await app.inject({ method: 'OPTIONS', url: '/api/auth/logout', headers: { origin, 'access-control-request-method': 'POST' } });
+      const preflight = await app.inject({
+        method: 'OPTIONS',
+        url: '/api/auth/logout',
+        headers: { origin, 'access-control-request-method': 'POST' },
+      });
       expect(preflight.headers['access-control-allow-origin'], origin).toBeUndefined();
       const post = await app.inject({ method: 'POST', url: '/api/auth/logout', headers: { origin } });
       expect(post.statusCode, origin).toBe(403);

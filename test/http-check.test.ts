@@ -27,7 +27,13 @@ interface Signed {
   id: string;
 }
 
-function signed(key: Uint8Array, address: string, issuedAt: string, identities: string[] = [], extensions: Record<string, string> = {}): Signed {
+function signed(
+  key: Uint8Array,
+  address: string,
+  issuedAt: string,
+  identities: string[] = [],
+  extensions: Record<string, string> = {},
+): Signed {
   return signAttestation(key, address, issuedAt, { identities, extensions });
 }
 
@@ -36,7 +42,12 @@ function eventOf(attestation: Signed): NostrEvent {
 }
 
 function utxo(txid: string, value: number, ageDays: number) {
-  return { txid, vout: 0, value, status: { confirmed: true, block_height: 900, block_hash: '00'.repeat(32), block_time: nowSeconds - ageDays * DAY } };
+  return {
+    txid,
+    vout: 0,
+    value,
+    status: { confirmed: true, block_height: 900, block_hash: '00'.repeat(32), block_time: nowSeconds - ageDays * DAY },
+  };
 }
 
 let esplora: EsploraFake;
@@ -247,9 +258,7 @@ describe('GET /api/check: single flight', () => {
     two!.publishRaw(event);
     const app = await appOver([one!, two!, down!]);
 
-    const answers = await Promise.all(
-      Array.from({ length: 100 }, (_, index) => check(app, `addr=${alice}&min_sats=${index * 1000}`)),
-    );
+    const answers = await Promise.all(Array.from({ length: 100 }, (_, index) => check(app, `addr=${alice}&min_sats=${index * 1000}`)));
     expect(answers.every((answer) => answer.status === 200)).toBe(true);
     expect(answers.filter((answer) => answer.body.ok).length).toBe(71); // min_sats 0 … 70,000
     expect(one!.requestCount).toBe(1);
@@ -321,7 +330,13 @@ describe('OpenAPI', () => {
     const check = document.paths['/api/check'].get;
     expect(check.tags).toEqual(['attestation']);
     expect(Object.keys(check.responses).sort()).toEqual(['200', '400', '404', '429', '503']);
-    expect(check.parameters.map((parameter: { name: string }) => parameter.name).sort()).toEqual(['addr', 'id', 'identity', 'min_days', 'min_sats']);
+    expect(check.parameters.map((parameter: { name: string }) => parameter.name).sort()).toEqual([
+      'addr',
+      'id',
+      'identity',
+      'min_days',
+      'min_sats',
+    ]);
     expect(document.paths['/api/discover'].get.tags).toEqual(['attestation']);
     expect(Object.keys(document.paths['/api/attestations'].post.responses).sort()).toEqual(['200', '400', '413', '415', '429', '503']);
   });

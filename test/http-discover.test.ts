@@ -37,8 +37,7 @@ async function discover(app: FastifyInstance, query: string) {
   return { status: response.statusCode, body: response.json(), headers: response.headers };
 }
 
-afterEach(async () => {
-});
+afterEach(async () => {});
 
 describe('GET /api/discover', () => {
   it('answers {count, total, attestations} newest first with the §7 envelope fields, not cached', async () => {
@@ -122,7 +121,10 @@ describe('GET /api/discover', () => {
 
   it('limit bounds count (default 50, max 200); total counts all found', async () => {
     const [relay] = await relays('normal');
-    for (let day = 1; day <= 60; day++) relay!.publishRaw(eventOf(signed(alice, `2026-03-${String((day % 28) + 1).padStart(2, '0')}T${String(day % 24).padStart(2, '0')}:00:00Z`)));
+    for (let day = 1; day <= 60; day++)
+      relay!.publishRaw(
+        eventOf(signed(alice, `2026-03-${String((day % 28) + 1).padStart(2, '0')}T${String(day % 24).padStart(2, '0')}:00:00Z`)),
+      );
     const app = await appOver([relay!]);
     const byDefault = await discover(app, `addr=${alice}`);
     expect(byDefault.body.count).toBe(50);

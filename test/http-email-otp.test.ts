@@ -38,7 +38,10 @@ function emailOtpSuite(engine: TestEngine): void {
     expect(started.status).toBe(200);
     expect(started.body).toMatchObject({ ok: true, token: expect.any(String), expiresAt: expect.any(String) });
     const mail = await smtp.waitForMessage(
-      (message) => message.envelope.to.includes(email.toLowerCase()) && smtp.messages().indexOf(message) >= before && (message.subject ?? '').includes('sign-in code'),
+      (message) =>
+        message.envelope.to.includes(email.toLowerCase()) &&
+        smtp.messages().indexOf(message) >= before &&
+        (message.subject ?? '').includes('sign-in code'),
       5000,
     );
     return { code: extractCode(mail), token: started.body.token };
@@ -146,7 +149,7 @@ function emailOtpSuite(engine: TestEngine): void {
   describe('e-mail code tries belong to the browser that started the code', () => {
     const verify = (browser: Browser, body: Record<string, unknown>): Promise<Reply> => browser.post('/api/auth/email-otp/verify', body);
 
-    it('a stranger who knows only the address cannot use up the owner\'s tries', async () => {
+    it("a stranger who knows only the address cannot use up the owner's tries", async () => {
       const email = 'ivy@example.org';
       const owner = new Browser(app);
       const { code, token } = await codeFor(owner, email);

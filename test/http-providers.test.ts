@@ -25,7 +25,11 @@ let app: FastifyInstance;
 
 beforeAll(async () => {
   op = await startOidcProvider({ clientId: 'oc-client', clientSecret: CLIENT_SECRET, redirectUri: `${PUBLIC_URL}/api/auth/acme/callback` });
-  github = await startGitHubFake({ clientId: 'gh-client', clientSecret: 'gh-secret', redirectUri: `${PUBLIC_URL}/api/auth/github/callback` });
+  github = await startGitHubFake({
+    clientId: 'gh-client',
+    clientSecret: 'gh-secret',
+    redirectUri: `${PUBLIC_URL}/api/auth/github/callback`,
+  });
   app = await testApp(
     {
       OAUTH_ACME_CLIENT_ID: 'oc-client',
@@ -57,7 +61,9 @@ async function providerSignIn(browser: Browser, provider: string, query = '') {
   const start = await browser.get(`/api/auth/${provider}/start${query}`);
   expect(start.status).toBe(302);
   const stateCookie = cookieValue(start.setCookies, 'oc_oauth');
-  expect(start.setCookies.find((line) => line.startsWith('oc_oauth='))).toMatch(/Path=\/api\/auth; HttpOnly; Secure; SameSite=Lax; Max-Age=600/);
+  expect(start.setCookies.find((line) => line.startsWith('oc_oauth='))).toMatch(
+    /Path=\/api\/auth; HttpOnly; Secure; SameSite=Lax; Max-Age=600/,
+  );
   const back = await followRedirects(start.headers.location as string, `${PUBLIC_URL}/api/auth/${provider}/callback`);
   const cookies = [
     browser.cookie ? `oc_session=${browser.cookie}` : '',
@@ -193,20 +199,23 @@ describe('OpenID Connect sign-in', () => {
   });
 
   // docs/protocol.md §6 "return_to": the start refuses it, or the callback's Location is the normalised path.
-  it.each(hostileReturnTo(PUBLIC_URL))('hostile return_to %j is refused at start or lands on this service', async (returnTo, normalised) => {
-    const browser = new Browser(app);
-    if (normalised === null) {
-      const reply = await browser.get(`/api/auth/acme/start?return_to=${encodeURIComponent(returnTo)}`);
-      expect(reply.status).toBe(400);
-      expect(reply.body.error).toBe('bad_request');
-      expect(reply.setCookies).toEqual([]);
-      return;
-    }
-    const { callback } = await providerSignIn(browser, 'acme', `?return_to=${encodeURIComponent(returnTo)}`);
-    expect(callback.status).toBe(302);
-    expect(callback.headers.location).toBe(normalised);
-    expect(new URL(callback.headers.location as string, PUBLIC_URL).origin).toBe(PUBLIC_URL);
-  });
+  it.each(hostileReturnTo(PUBLIC_URL))(
+    'hostile return_to %j is refused at start or lands on this service',
+    async (returnTo, normalised) => {
+      const browser = new Browser(app);
+      if (normalised === null) {
+        const reply = await browser.get(`/api/auth/acme/start?return_to=${encodeURIComponent(returnTo)}`);
+        expect(reply.status).toBe(400);
+        expect(reply.body.error).toBe('bad_request');
+        expect(reply.setCookies).toEqual([]);
+        return;
+      }
+      const { callback } = await providerSignIn(browser, 'acme', `?return_to=${encodeURIComponent(returnTo)}`);
+      expect(callback.status).toBe(302);
+      expect(callback.headers.location).toBe(normalised);
+      expect(new URL(callback.headers.location as string, PUBLIC_URL).origin).toBe(PUBLIC_URL);
+    },
+  );
 
   it('back on another family site the redirect carries #oc-adopt, unless return_to has a fragment of its own or is a page of this service', async () => {
     for (const [returnTo, location] of [

@@ -26,11 +26,20 @@ const legacyAddress = addressFromPrivateKey(walletKey, 'p2pkh', 'mainnet');
 const serviceKey = generateSecretKey();
 
 function attestation(forAddress: string, extensions: Record<string, string> = {}, identities = ['github:carol', 'nostr:npub1carol']) {
-  return buildAttestationMessage({ address: forAddress, identities, nonce: randomBytes(16).toString('hex'), issuedAt: '2026-05-20T10:00:00Z', extensions });
+  return buildAttestationMessage({
+    address: forAddress,
+    identities,
+    nonce: randomBytes(16).toString('hex'),
+    issuedAt: '2026-05-20T10:00:00Z',
+    extensions,
+  });
 }
 
 let esplora: EsploraFake;
-const { relays, appOver } = useRelayHarness({ env: () => ({ ESPLORA_URLS: esplora.url }), deps: () => ({ now: () => NOW, nostrSecretKey: serviceKey }) });
+const { relays, appOver } = useRelayHarness({
+  env: () => ({ ESPLORA_URLS: esplora.url }),
+  deps: () => ({ now: () => NOW, nostrSecretKey: serviceKey }),
+});
 
 async function publish(app: FastifyInstance, payload: Record<string, unknown>) {
   const response = await app.inject({ method: 'POST', url: '/api/attestations', payload });
@@ -40,7 +49,12 @@ async function publish(app: FastifyInstance, payload: Record<string, unknown>) {
 beforeAll(async () => {
   esplora = await startEsploraFake({ tipHeight: 1000 });
   esplora.setUtxos(address, [
-    { txid: 'aa'.repeat(32), vout: 0, value: 123_456, status: { confirmed: true, block_height: 900, block_hash: '00'.repeat(32), block_time: nowSeconds - 20 * 86_400 } },
+    {
+      txid: 'aa'.repeat(32),
+      vout: 0,
+      value: 123_456,
+      status: { confirmed: true, block_height: 900, block_hash: '00'.repeat(32), block_time: nowSeconds - 20 * 86_400 },
+    },
   ]);
 });
 afterEach(async () => {
@@ -95,7 +109,16 @@ describe('POST /api/attestations', () => {
     expect(discovered.json()).toMatchObject({
       count: 1,
       total: 1,
-      attestations: [{ attestation_id: attestationId(msg), message: msg, signature: sig, scheme: 'bip322', event_id: body.event_id, relays: [good!.url] }],
+      attestations: [
+        {
+          attestation_id: attestationId(msg),
+          message: msg,
+          signature: sig,
+          scheme: 'bip322',
+          event_id: body.event_id,
+          relays: [good!.url],
+        },
+      ],
     });
   });
 

@@ -23,7 +23,12 @@ const nowSeconds = Math.floor(NOW.getTime() / 1000);
 function utxo(txid: string, value: number, height: number | null, ageDays = 0) {
   return height === null
     ? { txid, vout: 0, status: { confirmed: false }, value }
-    : { txid, vout: 0, status: { confirmed: true, block_height: height, block_hash: '00'.repeat(32), block_time: nowSeconds - ageDays * DAY }, value };
+    : {
+        txid,
+        vout: 0,
+        status: { confirmed: true, block_height: height, block_hash: '00'.repeat(32), block_time: nowSeconds - ageDays * DAY },
+        value,
+      };
 }
 
 function attestation(address: string, extensions: Record<string, string> = {}, identities = ['nostr:npub1example', 'github:alice']) {
@@ -40,7 +45,11 @@ async function verify(body: Record<string, unknown>) {
 
 beforeAll(async () => {
   esplora = await startEsploraFake({ tipHeight: 1000 });
-  esplora.setUtxos(p2wpkh, [utxo('aa'.repeat(32), 150_000, 900, 40), utxo('bb'.repeat(32), 50_000, 990, 10), utxo('cc'.repeat(32), 9_999, null)]);
+  esplora.setUtxos(p2wpkh, [
+    utxo('aa'.repeat(32), 150_000, 900, 40),
+    utxo('bb'.repeat(32), 50_000, 990, 10),
+    utxo('cc'.repeat(32), 9_999, null),
+  ]);
   esplora.setUtxos(p2tr, [utxo('dd'.repeat(32), 1_000_000, 500, 365)]);
   esplora.setUtxos(p2pkh, [utxo('ee'.repeat(32), 5_000, null)]);
   app = await testApp({ ESPLORA_URLS: esplora.url }, { now: () => NOW });
@@ -198,7 +207,13 @@ describe('POST /api/verify', () => {
 
   it('garbage signatures are sig_invalid, never a 500', async () => {
     const msg = attestation(p2wpkh);
-    for (const sig of ['!!!!', '00', 'A'.repeat(8000), '////', 'AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA']) {
+    for (const sig of [
+      '!!!!',
+      '00',
+      'A'.repeat(8000),
+      '////',
+      'AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA',
+    ]) {
       const { status, body } = await verify({ addr: p2wpkh, msg, sig });
       expect(status).toBe(200);
       expect(body.codes).toContain('sig_invalid');

@@ -11,7 +11,16 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { IntlMessageFormat } from 'intl-messageformat';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { CATALOGS, formatHtml, formatUtc, LOCALES, negotiateLocale, PAGE_CATALOGS, translator, type MessageKey } from '../src/i18n/index.js';
+import {
+  CATALOGS,
+  formatHtml,
+  formatUtc,
+  LOCALES,
+  negotiateLocale,
+  PAGE_CATALOGS,
+  translator,
+  type MessageKey,
+} from '../src/i18n/index.js';
 import { findPagesDir } from '../src/http/pages.js';
 import { testApp } from './support/app.js';
 import { startSmtpServer, type TestSmtpServer } from './support/smtp-server.js';
@@ -31,7 +40,8 @@ function argumentsOf(message: string, locale: string): Arguments {
   const tags = new Set<string>();
   const walk = (elements: any[]): void => {
     for (const element of elements) {
-      if (element.type === 1 || element.type === 2 || element.type === 3 || element.type === 4) values.set(element.value, element.type === 2 ? 'number' : 'text');
+      if (element.type === 1 || element.type === 2 || element.type === 3 || element.type === 4)
+        values.set(element.value, element.type === 2 ? 'number' : 'text');
       if (element.type === 5 || element.type === 6) {
         values.set(element.value, element.type === 6 ? 'number' : 'select');
         for (const option of Object.values(element.options) as Array<{ value: any[] }>) walk(option.value);
@@ -48,7 +58,9 @@ function argumentsOf(message: string, locale: string): Arguments {
 
 /** Sample values for a message: 2 for numbers, a word for text and for selects (their `other`). */
 function sampleFor(args: Arguments): Record<string, string | number> {
-  return Object.fromEntries([...args.values].map(([name, kind]) => [name, kind === 'number' ? 2 : kind === 'select' ? 'sample' : `<${name}>`]));
+  return Object.fromEntries(
+    [...args.values].map(([name, kind]) => [name, kind === 'number' ? 2 : kind === 'select' ? 'sample' : `<${name}>`]),
+  );
 }
 
 describe('catalogs', () => {
@@ -63,7 +75,10 @@ describe('catalogs', () => {
       expect([...own.values.keys()].sort(), `${locale} ${key}: values`).toEqual([...reference.values.keys()].sort());
       expect([...own.tags].sort(), `${locale} ${key}: tags`).toEqual([...reference.tags].sort());
       const sample = sampleFor(reference);
-      const text = reference.tags.size > 0 ? formatHtml(locale, key, sample, Object.fromEntries([...reference.tags].map((tag) => [tag, '<b>']))) : t(key, sample);
+      const text =
+        reference.tags.size > 0
+          ? formatHtml(locale, key, sample, Object.fromEntries([...reference.tags].map((tag) => [tag, '<b>'])))
+          : t(key, sample);
       expect(text, `${locale} ${key}`).not.toMatch(/[{}]/);
       expect(text.trim().length, `${locale} ${key}`).toBeGreaterThan(0);
       // Typographic apostrophes outside English: a straight one next to a brace would quote it in ICU.
@@ -139,7 +154,9 @@ describe('pages in the request language', () => {
         expect(page.body).not.toMatch(/\{\{t:|<!--languages-->/);
       }
       const german = await app.inject({ method: 'GET', url: '/signin?lang=de' });
-      expect(german.body).toContain('<p class="support">Brauchen Sie Hilfe? <a href="https://help.example/" rel="noopener">Support von oc-host kontaktieren</a>.</p>');
+      expect(german.body).toContain(
+        '<p class="support">Brauchen Sie Hilfe? <a href="https://help.example/" rel="noopener">Support von oc-host kontaktieren</a>.</p>',
+      );
       const explorer = await app.inject({ method: 'GET', url: '/api-explorer?lang=fr' });
       expect(explorer.body).toContain('d’après son <a href="/api/openapi">document OpenAPI 3.1</a>.');
       for (const locale of LOCALES) {
@@ -168,11 +185,26 @@ describe('mail in the request language', () => {
     const app = await testApp({ SMTP_URL: smtp.url, RATE_LIMIT_OTP_PER_HOUR: '0' });
     try {
       for (const [headers, email, subject, sentence] of [
-        [{ 'accept-language': 'de-DE,de;q=0.9' }, 'sprache@example.org', / ist Ihr Anmeldecode für localhost:8787$/, 'Er läuft in 10 Minuten ab'],
-        [{ 'accept-language': 'de-DE', cookie: 'oc_lang=es' }, 'idioma@example.org', / es tu código de acceso a localhost:8787$/, 'Caduca en 10 minutos'],
+        [
+          { 'accept-language': 'de-DE,de;q=0.9' },
+          'sprache@example.org',
+          / ist Ihr Anmeldecode für localhost:8787$/,
+          'Er läuft in 10 Minuten ab',
+        ],
+        [
+          { 'accept-language': 'de-DE', cookie: 'oc_lang=es' },
+          'idioma@example.org',
+          / es tu código de acceso a localhost:8787$/,
+          'Caduca en 10 minutos',
+        ],
         [{}, 'language@example.org', / is your sign-in code for localhost:8787$/, 'It expires in 10 minutes'],
       ] as const) {
-        const started = await app.inject({ method: 'POST', url: '/api/auth/email-otp/start', headers: { origin: 'http://localhost:8787', ...headers }, payload: { email } });
+        const started = await app.inject({
+          method: 'POST',
+          url: '/api/auth/email-otp/start',
+          headers: { origin: 'http://localhost:8787', ...headers },
+          payload: { email },
+        });
         expect(started.statusCode).toBe(200);
         const mail = await smtp.waitForMessage((received) => received.envelope.to.includes(email));
         expect(mail.subject).toMatch(subject);

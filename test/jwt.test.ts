@@ -63,7 +63,7 @@ function rawToken(headerJson: string, payloadJson: string, signer: SigningKey = 
 const verifyNow = (token: unknown, now = NOW) => verifySessionJwt(token, ring, { issuer: ISSUER, now });
 
 describe('signInMethodClaims: how the person signed in, as the token says it (docs/protocol.md §3)', () => {
-  it('keeps the row\'s method in signing_method; amr names each method by RFC 8176', () => {
+  it("keeps the row's method in signing_method; amr names each method by RFC 8176", () => {
     expect(signInMethodClaims('bip322', null)).toEqual({ signing_method: 'bip322', amr: ['swk'] });
     expect(signInMethodClaims('email_otp', null)).toEqual({ signing_method: 'email_otp', amr: ['otp'] });
     expect(signInMethodClaims('passkey', null)).toEqual({ signing_method: 'passkey', amr: ['hwk', 'user'] });
@@ -98,8 +98,20 @@ describe('mintSessionJwt', () => {
     const [, payload] = mintSessionJwt(key, full()).split('.');
     expect(JSON.parse(unb64(payload!))).toEqual(full());
     expect(Object.keys(JSON.parse(unb64(payload!)))).toEqual([
-      'iss', 'sub', 'did_oc', 'jti', 'iat', 'exp',
-      'name', 'primary_btc', 'display_identity', 'signing_method', 'amr', 'step_up_at', 'sudo_at', 'merged_from',
+      'iss',
+      'sub',
+      'did_oc',
+      'jti',
+      'iat',
+      'exp',
+      'name',
+      'primary_btc',
+      'display_identity',
+      'signing_method',
+      'amr',
+      'step_up_at',
+      'sudo_at',
+      'merged_from',
     ]);
   });
 
@@ -109,12 +121,17 @@ describe('mintSessionJwt', () => {
   });
 
   it('never writes an e-mail display identity', () => {
-    for (const identity of [{ kind: 'email', value: 'alice@example.com' }, { kind: 'did', value: 'alice@example.com' }]) {
+    for (const identity of [
+      { kind: 'email', value: 'alice@example.com' },
+      { kind: 'did', value: 'alice@example.com' },
+    ]) {
       const payload = JSON.parse(unb64(mintSessionJwt(key, { ...required(), display_identity: identity }).split('.')[1]!));
       expect(payload).not.toHaveProperty('display_identity');
       expect(JSON.stringify(payload)).not.toContain('alice@example.com');
     }
-    const kept = JSON.parse(unb64(mintSessionJwt(key, { ...required(), display_identity: { kind: 'did', value: `did:oc:${SUB}` } }).split('.')[1]!));
+    const kept = JSON.parse(
+      unb64(mintSessionJwt(key, { ...required(), display_identity: { kind: 'did', value: `did:oc:${SUB}` } }).split('.')[1]!),
+    );
     expect(kept.display_identity).toEqual({ kind: 'did', value: `did:oc:${SUB}` });
   });
 

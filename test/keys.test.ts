@@ -128,9 +128,7 @@ describe('verificationKeyFromJwk and publicJwkForConsumers', () => {
 
   it('gives the JSON text for OC_AUTH_PUBLIC_JWK, importable by jose', async () => {
     const text = publicJwkForConsumers(key);
-    expect(text).toBe(
-      `{"kty":"OKP","crv":"Ed25519","x":"${key.publicJwk.x}","kid":"${key.kid}","alg":"EdDSA","use":"sig"}`,
-    );
+    expect(text).toBe(`{"kty":"OKP","crv":"Ed25519","x":"${key.publicJwk.x}","kid":"${key.kid}","alg":"EdDSA","use":"sig"}`);
     await expect(importJWK(JSON.parse(text), 'EdDSA')).resolves.toBeDefined();
   });
 });
@@ -170,10 +168,9 @@ describe('KeyRing', () => {
   });
 
   it('counts a retirement scheduled in the future as not yet retired', () => {
-    const ring = new KeyRing(
-      [{ key: newest, createdAt: new Date(now.getTime() - DAY), retiredAt: new Date(now.getTime() + DAY) }],
-      { now },
-    );
+    const ring = new KeyRing([{ key: newest, createdAt: new Date(now.getTime() - DAY), retiredAt: new Date(now.getTime() + DAY) }], {
+      now,
+    });
     expect(ring.active).toBe(newest);
   });
 
@@ -195,9 +192,7 @@ describe('KeyRing', () => {
 
   it('defaults the overlap to the session lifetime plus a day, and refuses a shorter one', () => {
     expect(DEFAULT_KEY_OVERLAP_SECONDS).toBe(SESSION_LIFETIME_SECONDS + 86_400);
-    expect(() => new KeyRing([{ key: newest, createdAt: now }], { now, overlapSeconds: SESSION_LIFETIME_SECONDS - 1 })).toThrow(
-      RangeError,
-    );
+    expect(() => new KeyRing([{ key: newest, createdAt: now }], { now, overlapSeconds: SESSION_LIFETIME_SECONDS - 1 })).toThrow(RangeError);
     expect(new KeyRing([{ key: newest, createdAt: now }], { now, overlapSeconds: SESSION_LIFETIME_SECONDS }).active).toBe(newest);
   });
 

@@ -68,14 +68,17 @@ describe('layers of src/', () => {
     expect(upward).toEqual([]);
   });
 
-  it('reaches outside src/ only for the type of the session claims, whose one definition is the consumer package\'s', () => {
+  it("reaches outside src/ only for the type of the session claims, whose one definition is the consumer package's", () => {
     const outside: string[] = [];
     for (const file of files) {
       const text = readFileSync(file, 'utf8');
       for (const specifier of localImports(text)) {
         if (!relative(SRC, normalize(join(dirname(file), specifier))).startsWith('..')) continue;
-        const typeOnly = new RegExp(`^import type \\{[^}]*\\} from '${specifier.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&')}';$`, 'm').test(text);
-        const allowed = relative(join(SRC, '..'), normalize(join(dirname(file), specifier))) === join('packages', 'verify', 'src', 'claims.js');
+        const typeOnly = new RegExp(`^import type \\{[^}]*\\} from '${specifier.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&')}';$`, 'm').test(
+          text,
+        );
+        const allowed =
+          relative(join(SRC, '..'), normalize(join(dirname(file), specifier))) === join('packages', 'verify', 'src', 'claims.js');
         if (!typeOnly || !allowed) outside.push(`${relative(SRC, file)} -> ${specifier}`);
       }
     }

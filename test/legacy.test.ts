@@ -32,7 +32,7 @@ describe('signatures made by bitcoinjs-message verify with ours', () => {
       expect(verifySignature({ address: p2pkh(compressed), message: MESSAGE, signature })).toBe('sig_ok_legacy');
       // The header's compression flag selects the key hash: the other P2PKH address of the same key fails.
       expect(verifyLegacy(p2pkh(!compressed), MESSAGE, signature)).toBe(false);
-      expect(verifyLegacy(p2pkh(compressed), MESSAGE + ' ', signature)).toBe(false);
+      expect(verifyLegacy(p2pkh(compressed), `${MESSAGE} `, signature)).toBe(false);
       expect(verifyLegacy(p2pkh(compressed, OTHER_KEY), MESSAGE, signature)).toBe(false);
     });
   }
@@ -72,11 +72,15 @@ describe('refusals', () => {
       const address = addressFromPrivateKey(KEY, type, 'mainnet');
       expect(verifySignature({ address, message: MESSAGE, signature }), type).toBe('sig_unsupported_script');
       const segwitHeader = Buffer.from(bytes);
-      segwitHeader[0] = 39 + (segwitHeader[0]! - 27) % 4;
-      expect(verifySignature({ address, message: MESSAGE, signature: segwitHeader.toString('base64') }), `${type} BIP-137`).toBe('sig_unsupported_script');
+      segwitHeader[0] = 39 + ((segwitHeader[0]! - 27) % 4);
+      expect(verifySignature({ address, message: MESSAGE, signature: segwitHeader.toString('base64') }), `${type} BIP-137`).toBe(
+        'sig_unsupported_script',
+      );
       const outside = Buffer.from(bytes);
       outside[0] = 43;
-      expect(verifySignature({ address, message: MESSAGE, signature: outside.toString('base64') }), `${type} header 43`).toBe('sig_invalid');
+      expect(verifySignature({ address, message: MESSAGE, signature: outside.toString('base64') }), `${type} header 43`).toBe(
+        'sig_invalid',
+      );
     }
     expect(verifySignature({ address: p2pkh(true), message: 'another message', signature })).toBe('sig_invalid');
   });
@@ -111,7 +115,7 @@ describe('refusals', () => {
   it('wrong lengths and encodings', () => {
     expect(verifyLegacy(p2pkh(true), MESSAGE, '')).toBe(false);
     expect(verifyLegacy(p2pkh(true), MESSAGE, signature.slice(0, -4))).toBe(false);
-    expect(verifyLegacy(p2pkh(true), MESSAGE, signature + 'AAAA')).toBe(false);
+    expect(verifyLegacy(p2pkh(true), MESSAGE, `${signature}AAAA`)).toBe(false);
     expect(verifyLegacy(p2pkh(true), MESSAGE, bytes.toString('hex'))).toBe(false);
     expect(verifyLegacy(p2pkh(true), MESSAGE, ` ${signature.slice(1)}`)).toBe(false);
     expect(looksLikeLegacySignature('A'.repeat(88))).toBe(false); // decodes, header 0
@@ -121,7 +125,7 @@ describe('refusals', () => {
   it('a high-S twin is accepted, as Bitcoin Core verifymessage does', () => {
     // Recovery with (r, n - s) and the other parity yields the same key.
     const order = BigInt('0xfffffffffffffffffffffffffffffffebaaedce6af48a03bbfd25e8cd0364141');
-    const s = BigInt('0x' + bytes.subarray(33).toString('hex'));
+    const s = BigInt(`0x${bytes.subarray(33).toString('hex')}`);
     const twin = Buffer.from(bytes);
     Buffer.from((order - s).toString(16).padStart(64, '0'), 'hex').copy(twin, 33);
     twin[0] = 31 + ((twin[0]! - 31) ^ 1);

@@ -9,7 +9,14 @@
 import type { FastifyInstance } from 'fastify';
 import { expect, it } from 'vitest';
 import { newWallet, type Wallet } from './support/auth-client.js';
-import { AuthHarness, expectError, forEachEngine, rosterDidsOf, useMailingAuthHarness, type TimedBrowser } from './support/auth-harness.js';
+import {
+  type AuthHarness,
+  expectError,
+  forEachEngine,
+  rosterDidsOf,
+  useMailingAuthHarness,
+  type TimedBrowser,
+} from './support/auth-harness.js';
 import { SoftwareAuthenticator } from './support/webauthn-authenticator.js';
 
 const FIREFOX = 'Mozilla/5.0 (X11; Linux x86_64; rv:140.0) Gecko/20100101 Firefox/140.0';
@@ -49,7 +56,10 @@ function lifecycleSuite(engine: 'sqlite' | 'postgres'): void {
     expect((await client.post('/api/auth/link/email', { email, code, token: started.body.token })).status).toBe(200);
     const key = new SoftwareAuthenticator({ origin: 'http://localhost:8787' });
     const options = await client.post('/api/auth/webauthn/register/options', { label: 'Desk key' });
-    const added = await client.post('/api/auth/webauthn/register/verify', { challenge_token: options.body.challenge_token, response: key.create(options.body.options) });
+    const added = await client.post('/api/auth/webauthn/register/verify', {
+      challenge_token: options.body.challenge_token,
+      response: key.create(options.body.options),
+    });
     expect(added.status).toBe(200);
     const shop = await client.post('/api/connect/apps', { name: 'Shop' });
     expect(shop.status).toBe(200);
@@ -68,14 +78,17 @@ function lifecycleSuite(engine: 'sqlite' | 'postgres'): void {
     expect(document.sessions).toHaveLength(2);
     expect(document.sessions.filter((row: { current: boolean }) => row.current)).toHaveLength(1);
     expect(document.sessions[0]).toMatchObject({ device: 'Firefox 140 on Linux', network: '198.51.100.0/24', signing_method: 'bip322' });
-    expect(document.keys).toEqual([expect.objectContaining({ id: added.body.credential.id, label: 'Desk key', public_key: expect.any(String) })]);
+    expect(document.keys).toEqual([
+      expect.objectContaining({ id: added.body.credential.id, label: 'Desk key', public_key: expect.any(String) }),
+    ]);
     expect(document.connect_apps).toEqual([expect.objectContaining({ id: shop.body.app.id, name: 'Shop' })]);
     expect(document.activity.map((event: { kind: string }) => event.kind)).toContain('identity_linked');
 
     const text = JSON.stringify(document);
     const rows = await harness.sessionRows(document.account.did_oc.slice('did:oc:'.length));
     for (const row of rows) expect(text).not.toContain(row.token_hash);
-    for (const secret of [shop.body.api_key, code, started.body.token, client.cookie as string, '198.51.100.77']) expect(text).not.toContain(secret);
+    for (const secret of [shop.body.api_key, code, started.body.token, client.cookie as string, '198.51.100.77'])
+      expect(text).not.toContain(secret);
     expect(text).not.toContain('key_hash');
     expect(text).not.toContain('user_handle');
     expect((await client.get('/api/auth/activity?limit=1')).body.events[0].kind).toBe('account_exported');
@@ -157,7 +170,10 @@ function lifecycleSuite(engine: 'sqlite' | 'postgres'): void {
     expectError(await harness.browser(app).signIn(wallet), 403, 'account_disabled');
     expectError(await roster.post('/api/auth/switch', { did_oc: did }), 403, 'account_disabled');
 
-    expect(await harness.store.setAccountDisabled(accountId, false, harness.clock.ms)).toMatchObject({ changed: true, revoked_sessions: 0 });
+    expect(await harness.store.setAccountDisabled(accountId, false, harness.clock.ms)).toMatchObject({
+      changed: true,
+      revoked_sessions: 0,
+    });
     const back = await signedIn(wallet, harness.browser(app));
     expect(await didOf(back)).toBe(did);
   });

@@ -80,7 +80,10 @@ describe('log sink', () => {
       if (sink.flushSync(10)) break;
     }
     received += readAvailable();
-    const lines = received.trim().split('\n').map((text) => JSON.parse(text) as { n?: number; msg: string });
+    const lines = received
+      .trim()
+      .split('\n')
+      .map((text) => JSON.parse(text) as { n?: number; msg: string });
     const kept = lines.filter((entry) => entry.n !== undefined).map((entry) => entry.n!);
     // What the pipe took plus the backlog, never the whole 5 MB.
     expect(received.length).toBeLessThan(1024 * 1024 + backlogBytes + 1_000);

@@ -12,7 +12,15 @@
 import type { FastifyInstance } from 'fastify';
 import { describe, expect, it } from 'vitest';
 import { newWallet, type Reply, type Wallet } from './support/auth-client.js';
-import { AuthHarness, expectError, forEachEngine, LOCAL_ORIGIN, rosterDidsOf, type TimedBrowser, useMailingAuthHarness } from './support/auth-harness.js';
+import {
+  type AuthHarness,
+  expectError,
+  forEachEngine,
+  LOCAL_ORIGIN,
+  rosterDidsOf,
+  type TimedBrowser,
+  useMailingAuthHarness,
+} from './support/auth-harness.js';
 import { SECOND } from './support/clock.js';
 import { SoftwareAuthenticator } from './support/webauthn-authenticator.js';
 
@@ -49,11 +57,16 @@ function mergeTakeoverSuite(engine: 'sqlite' | 'postgres'): void {
 
   async function passkeySignIn(client: TimedBrowser, authenticator: SoftwareAuthenticator): Promise<Reply> {
     const options = ok(await client.post('/api/auth/passkey/options'));
-    return client.post('/api/auth/passkey/signin', { challenge_token: options.body.challenge_token, response: authenticator.get(options.body.options) });
+    return client.post('/api/auth/passkey/signin', {
+      challenge_token: options.body.challenge_token,
+      response: authenticator.get(options.body.options),
+    });
   }
 
   /** B as the planter leaves it: the shared e-mail, the planter's wallet, a sign-in passkey and a Connect app. */
-  async function plantedAccount(email: string): Promise<{ b: { did: string; id: string }; planterWallet: Wallet; passkey: SoftwareAuthenticator; planter: TimedBrowser }> {
+  async function plantedAccount(
+    email: string,
+  ): Promise<{ b: { did: string; id: string }; planterWallet: Wallet; passkey: SoftwareAuthenticator; planter: TimedBrowser }> {
     const planter = browser();
     const b = await signInByEmail(planter, email);
     ok(await planter.post('/api/auth/sudo', await emailProof(planter, email)));
@@ -61,7 +74,13 @@ function mergeTakeoverSuite(engine: 'sqlite' | 'postgres'): void {
     ok(await planter.post('/api/auth/link/btc', await planter.prove(planterWallet, 'link')));
     const passkey = new SoftwareAuthenticator({ origin: LOCAL_ORIGIN });
     const options = ok(await planter.post('/api/auth/webauthn/register/options', { sign_in: true }));
-    ok(await planter.post('/api/auth/webauthn/register/verify', { challenge_token: options.body.challenge_token, response: passkey.create(options.body.options), label: 'Planted key' }));
+    ok(
+      await planter.post('/api/auth/webauthn/register/verify', {
+        challenge_token: options.body.challenge_token,
+        response: passkey.create(options.body.options),
+        label: 'Planted key',
+      }),
+    );
     ok(await planter.post('/api/connect/apps', { name: 'Planted app' }));
     // The planter's passkey and wallet work on B before the merge.
     expect((await passkeySignIn(browser(), passkey)).body.account.did_oc).toBe(b.did);
@@ -99,7 +118,9 @@ function mergeTakeoverSuite(engine: 'sqlite' | 'postgres'): void {
     expect(merged.body.merged.removed.identities.map((identity: { value: string }) => identity.value)).toEqual([planterWallet.address]);
     expect(merged.body.merged.removed.security_keys.map((key: { name: string }) => key.name)).toEqual(['Planted key']);
     expect(merged.body.merged.removed.apps.map((held: { name: string }) => held.name)).toEqual(['Planted app']);
-    expect((merged.body.identities as Array<{ value: string }>).map((identity) => identity.value).sort()).toEqual([wallet.address, email].sort());
+    expect((merged.body.identities as Array<{ value: string }>).map((identity) => identity.value).sort()).toEqual(
+      [wallet.address, email].sort(),
+    );
 
     // The planter's passkey is gone; its wallet makes an account of its own, with no way to V.
     expect((await passkeySignIn(browser(), passkey)).status).not.toBe(200);
@@ -117,7 +138,9 @@ function mergeTakeoverSuite(engine: 'sqlite' | 'postgres'): void {
 
     // V's activity records exactly what arrived and what was removed.
     const activity = ok(await client.get('/api/auth/activity'));
-    const event = (activity.body.events as Array<{ kind: string; detail: Record<string, unknown> }>).find((entry) => entry.kind === 'account_merged');
+    const event = (activity.body.events as Array<{ kind: string; detail: Record<string, unknown> }>).find(
+      (entry) => entry.kind === 'account_merged',
+    );
     expect(event?.detail).toMatchObject({
       merged_from: b.did,
       identities: [`email:${email}`],
@@ -144,8 +167,15 @@ function mergeTakeoverSuite(engine: 'sqlite' | 'postgres'): void {
     );
     expect((await harness.store.findAccount(b.id))?.merged_into).toBeNull();
 
-    const merged = ok(await client.post('/api/auth/link/email', { ...(await emailProof(client, email)), confirm_transfer: { identities: [walletId], apps: [appId] } }));
-    expect(merged.body.merged.moved.identities.map((identity: { value: string }) => identity.value).sort()).toEqual([email, planterWallet.address].sort());
+    const merged = ok(
+      await client.post('/api/auth/link/email', {
+        ...(await emailProof(client, email)),
+        confirm_transfer: { identities: [walletId], apps: [appId] },
+      }),
+    );
+    expect(merged.body.merged.moved.identities.map((identity: { value: string }) => identity.value).sort()).toEqual(
+      [email, planterWallet.address].sort(),
+    );
     expect(merged.body.merged.moved.apps.map((held: { name: string }) => held.name)).toEqual(['Planted app']);
     expect(merged.body.merged.removed.security_keys.map((key: { name: string }) => key.name)).toEqual(['Planted key']);
     expect((await harness.store.listConnectApps(v.id)).map((held) => held.name)).toEqual(['Planted app']);
@@ -160,7 +190,11 @@ function mergeTakeoverSuite(engine: 'sqlite' | 'postgres'): void {
       const { client, v } = await victimAccount();
 
       expectError(await client.post('/api/auth/link/btc', await client.prove(held, 'link')), 403, 'account_disabled');
-      expectError(await client.post('/api/auth/link/btc', { ...(await client.prove(held, 'link')), confirm_transfer: true }), 403, 'account_disabled');
+      expectError(
+        await client.post('/api/auth/link/btc', { ...(await client.prove(held, 'link')), confirm_transfer: true }),
+        403,
+        'account_disabled',
+      );
       expect((await harness.store.findAccount(b.id))?.merged_into).toBeNull();
       expect((await harness.store.findAccountByIdentity('btc', held.address))?.id).toBe(b.id);
       expect((await harness.store.transferHoldings(v.id))!.identities.map((identity) => identity.value)).not.toContain(held.address);
@@ -174,7 +208,11 @@ function mergeTakeoverSuite(engine: 'sqlite' | 'postgres'): void {
       const b = await signInByEmail(browser(), email);
       await harness.store.setAccountDisabled(b.id, true, harness.clock.ms);
       const { client } = await victimAccount();
-      expectError(await client.post('/api/auth/link/email', { ...(await emailProof(client, email)), confirm_transfer: true }), 403, 'account_disabled');
+      expectError(
+        await client.post('/api/auth/link/email', { ...(await emailProof(client, email)), confirm_transfer: true }),
+        403,
+        'account_disabled',
+      );
       expect((await harness.store.findAccount(b.id))?.merged_into).toBeNull();
     });
   });

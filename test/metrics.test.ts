@@ -46,7 +46,9 @@ function parseExposition(text: string): { types: Map<string, string>; samples: S
     const sample = /^([a-zA-Z_:][a-zA-Z0-9_:]*)(\{(.*)\})? (-?[0-9.e+-]+|\+Inf|-Inf|NaN)$/.exec(line);
     expect(sample, `not a valid line: ${JSON.stringify(line)}`).not.toBeNull();
     const name = sample![1]!;
-    const family = [...types.keys()].find((declared) => name === declared || (types.get(declared) === 'histogram' && /^(.*)_(bucket|sum|count)$/.exec(name)?.[1] === declared));
+    const family = [...types.keys()].find(
+      (declared) => name === declared || (types.get(declared) === 'histogram' && /^(.*)_(bucket|sum|count)$/.exec(name)?.[1] === declared),
+    );
     expect(family, `sample ${name} has no # TYPE before it`).toBeDefined();
     const labels: Record<string, string> = {};
     const labelText = sample![3] ?? '';
@@ -67,8 +69,9 @@ function parseExposition(text: string): { types: Map<string, string>; samples: S
   return { types, samples };
 }
 
-function valueOf(samples: readonly Sample[], name: string, labels: Record<string, string> = {}): number | undefined {
-  return samples.find((sample) => sample.name === name && Object.entries(labels).every(([key, value]) => sample.labels[key] === value))?.value;
+function sampleValue(samples: readonly Sample[], name: string, labels: Record<string, string> = {}): number | undefined {
+  return samples.find((sample) => sample.name === name && Object.entries(labels).every(([key, value]) => sample.labels[key] === value))
+    ?.value;
 }
 
 const apps: FastifyInstance[] = [];
@@ -76,7 +79,10 @@ afterEach(async () => {
   await Promise.all(apps.splice(0).map((app) => app.close()));
 });
 
-async function appWithMetrics(env: Record<string, string> = {}, deps: Parameters<typeof testApp>[1] = {}): Promise<{ app: FastifyInstance; scrape: () => Promise<{ types: Map<string, string>; samples: Sample[] }> }> {
+async function appWithMetrics(
+  env: Record<string, string> = {},
+  deps: Parameters<typeof testApp>[1] = {},
+): Promise<{ app: FastifyInstance; scrape: () => Promise<{ types: Map<string, string>; samples: Sample[] }> }> {
   const port = await freePort();
   const app = await testApp({ METRICS_PORT: String(port), HOST: '127.0.0.1', ...env }, deps);
   apps.push(app);
@@ -142,13 +148,13 @@ describe('the text format', () => {
     expect(text).toContain('# HELP demo_total Help with a \\\\ backslash\\nand a new line.');
     expect(text).toContain('demo_total{label="a \\"quoted\\"\\\\ value\\nwith a line"} 2');
     const { samples } = parseExposition(text);
-    expect(valueOf(samples, 'demo_total')).toBe(2);
+    expect(sampleValue(samples, 'demo_total')).toBe(2);
     expect(samples.find((sample) => sample.name === 'demo_total')!.labels.label).toBe('a "quoted"\\ value\nwith a line');
-    expect(valueOf(samples, 'demo_seconds_bucket', { le: '0.1' })).toBe(1);
-    expect(valueOf(samples, 'demo_seconds_bucket', { le: '1' })).toBe(2);
-    expect(valueOf(samples, 'demo_seconds_bucket', { le: '+Inf' })).toBe(3);
-    expect(valueOf(samples, 'demo_seconds_count')).toBe(3);
-    expect(valueOf(samples, 'demo_seconds_sum')).toBeCloseTo(5.55);
+    expect(sampleValue(samples, 'demo_seconds_bucket', { le: '0.1' })).toBe(1);
+    expect(sampleValue(samples, 'demo_seconds_bucket', { le: '1' })).toBe(2);
+    expect(sampleValue(samples, 'demo_seconds_bucket', { le: '+Inf' })).toBe(3);
+    expect(sampleValue(samples, 'demo_seconds_count')).toBe(3);
+    expect(sampleValue(samples, 'demo_seconds_sum')).toBeCloseTo(5.55);
     expect(() => registry.counter('demo_total', 'again')).toThrow(/twice/);
     expect(() => registry.counter('bad name', 'x')).toThrow(/invalid metric name/);
   });
@@ -166,14 +172,14 @@ describe('the counters move', () => {
     await app.inject({ method: 'GET', url: '/no/such/path/a' });
     await app.inject({ method: 'GET', url: '/no/such/path/b' });
     const { samples } = await scrape();
-    expect(valueOf(samples, 'oc_http_requests_total', { method: 'GET', route: '/api/auth/jwks', status: '200' })).toBe(2);
-    expect(valueOf(samples, 'oc_http_requests_total', { method: 'GET', route: '/api/auth/me', status: '401' })).toBe(1);
-    expect(valueOf(samples, 'oc_http_requests_total', { method: 'GET', route: 'unmatched', status: '404' })).toBe(2);
-    expect(valueOf(samples, 'oc_http_request_duration_seconds_count', { route: '/api/auth/jwks', status: '200' })).toBe(2);
-    expect(valueOf(samples, 'oc_http_request_duration_seconds_bucket', { route: '/api/auth/jwks', le: '+Inf' })).toBe(2);
+    expect(sampleValue(samples, 'oc_http_requests_total', { method: 'GET', route: '/api/auth/jwks', status: '200' })).toBe(2);
+    expect(sampleValue(samples, 'oc_http_requests_total', { method: 'GET', route: '/api/auth/me', status: '401' })).toBe(1);
+    expect(sampleValue(samples, 'oc_http_requests_total', { method: 'GET', route: 'unmatched', status: '404' })).toBe(2);
+    expect(sampleValue(samples, 'oc_http_request_duration_seconds_count', { route: '/api/auth/jwks', status: '200' })).toBe(2);
+    expect(sampleValue(samples, 'oc_http_request_duration_seconds_bucket', { route: '/api/auth/jwks', le: '+Inf' })).toBe(2);
     expect(samples.some((sample) => sample.labels.route?.includes('/no/such'))).toBe(false);
-    expect(valueOf(samples, 'oc_build_info')).toBe(1);
-    expect(valueOf(samples, 'process_resident_memory_bytes')).toBeGreaterThan(0);
+    expect(sampleValue(samples, 'oc_build_info')).toBe(1);
+    expect(sampleValue(samples, 'process_resident_memory_bytes')).toBeGreaterThan(0);
   });
 
   it('sign-ins by path', async () => {
@@ -184,21 +190,25 @@ describe('the counters move', () => {
     const refused = await new Browser(app).post('/api/auth/signin', { message: 'x', signature: 'y', nonce: 'z' });
     expect(refused.status).toBe(401);
     const { samples } = await scrape();
-    expect(valueOf(samples, 'oc_signins_total', { method: 'bip322' })).toBe(2);
+    expect(sampleValue(samples, 'oc_signins_total', { method: 'bip322' })).toBe(2);
   });
 
   it('rate-limit rejections by class, and Redis failures by mode', async () => {
-    const { app, scrape } = await appWithMetrics({ REDIS_URL: await closedRedisUrl(), RATE_LIMIT_READ_PER_MIN: '1', RATE_LIMIT_AUTH_PER_MIN: '5' });
+    const { app, scrape } = await appWithMetrics({
+      REDIS_URL: await closedRedisUrl(),
+      RATE_LIMIT_READ_PER_MIN: '1',
+      RATE_LIMIT_AUTH_PER_MIN: '5',
+    });
     await app.inject({ method: 'GET', url: '/api/auth/jwks' });
     await app.inject({ method: 'GET', url: '/api/auth/jwks' });
     await app.inject({ method: 'GET', url: '/api/auth/jwks' });
     await app.inject({ method: 'POST', url: '/api/auth/signin', payload: {}, headers: { origin: 'http://localhost:8787' } });
     const { samples } = await scrape();
-    expect(valueOf(samples, 'oc_rate_limited_total', { class: 'read' })).toBe(2);
-    expect(valueOf(samples, 'oc_rate_limit_store_failures_total', { mode: 'open' })).toBe(3);
-    expect(valueOf(samples, 'oc_rate_limit_store_failures_total', { mode: 'closed' })).toBe(1);
-    expect(valueOf(samples, 'oc_redis_errors_total', { use: 'rate_limit' })).toBe(4);
-    expect(valueOf(samples, 'oc_redis_up')).toBe(0);
+    expect(sampleValue(samples, 'oc_rate_limited_total', { class: 'read' })).toBe(2);
+    expect(sampleValue(samples, 'oc_rate_limit_store_failures_total', { mode: 'open' })).toBe(3);
+    expect(sampleValue(samples, 'oc_rate_limit_store_failures_total', { mode: 'closed' })).toBe(1);
+    expect(sampleValue(samples, 'oc_redis_errors_total', { use: 'rate_limit' })).toBe(4);
+    expect(sampleValue(samples, 'oc_redis_up')).toBe(0);
   });
 });
 
@@ -212,10 +222,21 @@ describe('check cache, relays and chain', () => {
   beforeAll(async () => {
     esplora = await startEsploraFake({ tipHeight: 1000 });
     esplora.setUtxos(address, [
-      { txid: 'ab'.repeat(32), vout: 0, value: 100_000, status: { confirmed: true, block_height: 900, block_time: NOW.getTime() / 1000 - 40 * 86_400 } },
+      {
+        txid: 'ab'.repeat(32),
+        vout: 0,
+        value: 100_000,
+        status: { confirmed: true, block_height: 900, block_time: NOW.getTime() / 1000 - 40 * 86_400 },
+      },
     ]);
     relay = await startNostrRelay();
-    const message = buildAttestationMessage({ address, identities: [], nonce: randomBytes(16).toString('hex'), issuedAt: '2026-05-01T00:00:00Z', extensions: {} });
+    const message = buildAttestationMessage({
+      address,
+      identities: [],
+      nonce: randomBytes(16).toString('hex'),
+      issuedAt: '2026-05-01T00:00:00Z',
+      extensions: {},
+    });
     const envelope = buildEnvelope({
       message,
       signature: signBip322({ privateKey: key, address, message }),
@@ -234,17 +255,20 @@ describe('check cache, relays and chain', () => {
   });
 
   it('hits and misses of /api/check, answered relay queries, chain look-ups', async () => {
-    const { app, scrape } = await appWithMetrics({ ESPLORA_URLS: esplora.url, NOSTR_RELAYS: relay.url }, { now: () => NOW, relayTimeoutMs: 500 });
+    const { app, scrape } = await appWithMetrics(
+      { ESPLORA_URLS: esplora.url, NOSTR_RELAYS: relay.url },
+      { now: () => NOW, relayTimeoutMs: 500 },
+    );
     const first = await app.inject({ method: 'GET', url: `/api/check?addr=${address}` });
     expect(first.statusCode).toBe(200);
     expect(first.headers['x-cache']).toBe('miss');
     expect((await app.inject({ method: 'GET', url: `/api/check?addr=${address}` })).headers['x-cache']).toBe('hit');
     expect((await app.inject({ method: 'GET', url: `/api/check?addr=${address}&min_sats=5` })).headers['x-cache']).toBe('hit');
     const { samples } = await scrape();
-    expect(valueOf(samples, 'oc_check_cache_total', { result: 'miss' })).toBe(1);
-    expect(valueOf(samples, 'oc_check_cache_total', { result: 'hit' })).toBe(2);
-    expect(valueOf(samples, 'oc_relay_queries_total', { result: 'answered' })).toBe(1);
-    expect(valueOf(samples, 'oc_chain_queries_total', { result: 'ok' })).toBe(1);
+    expect(sampleValue(samples, 'oc_check_cache_total', { result: 'miss' })).toBe(1);
+    expect(sampleValue(samples, 'oc_check_cache_total', { result: 'hit' })).toBe(2);
+    expect(sampleValue(samples, 'oc_relay_queries_total', { result: 'answered' })).toBe(1);
+    expect(sampleValue(samples, 'oc_chain_queries_total', { result: 'ok' })).toBe(1);
   });
 
   it('relays_unavailable and chain_unavailable', async () => {
@@ -255,13 +279,16 @@ describe('check cache, relays and chain', () => {
     const discover = await noRelays.app.inject({ method: 'GET', url: `/api/discover?addr=${address}` });
     expect(discover.json().warnings).toEqual(['relays_unavailable']);
     const relaysDown = await noRelays.scrape();
-    expect(valueOf(relaysDown.samples, 'oc_relay_queries_total', { result: 'relays_unavailable' })).toBe(2);
-    expect(valueOf(relaysDown.samples, 'oc_http_requests_total', { route: '/api/check', status: '503' })).toBe(1);
+    expect(sampleValue(relaysDown.samples, 'oc_relay_queries_total', { result: 'relays_unavailable' })).toBe(2);
+    expect(sampleValue(relaysDown.samples, 'oc_http_requests_total', { route: '/api/check', status: '503' })).toBe(1);
 
-    const noChain = await appWithMetrics({ ESPLORA_URLS: await closedPortUrl(), NOSTR_RELAYS: relay.url }, { now: () => NOW, relayTimeoutMs: 500 });
+    const noChain = await appWithMetrics(
+      { ESPLORA_URLS: await closedPortUrl(), NOSTR_RELAYS: relay.url },
+      { now: () => NOW, relayTimeoutMs: 500 },
+    );
     const answer = await noChain.app.inject({ method: 'GET', url: `/api/check?addr=${address}` });
     expect(answer.json().reasons).toEqual(['chain_unavailable']);
     const chainDown = await noChain.scrape();
-    expect(valueOf(chainDown.samples, 'oc_chain_queries_total', { result: 'chain_unavailable' })).toBe(1);
+    expect(sampleValue(chainDown.samples, 'oc_chain_queries_total', { result: 'chain_unavailable' })).toBe(1);
   });
 });

@@ -154,7 +154,12 @@ describe.skipIf(skip !== undefined)('two instances behave as one', () => {
     const address = addressFromPrivateKey(key, 'p2wpkh', 'mainnet');
     const nowSeconds = Math.floor(Date.now() / 1000);
     esplora.setUtxos(address, [
-      { txid: 'cd'.repeat(32), vout: 0, value: 500_000, status: { confirmed: true, block_height: 900, block_hash: '00'.repeat(32), block_time: nowSeconds - 60 * 86_400 } },
+      {
+        txid: 'cd'.repeat(32),
+        vout: 0,
+        value: 500_000,
+        status: { confirmed: true, block_height: 900, block_hash: '00'.repeat(32), block_time: nowSeconds - 60 * 86_400 },
+      },
     ]);
     const issuedAt = new Date(Date.now() - 86_400_000).toISOString().replace(/\.\d{3}Z$/, 'Z');
     const message = buildAttestationMessage({ address, identities: [], nonce: randomBytes(16).toString('hex'), issuedAt, extensions: {} });
@@ -201,13 +206,22 @@ describe.skipIf(skip !== undefined)('two instances behave as one', () => {
       expiresAt: undefined,
     });
     relay.publishRaw(finalizeEvent(buildAttestationEvent(envelope, new Date()), generateSecretKey()));
-    esplora.setUtxos(address, [{ txid: 'ef'.repeat(32), vout: 0, value: 1000, status: { confirmed: true, block_height: 990, block_time: Math.floor(Date.now() / 1000) } }]);
+    esplora.setUtxos(address, [
+      {
+        txid: 'ef'.repeat(32),
+        vout: 0,
+        value: 1000,
+        status: { confirmed: true, block_height: 990, block_time: Math.floor(Date.now() / 1000) },
+      },
+    ]);
     // Slow chain, so every request arrives while the first look-up runs.
     esplora.setDelay(300);
     esplora.resetRequests();
     const relayRequestsBefore = relay.requestCount;
     try {
-      const answers = await Promise.all(Array.from({ length: 20 }, (_, i) => browser().get(i % 2 === 0 ? a.url : b.url, `/api/check?addr=${address}`)));
+      const answers = await Promise.all(
+        Array.from({ length: 20 }, (_, i) => browser().get(i % 2 === 0 ? a.url : b.url, `/api/check?addr=${address}`)),
+      );
       for (const answer of answers) expectOk(answer, 'concurrent check');
       expect(esplora.requests.utxo).toBe(1);
       expect(relay.requestCount - relayRequestsBefore).toBe(1);
@@ -234,7 +248,14 @@ describe.skipIf(skip !== undefined)('two instances behave as one', () => {
       const jar = new HttpBrowser(PUBLIC_URL, user.browser.ip);
       jar.cookie = cookiesBefore.get(user);
       jar.binding = bindings.get(user);
-      return { user, jar, reply: jar.submit(a.url, proof, { add: true }).then((reply) => reply, (error: unknown) => error) };
+      return {
+        user,
+        jar,
+        reply: jar.submit(a.url, proof, { add: true }).then(
+          (reply) => reply,
+          (error: unknown) => error,
+        ),
+      };
     });
     // Kill A once a few sign-ins succeeded, with the rest in flight.
     let succeededSoFar = 0;

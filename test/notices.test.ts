@@ -17,7 +17,8 @@ import { extractCode, startSmtpServer, type ReceivedMail, type TestSmtpServer } 
 import { formatUtc } from '../src/i18n/index.js';
 
 const FIREFOX = 'Mozilla/5.0 (X11; Linux x86_64; rv:140.0) Gecko/20100101 Firefox/140.0';
-const IPHONE = 'Mozilla/5.0 (iPhone; CPU iPhone OS 18_1 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/18.1 Mobile/15E148 Safari/604.1';
+const IPHONE =
+  'Mozilla/5.0 (iPhone; CPU iPhone OS 18_1 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/18.1 Mobile/15E148 Safari/604.1';
 
 describe('new sign-in notices over SMTP', () => {
   let smtp: TestSmtpServer;
@@ -51,7 +52,10 @@ describe('new sign-in notices over SMTP', () => {
     const started = await client.post('/api/auth/email-otp/start', { email });
     expect(started.status).toBe(200);
     const mail = await smtp.waitForMessage(
-      (received) => received.envelope.to.includes(email) && smtp.messages().indexOf(received) >= before && (received.subject ?? '').includes('sign-in code'),
+      (received) =>
+        received.envelope.to.includes(email) &&
+        smtp.messages().indexOf(received) >= before &&
+        (received.subject ?? '').includes('sign-in code'),
     );
     const verified = await client.post('/api/auth/email-otp/verify', { email, code: extractCode(mail), token: started.body.token });
     expect(verified.status, JSON.stringify(verified.body)).toBe(200);
@@ -73,7 +77,9 @@ describe('new sign-in notices over SMTP', () => {
     expect(notices(email)).toHaveLength(0);
 
     await signInByEmail(browser(app, FIREFOX, '198.51.100.77'), email);
-    const mail = await smtp.waitForMessage((received) => received.envelope.to.includes(email) && (received.subject ?? '').startsWith('New sign-in'));
+    const mail = await smtp.waitForMessage(
+      (received) => received.envelope.to.includes(email) && (received.subject ?? '').startsWith('New sign-in'),
+    );
     expect(mail.subject).toBe('New sign-in to localhost:8787');
     expect(mail.text).toContain('Firefox 140 on Linux');
     expect(mail.text).toContain('198.51.100.0/24');
@@ -122,7 +128,9 @@ describe('new sign-in notice parts', () => {
     expect(german.text).toContain('ein E-Mail-Code');
     expect(german.text).toContain(formatUtc(at, 'de'));
     expect(german.html).toContain('<html lang="de">');
-    expect(composeSignInNotice({ method: 'passkey', device: null, network: null }, at, 'https://a.example').text).toContain('an unknown device');
+    expect(composeSignInNotice({ method: 'passkey', device: null, network: null }, at, 'https://a.example').text).toContain(
+      'an unknown device',
+    );
   });
 
   it('reports a mail failure by its code, sends to at most three addresses, and never throws', async () => {
@@ -138,9 +146,26 @@ describe('new sign-in notice parts', () => {
     const identity = (value: string, kind = 'email') => ({ id: value, account_id: 'a', kind, value, verified: true, created_at: 0 });
     const notices = new SignInNotices({
       store: {
-        findAccount: async () => ({ id: 'a', kind: 'federated' as const, display_name: null, display_identity_kind: null, primary_btc: null, merged_into: null, created_at: 0, updated_at: 0, disabled_at: null, deleted_at: null }),
+        findAccount: async () => ({
+          id: 'a',
+          kind: 'federated' as const,
+          display_name: null,
+          display_identity_kind: null,
+          primary_btc: null,
+          merged_into: null,
+          created_at: 0,
+          updated_at: 0,
+          disabled_at: null,
+          deleted_at: null,
+        }),
         listIdentities: async () =>
-          [identity('bc1qexample', 'btc'), identity('a@example.org'), identity('b@example.org'), identity('c@example.org'), identity('d@example.org')] as never,
+          [
+            identity('bc1qexample', 'btc'),
+            identity('a@example.org'),
+            identity('b@example.org'),
+            identity('c@example.org'),
+            identity('d@example.org'),
+          ] as never,
         listActivity: async () => [],
       },
       mailer,
@@ -155,7 +180,11 @@ describe('new sign-in notice parts', () => {
     expect(errors).toHaveLength(1);
 
     const broken = new SignInNotices({
-      store: { findAccount: async () => Promise.reject(new Error('db down')), listIdentities: async () => [], listActivity: async () => [] },
+      store: {
+        findAccount: async () => Promise.reject(new Error('db down')),
+        listIdentities: async () => [],
+        listActivity: async () => [],
+      },
       mailer,
       publicUrl: 'https://auth.example.com',
       now: () => new Date(),

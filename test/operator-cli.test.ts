@@ -17,7 +17,7 @@ import { runOperatorCommand, type OperatorIo } from '../src/cli/operator.js';
 import { UsageError } from '../src/cli/usage.js';
 import { DatabaseMissingError, openStore } from '../src/storage/index.js';
 import { newWallet } from './support/auth-client.js';
-import { AuthHarness, expectError, forEachEngine, useAuthHarness } from './support/auth-harness.js';
+import { type AuthHarness, expectError, forEachEngine, useAuthHarness } from './support/auth-harness.js';
 import { createTestDatabase, postgresTestUrl } from './support/databases.js';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
@@ -48,7 +48,8 @@ function operatorSuite(engine: 'sqlite' | 'postgres'): void {
     app = built;
   });
 
-  const run = (argv: string[], io: Captured) => runOperatorCommand(argv, { store: harness.store, io, now: harness.clock.now, publicUrl: 'http://localhost:8787' });
+  const run = (argv: string[], io: Captured) =>
+    runOperatorCommand(argv, { store: harness.store, io, now: harness.clock.now, publicUrl: 'http://localhost:8787' });
 
   async function account(): Promise<{ did: string; wallet: ReturnType<typeof newWallet>; client: ReturnType<AuthHarness['browser']> }> {
     const wallet = newWallet();
@@ -99,7 +100,12 @@ function operatorSuite(engine: 'sqlite' | 'postgres'): void {
     expect((await harness.browser(app).signIn(wallet)).status).toBe(200);
     io = capture();
     expect(await run(['activity', '--account', did, '--json'], io)).toBe(0);
-    expect(JSON.parse(io.lines.join('\n')).map((event: { kind: string }) => event.kind)).toEqual(['signin', 'account_enabled', 'account_disabled', 'signin']);
+    expect(JSON.parse(io.lines.join('\n')).map((event: { kind: string }) => event.kind)).toEqual([
+      'signin',
+      'account_enabled',
+      'account_disabled',
+      'signin',
+    ]);
     io = capture();
     expect(await run(['activity', '--account', did, '--limit', '2'], io)).toBe(0);
     expect(io.lines).toHaveLength(2);
@@ -120,7 +126,9 @@ function operatorSuite(engine: 'sqlite' | 'postgres'): void {
     expect(await run(['accounts', 'delete', did], io)).toBe(0);
     expect(io.lines).toEqual([`deleted ${did}: 1 identity(ies), 0 session(s) revoked, 0 key(s), 0 Connect app(s)`]);
     const id = did.slice('did:oc:'.length);
-    expect((await harness.store.listActivity(id, { limit: 5 })).map((event) => [event.kind, event.detail['by']])).toEqual([['account_deleted', 'operator']]);
+    expect((await harness.store.listActivity(id, { limit: 5 })).map((event) => [event.kind, event.detail.by])).toEqual([
+      ['account_deleted', 'operator'],
+    ]);
     io = capture();
     expect(await run(['accounts', 'delete', did, '--yes'], io)).toBe(1);
     expect(io.errors[0]).toMatch(/^did:oc:[0-9a-f]{32} is deleted \d{4}-.*; nothing to delete$/);
@@ -129,7 +137,16 @@ function operatorSuite(engine: 'sqlite' | 'postgres'): void {
   });
 
   it('refuses bad command lines as usage errors, and unknown accounts with 1', async () => {
-    for (const argv of [['accounts'], ['accounts', 'frob'], ['accounts', 'disable'], ['accounts', 'disable', 'did:oc:xyz'], ['sessions', 'revoke'], ['activity', '--account', 'ab'.repeat(16), '--limit', '0'], ['accounts', 'show', 'a', 'b'], ['accounts', 'show', 'not an@address']]) {
+    for (const argv of [
+      ['accounts'],
+      ['accounts', 'frob'],
+      ['accounts', 'disable'],
+      ['accounts', 'disable', 'did:oc:xyz'],
+      ['sessions', 'revoke'],
+      ['activity', '--account', 'ab'.repeat(16), '--limit', '0'],
+      ['accounts', 'show', 'a', 'b'],
+      ['accounts', 'show', 'not an@address'],
+    ]) {
       await expect(run(argv, capture()), argv.join(' ')).rejects.toBeInstanceOf(UsageError);
     }
     const io = capture();

@@ -114,7 +114,9 @@ describe('packaging', () => {
 
   it('@oc-host/verify stands alone: it never reaches into the service', () => {
     const reaching = sourceFiles('packages/verify/src').filter((file) =>
-      runtimeSpecifiers(readFileSync(join(ROOT, file), 'utf8')).some((specifier) => specifier.includes('../../') || specifier.startsWith('oc-host')),
+      runtimeSpecifiers(readFileSync(join(ROOT, file), 'utf8')).some(
+        (specifier) => specifier.includes('../../') || specifier.startsWith('oc-host'),
+      ),
     );
     expect(reaching).toEqual([]);
   });
@@ -140,7 +142,13 @@ function packVerify(checkout: string): PackResult {
   const result = spawnSync('npm', ['pack', '-w', '@oc-host/verify', '--json', '--pack-destination', out], {
     cwd: checkout,
     encoding: 'utf8',
-    env: { ...process.env, npm_config_offline: 'true', npm_config_update_notifier: 'false', npm_config_audit: 'false', npm_config_fund: 'false' },
+    env: {
+      ...process.env,
+      npm_config_offline: 'true',
+      npm_config_update_notifier: 'false',
+      npm_config_audit: 'false',
+      npm_config_fund: 'false',
+    },
     timeout: 60_000,
   });
   return { status: result.status, stdout: result.stdout, stderr: result.stderr };
@@ -176,11 +184,16 @@ describe('@oc-host/verify packs from a clean checkout (packages/verify/README.md
     symlinkSync(join(ROOT, 'node_modules'), join(checkout, 'node_modules'), 'dir');
     const result = packVerify(checkout);
     expect(result.status, result.stderr).toBe(0);
-    const [packed] = JSON.parse(result.stdout.slice(result.stdout.indexOf('['))) as Array<{ filename: string; files: Array<{ path: string }> }>;
+    const [packed] = JSON.parse(result.stdout.slice(result.stdout.indexOf('['))) as Array<{
+      filename: string;
+      files: Array<{ path: string }>;
+    }>;
     expect(readdirSync(join(checkout, 'out'))).toEqual([packed!.filename]);
     const files = packed!.files.map((file) => file.path).sort();
 
-    const modules = readdirSync(join(ROOT, 'packages/verify/src')).filter((name) => name.endsWith('.ts')).map((name) => name.slice(0, -3));
+    const modules = readdirSync(join(ROOT, 'packages/verify/src'))
+      .filter((name) => name.endsWith('.ts'))
+      .map((name) => name.slice(0, -3));
     expect(modules.length).toBeGreaterThan(5);
     const expected = ['README.md', 'package.json', ...modules.flatMap((name) => [`dist/${name}.d.ts`, `dist/${name}.js`])].sort();
     expect(files).toEqual(expected);
@@ -191,7 +204,11 @@ describe('@oc-host/verify packs from a clean checkout (packages/verify/README.md
       types: string;
       exports: Record<string, string | Record<string, string>>;
     };
-    const targets = [manifest.main, manifest.types, ...Object.values(manifest.exports).flatMap((entry) => (typeof entry === 'string' ? [entry] : Object.values(entry)))];
+    const targets = [
+      manifest.main,
+      manifest.types,
+      ...Object.values(manifest.exports).flatMap((entry) => (typeof entry === 'string' ? [entry] : Object.values(entry))),
+    ];
     expect(targets.map((target) => normalize(target)).filter((target) => !files.includes(target))).toEqual([]);
   });
 });

@@ -48,8 +48,27 @@ describe('finding the page files', () => {
   it('holds only assets with known names: no HTML, no TypeScript; plus the message formatter and one catalog per language', () => {
     const files = loadPageFiles(PAGES_DIR);
     expect([...files.assets.keys()].sort()).toEqual([
-      'account-activity.js', 'account-keys.js', 'account.js', 'app.css', 'common.js', 'email-code.js', 'explorer.css', 'explorer.js', 'favicon.svg', 'i18n.js', 'intl-messageformat.js', 'link.js',
-      'messages-de.js', 'messages-en.js', 'messages-es.js', 'messages-fr.js', 'passkeys.js', 'signin.js', 'stepup.js', 'sudo.js', 'wallets.js',
+      'account-activity.js',
+      'account-keys.js',
+      'account.js',
+      'app.css',
+      'common.js',
+      'email-code.js',
+      'explorer.css',
+      'explorer.js',
+      'favicon.svg',
+      'i18n.js',
+      'intl-messageformat.js',
+      'link.js',
+      'messages-de.js',
+      'messages-en.js',
+      'messages-es.js',
+      'messages-fr.js',
+      'passkeys.js',
+      'signin.js',
+      'stepup.js',
+      'sudo.js',
+      'wallets.js',
     ]);
     const formatter = files.assets.get('intl-messageformat.js')!.body.toString('utf8');
     expect(formatter).toMatch(/export \{[^}]*IntlMessageFormat/);
@@ -63,11 +82,17 @@ describe('finding the page files', () => {
       const html = files[page];
       expect(html.startsWith('<!doctype html>\n<html lang="{{lang}}">\n<head>\n'), page).toBe(true);
       expect(html, page).toContain(`<title>{{t:${page}.title}} · <!--brand-name--></title>`);
-      expect(html, page).toMatch(new RegExp(`<script type="module" src="/assets/${page}\\.js"></script>\n</head>\n<body data-brand="<!--brand-name-->"[^\n]*>\n  <a class="skip-link" href="#main">`));
+      expect(html, page).toMatch(
+        new RegExp(
+          `<script type="module" src="/assets/${page}\\.js"></script>\n</head>\n<body data-brand="<!--brand-name-->"[^\n]*>\n  <a class="skip-link" href="#main">`,
+        ),
+      );
       expect(html, page).not.toContain('<!--head');
       expect(html.match(/<head>/g), page).toHaveLength(1);
     }
-    expect(files.explorer).toContain('<link rel="stylesheet" href="/assets/brand.css">\n  <link rel="stylesheet" href="/assets/explorer.css">\n');
+    expect(files.explorer).toContain(
+      '<link rel="stylesheet" href="/assets/brand.css">\n  <link rel="stylesheet" href="/assets/explorer.css">\n',
+    );
     expect(files.signin).not.toContain('explorer.css');
   });
 
@@ -108,13 +133,22 @@ describe('GET /signin', () => {
     const path = await app.inject({ method: 'GET', url: '/signin?return_to=/account&add=1' });
     expect(dataAttribute(path.body, 'return-to')).toBe('/account');
     expect(dataAttribute(path.body, 'add')).toBe('1');
-    const family = await app.inject({ method: 'GET', url: `/signin?return_to=${encodeURIComponent('https://app.example.com/x?y=1&z="2"')}` });
+    const family = await app.inject({
+      method: 'GET',
+      url: `/signin?return_to=${encodeURIComponent('https://app.example.com/x?y=1&z="2"')}`,
+    });
     expect(dataAttribute(family.body, 'return-to')).toBe('https://app.example.com/x?y=1&#38;z=%222%22');
     expect(dataAttribute(family.body, 'return-to-refused')).toBe('');
   });
 
   it('drops a return_to outside the family and says so', async () => {
-    for (const foreign of ['https://evil.example/', '//evil.example/', '/\\evil.example', 'javascript:alert(1)', 'https://user:pw@app.example.com/']) {
+    for (const foreign of [
+      'https://evil.example/',
+      '//evil.example/',
+      '/\\evil.example',
+      'javascript:alert(1)',
+      'https://user:pw@app.example.com/',
+    ]) {
       const reply = await app.inject({ method: 'GET', url: `/signin?return_to=${encodeURIComponent(foreign)}` });
       expect(reply.statusCode, foreign).toBe(200);
       expect(dataAttribute(reply.body, 'return-to'), foreign).toBe('');
@@ -126,15 +160,21 @@ describe('GET /signin', () => {
   });
 
   // docs/protocol.md §6 "return_to": the page's script follows the rendered value as is.
-  it.each(hostileReturnTo(PUBLIC_URL))('renders hostile return_to %j refused, or normalised to a path of this service', async (returnTo, normalised) => {
-    const reply = await app.inject({ method: 'GET', url: `/signin?return_to=${encodeURIComponent(returnTo)}` });
-    expect(reply.statusCode).toBe(200);
-    expect(dataAttribute(reply.body, 'return-to')).toBe(normalised ?? '');
-    expect(dataAttribute(reply.body, 'return-to-refused')).toBe(normalised === null ? '1' : '');
-  });
+  it.each(hostileReturnTo(PUBLIC_URL))(
+    'renders hostile return_to %j refused, or normalised to a path of this service',
+    async (returnTo, normalised) => {
+      const reply = await app.inject({ method: 'GET', url: `/signin?return_to=${encodeURIComponent(returnTo)}` });
+      expect(reply.statusCode).toBe(200);
+      expect(dataAttribute(reply.body, 'return-to')).toBe(normalised ?? '');
+      expect(dataAttribute(reply.body, 'return-to-refused')).toBe(normalised === null ? '1' : '');
+    },
+  );
 
   it('renders a family URL normalised', async () => {
-    const reply = await app.inject({ method: 'GET', url: `/signin?return_to=${encodeURIComponent('HTTPS://App.Example.com:443/a/%2e%2e/b?c#d')}` });
+    const reply = await app.inject({
+      method: 'GET',
+      url: `/signin?return_to=${encodeURIComponent('HTTPS://App.Example.com:443/a/%2e%2e/b?c#d')}`,
+    });
     expect(dataAttribute(reply.body, 'return-to')).toBe('https://app.example.com/b?c#d');
   });
 
@@ -190,21 +230,32 @@ describe('GET /sudo', () => {
     expect(dataAttribute(reply.body, 'return-to-refused')).toBe('');
     expect(dataAttribute(reply.body, 'purpose')).toBe('register a hardware key');
 
-    const foreign = await app.inject({ method: 'GET', url: '/sudo?return_to=https%3A%2F%2Fevil.example.net%2F&purpose=%22%3E%3Cscript%3E', headers: cookie });
+    const foreign = await app.inject({
+      method: 'GET',
+      url: '/sudo?return_to=https%3A%2F%2Fevil.example.net%2F&purpose=%22%3E%3Cscript%3E',
+      headers: cookie,
+    });
     expect(dataAttribute(foreign.body, 'return-to')).toBe('');
     expect(dataAttribute(foreign.body, 'return-to-refused')).toBe('1');
     expect(dataAttribute(foreign.body, 'purpose')).toBe('&#34;&#62;&#60;script&#62;');
     expect(foreign.body).not.toContain('<script>');
   });
 
-  it.each(hostileReturnTo(PUBLIC_URL))('renders hostile return_to %j refused, or normalised to a path of this service', async (returnTo, normalised) => {
-    const browser = new Browser(app);
-    expect((await browser.signIn(newWallet())).status).toBe(200);
-    const reply = await app.inject({ method: 'GET', url: `/sudo?return_to=${encodeURIComponent(returnTo)}`, headers: { cookie: `oc_session=${browser.cookie}` } });
-    expect(reply.statusCode).toBe(200);
-    expect(dataAttribute(reply.body, 'return-to')).toBe(normalised ?? '');
-    expect(dataAttribute(reply.body, 'return-to-refused')).toBe(normalised === null ? '1' : '');
-  });
+  it.each(hostileReturnTo(PUBLIC_URL))(
+    'renders hostile return_to %j refused, or normalised to a path of this service',
+    async (returnTo, normalised) => {
+      const browser = new Browser(app);
+      expect((await browser.signIn(newWallet())).status).toBe(200);
+      const reply = await app.inject({
+        method: 'GET',
+        url: `/sudo?return_to=${encodeURIComponent(returnTo)}`,
+        headers: { cookie: `oc_session=${browser.cookie}` },
+      });
+      expect(reply.statusCode).toBe(200);
+      expect(dataAttribute(reply.body, 'return-to')).toBe(normalised ?? '');
+      expect(dataAttribute(reply.body, 'return-to-refused')).toBe(normalised === null ? '1' : '');
+    },
+  );
 
   it('shows purpose as one bounded line', () => {
     expect(sudoPurpose(undefined)).toBe('');

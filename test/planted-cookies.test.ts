@@ -13,7 +13,7 @@
 import type { FastifyInstance } from 'fastify';
 import { describe, expect, it } from 'vitest';
 import { Browser, newWallet, type Reply, type Wallet } from './support/auth-client.js';
-import { AuthHarness, expectError, forEachEngine, rosterDidsOf, useAuthHarness } from './support/auth-harness.js';
+import { type AuthHarness, expectError, forEachEngine, rosterDidsOf, useAuthHarness } from './support/auth-harness.js';
 import { SECOND } from './support/clock.js';
 
 interface Holder {
@@ -81,7 +81,9 @@ function plantedCookiesSuite(engine: 'sqlite' | 'postgres'): void {
   for (const order of ['planted first', 'own first'] as const) {
     const cookiesOf = (planted: Holder, own: Holder, binding?: string): string => {
       const sessions = order === 'planted first' ? [planted.token, own.token] : [own.token, planted.token];
-      return [...sessions.map((token) => `oc_session=${token}`), ...(binding === undefined ? [] : [`__Host-oc_roster=${binding}`])].join('; ');
+      return [...sessions.map((token) => `oc_session=${token}`), ...(binding === undefined ? [] : [`__Host-oc_roster=${binding}`])].join(
+        '; ',
+      );
     };
 
     describe(`two oc_session cookies, ${order}`, () => {

@@ -54,7 +54,7 @@ describe('route policy', () => {
     expect(unmatchedPolicy('/favicon.ico')).toBe(POLICY.unlimited);
   });
 
-  it('answers a route under a method it lacks with the route\'s CORS and error shape', async () => {
+  it("answers a route under a method it lacks with the route's CORS and error shape", async () => {
     const response = await app.inject({ method: 'GET', url: '/api/verify', headers: { origin: 'https://elsewhere.test' } });
     expect(response.statusCode).toBe(404);
     expect(response.headers['access-control-allow-origin']).toBe('*');

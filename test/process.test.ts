@@ -24,13 +24,17 @@ afterAll(() => {
   rmSync(dir, { recursive: true, force: true });
 });
 
-
 /** Runs the CLI; a process still running after `timeoutMs` (a read that never ends) is killed and fails the test. */
 function cli(args: string[], env: Record<string, string>, timeoutMs = 0): Promise<{ code: number; stdout: string; stderr: string }> {
   return new Promise((resolve) => {
-    execFile(process.execPath, ['--import', 'tsx', join(root, 'src/cli.ts'), ...args], { env: { ...process.env, LOG_LEVEL: 'silent', ...env }, cwd: root, timeout: timeoutMs, maxBuffer: 1024 * 1024 }, (error, stdout, stderr) => {
-      resolve({ code: error ? (typeof error.code === 'number' ? error.code : 1) : 0, stdout, stderr });
-    });
+    execFile(
+      process.execPath,
+      ['--import', 'tsx', join(root, 'src/cli.ts'), ...args],
+      { env: { ...process.env, LOG_LEVEL: 'silent', ...env }, cwd: root, timeout: timeoutMs, maxBuffer: 1024 * 1024 },
+      (error, stdout, stderr) => {
+        resolve({ code: error ? (typeof error.code === 'number' ? error.code : 1) : 0, stdout, stderr });
+      },
+    );
   });
 }
 
@@ -77,7 +81,12 @@ describe('server process', () => {
       await waitForReady(url, child);
       const key = new Uint8Array(32).fill(3);
       const address = addressFromPrivateKey(key, 'p2wpkh', 'mainnet');
-      const msg = buildAttestationMessage({ address, identities: [], nonce: '00112233445566778899aabbccddeeff', issuedAt: '2026-01-01T00:00:00Z' });
+      const msg = buildAttestationMessage({
+        address,
+        identities: [],
+        nonce: '00112233445566778899aabbccddeeff',
+        issuedAt: '2026-01-01T00:00:00Z',
+      });
       const sig = signBip322({ privateKey: key, address, message: msg });
       // The chain answers slowly, so the request is in flight when SIGTERM arrives.
       esplora.setDelay(1500);
@@ -142,11 +151,24 @@ describe('oc-host CLI', () => {
       const address = addressFromPrivateKey(key, 'p2wpkh', 'mainnet');
       const blockTime = Math.floor(Date.now() / 1000) - 40 * 86_400;
       esplora.setUtxos(address, [
-        { txid: 'ab'.repeat(32), vout: 0, status: { confirmed: true, block_height: 900, block_hash: '00'.repeat(32), block_time: blockTime }, value: 150_000 },
+        {
+          txid: 'ab'.repeat(32),
+          vout: 0,
+          status: { confirmed: true, block_height: 900, block_hash: '00'.repeat(32), block_time: blockTime },
+          value: 150_000,
+        },
       ]);
-      const msg = buildAttestationMessage({ address, identities: ['github:cli-user'], nonce: 'aabbccddeeff00112233445566778899', issuedAt: new Date() });
+      const msg = buildAttestationMessage({
+        address,
+        identities: ['github:cli-user'],
+        nonce: 'aabbccddeeff00112233445566778899',
+        issuedAt: new Date(),
+      });
       const file = join(dir, 'attestation.json');
-      writeFileSync(file, JSON.stringify({ addr: address, msg, sig: signBip322({ privateKey: key, address, message: msg }), scheme: 'bip322' }));
+      writeFileSync(
+        file,
+        JSON.stringify({ addr: address, msg, sig: signBip322({ privateKey: key, address, message: msg }), scheme: 'bip322' }),
+      );
       const chainEnv = { ...env(), NOSTR_RELAYS: relay.url, ESPLORA_URLS: esplora.url };
       const published = await cli(['publish', '--file', file], chainEnv);
       expect(published.code).toBe(0);

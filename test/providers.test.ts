@@ -299,9 +299,7 @@ describe('providers: OpenID Connect against a real provider', () => {
     const flow = await runFlow(registry, OIDC_ID);
     const before = op.tokenRequests;
     await registry.callback(OIDC_ID, { query: flow.callbackUrl.searchParams, stateCookie: flow.cookie });
-    const error = await providerFailure(
-      registry.callback(OIDC_ID, { query: flow.callbackUrl.searchParams, stateCookie: flow.cookie }),
-    );
+    const error = await providerFailure(registry.callback(OIDC_ID, { query: flow.callbackUrl.searchParams, stateCookie: flow.cookie }));
     expect(error.code).toBe('state_mismatch');
     expect(op.tokenRequests - before).toBe(1);
   });
@@ -321,9 +319,7 @@ describe('providers: OpenID Connect against a real provider', () => {
     const [stateId, expiresAt] = [...used][0]!;
     expect(stateId).toMatch(/^[0-9a-f]{32}$/);
     expect(expiresAt.getTime()).toBeGreaterThan(Date.now() + (OAUTH_STATE_TTL_SECONDS - 5) * 1000);
-    const error = await providerFailure(
-      second.callback(OIDC_ID, { query: flow.callbackUrl.searchParams, stateCookie: flow.cookie }),
-    );
+    const error = await providerFailure(second.callback(OIDC_ID, { query: flow.callbackUrl.searchParams, stateCookie: flow.cookie }));
     expect(error.code).toBe('state_mismatch');
   });
 
@@ -378,9 +374,7 @@ describe('providers: OpenID Connect against a real provider', () => {
   it('refuses a state cookie of another provider', async () => {
     const registry = registryFor();
     const flow = await runFlow(registry, 'github');
-    const error = await providerFailure(
-      registry.callback(OIDC_ID, { query: flow.callbackUrl.searchParams, stateCookie: flow.cookie }),
-    );
+    const error = await providerFailure(registry.callback(OIDC_ID, { query: flow.callbackUrl.searchParams, stateCookie: flow.cookie }));
     expect(error.code).toBe('state_mismatch');
   });
 
@@ -549,20 +543,23 @@ describe('providers: return_to', () => {
   });
 
   // docs/protocol.md §6 "return_to": what comes out is what a browser follows, so it must stay on this service.
-  it.each(hostileReturnTo(PUBLIC_URL))('hostile %j: refused at start, or normalised to a path that stays here', async (returnTo, normalised) => {
-    if (normalised === null) {
-      expect(() => checkReturnTo(returnTo, PUBLIC_URL, isAllowedReturnTo)).toThrow(RETURN_TO_DETAIL);
-      const error = await ocFailure(registryFor().start(OIDC_ID, { returnTo }));
-      expect(error.code).toBe('bad_request');
-      return;
-    }
-    const checked = checkReturnTo(returnTo, PUBLIC_URL, isAllowedReturnTo);
-    expect(checked).toBe(normalised);
-    expect(checked).toMatch(/^\/(?![/\\])/);
-    expect(new URL(checked, PUBLIC_URL).origin).toBe(PUBLIC_URL);
-    // Stable: checked again, it is the same.
-    expect(checkReturnTo(checked, PUBLIC_URL, isAllowedReturnTo)).toBe(checked);
-  });
+  it.each(hostileReturnTo(PUBLIC_URL))(
+    'hostile %j: refused at start, or normalised to a path that stays here',
+    async (returnTo, normalised) => {
+      if (normalised === null) {
+        expect(() => checkReturnTo(returnTo, PUBLIC_URL, isAllowedReturnTo)).toThrow(RETURN_TO_DETAIL);
+        const error = await ocFailure(registryFor().start(OIDC_ID, { returnTo }));
+        expect(error.code).toBe('bad_request');
+        return;
+      }
+      const checked = checkReturnTo(returnTo, PUBLIC_URL, isAllowedReturnTo);
+      expect(checked).toBe(normalised);
+      expect(checked).toMatch(/^\/(?![/\\])/);
+      expect(new URL(checked, PUBLIC_URL).origin).toBe(PUBLIC_URL);
+      // Stable: checked again, it is the same.
+      expect(checkReturnTo(checked, PUBLIC_URL, isAllowedReturnTo)).toBe(checked);
+    },
+  );
 
   it('sends the callback to / when a saved return_to resolves to another host (a state sealed before the normalisation)', async () => {
     const registry = registryFor();

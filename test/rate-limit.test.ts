@@ -76,7 +76,10 @@ function send(
 }
 
 /** Sends `count` requests one after another; answers the responses and how long it took. */
-async function burst(count: number, request: () => Promise<LightMyRequestResponse>): Promise<{ responses: LightMyRequestResponse[]; elapsedMs: number }> {
+async function burst(
+  count: number,
+  request: () => Promise<LightMyRequestResponse>,
+): Promise<{ responses: LightMyRequestResponse[]; elapsedMs: number }> {
   const started = Date.now();
   const responses: LightMyRequestResponse[] = [];
   for (let i = 0; i < count; i++) responses.push(await request());
@@ -87,7 +90,13 @@ async function burst(count: number, request: () => Promise<LightMyRequestRespons
  * A real clock (Redis's) refills one token per window/limit while the burst
  * runs, so up to that many more may pass; with a frozen clock it is exact.
  */
-function expectAllowedCount(responses: LightMyRequestResponse[], limit: number, windowMs: number, elapsedMs: number, frozen: boolean): number {
+function expectAllowedCount(
+  responses: LightMyRequestResponse[],
+  limit: number,
+  windowMs: number,
+  elapsedMs: number,
+  frozen: boolean,
+): number {
   const allowed = responses.filter((response) => response.statusCode !== 429).length;
   expect(allowed).toBeGreaterThanOrEqual(limit);
   expect(allowed).toBeLessThanOrEqual(frozen ? limit : limit + Math.floor(elapsedMs / (windowMs / limit)));
@@ -146,7 +155,10 @@ describe('GCRA arithmetic (src/limits/limiter.ts)', () => {
     const two = createRedisRateLimiter(redis.client());
     const decisions = await Promise.all(Array.from({ length: 60 }, (_, i) => (i % 2 === 0 ? one : two).hit('atomic', 20, HOUR)));
     expect(decisions.filter((decision) => decision.allowed)).toHaveLength(20);
-    const remaining = decisions.filter((decision) => decision.allowed).map((decision) => decision.remaining).sort((a, b) => a - b);
+    const remaining = decisions
+      .filter((decision) => decision.allowed)
+      .map((decision) => decision.remaining)
+      .sort((a, b) => a - b);
     expect(remaining).toEqual(Array.from({ length: 20 }, (_, i) => i));
     const refused = decisions.find((decision) => !decision.allowed)!;
     expect(refused.retryAfterSeconds).toBe(180);
@@ -209,48 +221,67 @@ describe.each(backends)('rate limits over HTTP ($name)', (backend) => {
   let networkCounter = 0;
   // Redis keys outlive an app: every test counts from its own addresses, each
   // in a /24 of its own (the e-mail start counts per address and /24).
-  const freshNetwork = () => `198.18.${(networkCounter = (networkCounter + 1) % 250) + 1}`;
+  const freshNetwork = () => {
+    networkCounter = (networkCounter + 1) % 250;
+    return `198.18.${networkCounter + 1}`;
+  };
   const freshIp = () => `${freshNetwork()}.7`;
   afterEach(async () => {
     if (backend.skip === undefined && backend.name === 'Redis') await redis.flush();
   });
 
-  it.skipIf(backend.skip !== undefined)('read class: 60 a minute per IP, then 429 with Retry-After; another IP is not affected', async () => {
-    const app = await appWith(limits({ RATE_LIMIT_READ_PER_MIN: '60', RATE_LIMIT_AUTH_PER_MIN: '20' }), clock());
-    const ip = freshIp();
-    const { responses, elapsedMs } = await burst(64, () => send(app, 'GET', '/api/auth/jwks', { ip }));
-    const allowed = expectAllowedCount(responses, 60, MINUTE, elapsedMs, backend.frozen);
-    responses.slice(0, allowed).forEach((response, index) => {
-      expect(response.statusCode).toBe(200);
-      expectLimitHeaders(response, 60);
-      if (index < 60) expect(response.headers['x-ratelimit-remaining']).toBe(String(Math.max(0, 59 - index)));
-    });
-    expectRateLimited(responses.at(-1)!, 60);
-    expect(responses.at(-1)!.headers['access-control-allow-origin']).toBe('*');
-    const other = await send(app, 'GET', '/api/auth/jwks', { ip: freshIp() });
-    expect(other.statusCode).toBe(200);
-    expect(other.headers['x-ratelimit-remaining']).toBe('59');
-  });
+  it.skipIf(backend.skip !== undefined)(
+    'read class: 60 a minute per IP, then 429 with Retry-After; another IP is not affected',
+    async () => {
+      const app = await appWith(limits({ RATE_LIMIT_READ_PER_MIN: '60', RATE_LIMIT_AUTH_PER_MIN: '20' }), clock());
+      const ip = freshIp();
+      const { responses, elapsedMs } = await burst(64, () => send(app, 'GET', '/api/auth/jwks', { ip }));
+      const allowed = expectAllowedCount(responses, 60, MINUTE, elapsedMs, backend.frozen);
+      responses.slice(0, allowed).forEach((response, index) => {
+        expect(response.statusCode).toBe(200);
+        expectLimitHeaders(response, 60);
+        if (index < 60) expect(response.headers['x-ratelimit-remaining']).toBe(String(Math.max(0, 59 - index)));
+      });
+      expectRateLimited(responses.at(-1)!, 60);
+      expect(responses.at(-1)!.headers['access-control-allow-origin']).toBe('*');
+      const other = await send(app, 'GET', '/api/auth/jwks', { ip: freshIp() });
+      expect(other.statusCode).toBe(200);
+      expect(other.headers['x-ratelimit-remaining']).toBe('59');
+    },
+  );
 
-  it.skipIf(backend.skip !== undefined)('auth class: 20 a minute per IP across every auth route, GET /api/challenge is read, POST is auth', async () => {
-    const app = await appWith(limits({ RATE_LIMIT_READ_PER_MIN: '60', RATE_LIMIT_AUTH_PER_MIN: '20' }), clock());
-    const ip = freshIp();
-    const logouts = await burst(10, () => send(app, 'POST', '/api/auth/logout', { ip }));
-    for (const response of logouts.responses) {
-      expect(response.statusCode).toBe(401); // not signed in: still counted, still with headers
-      expectLimitHeaders(response, 20);
-    }
-    const challenge = await send(app, 'GET', '/api/challenge?addr=bc1qar0srrr7xfkvy5l643lydnw9re59gtzzwf5mdq&audience=http://localhost:8787&purpose=login', { ip });
-    expect(challenge.statusCode).toBe(200);
-    expect(challenge.headers['x-ratelimit-limit']).toBe('60');
-    const posts = await burst(14, () => send(app, 'POST', '/api/challenge', { ip, body: { message: 'x', signature: 'y', expectedNonce: 'z', expectedAudience: 'a', expectedPurpose: 'login' } }));
-    const all = [...logouts.responses, ...posts.responses];
-    expectAllowedCount(all, 20, MINUTE, logouts.elapsedMs + posts.elapsedMs, backend.frozen);
-    expect(posts.responses[0]!.headers['x-ratelimit-limit']).toBe('20');
-    expectRateLimited(posts.responses.at(-1)!, 20);
-    // A percent-escaped path reaches the same route and counts in the same class.
-    expect((await send(app, 'POST', '/api/%61uth/logout', { ip })).statusCode).toBe(429);
-  });
+  it.skipIf(backend.skip !== undefined)(
+    'auth class: 20 a minute per IP across every auth route, GET /api/challenge is read, POST is auth',
+    async () => {
+      const app = await appWith(limits({ RATE_LIMIT_READ_PER_MIN: '60', RATE_LIMIT_AUTH_PER_MIN: '20' }), clock());
+      const ip = freshIp();
+      const logouts = await burst(10, () => send(app, 'POST', '/api/auth/logout', { ip }));
+      for (const response of logouts.responses) {
+        expect(response.statusCode).toBe(401); // not signed in: still counted, still with headers
+        expectLimitHeaders(response, 20);
+      }
+      const challenge = await send(
+        app,
+        'GET',
+        '/api/challenge?addr=bc1qar0srrr7xfkvy5l643lydnw9re59gtzzwf5mdq&audience=http://localhost:8787&purpose=login',
+        { ip },
+      );
+      expect(challenge.statusCode).toBe(200);
+      expect(challenge.headers['x-ratelimit-limit']).toBe('60');
+      const posts = await burst(14, () =>
+        send(app, 'POST', '/api/challenge', {
+          ip,
+          body: { message: 'x', signature: 'y', expectedNonce: 'z', expectedAudience: 'a', expectedPurpose: 'login' },
+        }),
+      );
+      const all = [...logouts.responses, ...posts.responses];
+      expectAllowedCount(all, 20, MINUTE, logouts.elapsedMs + posts.elapsedMs, backend.frozen);
+      expect(posts.responses[0]!.headers['x-ratelimit-limit']).toBe('20');
+      expectRateLimited(posts.responses.at(-1)!, 20);
+      // A percent-escaped path reaches the same route and counts in the same class.
+      expect((await send(app, 'POST', '/api/%61uth/logout', { ip })).statusCode).toBe(429);
+    },
+  );
 
   it.skipIf(backend.skip !== undefined)('headers on every limited response (2xx, 401, 404), none where nothing is limited', async () => {
     const app = await appWith(limits({ RATE_LIMIT_READ_PER_MIN: '60', RATE_LIMIT_AUTH_PER_MIN: '20' }), clock());
@@ -281,7 +312,10 @@ describe.each(backends)('rate limits over HTTP ($name)', (backend) => {
   });
 
   it.skipIf(backend.skip !== undefined)('e-mail code start: 5 an hour per address and IP (any case), and 5 an hour per IP', async () => {
-    const app = await appWith(limits({ RATE_LIMIT_READ_PER_MIN: '1000', RATE_LIMIT_AUTH_PER_MIN: '1000', RATE_LIMIT_OTP_PER_HOUR: '5' }), clock());
+    const app = await appWith(
+      limits({ RATE_LIMIT_READ_PER_MIN: '1000', RATE_LIMIT_AUTH_PER_MIN: '1000', RATE_LIMIT_OTP_PER_HOUR: '5' }),
+      clock(),
+    );
     const address = `limit-${freshIp()}@example.org`;
     // One client asking for one address, in either case: the sixth is refused.
     const stranger = freshIp();
@@ -302,145 +336,199 @@ describe.each(backends)('rate limits over HTTP ($name)', (backend) => {
     // Six addresses from one IP: the sixth is refused by the per-IP limit, before the body is read.
     const ip = freshIp();
     const perIp: LightMyRequestResponse[] = [];
-    for (let i = 0; i < 6; i++) perIp.push(await send(app, 'POST', '/api/auth/email-otp/start', { ip, body: { email: `ip-${i}-${ip}@example.org` } }));
+    for (let i = 0; i < 6; i++)
+      perIp.push(await send(app, 'POST', '/api/auth/email-otp/start', { ip, body: { email: `ip-${i}-${ip}@example.org` } }));
     expect(perIp.slice(0, 5).map((response) => response.statusCode)).toEqual([200, 200, 200, 200, 200]);
     expectRateLimited(perIp[5]!, 5);
     // The refused start did not count against its address.
-    expect((await send(app, 'POST', '/api/auth/email-otp/start', { ip: freshIp(), body: { email: `ip-5-${ip}@example.org` } })).statusCode).toBe(200);
+    expect(
+      (await send(app, 'POST', '/api/auth/email-otp/start', { ip: freshIp(), body: { email: `ip-5-${ip}@example.org` } })).statusCode,
+    ).toBe(200);
   });
 
-  it.skipIf(backend.skip !== undefined)('e-mail code start: a ceiling per address from all clients, which refused starts do not use up', async () => {
-    const app = await appWith(
-      limits({ RATE_LIMIT_READ_PER_MIN: '1000', RATE_LIMIT_AUTH_PER_MIN: '1000', RATE_LIMIT_OTP_PER_HOUR: '2', RATE_LIMIT_OTP_ADDRESS_PER_HOUR: '6' }),
-      clock(),
-    );
-    const address = `ceiling-${freshIp()}@example.org`;
-    // One client hammering the address spends only its own 2.
-    const stranger = freshIp();
-    const hammered = await burst(20, () => send(app, 'POST', '/api/auth/email-otp/start', { ip: stranger, body: { email: address } }));
-    expect(hammered.responses.map((response) => response.statusCode)).toEqual([200, 200, ...Array<number>(18).fill(429)]);
-    // Four more clients reach the ceiling of 6; the next one is refused by it, with its numbers.
-    for (let i = 0; i < 4; i++) expect((await send(app, 'POST', '/api/auth/email-otp/start', { ip: freshIp(), body: { email: address } })).statusCode).toBe(200);
-    expectRateLimited(await send(app, 'POST', '/api/auth/email-otp/start', { ip: freshIp(), body: { email: address } }), 6);
-    // Another address is not affected.
-    expect((await send(app, 'POST', '/api/auth/email-otp/start', { ip: freshIp(), body: { email: `other-${address}` } })).statusCode).toBe(200);
-  });
+  it.skipIf(backend.skip !== undefined)(
+    'e-mail code start: a ceiling per address from all clients, which refused starts do not use up',
+    async () => {
+      const app = await appWith(
+        limits({
+          RATE_LIMIT_READ_PER_MIN: '1000',
+          RATE_LIMIT_AUTH_PER_MIN: '1000',
+          RATE_LIMIT_OTP_PER_HOUR: '2',
+          RATE_LIMIT_OTP_ADDRESS_PER_HOUR: '6',
+        }),
+        clock(),
+      );
+      const address = `ceiling-${freshIp()}@example.org`;
+      // One client hammering the address spends only its own 2.
+      const stranger = freshIp();
+      const hammered = await burst(20, () => send(app, 'POST', '/api/auth/email-otp/start', { ip: stranger, body: { email: address } }));
+      expect(hammered.responses.map((response) => response.statusCode)).toEqual([200, 200, ...Array<number>(18).fill(429)]);
+      // Four more clients reach the ceiling of 6; the next one is refused by it, with its numbers.
+      for (let i = 0; i < 4; i++)
+        expect((await send(app, 'POST', '/api/auth/email-otp/start', { ip: freshIp(), body: { email: address } })).statusCode).toBe(200);
+      expectRateLimited(await send(app, 'POST', '/api/auth/email-otp/start', { ip: freshIp(), body: { email: address } }), 6);
+      // Another address is not affected.
+      expect(
+        (await send(app, 'POST', '/api/auth/email-otp/start', { ip: freshIp(), body: { email: `other-${address}` } })).statusCode,
+      ).toBe(200);
+    },
+  );
 
-  it.skipIf(backend.skip !== undefined)('e-mail code start: 7 networks × 5 starts leave the owner a code; one network (an IPv4 /24, an IPv6 /48) stops at its 5', async () => {
-    // The ceiling per address is left at its default: 10 networks' worth.
-    const app = await appWith(
-      limits({ RATE_LIMIT_READ_PER_MIN: '1000', RATE_LIMIT_AUTH_PER_MIN: '1000', RATE_LIMIT_OTP_PER_HOUR: '5', RATE_LIMIT_OTP_ADDRESS_PER_HOUR: '' }),
-      clock(),
-    );
-    const start = (ip: string, email: string) => send(app, 'POST', '/api/auth/email-otp/start', { ip, body: { email } });
-    const address = `owner-${freshIp()}@example.org`;
-    let last: LightMyRequestResponse | undefined;
-    for (let network = 0; network < 7; network++) {
-      const prefix = freshNetwork();
-      // Five machines of the network, one start each: the per-IP limit is not what stops them.
-      for (let host = 1; host <= 5; host++) expect((last = await start(`${prefix}.${host}`, address)).statusCode).toBe(200);
-      if (network === 6) expectRateLimited(await start(`${prefix}.6`, address), 5);
-    }
-    expect(last!.headers['x-ratelimit-limit']).toBe('5');
-    // 35 starts later the owner, on a network of their own, still gets a code.
-    expect((await start(freshIp(), address)).statusCode).toBe(200);
+  it.skipIf(backend.skip !== undefined)(
+    'e-mail code start: 7 networks × 5 starts leave the owner a code; one network (an IPv4 /24, an IPv6 /48) stops at its 5',
+    async () => {
+      // The ceiling per address is left at its default: 10 networks' worth.
+      const app = await appWith(
+        limits({
+          RATE_LIMIT_READ_PER_MIN: '1000',
+          RATE_LIMIT_AUTH_PER_MIN: '1000',
+          RATE_LIMIT_OTP_PER_HOUR: '5',
+          RATE_LIMIT_OTP_ADDRESS_PER_HOUR: '',
+        }),
+        clock(),
+      );
+      const start = (ip: string, email: string) => send(app, 'POST', '/api/auth/email-otp/start', { ip, body: { email } });
+      const address = `owner-${freshIp()}@example.org`;
+      let last: LightMyRequestResponse | undefined;
+      for (let network = 0; network < 7; network++) {
+        const prefix = freshNetwork();
+        // Five machines of the network, one start each: the per-IP limit is not what stops them.
+        for (let host = 1; host <= 5; host++) {
+          last = await start(`${prefix}.${host}`, address);
+          expect(last.statusCode).toBe(200);
+        }
+        if (network === 6) expectRateLimited(await start(`${prefix}.6`, address), 5);
+      }
+      expect(last!.headers['x-ratelimit-limit']).toBe('5');
+      // 35 starts later the owner, on a network of their own, still gets a code.
+      expect((await start(freshIp(), address)).statusCode).toBe(200);
 
-    // IPv6: the /64s of one /48 are one network.
-    const v6Address = `v6-${freshIp()}@example.org`;
-    const site = `2001:db8:${networkCounter.toString(16)}`;
-    for (let subnet = 1; subnet <= 5; subnet++) expect((await start(`${site}:${subnet}::1`, v6Address)).statusCode).toBe(200);
-    expectRateLimited(await start(`${site}:6::1`, v6Address), 5);
-    expect((await start(`2001:db8:${(networkCounter + 1000).toString(16)}:1::1`, v6Address)).statusCode).toBe(200);
-  });
+      // IPv6: the /64s of one /48 are one network.
+      const v6Address = `v6-${freshIp()}@example.org`;
+      const site = `2001:db8:${networkCounter.toString(16)}`;
+      for (let subnet = 1; subnet <= 5; subnet++) expect((await start(`${site}:${subnet}::1`, v6Address)).statusCode).toBe(200);
+      expectRateLimited(await start(`${site}:6::1`, v6Address), 5);
+      expect((await start(`2001:db8:${(networkCounter + 1000).toString(16)}:1::1`, v6Address)).statusCode).toBe(200);
+    },
+  );
 
-  it.skipIf(backend.skip !== undefined)('e-mail code start: the live code\'s token resends past the limits per address; a spent, forged, foreign or expired token does not', async () => {
-    // The memory limiter follows the app's clock; with Redis only the codes do.
-    const time = { ms: Date.parse('2026-06-01T00:00:00Z') };
-    const app = await appWith(
-      limits({ RATE_LIMIT_READ_PER_MIN: '1000', RATE_LIMIT_AUTH_PER_MIN: '1000', RATE_LIMIT_OTP_PER_HOUR: '2', RATE_LIMIT_OTP_ADDRESS_PER_HOUR: '4' }),
-      time,
-    );
-    const start = (ip: string, email: string, token?: string) =>
-      send(app, 'POST', '/api/auth/email-otp/start', { ip, body: token === undefined ? { email } : { email, token } });
-    const address = `resend-${freshIp()}@example.org`;
-    // Others spend three of the address's four starts, the owner the fourth.
-    for (let i = 0; i < 3; i++) expect((await start(freshIp(), address)).statusCode).toBe(200);
-    const home = freshNetwork();
-    const owner = await start(`${home}.1`, address);
-    expect(owner.statusCode).toBe(200);
-    expectRateLimited(await start(freshIp(), address), 4);
-    // Another machine of the owner's network is refused by the ceiling, and spends the network's second start.
-    expectRateLimited(await start(`${home}.2`, address), 4);
-    const ownerToken: string = owner.json().token;
+  it.skipIf(backend.skip !== undefined)(
+    "e-mail code start: the live code's token resends past the limits per address; a spent, forged, foreign or expired token does not",
+    async () => {
+      // The memory limiter follows the app's clock; with Redis only the codes do.
+      const time = { ms: Date.parse('2026-06-01T00:00:00Z') };
+      const app = await appWith(
+        limits({
+          RATE_LIMIT_READ_PER_MIN: '1000',
+          RATE_LIMIT_AUTH_PER_MIN: '1000',
+          RATE_LIMIT_OTP_PER_HOUR: '2',
+          RATE_LIMIT_OTP_ADDRESS_PER_HOUR: '4',
+        }),
+        time,
+      );
+      const start = (ip: string, email: string, token?: string) =>
+        send(app, 'POST', '/api/auth/email-otp/start', { ip, body: token === undefined ? { email } : { email, token } });
+      const address = `resend-${freshIp()}@example.org`;
+      // Others spend three of the address's four starts, the owner the fourth.
+      for (let i = 0; i < 3; i++) expect((await start(freshIp(), address)).statusCode).toBe(200);
+      const home = freshNetwork();
+      const owner = await start(`${home}.1`, address);
+      expect(owner.statusCode).toBe(200);
+      expectRateLimited(await start(freshIp(), address), 4);
+      // Another machine of the owner's network is refused by the ceiling, and spends the network's second start.
+      expectRateLimited(await start(`${home}.2`, address), 4);
+      const ownerToken: string = owner.json().token;
 
-    // The owner sends the token of the live code: a new code, and a new token.
-    const resent = await start(`${home}.3`, address, ownerToken);
-    expect(resent.statusCode).toBe(200);
-    const resentToken: string = resent.json().token;
-    expect(resentToken).not.toBe(ownerToken);
-    // The resend killed the older code, so its token resends no more.
-    expectRateLimited(await start(freshIp(), address, ownerToken), 4);
-    // A forged token, or one this service gave for another address, is an ordinary start.
-    const forged = resentToken.slice(0, -1) + (resentToken.endsWith('0') ? '1' : '0');
-    expectRateLimited(await start(freshIp(), address, forged), 4);
-    expectRateLimited(await start(freshIp(), address, 'not a token'), 4);
-    const elsewhere = await start(freshIp(), `elsewhere-${address}`);
-    expect(elsewhere.statusCode).toBe(200);
-    expectRateLimited(await start(freshIp(), address, elsewhere.json().token), 4);
-    // The per-IP limit still holds: the machine that resent has one start left of its 2.
-    const machine = freshIp();
-    const again = await start(machine, address, resentToken);
-    expect(again.statusCode).toBe(200);
-    const third = await start(machine, address, again.json().token);
-    expect(third.statusCode).toBe(200);
-    expectRateLimited(await start(machine, address, third.json().token), 2);
+      // The owner sends the token of the live code: a new code, and a new token.
+      const resent = await start(`${home}.3`, address, ownerToken);
+      expect(resent.statusCode).toBe(200);
+      const resentToken: string = resent.json().token;
+      expect(resentToken).not.toBe(ownerToken);
+      // The resend killed the older code, so its token resends no more.
+      expectRateLimited(await start(freshIp(), address, ownerToken), 4);
+      // A forged token, or one this service gave for another address, is an ordinary start.
+      const forged = resentToken.slice(0, -1) + (resentToken.endsWith('0') ? '1' : '0');
+      expectRateLimited(await start(freshIp(), address, forged), 4);
+      expectRateLimited(await start(freshIp(), address, 'not a token'), 4);
+      const elsewhere = await start(freshIp(), `elsewhere-${address}`);
+      expect(elsewhere.statusCode).toBe(200);
+      expectRateLimited(await start(freshIp(), address, elsewhere.json().token), 4);
+      // The per-IP limit still holds: the machine that resent has one start left of its 2.
+      const machine = freshIp();
+      const again = await start(machine, address, resentToken);
+      expect(again.statusCode).toBe(200);
+      const third = await start(machine, address, again.json().token);
+      expect(third.statusCode).toBe(200);
+      expectRateLimited(await start(machine, address, third.json().token), 2);
 
-    // Once the code has expired (10 minutes), its token is an ordinary start again.
-    time.ms += 11 * MINUTE;
-    expectRateLimited(await start(freshIp(), address, third.json().token), 4);
-  });
+      // Once the code has expired (10 minutes), its token is an ordinary start again.
+      time.ms += 11 * MINUTE;
+      expectRateLimited(await start(freshIp(), address, third.json().token), 4);
+    },
+  );
 
-  it.skipIf(backend.skip !== undefined)('e-mail code start: resends per address are bounded too; with them spent a token counts like any start', async () => {
-    const app = await appWith(
-      limits({ RATE_LIMIT_READ_PER_MIN: '1000', RATE_LIMIT_AUTH_PER_MIN: '1000', RATE_LIMIT_OTP_PER_HOUR: '2', RATE_LIMIT_OTP_ADDRESS_PER_HOUR: '3' }),
-      clock(),
-    );
-    const start = (ip: string, email: string, token?: string) =>
-      send(app, 'POST', '/api/auth/email-otp/start', { ip, body: token === undefined ? { email } : { email, token } });
-    const address = `chain-${freshIp()}@example.org`;
-    let token: string = (await start(freshIp(), address)).json().token;
-    // Passing the latest token from one IP to the next: 3 resends, then two
-    // ordinary starts (the address's 3 less the first), then the ceiling.
-    const statuses: number[] = [];
-    for (let i = 0; i < 7; i++) {
-      const reply = await start(freshIp(), address, token);
-      statuses.push(reply.statusCode);
-      if (reply.statusCode === 200) token = reply.json().token;
-    }
-    expect(statuses).toEqual([200, 200, 200, 200, 200, 429, 429]);
-  });
+  it.skipIf(backend.skip !== undefined)(
+    'e-mail code start: resends per address are bounded too; with them spent a token counts like any start',
+    async () => {
+      const app = await appWith(
+        limits({
+          RATE_LIMIT_READ_PER_MIN: '1000',
+          RATE_LIMIT_AUTH_PER_MIN: '1000',
+          RATE_LIMIT_OTP_PER_HOUR: '2',
+          RATE_LIMIT_OTP_ADDRESS_PER_HOUR: '3',
+        }),
+        clock(),
+      );
+      const start = (ip: string, email: string, token?: string) =>
+        send(app, 'POST', '/api/auth/email-otp/start', { ip, body: token === undefined ? { email } : { email, token } });
+      const address = `chain-${freshIp()}@example.org`;
+      let token: string = (await start(freshIp(), address)).json().token;
+      // Passing the latest token from one IP to the next: 3 resends, then two
+      // ordinary starts (the address's 3 less the first), then the ceiling.
+      const statuses: number[] = [];
+      for (let i = 0; i < 7; i++) {
+        const reply = await start(freshIp(), address, token);
+        statuses.push(reply.statusCode);
+        if (reply.statusCode === 200) token = reply.json().token;
+      }
+      expect(statuses).toEqual([200, 200, 200, 200, 200, 429, 429]);
+    },
+  );
 
   it.skipIf(backend.skip !== undefined)('contact form: 5 an hour per IP', async () => {
-    const app = await appWith(limits({ RATE_LIMIT_READ_PER_MIN: '1000', RATE_LIMIT_AUTH_PER_MIN: '1000', RATE_LIMIT_CONTACT_PER_HOUR: '5' }), clock());
+    const app = await appWith(
+      limits({ RATE_LIMIT_READ_PER_MIN: '1000', RATE_LIMIT_AUTH_PER_MIN: '1000', RATE_LIMIT_CONTACT_PER_HOUR: '5' }),
+      clock(),
+    );
     const ip = freshIp();
-    const replies = await burst(6, () => send(app, 'POST', '/api/contact', { ip, body: { email: 'visitor@example.org', message: 'hello' } }));
+    const replies = await burst(6, () =>
+      send(app, 'POST', '/api/contact', { ip, body: { email: 'visitor@example.org', message: 'hello' } }),
+    );
     expect(replies.responses.slice(0, 5).map((response) => response.statusCode)).toEqual([200, 200, 200, 200, 200]);
     expect(replies.responses[4]!.headers['x-ratelimit-limit']).toBe('5');
     expectRateLimited(replies.responses[5]!, 5);
-    expect((await send(app, 'POST', '/api/contact', { ip: freshIp(), body: { email: 'visitor@example.org', message: 'hello' } })).statusCode).toBe(200);
+    expect(
+      (await send(app, 'POST', '/api/contact', { ip: freshIp(), body: { email: 'visitor@example.org', message: 'hello' } })).statusCode,
+    ).toBe(200);
   });
 
-  it.skipIf(backend.skip !== undefined)('TRUST_PROXY on: the address the proxy added counts; a spoofed left-most entry does not', async () => {
-    const app = await appWith(limits({ TRUST_PROXY: 'true', RATE_LIMIT_READ_PER_MIN: '3', RATE_LIMIT_AUTH_PER_MIN: '3' }), clock());
-    const proxy = freshIp();
-    const client = freshIp();
-    const spoofing = await burst(4, () =>
-      send(app, 'GET', '/api/auth/jwks', { ip: proxy, headers: { 'x-forwarded-for': `10.9.${Math.floor(Math.random() * 250)}.1, ${client}` } }),
-    );
-    expect(spoofing.responses.map((response) => response.statusCode)).toEqual([200, 200, 200, 429]);
-    const other = await send(app, 'GET', '/api/auth/jwks', { ip: proxy, headers: { 'x-forwarded-for': freshIp() } });
-    expect(other.statusCode).toBe(200);
-  });
+  it.skipIf(backend.skip !== undefined)(
+    'TRUST_PROXY on: the address the proxy added counts; a spoofed left-most entry does not',
+    async () => {
+      const app = await appWith(limits({ TRUST_PROXY: 'true', RATE_LIMIT_READ_PER_MIN: '3', RATE_LIMIT_AUTH_PER_MIN: '3' }), clock());
+      const proxy = freshIp();
+      const client = freshIp();
+      const spoofing = await burst(4, () =>
+        send(app, 'GET', '/api/auth/jwks', {
+          ip: proxy,
+          headers: { 'x-forwarded-for': `10.9.${Math.floor(Math.random() * 250)}.1, ${client}` },
+        }),
+      );
+      expect(spoofing.responses.map((response) => response.statusCode)).toEqual([200, 200, 200, 429]);
+      const other = await send(app, 'GET', '/api/auth/jwks', { ip: proxy, headers: { 'x-forwarded-for': freshIp() } });
+      expect(other.statusCode).toBe(200);
+    },
+  );
 
   it.skipIf(backend.skip !== undefined)('TRUST_PROXY off: X-Forwarded-For is ignored, the socket address counts', async () => {
     const app = await appWith(limits({ RATE_LIMIT_READ_PER_MIN: '3', RATE_LIMIT_AUTH_PER_MIN: '3' }), clock());
@@ -467,7 +555,9 @@ describe('the OpenAPI document', () => {
     const app = await appWith({});
     const document = (await app.inject({ method: 'GET', url: '/api/openapi' })).json();
     const missing: string[] = [];
-    for (const [path, operations] of Object.entries(document.paths as Record<string, Record<string, { responses?: Record<string, unknown> }>>)) {
+    for (const [path, operations] of Object.entries(
+      document.paths as Record<string, Record<string, { responses?: Record<string, unknown> }>>,
+    )) {
       for (const [method, operation] of Object.entries(operations)) {
         const route = path.replace(/\{(\w+)\}/g, ':$1');
         if ((await limitClassOf(method.toUpperCase(), route, app)) === undefined) continue;

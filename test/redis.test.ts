@@ -114,7 +114,9 @@ describe.skipIf(skip !== undefined)('used nonces in Redis (SET NX PXAT)', () => 
   });
 
   it('concurrent consumers of one nonce: exactly one wins', async () => {
-    const guards = await Promise.all(Array.from({ length: 4 }, async () => createRedisNonceGuard({ redis: await serviceClient(), now: Date.now })));
+    const guards = await Promise.all(
+      Array.from({ length: 4 }, async () => createRedisNonceGuard({ redis: await serviceClient(), now: Date.now })),
+    );
     const results = await Promise.all(Array.from({ length: 40 }, (_, i) => guards[i % 4]!.consume('race', Date.now() + 60_000)));
     expect(results.filter(Boolean)).toHaveLength(1);
   });

@@ -37,13 +37,11 @@ const ALICE_ADDRESS = 'bc1qar0srrr7xfkvy5l643lydnw9re59gtzzwf5mdq';
 const ALICE_SECOND_ADDRESS = 'bc1p5d7rjq7g6rdk2yhzks9smlaqtedr4dekq08ge8ztwac72sfr9rusxg3297';
 const BOB_ADDRESS = '1BvBMSEYstWetqTFn5Au4m4GFg7xJaNVN2';
 // Signatures are not checked at this layer (the Bitcoin check is a later one).
-const SIGNATURE = 'AkcwRAIgZRfIY3p7/DoVTty6YZbWS71bc5Vct9p9Fia83eRmw2QCICK/ENGfwLtptFluMGs2KsqoNSk89pO7F29zJLUx9a/sASECHTgfQrHpSAzSzYXK9bOn0fd4VxyXm7SoIFQ4aM+/zuY=';
+const SIGNATURE =
+  'AkcwRAIgZRfIY3p7/DoVTty6YZbWS71bc5Vct9p9Fia83eRmw2QCICK/ENGfwLtptFluMGs2KsqoNSk89pO7F29zJLUx9a/sASECHTgfQrHpSAzSzYXK9bOn0fd4VxyXm7SoIFQ4aM+/zuY=';
 const publisherKey = generateSecretKey();
 
-function attestation(
-  address: string,
-  options: { identities?: string[]; issuedAt?: string } = {},
-): AttestationEnvelope {
+function attestation(address: string, options: { identities?: string[]; issuedAt?: string } = {}): AttestationEnvelope {
   const identities = options.identities ?? [];
   const issuedAt = options.issuedAt ?? '2026-04-22T12:00:00Z';
   const message = attestationMessage(address, identities, issuedAt, randomBytes(16).toString('hex'));
@@ -225,14 +223,20 @@ describe('queryAttestations', () => {
       // A message that is not the one its id names.
       handWritten({ ...other, message: bobs.message, message_b64url: bobs.message_b64url }, tags(other)),
       // Bob's attestation tagged with Alice's address.
-      handWritten(bobs, tags(bobs).map((tag) => (tag[0] === 'address' ? ['address', ALICE_ADDRESS] : tag))),
-      // A d tag that is not SHA-256 of the message.
-      handWritten(other, tags(other).map((tag) => (tag[0] === 'd' ? ['d', sha256('something else')] : tag))),
-      // The genuine attestation republished with an identity its message never named.
       handWritten(
-        { ...genuine, identities: [...genuine.identities, { protocol: 'github', identifier: 'victim' }] },
-        [...tags(genuine), ['i', 'github:victim']],
+        bobs,
+        tags(bobs).map((tag) => (tag[0] === 'address' ? ['address', ALICE_ADDRESS] : tag)),
       ),
+      // A d tag that is not SHA-256 of the message.
+      handWritten(
+        other,
+        tags(other).map((tag) => (tag[0] === 'd' ? ['d', sha256('something else')] : tag)),
+      ),
+      // The genuine attestation republished with an identity its message never named.
+      handWritten({ ...genuine, identities: [...genuine.identities, { protocol: 'github', identifier: 'victim' }] }, [
+        ...tags(genuine),
+        ['i', 'github:victim'],
+      ]),
       // Bob's untouched attestation, re-tagged with an identity its message never named.
       handWritten(bobs, [...tags(bobs), ['i', 'github:victim']]),
     ];
@@ -377,10 +381,8 @@ describe('queryAttestations', () => {
 
   it('asks each relay for at most `limit` events, split over the look-up filters', async () => {
     const [relay] = await relays('normal');
-    const envelopes = ['01', '02', '03', '04', '05'].map((day) =>
-      attestation(ALICE_ADDRESS, { issuedAt: `2026-04-${day}T00:00:00Z` }),
-    );
-    envelopes.forEach((envelope, index) => relay!.publishRaw(eventOf(envelope, `2026-04-0${index + 1}T01:00:00Z`)));
+    const envelopes = ['01', '02', '03', '04', '05'].map((day) => attestation(ALICE_ADDRESS, { issuedAt: `2026-04-${day}T00:00:00Z` }));
+    for (const [index, envelope] of envelopes.entries()) relay!.publishRaw(eventOf(envelope, `2026-04-0${index + 1}T01:00:00Z`));
 
     const result = await poolOf([relay!]).queryAttestations({ by: 'address', address: ALICE_ADDRESS }, { limit: 4 });
 

@@ -44,7 +44,8 @@ const sha256 = (text: string) => createHash('sha256').update(text, 'utf8').diges
 
 const ADDRESS = 'bc1qar0srrr7xfkvy5l643lydnw9re59gtzzwf5mdq';
 const OTHER_ADDRESS = 'bc1p5d7rjq7g6rdk2yhzks9smlaqtedr4dekq08ge8ztwac72sfr9rusxg3297';
-const SIGNATURE = 'AkcwRAIgZRfIY3p7/DoVTty6YZbWS71bc5Vct9p9Fia83eRmw2QCICK/ENGfwLtptFluMGs2KsqoNSk89pO7F29zJLUx9a/sASECHTgfQrHpSAzSzYXK9bOn0fd4VxyXm7SoIFQ4aM+/zuY=';
+const SIGNATURE =
+  'AkcwRAIgZRfIY3p7/DoVTty6YZbWS71bc5Vct9p9Fia83eRmw2QCICK/ENGfwLtptFluMGs2KsqoNSk89pO7F29zJLUx9a/sASECHTgfQrHpSAzSzYXK9bOn0fd4VxyXm7SoIFQ4aM+/zuY=';
 const CREATED = new Date('2026-04-22T12:05:00Z');
 const key = generateSecretKey();
 

@@ -32,10 +32,18 @@ afterAll(async () => {
   await host?.close();
 });
 
-async function feed(query = '', headers: Record<string, string> = {}): Promise<{ status: number; body: any; etag: string | null; cache: string | null }> {
+async function feed(
+  query = '',
+  headers: Record<string, string> = {},
+): Promise<{ status: number; body: any; etag: string | null; cache: string | null }> {
   const response = await fetch(`${feedUrl}${query}`, { headers });
   const text = await response.text();
-  return { status: response.status, body: text === '' ? null : JSON.parse(text), etag: response.headers.get('etag'), cache: response.headers.get('cache-control') };
+  return {
+    status: response.status,
+    body: text === '' ? null : JSON.parse(text),
+    etag: response.headers.get('etag'),
+    cache: response.headers.get('cache-control'),
+  };
 }
 
 async function jtiOf(token: string): Promise<string> {
@@ -55,7 +63,10 @@ describe('GET /api/auth/revocations', () => {
     // A second later the cached answer for this cursor has lapsed.
     await new Promise((resolve) => setTimeout(resolve, 1100));
     const after = await feed(`?since=${before.body.cursor}`);
-    expect(after.body.revocations).toContainEqual({ jti, exp: JSON.parse(Buffer.from(issued.token.split('.')[1]!, 'base64url').toString()).exp });
+    expect(after.body.revocations).toContainEqual({
+      jti,
+      exp: JSON.parse(Buffer.from(issued.token.split('.')[1]!, 'base64url').toString()).exp,
+    });
     expect(after.body.more).toBe(false);
     // Everything in force, without a cursor, holds it too.
     expect((await feed()).body.revocations.map((entry: { jti: string }) => entry.jti)).toContain(jti);
@@ -106,7 +117,7 @@ describe('the feed over a store', () => {
       expect(first.revocations).toHaveLength(MAX_REVOCATIONS_PER_PAGE);
       expect(first.more).toBe(true);
       const second = await feedOf.page(first.cursor);
-      expect(second.revocations.map((entry) => entry.jti)).toEqual([(MAX_REVOCATIONS_PER_PAGE).toString(16).padStart(32, '0')]);
+      expect(second.revocations.map((entry) => entry.jti)).toEqual([MAX_REVOCATIONS_PER_PAGE.toString(16).padStart(32, '0')]);
       expect(second.more).toBe(false);
       // Another instance, its clock a little behind, stamps a revocation "before" the last one seen.
       const late = await store.insertSession({
@@ -228,7 +239,11 @@ describe('a consumer site with the revocation poller', () => {
   beforeAll(async () => {
     const jwk = ((await (await fetch(host.jwksUrl)).json()) as { keys: unknown[] }).keys[0];
     consumer = Fastify();
-    await consumer.register(fastifyVerify.ocSession, { publicJwk: jwk as never, issuer: ISSUER, revocations: { url: feedUrl, intervalSeconds: 1 } });
+    await consumer.register(fastifyVerify.ocSession, {
+      publicJwk: jwk as never,
+      issuer: ISSUER,
+      revocations: { url: feedUrl, intervalSeconds: 1 },
+    });
     consumer.get('/whoami', { preHandler: fastifyVerify.requireSession() }, async (request) => ({ did: request.ocSession?.did_oc }));
     await consumer.ready();
   });
@@ -266,11 +281,19 @@ describe('a consumer site with the revocation poller', () => {
     const jwk = ((await (await fetch(host.jwksUrl)).json()) as { keys: unknown[] }).keys[0] as never;
     const unreachable = 'http://127.0.0.1:9/api/auth/revocations';
     const open = createSessionVerifier({ publicJwk: jwk, issuer: ISSUER, revocations: { url: unreachable, intervalSeconds: 1 } });
-    const closed = createSessionVerifier({ publicJwk: jwk, issuer: ISSUER, revocations: { url: `${unreachable}?closed`, intervalSeconds: 1, failClosed: true } });
+    const closed = createSessionVerifier({
+      publicJwk: jwk,
+      issuer: ISSUER,
+      revocations: { url: `${unreachable}?closed`, intervalSeconds: 1, failClosed: true },
+    });
     expect(await open.verify(issued.token)).not.toBeNull();
     expect(await closed.verify(issued.token)).toBeNull();
-    expect(() => createSessionVerifier({ publicJwk: jwk, issuer: ISSUER, revocations: { url: 'http://auth.example.com/api/auth/revocations' } })).toThrow(/revocations\.url must be https/);
-    expect(() => createSessionVerifier({ publicJwk: jwk, issuer: ISSUER, revocations: { url: feedUrl, intervalSeconds: 0 } })).toThrow(/intervalSeconds/);
+    expect(() =>
+      createSessionVerifier({ publicJwk: jwk, issuer: ISSUER, revocations: { url: 'http://auth.example.com/api/auth/revocations' } }),
+    ).toThrow(/revocations\.url must be https/);
+    expect(() => createSessionVerifier({ publicJwk: jwk, issuer: ISSUER, revocations: { url: feedUrl, intervalSeconds: 0 } })).toThrow(
+      /intervalSeconds/,
+    );
   });
 });
 
@@ -293,10 +316,17 @@ describe('through kill -9 of the host', () => {
       const wallet = newWallet();
       const token = await signInOnInstance(instance, origin, wallet);
       const jwk = ((await (await fetch(`${instance.url}/api/auth/jwks`)).json()) as { keys: unknown[] }).keys[0] as never;
-      const verifier = createSessionVerifier({ publicJwk: jwk, issuer: origin, revocations: { url: `${instance.url}/api/auth/revocations`, intervalSeconds: 1 } });
+      const verifier = createSessionVerifier({
+        publicJwk: jwk,
+        issuer: origin,
+        revocations: { url: `${instance.url}/api/auth/revocations`, intervalSeconds: 1 },
+      });
       expect(await verifier.verify(token)).not.toBeNull();
 
-      const loggedOut = await fetch(`${instance.url}/api/auth/logout?scope=all`, { method: 'POST', headers: { origin, cookie: `oc_session=${token}` } });
+      const loggedOut = await fetch(`${instance.url}/api/auth/logout?scope=all`, {
+        method: 'POST',
+        headers: { origin, cookie: `oc_session=${token}` },
+      });
       expect(loggedOut.status).toBe(200);
       // Killed at once, before the consumer's next poll could see it.
       instance.child.kill('SIGKILL');

@@ -38,7 +38,10 @@ beforeAll(async () => {
   // The compiled service, as `npm start` would build it first. Exit status
   // 2 means type errors with the JavaScript emitted all the same: those are
   // the typecheck's to report, these tests need only the output.
-  const build = spawnSync(process.execPath, [join(root, 'node_modules/typescript/bin/tsc'), '-p', 'tsconfig.build.json'], { cwd: root, stdio: 'ignore' });
+  const build = spawnSync(process.execPath, [join(root, 'node_modules/typescript/bin/tsc'), '-p', 'tsconfig.build.json'], {
+    cwd: root,
+    stdio: 'ignore',
+  });
   if (build.status !== 0 && build.status !== 2) throw new Error(`build failed (${build.status})`);
 }, 120_000);
 afterAll(async () => {
@@ -109,7 +112,8 @@ async function start(how: How, name: string, env: Record<string, string> = {}): 
 async function waitForReady(url: string, child: ChildProcess): Promise<void> {
   const deadline = Date.now() + 60_000;
   while (Date.now() < deadline) {
-    if (child.exitCode !== null || child.signalCode !== null) throw new Error(`server exited early (${child.exitCode ?? child.signalCode})`);
+    if (child.exitCode !== null || child.signalCode !== null)
+      throw new Error(`server exited early (${child.exitCode ?? child.signalCode})`);
     try {
       const response = await fetch(`${url}/readyz`, { signal: AbortSignal.timeout(1000) });
       if (response.ok) return;
@@ -192,7 +196,12 @@ function hold(url: string, agent: Agent, count: number, path = '/healthz'): Prom
 function slowVerify(url: string): Promise<Response | undefined> {
   const key = new Uint8Array(32).fill(5);
   const address = addressFromPrivateKey(key, 'p2wpkh', 'mainnet');
-  const msg = buildAttestationMessage({ address, identities: [], nonce: '00112233445566778899aabbccddeeff', issuedAt: '2026-01-01T00:00:00Z' });
+  const msg = buildAttestationMessage({
+    address,
+    identities: [],
+    nonce: '00112233445566778899aabbccddeeff',
+    issuedAt: '2026-01-01T00:00:00Z',
+  });
   return fetch(`${url}/api/verify`, {
     method: 'POST',
     headers: { 'content-type': 'application/json' },
@@ -224,7 +233,7 @@ describe('stopping the service', () => {
     }
   });
 
-  it('npm start, SIGTERM to npm alone (npm as a container\'s PID 1, a supervisor that signals the main process): the service ends too', async () => {
+  it("npm start, SIGTERM to npm alone (npm as a container's PID 1, a supervisor that signals the main process): the service ends too", async () => {
     const { child, url, exited } = await start('npm start', 'npm-only');
     try {
       await waitForReady(url, child);
@@ -289,19 +298,22 @@ describe('stopping the service', () => {
     }
   });
 
-  it.skipIf(!pidNamespaces)('node dist/src/main.js as PID 1, SIGTERM while the database is migrated: the start is cut short, exit 0', async () => {
-    const { child, database, exited } = await start('node dist/src/main.js as PID 1', 'pid1-startup');
-    try {
-      const init = await namespaceInit(child);
-      const deadline = Date.now() + 30_000;
-      while (!existsSync(database) && Date.now() < deadline) await sleep(2);
-      // As `docker stop` does: to PID 1 alone, from outside its namespace.
-      expect(await stopGroup(child, 'SIGTERM', init)).toBeLessThan(STOP_BOUND_MS);
-      expect(await exited).toBe(0);
-    } finally {
-      cleanUp(child);
-    }
-  });
+  it.skipIf(!pidNamespaces)(
+    'node dist/src/main.js as PID 1, SIGTERM while the database is migrated: the start is cut short, exit 0',
+    async () => {
+      const { child, database, exited } = await start('node dist/src/main.js as PID 1', 'pid1-startup');
+      try {
+        const init = await namespaceInit(child);
+        const deadline = Date.now() + 30_000;
+        while (!existsSync(database) && Date.now() < deadline) await sleep(2);
+        // As `docker stop` does: to PID 1 alone, from outside its namespace.
+        expect(await stopGroup(child, 'SIGTERM', init)).toBeLessThan(STOP_BOUND_MS);
+        expect(await exited).toBe(0);
+      } finally {
+        cleanUp(child);
+      }
+    },
+  );
 
   it.skipIf(!pidNamespaces)('node dist/src/main.js as PID 1, SIGTERM 300 ms after spawn, while the modules load: exit 0', async () => {
     // PID 1 ignores a signal it has no handler for, so one that came before
@@ -327,24 +339,28 @@ describe('stopping the service', () => {
     }
   });
 
-  it.each(['node dist/src/main.js', 'npm start'] as const)('%s, under load, 50 requests in flight on keep-alive connections: SIGTERM ends it in time', async (how) => {
-    const { child, url, exited } = await start(how, `load-${how.replace(/\W+/g, '-')}`);
-    try {
-      await waitForReady(url, child);
-      const agent = new Agent({ keepAlive: true, maxSockets: 50 });
-      const load = (async () => {
-        const deadline = Date.now() + STOP_BOUND_MS;
-        while (Date.now() < deadline && groupAlive(child.pid!)) await hold(url, agent, 50, '/api/challenge?addr=bc1qar0srrr7xfkvy5l643lydnw9re59gtzzwf5mdq');
-      })();
-      await sleep(500);
-      expect(await stopGroup(child, 'SIGTERM')).toBeLessThan(PROMPT_MS);
-      expect(await exited).toBe(0);
-      await load;
-      agent.destroy();
-    } finally {
-      cleanUp(child);
-    }
-  });
+  it.each(['node dist/src/main.js', 'npm start'] as const)(
+    '%s, under load, 50 requests in flight on keep-alive connections: SIGTERM ends it in time',
+    async (how) => {
+      const { child, url, exited } = await start(how, `load-${how.replace(/\W+/g, '-')}`);
+      try {
+        await waitForReady(url, child);
+        const agent = new Agent({ keepAlive: true, maxSockets: 50 });
+        const load = (async () => {
+          const deadline = Date.now() + STOP_BOUND_MS;
+          while (Date.now() < deadline && groupAlive(child.pid!))
+            await hold(url, agent, 50, '/api/challenge?addr=bc1qar0srrr7xfkvy5l643lydnw9re59gtzzwf5mdq');
+        })();
+        await sleep(500);
+        expect(await stopGroup(child, 'SIGTERM')).toBeLessThan(PROMPT_MS);
+        expect(await exited).toBe(0);
+        await load;
+        agent.destroy();
+      } finally {
+        cleanUp(child);
+      }
+    },
+  );
 
   it('with idle keep-alive connections held open: SIGTERM exits 0 promptly', async () => {
     const { child, url, exited } = await start('node dist/src/main.js', 'keepalive');

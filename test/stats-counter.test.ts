@@ -26,7 +26,12 @@ describe('attestation call counter', () => {
 
   it('flushes by itself after the interval', async () => {
     const written: number[] = [];
-    const counter = createEventCounter({ record: async (_kind, _at, count) => void written.push(count), now: () => 0, intervalMs: 20, onError: () => {} });
+    const counter = createEventCounter({
+      record: async (_kind, _at, count) => void written.push(count),
+      now: () => 0,
+      intervalMs: 20,
+      onError: () => {},
+    });
     counter.count('check');
     counter.count('check');
     await new Promise((resolve) => setTimeout(resolve, 80));

@@ -47,7 +47,7 @@ describe('SQLite query plans', () => {
     opened = undefined;
   });
 
-  it('reads an account\'s identities through an account index, never by walking one kind', async () => {
+  it("reads an account's identities through an account index, never by walking one kind", async () => {
     const prototype = await preparingPrototype();
     const statements = new Set<string>();
     const original = prototype.prepare;
@@ -84,7 +84,10 @@ describe('SQLite query plans', () => {
       for (const sql of reading) {
         const parameters = new Array<null>((sql.match(/\?/g) ?? []).length).fill(null);
         const plan = (explainer.prepare(`explain query plan ${sql}`).all(parameters) as Array<{ detail: string }>).map((row) => row.detail);
-        expect(plan.filter((line) => /identities USING (COVERING )?INDEX \S+ \(kind=\?\)$/.test(line)), `${sql}\n${plan.join('\n')}`).toEqual([]);
+        expect(
+          plan.filter((line) => /identities USING (COVERING )?INDEX \S+ \(kind=\?\)$/.test(line)),
+          `${sql}\n${plan.join('\n')}`,
+        ).toEqual([]);
       }
     } finally {
       explainer.close();
@@ -111,14 +114,19 @@ describe('SQLite query plans', () => {
     await store.listRevocations(null, T0 + 3, 1000);
     await store.listRevocations({ at: T0 + 2, jti: '' }, T0 + 3, 1000);
 
-    const feed = [...statements].filter((sql) => /^\s*select\b/i.test(sql) && /"revoked_at"|"superseded_at"/.test(sql) && /order by/i.test(sql));
+    const feed = [...statements].filter(
+      (sql) => /^\s*select\b/i.test(sql) && /"revoked_at"|"superseded_at"/.test(sql) && /order by/i.test(sql),
+    );
     expect(feed.length).toBeGreaterThanOrEqual(6);
     const explainer = await openSqliteConnection(opened.database.url.replace(/^sqlite:/, ''), { busyTimeoutMs: 1000 });
     try {
       for (const sql of feed) {
         const parameters = new Array<null>((sql.match(/\?/g) ?? []).length).fill(null);
         const plan = (explainer.prepare(`explain query plan ${sql}`).all(parameters) as Array<{ detail: string }>).map((row) => row.detail);
-        expect(plan.filter((line) => /^SCAN (sessions|tab_tokens)\b(?! USING)/.test(line)), `${sql}\n${plan.join('\n')}`).toEqual([]);
+        expect(
+          plan.filter((line) => /^SCAN (sessions|tab_tokens)\b(?! USING)/.test(line)),
+          `${sql}\n${plan.join('\n')}`,
+        ).toEqual([]);
       }
     } finally {
       explainer.close();

@@ -242,8 +242,14 @@ function storageConformance(engine: TestEngine, sqliteDriver?: SqliteDriverName)
       await expect(raw.db.insertInto('sessions').values(row('b', null)).execute()).rejects.toThrow();
       // Revoked rows do not count, and rows that predate rosters (NULL) are not constrained.
       await raw.db.insertInto('sessions').values(row('c', T0)).execute();
-      await raw.db.insertInto('sessions').values(row('d', null, null)).execute();
-      await raw.db.insertInto('sessions').values(row('e', null, null)).execute();
+      await raw.db
+        .insertInto('sessions')
+        .values(row('d', null, null))
+        .execute();
+      await raw.db
+        .insertInto('sessions')
+        .values(row('e', null, null))
+        .execute();
       await raw.db.updateTable('sessions').set({ revoked_at: T0 }).where('jti', '=', 'a').execute();
       await raw.db.insertInto('sessions').values(row('f', null)).execute();
       expect(await liveRows('roster-1', account.id)).toBe(1);
@@ -394,7 +400,11 @@ function storageConformance(engine: TestEngine, sqliteDriver?: SqliteDriverName)
       const chain: AccountRecord[] = [];
       for (let i = 0; i < 12; i += 1) chain.push(await btcAccount());
       for (let i = 0; i < chain.length - 1; i += 1) {
-        await raw.db.updateTable('accounts').set({ merged_into: chain[i + 1]!.id }).where('id', '=', chain[i]!.id).execute();
+        await raw.db
+          .updateTable('accounts')
+          .set({ merged_into: chain[i + 1]!.id })
+          .where('id', '=', chain[i]!.id)
+          .execute();
       }
       await expect(store.resolveCanonicalAccount(chain[0]!.id)).rejects.toThrow(/longer than/);
       expect((await store.resolveCanonicalAccount(chain[9]!.id))?.id).toBe(chain[11]!.id);
@@ -494,11 +504,7 @@ function storageConformance(engine: TestEngine, sqliteDriver?: SqliteDriverName)
       const account = await btcAccount();
       const renamed = await store.updateAccount(account.id, { display_name: 'Satoshi' }, T0 + 10);
       expect(renamed).toEqual({ ...account, display_name: 'Satoshi', updated_at: T0 + 10 });
-      const changed = await store.updateAccount(
-        account.id,
-        { display_identity_kind: 'did', primary_btc: null },
-        T0 + 11,
-      );
+      const changed = await store.updateAccount(account.id, { display_identity_kind: 'did', primary_btc: null }, T0 + 11);
       expect(changed).toEqual({
         ...account,
         display_name: 'Satoshi',
@@ -522,7 +528,12 @@ function storageConformance(engine: TestEngine, sqliteDriver?: SqliteDriverName)
       });
       await store.addIdentity({ account_id: from.account.id, kind: 'email', value: 'from@example.com', verified: true, created_at: T0 });
       const legacy = await store.insertSession(sessionFor(from.account.id, null));
-      const app = await store.createConnectApp({ owner_account_id: from.account.id, name: 'Shop', key_hash: 'c'.repeat(64), created_at: T0 });
+      const app = await store.createConnectApp({
+        owner_account_id: from.account.id,
+        name: 'Shop',
+        key_hash: 'c'.repeat(64),
+        created_at: T0,
+      });
 
       const result = await mergeEverything(store, from.account.id, into.id, T0 + HOUR);
       // The merged account's integrator apps follow it to the survivor.
@@ -581,10 +592,32 @@ function storageConformance(engine: TestEngine, sqliteDriver?: SqliteDriverName)
         account: { kind: 'btc', display_name: null, primary_btc: plantedAddress, created_at: T0 },
         identity: { kind: 'btc', value: plantedAddress, verified: true, created_at: T0 },
       });
-      const proven = await store.addIdentity({ account_id: from.account.id, kind: 'btc', value: provenAddress, verified: true, created_at: T0 + 1 });
-      const kept = await store.addIdentity({ account_id: from.account.id, kind: 'email', value: 'kept@example.com', verified: true, created_at: T0 + 2 });
-      const keptApp = await store.createConnectApp({ owner_account_id: from.account.id, name: 'Kept', key_hash: 'd'.repeat(64), created_at: T0 });
-      const droppedApp = await store.createConnectApp({ owner_account_id: from.account.id, name: 'Planted', key_hash: 'e'.repeat(64), created_at: T0 });
+      const proven = await store.addIdentity({
+        account_id: from.account.id,
+        kind: 'btc',
+        value: provenAddress,
+        verified: true,
+        created_at: T0 + 1,
+      });
+      const kept = await store.addIdentity({
+        account_id: from.account.id,
+        kind: 'email',
+        value: 'kept@example.com',
+        verified: true,
+        created_at: T0 + 2,
+      });
+      const keptApp = await store.createConnectApp({
+        owner_account_id: from.account.id,
+        name: 'Kept',
+        key_hash: 'd'.repeat(64),
+        created_at: T0,
+      });
+      const droppedApp = await store.createConnectApp({
+        owner_account_id: from.account.id,
+        name: 'Planted',
+        key_hash: 'e'.repeat(64),
+        created_at: T0,
+      });
       const key = credentialFor(from.account.id);
       await store.insertWebAuthnCredential(key);
       if (proven.status !== 'added' || kept.status !== 'added') throw new Error('test: identities not added');
@@ -618,16 +651,28 @@ function storageConformance(engine: TestEngine, sqliteDriver?: SqliteDriverName)
       const other = await btcAccount();
       const fromIdentities = (await store.transferHoldings(from.id))!.identities.map((identity) => identity.id);
       const otherIdentity = (await store.transferHoldings(other.id))!.identities[0]!.id;
-      const refusal = (promise: Promise<unknown>) => promise.then(() => 'merged', (error: unknown) => (error instanceof MergeRefused ? error.code : String(error)));
+      const refusal = (promise: Promise<unknown>) =>
+        promise.then(
+          () => 'merged',
+          (error: unknown) => (error instanceof MergeRefused ? error.code : String(error)),
+        );
 
       await store.setAccountDisabled(from.id, true, T0 + 1);
-      expect(await refusal(store.mergeAccounts(from.id, into.id, T0 + 2, { identityIds: fromIdentities, appIds: [] }))).toBe('account_disabled');
+      expect(await refusal(store.mergeAccounts(from.id, into.id, T0 + 2, { identityIds: fromIdentities, appIds: [] }))).toBe(
+        'account_disabled',
+      );
       await store.setAccountDisabled(from.id, false, T0 + 3);
       await store.setAccountDisabled(into.id, true, T0 + 4);
-      expect(await refusal(store.mergeAccounts(from.id, into.id, T0 + 5, { identityIds: fromIdentities, appIds: [] }))).toBe('account_disabled');
+      expect(await refusal(store.mergeAccounts(from.id, into.id, T0 + 5, { identityIds: fromIdentities, appIds: [] }))).toBe(
+        'account_disabled',
+      );
       await store.setAccountDisabled(into.id, false, T0 + 6);
-      expect(await refusal(store.mergeAccounts(from.id, into.id, T0 + 7, { identityIds: [...fromIdentities, otherIdentity], appIds: [] }))).toBe('selection_changed');
-      expect(await refusal(store.mergeAccounts(from.id, into.id, T0 + 7, { identityIds: fromIdentities, appIds: ['no-such-app'] }))).toBe('selection_changed');
+      expect(
+        await refusal(store.mergeAccounts(from.id, into.id, T0 + 7, { identityIds: [...fromIdentities, otherIdentity], appIds: [] })),
+      ).toBe('selection_changed');
+      expect(await refusal(store.mergeAccounts(from.id, into.id, T0 + 7, { identityIds: fromIdentities, appIds: ['no-such-app'] }))).toBe(
+        'selection_changed',
+      );
       expect((await store.findAccount(from.id))?.merged_into).toBeNull();
       expect((await store.transferHoldings(from.id))!.identities.map((identity) => identity.id)).toEqual(fromIdentities);
       expect((await store.transferHoldings(other.id))!.identities.map((identity) => identity.id)).toEqual([otherIdentity]);
@@ -833,11 +878,19 @@ function storageConformance(engine: TestEngine, sqliteDriver?: SqliteDriverName)
       expect(await store.revokeAllForAccount(a.id, now)).toBe(0);
     });
 
-    it('lists an account\'s live rows in every roster with their device facts, and revokes one or all others', async () => {
+    it("lists an account's live rows in every roster with their device facts, and revokes one or all others", async () => {
       const account = await btcAccount();
       const stranger = await btcAccount();
-      const phone = await store.insertSession(sessionFor(account.id, 'roster-phone', { device: 'Safari 18 on iOS (mobile)', network: '203.0.113.0/24', last_seen_at: T0 + MINUTE }));
-      const laptop = await store.insertSession(sessionFor(account.id, 'roster-laptop', { device: 'Firefox 140 on Linux', network: '2001:db8:1::/48' }));
+      const phone = await store.insertSession(
+        sessionFor(account.id, 'roster-phone', {
+          device: 'Safari 18 on iOS (mobile)',
+          network: '203.0.113.0/24',
+          last_seen_at: T0 + MINUTE,
+        }),
+      );
+      const laptop = await store.insertSession(
+        sessionFor(account.id, 'roster-laptop', { device: 'Firefox 140 on Linux', network: '2001:db8:1::/48' }),
+      );
       const old = await store.insertSession(sessionFor(account.id, null));
       const theirs = await store.insertSession(sessionFor(stranger.id, 'roster-phone'));
       const expired = await store.insertSession(sessionFor(account.id, 'roster-old', { created_at: T0 - SESSION_LIFETIME }));
@@ -868,12 +921,18 @@ function storageConformance(engine: TestEngine, sqliteDriver?: SqliteDriverName)
       const sameTime = [rows[0]!.jti, rows[1]!.jti].sort();
       const all = await store.listRevocations(null, T0 + 3 * MINUTE, 10);
       expect(all.map((row) => row.jti)).toEqual([...[rows[2]!.jti, expiring.jti].sort(), ...sameTime]);
-      expect(all.find((row) => row.jti === expiring.jti)).toEqual({ jti: expiring.jti, revoked_at: T0 + MINUTE, expires_at: expiring.expires_at });
+      expect(all.find((row) => row.jti === expiring.jti)).toEqual({
+        jti: expiring.jti,
+        revoked_at: T0 + MINUTE,
+        expires_at: expiring.expires_at,
+      });
       // Once its token expired, a revoked row is no longer listed.
       expect((await store.listRevocations(null, T0 + 2 * HOUR, 10)).map((row) => row.jti)).not.toContain(expiring.jti);
       const page = await store.listRevocations(null, T0 + 3 * MINUTE, 3);
       const last = page.at(-1)!;
-      expect((await store.listRevocations({ at: last.revoked_at, jti: last.jti }, T0 + 3 * MINUTE, 10)).map((row) => row.jti)).toEqual([sameTime[1]]);
+      expect((await store.listRevocations({ at: last.revoked_at, jti: last.jti }, T0 + 3 * MINUTE, 10)).map((row) => row.jti)).toEqual([
+        sameTime[1],
+      ]);
       expect(await store.listRevocations({ at: T0 + 2 * MINUTE, jti: 'zzzz' }, T0 + 3 * MINUTE, 10)).toEqual([]);
     });
 
@@ -882,7 +941,8 @@ function storageConformance(engine: TestEngine, sqliteDriver?: SqliteDriverName)
       const row = await store.insertSession(sessionFor(account.id, 'tabs'));
       const hashes = Array.from({ length: 4 }, () => tokenHash());
       const jtis = hashes.map((hash) => hash.slice(0, 32));
-      for (const [index, hash] of hashes.entries()) expect(await store.insertTabToken(row.jti, { hash, jti: jtis[index]! }, T0 + index, 3)).toBe(true);
+      for (const [index, hash] of hashes.entries())
+        expect(await store.insertTabToken(row.jti, { hash, jti: jtis[index]! }, T0 + index, 3)).toBe(true);
       // The same token twice is recorded once.
       expect(await store.insertTabToken(row.jti, { hash: hashes[3]!, jti: jtis[3]! }, T0 + 9, 3)).toBe(true);
       expect(await store.findLiveSessionByTabToken(hashes[0] as string, T0 + MINUTE)).toBeNull();
@@ -920,7 +980,9 @@ function storageConformance(engine: TestEngine, sqliteDriver?: SqliteDriverName)
       for (const [index, token] of [t1, t2, t3].entries()) expect(await store.insertTabToken(row.jti, token!, T0 + index, 2)).toBe(true);
       // Past `keep`, the oldest live token is superseded, not forgotten.
       expect(await store.findLiveSessionByTabToken(t1!.hash, T0 + MINUTE)).toBeNull();
-      expect(await store.listRevocations(null, T0 + MINUTE, 10)).toEqual([{ jti: t1!.jti, revoked_at: T0 + 2, expires_at: row.expires_at }]);
+      expect(await store.listRevocations(null, T0 + MINUTE, 10)).toEqual([
+        { jti: t1!.jti, revoked_at: T0 + 2, expires_at: row.expires_at },
+      ]);
 
       // A step-up supersedes every live token of the row but the one it answers.
       expect(await store.insertTabToken(row.jti, t4!, T0 + MINUTE, 3)).toBe(true);
@@ -967,9 +1029,7 @@ function storageConformance(engine: TestEngine, sqliteDriver?: SqliteDriverName)
     });
 
     it('50 parallel consumers of one nonce: exactly one wins', async () => {
-      const results = await Promise.all(
-        Array.from({ length: 50 }, () => store.consumeNonce('contested', T0 + 5 * MINUTE, T0)),
-      );
+      const results = await Promise.all(Array.from({ length: 50 }, () => store.consumeNonce('contested', T0 + 5 * MINUTE, T0)));
       expect(results.filter(Boolean)).toHaveLength(1);
     });
   });
@@ -1130,12 +1190,18 @@ function storageConformance(engine: TestEngine, sqliteDriver?: SqliteDriverName)
   });
 
   describe('security keys and passkeys', () => {
-
     it('keeps credentials per account, with ids unique on the host, and edits or deletes them for their account only', async () => {
       const owner = await btcAccount();
       const stranger = await btcAccount();
       const first = credentialFor(owner.id);
-      const second = credentialFor(owner.id, { created_at: T0 + 1, transports: [], sign_in: true, device_type: 'multiDevice', backed_up: true, authenticator_type: 'platform' });
+      const second = credentialFor(owner.id, {
+        created_at: T0 + 1,
+        transports: [],
+        sign_in: true,
+        device_type: 'multiDevice',
+        backed_up: true,
+        authenticator_type: 'platform',
+      });
       expect(await store.insertWebAuthnCredential(first)).toBe(true);
       expect(await store.insertWebAuthnCredential(second)).toBe(true);
       // The same credential id for anyone else, or again: refused.
@@ -1166,7 +1232,9 @@ function storageConformance(engine: TestEngine, sqliteDriver?: SqliteDriverName)
       await store.insertWebAuthnCredential(key);
       expect(await store.recordWebAuthnUse(key.id, { expected_counter: 4, counter: 6, backed_up: false, at: T0 + 1 })).toBe(false);
       const uses = await Promise.all(
-        Array.from({ length: 10 }, (_, index) => store.recordWebAuthnUse(key.id, { expected_counter: 5, counter: 6 + index, backed_up: true, at: T0 + MINUTE })),
+        Array.from({ length: 10 }, (_, index) =>
+          store.recordWebAuthnUse(key.id, { expected_counter: 5, counter: 6 + index, backed_up: true, at: T0 + MINUTE }),
+        ),
       );
       expect(uses.filter(Boolean)).toHaveLength(1);
       const stored = await store.findWebAuthnCredential(key.id);
@@ -1175,7 +1243,7 @@ function storageConformance(engine: TestEngine, sqliteDriver?: SqliteDriverName)
       expect(await store.recordWebAuthnUse('missing', { expected_counter: 0, counter: 1, backed_up: false, at: T0 })).toBe(false);
     });
 
-    it('a merge never moves the merged account\'s keys: they are removed and reported', async () => {
+    it("a merge never moves the merged account's keys: they are removed and reported", async () => {
       const survivor = await btcAccount();
       const merged = await btcAccount();
       const key = credentialFor(merged.id);
@@ -1194,10 +1262,22 @@ function storageConformance(engine: TestEngine, sqliteDriver?: SqliteDriverName)
       const other = await btcAccount();
       const events = [];
       for (const [index, at] of [T0, T0 + MINUTE, T0 + MINUTE, T0 + 2 * MINUTE].entries()) {
-        events.push(await store.recordActivity({ account_id: account.id, at, kind: index === 0 ? 'signin' : 'sudo', detail: { method: 'bip322', index, tags: ['a', 'b'], gone: null, ok: true } }));
+        events.push(
+          await store.recordActivity({
+            account_id: account.id,
+            at,
+            kind: index === 0 ? 'signin' : 'sudo',
+            detail: { method: 'bip322', index, tags: ['a', 'b'], gone: null, ok: true },
+          }),
+        );
       }
       await store.recordActivity({ account_id: other.id, at: T0, kind: 'signin', detail: {} });
-      expect(events[0]).toMatchObject({ account_id: account.id, at: T0, kind: 'signin', detail: { method: 'bip322', index: 0, tags: ['a', 'b'], gone: null, ok: true } });
+      expect(events[0]).toMatchObject({
+        account_id: account.id,
+        at: T0,
+        kind: 'signin',
+        detail: { method: 'bip322', index: 0, tags: ['a', 'b'], gone: null, ok: true },
+      });
       expect(events[0]?.id).toMatch(/^[0-9a-f]{32}$/);
 
       const sameMinute = [events[1], events[2]].sort((a, b) => (a!.id < b!.id ? 1 : -1));
@@ -1258,7 +1338,13 @@ function storageConformance(engine: TestEngine, sqliteDriver?: SqliteDriverName)
 
       await store.consumeNonce('old', now - MINUTE, now - 5 * MINUTE);
       await store.consumeNonce('fresh', now + MINUTE, now);
-      await store.putEmailCode({ email: 'old@example.com', code_hash: 'h', token: 't', expires_at: now - 1, created_at: now - 11 * MINUTE });
+      await store.putEmailCode({
+        email: 'old@example.com',
+        code_hash: 'h',
+        token: 't',
+        expires_at: now - 1,
+        created_at: now - 11 * MINUTE,
+      });
       await store.putEmailCode({ email: 'new@example.com', code_hash: 'h', token: 't', expires_at: now + MINUTE, created_at: now });
       await store.recordAttestEvent('check', now - 49 * HOUR);
       await store.recordAttestEvent('verify', now - 47 * HOUR);
@@ -1266,15 +1352,37 @@ function storageConformance(engine: TestEngine, sqliteDriver?: SqliteDriverName)
       const keptEvent = await store.recordActivity({ account_id: account.id, at: now - 29 * DAY, kind: 'signin', detail: {} });
       // Finished webhook deliveries leave the log after 30 days; a pending one stays until it finishes.
       const delivery = (id: string, state: string, at: number) => ({
-        id, app_id: 'app', event_type: 'account.deleted', payload: '{}', created_at: at, state, attempts: 1, next_attempt_at: at,
-        lease_owner: null, lease_until: null, last_attempt_at: at, last_status: null, last_error: null, delivered_at: null,
+        id,
+        app_id: 'app',
+        event_type: 'account.deleted',
+        payload: '{}',
+        created_at: at,
+        state,
+        attempts: 1,
+        next_attempt_at: at,
+        lease_owner: null,
+        lease_until: null,
+        last_attempt_at: at,
+        last_status: null,
+        last_error: null,
+        delivered_at: null,
       });
-      await raw.db.insertInto('webhook_deliveries').values([delivery('wh_old', 'delivered', now - 31 * DAY), delivery('wh_old_pending', 'pending', now - 31 * DAY), delivery('wh_new', 'failed', now - 29 * DAY)]).execute();
+      await raw.db
+        .insertInto('webhook_deliveries')
+        .values([
+          delivery('wh_old', 'delivered', now - 31 * DAY),
+          delivery('wh_old_pending', 'pending', now - 31 * DAY),
+          delivery('wh_new', 'failed', now - 29 * DAY),
+        ])
+        .execute();
 
       const counts = await store.purgeExpired(now, { sessionRetentionMs: retention, activityRetentionMs: 30 * DAY });
       // The long-revoked row stays: its token has not expired, and the revocation feed lists it.
       expect(counts).toEqual({ sessions: 1, nonces: 1, email_codes: 1, attest_events: 1, activity: 1, webhook_deliveries: 1 });
-      expect((await raw.db.selectFrom('webhook_deliveries').select('id').orderBy('id').execute()).map((row) => row.id)).toEqual(['wh_new', 'wh_old_pending']);
+      expect((await raw.db.selectFrom('webhook_deliveries').select('id').orderBy('id').execute()).map((row) => row.id)).toEqual([
+        'wh_new',
+        'wh_old_pending',
+      ]);
       expect(await store.listActivity(account.id, { limit: 10 })).toEqual([keptEvent]);
       const remaining = await raw.db.selectFrom('sessions').select('jti').orderBy('jti').execute();
       expect(remaining.map((row) => row.jti).sort()).toEqual([live.jti, recentlyExpired.jti, recentlyRevoked.jti, longRevoked.jti].sort());

@@ -81,7 +81,7 @@ describe('slow clients', () => {
   it('drops a client that drips its headers, while normal requests are answered', async () => {
     const slow = await openSocket(port);
     const outcome = watch(slow, 8000);
-    const stop = drip(slow, 'GET /healthz HTTP/1.1\r\nHost: localhost\r\nX-Slow: ' + 'a'.repeat(200), 200);
+    const stop = drip(slow, `GET /healthz HTTP/1.1\r\nHost: localhost\r\nX-Slow: ${'a'.repeat(200)}`, 200);
     try {
       // Normal traffic meanwhile, on fresh connections.
       const statuses = [];
@@ -103,7 +103,9 @@ describe('slow clients', () => {
   it('drops a client that sends half a body and stops', async () => {
     const slow = await openSocket(port);
     const outcome = watch(slow, 8000);
-    slow.write('POST /api/verify HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{"addr":"bc1q');
+    slow.write(
+      'POST /api/verify HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{"addr":"bc1q',
+    );
     expect(await healthz(port)).toBe(200);
     const { closedAfterMs, received } = await outcome;
     expect(closedAfterMs, 'the half-body connection was closed').toBeDefined();
@@ -127,7 +129,12 @@ describe('the connection cap', () => {
   let port: number;
 
   beforeAll(async () => {
-    app = await testApp({ HTTP_MAX_CONNECTIONS: '3', HTTP_HEADERS_TIMEOUT_SECONDS: '20', HTTP_REQUEST_TIMEOUT_SECONDS: '20', HTTP_KEEP_ALIVE_TIMEOUT_SECONDS: '20' });
+    app = await testApp({
+      HTTP_MAX_CONNECTIONS: '3',
+      HTTP_HEADERS_TIMEOUT_SECONDS: '20',
+      HTTP_REQUEST_TIMEOUT_SECONDS: '20',
+      HTTP_KEEP_ALIVE_TIMEOUT_SECONDS: '20',
+    });
     await app.listen({ host: '127.0.0.1', port: 0 });
     port = (app.server.address() as AddressInfo).port;
   });
@@ -156,7 +163,12 @@ describe('the connection cap', () => {
 
 describe('configuration', () => {
   it('has documented defaults and refuses a headers timeout above the request timeout', () => {
-    expect(loadConfig({}).http).toEqual({ headersTimeoutSeconds: 10, requestTimeoutSeconds: 30, keepAliveTimeoutSeconds: 72, maxConnections: 4096 });
+    expect(loadConfig({}).http).toEqual({
+      headersTimeoutSeconds: 10,
+      requestTimeoutSeconds: 30,
+      keepAliveTimeoutSeconds: 72,
+      maxConnections: 4096,
+    });
     expect(() => loadConfig({ HTTP_HEADERS_TIMEOUT_SECONDS: '40' })).toThrow(ConfigError);
     expect(() => loadConfig({ HTTP_MAX_CONNECTIONS: '0' })).toThrow(/HTTP_MAX_CONNECTIONS/);
   });

@@ -10,7 +10,17 @@
 import type { FastifyInstance } from 'fastify';
 import { describe, expect, it } from 'vitest';
 import { newWallet, type Reply, type Wallet } from './support/auth-client.js';
-import { AuthHarness, decodeJwt, expectError, expectSessionCookie, forEachEngine, LOCAL_ORIGIN, rosterDidsOf, useAuthHarness, type TimedBrowser } from './support/auth-harness.js';
+import {
+  AuthHarness,
+  decodeJwt,
+  expectError,
+  expectSessionCookie,
+  forEachEngine,
+  LOCAL_ORIGIN,
+  rosterDidsOf,
+  useAuthHarness,
+  type TimedBrowser,
+} from './support/auth-harness.js';
 import { MINUTE, SECOND } from './support/clock.js';
 import { SoftwareAuthenticator, type AuthenticatorOptions, type Bend } from './support/webauthn-authenticator.js';
 
@@ -26,7 +36,10 @@ function webauthnSuite(engine: 'sqlite' | 'postgres'): void {
     app = built;
   });
 
-  async function signedIn(wallet: Wallet = newWallet(), client: TimedBrowser = harness.browser(app)): Promise<{ client: TimedBrowser; wallet: Wallet; did: string }> {
+  async function signedIn(
+    wallet: Wallet = newWallet(),
+    client: TimedBrowser = harness.browser(app),
+  ): Promise<{ client: TimedBrowser; wallet: Wallet; did: string }> {
     const reply = await client.signIn(wallet);
     expect(reply.status, JSON.stringify(reply.body)).toBe(200);
     return { client, wallet, did: reply.body.account.did_oc };
@@ -37,20 +50,35 @@ function webauthnSuite(engine: 'sqlite' | 'postgres'): void {
     expect(reply.status, JSON.stringify(reply.body)).toBe(200);
   }
 
-  async function registerOptions(client: TimedBrowser, body: Record<string, unknown> = {}): Promise<{ options: any; challenge_token: string }> {
+  async function registerOptions(
+    client: TimedBrowser,
+    body: Record<string, unknown> = {},
+  ): Promise<{ options: any; challenge_token: string }> {
     const reply = await client.post('/api/auth/webauthn/register/options', body);
     expect(reply.status, JSON.stringify(reply.body)).toBe(200);
     return reply.body;
   }
 
-  async function register(client: TimedBrowser, authenticator: SoftwareAuthenticator, body: Record<string, unknown> = {}, bend: Bend = {}): Promise<Reply> {
+  async function register(
+    client: TimedBrowser,
+    authenticator: SoftwareAuthenticator,
+    body: Record<string, unknown> = {},
+    bend: Bend = {},
+  ): Promise<Reply> {
     const started = await registerOptions(client, body);
     const response = authenticator.create(started.options, bend);
-    return client.post('/api/auth/webauthn/register/verify', { challenge_token: started.challenge_token, response, ...(body.label === undefined ? {} : { label: body.label }) });
+    return client.post('/api/auth/webauthn/register/verify', {
+      challenge_token: started.challenge_token,
+      response,
+      ...(body.label === undefined ? {} : { label: body.label }),
+    });
   }
 
   /** A signed-in account with one key of `authenticator` registered. */
-  async function withKey(authenticator = key(), body: Record<string, unknown> = {}): Promise<{ client: TimedBrowser; wallet: Wallet; did: string; id: string }> {
+  async function withKey(
+    authenticator = key(),
+    body: Record<string, unknown> = {},
+  ): Promise<{ client: TimedBrowser; wallet: Wallet; did: string; id: string }> {
     const account = await signedIn();
     await sudo(account.client, account.wallet);
     const reply = await register(account.client, authenticator, body);
@@ -66,13 +94,19 @@ function webauthnSuite(engine: 'sqlite' | 'postgres'): void {
 
   async function stepUp(client: TimedBrowser, authenticator: SoftwareAuthenticator, bend: Bend = {}): Promise<Reply> {
     const started = await assertionOptions(client);
-    return client.post('/api/auth/webauthn/assertion/verify', { challenge_token: started.challenge_token, response: authenticator.get(started.options, bend) });
+    return client.post('/api/auth/webauthn/assertion/verify', {
+      challenge_token: started.challenge_token,
+      response: authenticator.get(started.options, bend),
+    });
   }
 
   async function passkeySignIn(client: TimedBrowser, authenticator: SoftwareAuthenticator, add = false, bend: Bend = {}): Promise<Reply> {
     const options = await client.post('/api/auth/passkey/options');
     expect(options.status, JSON.stringify(options.body)).toBe(200);
-    return client.post(`/api/auth/passkey/signin${add ? '?add=1' : ''}`, { challenge_token: options.body.challenge_token, response: authenticator.get(options.body.options, bend) });
+    return client.post(`/api/auth/passkey/signin${add ? '?add=1' : ''}`, {
+      challenge_token: options.body.challenge_token,
+      response: authenticator.get(options.body.options, bend),
+    });
   }
 
   describe('registering', () => {
@@ -134,7 +168,13 @@ function webauthnSuite(engine: 'sqlite' | 'postgres'): void {
       harness.clock.advance(SECOND);
       const added = await register(client, second);
       expect(added.status, JSON.stringify(added.body)).toBe(200);
-      expect(added.body.credential).toMatchObject({ label: 'Security key', authenticator_type: 'platform', transports: ['internal'], multi_device: true, backed_up: true });
+      expect(added.body.credential).toMatchObject({
+        label: 'Security key',
+        authenticator_type: 'platform',
+        transports: ['internal'],
+        multi_device: true,
+        backed_up: true,
+      });
 
       const listed = await client.get('/api/auth/webauthn/credentials');
       expect(listed.status).toBe(200);
@@ -152,28 +192,43 @@ function webauthnSuite(engine: 'sqlite' | 'postgres'): void {
 
       const foreign = await registerOptions(client);
       expectError(
-        await client.post('/api/auth/webauthn/register/verify', { challenge_token: foreign.challenge_token, response: authenticator.create(foreign.options, { origin: 'https://evil.example' }) }),
+        await client.post('/api/auth/webauthn/register/verify', {
+          challenge_token: foreign.challenge_token,
+          response: authenticator.create(foreign.options, { origin: 'https://evil.example' }),
+        }),
         400,
         'webauthn_origin_mismatch',
       );
       const otherRp = await registerOptions(client);
       expectError(
-        await client.post('/api/auth/webauthn/register/verify', { challenge_token: otherRp.challenge_token, response: authenticator.create(otherRp.options, { rpId: 'evil.example' }) }),
+        await client.post('/api/auth/webauthn/register/verify', {
+          challenge_token: otherRp.challenge_token,
+          response: authenticator.create(otherRp.options, { rpId: 'evil.example' }),
+        }),
         400,
         'webauthn_rp_id_mismatch',
       );
       const a = await registerOptions(client);
       const b = await registerOptions(client);
       expectError(
-        await client.post('/api/auth/webauthn/register/verify', { challenge_token: a.challenge_token, response: authenticator.create(b.options) }),
+        await client.post('/api/auth/webauthn/register/verify', {
+          challenge_token: a.challenge_token,
+          response: authenticator.create(b.options),
+        }),
         401,
         'invalid_challenge',
       );
 
       const good = await registerOptions(client);
       const response = authenticator.create(good.options);
-      expect((await client.post('/api/auth/webauthn/register/verify', { challenge_token: good.challenge_token, response })).status).toBe(200);
-      expectError(await client.post('/api/auth/webauthn/register/verify', { challenge_token: good.challenge_token, response }), 401, 'nonce_reused');
+      expect((await client.post('/api/auth/webauthn/register/verify', { challenge_token: good.challenge_token, response })).status).toBe(
+        200,
+      );
+      expectError(
+        await client.post('/api/auth/webauthn/register/verify', { challenge_token: good.challenge_token, response }),
+        401,
+        'nonce_reused',
+      );
 
       // An authenticator that repeats a credential id, on another account: ids are unique on the host.
       const other = await signedIn();
@@ -190,7 +245,14 @@ function webauthnSuite(engine: 'sqlite' | 'postgres'): void {
       for (let index = 0; index < 20; index += 1) expect((await register(client, key())).status).toBe(200);
       expectError(await client.post('/api/auth/webauthn/register/options', {}), 400, 'bad_request');
       // Options asked for before the 20th key cannot add a 21st.
-      expectError(await client.post('/api/auth/webauthn/register/verify', { challenge_token: pending.challenge_token, response: key().create(pending.options) }), 400, 'bad_request');
+      expectError(
+        await client.post('/api/auth/webauthn/register/verify', {
+          challenge_token: pending.challenge_token,
+          response: key().create(pending.options),
+        }),
+        400,
+        'bad_request',
+      );
       expect((await client.get('/api/auth/webauthn/credentials')).body.credentials).toHaveLength(20);
     });
 
@@ -200,18 +262,29 @@ function webauthnSuite(engine: 'sqlite' | 'postgres'): void {
       const started = await registerOptions(client);
       const response = key().create(started.options);
       harness.clock.advance(5 * MINUTE);
-      expectError(await client.post('/api/auth/webauthn/register/verify', { challenge_token: started.challenge_token, response }), 401, 'invalid_challenge');
+      expectError(
+        await client.post('/api/auth/webauthn/register/verify', { challenge_token: started.challenge_token, response }),
+        401,
+        'invalid_challenge',
+      );
 
       const other = await signedIn();
       await sudo(client, wallet);
       const mine = await registerOptions(client);
       expectError(
-        await other.client.post('/api/auth/webauthn/register/verify', { challenge_token: mine.challenge_token, response: key().create(mine.options) }),
+        await other.client.post('/api/auth/webauthn/register/verify', {
+          challenge_token: mine.challenge_token,
+          response: key().create(mine.options),
+        }),
         401,
         'invalid_challenge',
       );
       const forged = `${mine.challenge_token.split('.')[0]}.${'A'.repeat(43)}`;
-      expectError(await client.post('/api/auth/webauthn/register/verify', { challenge_token: forged, response: key().create(mine.options) }), 401, 'invalid_challenge');
+      expectError(
+        await client.post('/api/auth/webauthn/register/verify', { challenge_token: forged, response: key().create(mine.options) }),
+        401,
+        'invalid_challenge',
+      );
     });
 
     it('a sign-in passkey must verify the person and be discoverable', async () => {
@@ -220,18 +293,27 @@ function webauthnSuite(engine: 'sqlite' | 'postgres'): void {
       const started = await registerOptions(client, { sign_in: true });
       expect(started.options.authenticatorSelection).toMatchObject({ residentKey: 'required', userVerification: 'required' });
       expectError(
-        await client.post('/api/auth/webauthn/register/verify', { challenge_token: started.challenge_token, response: key({ userVerifying: false }).create(started.options) }),
+        await client.post('/api/auth/webauthn/register/verify', {
+          challenge_token: started.challenge_token,
+          response: key({ userVerifying: false }).create(started.options),
+        }),
         401,
         'verify_failed',
       );
       const again = await registerOptions(client, { sign_in: true });
       expectError(
-        await client.post('/api/auth/webauthn/register/verify', { challenge_token: again.challenge_token, response: key().create(again.options, { rk: false }) }),
+        await client.post('/api/auth/webauthn/register/verify', {
+          challenge_token: again.challenge_token,
+          response: key().create(again.options, { rk: false }),
+        }),
         400,
         'credential_not_discoverable',
       );
       // A step-up key need not verify the person.
-      expect((await register(client, key({ userVerifying: false }))).body.credential).toMatchObject({ user_verified: false, sign_in: false });
+      expect((await register(client, key({ userVerifying: false }))).body.credential).toMatchObject({
+        user_verified: false,
+        sign_in: false,
+      });
     });
   });
 
@@ -241,10 +323,17 @@ function webauthnSuite(engine: 'sqlite' | 'postgres'): void {
       const { client, did, id } = await withKey(authenticator);
       const before = client.cookie as string;
       const started = await assertionOptions(client);
-      expect(started.options).toMatchObject({ rpId: 'localhost', userVerification: 'preferred', allowCredentials: [{ id, type: 'public-key' }] });
+      expect(started.options).toMatchObject({
+        rpId: 'localhost',
+        userVerification: 'preferred',
+        allowCredentials: [{ id, type: 'public-key' }],
+      });
 
       harness.clock.advance(SECOND);
-      const reply = await client.post('/api/auth/webauthn/assertion/verify', { challenge_token: started.challenge_token, response: authenticator.get(started.options) });
+      const reply = await client.post('/api/auth/webauthn/assertion/verify', {
+        challenge_token: started.challenge_token,
+        response: authenticator.get(started.options),
+      });
       expect(reply.status, JSON.stringify(reply.body)).toBe(200);
       const token = expectSessionCookie(reply);
       expect(reply.body).toMatchObject({ ok: true, token, step_up_at: harness.clock.seconds, account: { did_oc: did } });
@@ -257,10 +346,12 @@ function webauthnSuite(engine: 'sqlite' | 'postgres'): void {
       expect(row?.sudo_at).not.toBe(harness.clock.ms);
       const stored = await harness.store.findWebAuthnCredential(id);
       expect(stored).toMatchObject({ counter: 2, last_used_at: harness.clock.ms });
-      expect((await client.get('/api/auth/webauthn/credentials')).body.credentials[0].last_used_at).toBe(new Date(harness.clock.ms).toISOString());
+      expect((await client.get('/api/auth/webauthn/credentials')).body.credentials[0].last_used_at).toBe(
+        new Date(harness.clock.ms).toISOString(),
+      );
     });
 
-    it('from a pinned tab, as useStepUpAuth runs: the cookie gets step_up_at and the tab\'s stale pin is superseded, so a re-pin carries it', async () => {
+    it("from a pinned tab, as useStepUpAuth runs: the cookie gets step_up_at and the tab's stale pin is superseded, so a re-pin carries it", async () => {
       const authenticator = key();
       const { client, did } = await withKey(authenticator);
       const pinned = await client.post('/api/auth/tab', {});
@@ -277,7 +368,11 @@ function webauthnSuite(engine: 'sqlite' | 'postgres'): void {
       expect(reply.status, JSON.stringify(reply.body)).toBe(200);
       expect(reply.body.step_up_at).toBe(harness.clock.seconds);
       // The hook reads only step_up_at and calls refresh(): the cookie must carry the claim.
-      expect(decodeJwt(expectSessionCookie(reply)).payload).toMatchObject({ did_oc: did, step_up_at: harness.clock.seconds, amr: ['swk', 'hwk', 'mfa'] });
+      expect(decodeJwt(expectSessionCookie(reply)).payload).toMatchObject({
+        did_oc: did,
+        step_up_at: harness.clock.seconds,
+        amr: ['swk', 'hwk', 'mfa'],
+      });
       expect((await client.request('GET', '/api/auth/me', undefined, tab)).status).toBe(401);
       const repinned = await client.post('/api/auth/tab', {});
       expect(decodeJwt(repinned.body.token).payload.step_up_at).toBe(harness.clock.seconds);
@@ -298,16 +393,26 @@ function webauthnSuite(engine: 'sqlite' | 'postgres'): void {
       expect(decodeJwt(back.body.token).payload.step_up_at).toBe(harness.clock.seconds);
     });
 
-    it('refuses a replay, a counter that goes back, another account\'s key, a wrong origin and a wrong RP id', async () => {
+    it("refuses a replay, a counter that goes back, another account's key, a wrong origin and a wrong RP id", async () => {
       const authenticator = key();
       const { client } = await withKey(authenticator);
       const started = await assertionOptions(client);
       const response = authenticator.get(started.options);
-      expect((await client.post('/api/auth/webauthn/assertion/verify', { challenge_token: started.challenge_token, response })).status).toBe(200);
-      expectError(await client.post('/api/auth/webauthn/assertion/verify', { challenge_token: started.challenge_token, response }), 401, 'nonce_reused');
+      expect(
+        (await client.post('/api/auth/webauthn/assertion/verify', { challenge_token: started.challenge_token, response })).status,
+      ).toBe(200);
+      expectError(
+        await client.post('/api/auth/webauthn/assertion/verify', { challenge_token: started.challenge_token, response }),
+        401,
+        'nonce_reused',
+      );
       // The same signed response against a new challenge: it answers the old one.
       const fresh = await assertionOptions(client);
-      expectError(await client.post('/api/auth/webauthn/assertion/verify', { challenge_token: fresh.challenge_token, response }), 401, 'invalid_challenge');
+      expectError(
+        await client.post('/api/auth/webauthn/assertion/verify', { challenge_token: fresh.challenge_token, response }),
+        401,
+        'invalid_challenge',
+      );
 
       const stored = authenticator.credentials[0];
       expectError(await stepUp(client, authenticator, { counter: stored?.counter ?? 0 }), 401, 'cloned_authenticator');
@@ -318,7 +423,10 @@ function webauthnSuite(engine: 'sqlite' | 'postgres'): void {
       const other = await withKey(stranger);
       const mine = await assertionOptions(client);
       expectError(
-        await client.post('/api/auth/webauthn/assertion/verify', { challenge_token: mine.challenge_token, response: stranger.get({ ...mine.options, allowCredentials: [] }) }),
+        await client.post('/api/auth/webauthn/assertion/verify', {
+          challenge_token: mine.challenge_token,
+          response: stranger.get({ ...mine.options, allowCredentials: [] }),
+        }),
         401,
         'credential_outside_allowlist',
       );
@@ -337,7 +445,11 @@ function webauthnSuite(engine: 'sqlite' | 'postgres'): void {
       const signature = Buffer.from(response.response.signature, 'base64url');
       signature[signature.length - 1]! ^= 1;
       response.response.signature = signature.toString('base64url');
-      expectError(await client.post('/api/auth/webauthn/assertion/verify', { challenge_token: started.challenge_token, response }), 401, 'verify_failed');
+      expectError(
+        await client.post('/api/auth/webauthn/assertion/verify', { challenge_token: started.challenge_token, response }),
+        401,
+        'verify_failed',
+      );
       expectError(await stepUp(client, authenticator, { backupEligible: true }), 401, 'verify_failed');
     });
 
@@ -346,7 +458,10 @@ function webauthnSuite(engine: 'sqlite' | 'postgres'): void {
       const { client } = await withKey(authenticator);
       harness.clock.advance(10 * MINUTE);
       const started = await assertionOptions(client);
-      const reply = await client.post('/api/auth/sudo', { challenge_token: started.challenge_token, response: authenticator.get(started.options) });
+      const reply = await client.post('/api/auth/sudo', {
+        challenge_token: started.challenge_token,
+        response: authenticator.get(started.options),
+      });
       expect(reply.status, JSON.stringify(reply.body)).toBe(200);
       const claims = decodeJwt(expectSessionCookie(reply)).payload;
       expect(claims.sudo_at).toBe(harness.clock.seconds);
@@ -354,7 +469,11 @@ function webauthnSuite(engine: 'sqlite' | 'postgres'): void {
       // A key proof mixed with another proof's fields is refused.
       const mixed = await assertionOptions(client);
       expectError(
-        await client.post('/api/auth/sudo', { challenge_token: mixed.challenge_token, response: authenticator.get(mixed.options), email: 'a@example.org' }),
+        await client.post('/api/auth/sudo', {
+          challenge_token: mixed.challenge_token,
+          response: authenticator.get(mixed.options),
+          email: 'a@example.org',
+        }),
         400,
         'bad_request',
       );
@@ -392,7 +511,10 @@ function webauthnSuite(engine: 'sqlite' | 'postgres'): void {
       expectError(await client.request('DELETE', `/api/auth/webauthn/credentials/${id}`), 404, 'not_found');
       expect((await client.get('/api/auth/webauthn/credentials')).body.credentials).toEqual([]);
       expectError(
-        await client.post('/api/auth/webauthn/assertion/verify', { challenge_token: pending.challenge_token, response: authenticator.get(pending.options) }),
+        await client.post('/api/auth/webauthn/assertion/verify', {
+          challenge_token: pending.challenge_token,
+          response: authenticator.get(pending.options),
+        }),
         401,
         'credential_outside_allowlist',
       );
@@ -405,7 +527,7 @@ function webauthnSuite(engine: 'sqlite' | 'postgres'): void {
   });
 
   describe('passkey sign-in', () => {
-    it('signs in on a fresh browser (amr hwk and user, the row\'s method passkey), and add=1 keeps the roster', async () => {
+    it("signs in on a fresh browser (amr hwk and user, the row's method passkey), and add=1 keeps the roster", async () => {
       const passkey = key({ backedUp: true, counts: false, attachment: 'platform' });
       const owner = await withKey(passkey, { sign_in: true, label: 'Phone' });
       const listed = (await owner.client.get('/api/auth/webauthn/credentials')).body.credentials;
@@ -414,7 +536,10 @@ function webauthnSuite(engine: 'sqlite' | 'postgres'): void {
       const fresh = harness.browser(app);
       const options = await fresh.post('/api/auth/passkey/options');
       expect(options.body.options).toMatchObject({ rpId: 'localhost', userVerification: 'required', allowCredentials: [] });
-      const reply = await fresh.post('/api/auth/passkey/signin', { challenge_token: options.body.challenge_token, response: passkey.get(options.body.options) });
+      const reply = await fresh.post('/api/auth/passkey/signin', {
+        challenge_token: options.body.challenge_token,
+        response: passkey.get(options.body.options),
+      });
       expect(reply.status, JSON.stringify(reply.body)).toBe(200);
       const claims = decodeJwt(expectSessionCookie(reply)).payload;
       expect(claims).toMatchObject({ did_oc: owner.did, signing_method: 'passkey', amr: ['hwk', 'user'] });
@@ -443,9 +568,18 @@ function webauthnSuite(engine: 'sqlite' | 'postgres'): void {
       const passkey = key();
       const owner = await withKey(passkey, { sign_in: true });
       expectError(await passkeySignIn(harness.browser(app), passkey, false, { userVerified: false }), 401, 'verify_failed');
-      expectError(await passkeySignIn(harness.browser(app), passkey, false, { userHandle: Buffer.alloc(16).toString('base64url') }), 401, 'verify_failed');
+      expectError(
+        await passkeySignIn(harness.browser(app), passkey, false, { userHandle: Buffer.alloc(16).toString('base64url') }),
+        401,
+        'verify_failed',
+      );
       const unknown = key();
-      unknown.create({ challenge: 'AAAA', rp: { id: 'localhost', name: 'localhost' }, user: { id: 'AAAA', name: 'nobody' }, pubKeyCredParams: [{ alg: -7 }] });
+      unknown.create({
+        challenge: 'AAAA',
+        rp: { id: 'localhost', name: 'localhost' },
+        user: { id: 'AAAA', name: 'nobody' },
+        pubKeyCredParams: [{ alg: -7 }],
+      });
       expectError(await passkeySignIn(harness.browser(app), unknown), 401, 'credential_outside_allowlist');
       // `sign_in: false` keeps the passkey for step-up only.
       const off = await owner.client.request('PATCH', `/api/auth/webauthn/credentials/${owner.id}`, { sign_in: false });
@@ -453,12 +587,18 @@ function webauthnSuite(engine: 'sqlite' | 'postgres'): void {
       expectError(await passkeySignIn(harness.browser(app), passkey), 401, 'credential_outside_allowlist');
       // A step-up challenge token is not a sign-in one.
       const assert = await assertionOptions(owner.client);
-      expectError(await harness.browser(app).post('/api/auth/passkey/signin', { challenge_token: assert.challenge_token, response: passkey.get(assert.options) }), 401, 'invalid_challenge');
+      expectError(
+        await harness
+          .browser(app)
+          .post('/api/auth/passkey/signin', { challenge_token: assert.challenge_token, response: passkey.get(assert.options) }),
+        401,
+        'invalid_challenge',
+      );
     });
   });
 
   describe('several instances', () => {
-    it('a challenge is used once across instances on one database, and any instance verifies another\'s token', async () => {
+    it("a challenge is used once across instances on one database, and any instance verifies another's token", async () => {
       const authenticator = key();
       const { client } = await withKey(authenticator);
       const second = await harness.app();
@@ -476,10 +616,21 @@ function webauthnSuite(engine: 'sqlite' | 'postgres'): void {
       const winner = replies.find((reply) => reply.status === 200);
       client.cookie = winner?.body.token;
       elsewhere.cookie = winner?.body.token;
-      expectError(await elsewhere.post('/api/auth/webauthn/assertion/verify', { challenge_token: started.challenge_token, response }), 401, 'nonce_reused');
+      expectError(
+        await elsewhere.post('/api/auth/webauthn/assertion/verify', { challenge_token: started.challenge_token, response }),
+        401,
+        'nonce_reused',
+      );
       // A token issued by one instance verifies on the other.
       const fresh = await assertionOptions(client);
-      expect((await elsewhere.post('/api/auth/webauthn/assertion/verify', { challenge_token: fresh.challenge_token, response: authenticator.get(fresh.options) })).status).toBe(200);
+      expect(
+        (
+          await elsewhere.post('/api/auth/webauthn/assertion/verify', {
+            challenge_token: fresh.challenge_token,
+            response: authenticator.get(fresh.options),
+          })
+        ).status,
+      ).toBe(200);
     });
   });
 
@@ -495,7 +646,10 @@ function webauthnSuite(engine: 'sqlite' | 'postgres'): void {
         { challenge_token: started.challenge_token, response: {} },
         { challenge_token: started.challenge_token, response: { ...good, type: 'password' } },
         { challenge_token: started.challenge_token, response: { ...good, response: { ...good.response, clientDataJSON: 'bm90IGpzb24' } } },
-        { challenge_token: started.challenge_token, response: { ...good, response: { ...good.response, clientDataJSON: Buffer.from('{"type":1}').toString('base64url') } } },
+        {
+          challenge_token: started.challenge_token,
+          response: { ...good, response: { ...good.response, clientDataJSON: Buffer.from('{"type":1}').toString('base64url') } },
+        },
         { challenge_token: started.challenge_token, response: { ...good, response: { ...good.response, authenticatorData: 'AA' } } },
         { challenge_token: started.challenge_token, response: { ...good, response: { ...good.response, signature: '!!' } } },
         { challenge_token: 'x', response: good },
@@ -535,18 +689,27 @@ describe('the relying party', () => {
       const started = await client.post('/api/auth/webauthn/register/options', {});
       expect(started.body.options.rp.id).toBe('example.test');
       const onShop = new SoftwareAuthenticator({ origin: 'https://shop.example.test' });
-      const reply = await client.post('/api/auth/webauthn/register/verify', { challenge_token: started.body.challenge_token, response: onShop.create(started.body.options) });
+      const reply = await client.post('/api/auth/webauthn/register/verify', {
+        challenge_token: started.body.challenge_token,
+        response: onShop.create(started.body.options),
+      });
       expect(reply.status, JSON.stringify(reply.body)).toBe(200);
       // The same key steps up on the host's own pages.
       const host = harness.browser(app, 'https://auth.example.test');
       host.cookie = client.cookie;
       const options = await host.post('/api/auth/webauthn/assertion/options', {});
       const onHost = onShop.get(options.body.options, { origin: 'https://auth.example.test' });
-      expect((await host.post('/api/auth/webauthn/assertion/verify', { challenge_token: options.body.challenge_token, response: onHost })).status).toBe(200);
+      expect(
+        (await host.post('/api/auth/webauthn/assertion/verify', { challenge_token: options.body.challenge_token, response: onHost }))
+          .status,
+      ).toBe(200);
       // A look-alike outside the family domain is refused, even over https.
       const again = await host.post('/api/auth/webauthn/assertion/options', {});
       expectError(
-        await host.post('/api/auth/webauthn/assertion/verify', { challenge_token: again.body.challenge_token, response: onShop.get(again.body.options, { origin: 'https://example.test.evil.example' }) }),
+        await host.post('/api/auth/webauthn/assertion/verify', {
+          challenge_token: again.body.challenge_token,
+          response: onShop.get(again.body.options, { origin: 'https://example.test.evil.example' }),
+        }),
         400,
         'webauthn_origin_mismatch',
       );

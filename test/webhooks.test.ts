@@ -15,10 +15,18 @@ import { join } from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createWebhookVerifier, WebhookVerificationError, type WebhookEvent } from '../packages/verify/src/index.js';
-import { addressAllowed, checkWebhookUrl, loadWebhookKey, signWebhook, WebhookDispatcher, webhookBackoffMs, type WebhookDispatcherDeps } from '../src/connect/index.js';
+import {
+  addressAllowed,
+  checkWebhookUrl,
+  loadWebhookKey,
+  signWebhook,
+  WebhookDispatcher,
+  webhookBackoffMs,
+  type WebhookDispatcherDeps,
+} from '../src/connect/index.js';
 import { openStore, type ClaimedWebhookDelivery, type WebhookAttempt } from '../src/storage/index.js';
 import { newWallet, type Wallet } from './support/auth-client.js';
-import { AuthHarness, expectError, forEachEngine, useAuthHarness, type TimedBrowser } from './support/auth-harness.js';
+import { type AuthHarness, expectError, forEachEngine, useAuthHarness, type TimedBrowser } from './support/auth-harness.js';
 import { MINUTE, SECOND } from './support/clock.js';
 import { freePort, signInOnInstance, startInstance, type Instance } from './support/instances.js';
 
@@ -30,41 +38,85 @@ type Mode = 'ok' | 'fail' | 'hang';
  * that carry a refused IPv4 address among them.
  */
 const REFUSED_ADDRESSES = [
-  '0.0.0.0', '0.1.2.3', // this network
+  '0.0.0.0',
+  '0.1.2.3', // this network
   '10.1.2.3', // private use
-  '100.64.0.1', '100.127.255.254', // shared address space
-  '127.0.0.1', '127.255.255.254', // loopback
+  '100.64.0.1',
+  '100.127.255.254', // shared address space
+  '127.0.0.1',
+  '127.255.255.254', // loopback
   '169.254.169.254', // link local
-  '172.16.0.1', '172.31.255.255', // private use
-  '192.0.0.1', '192.0.0.9', '192.0.0.170', // IETF protocol assignments, refused whole
-  '192.0.2.1', '198.51.100.7', '203.0.113.9', // documentation
+  '172.16.0.1',
+  '172.31.255.255', // private use
+  '192.0.0.1',
+  '192.0.0.9',
+  '192.0.0.170', // IETF protocol assignments, refused whole
+  '192.0.2.1',
+  '198.51.100.7',
+  '203.0.113.9', // documentation
   '192.88.99.1', // deprecated 6to4 relay anycast
   '192.168.1.1', // private use
-  '198.18.0.1', '198.19.255.255', // benchmarking
-  '224.0.0.1', '239.255.255.250', // multicast
-  '240.0.0.1', '255.255.255.255', // reserved, limited broadcast
-  '::', '::1', // unspecified, loopback
-  '::7f00:1', '::808:808', // IPv4-compatible, refused whole
-  '::ffff:7f00:1', '::ffff:10.0.0.1', '::ffff:c000:1', // IPv4-mapped refused addresses
-  '64:ff9b::7f00:1', '64:ff9b::a9fe:a9fe', '64:ff9b::c0a8:101', '64:ff9b::c000:1', // NAT64 of refused addresses
+  '198.18.0.1',
+  '198.19.255.255', // benchmarking
+  '224.0.0.1',
+  '239.255.255.250', // multicast
+  '240.0.0.1',
+  '255.255.255.255', // reserved, limited broadcast
+  '::',
+  '::1', // unspecified, loopback
+  '::7f00:1',
+  '::808:808', // IPv4-compatible, refused whole
+  '::ffff:7f00:1',
+  '::ffff:10.0.0.1',
+  '::ffff:c000:1', // IPv4-mapped refused addresses
+  '64:ff9b::7f00:1',
+  '64:ff9b::a9fe:a9fe',
+  '64:ff9b::c0a8:101',
+  '64:ff9b::c000:1', // NAT64 of refused addresses
   '64:ff9b:1::808:808', // local-use NAT64, refused whole
-  '100::1', '100:0:0:1::1', // discard-only, dummy prefix
-  '2001::1', '2001:0:4136:e378:8000:63bf:3fff:fdd2', // Teredo
-  '2001:1::1', '2001:2::1', '2001:20::1', '2001:1ff::1', // the rest of 2001::/23, refused whole
-  '2001:db8::1', '3fff::1', '3fff:fff::1', // documentation
-  '2002:7f00:1::1', '2002:a00:1::', '2002:c0a8:101::1', // 6to4 of refused addresses
+  '100::1',
+  '100:0:0:1::1', // discard-only, dummy prefix
+  '2001::1',
+  '2001:0:4136:e378:8000:63bf:3fff:fdd2', // Teredo
+  '2001:1::1',
+  '2001:2::1',
+  '2001:20::1',
+  '2001:1ff::1', // the rest of 2001::/23, refused whole
+  '2001:db8::1',
+  '3fff::1',
+  '3fff:fff::1', // documentation
+  '2002:7f00:1::1',
+  '2002:a00:1::',
+  '2002:c0a8:101::1', // 6to4 of refused addresses
   '5f00::1', // segment routing
-  'fc00::1', 'fd12::1', // unique local
-  'fe80::1', 'febf::1', // link-local
+  'fc00::1',
+  'fd12::1', // unique local
+  'fe80::1',
+  'febf::1', // link-local
   'fec0::1', // deprecated site-local
-  'ff02::1', 'ff0e::1', // multicast
+  'ff02::1',
+  'ff0e::1', // multicast
 ];
 
 /** Globally reachable addresses, next to the edges of refused ranges. */
 const GLOBAL_ADDRESSES = [
-  '8.8.8.8', '1.1.1.1', '93.184.216.34', '100.63.255.255', '100.128.0.1', '172.32.0.1', '192.0.1.1', '198.20.0.1', '223.255.255.255',
-  '2606:4700::1111', '2606:2800:220:1::1', '2001:200::1', '2620:4f:8000::1', '3fff:1000::1',
-  '::ffff:8.8.8.8', '64:ff9b::808:808', '2002:808:808::1',
+  '8.8.8.8',
+  '1.1.1.1',
+  '93.184.216.34',
+  '100.63.255.255',
+  '100.128.0.1',
+  '172.32.0.1',
+  '192.0.1.1',
+  '198.20.0.1',
+  '223.255.255.255',
+  '2606:4700::1111',
+  '2606:2800:220:1::1',
+  '2001:200::1',
+  '2620:4f:8000::1',
+  '3fff:1000::1',
+  '::ffff:8.8.8.8',
+  '64:ff9b::808:808',
+  '2002:808:808::1',
 ];
 
 interface Received {
@@ -124,10 +176,14 @@ function webhookSuite(engine: 'sqlite' | 'postgres'): void {
   let app: FastifyInstance;
   let receiver: Receiver;
 
-  useAuthHarness(engine, (opened, built) => {
-    harness = opened;
-    app = built;
-  }, { WEBHOOK_TIMEOUT_SECONDS: '1' });
+  useAuthHarness(
+    engine,
+    (opened, built) => {
+      harness = opened;
+      app = built;
+    },
+    { WEBHOOK_TIMEOUT_SECONDS: '1' },
+  );
   beforeAll(async () => {
     receiver = await Receiver.start();
     // A second instance on the same database: both workers poll the one outbox.
@@ -155,8 +211,15 @@ function webhookSuite(engine: 'sqlite' | 'postgres'): void {
 
   /** The next event of `type` the receiver took (answered 2xx), verified. */
   async function nextEvent(type: string, after: number): Promise<WebhookEvent> {
-    await expect.poll(() => receiver.received.slice(after).some((entry) => entry.answered === 204 && JSON.parse(entry.body).type === type), { timeout: 10_000, interval: 25 }).toBe(true);
-    const entry = receiver.received.slice(after).find((candidate) => candidate.answered === 204 && JSON.parse(candidate.body).type === type)!;
+    await expect
+      .poll(() => receiver.received.slice(after).some((entry) => entry.answered === 204 && JSON.parse(entry.body).type === type), {
+        timeout: 10_000,
+        interval: 25,
+      })
+      .toBe(true);
+    const entry = receiver.received
+      .slice(after)
+      .find((candidate) => candidate.answered === 204 && JSON.parse(candidate.body).type === type)!;
     return (await verifier()).verify(entry.body, entry.headers);
   }
 
@@ -164,7 +227,15 @@ function webhookSuite(engine: 'sqlite' | 'postgres'): void {
     const owner = await signedIn(newWallet());
     const created = await owner.post('/api/connect/apps', { name: 'Shop' });
     const id = created.body.app.id as string;
-    for (const url of ['ftp://example.com/hook', 'http://example.com/hook', 'https://user:secret@example.com/hook', 'https://10.1.2.3/hook', 'https://169.254.169.254/latest', 'https://example.com/#x', 'not a url']) {
+    for (const url of [
+      'ftp://example.com/hook',
+      'http://example.com/hook',
+      'https://user:secret@example.com/hook',
+      'https://10.1.2.3/hook',
+      'https://169.254.169.254/latest',
+      'https://example.com/#x',
+      'not a url',
+    ]) {
       expectError(await owner.request('PUT', `/api/connect/apps/${id}/webhook`, { url }), 400, 'invalid_webhook_url');
     }
     expectError(await owner.request('PUT', `/api/connect/apps/${id}/webhook`, {}), 400, 'bad_request');
@@ -184,17 +255,32 @@ function webhookSuite(engine: 'sqlite' | 'postgres'): void {
     const created = await owner.post('/api/connect/apps', { name: 'Shop' });
     const appId = created.body.app.id as string;
     expect((await owner.request('PUT', `/api/connect/apps/${appId}/webhook`, { url: receiver.url })).status).toBe(200);
-    const provisioned = await app.inject({ method: 'POST', url: '/api/connect/provision', headers: { authorization: `Bearer ${created.body.api_key}` }, payload: { user_id: 'user-17' } });
+    const provisioned = await app.inject({
+      method: 'POST',
+      url: '/api/connect/provision',
+      headers: { authorization: `Bearer ${created.body.api_key}` },
+      payload: { user_id: 'user-17' },
+    });
     const did = provisioned.json().did_oc as string;
     const accountId = did.slice('did:oc:'.length);
 
     // A way in for the integrator's user (a claim flow would add it): the one step outside HTTP.
     const wallet = newWallet();
     let mark = receiver.received.length;
-    const added = await harness.store.addIdentity({ account_id: accountId, kind: 'btc', value: wallet.address, verified: true, created_at: harness.clock.ms });
+    const added = await harness.store.addIdentity({
+      account_id: accountId,
+      kind: 'btc',
+      value: wallet.address,
+      verified: true,
+      created_at: harness.clock.ms,
+    });
     expect(added.status).toBe('added');
     const linked = await nextEvent('identity.linked', mark);
-    expect(linked).toMatchObject({ type: 'identity.linked', app_id: appId, data: { did_oc: did, user_ids: ['user-17'], identity: { kind: 'btc', address: wallet.address } } });
+    expect(linked).toMatchObject({
+      type: 'identity.linked',
+      app_id: appId,
+      data: { did_oc: did, user_ids: ['user-17'], identity: { kind: 'btc', address: wallet.address } },
+    });
 
     // The person signs in with it and merges another account in by linking its address.
     const person = await signedIn(wallet);
@@ -202,7 +288,9 @@ function webhookSuite(engine: 'sqlite' | 'postgres'): void {
     const otherDid = (await (await signedIn(otherWallet)).me()).body.account.did_oc as string;
     await sudo(person, wallet);
     mark = receiver.received.length;
-    expect((await person.post('/api/auth/link/btc', { ...(await person.prove(otherWallet, 'link')), confirm_transfer: true })).status).toBe(200);
+    expect((await person.post('/api/auth/link/btc', { ...(await person.prove(otherWallet, 'link')), confirm_transfer: true })).status).toBe(
+      200,
+    );
     expect((await nextEvent('account.merged', mark)).data).toEqual({ did_oc: did, user_ids: ['user-17'], merged_from: [otherDid] });
 
     mark = receiver.received.length;
@@ -218,12 +306,23 @@ function webhookSuite(engine: 'sqlite' | 'postgres'): void {
 
     // Two workers, one outbox: every delivery reached the receiver exactly once.
     await new Promise((resolve) => setTimeout(resolve, 300));
-    const ids = receiver.deliveredIds().filter((id) => receiver.received.some((entry) => entry.headers['webhook-id'] === id && JSON.parse(entry.body).app_id === appId));
+    const ids = receiver
+      .deliveredIds()
+      .filter((id) => receiver.received.some((entry) => entry.headers['webhook-id'] === id && JSON.parse(entry.body).app_id === appId));
     expect(ids.length).toBeGreaterThanOrEqual(4);
     expect(new Set(ids).size).toBe(ids.length);
     const log = await owner.get(`/api/connect/apps/${appId}/deliveries`);
-    expect(log.body.deliveries.map((entry: { type: string; state: string; attempts: number }) => `${entry.type}:${entry.state}:${entry.attempts}`)).toEqual(
-      expect.arrayContaining(['account.deleted:delivered:1', 'identity.unlinked:delivered:1', 'account.merged:delivered:1', 'identity.linked:delivered:1']),
+    expect(
+      log.body.deliveries.map(
+        (entry: { type: string; state: string; attempts: number }) => `${entry.type}:${entry.state}:${entry.attempts}`,
+      ),
+    ).toEqual(
+      expect.arrayContaining([
+        'account.deleted:delivered:1',
+        'identity.unlinked:delivered:1',
+        'account.merged:delivered:1',
+        'identity.linked:delivered:1',
+      ]),
     );
     // An account no app provisioned sends nothing.
     expect(receiver.received.some((entry) => JSON.parse(entry.body).data.did_oc === otherDid)).toBe(false);
@@ -234,14 +333,28 @@ function webhookSuite(engine: 'sqlite' | 'postgres'): void {
     const created = await owner.post('/api/connect/apps', { name: 'Race' });
     const appId = created.body.app.id as string;
     expect((await owner.request('PUT', `/api/connect/apps/${appId}/webhook`, { url: receiver.url })).status).toBe(200);
-    const provisioned = await app.inject({ method: 'POST', url: '/api/connect/provision', headers: { authorization: `Bearer ${created.body.api_key}` }, payload: { user_id: 'race-1' } });
+    const provisioned = await app.inject({
+      method: 'POST',
+      url: '/api/connect/provision',
+      headers: { authorization: `Bearer ${created.body.api_key}` },
+      payload: { user_id: 'race-1' },
+    });
     const accountId = (provisioned.json().did_oc as string).slice('did:oc:'.length);
     // Due an hour from now, so the running workers leave them to the two below.
     const later = harness.clock.ms + 60 * MINUTE;
     for (let index = 0; index < 20; index += 1) {
-      await harness.store.addIdentity({ account_id: accountId, kind: 'btc', value: newWallet().address, verified: true, created_at: later });
+      await harness.store.addIdentity({
+        account_id: accountId,
+        kind: 'btc',
+        value: newWallet().address,
+        verified: true,
+        created_at: later,
+      });
     }
-    const [a, b] = await Promise.all([harness.store.claimWebhookDeliveries('worker-a', later, 30 * SECOND, 50), harness.store.claimWebhookDeliveries('worker-b', later, 30 * SECOND, 50)]);
+    const [a, b] = await Promise.all([
+      harness.store.claimWebhookDeliveries('worker-a', later, 30 * SECOND, 50),
+      harness.store.claimWebhookDeliveries('worker-b', later, 30 * SECOND, 50),
+    ]);
     const ids = [...a, ...b].map((delivery) => delivery.id);
     expect(ids).toHaveLength(20);
     expect(new Set(ids).size).toBe(20);
@@ -249,9 +362,18 @@ function webhookSuite(engine: 'sqlite' | 'postgres'): void {
     expect(await harness.store.claimWebhookDeliveries('worker-c', later + 10 * SECOND, 30 * SECOND, 50)).toEqual([]);
     const taken = await harness.store.claimWebhookDeliveries('worker-c', later + 31 * SECOND, 30 * SECOND, 50);
     expect(taken).toHaveLength(20);
-    expect(await harness.store.finishWebhookAttempt(ids[0]!, a.length > 0 ? 'worker-a' : 'worker-b', { at: later, status: 204, error: null, outcome: 'delivered' })).toBe(false);
+    expect(
+      await harness.store.finishWebhookAttempt(ids[0]!, a.length > 0 ? 'worker-a' : 'worker-b', {
+        at: later,
+        status: 204,
+        error: null,
+        outcome: 'delivered',
+      }),
+    ).toBe(false);
     for (const delivery of taken) {
-      expect(await harness.store.finishWebhookAttempt(delivery.id, 'worker-c', { at: later, status: 204, error: null, outcome: 'delivered' })).toBe(true);
+      expect(
+        await harness.store.finishWebhookAttempt(delivery.id, 'worker-c', { at: later, status: 204, error: null, outcome: 'delivered' }),
+      ).toBe(true);
     }
   });
 
@@ -260,12 +382,23 @@ function webhookSuite(engine: 'sqlite' | 'postgres'): void {
     const created = await owner.post('/api/connect/apps', { name: 'Flaky' });
     const appId = created.body.app.id as string;
     expect((await owner.request('PUT', `/api/connect/apps/${appId}/webhook`, { url: receiver.url })).status).toBe(200);
-    const provisioned = await app.inject({ method: 'POST', url: '/api/connect/provision', headers: { authorization: `Bearer ${created.body.api_key}` }, payload: { user_id: 'flaky-1' } });
+    const provisioned = await app.inject({
+      method: 'POST',
+      url: '/api/connect/provision',
+      headers: { authorization: `Bearer ${created.body.api_key}` },
+      payload: { user_id: 'flaky-1' },
+    });
     const accountId = (provisioned.json().did_oc as string).slice('did:oc:'.length);
     const log = async () => (await owner.get(`/api/connect/apps/${appId}/deliveries`)).body.deliveries[0];
 
     receiver.mode = 'fail';
-    await harness.store.addIdentity({ account_id: accountId, kind: 'btc', value: newWallet().address, verified: true, created_at: harness.clock.ms });
+    await harness.store.addIdentity({
+      account_id: accountId,
+      kind: 'btc',
+      value: newWallet().address,
+      verified: true,
+      created_at: harness.clock.ms,
+    });
     await expect.poll(async () => (await log())?.attempts, { timeout: 10_000, interval: 25 }).toBe(1);
     const first = await log();
     expect(first).toMatchObject({ type: 'identity.linked', state: 'pending', last_status: 500, last_error: 'http_500' });
@@ -294,7 +427,13 @@ function webhookSuite(engine: 'sqlite' | 'postgres'): void {
 
     // A removed endpoint ends what is pending with no_endpoint.
     receiver.mode = 'fail';
-    await harness.store.addIdentity({ account_id: accountId, kind: 'btc', value: newWallet().address, verified: true, created_at: harness.clock.ms });
+    await harness.store.addIdentity({
+      account_id: accountId,
+      kind: 'btc',
+      value: newWallet().address,
+      verified: true,
+      created_at: harness.clock.ms,
+    });
     await expect.poll(async () => (await log()).attempts, { timeout: 10_000, interval: 25 }).toBe(1);
     expect((await owner.request('PUT', `/api/connect/apps/${appId}/webhook`, { url: null })).status).toBe(200);
     harness.clock.advance(MINUTE);
@@ -311,10 +450,14 @@ function endpointSuite(engine: 'sqlite' | 'postgres'): void {
   let harness: AuthHarness;
   let app: FastifyInstance;
 
-  useAuthHarness(engine, (opened, built) => {
-    harness = opened;
-    app = built;
-  }, { PUBLIC_URL: 'https://auth.example.com' });
+  useAuthHarness(
+    engine,
+    (opened, built) => {
+      harness = opened;
+      app = built;
+    },
+    { PUBLIC_URL: 'https://auth.example.com' },
+  );
 
   it('refuses an endpoint at an address that is not globally reachable, however it is spelled', async () => {
     const owner = harness.browser(app, 'https://auth.example.com');
@@ -322,7 +465,19 @@ function endpointSuite(engine: 'sqlite' | 'postgres'): void {
     const id = (await owner.post('/api/connect/apps', { name: 'Shop' })).body.app.id as string;
     const literal = (address: string) => `https://${address.includes(':') ? `[${address}]` : address}/hook`;
     // Spellings the URL parser turns into refused addresses.
-    const spellings = ['https://0x7f.1/hook', 'https://2130706433/hook', 'https://127.1/hook', 'https://0177.0.0.1/hook', 'https://127.0.0.1./hook', 'https://0xc0.0.0.1/hook', 'https://[0:0:0:0:0:ffff:127.0.0.1]/hook', 'https://[::ffff:7f00:1]/hook', 'https://[::127.0.0.1]/hook', 'https://[64:ff9b::127.0.0.1]/hook', 'https://[2002:7F00:0001::]/hook'];
+    const spellings = [
+      'https://0x7f.1/hook',
+      'https://2130706433/hook',
+      'https://127.1/hook',
+      'https://0177.0.0.1/hook',
+      'https://127.0.0.1./hook',
+      'https://0xc0.0.0.1/hook',
+      'https://[0:0:0:0:0:ffff:127.0.0.1]/hook',
+      'https://[::ffff:7f00:1]/hook',
+      'https://[::127.0.0.1]/hook',
+      'https://[64:ff9b::127.0.0.1]/hook',
+      'https://[2002:7F00:0001::]/hook',
+    ];
     for (const url of [...REFUSED_ADDRESSES.map(literal), ...spellings]) {
       const reply = await owner.request('PUT', `/api/connect/apps/${id}/webhook`, { url });
       expect(reply.status, url).toBe(400);
@@ -342,18 +497,33 @@ await forEachEngine('webhook endpoints', endpointSuite);
 describe('webhook parts', () => {
   it('signs id.timestamp.body with the webhook key, which @oc-host/verify checks, refusing stale, forged and unknown-key requests', async () => {
     const settings = new Map<string, string>();
-    const store = { getOrCreateSetting: async (key: string, create: () => string) => settings.get(key) ?? (settings.set(key, create()), settings.get(key)!) };
+    const store = {
+      getOrCreateSetting: async (key: string, create: () => string) => {
+        if (!settings.has(key)) settings.set(key, create());
+        return settings.get(key)!;
+      },
+    };
     const key = await loadWebhookKey(store);
     expect(key.kid).toMatch(/^wh-[A-Za-z0-9_-]{22}$/);
     expect((await loadWebhookKey(store)).kid).toBe(key.kid);
-    const body = JSON.stringify({ id: 'wh_1', type: 'account.deleted', created_at: '2026-11-25T10:00:00.000Z', app_id: 'a', data: { did_oc: 'did:oc:1', user_ids: [] } });
+    const body = JSON.stringify({
+      id: 'wh_1',
+      type: 'account.deleted',
+      created_at: '2026-11-25T10:00:00.000Z',
+      app_id: 'a',
+      data: { did_oc: 'did:oc:1', user_ids: [] },
+    });
     const at = 1_790_000_000;
     const headers = signWebhook(key, 'wh_1', at, body);
     expect(headers['webhook-signature']).toMatch(/^v1a,[A-Za-z0-9+/]{86}==$/);
     const verifier = createWebhookVerifier({ keys: { keys: [key.publicJwk] }, now: () => at * 1000 + 60_000 });
     expect((await verifier.verify(body, headers)).type).toBe('account.deleted');
     expect((await verifier.verify(new TextEncoder().encode(body), new Headers(headers))).id).toBe('wh_1');
-    const refusal = async (promise: Promise<unknown>) => promise.then(() => 'accepted', (error: unknown) => (error instanceof WebhookVerificationError ? error.code : String(error)));
+    const refusal = async (promise: Promise<unknown>) =>
+      promise.then(
+        () => 'accepted',
+        (error: unknown) => (error instanceof WebhookVerificationError ? error.code : String(error)),
+      );
     expect(await refusal(verifier.verify(body.replace('deleted', 'merged'), headers))).toBe('bad_signature');
     expect(await refusal(verifier.verify(body, { ...headers, 'webhook-timestamp': String(at + 1) }))).toBe('bad_signature');
     expect(await refusal(verifier.verify(body, { ...headers, 'webhook-key-id': 'wh-other' }))).toBe('unknown_key');
@@ -375,7 +545,23 @@ describe('webhook parts', () => {
         if (handed) return [];
         handed = true;
         const payload = JSON.stringify({ id: 'wh_x', type: 'account.deleted' });
-        return [{ id: 'wh_x', app_id: 'a', event_type: 'account.deleted', payload, created_at: 0, state: 'pending', attempts: 0, next_attempt_at: 0, last_attempt_at: null, last_status: null, last_error: null, delivered_at: null, url }];
+        return [
+          {
+            id: 'wh_x',
+            app_id: 'a',
+            event_type: 'account.deleted',
+            payload,
+            created_at: 0,
+            state: 'pending',
+            attempts: 0,
+            next_attempt_at: 0,
+            last_attempt_at: null,
+            last_status: null,
+            last_error: null,
+            delivered_at: null,
+            url,
+          },
+        ];
       },
       async finishWebhookAttempt(_id: string, _owner: string, attempt: WebhookAttempt) {
         finished.push(attempt);
@@ -385,7 +571,19 @@ describe('webhook parts', () => {
         return [];
       },
     };
-    const dispatcher = new WebhookDispatcher({ store, key: () => key, rules: { development, allowPrivate: false }, now: () => new Date(), timeoutMs: 2000, retryBaseMs: 1000, pollMs: 60_000, onError: (error) => { throw error; }, ...(lookup ? { lookup } : {}) });
+    const dispatcher = new WebhookDispatcher({
+      store,
+      key: () => key,
+      rules: { development, allowPrivate: false },
+      now: () => new Date(),
+      timeoutMs: 2000,
+      retryBaseMs: 1000,
+      pollMs: 60_000,
+      onError: (error) => {
+        throw error;
+      },
+      ...(lookup ? { lookup } : {}),
+    });
     expect(await dispatcher.runOnce()).toBe(1);
     return finished[0]!;
   }
@@ -394,9 +592,17 @@ describe('webhook parts', () => {
     const receiver = await Receiver.start();
     try {
       const port = new URL(receiver.url).port;
-      expect(await deliverOnce(`http://localhost:${port}/hooks/oc`, true)).toMatchObject({ outcome: 'delivered', status: 204, error: null });
+      expect(await deliverOnce(`http://localhost:${port}/hooks/oc`, true)).toMatchObject({
+        outcome: 'delivered',
+        status: 204,
+        error: null,
+      });
       expect(receiver.received).toHaveLength(1);
-      expect(await deliverOnce(`https://localhost:${port}/hooks/oc`, false)).toMatchObject({ outcome: 'retry', status: null, error: 'refused_address' });
+      expect(await deliverOnce(`https://localhost:${port}/hooks/oc`, false)).toMatchObject({
+        outcome: 'retry',
+        status: null,
+        error: 'refused_address',
+      });
       expect(await deliverOnce(`http://127.0.0.1:${port}/hooks/oc`, false)).toMatchObject({ outcome: 'retry', error: 'refused_address' });
       expect(await deliverOnce('http://127.0.0.1:9/hooks/oc', true)).toMatchObject({ outcome: 'retry', error: 'connect' });
       expect(await deliverOnce('http://no-such-host.invalid/hooks/oc', true)).toMatchObject({ outcome: 'retry', error: 'dns' });
@@ -411,24 +617,39 @@ describe('webhook parts', () => {
     try {
       const port = new URL(receiver.url).port;
       const asked: string[] = [];
-      const answering = (address: string): WebhookDispatcherDeps['lookup'] => (hostname, _options, callback) => {
-        asked.push(hostname);
-        callback(null, [{ address, family: address.includes(':') ? 6 : 4 }]);
-      };
+      const answering =
+        (address: string): WebhookDispatcherDeps['lookup'] =>
+        (hostname, _options, callback) => {
+          asked.push(hostname);
+          callback(null, [{ address, family: address.includes(':') ? 6 : 4 }]);
+        };
       for (const address of REFUSED_ADDRESSES) {
-        expect(await deliverOnce(`https://hooks.example.test:${port}/hooks/oc`, false, answering(address)), address).toMatchObject({ outcome: 'retry', status: null, error: 'refused_address' });
+        expect(await deliverOnce(`https://hooks.example.test:${port}/hooks/oc`, false, answering(address)), address).toMatchObject({
+          outcome: 'retry',
+          status: null,
+          error: 'refused_address',
+        });
       }
       expect(asked).toEqual(REFUSED_ADDRESSES.map(() => 'hooks.example.test'));
       // An endpoint stored before these ranges were refused is an IP literal the worker checks itself.
       for (const host of ['192.0.0.1', '[::7f00:1]', '[64:ff9b::7f00:1]', '[::ffff:7f00:1]']) {
-        expect(await deliverOnce(`https://${host}:${port}/hooks/oc`, false), host).toMatchObject({ outcome: 'retry', status: null, error: 'refused_address' });
+        expect(await deliverOnce(`https://${host}:${port}/hooks/oc`, false), host).toMatchObject({
+          outcome: 'retry',
+          status: null,
+          error: 'refused_address',
+        });
       }
       // In development the loopback receiver is reached through its mapped address, but never through NAT64 or 6to4.
       // (A name of its own each time: the agent keeps a connection per host and port, and a kept one is not looked up again.)
       asked.length = 0;
-      expect(await deliverOnce(`http://mapped.localhost:${port}/hooks/oc`, true, answering('::ffff:127.0.0.1'))).toMatchObject({ outcome: 'delivered', status: 204 });
+      expect(await deliverOnce(`http://mapped.localhost:${port}/hooks/oc`, true, answering('::ffff:127.0.0.1'))).toMatchObject({
+        outcome: 'delivered',
+        status: 204,
+      });
       for (const [index, address] of ['64:ff9b::7f00:1', '2002:7f00:1::', '0.0.0.0'].entries()) {
-        expect(await deliverOnce(`http://other-${index}.localhost:${port}/hooks/oc`, true, answering(address)), address).toMatchObject({ error: 'refused_address' });
+        expect(await deliverOnce(`http://other-${index}.localhost:${port}/hooks/oc`, true, answering(address)), address).toMatchObject({
+          error: 'refused_address',
+        });
       }
       expect(asked).toEqual(['mapped.localhost', 'other-0.localhost', 'other-1.localhost', 'other-2.localhost']);
       expect(receiver.received).toHaveLength(1);
@@ -453,10 +674,23 @@ describe('webhook parts', () => {
     expect(() => checkWebhookUrl('http://127.0.0.1:9/a', production)).toThrow(/https/);
     expect(checkWebhookUrl('http://127.0.0.1:9/a', development)).toBe('http://127.0.0.1:9/a');
     expect(() => checkWebhookUrl('https://[fd00::1]/a', production)).toThrow(/private/);
-    for (const address of ['10.0.0.1', '172.20.1.1', '192.168.1.1', '169.254.169.254', '127.0.0.1', '::1', 'fe80::1', 'fd12::1', '::ffff:10.0.0.1', '100.64.0.1', '0.0.0.0']) {
+    for (const address of [
+      '10.0.0.1',
+      '172.20.1.1',
+      '192.168.1.1',
+      '169.254.169.254',
+      '127.0.0.1',
+      '::1',
+      'fe80::1',
+      'fd12::1',
+      '::ffff:10.0.0.1',
+      '100.64.0.1',
+      '0.0.0.0',
+    ]) {
       expect(addressAllowed(address, production), address).toBe(false);
     }
-    for (const address of ['93.184.216.34', '2606:2800:220:1::1', '::ffff:93.184.216.34']) expect(addressAllowed(address, production), address).toBe(true);
+    for (const address of ['93.184.216.34', '2606:2800:220:1::1', '::ffff:93.184.216.34'])
+      expect(addressAllowed(address, production), address).toBe(true);
     expect(addressAllowed('127.0.0.1', development)).toBe(true);
     expect(addressAllowed('10.0.0.1', development)).toBe(false);
     expect(addressAllowed('10.0.0.1', { development: false, allowPrivate: true })).toBe(true);
@@ -504,11 +738,21 @@ describe('webhooks through a restart and kill -9 of the host', () => {
       const wallet = newWallet();
       const cookie = `oc_session=${await signInOnInstance(instance, origin, wallet)}`;
       const call = async (method: string, path: string, body?: unknown) =>
-        (await fetch(`${instance!.url}${path}`, { method, headers: { origin, cookie, 'content-type': 'application/json' }, ...(body === undefined ? {} : { body: JSON.stringify(body) }) })).json() as Promise<Record<string, any>>;
+        (
+          await fetch(`${instance!.url}${path}`, {
+            method,
+            headers: { origin, cookie, 'content-type': 'application/json' },
+            ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+          })
+        ).json() as Promise<Record<string, any>>;
       const created = await call('POST', '/api/connect/apps', { name: 'Durable' });
       await call('PUT', `/api/connect/apps/${created.app.id}/webhook`, { url: receiver.url });
       const provisioned = (await (
-        await fetch(`${instance.url}/api/connect/provision`, { method: 'POST', headers: { authorization: `Bearer ${created.api_key}`, 'content-type': 'application/json' }, body: JSON.stringify({ user_id: 'durable-1' }) })
+        await fetch(`${instance.url}/api/connect/provision`, {
+          method: 'POST',
+          headers: { authorization: `Bearer ${created.api_key}`, 'content-type': 'application/json' },
+          body: JSON.stringify({ user_id: 'durable-1' }),
+        })
       ).json()) as { did_oc: string };
       const accountId = provisioned.did_oc.slice('did:oc:'.length);
 

@@ -16,7 +16,11 @@ export interface ProvenIdentity {
  * account for an address, a `federated` one otherwise. Concurrent first
  * sign-ins of one identity end in one account (the store's unique index).
  */
-export async function accountForIdentity(store: AccountStore, identity: ProvenIdentity, nowMs: number): Promise<{ account: AccountRecord; created: boolean }> {
+export async function accountForIdentity(
+  store: AccountStore,
+  identity: ProvenIdentity,
+  nowMs: number,
+): Promise<{ account: AccountRecord; created: boolean }> {
   const existing = await store.findAccountByIdentity(identity.kind, identity.value);
   if (existing) return { account: existing, created: false };
   const kind: AccountKind = identity.kind === 'btc' ? 'btc' : 'federated';

@@ -111,7 +111,8 @@ export class ActivityLog {
   /** GET /api/auth/activity: a page of the account's events, newest first. */
   async page(accountId: string, options: { before?: string | undefined; limit?: number | undefined }): Promise<ActivityPage> {
     const limit = options.limit ?? DEFAULT_ACTIVITY_PAGE;
-    if (!Number.isInteger(limit) || limit < 1 || limit > MAX_ACTIVITY_PAGE) throw new OcError('bad_request', `limit: 1 to ${MAX_ACTIVITY_PAGE}`);
+    if (!Number.isInteger(limit) || limit < 1 || limit > MAX_ACTIVITY_PAGE)
+      throw new OcError('bad_request', `limit: 1 to ${MAX_ACTIVITY_PAGE}`);
     const before = options.before === undefined ? undefined : decodeCursor(options.before);
     // One more than asked tells whether an older page exists.
     const records = await this.#deps.store.listActivity(accountId, { limit: limit + 1, ...(before === undefined ? {} : { before }) });

@@ -72,7 +72,12 @@ export function accountPatchOf(input: AccountEditInput, account: AccountRecord, 
 }
 
 /** Validates and applies the edit; returns the account as stored afterwards. */
-export async function editAccount(store: AccountStore, account: AccountRecord, input: AccountEditInput, nowMs: number): Promise<AccountRecord> {
+export async function editAccount(
+  store: AccountStore,
+  account: AccountRecord,
+  input: AccountEditInput,
+  nowMs: number,
+): Promise<AccountRecord> {
   const identities = input.display_identity ? await store.listIdentities(account.id) : [];
   const patch = accountPatchOf(input, account, identities);
   const updated = await store.updateAccount(account.id, patch, nowMs);

@@ -4,7 +4,18 @@
  * linked identities (link, dual-proof transfer, unlink) and account edit.
  */
 export { accountForIdentity } from './accounts.js';
-export { ACTIVITY_KINDS, DEFAULT_ACTIVITY_PAGE, MAX_ACTIVITY_PAGE, ActivityLog, activityView, type ActivityDetail, type ActivityKind, type ActivityLogDeps, type ActivityPage, type ActivityView } from './activity.js';
+export {
+  ACTIVITY_KINDS,
+  DEFAULT_ACTIVITY_PAGE,
+  MAX_ACTIVITY_PAGE,
+  ActivityLog,
+  activityView,
+  type ActivityDetail,
+  type ActivityKind,
+  type ActivityLogDeps,
+  type ActivityPage,
+  type ActivityView,
+} from './activity.js';
 export { DeviceService, type DeviceServiceDeps, type DeviceView } from './devices.js';
 export { AccountService, type AccountChange, type AccountServiceDeps, type MergeReport, type ProviderProfile } from './service.js';
 export { SignInService, type CompleteSignIn, type SignInServiceDeps, type SignInTarget } from './sign-in.js';

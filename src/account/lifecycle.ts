@@ -167,7 +167,7 @@ export class AccountLifecycle {
   async delete(current: Authenticated, confirm: string): Promise<DeletedAccountRecord> {
     requireFreshSudo(current.session, this.#deps.now().getTime());
     if (confirm !== didOf(current.account.id)) {
-      throw new OcError('confirmation_mismatch', 'account: send confirm equal to the active account\'s did_oc to delete it');
+      throw new OcError('confirmation_mismatch', "account: send confirm equal to the active account's did_oc to delete it");
     }
     const deleted = await this.deleteById(current.account.id, 'self');
     if (deleted === null) throw new OcError('not_authenticated', 'account: this account is already deleted');
@@ -191,7 +191,10 @@ export class AccountLifecycle {
   }
 
   /** The operator's hold; null when the account is unknown, merged or deleted. */
-  async setDisabled(accountId: string, disabled: boolean): Promise<{ account: AccountRecord; changed: boolean; revoked_sessions: number } | null> {
+  async setDisabled(
+    accountId: string,
+    disabled: boolean,
+  ): Promise<{ account: AccountRecord; changed: boolean; revoked_sessions: number } | null> {
     const result = await this.#deps.store.setAccountDisabled(accountId, disabled, this.#deps.now().getTime());
     if (result === null || !result.changed) return result;
     if (disabled) await this.#deps.activity.record(accountId, 'account_disabled', { by: 'operator', sessions: result.revoked_sessions });

@@ -10,7 +10,15 @@
  */
 import { OcError } from '../errors.js';
 import { didOf } from '../session/accounts.js';
-import { MergeRefused, type AccountRecord, type IdentityKind, type IdentityRecord, type AccountStore, type MergeResult, type TransferHoldings } from '../storage/index.js';
+import {
+  MergeRefused,
+  type AccountRecord,
+  type IdentityKind,
+  type IdentityRecord,
+  type AccountStore,
+  type MergeResult,
+  type TransferHoldings,
+} from '../storage/index.js';
 import type { ProvenIdentity } from './step-up.js';
 
 /** One element of `identities` in GET /api/auth/identities (docs/protocol.md §6). */
@@ -131,8 +139,16 @@ export function linkedElsewhere(identity: ProvenIdentity, holder?: AccountRecord
           },
         };
   return identity.kind === 'btc'
-    ? new OcError('address_linked_elsewhere', 'link: another account holds this address; send confirm_transfer with a fresh proof to merge it into this one', options)
-    : new OcError('email_linked_elsewhere', 'link: another account holds this e-mail; send confirm_transfer with a fresh proof to merge it into this one', options);
+    ? new OcError(
+        'address_linked_elsewhere',
+        'link: another account holds this address; send confirm_transfer with a fresh proof to merge it into this one',
+        options,
+      )
+    : new OcError(
+        'email_linked_elsewhere',
+        'link: another account holds this e-mail; send confirm_transfer with a fresh proof to merge it into this one',
+        options,
+      );
 }
 
 /** An account the operator holds is neither merged nor merged into (docs/protocol.md §2 "Disabling and deleting"). */
@@ -143,7 +159,12 @@ export function refuseHeldAccount(account: AccountRecord): void {
 }
 
 /** A linked address becomes the primary one when the account has none (docs/protocol.md §2 display default). */
-async function withPrimaryAddress(store: AccountStore, account: AccountRecord, identity: ProvenIdentity, nowMs: number): Promise<AccountRecord> {
+async function withPrimaryAddress(
+  store: AccountStore,
+  account: AccountRecord,
+  identity: ProvenIdentity,
+  nowMs: number,
+): Promise<AccountRecord> {
   if (identity.kind !== 'btc' || account.primary_btc !== null) return account;
   return (await store.updateAccount(account.id, { primary_btc: identity.value }, nowMs)) ?? account;
 }
@@ -168,7 +189,13 @@ export async function linkIdentity(store: AccountStore, input: LinkInput): Promi
   // Twice at most: an identity unlinked by its owner between the insert and
   // the owner look-up is free again, and the second insert takes it.
   for (let attempt = 0; attempt < 2 && owner === null; attempt += 1) {
-    const added = await store.addIdentity({ account_id: account.id, kind: identity.kind, value: identity.value, verified: true, created_at: nowMs });
+    const added = await store.addIdentity({
+      account_id: account.id,
+      kind: identity.kind,
+      value: identity.value,
+      verified: true,
+      created_at: nowMs,
+    });
     if (added.status !== 'linked_elsewhere') {
       const current = await withPrimaryAddress(store, account, identity, nowMs);
       return { status: added.status === 'added' ? 'linked' : 'already_linked', account: current };
@@ -194,8 +221,12 @@ export async function linkIdentity(store: AccountStore, input: LinkInput): Promi
     const holder = await store.findAccountByIdentity(identity.kind, identity.value);
     if (holder?.id === account.id) return { status: 'already_linked', account: (await store.findAccount(account.id)) ?? account };
     if (error instanceof MergeRefused) {
-      if (error.code === 'account_disabled') throw new OcError('account_disabled', 'link: an account of this transfer is disabled by the operator');
-      throw new OcError('transfer_changed', 'link: the other account no longer holds what confirm_transfer names; link again to see what it holds now');
+      if (error.code === 'account_disabled')
+        throw new OcError('account_disabled', 'link: an account of this transfer is disabled by the operator');
+      throw new OcError(
+        'transfer_changed',
+        'link: the other account no longer holds what confirm_transfer names; link again to see what it holds now',
+      );
     }
     throw error;
   }
@@ -218,7 +249,13 @@ export async function linkIdentity(store: AccountStore, input: LinkInput): Promi
  * @throws OcError `not_found` (no such identity on this account, also for an
  *   identity of another account: no hint that it exists), `last_identity`.
  */
-export async function unlinkIdentity(store: AccountStore, accountId: string, identityId: string, nowMs: number, currentSessionJti?: string): Promise<void> {
+export async function unlinkIdentity(
+  store: AccountStore,
+  accountId: string,
+  identityId: string,
+  nowMs: number,
+  currentSessionJti?: string,
+): Promise<void> {
   const result = await store.removeIdentity(accountId, identityId, nowMs, currentSessionJti);
   if (result === 'not_found') throw new OcError('not_found', 'identities: this account has no identity with this id');
   if (result === 'last_identity') {

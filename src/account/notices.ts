@@ -90,7 +90,10 @@ export function composeSignInNotice(
     html: [
       `<p>${escapeHtml(t('notice.intro', { name }))}</p>`,
       '<table style="border-collapse: collapse">',
-      ...rows.map(([label, value]) => `<tr><th style="text-align: left; padding-right: 1em">${escapeHtml(label)}</th><td>${escapeHtml(value)}</td></tr>`),
+      ...rows.map(
+        ([label, value]) =>
+          `<tr><th style="text-align: left; padding-right: 1em">${escapeHtml(label)}</th><td>${escapeHtml(value)}</td></tr>`,
+      ),
       '</table>',
       `<p>${escapeHtml(t('notice.fine'))}</p>`,
       `<p>${escapeHtml(t('notice.not_you'))} <a href="${escapeHtml(accountUrl)}">${escapeHtml(t('notice.account_page'))}</a></p>`,
@@ -121,7 +124,8 @@ export class SignInNotices {
       if (account === null || account.created_at > at.getTime() - NEW_ACCOUNT_MS) return null;
       const history = await this.#deps.store.listActivity(accountId, { limit: HISTORY_EVENTS });
       const known = history.some(
-        (event) => event.kind === 'signin' && (event.detail['device'] ?? null) === facts.device && (event.detail['network'] ?? null) === facts.network,
+        (event) =>
+          event.kind === 'signin' && (event.detail.device ?? null) === facts.device && (event.detail.network ?? null) === facts.network,
       );
       return known ? null : { accountId, facts, at };
     } catch (error) {

@@ -23,7 +23,16 @@ import {
 import { didOf } from '../session/accounts.js';
 import type { ActivityLog } from './activity.js';
 import { isOcError } from '../errors.js';
-import { proveAccountAgain, proveIdentity, requireFreshLinkProof, requireFreshSudo, type AddressProof, type EmailProof, type IdentityProof, type ProofCheckers } from './step-up.js';
+import {
+  proveAccountAgain,
+  proveIdentity,
+  requireFreshLinkProof,
+  requireFreshSudo,
+  type AddressProof,
+  type EmailProof,
+  type IdentityProof,
+  type ProofCheckers,
+} from './step-up.js';
 
 export interface AccountServiceDeps {
   readonly store: AccountStore;
@@ -86,7 +95,10 @@ export class AccountService {
    * accounts merged into this one.
    */
   async overview(account: AccountRecord): Promise<IdentitiesOverview> {
-    const [records, merged] = await Promise.all([this.#deps.store.listIdentities(account.id), this.#deps.store.listMergedAccounts(account.id)]);
+    const [records, merged] = await Promise.all([
+      this.#deps.store.listIdentities(account.id),
+      this.#deps.store.listMergedAccounts(account.id),
+    ]);
     return {
       identities: records.map(identityView),
       linked: linkedIdentityViews(account, records),
@@ -154,7 +166,11 @@ export class AccountService {
       merged = {
         did_oc: outcome.merged.did_oc,
         moved: { identities: outcome.moved.identities.map(identityView), apps: outcome.moved.apps },
-        removed: { identities: outcome.removed.identities.map(identityView), security_keys: outcome.removed.keys, apps: outcome.removed.apps },
+        removed: {
+          identities: outcome.removed.identities.map(identityView),
+          security_keys: outcome.removed.keys,
+          apps: outcome.removed.apps,
+        },
       };
       const mergedId = outcome.merged.did_oc.slice('did:oc:'.length);
       const named = (items: readonly { kind: string; value: string }[]): string[] => items.map((item) => `${item.kind}:${item.value}`);
@@ -169,7 +185,8 @@ export class AccountService {
       });
       await this.#deps.activity.record(mergedId, 'account_merged', { merged_into: didOf(outcome.account.id) });
     }
-    if (outcome.status !== 'already_linked') await this.#deps.activity.record(outcome.account.id, 'identity_linked', { kind: identity.kind, value: identity.value });
+    if (outcome.status !== 'already_linked')
+      await this.#deps.activity.record(outcome.account.id, 'identity_linked', { kind: identity.kind, value: identity.value });
     const issued = await this.#deps.sessions.reissue(current);
     return { issued, identities: await this.identities(outcome.account.id), ...(merged === undefined ? {} : { merged }) };
   }
@@ -180,7 +197,8 @@ export class AccountService {
     requireFreshSudo(current.session, nowMs);
     const removed = (await this.#deps.store.listIdentities(current.account.id)).find((identity) => identity.id === identityId);
     await unlinkIdentity(this.#deps.store, current.account.id, identityId, nowMs, current.session.jti);
-    if (removed !== undefined) await this.#deps.activity.record(current.account.id, 'identity_unlinked', { kind: removed.kind, value: removed.value });
+    if (removed !== undefined)
+      await this.#deps.activity.record(current.account.id, 'identity_unlinked', { kind: removed.kind, value: removed.value });
     // The primary address or display identity may have changed with it.
     const issued = await this.#deps.sessions.reissue(current);
     return { issued, identities: await this.identities(current.account.id) };
@@ -205,7 +223,13 @@ export class AccountService {
     const name = profile.name === undefined ? null : displayNameFromProvider(profile.name);
     if (name !== null) await this.#deps.store.updateAccount(account.id, { display_name: name }, nowMs);
     if (profile.email && profile.emailVerified) {
-      await this.#deps.store.addIdentity({ account_id: account.id, kind: 'email', value: profile.email.toLowerCase(), verified: true, created_at: nowMs });
+      await this.#deps.store.addIdentity({
+        account_id: account.id,
+        kind: 'email',
+        value: profile.email.toLowerCase(),
+        verified: true,
+        created_at: nowMs,
+      });
     }
   }
 }

@@ -113,7 +113,8 @@ export class SignInService {
     });
     const accountId = issued.session.account_id;
     const facts = { method: input.method, device: input.client?.device ?? null, network: input.client?.network ?? null };
-    const notice = this.#deps.notices === undefined ? null : await this.#deps.notices.assess(accountId, { ...facts, locale: input.client?.locale });
+    const notice =
+      this.#deps.notices === undefined ? null : await this.#deps.notices.assess(accountId, { ...facts, locale: input.client?.locale });
     await this.#deps.activity.record(accountId, 'signin', { ...facts, added: input.add && input.current !== null });
     this.#deps.counted?.(input.method);
     if (notice !== null) this.#deps.notices?.dispatch(notice);

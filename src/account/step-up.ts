@@ -207,7 +207,12 @@ async function requireHeld(store: AccountStore, account: AccountRecord, identity
  * @throws OcError `bad_request`, `invalid_challenge`, `nonce_reused`,
  *   `invalid_code`, `identity_not_linked`.
  */
-export async function proveAccountAgain(store: AccountStore, account: AccountRecord, proof: IdentityProof, checkers: ProofCheckers): Promise<ProvenIdentity> {
+export async function proveAccountAgain(
+  store: AccountStore,
+  account: AccountRecord,
+  proof: IdentityProof,
+  checkers: ProofCheckers,
+): Promise<ProvenIdentity> {
   if (proof.kind === 'email') {
     await requireHeld(store, account, { kind: 'email', value: normalizeEmail(proof.email, 'email') });
   }

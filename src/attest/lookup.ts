@@ -401,4 +401,3 @@ export function createAttestationLookup(deps: AttestationLookupDeps): Attestatio
     },
   };
 }
-

@@ -34,7 +34,7 @@ export function confirmationsAt(height: number, tipHeight: number): number {
 /** Whole days from `blockTime` (unix seconds) to `now`, rounded down and never negative (docs/protocol.md §7). */
 export function daysSince(blockTime: number, now: Date): number {
   const days = Math.floor((now.getTime() / 1000 - blockTime) / SECONDS_PER_DAY);
-  return days > 0 ? days : 0;
+  return Math.max(days, 0);
 }
 
 /** Oldest first: by height, then txid, then vout (docs/protocol.md §7, the bond rule). */

@@ -5,13 +5,7 @@
  * never throws: every failure is a code and `ok` is false exactly when a code
  * of severity `error` is present.
  */
-import {
-  addressMatchesNetwork,
-  tryDecodeAddress,
-  verifySignature,
-  type DecodedAddress,
-  type SignatureScheme,
-} from '../bitcoin/index.js';
+import { addressMatchesNetwork, tryDecodeAddress, verifySignature, type DecodedAddress, type SignatureScheme } from '../bitcoin/index.js';
 import type { ChainSource } from '../chain/index.js';
 import type { BitcoinNetwork } from '../config.js';
 import { attestationId, parseAttestationMessage, type ParsedAttestation } from '../format/index.js';
@@ -80,10 +74,7 @@ const SIGNATURE_OK: ReadonlySet<VerifyCode> = new Set<VerifyCode>(['sig_ok_bip32
  * and counts nothing (sats = days = score = 0), so no threshold above 0
  * passes on test coins (docs/protocol.md §7).
  */
-export async function verifyAttestation(
-  input: VerifyAttestationInput,
-  deps: VerifyAttestationDeps,
-): Promise<AttestationResult> {
+export async function verifyAttestation(input: VerifyAttestationInput, deps: VerifyAttestationDeps): Promise<AttestationResult> {
   const codes: VerifyCode[] = [];
   // The route validates the body's shape; this guard keeps the promise of
   // never throwing even for a caller that does not.
@@ -113,10 +104,7 @@ export async function verifyAttestation(
 
   // 3. Claimed id. Hex case carries no meaning, so an uppercase spelling of
   // the right id is accepted.
-  if (
-    input.attestationId !== undefined &&
-    (typeof input.attestationId !== 'string' || input.attestationId.toLowerCase() !== id)
-  ) {
+  if (input.attestationId !== undefined && (typeof input.attestationId !== 'string' || input.attestationId.toLowerCase() !== id)) {
     codes.push('invalid_attestation_id');
   }
 
@@ -150,13 +138,7 @@ export async function verifyAttestation(
   // 8. Chain metrics.
   let sats = 0;
   let days = 0;
-  if (
-    signatureVerified &&
-    parsed !== undefined &&
-    !codes.includes('decode_error') &&
-    !codes.includes('bad_request') &&
-    !testMode
-  ) {
+  if (signatureVerified && parsed !== undefined && !codes.includes('decode_error') && !codes.includes('bad_request') && !testMode) {
     try {
       const answer = await deps.chain.addressUtxos(addr);
       const metrics = computeBondMetrics({
@@ -250,7 +232,10 @@ export interface ThresholdOutcome {
  * the cache: a threshold is met when the value is at least the minimum. A
  * result that did not verify fails too, with its error codes as reasons.
  */
-export function applyThresholds(result: Pick<AttestationResult, 'ok' | 'codes' | 'sats' | 'days'>, thresholds: Thresholds): ThresholdOutcome {
+export function applyThresholds(
+  result: Pick<AttestationResult, 'ok' | 'codes' | 'sats' | 'days'>,
+  thresholds: Thresholds,
+): ThresholdOutcome {
   const reasons: VerifyCode[] = result.ok ? [] : result.codes.filter((code) => severityOf(code) === 'error');
   if (result.sats < thresholds.minSats) reasons.push('below_min_sats');
   if (result.days < thresholds.minDays) reasons.push('below_min_days');

@@ -38,10 +38,10 @@ const base58check = createBase58check(sha256);
 
 /** Base58Check version bytes (Bitcoin Core chainparams). Regtest reuses the test prefixes. */
 const BASE58_VERSIONS: Readonly<Record<number, { type: 'p2pkh' | 'p2sh'; network: AddressNetwork }>> = {
-  0x00: { type: 'p2pkh', network: 'mainnet' },
-  0x05: { type: 'p2sh', network: 'mainnet' },
-  0x6f: { type: 'p2pkh', network: 'test' },
-  0xc4: { type: 'p2sh', network: 'test' },
+  0: { type: 'p2pkh', network: 'mainnet' },
+  5: { type: 'p2sh', network: 'mainnet' },
+  111: { type: 'p2pkh', network: 'test' },
+  196: { type: 'p2sh', network: 'test' },
 };
 
 const SEGWIT_HRPS: Readonly<Record<string, AddressNetwork>> = { bc: 'mainnet', tb: 'test', bcrt: 'regtest' };

@@ -312,7 +312,10 @@ function parsePushOnly(script: Uint8Array): Uint8Array[] | null {
       length = offset + 2 <= script.length ? script[offset]! | (script[offset + 1]! << 8) : -1;
       offset += 2;
     } else if (opcode === 0x4e) {
-      length = offset + 4 <= script.length ? (script[offset]! | (script[offset + 1]! << 8) | (script[offset + 2]! << 16) | (script[offset + 3]! << 24)) >>> 0 : -1;
+      length =
+        offset + 4 <= script.length
+          ? (script[offset]! | (script[offset + 1]! << 8) | (script[offset + 2]! << 16) | (script[offset + 3]! << 24)) >>> 0
+          : -1;
       offset += 4;
     } else if (opcode === 0x4f || (opcode >= 0x51 && opcode <= 0x60)) {
       pushes.push(Uint8Array.of(opcode === 0x4f ? 0x81 : opcode - 0x50));

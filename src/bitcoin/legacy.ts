@@ -38,7 +38,7 @@ export function looksLikeLegacySignature(signature: string): boolean {
 function decodeLegacySignature(signature: string): Uint8Array | null {
   if (typeof signature !== 'string' || signature.length !== LEGACY_SIGNATURE_LENGTH) return null;
   const bytes = decodeBase64Strict(signature);
-  if (!bytes || bytes.length !== 65) return null;
+  if (bytes?.length !== 65) return null;
   const header = bytes[0]!;
   if (header < 27 || header > 34) return null;
   return bytes;
@@ -61,7 +61,7 @@ export function verifyLegacy(address: string, message: string, signature: string
   try {
     if (typeof message !== 'string') return false;
     const decoded = tryDecodeAddress(address);
-    if (!decoded || decoded.type !== 'p2pkh') return false;
+    if (decoded?.type !== 'p2pkh') return false;
     const bytes = decodeLegacySignature(signature);
     if (!bytes) return false;
     const header = bytes[0]! - 27;

@@ -161,7 +161,10 @@ export function signBip322(input: {
       throw new Error(`signer: cannot sign for ${address.type} addresses`);
   }
 
-  const bytes = form === 'simple' ? serializeWitnessStack(witness) : serializeToSign({ toSpendTxid: txid, scriptSig, witness, version, sequence, lockTime });
+  const bytes =
+    form === 'simple'
+      ? serializeWitnessStack(witness)
+      : serializeToSign({ toSpendTxid: txid, scriptSig, witness, version, sequence, lockTime });
   if ((input.encoding ?? 'base64') === 'hex') {
     if (input.prefix) throw new Error('signer: the variant prefix applies to base64 only');
     return toHex(bytes);

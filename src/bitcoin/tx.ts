@@ -16,16 +16,7 @@
  * outpoints); display txids are the reverse.
  */
 import { createHash, hash } from 'node:crypto';
-import {
-  ByteReader,
-  ParseError,
-  compactSizeLength,
-  sha256,
-  sha256d,
-  taggedHashPrefix,
-  writeCompactSize,
-  writeUint32LE,
-} from './bytes.js';
+import { ByteReader, ParseError, compactSizeLength, sha256, sha256d, taggedHashPrefix, writeCompactSize, writeUint32LE } from './bytes.js';
 
 export const SIGHASH_DEFAULT = 0x00;
 export const SIGHASH_ALL = 0x01;
@@ -104,14 +95,12 @@ const BIP143_HASH_SEQUENCE_ZERO = sha256d(ZERO_SEQUENCE);
 const BIP143_HASH_OUTPUTS = sha256d(TO_SIGN_OUTPUT);
 const bip143Preimage = new Uint8Array(182);
 const bip143Outpoint = new Uint8Array(36);
-{
-  // scriptCode for P2WPKH (BIP-143 §Specification item 5):
-  // 0x1976a914{20-byte-pubkey-hash}88ac
-  bip143Preimage.set([0x19, 0x76, 0xa9, 0x14], 104);
-  bip143Preimage.set([0x88, 0xac], 128);
-  // amount 0 (130..137) stays zero; hashOutputs at 142.
-  bip143Preimage.set(BIP143_HASH_OUTPUTS, 142);
-}
+// scriptCode for P2WPKH (BIP-143 §Specification item 5):
+// 0x1976a914{20-byte-pubkey-hash}88ac
+bip143Preimage.set([0x19, 0x76, 0xa9, 0x14], 104);
+bip143Preimage.set([0x88, 0xac], 128);
+// amount 0 (130..137) stays zero; hashOutputs at 142.
+bip143Preimage.set(BIP143_HASH_OUTPUTS, 142);
 
 /**
  * BIP-143 sighash of to_sign input 0, SIGHASH_ALL, for a P2WPKH-style key
@@ -340,7 +329,17 @@ export function serializeToSign(input: {
   const witnessBytes = segwit ? serializeWitnessStack(input.witness) : new Uint8Array(0);
   const scriptSigLength = input.scriptSig.length;
   const length =
-    4 + (segwit ? 2 : 0) + 1 + 36 + compactSizeLength(scriptSigLength) + scriptSigLength + 4 + 1 + TO_SIGN_OUTPUT.length + witnessBytes.length + 4;
+    4 +
+    (segwit ? 2 : 0) +
+    1 +
+    36 +
+    compactSizeLength(scriptSigLength) +
+    scriptSigLength +
+    4 +
+    1 +
+    TO_SIGN_OUTPUT.length +
+    witnessBytes.length +
+    4;
   const out = new Uint8Array(length);
   writeUint32LE(out, 0, input.version ?? 0);
   let offset = 4;

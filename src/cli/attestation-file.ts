@@ -74,7 +74,8 @@ export async function readAttestationFile(path: string): Promise<AttestationFile
   }
   const record = parsed;
   for (const field of ['addr', 'msg', 'sig'] as const) {
-    if (typeof record[field] !== 'string' || record[field] === '') throw new UsageError(`cli: ${path}: ${field} must be a non-empty string`);
+    if (typeof record[field] !== 'string' || record[field] === '')
+      throw new UsageError(`cli: ${path}: ${field} must be a non-empty string`);
   }
   for (const field of ['scheme', 'attestation_id'] as const) {
     if (record[field] !== undefined && typeof record[field] !== 'string') throw new UsageError(`cli: ${path}: ${field} must be a string`);

@@ -187,7 +187,8 @@ export async function runOperatorCommand(argv: readonly string[], deps: Operator
       case 'show': {
         if (subject === undefined) fail('accounts show: a did, an e-mail address or a Bitcoin address is required');
         let account: AccountRecord | null;
-        if (subject.startsWith('did:oc:') || /^[0-9a-f]{32}$/.test(subject)) account = await store.findAccount(didArgument(subject, 'accounts show'));
+        if (subject.startsWith('did:oc:') || /^[0-9a-f]{32}$/.test(subject))
+          account = await store.findAccount(didArgument(subject, 'accounts show'));
         else if (subject.includes('@')) {
           let email: string;
           try {
@@ -196,8 +197,7 @@ export async function runOperatorCommand(argv: readonly string[], deps: Operator
             fail(`accounts show: "${subject}" is not an e-mail address`);
           }
           account = await store.findAccountByIdentity('email', email);
-        }
-        else account = await store.findAccountByIdentity('btc', subject);
+        } else account = await store.findAccountByIdentity('btc', subject);
         if (account === null) {
           io.err(`no account holds ${subject}`);
           return EXIT.failed;
@@ -220,9 +220,24 @@ export async function runOperatorCommand(argv: readonly string[], deps: Operator
                 disabled_at: account.disabled_at === null ? null : iso(account.disabled_at),
                 deleted_at: account.deleted_at === null ? null : iso(account.deleted_at),
                 merged_into: account.merged_into === null ? null : didOf(account.merged_into),
-                identities: identities.map((identity) => ({ kind: identity.kind, value: identity.value, created_at: iso(identity.created_at) })),
-                live_sessions: live.map((row) => ({ id: row.jti, signing_method: row.signing_method, device: row.device, network: row.network, last_seen_at: iso(row.last_seen_at) })),
-                keys: keys.map((key) => ({ id: key.id, label: key.label, sign_in: key.sign_in, last_used_at: key.last_used_at === null ? null : iso(key.last_used_at) })),
+                identities: identities.map((identity) => ({
+                  kind: identity.kind,
+                  value: identity.value,
+                  created_at: iso(identity.created_at),
+                })),
+                live_sessions: live.map((row) => ({
+                  id: row.jti,
+                  signing_method: row.signing_method,
+                  device: row.device,
+                  network: row.network,
+                  last_seen_at: iso(row.last_seen_at),
+                })),
+                keys: keys.map((key) => ({
+                  id: key.id,
+                  label: key.label,
+                  sign_in: key.sign_in,
+                  last_used_at: key.last_used_at === null ? null : iso(key.last_used_at),
+                })),
                 connect_apps: apps.map((app) => ({ id: app.id, name: app.name })),
               },
               null,
@@ -238,7 +253,10 @@ export async function runOperatorCommand(argv: readonly string[], deps: Operator
         io.out(`identities  ${identities.length}`);
         for (const identity of identities) io.out(`  ${identity.kind.padEnd(8)} ${identity.value}`);
         io.out(`sessions    ${live.length} live`);
-        for (const row of live) io.out(`  ${row.jti.slice(0, 12)}  ${row.device ?? 'unknown device'}, ${row.network ?? 'unknown network'}, last seen ${iso(row.last_seen_at)}`);
+        for (const row of live)
+          io.out(
+            `  ${row.jti.slice(0, 12)}  ${row.device ?? 'unknown device'}, ${row.network ?? 'unknown network'}, last seen ${iso(row.last_seen_at)}`,
+          );
         io.out(`keys        ${keys.length}`);
         io.out(`apps        ${apps.length}`);
         return EXIT.ok;
@@ -252,7 +270,8 @@ export async function runOperatorCommand(argv: readonly string[], deps: Operator
           io.err(`${didOf(id)} is ${status(account)}; nothing to ${action}`);
           return EXIT.failed;
         }
-        if (action === 'disable' && !(await confirmed('disable', `Disable ${didOf(id)} and sign it out everywhere?`))) return EXIT.notConfirmed;
+        if (action === 'disable' && !(await confirmed('disable', `Disable ${didOf(id)} and sign it out everywhere?`)))
+          return EXIT.notConfirmed;
         const result = await lifecycle.setDisabled(id, action === 'disable');
         if (result === null) return EXIT.failed;
         if (!result.changed) {
@@ -271,7 +290,8 @@ export async function runOperatorCommand(argv: readonly string[], deps: Operator
           return EXIT.failed;
         }
         const identities = await store.listIdentities(id);
-        if (!(await confirmed('delete', `Delete ${didOf(id)} and its ${identities.length} identity(ies) for good?`))) return EXIT.notConfirmed;
+        if (!(await confirmed('delete', `Delete ${didOf(id)} and its ${identities.length} identity(ies) for good?`)))
+          return EXIT.notConfirmed;
         const deleted = await lifecycle.deleteById(id, 'operator');
         if (deleted === null) {
           io.err(`${didOf(id)} could not be deleted (deleted or merged meanwhile)`);
@@ -306,7 +326,8 @@ export async function runOperatorCommand(argv: readonly string[], deps: Operator
   const id = didArgument(values.account, 'activity --account');
   let limit = 50;
   if (values.limit !== undefined) {
-    if (!/^[0-9]{1,4}$/.test(values.limit) || Number(values.limit) < 1 || Number(values.limit) > 1000) fail('activity: --limit must be 1 to 1000');
+    if (!/^[0-9]{1,4}$/.test(values.limit) || Number(values.limit) < 1 || Number(values.limit) > 1000)
+      fail('activity: --limit must be 1 to 1000');
     limit = Number(values.limit);
   }
   if ((await existing(id)) === null) return EXIT.failed;

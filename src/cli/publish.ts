@@ -41,7 +41,12 @@ export async function publishFromFile(path: string, options: PublishFromFileOpti
       now: options.now ?? (() => new Date()),
       secretKey: options.nostrSecretKey ?? generateSecretKey(),
     });
-    const outcome = await publisher.publish({ addr: input.addr, msg: input.msg, sig: input.sig, ...(input.scheme === undefined ? {} : { scheme: input.scheme }) });
+    const outcome = await publisher.publish({
+      addr: input.addr,
+      msg: input.msg,
+      sig: input.sig,
+      ...(input.scheme === undefined ? {} : { scheme: input.scheme }),
+    });
     switch (outcome.status) {
       case 'rejected':
         log(`publish: attestation ${outcome.attestation_id} does not verify: ${outcome.codes.join(', ')}`);

@@ -191,7 +191,11 @@ export function createConnectService(options: ConnectServiceOptions): ConnectSer
       const checked = url === null ? null : checkWebhookUrl(url, rules!);
       const app = await store.setConnectAppWebhook(appId, ownerAccountId, checked);
       if (app === null) throw notFound();
-      await record(ownerAccountId, 'connect_app_webhook', { app_id: app.id, name: app.name, webhook: checked === null ? 'removed' : new URL(checked).host });
+      await record(ownerAccountId, 'connect_app_webhook', {
+        app_id: app.id,
+        name: app.name,
+        webhook: checked === null ? 'removed' : new URL(checked).host,
+      });
       return connectAppView(app);
     },
 

@@ -62,7 +62,12 @@ function checkUserId(userId: string): string {
   return userId;
 }
 
-export async function provisionUser(store: AccountStore & KeyStore, app: ConnectAppRecord, input: ProvisionInput, nowMs: number): Promise<Provisioned> {
+export async function provisionUser(
+  store: AccountStore & KeyStore,
+  app: ConnectAppRecord,
+  input: ProvisionInput,
+  nowMs: number,
+): Promise<Provisioned> {
   const userId = checkUserId(input.user_id);
   // Validated before anything is written, so a bad hint leaves no account behind.
   const email = input.email === undefined || input.email === null ? undefined : normalizeEmail(input.email, 'email');

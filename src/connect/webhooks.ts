@@ -110,7 +110,8 @@ export function checkWebhookUrl(raw: string, rules: EndpointRules): string {
   if (url.username !== '' || url.password !== '') refuse('no user name or password in the URL; the signature authenticates the sender');
   if (url.hash !== '') refuse('no #fragment');
   if (url.protocol === 'http:') {
-    if (!(rules.development && isLoopbackHost(url.hostname))) refuse('must use https (http only for a loopback host while the service runs on loopback)');
+    if (!(rules.development && isLoopbackHost(url.hostname)))
+      refuse('must use https (http only for a loopback host while the service runs on loopback)');
   } else if (url.protocol !== 'https:') {
     refuse('must use https');
   }
@@ -143,9 +144,20 @@ export interface WebhookDispatcherDeps {
   readonly pollMs: number;
   readonly onError: (error: unknown) => void;
   /** Resolves a host name to all its addresses; node:dns `lookup` unless a test answers instead. */
-  readonly lookup?: (hostname: string, options: { all: true; family?: number; hints?: number }, callback: (error: NodeJS.ErrnoException | null, addresses: LookupAddress[]) => void) => void;
+  readonly lookup?: (
+    hostname: string,
+    options: { all: true; family?: number; hints?: number },
+    callback: (error: NodeJS.ErrnoException | null, addresses: LookupAddress[]) => void,
+  ) => void;
   /** One line per finished attempt, for the log: never the payload or the URL's query. */
-  readonly onAttempt?: (entry: { id: string; app_id: string; outcome: string; status: number | null; error: string | null; attempts: number }) => void;
+  readonly onAttempt?: (entry: {
+    id: string;
+    app_id: string;
+    outcome: string;
+    status: number | null;
+    error: string | null;
+    attempts: number;
+  }) => void;
 }
 
 interface AttemptResult {
@@ -205,7 +217,12 @@ export class WebhookDispatcher {
     let sent = 0;
     for (;;) {
       const nowMs = this.#deps.now().getTime();
-      const claimed = await this.#deps.store.claimWebhookDeliveries(this.#owner, nowMs, this.#deps.timeoutMs + WEBHOOK_LEASE_MARGIN_MS, PARALLEL);
+      const claimed = await this.#deps.store.claimWebhookDeliveries(
+        this.#owner,
+        nowMs,
+        this.#deps.timeoutMs + WEBHOOK_LEASE_MARGIN_MS,
+        PARALLEL,
+      );
       if (claimed.length === 0) return sent;
       await Promise.all(claimed.map((delivery) => this.#attempt(delivery)));
       sent += claimed.length;
@@ -260,18 +277,22 @@ export class WebhookDispatcher {
         resolve(result);
       };
       const send = url.protocol === 'https:' ? httpsRequest : httpRequest;
-      const outgoing = send(url, { method: 'POST', headers, lookup: lookup as never, timeout: this.#deps.timeoutMs }, (response: IncomingMessage) => {
-        const status = response.statusCode ?? 0;
-        // The body is not needed; read a little and let go.
-        let read = 0;
-        response.on('data', (chunk: Buffer) => {
-          read += chunk.length;
-          if (read > 65_536) response.destroy();
-        });
-        response.on('end', () => finish({ status, error: status >= 200 && status < 300 ? null : `http_${status}` }));
-        response.on('error', () => finish({ status, error: status >= 200 && status < 300 ? null : `http_${status}` }));
-        response.on('close', () => finish({ status, error: status >= 200 && status < 300 ? null : `http_${status}` }));
-      });
+      const outgoing = send(
+        url,
+        { method: 'POST', headers, lookup: lookup as never, timeout: this.#deps.timeoutMs },
+        (response: IncomingMessage) => {
+          const status = response.statusCode ?? 0;
+          // The body is not needed; read a little and let go.
+          let read = 0;
+          response.on('data', (chunk: Buffer) => {
+            read += chunk.length;
+            if (read > 65_536) response.destroy();
+          });
+          response.on('end', () => finish({ status, error: status >= 200 && status < 300 ? null : `http_${status}` }));
+          response.on('error', () => finish({ status, error: status >= 200 && status < 300 ? null : `http_${status}` }));
+          response.on('close', () => finish({ status, error: status >= 200 && status < 300 ? null : `http_${status}` }));
+        },
+      );
       const deadline = setTimeout(() => {
         finish({ status: null, error: 'timeout' });
         outgoing.destroy();

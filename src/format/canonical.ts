@@ -9,14 +9,7 @@
  */
 import { createHash } from 'node:crypto';
 import type { BitcoinNetwork } from '../config.js';
-import {
-  compareCodeUnits,
-  formatIdentity,
-  isValidIdentifier,
-  isValidProtocol,
-  parseIdentityItem,
-  type Identity,
-} from './identities.js';
+import { compareCodeUnits, formatIdentity, isValidIdentifier, isValidProtocol, parseIdentityItem, type Identity } from './identities.js';
 
 export const MESSAGE_HEADER = 'orangecheck';
 export const MESSAGE_PURPOSE = 'portable reputation attestation (non-custodial)';
@@ -155,7 +148,7 @@ export function parseAttestationMessage(message: string): ParseResult {
   // "Exactly one trailing LF" and "no blank lines": after removing the one
   // final LF, no line may be empty.
   const lines = message.slice(0, -1).split('\n');
-  const blank = lines.findIndex((line) => line === '');
+  const blank = lines.indexOf('');
   if (blank !== -1) return fail(`blank line ${blank + 1}`);
   if (lines[0] !== MESSAGE_HEADER) return fail(`line 1 must be "${MESSAGE_HEADER}"`);
   if (lines.length < 1 + CORE_KEYS.length) return fail('missing core lines');

@@ -20,7 +20,11 @@ import { OcError } from '../errors.js';
 
 const CHALLENGE_FIELDS = {
   message: Type.String({ minLength: 1, maxLength: 4096, description: 'The challenge message from GET /api/challenge' }),
-  signature: Type.String({ minLength: 1, maxLength: 8192, description: 'BIP-322 signature (base64 or hex), or legacy signmessage for P2PKH' }),
+  signature: Type.String({
+    minLength: 1,
+    maxLength: 8192,
+    description: 'BIP-322 signature (base64 or hex), or legacy signmessage for P2PKH',
+  }),
   nonce: Type.String({ minLength: 1, maxLength: 64 }),
   address: Type.Optional(Type.String({ maxLength: 128, description: 'When given, must equal the address in the message' })),
   scheme: Type.Optional(Type.String({ maxLength: 16, description: '`bip322` or `legacy`; detected when absent' })),
@@ -37,7 +41,9 @@ const CONFIRM_TRANSFER = Type.Optional(
       Type.Boolean(),
       Type.Object(
         {
-          identities: Type.Optional(HeldIds('Ids of further identities of the other account to move (from `holder.identities` of the 409)')),
+          identities: Type.Optional(
+            HeldIds('Ids of further identities of the other account to move (from `holder.identities` of the 409)'),
+          ),
           apps: Type.Optional(HeldIds('Ids of Connect apps of the other account to move (from `holder.apps` of the 409)')),
         },
         { additionalProperties: false },
@@ -53,7 +59,9 @@ const CONFIRM_TRANSFER = Type.Optional(
 );
 
 /** The acceptance a `confirm_transfer` field gives (docs/protocol.md §2 "Merging"), or null for none. */
-function transferOf(confirm: boolean | { identities?: string[] | undefined; apps?: string[] | undefined } | undefined): TransferAcceptance | null {
+function transferOf(
+  confirm: boolean | { identities?: string[] | undefined; apps?: string[] | undefined } | undefined,
+): TransferAcceptance | null {
   if (confirm === undefined || confirm === false) return null;
   if (confirm === true) return { identities: [], apps: [] };
   return { identities: confirm.identities ?? [], apps: confirm.apps ?? [] };
@@ -95,7 +103,9 @@ const LinkEmailBody = Type.Object(
   { ...EMAIL_FIELDS, confirm_transfer: CONFIRM_TRANSFER },
   { description: 'An e-mail code for the address to link' },
 );
-const UnlinkQuery = Type.Object({ id: Type.String({ minLength: 1, maxLength: 64, description: 'The identity id from GET /api/auth/identities' }) });
+const UnlinkQuery = Type.Object({
+  id: Type.String({ minLength: 1, maxLength: 64, description: 'The identity id from GET /api/auth/identities' }),
+});
 const AccountEditBody = Type.Object({
   display_name: Type.Optional(
     Type.Union([Type.String({ maxLength: 256 }), Type.Null()], {
@@ -146,7 +156,10 @@ const AccountWithIdentities = Type.Object({
     Type.Object(
       {
         did_oc: Type.String(),
-        moved: Type.Object({ identities: Type.Array(IdentityView), apps: Type.Array(NamedItem) }, { description: 'What arrived in this account' }),
+        moved: Type.Object(
+          { identities: Type.Array(IdentityView), apps: Type.Array(NamedItem) },
+          { description: 'What arrived in this account' },
+        ),
         removed: Type.Object(
           { identities: Type.Array(IdentityView), security_keys: Type.Array(NamedItem), apps: Type.Array(NamedItem) },
           { description: 'What the merged account held and the transfer removed' },
@@ -176,7 +189,7 @@ export function registerAccountRoutes(root: FastifyInstance, context: ServiceCon
         tags: ['auth'],
         summary: 'Step up: prove the active account again (needed within 5 minutes before linking, unlinking or adding a key)',
         description:
-          'Sets `sudo_at` of this account\'s session to now and re-mints the cookie. The proof must be for an ' +
+          "Sets `sudo_at` of this account's session to now and re-mints the cookie. The proof must be for an " +
           'address or e-mail linked to the active account, else 401 `identity_not_linked`, or by one of its keys, else 401 ' +
           '`credential_outside_allowlist`. Freshness is per account: after a ' +
           'switch the other account needs its own step-up.',
@@ -196,7 +209,11 @@ export function registerAccountRoutes(root: FastifyInstance, context: ServiceCon
         if (challengeToken === undefined || response === undefined || Object.values(fields).some((value) => value !== undefined)) {
           throw new OcError('bad_request', 'body: a key re-proof is {challenge_token, response} and nothing else');
         }
-        issued = await context.webauthn.stepUp(current, { challenge_token: challengeToken, response: asAuthentication(response) }, 'sudo_at');
+        issued = await context.webauthn.stepUp(
+          current,
+          { challenge_token: challengeToken, response: asAuthentication(response) },
+          'sudo_at',
+        );
       }
       setSessionCookie(context, reply, issued);
       return sessionBody(issued);
@@ -227,7 +244,8 @@ export function registerAccountRoutes(root: FastifyInstance, context: ServiceCon
       config: { policy: POLICY.familyCredential },
       schema: {
         tags: ['auth'],
-        summary: 'Link a Bitcoin address (a challenge with purpose=link); needs a step-up, or a sign-in in this browser, younger than 5 minutes',
+        summary:
+          'Link a Bitcoin address (a challenge with purpose=link); needs a step-up, or a sign-in in this browser, younger than 5 minutes',
         description:
           'A free address is linked (and becomes the primary address when the account has none); an address already on ' +
           'this account is a no-op; an address of another account is 409 `address_linked_elsewhere`, listing what that ' +
@@ -243,8 +261,18 @@ export function registerAccountRoutes(root: FastifyInstance, context: ServiceCon
     async (request, reply) => {
       const current = await requireSession(context, request);
       const body = request.body;
-      const proof = { kind: 'btc', message: body.message, signature: body.signature, nonce: body.nonce, address: body.address, scheme: body.scheme } as const;
-      return changed(await context.accounts.link(current, proof, transferOf(body.confirm_transfer), isOwnBrowserSession(context, request, current)), reply);
+      const proof = {
+        kind: 'btc',
+        message: body.message,
+        signature: body.signature,
+        nonce: body.nonce,
+        address: body.address,
+        scheme: body.scheme,
+      } as const;
+      return changed(
+        await context.accounts.link(current, proof, transferOf(body.confirm_transfer), isOwnBrowserSession(context, request, current)),
+        reply,
+      );
     },
   );
 
@@ -254,7 +282,8 @@ export function registerAccountRoutes(root: FastifyInstance, context: ServiceCon
       config: { policy: POLICY.familyCredential },
       schema: {
         tags: ['auth'],
-        summary: 'Link an e-mail address (a code from POST /api/auth/email-otp/start); needs a step-up, or a sign-in in this browser, younger than 5 minutes',
+        summary:
+          'Link an e-mail address (a code from POST /api/auth/email-otp/start); needs a step-up, or a sign-in in this browser, younger than 5 minutes',
         description:
           'As /api/auth/link/btc, with 409 `email_linked_elsewhere` for an e-mail of another account; the code stays usable after a 409.',
         security: SESSION,
@@ -266,7 +295,10 @@ export function registerAccountRoutes(root: FastifyInstance, context: ServiceCon
       const current = await requireSession(context, request);
       const body = request.body;
       const proof = { kind: 'email', email: body.email, code: body.code, token: body.token } as const;
-      return changed(await context.accounts.link(current, proof, transferOf(body.confirm_transfer), isOwnBrowserSession(context, request, current)), reply);
+      return changed(
+        await context.accounts.link(current, proof, transferOf(body.confirm_transfer), isOwnBrowserSession(context, request, current)),
+        reply,
+      );
     },
   );
 

@@ -14,14 +14,19 @@ import { typed } from './schema-types.js';
 
 const ActivityQuery = Type.Object({
   before: Type.Optional(Type.String({ minLength: 1, maxLength: 128, description: 'The `next` of the previous page' })),
-  limit: Type.Optional(Type.String({ pattern: '^[0-9]{1,3}$', description: `Events per page, 1 to ${MAX_ACTIVITY_PAGE}; default ${DEFAULT_ACTIVITY_PAGE}` })),
+  limit: Type.Optional(
+    Type.String({ pattern: '^[0-9]{1,3}$', description: `Events per page, 1 to ${MAX_ACTIVITY_PAGE}; default ${DEFAULT_ACTIVITY_PAGE}` }),
+  ),
 });
 
 const Event = Type.Object({
   id: Type.String(),
   at: Type.String({ description: 'ISO 8601 UTC' }),
   kind: StringEnum(ACTIVITY_KINDS, { description: 'docs/protocol.md §6 "Activity" lists each kind and its detail' }),
-  detail: Type.Object({}, { additionalProperties: true, description: 'A flat object; never a secret, a code, a token or a full IP address' }),
+  detail: Type.Object(
+    {},
+    { additionalProperties: true, description: 'A flat object; never a secret, a code, a token or a full IP address' },
+  ),
 });
 
 export function registerActivityRoutes(root: FastifyInstance, context: ServiceContext): void {
@@ -49,7 +54,10 @@ export function registerActivityRoutes(root: FastifyInstance, context: ServiceCo
       const current = await requireSession(context, request);
       noStore(reply);
       const { before, limit } = request.query;
-      return { ok: true, ...(await context.activity.page(current.account.id, { before, limit: limit === undefined ? undefined : Number(limit) })) };
+      return {
+        ok: true,
+        ...(await context.activity.page(current.account.id, { before, limit: limit === undefined ? undefined : Number(limit) })),
+      };
     },
   );
 }

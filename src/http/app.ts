@@ -63,11 +63,7 @@ const CONNECTIONS_CHECK_MS = 500;
 export const HSTS_VALUE = 'max-age=31536000';
 
 /** Never log secrets, cookies or codes (docs/architecture.md, issue "Operations"). */
-export const LOG_REDACT = [
-  'req.headers.cookie',
-  'req.headers.authorization',
-  'res.headers["set-cookie"]',
-];
+export const LOG_REDACT = ['req.headers.cookie', 'req.headers.authorization', 'res.headers["set-cookie"]'];
 
 export async function buildApp(config: Config, deps: AppDeps = {}): Promise<FastifyInstance> {
   const app = Fastify({

@@ -29,14 +29,18 @@ import { POLICY } from './policy.js';
 import { typed } from './schema-types.js';
 
 const AddQuery = Type.Object({
-  add: Type.Optional(Type.String({ enum: ['1', '0', 'true', 'false'], description: '`1` keeps the caller\'s roster (add an account)' })),
+  add: Type.Optional(Type.String({ enum: ['1', '0', 'true', 'false'], description: "`1` keeps the caller's roster (add an account)" })),
 });
 
 const SignInBody = Type.Object(
   {
     address: Type.Optional(Type.String({ maxLength: 128, description: 'Bitcoin address (docs/api.md body)' })),
     message: Type.String({ minLength: 1, maxLength: 4096, description: 'The challenge message from GET /api/challenge?purpose=login' }),
-    signature: Type.String({ minLength: 1, maxLength: 8192, description: 'BIP-322 signature (base64 or hex), or legacy signmessage for P2PKH' }),
+    signature: Type.String({
+      minLength: 1,
+      maxLength: 8192,
+      description: 'BIP-322 signature (base64 or hex), or legacy signmessage for P2PKH',
+    }),
     nonce: Type.Optional(Type.String({ maxLength: 64 })),
     scheme: Type.Optional(Type.String({ maxLength: 16 })),
     expectedNonce: Type.Optional(Type.String({ maxLength: 64, description: 'Alternative body shape sent by existing client libraries' })),
@@ -44,10 +48,15 @@ const SignInBody = Type.Object(
     expectedPurpose: Type.Optional(Type.String({ maxLength: 64 })),
     add: Type.Optional(Type.Boolean({ description: 'Same as `?add=1`' })),
   },
-  { description: '`{address, message, signature, nonce}`, or `{message, signature, scheme, expectedNonce, expectedAudience, expectedPurpose, add}`' },
+  {
+    description:
+      '`{address, message, signature, nonce}`, or `{message, signature, scheme, expectedNonce, expectedAudience, expectedPurpose, add}`',
+  },
 );
 
-const LogoutQuery = Type.Object({ scope: Type.Optional(Type.Union([Type.Literal('current'), Type.Literal('all')], { description: 'Default `all`' })) });
+const LogoutQuery = Type.Object({
+  scope: Type.Optional(Type.Union([Type.Literal('current'), Type.Literal('all')], { description: 'Default `all`' })),
+});
 const SwitchBody = Type.Object({ did_oc: Type.String({ minLength: 1, maxLength: 128 }) });
 const TabBody = Type.Object({ did_oc: Type.Optional(Type.String({ minLength: 1, maxLength: 128 })) });
 
@@ -100,7 +109,14 @@ export function registerAuthRoutes(root: FastifyInstance, context: ServiceContex
   for (const url of ['/api/auth/jwks', '/.well-known/jwks.json']) {
     app.get(
       url,
-      { config: { policy: POLICY.publicRead }, schema: { tags: ['auth'], summary: 'Ed25519 public keys that verify `oc_session`', response: { 200: Jwks, ...errorResponses(429) } } },
+      {
+        config: { policy: POLICY.publicRead },
+        schema: {
+          tags: ['auth'],
+          summary: 'Ed25519 public keys that verify `oc_session`',
+          response: { 200: Jwks, ...errorResponses(429) },
+        },
+      },
       async (_request, reply) => {
         reply.header('cache-control', 'public, max-age=300');
         return context.keyRing().jwks();
@@ -126,7 +142,10 @@ export function registerAuthRoutes(root: FastifyInstance, context: ServiceContex
       let me;
       if (pinnedToken(request) === undefined) {
         const tokens = presentedTokens(request);
-        me = tokens.length === 0 ? null : await context.sessions.meByTokens(tokens, ownRosterCheck(context, request), foreignSessionSeen(request));
+        me =
+          tokens.length === 0
+            ? null
+            : await context.sessions.meByTokens(tokens, ownRosterCheck(context, request), foreignSessionSeen(request));
       } else {
         // A pinned tab's token may be a tab token, which the one-statement path does not look up.
         // A superseded one answers 401 here only: the client's cue to pin again (docs/protocol.md §3 "Pinned tabs").
@@ -221,9 +240,9 @@ export function registerAuthRoutes(root: FastifyInstance, context: ServiceContex
         summary: 'A token for one browser tab: pins the tab to this account or to another account of the roster',
         description:
           'Answers a session token of its own for the account `did_oc` names (default: the active account), which must have a live ' +
-          'session in this browser\'s roster. The tab sends it in `x-oc-tab-session`; the cookie is not changed, and re-minting ' +
-          'the cookie (a switch in another tab) does not end it. It ends with the account\'s session in this browser. A token ' +
-          'for an account other than the active one is recorded in that account\'s activity (`tab_pinned`).',
+          "session in this browser's roster. The tab sends it in `x-oc-tab-session`; the cookie is not changed, and re-minting " +
+          "the cookie (a switch in another tab) does not end it. It ends with the account's session in this browser. A token " +
+          "for an account other than the active one is recorded in that account's activity (`tab_pinned`).",
         security: [{ cookieAuth: [] }],
         body: TabBody,
         response: { 200: SessionIssued, ...errorResponses(400, 401, 403, 404, 409, 413, 415, 429) },

@@ -28,7 +28,13 @@ function rgbOf(hex: string): Rgb {
 }
 
 function hexOf(rgb: Rgb): string {
-  return `#${rgb.map((channel) => Math.round(Math.min(255, Math.max(0, channel))).toString(16).padStart(2, '0')).join('')}`;
+  return `#${rgb
+    .map((channel) =>
+      Math.round(Math.min(255, Math.max(0, channel)))
+        .toString(16)
+        .padStart(2, '0'),
+    )
+    .join('')}`;
 }
 
 function luminance(hex: string): number {
@@ -93,7 +99,8 @@ export function brandCss(brand: Brand): string {
  */
 export function applyBrand(template: string, brand: Brand, locale: Locale = 'en'): string {
   const name = escapeHtml(brand.name ?? DEFAULT_BRAND_NAME);
-  const logo = brand.logoUrl === undefined ? '' : `<img class="brand-logo" src="${escapeHtml(brand.logoUrl)}" alt="" width="28" height="28">`;
+  const logo =
+    brand.logoUrl === undefined ? '' : `<img class="brand-logo" src="${escapeHtml(brand.logoUrl)}" alt="" width="28" height="28">`;
   const header = `<a class="brand${logo === '' ? '' : ' has-logo'}" href="/account">${logo}${name}</a>`;
   const support =
     brand.supportUrl === undefined

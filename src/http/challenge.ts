@@ -7,7 +7,14 @@ import { Type } from 'typebox';
 import type { FastifyInstance } from 'fastify';
 import { addressMatchesNetwork, tryDecodeAddress, verifySignature } from '../bitcoin/index.js';
 import { OcError } from '../errors.js';
-import { checkChallenge, DEFAULT_CHALLENGE_PURPOSE, expectedField, issueChallenge, MAX_CHALLENGE_FIELD_LENGTH, parseChallengeMessage } from '../signin/challenge.js';
+import {
+  checkChallenge,
+  DEFAULT_CHALLENGE_PURPOSE,
+  expectedField,
+  issueChallenge,
+  MAX_CHALLENGE_FIELD_LENGTH,
+  parseChallengeMessage,
+} from '../signin/challenge.js';
 import type { ServiceContext } from './context.js';
 import { errorResponses } from './schemas.js';
 import { POLICY } from './policy.js';
@@ -15,8 +22,20 @@ import { typed } from './schema-types.js';
 
 const ChallengeQuery = Type.Object({
   addr: Type.String({ minLength: 1, maxLength: 128, description: 'Bitcoin address of the configured network' }),
-  audience: Type.Optional(Type.String({ minLength: 1, maxLength: MAX_CHALLENGE_FIELD_LENGTH, description: 'Where the proof will be used, e.g. a URL; `PUBLIC_URL` when absent' })),
-  purpose: Type.Optional(Type.String({ minLength: 1, maxLength: MAX_CHALLENGE_FIELD_LENGTH, description: '`login` for sign-in, and when absent; name your own for any other use' })),
+  audience: Type.Optional(
+    Type.String({
+      minLength: 1,
+      maxLength: MAX_CHALLENGE_FIELD_LENGTH,
+      description: 'Where the proof will be used, e.g. a URL; `PUBLIC_URL` when absent',
+    }),
+  ),
+  purpose: Type.Optional(
+    Type.String({
+      minLength: 1,
+      maxLength: MAX_CHALLENGE_FIELD_LENGTH,
+      description: '`login` for sign-in, and when absent; name your own for any other use',
+    }),
+  ),
   ttl: Type.Optional(Type.String({ pattern: '^[0-9]{1,5}$', description: 'Time to live in seconds, 30 to 3600 (default 300)' })),
 });
 
@@ -30,12 +49,20 @@ const Challenge = Type.Object({
 const ChallengeProof = Type.Object({
   message: Type.String({ maxLength: 4096 }),
   signature: Type.String({ maxLength: 8192 }),
-  expectedNonce: Type.Optional(Type.String({ maxLength: 64, description: 'When absent, not compared (the nonce must still be one this service issued)' })),
+  expectedNonce: Type.Optional(
+    Type.String({ maxLength: 64, description: 'When absent, not compared (the nonce must still be one this service issued)' }),
+  ),
   expectedAudience: Type.Optional(
-    Type.String({ maxLength: MAX_CHALLENGE_FIELD_LENGTH, description: 'When absent, not compared; empty means what a challenge asked without one carries: `PUBLIC_URL`, or no line' }),
+    Type.String({
+      maxLength: MAX_CHALLENGE_FIELD_LENGTH,
+      description: 'When absent, not compared; empty means what a challenge asked without one carries: `PUBLIC_URL`, or no line',
+    }),
   ),
   expectedPurpose: Type.Optional(
-    Type.String({ maxLength: MAX_CHALLENGE_FIELD_LENGTH, description: 'When absent, not compared; empty means what a challenge asked without one carries: `login`, or no line' }),
+    Type.String({
+      maxLength: MAX_CHALLENGE_FIELD_LENGTH,
+      description: 'When absent, not compared; empty means what a challenge asked without one carries: `login`, or no line',
+    }),
   ),
   scheme: Type.Optional(Type.String({ maxLength: 16, description: '`bip322` or `legacy`; detected when absent' })),
 });
@@ -53,7 +80,9 @@ const ChallengeOutcome = Type.Union([
   Type.Object({
     ok: Type.Literal(false),
     reason: Type.Literal('invalid_challenge'),
-    codes: Type.Array(Type.String(), { description: 'decode_error, nonce_mismatch, expired, aud_mismatch, purpose_mismatch, sig_invalid or sig_unsupported_script' }),
+    codes: Type.Array(Type.String(), {
+      description: 'decode_error, nonce_mismatch, expired, aud_mismatch, purpose_mismatch, sig_invalid or sig_unsupported_script',
+    }),
   }),
 ]);
 
@@ -77,14 +106,20 @@ export function registerChallengeRoutes(root: FastifyInstance, context: ServiceC
         throw new OcError('bad_request', `addr: not a valid ${context.config.bitcoinNetwork} Bitcoin address`);
       }
       const ttlSeconds = query.ttl === undefined ? undefined : Number(query.ttl);
-      if (ttlSeconds !== undefined && (ttlSeconds < 30 || ttlSeconds > 3600)) throw new OcError('bad_request', 'ttl: must be 30 to 3600 seconds');
+      if (ttlSeconds !== undefined && (ttlSeconds < 30 || ttlSeconds > 3600))
+        throw new OcError('bad_request', 'ttl: must be 30 to 3600 seconds');
       // Field shapes the schema cannot express (line breaks) are refused there with bad_request.
       // Both lines are always written (docs/protocol.md §5): a challenge asked
       // without them is a sign-in proof for this service, as the sign-in
       // walk-through asks for it by address alone. An explicit empty value is
       // refused by the schema, so no message leaves here without them.
       const challenge = issueChallenge(
-        { address: query.addr, audience: query.audience ?? context.config.publicUrl, purpose: query.purpose ?? DEFAULT_CHALLENGE_PURPOSE, ttlSeconds },
+        {
+          address: query.addr,
+          audience: query.audience ?? context.config.publicUrl,
+          purpose: query.purpose ?? DEFAULT_CHALLENGE_PURPOSE,
+          ttlSeconds,
+        },
         { secret: context.serverSecret, now: context.now() },
       );
       reply.header('cache-control', 'no-store');
@@ -123,7 +158,8 @@ export function registerChallengeRoutes(root: FastifyInstance, context: ServiceC
       );
       if (!checked.ok) return { ok: false, reason: 'invalid_challenge', codes: [checked.code] };
       const scheme = body.scheme;
-      if (scheme !== undefined && scheme !== 'bip322' && scheme !== 'legacy') return { ok: false, reason: 'invalid_challenge', codes: ['invalid_scheme'] };
+      if (scheme !== undefined && scheme !== 'bip322' && scheme !== 'legacy')
+        return { ok: false, reason: 'invalid_challenge', codes: ['invalid_scheme'] };
       const code = verifySignature({ address: checked.address, message: body.message, signature: body.signature, scheme });
       if (code !== 'sig_ok_bip322' && code !== 'sig_ok_legacy') return { ok: false, reason: 'invalid_challenge', codes: [code] };
       return {

@@ -21,7 +21,7 @@ const App = Type.Object({
   name: Type.String(),
   created_at: Type.String({ description: 'ISO 8601 UTC' }),
   rotated_at: NullableString({ description: 'ISO 8601 UTC of the last key rotation' }),
-  webhook_url: NullableString({ description: 'Where the app\'s webhooks go (PUT /api/connect/apps/{id}/webhook)' }),
+  webhook_url: NullableString({ description: "Where the app's webhooks go (PUT /api/connect/apps/{id}/webhook)" }),
 });
 const WebhookBody = Type.Object(
   {
@@ -38,12 +38,14 @@ const Delivery = Type.Object({
   attempts: Type.Integer(),
   created_at: Type.String(),
   last_attempt_at: NullableString(),
-  last_status: Type.Union([Type.Integer(), Type.Null()], { description: 'The receiver\'s HTTP status on the last attempt' }),
+  last_status: Type.Union([Type.Integer(), Type.Null()], { description: "The receiver's HTTP status on the last attempt" }),
   last_error: NullableString({ description: '`timeout`, `connect`, `dns`, `tls`, `refused_address`, `http_<status>`, `no_endpoint`' }),
   next_attempt_at: NullableString({ description: 'When a pending delivery is tried next' }),
   delivered_at: NullableString(),
 });
-const DeliveriesQuery = Type.Object({ limit: Type.Optional(Type.String({ pattern: '^[0-9]{1,3}$', description: '1 to 100, default 50' })) });
+const DeliveriesQuery = Type.Object({
+  limit: Type.Optional(Type.String({ pattern: '^[0-9]{1,3}$', description: '1 to 100, default 50' })),
+});
 const AppWithKey = Type.Object({
   ok: Type.Literal(true),
   app: App,
@@ -52,7 +54,11 @@ const AppWithKey = Type.Object({
 const CreateAppBody = Type.Object({ name: Type.String({ maxLength: 256, description: '1 to 64 characters after trimming' }) });
 const AppParams = Type.Object({ id: Type.String({ minLength: 1, maxLength: 64 }) });
 const ProvisionBody = Type.Object({
-  user_id: Type.String({ minLength: 1, maxLength: 1024, description: "The integrator's own id for its user, 1 to 256 characters, kept exactly" }),
+  user_id: Type.String({
+    minLength: 1,
+    maxLength: 1024,
+    description: "The integrator's own id for its user, 1 to 256 characters, kept exactly",
+  }),
   email: Type.Optional(
     Type.Union([Type.String({ maxLength: 254 }), Type.Null()], {
       description: 'Unverified hint, kept privately; it never becomes a way to sign in',
@@ -155,7 +161,7 @@ export function registerConnectRoutes(root: FastifyInstance, context: ServiceCon
       config: { policy: POLICY.family },
       schema: {
         tags: ['connect'],
-        summary: 'Set or remove where the app\'s signed webhooks go',
+        summary: "Set or remove where the app's signed webhooks go",
         description:
           'Events about the accounts the app provisioned (`account.merged`, `account.deleted`, `identity.linked`, ' +
           '`identity.unlinked`) are POSTed there, signed with the key of GET /api/connect/webhook-keys. ' +
@@ -179,11 +185,14 @@ export function registerConnectRoutes(root: FastifyInstance, context: ServiceCon
       config: { policy: POLICY.family },
       schema: {
         tags: ['connect'],
-        summary: 'The app\'s webhook delivery log, newest first (finished ones are kept 30 days)',
+        summary: "The app's webhook delivery log, newest first (finished ones are kept 30 days)",
         security: SESSION,
         params: AppParams,
         querystring: DeliveriesQuery,
-        response: { 200: Type.Object({ ok: Type.Literal(true), deliveries: Type.Array(Delivery) }), ...errorResponses(400, 401, 403, 404, 429) },
+        response: {
+          200: Type.Object({ ok: Type.Literal(true), deliveries: Type.Array(Delivery) }),
+          ...errorResponses(400, 401, 403, 404, 429),
+        },
       },
     },
     async (request, reply) => {
@@ -202,11 +211,19 @@ export function registerConnectRoutes(root: FastifyInstance, context: ServiceCon
       schema: {
         tags: ['connect'],
         summary: 'The public keys that sign webhooks, as a JWKS (separate from the session keys)',
-        description: 'Match `webhook-key-id` to a `kid`; verify `webhook-signature` (`v1a,<base64>`, Ed25519) over `<webhook-id>.<webhook-timestamp>.<body>`.',
+        description:
+          'Match `webhook-key-id` to a `kid`; verify `webhook-signature` (`v1a,<base64>`, Ed25519) over `<webhook-id>.<webhook-timestamp>.<body>`.',
         response: {
           200: Type.Object({
             keys: Type.Array(
-              Type.Object({ kty: Type.Literal('OKP'), crv: Type.Literal('Ed25519'), x: Type.String(), kid: Type.String(), use: Type.Literal('sig'), alg: Type.Literal('EdDSA') }),
+              Type.Object({
+                kty: Type.Literal('OKP'),
+                crv: Type.Literal('Ed25519'),
+                x: Type.String(),
+                kid: Type.String(),
+                use: Type.Literal('sig'),
+                alg: Type.Literal('EdDSA'),
+              }),
             ),
           }),
           ...errorResponses(429),
@@ -228,7 +245,7 @@ export function registerConnectRoutes(root: FastifyInstance, context: ServiceCon
         summary: "Provision a did:oc account for one of the integrator's users (idempotent per app and user_id)",
         description:
           'Server to server: `Authorization: Bearer <api_key>`. The user is the identity `<app_id>:<user_id>` of a federated ' +
-          "account; the app comes from the key, so an app can only reach its own users. A missing, wrong or rotated key is 401 " +
+          'account; the app comes from the key, so an app can only reach its own users. A missing, wrong or rotated key is 401 ' +
           '`invalid_api_key`.',
         security: [{ bearerAuth: [] }],
         body: ProvisionBody,

@@ -119,9 +119,7 @@ export function registerCors(app: FastifyInstance, config: Config): void {
     handler: async (request, reply) => {
       const corsClass = corsClassOf(app, request);
       const origin = request.headers.origin;
-      const allowed =
-        corsClass === 'public' ||
-        (corsClass === 'family' && typeof origin === 'string' && isFamilyOrigin(origin));
+      const allowed = corsClass === 'public' || (corsClass === 'family' && typeof origin === 'string' && isFamilyOrigin(origin));
       if (allowed) {
         allowedMethods ??= allowedMethodsByClass(app);
         reply.header('access-control-allow-methods', allowedMethods.get(corsClass) ?? '');

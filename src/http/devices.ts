@@ -21,8 +21,8 @@ const Device = Type.Object({
   last_seen_at: Type.String({ description: 'ISO 8601 UTC, to within a minute' }),
   signing_method: NullableString({ description: '`bip322`, `email_otp`, `oauth:<provider>`, `passkey`' }),
   device: NullableString({ description: 'A coarse label from the User-Agent at sign-in, e.g. "Chrome 156 on Linux"' }),
-  network: NullableString({ description: 'The sign-in\'s IPv4 /24 or IPv6 /48; never the full address' }),
-  current: Type.Boolean({ description: 'This browser\'s session' }),
+  network: NullableString({ description: "The sign-in's IPv4 /24 or IPv6 /48; never the full address" }),
+  current: Type.Boolean({ description: "This browser's session" }),
 });
 
 const SessionParams = Type.Object({ id: Type.String({ minLength: 1, maxLength: 64, pattern: '^[0-9a-f]+$' }) });
@@ -56,8 +56,8 @@ export function registerDeviceRoutes(root: FastifyInstance, context: ServiceCont
         tags: ['auth'],
         summary: 'Sign one device out; another device needs a step-up younger than 5 minutes',
         description:
-          'Another device\'s session is revoked at once (its browser\'s roster loses this account); that needs `sudo_at` or ' +
-          '`step_up_at` younger than 5 minutes, else 401 `sudo_required`. This browser\'s own session is a logout with ' +
+          "Another device's session is revoked at once (its browser's roster loses this account); that needs `sudo_at` or " +
+          "`step_up_at` younger than 5 minutes, else 401 `sudo_required`. This browser's own session is a logout with " +
           '`scope=current` and answers like one.',
         security: SESSION,
         params: SessionParams,

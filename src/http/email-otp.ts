@@ -19,19 +19,23 @@ const StartBody = Type.Object({
     Type.String({
       maxLength: 128,
       description:
-        'The token of this address\'s code, to ask for a new one (a resend): while that code is live the start is not counted against the limits per address, only against resends per address and the limit per IP. Any other value makes an ordinary start',
+        "The token of this address's code, to ask for a new one (a resend): while that code is live the start is not counted against the limits per address, only against resends per address and the limit per IP. Any other value makes an ordinary start",
     }),
   ),
 });
 const Started = Type.Object({
   ok: Type.Literal(true),
-  token: Type.String({ description: 'Send it back on verify: its tries then count against this start\'s code only, and a dead code is told as code_dead' }),
+  token: Type.String({
+    description: "Send it back on verify: its tries then count against this start's code only, and a dead code is told as code_dead",
+  }),
   expiresAt: Type.String({ description: 'ISO 8601 UTC; the code is valid 10 minutes' }),
 });
 const VerifyBody = Type.Object({
   email: Type.String({ minLength: 3, maxLength: 254 }),
   code: Type.String({ maxLength: 16, description: 'The 6-digit code from the mail' }),
-  token: Type.Optional(Type.String({ maxLength: 128, description: 'The token of the start; without it, tries use a separate budget of the code' })),
+  token: Type.Optional(
+    Type.String({ maxLength: 128, description: 'The token of the start; without it, tries use a separate budget of the code' }),
+  ),
   add: Type.Optional(Type.Boolean({ description: 'Same as `?add=1`' })),
 });
 const AddQuery = Type.Object({ add: Type.Optional(Type.String({ enum: ['1', '0', 'true', 'false'] })) });

@@ -16,7 +16,10 @@ function bodyFor(request: FastifyRequest, error: OcError): Record<string, unknow
 /** `extra` adds documented fields to the body, e.g. `retry_after_seconds` of a 429 (docs/protocol.md §4). */
 export function sendError(request: FastifyRequest, reply: FastifyReply, error: OcError, extra?: Record<string, unknown>): FastifyReply {
   const body = bodyFor(request, error);
-  return reply.code(error.status).header('cache-control', 'no-store').send(extra === undefined ? body : { ...body, ...extra });
+  return reply
+    .code(error.status)
+    .header('cache-control', 'no-store')
+    .send(extra === undefined ? body : { ...body, ...extra });
 }
 
 function fromFrameworkError(error: FastifyError): OcError | undefined {
@@ -51,5 +54,7 @@ export function registerErrorHandling(app: FastifyInstance): void {
     request.log.error({ err: error }, 'http: unhandled error');
     return sendError(request, reply, new OcError('internal_error'));
   });
-  app.setNotFoundHandler((request, reply) => sendError(request, reply, new OcError('not_found', `no route ${request.method} ${request.url.split('?')[0]}`)));
+  app.setNotFoundHandler((request, reply) =>
+    sendError(request, reply, new OcError('not_found', `no route ${request.method} ${request.url.split('?')[0]}`)),
+  );
 }

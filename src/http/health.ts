@@ -7,13 +7,24 @@ const Health = Type.Object({ ok: Type.Boolean(), checks: Type.Optional(Type.Reco
 
 /** GET /healthz: the process is alive. GET /readyz: storage, keys and config are ready. */
 export function registerHealthRoutes(app: FastifyInstance, context: ServiceContext): void {
-  app.get('/healthz', { config: { policy: POLICY.unlimited }, schema: { tags: ['ops'], summary: 'Process alive', response: { 200: Health } } }, async (_request, reply) => {
-    reply.header('cache-control', 'no-store');
-    return { ok: true };
-  });
+  app.get(
+    '/healthz',
+    { config: { policy: POLICY.unlimited }, schema: { tags: ['ops'], summary: 'Process alive', response: { 200: Health } } },
+    async (_request, reply) => {
+      reply.header('cache-control', 'no-store');
+      return { ok: true };
+    },
+  );
   app.get(
     '/readyz',
-    { config: { policy: POLICY.unlimited }, schema: { tags: ['ops'], summary: 'Ready to serve (storage, keys, config, and Redis when REDIS_URL is set)', response: { 200: Health, 503: Health } } },
+    {
+      config: { policy: POLICY.unlimited },
+      schema: {
+        tags: ['ops'],
+        summary: 'Ready to serve (storage, keys, config, and Redis when REDIS_URL is set)',
+        response: { 200: Health, 503: Health },
+      },
+    },
     async (_request, reply) => {
       const checks = await context.readiness();
       const ok = Object.values(checks).every((status) => status === 'ok');

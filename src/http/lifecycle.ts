@@ -18,7 +18,7 @@ const SESSION = [{ cookieAuth: [] }];
 const Loose = Type.Array(Type.Object({}, { additionalProperties: true }));
 
 const DeleteBody = Type.Object(
-  { confirm: Type.String({ maxLength: 64, description: 'The active account\'s `did_oc`, typed or copied: the explicit confirmation' }) },
+  { confirm: Type.String({ maxLength: 64, description: "The active account's `did_oc`, typed or copied: the explicit confirmation" }) },
   { additionalProperties: false },
 );
 
@@ -76,9 +76,9 @@ export function registerLifecycleRoutes(root: FastifyInstance, context: ServiceC
         tags: ['auth'],
         summary: 'Delete the active account for good; needs a re-proof younger than 5 minutes and `confirm`',
         description:
-          'Revokes every session of the account (every browser\'s roster loses it), removes its identities (free for new ' +
+          "Revokes every session of the account (every browser's roster loses it), removes its identities (free for new " +
           'sign-ups), security keys, Connect apps, activity and pending codes, and keeps a tombstone so its did is never issued ' +
-          'again. 400 `confirmation_mismatch` when `confirm` is not the account\'s `did_oc`. This browser moves on to the next ' +
+          "again. 400 `confirmation_mismatch` when `confirm` is not the account's `did_oc`. This browser moves on to the next " +
           'account of its roster, as after a logout.',
         security: SESSION,
         body: DeleteBody,

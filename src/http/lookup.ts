@@ -38,14 +38,19 @@ const NON_NEGATIVE_INTEGER = '^[0-9]{1,20}$';
 
 export const CheckQuery = Type.Object({
   ...SUBJECT_FIELDS,
-  min_sats: Type.Optional(Type.String({ pattern: NON_NEGATIVE_INTEGER, description: 'Minimum confirmed sats bonded; integer ≥ 0, default 0' })),
+  min_sats: Type.Optional(
+    Type.String({ pattern: NON_NEGATIVE_INTEGER, description: 'Minimum confirmed sats bonded; integer ≥ 0, default 0' }),
+  ),
   min_days: Type.Optional(Type.String({ pattern: NON_NEGATIVE_INTEGER, description: 'Minimum age in days; integer ≥ 0, default 0' })),
 });
 
 export const DiscoverQuery = Type.Object({
   ...SUBJECT_FIELDS,
   limit: Type.Optional(
-    Type.String({ pattern: '^[0-9]{1,3}$', description: `Most envelopes returned: 1 to ${DISCOVER_MAX_LIMIT}, default ${DISCOVER_DEFAULT_LIMIT}` }),
+    Type.String({
+      pattern: '^[0-9]{1,3}$',
+      description: `Most envelopes returned: 1 to ${DISCOVER_MAX_LIMIT}, default ${DISCOVER_DEFAULT_LIMIT}`,
+    }),
   ),
 });
 
@@ -99,10 +104,9 @@ export const CheckNotFound = Type.Object(
     ok: Type.Literal(false),
     reasons: Type.Array(Type.String(), { description: '`["not_found"]`' }),
     rejected: Type.Optional(
-      Type.Array(
-        Type.Object({ attestation_id: Type.String(), address: Type.String(), codes: Type.Array(Type.String()) }),
-        { description: 'Attestations found on the relays that did not verify, newest first, with their codes (at most 10)' },
-      ),
+      Type.Array(Type.Object({ attestation_id: Type.String(), address: Type.String(), codes: Type.Array(Type.String()) }), {
+        description: 'Attestations found on the relays that did not verify, newest first, with their codes (at most 10)',
+      }),
     ),
   },
   { description: 'No attestation of the subject verifies' },
@@ -229,7 +233,7 @@ export function registerLookupRoutes(root: FastifyInstance, context: ServiceCont
         description:
           'Exactly one of `addr`, `id`, `identity`. Takes the newest attestation that verifies (signature and chain ' +
           'metrics), caches that result per subject (`CHECK_CACHE_SECONDS`, default 60 s; other outcomes 5 s) and ' +
-          'applies `min_sats`/`min_days` after the cache. `Cache-Control` gives the entry\'s remaining lifetime and ' +
+          "applies `min_sats`/`min_days` after the cache. `Cache-Control` gives the entry's remaining lifetime and " +
           '`x-cache` says hit or miss. When the chain is unavailable: 200, ok false, reasons `["chain_unavailable"]`. ' +
           'When no relay answered: 503 `relays_unavailable`.',
         querystring: CheckQuery,
@@ -300,7 +304,11 @@ export function registerLookupRoutes(root: FastifyInstance, context: ServiceCont
       case 'rejected':
         return { ok: false, attestation_id: outcome.attestation_id, codes: outcome.codes, published: [], failed: [] };
       case 'relays_unavailable':
-        return sendError(request, reply, new OcError('relays_unavailable', `publish: no relay accepted the event (${outcome.failed.length} tried)`));
+        return sendError(
+          request,
+          reply,
+          new OcError('relays_unavailable', `publish: no relay accepted the event (${outcome.failed.length} tried)`),
+        );
       case 'published':
         return {
           ok: true,

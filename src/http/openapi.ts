@@ -44,7 +44,8 @@ export async function registerOpenApi(app: FastifyInstance, config: Config, vers
     if (schema === undefined || schema.hide === true || route.method === 'HEAD') return;
     const method = [route.method].flat()[0]!;
     schema.operationId ??= operationIdOf(method, route.url);
-    const response = (schema.response ??= {});
+    schema.response ??= {};
+    const response = schema.response;
     if (!Object.keys(response).some((status) => Number(status) >= 400)) Object.assign(response, errorResponses(500));
   });
   app.addSchema(ErrorBody);
@@ -85,7 +86,7 @@ export async function registerOpenApi(app: FastifyInstance, config: Config, vers
       },
     },
     async (_request, reply) => {
-    reply.header('cache-control', 'public, max-age=300');
+      reply.header('cache-control', 'public, max-age=300');
       return app.swagger();
     },
   );

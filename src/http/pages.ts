@@ -170,7 +170,8 @@ const FOOTER = '<footer class="site-footer"><div class="wrap"><!--support-line--
 /** The language form of every page's footer (src/pages/i18n.js stores the choice). */
 function languageForm(locale: Locale): string {
   const options = LOCALES.map(
-    (option) => `<option value="${option}" lang="${option}"${option === locale ? ' selected' : ''}>${escapeHtml(LANGUAGE_NAMES[option])}</option>`,
+    (option) =>
+      `<option value="${option}" lang="${option}"${option === locale ? ' selected' : ''}>${escapeHtml(LANGUAGE_NAMES[option])}</option>`,
   ).join('');
   return (
     `<form class="language-form" id="language-form" method="get">` +
@@ -196,7 +197,10 @@ export function localizeTemplate(template: string, locale: Locale, brand: Brand)
     );
     return formatHtml(locale, key as MessageKey, {}, tags);
   });
-  const framed = translated.replace('<!--footer-->', FOOTER).replaceAll('{{lang}}', locale).replace('<!--languages-->', languageForm(locale));
+  const framed = translated
+    .replace('<!--footer-->', FOOTER)
+    .replaceAll('{{lang}}', locale)
+    .replace('<!--languages-->', languageForm(locale));
   return applyBrand(framed, brand, locale);
 }
 
@@ -237,7 +241,10 @@ const MAX_PURPOSE_LENGTH = 120;
 /** `purpose` as the /sudo page shows it: one line of text, no control characters, bounded. */
 export function sudoPurpose(value: string | undefined): string {
   if (value === undefined) return '';
-  const line = value.replace(/[\u0000-\u001f\u007f-\u009f\u2028\u2029]+/g, ' ').replace(/\s+/g, ' ').trim();
+  const line = value
+    .replace(/[\u0000-\u001f\u007f-\u009f\u2028\u2029]+/g, ' ')
+    .replace(/\s+/g, ' ')
+    .trim();
   return [...line].slice(0, MAX_PURPOSE_LENGTH).join('');
 }
 
@@ -318,7 +325,10 @@ export function registerPageRoutes(app: FastifyInstance, context: ServiceContext
   app.get('/sudo', { config: { policy: POLICY.unlimited }, schema: { hide: true } }, async (request, reply) => {
     if ((await currentSession(context, request)) === null) {
       securityHeaders(reply).header('cache-control', 'no-store');
-      return reply.code(302).header('location', `/signin?return_to=${encodeURIComponent(request.url)}`).send();
+      return reply
+        .code(302)
+        .header('location', `/signin?return_to=${encodeURIComponent(request.url)}`)
+        .send();
     }
     const { returnTo, refused } = returnToOf(request);
     const locale = pageLocale(request);

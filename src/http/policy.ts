@@ -44,7 +44,12 @@ declare module 'fastify' {
   }
 }
 
-function policy(cors: CorsClass, limit: LimitClass | null, storeDown: 'open' | 'closed' = 'open', errors: 'plain' | 'attestation' = 'plain'): RoutePolicy {
+function policy(
+  cors: CorsClass,
+  limit: LimitClass | null,
+  storeDown: 'open' | 'closed' = 'open',
+  errors: 'plain' | 'attestation' = 'plain',
+): RoutePolicy {
   return Object.freeze({ cors, limit, storeDown, errors });
 }
 

@@ -43,7 +43,14 @@ export function registerProviderRoutes(root: FastifyInstance, context: ServiceCo
   const app = typed(root);
   app.get(
     '/api/auth/providers',
-    { config: { policy: POLICY.familyRead }, schema: { tags: ['oauth'], summary: 'The configured identity providers, for sign-in buttons', response: { 200: Providers, ...errorResponses(429) } } },
+    {
+      config: { policy: POLICY.familyRead },
+      schema: {
+        tags: ['oauth'],
+        summary: 'The configured identity providers, for sign-in buttons',
+        response: { 200: Providers, ...errorResponses(429) },
+      },
+    },
     async (_request, reply) => {
       reply.header('cache-control', 'public, max-age=60');
       return { providers: context.providers.list() };
@@ -98,9 +105,15 @@ export function registerProviderRoutes(root: FastifyInstance, context: ServiceCo
             error_uri: Type.Optional(Type.String()),
             iss: Type.Optional(Type.String({ description: 'The issuer (RFC 9207)' })),
           },
-          { additionalProperties: Type.String(), description: 'What the provider sends back; other parameters are passed to the provider library' },
+          {
+            additionalProperties: Type.String(),
+            description: 'What the provider sends back; other parameters are passed to the provider library',
+          },
         ),
-        response: { 302: Type.Null({ description: 'Redirect to return_to, or to /signin?oauth_error=<code>' }), ...errorResponses(404, 429) },
+        response: {
+          302: Type.Null({ description: 'Redirect to return_to, or to /signin?oauth_error=<code>' }),
+          ...errorResponses(404, 429),
+        },
       },
     },
     async (request, reply) => {

@@ -20,10 +20,16 @@ const FamilyStatsBody = Type.Object(
   {
     ok: Type.Literal(true),
     generated_at: Type.String({ description: 'ISO 8601 UTC: when these counts were taken' }),
-    accounts: Type.Object({ total: Count, btc: Count, federated: Count }, { description: 'Accounts; merged ones count once, as their survivor' }),
+    accounts: Type.Object(
+      { total: Count, btc: Count, federated: Count },
+      { description: 'Accounts; merged ones count once, as their survivor' },
+    ),
     sessions: Type.Object({ active: Count }, { description: 'Unrevoked, unexpired sessions' }),
     rosters: Type.Object({ multi_account: Count }, { description: 'Browsers holding two or more accounts' }),
-    attest: Type.Object({ checks_24h: Count, verifies_24h: Count }, { description: 'Calls of /api/check and /api/verify in the last 24 hours' }),
+    attest: Type.Object(
+      { checks_24h: Count, verifies_24h: Count },
+      { description: 'Calls of /api/check and /api/verify in the last 24 hours' },
+    ),
   },
   { description: 'Aggregate counts only, never personal data' },
 );
@@ -58,7 +64,10 @@ function createFamilyStatsCache(store: StatsStore, counter: EventCounter, now: (
         await counter.flush();
         const takenAt = now();
         const stats = await store.familyStats(takenAt.getTime());
-        cached = { body: { ok: true, generated_at: takenAt.toISOString(), ...stats }, expiresAtMs: takenAt.getTime() + FAMILY_STATS_TTL_MS };
+        cached = {
+          body: { ok: true, generated_at: takenAt.toISOString(), ...stats },
+          expiresAtMs: takenAt.getTime() + FAMILY_STATS_TTL_MS,
+        };
         return cached;
       } finally {
         pending = undefined;

@@ -187,7 +187,14 @@ export function registerRateLimits(
   type Outcome = Applied | undefined | 'replied';
 
   /** Counts the request against each limit of its rule; synchronous while the limiter is (in memory). */
-  function evaluate(request: FastifyRequest, reply: FastifyReply, rule: RouteRule, ip: string, from: number, applied: Applied | undefined): Outcome | Promise<Outcome> {
+  function evaluate(
+    request: FastifyRequest,
+    reply: FastifyReply,
+    rule: RouteRule,
+    ip: string,
+    from: number,
+    applied: Applied | undefined,
+  ): Outcome | Promise<Outcome> {
     for (let index = from; index < rule.perIp.length; index++) {
       const spec = rule.perIp[index]!;
       const answer = limiter.hit(`${spec.name}:${ip}`, spec.limit, spec.windowMs, rule.mode);

@@ -12,7 +12,13 @@ import { POLICY } from './policy.js';
 import { typed } from './schema-types.js';
 
 const RevocationsQuery = Type.Object({
-  since: Type.Optional(Type.String({ minLength: 1, maxLength: 128, description: 'The `cursor` of the previous answer; absent: every revocation still in force' })),
+  since: Type.Optional(
+    Type.String({
+      minLength: 1,
+      maxLength: 128,
+      description: 'The `cursor` of the previous answer; absent: every revocation still in force',
+    }),
+  ),
 });
 
 export function registerRevocationRoutes(root: FastifyInstance, context: ServiceContext): void {
@@ -32,7 +38,9 @@ export function registerRevocationRoutes(root: FastifyInstance, context: Service
         response: {
           200: Type.Object({
             ok: Type.Literal(true),
-            revocations: Type.Array(Type.Object({ jti: Type.String(), exp: Type.Integer({ description: 'Unix seconds: the token\'s own exp' }) })),
+            revocations: Type.Array(
+              Type.Object({ jti: Type.String(), exp: Type.Integer({ description: "Unix seconds: the token's own exp" }) }),
+            ),
             cursor: Type.String({ description: 'Pass as `since` next time' }),
             more: Type.Boolean({ description: 'Another page follows' }),
           }),

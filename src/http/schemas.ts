@@ -24,7 +24,9 @@ export const ErrorBody = Type.Object(
             }),
           ),
           security_keys: Type.Optional(
-            Type.Array(Type.Object({ id: Type.String(), name: Type.String() }), { description: 'Its security keys and passkeys: never moved, removed by a transfer' }),
+            Type.Array(Type.Object({ id: Type.String(), name: Type.String() }), {
+              description: 'Its security keys and passkeys: never moved, removed by a transfer',
+            }),
           ),
           apps: Type.Optional(
             Type.Array(Type.Object({ id: Type.String(), name: Type.String() }), {
@@ -32,10 +34,13 @@ export const ErrorBody = Type.Object(
             }),
           ),
         },
-        { description: 'The account that holds the identity just proven (`address_linked_elsewhere`, `email_linked_elsewhere`), and what it holds' },
+        {
+          description:
+            'The account that holds the identity just proven (`address_linked_elsewhere`, `email_linked_elsewhere`), and what it holds',
+        },
       ),
     ),
-    attempts_left: Type.Optional(Type.Integer({ description: 'Tries left of an e-mail code (`invalid_code` with the start\'s token)' })),
+    attempts_left: Type.Optional(Type.Integer({ description: "Tries left of an e-mail code (`invalid_code` with the start's token)" })),
   },
   { $id: 'ErrorBody', description: 'Error body (docs/protocol.md §4)' },
 );
@@ -94,7 +99,11 @@ export const Account = Type.Object(
     primary_btc: NullableString({ description: 'Bitcoin address' }),
     display_identity: Type.Object({ kind: Type.String(), value: Type.String() }),
     has_email: Type.Boolean({ description: 'Whether an e-mail is linked (the address is only in GET /api/auth/identities)' }),
-    signing_method: Type.Unsafe<'bip322' | null>({ type: ['string', 'null'], enum: ['bip322', null], description: '`bip322` when the account holds a Bitcoin address, else null' }),
+    signing_method: Type.Unsafe<'bip322' | null>({
+      type: ['string', 'null'],
+      enum: ['bip322', null],
+      description: '`bip322` when the account holds a Bitcoin address, else null',
+    }),
     nostr_npub: NullableString({ description: 'The npub of a linked Nostr key' }),
     home_federation_slug: Type.Null({ description: 'Always null: no federation custody here' }),
     is_owner: Type.Boolean({ description: 'Always false: no owner accounts here' }),

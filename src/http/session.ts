@@ -77,7 +77,10 @@ export async function currentSession(context: ServiceContext, request: FastifyRe
       found = pinned === null ? null : await context.sessions.authenticatePinned(pinned, strict);
     } else {
       const tokens = presentedTokens(request);
-      found = tokens.length === 0 ? null : await context.sessions.authenticate(tokens, ownRosterCheck(context, request), foreignSessionSeen(request));
+      found =
+        tokens.length === 0
+          ? null
+          : await context.sessions.authenticate(tokens, ownRosterCheck(context, request), foreignSessionSeen(request));
     }
     request.authenticated = found === null ? null : { ...found, ownBrowser: isOwnBrowserSession(context, request, found) };
   }
@@ -142,11 +145,15 @@ export function setSessionCookie(context: ServiceContext, reply: FastifyReply, i
     if (issued.cookie !== undefined) setSessionCookie(context, reply, issued.cookie);
     return;
   }
-  reply.header('set-cookie', serializeSessionCookie(issued.token, { maxAgeSeconds: issued.maxAgeSeconds, domain: context.config.cookieDomain }));
+  reply.header(
+    'set-cookie',
+    serializeSessionCookie(issued.token, { maxAgeSeconds: issued.maxAgeSeconds, domain: context.config.cookieDomain }),
+  );
   // Binds this browser to its roster, so a planted oc_session of another
   // roster is never taken for its own (session/roster-binding.ts).
   const rosterId = issued.session.roster_id;
-  if (rosterId !== null) reply.header('set-cookie', serializeRosterCookie(rosterBinding(context.serverSecret, rosterId), issued.maxAgeSeconds));
+  if (rosterId !== null)
+    reply.header('set-cookie', serializeRosterCookie(rosterBinding(context.serverSecret, rosterId), issued.maxAgeSeconds));
 }
 
 export function clearSessionCookie(context: ServiceContext, reply: FastifyReply): void {
@@ -169,7 +176,7 @@ export async function signInTarget(context: ServiceContext, request: FastifyRequ
   const current = await currentSession(context, request);
   const rosterId = current?.session.roster_id ?? null;
   const isOwn = ownRosterCheck(context, request);
-  const own = rosterId !== null && isOwn !== undefined && isOwn(rosterId);
+  const own = rosterId && isOwn?.(rosterId);
   return { add, current: own ? current : null, client };
 }
 

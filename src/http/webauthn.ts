@@ -18,7 +18,12 @@ import { wantsAdd } from './auth.js';
 const SESSION = [{ cookieAuth: [] }];
 
 /** Base64url of at most 1023 bytes (WebAuthn Level 3: credential ids are at most 1023 bytes). */
-const CREDENTIAL_ID = Type.String({ minLength: 1, maxLength: 1400, pattern: '^[A-Za-z0-9_-]+$', description: 'The credential id, base64url' });
+const CREDENTIAL_ID = Type.String({
+  minLength: 1,
+  maxLength: 1400,
+  pattern: '^[A-Za-z0-9_-]+$',
+  description: 'The credential id, base64url',
+});
 const B64URL = (maxLength: number, description?: string) =>
   Type.String({ minLength: 1, maxLength, pattern: '^[A-Za-z0-9_-]+={0,2}$', ...(description === undefined ? {} : { description }) });
 
@@ -43,7 +48,10 @@ const RegistrationResponse = Type.Object(
       { additionalProperties: true },
     ),
   },
-  { additionalProperties: true, description: 'The RegistrationResponseJSON of navigator.credentials.create (or @simplewebauthn/browser startRegistration)' },
+  {
+    additionalProperties: true,
+    description: 'The RegistrationResponseJSON of navigator.credentials.create (or @simplewebauthn/browser startRegistration)',
+  },
 );
 
 const AuthenticationResponse = Type.Object(
@@ -63,7 +71,10 @@ const AuthenticationResponse = Type.Object(
       { additionalProperties: true },
     ),
   },
-  { additionalProperties: true, description: 'The AuthenticationResponseJSON of navigator.credentials.get (or @simplewebauthn/browser startAuthentication)' },
+  {
+    additionalProperties: true,
+    description: 'The AuthenticationResponseJSON of navigator.credentials.get (or @simplewebauthn/browser startAuthentication)',
+  },
 );
 
 const Credential = Type.Object({
@@ -92,7 +103,9 @@ const RegisterOptionsBody = Type.Object({
 });
 const RegisterVerifyBody = Type.Object({ challenge_token: CHALLENGE_TOKEN, response: RegistrationResponse, label: Type.Optional(LABEL) });
 const AssertionOptionsBody = Type.Object({
-  purpose: Type.Optional(Type.String({ maxLength: 64, description: 'What the step-up is for (shown to no one; accepted for the client\'s shape)' })),
+  purpose: Type.Optional(
+    Type.String({ maxLength: 64, description: "What the step-up is for (shown to no one; accepted for the client's shape)" }),
+  ),
 });
 const AssertionVerifyBody = Type.Object({ challenge_token: CHALLENGE_TOKEN, response: AuthenticationResponse });
 const PasskeySignInBody = Type.Object({
@@ -101,12 +114,14 @@ const PasskeySignInBody = Type.Object({
   add: Type.Optional(Type.Boolean({ description: 'Same as `?add=1`' })),
 });
 const AddQuery = Type.Object({
-  add: Type.Optional(Type.String({ enum: ['1', '0', 'true', 'false'], description: '`1` keeps the caller\'s roster (add an account)' })),
+  add: Type.Optional(Type.String({ enum: ['1', '0', 'true', 'false'], description: "`1` keeps the caller's roster (add an account)" })),
 });
 const CredentialParams = Type.Object({ id: CREDENTIAL_ID });
 const CredentialPatch = Type.Object({
   label: Type.Optional(LABEL),
-  sign_in: Type.Optional(Type.Boolean({ description: 'false keeps a passkey for step-up only; true is refused (register the key as a passkey instead)' })),
+  sign_in: Type.Optional(
+    Type.Boolean({ description: 'false keeps a passkey for step-up only; true is refused (register the key as a passkey instead)' }),
+  ),
 });
 
 /** Bodiless posts (the options routes) mean `{}`. */
@@ -138,7 +153,7 @@ export function registerWebAuthnRoutes(root: FastifyInstance, context: ServiceCo
         summary: 'Start adding a security key or passkey to the active account; needs a step-up younger than 5 minutes',
         description:
           'Answers PublicKeyCredentialCreationOptionsJSON under `options` for navigator.credentials.create, with the relying-party id ' +
-          'of docs/protocol.md §6, the account\'s keys excluded, and a `challenge_token`. 401 `sudo_required` without a fresh `sudo_at` ' +
+          "of docs/protocol.md §6, the account's keys excluded, and a `challenge_token`. 401 `sudo_required` without a fresh `sudo_at` " +
           '(POST /api/auth/sudo).',
         security: SESSION,
         body: RegisterOptionsBody,
@@ -160,7 +175,7 @@ export function registerWebAuthnRoutes(root: FastifyInstance, context: ServiceCo
         tags: ['webauthn'],
         summary: 'Finish adding a key: check the attestation and store the credential',
         description:
-          'The `response` of navigator.credentials.create with the options\' `challenge_token`. 400 `webauthn_origin_mismatch` or ' +
+          "The `response` of navigator.credentials.create with the options' `challenge_token`. 400 `webauthn_origin_mismatch` or " +
           '`webauthn_rp_id_mismatch` when the ceremony ran elsewhere, 401 `invalid_challenge` or `nonce_reused` for a foreign, expired ' +
           'or used challenge, 401 `verify_failed` for an attestation that does not verify, 409 `credential_exists` for a key registered ' +
           'already.',
@@ -175,7 +190,11 @@ export function registerWebAuthnRoutes(root: FastifyInstance, context: ServiceCo
     async (request, reply) => {
       const current = await requireSession(context, request);
       const body = request.body;
-      const credential = await webauthn.register(current, { challenge_token: body.challenge_token, response: asRegistration(body.response), label: body.label });
+      const credential = await webauthn.register(current, {
+        challenge_token: body.challenge_token,
+        response: asRegistration(body.response),
+        label: body.label,
+      });
       noStore(reply);
       return { ok: true, credential };
     },
@@ -209,7 +228,10 @@ export function registerWebAuthnRoutes(root: FastifyInstance, context: ServiceCo
         security: SESSION,
         params: CredentialParams,
         body: CredentialPatch,
-        response: { 200: Type.Object({ ok: Type.Literal(true), credential: Credential }), ...errorResponses(400, 401, 403, 404, 413, 415, 429) },
+        response: {
+          200: Type.Object({ ok: Type.Literal(true), credential: Credential }),
+          ...errorResponses(400, 401, 403, 404, 413, 415, 429),
+        },
       },
     },
     async (request, reply) => {
@@ -249,11 +271,14 @@ export function registerWebAuthnRoutes(root: FastifyInstance, context: ServiceCo
         tags: ['webauthn'],
         summary: 'Start a step-up with a key of the active account',
         description:
-          'Answers PublicKeyCredentialRequestOptionsJSON under `options` (the account\'s keys allowed) and a `challenge_token`. ' +
+          "Answers PublicKeyCredentialRequestOptionsJSON under `options` (the account's keys allowed) and a `challenge_token`. " +
           '409 `no_credentials_registered` when the account has none.',
         security: SESSION,
         body: AssertionOptionsBody,
-        response: { 200: CeremonyOptions('PublicKeyCredentialRequestOptionsJSON'), ...errorResponses(400, 401, 403, 409, 413, 415, 429, 503) },
+        response: {
+          200: CeremonyOptions('PublicKeyCredentialRequestOptionsJSON'),
+          ...errorResponses(400, 401, 403, 409, 413, 415, 429, 503),
+        },
       },
     },
     async (request, reply) => {
@@ -269,7 +294,7 @@ export function registerWebAuthnRoutes(root: FastifyInstance, context: ServiceCo
       config: { policy: POLICY.familyCredential },
       schema: {
         tags: ['webauthn'],
-        summary: 'Finish a step-up: sets `step_up_at` on this account\'s session and re-mints the cookie',
+        summary: "Finish a step-up: sets `step_up_at` on this account's session and re-mints the cookie",
         description:
           'The only route that sets `step_up_at` (docs/protocol.md §3). Freshness is per account: after a switch the other account ' +
           'needs its own. 401 `credential_outside_allowlist` for a key of another account or a removed one, `cloned_authenticator` ' +
@@ -290,7 +315,11 @@ export function registerWebAuthnRoutes(root: FastifyInstance, context: ServiceCo
     async (request, reply) => {
       const current = await requireSession(context, request);
       const body = request.body;
-      const issued = await webauthn.stepUp(current, { challenge_token: body.challenge_token, response: asAuthentication(body.response) }, 'step_up_at');
+      const issued = await webauthn.stepUp(
+        current,
+        { challenge_token: body.challenge_token, response: asAuthentication(body.response) },
+        'step_up_at',
+      );
       setSessionCookie(context, reply, issued);
       return { ...sessionBody(issued), step_up_at: Math.floor((issued.session.step_up_at ?? 0) / 1000) };
     },
@@ -304,7 +333,8 @@ export function registerWebAuthnRoutes(root: FastifyInstance, context: ServiceCo
       schema: {
         tags: ['webauthn'],
         summary: 'Start a passkey sign-in: a challenge any sign-in passkey of this host may answer',
-        description: 'No session needed; `allowCredentials` is empty, so the browser offers the person\'s passkeys (conditional UI included).',
+        description:
+          "No session needed; `allowCredentials` is empty, so the browser offers the person's passkeys (conditional UI included).",
         response: { 200: CeremonyOptions('PublicKeyCredentialRequestOptionsJSON'), ...errorResponses(403, 413, 415, 429, 503) },
       },
     },
@@ -320,7 +350,8 @@ export function registerWebAuthnRoutes(root: FastifyInstance, context: ServiceCo
       config: { policy: POLICY.familyCredential },
       schema: {
         tags: ['webauthn'],
-        summary: 'Sign in with a passkey (the session row\'s method `passkey`, the JWT\'s amr `hwk`, `user`); add=1 keeps the caller\'s roster',
+        summary:
+          "Sign in with a passkey (the session row's method `passkey`, the JWT's amr `hwk`, `user`); add=1 keeps the caller's roster",
         description:
           'Ends like every other sign-in: the account the passkey belongs to gets a session, the cookie is set. A key added for ' +
           'step-up only is refused with 401 `credential_outside_allowlist`.',

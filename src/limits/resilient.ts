@@ -40,7 +40,13 @@ export function createResilientLimiter(options: ResilientLimiterOptions): Resili
   const fallback = options.fallback ?? createMemoryRateLimiter();
   const onFailure = options.onFailure ?? (() => {});
 
-  async function settle(pending: Promise<RateDecision>, key: string, limit: number, windowMs: number, mode: FailureMode): Promise<GuardedDecision> {
+  async function settle(
+    pending: Promise<RateDecision>,
+    key: string,
+    limit: number,
+    windowMs: number,
+    mode: FailureMode,
+  ): Promise<GuardedDecision> {
     try {
       return await pending;
     } catch (error) {

@@ -258,10 +258,7 @@ export interface CreateMailerOptions {
 }
 
 /** SMTP when `SMTP_URL` is set, else the development outbox (docs/protocol.md §1). */
-export function createMailer(
-  config: Pick<Config, 'smtpUrl' | 'mailFrom' | 'publicUrl'>,
-  options: CreateMailerOptions,
-): Mailer {
+export function createMailer(config: Pick<Config, 'smtpUrl' | 'mailFrom' | 'publicUrl'>, options: CreateMailerOptions): Mailer {
   if (config.smtpUrl !== undefined) {
     return createSmtpMailer({
       smtpUrl: config.smtpUrl,

@@ -158,12 +158,7 @@ export class Gauge implements Metric {
   readonly #labelNames: readonly string[];
   readonly #collect: () => readonly GaugeSample[];
 
-  constructor(
-    name: string,
-    help: string,
-    labelNames: readonly string[],
-    collect: () => readonly GaugeSample[],
-  ) {
+  constructor(name: string, help: string, labelNames: readonly string[], collect: () => readonly GaugeSample[]) {
     if (!NAME.test(name)) throw new TypeError(`metrics: invalid metric name "${name}"`);
     this.name = name;
     this.#help = help;
@@ -173,7 +168,8 @@ export class Gauge implements Metric {
 
   render(): string[] {
     const lines = [`# HELP ${this.name} ${escapeHelp(this.#help)}`, `# TYPE ${this.name} gauge`];
-    for (const sample of this.#collect()) lines.push(`${this.name}${labelText(this.#labelNames, sample.labels)} ${formatNumber(sample.value)}`);
+    for (const sample of this.#collect())
+      lines.push(`${this.name}${labelText(this.#labelNames, sample.labels)} ${formatNumber(sample.value)}`);
     return lines;
   }
 }

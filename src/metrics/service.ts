@@ -45,31 +45,49 @@ export function createServiceMetrics(options: ServiceMetricsOptions): ServiceMet
   const started = process.hrtime.bigint();
   const metrics: ServiceMetrics = {
     registry,
-    httpRequests: registry.counter('oc_http_requests_total', 'HTTP requests answered, by method, route pattern and status.', ['method', 'route', 'status']),
+    httpRequests: registry.counter('oc_http_requests_total', 'HTTP requests answered, by method, route pattern and status.', [
+      'method',
+      'route',
+      'status',
+    ]),
     httpDuration: registry.histogram(
       'oc_http_request_duration_seconds',
       'Time from request to response, by method, route pattern and status.',
       ['method', 'route', 'status'],
     ),
-    signIns: registry.counter('oc_signins_total', 'Successful sign-ins, by path (bip322, email_otp, oauth:<provider>, passkey).', ['method']),
+    signIns: registry.counter('oc_signins_total', 'Successful sign-ins, by path (bip322, email_otp, oauth:<provider>, passkey).', [
+      'method',
+    ]),
     checkCache: registry.counter('oc_check_cache_total', '/api/check answers by cache result (hit, miss).', ['result']),
     relayQueries: registry.counter('oc_relay_queries_total', 'Nostr relay look-ups, by result (answered, relays_unavailable).', ['result']),
-    relayPublishes: registry.counter('oc_relay_publishes_total', 'Attestation publications, by result (published, relays_unavailable).', ['result']),
+    relayPublishes: registry.counter('oc_relay_publishes_total', 'Attestation publications, by result (published, relays_unavailable).', [
+      'result',
+    ]),
     chainQueries: registry.counter('oc_chain_queries_total', 'Esplora look-ups, by result (ok, chain_unavailable, error).', ['result']),
-    rateLimited: registry.counter('oc_rate_limited_total', 'Requests refused with 429, by limit (read, auth, otp_ip, otp_email, otp_address, contact).', ['class']),
+    rateLimited: registry.counter(
+      'oc_rate_limited_total',
+      'Requests refused with 429, by limit (read, auth, otp_ip, otp_email, otp_address, contact).',
+      ['class'],
+    ),
     rateLimitStoreFailures: registry.counter(
       'oc_rate_limit_store_failures_total',
       'Rate-limit decisions made while Redis was unreachable: open = decided per instance, closed = refused with 503.',
       ['mode'],
     ),
-    redisErrors: registry.counter('oc_redis_errors_total', 'Failed Redis commands, by use (cache, single_flight, rate_limit, nonce).', ['use']),
+    redisErrors: registry.counter('oc_redis_errors_total', 'Failed Redis commands, by use (cache, single_flight, rate_limit, nonce).', [
+      'use',
+    ]),
     render: () => registry.render(),
   };
-  registry.gauge('oc_build_info', 'Version of the running service; always 1.', ['version'], () => [{ labels: [options.version], value: 1 }]);
+  registry.gauge('oc_build_info', 'Version of the running service; always 1.', ['version'], () => [
+    { labels: [options.version], value: 1 },
+  ]);
   registry.gauge('process_uptime_seconds', 'Seconds since the metrics were created (the process start).', [], () => [
     { labels: [], value: Number(process.hrtime.bigint() - started) / 1e9 },
   ]);
-  registry.gauge('process_resident_memory_bytes', 'Resident memory size in bytes.', [], () => [{ labels: [], value: process.memoryUsage.rss() }]);
+  registry.gauge('process_resident_memory_bytes', 'Resident memory size in bytes.', [], () => [
+    { labels: [], value: process.memoryUsage.rss() },
+  ]);
   registry.gauge('nodejs_heap_used_bytes', 'V8 heap in use, bytes.', [], () => [{ labels: [], value: process.memoryUsage().heapUsed }]);
   const redisReady = options.redisReady;
   if (redisReady !== undefined) {

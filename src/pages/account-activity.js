@@ -65,7 +65,10 @@ function describeEvent(event) {
    * @param {string} key
    * @param {Record<string, string | number>} [values]
    */
-  const said = (key, values) => t(key, values).replace(/\s{2,}/g, ' ').trim();
+  const said = (key, values) =>
+    t(key, values)
+      .replace(/\s{2,}/g, ' ')
+      .trim();
   switch (event.kind) {
     case 'signin':
       return said('event.signin', { method: describeMethod(d.method), placed: where ? 'yes' : 'no', where, added: d.added ? 'yes' : 'no' });
@@ -82,10 +85,16 @@ function describeEvent(event) {
     case 'identity_unlinked':
       return said('event.identity_unlinked', { kind: name(d.kind), value: name(d.value) });
     case 'account_merged':
-      return d.merged_from ? said('event.merged_from', { account: String(d.merged_from) }) : said('event.merged_into', { account: name(d.merged_into) });
+      return d.merged_from
+        ? said('event.merged_from', { account: String(d.merged_from) })
+        : said('event.merged_into', { account: name(d.merged_into) });
     case 'account_edited':
       return Array.isArray(d.fields)
-        ? said('event.edited', { fields: formatList(d.fields.map((field) => (Object.hasOwn(FIELDS, field) ? t(FIELDS[field]) : String(field).replace('_', ' ')))) })
+        ? said('event.edited', {
+            fields: formatList(
+              d.fields.map((field) => (Object.hasOwn(FIELDS, field) ? t(FIELDS[field]) : String(field).replace('_', ' '))),
+            ),
+          })
         : said('event.edited_account');
     case 'key_added':
       return said('event.key_added', { passkey: d.sign_in ? 'yes' : 'no', name: name(d.label) });
@@ -126,7 +135,13 @@ function activityItem(event) {
     h(
       'div',
       { class: 'item-main' },
-      h('span', { class: 'item-title' }, describeEvent(event), failed ? ' ' : null, failed ? h('span', { class: 'badge', text: t('account.failed') }) : null),
+      h(
+        'span',
+        { class: 'item-title' },
+        describeEvent(event),
+        failed ? ' ' : null,
+        failed ? h('span', { class: 'badge', text: t('account.failed') }) : null,
+      ),
       h('span', { class: 'item-sub', text: formatDateTime(event.at) }),
     ),
   );
@@ -177,15 +192,28 @@ export function setUpActivity({ sessionLost, withStepUp, signOutHere }) {
           t('account.device_seen', { date: formatDateTime(session.last_seen_at) }),
         ];
         if (session.network) facts.push(t('account.network', { network: session.network }));
-        const heading = h('span', { class: 'item-title' }, title, session.current ? ' ' : null, session.current ? h('span', { class: 'badge', text: t('account.this_browser') }) : null);
+        const heading = h(
+          'span',
+          { class: 'item-title' },
+          title,
+          session.current ? ' ' : null,
+          session.current ? h('span', { class: 'badge', text: t('account.this_browser') }) : null,
+        );
         const button = h('button', {
           type: 'button',
           class: session.current ? 'secondary' : 'danger',
-          'aria-label': session.current ? t('account.sign_out_this_browser', { name: title }) : t('account.sign_out_named', { name: title }),
+          'aria-label': session.current
+            ? t('account.sign_out_this_browser', { name: title })
+            : t('account.sign_out_named', { name: title }),
           text: t('account.signout_title'),
         });
         button.addEventListener('click', () => signOutDevice(session, title, button));
-        return h('li', { 'data-session': session.id }, h('div', { class: 'item-main' }, heading, h('span', { class: 'item-sub', text: facts.join(' · ') })), button);
+        return h(
+          'li',
+          { 'data-session': session.id },
+          h('div', { class: 'item-main' }, heading, h('span', { class: 'item-sub', text: facts.join(' · ') })),
+          button,
+        );
       }),
     );
     byId('devices-others').hidden = sessions.filter((session) => !session.current).length === 0;
@@ -204,7 +232,11 @@ export function setUpActivity({ sessionLost, withStepUp, signOutHere }) {
       return;
     }
     await busy(button, async () => {
-      const removed = await withStepUp(() => api('DELETE', `/api/auth/sessions/${encodeURIComponent(session.id)}`), t('action.sign_out_device', { name: title }), () => say(pageStatus, t('account.no_browser_signed_out')));
+      const removed = await withStepUp(
+        () => api('DELETE', `/api/auth/sessions/${encodeURIComponent(session.id)}`),
+        t('action.sign_out_device', { name: title }),
+        () => say(pageStatus, t('account.no_browser_signed_out')),
+      );
       if (removed === null) return;
       if (!removed.ok) {
         say(error, describeError(removed, { not_found: t('account.browser_gone') }));
@@ -223,7 +255,11 @@ export function setUpActivity({ sessionLost, withStepUp, signOutHere }) {
     const error = byId('devices-error');
     say(error, '');
     await busy(button, async () => {
-      const revoked = await withStepUp(() => api('POST', '/api/auth/sessions/revoke-others'), t('action.sign_out_others'), () => say(pageStatus, t('account.no_browser_signed_out')));
+      const revoked = await withStepUp(
+        () => api('POST', '/api/auth/sessions/revoke-others'),
+        t('action.sign_out_others'),
+        () => say(pageStatus, t('account.no_browser_signed_out')),
+      );
       if (revoked === null) return;
       if (!revoked.ok) {
         say(error, describeError(revoked));
@@ -255,7 +291,9 @@ export function setUpActivity({ sessionLost, withStepUp, signOutHere }) {
     byId('activity-more').hidden = activityNext === null;
   }
 
-  byId('activity-more').addEventListener('click', (event) => busy(/** @type {HTMLButtonElement} */ (event.currentTarget), () => loadActivity(true)));
+  byId('activity-more').addEventListener('click', (event) =>
+    busy(/** @type {HTMLButtonElement} */ (event.currentTarget), () => loadActivity(true)),
+  );
 
   return { loadDevices, loadActivity };
 }

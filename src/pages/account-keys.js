@@ -73,9 +73,24 @@ export function setUpKeys({ sessionLost, withStepUp, loadActivity }) {
   function renderKeys(list) {
     byId('keys').replaceChildren(
       ...list.map((key) => {
-        const rename = h('button', { type: 'button', class: 'secondary', 'aria-label': t('account.rename_named', { name: key.label }), text: t('account.rename') });
-        const remove = h('button', { type: 'button', class: 'danger', 'aria-label': t('account.remove_named', { name: key.label }), text: t('account.remove') });
-        const main = h('div', { class: 'item-main' }, h('span', { class: 'item-title', text: key.label }), h('span', { class: 'item-sub', text: describeKey(key) }));
+        const rename = h('button', {
+          type: 'button',
+          class: 'secondary',
+          'aria-label': t('account.rename_named', { name: key.label }),
+          text: t('account.rename'),
+        });
+        const remove = h('button', {
+          type: 'button',
+          class: 'danger',
+          'aria-label': t('account.remove_named', { name: key.label }),
+          text: t('account.remove'),
+        });
+        const main = h(
+          'div',
+          { class: 'item-main' },
+          h('span', { class: 'item-title', text: key.label }),
+          h('span', { class: 'item-sub', text: describeKey(key) }),
+        );
         const item = h('li', { 'data-key': key.id }, main, h('div', { class: 'actions' }, rename, remove));
         rename.addEventListener('click', () => startRename(key, item, main));
         remove.addEventListener('click', () => removeKey(key, remove));
@@ -94,10 +109,18 @@ export function setUpKeys({ sessionLost, withStepUp, loadActivity }) {
    */
   function startRename(key, item, main) {
     const inputId = `key-rename-${key.id.slice(0, 16)}`;
-    const input = /** @type {HTMLInputElement} */ (h('input', { id: inputId, type: 'text', maxlength: '64', value: key.label, autocomplete: 'off' }));
+    const input = /** @type {HTMLInputElement} */ (
+      h('input', { id: inputId, type: 'text', maxlength: '64', value: key.label, autocomplete: 'off' })
+    );
     const cancel = h('button', { type: 'button', class: 'link', text: t('page.cancel') });
     const form = /** @type {HTMLFormElement} */ (
-      h('form', { class: 'item-main', novalidate: true }, h('label', { for: inputId, text: t('account.rename_label', { name: key.label }) }), input, h('div', { class: 'actions' }, h('button', { type: 'submit', text: t('account.save') }), cancel))
+      h(
+        'form',
+        { class: 'item-main', novalidate: true },
+        h('label', { for: inputId, text: t('account.rename_label', { name: key.label }) }),
+        input,
+        h('div', { class: 'actions' }, h('button', { type: 'submit', text: t('account.save') }), cancel),
+      )
     );
     const restore = () => {
       form.replaceWith(main);
@@ -138,7 +161,11 @@ export function setUpKeys({ sessionLost, withStepUp, loadActivity }) {
     const error = byId('keys-error');
     say(error, '');
     await busy(button, async () => {
-      const removed = await withStepUp(() => api('DELETE', `/api/auth/webauthn/credentials/${encodeURIComponent(key.id)}`), t('action.remove_key', { name: key.label }), () => say(pageStatus, t('account.nothing_removed')));
+      const removed = await withStepUp(
+        () => api('DELETE', `/api/auth/webauthn/credentials/${encodeURIComponent(key.id)}`),
+        t('action.remove_key', { name: key.label }),
+        () => say(pageStatus, t('account.nothing_removed')),
+      );
       if (removed === null) return;
       if (!removed.ok) {
         say(error, describeKeyError(removed));
@@ -161,7 +188,11 @@ export function setUpKeys({ sessionLost, withStepUp, loadActivity }) {
     const label = labelField.value.trim();
     await busy(submitButtonOf(keyForm), async () => {
       const body = { sign_in: signIn, ...(label === '' ? {} : { label }) };
-      const started = await withStepUp(() => api('POST', '/api/auth/webauthn/register/options', body), t('action.add_key'), () => say(pageStatus, t('account.no_key_added')));
+      const started = await withStepUp(
+        () => api('POST', '/api/auth/webauthn/register/options', body),
+        t('action.add_key'),
+        () => say(pageStatus, t('account.no_key_added')),
+      );
       if (started === null) return;
       if (!started.ok) {
         markInvalid(labelField, started.code === 'bad_request');
@@ -187,7 +218,10 @@ export function setUpKeys({ sessionLost, withStepUp, loadActivity }) {
       await loadKeys();
       void loadActivity();
       const keyName = added.body.credential.label;
-      say(pageStatus, added.body.credential.sign_in ? t('account.passkey_added', { name: keyName }) : t('account.key_added', { name: keyName }));
+      say(
+        pageStatus,
+        added.body.credential.sign_in ? t('account.passkey_added', { name: keyName }) : t('account.key_added', { name: keyName }),
+      );
       focusHeading('keys-title');
     });
   });

@@ -86,7 +86,7 @@ async function load() {
     window.location.replace(SIGN_IN_AGAIN);
     return null;
   }
-  if (!answer.ok || !answer.body || !answer.body.account) {
+  if (!answer.ok || !answer.body?.account) {
     say(pageStatus, '');
     say(pageError, describeError(answer));
     main.setAttribute('aria-busy', 'false');
@@ -107,7 +107,9 @@ async function load() {
 function renderAccount(account) {
   const name = accountName(account);
   document.title = `${name} · ${t('account.title')} · ${document.body.dataset.brand || 'oc-host'}`;
-  byId('active-title').replaceChildren(...tNodes('account.signed_in_as', { name: h('span', { id: 'active-heading-name', text: shortName(account) }) }));
+  byId('active-title').replaceChildren(
+    ...tNodes('account.signed_in_as', { name: h('span', { id: 'active-heading-name', text: shortName(account) }) }),
+  );
   byId('active-name').textContent = account.display_name || t('account.name_not_set');
   const shown = account.display_identity;
   byId('active-identity-kind').textContent = shown ? identityKindLabel(shown.kind) : t('account.shown_as');
@@ -125,7 +127,7 @@ for (const [buttonId, sourceId] of [
   byId(buttonId).addEventListener('click', async () => {
     const source = byId(sourceId);
     const copied = await copyText(source.textContent || '', source);
-    const kind = buttonId === 'copy-did' ? 'did' : me?.account.display_identity?.kind ?? 'did';
+    const kind = buttonId === 'copy-did' ? 'did' : (me?.account.display_identity?.kind ?? 'did');
     say(pageStatus, copied ? t('account.copied_identity', { kind }) : t('account.copy_selected'));
   });
 }
@@ -139,12 +141,22 @@ function renderRoster(roster) {
       const details = [];
       if (entry.display_identity && entry.display_identity.value !== name) details.push(entry.display_identity.value);
       details.push(entry.did_oc);
-      const button = h('button', { type: 'button', class: 'secondary', 'aria-label': t('account.switch_to', { name }), text: t('account.switch') });
+      const button = h('button', {
+        type: 'button',
+        class: 'secondary',
+        'aria-label': t('account.switch_to', { name }),
+        text: t('account.switch'),
+      });
       button.addEventListener('click', () => switchTo(entry, button));
       return h(
         'li',
         { 'data-did': entry.did_oc },
-        h('div', { class: 'item-main' }, h('span', { class: 'item-title', text: name }), h('span', { class: 'item-sub mono', text: details.join(' · ') })),
+        h(
+          'div',
+          { class: 'item-main' },
+          h('span', { class: 'item-title', text: name }),
+          h('span', { class: 'item-sub mono', text: details.join(' · ') }),
+        ),
         button,
       );
     }),
@@ -174,7 +186,7 @@ async function loadIdentities() {
   say(byId('identities-error'), '');
   const body = answer.body;
   /** @type {Identity[]} */
-  const listed = Array.isArray(body) ? body : Array.isArray(body && body.identities) ? body.identities : [];
+  const listed = Array.isArray(body) ? body : Array.isArray(body?.identities) ? body.identities : [];
   identities = listed;
   renderIdentities(listed);
 }
@@ -188,7 +200,12 @@ function renderIdentities(list) {
       let button = null;
       const id = identity.id;
       if (removable && typeof id === 'string') {
-        button = h('button', { type: 'button', class: 'danger', 'aria-label': t('account.remove_named', { name: title }), text: t('account.remove') });
+        button = h('button', {
+          type: 'button',
+          class: 'danger',
+          'aria-label': t('account.remove_named', { name: title }),
+          text: t('account.remove'),
+        });
         const removeButton = button;
         removeButton.addEventListener('click', () => removeIdentity(id, title, removeButton));
       }
@@ -361,7 +378,11 @@ byId('export-data').addEventListener('click', async (event) => {
   const error = byId('export-error');
   say(error, '');
   await busy(button, async () => {
-    const answer = await withStepUp(() => api('GET', '/api/auth/account/export'), t('action.export'), () => say(pageStatus, t('account.nothing_downloaded')));
+    const answer = await withStepUp(
+      () => api('GET', '/api/auth/account/export'),
+      t('action.export'),
+      () => say(pageStatus, t('account.nothing_downloaded')),
+    );
     if (answer === null) return;
     if (!answer.ok || !answer.body) {
       say(error, describeError(answer));
@@ -394,14 +415,18 @@ deleteForm.addEventListener('submit', async (event) => {
   const deleted = accountName(me.account);
   const did = me.account.did_oc;
   await busy(submitButtonOf(deleteForm), async () => {
-    const answer = await withStepUp(() => api('DELETE', '/api/auth/account', { confirm: did }), t('action.delete', { name: deleted }), () => say(pageStatus, t('account.not_deleted')));
+    const answer = await withStepUp(
+      () => api('DELETE', '/api/auth/account', { confirm: did }),
+      t('action.delete', { name: deleted }),
+      () => say(pageStatus, t('account.not_deleted')),
+    );
     if (answer === null) return;
     if (!answer.ok) {
       say(error, describeError(answer));
       return;
     }
     field.value = '';
-    if (!answer.body || !answer.body.switched_to) {
+    if (!answer.body?.switched_to) {
       window.location.assign('/signin?deleted=1');
       return;
     }
@@ -426,7 +451,10 @@ nameForm.addEventListener('submit', async (event) => {
   if (!checkField(field, [...value].length <= 64, error, t('account.name_too_long'))) return;
   await busy(submitButtonOf(nameForm), async () => {
     // An empty field removes the name: the service wants an explicit null (not "").
-    const saved = await withStepUp(() => api('PATCH', '/api/auth/account', { display_name: value === '' ? null : value }), t('action.rename_account'));
+    const saved = await withStepUp(
+      () => api('PATCH', '/api/auth/account', { display_name: value === '' ? null : value }),
+      t('action.rename_account'),
+    );
     if (saved === null) return;
     if (!saved.ok) {
       markInvalid(field, saved.code === 'bad_request');
@@ -435,7 +463,7 @@ nameForm.addEventListener('submit', async (event) => {
       return;
     }
     markInvalid(field, false);
-    if (me && saved.body && saved.body.account) {
+    if (me && saved.body?.account) {
       me.account = saved.body.account;
       renderAccount(me.account);
     }
@@ -462,7 +490,11 @@ async function removeIdentity(id, title, button) {
     return;
   }
   await busy(button, async () => {
-    const removed = await withStepUp(() => api('DELETE', `/api/auth/identities?id=${encodeURIComponent(id)}`), t('action.remove_identity', { name: title }), () => say(pageStatus, t('account.nothing_removed')));
+    const removed = await withStepUp(
+      () => api('DELETE', `/api/auth/identities?id=${encodeURIComponent(id)}`),
+      t('action.remove_identity', { name: title }),
+      () => say(pageStatus, t('account.nothing_removed')),
+    );
     if (removed === null) return;
     if (!removed.ok) {
       say(error, describeError(removed));
@@ -489,7 +521,7 @@ const proofPanel = createProofPanel(byId('sudo-panel'), {
  * @returns {Promise<boolean>}
  */
 async function stepUp(action) {
-  proofPanel.reset(proofOptions(identities, me && me.account, keySection.keys()));
+  proofPanel.reset(proofOptions(identities, me?.account, keySection.keys()));
   byId('sudo-intro').textContent = t('stepup.intro_action', { action });
   return (await showDialog(dialog)) === 'proved';
 }

@@ -169,10 +169,12 @@ export function describeError(result, overrides = {}) {
   if (Object.hasOwn(overrides, code)) return overrides[code];
   if (code === 'invalid_challenge') {
     const verification = challengeCodeOf(result);
-    return t(verification && Object.hasOwn(CHALLENGE_MESSAGES, verification) ? CHALLENGE_MESSAGES[verification] : CHALLENGE_MESSAGES.sig_invalid);
+    return t(
+      verification && Object.hasOwn(CHALLENGE_MESSAGES, verification) ? CHALLENGE_MESSAGES[verification] : CHALLENGE_MESSAGES.sig_invalid,
+    );
   }
   if (code === 'rate_limited') {
-    const seconds = Number(result.body && result.body.retry_after_seconds);
+    const seconds = Number(result.body?.retry_after_seconds);
     if (!Number.isFinite(seconds) || seconds <= 0) return t('error.rate_limited');
     return seconds < 90
       ? t('error.rate_limited_seconds', { seconds: Math.ceil(seconds) })
@@ -461,9 +463,13 @@ export function describeIdentity(identity) {
   if (identity.kind === 'oauth' && typeof identity.value === 'string' && identity.value.includes(':')) {
     const provider = identity.value.slice(0, identity.value.indexOf(':'));
     const subject = identity.value.slice(provider.length + 1);
-    return { title: t('account.provider_account', { provider: `${provider.charAt(0).toUpperCase()}${provider.slice(1)}` }), sub: `${identityKindLabel('oauth')} · ${subject}` };
+    return {
+      title: t('account.provider_account', { provider: `${provider.charAt(0).toUpperCase()}${provider.slice(1)}` }),
+      sub: `${identityKindLabel('oauth')} · ${subject}`,
+    };
   }
-  const sub = identity.verified === false ? `${identityKindLabel(identity.kind)} · ${t('account.not_verified')}` : identityKindLabel(identity.kind);
+  const sub =
+    identity.verified === false ? `${identityKindLabel(identity.kind)} · ${t('account.not_verified')}` : identityKindLabel(identity.kind);
   return { title: String(identity.value), sub };
 }
 
@@ -487,6 +493,6 @@ export function shortName(account) {
  */
 export function accountName(account) {
   if (account.display_name) return account.display_name;
-  if (account.display_identity && account.display_identity.value) return account.display_identity.value;
+  if (account.display_identity?.value) return account.display_identity.value;
   return account.did_oc;
 }

@@ -34,7 +34,7 @@ export function codeDigits(value) {
  * @param {Record<string, string>} [overrides]
  */
 export function codeRefusalText(result, overrides = {}) {
-  const left = Number(result.body && result.body.attempts_left);
+  const left = Number(result.body?.attempts_left);
   if (result.code === 'invalid_code' && left > 0) return t('signin.code_wrong_tries', { left });
   return describeError(result, overrides);
 }

@@ -119,7 +119,10 @@ function exampleOf(schema, depth = 0) {
 
 /** `GET /api/auth/me` → `get-api-auth-me`: ids for anchors and fields. @param {string} text */
 function slug(text) {
-  return text.toLowerCase().replace(/[^a-z0-9]+/g, '-').replace(/^-|-$/g, '');
+  return text
+    .toLowerCase()
+    .replace(/[^a-z0-9]+/g, '-')
+    .replace(/^-|-$/g, '');
 }
 
 /** @param {Operation} operation */
@@ -156,20 +159,40 @@ function renderOperation(path, method, operation) {
   for (const parameter of parameters) {
     const fieldId = `${id}-${parameter.in}-${slug(parameter.name)}`;
     const hintId = `${fieldId}-hint`;
-    const hint = [parameter.description || parameter.schema.description, parameter.schema.pattern ? t('explorer.pattern', { pattern: parameter.schema.pattern }) : null].filter(Boolean).join(' · ');
+    const hint = [
+      parameter.description || parameter.schema.description,
+      parameter.schema.pattern ? t('explorer.pattern', { pattern: parameter.schema.pattern }) : null,
+    ]
+      .filter(Boolean)
+      .join(' · ');
     const input = /** @type {HTMLInputElement} */ (
-      h('input', { id: fieldId, name: parameter.name, type: 'text', autocomplete: 'off', spellcheck: 'false', required: parameter.required === true, 'aria-describedby': hint ? hintId : undefined })
+      h('input', {
+        id: fieldId,
+        name: parameter.name,
+        type: 'text',
+        autocomplete: 'off',
+        spellcheck: 'false',
+        required: parameter.required === true,
+        'aria-describedby': hint ? hintId : undefined,
+      })
     );
     fields.push({ parameter, input });
     form.append(
-      h('label', { for: fieldId }, h('code', { text: parameter.name }), ` ${t('explorer.parameter_where', { in: parameter.in, required: parameter.required ? 'yes' : 'no' })}`),
+      h(
+        'label',
+        { for: fieldId },
+        h('code', { text: parameter.name }),
+        ` ${t('explorer.parameter_where', { in: parameter.in, required: parameter.required ? 'yes' : 'no' })}`,
+      ),
       input,
       ...(hint ? [h('p', { id: hintId, class: 'hint', text: hint })] : []),
     );
   }
   let keyInput = null;
   if (needsKey) {
-    keyInput = /** @type {HTMLInputElement} */ (h('input', { id: `${id}-key`, type: 'password', autocomplete: 'off', spellcheck: 'false' }));
+    keyInput = /** @type {HTMLInputElement} */ (
+      h('input', { id: `${id}-key`, type: 'password', autocomplete: 'off', spellcheck: 'false' })
+    );
     form.append(h('label', { for: `${id}-key`, text: t('explorer.api_key') }), keyInput);
   }
   let bodyInput = null;
@@ -184,7 +207,11 @@ function renderOperation(path, method, operation) {
   const send = h('button', { type: 'submit', text: t('explorer.send') });
   form.append(h('div', { class: 'actions' }, send));
   const answerStatus = h('p', { class: 'status', role: 'status', 'aria-live': 'polite' });
-  const answerBody = h('pre', { tabindex: '0', 'aria-label': t('explorer.answer_of', { route: `${method.toUpperCase()} ${path}` }), hidden: true });
+  const answerBody = h('pre', {
+    tabindex: '0',
+    'aria-label': t('explorer.answer_of', { route: `${method.toUpperCase()} ${path}` }),
+    hidden: true,
+  });
   const answer = h('div', { class: 'answer' }, answerStatus, answerBody);
 
   form.addEventListener('submit', async (event) => {
@@ -232,7 +259,10 @@ function renderOperation(path, method, operation) {
       const response = await fetch(url, { method: method.toUpperCase(), headers, body, credentials: 'same-origin' });
       const text = await response.text();
       const took = Math.round(performance.now() - started);
-      say(answerStatus, `HTTP ${response.status}${response.statusText ? ` ${response.statusText}` : ''} · ${took} ms · ${response.headers.get('content-type') || t('explorer.no_type')}`);
+      say(
+        answerStatus,
+        `HTTP ${response.status}${response.statusText ? ` ${response.statusText}` : ''} · ${took} ms · ${response.headers.get('content-type') || t('explorer.no_type')}`,
+      );
       answerBody.textContent = text === '' ? t('explorer.no_body') : pretty(text);
       answerBody.hidden = false;
     } catch {
@@ -266,7 +296,11 @@ function renderOperation(path, method, operation) {
             'table',
             { class: 'explorer-table' },
             h('caption', { class: 'visually-hidden', text: t('explorer.answers_of', { route: `${method.toUpperCase()} ${path}` }) }),
-            h('thead', {}, h('tr', {}, h('th', { scope: 'col', text: t('explorer.status') }), h('th', { scope: 'col', text: t('explorer.meaning') }))),
+            h(
+              'thead',
+              {},
+              h('tr', {}, h('th', { scope: 'col', text: t('explorer.status') }), h('th', { scope: 'col', text: t('explorer.meaning') })),
+            ),
             h('tbody', {}, ...responses),
           )
         : null,
@@ -288,7 +322,7 @@ function render(openapi) {
     for (const method of METHODS) {
       const operation = item[method];
       if (!operation) continue;
-      const tag = (operation.tags && operation.tags[0]) || 'other';
+      const tag = operation.tags?.[0] || 'other';
       const list = byTag.get(tag) ?? [];
       byTag.set(tag, list);
       list.push(renderOperation(path, method, operation));

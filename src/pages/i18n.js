@@ -91,6 +91,7 @@ export function formatList(items) {
 /** The language cookie: a year, this site only, sent on top-level navigations. @param {string} language */
 function rememberLanguage(language) {
   const secure = window.location.protocol === 'https:' ? '; Secure' : '';
+  // biome-ignore lint/suspicious/noDocumentCookie: the server reads this cookie to answer in the chosen language; the Cookie Store API is not in every browser the pages serve.
   document.cookie = `oc_lang=${language}; Path=/; Max-Age=31536000; SameSite=Lax${secure}`;
 }
 

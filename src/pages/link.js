@@ -93,7 +93,13 @@ function choice(id, value, title, sub, mono) {
     'div',
     { class: 'check' },
     box,
-    h('label', { for: id }, h('span', { class: mono ? 'choice-title mono' : 'choice-title', text: title }), ' ', h('span', { class: 'item-sub', text: sub })),
+    h(
+      'label',
+      { for: id },
+      h('span', { class: mono ? 'choice-title mono' : 'choice-title', text: title }),
+      ' ',
+      h('span', { class: 'item-sub', text: sub }),
+    ),
   );
   return { row, box };
 }
@@ -122,7 +128,13 @@ function mergeChoices(holder, shown) {
    * @param {HTMLElement[]} rows
    */
   const group = (id, legend, hint, rows) =>
-    h('fieldset', { class: 'choices', 'aria-describedby': `${id}-hint` }, h('legend', { text: legend }), h('p', { id: `${id}-hint`, class: 'hint', text: hint }), ...rows);
+    h(
+      'fieldset',
+      { class: 'choices', 'aria-describedby': `${id}-hint` },
+      h('legend', { text: legend }),
+      h('p', { id: `${id}-hint`, class: 'hint', text: hint }),
+      ...rows,
+    );
   if (identities.length > 0) {
     const rows = identities.map((identity, index) => {
       const { title, sub } = describeIdentity(identity);
@@ -150,7 +162,9 @@ function mergeChoices(holder, shown) {
         h(
           'ul',
           { class: 'removed-list' },
-          ...keys.map((key) => h('li', {}, h('strong', { text: String(key.name) }), ' ', h('span', { class: 'badge', text: t('link.will_be_removed') }))),
+          ...keys.map((key) =>
+            h('li', {}, h('strong', { text: String(key.name) }), ' ', h('span', { class: 'badge', text: t('link.will_be_removed') })),
+          ),
         ),
       ),
     );
@@ -177,7 +191,9 @@ function mergedSentence(shown, merged) {
   /** @param {Identity} identity */
   const identityText = (identity) => describeIdentity(identity).title;
   const moved = [
-    ...listOf(merged.moved?.identities).filter((identity) => !isProven(identity, shown)).map(identityText),
+    ...listOf(merged.moved?.identities)
+      .filter((identity) => !isProven(identity, shown))
+      .map(identityText),
     ...listOf(merged.moved?.apps).map((app) => t('link.app_named', { name: String(app.name) })),
   ];
   const removed = merged.removed || {};
@@ -186,7 +202,8 @@ function mergedSentence(shown, merged) {
   const removedApps = listOf(removed.apps).map((app) => String(app.name));
   const sentences = [t('link.merged', { identity: shown, merged: merged.did_oc })];
   if (moved.length > 0) sentences.push(t('link.merged_moved', { items: formatList(moved) }));
-  if (removedIdentities.length > 0) sentences.push(t('link.merged_removed_identities', { count: removedIdentities.length, items: formatList(removedIdentities) }));
+  if (removedIdentities.length > 0)
+    sentences.push(t('link.merged_removed_identities', { count: removedIdentities.length, items: formatList(removedIdentities) }));
   if (removedKeys.length > 0) sentences.push(t('link.merged_removed_keys', { count: removedKeys.length, names: formatList(removedKeys) }));
   if (removedApps.length > 0) sentences.push(t('link.merged_removed_apps', { count: removedApps.length, names: formatList(removedApps) }));
   if (removedIdentities.length + removedKeys.length + removedApps.length === 0) sentences.push(t('link.merged_nothing_removed'));
@@ -248,7 +265,7 @@ export function setUpLinking(options) {
     let answer = await options.withStepUp(() => api('POST', path, proof), action, cancelled);
     if (answer === null) return false;
     if (answer.code === 'address_linked_elsewhere' || answer.code === 'email_linked_elsewhere') {
-      const holder = answer.body && answer.body.holder;
+      const holder = answer.body?.holder;
       const holderName = holder ? holder.display_name || holder.did_oc : t('link.another_account');
       const choices = mergeChoices(holder, shown);
       const move = await options.confirmAction({
@@ -272,7 +289,7 @@ export function setUpLinking(options) {
       return false;
     }
     /** @type {Merged | undefined} */
-    const merged = answer.body && answer.body.merged;
+    const merged = answer.body?.merged;
     await options.onLinked(merged ? mergedSentence(shown, merged) : t('link.linked', { identity: shown }));
     return true;
   }
@@ -309,7 +326,12 @@ export function setUpLinking(options) {
     message.value = challenge.message;
     for (const button of tools.querySelectorAll('[data-wallet]')) button.remove();
     for (const wallet of detectWallets()) {
-      const button = h('button', { type: 'button', class: 'secondary', 'data-wallet': wallet.id, text: t('wallet.sign_with', { wallet: wallet.label }) });
+      const button = h('button', {
+        type: 'button',
+        class: 'secondary',
+        'data-wallet': wallet.id,
+        text: t('wallet.sign_with', { wallet: wallet.label }),
+      });
       button.addEventListener('click', () => busy(button, () => signWith(wallet)));
       tools.append(button);
     }

@@ -126,7 +126,7 @@ function setUpNotices() {
 async function checkExistingSession() {
   if (adding) return;
   const me = await api('GET', '/api/auth/me');
-  if (!me.ok || !me.body || !me.body.account) return;
+  if (!me.ok || !me.body?.account) return;
   const addHref = `/signin?add=1&return_to=${encodeURIComponent(returnTo)}`;
   showNotice(
     byId('session-notice'),
@@ -272,7 +272,12 @@ async function signWith(wallet, address) {
 /** @param {string} address */
 function showWalletButtons(address) {
   for (const wallet of detectWallets()) {
-    const button = h('button', { type: 'button', class: 'secondary', 'data-wallet': wallet.id, text: t('wallet.sign_with', { wallet: wallet.label }) });
+    const button = h('button', {
+      type: 'button',
+      class: 'secondary',
+      'data-wallet': wallet.id,
+      text: t('wallet.sign_with', { wallet: wallet.label }),
+    });
     button.addEventListener('click', () => busy(button, () => signWith(wallet, address)));
     btcTools.append(button);
   }
@@ -506,7 +511,7 @@ function startEmailCountdown(expiresAt, serverDate) {
  */
 async function sendCode(email, button, token) {
   const started = await emailCode.send(email, button, token);
-  if (started.code === 'rate_limited') holdResend((Number(started.body && started.body.retry_after_seconds) || 60) * 1000);
+  if (started.code === 'rate_limited') holdResend((Number(started.body?.retry_after_seconds) || 60) * 1000);
   if (!started.ok) return false;
   codeExpired = false;
   startEmailCountdown(started.body.expiresAt, started.date);
@@ -561,7 +566,11 @@ async function showProviders() {
     if (typeof provider.id !== 'string' || !/^[a-z0-9][a-z0-9-]{0,31}$/.test(provider.id)) continue;
     const query = new URLSearchParams({ return_to: returnTo });
     if (adding) query.set('add', '1');
-    const link = h('a', { class: 'button secondary', href: `/api/auth/${provider.id}/start?${query}`, text: t('signin.continue_with', { provider: provider.label }) });
+    const link = h('a', {
+      class: 'button secondary',
+      href: `/api/auth/${provider.id}/start?${query}`,
+      text: t('signin.continue_with', { provider: provider.label }),
+    });
     link.addEventListener('click', () => remember(`provider:${provider.id}`));
     list.append(h('li', {}, link));
   }

@@ -189,7 +189,12 @@ export function createProofPanel(root, options) {
       challenge = { address: chosen, message: issued.body.message, nonce: issued.body.nonce };
       message.value = challenge.message;
       for (const wallet of detectWallets()) {
-        const button = h('button', { type: 'button', class: 'secondary', 'data-wallet': wallet.id, text: t('wallet.sign_with', { wallet: wallet.label }) });
+        const button = h('button', {
+          type: 'button',
+          class: 'secondary',
+          'data-wallet': wallet.id,
+          text: t('wallet.sign_with', { wallet: wallet.label }),
+        });
         button.addEventListener('click', () =>
           busy(button, async () => {
             if (!challenge) return;

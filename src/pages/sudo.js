@@ -64,7 +64,9 @@ async function load() {
   }
   const [listed, keys] = await Promise.all([api('GET', '/api/auth/identities'), api('GET', '/api/auth/webauthn/credentials')]);
   if (sessionLost(listed)) return;
-  byId('proof-title').replaceChildren(...tNodes('sudo.confirming', { account: h('span', { id: 'proof-account', text: shortName(me.body.account) }) }));
+  byId('proof-title').replaceChildren(
+    ...tNodes('sudo.confirming', { account: h('span', { id: 'proof-account', text: shortName(me.body.account) }) }),
+  );
   panel.reset(proofOptions(listed.ok ? listed.body.identities : null, me.body.account, keys.ok ? keys.body.credentials : null));
   byId('proof').hidden = false;
   say(pageStatus, '');

@@ -58,7 +58,7 @@ export class WrongAccountError extends Error {
  * @param {string} label
  */
 function resultOf(answer, label) {
-  if (answer && answer.error) {
+  if (answer?.error) {
     const error = answer.error;
     const failure = new Error(typeof error === 'string' ? error : error.message || `${label} refused`);
     if (typeof error === 'object' && error !== null && 'code' in error) throw Object.assign(failure, { code: error.code });
@@ -134,7 +134,8 @@ export function detectWallets() {
     return {
       id: 'unisat',
       label: 'UniSat',
-      connect: async () => (await unisat.requestAccounts()).filter(/** @param {unknown} address */ (address) => typeof address === 'string'),
+      connect: async () =>
+        (await unisat.requestAccounts()).filter(/** @param {unknown} address */ (address) => typeof address === 'string'),
       sign: async (message, address) => {
         await checkActive('UniSat', (await unisat.requestAccounts())[0], address);
         return signatureOf(await unisat.signMessage(message, 'bip322-simple'), 'UniSat');
@@ -142,7 +143,7 @@ export function detectWallets() {
     };
   });
   tryAdd(() => {
-    const okx = scope.okxwallet && scope.okxwallet.bitcoin;
+    const okx = scope.okxwallet?.bitcoin;
     if (!okx || typeof okx.signMessage !== 'function' || typeof okx.connect !== 'function') return null;
     return {
       id: 'okx',
@@ -153,20 +154,26 @@ export function detectWallets() {
       },
       sign: async (message, address) => {
         const connected = await okx.connect();
-        await checkActive('OKX Wallet', connected && connected.address, address);
+        await checkActive('OKX Wallet', connected?.address, address);
         return signatureOf(await okx.signMessage(message, 'bip322-simple'), 'OKX Wallet');
       },
     };
   });
   tryAdd(() => {
-    const satsConnect = (scope.XverseProviders && scope.XverseProviders.BitcoinProvider) || scope.BitcoinProvider;
+    const satsConnect = scope.XverseProviders?.BitcoinProvider || scope.BitcoinProvider;
     if (!satsConnect || typeof satsConnect.request !== 'function') return null;
     return {
       id: 'xverse',
       label: 'Xverse',
       connect: async () =>
-        byPurpose(resultOf(await satsConnect.request('getAccounts', { purposes: ['payment', 'ordinals'], message: t('wallet.accounts_prompt') }), 'Xverse')),
-      sign: async (message, address) => signatureOf(await satsConnect.request('signMessage', { address, message, protocol: 'BIP322' }), 'Xverse'),
+        byPurpose(
+          resultOf(
+            await satsConnect.request('getAccounts', { purposes: ['payment', 'ordinals'], message: t('wallet.accounts_prompt') }),
+            'Xverse',
+          ),
+        ),
+      sign: async (message, address) =>
+        signatureOf(await satsConnect.request('signMessage', { address, message, protocol: 'BIP322' }), 'Xverse'),
     };
   });
   tryAdd(() => {
@@ -194,7 +201,7 @@ export function detectWallets() {
     };
   });
   tryAdd(() => {
-    const phantom = scope.phantom && scope.phantom.bitcoin;
+    const phantom = scope.phantom?.bitcoin;
     if (!phantom || typeof phantom.signMessage !== 'function' || typeof phantom.requestAccounts !== 'function') return null;
     return {
       id: 'phantom',
@@ -202,7 +209,7 @@ export function detectWallets() {
       connect: async () => byPurpose(await phantom.requestAccounts()),
       sign: async (message, address) => {
         const answer = await phantom.signMessage(address, new TextEncoder().encode(message));
-        const signature = answer && answer.signature;
+        const signature = answer?.signature;
         if (!(signature instanceof Uint8Array) || signature.length === 0) throw new Error('Phantom gave no signature.');
         return bytesToBase64(signature);
       },

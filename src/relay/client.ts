@@ -32,14 +32,7 @@ import WebSocket from 'ws';
 import type { ClientOptions, RawData } from 'ws';
 import type { NostrEvent } from 'nostr-tools/pure';
 import { parseEnvelopeEvent, type AttestationEnvelope } from './envelope.js';
-import {
-  envelopeMatches,
-  lookupFilters,
-  normalizeLookup,
-  tagsMayMatch,
-  type AttestationLookup,
-  type NormalizedLookup,
-} from './lookup.js';
+import { envelopeMatches, lookupFilters, normalizeLookup, tagsMayMatch, type AttestationLookup, type NormalizedLookup } from './lookup.js';
 
 /** The constructor of a `ws`-compatible client socket (tests may pass their own). */
 export type WebSocketConstructor = new (address: string, options?: ClientOptions) => WebSocket;
@@ -171,19 +164,12 @@ export function createRelayPool(options: RelayPoolOptions): RelayPool {
   const sockets = new Set<WebSocket>();
   let closed = false;
 
-  const connect = (relay: string, handlers: ConversationHandlers) =>
-    converse(relay, { WebSocketImpl, limits, sockets }, handlers);
+  const connect = (relay: string, handlers: ConversationHandlers) => converse(relay, { WebSocketImpl, limits, sockets }, handlers);
 
-  async function queryAttestations(
-    lookup: AttestationLookup,
-    queryOptions: AttestationQueryOptions = {},
-  ): Promise<AttestationQueryResult> {
+  async function queryAttestations(lookup: AttestationLookup, queryOptions: AttestationQueryOptions = {}): Promise<AttestationQueryResult> {
     if (closed) throw new Error('relay: pool is closed');
     const normalized = normalizeLookup(lookup);
-    const limit = Math.min(
-      positiveInteger('limit', queryOptions.limit, limits.maxEventsPerRelay),
-      limits.maxEventsPerRelay,
-    );
+    const limit = Math.min(positiveInteger('limit', queryOptions.limit, limits.maxEventsPerRelay), limits.maxEventsPerRelay);
     const filters = lookupFilters(normalized, limit);
     const found = new FoundEnvelopes(normalized);
 
@@ -233,8 +219,7 @@ export function createRelayPool(options: RelayPoolOptions): RelayPool {
         connect(relay, {
           open: (send) => send(['EVENT', event]),
           // NIP-01: ["OK", <event_id>, <true|false>, <message>] answers an EVENT.
-          message: ([type, id, accepted]) =>
-            type === 'OK' && id === event.id ? (accepted === true ? 'answered' : 'refused') : undefined,
+          message: ([type, id, accepted]) => (type === 'OK' && id === event.id ? (accepted === true ? 'answered' : 'refused') : undefined),
         }),
       ),
     );

@@ -6,13 +6,7 @@
  * answer is filtered again on our side: a relay can withhold, never inject.
  */
 import type { NostrEvent } from 'nostr-tools/pure';
-import {
-  ATTESTATION_KIND,
-  LEGACY_D_PREFIX,
-  addressTagValue,
-  firstTagValue,
-  type AttestationEnvelope,
-} from './envelope.js';
+import { ATTESTATION_KIND, LEGACY_D_PREFIX, addressTagValue, firstTagValue, type AttestationEnvelope } from './envelope.js';
 import { identityKey, parseIdentityItem as parseIdentity } from '../format/index.js';
 
 export type AttestationLookup =

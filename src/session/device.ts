@@ -30,7 +30,11 @@ export function deviceLabel(userAgent: string | undefined): string | null {
   } catch {
     return null;
   }
-  const clean = (text: string | undefined): string => (text ?? '').replace(/[^\p{L}\p{N} ._-]/gu, '').trim().slice(0, 24);
+  const clean = (text: string | undefined): string =>
+    (text ?? '')
+      .replace(/[^\p{L}\p{N} ._-]/gu, '')
+      .trim()
+      .slice(0, 24);
   const browser = clean(parsed.browser.name);
   const major = clean(parsed.browser.version?.split('.')[0]);
   const os = clean(parsed.os.name);

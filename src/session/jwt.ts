@@ -44,7 +44,9 @@ export interface SessionClaims extends OcSessionClaims {
 type OptionalClaim = { [K in keyof SessionClaims]-?: undefined extends SessionClaims[K] ? K : never }[keyof SessionClaims];
 
 /** What a caller hands to {@link mintSessionJwt}: optional claims may be null when unknown. */
-export type SessionClaimsInput = Omit<SessionClaims, OptionalClaim> & { readonly [K in OptionalClaim]?: SessionClaims[K] | null | undefined };
+export type SessionClaimsInput = Omit<SessionClaims, OptionalClaim> & {
+  readonly [K in OptionalClaim]?: SessionClaims[K] | null | undefined;
+};
 
 /** Anything that can find a published key by kid; a `KeyRing` is one. */
 export interface VerificationKeySource {

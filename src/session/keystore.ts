@@ -56,7 +56,11 @@ export async function rotateSigningKey(store: KeyStore, now: Date): Promise<Sign
  * The key ring for `now`. A configured `OC_AUTH_PRIVATE_JWK` signs; stored keys
  * stay published (verification only) so cookies they signed keep verifying.
  */
-export async function loadKeyRing(store: KeyStore, configuredJwk: Readonly<Record<string, unknown>> | undefined, now: Date): Promise<KeyRing> {
+export async function loadKeyRing(
+  store: KeyStore,
+  configuredJwk: Readonly<Record<string, unknown>> | undefined,
+  now: Date,
+): Promise<KeyRing> {
   const nowMs = now.getTime();
   if (!configuredJwk) await ensureStoredKey(store, nowMs);
   const rows = await store.listSigningKeys();
@@ -65,7 +69,11 @@ export async function loadKeyRing(store: KeyStore, configuredJwk: Readonly<Recor
     .map((row) => ({
       key: configuredJwk ? verificationKeyFromJwk(JSON.parse(row.public_jwk)) : signingKeyFromJwk(JSON.parse(row.private_jwk)),
       createdAt: new Date(row.created_at),
-      retiredAt: configuredJwk ? new Date(Math.min(row.retired_at ?? nowMs, nowMs)) : row.retired_at === null ? null : new Date(row.retired_at),
+      retiredAt: configuredJwk
+        ? new Date(Math.min(row.retired_at ?? nowMs, nowMs))
+        : row.retired_at === null
+          ? null
+          : new Date(row.retired_at),
     }));
   if (configuredJwk) {
     const configured = signingKeyFromJwk(configuredJwk);

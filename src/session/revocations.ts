@@ -99,7 +99,10 @@ export class RevocationFeed {
     }
     const cursor = encode(position.at, position.jti);
     const revocations = rows.map((row) => ({ jti: row.jti, exp: Math.floor(row.expires_at / 1000) }));
-    const etag = `"${createHash('sha256').update(JSON.stringify([revocations, cursor, more])).digest('base64url').slice(0, 27)}"`;
+    const etag = `"${createHash('sha256')
+      .update(JSON.stringify([revocations, cursor, more]))
+      .digest('base64url')
+      .slice(0, 27)}"`;
     return { revocations, cursor, more, etag };
   }
 }

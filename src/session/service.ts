@@ -10,7 +10,16 @@ import type { AccountRecord, AccountStore, IdentityKind, SessionRecord, SessionS
 
 /** What sessions read and write: their own rows, and the accounts they point at. */
 export type SessionServiceStore = SessionStore & Pick<AccountStore, 'resolveCanonicalAccount' | 'listIdentities' | 'listMergedInto'>;
-import { accountIdFromDid, accountView, didOf, emailBadge, factsOf, needsIdentities, type AccountView, type ViewFacts } from './accounts.js';
+import {
+  accountIdFromDid,
+  accountView,
+  didOf,
+  emailBadge,
+  factsOf,
+  needsIdentities,
+  type AccountView,
+  type ViewFacts,
+} from './accounts.js';
 import { mintSessionJwt, SESSION_LIFETIME_SECONDS, tokenHash } from './jwt.js';
 import { signInMethodClaims } from './sign-in-method.js';
 import type { KeyRing } from './keys.js';
@@ -163,7 +172,10 @@ export class SessionService {
       return null;
     }
     if (otherRoster) {
-      throw new OcError('ambiguous_session', 'session: this browser holds sessions of several rosters (one was set by another site); sign in again');
+      throw new OcError(
+        'ambiguous_session',
+        'session: this browser holds sessions of several rosters (one was set by another site); sign in again',
+      );
     }
     return this.#seen(first, now);
   }
@@ -182,7 +194,8 @@ export class SessionService {
     const now = this.#now().getTime();
     const hash = tokenHash(token);
     const found =
-      (await this.#store.findLiveSessionWithAccount(hash, now)) ?? (await this.#store.findLiveSessionByTabToken(hash, now, { superseded: !strict }));
+      (await this.#store.findLiveSessionWithAccount(hash, now)) ??
+      (await this.#store.findLiveSessionByTabToken(hash, now, { superseded: !strict }));
     if (found === null || found.account.merged_into !== null) return null;
     return { ...(await this.#seen(found, now)), pinned: true };
   }
@@ -353,7 +366,8 @@ export class SessionService {
     const targetId = accountIdFromDid(did);
     if (targetId === null) throw new OcError('bad_request', 'did_oc: must be did:oc: followed by 32 lowercase hex characters');
     const target = usableAccount(await this.#store.resolveCanonicalAccount(targetId), what);
-    if (what === 'switch' && target.id === current.account.id) throw new OcError('already_active', 'switch: this account is already active');
+    if (what === 'switch' && target.id === current.account.id)
+      throw new OcError('already_active', 'switch: this account is already active');
     const row = await this.#store.findLiveSessionInRoster(current.session.roster_id, target.id, this.#now().getTime());
     if (!row) throw new OcError('not_in_roster', `${what}: sign in to this account with add=1 first`);
     return row;

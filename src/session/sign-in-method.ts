@@ -31,7 +31,8 @@ const METHOD_AMR: Readonly<Record<string, readonly AuthenticationMethod[]>> = {
 
 /** The claims for a row opened with `method` (null on rows from before methods were kept), stepped up at `stepUpAt` or never. */
 export function signInMethodClaims(method: string | null, stepUpAt: number | null): SignInMethodClaims {
-  const amr: AuthenticationMethod[] = method !== null && Object.hasOwn(METHOD_AMR, method) ? [...(METHOD_AMR[method] as readonly AuthenticationMethod[])] : [];
+  const amr: AuthenticationMethod[] =
+    method !== null && Object.hasOwn(METHOD_AMR, method) ? [...(METHOD_AMR[method] as readonly AuthenticationMethod[])] : [];
   if (stepUpAt !== null) {
     if (!amr.includes('hwk')) amr.push('hwk');
     amr.push('mfa');

@@ -129,7 +129,7 @@ function nowMillisOf(context: ChallengeContext): number {
 
 /** RFC 3339 UTC to the second (docs/protocol.md §5), from whole unix seconds. */
 function formatTime(seconds: number): string {
-  return new Date(seconds * 1000).toISOString().slice(0, 19) + 'Z';
+  return `${new Date(seconds * 1000).toISOString().slice(0, 19)}Z`;
 }
 
 /** Parses the exact form {@link formatTime} writes; anything else (2026-02-30, +hh:mm, fractions) is refused. */
@@ -216,10 +216,16 @@ export function issueChallenge(input: IssueChallengeInput, context: ChallengeCon
   const audience = optionalField(input.audience);
   const purpose = optionalField(input.purpose);
   if (audience !== undefined && !isValidField(audience)) {
-    throw new OcError('bad_request', `audience must be at most ${MAX_CHALLENGE_FIELD_LENGTH} characters without line breaks or control characters`);
+    throw new OcError(
+      'bad_request',
+      `audience must be at most ${MAX_CHALLENGE_FIELD_LENGTH} characters without line breaks or control characters`,
+    );
   }
   if (purpose !== undefined && !isValidField(purpose)) {
-    throw new OcError('bad_request', `purpose must be at most ${MAX_CHALLENGE_FIELD_LENGTH} characters without line breaks or control characters`);
+    throw new OcError(
+      'bad_request',
+      `purpose must be at most ${MAX_CHALLENGE_FIELD_LENGTH} characters without line breaks or control characters`,
+    );
   }
 
   const issuedSeconds = Math.floor(nowMillis / 1000);
@@ -246,15 +252,15 @@ export function parseChallengeMessage(message: unknown): ParsedChallenge | null 
   const lines = message.slice(0, -1).split('\n');
   if (lines.length < 6 || lines.length > 8 || lines[0] !== HEADER) return null;
 
-  const valueOf = (index: number, name: string): string | undefined => {
+  const lineValue = (index: number, name: string): string | undefined => {
     const line = lines[index];
     const prefix = `${name}: `;
-    return line !== undefined && line.startsWith(prefix) ? line.slice(prefix.length) : undefined;
+    return line?.startsWith(prefix) ? line.slice(prefix.length) : undefined;
   };
-  const address = valueOf(1, 'address');
-  const nonce = valueOf(2, 'nonce');
-  const issuedText = valueOf(3, 'issued_at');
-  const expiresText = valueOf(4, 'expires_at');
+  const address = lineValue(1, 'address');
+  const nonce = lineValue(2, 'nonce');
+  const issuedText = lineValue(3, 'issued_at');
+  const expiresText = lineValue(4, 'expires_at');
   if (address === undefined || !ADDRESS.test(address)) return null;
   if (nonce === undefined || !NONCE.test(nonce)) return null;
   if (issuedText === undefined || expiresText === undefined) return null;
@@ -264,9 +270,9 @@ export function parseChallengeMessage(message: unknown): ParsedChallenge | null 
   if (lines[5] !== `ack: ${ACK}`) return null;
 
   let next = 6;
-  const audience = valueOf(next, 'audience');
+  const audience = lineValue(next, 'audience');
   if (audience !== undefined) next += 1;
-  const purpose = valueOf(next, 'purpose');
+  const purpose = lineValue(next, 'purpose');
   if (purpose !== undefined) next += 1;
   if (next !== lines.length) return null;
   if (audience !== undefined && !isValidField(audience)) return null;

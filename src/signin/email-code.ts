@@ -179,7 +179,9 @@ export function hashEmailCode(secret: Uint8Array, email: string, code: string): 
 
 /** A uniform 6-digit code, zero-padded (`randomInt` rejects and redraws instead of reducing modulo). */
 export function generateEmailCode(): string {
-  return randomInt(0, 10 ** EMAIL_CODE_LENGTH).toString().padStart(EMAIL_CODE_LENGTH, '0');
+  return randomInt(0, 10 ** EMAIL_CODE_LENGTH)
+    .toString()
+    .padStart(EMAIL_CODE_LENGTH, '0');
 }
 
 function positiveInteger(name: string, value: number): number {

@@ -135,11 +135,7 @@ export class GitHubProvider {
   }
 }
 
-async function readJson(
-  response: Response,
-  code: 'token_exchange_failed' | 'userinfo_failed',
-  what: string,
-): Promise<unknown> {
+async function readJson(response: Response, code: 'token_exchange_failed' | 'userinfo_failed', what: string): Promise<unknown> {
   if (!response.ok) {
     await response.body?.cancel();
     throw new ProviderError(code, `github: ${what} answered HTTP ${response.status}`);

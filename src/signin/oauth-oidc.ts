@@ -97,13 +97,7 @@ export class OidcProvider {
   }
 
   /** The provider's authorization endpoint URL with the request parameters of OIDC Core §3.1.2.1. */
-  async authorizationUrl(input: {
-    redirectUri: string;
-    state: string;
-    nonce: string;
-    codeChallenge: string;
-    now: Date;
-  }): Promise<string> {
+  async authorizationUrl(input: { redirectUri: string; state: string; nonce: string; codeChallenge: string; now: Date }): Promise<string> {
     const config = this.#configuration(await this.#discover(), input.now, this.#adapter());
     return buildAuthorizationUrl(config, {
       redirect_uri: input.redirectUri,

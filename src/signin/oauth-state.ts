@@ -104,14 +104,16 @@ export function openState(key: Buffer, value: string | undefined): OAuthState | 
   const fields = parsed;
   if (
     fields.v !== 1 ||
-    typeof fields.i !== 'string' || !/^[0-9a-f]{32}$/.test(fields.i) ||
+    typeof fields.i !== 'string' ||
+    !/^[0-9a-f]{32}$/.test(fields.i) ||
     typeof fields.p !== 'string' ||
     typeof fields.s !== 'string' ||
     !(fields.n === null || typeof fields.n === 'string') ||
     typeof fields.c !== 'string' ||
     typeof fields.r !== 'string' ||
     typeof fields.a !== 'boolean' ||
-    typeof fields.x !== 'number' || !Number.isSafeInteger(fields.x)
+    typeof fields.x !== 'number' ||
+    !Number.isSafeInteger(fields.x)
   ) {
     return undefined;
   }

@@ -23,14 +23,7 @@ import { ProviderError } from './oauth-errors.js';
 import { GITHUB_API_BASE, GITHUB_AUTH_BASE, GitHubProvider } from './oauth-github.js';
 import { OidcProvider, isLoopbackUrl, type ProviderProfile } from './oauth-oidc.js';
 import { checkReturnTo, safeReturnTo } from './oauth-return-to.js';
-import {
-  ConsumedStates,
-  OAUTH_STATE_COOKIE_NAME,
-  OAUTH_STATE_TTL_SECONDS,
-  deriveStateKey,
-  openState,
-  sealState,
-} from './oauth-state.js';
+import { ConsumedStates, OAUTH_STATE_COOKIE_NAME, OAUTH_STATE_TTL_SECONDS, deriveStateKey, openState, sealState } from './oauth-state.js';
 
 export { PROVIDER_ERROR_CODES, ProviderError, isProviderError, type ProviderErrorCode } from './oauth-errors.js';
 export { OAUTH_STATE_COOKIE_NAME, OAUTH_STATE_TTL_SECONDS } from './oauth-state.js';

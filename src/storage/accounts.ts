@@ -41,10 +41,7 @@ export class AccountsArea implements AccountStore {
     this.#x = executor;
   }
 
-  async #ownerOfIdentity(
-    kind: IdentityKind,
-    value: string,
-  ): Promise<{ account: AccountRecord; identity: IdentityRecord } | null> {
+  async #ownerOfIdentity(kind: IdentityKind, value: string): Promise<{ account: AccountRecord; identity: IdentityRecord } | null> {
     const identity = await this.#x.findIdentity(this.#x.db, kind, value);
     if (identity === null) return null;
     const account = await this.#x.resolveCanonical(this.#x.db, identity.account_id);
@@ -52,10 +49,7 @@ export class AccountsArea implements AccountStore {
     return { account, identity };
   }
 
-  async createAccountWithIdentity(input: {
-    readonly account: NewAccount;
-    readonly identity: NewIdentity;
-  }): Promise<CreateAccountResult> {
+  async createAccountWithIdentity(input: { readonly account: NewAccount; readonly identity: NewIdentity }): Promise<CreateAccountResult> {
     const { account, identity } = input;
     assertIdentityValue(identity.kind, identity.value);
     const accountId = account.id ?? newAccountId();
@@ -119,7 +113,11 @@ export class AccountsArea implements AccountStore {
       .selectFrom('accounts')
       .select(['id', 'created_at'])
       .select((eb) =>
-        eb.selectFrom('sessions').select((inner) => inner.fn.max('sessions.created_at').as('latest')).whereRef('sessions.account_id', '=', 'accounts.id').as('last_signed_in_at'),
+        eb
+          .selectFrom('sessions')
+          .select((inner) => inner.fn.max('sessions.created_at').as('latest'))
+          .whereRef('sessions.account_id', '=', 'accounts.id')
+          .as('last_signed_in_at'),
       )
       .where('merged_into', '=', accountId)
       .orderBy('id')
@@ -194,13 +192,7 @@ export class AccountsArea implements AccountStore {
       const account = (await this.#x.lockAccounts(trx, [accountId], 'update')).get(accountId);
       if (account === undefined) return 'not_found';
       const identities = (
-        await trx
-          .selectFrom('identities')
-          .selectAll()
-          .where('account_id', '=', accountId)
-          .orderBy('created_at')
-          .orderBy('id')
-          .execute()
+        await trx.selectFrom('identities').selectAll().where('account_id', '=', accountId).orderBy('created_at').orderBy('id').execute()
       ).map(toIdentityRecord);
       const removed = identities.find((identity) => identity.id === identityId);
       if (removed === undefined) return 'not_found';
@@ -244,12 +236,7 @@ export class AccountsArea implements AccountStore {
     if (patch.display_name !== undefined) values.display_name = patch.display_name;
     if (patch.display_identity_kind !== undefined) values.display_identity_kind = patch.display_identity_kind;
     if (patch.primary_btc !== undefined) values.primary_btc = patch.primary_btc;
-    const row = await this.#x.db
-      .updateTable('accounts')
-      .set(values)
-      .where('id', '=', accountId)
-      .returningAll()
-      .executeTakeFirst();
+    const row = await this.#x.db.updateTable('accounts').set(values).where('id', '=', accountId).returningAll().executeTakeFirst();
     return row ? toAccountRecord(row) : null;
   }
 
@@ -297,16 +284,39 @@ export class AccountsArea implements AccountStore {
       // The apps that provisioned `from` (read while their identities are still there) hear of what left it.
       const fromTargets = await webhookTargets(trx, [from.id]);
       if (dropped.length > 0) {
-        await trx.deleteFrom('identities').where('id', 'in', dropped.map((identity) => identity.id)).execute();
+        await trx
+          .deleteFrom('identities')
+          .where(
+            'id',
+            'in',
+            dropped.map((identity) => identity.id),
+          )
+          .execute();
         for (const identity of dropped) {
           await enqueueWebhookEvents(trx, fromTargets, 'identity.unlinked', from.id, { identity: webhookIdentity(identity) }, now);
         }
       }
       if (moving.length > 0) {
-        await trx.updateTable('identities').set({ account_id: into.id }).where('id', 'in', moving.map((identity) => identity.id)).execute();
+        await trx
+          .updateTable('identities')
+          .set({ account_id: into.id })
+          .where(
+            'id',
+            'in',
+            moving.map((identity) => identity.id),
+          )
+          .execute();
       }
       if (movingApps.length > 0) {
-        await trx.updateTable('connect_apps').set({ owner_account_id: into.id }).where('id', 'in', movingApps.map((app) => app.id)).execute();
+        await trx
+          .updateTable('connect_apps')
+          .set({ owner_account_id: into.id })
+          .where(
+            'id',
+            'in',
+            movingApps.map((app) => app.id),
+          )
+          .execute();
       }
       if (droppedApps.length > 0) {
         const ids = droppedApps.map((app) => app.id);
@@ -317,26 +327,13 @@ export class AccountsArea implements AccountStore {
       await trx.deleteFrom('webauthn_credentials').where('account_id', '=', from.id).execute();
       // Accounts merged into `from` earlier now point straight at the survivor,
       // so every chain stays one step long.
-      await trx
-        .updateTable('accounts')
-        .set({ merged_into: into.id, updated_at: now })
-        .where('merged_into', '=', from.id)
-        .execute();
-      await trx
-        .updateTable('accounts')
-        .set({ merged_into: into.id, updated_at: now })
-        .where('id', '=', from.id)
-        .execute();
+      await trx.updateTable('accounts').set({ merged_into: into.id, updated_at: now }).where('merged_into', '=', from.id).execute();
+      await trx.updateTable('accounts').set({ merged_into: into.id, updated_at: now }).where('id', '=', from.id).execute();
       const adopted: Updateable<AccountsTable> = { updated_at: now };
       if (into.display_name === null && from.display_name !== null) adopted.display_name = from.display_name;
       const primaryMoved = moving.some((identity) => identity.kind === 'btc' && identity.value === from.primary_btc);
       if (into.primary_btc === null && primaryMoved) adopted.primary_btc = from.primary_btc;
-      const survivor = await trx
-        .updateTable('accounts')
-        .set(adopted)
-        .where('id', '=', into.id)
-        .returningAll()
-        .executeTakeFirstOrThrow();
+      const survivor = await trx.updateTable('accounts').set(adopted).where('id', '=', into.id).returningAll().executeTakeFirstOrThrow();
       // Every app that provisioned either account (what moved is on `into` now).
       const targets = await webhookTargets(trx, [into.id]);
       await enqueueWebhookEvents(trx, targets, 'account.merged', into.id, { merged_from: [`did:oc:${from.id}`] }, now);
@@ -363,12 +360,33 @@ export class AccountsArea implements AccountStore {
       if (account === undefined || account.merged_into !== null || account.deleted_at !== null) return null;
       const merged = await trx.selectFrom('accounts').select('id').where('merged_into', '=', accountId).execute();
       const ids = [accountId, ...merged.map((row) => row.id)];
-      const emails = await trx.selectFrom('identities').select('value').where('account_id', 'in', ids).where('kind', '=', 'email').execute();
-      if (emails.length > 0) await trx.deleteFrom('email_codes').where('email', 'in', emails.map((row) => row.value)).execute();
+      const emails = await trx
+        .selectFrom('identities')
+        .select('value')
+        .where('account_id', 'in', ids)
+        .where('kind', '=', 'email')
+        .execute();
+      if (emails.length > 0)
+        await trx
+          .deleteFrom('email_codes')
+          .where(
+            'email',
+            'in',
+            emails.map((row) => row.value),
+          )
+          .execute();
       await trx.deleteFrom('settings').where('key', 'in', ids.map(emailHintSetting)).execute();
       const keys = await trx.deleteFrom('webauthn_credentials').where('account_id', 'in', ids).executeTakeFirst();
       const owned = await trx.selectFrom('connect_apps').select('id').where('owner_account_id', 'in', ids).execute();
-      if (owned.length > 0) await trx.deleteFrom('webhook_deliveries').where('app_id', 'in', owned.map((app) => app.id)).execute();
+      if (owned.length > 0)
+        await trx
+          .deleteFrom('webhook_deliveries')
+          .where(
+            'app_id',
+            'in',
+            owned.map((app) => app.id),
+          )
+          .execute();
       const apps = await trx.deleteFrom('connect_apps').where('owner_account_id', 'in', ids).executeTakeFirst();
       // The apps that provisioned it (their `connect` identities, read before those go) hear of the deletion.
       const targets = await webhookTargets(trx, ids);
@@ -396,12 +414,20 @@ export class AccountsArea implements AccountStore {
     });
   }
 
-  setAccountDisabled(accountId: string, disabled: boolean, now: number): Promise<{ account: AccountRecord; changed: boolean; revoked_sessions: number } | null> {
+  setAccountDisabled(
+    accountId: string,
+    disabled: boolean,
+    now: number,
+  ): Promise<{ account: AccountRecord; changed: boolean; revoked_sessions: number } | null> {
     return this.#x.transaction(async (trx) => {
       const account = (await this.#x.lockAccounts(trx, [accountId], 'update')).get(accountId);
       if (account === undefined || account.merged_into !== null || account.deleted_at !== null) return null;
       if (disabled === (account.disabled_at !== null)) return { account, changed: false, revoked_sessions: 0 };
-      await trx.updateTable('accounts').set({ disabled_at: disabled ? now : null, updated_at: now }).where('id', '=', accountId).execute();
+      await trx
+        .updateTable('accounts')
+        .set({ disabled_at: disabled ? now : null, updated_at: now })
+        .where('id', '=', accountId)
+        .execute();
       const revokedSessions = disabled ? await this.#x.revokeAccountSessions(trx, [accountId], now) : 0;
       return { account: (await this.#x.findAccount(trx, accountId))!, changed: true, revoked_sessions: revokedSessions };
     });
@@ -414,8 +440,24 @@ export class AccountsArea implements AccountStore {
  * transaction, for the merge itself.
  */
 async function readHoldings(db: Kysely<DatabaseSchema>, accountId: string): Promise<TransferHoldings> {
-  const identities = await db.selectFrom('identities').selectAll().where('account_id', '=', accountId).orderBy('created_at').orderBy('id').execute();
-  const keys: NamedItem[] = await db.selectFrom('webauthn_credentials').select(['id', 'label as name']).where('account_id', '=', accountId).orderBy('created_at').execute();
-  const apps: NamedItem[] = await db.selectFrom('connect_apps').select(['id', 'name']).where('owner_account_id', '=', accountId).orderBy('created_at').execute();
+  const identities = await db
+    .selectFrom('identities')
+    .selectAll()
+    .where('account_id', '=', accountId)
+    .orderBy('created_at')
+    .orderBy('id')
+    .execute();
+  const keys: NamedItem[] = await db
+    .selectFrom('webauthn_credentials')
+    .select(['id', 'label as name'])
+    .where('account_id', '=', accountId)
+    .orderBy('created_at')
+    .execute();
+  const apps: NamedItem[] = await db
+    .selectFrom('connect_apps')
+    .select(['id', 'name'])
+    .where('owner_account_id', '=', accountId)
+    .orderBy('created_at')
+    .execute();
   return { identities: identities.map(toIdentityRecord), keys, apps };
 }

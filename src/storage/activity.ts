@@ -7,7 +7,13 @@ import type { StoreExecutor } from './executor.js';
 import type { ActivityCursor, ActivityRecord, ActivityStore, ActivityValue } from './store.js';
 
 function toRecord(row: { id: string; account_id: string; at: number | string; kind: string; detail: string }): ActivityRecord {
-  return { id: row.id, account_id: row.account_id, at: Number(row.at), kind: row.kind, detail: JSON.parse(row.detail) as Record<string, ActivityValue> };
+  return {
+    id: row.id,
+    account_id: row.account_id,
+    at: Number(row.at),
+    kind: row.kind,
+    detail: JSON.parse(row.detail) as Record<string, ActivityValue>,
+  };
 }
 
 /** Events recorded by this process so far: orders events of one millisecond. */
@@ -38,7 +44,13 @@ export class ActivityArea implements ActivityStore {
     readonly kind: string;
     readonly detail: Readonly<Record<string, ActivityValue>>;
   }): Promise<ActivityRecord> {
-    const row = { id: event.id ?? eventId(event.at), account_id: event.account_id, at: event.at, kind: event.kind, detail: JSON.stringify(event.detail) };
+    const row = {
+      id: event.id ?? eventId(event.at),
+      account_id: event.account_id,
+      at: event.at,
+      kind: event.kind,
+      detail: JSON.stringify(event.detail),
+    };
     await this.#x.db.insertInto('activity').values(row).execute();
     return toRecord(row);
   }

@@ -42,11 +42,7 @@ export class ConnectArea implements ConnectStore {
   }
 
   async findConnectAppByKeyHash(keyHash: string): Promise<ConnectAppRecord | null> {
-    const row = await this.#x.db
-      .selectFrom('connect_apps')
-      .selectAll()
-      .where('key_hash', '=', keyHash)
-      .executeTakeFirst();
+    const row = await this.#x.db.selectFrom('connect_apps').selectAll().where('key_hash', '=', keyHash).executeTakeFirst();
     return row ? toConnectAppRecord(row) : null;
   }
 

@@ -144,9 +144,7 @@ export function parseDatabaseUrl(databaseUrl: string, options: { schema?: string
     }
     return { engine: 'postgres', connectionString: url.toString(), schema };
   }
-  throw new Error(
-    `storage: DATABASE_URL must start with sqlite: or postgres:// (got ${redactDatabaseUrl(databaseUrl)})`,
-  );
+  throw new Error(`storage: DATABASE_URL must start with sqlite: or postgres:// (got ${redactDatabaseUrl(databaseUrl)})`);
 }
 
 export async function openDatabase(databaseUrl: string, options: OpenDatabaseOptions = {}): Promise<OpenDatabase> {
@@ -233,7 +231,9 @@ async function openSqlite(filename: string, options: OpenDatabaseOptions): Promi
   try {
     // Before the pragmas, which would write: WAL mode is kept in the file.
     if (options.mustExist && !sqliteHasMigrationTable(connection)) {
-      throw new DatabaseMissingError(`storage: ${inMemory ? 'an in-memory database' : resolve(filename)} holds no oc-host database; ${MISSING_HINT}`);
+      throw new DatabaseMissingError(
+        `storage: ${inMemory ? 'an in-memory database' : resolve(filename)} holds no oc-host database; ${MISSING_HINT}`,
+      );
     }
     // WAL lets readers run while one writer commits; NORMAL is durable in WAL
     // except for the last commits before a power cut, which a session store can
@@ -327,8 +327,7 @@ async function openPostgres(
   types.setTypeParser(20, 'text', parseInt8);
   const pool = new pg.Pool({ connectionString, max: options.poolSize ?? 10, types });
   const report =
-    options.onBackgroundError ??
-    ((error: Error) => console.error(`storage: idle PostgreSQL connection failed: ${error.message}`));
+    options.onBackgroundError ?? ((error: Error) => console.error(`storage: idle PostgreSQL connection failed: ${error.message}`));
   pool.on('error', report);
   if (options.mustExist) await refuseMissingPostgres(pool, location);
   const db = new Kysely<DatabaseSchema>({ dialect: new PostgresDialect({ pool: withNamedStatements(pool) }) });
@@ -392,7 +391,8 @@ async function refuseMissingPostgres(pool: pg.Pool, location: Extract<DatabaseLo
     present = result.rows[0]?.present === true;
   } catch (error) {
     await pool.end();
-    if ((error as { code?: unknown }).code === NO_SUCH_DATABASE) throw new DatabaseMissingError(`storage: no database at ${where}; ${MISSING_HINT}`);
+    if ((error as { code?: unknown }).code === NO_SUCH_DATABASE)
+      throw new DatabaseMissingError(`storage: no database at ${where}; ${MISSING_HINT}`);
     throw error;
   }
   if (!present) {

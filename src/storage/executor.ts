@@ -79,7 +79,11 @@ export class StoreExecutor {
    * `update` (session inserts, which must not interleave with a merge).
    * SQLite: a plain read, the transaction already excludes everyone.
    */
-  async lockAccounts(trx: Transaction<DatabaseSchema>, accountIds: readonly string[], mode: 'update' | 'share'): Promise<Map<string, AccountRecord>> {
+  async lockAccounts(
+    trx: Transaction<DatabaseSchema>,
+    accountIds: readonly string[],
+    mode: 'update' | 'share',
+  ): Promise<Map<string, AccountRecord>> {
     const ids = [...new Set(accountIds)].sort();
     let query = trx.selectFrom('accounts').selectAll().where('id', 'in', ids).orderBy('id');
     if (this.engine === 'postgres') query = mode === 'update' ? query.forUpdate() : query.forShare();

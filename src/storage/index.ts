@@ -10,7 +10,14 @@ export { migrate, MIGRATIONS } from './migrations.js';
 export type { Migration, MigrationReport } from './migrations.js';
 export { DatabaseMissingError, exposedFileWarning, octalMode, parseDatabaseUrl, redactDatabaseUrl } from './database.js';
 export type { DatabaseEngine, DatabaseLocation, ExposedFile, OpenDatabaseOptions } from './database.js';
-export { ATTEST_EVENT_RETENTION_MS, DEFAULT_ACTIVITY_RETENTION_MS, DEFAULT_SESSION_RETENTION_MS, MAX_MERGE_DEPTH, MergeRefused, emailHintSetting } from './store.js';
+export {
+  ATTEST_EVENT_RETENTION_MS,
+  DEFAULT_ACTIVITY_RETENTION_MS,
+  DEFAULT_SESSION_RETENTION_MS,
+  MAX_MERGE_DEPTH,
+  MergeRefused,
+  emailHintSetting,
+} from './store.js';
 export type {
   AccountFacts,
   AccountKind,

@@ -20,7 +20,12 @@ import { StatsArea } from './stats.js';
 import { WebAuthnArea } from './webauthn.js';
 import { ActivityArea } from './activity.js';
 import { WebhooksArea } from './webhooks.js';
-import { ATTEST_EVENT_RETENTION_MS, DEFAULT_ACTIVITY_RETENTION_MS, DEFAULT_SESSION_RETENTION_MS, WEBHOOK_LOG_RETENTION_MS } from './store.js';
+import {
+  ATTEST_EVENT_RETENTION_MS,
+  DEFAULT_ACTIVITY_RETENTION_MS,
+  DEFAULT_SESSION_RETENTION_MS,
+  WEBHOOK_LOG_RETENTION_MS,
+} from './store.js';
 import type { PurgeCounts, PurgeOptions, Store } from './store.js';
 
 export { newAccountId } from './executor.js';
@@ -65,14 +70,17 @@ export function createStore(executor: StoreExecutor): Store {
         .deleteFrom('tab_tokens')
         .where('jti', 'in', (eb) => eb.selectFrom('sessions').select('sessions.jti').where(purged))
         .execute();
-      const sessions = await db
-        .deleteFrom('sessions')
-        .where(purged)
-        .executeTakeFirst();
+      const sessions = await db.deleteFrom('sessions').where(purged).executeTakeFirst();
       const nonces = await db.deleteFrom('used_nonces').where('expires_at', '<=', now).executeTakeFirst();
       const emailCodes = await db.deleteFrom('email_codes').where('expires_at', '<=', now).executeTakeFirst();
-      const attestEvents = await db.deleteFrom('attest_events').where('at', '<=', now - ATTEST_EVENT_RETENTION_MS).executeTakeFirst();
-      const activity = await db.deleteFrom('activity').where('at', '<=', now - activityRetention).executeTakeFirst();
+      const attestEvents = await db
+        .deleteFrom('attest_events')
+        .where('at', '<=', now - ATTEST_EVENT_RETENTION_MS)
+        .executeTakeFirst();
+      const activity = await db
+        .deleteFrom('activity')
+        .where('at', '<=', now - activityRetention)
+        .executeTakeFirst();
       // The delivery log keeps finished deliveries 30 days; pending ones stay until they finish.
       const webhookDeliveries = await db
         .deleteFrom('webhook_deliveries')

@@ -26,6 +26,7 @@ import type { DatabaseEngine, OpenDatabase, OpenDatabaseOptions } from './databa
 export interface Migration {
   readonly version: number;
   readonly name: string;
+  // biome-ignore lint/suspicious/noExplicitAny: a migration runs against the schema as it was then, not DatabaseSchema.
   up(db: Kysely<any>, engine: DatabaseEngine): Promise<void>;
 }
 
@@ -41,9 +42,7 @@ const MIGRATION_LOCK_CLASS = 0x6f630001;
 
 /** PostgreSQL has regular expressions; SQLite has GLOB. Both reject anything but 32 lowercase hex. */
 function accountIdFormat(engine: DatabaseEngine) {
-  return engine === 'postgres'
-    ? sql`id ~ '^[0-9a-f]{32}$'`
-    : sql`length(id) = 32 AND id NOT GLOB '*[^0-9a-f]*'`;
+  return engine === 'postgres' ? sql`id ~ '^[0-9a-f]{32}$'` : sql`length(id) = 32 AND id NOT GLOB '*[^0-9a-f]*'`;
 }
 
 /** SQLite has no boolean type; an integer restricted to 0/1 stands in (row-mapping.ts). */
@@ -89,9 +88,7 @@ const initialSchema: Migration = {
       .addUniqueConstraint('identities_kind_value_unique', ['kind', 'value'])
       .addCheckConstraint('identities_kind', sql`kind IN ('btc', 'email', 'oauth', 'connect')`)
       .addCheckConstraint('identities_email_lowercase', sql`kind <> 'email' OR value = lower(value)`)
-      .$call((table) =>
-        engine === 'sqlite' ? table.addCheckConstraint('identities_verified_boolean', sql`verified IN (0, 1)`) : table,
-      )
+      .$call((table) => (engine === 'sqlite' ? table.addCheckConstraint('identities_verified_boolean', sql`verified IN (0, 1)`) : table))
       .execute();
     await db.schema.createIndex('identities_account_id').on('identities').column('account_id').execute();
 
@@ -429,6 +426,7 @@ export const MIGRATIONS: readonly Migration[] = [
   tabTokenJtis,
 ];
 
+// biome-ignore lint/suspicious/noExplicitAny: the migration runner works before and across schema versions.
 async function lockMigrations(trx: Transaction<any>, engine: DatabaseEngine): Promise<void> {
   // SQLite: the transaction already holds the write lock (BEGIN IMMEDIATE).
   if (engine !== 'postgres') return;
@@ -436,6 +434,7 @@ async function lockMigrations(trx: Transaction<any>, engine: DatabaseEngine): Pr
   await sql`SELECT pg_advisory_xact_lock(${sql.lit(MIGRATION_LOCK_CLASS)}, hashtext(current_schema()))`.execute(trx);
 }
 
+// biome-ignore lint/suspicious/noExplicitAny: the migration runner works before and across schema versions.
 async function ensureMigrationTable(trx: Transaction<any>): Promise<void> {
   // Under the lock above, so two instances cannot race on CREATE TABLE either.
   await trx.schema
@@ -454,6 +453,7 @@ export async function applyMigrations(
 ): Promise<MigrationReport> {
   const now = options.now ?? Date.now;
   const migrations = [...(options.migrations ?? MIGRATIONS)].sort((a, b) => a.version - b.version);
+  // biome-ignore lint/suspicious/noExplicitAny: the migration runner works before and across schema versions.
   const db = database.db as unknown as Kysely<any>;
   const applied: Array<{ version: number; name: string }> = [];
   for (const migration of migrations) {
@@ -467,10 +467,7 @@ export async function applyMigrations(
         .executeTakeFirst();
       if (existing) return false;
       await migration.up(trx, database.engine);
-      await trx
-        .insertInto('schema_migrations')
-        .values({ version: migration.version, name: migration.name, applied_at: now() })
-        .execute();
+      await trx.insertInto('schema_migrations').values({ version: migration.version, name: migration.name, applied_at: now() }).execute();
       return true;
     });
     if (didApply) applied.push({ version: migration.version, name: migration.name });

@@ -69,7 +69,6 @@ function toRosterMember(row: SessionWithAccountRow): RosterMemberRecord {
   };
 }
 
-
 /** The step-up claims a re-mint or a step-up changes; absent ones stay. */
 function freshnessValues(freshness: SessionFreshness): Updateable<SessionsTable> {
   const values: Updateable<SessionsTable> = {};
@@ -117,7 +116,9 @@ export class SessionsArea implements SessionStore {
           }
           // A disabled or deleted account gets no new row; the caller reads the account again and says why.
           if (account.disabled_at !== null || account.deleted_at !== null) {
-            throw new Error(`storage: session for account ${row.account_id}, which is ${account.deleted_at !== null ? 'deleted' : 'disabled'}`);
+            throw new Error(
+              `storage: session for account ${row.account_id}, which is ${account.deleted_at !== null ? 'deleted' : 'disabled'}`,
+            );
           }
           if (row.roster_id !== null) {
             // docs/protocol.md §3: one live row per (roster, account). Revoke what is
@@ -178,38 +179,46 @@ export class SessionsArea implements SessionStore {
   }
 
   #sessionWithAccount() {
-    return this.#x.db
-      .selectFrom('sessions')
-      .innerJoin('accounts', 'accounts.id', 'sessions.account_id')
-      .selectAll('sessions')
-      .select([
-        'accounts.kind as account_kind',
-        'accounts.display_name as account_display_name',
-        'accounts.display_identity_kind as account_display_identity_kind',
-        'accounts.primary_btc as account_primary_btc',
-        'accounts.merged_into as account_merged_into',
-        'accounts.created_at as account_created_at',
-        'accounts.updated_at as account_updated_at',
-        'accounts.disabled_at as account_disabled_at',
-        'accounts.deleted_at as account_deleted_at',
-      ])
-      // Literals, not parameters: the hot statements are compiled once with a fixed parameter list.
-      .select((eb) => [
-        eb
-          .selectFrom('identities')
-          .select((inner) => inner.fn.count<number>('identities.id').as('n'))
-          .whereRef('identities.account_id', '=', 'accounts.id')
-          .where('identities.kind', '=', sql.lit('email'))
-          .as('account_email_count'),
-        // The account's own rows filtered inside the aggregate: a WHERE on the
-        // kind would let SQLite walk the (kind, value) index across every
-        // OAuth identity of the service instead (40 ms at 100k of them).
-        eb
-          .selectFrom('identities')
-          .select(sql<string | null>`min(case when ${sql.ref('identities.kind')} = 'oauth' and ${sql.ref('identities.value')} like 'nostr:%' then ${sql.ref('identities.value')} end)`.as('v'))
-          .whereRef('identities.account_id', '=', 'accounts.id')
-          .as('account_nostr'),
-      ]);
+    return (
+      this.#x.db
+        .selectFrom('sessions')
+        .innerJoin('accounts', 'accounts.id', 'sessions.account_id')
+        .selectAll('sessions')
+        .select([
+          'accounts.kind as account_kind',
+          'accounts.display_name as account_display_name',
+          'accounts.display_identity_kind as account_display_identity_kind',
+          'accounts.primary_btc as account_primary_btc',
+          'accounts.merged_into as account_merged_into',
+          'accounts.created_at as account_created_at',
+          'accounts.updated_at as account_updated_at',
+          'accounts.disabled_at as account_disabled_at',
+          'accounts.deleted_at as account_deleted_at',
+        ])
+        // Literals, not parameters: the hot statements are compiled once with a fixed parameter list.
+        .select((eb) => [
+          eb
+            .selectFrom('identities')
+            .select((inner) => inner.fn.count<number>('identities.id').as('n'))
+            .whereRef('identities.account_id', '=', 'accounts.id')
+            .where('identities.kind', '=', sql.lit('email'))
+            .as('account_email_count'),
+          // The account's own rows filtered inside the aggregate: a WHERE on the
+          // kind would let SQLite walk the (kind, value) index across every
+          // OAuth identity of the service instead (40 ms at 100k of them).
+          eb
+            .selectFrom('identities')
+            .select(
+              sql<
+                string | null
+              >`min(case when ${sql.ref('identities.kind')} = 'oauth' and ${sql.ref('identities.value')} like 'nostr:%' then ${sql.ref('identities.value')} end)`.as(
+                'v',
+              ),
+            )
+            .whereRef('identities.account_id', '=', 'accounts.id')
+            .as('account_nostr'),
+        ])
+    );
   }
 
   async findLiveSessionWithAccount(tokenHash: string, now: number): Promise<RosterMemberRecord | null> {
@@ -269,11 +278,7 @@ export class SessionsArea implements SessionStore {
     return rows.map(toRosterMember);
   }
 
-  async updateSessionToken(
-    jti: string,
-    tokenHash: string,
-    freshness: SessionFreshness = {},
-  ): Promise<SessionRecord | null> {
+  async updateSessionToken(jti: string, tokenHash: string, freshness: SessionFreshness = {}): Promise<SessionRecord | null> {
     return this.#updateLiveRow(jti, { token_hash: tokenHash, ...freshnessValues(freshness) });
   }
 
@@ -353,7 +358,11 @@ export class SessionsArea implements SessionStore {
     return rowsAffected(result.numUpdatedRows);
   }
 
-  async findLiveSessionByTabToken(tokenHash: string, now: number, options: { readonly superseded?: boolean } = {}): Promise<RosterMemberRecord | null> {
+  async findLiveSessionByTabToken(
+    tokenHash: string,
+    now: number,
+    options: { readonly superseded?: boolean } = {},
+  ): Promise<RosterMemberRecord | null> {
     const superseded = options.superseded === true;
     const rows = await this.#x.runCompiled<SessionWithAccountRow>(
       superseded ? 'findLiveSessionByTabToken+superseded' : 'findLiveSessionByTabToken',
@@ -418,7 +427,11 @@ export class SessionsArea implements SessionStore {
     return rowsAffected(result.numUpdatedRows);
   }
 
-  async listRevocations(after: { readonly at: number; readonly jti: string } | null, now: number, limit: number): Promise<RevocationRecord[]> {
+  async listRevocations(
+    after: { readonly at: number; readonly jti: string } | null,
+    now: number,
+    limit: number,
+  ): Promise<RevocationRecord[]> {
     const db = this.#x.db;
     const at = after?.at ?? 0;
     const jti = after?.jti ?? '';
@@ -434,7 +447,9 @@ export class SessionsArea implements SessionStore {
         .where('sessions.revoked_at', 'is not', null)
         .where('sessions.expires_at', '>', now)
         .$if(after !== null, (query) =>
-          query.where((eb) => eb.or([eb('sessions.revoked_at', '>', at), eb.and([eb('sessions.revoked_at', '=', at), eb('sessions.jti', '>', jti)])])),
+          query.where((eb) =>
+            eb.or([eb('sessions.revoked_at', '>', at), eb.and([eb('sessions.revoked_at', '=', at), eb('sessions.jti', '>', jti)])]),
+          ),
         )
         .orderBy('sessions.revoked_at')
         .orderBy('sessions.jti')
@@ -449,7 +464,10 @@ export class SessionsArea implements SessionStore {
         .where('sessions.expires_at', '>', now)
         .$if(after !== null, (query) =>
           query.where((eb) =>
-            eb.or([eb('tab_tokens.superseded_at', '>', at), eb.and([eb('tab_tokens.superseded_at', '=', at), eb('tab_tokens.token_jti', '>', jti)])]),
+            eb.or([
+              eb('tab_tokens.superseded_at', '>', at),
+              eb.and([eb('tab_tokens.superseded_at', '=', at), eb('tab_tokens.token_jti', '>', jti)]),
+            ]),
           ),
         )
         .orderBy('tab_tokens.superseded_at')
@@ -465,7 +483,9 @@ export class SessionsArea implements SessionStore {
         .where('tab_tokens.token_jti', 'is not', null)
         .where('tab_tokens.superseded_at', 'is', null)
         .$if(after !== null, (query) =>
-          query.where((eb) => eb.or([eb('sessions.revoked_at', '>', at), eb.and([eb('sessions.revoked_at', '=', at), eb('tab_tokens.token_jti', '>', jti)])])),
+          query.where((eb) =>
+            eb.or([eb('sessions.revoked_at', '>', at), eb.and([eb('sessions.revoked_at', '=', at), eb('tab_tokens.token_jti', '>', jti)])]),
+          ),
         )
         .orderBy('sessions.revoked_at')
         .orderBy('tab_tokens.token_jti')

@@ -115,11 +115,7 @@ class SharedFileSqliteDriver implements Driver {
     return this.#inner.rollbackTransaction(connection);
   }
 
-  async savepoint(
-    connection: DatabaseConnection,
-    savepointName: string,
-    compileQuery: QueryCompiler['compileQuery'],
-  ): Promise<void> {
+  async savepoint(connection: DatabaseConnection, savepointName: string, compileQuery: QueryCompiler['compileQuery']): Promise<void> {
     if (!this.#inner.savepoint) throw new Error('storage: the SQLite driver has no savepoints');
     await this.#inner.savepoint(connection, savepointName, compileQuery);
   }

@@ -68,7 +68,9 @@ interface NodeSqliteStatement {
   columns?(): unknown[];
 }
 interface NodeSqliteModule {
-  DatabaseSync: new (filename: string) => {
+  DatabaseSync: new (
+    filename: string,
+  ) => {
     exec(sqlText: string): void;
     prepare(sqlText: string): NodeSqliteStatement;
     close(): void;
@@ -90,7 +92,10 @@ function loadNodeSqlite(): Promise<NodeSqliteModule> {
     const emitWarning = process.emitWarning;
     process.emitWarning = function filtered(this: NodeJS.Process, warning: string | Error, ...rest: unknown[]): void {
       const text = typeof warning === 'string' ? warning : warning.message;
-      const type = typeof rest[0] === 'string' ? rest[0] : (rest[0] as { type?: string } | undefined)?.type ?? (warning instanceof Error ? warning.name : undefined);
+      const type =
+        typeof rest[0] === 'string'
+          ? rest[0]
+          : ((rest[0] as { type?: string } | undefined)?.type ?? (warning instanceof Error ? warning.name : undefined));
       if (type === 'ExperimentalWarning' && text.startsWith('SQLite is an experimental feature')) return;
       (emitWarning as (...args: unknown[]) => void).call(process, warning, ...rest);
     } as typeof process.emitWarning;

@@ -1,7 +1,7 @@
 /**
  * Attestation call counts and the public statistics (docs/protocol.md §6 /api/family-stats).
  */
-import { type StoreExecutor } from './executor.js';
+import type { StoreExecutor } from './executor.js';
 import { toCount } from './row-mapping.js';
 import type { AttestEventKind } from './schema.js';
 import type { FamilyStats, StatsStore } from './store.js';

@@ -29,7 +29,14 @@ import type {
 } from './schema.js';
 import type { DatabaseEngine } from './database.js';
 
-export type { AccountKind, AttestEventKind, DisplayIdentityKind, IdentityKind, WebAuthnAuthenticatorType, WebAuthnDeviceType } from './schema.js';
+export type {
+  AccountKind,
+  AttestEventKind,
+  DisplayIdentityKind,
+  IdentityKind,
+  WebAuthnAuthenticatorType,
+  WebAuthnDeviceType,
+} from './schema.js';
 
 /** Milliseconds since 1970-01-01T00:00:00Z. */
 export type EpochMilliseconds = number;
@@ -426,10 +433,7 @@ export interface AccountStore {
    * already exists, returns its owner's canonical account instead (so
    * concurrent first sign-ins with one address end with one account).
    */
-  createAccountWithIdentity(input: {
-    readonly account: NewAccount;
-    readonly identity: NewIdentity;
-  }): Promise<CreateAccountResult>;
+  createAccountWithIdentity(input: { readonly account: NewAccount; readonly identity: NewIdentity }): Promise<CreateAccountResult>;
 
   /** The account row as stored, merged or not. */
   findAccount(accountId: string): Promise<AccountRecord | null>;
@@ -584,7 +588,12 @@ export interface SessionStore {
    * them), forgetting superseded ones past `keep`. False when the row is gone
    * or revoked (nothing is recorded).
    */
-  insertTabToken(jti: string, token: { readonly hash: string; readonly jti: string }, now: EpochMilliseconds, keep: number): Promise<boolean>;
+  insertTabToken(
+    jti: string,
+    token: { readonly hash: string; readonly jti: string },
+    now: EpochMilliseconds,
+    keep: number,
+  ): Promise<boolean>;
 
   /**
    * Supersedes every live tab token of the row `jti` (but the one whose hash
@@ -598,7 +607,11 @@ export interface SessionStore {
    * {@link insertTabToken}: a live one, or with `superseded` also one
    * superseded while its row lives on.
    */
-  findLiveSessionByTabToken(tokenHash: string, now: EpochMilliseconds, options?: { readonly superseded?: boolean }): Promise<RosterMemberRecord | null>;
+  findLiveSessionByTabToken(
+    tokenHash: string,
+    now: EpochMilliseconds,
+    options?: { readonly superseded?: boolean },
+  ): Promise<RosterMemberRecord | null>;
 
   /** Sets last_seen_at of an unrevoked row; a no-op when it is already as recent. */
   touchSession(jti: string, now: EpochMilliseconds): Promise<void>;
@@ -621,7 +634,11 @@ export interface SessionStore {
    * rows, superseded tab tokens, and the tab tokens of revoked rows (each
    * with its own jti).
    */
-  listRevocations(after: { readonly at: EpochMilliseconds; readonly jti: string } | null, now: EpochMilliseconds, limit: number): Promise<RevocationRecord[]>;
+  listRevocations(
+    after: { readonly at: EpochMilliseconds; readonly jti: string } | null,
+    now: EpochMilliseconds,
+    limit: number,
+  ): Promise<RevocationRecord[]>;
 
   /** Every live row of the account, in every roster, most recently seen first, with its device facts. */
   /** Every session row of the account, revoked and expired ones not yet purged included, newest first, at most `limit`. */
@@ -702,12 +719,7 @@ export interface ConnectStore {
   findConnectAppByKeyHash(keyHash: string): Promise<ConnectAppRecord | null>;
 
   /** False when no such app belongs to the owner. */
-  rotateConnectAppKey(
-    appId: string,
-    ownerAccountId: string,
-    newKeyHash: string,
-    at: EpochMilliseconds,
-  ): Promise<boolean>;
+  rotateConnectAppKey(appId: string, ownerAccountId: string, newKeyHash: string, at: EpochMilliseconds): Promise<boolean>;
 
   /** False when no such app belongs to the owner. Its webhook deliveries go with it. */
   deleteConnectApp(appId: string, ownerAccountId: string): Promise<boolean>;
@@ -804,7 +816,13 @@ export interface WebAuthnStore {
 /** Security events per account (docs/protocol.md §6 "Activity"). */
 export interface ActivityStore {
   /** Stores one event; the id is generated when absent. */
-  recordActivity(event: { readonly id?: string; readonly account_id: string; readonly at: EpochMilliseconds; readonly kind: string; readonly detail: Readonly<Record<string, ActivityValue>> }): Promise<ActivityRecord>;
+  recordActivity(event: {
+    readonly id?: string;
+    readonly account_id: string;
+    readonly at: EpochMilliseconds;
+    readonly kind: string;
+    readonly detail: Readonly<Record<string, ActivityValue>>;
+  }): Promise<ActivityRecord>;
 
   /** The account's events, newest first, at most `limit`, older than `before` when given. */
   listActivity(accountId: string, options: { readonly before?: ActivityCursor; readonly limit: number }): Promise<ActivityRecord[]>;
@@ -814,7 +832,17 @@ export interface ActivityStore {
  * The whole storage: every area on one database, and what spans them
  * (purging, readiness, closing). Services take only the area they need.
  */
-export interface Store extends AccountStore, SessionStore, NonceStore, KeyStore, EmailCodeStore, ConnectStore, StatsStore, WebAuthnStore, ActivityStore, WebhookStore {
+export interface Store
+  extends AccountStore,
+    SessionStore,
+    NonceStore,
+    KeyStore,
+    EmailCodeStore,
+    ConnectStore,
+    StatsStore,
+    WebAuthnStore,
+    ActivityStore,
+    WebhookStore {
   readonly engine: DatabaseEngine;
 
   // ---- maintenance ----

@@ -14,7 +14,8 @@ export class WebAuthnArea implements WebAuthnStore {
   }
 
   async insertWebAuthnCredential(credential: WebAuthnCredentialRecord): Promise<boolean> {
-    if (credential.transports.some((transport) => transport.includes(','))) throw new Error('storage: a WebAuthn transport must not contain ","');
+    if (credential.transports.some((transport) => transport.includes(',')))
+      throw new Error('storage: a WebAuthn transport must not contain ","');
     const engine = this.#x.engine;
     try {
       await this.#x.db
@@ -71,7 +72,11 @@ export class WebAuthnArea implements WebAuthnStore {
   }
 
   async deleteWebAuthnCredential(id: string, accountId: string): Promise<boolean> {
-    const result = await this.#x.db.deleteFrom('webauthn_credentials').where('id', '=', id).where('account_id', '=', accountId).executeTakeFirst();
+    const result = await this.#x.db
+      .deleteFrom('webauthn_credentials')
+      .where('id', '=', id)
+      .where('account_id', '=', accountId)
+      .executeTakeFirst();
     return rowsAffected(result.numDeletedRows) > 0;
   }
 

@@ -22,13 +22,20 @@ export type WebhookTargets = ReadonlyMap<string, readonly string[]>;
  * are personal data an integrator has no need of, so they are left out.
  */
 export function webhookIdentity(identity: { readonly id: string; readonly kind: string; readonly value: string }): Record<string, string> {
-  return identity.kind === 'btc' ? { id: identity.id, kind: identity.kind, address: identity.value } : { id: identity.id, kind: identity.kind };
+  return identity.kind === 'btc'
+    ? { id: identity.id, kind: identity.kind, address: identity.value }
+    : { id: identity.id, kind: identity.kind };
 }
 
 /** The apps that provisioned any of `accountIds` (their `connect` identities) and have a webhook. */
 export async function webhookTargets(trx: Transaction<DatabaseSchema>, accountIds: readonly string[]): Promise<WebhookTargets> {
   if (accountIds.length === 0) return new Map();
-  const rows = await trx.selectFrom('identities').select('value').where('account_id', 'in', accountIds).where('kind', '=', 'connect').execute();
+  const rows = await trx
+    .selectFrom('identities')
+    .select('value')
+    .where('account_id', 'in', accountIds)
+    .where('kind', '=', 'connect')
+    .execute();
   const users = new Map<string, string[]>();
   for (const { value } of rows) {
     const colon = value.indexOf(':');
@@ -36,7 +43,12 @@ export async function webhookTargets(trx: Transaction<DatabaseSchema>, accountId
     users.set(appId, [...(users.get(appId) ?? []), value.slice(colon + 1)]);
   }
   if (users.size === 0) return users;
-  const apps = await trx.selectFrom('connect_apps').select('id').where('id', 'in', [...users.keys()]).where('webhook_url', 'is not', null).execute();
+  const apps = await trx
+    .selectFrom('connect_apps')
+    .select('id')
+    .where('id', 'in', [...users.keys()])
+    .where('webhook_url', 'is not', null)
+    .execute();
   const withHooks = new Set(apps.map((app) => app.id));
   return new Map([...users].filter(([appId]) => withHooks.has(appId)).map(([appId, ids]) => [appId, ids.sort()]));
 }

@@ -34,8 +34,16 @@ function mac(secret: Uint8Array, payload: string): string {
   return Buffer.from(hmacSha256(secret, MAC_LABEL + payload)).toString('base64url');
 }
 
-export function issueChallengeToken(secret: Uint8Array, claims: Omit<ChallengeClaims, 'challenge' | 'expiresAt'>, nowMs: number): { token: string; claims: ChallengeClaims } {
-  const full: ChallengeClaims = { ...claims, challenge: randomBytes(32).toString('base64url'), expiresAt: nowMs + WEBAUTHN_CHALLENGE_TTL_MS };
+export function issueChallengeToken(
+  secret: Uint8Array,
+  claims: Omit<ChallengeClaims, 'challenge' | 'expiresAt'>,
+  nowMs: number,
+): { token: string; claims: ChallengeClaims } {
+  const full: ChallengeClaims = {
+    ...claims,
+    challenge: randomBytes(32).toString('base64url'),
+    expiresAt: nowMs + WEBAUTHN_CHALLENGE_TTL_MS,
+  };
   const payload = Buffer.from(JSON.stringify(full), 'utf8').toString('base64url');
   return { token: `${payload}.${mac(secret, payload)}`, claims: full };
 }
@@ -48,10 +56,16 @@ function refuse(detail: string): OcError {
  * The claims of a token this service issued for `kind` and the session row
  * `jti`, still unexpired; 401 `invalid_challenge` otherwise. Does not consume it.
  */
-export function openChallengeToken(secret: Uint8Array, token: string, expected: { kind: ChallengeKind; jti: string }, nowMs: number): ChallengeClaims {
+export function openChallengeToken(
+  secret: Uint8Array,
+  token: string,
+  expected: { kind: ChallengeKind; jti: string },
+  nowMs: number,
+): ChallengeClaims {
   const dot = token.indexOf('.');
   const payload = dot > 0 ? token.slice(0, dot) : '';
-  if (payload === '' || !timingSafeEqualString(token.slice(dot + 1), mac(secret, payload))) throw refuse('challenge_token was not issued by this service');
+  if (payload === '' || !timingSafeEqualString(token.slice(dot + 1), mac(secret, payload)))
+    throw refuse('challenge_token was not issued by this service');
   const bytes = decodeBase64url(payload);
   let claims: ChallengeClaims;
   try {

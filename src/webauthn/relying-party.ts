@@ -36,7 +36,10 @@ function within(hostname: string, domain: string): boolean {
   return hostname === domain || hostname.endsWith(`.${domain}`);
 }
 
-export function relyingParty(config: Pick<Config, 'publicUrl' | 'publicOrigin' | 'cookieDomain'>, origins: Pick<OriginRules, 'isFamilyOrigin'>): RelyingParty {
+export function relyingParty(
+  config: Pick<Config, 'publicUrl' | 'publicOrigin' | 'cookieDomain'>,
+  origins: Pick<OriginRules, 'isFamilyOrigin'>,
+): RelyingParty {
   const host = new URL(config.publicUrl).hostname;
   const bare = host.startsWith('[') ? host.slice(1, -1) : host;
   if (isIP(bare) !== 0) {

@@ -36,7 +36,13 @@ import type { SignInService, SignInTarget } from '../account/sign-in.js';
 import type { ActivityLog } from '../account/activity.js';
 import { isOcError } from '../errors.js';
 import type { WebAuthnAuthenticatorType, WebAuthnCredentialRecord, WebAuthnStore } from '../storage/index.js';
-import { issueChallengeToken, openChallengeToken, WEBAUTHN_CHALLENGE_TTL_MS, type ChallengeClaims, type ChallengeKind } from './challenge-token.js';
+import {
+  issueChallengeToken,
+  openChallengeToken,
+  WEBAUTHN_CHALLENGE_TTL_MS,
+  type ChallengeClaims,
+  type ChallengeKind,
+} from './challenge-token.js';
 import type { RelyingParty } from './relying-party.js';
 
 /** Labels are short texts people give, under the display-name rules, at most this long. */
@@ -127,7 +133,13 @@ function clientDataOf(encoded: unknown): ClientData {
     throw failed('response.clientDataJSON is not JSON');
   }
   const data = parsed as Partial<Record<keyof ClientData, unknown>> | null;
-  if (data === null || typeof data !== 'object' || typeof data.type !== 'string' || typeof data.challenge !== 'string' || typeof data.origin !== 'string') {
+  if (
+    data === null ||
+    typeof data !== 'object' ||
+    typeof data.type !== 'string' ||
+    typeof data.challenge !== 'string' ||
+    typeof data.origin !== 'string'
+  ) {
     throw failed('response.clientDataJSON lacks type, challenge or origin');
   }
   return { type: data.type, challenge: data.challenge, origin: data.origin };
@@ -177,13 +189,24 @@ export class WebAuthnService {
    * What the library leaves to error codes of their own: the ceremony type,
    * the challenge, the origin and the RP id hash. Answers the checked origin.
    */
-  #precheck(client: ClientData, authData: Uint8Array, type: 'webauthn.create' | 'webauthn.get', claims: ChallengeClaims, rpId: string): string {
+  #precheck(
+    client: ClientData,
+    authData: Uint8Array,
+    type: 'webauthn.create' | 'webauthn.get',
+    claims: ChallengeClaims,
+    rpId: string,
+  ): string {
     if (client.type !== type) throw failed(`clientDataJSON.type is ${JSON.stringify(client.type).slice(0, 40)}, expected ${type}`);
     if (client.challenge !== claims.challenge) {
-      throw new OcError('invalid_challenge', 'webauthn: the response answers another challenge than challenge_token holds', { codes: ['webauthn_challenge'] });
+      throw new OcError('invalid_challenge', 'webauthn: the response answers another challenge than challenge_token holds', {
+        codes: ['webauthn_challenge'],
+      });
     }
     if (!this.#deps.rp.isAllowedOrigin(client.origin)) {
-      throw new OcError('webauthn_origin_mismatch', `webauthn: the ceremony ran on ${client.origin.slice(0, 200)}, which is not this host or a family site under ${rpId}`);
+      throw new OcError(
+        'webauthn_origin_mismatch',
+        `webauthn: the ceremony ran on ${client.origin.slice(0, 200)}, which is not this host or a family site under ${rpId}`,
+      );
     }
     const expected = createHash('sha256').update(rpId, 'utf8').digest();
     if (authData.length < 37 || !expected.equals(authData.subarray(0, 32))) {
@@ -207,14 +230,22 @@ export class WebAuthnService {
   }
 
   /** POST /api/auth/webauthn/register/options: needs a step-up (`sudo_at`) younger than 5 minutes. */
-  async registrationOptions(current: Authenticated, input: { label?: string | undefined; sign_in?: boolean | undefined }): Promise<CeremonyOptions<PublicKeyCredentialCreationOptionsJSON>> {
+  async registrationOptions(
+    current: Authenticated,
+    input: { label?: string | undefined; sign_in?: boolean | undefined },
+  ): Promise<CeremonyOptions<PublicKeyCredentialCreationOptionsJSON>> {
     const rpId = this.#rpId();
     requireFreshSudo(current.session, this.#nowMs());
     const label = labelOf(input.label);
     const signIn = input.sign_in === true;
     const existing = await this.#deps.store.listWebAuthnCredentials(current.account.id);
     this.#requireRoom(existing.length);
-    const { token, challenge } = this.#issue({ kind: 'register', jti: current.session.jti, ...(label === undefined ? {} : { label }), signIn });
+    const { token, challenge } = this.#issue({
+      kind: 'register',
+      jti: current.session.jti,
+      ...(label === undefined ? {} : { label }),
+      signIn,
+    });
     const account = current.account;
     const userName = account.display_name ?? account.primary_btc ?? didOf(account.id);
     const options = await generateRegistrationOptions({
@@ -238,14 +269,19 @@ export class WebAuthnService {
   }
 
   /** POST /api/auth/webauthn/register/verify: stores the new credential for the active account. */
-  async register(current: Authenticated, input: { challenge_token: string; response: RegistrationResponseJSON; label?: string | undefined }): Promise<CredentialView> {
+  async register(
+    current: Authenticated,
+    input: { challenge_token: string; response: RegistrationResponseJSON; label?: string | undefined },
+  ): Promise<CredentialView> {
     const rpId = this.#rpId();
     const claims = this.#open(input.challenge_token, 'register', current.session.jti);
     const label = labelOf(input.label) ?? claims.label ?? (claims.signIn ? 'Passkey' : 'Security key');
     const response = input.response;
     let authData: Uint8Array;
     try {
-      const attestation = decodeAttestationObject(isoBase64URL.toBuffer(text(response.response?.attestationObject, 'response.attestationObject')));
+      const attestation = decodeAttestationObject(
+        isoBase64URL.toBuffer(text(response.response?.attestationObject, 'response.attestationObject')),
+      );
       const found: unknown = attestation.get('authData');
       if (!(found instanceof Uint8Array)) throw failed('the attestation object holds no authenticator data');
       authData = found;
@@ -270,7 +306,10 @@ export class WebAuthnService {
     if (!verified.verified) throw failed('the attestation does not verify');
     const info = verified.registrationInfo;
     if (claims.signIn === true && response.clientExtensionResults?.credProps?.rk === false) {
-      throw new OcError('credential_not_discoverable', 'webauthn: the authenticator made a credential it cannot find without a name; it can be a step-up key, not a passkey');
+      throw new OcError(
+        'credential_not_discoverable',
+        'webauthn: the authenticator made a credential it cannot find without a name; it can be a step-up key, not a passkey',
+      );
     }
     // Checked again here: several option tokens may have been asked for at once.
     this.#requireRoom((await this.#deps.store.listWebAuthnCredentials(current.account.id)).length);
@@ -296,7 +335,11 @@ export class WebAuthnService {
     if (!(await this.#deps.store.insertWebAuthnCredential(record))) {
       throw new OcError('credential_exists', 'webauthn: this credential is already registered on this host');
     }
-    await this.#deps.activity.record(current.account.id, 'key_added', { label: record.label, sign_in: record.sign_in, type: record.authenticator_type });
+    await this.#deps.activity.record(current.account.id, 'key_added', {
+      label: record.label,
+      sign_in: record.sign_in,
+      type: record.authenticator_type,
+    });
     return credentialView(record);
   }
 
@@ -312,7 +355,11 @@ export class WebAuthnService {
    * is a registration of its own (the authenticator must make a discoverable,
    * user-verifying credential), so `sign_in: true` is refused.
    */
-  async update(accountId: string, id: string, input: { label?: string | undefined; sign_in?: boolean | undefined }): Promise<CredentialView> {
+  async update(
+    accountId: string,
+    id: string,
+    input: { label?: string | undefined; sign_in?: boolean | undefined },
+  ): Promise<CredentialView> {
     const label = labelOf(input.label);
     if (input.sign_in === true) {
       throw new OcError('bad_request', 'sign_in: a key becomes a sign-in passkey only by registering it as one');
@@ -330,7 +377,11 @@ export class WebAuthnService {
   async remove(current: Authenticated, id: string): Promise<void> {
     requireRecentStepUp(current.session, this.#nowMs(), 'webauthn: removing a key');
     const credential = await this.#deps.store.findWebAuthnCredential(id);
-    if (credential === null || credential.account_id !== current.account.id || !(await this.#deps.store.deleteWebAuthnCredential(id, current.account.id))) {
+    if (
+      credential === null ||
+      credential.account_id !== current.account.id ||
+      !(await this.#deps.store.deleteWebAuthnCredential(id, current.account.id))
+    ) {
       throw new OcError('not_found', 'webauthn: the active account has no key with this id');
     }
     await this.#deps.activity.record(current.account.id, 'key_removed', { label: credential.label });
@@ -342,7 +393,8 @@ export class WebAuthnService {
   async assertionOptions(current: Authenticated): Promise<CeremonyOptions<PublicKeyCredentialRequestOptionsJSON>> {
     const rpId = this.#rpId();
     const credentials = await this.#deps.store.listWebAuthnCredentials(current.account.id);
-    if (credentials.length === 0) throw new OcError('no_credentials_registered', 'webauthn: the active account has no security key or passkey');
+    if (credentials.length === 0)
+      throw new OcError('no_credentials_registered', 'webauthn: the active account has no security key or passkey');
     const { token, challenge } = this.#issue({ kind: 'assert', jti: current.session.jti });
     const options = await generateAuthenticationOptions({
       rpID: rpId,
@@ -359,7 +411,11 @@ export class WebAuthnService {
    * `step_up_at` (POST /api/auth/webauthn/assertion/verify) or `sudo_at`
    * (POST /api/auth/sudo with a key). Answers the re-minted session.
    */
-  async stepUp(current: Authenticated, input: { challenge_token: string; response: AuthenticationResponseJSON }, claim: 'step_up_at' | 'sudo_at'): Promise<IssuedSession> {
+  async stepUp(
+    current: Authenticated,
+    input: { challenge_token: string; response: AuthenticationResponseJSON },
+    claim: 'step_up_at' | 'sudo_at',
+  ): Promise<IssuedSession> {
     const claims = this.#open(input.challenge_token, 'assert', current.session.jti);
     let credential: WebAuthnCredentialRecord | null = null;
     try {
@@ -370,13 +426,20 @@ export class WebAuthnService {
       await this.#assert(credential, claims, input.response, false);
     } catch (error) {
       if (isOcError(error)) {
-        const detail = { method: 'key', reason: error.code, ...(credential?.account_id === current.account.id ? { key: credential.label } : {}) };
+        const detail = {
+          method: 'key',
+          reason: error.code,
+          ...(credential?.account_id === current.account.id ? { key: credential.label } : {}),
+        };
         await this.#deps.activity.record(current.account.id, claim === 'sudo_at' ? 'sudo_failed' : 'step_up_failed', detail);
       }
       throw error;
     }
     const issued = await this.#deps.sessions.reissue(current, { [claim]: this.#nowMs() });
-    await this.#deps.activity.record(current.account.id, claim === 'sudo_at' ? 'sudo' : 'step_up', { method: 'key', key: credential.label });
+    await this.#deps.activity.record(current.account.id, claim === 'sudo_at' ? 'sudo' : 'step_up', {
+      method: 'key',
+      key: credential.label,
+    });
     return issued;
   }
 
@@ -384,7 +447,13 @@ export class WebAuthnService {
   async signInOptions(): Promise<CeremonyOptions<PublicKeyCredentialRequestOptionsJSON>> {
     const rpId = this.#rpId();
     const { token, challenge } = this.#issue({ kind: 'signin', jti: '' });
-    const options = await generateAuthenticationOptions({ rpID: rpId, allowCredentials: [], challenge, timeout: WEBAUTHN_CHALLENGE_TTL_MS, userVerification: 'required' });
+    const options = await generateAuthenticationOptions({
+      rpID: rpId,
+      allowCredentials: [],
+      challenge,
+      timeout: WEBAUTHN_CHALLENGE_TTL_MS,
+      userVerification: 'required',
+    });
     return { options, challenge_token: token };
   }
 
@@ -392,15 +461,22 @@ export class WebAuthnService {
   async signIn(input: { challenge_token: string; response: AuthenticationResponseJSON }, target: SignInTarget): Promise<IssuedSession> {
     const claims = this.#open(input.challenge_token, 'signin', '');
     const credential = await this.#deps.store.findWebAuthnCredential(text(input.response.id, 'response.id'));
-    if (credential === null) throw new OcError('credential_outside_allowlist', 'webauthn: no passkey with this id is registered on this host');
-    if (!credential.sign_in) throw new OcError('credential_outside_allowlist', 'webauthn: this key is for step-up only; sign in another way');
+    if (credential === null)
+      throw new OcError('credential_outside_allowlist', 'webauthn: no passkey with this id is registered on this host');
+    if (!credential.sign_in)
+      throw new OcError('credential_outside_allowlist', 'webauthn: this key is for step-up only; sign in another way');
     // A discoverable credential names the user it was made for; it must be the one stored.
     if (input.response.response?.userHandle !== credential.user_handle) throw failed('the user handle does not match the passkey');
     await this.#assert(credential, claims, input.response, true);
     return this.#deps.signIn.open({ ...target, accountId: credential.account_id, method: 'passkey' });
   }
 
-  async #assert(credential: WebAuthnCredentialRecord, claims: ChallengeClaims, response: AuthenticationResponseJSON, requireUserVerification: boolean): Promise<void> {
+  async #assert(
+    credential: WebAuthnCredentialRecord,
+    claims: ChallengeClaims,
+    response: AuthenticationResponseJSON,
+    requireUserVerification: boolean,
+  ): Promise<void> {
     const rpId = this.#rpId();
     const authData = decodeBase64url(text(response.response?.authenticatorData, 'response.authenticatorData'));
     if (authData === null) throw failed('response.authenticatorData is not base64url');
@@ -413,7 +489,12 @@ export class WebAuthnService {
         expectedOrigin: origin,
         expectedRPID: rpId,
         // The counter is checked below, after the signature, with its own code.
-        credential: { id: credential.id, publicKey: bytesOf(isoBase64URL.toBuffer(credential.public_key)), counter: 0, transports: [...credential.transports] as never },
+        credential: {
+          id: credential.id,
+          publicKey: bytesOf(isoBase64URL.toBuffer(credential.public_key)),
+          counter: 0,
+          transports: [...credential.transports] as never,
+        },
         requireUserVerification,
       });
       if (!verified.verified) throw failed('the signature does not verify');
@@ -425,7 +506,10 @@ export class WebAuthnService {
     await this.#consume(claims);
     const counter = info.newCounter;
     if ((counter > 0 || credential.counter > 0) && counter <= credential.counter) {
-      throw new OcError('cloned_authenticator', 'webauthn: the key\'s signature counter went back; it may have been cloned, so this use is refused');
+      throw new OcError(
+        'cloned_authenticator',
+        "webauthn: the key's signature counter went back; it may have been cloned, so this use is refused",
+      );
     }
     if (info.credentialDeviceType !== credential.device_type) {
       throw failed('the backup-eligibility flag of this credential changed, which WebAuthn does not allow');

@@ -30,7 +30,12 @@ let esplora: EsploraFake;
 beforeAll(async () => {
   esplora = await startEsploraFake({ tipHeight: 1000 });
   esplora.setUtxos(address, [
-    { txid: 'ab'.repeat(32), vout: 0, value: 250_000, status: { confirmed: true, block_height: 900, block_hash: '00'.repeat(32), block_time: NOW.getTime() / 1000 - 40 * 86_400 } },
+    {
+      txid: 'ab'.repeat(32),
+      vout: 0,
+      value: 250_000,
+      status: { confirmed: true, block_height: 900, block_hash: '00'.repeat(32), block_time: NOW.getTime() / 1000 - 40 * 86_400 },
+    },
   ]);
 });
 afterAll(async () => {
@@ -70,7 +75,11 @@ describe('identities keep the protocol that was signed', () => {
       { protocol: 'twitter', identifier: '@alice' },
     ];
 
-    const verify = await app.inject({ method: 'POST', url: '/api/verify', payload: { addr: address, msg: attestation.msg, sig: attestation.sig, scheme: 'bip322' } });
+    const verify = await app.inject({
+      method: 'POST',
+      url: '/api/verify',
+      payload: { addr: address, msg: attestation.msg, sig: attestation.sig, scheme: 'bip322' },
+    });
     expect(verify.json()).toMatchObject({ ok: true, identities: signedIdentities });
 
     const byX = await get(app, `/api/check?identity=${encodeURIComponent('x:@alice')}`);
@@ -137,9 +146,16 @@ describe('POST /api/publish-attestation', () => {
     expect(published.statusCode).toBe(200);
     expect(published.json()).toMatchObject({ ok: true, attestation_id: attestation.id, published: [relay!.url] });
     const { body } = await get(app, `/api/discover?id=${attestation.id}`);
-    expect(body.attestations[0]).toMatchObject({ attestation_id: attestation.id, verification_url: `http://localhost:8787/api/check?id=${attestation.id}` });
+    expect(body.attestations[0]).toMatchObject({
+      attestation_id: attestation.id,
+      verification_url: `http://localhost:8787/api/check?id=${attestation.id}`,
+    });
 
-    const wrongId = await app.inject({ method: 'POST', url: '/api/publish-attestation', payload: { ...envelope, attestation_id: 'ff'.repeat(32) } });
+    const wrongId = await app.inject({
+      method: 'POST',
+      url: '/api/publish-attestation',
+      payload: { ...envelope, attestation_id: 'ff'.repeat(32) },
+    });
     expect(wrongId.json()).toMatchObject({ ok: false, codes: ['invalid_attestation_id'] });
     const missing = await app.inject({ method: 'POST', url: '/api/publish-attestation', payload: { address, signature: attestation.sig } });
     expect(missing.statusCode).toBe(400);

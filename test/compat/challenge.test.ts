@@ -26,7 +26,7 @@ import { describe, expect, it } from 'vitest';
 import { signBip322 } from '../../src/bitcoin/signer.js';
 import { testApp } from '../support/app.js';
 import { newWallet, type Reply } from '../support/auth-client.js';
-import { AuthHarness, forEachEngine, useAuthHarness } from '../support/auth-harness.js';
+import { type AuthHarness, forEachEngine, useAuthHarness } from '../support/auth-harness.js';
 
 const AUDIENCE = 'https://shop.example.org';
 
@@ -69,7 +69,9 @@ describe('expiresAt and expiresAtMs of GET /api/challenge, for the SDKs that rea
     }
     const read = (path: string): string => readFileSync(fileURLToPath(new URL(`../../${path}`, import.meta.url)), 'utf8');
     const api = read('docs/api.md');
-    expect(api.slice(api.indexOf('### Challenge'), api.indexOf('### Check result'))).toContain('`{message, nonce, expiresAt, expiresAtMs}`');
+    expect(api.slice(api.indexOf('### Challenge'), api.indexOf('### Check result'))).toContain(
+      '`{message, nonce, expiresAt, expiresAtMs}`',
+    );
     const protocol = read('docs/protocol.md');
     expect(protocol.slice(protocol.indexOf('## 5. '), protocol.indexOf('## 6. '))).toContain('expiresAt, expiresAtMs}');
     // The README's section on the client libraries names the contradiction for both SDKs and what to read instead.
@@ -114,11 +116,17 @@ function challengeSuite(engine: 'sqlite' | 'postgres'): void {
   it('challenge_verify: the body sdk-py sends, with and without expectations, read as ChallengeVerified', async () => {
     const client = harness.browser(app, AUDIENCE);
     const wallet = newWallet('p2tr');
-    const issued = await client.get(`/api/challenge?${new URLSearchParams({ addr: wallet.address, audience: AUDIENCE, purpose: 'attest' })}`);
+    const issued = await client.get(
+      `/api/challenge?${new URLSearchParams({ addr: wallet.address, audience: AUDIENCE, purpose: 'attest' })}`,
+    );
     const message = issued.body.message as string;
     const signature = signBip322({ privateKey: wallet.privateKey, address: wallet.address, message });
 
-    for (const expectations of [{}, { expectedNonce: issued.body.nonce }, { expectedNonce: issued.body.nonce, expectedAudience: AUDIENCE, expectedPurpose: 'attest' }]) {
+    for (const expectations of [
+      {},
+      { expectedNonce: issued.body.nonce },
+      { expectedNonce: issued.body.nonce, expectedAudience: AUDIENCE, expectedPurpose: 'attest' },
+    ]) {
       const answer = sdkPyAnswer(await client.post('/api/challenge', { message, signature, scheme: 'bip322', ...expectations }));
       expect(answer.ok, JSON.stringify(answer.body)).toBe(true);
       const verified = {
@@ -128,7 +136,13 @@ function challengeSuite(engine: 'sqlite' | 'postgres'): void {
         audience: answer.body.audience ?? null,
         purpose: answer.body.purpose ?? null,
       };
-      expect(verified).toEqual({ address: wallet.address, nonce: issued.body.nonce, expires_at: issued.body.expiresAtMs, audience: AUDIENCE, purpose: 'attest' });
+      expect(verified).toEqual({
+        address: wallet.address,
+        nonce: issued.body.nonce,
+        expires_at: issued.body.expiresAtMs,
+        audience: AUDIENCE,
+        purpose: 'attest',
+      });
       // The TypeScript SDK's result keeps the same names.
       expect(typeof answer.body.expiresAtIso).toBe('string');
     }
@@ -141,7 +155,9 @@ function challengeSuite(engine: 'sqlite' | 'postgres'): void {
     const message = issued.body.message as string;
     const signature = signBip322({ privateKey: wallet.privateKey, address: wallet.address, message });
 
-    const wrongPurpose = sdkPyAnswer(await client.post('/api/challenge', { message, signature, scheme: 'bip322', expectedPurpose: 'attest' }));
+    const wrongPurpose = sdkPyAnswer(
+      await client.post('/api/challenge', { message, signature, scheme: 'bip322', expectedPurpose: 'attest' }),
+    );
     expect(wrongPurpose.ok).toBe(false);
     expect(wrongPurpose.body.reason).toBe('invalid_challenge');
     expect(wrongPurpose.body.codes).toEqual(['purpose_mismatch']);

@@ -18,7 +18,14 @@
 import type { FastifyInstance } from 'fastify';
 import { expect, it } from 'vitest';
 import { newWallet } from '../support/auth-client.js';
-import { AuthHarness, decodeJwt, forEachEngine, LOCAL_ORIGIN, useMailingAuthHarness, type TimedBrowser } from '../support/auth-harness.js';
+import {
+  type AuthHarness,
+  decodeJwt,
+  forEachEngine,
+  LOCAL_ORIGIN,
+  useMailingAuthHarness,
+  type TimedBrowser,
+} from '../support/auth-harness.js';
 import { SoftwareAuthenticator } from '../support/webauthn-authenticator.js';
 
 /** The two claims that say how the person signed in. */
@@ -100,10 +107,16 @@ function claimsSuite(engine: 'sqlite' | 'postgres'): void {
 
     const authenticator = new SoftwareAuthenticator({ origin: LOCAL_ORIGIN });
     const registering = await client.post('/api/auth/webauthn/register/options', {});
-    const registered = await client.post('/api/auth/webauthn/register/verify', { challenge_token: registering.body.challenge_token, response: authenticator.create(registering.body.options) });
+    const registered = await client.post('/api/auth/webauthn/register/verify', {
+      challenge_token: registering.body.challenge_token,
+      response: authenticator.create(registering.body.options),
+    });
     expect(registered.status, JSON.stringify(registered.body)).toBe(200);
     const asserting = await client.post('/api/auth/webauthn/assertion/options', {});
-    const stepUp = await client.post('/api/auth/webauthn/assertion/verify', { challenge_token: asserting.body.challenge_token, response: authenticator.get(asserting.body.options) });
+    const stepUp = await client.post('/api/auth/webauthn/assertion/verify', {
+      challenge_token: asserting.body.challenge_token,
+      response: authenticator.get(asserting.body.options),
+    });
     expect(stepUp.status, JSON.stringify(stepUp.body)).toBe(200);
     expect(methodOf(stepUp.body.token)).toEqual({ signing_method: 'bip322', amr: ['swk', 'hwk', 'mfa'] });
 

@@ -17,7 +17,7 @@ import type { FastifyInstance } from 'fastify';
 import { expect, it } from 'vitest';
 import { signBip322 } from '../../src/bitcoin/signer.js';
 import { newWallet, type Wallet } from '../support/auth-client.js';
-import { AuthHarness, forEachEngine, useMailingAuthHarness, type TimedBrowser } from '../support/auth-harness.js';
+import { type AuthHarness, forEachEngine, useMailingAuthHarness, type TimedBrowser } from '../support/auth-harness.js';
 
 function linkingSuite(engine: 'sqlite' | 'postgres'): void {
   let harness: AuthHarness;
@@ -44,9 +44,14 @@ function linkingSuite(engine: 'sqlite' | 'postgres'): void {
   /** linked-identities.tsx getChallenge: audience is the active account's did. */
   async function linkChallenge(client: TimedBrowser, wallet: Wallet, did: string): Promise<{ message: string; signature: string }> {
     harness.clock.advance(1000);
-    const challenge = await client.get(`/api/challenge?addr=${encodeURIComponent(wallet.address)}&purpose=link&audience=${encodeURIComponent(did)}`);
+    const challenge = await client.get(
+      `/api/challenge?addr=${encodeURIComponent(wallet.address)}&purpose=link&audience=${encodeURIComponent(did)}`,
+    );
     expect(challenge.status).toBe(200);
-    return { message: challenge.body.message, signature: signBip322({ privateKey: wallet.privateKey, address: wallet.address, message: challenge.body.message }) };
+    return {
+      message: challenge.body.message,
+      signature: signBip322({ privateKey: wallet.privateKey, address: wallet.address, message: challenge.body.message }),
+    };
   }
 
   it('links an address with {message, signature} and a did audience', async () => {
@@ -82,7 +87,9 @@ function linkingSuite(engine: 'sqlite' | 'postgres'): void {
 
     const identities = await client.get('/api/auth/identities');
     expect(identities.body).toMatchObject({ ok: true, did_oc: did, account_id: did.slice('did:oc:'.length) });
-    expect(identities.body.merged_from).toEqual([{ did_oc: mergedDid, created_at: expect.any(String), last_signed_in_at: expect.any(String) }]);
+    expect(identities.body.merged_from).toEqual([
+      { did_oc: mergedDid, created_at: expect.any(String), last_signed_in_at: expect.any(String) },
+    ]);
     expect(identities.body.linked).toContainEqual({
       id: expect.any(String),
       kind: 'btc',
@@ -111,7 +118,9 @@ function linkingSuite(engine: 'sqlite' | 'postgres'): void {
     expect(merged.body.merged).toMatchObject({ did_oc: held.body.account.did_oc });
 
     const identities = await client.get('/api/auth/identities');
-    expect(identities.body.linked).toContainEqual(expect.objectContaining({ kind: 'email', value: email, verification_method: 'email-otp', is_primary: true }));
+    expect(identities.body.linked).toContainEqual(
+      expect.objectContaining({ kind: 'email', value: email, verification_method: 'email-otp', is_primary: true }),
+    );
   });
 
   it('links right after a sign-in, as the sign-in form\'s "also link" step does, with no step-up in between', async () => {

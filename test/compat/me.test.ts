@@ -7,7 +7,7 @@
 import type { FastifyInstance } from 'fastify';
 import { expect, it } from 'vitest';
 import { newWallet } from '../support/auth-client.js';
-import { AuthHarness, forEachEngine, useMailingAuthHarness } from '../support/auth-harness.js';
+import { type AuthHarness, forEachEngine, useMailingAuthHarness } from '../support/auth-harness.js';
 
 function meSuite(engine: 'sqlite' | 'postgres'): void {
   let harness: AuthHarness;
@@ -39,7 +39,14 @@ function meSuite(engine: 'sqlite' | 'postgres'): void {
       is_owner: false,
     });
     expect(me.body.roster).toEqual([
-      expect.objectContaining({ primary_btc: wallet.address, has_email: false, signing_method: 'bip322', nostr_npub: null, home_federation_slug: null, is_owner: false }),
+      expect.objectContaining({
+        primary_btc: wallet.address,
+        has_email: false,
+        signing_method: 'bip322',
+        nostr_npub: null,
+        home_federation_slug: null,
+        is_owner: false,
+      }),
     ]);
   });
 }

@@ -34,7 +34,9 @@ describe('the OpenAPI document', () => {
     const ids = operations.map(([, , operation]) => operation.operationId);
     expect(ids.every((id) => typeof id === 'string' && /^[a-z][A-Za-z0-9]*$/.test(id))).toBe(true);
     expect(new Set(ids).size).toBe(ids.length);
-    const withoutErrors = operations.filter(([, , operation]) => !Object.keys(operation.responses ?? {}).some((status) => Number(status) >= 400));
+    const withoutErrors = operations.filter(
+      ([, , operation]) => !Object.keys(operation.responses ?? {}).some((status) => Number(status) >= 400),
+    );
     expect(withoutErrors.map(([method, path]) => `${method} ${path}`)).toEqual([]);
     expect(operations.find(([method, path]) => method === 'get' && path === '/api/auth/me')?.[2].operationId).toBe('getAuthMe');
   });
@@ -43,14 +45,21 @@ describe('the OpenAPI document', () => {
     const documented = new Set(operations.map(([method, path]) => `${method.toUpperCase()} ${path}`));
     const served = app.routePolicies
       .routes()
-      .filter(({ method, url }) => method !== 'HEAD' && method !== 'OPTIONS' && (url.startsWith('/api/') || url.startsWith('/.well-known/') || url === '/healthz' || url === '/readyz'))
+      .filter(
+        ({ method, url }) =>
+          method !== 'HEAD' &&
+          method !== 'OPTIONS' &&
+          (url.startsWith('/api/') || url.startsWith('/.well-known/') || url === '/healthz' || url === '/readyz'),
+      )
       .map(({ method, url }) => `${method} ${url.replace(/:(\w+)/g, '{$1}')}`);
     expect(served.filter((route) => !documented.has(route))).toEqual([]);
   });
 
   it('documents the provider callback query as named parameters, not a schema type', () => {
     const callback = document.paths['/api/auth/{provider}/callback'].get;
-    const names = (callback.parameters as Array<{ name: string; in: string; schema: unknown }>).filter((parameter) => parameter.in === 'query').map((parameter) => parameter.name);
+    const names = (callback.parameters as Array<{ name: string; in: string; schema: unknown }>)
+      .filter((parameter) => parameter.in === 'query')
+      .map((parameter) => parameter.name);
     expect(names).toEqual(expect.arrayContaining(['code', 'state', 'error']));
     for (const parameter of callback.parameters) expect(typeof parameter.schema).toBe('object');
   });

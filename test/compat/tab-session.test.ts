@@ -17,8 +17,8 @@
  */
 import type { FastifyInstance } from 'fastify';
 import { expect, it } from 'vitest';
-import { Browser, newWallet, type Reply } from '../support/auth-client.js';
-import { AuthHarness, expectError, forEachEngine, useAuthHarness } from '../support/auth-harness.js';
+import { type Browser, newWallet, type Reply } from '../support/auth-client.js';
+import { type AuthHarness, expectError, forEachEngine, useAuthHarness } from '../support/auth-harness.js';
 
 const SITE = 'https://shop.example.com';
 
@@ -148,9 +148,10 @@ function tabSuite(engine: 'sqlite' | 'postgres'): void {
     expect((await browser.me()).body.account.did_oc).toBe(didOf(b));
   });
 
-  const claimsOf = (token: string) => JSON.parse(Buffer.from(token.split('.')[1] as string, 'base64url').toString()) as Record<string, unknown>;
+  const claimsOf = (token: string) =>
+    JSON.parse(Buffer.from(token.split('.')[1] as string, 'base64url').toString()) as Record<string, unknown>;
 
-  it('a re-proof from a pinned tab reaches the cookie and supersedes the row\'s older tab tokens, so the client re-pins with it', async () => {
+  it("a re-proof from a pinned tab reaches the cookie and supersedes the row's older tab tokens, so the client re-pins with it", async () => {
     const { browser, walletA, a, b } = await twoAccounts();
     const tabA = await browser.post('/api/auth/tab', { did_oc: didOf(a) });
     const otherTabA = await browser.post('/api/auth/tab', { did_oc: didOf(a) });
@@ -193,7 +194,7 @@ function tabSuite(engine: 'sqlite' | 'postgres'): void {
     expect(listed).not.toContain(claimsOf(browser.cookie as string).jti);
   });
 
-  it('a re-proof from a pinned tab without this browser\'s roster binding stays with the tab, as before', async () => {
+  it("a re-proof from a pinned tab without this browser's roster binding stays with the tab, as before", async () => {
     const { browser, walletA, a } = await twoAccounts();
     const cookie = browser.cookie;
     const tabA = await browser.post('/api/auth/tab', { did_oc: didOf(a) });
@@ -226,7 +227,7 @@ function tabSuite(engine: 'sqlite' | 'postgres'): void {
     expect((await meAs(browser, pin(out))).status).toBe(401);
   });
 
-  it('moves the cookie to the next account when a pinned tab signs out the cookie\'s account', async () => {
+  it("moves the cookie to the next account when a pinned tab signs out the cookie's account", async () => {
     const { browser, a, b } = await twoAccounts();
     const tabB = await browser.post('/api/auth/tab', { did_oc: didOf(b) });
     const out = await browser.request('POST', '/api/auth/logout?scope=current', {}, pin(tabB));
@@ -236,7 +237,11 @@ function tabSuite(engine: 'sqlite' | 'postgres'): void {
 
     // A header-only client (no cookie) signing out is given no cookie.
     const again = await browser.signIn(newWallet(), { add: true });
-    const headerOnly = await app.inject({ method: 'POST', url: '/api/auth/logout?scope=current', headers: { ...pin(again), origin: 'https://auth.example.com' } });
+    const headerOnly = await app.inject({
+      method: 'POST',
+      url: '/api/auth/logout?scope=current',
+      headers: { ...pin(again), origin: 'https://auth.example.com' },
+    });
     expect(headerOnly.json()).toMatchObject({ ok: true, switched_to: { did_oc: didOf(a) } });
     expect(headerOnly.headers['set-cookie']).toBeUndefined();
   });

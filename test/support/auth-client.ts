@@ -74,7 +74,12 @@ export class Browser implements SessionJar {
     this.origin = origin;
   }
 
-  async request(method: 'GET' | 'POST' | 'PATCH' | 'PUT' | 'DELETE', url: string, payload?: unknown, headers: Record<string, string> = {}): Promise<Reply> {
+  async request(
+    method: 'GET' | 'POST' | 'PATCH' | 'PUT' | 'DELETE',
+    url: string,
+    payload?: unknown,
+    headers: Record<string, string> = {},
+  ): Promise<Reply> {
     const response = await this.#app.inject({
       method,
       url,
@@ -114,7 +119,11 @@ export class Browser implements SessionJar {
   }
 
   /** A signed login (or other purpose) proof, ready to post. */
-  async prove(wallet: Wallet, purpose: string, audience = this.origin): Promise<{ address: string; message: string; signature: string; nonce: string }> {
+  async prove(
+    wallet: Wallet,
+    purpose: string,
+    audience = this.origin,
+  ): Promise<{ address: string; message: string; signature: string; nonce: string }> {
     const query = new URLSearchParams({ addr: wallet.address, audience, purpose });
     const challenge = await this.get(`/api/challenge?${query}`);
     if (challenge.status !== 200) throw new Error(`test client: challenge failed: ${JSON.stringify(challenge.body)}`);

@@ -47,7 +47,11 @@ export class TimedBrowser extends Browser {
     this.#clock = clock;
   }
 
-  override async prove(wallet: Wallet, purpose: string, audience?: string): Promise<{ address: string; message: string; signature: string; nonce: string }> {
+  override async prove(
+    wallet: Wallet,
+    purpose: string,
+    audience?: string,
+  ): Promise<{ address: string; message: string; signature: string; nonce: string }> {
     this.#clock.advance(SECOND);
     return super.prove(wallet, purpose, audience);
   }
@@ -190,7 +194,10 @@ export function expectSessionCookie(reply: Reply, options: { domain?: string; ma
   const lines = reply.setCookies.filter((line) => line.startsWith('oc_session='));
   expect(lines, 'one oc_session cookie is set').toHaveLength(1);
   const line = lines[0]!;
-  const match = /^oc_session=([A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+); Path=\/; HttpOnly; Secure; SameSite=Lax; Max-Age=(\d+)(; Domain=(.+))?$/.exec(line);
+  const match =
+    /^oc_session=([A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+); Path=\/; HttpOnly; Secure; SameSite=Lax; Max-Age=(\d+)(; Domain=(.+))?$/.exec(
+      line,
+    );
   expect(match, line).not.toBeNull();
   expect(match![4]).toBe(options.domain);
   if (options.maxAge !== undefined) expect(Number(match![2])).toBe(options.maxAge);

@@ -103,7 +103,11 @@ export function createClient({ authOrigin, mePath }) {
   async function pinThisTab(didOc) {
     if (readPin() !== null) return;
     // The pin is asked for without a pin header: the cookie's account.
-    const response = await nativeFetch(`${authOrigin}/api/auth/tab`, { method: 'POST', credentials: 'include', headers: { accept: 'application/json' } });
+    const response = await nativeFetch(`${authOrigin}/api/auth/tab`, {
+      method: 'POST',
+      credentials: 'include',
+      headers: { accept: 'application/json' },
+    });
     if (!response.ok) return;
     const body = await response.json();
     if (body.ok === true && typeof body.token === 'string' && body.account?.did_oc === didOc) {
@@ -129,7 +133,11 @@ export function createClient({ authOrigin, mePath }) {
       clearPin();
       pin = null;
     }
-    Object.assign(state, { account: me.body?.account ?? null, status: didOc === null ? 'anonymous' : 'authenticated', pinned: pin !== null });
+    Object.assign(state, {
+      account: me.body?.account ?? null,
+      status: didOc === null ? 'anonymous' : 'authenticated',
+      pinned: pin !== null,
+    });
     // As the client does: the pin is asked for without waiting, so a call made
     // right after refresh() may still go out unpinned (on the cookie).
     if (didOc !== null && pin === null) void pinThisTab(didOc);
@@ -155,7 +163,10 @@ export function createClient({ authOrigin, mePath }) {
         excludeCredentials: credentialDescriptors(publicKey.excludeCredentials),
       },
     });
-    return call(`${authOrigin}/api/auth/webauthn/register/verify`, 'POST', { challenge_token: options.body.challenge_token, response: credentialJson(credential) });
+    return call(`${authOrigin}/api/auth/webauthn/register/verify`, 'POST', {
+      challenge_token: options.body.challenge_token,
+      response: credentialJson(credential),
+    });
   }
 
   async function stepUp(purpose) {
@@ -163,7 +174,11 @@ export function createClient({ authOrigin, mePath }) {
     if (options.status !== 200) return { ok: false, reason: options.body?.reason };
     const publicKey = options.body.options;
     const credential = await navigator.credentials.get({
-      publicKey: { ...publicKey, challenge: base64urlToBytes(publicKey.challenge), allowCredentials: credentialDescriptors(publicKey.allowCredentials) },
+      publicKey: {
+        ...publicKey,
+        challenge: base64urlToBytes(publicKey.challenge),
+        allowCredentials: credentialDescriptors(publicKey.allowCredentials),
+      },
     });
     const verified = await call(`${authOrigin}/api/auth/webauthn/assertion/verify`, 'POST', {
       challenge_token: options.body.challenge_token,

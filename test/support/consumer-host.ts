@@ -71,7 +71,10 @@ export async function signInWithEmail(host: RunningHost, smtp: TestSmtpServer, e
   const before = smtp.messages().length;
   const started = await browser.post('/api/auth/email-otp/start', { email });
   if (started.status !== 200) throw new Error(`consumer test: e-mail start failed: ${JSON.stringify(started.body)}`);
-  const mail = await smtp.waitForMessage((message) => message.envelope.to.includes(email) && smtp.messages().indexOf(message) >= before, 5000);
+  const mail = await smtp.waitForMessage(
+    (message) => message.envelope.to.includes(email) && smtp.messages().indexOf(message) >= before,
+    5000,
+  );
   const reply = await browser.post('/api/auth/email-otp/verify', { email, code: extractCode(mail), token: started.body.token });
   return { path: 'email_otp', token: sessionCookieOf(reply), browser };
 }
@@ -86,7 +89,8 @@ export async function signInWithProvider(host: RunningHost, provider: string): P
   const { followRedirects } = await import('./oidc-provider.js');
   const back = await followRedirects(start.headers.location as string, `${ISSUER}/api/auth/${provider}/callback`);
   const callback = await browser.request('GET', `${back.pathname}${back.search}`, undefined, { cookie: `oc_oauth=${state}` });
-  if (callback.status !== 302 || browser.cookie === undefined) throw new Error(`consumer test: ${provider} callback answered ${callback.status}`);
+  if (callback.status !== 302 || browser.cookie === undefined)
+    throw new Error(`consumer test: ${provider} callback answered ${callback.status}`);
   return { path: `oauth:${provider}`, token: browser.cookie, browser };
 }
 

@@ -68,8 +68,14 @@ async function probePostgres(url: string): Promise<string | undefined> {
 export function sqliteDrivers(): Array<{ readonly driver: SqliteDriverName; readonly skipReason: string | undefined }> {
   const major = Number(process.versions.node.split('.')[0]);
   const drivers = [
-    { driver: 'node' as const, skipReason: nodeSqliteSupported() ? undefined : `node:sqlite needs Node 22.13 or later (this is ${process.versions.node})` },
-    { driver: 'better-sqlite3' as const, skipReason: major >= 24 ? `better-sqlite3 12 aborts on Node ${major}; node:sqlite is used there` : undefined },
+    {
+      driver: 'node' as const,
+      skipReason: nodeSqliteSupported() ? undefined : `node:sqlite needs Node 22.13 or later (this is ${process.versions.node})`,
+    },
+    {
+      driver: 'better-sqlite3' as const,
+      skipReason: major >= 24 ? `better-sqlite3 12 aborts on Node ${major}; node:sqlite is used there` : undefined,
+    },
   ];
   for (const { driver, skipReason } of drivers) {
     if (skipReason !== undefined) console.warn(`\n[storage tests] SKIPPING the SQLite suite on ${driver}: ${skipReason}.\n`);

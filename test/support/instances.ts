@@ -92,7 +92,9 @@ export async function startInstance(env: Record<string, string>, options: { read
 
 /** Signs `wallet` in on a running instance by a BIP-322 challenge, as a browser of `origin` would; answers the session token. */
 export async function signInOnInstance(instance: Pick<Instance, 'url'>, origin: string, wallet: Wallet): Promise<string> {
-  const challenge = (await (await fetch(`${instance.url}/api/challenge?addr=${wallet.address}&audience=${encodeURIComponent(origin)}&purpose=login`)).json()) as { message: string; nonce: string };
+  const challenge = (await (
+    await fetch(`${instance.url}/api/challenge?addr=${wallet.address}&audience=${encodeURIComponent(origin)}&purpose=login`)
+  ).json()) as { message: string; nonce: string };
   const signature = signBip322({ privateKey: wallet.privateKey, address: wallet.address, message: challenge.message });
   const signedIn = await fetch(`${instance.url}/api/auth/signin`, {
     method: 'POST',

@@ -101,8 +101,7 @@ export async function startNostrRelay(options: NostrRelayOptions = {}): Promise<
     if (isParameterizedReplaceable(event.kind)) {
       // NIP-01: one event per (kind, pubkey, d); newest wins, ties to the lowest id.
       const index = stored.findIndex(
-        (existing) =>
-          existing.kind === event.kind && existing.pubkey === event.pubkey && dTag(existing) === dTag(event),
+        (existing) => existing.kind === event.kind && existing.pubkey === event.pubkey && dTag(existing) === dTag(event),
       );
       if (index >= 0) {
         const existing = stored[index] as StoredEvent;
@@ -134,11 +133,12 @@ export async function startNostrRelay(options: NostrRelayOptions = {}): Promise<
     const ignoreTags = mode === 'ignoreTagFilters';
     const chosen = new Map<unknown, StoredEvent>();
     if (mode === 'flood') for (const event of stored) chosen.set(event.id, event);
-    else for (const filter of filters) {
-      let hits = stored.filter((event) => matches(event, filter, ignoreTags)).sort(newestFirst);
-      if (typeof filter.limit === 'number') hits = hits.slice(0, Math.max(0, filter.limit));
-      for (const event of hits) chosen.set(event.id, event);
-    }
+    else
+      for (const filter of filters) {
+        let hits = stored.filter((event) => matches(event, filter, ignoreTags)).sort(newestFirst);
+        if (typeof filter.limit === 'number') hits = hits.slice(0, Math.max(0, filter.limit));
+        for (const event of hits) chosen.set(event.id, event);
+      }
     for (const event of [...chosen.values()].sort(newestFirst)) send(socket, ['EVENT', subscriptionId, event]);
     if (mode !== 'noEose') send(socket, ['EOSE', subscriptionId]);
     subscriptions.get(socket)?.set(subscriptionId, filters);

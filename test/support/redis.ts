@@ -22,7 +22,12 @@ let availability: Promise<string | undefined> | undefined;
 /** Undefined when Redis is reachable, else why the suite is skipped. Throws under CI=true. */
 export function redisSkipReason(): Promise<string | undefined> {
   availability ??= (async () => {
-    const client = new Redis(redisTestBaseUrl(), { lazyConnect: true, enableOfflineQueue: false, maxRetriesPerRequest: 0, retryStrategy: () => null });
+    const client = new Redis(redisTestBaseUrl(), {
+      lazyConnect: true,
+      enableOfflineQueue: false,
+      maxRetriesPerRequest: 0,
+      retryStrategy: () => null,
+    });
     client.on('error', () => {});
     try {
       await client.connect();
@@ -61,7 +66,8 @@ export function testRedis(): TestRedis {
   let adminClient: Redis | undefined;
   const flush = async () => {
     // Without a prefix of its own: SCAN patterns and DEL then name the full keys.
-    const admin = (adminClient ??= new Redis(base, { maxRetriesPerRequest: 1 }));
+    adminClient ??= new Redis(base, { maxRetriesPerRequest: 1 });
+    const admin = adminClient;
     let cursor = '0';
     do {
       const [next, keys] = await admin.scan(cursor, 'MATCH', `${prefix}*`, 'COUNT', 500);

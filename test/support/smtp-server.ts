@@ -135,10 +135,7 @@ function decodeHeaderValue(latin1: string): string {
   return utf8
     .replace(/(=\?[^?]+\?[BbQq]\?[^?]*\?=)\s+(?==\?[^?]+\?[BbQq]\?[^?]*\?=)/g, '$1')
     .replace(/=\?([^?*]+)(?:\*[^?]*)?\?([BbQq])\?([^?]*)\?=/g, (_, charset: string, encoding: string, text: string) => {
-      const bytes =
-        encoding.toUpperCase() === 'B'
-          ? Buffer.from(text, 'base64')
-          : decodeQuotedPrintable(text.replace(/_/g, ' '));
+      const bytes = encoding.toUpperCase() === 'B' ? Buffer.from(text, 'base64') : decodeQuotedPrintable(text.replace(/_/g, ' '));
       return decodeCharset(bytes, charset);
     });
 }
@@ -174,11 +171,7 @@ function escapeRegExp(text: string): string {
 }
 
 /** Parses a message as received over SMTP (exported for tests of this parser). */
-export function parseMail(
-  rawBytes: Buffer,
-  envelope: ReceivedMail['envelope'] = { from: '', to: [] },
-  user?: string,
-): ReceivedMail {
+export function parseMail(rawBytes: Buffer, envelope: ReceivedMail['envelope'] = { from: '', to: [] }, user?: string): ReceivedMail {
   const entity = splitEntity(rawBytes.toString('latin1'));
   const headers = entity.headers.map(([name, value]) => [name, decodeHeaderValue(value)] as const);
   const parts: ReceivedPart[] = [];

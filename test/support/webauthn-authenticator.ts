@@ -44,10 +44,25 @@ function coseKey(alg: Algorithm, publicKey: KeyObject): Buffer {
   const jwk = publicKey.export({ format: 'jwk' });
   const x = Buffer.from(jwk.x as string, 'base64url');
   if (alg === 'EdDSA') {
-    return cbor(new Map<number, Cbor>([[1, 1], [3, -8], [-1, 6], [-2, x]]));
+    return cbor(
+      new Map<number, Cbor>([
+        [1, 1],
+        [3, -8],
+        [-1, 6],
+        [-2, x],
+      ]),
+    );
   }
   const y = Buffer.from(jwk.y as string, 'base64url');
-  return cbor(new Map<number, Cbor>([[1, 2], [3, -7], [-1, 1], [-2, x], [-3, y]]));
+  return cbor(
+    new Map<number, Cbor>([
+      [1, 2],
+      [3, -7],
+      [-1, 1],
+      [-2, x],
+      [-3, y],
+    ]),
+  );
 }
 
 function signWith(alg: Algorithm, privateKey: KeyObject, data: Buffer): Buffer {
@@ -138,7 +153,14 @@ export class SoftwareAuthenticator {
   }
 
   #clientData(type: string, challenge: string, bend: Bend): Buffer {
-    return Buffer.from(JSON.stringify({ type: bend.type ?? type, challenge: bend.challenge ?? challenge, origin: bend.origin ?? this.options.origin, crossOrigin: false }));
+    return Buffer.from(
+      JSON.stringify({
+        type: bend.type ?? type,
+        challenge: bend.challenge ?? challenge,
+        origin: bend.origin ?? this.options.origin,
+        crossOrigin: false,
+      }),
+    );
   }
 
   #flags(bend: Bend, attested: boolean): number {
@@ -160,9 +182,11 @@ export class SoftwareAuthenticator {
   /** navigator.credentials.create: the RegistrationResponseJSON for `options` (PublicKeyCredentialCreationOptionsJSON). */
   create(options: CreationOptions, bend: Bend = {}): Record<string, unknown> {
     const alg = this.options.alg;
-    if (!options.pubKeyCredParams.some((param) => param.alg === (alg === 'EdDSA' ? -8 : -7))) throw new Error(`authenticator: ${alg} not offered`);
+    if (!options.pubKeyCredParams.some((param) => param.alg === (alg === 'EdDSA' ? -8 : -7)))
+      throw new Error(`authenticator: ${alg} not offered`);
     const excluded = new Set((options.excludeCredentials ?? []).map((entry) => entry.id));
-    if (this.credentials.some((credential) => excluded.has(credential.id.toString('base64url')))) throw new Error('InvalidStateError: already registered');
+    if (this.credentials.some((credential) => excluded.has(credential.id.toString('base64url'))))
+      throw new Error('InvalidStateError: already registered');
     const pair = alg === 'EdDSA' ? generateKeyPairSync('ed25519') : generateKeyPairSync('ec', { namedCurve: 'P-256' });
     const rpId = bend.rpId ?? options.rp.id ?? new URL(this.options.origin).hostname;
     const credential: StoredCredential = {
@@ -193,7 +217,13 @@ export class SoftwareAuthenticator {
             ['sig', signWith(alg, pair.privateKey, Buffer.concat([authData, sha256(clientDataJSON)]))],
           ])
         : new Map<string, Cbor>();
-    const attestationObject = cbor(new Map<string, Cbor>([['fmt', this.options.attestation], ['attStmt', attStmt], ['authData', authData]]));
+    const attestationObject = cbor(
+      new Map<string, Cbor>([
+        ['fmt', this.options.attestation],
+        ['attStmt', attStmt],
+        ['authData', authData],
+      ]),
+    );
     this.credentials.push(credential);
     const id = credential.id.toString('base64url');
     const rk = bend.rk ?? options.authenticatorSelection?.residentKey === 'required';
@@ -215,8 +245,7 @@ export class SoftwareAuthenticator {
   get(options: RequestOptions, bend: Bend = {}): Record<string, unknown> {
     const allowed = new Set((options.allowCredentials ?? []).map((entry) => entry.id));
     const credential =
-      bend.credential ??
-      this.credentials.find((candidate) => allowed.size === 0 || allowed.has(candidate.id.toString('base64url')));
+      bend.credential ?? this.credentials.find((candidate) => allowed.size === 0 || allowed.has(candidate.id.toString('base64url')));
     if (credential === undefined) throw new Error('NotAllowedError: no credential of this authenticator is allowed');
     const rpId = bend.rpId ?? options.rpId ?? credential.rpId;
     const authData = Buffer.concat([sha256(rpId), Buffer.from([this.#flags(bend, false)]), this.#counter(credential, bend)]);

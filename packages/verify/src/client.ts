@@ -203,8 +203,17 @@ export class OcClientError extends Error {
   /** For `rate_limited`: how long the server asked to wait. */
   readonly retryAfterSeconds: number | undefined;
 
-  constructor(init: { status: number; code: OcClientErrorCode; detail?: string | undefined; body?: unknown; retryAfterSeconds?: number | undefined; cause?: unknown }) {
-    super(`${AREA} client: ${init.code}${init.status > 0 ? ` (HTTP ${init.status})` : ''}${init.detail ? `: ${init.detail}` : ''}`, { cause: init.cause });
+  constructor(init: {
+    status: number;
+    code: OcClientErrorCode;
+    detail?: string | undefined;
+    body?: unknown;
+    retryAfterSeconds?: number | undefined;
+    cause?: unknown;
+  }) {
+    super(`${AREA} client: ${init.code}${init.status > 0 ? ` (HTTP ${init.status})` : ''}${init.detail ? `: ${init.detail}` : ''}`, {
+      cause: init.cause,
+    });
     this.name = 'OcClientError';
     this.status = init.status;
     this.code = init.code;
@@ -399,7 +408,8 @@ export function createOcClient(options: OcClientOptions): OcClient {
       }
 
       if (accept(response.status, body)) {
-        if (body === undefined) throw new OcClientError({ status: response.status, code: 'invalid_response', detail: 'the answer is not JSON' });
+        if (body === undefined)
+          throw new OcClientError({ status: response.status, code: 'invalid_response', detail: 'the answer is not JSON' });
         return { status: response.status, body };
       }
 
@@ -419,7 +429,8 @@ export function createOcClient(options: OcClientOptions): OcClient {
   }
 
   function expectObject<T>(body: unknown, route: string): T {
-    if (!isObject(body)) throw new OcClientError({ status: 200, code: 'invalid_response', detail: `${route}: the answer is not a JSON object`, body });
+    if (!isObject(body))
+      throw new OcClientError({ status: 200, code: 'invalid_response', detail: `${route}: the answer is not a JSON object`, body });
     return body as T;
   }
 
@@ -430,7 +441,8 @@ export function createOcClient(options: OcClientOptions): OcClient {
       optionalCount(query, 'min_days', params.minDays, 'check');
       // 404 with `reasons` is the documented "not found" result, not a failure
       // of the call; any other 404 (a wrong baseUrl, a proxy) is an error.
-      const isResult = (status: number, body: unknown): boolean => status === 200 || (status === 404 && isObject(body) && Array.isArray(body.reasons));
+      const isResult = (status: number, body: unknown): boolean =>
+        status === 200 || (status === 404 && isObject(body) && Array.isArray(body.reasons));
       const { body } = await call('GET', 'api/check', query, undefined, isResult, requestOptions);
       return expectObject<CheckResponse>(body, 'check');
     },

@@ -11,7 +11,15 @@
  * package does not depend on Express.
  */
 import type { OcSessionClaims } from './claims.js';
-import { freshStepUpGuard, freshSudoGuard, MIDDLEWARE_MISSING, sessionGuard, type FreshStepUpOptions, type FreshSudoOptions, type SessionGuard } from './guards.js';
+import {
+  freshStepUpGuard,
+  freshSudoGuard,
+  MIDDLEWARE_MISSING,
+  sessionGuard,
+  type FreshStepUpOptions,
+  type FreshSudoOptions,
+  type SessionGuard,
+} from './guards.js';
 import { resolveSession, sessionAndReason, type NoSessionReason, type SessionRequestHeaders } from './resolve.js';
 import { toVerifier, type VerifierInput } from './verifier-input.js';
 

@@ -15,7 +15,15 @@
  */
 import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 import type { OcSessionClaims } from './claims.js';
-import { freshStepUpGuard, freshSudoGuard, MIDDLEWARE_MISSING, sessionGuard, type FreshStepUpOptions, type FreshSudoOptions, type SessionGuard } from './guards.js';
+import {
+  freshStepUpGuard,
+  freshSudoGuard,
+  MIDDLEWARE_MISSING,
+  sessionGuard,
+  type FreshStepUpOptions,
+  type FreshSudoOptions,
+  type SessionGuard,
+} from './guards.js';
 import { resolveSession, sessionAndReason, type NoSessionReason } from './resolve.js';
 import type { SessionVerifier, VerifySessionOptions } from './verifier.js';
 import { toVerifier } from './verifier-input.js';
@@ -72,7 +80,10 @@ export const ocSession: FastifyPluginAsync<OcSessionPluginOptions> = Object.assi
 
 function guarded(guard: SessionGuard): OcGuardHook {
   return async (request, reply) => {
-    const { ocSession: session, ocSessionReason: reason } = request as { ocSession?: OcSessionClaims | null; ocSessionReason?: NoSessionReason | null };
+    const { ocSession: session, ocSessionReason: reason } = request as {
+      ocSession?: OcSessionClaims | null;
+      ocSessionReason?: NoSessionReason | null;
+    };
     if (session === undefined) throw new Error(MIDDLEWARE_MISSING);
     const refusal = guard(session, reason);
     if (refusal === null) return undefined;

@@ -13,7 +13,15 @@
  * jose, fetch), so it runs wherever Hono does.
  */
 import type { OcSessionClaims } from './claims.js';
-import { freshStepUpGuard, freshSudoGuard, MIDDLEWARE_MISSING, sessionGuard, type FreshStepUpOptions, type FreshSudoOptions, type SessionGuard } from './guards.js';
+import {
+  freshStepUpGuard,
+  freshSudoGuard,
+  MIDDLEWARE_MISSING,
+  sessionGuard,
+  type FreshStepUpOptions,
+  type FreshSudoOptions,
+  type SessionGuard,
+} from './guards.js';
 import { resolveSession, sessionAndReason, type NoSessionReason } from './resolve.js';
 import { TAB_SESSION_HEADER } from './tokens.js';
 import { toVerifier, type VerifierInput } from './verifier-input.js';
@@ -41,6 +49,7 @@ export interface HonoLikeContext {
 
 export type HonoLikeNext = () => Promise<void>;
 
+// biome-ignore lint/suspicious/noConfusingVoidType: Hono's own MiddlewareHandler answers Promise<Response | void>; this type must match it.
 export type HonoMiddleware = (c: HonoLikeContext, next: HonoLikeNext) => Promise<Response | void>;
 
 /**

@@ -15,11 +15,26 @@ export { parsePublicJwk } from './keys.js';
 export { stopRevocationPolling, DEFAULT_REVOCATION_INTERVAL_SECONDS } from './revocations.js';
 export type { RevocationOptions } from './revocations.js';
 export type { Ed25519PublicJwk, JwkObject, PublicJwkInput } from './keys.js';
-export { bearerToken, presentedSessionTokens, sessionCookieValues, tabSessionToken, SESSION_COOKIE_NAME, TAB_SESSION_HEADER } from './tokens.js';
+export {
+  bearerToken,
+  presentedSessionTokens,
+  sessionCookieValues,
+  tabSessionToken,
+  SESSION_COOKIE_NAME,
+  TAB_SESSION_HEADER,
+} from './tokens.js';
 export { resolveSession } from './resolve.js';
 export type { NoSessionReason, SessionRequestHeaders, SessionResolution } from './resolve.js';
 export type { HeaderValue } from './tokens.js';
 export { createWebhookVerifier, verifyWebhook, WebhookVerificationError, DEFAULT_WEBHOOK_TOLERANCE_SECONDS } from './webhooks.js';
 export type { WebhookErrorCode, WebhookEvent, WebhookVerifier, WebhookVerifierOptions } from './webhooks.js';
-export { freshStepUpGuard, freshSudoGuard, sessionGuard, NOT_AUTHENTICATED, STEP_UP_REQUIRED, SUDO_REQUIRED, TAB_INVALID } from './guards.js';
+export {
+  freshStepUpGuard,
+  freshSudoGuard,
+  sessionGuard,
+  NOT_AUTHENTICATED,
+  STEP_UP_REQUIRED,
+  SUDO_REQUIRED,
+  TAB_INVALID,
+} from './guards.js';
 export type { FreshStepUpOptions, FreshSudoOptions, GuardCode, GuardErrorBody, Refusal, SessionGuard } from './guards.js';

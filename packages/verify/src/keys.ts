@@ -52,9 +52,11 @@ export function ed25519JwkProblem(jwk: unknown): string | null {
   if (members.d !== undefined) return 'the JWK holds a private key (member "d"); give the public JWK only';
   if (members.kty !== 'OKP' || members.crv !== 'Ed25519') return 'only Ed25519 keys verify oc_session (kty "OKP", crv "Ed25519")';
   // RFC 9864 names the same algorithm "Ed25519"; anything else would mislabel the key.
-  if (members.alg !== undefined && members.alg !== 'EdDSA' && members.alg !== 'Ed25519') return `the JWK's alg must be EdDSA, got ${String(members.alg)}`;
+  if (members.alg !== undefined && members.alg !== 'EdDSA' && members.alg !== 'Ed25519')
+    return `the JWK's alg must be EdDSA, got ${String(members.alg)}`;
   if (members.use !== undefined && members.use !== 'sig') return `the JWK's use must be "sig", got ${String(members.use)}`;
-  if (members.kid !== undefined && (typeof members.kid !== 'string' || members.kid.length === 0)) return 'the JWK\'s kid must be a non-empty string';
+  if (members.kid !== undefined && (typeof members.kid !== 'string' || members.kid.length === 0))
+    return "the JWK's kid must be a non-empty string";
   const x = members.x;
   if (typeof x !== 'string' || !/^[A-Za-z0-9_-]{43}$/.test(x)) return 'member "x" must be 32 bytes of unpadded base64url';
   // Canonical form only: a key has exactly one text, so kids and comparisons stay meaningful.
@@ -85,7 +87,8 @@ function decodeKeyText(text: string): unknown {
     }
   }
   // OC_AUTH_PUBLIC_JWK's second form: base64url of the JSON (standard base64 is accepted too).
-  if (!/^[A-Za-z0-9_\-+/]+={0,2}$/.test(trimmed)) throw new TypeError(`${AREA}: publicJwk must be a JWK as JSON or as base64url of the JSON`);
+  if (!/^[A-Za-z0-9_\-+/]+={0,2}$/.test(trimmed))
+    throw new TypeError(`${AREA}: publicJwk must be a JWK as JSON or as base64url of the JSON`);
   try {
     return JSON.parse(new TextDecoder('utf-8', { fatal: true }).decode(base64url.decode(trimmed.replace(/=+$/, ''))));
   } catch {
@@ -99,7 +102,8 @@ function decodeKeyText(text: string): unknown {
  */
 export function parsePublicJwk(input: unknown, what = 'publicJwk'): Ed25519PublicJwk[] {
   const value = typeof input === 'string' ? decodeKeyText(input) : input;
-  if (typeof value !== 'object' || value === null || Array.isArray(value)) throw new TypeError(`${AREA}: ${what} must be a JWK or a JWKS object`);
+  if (typeof value !== 'object' || value === null || Array.isArray(value))
+    throw new TypeError(`${AREA}: ${what} must be a JWK or a JWKS object`);
   const members = value as JwkObject;
   const list = members.keys !== undefined ? members.keys : [members];
   if (!Array.isArray(list) || list.length === 0) throw new TypeError(`${AREA}: ${what} holds no key`);

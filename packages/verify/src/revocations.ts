@@ -103,7 +103,8 @@ export class RevocationPoller {
       if (response.status === 304) break;
       if (!response.ok) throw new Error(`${AREA}: revocation feed answered ${response.status}`);
       const body = (await response.json()) as FeedAnswer;
-      if (!Array.isArray(body.revocations) || typeof body.cursor !== 'string') throw new Error(`${AREA}: revocation feed answered an unknown shape`);
+      if (!Array.isArray(body.revocations) || typeof body.cursor !== 'string')
+        throw new Error(`${AREA}: revocation feed answered an unknown shape`);
       for (const entry of body.revocations) {
         if (typeof entry.jti === 'string' && typeof entry.exp === 'number') this.#revoked.set(entry.jti, entry.exp);
       }

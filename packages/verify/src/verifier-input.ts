@@ -8,7 +8,9 @@ import { createSessionVerifier, type SessionVerifier, type VerifySessionOptions 
 export type VerifierInput = VerifySessionOptions | SessionVerifier;
 
 function isVerifier(input: VerifierInput): input is SessionVerifier {
-  return typeof (input as Partial<SessionVerifier>).verifyAny === 'function' && typeof (input as Partial<SessionVerifier>).verify === 'function';
+  return (
+    typeof (input as Partial<SessionVerifier>).verifyAny === 'function' && typeof (input as Partial<SessionVerifier>).verify === 'function'
+  );
 }
 
 export function toVerifier(input: VerifierInput): SessionVerifier {

@@ -92,7 +92,8 @@ function fail(message: string): never {
 
 function optionalNumber(value: unknown, name: string, fallback: number, minimum: number): number {
   if (value === undefined) return fallback;
-  if (typeof value !== 'number' || !Number.isFinite(value) || value < minimum) fail(`${name} must be a number ≥ ${minimum}, got ${String(value)}`);
+  if (typeof value !== 'number' || !Number.isFinite(value) || value < minimum)
+    fail(`${name} must be a number ≥ ${minimum}, got ${String(value)}`);
   return value;
 }
 
@@ -154,7 +155,7 @@ type KeyOrigin =
 function resolve(options: VerifySessionOptions): { resolved: ResolvedOptions; origin: KeyOrigin } {
   if (typeof options !== 'object' || options === null) fail('options are required ({ issuer, publicJwk | jwksUrl })');
   const { issuer } = options;
-  if (typeof issuer !== 'string' || issuer.trim() === '') fail('issuer must be the host\'s PUBLIC_URL, a non-empty string');
+  if (typeof issuer !== 'string' || issuer.trim() === '') fail("issuer must be the host's PUBLIC_URL, a non-empty string");
   const clockTolerance = optionalNumber(options.clockToleranceSeconds, 'clockToleranceSeconds', 0, 0);
   const clock = clockOf(options.now);
   if (options.publicJwk !== undefined && options.jwksUrl !== undefined) fail('give publicJwk or jwksUrl, not both');
@@ -170,7 +171,8 @@ function resolve(options: VerifySessionOptions): { resolved: ResolvedOptions; or
         fetch: fetchImplementation,
         timeoutMs: optionalNumber(options.jwksTimeoutMs, 'jwksTimeoutMs', DEFAULT_JWKS_TIMEOUT_MS, 1),
         cooldownMs: optionalNumber(options.jwksCooldownSeconds, 'jwksCooldownSeconds', DEFAULT_JWKS_COOLDOWN_SECONDS, 0) * 1000,
-        cacheMaxAgeMs: optionalNumber(options.jwksCacheMaxAgeSeconds, 'jwksCacheMaxAgeSeconds', DEFAULT_JWKS_CACHE_MAX_AGE_SECONDS, 0) * 1000,
+        cacheMaxAgeMs:
+          optionalNumber(options.jwksCacheMaxAgeSeconds, 'jwksCacheMaxAgeSeconds', DEFAULT_JWKS_CACHE_MAX_AGE_SECONDS, 0) * 1000,
       },
     };
   } else if (options.publicJwk !== undefined) {
@@ -186,7 +188,12 @@ function resolveRevocations(options: VerifySessionOptions): ResolvedOptions['rev
   if (revocations === undefined) return undefined;
   if (typeof revocations !== 'object' || revocations === null) fail('revocations must be { url, intervalSeconds?, failClosed? }');
   const url = checkedUrl(revocations.url, revocations.allowInsecureUrl === true, 'revocations.url');
-  const intervalSeconds = optionalNumber(revocations.intervalSeconds, 'revocations.intervalSeconds', DEFAULT_REVOCATION_INTERVAL_SECONDS, 1);
+  const intervalSeconds = optionalNumber(
+    revocations.intervalSeconds,
+    'revocations.intervalSeconds',
+    DEFAULT_REVOCATION_INTERVAL_SECONDS,
+    1,
+  );
   const fetchImplementation = options.fetch ?? globalThis.fetch;
   if (typeof fetchImplementation !== 'function') fail('fetch must be a function (no global fetch here)');
   // The shared poller keeps the system clock: it tells when entries lapse, not when a token was minted.
@@ -228,7 +235,12 @@ async function verifyWith(token: unknown, keys: KeySource, options: ResolvedOpti
         continue; // another key with the same (or no) kid may still match
       }
       const claims = sessionClaimsOf(payload);
-      if (claims !== null && options.revocations !== undefined && (await options.revocations.poller.refuses(claims.jti, options.revocations.failClosed))) return null;
+      if (
+        claims !== null &&
+        options.revocations !== undefined &&
+        (await options.revocations.poller.refuses(claims.jti, options.revocations.failClosed))
+      )
+        return null;
       return claims;
     }
     return null;
@@ -237,7 +249,10 @@ async function verifyWith(token: unknown, keys: KeySource, options: ResolvedOpti
   }
 }
 
-async function newest(tokens: readonly string[], verify: (token: string) => Promise<OcSessionClaims | null>): Promise<OcSessionClaims | null> {
+async function newest(
+  tokens: readonly string[],
+  verify: (token: string) => Promise<OcSessionClaims | null>,
+): Promise<OcSessionClaims | null> {
   const distinct = [...new Set(tokens)].slice(0, MAX_TOKENS);
   if (distinct.length === 0) return null;
   if (distinct.length === 1) return verify(distinct[0] as string);
@@ -247,7 +262,8 @@ async function newest(tokens: readonly string[], verify: (token: string) => Prom
   const results = await Promise.all(distinct.map(verify));
   let best: OcSessionClaims | null = null;
   for (const claims of results) {
-    if (claims !== null && (best === null || (claims.iat ?? Number.NEGATIVE_INFINITY) > (best.iat ?? Number.NEGATIVE_INFINITY))) best = claims;
+    if (claims !== null && (best === null || (claims.iat ?? Number.NEGATIVE_INFINITY) > (best.iat ?? Number.NEGATIVE_INFINITY)))
+      best = claims;
   }
   return best;
 }

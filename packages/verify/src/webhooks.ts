@@ -66,7 +66,10 @@ export interface WebhookVerifierOptions {
 
 export interface WebhookVerifier {
   /** The event, or a {@link WebhookVerificationError} saying why not. */
-  verify(body: string | Uint8Array, headers: Headers | Readonly<Record<string, string | readonly string[] | undefined>>): Promise<WebhookEvent>;
+  verify(
+    body: string | Uint8Array,
+    headers: Headers | Readonly<Record<string, string | readonly string[] | undefined>>,
+  ): Promise<WebhookEvent>;
 }
 
 function header(headers: Headers | Readonly<Record<string, string | readonly string[] | undefined>>, name: string): string {
@@ -82,9 +85,11 @@ function header(headers: Headers | Readonly<Record<string, string | readonly str
 }
 
 export function createWebhookVerifier(options: WebhookVerifierOptions): WebhookVerifier {
-  if ((options.keysUrl === undefined) === (options.keys === undefined)) throw new TypeError('webhook verifier: give exactly one of keysUrl and keys');
+  if ((options.keysUrl === undefined) === (options.keys === undefined))
+    throw new TypeError('webhook verifier: give exactly one of keysUrl and keys');
   const tolerance = options.toleranceSeconds ?? DEFAULT_WEBHOOK_TOLERANCE_SECONDS;
-  if (!Number.isInteger(tolerance) || tolerance < 1) throw new TypeError('webhook verifier: toleranceSeconds must be a whole number of seconds, at least 1');
+  if (!Number.isInteger(tolerance) || tolerance < 1)
+    throw new TypeError('webhook verifier: toleranceSeconds must be a whole number of seconds, at least 1');
   const now = options.now ?? Date.now;
   let source: KeySource;
   if (options.keysUrl !== undefined) {
@@ -92,7 +97,12 @@ export function createWebhookVerifier(options: WebhookVerifierOptions): WebhookV
     if (url.protocol !== 'https:' && !['localhost', '127.0.0.1', '[::1]'].includes(url.hostname)) {
       throw new TypeError('webhook verifier: keysUrl must be https (http only on loopback)');
     }
-    source = new RemoteKeySet(url.toString(), { fetch: options.fetch ?? fetch, timeoutMs: 5000, cooldownMs: 30_000, cacheMaxAgeMs: 3_600_000 });
+    source = new RemoteKeySet(url.toString(), {
+      fetch: options.fetch ?? fetch,
+      timeoutMs: 5000,
+      cooldownMs: 30_000,
+      cacheMaxAgeMs: 3_600_000,
+    });
   } else {
     source = staticKeySource(parsePublicJwk(options.keys, 'keys'));
   }
@@ -134,7 +144,8 @@ export function createWebhookVerifier(options: WebhookVerifierOptions): WebhookV
       } catch {
         throw new WebhookVerificationError('malformed', 'the body is not JSON');
       }
-      if (typeof event !== 'object' || event === null || event.id !== id) throw new WebhookVerificationError('malformed', 'the body\'s id differs from webhook-id');
+      if (typeof event !== 'object' || event === null || event.id !== id)
+        throw new WebhookVerificationError('malformed', "the body's id differs from webhook-id");
       return event;
     },
   };

@@ -5,8 +5,10 @@ export const de: Readonly<Record<MailMessageKey, string>> = {
   'code.subject': '{code} ist Ihr Anmeldecode für {name}',
   'code.intro': 'Ihr Code für die Anmeldung bei {name}:',
   'code.expires': 'Er läuft in {minutes, plural, one {# Minute} other {# Minuten}} ab (um {time}) und gilt nur einmal.',
-  'code.enter': 'Geben Sie ihn auf der Seite ein, auf der Sie ihn angefordert haben. Geben Sie ihn niemandem weiter: Niemand von {name} wird Sie danach fragen.',
-  'code.ignore': 'Wenn Sie diesen Code nicht angefordert haben, ignorieren Sie diese E-Mail. Ohne den Code kann sich niemand anmelden, und er verfällt von selbst.',
+  'code.enter':
+    'Geben Sie ihn auf der Seite ein, auf der Sie ihn angefordert haben. Geben Sie ihn niemandem weiter: Niemand von {name} wird Sie danach fragen.',
+  'code.ignore':
+    'Wenn Sie diesen Code nicht angefordert haben, ignorieren Sie diese E-Mail. Ohne den Code kann sich niemand anmelden, und er verfällt von selbst.',
   'notice.subject': 'Neue Anmeldung bei {name}',
   'notice.intro': 'Ihr Konto bei {name} wurde soeben von einem Gerät oder Netz aus angemeldet, das es bisher nicht genutzt hat:',
   'notice.device': 'Gerät',
@@ -20,7 +22,8 @@ export const de: Readonly<Record<MailMessageKey, string>> = {
   'notice.method_passkey': 'ein Passkey',
   'notice.method_provider': 'Anmeldung mit {provider}',
   'notice.fine': 'Wenn Sie das waren, ist nichts zu tun.',
-  'notice.not_you': 'Wenn nicht, öffnen Sie die Kontoseite, melden Sie alle anderen Browser ab und prüfen Sie die dort aufgeführten Anmeldewege:',
+  'notice.not_you':
+    'Wenn nicht, öffnen Sie die Kontoseite, melden Sie alle anderen Browser ab und prüfen Sie die dort aufgeführten Anmeldewege:',
   'notice.account_page': 'die Kontoseite',
   'mail.support': 'Brauchen Sie Hilfe? Wenden Sie sich an den Support von {name}: {contact}',
   'mail.support_link': 'Support von {name} kontaktieren',

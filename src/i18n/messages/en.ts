@@ -4,7 +4,8 @@ export const en = {
   'code.intro': 'Your code to sign in to {name} is:',
   'code.expires': 'It expires in {minutes, plural, one {# minute} other {# minutes}} (at {time}) and works once.',
   'code.enter': 'Enter it on the page where you asked for it. Never give it to anyone: nobody from {name} will ask you for it.',
-  'code.ignore': 'If you did not ask for this code, ignore this e-mail. Nobody can sign in without the code, and it stops working on its own.',
+  'code.ignore':
+    'If you did not ask for this code, ignore this e-mail. Nobody can sign in without the code, and it stops working on its own.',
   'notice.subject': 'New sign-in to {name}',
   'notice.intro': 'Your account on {name} was just signed in to from a device or network it had not used before:',
   'notice.device': 'Device',
@@ -18,7 +19,8 @@ export const en = {
   'notice.method_passkey': 'a passkey',
   'notice.method_provider': '{provider} sign-in',
   'notice.fine': 'If this was you, there is nothing to do.',
-  'notice.not_you': 'If it was not you, open the account page, choose "Sign out everywhere else" under "Where you are signed in", and check the ways to sign in listed there:',
+  'notice.not_you':
+    'If it was not you, open the account page, choose "Sign out everywhere else" under "Where you are signed in", and check the ways to sign in listed there:',
   'notice.account_page': 'the account page',
   'mail.support': 'Need help? Contact {name} support: {contact}',
   'mail.support_link': 'Contact {name} support',

@@ -6,7 +6,8 @@ export const es: Readonly<Record<MailMessageKey, string>> = {
   'code.intro': 'Tu código para iniciar sesión en {name} es:',
   'code.expires': 'Caduca en {minutes, plural, one {# minuto} other {# minutos}} (a las {time}) y solo sirve una vez.',
   'code.enter': 'Escríbelo en la página donde lo pediste. No se lo des a nadie: nadie de {name} te lo pedirá.',
-  'code.ignore': 'Si no pediste este código, ignora este correo. Nadie puede iniciar sesión sin el código, y deja de funcionar por sí solo.',
+  'code.ignore':
+    'Si no pediste este código, ignora este correo. Nadie puede iniciar sesión sin el código, y deja de funcionar por sí solo.',
   'notice.subject': 'Nuevo inicio de sesión en {name}',
   'notice.intro': 'Se acaba de iniciar sesión en tu cuenta de {name} desde un dispositivo o una red que no había usado antes:',
   'notice.device': 'Dispositivo',
@@ -20,7 +21,8 @@ export const es: Readonly<Record<MailMessageKey, string>> = {
   'notice.method_passkey': 'una llave de acceso',
   'notice.method_provider': 'inicio de sesión con {provider}',
   'notice.fine': 'Si fuiste tú, no tienes que hacer nada.',
-  'notice.not_you': 'Si no fuiste tú, abre la página de tu cuenta, cierra la sesión en todos los demás navegadores y revisa las formas de acceso que aparecen allí:',
+  'notice.not_you':
+    'Si no fuiste tú, abre la página de tu cuenta, cierra la sesión en todos los demás navegadores y revisa las formas de acceso que aparecen allí:',
   'notice.account_page': 'la página de tu cuenta',
   'mail.support': '¿Necesitas ayuda? Escribe al soporte de {name}: {contact}',
   'mail.support_link': 'Contactar con el soporte de {name}',

@@ -6,7 +6,8 @@ export const fr: Readonly<Record<MailMessageKey, string>> = {
   'code.intro': 'Votre code pour vous connecter à {name} :',
   'code.expires': 'Il expire dans {minutes, plural, one {# minute} other {# minutes}} (à {time}) et ne sert qu’une fois.',
   'code.enter': 'Saisissez-le sur la page où vous l’avez demandé. Ne le donnez à personne : personne de {name} ne vous le demandera.',
-  'code.ignore': 'Si vous n’avez pas demandé ce code, ignorez cet e-mail. Personne ne peut se connecter sans le code, et il cesse de fonctionner de lui-même.',
+  'code.ignore':
+    'Si vous n’avez pas demandé ce code, ignorez cet e-mail. Personne ne peut se connecter sans le code, et il cesse de fonctionner de lui-même.',
   'notice.subject': 'Nouvelle connexion à {name}',
   'notice.intro': 'Votre compte {name} vient d’être connecté depuis un appareil ou un réseau qu’il n’avait jamais utilisé :',
   'notice.device': 'Appareil',
@@ -20,7 +21,8 @@ export const fr: Readonly<Record<MailMessageKey, string>> = {
   'notice.method_passkey': 'une clé d’accès',
   'notice.method_provider': 'connexion avec {provider}',
   'notice.fine': 'Si c’était vous, il n’y a rien à faire.',
-  'notice.not_you': 'Sinon, ouvrez la page de votre compte, déconnectez tous les autres navigateurs et vérifiez les moyens de connexion qui y figurent :',
+  'notice.not_you':
+    'Sinon, ouvrez la page de votre compte, déconnectez tous les autres navigateurs et vérifiez les moyens de connexion qui y figurent :',
   'notice.account_page': 'la page de votre compte',
   'mail.support': 'Besoin d’aide ? Contactez le support de {name} : {contact}',
   'mail.support_link': 'Contacter le support de {name}',

@@ -7,14 +7,17 @@ export const pagesDe: Readonly<Record<PageMessageKey, string>> = {
   'error.bad_request': 'Etwas im Formular ist ungültig. Prüfen Sie es und versuchen Sie es erneut.',
   'error.already_active': 'Dieses Konto verwenden Sie bereits.',
   'error.not_authenticated': 'Sie sind nicht mehr angemeldet. Bitte melden Sie sich erneut an.',
-  'error.ambiguous_session': 'Eine andere Website hat in diesem Browser eine Anmeldung hinterlassen, deshalb wurden Sie hier sicherheitshalber abgemeldet. Bitte melden Sie sich erneut an.',
+  'error.ambiguous_session':
+    'Eine andere Website hat in diesem Browser eine Anmeldung hinterlassen, deshalb wurden Sie hier sicherheitshalber abgemeldet. Bitte melden Sie sich erneut an.',
   'error.account_disabled': 'Dieses Konto wurde vom Betreiber dieses Dienstes gesperrt und kann sich nicht anmelden.',
   'error.nonce_reused': 'Diese signierte Nachricht wurde bereits verwendet. Holen Sie eine neue Nachricht und signieren Sie sie erneut.',
   'error.invalid_code': 'Der Code ist falsch oder abgelaufen. Sehen Sie in der neuesten E-Mail nach oder fordern Sie einen neuen Code an.',
-  'error.code_dead': 'Dieser Code ist nicht mehr gültig (zu viele Versuche, ein neuerer Code wurde gesendet oder er ist abgelaufen). Fordern Sie einen neuen Code an.',
+  'error.code_dead':
+    'Dieser Code ist nicht mehr gültig (zu viele Versuche, ein neuerer Code wurde gesendet oder er ist abgelaufen). Fordern Sie einen neuen Code an.',
   'error.sudo_required': 'Bitte bestätigen Sie zuerst, dass Sie es sind.',
   'error.cross_site': 'Die Anfrage wurde abgelehnt, weil sie nicht von dieser Website kam.',
-  'error.not_in_roster': 'Dieses Konto ist in diesem Browser nicht mehr angemeldet. Melden Sie sich über „Weiteres Konto hinzufügen“ wieder an.',
+  'error.not_in_roster':
+    'Dieses Konto ist in diesem Browser nicht mehr angemeldet. Melden Sie sich über „Weiteres Konto hinzufügen“ wieder an.',
   'error.forbidden': 'Das dürfen Sie nicht.',
   'error.not_found': 'Diese Funktion gibt es bei diesem Dienst nicht.',
   'error.unknown_did_oc': 'Dieses Konto existiert nicht mehr.',
@@ -22,9 +25,11 @@ export const pagesDe: Readonly<Record<PageMessageKey, string>> = {
   'error.no_roster': 'Ihre Sitzung stammt aus einer älteren Version dieses Dienstes. Bitte melden Sie sich erneut an.',
   'error.address_linked_elsewhere': 'Diese Bitcoin-Adresse gehört zu einem anderen Konto.',
   'error.email_linked_elsewhere': 'Diese E-Mail-Adresse gehört zu einem anderen Konto.',
-  'error.transfer_changed': 'Das andere Konto hat sich geändert, während Sie entschieden haben (etwas kam hinzu oder wurde entfernt), daher wurde nichts verschoben. Verknüpfen Sie erneut, um zu sehen, was es jetzt enthält.',
+  'error.transfer_changed':
+    'Das andere Konto hat sich geändert, während Sie entschieden haben (etwas kam hinzu oder wurde entfernt), daher wurde nichts verschoben. Verknüpfen Sie erneut, um zu sehen, was es jetzt enthält.',
   'error.identity_not_linked': 'Diese Adresse oder E-Mail ist nicht mit diesem Konto verknüpft. Verwenden Sie eine verknüpfte.',
-  'error.last_identity': 'Dies ist der einzige Zugang zu diesem Konto und kann daher nicht entfernt werden. Verknüpfen Sie zuerst einen weiteren.',
+  'error.last_identity':
+    'Dies ist der einzige Zugang zu diesem Konto und kann daher nicht entfernt werden. Verknüpfen Sie zuerst einen weiteren.',
   'error.payload_too_large': 'Ihre Eingabe ist zu lang.',
   'error.unsupported_media_type': 'Die Anfrage wurde nicht verstanden. Laden Sie die Seite neu und versuchen Sie es erneut.',
   'error.internal_error': 'Bei uns ist etwas schiefgelaufen. Bitte versuchen Sie es gleich noch einmal.',
@@ -32,12 +37,18 @@ export const pagesDe: Readonly<Record<PageMessageKey, string>> = {
   'error.provider_unavailable': 'Der Anmeldeanbieter ist nicht erreichbar. Bitte versuchen Sie es später erneut.',
   'error.not_ready': 'Der Dienst startet gerade. Bitte versuchen Sie es gleich noch einmal.',
   'challenge.expired': 'Die zu signierende Nachricht ist abgelaufen. Holen Sie eine neue und signieren Sie diese.',
-  'challenge.sig_invalid': 'Die Signatur passt nicht. Signieren Sie genau die angezeigte Nachricht mit der Wallet, die diese Adresse hält, per BIP-322 („Nachricht signieren“).',
-  'challenge.sig_unsupported_script': 'Diese Signatur hat das alte Format, das nur für Adressen funktioniert, die mit 1 beginnen. Signieren Sie stattdessen mit BIP-322.',
-  'challenge.aud_mismatch': 'Diese Nachricht wurde für eine andere Website erstellt. Holen Sie hier eine neue Nachricht und signieren Sie diese.',
-  'challenge.purpose_mismatch': 'Diese Nachricht wurde für einen anderen Zweck erstellt. Holen Sie hier eine neue Nachricht und signieren Sie diese.',
-  'challenge.nonce_mismatch': 'Die Nachricht wurde nach dem Ausstellen verändert. Signieren Sie genau den angezeigten Text, ohne ihn zu bearbeiten.',
-  'oauth.state_mismatch': 'Die Anmeldung beim Anbieter hat zu lange gedauert oder wurde in einem anderen Tab begonnen. Bitte versuchen Sie es erneut.',
+  'challenge.sig_invalid':
+    'Die Signatur passt nicht. Signieren Sie genau die angezeigte Nachricht mit der Wallet, die diese Adresse hält, per BIP-322 („Nachricht signieren“).',
+  'challenge.sig_unsupported_script':
+    'Diese Signatur hat das alte Format, das nur für Adressen funktioniert, die mit 1 beginnen. Signieren Sie stattdessen mit BIP-322.',
+  'challenge.aud_mismatch':
+    'Diese Nachricht wurde für eine andere Website erstellt. Holen Sie hier eine neue Nachricht und signieren Sie diese.',
+  'challenge.purpose_mismatch':
+    'Diese Nachricht wurde für einen anderen Zweck erstellt. Holen Sie hier eine neue Nachricht und signieren Sie diese.',
+  'challenge.nonce_mismatch':
+    'Die Nachricht wurde nach dem Ausstellen verändert. Signieren Sie genau den angezeigten Text, ohne ihn zu bearbeiten.',
+  'oauth.state_mismatch':
+    'Die Anmeldung beim Anbieter hat zu lange gedauert oder wurde in einem anderen Tab begonnen. Bitte versuchen Sie es erneut.',
   'oauth.access_denied': 'Die Anmeldung wurde beim Anbieter abgebrochen, Sie sind also nicht angemeldet.',
   'oauth.provider_error': 'Der Anbieter hat ein Problem mit der Anmeldung gemeldet. Bitte versuchen Sie es erneut.',
   'oauth.token_exchange_failed': 'Die Anmeldung beim Anbieter konnte nicht abgeschlossen werden. Bitte versuchen Sie es erneut.',
@@ -50,8 +61,10 @@ export const pagesDe: Readonly<Record<PageMessageKey, string>> = {
   'kind.oauth': 'Anmeldeanbieter',
   'kind.connect': 'Verbundene App',
   'error.rate_limited': 'Zu viele Versuche. Bitte warten Sie kurz und versuchen Sie es erneut.',
-  'error.rate_limited_seconds': 'Zu viele Versuche. Bitte warten Sie {seconds, plural, one {# Sekunde} other {# Sekunden}} und versuchen Sie es erneut.',
-  'error.rate_limited_minutes': 'Zu viele Versuche. Bitte warten Sie {minutes, plural, one {# Minute} other {# Minuten}} und versuchen Sie es erneut.',
+  'error.rate_limited_seconds':
+    'Zu viele Versuche. Bitte warten Sie {seconds, plural, one {# Sekunde} other {# Sekunden}} und versuchen Sie es erneut.',
+  'error.rate_limited_minutes':
+    'Zu viele Versuche. Bitte warten Sie {minutes, plural, one {# Minute} other {# Minuten}} und versuchen Sie es erneut.',
   'error.other': 'Etwas ist schiefgelaufen ({code}). Bitte versuchen Sie es erneut.',
   'oauth.other': 'Die Anmeldung beim Anbieter hat nicht funktioniert. Bitte versuchen Sie es erneut.',
   // Anmeldeseite (signin.html)
@@ -80,7 +93,8 @@ export const pagesDe: Readonly<Record<PageMessageKey, string>> = {
   'signin.resend': 'Neuen Code senden',
   'page.another_email': 'Andere E-Mail-Adresse verwenden',
   'signin.passkey_title': 'Mit einem Passkey',
-  'signin.passkey_hint': 'Wenn Sie auf Ihrer Kontoseite einen Passkey hinzugefügt haben, entsperren Sie ihn mit Fingerabdruck, Gesicht oder PIN.',
+  'signin.passkey_hint':
+    'Wenn Sie auf Ihrer Kontoseite einen Passkey hinzugefügt haben, entsperren Sie ihn mit Fingerabdruck, Gesicht oder PIN.',
   'signin.passkey_button': 'Mit einem Passkey anmelden',
   'signin.providers_title': 'Mit einem anderen Konto',
   'signin.footer': 'Ihre Sitzung liegt in einem sicheren HttpOnly-Cookie in diesem Browser. Abmelden können Sie sich auf Ihrer Kontoseite.',
@@ -107,14 +121,16 @@ export const pagesDe: Readonly<Record<PageMessageKey, string>> = {
   'account.identities_title': 'Verknüpfte Identitäten',
   'account.identities_hint': 'Mit jeder davon können Sie sich bei diesem Konto anmelden.',
   'account.link_title': 'Weiteren Anmeldeweg verknüpfen',
-  'account.link_hint': 'Weisen Sie eine Bitcoin-Adresse oder eine E-Mail-Adresse nach, dann meldet sie ebenfalls bei diesem Konto an. Zum Verknüpfen ist eine frische Bestätigung nötig.',
+  'account.link_hint':
+    'Weisen Sie eine Bitcoin-Adresse oder eine E-Mail-Adresse nach, dann meldet sie ebenfalls bei diesem Konto an. Zum Verknüpfen ist eine frische Bestätigung nötig.',
   'account.link_btc_title': 'Eine Bitcoin-Adresse',
   'account.link_btc_hint': 'Sie signieren eine kurze Nachricht mit der Wallet, die sie hält.',
   'account.link_address': 'Adresse verknüpfen',
   'account.link_email_title': 'Eine E-Mail-Adresse',
   'account.link_email': 'E-Mail verknüpfen',
   'account.keys_title': 'Sicherheitsschlüssel und Passkeys',
-  'account.keys_hint': 'Ein Sicherheitsschlüssel bestätigt vor einer heiklen Änderung, dass Sie es sind. Ein Passkey meldet Sie außerdem bei diesem Konto an, ohne Wallet oder E-Mail-Code.',
+  'account.keys_hint':
+    'Ein Sicherheitsschlüssel bestätigt vor einer heiklen Änderung, dass Sie es sind. Ein Passkey meldet Sie außerdem bei diesem Konto an, ohne Wallet oder E-Mail-Code.',
   'account.keys_empty': 'Noch kein Sicherheitsschlüssel und kein Passkey.',
   'account.key_label': 'Name des neuen Schlüssels',
   'account.key_label_hint': 'Optional, zum Beispiel „YubiKey“ oder „Arbeitslaptop“.',
@@ -128,10 +144,12 @@ export const pagesDe: Readonly<Record<PageMessageKey, string>> = {
   'account.activity_hint': 'Anmeldungen und Änderungen an der Sicherheit dieses Kontos, die neuesten zuerst.',
   'account.activity_more': 'Ältere Aktivitäten anzeigen',
   'account.data_title': 'Ihre Daten',
-  'account.data_hint': 'Alles, was dieser Dienst über dieses Konto speichert, als eine Datei: Identitäten, Sitzungen, Schlüssel, Connect-Apps und Aktivitäten. Dafür ist eine frische Bestätigung nötig.',
+  'account.data_hint':
+    'Alles, was dieser Dienst über dieses Konto speichert, als eine Datei: Identitäten, Sitzungen, Schlüssel, Connect-Apps und Aktivitäten. Dafür ist eine frische Bestätigung nötig.',
   'account.export': 'Ihre Daten herunterladen',
   'account.delete_title': 'Dieses Konto löschen',
-  'account.delete_hint': 'Meldet es überall ab und entfernt seine Identitäten, Schlüssel, Connect-Apps und Aktivitäten endgültig. Seine Adressen und E-Mails können danach ein neues Konto beginnen. Das lässt sich nicht rückgängig machen.',
+  'account.delete_hint':
+    'Meldet es überall ab und entfernt seine Identitäten, Schlüssel, Connect-Apps und Aktivitäten endgültig. Seine Adressen und E-Mails können danach ein neues Konto beginnen. Das lässt sich nicht rückgängig machen.',
   'account.signout_title': 'Abmelden',
   'account.signout_hint': 'Wenn Sie sich von diesem Konto abmelden, bleiben die anderen Konten in diesem Browser angemeldet.',
   'account.logout_current': 'Von diesem Konto abmelden',
@@ -142,14 +160,17 @@ export const pagesDe: Readonly<Record<PageMessageKey, string>> = {
   'explorer.loading': 'Die Routen werden geladen…',
   'explorer.filter': 'Route suchen',
   'explorer.groups': 'Gruppen',
-  'explorer.lead': 'Alle Routen dieses Dienstes, aus seinem <doc>OpenAPI-3.1-Dokument</doc>. Öffnen Sie eine, um sie zu lesen und auszuprobieren: Anfragen gehen an diesen Dienst, mit der Sitzung dieses Browsers, falls vorhanden.',
+  'explorer.lead':
+    'Alle Routen dieses Dienstes, aus seinem <doc>OpenAPI-3.1-Dokument</doc>. Öffnen Sie eine, um sie zu lesen und auszuprobieren: Anfragen gehen an diesen Dienst, mit der Sitzung dieses Browsers, falls vorhanden.',
   'explorer.noscript': 'Diese Seite braucht JavaScript, um die Routen anzuzeigen; das <doc>OpenAPI-Dokument</doc> enthält sie alle.',
   // Anmeldeseite (signin.js)
   'signin.last_used': 'Zuletzt verwendet',
   'signin.signed_in': 'Angemeldet. Es geht weiter…',
   'signin.add_title': 'Weiteres Konto hinzufügen',
-  'signin.add_lead': 'Melden Sie sich bei einem weiteren Konto an. Die Konten, die in diesem Browser schon angemeldet sind, bleiben es, und Sie können zwischen ihnen wechseln.',
-  'signin.return_to_refused': 'Der Link, dem Sie gefolgt sind, wollte Sie zu einer Website schicken, die nicht zu diesem Dienst gehört. Nach der Anmeldung kommen Sie stattdessen auf Ihre Kontoseite.',
+  'signin.add_lead':
+    'Melden Sie sich bei einem weiteren Konto an. Die Konten, die in diesem Browser schon angemeldet sind, bleiben es, und Sie können zwischen ihnen wechseln.',
+  'signin.return_to_refused':
+    'Der Link, dem Sie gefolgt sind, wollte Sie zu einer Website schicken, die nicht zu diesem Dienst gehört. Nach der Anmeldung kommen Sie stattdessen auf Ihre Kontoseite.',
   'signin.signed_out': 'Sie sind abgemeldet.',
   'signin.deleted': 'Das Konto wurde gelöscht und Sie sind abgemeldet.',
   'signin.already': 'Sie sind als {name} angemeldet. {account} oder {add}, damit dieses auch angemeldet bleibt.',
@@ -167,7 +188,8 @@ export const pagesDe: Readonly<Record<PageMessageKey, string>> = {
   'signin.wallet_signed': '{wallet} hat als {address} signiert. Anmeldung läuft…',
   'wallet.sign_with': 'Mit {wallet} signieren',
   'wallet.connecting': 'Verbindung mit {wallet}…',
-  'signin.wallet_no_address': '{wallet} hat keine Bitcoin-Adresse geteilt. Entsperren Sie die Wallet und wählen Sie ein Konto, oder geben Sie unten eine Adresse ein.',
+  'signin.wallet_no_address':
+    '{wallet} hat keine Bitcoin-Adresse geteilt. Entsperren Sie die Wallet und wählen Sie ein Konto, oder geben Sie unten eine Adresse ein.',
   'wallet.will_sign': '{wallet} signiert als {address}.',
   'wallet.address_refused': 'Die Adresse {address} von {wallet} akzeptiert dieser Dienst nicht.',
   'wallet.connect': '{wallet} verbinden',
@@ -175,10 +197,14 @@ export const pagesDe: Readonly<Record<PageMessageKey, string>> = {
   'page.message_selected': 'Die Nachricht ist markiert: Kopieren Sie sie mit Tastatur oder Menü.',
   'signin.new_message_ready': 'Eine neue Nachricht ist zum Signieren bereit.',
   'page.signature_missing': 'Fügen Sie zuerst die Signatur aus Ihrer Wallet ein.',
-  'signin.legacy_wallet': '{wallet} hat mit dem alten Verfahren (ECDSA) signiert, das nur für Adressen funktioniert, die mit 1 beginnen. Wählen Sie in den Signieroptionen BIP-322 und signieren Sie erneut.',
-  'signin.legacy_pasted': 'Ihre Wallet hat mit dem alten Verfahren (ECDSA) signiert, das nur für Adressen funktioniert, die mit 1 beginnen. Wählen Sie in den Signieroptionen BIP-322 und signieren Sie erneut.',
-  'signin.mismatch_wallet': 'Die Signatur von {wallet} passt nicht: Vielleicht wurde mit einem anderen Konto signiert oder die Nachricht verändert. Prüfen Sie das Konto in {wallet} und signieren Sie erneut.',
-  'signin.mismatch_pasted': 'Die Signatur passt nicht. Signieren Sie genau die angezeigte Nachricht, jede Zeile, auch die leere letzte Zeile, die manche Wallets weglassen, mit der Wallet, die diese Adresse hält, per BIP-322.',
+  'signin.legacy_wallet':
+    '{wallet} hat mit dem alten Verfahren (ECDSA) signiert, das nur für Adressen funktioniert, die mit 1 beginnen. Wählen Sie in den Signieroptionen BIP-322 und signieren Sie erneut.',
+  'signin.legacy_pasted':
+    'Ihre Wallet hat mit dem alten Verfahren (ECDSA) signiert, das nur für Adressen funktioniert, die mit 1 beginnen. Wählen Sie in den Signieroptionen BIP-322 und signieren Sie erneut.',
+  'signin.mismatch_wallet':
+    'Die Signatur von {wallet} passt nicht: Vielleicht wurde mit einem anderen Konto signiert oder die Nachricht verändert. Prüfen Sie das Konto in {wallet} und signieren Sie erneut.',
+  'signin.mismatch_pasted':
+    'Die Signatur passt nicht. Signieren Sie genau die angezeigte Nachricht, jede Zeile, auch die leere letzte Zeile, die manche Wallets weglassen, mit der Wallet, die diese Adresse hält, per BIP-322.',
   'signin.resend_in': 'Neuen Code senden (in {seconds} s)',
   'page.code_expires_in': 'Der Code läuft ab in {clock}.',
   'page.code_expired_short': 'Dieser Code ist abgelaufen.',
@@ -187,27 +213,35 @@ export const pagesDe: Readonly<Record<PageMessageKey, string>> = {
   'signin.code_sent_to': 'Wir haben einen Code an {email} gesendet. Er gilt 10 Minuten.',
   'signin.code_sent': 'Code an {email} gesendet.',
   'page.code_digits': 'Geben Sie die 6 Ziffern aus der E-Mail ein.',
-  'signin.code_dead': 'Dieser Code ist nicht mehr gültig: Seine Versuche sind aufgebraucht oder ein neuerer Code hat ihn ersetzt. Senden Sie einen neuen Code.',
+  'signin.code_dead':
+    'Dieser Code ist nicht mehr gültig: Seine Versuche sind aufgebraucht oder ein neuerer Code hat ihn ersetzt. Senden Sie einen neuen Code.',
   'signin.code_wrong_tries': 'Der Code ist falsch. Noch {left, plural, one {# Versuch} other {# Versuche}}, bevor er ungültig wird.',
   'signin.resend_wait': 'Einen neuen Code können Sie in {seconds, plural, one {# Sekunde} other {# Sekunden}} anfordern.',
   'signin.code_resent': 'Ein neuer Code ist unterwegs an {email}. Nur der neueste Code gilt.',
   'signin.continue_with': 'Weiter mit {provider}',
-  'signin.passkey_not_allowed': 'Mit diesem Passkey kann dieser Dienst Sie nicht anmelden. Melden Sie sich anders an und fügen Sie ihn dann auf Ihrer Kontoseite hinzu.',
+  'signin.passkey_not_allowed':
+    'Mit diesem Passkey kann dieser Dienst Sie nicht anmelden. Melden Sie sich anders an und fügen Sie ihn dann auf Ihrer Kontoseite hinzu.',
   // Wallets (wallets.js) und Sicherheitsschlüssel (passkeys.js)
-  'wallet.wrong_account': '{wallet} verwendet {active}, nicht {wanted}. Wechseln Sie in {wallet} zu {wanted} oder beginnen Sie neu mit {active}.',
+  'wallet.wrong_account':
+    '{wallet} verwendet {active}, nicht {wanted}. Wechseln Sie in {wallet} zu {wanted} oder beginnen Sie neu mit {active}.',
   'wallet.declined': 'Sie haben in {wallet} abgelehnt, es wurde also nichts signiert.',
   'wallet.failed_because': '{wallet} konnte nicht signieren: {reason}',
   'wallet.failed': '{wallet} konnte nicht signieren. Kopieren Sie die Nachricht und signieren Sie sie auf anderem Weg.',
-  'key.prompt_closed': 'Die Abfrage des Sicherheitsschlüssels wurde geschlossen, bevor sie fertig war. Versuchen Sie es erneut, wenn Sie bereit sind.',
+  'key.prompt_closed':
+    'Die Abfrage des Sicherheitsschlüssels wurde geschlossen, bevor sie fertig war. Versuchen Sie es erneut, wenn Sie bereit sind.',
   'key.already_added_here': 'Dieser Sicherheitsschlüssel ist diesem Konto bereits hinzugefügt.',
   'key.browser_refused': 'Dieser Browser hat Sicherheitsschlüssel für diese Website abgelehnt.',
-  'key.browser_failed': 'Der Browser konnte den Sicherheitsschlüssel nicht verwenden. Versuchen Sie es erneut oder nehmen Sie einen anderen Weg.',
+  'key.browser_failed':
+    'Der Browser konnte den Sicherheitsschlüssel nicht verwenden. Versuchen Sie es erneut oder nehmen Sie einen anderen Weg.',
   'key.verify_failed': 'Die Antwort des Sicherheitsschlüssels konnte nicht geprüft werden. Versuchen Sie es erneut.',
-  'key.cloned_authenticator': 'Dieser Sicherheitsschlüssel hat mit einem alten Zähler geantwortet, was auf eine Kopie hindeuten kann. Er wurde abgelehnt; entfernen Sie ihn und fügen Sie ihn erneut hinzu, wenn Sie ihm vertrauen.',
-  'key.credential_outside_allowlist': 'Diesen Schlüssel kann dieses Konto hier nicht verwenden. Wählen Sie einen anderen Schlüssel oder einen anderen Weg.',
+  'key.cloned_authenticator':
+    'Dieser Sicherheitsschlüssel hat mit einem alten Zähler geantwortet, was auf eine Kopie hindeuten kann. Er wurde abgelehnt; entfernen Sie ihn und fügen Sie ihn erneut hinzu, wenn Sie ihm vertrauen.',
+  'key.credential_outside_allowlist':
+    'Diesen Schlüssel kann dieses Konto hier nicht verwenden. Wählen Sie einen anderen Schlüssel oder einen anderen Weg.',
   'key.no_credentials_registered': 'Dieses Konto hat noch keinen Sicherheitsschlüssel.',
   'key.credential_exists': 'Dieser Sicherheitsschlüssel ist bereits hinzugefügt.',
-  'key.credential_not_discoverable': 'Mit diesem Schlüssel kann man sich nicht ohne Namen anmelden. Fügen Sie ihn stattdessen als Sicherheitsschlüssel zum Bestätigen hinzu.',
+  'key.credential_not_discoverable':
+    'Mit diesem Schlüssel kann man sich nicht ohne Namen anmelden. Fügen Sie ihn stattdessen als Sicherheitsschlüssel zum Bestätigen hinzu.',
   'key.webauthn_origin_mismatch': 'Sicherheitsschlüssel für diesen Dienst funktionieren nur auf seinen eigenen Websites.',
   'key.webauthn_rp_id_mismatch': 'Der Schlüssel hat für eine andere Website geantwortet.',
   'key.webauthn_unavailable': 'Sicherheitsschlüssel sind bei diesem Dienst nicht verfügbar.',
@@ -216,7 +250,8 @@ export const pagesDe: Readonly<Record<PageMessageKey, string>> = {
   // Bestätigungsseite (sudo.js)
   'sudo.confirmed': 'Bestätigt. Es geht zurück…',
   'sudo.lead_purpose': 'Für „{purpose}“ bestätigen Sie bitte, dass Sie dieses Konto kontrollieren. Der Nachweis gilt 5 Minuten.',
-  'sudo.return_to_refused': 'Der Link, dem Sie gefolgt sind, wollte Sie zu einer Website schicken, die nicht zu diesem Dienst gehört. Danach kommen Sie stattdessen auf Ihre Kontoseite.',
+  'sudo.return_to_refused':
+    'Der Link, dem Sie gefolgt sind, wollte Sie zu einer Website schicken, die nicht zu diesem Dienst gehört. Danach kommen Sie stattdessen auf Ihre Kontoseite.',
   'page.load_failed': 'Ihr Konto konnte nicht geladen werden. Bitte laden Sie die Seite neu.',
   'sudo.confirming': 'Bestätigung für {account}',
   // Bestätigung (stepup.js), im Dialog und auf /sudo
@@ -225,14 +260,16 @@ export const pagesDe: Readonly<Record<PageMessageKey, string>> = {
   'stepup.key_hint': 'Berühren oder entsperren Sie einen Schlüssel, den Sie diesem Konto hinzugefügt haben.',
   'stepup.btc_title': 'Mit Ihrer Bitcoin-Wallet',
   'stepup.confirm': 'Bestätigen',
-  'stepup.none': 'Dieses Konto hat keine Bitcoin-Adresse und keine E-Mail-Adresse zum Bestätigen. Melden Sie sich ab und wieder an und versuchen Sie es dann erneut.',
+  'stepup.none':
+    'Dieses Konto hat keine Bitcoin-Adresse und keine E-Mail-Adresse zum Bestätigen. Melden Sie sich ab und wieder an und versuchen Sie es dann erneut.',
   'stepup.code_dead': 'Dieser Code ist nicht mehr gültig. Brechen Sie ab und bestätigen Sie erneut, um einen neuen Code zu erhalten.',
   // Verknüpfen (link.js)
   'link.cancelled': 'Es wurde nichts verknüpft.',
   'action.link': '{identity} zu verknüpfen',
   'link.another_account': 'einem anderen Konto',
   'link.move_title': '{identity} in dieses Konto verschieben?',
-  'link.move_text': '{identity} gehört zu {holder}. Die Adresse kommt hierher, und jenes Konto wird mit diesem zusammengeführt: überall abgemeldet, dann geschlossen. Das lässt sich nicht rückgängig machen.',
+  'link.move_text':
+    '{identity} gehört zu {holder}. Die Adresse kommt hierher, und jenes Konto wird mit diesem zusammengeführt: überall abgemeldet, dann geschlossen. Das lässt sich nicht rückgängig machen.',
   'link.move_confirm': 'Verschieben und zusammenführen',
   'link.move_declined': '{identity} bleibt bei {holder}.',
   'link.merged': '{identity} ist verknüpft, und {merged} wurde mit diesem Konto zusammengeführt.',
@@ -242,27 +279,36 @@ export const pagesDe: Readonly<Record<PageMessageKey, string>> = {
   'link.wallet_no_address': '{wallet} hat keine Bitcoin-Adresse geteilt.',
   'link.code_sent_to': 'Wir haben einen Code an {email} gesendet.',
   'link.move_identities': 'Seine anderen Anmeldewege',
-  'link.move_identities_hint': 'Haken Sie nur an, was Sie wiedererkennen. Alles ohne Haken wird mit jenem Konto entfernt und ist dann frei: Wer es kontrolliert, kann sich damit anmelden.',
+  'link.move_identities_hint':
+    'Haken Sie nur an, was Sie wiedererkennen. Alles ohne Haken wird mit jenem Konto entfernt und ist dann frei: Wer es kontrolliert, kann sich damit anmelden.',
   'link.move_apps': 'Seine Connect-Apps',
-  'link.move_apps_hint': 'Haken Sie die an, die Sie behalten möchten. Apps ohne Haken werden mit jenem Konto gelöscht, und ihre API-Schlüssel funktionieren nicht mehr.',
+  'link.move_apps_hint':
+    'Haken Sie die an, die Sie behalten möchten. Apps ohne Haken werden mit jenem Konto gelöscht, und ihre API-Schlüssel funktionieren nicht mehr.',
   'link.move_keys': 'Seine Sicherheitsschlüssel und Passkeys',
-  'link.move_keys_hint': 'Diese werden nie verschoben: Ein Schlüssel beweist, wer ihn registriert hat, nicht Sie. Darum wird jeder mit jenem Konto entfernt.',
+  'link.move_keys_hint':
+    'Diese werden nie verschoben: Ein Schlüssel beweist, wer ihn registriert hat, nicht Sie. Darum wird jeder mit jenem Konto entfernt.',
   'link.will_be_removed': 'Wird entfernt',
   'link.look_again': 'Erneut ansehen',
-  'link.holder_disabled': '{identity} gehört zu einem Konto, das der Betreiber dieses Dienstes gesperrt hat, und kann daher nicht hierher verschoben werden.',
+  'link.holder_disabled':
+    '{identity} gehört zu einem Konto, das der Betreiber dieses Dienstes gesperrt hat, und kann daher nicht hierher verschoben werden.',
   'link.app_named': 'die Connect-App {name}',
   'link.merged_moved': 'Außerdem hierher verschoben: {items}.',
-  'link.merged_removed_identities': 'Mit ihm entfernt und wieder frei für jeden, der {count, plural, one {es} other {sie}} kontrolliert: {items}.',
-  'link.merged_removed_keys': '{count, plural, one {Sein Sicherheitsschlüssel oder Passkey wurde entfernt: {names}.} other {Seine # Sicherheitsschlüssel und Passkeys wurden entfernt: {names}.}}',
-  'link.merged_removed_apps': '{count, plural, one {Seine Connect-App wurde gelöscht: {names}.} other {Seine # Connect-Apps wurden gelöscht: {names}.}}',
+  'link.merged_removed_identities':
+    'Mit ihm entfernt und wieder frei für jeden, der {count, plural, one {es} other {sie}} kontrolliert: {items}.',
+  'link.merged_removed_keys':
+    '{count, plural, one {Sein Sicherheitsschlüssel oder Passkey wurde entfernt: {names}.} other {Seine # Sicherheitsschlüssel und Passkeys wurden entfernt: {names}.}}',
+  'link.merged_removed_apps':
+    '{count, plural, one {Seine Connect-App wurde gelöscht: {names}.} other {Seine # Connect-Apps wurden gelöscht: {names}.}}',
   'link.merged_nothing_removed': 'Es enthielt nichts weiter, also wurde nichts entfernt.',
   // Kontoseite (account.js)
   'account.delete_confirm_label': 'Geben Sie zur Bestätigung <b>löschen</b> ein',
   'account.delete_word': 'löschen',
   'account.signed_in_as': 'Angemeldet als {name}',
   'account.name_not_set': 'Nicht festgelegt',
-  'account.copy_identity': '{kind, select, btc {Bitcoin-Adresse kopieren} email {E-Mail kopieren} nostr {Nostr-Schlüssel kopieren} oauth {Anmeldeanbieter kopieren} connect {Verbundene App kopieren} other {Konto-ID kopieren}}',
-  'account.copied_identity': '{kind, select, btc {Die Bitcoin-Adresse wurde kopiert.} email {Die E-Mail wurde kopiert.} nostr {Der Nostr-Schlüssel wurde kopiert.} oauth {Der Anmeldeanbieter wurde kopiert.} connect {Die verbundene App wurde kopiert.} other {Die Konto-ID wurde kopiert.}}',
+  'account.copy_identity':
+    '{kind, select, btc {Bitcoin-Adresse kopieren} email {E-Mail kopieren} nostr {Nostr-Schlüssel kopieren} oauth {Anmeldeanbieter kopieren} connect {Verbundene App kopieren} other {Konto-ID kopieren}}',
+  'account.copied_identity':
+    '{kind, select, btc {Die Bitcoin-Adresse wurde kopiert.} email {Die E-Mail wurde kopiert.} nostr {Der Nostr-Schlüssel wurde kopiert.} oauth {Der Anmeldeanbieter wurde kopiert.} connect {Die verbundene App wurde kopiert.} other {Die Konto-ID wurde kopiert.}}',
   'account.copy_selected': 'Der Text ist markiert: Kopieren Sie ihn mit Tastatur oder Menü.',
   'account.switch_to': 'Zu {name} wechseln',
   'account.switch': 'Wechseln',
@@ -310,14 +356,17 @@ export const pagesDe: Readonly<Record<PageMessageKey, string>> = {
   'action.sign_out_others': 'alle anderen Browser abzumelden',
   'account.others_signed_out': '{count, plural, one {Ein anderer Browser wurde abgemeldet.} other {# andere Browser wurden abgemeldet.}}',
   'field.display_name': 'Anzeigename',
-  'event.signin': 'Angemeldet mit {method}{placed, select, yes { ({where})} other {}}{added, select, yes {, hinzugefügt in einem Browser mit einem anderen Konto} other {}}',
+  'event.signin':
+    'Angemeldet mit {method}{placed, select, yes { ({where})} other {}}{added, select, yes {, hinzugefügt in einem Browser mit einem anderen Konto} other {}}',
   'event.sudo': 'Mit {method} bestätigt, dass Sie es sind',
   'event.sudo_key': 'Mit dem Schlüssel {key} bestätigt, dass Sie es sind',
   'event.sudo_failed': 'Eine Bestätigung mit {method} ist fehlgeschlagen ({reason})',
   'event.step_up': 'Mit dem Schlüssel {key} bestätigt',
   'event.step_up_failed': 'Eine Bestätigung mit einem Sicherheitsschlüssel ist fehlgeschlagen ({reason})',
-  'event.identity_linked': '{kind, select, btc {Bitcoin-Adresse} email {E-Mail} did {Konto-ID} nostr {Nostr-Schlüssel} oauth {Anmeldeanbieter} connect {Verbundene App} other {Identität}} {value} verknüpft',
-  'event.identity_unlinked': '{kind, select, btc {Bitcoin-Adresse} email {E-Mail} did {Konto-ID} nostr {Nostr-Schlüssel} oauth {Anmeldeanbieter} connect {Verbundene App} other {Identität}} {value} entfernt',
+  'event.identity_linked':
+    '{kind, select, btc {Bitcoin-Adresse} email {E-Mail} did {Konto-ID} nostr {Nostr-Schlüssel} oauth {Anmeldeanbieter} connect {Verbundene App} other {Identität}} {value} verknüpft',
+  'event.identity_unlinked':
+    '{kind, select, btc {Bitcoin-Adresse} email {E-Mail} did {Konto-ID} nostr {Nostr-Schlüssel} oauth {Anmeldeanbieter} connect {Verbundene App} other {Identität}} {value} entfernt',
   'event.merged_from': 'Das Konto {account} wurde mit diesem zusammengeführt',
   'event.merged_into': 'Dieses Konto wurde mit {account} zusammengeführt',
   'event.edited': '{fields} geändert',
@@ -327,7 +376,8 @@ export const pagesDe: Readonly<Record<PageMessageKey, string>> = {
   'event.revoked_all': 'Der Betreiber hat dieses Konto überall abgemeldet ({count, plural, one {# Browser} other {# Browser}})',
   'event.revoked_others': 'Überall sonst abgemeldet ({count, plural, one {# Browser} other {# Browser}})',
   'event.revoked_one': 'Einen anderen Browser abgemeldet',
-  'event.tab_pinned': 'Ein Tab wurde mit diesem Konto geöffnet, während das Konto {account} aktiv war{placed, select, yes { ({where})} other {}}',
+  'event.tab_pinned':
+    'Ein Tab wurde mit diesem Konto geöffnet, während das Konto {account} aktiv war{placed, select, yes { ({where})} other {}}',
   'event.app_created': 'Connect-App {name} erstellt',
   'event.app_rotated': 'API-Schlüssel der Connect-App {name} ersetzt',
   'event.app_deleted': 'Connect-App {name} gelöscht',
@@ -340,7 +390,8 @@ export const pagesDe: Readonly<Record<PageMessageKey, string>> = {
   'account.now_using': 'Sie verwenden jetzt {name}.',
   'account.logout_all_title': '{count, plural, one {Abmelden?} other {Von allen # Konten abmelden?}}',
   'account.logout_one_text': 'Dieser Browser ist dann nicht mehr angemeldet.',
-  'account.logout_all_text': 'Alle Konten in diesem Browser werden abgemeldet, nicht nur {name}. Um eines hier zu verwenden, melden Sie es erneut an.',
+  'account.logout_all_text':
+    'Alle Konten in diesem Browser werden abgemeldet, nicht nur {name}. Um eines hier zu verwenden, melden Sie es erneut an.',
   'account.logout_all_confirm': '{count, plural, one {Abmelden} other {Von allen # abmelden}}',
   'account.still_signed_in': 'Sie sind weiterhin angemeldet.',
   'account.signed_out_of': 'Von {previous} abgemeldet. Sie verwenden jetzt {name}.',
@@ -356,7 +407,8 @@ export const pagesDe: Readonly<Record<PageMessageKey, string>> = {
   'account.name_removed': 'Anzeigename entfernt.',
   'account.name_saved': 'Anzeigename gespeichert.',
   'account.remove_title': '{name} entfernen?',
-  'account.remove_text': '{name} meldet dann nicht mehr bei diesem Konto an, und Browser, die damit angemeldet sind, werden abgemeldet. Sie können es später wieder verknüpfen.',
+  'account.remove_text':
+    '{name} meldet dann nicht mehr bei diesem Konto an, und Browser, die damit angemeldet sind, werden abgemeldet. Sie können es später wieder verknüpfen.',
   'action.remove_identity': '{name} zu entfernen',
   'stepup.intro_action': 'Um {action}, weisen Sie erneut nach, dass Sie dieses Konto kontrollieren. Der Nachweis gilt 5 Minuten.',
   // API-Explorer (explorer.js)

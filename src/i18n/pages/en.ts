@@ -29,7 +29,8 @@ export const pagesEn = {
   'error.no_roster': 'Your session comes from an older version of this service. Please sign in again.',
   'error.address_linked_elsewhere': 'That Bitcoin address belongs to another account.',
   'error.email_linked_elsewhere': 'That e-mail address belongs to another account.',
-  'error.transfer_changed': 'The other account changed while you were deciding (something was added or removed), so nothing moved. Link it again to see what it holds now.',
+  'error.transfer_changed':
+    'The other account changed while you were deciding (something was added or removed), so nothing moved. Link it again to see what it holds now.',
   'error.identity_not_linked': 'That address or e-mail is not linked to this account. Use one that is.',
   'error.last_identity': 'This is the only way into this account, so it cannot be removed. Link another one first.',
   'error.payload_too_large': 'What you entered is too long.',
@@ -39,8 +40,10 @@ export const pagesEn = {
   'error.provider_unavailable': 'The sign-in provider could not be reached. Please try again later.',
   'error.not_ready': 'The service is starting up. Please try again in a moment.',
   'challenge.expired': 'The message to sign has expired. Get a new one and sign it again.',
-  'challenge.sig_invalid': 'The signature does not match. Sign the exact message shown, with the wallet that holds this address, using BIP-322 ("Sign message").',
-  'challenge.sig_unsupported_script': 'This signature is in the old format, which only works for addresses starting with 1. Sign with BIP-322 instead.',
+  'challenge.sig_invalid':
+    'The signature does not match. Sign the exact message shown, with the wallet that holds this address, using BIP-322 ("Sign message").',
+  'challenge.sig_unsupported_script':
+    'This signature is in the old format, which only works for addresses starting with 1. Sign with BIP-322 instead.',
   'challenge.aud_mismatch': 'This message was made for another site. Get a new message here and sign it.',
   'challenge.purpose_mismatch': 'This message was made for something else. Get a new message here and sign it.',
   'challenge.nonce_mismatch': 'The message was changed after it was issued. Sign the exact text shown, without editing it.',
@@ -114,14 +117,16 @@ export const pagesEn = {
   'account.identities_title': 'Linked identities',
   'account.identities_hint': 'Each of these can be used to sign in to this account.',
   'account.link_title': 'Link another way to sign in',
-  'account.link_hint': 'Prove a Bitcoin address or an e-mail address, and it signs in to this account too. Linking needs a fresh confirmation.',
+  'account.link_hint':
+    'Prove a Bitcoin address or an e-mail address, and it signs in to this account too. Linking needs a fresh confirmation.',
   'account.link_btc_title': 'A Bitcoin address',
   'account.link_btc_hint': 'You sign a short message with the wallet that holds it.',
   'account.link_address': 'Link address',
   'account.link_email_title': 'An e-mail address',
   'account.link_email': 'Link e-mail',
   'account.keys_title': 'Security keys and passkeys',
-  'account.keys_hint': 'A security key confirms it is you before a sensitive change. A passkey also signs you in to this account, without a wallet or an e-mail code.',
+  'account.keys_hint':
+    'A security key confirms it is you before a sensitive change. A passkey also signs you in to this account, without a wallet or an e-mail code.',
   'account.keys_empty': 'No security key or passkey yet.',
   'account.key_label': 'Name of the new key',
   'account.key_label_hint': 'Optional, for example "YubiKey" or "Work laptop".',
@@ -132,13 +137,15 @@ export const pagesEn = {
   'account.devices_hint': 'Every browser signed in to this account. Signing another one out needs a fresh confirmation.',
   'account.devices_others': 'Sign out everywhere else',
   'account.activity_title': 'Recent activity',
-  'account.activity_hint': 'Sign-ins and changes to this account\'s security, newest first.',
+  'account.activity_hint': "Sign-ins and changes to this account's security, newest first.",
   'account.activity_more': 'Show older activity',
   'account.data_title': 'Your data',
-  'account.data_hint': 'Everything this service stores about this account, as one file: identities, sessions, keys, Connect apps and activity. It needs a fresh confirmation.',
+  'account.data_hint':
+    'Everything this service stores about this account, as one file: identities, sessions, keys, Connect apps and activity. It needs a fresh confirmation.',
   'account.export': 'Download your data',
   'account.delete_title': 'Delete this account',
-  'account.delete_hint': 'Signs it out everywhere and removes its identities, keys, Connect apps and activity for good. Its addresses and e-mails can then start a new account. This cannot be undone.',
+  'account.delete_hint':
+    'Signs it out everywhere and removes its identities, keys, Connect apps and activity for good. Its addresses and e-mails can then start a new account. This cannot be undone.',
   'account.signout_title': 'Sign out',
   'account.signout_hint': 'Signing out of this account keeps the other accounts on this browser signed in.',
   'account.logout_current': 'Sign out of this account',
@@ -149,14 +156,17 @@ export const pagesEn = {
   'explorer.loading': 'Loading the routes…',
   'explorer.filter': 'Find a route',
   'explorer.groups': 'Groups',
-  'explorer.lead': 'Every route of this service, from its <doc>OpenAPI 3.1 document</doc>. Open one to read it and try it: requests go to this service with this browser\'s session, if any.',
+  'explorer.lead':
+    "Every route of this service, from its <doc>OpenAPI 3.1 document</doc>. Open one to read it and try it: requests go to this service with this browser's session, if any.",
   'explorer.noscript': 'This page needs JavaScript to show the routes; the <doc>OpenAPI document</doc> has them all.',
   // Sign-in page (signin.js)
   'signin.last_used': 'Last used',
   'signin.signed_in': 'Signed in. Taking you on…',
   'signin.add_title': 'Add another account',
-  'signin.add_lead': 'Sign in to another account. The accounts already signed in on this browser stay signed in, and you can switch between them.',
-  'signin.return_to_refused': 'The link you followed wanted to send you to a site that is not part of this service. After signing in you will go to your account page instead.',
+  'signin.add_lead':
+    'Sign in to another account. The accounts already signed in on this browser stay signed in, and you can switch between them.',
+  'signin.return_to_refused':
+    'The link you followed wanted to send you to a site that is not part of this service. After signing in you will go to your account page instead.',
   'signin.signed_out': 'You are signed out.',
   'signin.deleted': 'The account was deleted and you are signed out.',
   'signin.already': 'You are signed in as {name}. {account}, or {add} to keep this one signed in too.',
@@ -176,16 +186,20 @@ export const pagesEn = {
   'wallet.connecting': 'Connecting to {wallet}…',
   'signin.wallet_no_address': '{wallet} shared no Bitcoin address. Unlock it and choose an account, or enter an address below.',
   'wallet.will_sign': '{wallet} will sign as {address}.',
-  'wallet.address_refused': '{wallet}\'s address {address} is not one this service accepts.',
+  'wallet.address_refused': "{wallet}'s address {address} is not one this service accepts.",
   'wallet.connect': 'Connect {wallet}',
   'page.message_copied': 'Message copied.',
   'page.message_selected': 'The message is selected: copy it with your keyboard or menu.',
   'signin.new_message_ready': 'A new message is ready to sign.',
   'page.signature_missing': 'Paste the signature from your wallet first.',
-  'signin.legacy_wallet': '{wallet} signed with the legacy method (ECDSA), which only works for addresses starting with 1. Choose BIP-322 in its signing options and sign again.',
-  'signin.legacy_pasted': 'Your wallet signed with the legacy method (ECDSA), which only works for addresses starting with 1. Choose BIP-322 in its signing options and sign again.',
-  'signin.mismatch_wallet': '{wallet}\'s signature does not match: it may have signed with another account, or changed the message. Check the account in {wallet} and sign again.',
-  'signin.mismatch_pasted': 'The signature does not match. Sign the exact message shown, every line of it, including the empty last line some wallets drop, with the wallet that holds this address, using BIP-322.',
+  'signin.legacy_wallet':
+    '{wallet} signed with the legacy method (ECDSA), which only works for addresses starting with 1. Choose BIP-322 in its signing options and sign again.',
+  'signin.legacy_pasted':
+    'Your wallet signed with the legacy method (ECDSA), which only works for addresses starting with 1. Choose BIP-322 in its signing options and sign again.',
+  'signin.mismatch_wallet':
+    "{wallet}'s signature does not match: it may have signed with another account, or changed the message. Check the account in {wallet} and sign again.",
+  'signin.mismatch_pasted':
+    'The signature does not match. Sign the exact message shown, every line of it, including the empty last line some wallets drop, with the wallet that holds this address, using BIP-322.',
   'signin.resend_in': 'Send a new code (in {seconds} s)',
   'page.code_expires_in': 'The code expires in {clock}.',
   'page.code_expired_short': 'This code has expired.',
@@ -199,7 +213,8 @@ export const pagesEn = {
   'signin.resend_wait': 'You can ask for a new code in {seconds, plural, one {# second} other {# seconds}}.',
   'signin.code_resent': 'A new code is on its way to {email}. Only the newest code works.',
   'signin.continue_with': 'Continue with {provider}',
-  'signin.passkey_not_allowed': 'This passkey is not one this service can sign you in with. Use another way, then add it on your account page.',
+  'signin.passkey_not_allowed':
+    'This passkey is not one this service can sign you in with. Use another way, then add it on your account page.',
   // Wallets (wallets.js) and security keys (passkeys.js)
   'wallet.wrong_account': '{wallet} is using {active}, not {wanted}. Switch to {wanted} in {wallet}, or start again with {active}.',
   'wallet.declined': 'You declined in {wallet}, so nothing was signed.',
@@ -209,8 +224,9 @@ export const pagesEn = {
   'key.already_added_here': 'This security key is already added to this account.',
   'key.browser_refused': 'This browser refused to use security keys for this site.',
   'key.browser_failed': 'The browser could not use the security key. Try again, or use another way.',
-  'key.verify_failed': 'The security key\'s answer could not be verified. Try again.',
-  'key.cloned_authenticator': 'This security key answered with an old counter, which can mean it was copied. It was refused; remove it and add it again if you trust it.',
+  'key.verify_failed': "The security key's answer could not be verified. Try again.",
+  'key.cloned_authenticator':
+    'This security key answered with an old counter, which can mean it was copied. It was refused; remove it and add it again if you trust it.',
   'key.credential_outside_allowlist': 'This key is not one this account can use here. Choose another key or another way.',
   'key.no_credentials_registered': 'This account has no security key yet.',
   'key.credential_exists': 'This security key is already added.',
@@ -223,7 +239,8 @@ export const pagesEn = {
   // Step-up page (sudo.js)
   'sudo.confirmed': 'Confirmed. Taking you back…',
   'sudo.lead_purpose': 'To {purpose}, confirm that you control this account. The proof stays valid for 5 minutes.',
-  'sudo.return_to_refused': 'The link you followed wanted to send you to a site that is not part of this service. Afterwards you will go to your account page instead.',
+  'sudo.return_to_refused':
+    'The link you followed wanted to send you to a site that is not part of this service. Afterwards you will go to your account page instead.',
   'page.load_failed': 'Your account could not be loaded. Please reload the page.',
   'sudo.confirming': 'Confirming {account}',
   // Step-up forms (stepup.js), in the dialog and on /sudo
@@ -239,7 +256,8 @@ export const pagesEn = {
   'action.link': 'link {identity}',
   'link.another_account': 'another account',
   'link.move_title': 'Move {identity} to this account?',
-  'link.move_text': '{identity} belongs to {holder}. The address will move here, and that account is merged into this one: signed out everywhere, then closed. This cannot be undone.',
+  'link.move_text':
+    '{identity} belongs to {holder}. The address will move here, and that account is merged into this one: signed out everywhere, then closed. This cannot be undone.',
   'link.move_confirm': 'Move and merge',
   'link.move_declined': '{identity} stays with {holder}.',
   'link.merged': '{identity} is linked, and {merged} was merged into this account.',
@@ -249,7 +267,8 @@ export const pagesEn = {
   'link.wallet_no_address': '{wallet} shared no Bitcoin address.',
   'link.code_sent_to': 'We sent a code to {email}.',
   'link.move_identities': 'Its other ways to sign in',
-  'link.move_identities_hint': 'Tick only the ones you recognise. Anything not ticked is removed with that account and becomes free for whoever controls it to sign in with.',
+  'link.move_identities_hint':
+    'Tick only the ones you recognise. Anything not ticked is removed with that account and becomes free for whoever controls it to sign in with.',
   'link.move_apps': 'Its Connect apps',
   'link.move_apps_hint': 'Tick the ones to keep. Apps not ticked are deleted with that account, and their API keys stop working.',
   'link.move_keys': 'Its security keys and passkeys',
@@ -260,16 +279,20 @@ export const pagesEn = {
   'link.app_named': 'the Connect app {name}',
   'link.merged_moved': 'Also moved here: {items}.',
   'link.merged_removed_identities': 'Removed with it, and free again for whoever controls {count, plural, one {it} other {them}}: {items}.',
-  'link.merged_removed_keys': '{count, plural, one {Its security key or passkey was removed: {names}.} other {Its # security keys and passkeys were removed: {names}.}}',
-  'link.merged_removed_apps': '{count, plural, one {Its Connect app was deleted: {names}.} other {Its # Connect apps were deleted: {names}.}}',
+  'link.merged_removed_keys':
+    '{count, plural, one {Its security key or passkey was removed: {names}.} other {Its # security keys and passkeys were removed: {names}.}}',
+  'link.merged_removed_apps':
+    '{count, plural, one {Its Connect app was deleted: {names}.} other {Its # Connect apps were deleted: {names}.}}',
   'link.merged_nothing_removed': 'It held nothing else, so nothing was removed.',
   // Account page (account.js)
   'account.delete_confirm_label': 'Type <b>delete</b> to confirm',
   'account.delete_word': 'delete',
   'account.signed_in_as': 'Signed in as {name}',
   'account.name_not_set': 'Not set',
-  'account.copy_identity': '{kind, select, btc {Copy the Bitcoin address} email {Copy the e-mail} nostr {Copy the Nostr key} oauth {Copy the sign-in provider} connect {Copy the connected app} other {Copy the account ID}}',
-  'account.copied_identity': '{kind, select, btc {Bitcoin address was copied.} email {E-mail was copied.} nostr {Nostr key was copied.} oauth {Sign-in provider was copied.} connect {Connected app was copied.} other {The account ID was copied.}}',
+  'account.copy_identity':
+    '{kind, select, btc {Copy the Bitcoin address} email {Copy the e-mail} nostr {Copy the Nostr key} oauth {Copy the sign-in provider} connect {Copy the connected app} other {Copy the account ID}}',
+  'account.copied_identity':
+    '{kind, select, btc {Bitcoin address was copied.} email {E-mail was copied.} nostr {Nostr key was copied.} oauth {Sign-in provider was copied.} connect {Connected app was copied.} other {The account ID was copied.}}',
   'account.copy_selected': 'It is selected: copy it with your keyboard or menu.',
   'account.switch_to': 'Switch to {name}',
   'account.switch': 'Switch',
@@ -317,14 +340,17 @@ export const pagesEn = {
   'action.sign_out_others': 'sign out every other browser',
   'account.others_signed_out': '{count, plural, one {One other browser was signed out.} other {# other browsers were signed out.}}',
   'field.display_name': 'display name',
-  'event.signin': 'Signed in with {method}{placed, select, yes { ({where})} other {}}{added, select, yes {, added to a browser that had another account} other {}}',
+  'event.signin':
+    'Signed in with {method}{placed, select, yes { ({where})} other {}}{added, select, yes {, added to a browser that had another account} other {}}',
   'event.sudo': 'Confirmed it was you with {method}',
   'event.sudo_key': 'Confirmed it was you with the key {key}',
   'event.sudo_failed': 'A confirmation with {method} failed ({reason})',
   'event.step_up': 'Stepped up with the key {key}',
   'event.step_up_failed': 'A step-up with a security key failed ({reason})',
-  'event.identity_linked': 'Linked {kind, select, btc {Bitcoin address} email {e-mail} did {account ID} nostr {Nostr key} oauth {sign-in provider} connect {connected app} other {identity}} {value}',
-  'event.identity_unlinked': 'Removed {kind, select, btc {Bitcoin address} email {e-mail} did {account ID} nostr {Nostr key} oauth {sign-in provider} connect {connected app} other {identity}} {value}',
+  'event.identity_linked':
+    'Linked {kind, select, btc {Bitcoin address} email {e-mail} did {account ID} nostr {Nostr key} oauth {sign-in provider} connect {connected app} other {identity}} {value}',
+  'event.identity_unlinked':
+    'Removed {kind, select, btc {Bitcoin address} email {e-mail} did {account ID} nostr {Nostr key} oauth {sign-in provider} connect {connected app} other {identity}} {value}',
   'event.merged_from': 'The account {account} was merged into this one',
   'event.merged_into': 'This account was merged into {account}',
   'event.edited': 'Changed {fields}',
@@ -340,14 +366,15 @@ export const pagesEn = {
   'event.app_deleted': 'Deleted the Connect app {name}',
   'event.app_webhook_removed': 'Removed the webhook of the Connect app {name}',
   'event.app_webhook_set': 'Set the webhook of the Connect app {name} to {url}',
-  'event.exported': 'Downloaded the account\'s data',
+  'event.exported': "Downloaded the account's data",
   'event.disabled': 'The operator disabled this account',
   'event.enabled': 'The operator enabled this account again',
   'account.failed': 'Failed',
   'account.now_using': 'You are now using {name}.',
   'account.logout_all_title': '{count, plural, one {Sign out?} other {Sign out of all # accounts?}}',
   'account.logout_one_text': 'This browser will no longer be signed in.',
-  'account.logout_all_text': 'Every account on this browser will be signed out, not only {name}. You sign each one in again to use it here.',
+  'account.logout_all_text':
+    'Every account on this browser will be signed out, not only {name}. You sign each one in again to use it here.',
   'account.logout_all_confirm': '{count, plural, one {Sign out} other {Sign out of all #}}',
   'account.still_signed_in': 'You are still signed in.',
   'account.signed_out_of': 'Signed out of {previous}. You are now using {name}.',
@@ -363,7 +390,8 @@ export const pagesEn = {
   'account.name_removed': 'Display name removed.',
   'account.name_saved': 'Display name saved.',
   'account.remove_title': 'Remove {name}?',
-  'account.remove_text': '{name} will no longer sign in to this account, and browsers signed in with it are signed out. You can link it again later.',
+  'account.remove_text':
+    '{name} will no longer sign in to this account, and browsers signed in with it are signed out. You can link it again later.',
   'action.remove_identity': 'remove {name}',
   'stepup.intro_action': 'To {action}, prove again that you control this account. The proof stays valid for 5 minutes.',
   // API explorer (explorer.js); the routes themselves are described in English by the OpenAPI document

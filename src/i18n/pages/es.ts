@@ -7,14 +7,16 @@ export const pagesEs: Readonly<Record<PageMessageKey, string>> = {
   'error.bad_request': 'Algo del formulario no es válido. Revísalo e inténtalo de nuevo.',
   'error.already_active': 'Ya estás usando esa cuenta.',
   'error.not_authenticated': 'Ya no has iniciado sesión. Vuelve a iniciar sesión.',
-  'error.ambiguous_session': 'Otro sitio dejó un inicio de sesión en este navegador, así que por seguridad se cerró tu sesión aquí. Vuelve a iniciar sesión.',
+  'error.ambiguous_session':
+    'Otro sitio dejó un inicio de sesión en este navegador, así que por seguridad se cerró tu sesión aquí. Vuelve a iniciar sesión.',
   'error.account_disabled': 'El operador de este servicio ha desactivado esta cuenta, así que no puede iniciar sesión.',
   'error.nonce_reused': 'Ese mensaje firmado ya se usó. Pide un mensaje nuevo y fírmalo otra vez.',
   'error.invalid_code': 'El código no es correcto o ha caducado. Mira el correo más reciente o pide un código nuevo.',
   'error.code_dead': 'Ese código ya no sirve (demasiados intentos, se envió uno más reciente o caducó). Pide un código nuevo.',
   'error.sudo_required': 'Primero confirma que eres tú.',
   'error.cross_site': 'Se rechazó la solicitud porque no venía de este sitio.',
-  'error.not_in_roster': 'Esa cuenta ya no tiene la sesión iniciada en este navegador. Usa «Añadir otra cuenta» para volver a entrar en ella.',
+  'error.not_in_roster':
+    'Esa cuenta ya no tiene la sesión iniciada en este navegador. Usa «Añadir otra cuenta» para volver a entrar en ella.',
   'error.forbidden': 'No tienes permiso para hacer eso.',
   'error.not_found': 'Esta función no está disponible en este servicio.',
   'error.unknown_did_oc': 'Esa cuenta ya no existe.',
@@ -22,7 +24,8 @@ export const pagesEs: Readonly<Record<PageMessageKey, string>> = {
   'error.no_roster': 'Tu sesión viene de una versión anterior de este servicio. Vuelve a iniciar sesión.',
   'error.address_linked_elsewhere': 'Esa dirección de Bitcoin pertenece a otra cuenta.',
   'error.email_linked_elsewhere': 'Esa dirección de correo pertenece a otra cuenta.',
-  'error.transfer_changed': 'La otra cuenta cambió mientras decidías (se añadió o se quitó algo), así que no se movió nada. Vuelve a vincular para ver lo que tiene ahora.',
+  'error.transfer_changed':
+    'La otra cuenta cambió mientras decidías (se añadió o se quitó algo), así que no se movió nada. Vuelve a vincular para ver lo que tiene ahora.',
   'error.identity_not_linked': 'Esa dirección o correo no está vinculado a esta cuenta. Usa uno que lo esté.',
   'error.last_identity': 'Es la única forma de entrar en esta cuenta, así que no se puede quitar. Vincula otra primero.',
   'error.payload_too_large': 'Lo que has escrito es demasiado largo.',
@@ -32,8 +35,10 @@ export const pagesEs: Readonly<Record<PageMessageKey, string>> = {
   'error.provider_unavailable': 'No se pudo contactar con el proveedor de inicio de sesión. Inténtalo más tarde.',
   'error.not_ready': 'El servicio se está iniciando. Inténtalo de nuevo en un momento.',
   'challenge.expired': 'El mensaje para firmar ha caducado. Pide uno nuevo y fírmalo.',
-  'challenge.sig_invalid': 'La firma no coincide. Firma exactamente el mensaje mostrado, con la cartera que tiene esta dirección, usando BIP-322 («Firmar mensaje»).',
-  'challenge.sig_unsupported_script': 'Esta firma usa el formato antiguo, que solo sirve para direcciones que empiezan por 1. Firma con BIP-322.',
+  'challenge.sig_invalid':
+    'La firma no coincide. Firma exactamente el mensaje mostrado, con la cartera que tiene esta dirección, usando BIP-322 («Firmar mensaje»).',
+  'challenge.sig_unsupported_script':
+    'Esta firma usa el formato antiguo, que solo sirve para direcciones que empiezan por 1. Firma con BIP-322.',
   'challenge.aud_mismatch': 'Este mensaje se creó para otro sitio. Pide aquí un mensaje nuevo y fírmalo.',
   'challenge.purpose_mismatch': 'Este mensaje se creó para otra cosa. Pide aquí un mensaje nuevo y fírmalo.',
   'challenge.nonce_mismatch': 'El mensaje se modificó después de emitirse. Firma exactamente el texto mostrado, sin editarlo.',
@@ -107,14 +112,16 @@ export const pagesEs: Readonly<Record<PageMessageKey, string>> = {
   'account.identities_title': 'Identidades vinculadas',
   'account.identities_hint': 'Con cualquiera de ellas puedes iniciar sesión en esta cuenta.',
   'account.link_title': 'Vincular otra forma de iniciar sesión',
-  'account.link_hint': 'Demuestra una dirección de Bitcoin o de correo y también servirá para entrar en esta cuenta. Vincular requiere una confirmación reciente.',
+  'account.link_hint':
+    'Demuestra una dirección de Bitcoin o de correo y también servirá para entrar en esta cuenta. Vincular requiere una confirmación reciente.',
   'account.link_btc_title': 'Una dirección de Bitcoin',
   'account.link_btc_hint': 'Firmas un mensaje corto con la cartera que la tiene.',
   'account.link_address': 'Vincular la dirección',
   'account.link_email_title': 'Una dirección de correo',
   'account.link_email': 'Vincular el correo',
   'account.keys_title': 'Llaves de seguridad y llaves de acceso',
-  'account.keys_hint': 'Una llave de seguridad confirma que eres tú antes de un cambio delicado. Una llave de acceso además inicia tu sesión en esta cuenta, sin cartera ni código por correo.',
+  'account.keys_hint':
+    'Una llave de seguridad confirma que eres tú antes de un cambio delicado. Una llave de acceso además inicia tu sesión en esta cuenta, sin cartera ni código por correo.',
   'account.keys_empty': 'Todavía no hay llaves de seguridad ni llaves de acceso.',
   'account.key_label': 'Nombre de la llave nueva',
   'account.key_label_hint': 'Opcional, por ejemplo «YubiKey» o «Portátil del trabajo».',
@@ -128,10 +135,12 @@ export const pagesEs: Readonly<Record<PageMessageKey, string>> = {
   'account.activity_hint': 'Inicios de sesión y cambios en la seguridad de esta cuenta, de más reciente a más antiguo.',
   'account.activity_more': 'Mostrar actividad anterior',
   'account.data_title': 'Tus datos',
-  'account.data_hint': 'Todo lo que este servicio guarda sobre esta cuenta, en un archivo: identidades, sesiones, llaves, apps de Connect y actividad. Requiere una confirmación reciente.',
+  'account.data_hint':
+    'Todo lo que este servicio guarda sobre esta cuenta, en un archivo: identidades, sesiones, llaves, apps de Connect y actividad. Requiere una confirmación reciente.',
   'account.export': 'Descargar tus datos',
   'account.delete_title': 'Eliminar esta cuenta',
-  'account.delete_hint': 'Cierra su sesión en todas partes y borra para siempre sus identidades, llaves, apps de Connect y actividad. Sus direcciones y correos podrán crear después una cuenta nueva. No se puede deshacer.',
+  'account.delete_hint':
+    'Cierra su sesión en todas partes y borra para siempre sus identidades, llaves, apps de Connect y actividad. Sus direcciones y correos podrán crear después una cuenta nueva. No se puede deshacer.',
   'account.signout_title': 'Cerrar sesión',
   'account.signout_hint': 'Si cierras la sesión de esta cuenta, las demás cuentas de este navegador siguen con la sesión iniciada.',
   'account.logout_current': 'Cerrar la sesión de esta cuenta',
@@ -142,14 +151,17 @@ export const pagesEs: Readonly<Record<PageMessageKey, string>> = {
   'explorer.loading': 'Cargando las rutas…',
   'explorer.filter': 'Buscar una ruta',
   'explorer.groups': 'Grupos',
-  'explorer.lead': 'Todas las rutas de este servicio, según su <doc>documento OpenAPI 3.1</doc>. Abre una para leerla y probarla: las solicitudes van a este servicio con la sesión de este navegador, si la hay.',
+  'explorer.lead':
+    'Todas las rutas de este servicio, según su <doc>documento OpenAPI 3.1</doc>. Abre una para leerla y probarla: las solicitudes van a este servicio con la sesión de este navegador, si la hay.',
   'explorer.noscript': 'Esta página necesita JavaScript para mostrar las rutas; el <doc>documento OpenAPI</doc> las tiene todas.',
   // Página de inicio de sesión (signin.js)
   'signin.last_used': 'Usado la última vez',
   'signin.signed_in': 'Sesión iniciada. Te llevamos…',
   'signin.add_title': 'Añadir otra cuenta',
-  'signin.add_lead': 'Inicia sesión en otra cuenta. Las cuentas que ya tienen la sesión iniciada en este navegador la mantienen, y puedes cambiar entre ellas.',
-  'signin.return_to_refused': 'El enlace que seguiste quería llevarte a un sitio que no forma parte de este servicio. Después de iniciar sesión irás a la página de tu cuenta.',
+  'signin.add_lead':
+    'Inicia sesión en otra cuenta. Las cuentas que ya tienen la sesión iniciada en este navegador la mantienen, y puedes cambiar entre ellas.',
+  'signin.return_to_refused':
+    'El enlace que seguiste quería llevarte a un sitio que no forma parte de este servicio. Después de iniciar sesión irás a la página de tu cuenta.',
   'signin.signed_out': 'Has cerrado la sesión.',
   'signin.deleted': 'Se eliminó la cuenta y has cerrado la sesión.',
   'signin.already': 'Has iniciado sesión como {name}. {account}, o {add} para mantener también esta.',
@@ -167,7 +179,8 @@ export const pagesEs: Readonly<Record<PageMessageKey, string>> = {
   'signin.wallet_signed': '{wallet} firmó como {address}. Iniciando sesión…',
   'wallet.sign_with': 'Firmar con {wallet}',
   'wallet.connecting': 'Conectando con {wallet}…',
-  'signin.wallet_no_address': '{wallet} no compartió ninguna dirección de Bitcoin. Desbloquéala y elige una cuenta, o escribe una dirección abajo.',
+  'signin.wallet_no_address':
+    '{wallet} no compartió ninguna dirección de Bitcoin. Desbloquéala y elige una cuenta, o escribe una dirección abajo.',
   'wallet.will_sign': '{wallet} firmará como {address}.',
   'wallet.address_refused': 'Este servicio no acepta la dirección {address} de {wallet}.',
   'wallet.connect': 'Conectar {wallet}',
@@ -175,10 +188,14 @@ export const pagesEs: Readonly<Record<PageMessageKey, string>> = {
   'page.message_selected': 'El mensaje está seleccionado: cópialo con el teclado o el menú.',
   'signin.new_message_ready': 'Hay un mensaje nuevo listo para firmar.',
   'page.signature_missing': 'Primero pega la firma de tu cartera.',
-  'signin.legacy_wallet': '{wallet} firmó con el método antiguo (ECDSA), que solo sirve para direcciones que empiezan por 1. Elige BIP-322 en sus opciones de firma y vuelve a firmar.',
-  'signin.legacy_pasted': 'Tu cartera firmó con el método antiguo (ECDSA), que solo sirve para direcciones que empiezan por 1. Elige BIP-322 en sus opciones de firma y vuelve a firmar.',
-  'signin.mismatch_wallet': 'La firma de {wallet} no coincide: puede que firmara con otra cuenta o que cambiara el mensaje. Revisa la cuenta en {wallet} y vuelve a firmar.',
-  'signin.mismatch_pasted': 'La firma no coincide. Firma exactamente el mensaje mostrado, todas sus líneas, incluida la última línea vacía que algunas carteras quitan, con la cartera que tiene esta dirección, usando BIP-322.',
+  'signin.legacy_wallet':
+    '{wallet} firmó con el método antiguo (ECDSA), que solo sirve para direcciones que empiezan por 1. Elige BIP-322 en sus opciones de firma y vuelve a firmar.',
+  'signin.legacy_pasted':
+    'Tu cartera firmó con el método antiguo (ECDSA), que solo sirve para direcciones que empiezan por 1. Elige BIP-322 en sus opciones de firma y vuelve a firmar.',
+  'signin.mismatch_wallet':
+    'La firma de {wallet} no coincide: puede que firmara con otra cuenta o que cambiara el mensaje. Revisa la cuenta en {wallet} y vuelve a firmar.',
+  'signin.mismatch_pasted':
+    'La firma no coincide. Firma exactamente el mensaje mostrado, todas sus líneas, incluida la última línea vacía que algunas carteras quitan, con la cartera que tiene esta dirección, usando BIP-322.',
   'signin.resend_in': 'Enviar un código nuevo (en {seconds} s)',
   'page.code_expires_in': 'El código caduca en {clock}.',
   'page.code_expired_short': 'Este código ha caducado.',
@@ -188,11 +205,13 @@ export const pagesEs: Readonly<Record<PageMessageKey, string>> = {
   'signin.code_sent': 'Código enviado a {email}.',
   'page.code_digits': 'Escribe las 6 cifras del correo.',
   'signin.code_dead': 'Este código ya no sirve: se agotaron sus intentos o lo sustituyó uno más reciente. Envía un código nuevo.',
-  'signin.code_wrong_tries': 'El código no es correcto. {left, plural, one {Queda # intento} other {Quedan # intentos}} antes de que deje de servir.',
+  'signin.code_wrong_tries':
+    'El código no es correcto. {left, plural, one {Queda # intento} other {Quedan # intentos}} antes de que deje de servir.',
   'signin.resend_wait': 'Podrás pedir un código nuevo dentro de {seconds, plural, one {# segundo} other {# segundos}}.',
   'signin.code_resent': 'Hay un código nuevo de camino a {email}. Solo sirve el más reciente.',
   'signin.continue_with': 'Continuar con {provider}',
-  'signin.passkey_not_allowed': 'Este servicio no puede iniciar tu sesión con esta llave de acceso. Usa otra forma y luego añádela en la página de tu cuenta.',
+  'signin.passkey_not_allowed':
+    'Este servicio no puede iniciar tu sesión con esta llave de acceso. Usa otra forma y luego añádela en la página de tu cuenta.',
   // Carteras (wallets.js) y llaves de seguridad (passkeys.js)
   'wallet.wrong_account': '{wallet} está usando {active}, no {wanted}. Cambia a {wanted} en {wallet} o vuelve a empezar con {active}.',
   'wallet.declined': 'Lo rechazaste en {wallet}, así que no se firmó nada.',
@@ -203,11 +222,13 @@ export const pagesEs: Readonly<Record<PageMessageKey, string>> = {
   'key.browser_refused': 'Este navegador se negó a usar llaves de seguridad en este sitio.',
   'key.browser_failed': 'El navegador no pudo usar la llave de seguridad. Inténtalo de nuevo o usa otra forma.',
   'key.verify_failed': 'No se pudo verificar la respuesta de la llave de seguridad. Inténtalo de nuevo.',
-  'key.cloned_authenticator': 'Esta llave de seguridad respondió con un contador antiguo, lo que puede indicar que se copió. Se rechazó; quítala y vuelve a añadirla si confías en ella.',
+  'key.cloned_authenticator':
+    'Esta llave de seguridad respondió con un contador antiguo, lo que puede indicar que se copió. Se rechazó; quítala y vuelve a añadirla si confías en ella.',
   'key.credential_outside_allowlist': 'Esta cuenta no puede usar esta llave aquí. Elige otra llave u otra forma.',
   'key.no_credentials_registered': 'Esta cuenta aún no tiene llaves de seguridad.',
   'key.credential_exists': 'Esta llave de seguridad ya está añadida.',
-  'key.credential_not_discoverable': 'Esta llave no sirve para iniciar sesión sin un nombre. Añádela como llave de seguridad para confirmar.',
+  'key.credential_not_discoverable':
+    'Esta llave no sirve para iniciar sesión sin un nombre. Añádela como llave de seguridad para confirmar.',
   'key.webauthn_origin_mismatch': 'Las llaves de seguridad de este servicio solo funcionan en sus propios sitios.',
   'key.webauthn_rp_id_mismatch': 'La llave respondió para otro sitio.',
   'key.webauthn_unavailable': 'Las llaves de seguridad no están disponibles en este servicio.',
@@ -216,7 +237,8 @@ export const pagesEs: Readonly<Record<PageMessageKey, string>> = {
   // Página de confirmación (sudo.js)
   'sudo.confirmed': 'Confirmado. Te llevamos de vuelta…',
   'sudo.lead_purpose': 'Para «{purpose}», confirma que controlas esta cuenta. La prueba vale 5 minutos.',
-  'sudo.return_to_refused': 'El enlace que seguiste quería llevarte a un sitio que no forma parte de este servicio. Después irás a la página de tu cuenta.',
+  'sudo.return_to_refused':
+    'El enlace que seguiste quería llevarte a un sitio que no forma parte de este servicio. Después irás a la página de tu cuenta.',
   'page.load_failed': 'No se pudo cargar tu cuenta. Recarga la página.',
   'sudo.confirming': 'Confirmando {account}',
   // Confirmación (stepup.js), en el diálogo y en /sudo
@@ -225,14 +247,16 @@ export const pagesEs: Readonly<Record<PageMessageKey, string>> = {
   'stepup.key_hint': 'Toca o desbloquea una llave que hayas añadido a esta cuenta.',
   'stepup.btc_title': 'Con tu cartera de Bitcoin',
   'stepup.confirm': 'Confirmar',
-  'stepup.none': 'Esta cuenta no tiene ninguna dirección de Bitcoin ni de correo con la que confirmar. Cierra la sesión, vuelve a entrar e inténtalo otra vez.',
+  'stepup.none':
+    'Esta cuenta no tiene ninguna dirección de Bitcoin ni de correo con la que confirmar. Cierra la sesión, vuelve a entrar e inténtalo otra vez.',
   'stepup.code_dead': 'Este código ya no sirve. Cancela y vuelve a confirmar para recibir un código nuevo.',
   // Vincular (link.js)
   'link.cancelled': 'No se vinculó nada.',
   'action.link': 'vincular {identity}',
   'link.another_account': 'otra cuenta',
   'link.move_title': '¿Mover {identity} a esta cuenta?',
-  'link.move_text': '{identity} pertenece a {holder}. La dirección pasará aquí, y esa cuenta se unirá con esta: su sesión se cerrará en todas partes y después dejará de existir. No se puede deshacer.',
+  'link.move_text':
+    '{identity} pertenece a {holder}. La dirección pasará aquí, y esa cuenta se unirá con esta: su sesión se cerrará en todas partes y después dejará de existir. No se puede deshacer.',
   'link.move_confirm': 'Mover y unir',
   'link.move_declined': '{identity} se queda en {holder}.',
   'link.merged': '{identity} está vinculada, y {merged} se unió a esta cuenta.',
@@ -242,27 +266,36 @@ export const pagesEs: Readonly<Record<PageMessageKey, string>> = {
   'link.wallet_no_address': '{wallet} no compartió ninguna dirección de Bitcoin.',
   'link.code_sent_to': 'Hemos enviado un código a {email}.',
   'link.move_identities': 'Sus otras formas de iniciar sesión',
-  'link.move_identities_hint': 'Marca solo las que reconozcas. Lo que no marques se elimina con esa cuenta y queda libre para que inicie sesión con ello quien lo controle.',
+  'link.move_identities_hint':
+    'Marca solo las que reconozcas. Lo que no marques se elimina con esa cuenta y queda libre para que inicie sesión con ello quien lo controle.',
   'link.move_apps': 'Sus apps de Connect',
-  'link.move_apps_hint': 'Marca las que quieras conservar. Las apps sin marcar se borran con esa cuenta, y sus claves de API dejan de funcionar.',
+  'link.move_apps_hint':
+    'Marca las que quieras conservar. Las apps sin marcar se borran con esa cuenta, y sus claves de API dejan de funcionar.',
   'link.move_keys': 'Sus llaves de seguridad y llaves de acceso',
-  'link.move_keys_hint': 'Nunca se mueven: una llave demuestra quién la registró, no que seas tú, así que cada una se elimina con esa cuenta.',
+  'link.move_keys_hint':
+    'Nunca se mueven: una llave demuestra quién la registró, no que seas tú, así que cada una se elimina con esa cuenta.',
   'link.will_be_removed': 'Se eliminará',
   'link.look_again': 'Volver a mirar',
-  'link.holder_disabled': '{identity} pertenece a una cuenta que el operador de este servicio ha desactivado, así que no se puede mover aquí.',
+  'link.holder_disabled':
+    '{identity} pertenece a una cuenta que el operador de este servicio ha desactivado, así que no se puede mover aquí.',
   'link.app_named': 'la app de Connect {name}',
   'link.merged_moved': 'También se movió aquí: {items}.',
-  'link.merged_removed_identities': '{count, plural, one {Se eliminó con ella y queda libre para quien lo controle: {items}.} other {Se eliminaron con ella y quedan libres para quien los controle: {items}.}}',
-  'link.merged_removed_keys': '{count, plural, one {Se eliminó su llave de seguridad o llave de acceso: {names}.} other {Se eliminaron sus # llaves de seguridad y llaves de acceso: {names}.}}',
-  'link.merged_removed_apps': '{count, plural, one {Se borró su app de Connect: {names}.} other {Se borraron sus # apps de Connect: {names}.}}',
+  'link.merged_removed_identities':
+    '{count, plural, one {Se eliminó con ella y queda libre para quien lo controle: {items}.} other {Se eliminaron con ella y quedan libres para quien los controle: {items}.}}',
+  'link.merged_removed_keys':
+    '{count, plural, one {Se eliminó su llave de seguridad o llave de acceso: {names}.} other {Se eliminaron sus # llaves de seguridad y llaves de acceso: {names}.}}',
+  'link.merged_removed_apps':
+    '{count, plural, one {Se borró su app de Connect: {names}.} other {Se borraron sus # apps de Connect: {names}.}}',
   'link.merged_nothing_removed': 'No tenía nada más, así que no se eliminó nada.',
   // Página de la cuenta (account.js)
   'account.delete_confirm_label': 'Escribe <b>eliminar</b> para confirmar',
   'account.delete_word': 'eliminar',
   'account.signed_in_as': 'Sesión iniciada como {name}',
   'account.name_not_set': 'Sin definir',
-  'account.copy_identity': '{kind, select, btc {Copiar la dirección de Bitcoin} email {Copiar el correo} nostr {Copiar la clave de Nostr} oauth {Copiar el proveedor de inicio de sesión} connect {Copiar la app conectada} other {Copiar el ID de cuenta}}',
-  'account.copied_identity': '{kind, select, btc {Se copió la dirección de Bitcoin.} email {Se copió el correo.} nostr {Se copió la clave de Nostr.} oauth {Se copió el proveedor de inicio de sesión.} connect {Se copió la app conectada.} other {Se copió el ID de cuenta.}}',
+  'account.copy_identity':
+    '{kind, select, btc {Copiar la dirección de Bitcoin} email {Copiar el correo} nostr {Copiar la clave de Nostr} oauth {Copiar el proveedor de inicio de sesión} connect {Copiar la app conectada} other {Copiar el ID de cuenta}}',
+  'account.copied_identity':
+    '{kind, select, btc {Se copió la dirección de Bitcoin.} email {Se copió el correo.} nostr {Se copió la clave de Nostr.} oauth {Se copió el proveedor de inicio de sesión.} connect {Se copió la app conectada.} other {Se copió el ID de cuenta.}}',
   'account.copy_selected': 'Está seleccionado: cópialo con el teclado o el menú.',
   'account.switch_to': 'Cambiar a {name}',
   'account.switch': 'Cambiar',
@@ -308,26 +341,32 @@ export const pagesEs: Readonly<Record<PageMessageKey, string>> = {
   'account.browser_gone': 'Ese navegador ya había cerrado la sesión.',
   'account.browser_signed_out': 'Se cerró la sesión de {name} en esta cuenta.',
   'action.sign_out_others': 'cerrar la sesión en todos los demás navegadores',
-  'account.others_signed_out': '{count, plural, one {Se cerró la sesión de otro navegador.} other {Se cerró la sesión de otros # navegadores.}}',
+  'account.others_signed_out':
+    '{count, plural, one {Se cerró la sesión de otro navegador.} other {Se cerró la sesión de otros # navegadores.}}',
   'field.display_name': 'nombre visible',
-  'event.signin': 'Inicio de sesión con {method}{placed, select, yes { ({where})} other {}}{added, select, yes {, añadido a un navegador que tenía otra cuenta} other {}}',
+  'event.signin':
+    'Inicio de sesión con {method}{placed, select, yes { ({where})} other {}}{added, select, yes {, añadido a un navegador que tenía otra cuenta} other {}}',
   'event.sudo': 'Confirmaste que eras tú con {method}',
   'event.sudo_key': 'Confirmaste que eras tú con la llave {key}',
   'event.sudo_failed': 'Falló una confirmación con {method} ({reason})',
   'event.step_up': 'Confirmación reforzada con la llave {key}',
   'event.step_up_failed': 'Falló una confirmación reforzada con una llave de seguridad ({reason})',
-  'event.identity_linked': 'Se vinculó {kind, select, btc {la dirección de Bitcoin} email {el correo} did {el ID de cuenta} nostr {la clave de Nostr} oauth {el proveedor de inicio de sesión} connect {la app conectada} other {la identidad}} {value}',
-  'event.identity_unlinked': 'Se quitó {kind, select, btc {la dirección de Bitcoin} email {el correo} did {el ID de cuenta} nostr {la clave de Nostr} oauth {el proveedor de inicio de sesión} connect {la app conectada} other {la identidad}} {value}',
+  'event.identity_linked':
+    'Se vinculó {kind, select, btc {la dirección de Bitcoin} email {el correo} did {el ID de cuenta} nostr {la clave de Nostr} oauth {el proveedor de inicio de sesión} connect {la app conectada} other {la identidad}} {value}',
+  'event.identity_unlinked':
+    'Se quitó {kind, select, btc {la dirección de Bitcoin} email {el correo} did {el ID de cuenta} nostr {la clave de Nostr} oauth {el proveedor de inicio de sesión} connect {la app conectada} other {la identidad}} {value}',
   'event.merged_from': 'La cuenta {account} se unió a esta',
   'event.merged_into': 'Esta cuenta se unió a {account}',
   'event.edited': 'Se cambió: {fields}',
   'event.edited_account': 'Se cambió la cuenta',
   'event.key_added': 'Se añadió la {passkey, select, yes {llave de acceso} other {llave de seguridad}} {name}',
   'event.key_removed': 'Se quitó la llave {name}',
-  'event.revoked_all': 'El operador cerró la sesión de esta cuenta en todas partes ({count, plural, one {# navegador} other {# navegadores}})',
+  'event.revoked_all':
+    'El operador cerró la sesión de esta cuenta en todas partes ({count, plural, one {# navegador} other {# navegadores}})',
   'event.revoked_others': 'Sesión cerrada en todos los demás ({count, plural, one {# navegador} other {# navegadores}})',
   'event.revoked_one': 'Se cerró la sesión de otro navegador',
-  'event.tab_pinned': 'Se abrió una pestaña con esta cuenta mientras la cuenta {account} estaba activa{placed, select, yes { ({where})} other {}}',
+  'event.tab_pinned':
+    'Se abrió una pestaña con esta cuenta mientras la cuenta {account} estaba activa{placed, select, yes { ({where})} other {}}',
   'event.app_created': 'Se creó la app de Connect {name}',
   'event.app_rotated': 'Se sustituyó la clave de API de la app de Connect {name}',
   'event.app_deleted': 'Se eliminó la app de Connect {name}',
@@ -340,7 +379,8 @@ export const pagesEs: Readonly<Record<PageMessageKey, string>> = {
   'account.now_using': 'Ahora estás usando {name}.',
   'account.logout_all_title': '{count, plural, one {¿Cerrar sesión?} other {¿Cerrar la sesión de las # cuentas?}}',
   'account.logout_one_text': 'Este navegador dejará de tener la sesión iniciada.',
-  'account.logout_all_text': 'Se cerrará la sesión de todas las cuentas de este navegador, no solo de {name}. Tendrás que volver a entrar en cada una para usarla aquí.',
+  'account.logout_all_text':
+    'Se cerrará la sesión de todas las cuentas de este navegador, no solo de {name}. Tendrás que volver a entrar en cada una para usarla aquí.',
   'account.logout_all_confirm': '{count, plural, one {Cerrar sesión} other {Cerrar las #}}',
   'account.still_signed_in': 'Sigues con la sesión iniciada.',
   'account.signed_out_of': 'Se cerró la sesión de {previous}. Ahora estás usando {name}.',
@@ -356,7 +396,8 @@ export const pagesEs: Readonly<Record<PageMessageKey, string>> = {
   'account.name_removed': 'Nombre visible quitado.',
   'account.name_saved': 'Nombre visible guardado.',
   'account.remove_title': '¿Quitar {name}?',
-  'account.remove_text': '{name} dejará de servir para entrar en esta cuenta, y se cerrará la sesión de los navegadores que entraron con ella. Puedes volver a vincularla más tarde.',
+  'account.remove_text':
+    '{name} dejará de servir para entrar en esta cuenta, y se cerrará la sesión de los navegadores que entraron con ella. Puedes volver a vincularla más tarde.',
   'action.remove_identity': 'quitar {name}',
   'stepup.intro_action': 'Para {action}, demuestra otra vez que controlas esta cuenta. La prueba vale 5 minutos.',
   // Explorador de la API (explorer.js)

@@ -7,11 +7,13 @@ export const pagesFr: Readonly<Record<PageMessageKey, string>> = {
   'error.bad_request': 'Un élément du formulaire n’est pas valide. Vérifiez-le et réessayez.',
   'error.already_active': 'Vous utilisez déjà ce compte.',
   'error.not_authenticated': 'Vous n’êtes plus connecté. Veuillez vous reconnecter.',
-  'error.ambiguous_session': 'Un autre site a laissé une connexion dans ce navigateur ; par prudence, vous avez été déconnecté ici. Veuillez vous reconnecter.',
+  'error.ambiguous_session':
+    'Un autre site a laissé une connexion dans ce navigateur ; par prudence, vous avez été déconnecté ici. Veuillez vous reconnecter.',
   'error.account_disabled': 'Ce compte a été désactivé par l’opérateur de ce service et ne peut pas se connecter.',
   'error.nonce_reused': 'Ce message signé a déjà servi. Demandez un nouveau message et signez-le à nouveau.',
   'error.invalid_code': 'Ce code est incorrect ou a expiré. Consultez l’e-mail le plus récent ou demandez un nouveau code.',
-  'error.code_dead': 'Ce code n’est plus utilisable (trop d’essais, un code plus récent a été envoyé ou il a expiré). Demandez un nouveau code.',
+  'error.code_dead':
+    'Ce code n’est plus utilisable (trop d’essais, un code plus récent a été envoyé ou il a expiré). Demandez un nouveau code.',
   'error.sudo_required': 'Veuillez d’abord confirmer que c’est bien vous.',
   'error.cross_site': 'La requête a été refusée, car elle ne venait pas de ce site.',
   'error.not_in_roster': 'Ce compte n’est plus connecté dans ce navigateur. Utilisez « Ajouter un autre compte » pour vous y reconnecter.',
@@ -22,7 +24,8 @@ export const pagesFr: Readonly<Record<PageMessageKey, string>> = {
   'error.no_roster': 'Votre session provient d’une ancienne version de ce service. Veuillez vous reconnecter.',
   'error.address_linked_elsewhere': 'Cette adresse Bitcoin appartient à un autre compte.',
   'error.email_linked_elsewhere': 'Cette adresse e-mail appartient à un autre compte.',
-  'error.transfer_changed': 'L’autre compte a changé pendant que vous décidiez (un élément a été ajouté ou retiré), donc rien n’a été déplacé. Recommencez la liaison pour voir ce qu’il contient maintenant.',
+  'error.transfer_changed':
+    'L’autre compte a changé pendant que vous décidiez (un élément a été ajouté ou retiré), donc rien n’a été déplacé. Recommencez la liaison pour voir ce qu’il contient maintenant.',
   'error.identity_not_linked': 'Cette adresse ou cet e-mail n’est pas lié à ce compte. Utilisez-en un qui l’est.',
   'error.last_identity': 'C’est le seul accès à ce compte, il ne peut donc pas être retiré. Liez-en d’abord un autre.',
   'error.payload_too_large': 'Votre saisie est trop longue.',
@@ -32,8 +35,10 @@ export const pagesFr: Readonly<Record<PageMessageKey, string>> = {
   'error.provider_unavailable': 'Le fournisseur de connexion est injoignable. Veuillez réessayer plus tard.',
   'error.not_ready': 'Le service démarre. Veuillez réessayer dans un instant.',
   'challenge.expired': 'Le message à signer a expiré. Demandez-en un nouveau et signez-le.',
-  'challenge.sig_invalid': 'La signature ne correspond pas. Signez exactement le message affiché, avec le portefeuille qui détient cette adresse, en BIP-322 (« Signer un message »).',
-  'challenge.sig_unsupported_script': 'Cette signature est dans l’ancien format, qui ne fonctionne que pour les adresses commençant par 1. Signez plutôt en BIP-322.',
+  'challenge.sig_invalid':
+    'La signature ne correspond pas. Signez exactement le message affiché, avec le portefeuille qui détient cette adresse, en BIP-322 (« Signer un message »).',
+  'challenge.sig_unsupported_script':
+    'Cette signature est dans l’ancien format, qui ne fonctionne que pour les adresses commençant par 1. Signez plutôt en BIP-322.',
   'challenge.aud_mismatch': 'Ce message a été créé pour un autre site. Demandez ici un nouveau message et signez-le.',
   'challenge.purpose_mismatch': 'Ce message a été créé pour autre chose. Demandez ici un nouveau message et signez-le.',
   'challenge.nonce_mismatch': 'Le message a été modifié après son émission. Signez exactement le texte affiché, sans le modifier.',
@@ -80,10 +85,12 @@ export const pagesFr: Readonly<Record<PageMessageKey, string>> = {
   'signin.resend': 'Envoyer un nouveau code',
   'page.another_email': 'Utiliser une autre adresse e-mail',
   'signin.passkey_title': 'Avec une clé d’accès',
-  'signin.passkey_hint': 'Si vous avez ajouté une clé d’accès sur la page de votre compte, déverrouillez-la avec votre empreinte, votre visage ou votre code PIN.',
+  'signin.passkey_hint':
+    'Si vous avez ajouté une clé d’accès sur la page de votre compte, déverrouillez-la avec votre empreinte, votre visage ou votre code PIN.',
   'signin.passkey_button': 'Se connecter avec une clé d’accès',
   'signin.providers_title': 'Avec un autre compte',
-  'signin.footer': 'Votre session est conservée dans un cookie sécurisé HttpOnly de ce navigateur. Déconnectez-vous depuis la page de votre compte.',
+  'signin.footer':
+    'Votre session est conservée dans un cookie sécurisé HttpOnly de ce navigateur. Déconnectez-vous depuis la page de votre compte.',
   'signin.title': 'Connexion',
   'page.skip': 'Aller au contenu principal',
   'signin.lead': 'Choisissez une façon de prouver qui vous êtes. Toutes vous connectent de la même manière.',
@@ -107,14 +114,16 @@ export const pagesFr: Readonly<Record<PageMessageKey, string>> = {
   'account.identities_title': 'Identités liées',
   'account.identities_hint': 'Chacune d’elles permet de se connecter à ce compte.',
   'account.link_title': 'Lier un autre moyen de connexion',
-  'account.link_hint': 'Prouvez une adresse Bitcoin ou une adresse e-mail : elle permettra aussi de se connecter à ce compte. Lier demande une confirmation récente.',
+  'account.link_hint':
+    'Prouvez une adresse Bitcoin ou une adresse e-mail : elle permettra aussi de se connecter à ce compte. Lier demande une confirmation récente.',
   'account.link_btc_title': 'Une adresse Bitcoin',
   'account.link_btc_hint': 'Vous signez un court message avec le portefeuille qui la détient.',
   'account.link_address': 'Lier l’adresse',
   'account.link_email_title': 'Une adresse e-mail',
   'account.link_email': 'Lier l’e-mail',
   'account.keys_title': 'Clés de sécurité et clés d’accès',
-  'account.keys_hint': 'Une clé de sécurité confirme que c’est vous avant un changement sensible. Une clé d’accès vous connecte aussi à ce compte, sans portefeuille ni code par e-mail.',
+  'account.keys_hint':
+    'Une clé de sécurité confirme que c’est vous avant un changement sensible. Une clé d’accès vous connecte aussi à ce compte, sans portefeuille ni code par e-mail.',
   'account.keys_empty': 'Aucune clé de sécurité ni clé d’accès pour l’instant.',
   'account.key_label': 'Nom de la nouvelle clé',
   'account.key_label_hint': 'Facultatif, par exemple « YubiKey » ou « Portable du travail ».',
@@ -128,10 +137,12 @@ export const pagesFr: Readonly<Record<PageMessageKey, string>> = {
   'account.activity_hint': 'Connexions et changements de sécurité de ce compte, les plus récents d’abord.',
   'account.activity_more': 'Afficher l’activité plus ancienne',
   'account.data_title': 'Vos données',
-  'account.data_hint': 'Tout ce que ce service conserve sur ce compte, en un seul fichier : identités, sessions, clés, applications Connect et activité. Cela demande une confirmation récente.',
+  'account.data_hint':
+    'Tout ce que ce service conserve sur ce compte, en un seul fichier : identités, sessions, clés, applications Connect et activité. Cela demande une confirmation récente.',
   'account.export': 'Télécharger vos données',
   'account.delete_title': 'Supprimer ce compte',
-  'account.delete_hint': 'Le déconnecte partout et supprime définitivement ses identités, clés, applications Connect et son activité. Ses adresses et e-mails pourront ensuite créer un nouveau compte. Cette action est irréversible.',
+  'account.delete_hint':
+    'Le déconnecte partout et supprime définitivement ses identités, clés, applications Connect et son activité. Ses adresses et e-mails pourront ensuite créer un nouveau compte. Cette action est irréversible.',
   'account.signout_title': 'Se déconnecter',
   'account.signout_hint': 'Se déconnecter de ce compte laisse les autres comptes de ce navigateur connectés.',
   'account.logout_current': 'Se déconnecter de ce compte',
@@ -142,14 +153,17 @@ export const pagesFr: Readonly<Record<PageMessageKey, string>> = {
   'explorer.loading': 'Chargement des routes…',
   'explorer.filter': 'Chercher une route',
   'explorer.groups': 'Groupes',
-  'explorer.lead': 'Toutes les routes de ce service, d’après son <doc>document OpenAPI 3.1</doc>. Ouvrez-en une pour la lire et l’essayer : les requêtes partent vers ce service avec la session de ce navigateur, s’il y en a une.',
+  'explorer.lead':
+    'Toutes les routes de ce service, d’après son <doc>document OpenAPI 3.1</doc>. Ouvrez-en une pour la lire et l’essayer : les requêtes partent vers ce service avec la session de ce navigateur, s’il y en a une.',
   'explorer.noscript': 'Cette page a besoin de JavaScript pour afficher les routes ; le <doc>document OpenAPI</doc> les contient toutes.',
   // Page de connexion (signin.js)
   'signin.last_used': 'Utilisé la dernière fois',
   'signin.signed_in': 'Connecté. Redirection…',
   'signin.add_title': 'Ajouter un autre compte',
-  'signin.add_lead': 'Connectez-vous à un autre compte. Les comptes déjà connectés dans ce navigateur le restent, et vous pouvez passer de l’un à l’autre.',
-  'signin.return_to_refused': 'Le lien suivi voulait vous envoyer vers un site qui ne fait pas partie de ce service. Après la connexion, vous irez plutôt sur la page de votre compte.',
+  'signin.add_lead':
+    'Connectez-vous à un autre compte. Les comptes déjà connectés dans ce navigateur le restent, et vous pouvez passer de l’un à l’autre.',
+  'signin.return_to_refused':
+    'Le lien suivi voulait vous envoyer vers un site qui ne fait pas partie de ce service. Après la connexion, vous irez plutôt sur la page de votre compte.',
   'signin.signed_out': 'Vous êtes déconnecté.',
   'signin.deleted': 'Le compte a été supprimé et vous êtes déconnecté.',
   'signin.already': 'Vous êtes connecté en tant que {name}. {account}, ou {add} pour garder aussi celui-ci connecté.',
@@ -167,7 +181,8 @@ export const pagesFr: Readonly<Record<PageMessageKey, string>> = {
   'signin.wallet_signed': '{wallet} a signé en tant que {address}. Connexion…',
   'wallet.sign_with': 'Signer avec {wallet}',
   'wallet.connecting': 'Connexion à {wallet}…',
-  'signin.wallet_no_address': '{wallet} n’a partagé aucune adresse Bitcoin. Déverrouillez-le et choisissez un compte, ou saisissez une adresse ci-dessous.',
+  'signin.wallet_no_address':
+    '{wallet} n’a partagé aucune adresse Bitcoin. Déverrouillez-le et choisissez un compte, ou saisissez une adresse ci-dessous.',
   'wallet.will_sign': '{wallet} signera en tant que {address}.',
   'wallet.address_refused': 'Ce service n’accepte pas l’adresse {address} de {wallet}.',
   'wallet.connect': 'Connecter {wallet}',
@@ -175,10 +190,14 @@ export const pagesFr: Readonly<Record<PageMessageKey, string>> = {
   'page.message_selected': 'Le message est sélectionné : copiez-le avec le clavier ou le menu.',
   'signin.new_message_ready': 'Un nouveau message est prêt à être signé.',
   'page.signature_missing': 'Collez d’abord la signature de votre portefeuille.',
-  'signin.legacy_wallet': '{wallet} a signé avec l’ancienne méthode (ECDSA), qui ne fonctionne que pour les adresses commençant par 1. Choisissez BIP-322 dans ses options de signature et signez à nouveau.',
-  'signin.legacy_pasted': 'Votre portefeuille a signé avec l’ancienne méthode (ECDSA), qui ne fonctionne que pour les adresses commençant par 1. Choisissez BIP-322 dans ses options de signature et signez à nouveau.',
-  'signin.mismatch_wallet': 'La signature de {wallet} ne correspond pas : il a peut-être signé avec un autre compte ou modifié le message. Vérifiez le compte dans {wallet} et signez à nouveau.',
-  'signin.mismatch_pasted': 'La signature ne correspond pas. Signez exactement le message affiché, chaque ligne, y compris la dernière ligne vide que certains portefeuilles omettent, avec le portefeuille qui détient cette adresse, en BIP-322.',
+  'signin.legacy_wallet':
+    '{wallet} a signé avec l’ancienne méthode (ECDSA), qui ne fonctionne que pour les adresses commençant par 1. Choisissez BIP-322 dans ses options de signature et signez à nouveau.',
+  'signin.legacy_pasted':
+    'Votre portefeuille a signé avec l’ancienne méthode (ECDSA), qui ne fonctionne que pour les adresses commençant par 1. Choisissez BIP-322 dans ses options de signature et signez à nouveau.',
+  'signin.mismatch_wallet':
+    'La signature de {wallet} ne correspond pas : il a peut-être signé avec un autre compte ou modifié le message. Vérifiez le compte dans {wallet} et signez à nouveau.',
+  'signin.mismatch_pasted':
+    'La signature ne correspond pas. Signez exactement le message affiché, chaque ligne, y compris la dernière ligne vide que certains portefeuilles omettent, avec le portefeuille qui détient cette adresse, en BIP-322.',
   'signin.resend_in': 'Envoyer un nouveau code (dans {seconds} s)',
   'page.code_expires_in': 'Le code expire dans {clock}.',
   'page.code_expired_short': 'Ce code a expiré.',
@@ -187,12 +206,15 @@ export const pagesFr: Readonly<Record<PageMessageKey, string>> = {
   'signin.code_sent_to': 'Nous avons envoyé un code à {email}. Il est valable 10 minutes.',
   'signin.code_sent': 'Code envoyé à {email}.',
   'page.code_digits': 'Saisissez les 6 chiffres de l’e-mail.',
-  'signin.code_dead': 'Ce code n’est plus utilisable : ses essais sont épuisés ou un code plus récent l’a remplacé. Envoyez un nouveau code.',
-  'signin.code_wrong_tries': 'Ce code est incorrect. {left, plural, one {Encore # essai} other {Encore # essais}} avant qu’il ne cesse de fonctionner.',
+  'signin.code_dead':
+    'Ce code n’est plus utilisable : ses essais sont épuisés ou un code plus récent l’a remplacé. Envoyez un nouveau code.',
+  'signin.code_wrong_tries':
+    'Ce code est incorrect. {left, plural, one {Encore # essai} other {Encore # essais}} avant qu’il ne cesse de fonctionner.',
   'signin.resend_wait': 'Vous pourrez demander un nouveau code dans {seconds, plural, one {# seconde} other {# secondes}}.',
   'signin.code_resent': 'Un nouveau code est en route vers {email}. Seul le plus récent fonctionne.',
   'signin.continue_with': 'Continuer avec {provider}',
-  'signin.passkey_not_allowed': 'Ce service ne peut pas vous connecter avec cette clé d’accès. Connectez-vous autrement, puis ajoutez-la sur la page de votre compte.',
+  'signin.passkey_not_allowed':
+    'Ce service ne peut pas vous connecter avec cette clé d’accès. Connectez-vous autrement, puis ajoutez-la sur la page de votre compte.',
   // Portefeuilles (wallets.js) et clés de sécurité (passkeys.js)
   'wallet.wrong_account': '{wallet} utilise {active}, pas {wanted}. Passez à {wanted} dans {wallet}, ou recommencez avec {active}.',
   'wallet.declined': 'Vous avez refusé dans {wallet} : rien n’a été signé.',
@@ -203,11 +225,13 @@ export const pagesFr: Readonly<Record<PageMessageKey, string>> = {
   'key.browser_refused': 'Ce navigateur a refusé d’utiliser des clés de sécurité pour ce site.',
   'key.browser_failed': 'Le navigateur n’a pas pu utiliser la clé de sécurité. Réessayez ou utilisez un autre moyen.',
   'key.verify_failed': 'La réponse de la clé de sécurité n’a pas pu être vérifiée. Réessayez.',
-  'key.cloned_authenticator': 'Cette clé de sécurité a répondu avec un ancien compteur, ce qui peut signifier qu’elle a été copiée. Elle a été refusée ; retirez-la et ajoutez-la à nouveau si vous lui faites confiance.',
+  'key.cloned_authenticator':
+    'Cette clé de sécurité a répondu avec un ancien compteur, ce qui peut signifier qu’elle a été copiée. Elle a été refusée ; retirez-la et ajoutez-la à nouveau si vous lui faites confiance.',
   'key.credential_outside_allowlist': 'Ce compte ne peut pas utiliser cette clé ici. Choisissez une autre clé ou un autre moyen.',
   'key.no_credentials_registered': 'Ce compte n’a pas encore de clé de sécurité.',
   'key.credential_exists': 'Cette clé de sécurité est déjà ajoutée.',
-  'key.credential_not_discoverable': 'Cette clé ne permet pas de se connecter sans nom. Ajoutez-la plutôt comme clé de sécurité pour confirmer.',
+  'key.credential_not_discoverable':
+    'Cette clé ne permet pas de se connecter sans nom. Ajoutez-la plutôt comme clé de sécurité pour confirmer.',
   'key.webauthn_origin_mismatch': 'Les clés de sécurité de ce service ne fonctionnent que sur ses propres sites.',
   'key.webauthn_rp_id_mismatch': 'La clé a répondu pour un autre site.',
   'key.webauthn_unavailable': 'Les clés de sécurité ne sont pas disponibles sur ce service.',
@@ -216,7 +240,8 @@ export const pagesFr: Readonly<Record<PageMessageKey, string>> = {
   // Page de confirmation (sudo.js)
   'sudo.confirmed': 'Confirmé. Retour en cours…',
   'sudo.lead_purpose': 'Pour « {purpose} », confirmez que vous contrôlez ce compte. La preuve reste valable 5 minutes.',
-  'sudo.return_to_refused': 'Le lien suivi voulait vous envoyer vers un site qui ne fait pas partie de ce service. Ensuite, vous irez plutôt sur la page de votre compte.',
+  'sudo.return_to_refused':
+    'Le lien suivi voulait vous envoyer vers un site qui ne fait pas partie de ce service. Ensuite, vous irez plutôt sur la page de votre compte.',
   'page.load_failed': 'Votre compte n’a pas pu être chargé. Veuillez recharger la page.',
   'sudo.confirming': 'Confirmation de {account}',
   // Confirmation (stepup.js), dans la boîte de dialogue et sur /sudo
@@ -232,7 +257,8 @@ export const pagesFr: Readonly<Record<PageMessageKey, string>> = {
   'action.link': 'lier {identity}',
   'link.another_account': 'un autre compte',
   'link.move_title': 'Déplacer {identity} vers ce compte ?',
-  'link.move_text': '{identity} appartient à {holder}. L’adresse sera déplacée ici, et ce compte sera fusionné avec celui-ci : déconnecté partout, puis fermé. Cette action est irréversible.',
+  'link.move_text':
+    '{identity} appartient à {holder}. L’adresse sera déplacée ici, et ce compte sera fusionné avec celui-ci : déconnecté partout, puis fermé. Cette action est irréversible.',
   'link.move_confirm': 'Déplacer et fusionner',
   'link.move_declined': '{identity} reste chez {holder}.',
   'link.merged': '{identity} est lié, et {merged} a été fusionné avec ce compte.',
@@ -242,27 +268,36 @@ export const pagesFr: Readonly<Record<PageMessageKey, string>> = {
   'link.wallet_no_address': '{wallet} n’a partagé aucune adresse Bitcoin.',
   'link.code_sent_to': 'Nous avons envoyé un code à {email}.',
   'link.move_identities': 'Ses autres moyens de connexion',
-  'link.move_identities_hint': 'Cochez seulement ceux que vous reconnaissez. Tout ce qui n’est pas coché est supprimé avec ce compte et redevient libre : quiconque le contrôle pourra s’en servir pour se connecter.',
+  'link.move_identities_hint':
+    'Cochez seulement ceux que vous reconnaissez. Tout ce qui n’est pas coché est supprimé avec ce compte et redevient libre : quiconque le contrôle pourra s’en servir pour se connecter.',
   'link.move_apps': 'Ses applications Connect',
-  'link.move_apps_hint': 'Cochez celles à garder. Les applications non cochées sont supprimées avec ce compte, et leurs clés d’API cessent de fonctionner.',
+  'link.move_apps_hint':
+    'Cochez celles à garder. Les applications non cochées sont supprimées avec ce compte, et leurs clés d’API cessent de fonctionner.',
   'link.move_keys': 'Ses clés de sécurité et clés d’accès',
-  'link.move_keys_hint': 'Elles ne sont jamais déplacées : une clé prouve qui l’a enregistrée, pas que c’est vous ; chacune est donc supprimée avec ce compte.',
+  'link.move_keys_hint':
+    'Elles ne sont jamais déplacées : une clé prouve qui l’a enregistrée, pas que c’est vous ; chacune est donc supprimée avec ce compte.',
   'link.will_be_removed': 'Sera supprimée',
   'link.look_again': 'Regarder à nouveau',
-  'link.holder_disabled': '{identity} appartient à un compte que l’opérateur de ce service a désactivé ; il ne peut donc pas être déplacé ici.',
+  'link.holder_disabled':
+    '{identity} appartient à un compte que l’opérateur de ce service a désactivé ; il ne peut donc pas être déplacé ici.',
   'link.app_named': 'l’application Connect {name}',
   'link.merged_moved': 'Également déplacé ici : {items}.',
-  'link.merged_removed_identities': '{count, plural, one {Supprimé avec lui et de nouveau libre pour quiconque le contrôle : {items}.} other {Supprimés avec lui et de nouveau libres pour quiconque les contrôle : {items}.}}',
-  'link.merged_removed_keys': '{count, plural, one {Sa clé de sécurité ou clé d’accès a été supprimée : {names}.} other {Ses # clés de sécurité et clés d’accès ont été supprimées : {names}.}}',
-  'link.merged_removed_apps': '{count, plural, one {Son application Connect a été supprimée : {names}.} other {Ses # applications Connect ont été supprimées : {names}.}}',
+  'link.merged_removed_identities':
+    '{count, plural, one {Supprimé avec lui et de nouveau libre pour quiconque le contrôle : {items}.} other {Supprimés avec lui et de nouveau libres pour quiconque les contrôle : {items}.}}',
+  'link.merged_removed_keys':
+    '{count, plural, one {Sa clé de sécurité ou clé d’accès a été supprimée : {names}.} other {Ses # clés de sécurité et clés d’accès ont été supprimées : {names}.}}',
+  'link.merged_removed_apps':
+    '{count, plural, one {Son application Connect a été supprimée : {names}.} other {Ses # applications Connect ont été supprimées : {names}.}}',
   'link.merged_nothing_removed': 'Il ne contenait rien d’autre : rien n’a été supprimé.',
   // Page du compte (account.js)
   'account.delete_confirm_label': 'Saisissez <b>supprimer</b> pour confirmer',
   'account.delete_word': 'supprimer',
   'account.signed_in_as': 'Connecté en tant que {name}',
   'account.name_not_set': 'Non défini',
-  'account.copy_identity': '{kind, select, btc {Copier l’adresse Bitcoin} email {Copier l’e-mail} nostr {Copier la clé Nostr} oauth {Copier le fournisseur de connexion} connect {Copier l’application connectée} other {Copier l’identifiant du compte}}',
-  'account.copied_identity': '{kind, select, btc {L’adresse Bitcoin a été copiée.} email {L’e-mail a été copié.} nostr {La clé Nostr a été copiée.} oauth {Le fournisseur de connexion a été copié.} connect {L’application connectée a été copiée.} other {L’identifiant du compte a été copié.}}',
+  'account.copy_identity':
+    '{kind, select, btc {Copier l’adresse Bitcoin} email {Copier l’e-mail} nostr {Copier la clé Nostr} oauth {Copier le fournisseur de connexion} connect {Copier l’application connectée} other {Copier l’identifiant du compte}}',
+  'account.copied_identity':
+    '{kind, select, btc {L’adresse Bitcoin a été copiée.} email {L’e-mail a été copié.} nostr {La clé Nostr a été copiée.} oauth {Le fournisseur de connexion a été copié.} connect {L’application connectée a été copiée.} other {L’identifiant du compte a été copié.}}',
   'account.copy_selected': 'Le texte est sélectionné : copiez-le avec le clavier ou le menu.',
   'account.switch_to': 'Changer pour {name}',
   'account.switch': 'Changer',
@@ -308,16 +343,20 @@ export const pagesFr: Readonly<Record<PageMessageKey, string>> = {
   'account.browser_gone': 'Ce navigateur était déjà déconnecté.',
   'account.browser_signed_out': '{name} a été déconnecté de ce compte.',
   'action.sign_out_others': 'déconnecter tous les autres navigateurs',
-  'account.others_signed_out': '{count, plural, one {Un autre navigateur a été déconnecté.} other {# autres navigateurs ont été déconnectés.}}',
+  'account.others_signed_out':
+    '{count, plural, one {Un autre navigateur a été déconnecté.} other {# autres navigateurs ont été déconnectés.}}',
   'field.display_name': 'nom affiché',
-  'event.signin': 'Connexion avec {method}{placed, select, yes { ({where})} other {}}{added, select, yes {, ajoutée à un navigateur qui avait un autre compte} other {}}',
+  'event.signin':
+    'Connexion avec {method}{placed, select, yes { ({where})} other {}}{added, select, yes {, ajoutée à un navigateur qui avait un autre compte} other {}}',
   'event.sudo': 'Confirmation que c’était vous avec {method}',
   'event.sudo_key': 'Confirmation que c’était vous avec la clé {key}',
   'event.sudo_failed': 'Échec d’une confirmation avec {method} ({reason})',
   'event.step_up': 'Confirmation renforcée avec la clé {key}',
   'event.step_up_failed': 'Échec d’une confirmation renforcée avec une clé de sécurité ({reason})',
-  'event.identity_linked': '{kind, select, btc {Adresse Bitcoin} email {E-mail} did {Identifiant du compte} nostr {Clé Nostr} oauth {Fournisseur de connexion} connect {Application connectée} other {Identité}} {value} liée',
-  'event.identity_unlinked': '{kind, select, btc {Adresse Bitcoin} email {E-mail} did {Identifiant du compte} nostr {Clé Nostr} oauth {Fournisseur de connexion} connect {Application connectée} other {Identité}} {value} retirée',
+  'event.identity_linked':
+    '{kind, select, btc {Adresse Bitcoin} email {E-mail} did {Identifiant du compte} nostr {Clé Nostr} oauth {Fournisseur de connexion} connect {Application connectée} other {Identité}} {value} liée',
+  'event.identity_unlinked':
+    '{kind, select, btc {Adresse Bitcoin} email {E-mail} did {Identifiant du compte} nostr {Clé Nostr} oauth {Fournisseur de connexion} connect {Application connectée} other {Identité}} {value} retirée',
   'event.merged_from': 'Le compte {account} a été fusionné avec celui-ci',
   'event.merged_into': 'Ce compte a été fusionné avec {account}',
   'event.edited': 'Modification : {fields}',
@@ -327,7 +366,8 @@ export const pagesFr: Readonly<Record<PageMessageKey, string>> = {
   'event.revoked_all': 'L’opérateur a déconnecté ce compte partout ({count, plural, one {# navigateur} other {# navigateurs}})',
   'event.revoked_others': 'Déconnexion partout ailleurs ({count, plural, one {# navigateur} other {# navigateurs}})',
   'event.revoked_one': 'Déconnexion d’un autre navigateur',
-  'event.tab_pinned': 'Ouverture d’un onglet avec ce compte pendant que le compte {account} était actif{placed, select, yes { ({where})} other {}}',
+  'event.tab_pinned':
+    'Ouverture d’un onglet avec ce compte pendant que le compte {account} était actif{placed, select, yes { ({where})} other {}}',
   'event.app_created': 'Création de l’application Connect {name}',
   'event.app_rotated': 'Remplacement de la clé d’API de l’application Connect {name}',
   'event.app_deleted': 'Suppression de l’application Connect {name}',
@@ -340,7 +380,8 @@ export const pagesFr: Readonly<Record<PageMessageKey, string>> = {
   'account.now_using': 'Vous utilisez maintenant {name}.',
   'account.logout_all_title': '{count, plural, one {Se déconnecter ?} other {Se déconnecter des # comptes ?}}',
   'account.logout_one_text': 'Ce navigateur ne sera plus connecté.',
-  'account.logout_all_text': 'Tous les comptes de ce navigateur seront déconnectés, pas seulement {name}. Reconnectez chacun pour l’utiliser ici.',
+  'account.logout_all_text':
+    'Tous les comptes de ce navigateur seront déconnectés, pas seulement {name}. Reconnectez chacun pour l’utiliser ici.',
   'account.logout_all_confirm': '{count, plural, one {Se déconnecter} other {Déconnecter les #}}',
   'account.still_signed_in': 'Vous êtes toujours connecté.',
   'account.signed_out_of': 'Déconnecté de {previous}. Vous utilisez maintenant {name}.',
@@ -356,7 +397,8 @@ export const pagesFr: Readonly<Record<PageMessageKey, string>> = {
   'account.name_removed': 'Nom affiché retiré.',
   'account.name_saved': 'Nom affiché enregistré.',
   'account.remove_title': 'Retirer {name} ?',
-  'account.remove_text': '{name} ne permettra plus de se connecter à ce compte, et les navigateurs connectés avec seront déconnectés. Vous pourrez le lier de nouveau plus tard.',
+  'account.remove_text':
+    '{name} ne permettra plus de se connecter à ce compte, et les navigateurs connectés avec seront déconnectés. Vous pourrez le lier de nouveau plus tard.',
   'action.remove_identity': 'retirer {name}',
   'stepup.intro_action': 'Pour {action}, prouvez de nouveau que vous contrôlez ce compte. La preuve reste valable 5 minutes.',
   // Explorateur de l’API (explorer.js)
