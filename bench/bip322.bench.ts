@@ -24,7 +24,7 @@ import * as secp from 'tiny-secp256k1';
 import { decodeAddress } from '../src/bitcoin/address.js';
 import { messageHashBip322, verifyBip322 } from '../src/bitcoin/bip322.js';
 import { encodeDer, parseStrictDer } from '../src/bitcoin/ecdsa.js';
-import { addressFromPrivateKey, signBip322 } from '../src/bitcoin/signer.js';
+import { addressFromPrivateKey, signBip322 } from '../test/support/bitcoin-signer.js';
 import { bip143Sighash, bip341Sighash, parseWitnessStack, toSpendTxid } from '../src/bitcoin/tx.js';
 import { formatTable, measure, measureRounds, median, roundRatio, type BenchResult, type MeasureOptions } from './lib.js';
 

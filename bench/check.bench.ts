@@ -16,7 +16,7 @@ import { pathToFileURL } from 'node:url';
 import type { FastifyInstance } from 'fastify';
 import { finalizeEvent, generateSecretKey } from 'nostr-tools/pure';
 import { attestationId, buildAttestationMessage } from '../src/attest/index.js';
-import { addressFromPrivateKey, signBip322 } from '../src/bitcoin/signer.js';
+import { addressFromPrivateKey, signBip322 } from '../test/support/bitcoin-signer.js';
 import { loadConfig } from '../src/config.js';
 import { buildApp } from '../src/http/app.js';
 import { buildAttestationEvent, buildEnvelope } from '../src/relay/index.js';

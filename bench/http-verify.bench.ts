@@ -8,7 +8,7 @@
 import { loadConfig } from '../src/config.js';
 import { buildAttestationMessage, verifyAttestation } from '../src/attest/index.js';
 import { createEsploraClient, type ChainSource } from '../src/chain/index.js';
-import { addressFromPrivateKey, signBip322 } from '../src/bitcoin/signer.js';
+import { addressFromPrivateKey, signBip322 } from '../test/support/bitcoin-signer.js';
 import { buildApp } from '../src/http/app.js';
 import { startEsploraFake } from '../test/support/esplora-fake.js';
 import type { BenchResult } from './lib.js';

@@ -22,7 +22,7 @@ import { join } from 'node:path';
 import { Redis } from 'ioredis';
 import pg from 'pg';
 import type { FastifyInstance } from 'fastify';
-import { signBip322 } from '../src/bitcoin/signer.js';
+import { signBip322 } from '../test/support/bitcoin-signer.js';
 import { loadConfig } from '../src/config.js';
 import { buildApp } from '../src/http/app.js';
 import { RATE_LIMITS_OFF } from '../test/support/app.js';

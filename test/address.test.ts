@@ -16,7 +16,7 @@ import {
   type AddressType,
 } from '../src/bitcoin/address.js';
 import { sha256 } from '../src/bitcoin/bytes.js';
-import { addressFromPrivateKey } from '../src/bitcoin/signer.js';
+import { addressFromPrivateKey } from './support/bitcoin-signer.js';
 import type { BitcoinNetwork } from '../src/config.js';
 
 const hex = (bytes: Uint8Array): string => Buffer.from(bytes).toString('hex');

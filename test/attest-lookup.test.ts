@@ -16,7 +16,7 @@ import {
   type CheckOutcome,
   type CheckSubject,
 } from '../src/attest/index.js';
-import { addressFromPrivateKey } from '../src/bitcoin/signer.js';
+import { addressFromPrivateKey } from './support/bitcoin-signer.js';
 import { createEsploraClient } from '../src/chain/index.js';
 import { createRelayPool, type RelayPool } from '../src/relay/index.js';
 import { closedPortUrl, startEsploraFake, type EsploraFake } from './support/esplora-fake.js';

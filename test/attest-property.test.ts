@@ -16,7 +16,7 @@ import {
 import { codesPass } from '../src/attest/codes.js';
 import { formatIdentity, type Identity } from '../src/format/identities.js';
 import { verifyAttestation, type VerifyAttestationDeps } from '../src/attest/verify.js';
-import { addressFromPrivateKey, signBip322 } from '../src/bitcoin/signer.js';
+import { addressFromPrivateKey, signBip322 } from './support/bitcoin-signer.js';
 import { createEsploraClient } from '../src/chain/index.js';
 import { loadEsploraFixture, startEsploraFake, type EsploraFake } from './support/esplora-fake.js';
 

@@ -8,7 +8,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { attestationId, buildAttestationMessage, type AttestationFields } from '../src/format/canonical.js';
 import { scoreV0 } from '../src/attest/score.js';
 import { applyThresholds, verifyAttestation, type AttestationResult, type VerifyAttestationDeps } from '../src/attest/verify.js';
-import { addressFromPrivateKey, signBip322, signLegacy } from '../src/bitcoin/signer.js';
+import { addressFromPrivateKey, signBip322, signLegacy } from './support/bitcoin-signer.js';
 import { createEsploraClient, type ChainSource } from '../src/chain/index.js';
 import { closedPortUrl, loadEsploraFixture, startEsploraFake, type EsploraFake } from './support/esplora-fake.js';
 

@@ -8,7 +8,7 @@ import { randomBytes } from 'node:crypto';
 import type { FastifyInstance } from 'fastify';
 import { SignJWT, generateKeyPair } from 'jose';
 import { describe, expect, it } from 'vitest';
-import { signBip322 } from '../src/bitcoin/signer.js';
+import { signBip322 } from './support/bitcoin-signer.js';
 import { mintSessionJwt } from '../src/session/jwt.js';
 import { loadKeyRing } from '../src/session/keystore.js';
 import { newWallet, type Reply } from './support/auth-client.js';

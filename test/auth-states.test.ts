@@ -8,7 +8,7 @@ import { randomBytes } from 'node:crypto';
 import type { FastifyInstance } from 'fastify';
 import { describe, expect, it } from 'vitest';
 import { SESSION_LIFETIME_SECONDS, mintSessionJwt, tokenHash } from '../src/session/jwt.js';
-import { signLegacy } from '../src/bitcoin/signer.js';
+import { signLegacy } from './support/bitcoin-signer.js';
 import { loadKeyRing } from '../src/session/keystore.js';
 import { newWallet, type Reply, type Wallet } from './support/auth-client.js';
 import {

@@ -18,7 +18,7 @@ import {
   signLegacy,
   wifFromPrivateKey,
   type SignerAddressType,
-} from '../src/bitcoin/signer.js';
+} from './support/bitcoin-signer.js';
 import { parseTransaction, parseWitnessStack, serializeToSign, serializeWitnessStack, toSignTxid, toSpendTxid } from '../src/bitcoin/tx.js';
 import { verifySignature } from '../src/bitcoin/verify.js';
 import vectors from './vectors/bip322.json' with { type: 'json' };

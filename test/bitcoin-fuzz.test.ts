@@ -9,7 +9,7 @@ import { sha256 as nobleSha256 } from '@noble/hashes/sha2.js';
 import { tryDecodeAddress } from '../src/bitcoin/address.js';
 import { messageHashBip322 } from '../src/bitcoin/bip322.js';
 import { decodeBase64Strict, decodeHexStrict } from '../src/bitcoin/bytes.js';
-import { addressFromPrivateKey, signBip322, signLegacy, type SignerAddressType } from '../src/bitcoin/signer.js';
+import { addressFromPrivateKey, signBip322, signLegacy, type SignerAddressType } from './support/bitcoin-signer.js';
 import { verifySignature, type SignatureCode } from '../src/bitcoin/verify.js';
 
 const KEY = Uint8Array.from(Buffer.from('7f3a9c2e5b1d4f6a8c0e2b4d6f8a1c3e5b7d9f1a3c5e7b9d1f3a5c7e9b1d3f5a', 'hex'));

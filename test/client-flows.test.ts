@@ -29,7 +29,7 @@ import { createLocalJWKSet, jwtVerify, type JSONWebKeySet, type JWTPayload } fro
 import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ocSession, requireFreshStepUp, requireFreshSudo, requireSession } from '../packages/verify/src/fastify.js';
-import { signBip322 } from '../src/bitcoin/signer.js';
+import { signBip322 } from './support/bitcoin-signer.js';
 import { loadConfig } from '../src/config.js';
 import { buildApp } from '../src/http/app.js';
 import { newWallet, type Wallet } from './support/auth-client.js';

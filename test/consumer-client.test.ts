@@ -11,7 +11,7 @@ import { generateSecretKey, type NostrEvent } from 'nostr-tools/pure';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { createOcClient, isNotFound, isOcClientError, OcClientError, retryAfterMs, type OcClient } from '../packages/verify/src/client.js';
 import { scoreV0 } from '../src/attest/index.js';
-import { addressFromPrivateKey, signBip322 } from '../src/bitcoin/signer.js';
+import { addressFromPrivateKey, signBip322 } from './support/bitcoin-signer.js';
 import { startHost, type RunningHost } from './support/consumer-host.js';
 import { closedPortUrl, startEsploraFake, type EsploraFake } from './support/esplora-fake.js';
 import { startNostrRelay, type NostrRelay } from './support/nostr-relay.js';

@@ -21,7 +21,7 @@ import { fileURLToPath } from 'node:url';
 import type { FastifyInstance } from 'fastify';
 import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { signBip322, signLegacy } from '../src/bitcoin/signer.js';
+import { signBip322, signLegacy } from './support/bitcoin-signer.js';
 import { loadConfig } from '../src/config.js';
 import { buildApp } from '../src/http/app.js';
 import { PAGE_CSP } from '../src/http/pages.js';

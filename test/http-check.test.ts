@@ -7,7 +7,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { FastifyInstance } from 'fastify';
 import { generateSecretKey, type NostrEvent } from 'nostr-tools/pure';
 import { scoreV0 } from '../src/attest/index.js';
-import { addressFromPrivateKey } from '../src/bitcoin/signer.js';
+import { addressFromPrivateKey } from './support/bitcoin-signer.js';
 import { closedPortUrl, startEsploraFake, type EsploraFake } from './support/esplora-fake.js';
 import { useRelayHarness } from './support/relay-harness.js';
 import { attestationEvent, signAttestation } from './support/attestations.js';

@@ -6,7 +6,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import type { FastifyInstance } from 'fastify';
 import { generateSecretKey, type NostrEvent } from 'nostr-tools/pure';
-import { addressFromPrivateKey } from '../src/bitcoin/signer.js';
+import { addressFromPrivateKey } from './support/bitcoin-signer.js';
 import { useRelayHarness } from './support/relay-harness.js';
 import { attestationEvent, signAttestation } from './support/attestations.js';
 

@@ -12,7 +12,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { FastifyInstance } from 'fastify';
 import { generateSecretKey, getPublicKey, verifyEvent, type NostrEvent } from 'nostr-tools/pure';
 import { attestationId, buildAttestationMessage } from '../src/attest/index.js';
-import { addressFromPrivateKey, signBip322, signLegacy } from '../src/bitcoin/signer.js';
+import { addressFromPrivateKey, signBip322, signLegacy } from './support/bitcoin-signer.js';
 import { publishFromFile } from '../src/cli/publish.js';
 import { testConfig } from './support/app.js';
 import { startEsploraFake, type EsploraFake } from './support/esplora-fake.js';

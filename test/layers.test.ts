@@ -10,8 +10,8 @@ import { describe, expect, it } from 'vitest';
 
 /** Lowest first. A unit is a folder of src/ or a file directly in it (without `.ts`). */
 const LAYERS: readonly (readonly string[])[] = [
-  ['json'],
-  ['crypto', 'errors', 'version', 'log-sink', 'storage', 'limits', 'chain'],
+  ['json', 'crypto'],
+  ['errors', 'version', 'log-sink', 'storage', 'limits', 'chain'],
   ['config', 'i18n'],
   ['format', 'bitcoin', 'mail'],
   ['relay', 'session', 'signin', 'stats'],

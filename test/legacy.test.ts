@@ -6,7 +6,7 @@ import * as bitcoinMessage from 'bitcoinjs-message';
 import * as secp from 'tiny-secp256k1';
 import { describe, expect, it } from 'vitest';
 import { legacyMessageHash, looksLikeLegacySignature, verifyLegacy } from '../src/bitcoin/legacy.js';
-import { addressFromPrivateKey, signLegacy } from '../src/bitcoin/signer.js';
+import { addressFromPrivateKey, signLegacy } from './support/bitcoin-signer.js';
 import { verifySignature } from '../src/bitcoin/verify.js';
 
 const KEY = Uint8Array.from(Buffer.from('c3a3b7c4b5d84b8f1d6f0e0a2b5c7d9e1f2a3b4c5d6e7f8091a2b3c4d5e6f708', 'hex'));

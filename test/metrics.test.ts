@@ -9,7 +9,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { FastifyInstance } from 'fastify';
 import { finalizeEvent, generateSecretKey } from 'nostr-tools/pure';
 import { attestationId, buildAttestationMessage } from '../src/attest/index.js';
-import { addressFromPrivateKey, signBip322 } from '../src/bitcoin/signer.js';
+import { addressFromPrivateKey, signBip322 } from './support/bitcoin-signer.js';
 import { Registry } from '../src/metrics/index.js';
 import { buildAttestationEvent, buildEnvelope } from '../src/relay/index.js';
 import { testApp } from './support/app.js';

@@ -13,7 +13,7 @@ import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { finalizeEvent, generateSecretKey } from 'nostr-tools/pure';
 import { attestationId, buildAttestationMessage } from '../src/attest/index.js';
-import { addressFromPrivateKey, signBip322 } from '../src/bitcoin/signer.js';
+import { addressFromPrivateKey, signBip322 } from './support/bitcoin-signer.js';
 import { buildAttestationEvent, buildEnvelope } from '../src/relay/index.js';
 import { newWallet } from './support/auth-client.js';
 import { createTestDatabase, postgresTestUrl, testEngines, type TestDatabase } from './support/databases.js';

@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildAttestationMessage } from '../src/attest/index.js';
-import { addressFromPrivateKey, signBip322 } from '../src/bitcoin/signer.js';
+import { addressFromPrivateKey, signBip322 } from './support/bitcoin-signer.js';
 import { startEsploraFake, type EsploraFake } from './support/esplora-fake.js';
 import { startNostrRelay } from './support/nostr-relay.js';
 import { freePort } from './support/instances.js';

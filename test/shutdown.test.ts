@@ -15,7 +15,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildAttestationMessage } from '../src/attest/index.js';
-import { addressFromPrivateKey, signBip322 } from '../src/bitcoin/signer.js';
+import { addressFromPrivateKey, signBip322 } from './support/bitcoin-signer.js';
 import { FINAL_FLUSH_MS, REPEAT_WINDOW_MS, SHUTDOWN_GRACE_MS } from '../src/main.js';
 import { startEsploraFake, type EsploraFake } from './support/esplora-fake.js';
 import { freePort } from './support/instances.js';

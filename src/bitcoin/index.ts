@@ -1,7 +1,7 @@
 /**
  * Bitcoin addresses and message signatures (docs/protocol.md §7 "Signatures").
- * Pure functions; the signer is exported separately from './signer.js' for
- * tests and tooling.
+ * Pure functions, and verification only: the service never holds a user's
+ * key. The signer the tests and benchmarks use is test/support/bitcoin-signer.ts.
  */
 export {
   AddressError,

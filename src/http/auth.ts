@@ -4,15 +4,12 @@
  * call, a reply.
  */
 import { Type } from 'typebox';
-import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import type { Authenticated } from '../session/service.js';
-import type { AccountView } from '../session/accounts.js';
+import type { FastifyInstance } from 'fastify';
 import { OcError } from '../errors.js';
 import { clientFacts } from '../session/device.js';
 import type { ServiceContext } from './context.js';
 import {
   clearSessionCookie,
-  cookieSession,
   currentSession,
   foreignSessionSeen,
   noStore,
@@ -23,6 +20,8 @@ import {
   sessionBody,
   setSessionCookie,
   signInTarget,
+  signOutCurrent,
+  wantsAdd,
 } from './session.js';
 import { errorResponses, SessionIssued, StringEnum } from './schemas.js';
 import { POLICY } from './policy.js';
@@ -69,40 +68,6 @@ const PublicJwk = Type.Object({
   use: Type.Literal('sig'),
 });
 const Jwks = Type.Object({ keys: Type.Array(PublicJwk) });
-
-/**
- * Logout with `scope=current` (and DELETE /api/auth/sessions/<this session>):
- * signs the active account out of this browser and moves to the most recently
- * seen other member, setting or clearing the cookie as docs/protocol.md §3 says.
- */
-export async function signOutCurrent(
-  context: ServiceContext,
-  request: FastifyRequest,
-  reply: FastifyReply,
-  current: Authenticated,
-): Promise<{ ok: true; switched_to: { did_oc: string } | null; account?: AccountView; token?: string }> {
-  const { next } = await context.sessions.logout(current, 'current');
-  if (current.pinned === true) {
-    // A pinned tab signed its own account out: the cookie moves on only
-    // when it held that account (docs/protocol.md §3); a caller without
-    // one (a header-only client) is given none.
-    if ((await cookieSession(context, request)) === null) {
-      if (next === null) clearSessionCookie(context, reply);
-      else setSessionCookie(context, reply, await context.sessions.remint(next.session));
-    }
-    noStore(reply);
-  } else if (next === null) {
-    clearSessionCookie(context, reply);
-  } else {
-    setSessionCookie(context, reply, next);
-  }
-  if (next === null) return { ok: true, switched_to: null };
-  return { ok: true, switched_to: { did_oc: next.account.did_oc }, account: next.account, token: next.token };
-}
-
-export function wantsAdd(query: { add?: string | undefined }, bodyAdd: boolean | undefined): boolean {
-  return query.add === '1' || query.add === 'true' || bodyAdd === true;
-}
 
 export function registerAuthRoutes(root: FastifyInstance, context: ServiceContext): void {
   const app = typed(root);

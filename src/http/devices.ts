@@ -8,10 +8,9 @@ import { Type } from 'typebox';
 import type { FastifyInstance } from 'fastify';
 import type { ServiceContext } from './context.js';
 import { errorResponses, NullableString } from './schemas.js';
-import { noStore, requireSession } from './session.js';
+import { noStore, requireSession, signOutCurrent } from './session.js';
 import { POLICY } from './policy.js';
 import { typed } from './schema-types.js';
-import { signOutCurrent } from './auth.js';
 
 const SESSION = [{ cookieAuth: [] }];
 

@@ -5,10 +5,9 @@
  */
 import { Type } from 'typebox';
 import type { FastifyInstance } from 'fastify';
-import { wantsAdd } from './auth.js';
 import type { ServiceContext } from './context.js';
 import { errorResponses, SessionIssued } from './schemas.js';
-import { noStore, sessionBody, setSessionCookie, signInTarget } from './session.js';
+import { noStore, sessionBody, setSessionCookie, signInTarget, wantsAdd } from './session.js';
 import { POLICY } from './policy.js';
 import { typed } from './schema-types.js';
 import { requestLocale } from './locale.js';

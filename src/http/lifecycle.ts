@@ -7,10 +7,9 @@ import { Type } from 'typebox';
 import type { FastifyInstance } from 'fastify';
 import type { ServiceContext } from './context.js';
 import { errorResponses } from './schemas.js';
-import { noStore, requireSession } from './session.js';
+import { noStore, requireSession, signOutCurrent } from './session.js';
 import { POLICY } from './policy.js';
 import { typed } from './schema-types.js';
-import { signOutCurrent } from './auth.js';
 import { didOf } from '../session/accounts.js';
 
 const SESSION = [{ cookieAuth: [] }];

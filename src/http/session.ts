@@ -18,6 +18,7 @@ import { isRosterBinding, rosterBinding } from '../session/roster-binding.js';
 import { MAX_TOKEN_LENGTH } from '../session/jwt.js';
 import { clientFacts } from '../session/device.js';
 import type { SignInTarget } from '../account/index.js';
+import type { AccountView } from '../session/accounts.js';
 import type { Authenticated, IssuedSession } from '../session/service.js';
 import type { ServiceContext } from './context.js';
 import { requestLocale } from './locale.js';
@@ -211,4 +212,38 @@ export function registerSessions(app: FastifyInstance, context: ServiceContext):
 function setsSession(header: ReturnType<FastifyReply['getHeader']>): boolean {
   const lines = Array.isArray(header) ? header : typeof header === 'string' ? [header] : [];
   return lines.some((line) => typeof line === 'string' && line.startsWith(`${SESSION_COOKIE_NAME}=`));
+}
+
+/**
+ * Logout with `scope=current` (and DELETE /api/auth/sessions/<this session>):
+ * signs the active account out of this browser and moves to the most recently
+ * seen other member, setting or clearing the cookie as docs/protocol.md §3 says.
+ */
+export async function signOutCurrent(
+  context: ServiceContext,
+  request: FastifyRequest,
+  reply: FastifyReply,
+  current: Authenticated,
+): Promise<{ ok: true; switched_to: { did_oc: string } | null; account?: AccountView; token?: string }> {
+  const { next } = await context.sessions.logout(current, 'current');
+  if (current.pinned === true) {
+    // A pinned tab signed its own account out: the cookie moves on only
+    // when it held that account (docs/protocol.md §3); a caller without
+    // one (a header-only client) is given none.
+    if ((await cookieSession(context, request)) === null) {
+      if (next === null) clearSessionCookie(context, reply);
+      else setSessionCookie(context, reply, await context.sessions.remint(next.session));
+    }
+    noStore(reply);
+  } else if (next === null) {
+    clearSessionCookie(context, reply);
+  } else {
+    setSessionCookie(context, reply, next);
+  }
+  if (next === null) return { ok: true, switched_to: null };
+  return { ok: true, switched_to: { did_oc: next.account.did_oc }, account: next.account, token: next.token };
+}
+
+export function wantsAdd(query: { add?: string | undefined }, bodyAdd: boolean | undefined): boolean {
+  return query.add === '1' || query.add === 'true' || bodyAdd === true;
 }

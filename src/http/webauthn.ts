@@ -10,10 +10,9 @@ import type { FastifyInstance } from 'fastify';
 import type { AuthenticationResponseJSON, RegistrationResponseJSON } from '@simplewebauthn/server';
 import type { ServiceContext } from './context.js';
 import { errorResponses, NullableString, SessionIssued, StringEnum } from './schemas.js';
-import { noStore, requireSession, sessionBody, setSessionCookie, signInTarget } from './session.js';
+import { noStore, requireSession, sessionBody, setSessionCookie, signInTarget, wantsAdd } from './session.js';
 import { POLICY } from './policy.js';
 import { typed } from './schema-types.js';
-import { wantsAdd } from './auth.js';
 
 const SESSION = [{ cookieAuth: [] }];
 

@@ -17,8 +17,7 @@ import type { AuthenticationMethod, DisplayIdentity, OcSessionClaims } from '../
 
 export type { AuthenticationMethod, DisplayIdentity };
 
-/** A session row, and so a token, lives 30 days (docs/api.md Limits; docs/protocol.md §3). */
-export const SESSION_LIFETIME_SECONDS = 30 * 24 * 60 * 60;
+export { SESSION_LIFETIME_SECONDS } from './lifetime.js';
 
 /**
  * Longest token accepted or minted. Browsers keep cookies up to about 4 KiB;

@@ -14,7 +14,7 @@
 import { isJsonObject } from '../json.js';
 import { createHash, createPrivateKey, createPublicKey, generateKeyPairSync, type KeyObject } from 'node:crypto';
 import { decodeBase64url } from '../crypto.js';
-import { SESSION_LIFETIME_SECONDS } from './jwt.js';
+import { SESSION_LIFETIME_SECONDS } from './lifetime.js';
 
 /** The public JWK as published in the JWKS and in `OC_AUTH_PUBLIC_JWK`. */
 export interface PublicJwk {

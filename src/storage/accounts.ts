@@ -1,13 +1,13 @@
 /**
  * Accounts and their identities (docs/protocol.md §2): creation on first sight, look-ups that follow merges, linking and unlinking, edits, and the merge a confirmed transfer is.
  */
+import { newAccountId } from '../crypto.js';
 import type { Kysely, Updateable } from 'kysely';
 import {
   assertAccountId,
   assertIdentityValue,
   assertLowercaseEmail,
   isUniqueViolation,
-  newAccountId,
   newRandomId,
   rowsAffected,
   type StoreExecutor,

@@ -136,11 +136,6 @@ export class StoreExecutor {
 
 const ACCOUNT_ID_FORMAT = /^[0-9a-f]{32}$/;
 
-/** A new account id: 128 random bits as 32 lowercase hex (docs/protocol.md §2). */
-export function newAccountId(): string {
-  return randomBytes(16).toString('hex');
-}
-
 export function assertAccountId(accountId: string): void {
   if (!ACCOUNT_ID_FORMAT.test(accountId)) {
     throw new Error(`storage: account id must be 32 lowercase hex, got ${JSON.stringify(accountId)}`);

@@ -4,7 +4,7 @@
  * row mapping, the SQLite locking dialect) is an implementation detail; the
  * conformance suite reaches it through its own paths.
  */
-export { openStore, newAccountId } from './kysely-store.js';
+export { openStore } from './kysely-store.js';
 export type { OpenStoreOptions } from './kysely-store.js';
 export { migrate, MIGRATIONS } from './migrations.js';
 export type { Migration, MigrationReport } from './migrations.js';

@@ -28,8 +28,6 @@ import {
 } from './store.js';
 import type { PurgeCounts, PurgeOptions, Store } from './store.js';
 
-export { newAccountId } from './executor.js';
-
 /** The area's methods, bound to it, as own properties (so they can be spread into one object). */
 function methodsOf<T extends object>(area: T): { [K in keyof T]: T[K] } {
   const bound: Record<string, unknown> = {};

@@ -23,7 +23,7 @@ import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import type { FastifyInstance } from 'fastify';
 import { describe, expect, it } from 'vitest';
-import { signBip322 } from '../../src/bitcoin/signer.js';
+import { signBip322 } from '../support/bitcoin-signer.js';
 import { testApp } from '../support/app.js';
 import { newWallet, type Reply } from '../support/auth-client.js';
 import { type AuthHarness, forEachEngine, useAuthHarness } from '../support/auth-harness.js';

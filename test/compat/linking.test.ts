@@ -15,7 +15,7 @@
  */
 import type { FastifyInstance } from 'fastify';
 import { expect, it } from 'vitest';
-import { signBip322 } from '../../src/bitcoin/signer.js';
+import { signBip322 } from '../support/bitcoin-signer.js';
 import { newWallet, type Wallet } from '../support/auth-client.js';
 import { type AuthHarness, forEachEngine, useMailingAuthHarness, type TimedBrowser } from '../support/auth-harness.js';
 

@@ -17,7 +17,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { addressFromPrivateKey } from '../../src/bitcoin/signer.js';
+import { addressFromPrivateKey } from '../support/bitcoin-signer.js';
 import { testApp } from '../support/app.js';
 import { signAttestation } from '../support/attestations.js';
 import { startEsploraFake, type EsploraFake } from '../support/esplora-fake.js';

@@ -6,7 +6,7 @@
 import { randomBytes } from 'node:crypto';
 import { finalizeEvent, type NostrEvent } from 'nostr-tools/pure';
 import { attestationId, buildAttestationMessage, parseAttestationMessage } from '../../src/attest/index.js';
-import { signBip322 } from '../../src/bitcoin/signer.js';
+import { signBip322 } from './bitcoin-signer.js';
 import { buildAttestationEvent, buildEnvelope } from '../../src/relay/index.js';
 
 export interface SignedAttestation {

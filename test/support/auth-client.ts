@@ -4,7 +4,7 @@
  * requests, and a wallet that signs challenges with BIP-322.
  */
 import type { FastifyInstance, LightMyRequestResponse } from 'fastify';
-import { addressFromPrivateKey, signBip322 } from '../../src/bitcoin/signer.js';
+import { addressFromPrivateKey, signBip322 } from './bitcoin-signer.js';
 import type { BitcoinNetwork } from '../../src/config.js';
 
 export interface Wallet {

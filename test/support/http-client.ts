@@ -7,7 +7,7 @@
  * goes to, so one browser can move between instances like a browser behind
  * a load balancer.
  */
-import { signBip322 } from '../../src/bitcoin/signer.js';
+import { signBip322 } from './bitcoin-signer.js';
 import { keepSessionCookies, sessionCookieHeader, type SessionJar, type Wallet } from './auth-client.js';
 
 export interface HttpReply {

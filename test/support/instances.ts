@@ -6,7 +6,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createServer } from 'node:net';
 import { fileURLToPath } from 'node:url';
-import { signBip322 } from '../../src/bitcoin/signer.js';
+import { signBip322 } from './bitcoin-signer.js';
 import type { Wallet } from './auth-client.js';
 
 const root = fileURLToPath(new URL('../..', import.meta.url));

@@ -10,11 +10,11 @@
 import { randomBytes } from 'node:crypto';
 import { createBase58check } from '@scure/base';
 import * as secp from 'tiny-secp256k1';
-import type { BitcoinNetwork } from '../config.js';
-import { decodeAddress, encodeAddress } from './address.js';
-import { concatBytes, equalBytes, hash160, sha256, taggedHash, toBase64, toHex } from './bytes.js';
-import { encodeDer } from './ecdsa.js';
-import { legacyMessageHash } from './legacy.js';
+import type { BitcoinNetwork } from '../../src/config.js';
+import { decodeAddress, encodeAddress } from '../../src/bitcoin/address.js';
+import { concatBytes, equalBytes, hash160, sha256, taggedHash, toBase64, toHex } from '../../src/bitcoin/bytes.js';
+import { encodeDer } from '../../src/bitcoin/ecdsa.js';
+import { legacyMessageHash } from '../../src/bitcoin/legacy.js';
 import {
   SIGHASH_ALL,
   SIGHASH_DEFAULT,
@@ -26,9 +26,9 @@ import {
   serializeWitnessStack,
   toSpendTxid,
   type WitnessStack,
-} from './tx.js';
+} from '../../src/bitcoin/tx.js';
 
-export { messageHashBip322 } from './tx.js';
+export { messageHashBip322 } from '../../src/bitcoin/tx.js';
 
 export type SignerAddressType = 'p2pkh' | 'p2sh-p2wpkh' | 'p2wpkh' | 'p2tr';
 
