@@ -5,7 +5,7 @@
  * naming the variable, which stops the start.
  */
 import { isJsonObject } from './json.js';
-import { nodeSqliteSupported, type SqliteDriverChoice } from './storage/sqlite-driver.js';
+import { nodeSqliteSupported, type SqliteDriverChoice } from './storage/index.js';
 
 export type BitcoinNetwork = 'mainnet' | 'testnet' | 'signet' | 'regtest';
 export const BITCOIN_NETWORKS: readonly BitcoinNetwork[] = ['mainnet', 'testnet', 'signet', 'regtest'];

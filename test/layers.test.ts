@@ -68,6 +68,26 @@ describe('layers of src/', () => {
     expect(upward).toEqual([]);
   });
 
+  it('reaches into another folder only through its index.ts, where the folder has one', () => {
+    const bypassing: string[] = [];
+    for (const file of files) {
+      const from = unitOf(file);
+      for (const specifier of localImports(readFileSync(file, 'utf8'))) {
+        const target = normalize(join(dirname(file), specifier));
+        const to = unitOf(target);
+        if (to === from || !rank.has(to)) continue;
+        let hasFace = false;
+        try {
+          hasFace = statSync(join(SRC, to, 'index.ts')).isFile();
+        } catch {
+          hasFace = false;
+        }
+        if (hasFace && relative(join(SRC, to), target) !== 'index.js') bypassing.push(`${relative(SRC, file)} -> ${specifier}`);
+      }
+    }
+    expect(bypassing).toEqual([]);
+  });
+
   it("reaches outside src/ only for the type of the session claims, whose one definition is the consumer package's", () => {
     const outside: string[] = [];
     for (const file of files) {

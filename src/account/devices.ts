@@ -8,9 +8,9 @@
  * Also the tab tokens of a roster's rows, and the activity they leave.
  */
 import { OcError } from '../errors.js';
-import { didOf } from '../session/accounts.js';
-import type { ClientFacts } from '../session/device.js';
-import type { Authenticated, IssuedSession, SessionService } from '../session/service.js';
+import { didOf } from '../session/index.js';
+import type { ClientFacts } from '../session/index.js';
+import type { Authenticated, IssuedSession, SessionService } from '../session/index.js';
 import type { SessionStore } from '../storage/index.js';
 import { requireRecentStepUp } from './step-up.js';
 import type { ActivityLog } from './activity.js';

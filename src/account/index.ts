@@ -32,4 +32,8 @@ export {
   proveIdentity,
   requireFreshSudo,
 } from './step-up.js';
-export type { AddressProof, EmailProof, IdentityProof, ProofCheckers, ProofFields, ProvenIdentity } from './step-up.js';
+export type { AddressProof, EmailProof, IdentityProof, ProofCheckers, ProofFields, ProvenAddressOrEmail } from './step-up.js';
+export type { ProvenIdentity } from './accounts.js';
+export { AccountLifecycle } from './lifecycle.js';
+export { SignInNotices } from './notices.js';
+export { requireRecentStepUp } from './step-up.js';

@@ -13,8 +13,8 @@
  *   each recorded on the account.
  */
 import { OcError } from '../errors.js';
-import { didOf } from '../session/accounts.js';
-import type { Authenticated } from '../session/service.js';
+import { didOf } from '../session/index.js';
+import type { Authenticated } from '../session/index.js';
 import { emailHintSetting, type AccountRecord, type ActivityRecord, type DeletedAccountRecord, type Store } from '../storage/index.js';
 import type { ActivityLog } from './activity.js';
 import { activityView, type ActivityView } from './activity.js';

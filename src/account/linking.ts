@@ -9,7 +9,7 @@
  * so the linking endpoints cannot be used to probe addresses or e-mails.
  */
 import { OcError } from '../errors.js';
-import { didOf } from '../session/accounts.js';
+import { didOf } from '../session/index.js';
 import {
   MergeRefused,
   type AccountRecord,
@@ -19,7 +19,7 @@ import {
   type MergeResult,
   type TransferHoldings,
 } from '../storage/index.js';
-import type { ProvenIdentity } from './step-up.js';
+import type { ProvenAddressOrEmail } from './step-up.js';
 
 /** One element of `identities` in GET /api/auth/identities (docs/protocol.md §6). */
 export interface IdentityView {
@@ -98,7 +98,7 @@ export interface LinkInput {
   /** The active, canonical account. */
   readonly account: AccountRecord;
   /** Just proven by the caller. */
-  readonly identity: ProvenIdentity;
+  readonly identity: ProvenAddressOrEmail;
   /** docs/protocol.md §2: with an acceptance, an identity held by another account merges that account into this one. */
   readonly transfer: TransferAcceptance | null;
   readonly nowMs: number;
@@ -121,7 +121,7 @@ export type LinkOutcome =
  * just proven the identity, so could sign in to it and see as much anyway,
  * and needs to know what a transfer would move and what it would remove.
  */
-export function linkedElsewhere(identity: ProvenIdentity, holder?: AccountRecord, holdings?: TransferHoldings | null): OcError {
+export function linkedElsewhere(identity: ProvenAddressOrEmail, holder?: AccountRecord, holdings?: TransferHoldings | null): OcError {
   const options =
     holder === undefined
       ? undefined
@@ -162,7 +162,7 @@ export function refuseHeldAccount(account: AccountRecord): void {
 async function withPrimaryAddress(
   store: AccountStore,
   account: AccountRecord,
-  identity: ProvenIdentity,
+  identity: ProvenAddressOrEmail,
   nowMs: number,
 ): Promise<AccountRecord> {
   if (identity.kind !== 'btc' || account.primary_btc !== null) return account;

@@ -18,7 +18,7 @@ import type { Mailer } from '../mail/index.js';
 import { escapeHtml, frameMail, mailBrandOf, type MailBrand } from '../mail/index.js';
 import type { Brand } from '../config.js';
 import { formatUtc, translator, type Locale } from '../i18n/index.js';
-import type { SigningMethod } from '../session/service.js';
+import type { SigningMethod } from '../session/index.js';
 import type { ActivityStore, AccountStore } from '../storage/index.js';
 
 export const HISTORY_EVENTS = 200;

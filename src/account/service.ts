@@ -5,7 +5,7 @@
  * alter what the JWT says ends in a re-minted session, so the routes only
  * set the cookie and answer.
  */
-import type { Authenticated, IssuedSession, SessionService } from '../session/service.js';
+import type { Authenticated, IssuedSession, SessionService } from '../session/index.js';
 import type { AccountRecord, AccountStore, NamedItem } from '../storage/index.js';
 import { displayNameFromProvider, editAccount, type AccountEditInput } from './edit.js';
 import {
@@ -20,7 +20,7 @@ import {
   type IdentityView,
   type LinkedIdentityView,
 } from './linking.js';
-import { didOf } from '../session/accounts.js';
+import { didOf } from '../session/index.js';
 import type { ActivityLog } from './activity.js';
 import { isOcError } from '../errors.js';
 import {

@@ -13,10 +13,11 @@
  * The same proof shapes serve the linking endpoints (purpose `link`), so both
  * are parsed here.
  */
+import type { ProvenIdentity } from './accounts.js';
 import { OcError } from '../errors.js';
-import { normalizeEmail } from '../mail/address.js';
-import { proveAddress, type ChallengeProofContext } from '../signin/bip322-signin.js';
-import type { EmailCodeService } from '../signin/email-code.js';
+import { normalizeEmail } from '../mail/index.js';
+import { proveAddress, type ChallengeProofContext } from '../signin/index.js';
+import type { EmailCodeService } from '../signin/index.js';
 import type { AccountRecord, SessionRecord, AccountStore } from '../storage/index.js';
 
 /** docs/protocol.md §6: "need `sudo_at` younger than 5 minutes". */
@@ -44,12 +45,8 @@ export interface EmailProof {
 
 export type IdentityProof = AddressProof | EmailProof;
 
-/** An identity whose control was just proven. */
-export interface ProvenIdentity {
-  readonly kind: 'btc' | 'email';
-  /** The address, or the lowercased e-mail. */
-  readonly value: string;
-}
+/** An address or e-mail whose control was just proven: the kinds a step-up or a link proves. */
+export type ProvenAddressOrEmail = ProvenIdentity & { readonly kind: 'btc' | 'email' };
 
 /** What checks a proof: the challenge rules of docs/protocol.md §5 and the e-mail codes of §6. */
 export interface ProofCheckers {
@@ -109,8 +106,8 @@ export async function proveIdentity(
   proof: IdentityProof,
   purpose: 'sudo' | 'link',
   checkers: ProofCheckers,
-  beforeConsume?: (identity: ProvenIdentity) => Promise<void>,
-): Promise<ProvenIdentity> {
+  beforeConsume?: (identity: ProvenAddressOrEmail) => Promise<void>,
+): Promise<ProvenAddressOrEmail> {
   if (proof.kind === 'email') {
     const check = beforeConsume && ((value: string) => beforeConsume({ kind: 'email', value }));
     const { email } = await checkers.emailCodes.verify(proof.email, proof.code, proof.token, check);
@@ -183,7 +180,7 @@ export function requireRecentStepUp(session: Pick<SessionRecord, 'sudo_at' | 'st
   }
 }
 
-async function requireHeld(store: AccountStore, account: AccountRecord, identity: ProvenIdentity): Promise<void> {
+async function requireHeld(store: AccountStore, account: AccountRecord, identity: ProvenAddressOrEmail): Promise<void> {
   const identities = await store.listIdentities(account.id);
   // Only a verified identity is a way into the account, so only it can re-prove the account.
   const held = identities.some((candidate) => candidate.kind === identity.kind && candidate.value === identity.value && candidate.verified);
@@ -212,7 +209,7 @@ export async function proveAccountAgain(
   account: AccountRecord,
   proof: IdentityProof,
   checkers: ProofCheckers,
-): Promise<ProvenIdentity> {
+): Promise<ProvenAddressOrEmail> {
   if (proof.kind === 'email') {
     await requireHeld(store, account, { kind: 'email', value: normalizeEmail(proof.email, 'email') });
   }

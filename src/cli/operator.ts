@@ -17,10 +17,10 @@
  */
 import { createInterface } from 'node:readline';
 import { parseArgs } from 'node:util';
-import { activityView } from '../account/activity.js';
+import { activityView } from '../account/index.js';
 import { buildLifecycle } from '../services.js';
-import { normalizeEmail } from '../mail/address.js';
-import { accountIdFromDid, didOf } from '../session/accounts.js';
+import { normalizeEmail } from '../mail/index.js';
+import { accountIdFromDid, didOf } from '../session/index.js';
 import type { AccountRecord, Store } from '../storage/index.js';
 import { UsageError } from './usage.js';
 

@@ -14,8 +14,8 @@
  * - Deleting an app kills its key. Accounts it provisioned stay (they are
  *   people's accounts); no one can address them through Connect any more.
  */
-import type { ActivityLog } from '../account/activity.js';
-import { cleanDisplayText } from '../account/display-text.js';
+import type { ActivityLog } from '../account/index.js';
+import { cleanDisplayText } from '../account/index.js';
 import { timingSafeEqualString } from '../crypto.js';
 import { OcError } from '../errors.js';
 import type { AccountStore, ConnectAppRecord, ConnectStore, KeyStore, WebhookDeliveryRecord, WebhookStore } from '../storage/index.js';

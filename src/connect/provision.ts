@@ -24,9 +24,9 @@
  *   sign-in, never logged; deleting the app does not delete it.
  */
 import { OcError } from '../errors.js';
-import { normalizeEmail } from '../mail/address.js';
-import { didOf } from '../session/accounts.js';
-import { accountForIdentity } from '../account/accounts.js';
+import { normalizeEmail } from '../mail/index.js';
+import { didOf } from '../session/index.js';
+import { accountForIdentity } from '../account/index.js';
 import type { AccountStore, ConnectAppRecord, KeyStore } from '../storage/index.js';
 
 export const MAX_CONNECT_USER_ID_LENGTH = 256;

@@ -27,9 +27,9 @@
  *   are applied by the HTTP layer, not here.
  */
 import { OcError } from '../errors.js';
-import { escapeHtml } from '../mail/html.js';
-import { isSaneEmail, normalizeEmail } from '../mail/address.js';
-import type { Mailer } from '../mail/mailer.js';
+import { escapeHtml } from '../mail/index.js';
+import { isSaneEmail, normalizeEmail } from '../mail/index.js';
+import type { Mailer } from '../mail/index.js';
 
 /** docs/protocol.md §6: "message at most 5,000 characters". */
 export const MAX_CONTACT_MESSAGE_LENGTH = 5000;

@@ -5,7 +5,7 @@
  */
 import { Type } from 'typebox';
 import type { FastifyInstance } from 'fastify';
-import { ACTIVITY_KINDS, DEFAULT_ACTIVITY_PAGE, MAX_ACTIVITY_PAGE } from '../account/activity.js';
+import { ACTIVITY_KINDS, DEFAULT_ACTIVITY_PAGE, MAX_ACTIVITY_PAGE } from '../account/index.js';
 import type { ServiceContext } from './context.js';
 import { errorResponses, NullableString, StringEnum } from './schemas.js';
 import { noStore, requireSession } from './session.js';

@@ -6,7 +6,7 @@
 import { Type } from 'typebox';
 import type { FastifyInstance } from 'fastify';
 import { OcError } from '../errors.js';
-import { clientFacts } from '../session/device.js';
+import { clientFacts } from '../session/index.js';
 import type { ServiceContext } from './context.js';
 import {
   clearSessionCookie,

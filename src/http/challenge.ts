@@ -14,7 +14,7 @@ import {
   issueChallenge,
   MAX_CHALLENGE_FIELD_LENGTH,
   parseChallengeMessage,
-} from '../signin/challenge.js';
+} from '../signin/index.js';
 import type { ServiceContext } from './context.js';
 import { errorResponses } from './schemas.js';
 import { POLICY } from './policy.js';

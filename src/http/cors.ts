@@ -10,7 +10,7 @@
  */
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { Config } from '../config.js';
-import { originRules } from '../signin/origins.js';
+import { originRules } from '../signin/index.js';
 import { OcError } from '../errors.js';
 import { sendError } from './errors.js';
 import { decodedPathOf, policyOf, POLICY, unmatchedPolicy, type CorsClass } from './policy.js';

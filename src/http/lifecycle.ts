@@ -10,7 +10,7 @@ import { errorResponses } from './schemas.js';
 import { noStore, requireSession, signOutCurrent } from './session.js';
 import { POLICY } from './policy.js';
 import { typed } from './schema-types.js';
-import { didOf } from '../session/accounts.js';
+import { didOf } from '../session/index.js';
 
 const SESSION = [{ cookieAuth: [] }];
 

@@ -4,7 +4,7 @@
  */
 import type { FastifyRequest } from 'fastify';
 import { LANGUAGE_COOKIE, negotiateLocale, type Locale } from '../i18n/index.js';
-import { readCookie } from '../session/cookie.js';
+import { readCookie } from '../session/index.js';
 
 export function requestLocale(request: FastifyRequest): Locale {
   const accept = request.headers['accept-language'];

@@ -31,7 +31,7 @@ import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { OcError } from '../errors.js';
-import { checkReturnTo } from '../signin/oauth-return-to.js';
+import { checkReturnTo } from '../signin/index.js';
 import type { ServiceContext } from './context.js';
 import { currentSession } from './session.js';
 import { POLICY } from './policy.js';

@@ -7,9 +7,9 @@
 import { Type } from 'typebox';
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import { isOcError, OcError } from '../errors.js';
-import { readCookie } from '../session/cookie.js';
-import { isProviderError, OAUTH_STATE_COOKIE_NAME, withTabAdoptMarker, type ProviderSignIn } from '../signin/providers.js';
-import { oauthErrorLocation } from '../signin/oauth-errors.js';
+import { readCookie } from '../session/index.js';
+import { isProviderError, OAUTH_STATE_COOKIE_NAME, withTabAdoptMarker, type ProviderSignIn } from '../signin/index.js';
+import { oauthErrorLocation } from '../signin/index.js';
 import type { ServiceContext } from './context.js';
 import { errorResponses } from './schemas.js';
 import { clearSessionCookie, noStore, setSessionCookie, signInTarget } from './session.js';

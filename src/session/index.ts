@@ -34,3 +34,11 @@ export {
   serializeSessionCookie,
 } from './cookie.js';
 export type { ClearedSessionCookieOptions, SessionCookieOptions } from './cookie.js';
+export { accountIdFromDid, didOf } from './accounts.js';
+export type { AccountView } from './accounts.js';
+export { readCookie, readRosterCookie, serializeClearedRosterCookie, serializeRosterCookie } from './cookie.js';
+export { loadKeyRing, loadServerSecret, rotateSigningKey } from './keystore.js';
+export { RevocationFeed } from './revocations.js';
+export { isRosterBinding, rosterBinding } from './roster-binding.js';
+export { SessionService } from './service.js';
+export type { Authenticated, IssuedSession, SigningMethod } from './service.js';

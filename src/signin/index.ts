@@ -29,3 +29,10 @@ export {
   type ProviderRegistry,
   type ProviderErrorCode,
 } from './providers.js';
+export { DEFAULT_CHALLENGE_PURPOSE, expectedField } from './challenge.js';
+export { oauthErrorLocation } from './oauth-errors.js';
+export { checkReturnTo } from './oauth-return-to.js';
+export { originRules } from './origins.js';
+export type { OriginRules } from './origins.js';
+export { OAUTH_STATE_COOKIE_NAME, withTabAdoptMarker } from './providers.js';
+export type { ProviderSignIn } from './providers.js';

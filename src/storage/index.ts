@@ -78,3 +78,5 @@ export type {
   WebAuthnUse,
 } from './store.js';
 export type { WebhookEventType, WebhookTargets } from './webhooks.js';
+export { nodeSqliteSupported } from './sqlite-driver.js';
+export type { SqliteDriverChoice } from './sqlite-driver.js';

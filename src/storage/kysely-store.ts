@@ -1,8 +1,9 @@
 /**
  * The {@link Store} on Kysely, for SQLite and PostgreSQL alike: one area
  * object per group of tables (accounts.ts, sessions.ts, nonces.ts, keys.ts,
- * email-codes.ts, connect.ts, stats.ts, webauthn.ts), all over one shared executor
- * (executor.ts), plus what spans the areas: purging, readiness and closing.
+ * email-codes.ts, connect.ts, stats.ts, webauthn.ts, activity.ts,
+ * webhooks.ts), all over one shared executor (executor.ts), plus what spans
+ * the areas: purging, readiness and closing.
  */
 import { sql, type ExpressionBuilder } from 'kysely';
 import type { DatabaseSchema } from './schema.js';

@@ -17,7 +17,7 @@
  */
 import { isIP } from 'node:net';
 import type { Config } from '../config.js';
-import type { OriginRules } from '../signin/origins.js';
+import type { OriginRules } from '../signin/index.js';
 
 export interface RelyingParty {
   /** Null when no RP id can be derived; `unavailable` says why. */
