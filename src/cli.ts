@@ -17,8 +17,7 @@ import { UsageError } from './cli/usage.js';
 import { OPERATOR_COMMANDS, operatorHelp, runOperatorCommand, terminalIo } from './cli/operator.js';
 import { ConfigError, loadConfig, type Config } from './config.js';
 import { serve } from './main.js';
-import { publicJwkForConsumers } from './session/index.js';
-import { loadKeyRing, rotateSigningKey } from './session/index.js';
+import { publicJwkForConsumers, loadKeyRing, rotateSigningKey } from './session/index.js';
 import { DatabaseMissingError, migrate, openStore, redactDatabaseUrl } from './storage/index.js';
 import { VERSION } from './version.js';
 

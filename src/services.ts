@@ -15,19 +15,28 @@ import { generateSecretKey } from 'nostr-tools/pure';
 import type { Redis } from 'ioredis';
 import type { Config } from './config.js';
 import { createEsploraClient, type ChainSource } from './chain/index.js';
-import { originRules, type OriginRules } from './signin/index.js';
-import { AccountService, ActivityLog, DeviceService, SignInService, type ProofCheckers } from './account/index.js';
-import { SignInNotices } from './account/index.js';
-import { AccountLifecycle } from './account/index.js';
+import {
+  originRules,
+  type OriginRules,
+  createEmailCodeService,
+  type EmailCodeService,
+  createProviderRegistry,
+  type ProviderRegistry,
+} from './signin/index.js';
+import {
+  AccountService,
+  ActivityLog,
+  DeviceService,
+  SignInService,
+  type ProofCheckers,
+  SignInNotices,
+  AccountLifecycle,
+} from './account/index.js';
 import { exposedFileWarning, octalMode, openStore, type StatsStore, type Store } from './storage/index.js';
-import { loadKeyRing, loadServerSecret } from './session/index.js';
+import { loadKeyRing, loadServerSecret, SessionService, RevocationFeed } from './session/index.js';
 import type { KeyRing } from './session/index.js';
-import { SessionService } from './session/index.js';
-import { RevocationFeed } from './session/index.js';
 import type { NonceGuard } from './signin/index.js';
 import { createMailer, OUTBOX_WARNING, type Mailer } from './mail/index.js';
-import { createEmailCodeService, type EmailCodeService } from './signin/index.js';
-import { createProviderRegistry, type ProviderRegistry } from './signin/index.js';
 import { createContactRelay, type ContactRelay } from './forms/index.js';
 import { createEventCounter, type EventCounter } from './stats/counter.js';
 import {

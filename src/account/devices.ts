@@ -9,8 +9,7 @@
  */
 import { OcError } from '../errors.js';
 import { didOf } from '../session/index.js';
-import type { ClientFacts } from '../session/index.js';
-import type { Authenticated, IssuedSession, SessionService } from '../session/index.js';
+import type { ClientFacts, Authenticated, IssuedSession, SessionService } from '../session/index.js';
 import type { SessionStore } from '../storage/index.js';
 import { requireRecentStepUp } from './step-up.js';
 import type { ActivityLog } from './activity.js';

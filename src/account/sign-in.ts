@@ -15,11 +15,9 @@
  * 4. the sign-in counter of the metrics, by method;
  * 5. the notice, when due, is mailed in the background after the response.
  */
-import type { ChallengeProofInput } from '../signin/index.js';
+import type { ChallengeProofInput, ProviderSignIn } from '../signin/index.js';
 import { proveAddress } from '../signin/index.js';
-import type { ProviderSignIn } from '../signin/index.js';
-import type { Authenticated, IssuedSession, SessionService, SigningMethod } from '../session/index.js';
-import type { ClientFacts } from '../session/index.js';
+import type { Authenticated, IssuedSession, SessionService, SigningMethod, ClientFacts } from '../session/index.js';
 import type { AccountStore } from '../storage/index.js';
 import { accountForIdentity, type ProvenIdentity } from './accounts.js';
 import type { AccountService, ProviderProfile } from './service.js';

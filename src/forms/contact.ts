@@ -27,8 +27,7 @@
  *   are applied by the HTTP layer, not here.
  */
 import { OcError } from '../errors.js';
-import { escapeHtml } from '../mail/index.js';
-import { isSaneEmail, normalizeEmail } from '../mail/index.js';
+import { escapeHtml, isSaneEmail, normalizeEmail } from '../mail/index.js';
 import type { Mailer } from '../mail/index.js';
 
 /** docs/protocol.md §6: "message at most 5,000 characters". */

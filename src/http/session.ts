@@ -13,13 +13,13 @@ import {
   serializeRosterCookie,
   serializeSessionCookie,
   SESSION_COOKIE_NAME,
+  isRosterBinding,
+  rosterBinding,
+  MAX_TOKEN_LENGTH,
+  clientFacts,
 } from '../session/index.js';
-import { isRosterBinding, rosterBinding } from '../session/index.js';
-import { MAX_TOKEN_LENGTH } from '../session/index.js';
-import { clientFacts } from '../session/index.js';
 import type { SignInTarget } from '../account/index.js';
-import type { AccountView } from '../session/index.js';
-import type { Authenticated, IssuedSession } from '../session/index.js';
+import type { AccountView, Authenticated, IssuedSession } from '../session/index.js';
 import type { ServiceContext } from './context.js';
 import { requestLocale } from './locale.js';
 

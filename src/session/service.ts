@@ -338,9 +338,10 @@ export class SessionService {
    * (docs/protocol.md §3 "Pinned tabs"): the row's own token is re-minted
    * for the cookie (which makes the row the browser's active account), a new
    * tab token is answered, and every older tab token of the row is
-   * superseded. A tab still holding one gets 401 at the host, and the
-   * revocation feed lists it, so a client that drops a dead pin and pins
-   * again from the cookie comes back with the fresh claim.
+   * superseded. A tab still holding one gets 401 at GET /api/auth/me (and
+   * nowhere else on the host, {@link authenticatePinned}), and the revocation
+   * feed lists it, so a client that drops a dead pin and pins again from the
+   * cookie comes back with the fresh claim.
    */
   async reissue(current: Authenticated, freshness?: Freshness): Promise<IssuedSession> {
     if (current.pinned !== true) return this.remint(current.session, freshness);

@@ -68,10 +68,8 @@
 import { randomBytes, randomInt } from 'node:crypto';
 import { hmacSha256, timingSafeEqualString } from '../crypto.js';
 import { OcError } from '../errors.js';
-import { escapeHtml } from '../mail/index.js';
-import { normalizeEmail } from '../mail/index.js';
+import { escapeHtml, normalizeEmail, frameMail, mailBrandOf, type MailBrand } from '../mail/index.js';
 import type { Mailer } from '../mail/index.js';
-import { frameMail, mailBrandOf, type MailBrand } from '../mail/index.js';
 import { formatUtc, translator, type Locale } from '../i18n/index.js';
 import type { Brand } from '../config.js';
 import type { EmailCodeStore } from '../storage/index.js';

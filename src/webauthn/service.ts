@@ -25,16 +25,13 @@ import {
 } from '@simplewebauthn/server';
 import { decodeAttestationObject, isoBase64URL } from '@simplewebauthn/server/helpers';
 import { createHash } from 'node:crypto';
-import { cleanDisplayText } from '../account/index.js';
-import { requireFreshSudo, requireRecentStepUp } from '../account/index.js';
+import { cleanDisplayText, requireFreshSudo, requireRecentStepUp } from '../account/index.js';
 import { decodeBase64url, hmacSha256 } from '../crypto.js';
-import { OcError } from '../errors.js';
+import { OcError, isOcError } from '../errors.js';
 import { didOf } from '../session/index.js';
 import type { Authenticated, IssuedSession, SessionService } from '../session/index.js';
 import type { NonceGuard } from '../signin/index.js';
-import type { SignInService, SignInTarget } from '../account/index.js';
-import type { ActivityLog } from '../account/index.js';
-import { isOcError } from '../errors.js';
+import type { SignInService, SignInTarget, ActivityLog } from '../account/index.js';
 import type { WebAuthnAuthenticatorType, WebAuthnCredentialRecord, WebAuthnStore } from '../storage/index.js';
 import {
   issueChallengeToken,
