@@ -3,30 +3,23 @@
  * with `{display_name?, display_identity?}` answering `{ok, account, token}`
  * and re-minting the cookie), through HTTP on every engine.
  */
-import type { FastifyInstance } from 'fastify';
 import { describe, expect, it } from 'vitest';
 import { newWallet, type Reply, type Wallet } from './support/auth-client.js';
 import {
-  type AuthHarness,
   decodeJwt,
   expectError,
   expectSessionCookie,
   forEachEngine,
   type TimedBrowser,
-  useMailingAuthHarness,
+  useMailingAuthSuite,
 } from './support/auth-harness.js';
 
 const EVIL_ORIGIN = 'https://evil.example';
 
 function accountEdit(engine: 'sqlite' | 'postgres'): void {
-  let harness: AuthHarness;
-  let app: FastifyInstance;
-  const mailbox = useMailingAuthHarness(engine, (opened, built) => {
-    harness = opened;
-    app = built;
-  });
+  const auth = useMailingAuthSuite(engine);
 
-  const browser = (origin?: string): TimedBrowser => harness.browser(app, origin);
+  const browser = (origin?: string): TimedBrowser => auth.harness.browser(auth.app, origin);
 
   async function signIn(client: TimedBrowser, wallet: Wallet = newWallet(), add = false): Promise<{ did: string; token: string }> {
     const reply = await client.signIn(wallet, { add });
@@ -37,7 +30,7 @@ function accountEdit(engine: 'sqlite' | 'postgres'): void {
   async function signInByEmail(client: TimedBrowser, email: string): Promise<{ did: string }> {
     const started = await client.post('/api/auth/email-otp/start', { email });
     expect(started.status).toBe(200);
-    const code = await mailbox.nextCode(email);
+    const code = await auth.mailbox.nextCode(email);
     const reply = await client.post('/api/auth/email-otp/verify', { email, code });
     expect(reply.status, JSON.stringify(reply.body)).toBe(200);
     return { did: reply.body.account.did_oc };

@@ -4,18 +4,16 @@
  * Authentication 7: step-up is per account), through HTTP on every engine,
  * with e-mail codes delivered by a real SMTP server on loopback.
  */
-import type { FastifyInstance } from 'fastify';
 import { describe, expect, it } from 'vitest';
 import { newWallet, type Reply, type Wallet } from './support/auth-client.js';
 import {
-  type AuthHarness,
   decodeJwt,
   expectError,
   expectSessionCookie,
   forEachEngine,
   rosterDidsOf,
   type TimedBrowser,
-  useMailingAuthHarness,
+  useMailingAuthSuite,
 } from './support/auth-harness.js';
 import { MINUTE, SECOND } from './support/clock.js';
 
@@ -28,14 +26,9 @@ interface SignedIn {
 }
 
 function sudoAndLink(engine: 'sqlite' | 'postgres'): void {
-  let harness: AuthHarness;
-  let app: FastifyInstance;
-  const mailbox = useMailingAuthHarness(engine, (opened, built) => {
-    harness = opened;
-    app = built;
-  });
+  const auth = useMailingAuthSuite(engine);
 
-  const browser = (origin?: string): TimedBrowser => harness.browser(app, origin);
+  const browser = (origin?: string): TimedBrowser => auth.harness.browser(auth.app, origin);
 
   async function signIn(client: TimedBrowser, wallet: Wallet, add = false): Promise<SignedIn> {
     const reply = await client.signIn(wallet, { add });
@@ -47,7 +40,7 @@ function sudoAndLink(engine: 'sqlite' | 'postgres'): void {
   async function mailedCode(client: TimedBrowser, email: string): Promise<{ code: string; token: string }> {
     const started = await client.post('/api/auth/email-otp/start', { email });
     expect(started.status, JSON.stringify(started.body)).toBe(200);
-    const code = await mailbox.nextCode(email);
+    const code = await auth.mailbox.nextCode(email);
     return { code, token: started.body.token };
   }
 
@@ -93,12 +86,12 @@ function sudoAndLink(engine: 'sqlite' | 'postgres'): void {
       const token = expectSessionCookie(reply);
       expect(reply.body).toMatchObject({ ok: true, token, account: { did_oc: signedIn.did, primary_btc: wallet.address } });
       const claims = decodeJwt(token).payload;
-      expect(claims.sudo_at).toBe(harness.clock.seconds);
+      expect(claims.sudo_at).toBe(auth.harness.clock.seconds);
       // A re-proof is not a hardware-key assertion: step_up_at stays unset.
       expect(claims.step_up_at).toBeUndefined();
       expect(claims.jti).toBe(decodeJwt(signedIn.token).payload.jti);
-      const row = await harness.rowOf(token);
-      expect(row?.sudo_at).toBe(harness.clock.ms);
+      const row = await auth.harness.rowOf(token);
+      expect(row?.sudo_at).toBe(auth.harness.clock.ms);
       expect(row?.step_up_at).toBeNull();
 
       // The re-mint replaced the token: the old one no longer works on the host.
@@ -116,7 +109,7 @@ function sudoAndLink(engine: 'sqlite' | 'postgres'): void {
       const reply = await client.post('/api/auth/sudo', { email: 'Sudo-By-Code@Example.org', code, token });
       expect(reply.status, JSON.stringify(reply.body)).toBe(200);
       expect(reply.body.account.did_oc).toBe(signedIn.did);
-      expect(decodeJwt(expectSessionCookie(reply)).payload.sudo_at).toBe(harness.clock.seconds);
+      expect(decodeJwt(expectSessionCookie(reply)).payload.sudo_at).toBe(auth.harness.clock.seconds);
     });
 
     it('refuses a wrong e-mail code with 401 invalid_code', async () => {
@@ -140,7 +133,7 @@ function sudoAndLink(engine: 'sqlite' | 'postgres'): void {
       expectError(await client.post('/api/auth/sudo', { email, code, token }), 401, 'identity_not_linked');
       const other = browser();
       expect((await other.post('/api/auth/email-otp/verify', { email, code, token })).status).toBe(200);
-      expect((await harness.rowOf(client.cookie!))?.sudo_at).toBeNull();
+      expect((await auth.harness.rowOf(client.cookie!))?.sudo_at).toBeNull();
     });
 
     it('refuses a challenge issued for another purpose, and a replayed one', async () => {
@@ -206,7 +199,7 @@ function sudoAndLink(engine: 'sqlite' | 'postgres'): void {
             kind: 'btc',
             value: wallet.address,
             verified: true,
-            created_at: new Date(harness.clock.ms).toISOString(),
+            created_at: new Date(auth.harness.clock.ms).toISOString(),
           },
         ],
       });
@@ -224,15 +217,15 @@ function sudoAndLink(engine: 'sqlite' | 'postgres'): void {
       const wallet = newWallet();
       const signedIn = await signIn(client, wallet);
       // Past the sign-in's own 5 minutes (below, "a sign-in in this browser").
-      harness.clock.advance(5 * MINUTE);
+      auth.harness.clock.advance(5 * MINUTE);
       const extra = newWallet();
       const proof = await client.prove(extra, 'link');
       expectError(await client.post('/api/auth/link/btc', proof), 401, 'sudo_required');
-      expect(await harness.store.findAccountByIdentity('btc', extra.address)).toBeNull();
+      expect(await auth.harness.store.findAccountByIdentity('btc', extra.address)).toBeNull();
       // The refusal came before the proof was checked: after a step-up the same proof links.
       expect((await sudo(client, wallet)).status).toBe(200);
       expect((await client.post('/api/auth/link/btc', proof)).status).toBe(200);
-      expect((await harness.store.findAccountByIdentity('btc', extra.address))?.id).toBe(signedIn.id);
+      expect((await auth.harness.store.findAccountByIdentity('btc', extra.address))?.id).toBe(signedIn.id);
     });
 
     it('links a free address, keeps the primary one, re-mints, and is a no-op the second time', async () => {
@@ -250,7 +243,7 @@ function sudoAndLink(engine: 'sqlite' | 'postgres'): void {
       expect(linked.body).toMatchObject({ ok: true, token, account: { did_oc: signedIn.did, primary_btc: wallet.address } });
       expect(linked.body.merged).toBeUndefined();
       expect(valuesOf(linked)).toEqual([wallet.address, extra.address].sort());
-      expect((await harness.store.findAccountByIdentity('btc', extra.address))?.id).toBe(signedIn.id);
+      expect((await auth.harness.store.findAccountByIdentity('btc', extra.address))?.id).toBe(signedIn.id);
       // Linking keeps the step-up: it stays fresh for the next operation.
       expect(decodeJwt(token).payload.sudo_at).toBeTypeOf('number');
 
@@ -295,7 +288,7 @@ function sudoAndLink(engine: 'sqlite' | 'postgres'): void {
       expectError(await client.post('/api/auth/link/btc', { ...proof, confirm_transfer: 'yes' }), 400, 'bad_request');
       expectError(await client.request('POST', '/api/auth/link/btc', proof, { origin: EVIL_ORIGIN }), 403, 'cross_site');
       expectError(await browser().post('/api/auth/link/btc', proof), 401, 'not_authenticated');
-      expect(await harness.store.findAccountByIdentity('btc', extra.address)).toBeNull();
+      expect(await auth.harness.store.findAccountByIdentity('btc', extra.address)).toBeNull();
     });
   });
 
@@ -349,8 +342,8 @@ function sudoAndLink(engine: 'sqlite' | 'postgres'): void {
 
       // B's sessions are revoked everywhere: browser 1's next /me is 401.
       expectError(await browser1.me(), 401, 'not_authenticated');
-      expect(await harness.liveRows(accountB.id)).toEqual([]);
-      expect((await harness.store.findAccount(accountB.id))?.merged_into).toBe(accountA.id);
+      expect(await auth.harness.liveRows(accountB.id)).toEqual([]);
+      expect((await auth.harness.store.findAccount(accountB.id))?.merged_into).toBe(accountA.id);
       // The roster that held A and B shows A once.
       const me3 = await browser3.me();
       expect(me3.body.account.did_oc).toBe(accountA.did);
@@ -374,7 +367,7 @@ function sudoAndLink(engine: 'sqlite' | 'postgres'): void {
       );
       // A fresh sign-in with W lands in A.
       expect((await signIn(browser(), walletW)).did).toBe(accountA.did);
-      expect(await harness.duplicateLiveRosterRows()).toEqual([]);
+      expect(await auth.harness.duplicateLiveRosterRows()).toEqual([]);
     });
 
     it('merges by e-mail code the same way (email_linked_elsewhere first)', async () => {
@@ -399,7 +392,7 @@ function sudoAndLink(engine: 'sqlite' | 'postgres'): void {
       const client = browser();
       const wallet = newWallet();
       await signIn(client, wallet);
-      harness.clock.advance(5 * MINUTE);
+      auth.harness.clock.advance(5 * MINUTE);
       expectError(await linkEmail(client, 'needs-sudo@example.org'), 401, 'sudo_required');
       expect((await sudo(client, wallet)).status).toBe(200);
       const email = 'free-mailbox@example.org';
@@ -422,15 +415,15 @@ function sudoAndLink(engine: 'sqlite' | 'postgres'): void {
       const client = browser();
       const wallet = newWallet();
       const signedIn = await signIn(client, wallet);
-      const signedInAt = harness.clock.ms;
+      const signedInAt = auth.harness.clock.ms;
       const linked = await linkBtc(client, newWallet());
       expect(linked.status, JSON.stringify(linked.body)).toBe(200);
       // The claims keep their meaning for consumer sites: no re-proof happened.
       expect(decodeJwt(linked.body.token).payload.sudo_at ?? null).toBeNull();
-      expect((await harness.liveRows(signedIn.id))[0]?.sudo_at).toBeNull();
-      harness.clock.set(signedInAt + 5 * MINUTE - 2 * SECOND);
+      expect((await auth.harness.liveRows(signedIn.id))[0]?.sudo_at).toBeNull();
+      auth.harness.clock.set(signedInAt + 5 * MINUTE - 2 * SECOND);
       expect((await linkBtc(client, newWallet())).status).toBe(200);
-      harness.clock.set(signedInAt + 5 * MINUTE);
+      auth.harness.clock.set(signedInAt + 5 * MINUTE);
       expectError(await linkBtc(client, newWallet()), 401, 'sudo_required');
       // Unlinking, like every other sensitive operation, still needs a re-proof.
       const byEmail = browser();
@@ -444,7 +437,7 @@ function sudoAndLink(engine: 'sqlite' | 'postgres'): void {
     it('an added account has its own sign-in; a switch to an account signed in long ago does not', async () => {
       const client = browser();
       const accountA = await signIn(client, newWallet());
-      harness.clock.advance(5 * MINUTE);
+      auth.harness.clock.advance(5 * MINUTE);
       expectError(await linkBtc(client, newWallet()), 401, 'sudo_required');
       const accountB = await signIn(client, newWallet(), true);
       expect((await linkBtc(client, newWallet())).status).toBe(200);
@@ -479,15 +472,15 @@ function sudoAndLink(engine: 'sqlite' | 'postgres'): void {
       const walletB = newWallet();
       const accountA = await signIn(client, walletA);
       const accountB = await signIn(client, walletB, true);
-      harness.clock.advance(5 * MINUTE);
+      auth.harness.clock.advance(5 * MINUTE);
       expect((await client.switchTo(accountA.did)).status).toBe(200);
       expect((await sudo(client, walletA)).status).toBe(200);
-      const sudoAt = harness.clock.ms;
+      const sudoAt = auth.harness.clock.ms;
 
       const toB = await client.switchTo(accountB.did);
       expect(toB.status).toBe(200);
       expect(decodeJwt(toB.body.token).payload.sudo_at ?? null).toBeNull();
-      expect((await harness.liveRows(accountB.id))[0]?.sudo_at).toBeNull();
+      expect((await auth.harness.liveRows(accountB.id))[0]?.sudo_at).toBeNull();
       expectError(await linkBtc(client, newWallet()), 401, 'sudo_required');
 
       const toA = await client.switchTo(accountA.did);
@@ -495,9 +488,9 @@ function sudoAndLink(engine: 'sqlite' | 'postgres'): void {
       expect((await linkBtc(client, newWallet())).status).toBe(200);
 
       // Just under 5 minutes after the step-up (the proof itself moves the clock a second).
-      harness.clock.set(sudoAt + 5 * MINUTE - 2 * SECOND);
+      auth.harness.clock.set(sudoAt + 5 * MINUTE - 2 * SECOND);
       expect((await linkBtc(client, newWallet())).status).toBe(200);
-      harness.clock.set(sudoAt + 5 * MINUTE - SECOND);
+      auth.harness.clock.set(sudoAt + 5 * MINUTE - SECOND);
       expectError(await linkBtc(client, newWallet()), 401, 'sudo_required');
     });
   });
@@ -585,7 +578,7 @@ function sudoAndLink(engine: 'sqlite' | 'postgres'): void {
       await signIn(other, otherWallet);
       const foreign = await identityId(other, otherWallet.address);
       expectError(await client.request('DELETE', `/api/auth/identities?id=${foreign}`), 404, 'not_found');
-      expect(await harness.store.findAccountByIdentity('btc', otherWallet.address)).not.toBeNull();
+      expect(await auth.harness.store.findAccountByIdentity('btc', otherWallet.address)).not.toBeNull();
     });
 
     it('needs a fresh step-up, an id, a session, and a family origin', async () => {
@@ -594,7 +587,7 @@ function sudoAndLink(engine: 'sqlite' | 'postgres'): void {
       expectError(await client.request('DELETE', '/api/auth/identities'), 400, 'bad_request');
       expectError(await client.request('DELETE', `/api/auth/identities?id=${id}`, undefined, { origin: EVIL_ORIGIN }), 403, 'cross_site');
       expectError(await browser().request('DELETE', `/api/auth/identities?id=${id}`), 401, 'not_authenticated');
-      harness.clock.advance(5 * MINUTE);
+      auth.harness.clock.advance(5 * MINUTE);
       expectError(await client.request('DELETE', `/api/auth/identities?id=${id}`), 401, 'sudo_required');
       expect(valuesOf(await client.get('/api/auth/identities'))).toContain(second.address);
     });

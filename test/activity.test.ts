@@ -4,10 +4,9 @@
  * pages run newest first, and no event holds a secret, a code, a token or a
  * full IP address. E-mail codes come from a real SMTP server on loopback.
  */
-import type { FastifyInstance } from 'fastify';
 import { expect, it } from 'vitest';
 import { newWallet, type Wallet } from './support/auth-client.js';
-import { type AuthHarness, expectError, forEachEngine, useMailingAuthHarness, type TimedBrowser } from './support/auth-harness.js';
+import { expectError, forEachEngine, useMailingAuthSuite, type TimedBrowser } from './support/auth-harness.js';
 import { MINUTE } from './support/clock.js';
 import { SoftwareAuthenticator } from './support/webauthn-authenticator.js';
 
@@ -21,15 +20,10 @@ interface Event {
 }
 
 function activitySuite(engine: 'sqlite' | 'postgres'): void {
-  let harness: AuthHarness;
-  let app: FastifyInstance;
-  const mailbox = useMailingAuthHarness(engine, (opened, built) => {
-    harness = opened;
-    app = built;
-  });
+  const auth = useMailingAuthSuite(engine);
 
   async function signedIn(wallet: Wallet = newWallet()): Promise<TimedBrowser> {
-    const client = harness.browser(app);
+    const client = auth.harness.browser(auth.app);
     client.userAgent = FIREFOX;
     client.remoteAddress = '198.51.100.77';
     expect((await client.signIn(wallet)).status).toBe(200);
@@ -49,7 +43,7 @@ function activitySuite(engine: 'sqlite' | 'postgres'): void {
       kind: 'signin',
       detail: { method: 'bip322', device: 'Firefox 140 on Linux', network: '198.51.100.0/24', added: false },
     });
-    expect(new Date(signin!.at).getTime()).toBe(harness.clock.ms);
+    expect(new Date(signin!.at).getTime()).toBe(auth.harness.clock.ms);
   });
 
   it('records step-ups that failed and succeeded, links, unlinks, merges and edits, and never a code, token, signature or address of the client', async () => {
@@ -61,7 +55,7 @@ function activitySuite(engine: 'sqlite' | 'postgres'): void {
     const proof = await client.prove(wallet, 'sudo');
     expect((await client.post('/api/auth/sudo', proof)).status).toBe(200);
     const started = await client.post('/api/auth/email-otp/start', { email });
-    const code = await mailbox.nextCode(email);
+    const code = await auth.mailbox.nextCode(email);
     expect((await client.post('/api/auth/link/email', { email, code, token: started.body.token })).status).toBe(200);
     expect((await client.request('PATCH', '/api/auth/account', { display_name: 'Ada' })).status).toBe(200);
 
@@ -93,7 +87,7 @@ function activitySuite(engine: 'sqlite' | 'postgres'): void {
       `sudo_failed:${JSON.stringify({ method: 'email_otp', reason: 'identity_not_linked' })}`,
       expect.stringMatching(/^signin:/),
     ]);
-    const merged = await harness.store.listActivity(otherDid.slice('did:oc:'.length), { limit: 10 });
+    const merged = await auth.harness.store.listActivity(otherDid.slice('did:oc:'.length), { limit: 10 });
     expect(merged.map((event) => event.kind)).toEqual(['account_merged', 'signin']);
     expect(merged[0]?.detail).toEqual({ merged_into: (await client.me()).body.account.did_oc });
 
@@ -192,7 +186,7 @@ function activitySuite(engine: 'sqlite' | 'postgres'): void {
     const wallet = newWallet();
     const client = await signedIn(wallet);
     for (let index = 0; index < 4; index += 1) {
-      harness.clock.advance(MINUTE);
+      auth.harness.clock.advance(MINUTE);
       expect((await client.request('PATCH', '/api/auth/account', { display_name: `Name ${index}` })).status).toBe(200);
     }
     const first = await client.get('/api/auth/activity?limit=2');
@@ -207,7 +201,7 @@ function activitySuite(engine: 'sqlite' | 'postgres'): void {
     expectError(await client.get('/api/auth/activity?before=bm90LWEtY3Vyc29y'), 400, 'bad_request');
     expectError(await client.get('/api/auth/activity?limit=0'), 400, 'bad_request');
     expectError(await client.get('/api/auth/activity?limit=101'), 400, 'bad_request');
-    expectError(await harness.browser(app).get('/api/auth/activity'), 401, 'not_authenticated');
+    expectError(await auth.harness.browser(auth.app).get('/api/auth/activity'), 401, 'not_authenticated');
     // Another account sees only its own.
     const stranger = await signedIn();
     expect((await events(stranger)).map((event) => event.kind)).toEqual(['signin']);

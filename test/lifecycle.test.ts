@@ -6,30 +6,17 @@
  * account, the revocation feed lists it), frees the identities, keeps a
  * tombstone; a disabled account cannot sign in or be switched to.
  */
-import type { FastifyInstance } from 'fastify';
 import { expect, it } from 'vitest';
 import { newWallet, type Wallet } from './support/auth-client.js';
-import {
-  type AuthHarness,
-  expectError,
-  forEachEngine,
-  rosterDidsOf,
-  useMailingAuthHarness,
-  type TimedBrowser,
-} from './support/auth-harness.js';
+import { expectError, forEachEngine, rosterDidsOf, useMailingAuthSuite, type TimedBrowser } from './support/auth-harness.js';
 import { SoftwareAuthenticator } from './support/webauthn-authenticator.js';
 
 const FIREFOX = 'Mozilla/5.0 (X11; Linux x86_64; rv:140.0) Gecko/20100101 Firefox/140.0';
 
 function lifecycleSuite(engine: 'sqlite' | 'postgres'): void {
-  let harness: AuthHarness;
-  let app: FastifyInstance;
-  const mailbox = useMailingAuthHarness(engine, (opened, built) => {
-    harness = opened;
-    app = built;
-  });
+  const auth = useMailingAuthSuite(engine);
 
-  async function signedIn(wallet: Wallet, client: TimedBrowser = harness.browser(app), add = false): Promise<TimedBrowser> {
+  async function signedIn(wallet: Wallet, client: TimedBrowser = auth.harness.browser(auth.app), add = false): Promise<TimedBrowser> {
     client.userAgent = FIREFOX;
     client.remoteAddress = '198.51.100.77';
     const reply = await client.signIn(wallet, { add });
@@ -52,7 +39,7 @@ function lifecycleSuite(engine: 'sqlite' | 'postgres'): void {
     await sudo(client, wallet);
     const email = `export-${engine}@example.org`;
     const started = await client.post('/api/auth/email-otp/start', { email });
-    const code = await mailbox.nextCode(email);
+    const code = await auth.mailbox.nextCode(email);
     expect((await client.post('/api/auth/link/email', { email, code, token: started.body.token })).status).toBe(200);
     const key = new SoftwareAuthenticator({ origin: 'http://localhost:8787' });
     const options = await client.post('/api/auth/webauthn/register/options', { label: 'Desk key' });
@@ -85,7 +72,7 @@ function lifecycleSuite(engine: 'sqlite' | 'postgres'): void {
     expect(document.activity.map((event: { kind: string }) => event.kind)).toContain('identity_linked');
 
     const text = JSON.stringify(document);
-    const rows = await harness.sessionRows(document.account.did_oc.slice('did:oc:'.length));
+    const rows = await auth.harness.sessionRows(document.account.did_oc.slice('did:oc:'.length));
     for (const row of rows) expect(text).not.toContain(row.token_hash);
     for (const secret of [shop.body.api_key, code, started.body.token, client.cookie as string, '198.51.100.77'])
       expect(text).not.toContain(secret);
@@ -103,7 +90,7 @@ function lifecycleSuite(engine: 'sqlite' | 'postgres'): void {
     const otherWallet = newWallet();
     const elsewhere = await signedIn(otherWallet);
     await signedIn(wallet, elsewhere, true);
-    const otherDid = (await harness.store.findAccountByIdentity('btc', otherWallet.address))!.id;
+    const otherDid = (await auth.harness.store.findAccountByIdentity('btc', otherWallet.address))!.id;
     // There the other account is active: a browser whose active session is revoked is signed out (its token is dead).
     expect((await elsewhere.post('/api/auth/switch', { did_oc: `did:oc:${otherDid}` })).status).toBe(200);
     // This browser holds a second account too, to move on to.
@@ -123,12 +110,12 @@ function lifecycleSuite(engine: 'sqlite' | 'postgres'): void {
     expect(await didOf(client)).toBe(reply.body.switched_to.did_oc);
 
     // The old token is dead on the host and in the revocation feed.
-    const stale = harness.browser(app);
+    const stale = auth.harness.browser(auth.app);
     stale.cookie = cookie;
     expectError(await stale.me(), 401, 'not_authenticated');
-    const feed = await harness.browser(app).get('/api/auth/revocations');
+    const feed = await auth.harness.browser(auth.app).get('/api/auth/revocations');
     expect(feed.body.revocations.map((entry: { jti: string }) => entry.jti)).toEqual(
-      expect.arrayContaining((await harness.sessionRows(accountId)).map((row) => row.jti)),
+      expect.arrayContaining((await auth.harness.sessionRows(accountId)).map((row) => row.jti)),
     );
     // The other browser lost it and kept its own account.
     const me = await elsewhere.me();
@@ -137,17 +124,17 @@ function lifecycleSuite(engine: 'sqlite' | 'postgres'): void {
     expectError(await elsewhere.post('/api/auth/switch', { did_oc: did }), 404, 'unknown_did_oc');
 
     // The tombstone: no identity, no name, the deletion recorded, the rows forget the browser.
-    const tombstone = await harness.store.findAccount(accountId);
-    expect(tombstone).toMatchObject({ deleted_at: harness.clock.ms, display_name: null, primary_btc: null });
-    expect(await harness.store.listIdentities(accountId)).toEqual([]);
-    const events = await harness.store.listActivity(accountId, { limit: 10 });
+    const tombstone = await auth.harness.store.findAccount(accountId);
+    expect(tombstone).toMatchObject({ deleted_at: auth.harness.clock.ms, display_name: null, primary_btc: null });
+    expect(await auth.harness.store.listIdentities(accountId)).toEqual([]);
+    const events = await auth.harness.store.listActivity(accountId, { limit: 10 });
     expect(events.map((event) => [event.kind, event.detail])).toEqual([
       ['account_deleted', { by: 'self', identities: 1, sessions: 2, keys: 0, connect_apps: 0, merged_accounts: 0 }],
     ]);
-    expect((await harness.sessionRows(accountId)).every((row) => (row as unknown as { device: unknown }).device === null)).toBe(true);
+    expect((await auth.harness.sessionRows(accountId)).every((row) => (row as unknown as { device: unknown }).device === null)).toBe(true);
 
     // The address is free: signing in with it makes a new account.
-    const again = await signedIn(wallet, harness.browser(app));
+    const again = await signedIn(wallet, auth.harness.browser(auth.app));
     expect(await didOf(again)).not.toBe(did);
     // And a deleted account cannot be deleted twice or exported.
     expectError(await stale.request('DELETE', '/api/auth/account', { confirm: did }), 401, 'not_authenticated');
@@ -163,18 +150,18 @@ function lifecycleSuite(engine: 'sqlite' | 'postgres'): void {
     const other = rosterDidsOf(await roster.me())[0]!;
     expect((await roster.post('/api/auth/switch', { did_oc: other })).status).toBe(200);
 
-    const result = await harness.store.setAccountDisabled(accountId, true, harness.clock.ms);
+    const result = await auth.harness.store.setAccountDisabled(accountId, true, auth.harness.clock.ms);
     expect(result).toMatchObject({ changed: true, revoked_sessions: 2 });
-    expect(await harness.store.setAccountDisabled(accountId, true, harness.clock.ms)).toMatchObject({ changed: false });
+    expect(await auth.harness.store.setAccountDisabled(accountId, true, auth.harness.clock.ms)).toMatchObject({ changed: false });
     expectError(await client.me(), 401, 'not_authenticated');
-    expectError(await harness.browser(app).signIn(wallet), 403, 'account_disabled');
+    expectError(await auth.harness.browser(auth.app).signIn(wallet), 403, 'account_disabled');
     expectError(await roster.post('/api/auth/switch', { did_oc: did }), 403, 'account_disabled');
 
-    expect(await harness.store.setAccountDisabled(accountId, false, harness.clock.ms)).toMatchObject({
+    expect(await auth.harness.store.setAccountDisabled(accountId, false, auth.harness.clock.ms)).toMatchObject({
       changed: true,
       revoked_sessions: 0,
     });
-    const back = await signedIn(wallet, harness.browser(app));
+    const back = await signedIn(wallet, auth.harness.browser(auth.app));
     expect(await didOf(back)).toBe(did);
   });
 }

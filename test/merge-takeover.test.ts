@@ -9,30 +9,16 @@
  * Connect app on it. The rightful owner V later links B's e-mail with
  * `confirm_transfer`. None of the planted credentials may reach V.
  */
-import type { FastifyInstance } from 'fastify';
 import { describe, expect, it } from 'vitest';
 import { newWallet, type Reply, type Wallet } from './support/auth-client.js';
-import {
-  type AuthHarness,
-  expectError,
-  forEachEngine,
-  LOCAL_ORIGIN,
-  rosterDidsOf,
-  type TimedBrowser,
-  useMailingAuthHarness,
-} from './support/auth-harness.js';
+import { expectError, forEachEngine, LOCAL_ORIGIN, rosterDidsOf, type TimedBrowser, useMailingAuthSuite } from './support/auth-harness.js';
 import { SECOND } from './support/clock.js';
 import { SoftwareAuthenticator } from './support/webauthn-authenticator.js';
 
 function mergeTakeoverSuite(engine: 'sqlite' | 'postgres'): void {
-  let harness: AuthHarness;
-  let app: FastifyInstance;
-  const mailbox = useMailingAuthHarness(engine, (opened, built) => {
-    harness = opened;
-    app = built;
-  });
+  const auth = useMailingAuthSuite(engine);
 
-  const browser = (): TimedBrowser => harness.browser(app);
+  const browser = (): TimedBrowser => auth.harness.browser(auth.app);
 
   function ok(reply: Reply): Reply {
     expect(reply.status, JSON.stringify(reply.body)).toBe(200);
@@ -41,7 +27,7 @@ function mergeTakeoverSuite(engine: 'sqlite' | 'postgres'): void {
 
   async function emailProof(client: TimedBrowser, email: string): Promise<{ email: string; code: string; token: string }> {
     const started = ok(await client.post('/api/auth/email-otp/start', { email }));
-    return { email, code: await mailbox.nextCode(email), token: started.body.token };
+    return { email, code: await auth.mailbox.nextCode(email), token: started.body.token };
   }
 
   async function signInByEmail(client: TimedBrowser, email: string): Promise<{ did: string; id: string }> {
@@ -50,7 +36,7 @@ function mergeTakeoverSuite(engine: 'sqlite' | 'postgres'): void {
   }
 
   async function signInByWallet(client: TimedBrowser, wallet: Wallet): Promise<{ did: string; id: string }> {
-    harness.clock.advance(SECOND);
+    auth.harness.clock.advance(SECOND);
     const reply = ok(await client.signIn(wallet));
     return { did: reply.body.account.did_oc, id: reply.body.account.id };
   }
@@ -133,8 +119,8 @@ function mergeTakeoverSuite(engine: 'sqlite' | 'postgres'): void {
     // The planter's old session of B ends; V's browser is untouched.
     expectError(await planter.me(), 401, 'not_authenticated');
     expect((await client.me()).body.account.did_oc).toBe(v.did);
-    expect(await harness.store.listWebAuthnCredentials(v.id)).toEqual([]);
-    expect(await harness.store.listConnectApps(v.id)).toEqual([]);
+    expect(await auth.harness.store.listWebAuthnCredentials(v.id)).toEqual([]);
+    expect(await auth.harness.store.listConnectApps(v.id)).toEqual([]);
 
     // V's activity records exactly what arrived and what was removed.
     const activity = ok(await client.get('/api/auth/activity'));
@@ -159,13 +145,13 @@ function mergeTakeoverSuite(engine: 'sqlite' | 'postgres'): void {
     const walletId = (refused.body.holder.identities as Array<{ id: string; kind: string }>).find((held) => held.kind === 'btc')!.id;
     const appId = (refused.body.holder.apps as Array<{ id: string }>)[0]!.id;
 
-    const stranger = (await harness.store.transferHoldings(v.id))!.identities[0]!.id;
+    const stranger = (await auth.harness.store.transferHoldings(v.id))!.identities[0]!.id;
     expectError(
       await client.post('/api/auth/link/email', { ...(await emailProof(client, email)), confirm_transfer: { identities: [stranger] } }),
       409,
       'transfer_changed',
     );
-    expect((await harness.store.findAccount(b.id))?.merged_into).toBeNull();
+    expect((await auth.harness.store.findAccount(b.id))?.merged_into).toBeNull();
 
     const merged = ok(
       await client.post('/api/auth/link/email', {
@@ -178,7 +164,7 @@ function mergeTakeoverSuite(engine: 'sqlite' | 'postgres'): void {
     );
     expect(merged.body.merged.moved.apps.map((held: { name: string }) => held.name)).toEqual(['Planted app']);
     expect(merged.body.merged.removed.security_keys.map((key: { name: string }) => key.name)).toEqual(['Planted key']);
-    expect((await harness.store.listConnectApps(v.id)).map((held) => held.name)).toEqual(['Planted app']);
+    expect((await auth.harness.store.listConnectApps(v.id)).map((held) => held.name)).toEqual(['Planted app']);
     expect((await signInByWallet(browser(), planterWallet)).did).toBe(v.did);
   });
 
@@ -186,7 +172,7 @@ function mergeTakeoverSuite(engine: 'sqlite' | 'postgres'): void {
     it('a disabled account is not merged: its address cannot be transferred, with or without confirm_transfer', async () => {
       const held = newWallet();
       const b = await signInByWallet(browser(), held);
-      expect((await harness.store.setAccountDisabled(b.id, true, harness.clock.ms))?.changed).toBe(true);
+      expect((await auth.harness.store.setAccountDisabled(b.id, true, auth.harness.clock.ms))?.changed).toBe(true);
       const { client, v } = await victimAccount();
 
       expectError(await client.post('/api/auth/link/btc', await client.prove(held, 'link')), 403, 'account_disabled');
@@ -195,25 +181,25 @@ function mergeTakeoverSuite(engine: 'sqlite' | 'postgres'): void {
         403,
         'account_disabled',
       );
-      expect((await harness.store.findAccount(b.id))?.merged_into).toBeNull();
-      expect((await harness.store.findAccountByIdentity('btc', held.address))?.id).toBe(b.id);
-      expect((await harness.store.transferHoldings(v.id))!.identities.map((identity) => identity.value)).not.toContain(held.address);
+      expect((await auth.harness.store.findAccount(b.id))?.merged_into).toBeNull();
+      expect((await auth.harness.store.findAccountByIdentity('btc', held.address))?.id).toBe(b.id);
+      expect((await auth.harness.store.transferHoldings(v.id))!.identities.map((identity) => identity.value)).not.toContain(held.address);
       // And the disabled account's wallet still signs in nowhere.
-      harness.clock.advance(SECOND);
+      auth.harness.clock.advance(SECOND);
       expectError(await browser().signIn(held), 403, 'account_disabled');
     });
 
     it('a disabled account is not merged by its e-mail either', async () => {
       const email = `held-${engine}@example.org`;
       const b = await signInByEmail(browser(), email);
-      await harness.store.setAccountDisabled(b.id, true, harness.clock.ms);
+      await auth.harness.store.setAccountDisabled(b.id, true, auth.harness.clock.ms);
       const { client } = await victimAccount();
       expectError(
         await client.post('/api/auth/link/email', { ...(await emailProof(client, email)), confirm_transfer: true }),
         403,
         'account_disabled',
       );
-      expect((await harness.store.findAccount(b.id))?.merged_into).toBeNull();
+      expect((await auth.harness.store.findAccount(b.id))?.merged_into).toBeNull();
     });
   });
 }

@@ -15,17 +15,9 @@
  *   `bip322` of them, and reads the claim as a string), and the same travels
  *   as the standard `amr` (RFC 8176, docs/protocol.md §3).
  */
-import type { FastifyInstance } from 'fastify';
 import { expect, it } from 'vitest';
 import { newWallet } from '../support/auth-client.js';
-import {
-  type AuthHarness,
-  decodeJwt,
-  forEachEngine,
-  LOCAL_ORIGIN,
-  useMailingAuthHarness,
-  type TimedBrowser,
-} from '../support/auth-harness.js';
+import { decodeJwt, forEachEngine, LOCAL_ORIGIN, useMailingAuthSuite, type TimedBrowser } from '../support/auth-harness.js';
 import { SoftwareAuthenticator } from '../support/webauthn-authenticator.js';
 
 /** The two claims that say how the person signed in. */
@@ -35,21 +27,16 @@ function methodOf(token: string): { signing_method: unknown; amr: unknown } {
 }
 
 function claimsSuite(engine: 'sqlite' | 'postgres'): void {
-  let harness: AuthHarness;
-  let app: FastifyInstance;
-  const mailbox = useMailingAuthHarness(engine, (opened, built) => {
-    harness = opened;
-    app = built;
-  });
+  const auth = useMailingAuthSuite(engine);
 
   async function emailSignIn(client: TimedBrowser, email: string) {
     const started = await client.post('/api/auth/email-otp/start', { email });
-    const code = await mailbox.nextCode(email);
+    const code = await auth.mailbox.nextCode(email);
     return client.post('/api/auth/email-otp/verify', { email, code, token: started.body.token });
   }
 
   it('sets neither step_up_at nor sudo_at on a sign-in, and only sudo_at on a re-proof', async () => {
-    const client = harness.browser(app);
+    const client = auth.harness.browser(auth.app);
     const wallet = newWallet();
     const signedIn = await client.signIn(wallet);
     expect(signedIn.status).toBe(200);
@@ -60,15 +47,15 @@ function claimsSuite(engine: 'sqlite' | 'postgres'): void {
     const sudo = await client.post('/api/auth/sudo', await client.prove(wallet, 'sudo'));
     expect(sudo.status).toBe(200);
     const after = decodeJwt(sudo.body.token).payload;
-    expect(after.sudo_at).toBe(harness.clock.seconds);
+    expect(after.sudo_at).toBe(auth.harness.clock.seconds);
     expect(after.step_up_at).toBeUndefined();
   });
 
   it('names the merged accounts in merged_from after a confirmed transfer, and keeps them on later tokens', async () => {
-    const owner = harness.browser(app);
+    const owner = auth.harness.browser(auth.app);
     const ownerWallet = newWallet();
     await owner.signIn(ownerWallet);
-    const other = harness.browser(app);
+    const other = auth.harness.browser(auth.app);
     const otherWallet = newWallet();
     const merged = await other.signIn(otherWallet);
     expect(decodeJwt(merged.body.token).payload.merged_from).toBeUndefined();
@@ -79,27 +66,27 @@ function claimsSuite(engine: 'sqlite' | 'postgres'): void {
     expect(decodeJwt(transfer.body.token).payload.merged_from).toEqual([merged.body.account.did_oc]);
 
     // A new sign-in with the merged account's address lands in the survivor and says so.
-    const again = await harness.browser(app).signIn(otherWallet);
+    const again = await auth.harness.browser(auth.app).signIn(otherWallet);
     expect(again.body.account.did_oc).toBe(transfer.body.account.did_oc);
     expect(decodeJwt(again.body.token).payload.merged_from).toEqual([merged.body.account.did_oc]);
   });
 
   it('says how the person signed in as signing_method and as amr: a wallet swk, an e-mail code otp', async () => {
-    const wallet = await harness.browser(app).signIn(newWallet());
+    const wallet = await auth.harness.browser(auth.app).signIn(newWallet());
     expect(wallet.status).toBe(200);
     expect(methodOf(wallet.body.token)).toEqual({ signing_method: 'bip322', amr: ['swk'] });
 
-    const email = await emailSignIn(harness.browser(app), 'amr@example.org');
+    const email = await emailSignIn(auth.harness.browser(auth.app), 'amr@example.org');
     expect(email.status, JSON.stringify(email.body)).toBe(200);
     expect(methodOf(email.body.token)).toEqual({ signing_method: 'email_otp', amr: ['otp'] });
     // The session row keeps its own method for the devices list.
-    const client = harness.browser(app);
+    const client = auth.harness.browser(auth.app);
     await emailSignIn(client, 'rows@example.org');
     expect((await client.get('/api/auth/sessions')).body.sessions[0]).toMatchObject({ signing_method: 'email_otp' });
   });
 
   it('adds hwk and mfa to amr after a key step-up, on every later token of the row; a re-proof adds nothing', async () => {
-    const client = harness.browser(app);
+    const client = auth.harness.browser(auth.app);
     const wallet = newWallet();
     await client.signIn(wallet);
     const sudo = await client.post('/api/auth/sudo', await client.prove(wallet, 'sudo'));
@@ -127,7 +114,7 @@ function claimsSuite(engine: 'sqlite' | 'postgres'): void {
   });
 
   it('gives an e-mail account a masked badge as display_identity, never the address', async () => {
-    const client = harness.browser(app);
+    const client = auth.harness.browser(auth.app);
     const reply = await emailSignIn(client, 'jane.doe@example.org');
     expect(reply.status, JSON.stringify(reply.body)).toBe(200);
     const claims = decodeJwt(reply.body.token).payload;

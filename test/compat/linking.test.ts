@@ -13,29 +13,23 @@
  * - `signin.tsx`'s "also link my other identity" (`linkPrompt`) runs the same
  *   link forms right after the sign-in, with no step-up in between.
  */
-import type { FastifyInstance } from 'fastify';
 import { expect, it } from 'vitest';
 import { signBip322 } from '../support/bitcoin-signer.js';
 import { newWallet, type Wallet } from '../support/auth-client.js';
-import { type AuthHarness, forEachEngine, useMailingAuthHarness, type TimedBrowser } from '../support/auth-harness.js';
+import { forEachEngine, useMailingAuthSuite, type TimedBrowser } from '../support/auth-harness.js';
 
 function linkingSuite(engine: 'sqlite' | 'postgres'): void {
-  let harness: AuthHarness;
-  let app: FastifyInstance;
-  const mailbox = useMailingAuthHarness(engine, (opened, built) => {
-    harness = opened;
-    app = built;
-  });
+  const auth = useMailingAuthSuite(engine);
 
   async function mailedCode(client: TimedBrowser, email: string): Promise<{ code: string; token: string }> {
     const started = await client.post('/api/auth/email-otp/start', { email });
-    const code = await mailbox.nextCode(email);
+    const code = await auth.mailbox.nextCode(email);
     return { code, token: started.body.token };
   }
 
   /** Signed in with a fresh step-up, as the component's sudo round trip leaves it. */
   async function steppedUp(wallet: Wallet) {
-    const client = harness.browser(app);
+    const client = auth.harness.browser(auth.app);
     const signedIn = await client.signIn(wallet);
     expect((await client.post('/api/auth/sudo', await client.prove(wallet, 'sudo'))).status).toBe(200);
     return { client, did: signedIn.body.account.did_oc as string };
@@ -43,7 +37,7 @@ function linkingSuite(engine: 'sqlite' | 'postgres'): void {
 
   /** linked-identities.tsx getChallenge: audience is the active account's did. */
   async function linkChallenge(client: TimedBrowser, wallet: Wallet, did: string): Promise<{ message: string; signature: string }> {
-    harness.clock.advance(1000);
+    auth.harness.clock.advance(1000);
     const challenge = await client.get(
       `/api/challenge?addr=${encodeURIComponent(wallet.address)}&purpose=link&audience=${encodeURIComponent(did)}`,
     );
@@ -71,7 +65,7 @@ function linkingSuite(engine: 'sqlite' | 'postgres'): void {
 
   it('answers 409 without using the proof, and merges on the same proof with confirm_transfer', async () => {
     const elsewhere = newWallet();
-    const victim = harness.browser(app);
+    const victim = auth.harness.browser(auth.app);
     const mergedDid = (await victim.signIn(elsewhere)).body.account.did_oc;
     const { client, did } = await steppedUp(newWallet());
     const proof = await linkChallenge(client, elsewhere, did);
@@ -103,7 +97,7 @@ function linkingSuite(engine: 'sqlite' | 'postgres'): void {
 
   it('does the same for an e-mail: 409, then the same code with confirm_transfer merges', async () => {
     const email = `taken-${engine}@example.org`;
-    const holder = harness.browser(app);
+    const holder = auth.harness.browser(auth.app);
     const { code: holderCode, token: holderToken } = await mailedCode(holder, email);
     const held = await holder.post('/api/auth/email-otp/verify', { email, code: holderCode, token: holderToken });
     expect(held.status).toBe(200);
@@ -125,7 +119,7 @@ function linkingSuite(engine: 'sqlite' | 'postgres'): void {
 
   it('links right after a sign-in, as the sign-in form\'s "also link" step does, with no step-up in between', async () => {
     const email = `also-link-${engine}@example.org`;
-    const client = harness.browser(app);
+    const client = auth.harness.browser(auth.app);
     const { code: signInCode, token: signInToken } = await mailedCode(client, email);
     expect((await client.post('/api/auth/email-otp/verify', { email, code: signInCode, token: signInToken })).status).toBe(200);
     // The form asks /api/auth/me for the did the link challenge is bound to.
@@ -134,7 +128,7 @@ function linkingSuite(engine: 'sqlite' | 'postgres'): void {
     const linked = await client.post('/api/auth/link/btc', await linkChallenge(client, newWallet(), did));
     expect(linked.status, JSON.stringify(linked.body)).toBe(200);
 
-    const byWallet = harness.browser(app);
+    const byWallet = auth.harness.browser(auth.app);
     const wallet = newWallet();
     await byWallet.signIn(wallet);
     const linkEmail = `also-link-wallet-${engine}@example.org`;

@@ -4,26 +4,20 @@
  * `did_oc`, `primary_btc`, `has_email`, `display_name`, `nostr_npub`,
  * `home_federation_slug`, `signing_method`, `is_owner`.
  */
-import type { FastifyInstance } from 'fastify';
 import { expect, it } from 'vitest';
 import { newWallet } from '../support/auth-client.js';
-import { type AuthHarness, forEachEngine, useMailingAuthHarness } from '../support/auth-harness.js';
+import { forEachEngine, useMailingAuthSuite } from '../support/auth-harness.js';
 
 function meSuite(engine: 'sqlite' | 'postgres'): void {
-  let harness: AuthHarness;
-  let app: FastifyInstance;
-  const mailbox = useMailingAuthHarness(engine, (opened, built) => {
-    harness = opened;
-    app = built;
-  });
+  const auth = useMailingAuthSuite(engine);
 
   it('answers the account fields the provider reads, for the active account and every roster member', async () => {
-    const browser = harness.browser(app);
+    const browser = auth.harness.browser(auth.app);
     const wallet = newWallet();
     await browser.signIn(wallet);
     const email = `me-${engine}@example.org`;
     const started = await browser.post('/api/auth/email-otp/start', { email });
-    const code = await mailbox.nextCode(email);
+    const code = await auth.mailbox.nextCode(email);
     const added = await browser.post('/api/auth/email-otp/verify?add=1', { email, code, token: started.body.token });
     expect(added.status).toBe(200);
 

@@ -301,3 +301,42 @@ export function useMailingAuthHarness(engine: TestEngine, assign: (harness: Auth
   useAuthHarness(engine, assign, () => ({ SMTP_URL: mailbox.url(), RATE_LIMIT_OTP_PER_HOUR: '0' }));
   return mailbox;
 }
+
+/** A suite's harness and its app, to be read from the suite's tests (after its `beforeAll`). */
+export interface AuthSuite {
+  readonly harness: AuthHarness;
+  readonly app: FastifyInstance;
+}
+
+/** {@link useAuthHarness} without the assigning callback: the harness and the app come back as getters. */
+export function useAuthSuite(engine: TestEngine, env: Record<string, string> | (() => Record<string, string>) = {}): AuthSuite {
+  let harness: AuthHarness | undefined;
+  let app: FastifyInstance | undefined;
+  useAuthHarness(
+    engine,
+    (opened, built) => {
+      harness = opened;
+      app = built;
+    },
+    env,
+  );
+  return {
+    get harness(): AuthHarness {
+      if (harness === undefined) throw new Error('auth suite: the harness is not open yet');
+      return harness;
+    },
+    get app(): FastifyInstance {
+      if (app === undefined) throw new Error('auth suite: the app is not built yet');
+      return app;
+    },
+  };
+}
+
+/** {@link useAuthSuite} with a {@link useMailbox}, as {@link useMailingAuthHarness} sets them up. */
+export function useMailingAuthSuite(engine: TestEngine): AuthSuite & { readonly mailbox: Mailbox } {
+  const mailbox = useMailbox();
+  return Object.assign(
+    useAuthSuite(engine, () => ({ SMTP_URL: mailbox.url(), RATE_LIMIT_OTP_PER_HOUR: '0' })),
+    { mailbox },
+  );
+}
