@@ -5,43 +5,28 @@
  * sign-in proof can be wrong. Each refusal is checked to have no effect.
  */
 import { randomBytes } from 'node:crypto';
-import type { FastifyInstance } from 'fastify';
 import { SignJWT, generateKeyPair } from 'jose';
 import { describe, expect, it } from 'vitest';
 import { signBip322 } from './support/bitcoin-signer.js';
 import { mintSessionJwt } from '../src/session/jwt.js';
 import { loadKeyRing } from '../src/session/keystore.js';
 import { newWallet, type Reply } from './support/auth-client.js';
-import {
-  type AuthHarness,
-  LOCAL_ORIGIN,
-  decodeJwt,
-  expectError,
-  forEachEngine,
-  type TimedBrowser,
-  useAuthHarness,
-} from './support/auth-harness.js';
+import { LOCAL_ORIGIN, decodeJwt, expectError, forEachEngine, type TimedBrowser, useAuthSuite } from './support/auth-harness.js';
 import { DAY, SECOND } from './support/clock.js';
 
 const EVIL_ORIGIN = 'https://evil.example';
 
 function badInputSuite(engine: 'sqlite' | 'postgres'): void {
-  let harness: AuthHarness;
-  let app: FastifyInstance;
+  const auth = useAuthSuite(engine);
 
-  useAuthHarness(engine, (opened, built) => {
-    harness = opened;
-    app = built;
-  });
-
-  const browser = (): TimedBrowser => harness.browser(app);
+  const browser = (): TimedBrowser => auth.harness.browser(auth.app);
 
   async function raw(
     method: 'GET' | 'POST' | 'OPTIONS',
     url: string,
     options: { body?: string; headers?: Record<string, string> } = {},
   ): Promise<Reply> {
-    const reply = await app.inject({
+    const reply = await auth.app.inject({
       method,
       url,
       headers: { ...(method === 'POST' ? { origin: LOCAL_ORIGIN, 'content-type': 'application/json' } : {}), ...options.headers },
@@ -78,7 +63,7 @@ function badInputSuite(engine: 'sqlite' | 'postgres'): void {
   /** A failed sign-in sets no cookie and creates no account. */
   async function expectNoSignIn(reply: Reply, address: string): Promise<void> {
     expect(reply.setCookies.filter((line) => !line.includes('Max-Age=0'))).toEqual([]);
-    expect(await harness.store.findAccountByIdentity('btc', address)).toBeNull();
+    expect(await auth.harness.store.findAccountByIdentity('btc', address)).toBeNull();
   }
 
   describe('request shape', () => {
@@ -206,7 +191,7 @@ function badInputSuite(engine: 'sqlite' | 'postgres'): void {
 
     it('a JWT signed by the service key but with no session row is 401 (the host checks rows)', async () => {
       const { token } = await signedIn();
-      const ring = await loadKeyRing(harness.store, undefined, harness.clock.now());
+      const ring = await loadKeyRing(auth.harness.store, undefined, auth.harness.clock.now());
       const claims = decodeJwt(token).payload;
       const unstored = mintSessionJwt(ring.active, { ...claims, jti: randomBytes(16).toString('hex') } as never);
       expect(unstored).not.toBe(token);
@@ -230,21 +215,21 @@ function badInputSuite(engine: 'sqlite' | 'postgres'): void {
     it('Sec-Fetch-Site: cross-site without Origin is 403; same-origin or a plain client without either is not', async () => {
       const { token } = await signedIn();
       const cookie = `oc_session=${token}`;
-      const crossSite = await app.inject({
+      const crossSite = await auth.app.inject({
         method: 'POST',
         url: '/api/auth/logout?scope=current',
         headers: { cookie, 'sec-fetch-site': 'cross-site' },
       });
       expect(crossSite.statusCode).toBe(403);
       expect(crossSite.json().error).toBe('cross_site');
-      const sameOrigin = await app.inject({
+      const sameOrigin = await auth.app.inject({
         method: 'POST',
         url: '/api/auth/switch',
         headers: { cookie, 'sec-fetch-site': 'same-origin' },
         payload: { did_oc: 'did:oc:00000000000000000000000000000000' },
       });
       expect(sameOrigin.statusCode).toBe(404);
-      const plain = await app.inject({
+      const plain = await auth.app.inject({
         method: 'POST',
         url: '/api/auth/switch',
         headers: { cookie },
@@ -276,11 +261,11 @@ function badInputSuite(engine: 'sqlite' | 'postgres'): void {
     });
 
     it('with a cookie domain, every subdomain is family and look-alike hosts are not', async () => {
-      const familyApp = await harness.app({ PUBLIC_URL: 'https://auth.example.com', COOKIE_DOMAIN: '.example.com' });
+      const familyApp = await auth.harness.app({ PUBLIC_URL: 'https://auth.example.com', COOKIE_DOMAIN: '.example.com' });
       for (const origin of ['https://app.example.com', 'https://example.com', 'https://auth.example.com']) {
         const reply = await familyApp.inject({ method: 'GET', url: '/api/auth/me', headers: { origin } });
         expect(reply.headers['access-control-allow-origin'], origin).toBe(origin);
-        const client = harness.browser(familyApp, origin);
+        const client = auth.harness.browser(familyApp, origin);
         expect((await client.signIn(newWallet())).status, origin).toBe(200);
       }
       for (const origin of ['https://example.com.evil.com', 'http://app.example.com', 'https://evilexample.com']) {
@@ -296,7 +281,7 @@ function badInputSuite(engine: 'sqlite' | 'postgres'): void {
       const client = browser();
       const wallet = newWallet();
       const proof = await client.prove(wallet, 'login');
-      harness.clock.advance(300 * SECOND);
+      auth.harness.clock.advance(300 * SECOND);
       const reply = await client.post('/api/auth/signin', proof);
       expectError(reply, 401, 'invalid_challenge');
       await expectNoSignIn(reply, wallet.address);
@@ -385,7 +370,7 @@ function badInputSuite(engine: 'sqlite' | 'postgres'): void {
       const client = browser();
       const proof = await client.prove(newWallet(), 'login');
       expect((await client.post('/api/auth/signin', proof)).status).toBe(200);
-      harness.clock.advance(DAY);
+      auth.harness.clock.advance(DAY);
       // Past expiry the replay is refused as expired before the nonce is even looked at.
       expectError(await client.post('/api/auth/signin', proof), 401, 'invalid_challenge');
       const fresh = await client.prove(newWallet(), 'login');

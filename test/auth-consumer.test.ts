@@ -5,7 +5,6 @@
  * must not, and forgeries of every usual kind are refused. Key rotation keeps
  * old cookies verifiable.
  */
-import type { FastifyInstance } from 'fastify';
 import {
   SignJWT,
   calculateJwkThumbprint,
@@ -20,15 +19,7 @@ import {
 import { describe, expect, it } from 'vitest';
 import { rotateSigningKey } from '../src/session/keystore.js';
 import { newWallet, type Reply } from './support/auth-client.js';
-import {
-  type AuthHarness,
-  UUID_ANYWHERE,
-  expectError,
-  expectSessionCookie,
-  forEachEngine,
-  type TimedBrowser,
-  useAuthHarness,
-} from './support/auth-harness.js';
+import { UUID_ANYWHERE, expectError, expectSessionCookie, forEachEngine, type TimedBrowser, useAuthSuite } from './support/auth-harness.js';
 import { DAY, HOUR } from './support/clock.js';
 
 const ISSUER = 'https://auth.example.com';
@@ -70,21 +61,11 @@ function tamperPayload(token: string, change: (payload: Record<string, unknown>)
 }
 
 function consumerSuite(engine: 'sqlite' | 'postgres'): void {
-  let harness: AuthHarness;
-  let app: FastifyInstance;
+  const auth = useAuthSuite(engine, FAMILY_ENV);
 
-  useAuthHarness(
-    engine,
-    (opened, built) => {
-      harness = opened;
-      app = built;
-    },
-    FAMILY_ENV,
-  );
+  const browser = (on = auth.app): TimedBrowser => auth.harness.browser(on, CONSUMER_ORIGIN);
 
-  const browser = (on = app): TimedBrowser => harness.browser(on, CONSUMER_ORIGIN);
-
-  async function jwks(on = app): Promise<{ keys: JWK[] }> {
+  async function jwks(on = auth.app): Promise<{ keys: JWK[] }> {
     const reply = await on.inject({ method: 'GET', url: '/api/auth/jwks' });
     expect(reply.statusCode).toBe(200);
     return reply.json();
@@ -94,7 +75,7 @@ function consumerSuite(engine: 'sqlite' | 'postgres'): void {
    * What a consumer does with `OC_AUTH_PUBLIC_JWK`: parse, import, verify,
    * pinned to EdDSA and the issuer. The consumer's clock is the test clock.
    */
-  async function verifyAsConsumer(token: string, publicJwkText: string, currentDate = harness.clock.now()): Promise<JWTPayload> {
+  async function verifyAsConsumer(token: string, publicJwkText: string, currentDate = auth.harness.clock.now()): Promise<JWTPayload> {
     const key = await importJWK(JSON.parse(publicJwkText), 'EdDSA');
     const { payload } = await jwtVerify(token, key, { algorithms: ['EdDSA'], issuer: ISSUER, currentDate });
     return payload;
@@ -109,7 +90,7 @@ function consumerSuite(engine: 'sqlite' | 'postgres'): void {
     it('GET /api/auth/jwks and /.well-known/jwks.json publish the same Ed25519 public JWK, CORS-open and cacheable', async () => {
       const replies = await Promise.all(
         ['/api/auth/jwks', '/.well-known/jwks.json'].map((url) =>
-          app.inject({ method: 'GET', url, headers: { origin: 'https://anywhere.test' } }),
+          auth.app.inject({ method: 'GET', url, headers: { origin: 'https://anywhere.test' } }),
         ),
       );
       for (const reply of replies) {
@@ -143,10 +124,10 @@ function consumerSuite(engine: 'sqlite' | 'postgres'): void {
       const walletB = newWallet('p2tr');
       const issued: Array<{ what: string; token: string; address: string }> = [];
       issued.push({ what: 'sign-in', token: tokenOf(await client.signIn(walletA)), address: walletA.address });
-      harness.clock.advance(HOUR);
+      auth.harness.clock.advance(HOUR);
       issued.push({ what: 'add', token: tokenOf(await client.signIn(walletB, { add: true })), address: walletB.address });
       const didA = (await client.me()).body.roster[0].did_oc;
-      harness.clock.advance(HOUR);
+      auth.harness.clock.advance(HOUR);
       issued.push({ what: 'switch', token: tokenOf(await client.switchTo(didA)), address: walletA.address });
       issued.push({ what: 'logout current', token: tokenOf(await client.logout('current')), address: walletB.address });
 
@@ -156,7 +137,7 @@ function consumerSuite(engine: 'sqlite' | 'postgres'): void {
       for (const { what, token, address } of issued) {
         expect(decodeProtectedHeader(token), what).toEqual({ alg: 'EdDSA', typ: 'JWT', kid: keys[0]!.kid });
         const payload = await verifyAsConsumer(token, published);
-        const viaSet = await jwtVerify(token, keySet, { algorithms: ['EdDSA'], issuer: ISSUER, currentDate: harness.clock.now() });
+        const viaSet = await jwtVerify(token, keySet, { algorithms: ['EdDSA'], issuer: ISSUER, currentDate: auth.harness.clock.now() });
         expect(viaSet.payload).toEqual(payload);
 
         expect(payload, what).toMatchObject({
@@ -198,7 +179,7 @@ function consumerSuite(engine: 'sqlite' | 'postgres'): void {
       const key = await importJWK(keys[0]!, 'EdDSA');
       expect(
         await rejection(
-          jwtVerify(token, key, { algorithms: ['EdDSA'], issuer: 'https://evil.example.com', currentDate: harness.clock.now() }),
+          jwtVerify(token, key, { algorithms: ['EdDSA'], issuer: 'https://evil.example.com', currentDate: auth.harness.clock.now() }),
         ),
       ).toBe('ERR_JWT_CLAIM_VALIDATION_FAILED');
 
@@ -213,13 +194,13 @@ function consumerSuite(engine: 'sqlite' | 'postgres'): void {
       expect(await rejection(verifyAsConsumer(none, published))).not.toBe('accepted');
       expect(
         await rejection(
-          jwtVerify(none, createLocalJWKSet({ keys }), { algorithms: ['EdDSA'], issuer: ISSUER, currentDate: harness.clock.now() }),
+          jwtVerify(none, createLocalJWKSet({ keys }), { algorithms: ['EdDSA'], issuer: ISSUER, currentDate: auth.harness.clock.now() }),
         ),
       ).not.toBe('accepted');
 
       // The host refuses the same forgeries.
       for (const bad of [tampered, forged, none]) {
-        const reply = await app.inject({ method: 'GET', url: '/api/auth/me', headers: { cookie: `oc_session=${bad}` } });
+        const reply = await auth.app.inject({ method: 'GET', url: '/api/auth/me', headers: { cookie: `oc_session=${bad}` } });
         expect(reply.statusCode).toBe(401);
       }
     });
@@ -233,9 +214,9 @@ function consumerSuite(engine: 'sqlite' | 'postgres'): void {
       const oldKid = decodeProtectedHeader(oldToken).kid;
       expect(before.keys.map((key) => key.kid)).toContain(oldKid);
 
-      harness.clock.advance(DAY);
-      const rotated = await rotateSigningKey(harness.store, harness.clock.now());
-      const rebuilt = await harness.app(FAMILY_ENV);
+      auth.harness.clock.advance(DAY);
+      const rotated = await rotateSigningKey(auth.harness.store, auth.harness.clock.now());
+      const rebuilt = await auth.harness.app(FAMILY_ENV);
 
       const after = await jwks(rebuilt);
       const kids = after.keys.map((key) => key.kid);
@@ -246,7 +227,7 @@ function consumerSuite(engine: 'sqlite' | 'postgres'): void {
       expect(wellKnown.json()).toEqual(after);
 
       const keySet = createLocalJWKSet(after);
-      const verified = await jwtVerify(oldToken, keySet, { algorithms: ['EdDSA'], issuer: ISSUER, currentDate: harness.clock.now() });
+      const verified = await jwtVerify(oldToken, keySet, { algorithms: ['EdDSA'], issuer: ISSUER, currentDate: auth.harness.clock.now() });
       expect(verified.protectedHeader.kid).toBe(oldKid);
       const oldJwk = after.keys.find((key) => key.kid === oldKid)!;
       await verifyAsConsumer(oldToken, JSON.stringify(oldJwk));

@@ -11,7 +11,6 @@
  * response body, cookie or JWT carries the roster id or any UUID.
  */
 import fc from 'fast-check';
-import type { FastifyInstance } from 'fastify';
 import { expect, it } from 'vitest';
 import { newWallet, type Reply, type Wallet } from './support/auth-client.js';
 import {
@@ -25,7 +24,7 @@ import {
   sorted,
   unknownDid,
   type TimedBrowser,
-  useAuthHarness,
+  useAuthSuite,
 } from './support/auth-harness.js';
 import { DAY, HOUR, SECOND } from './support/clock.js';
 
@@ -310,19 +309,13 @@ const commands = fc.commands(
 );
 
 function rosterModel(engine: 'sqlite' | 'postgres'): void {
-  let harness: AuthHarness;
-  let app: FastifyInstance;
-
-  useAuthHarness(engine, (opened, built) => {
-    harness = opened;
-    app = built;
-  });
+  const auth = useAuthSuite(engine);
 
   const setup = (): { model: Model; real: Real } => ({
-    model: { now: harness.clock.ms, active: null, members: new Map() },
+    model: { now: auth.harness.clock.ms, active: null, members: new Map() },
     real: {
-      harness,
-      browser: harness.browser(app),
+      harness: auth.harness,
+      browser: auth.harness.browser(auth.app),
       wallets: Array.from({ length: WALLETS_PER_RUN }, () => newWallet()),
       accounts: new Map(),
       unknownDids: Array.from({ length: WALLETS_PER_RUN }, () => unknownDid()),
@@ -387,7 +380,7 @@ function rosterModel(engine: 'sqlite' | 'postgres'): void {
       }),
       { numRuns: engine === 'sqlite' ? 25 : 10 },
     );
-    expect(await harness.duplicateLiveRosterRows()).toEqual([]);
+    expect(await auth.harness.duplicateLiveRosterRows()).toEqual([]);
   }, 60_000);
 }
 

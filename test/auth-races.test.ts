@@ -4,18 +4,9 @@
  * through HTTP on every engine. Requests are fired together with
  * `Promise.all`; on PostgreSQL they run on separate pooled connections.
  */
-import type { FastifyInstance } from 'fastify';
 import { expect, it } from 'vitest';
 import { newWallet, type Reply, type Wallet } from './support/auth-client.js';
-import {
-  type AuthHarness,
-  LOCAL_ORIGIN,
-  forEachEngine,
-  rosterDidsOf,
-  sorted,
-  type TimedBrowser,
-  useAuthHarness,
-} from './support/auth-harness.js';
+import { LOCAL_ORIGIN, forEachEngine, rosterDidsOf, sorted, type TimedBrowser, useAuthSuite } from './support/auth-harness.js';
 
 interface Outcome {
   readonly status: number;
@@ -25,20 +16,14 @@ interface Outcome {
 }
 
 function racesSuite(engine: 'sqlite' | 'postgres'): void {
-  let harness: AuthHarness;
-  let app: FastifyInstance;
+  const auth = useAuthSuite(engine);
 
-  useAuthHarness(engine, (opened, built) => {
-    harness = opened;
-    app = built;
-  });
-
-  const browser = (): TimedBrowser => harness.browser(app);
+  const browser = (): TimedBrowser => auth.harness.browser(auth.app);
 
   /** One browser request with an explicit cookie (and the browser's roster binding), so many can run at once. */
   async function post(url: string, payload: unknown, cookie?: string, binding?: string): Promise<Outcome> {
     const pairs = [...(cookie ? [`oc_session=${cookie}`] : []), ...(binding ? [`__Host-oc_roster=${binding}`] : [])];
-    const reply = await app.inject({
+    const reply = await auth.app.inject({
       method: 'POST',
       url,
       headers: { origin: LOCAL_ORIGIN, ...(pairs.length > 0 ? { cookie: pairs.join('; ') } : {}) },
@@ -51,7 +36,7 @@ function racesSuite(engine: 'sqlite' | 'postgres'): void {
   }
 
   async function meWith(token: string): Promise<Reply> {
-    const reply = await app.inject({ method: 'GET', url: '/api/auth/me', headers: { cookie: `oc_session=${token}` } });
+    const reply = await auth.app.inject({ method: 'GET', url: '/api/auth/me', headers: { cookie: `oc_session=${token}` } });
     return { status: reply.statusCode, body: reply.json(), setCookies: [], headers: reply.headers };
   }
 
@@ -86,7 +71,7 @@ function racesSuite(engine: 'sqlite' | 'postgres'): void {
    * that answers shows a roster without duplicates and without the active account.
    */
   async function expectConsistent(ids: readonly string[], tokens: readonly string[], expectedLive: readonly string[]): Promise<void> {
-    expect(await harness.duplicateLiveRosterRows()).toEqual([]);
+    expect(await auth.harness.duplicateLiveRosterRows()).toEqual([]);
     const working = new Map<string, number>();
     for (const token of new Set(tokens)) {
       const me = await meWith(token);
@@ -98,7 +83,7 @@ function racesSuite(engine: 'sqlite' | 'postgres'): void {
       expect(sorted([me.body.account.id, ...rosterIds])).toEqual(sorted(expectedLive));
     }
     for (const id of ids) {
-      const live = await harness.liveRows(id);
+      const live = await auth.harness.liveRows(id);
       expect(live.length, `live rows of ${id}`).toBe(expectedLive.includes(id) ? 1 : 0);
       expect(working.get(id) ?? 0, `tokens that reach ${id}`).toBe(expectedLive.includes(id) ? 1 : 0);
     }
@@ -115,9 +100,9 @@ function racesSuite(engine: 'sqlite' | 'postgres'): void {
     }
     const winner = outcomes.find((each) => each.status === 200)!;
     expect(winner.token).toBe(winner.body.token);
-    const account = await harness.store.findAccountByIdentity('btc', wallet.address);
+    const account = await auth.harness.store.findAccountByIdentity('btc', wallet.address);
     expect(account!.id).toBe(winner.body.account.id);
-    expect(await harness.sessionRows(account!.id)).toHaveLength(1);
+    expect(await auth.harness.sessionRows(account!.id)).toHaveLength(1);
   });
 
   it('parallel first sign-ins of one new address (fresh proofs) end in one account', async () => {
@@ -127,7 +112,7 @@ function racesSuite(engine: 'sqlite' | 'postgres'): void {
     const outcomes = await Promise.all(proofs.map((proof) => post('/api/auth/signin', proof)));
     expect(statuses(outcomes)).toEqual({ '200': 8 });
     expect(new Set(outcomes.map((outcome) => outcome.body.account.id)).size).toBe(1);
-    const rows = await harness.sessionRows(outcomes[0]!.body.account.id);
+    const rows = await auth.harness.sessionRows(outcomes[0]!.body.account.id);
     expect(rows).toHaveLength(8);
     expect(new Set(rows.map((row) => row.roster_id)).size, 'each sign-in without add starts its own roster').toBe(8);
   });

@@ -5,14 +5,12 @@
  * JWT claims) and the session rows behind it (docs/protocol.md §3).
  */
 import { randomBytes } from 'node:crypto';
-import type { FastifyInstance } from 'fastify';
 import { describe, expect, it } from 'vitest';
 import { SESSION_LIFETIME_SECONDS, mintSessionJwt, tokenHash } from '../src/session/jwt.js';
 import { signLegacy } from './support/bitcoin-signer.js';
 import { loadKeyRing } from '../src/session/keystore.js';
 import { newWallet, type Reply, type Wallet } from './support/auth-client.js';
 import {
-  type AuthHarness,
   DID_FORMAT,
   LOCAL_ORIGIN,
   UUID_ANYWHERE,
@@ -25,7 +23,7 @@ import {
   sorted,
   unknownDid,
   type TimedBrowser,
-  useAuthHarness,
+  useAuthSuite,
 } from './support/auth-harness.js';
 import { DAY, HOUR, MINUTE, SECOND } from './support/clock.js';
 import { mergeEverything } from './support/merge.js';
@@ -41,15 +39,9 @@ interface SignedIn {
 }
 
 function authStates(engine: 'sqlite' | 'postgres'): void {
-  let harness: AuthHarness;
-  let app: FastifyInstance;
+  const auth = useAuthSuite(engine);
 
-  useAuthHarness(engine, (opened, built) => {
-    harness = opened;
-    app = built;
-  });
-
-  const browser = (): TimedBrowser => harness.browser(app);
+  const browser = (): TimedBrowser => auth.harness.browser(auth.app);
 
   /** Signs `wallet` in and checks the common shape of a successful sign-in (docs/protocol.md §3). */
   async function signIn(client: TimedBrowser, wallet: Wallet, add = false): Promise<SignedIn> {
@@ -98,7 +90,7 @@ function authStates(engine: 'sqlite' | 'postgres'): void {
       expect(me.body.account.id).toBe(decodeJwt(token).payload.sub);
       expect(me.body.roster).toEqual([]);
 
-      const row = await harness.rowOf(token);
+      const row = await auth.harness.rowOf(token);
       expect(row).toMatchObject({ account_id: id, revoked_at: null, signing_method: 'bip322' });
       expect(row!.roster_id).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/);
       expect(row!.expires_at - row!.created_at).toBe(30 * DAY);
@@ -139,13 +131,13 @@ function authStates(engine: 'sqlite' | 'postgres'): void {
       const first = await signIn(client, newWallet());
       const second = await signIn(client, newWallet());
       expect(rosterDidsOf(await client.me())).toEqual([]);
-      const [firstRow, secondRow] = [await harness.rowOf(first.token), await harness.rowOf(second.token)];
+      const [firstRow, secondRow] = [await auth.harness.rowOf(first.token), await auth.harness.rowOf(second.token)];
       expect(secondRow!.roster_id).not.toBe(firstRow!.roster_id);
     });
 
     it('adds Domain=<COOKIE_DOMAIN> when one is configured, and clears with it', async () => {
-      const familyApp = await harness.app({ PUBLIC_URL: 'https://auth.example.com', COOKIE_DOMAIN: '.example.com' });
-      const client = harness.browser(familyApp, 'https://app.example.com');
+      const familyApp = await auth.harness.app({ PUBLIC_URL: 'https://auth.example.com', COOKIE_DOMAIN: '.example.com' });
+      const client = auth.harness.browser(familyApp, 'https://app.example.com');
       const reply = await client.signIn(newWallet());
       expect(reply.status, JSON.stringify(reply.body)).toBe(200);
       const token = expectSessionCookie(reply, { domain: '.example.com', maxAge: THIRTY_DAYS_SECONDS });
@@ -170,7 +162,7 @@ function authStates(engine: 'sqlite' | 'postgres'): void {
       expect(me.body.roster[0]).toMatchObject({ did_oc: a.did, id: a.id, display_identity: { kind: 'btc' } });
       expect(Date.parse(me.body.roster[0].last_seen_at)).toBeGreaterThan(0);
 
-      const [rowA, rowB] = [await harness.rowOf(a.token), await harness.rowOf(b.token)];
+      const [rowA, rowB] = [await auth.harness.rowOf(a.token), await auth.harness.rowOf(b.token)];
       expect(rowA, "A's row is alive: its token still authenticates").not.toBeNull();
       expect(rowB!.roster_id).toBe(rowA!.roster_id);
 
@@ -222,15 +214,15 @@ function authStates(engine: 'sqlite' | 'postgres'): void {
       expect(me.body.account.did_oc).toBe(a1.did);
       expect(rosterDidsOf(me)).toEqual([b.did]);
       // One live row for A: the re-authentication replaced the first.
-      expect(await harness.liveRows(a1.id)).toHaveLength(1);
+      expect(await auth.harness.liveRows(a1.id)).toHaveLength(1);
       expect((await meWith(a1.token)).status).toBe(401);
 
       await signIn(client, walletB, true);
       const again = await client.me();
       expect(again.body.account.did_oc).toBe(b.did);
       expect(rosterDidsOf(again)).toEqual([a1.did]);
-      expect(await harness.liveRows(b.id)).toHaveLength(1);
-      expect(await harness.duplicateLiveRosterRows()).toEqual([]);
+      expect(await auth.harness.liveRows(b.id)).toHaveLength(1);
+      expect(await auth.harness.duplicateLiveRosterRows()).toEqual([]);
     });
 
     it('add=1 with an address of a merged account lands in the canonical account; /me shows the post-merge roster', async () => {
@@ -241,7 +233,7 @@ function authStates(engine: 'sqlite' | 'postgres'): void {
       const c = await accountElsewhere();
       expect(rosterDidsOf(await client.me())).toEqual([b.did]);
 
-      await mergeEverything(harness.store, b.id, c.id, harness.clock.ms);
+      await mergeEverything(auth.harness.store, b.id, c.id, auth.harness.clock.ms);
 
       const afterMerge = await client.me();
       expect(afterMerge.body.account.did_oc).toBe(a.did);
@@ -254,7 +246,7 @@ function authStates(engine: 'sqlite' | 'postgres'): void {
       const me = await client.me();
       expect(me.body.account.did_oc).toBe(c.did);
       expect(rosterDidsOf(me)).toEqual([a.did]);
-      expect(await harness.duplicateLiveRosterRows()).toEqual([]);
+      expect(await auth.harness.duplicateLiveRosterRows()).toEqual([]);
     });
 
     it("a switch to a merged account's did follows the pointer to the canonical account (docs/protocol.md §2)", async () => {
@@ -263,7 +255,7 @@ function authStates(engine: 'sqlite' | 'postgres'): void {
       const b = await signIn(client, newWallet());
       const c = await signIn(client, walletC, true);
       const a = await signIn(client, newWallet(), true);
-      await mergeEverything(harness.store, b.id, c.id, harness.clock.ms);
+      await mergeEverything(auth.harness.store, b.id, c.id, auth.harness.clock.ms);
       const reply = await client.switchTo(b.did);
       expect(reply.status, JSON.stringify(reply.body)).toBe(200);
       expect(reply.body.account.did_oc).toBe(c.did);
@@ -277,7 +269,7 @@ function authStates(engine: 'sqlite' | 'postgres'): void {
       await signIn(other, walletC);
       const d = await signIn(other, newWallet(), true);
       const e = await accountElsewhere();
-      await mergeEverything(harness.store, c.id, e.id, harness.clock.ms);
+      await mergeEverything(auth.harness.store, c.id, e.id, auth.harness.clock.ms);
       const otherMe = await other.me();
       expect(otherMe.body.account.did_oc).toBe(d.did);
       expect(rosterDidsOf(otherMe)).toEqual([]);
@@ -290,7 +282,7 @@ function authStates(engine: 'sqlite' | 'postgres'): void {
       const walletB = newWallet();
       const b = await signIn(client, walletB);
       const a = await signIn(client, newWallet(), true);
-      await mergeEverything(harness.store, b.id, a.id, harness.clock.ms);
+      await mergeEverything(auth.harness.store, b.id, a.id, auth.harness.clock.ms);
       const afterMerge = await client.me();
       expect(afterMerge.body.account.did_oc).toBe(a.did);
       expect(rosterDidsOf(afterMerge)).toEqual([]);
@@ -299,8 +291,8 @@ function authStates(engine: 'sqlite' | 'postgres'): void {
       expect(reply.status, JSON.stringify(reply.body)).toBe(200);
       expect(reply.body.account.did_oc).toBe(a.did);
       expect(rosterDidsOf(await client.me())).toEqual([]);
-      expect(await harness.liveRows(a.id)).toHaveLength(1);
-      expect(await harness.liveRows(b.id)).toHaveLength(0);
+      expect(await auth.harness.liveRows(a.id)).toHaveLength(1);
+      expect(await auth.harness.liveRows(b.id)).toHaveLength(0);
     });
   });
 
@@ -308,49 +300,51 @@ function authStates(engine: 'sqlite' | 'postgres'): void {
     it("mints a fresh JWT for B with B's own step-up claims and B's row's original expiry", async () => {
       const client = browser();
       const a = await signIn(client, newWallet());
-      harness.clock.advance(1 * HOUR);
+      auth.harness.clock.advance(1 * HOUR);
       const b = await signIn(client, newWallet(), true);
-      const [rowA, rowB] = [(await harness.rowOf(a.token))!, (await harness.rowOf(b.token))!];
+      const [rowA, rowB] = [(await auth.harness.rowOf(a.token))!, (await auth.harness.rowOf(b.token))!];
       // A sign-in sets neither freshness claim (docs/protocol.md §3).
       expect([rowA.step_up_at, rowA.sudo_at, rowB.step_up_at, rowB.sudo_at]).toEqual([null, null, null, null]);
 
       // B stepped up four minutes after its sign-in and re-proved itself (sudo) at five; A did neither.
       const bStepUp = rowB.created_at + 4 * MINUTE;
       const bSudo = rowB.created_at + 5 * MINUTE;
-      expect(await harness.store.updateSessionToken(rowB.jti, rowB.token_hash, { step_up_at: bStepUp, sudo_at: bSudo })).not.toBeNull();
+      expect(
+        await auth.harness.store.updateSessionToken(rowB.jti, rowB.token_hash, { step_up_at: bStepUp, sudo_at: bSudo }),
+      ).not.toBeNull();
 
-      harness.clock.advance(2 * HOUR);
+      auth.harness.clock.advance(2 * HOUR);
       const toA = await client.switchTo(a.did);
       expect(toA.status, JSON.stringify(toA.body)).toBe(200);
-      const tokenA = expectSessionCookie(toA, { maxAge: Math.floor((rowA.expires_at - harness.clock.ms) / 1000) });
+      const tokenA = expectSessionCookie(toA, { maxAge: Math.floor((rowA.expires_at - auth.harness.clock.ms) / 1000) });
       const claimsA = decodeJwt(tokenA).payload;
       expect(claimsA).toMatchObject({
         sub: a.id,
         did_oc: a.did,
         jti: rowA.jti,
-        iat: harness.clock.seconds,
+        iat: auth.harness.clock.seconds,
         exp: Math.floor(rowA.expires_at / 1000),
       });
       expect(claimsA.step_up_at, "never the previous account's step_up_at").toBeUndefined();
       expect(claimsA.sudo_at, "never the previous account's sudo_at").toBeUndefined();
 
-      harness.clock.advance(3 * HOUR);
+      auth.harness.clock.advance(3 * HOUR);
       const toB = await client.switchTo(b.did);
       expect(toB.status, JSON.stringify(toB.body)).toBe(200);
       expect(toB.headers['cache-control']).toBe('no-store, private');
       expect(toB.body).toMatchObject({ ok: true, account: { did_oc: b.did, id: b.id } });
-      const tokenB = expectSessionCookie(toB, { maxAge: Math.floor((rowB.expires_at - harness.clock.ms) / 1000) });
+      const tokenB = expectSessionCookie(toB, { maxAge: Math.floor((rowB.expires_at - auth.harness.clock.ms) / 1000) });
       expect(toB.body.token).toBe(tokenB);
       expect(tokenB, 'a fresh JWT').not.toBe(b.token);
       const claimsB = decodeJwt(tokenB).payload;
-      expect(claimsB).toMatchObject({ sub: b.id, did_oc: b.did, jti: rowB.jti, iat: harness.clock.seconds });
+      expect(claimsB).toMatchObject({ sub: b.id, did_oc: b.did, jti: rowB.jti, iat: auth.harness.clock.seconds });
       expect(claimsB.exp, "B's row's original expiry, never extended").toBe(Math.floor(rowB.expires_at / 1000));
       expect(claimsB.exp).toBe(decodeJwt(b.token).payload.exp);
       expect(claimsB.step_up_at).toBe(Math.floor(bStepUp / 1000));
       expect(claimsB.sudo_at).toBe(Math.floor(bSudo / 1000));
 
       // The row still expires when it did; the token B held before is replaced.
-      const rowAfter = (await harness.rowOf(tokenB))!;
+      const rowAfter = (await auth.harness.rowOf(tokenB))!;
       expect(rowAfter.expires_at).toBe(rowB.expires_at);
       expect((await meWith(b.token)).status).toBe(401);
       const me = await client.me();
@@ -374,7 +368,7 @@ function authStates(engine: 'sqlite' | 'postgres'): void {
       expectClearedCookies(reply);
       expect(client.cookie).toBeUndefined();
       for (const token of [a.token, b.token, c.token]) expectError(await meWith(token), 401, 'not_authenticated');
-      for (const account of [a, b, c]) expect(await harness.liveRows(account.id)).toEqual([]);
+      for (const account of [a, b, c]) expect(await auth.harness.liveRows(account.id)).toEqual([]);
       expectError(await client.me(), 401, 'not_authenticated');
     });
 
@@ -388,27 +382,27 @@ function authStates(engine: 'sqlite' | 'postgres'): void {
       expectClearedCookies(reply);
       expectError(await meWith(a.token), 401, 'not_authenticated');
       expectError(await meWith(b.token), 401, 'not_authenticated');
-      expect(await harness.liveRows(a.id)).toEqual([]);
+      expect(await auth.harness.liveRows(a.id)).toEqual([]);
     });
 
     it('scope=current with another member: A is revoked, a fresh session for the other account is set', async () => {
       const client = browser();
       const a = await signIn(client, newWallet());
       const b = await signIn(client, newWallet(), true);
-      harness.clock.advance(MINUTE);
+      auth.harness.clock.advance(MINUTE);
       const reply = await client.logout('current');
       expect(reply.status, JSON.stringify(reply.body)).toBe(200);
       expect(reply.body).toMatchObject({ ok: true, scope: 'current', switched_to: { did_oc: a.did }, account: { did_oc: a.did } });
       const token = expectSessionCookie(reply);
       expect(reply.body.token).toBe(token);
       expect(token).not.toBe(a.token);
-      expect(decodeJwt(token).payload).toMatchObject({ sub: a.id, iat: harness.clock.seconds, exp: decodeJwt(a.token).payload.exp });
+      expect(decodeJwt(token).payload).toMatchObject({ sub: a.id, iat: auth.harness.clock.seconds, exp: decodeJwt(a.token).payload.exp });
       const me = await client.me();
       expect(me.body.account.did_oc).toBe(a.did);
       expect(rosterDidsOf(me)).toEqual([]);
       expectError(await meWith(b.token), 401, 'not_authenticated');
-      expect(await harness.liveRows(b.id)).toEqual([]);
-      expect(await harness.liveRows(a.id)).toHaveLength(1);
+      expect(await auth.harness.liveRows(b.id)).toEqual([]);
+      expect(await auth.harness.liveRows(a.id)).toHaveLength(1);
     });
 
     it('scope=current as the last member leaves the browser anonymous', async () => {
@@ -444,14 +438,14 @@ function authStates(engine: 'sqlite' | 'postgres'): void {
       const client = browser();
       const walletA = newWallet();
       const a = await signIn(client, walletA);
-      harness.clock.advance(1 * DAY);
+      auth.harness.clock.advance(1 * DAY);
       const b = await signIn(client, newWallet(), true);
       expect(rosterDidsOf(await client.me())).toEqual([a.did]);
 
       // A's row was created 30 days ago now, to the millisecond: it is expired; B's is not.
-      const rowA = (await harness.rowOf(a.token))!;
-      harness.clock.set(rowA.expires_at);
-      expect(await harness.rowOf(a.token)).toBeNull();
+      const rowA = (await auth.harness.rowOf(a.token))!;
+      auth.harness.clock.set(rowA.expires_at);
+      expect(await auth.harness.rowOf(a.token)).toBeNull();
       const me = await client.me();
       expect(me.body.account.did_oc).toBe(b.did);
       expect(rosterDidsOf(me)).toEqual([]);
@@ -460,14 +454,14 @@ function authStates(engine: 'sqlite' | 'postgres'): void {
 
       const restored = await signIn(client, walletA, true);
       expect(restored.did).toBe(a.did);
-      expect(decodeJwt(restored.token).payload.exp).toBe(Math.floor(harness.clock.ms / 1000) + SESSION_LIFETIME_SECONDS);
+      expect(decodeJwt(restored.token).payload.exp).toBe(Math.floor(auth.harness.clock.ms / 1000) + SESSION_LIFETIME_SECONDS);
       expect(rosterDidsOf(await client.me())).toEqual([b.did]);
       const toB = await client.switchTo(b.did);
       expect(toB.status).toBe(200);
       expect(rosterDidsOf(await client.me())).toEqual([a.did]);
 
       // When B's row expires too, the cookie B holds is refused.
-      harness.clock.advance(1 * DAY);
+      auth.harness.clock.advance(1 * DAY);
       expectError(await client.me(), 401, 'not_authenticated');
     });
   });
@@ -503,8 +497,8 @@ function authStates(engine: 'sqlite' | 'postgres'): void {
       const a = await accountElsewhere();
       const b = await accountElsewhere();
       // A row as a pre-multi-account host wrote it, with a JWT signed by the service's own key.
-      const ring = await loadKeyRing(harness.store, undefined, harness.clock.now());
-      const nowMs = harness.clock.ms;
+      const ring = await loadKeyRing(auth.harness.store, undefined, auth.harness.clock.now());
+      const nowMs = auth.harness.clock.ms;
       const jti = randomBytes(16).toString('hex');
       const expiresAt = nowMs + 30 * DAY;
       const token = mintSessionJwt(ring.active, {
@@ -517,7 +511,7 @@ function authStates(engine: 'sqlite' | 'postgres'): void {
         signing_method: 'bip322',
         step_up_at: Math.floor(nowMs / 1000),
       });
-      await harness.store.insertSession({
+      await auth.harness.store.insertSession({
         jti,
         token_hash: tokenHash(token),
         account_id: a.id,
@@ -537,7 +531,7 @@ function authStates(engine: 'sqlite' | 'postgres'): void {
 
       // The client falls back to a normal sign-in, which starts a roster.
       const fresh = await signIn(client, newWallet(), true);
-      const row = await harness.rowOf(fresh.token);
+      const row = await auth.harness.rowOf(fresh.token);
       expect(row!.roster_id).not.toBeNull();
     });
 
@@ -558,13 +552,13 @@ function authStates(engine: 'sqlite' | 'postgres'): void {
     for (const [index, wallet] of wallets.entries()) accounts.push(await signIn(client, wallet, index > 0));
     await client.switchTo(accounts[0]!.did);
     await signIn(client, wallets[1]!, true);
-    harness.clock.advance(10 * SECOND);
+    auth.harness.clock.advance(10 * SECOND);
     await client.switchTo(accounts[2]!.did);
     const me = await client.me();
     expect(me.body.account.did_oc).toBe(accounts[2]!.did);
     expect(rosterDidsOf(me)).toEqual(sorted([accounts[0]!.did, accounts[1]!.did]));
     expect(JSON.stringify(me.body)).not.toMatch(UUID_ANYWHERE);
-    expect(await harness.duplicateLiveRosterRows()).toEqual([]);
+    expect(await auth.harness.duplicateLiveRosterRows()).toEqual([]);
   });
 }
 

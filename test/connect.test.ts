@@ -3,26 +3,20 @@
  * signed-in account from the browser, and server-to-server provisioning with
  * `Authorization: Bearer <api_key>`, through HTTP on every engine.
  */
-import type { FastifyInstance, LightMyRequestResponse } from 'fastify';
+import type { LightMyRequestResponse } from 'fastify';
 import { describe, expect, it } from 'vitest';
 import { emailHintSetting } from '../src/connect/index.js';
 import { newWallet, type Reply } from './support/auth-client.js';
-import { type AuthHarness, DID_FORMAT, expectError, forEachEngine, type TimedBrowser, useAuthHarness } from './support/auth-harness.js';
+import { DID_FORMAT, expectError, forEachEngine, type TimedBrowser, useAuthSuite } from './support/auth-harness.js';
 
 const EVIL_ORIGIN = 'https://evil.example';
 const API_KEY_FORMAT = /^oc_live_[A-Za-z0-9_-]{43}$/;
 
 function connect(engine: 'sqlite' | 'postgres'): void {
-  let harness: AuthHarness;
-  let app: FastifyInstance;
-
-  useAuthHarness(engine, (opened, built) => {
-    harness = opened;
-    app = built;
-  });
+  const auth = useAuthSuite(engine);
 
   async function signedInBrowser(): Promise<TimedBrowser> {
-    const client = harness.browser(app);
+    const client = auth.harness.browser(auth.app);
     expect((await client.signIn(newWallet())).status).toBe(200);
     return client;
   }
@@ -39,7 +33,7 @@ function connect(engine: 'sqlite' | 'postgres'): void {
     body: unknown,
     authorization = apiKey === undefined ? undefined : `Bearer ${apiKey}`,
   ): Promise<Reply> {
-    const response: LightMyRequestResponse = await app.inject({
+    const response: LightMyRequestResponse = await auth.app.inject({
       method: 'POST',
       url: '/api/connect/provision',
       headers: authorization === undefined ? {} : { authorization },
@@ -58,13 +52,13 @@ function connect(engine: 'sqlite' | 'postgres'): void {
         app: {
           id: expect.stringMatching(/^[0-9a-f]{32}$/),
           name: 'Shop backend',
-          created_at: new Date(harness.clock.ms).toISOString(),
+          created_at: new Date(auth.harness.clock.ms).toISOString(),
           rotated_at: null,
           webhook_url: null,
         },
         api_key: expect.stringMatching(API_KEY_FORMAT),
       });
-      const raw = await harness.raw();
+      const raw = await auth.harness.raw();
       const row = await raw.db.selectFrom('connect_apps').selectAll().where('id', '=', id).executeTakeFirstOrThrow();
       expect(row.key_hash).toMatch(/^[0-9a-f]{64}$/);
       expect(row.key_hash).not.toContain(apiKey.slice('oc_live_'.length));
@@ -99,7 +93,7 @@ function connect(engine: 'sqlite' | 'postgres'): void {
       const rotated = await client.post(`/api/connect/apps/${id}/rotate`);
       expect(rotated.status, JSON.stringify(rotated.body)).toBe(200);
       expect(rotated.headers['cache-control']).toBe('no-store, private');
-      expect(rotated.body).toMatchObject({ ok: true, app: { id, rotated_at: new Date(harness.clock.ms).toISOString() } });
+      expect(rotated.body).toMatchObject({ ok: true, app: { id, rotated_at: new Date(auth.harness.clock.ms).toISOString() } });
       const newKey: string = rotated.body.api_key;
       expect(newKey).toMatch(API_KEY_FORMAT);
       expect(newKey).not.toBe(apiKey);
@@ -119,7 +113,7 @@ function connect(engine: 'sqlite' | 'postgres'): void {
       expect((await client.get('/api/connect/apps')).body.apps).toEqual([]);
       expectError(await client.request('DELETE', `/api/connect/apps/${id}`), 404, 'not_found');
       const accountId = (provisioned.body.did_oc as string).slice('did:oc:'.length);
-      expect(await harness.store.findAccount(accountId)).not.toBeNull();
+      expect(await auth.harness.store.findAccount(accountId)).not.toBeNull();
     });
 
     it('refuses bad names with 400 bad_request', async () => {
@@ -135,7 +129,7 @@ function connect(engine: 'sqlite' | 'postgres'): void {
     });
 
     it('needs a session (401) and refuses cross-site requests (403)', async () => {
-      const anonymous = harness.browser(app);
+      const anonymous = auth.harness.browser(auth.app);
       expectError(await anonymous.post('/api/connect/apps', { name: 'x' }), 401, 'not_authenticated');
       expectError(await anonymous.get('/api/connect/apps'), 401, 'not_authenticated');
       expectError(await anonymous.post('/api/connect/apps/ffffffffffffffffffffffffffffffff/rotate'), 401, 'not_authenticated');
@@ -165,7 +159,7 @@ function connect(engine: 'sqlite' | 'postgres'): void {
       expect(first.body).toEqual({ ok: true, did_oc: expect.stringMatching(DID_FORMAT), is_new: true });
       const second = await provision(apiKey, { user_id: 'customer-42' });
       expect(second.body).toEqual({ ok: true, did_oc: first.body.did_oc, is_new: false });
-      const account = await harness.store.findAccount((first.body.did_oc as string).slice('did:oc:'.length));
+      const account = await auth.harness.store.findAccount((first.body.did_oc as string).slice('did:oc:'.length));
       expect(account?.kind).toBe('federated');
       // Ids are kept exactly: another case is another user.
       expect((await provision(apiKey, { user_id: 'Customer-42' })).body.is_new).toBe(true);
@@ -190,8 +184,8 @@ function connect(engine: 'sqlite' | 'postgres'): void {
       // Naming another app's user through the user_id only makes a new user of this app.
       const spoof = await provision(appB.apiKey, { user_id: `${appA.id}:shared-id` });
       expect(spoof.body.did_oc).not.toBe(underA.body.did_oc);
-      expect(await harness.store.findAccountByIdentity('connect', `${appB.id}:${appA.id}:shared-id`)).not.toBeNull();
-      expect((await harness.store.findAccountByIdentity('connect', `${appA.id}:shared-id`))?.id).toBe(
+      expect(await auth.harness.store.findAccountByIdentity('connect', `${appB.id}:${appA.id}:shared-id`)).not.toBeNull();
+      expect((await auth.harness.store.findAccountByIdentity('connect', `${appA.id}:shared-id`))?.id).toBe(
         (underA.body.did_oc as string).slice(7),
       );
     });
@@ -202,15 +196,15 @@ function connect(engine: 'sqlite' | 'postgres'): void {
       const reply = await provision(apiKey, { user_id: 'with-mail', email: ' Hinted@Example.org ' });
       expect(reply.status).toBe(200);
       const accountId = (reply.body.did_oc as string).slice('did:oc:'.length);
-      expect(await harness.store.findAccountByIdentity('email', email)).toBeNull();
-      expect((await harness.store.listIdentities(accountId)).map((identity) => identity.kind)).toEqual(['connect']);
-      const hint = JSON.parse((await harness.store.getSetting(emailHintSetting(accountId)))!);
+      expect(await auth.harness.store.findAccountByIdentity('email', email)).toBeNull();
+      expect((await auth.harness.store.listIdentities(accountId)).map((identity) => identity.kind)).toEqual(['connect']);
+      const hint = JSON.parse((await auth.harness.store.getSetting(emailHintSetting(accountId)))!);
       expect(hint).toMatchObject({ email, verified: false, app_id: id });
       // A later call does not replace the first hint.
       await provision(apiKey, { user_id: 'with-mail', email: 'other@example.org' });
-      expect(JSON.parse((await harness.store.getSetting(emailHintSetting(accountId)))!).email).toBe(email);
+      expect(JSON.parse((await auth.harness.store.getSetting(emailHintSetting(accountId)))!).email).toBe(email);
       expectError(await provision(apiKey, { user_id: 'bad-mail', email: 'not-an-address' }), 400, 'bad_request');
-      expect(await harness.store.findAccountByIdentity('connect', `${id}:bad-mail`)).toBeNull();
+      expect(await auth.harness.store.findAccountByIdentity('connect', `${id}:bad-mail`)).toBeNull();
     });
 
     it('refuses a missing, malformed, wrong or foreign-scheme key with 401 invalid_api_key, before reading the body', async () => {
@@ -248,7 +242,7 @@ function connect(engine: 'sqlite' | 'postgres'): void {
 
     it('is server to server: no browser CORS, no cookie, no cross-site rule', async () => {
       const { apiKey } = await createApp(await signedInBrowser());
-      const response = await app.inject({
+      const response = await auth.app.inject({
         method: 'POST',
         url: '/api/connect/provision',
         headers: { authorization: `Bearer ${apiKey}`, origin: EVIL_ORIGIN },

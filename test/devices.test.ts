@@ -4,10 +4,9 @@
  * other device out or all others after a step-up, and this browser's own
  * session as a logout, on every engine.
  */
-import type { FastifyInstance } from 'fastify';
 import { describe, expect, it } from 'vitest';
 import { newWallet, type Wallet } from './support/auth-client.js';
-import { type AuthHarness, expectError, forEachEngine, rosterDidsOf, useAuthHarness, type TimedBrowser } from './support/auth-harness.js';
+import { expectError, forEachEngine, rosterDidsOf, useAuthSuite, type TimedBrowser } from './support/auth-harness.js';
 import { MINUTE } from './support/clock.js';
 
 const IPHONE =
@@ -15,15 +14,10 @@ const IPHONE =
 const LINUX_FIREFOX = 'Mozilla/5.0 (X11; Linux x86_64; rv:140.0) Gecko/20100101 Firefox/140.0';
 
 function devicesSuite(engine: 'sqlite' | 'postgres'): void {
-  let harness: AuthHarness;
-  let app: FastifyInstance;
-  useAuthHarness(engine, (opened, built) => {
-    harness = opened;
-    app = built;
-  });
+  const auth = useAuthSuite(engine);
 
   function browser(userAgent?: string, remoteAddress?: string): TimedBrowser {
-    const client = harness.browser(app);
+    const client = auth.harness.browser(auth.app);
     client.userAgent = userAgent;
     client.remoteAddress = remoteAddress;
     return client;
@@ -43,7 +37,7 @@ function devicesSuite(engine: 'sqlite' | 'postgres'): void {
     const wallet = newWallet();
     const phone = browser(IPHONE, '203.0.113.57');
     await signIn(phone, wallet);
-    harness.clock.advance(MINUTE);
+    auth.harness.clock.advance(MINUTE);
     const laptop = browser(LINUX_FIREFOX, '2001:db8:1:2:3:4:5:6');
     await signIn(laptop, wallet);
     const bare = browser(undefined, '::ffff:198.51.100.9');
@@ -93,7 +87,7 @@ function devicesSuite(engine: 'sqlite' | 'postgres'): void {
     // and the other account of that browser is still a switch away.
     expectError(await laptop.me(), 401, 'not_authenticated');
     expect((await phone.me()).status).toBe(200);
-    const otherRows = await harness.liveRows((await harness.store.findAccount(otherDid.slice('did:oc:'.length)))!.id);
+    const otherRows = await auth.harness.liveRows((await auth.harness.store.findAccount(otherDid.slice('did:oc:'.length)))!.id);
     expect(otherRows).toHaveLength(1);
   });
 
@@ -118,7 +112,7 @@ function devicesSuite(engine: 'sqlite' | 'postgres'): void {
     expect((await here.get('/api/auth/sessions')).body.sessions).toHaveLength(1);
     expect((await stranger.me()).status).toBe(200);
     // The step-up expires: later, signing others out asks again.
-    harness.clock.advance(5 * MINUTE);
+    auth.harness.clock.advance(5 * MINUTE);
     expectError(await here.post('/api/auth/sessions/revoke-others'), 401, 'sudo_required');
   });
 
@@ -129,11 +123,11 @@ function devicesSuite(engine: 'sqlite' | 'postgres'): void {
 
   /** GET /api/auth/me with only a tab token, as from any machine: the status. */
   async function statusWithTab(token: string): Promise<number> {
-    return (await app.inject({ method: 'GET', url: '/api/auth/me', headers: { 'x-oc-tab-session': token } })).statusCode;
+    return (await auth.app.inject({ method: 'GET', url: '/api/auth/me', headers: { 'x-oc-tab-session': token } })).statusCode;
   }
 
   async function revokedJtis(): Promise<string[]> {
-    const feed = await app.inject({ method: 'GET', url: '/api/auth/revocations' });
+    const feed = await auth.app.inject({ method: 'GET', url: '/api/auth/revocations' });
     expect(feed.statusCode).toBe(200);
     return (feed.json().revocations as Array<{ jti: string }>).map((entry) => entry.jti);
   }

@@ -7,7 +7,7 @@ import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { testApp } from './support/app.js';
 import { Browser, newWallet, type Reply } from './support/auth-client.js';
-import { type AuthHarness, expectError, forEachEngine, LOCAL_ORIGIN, useAuthHarness } from './support/auth-harness.js';
+import { expectError, forEachEngine, LOCAL_ORIGIN, useAuthSuite } from './support/auth-harness.js';
 import { DAY, HOUR, SECOND } from './support/clock.js';
 import { startSmtpServer, type TestSmtpServer } from './support/smtp-server.js';
 import { mergeEverything } from './support/merge.js';
@@ -15,28 +15,22 @@ import { mergeEverything } from './support/merge.js';
 const EVIL_ORIGIN = 'https://evil.example';
 
 function familyStats(engine: 'sqlite' | 'postgres'): void {
-  let harness: AuthHarness;
-  let app: FastifyInstance;
-
-  useAuthHarness(engine, (opened, built) => {
-    harness = opened;
-    app = built;
-  });
+  const auth = useAuthSuite(engine);
 
   async function stats(origin?: string): Promise<Reply> {
-    const response = await app.inject({ method: 'GET', url: '/api/family-stats', headers: origin === undefined ? {} : { origin } });
+    const response = await auth.app.inject({ method: 'GET', url: '/api/family-stats', headers: origin === undefined ? {} : { origin } });
     return { status: response.statusCode, body: response.json(), headers: response.headers, setCookies: [] };
   }
 
   it('counts accounts, sessions, multi-account rosters and attestation calls; cached 60 s; no personal data', async () => {
     // Two Bitcoin accounts in one browser (a multi-account roster) ...
-    const browser1 = harness.browser(app);
+    const browser1 = auth.harness.browser(auth.app);
     const first = await browser1.signIn(newWallet());
     const second = await browser1.signIn(newWallet(), { add: true });
     // ... two federated accounts provisioned through Connect ...
     const created = await browser1.post('/api/connect/apps', { name: 'stats' });
     for (const user_id of ['u1', 'u2']) {
-      const provisioned = await app.inject({
+      const provisioned = await auth.app.inject({
         method: 'POST',
         url: '/api/connect/provision',
         headers: { authorization: `Bearer ${created.body.api_key}` },
@@ -45,23 +39,23 @@ function familyStats(engine: 'sqlite' | 'postgres'): void {
       expect(provisioned.statusCode).toBe(200);
     }
     // ... and a third Bitcoin account merged into the first: counted once, as its survivor.
-    const browser3 = harness.browser(app);
+    const browser3 = auth.harness.browser(auth.app);
     const third = await browser3.signIn(newWallet());
-    await mergeEverything(harness.store, third.body.account.id, first.body.account.id, harness.clock.ms);
+    await mergeEverything(auth.harness.store, third.body.account.id, first.body.account.id, auth.harness.clock.ms);
     // Two verifies and one check.
     for (let index = 0; index < 2; index += 1) {
-      const verify = await app.inject({
+      const verify = await auth.app.inject({
         method: 'POST',
         url: '/api/verify',
         payload: { addr: newWallet().address, msg: 'not canonical', sig: 'AA==' },
       });
       expect(verify.statusCode).toBe(200);
     }
-    await app.inject({ method: 'GET', url: `/api/check?addr=${newWallet().address}` });
+    await auth.app.inject({ method: 'GET', url: `/api/check?addr=${newWallet().address}` });
     // The counts are written in batches within a second, without holding up the answers: wait until they land.
     await vi.waitFor(
       async () => {
-        expect((await harness.store.familyStats(harness.clock.ms)).attest).toEqual({ checks_24h: 1, verifies_24h: 2 });
+        expect((await auth.harness.store.familyStats(auth.harness.clock.ms)).attest).toEqual({ checks_24h: 1, verifies_24h: 2 });
       },
       { timeout: 5000, interval: 100 },
     );
@@ -73,7 +67,7 @@ function familyStats(engine: 'sqlite' | 'postgres'): void {
     expect(reply.headers['access-control-allow-credentials']).toBeUndefined();
     expect(reply.body).toEqual({
       ok: true,
-      generated_at: new Date(harness.clock.ms).toISOString(),
+      generated_at: new Date(auth.harness.clock.ms).toISOString(),
       accounts: { total: 4, btc: 2, federated: 2 },
       // browser 1's two rows; browser 3's row went with the merge, which gives no roster the survivor.
       sessions: { active: 2 },
@@ -87,30 +81,30 @@ function familyStats(engine: 'sqlite' | 'postgres'): void {
     }
 
     // Within the minute the same counts are served, with the remaining lifetime.
-    const takenAt = harness.clock.ms;
-    await harness.browser(app).signIn(newWallet());
-    harness.clock.set(takenAt + 30 * SECOND);
+    const takenAt = auth.harness.clock.ms;
+    await auth.harness.browser(auth.app).signIn(newWallet());
+    auth.harness.clock.set(takenAt + 30 * SECOND);
     const cached = await stats();
     expect(cached.body).toEqual(reply.body);
     expect(cached.headers['cache-control']).toBe('public, max-age=30');
-    harness.clock.set(takenAt + 60 * SECOND - 1);
+    auth.harness.clock.set(takenAt + 60 * SECOND - 1);
     expect((await stats()).body.generated_at).toBe(reply.body.generated_at);
 
     // After it, the counts are taken again.
-    harness.clock.set(takenAt + 60 * SECOND);
+    auth.harness.clock.set(takenAt + 60 * SECOND);
     const fresh = await stats();
-    expect(fresh.body.generated_at).toBe(new Date(harness.clock.ms).toISOString());
+    expect(fresh.body.generated_at).toBe(new Date(auth.harness.clock.ms).toISOString());
     expect(fresh.body.accounts).toEqual({ total: 5, btc: 3, federated: 2 });
     expect(fresh.headers['cache-control']).toBe('public, max-age=60');
 
     // Attestation calls count for 24 hours.
-    harness.clock.advance(DAY + HOUR);
+    auth.harness.clock.advance(DAY + HOUR);
     const dayLater = await stats();
     expect(dayLater.body.attest).toEqual({ checks_24h: 0, verifies_24h: 0 });
   });
 
   it('answers a preflight from any origin, without credentials', async () => {
-    const response = await app.inject({
+    const response = await auth.app.inject({
       method: 'OPTIONS',
       url: '/api/family-stats',
       headers: { origin: EVIL_ORIGIN, 'access-control-request-method': 'GET' },

@@ -10,14 +10,13 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import type { FastifyInstance } from 'fastify';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runOperatorCommand, type OperatorIo } from '../src/cli/operator.js';
 import { UsageError } from '../src/cli/usage.js';
 import { DatabaseMissingError, openStore } from '../src/storage/index.js';
 import { newWallet } from './support/auth-client.js';
-import { type AuthHarness, expectError, forEachEngine, useAuthHarness } from './support/auth-harness.js';
+import { type AuthHarness, expectError, forEachEngine, useAuthSuite } from './support/auth-harness.js';
 import { createTestDatabase, postgresTestUrl } from './support/databases.js';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
@@ -41,19 +40,14 @@ function capture(answers: string[] = []): Captured {
 }
 
 function operatorSuite(engine: 'sqlite' | 'postgres'): void {
-  let harness: AuthHarness;
-  let app: FastifyInstance;
-  useAuthHarness(engine, (opened, built) => {
-    harness = opened;
-    app = built;
-  });
+  const auth = useAuthSuite(engine);
 
   const run = (argv: string[], io: Captured) =>
-    runOperatorCommand(argv, { store: harness.store, io, now: harness.clock.now, publicUrl: 'http://localhost:8787' });
+    runOperatorCommand(argv, { store: auth.harness.store, io, now: auth.harness.clock.now, publicUrl: 'http://localhost:8787' });
 
   async function account(): Promise<{ did: string; wallet: ReturnType<typeof newWallet>; client: ReturnType<AuthHarness['browser']> }> {
     const wallet = newWallet();
-    const client = harness.browser(app);
+    const client = auth.harness.browser(auth.app);
     client.userAgent = 'Mozilla/5.0 (X11; Linux x86_64; rv:140.0) Gecko/20100101 Firefox/140.0';
     const reply = await client.signIn(wallet);
     expect(reply.status).toBe(200);
@@ -88,7 +82,7 @@ function operatorSuite(engine: 'sqlite' | 'postgres'): void {
     expect(await run(['accounts', 'disable', did], io)).toBe(0);
     expect(io.lines).toEqual([`disabled ${did}; 1 session(s) revoked`]);
     expectError(await client.me(), 401, 'not_authenticated');
-    expectError(await harness.browser(app).signIn(wallet), 403, 'account_disabled');
+    expectError(await auth.harness.browser(auth.app).signIn(wallet), 403, 'account_disabled');
     io = capture();
     expect(await run(['accounts', 'show', did], io)).toBe(0);
     expect(io.lines[1]).toMatch(/^status {6}disabled since \d{4}-/);
@@ -97,7 +91,7 @@ function operatorSuite(engine: 'sqlite' | 'postgres'): void {
     expect(io.lines).toEqual([`${did} was already disabled`]);
     io = capture();
     expect(await run(['accounts', 'enable', did], io)).toBe(0);
-    expect((await harness.browser(app).signIn(wallet)).status).toBe(200);
+    expect((await auth.harness.browser(auth.app).signIn(wallet)).status).toBe(200);
     io = capture();
     expect(await run(['activity', '--account', did, '--json'], io)).toBe(0);
     expect(JSON.parse(io.lines.join('\n')).map((event: { kind: string }) => event.kind)).toEqual([
@@ -114,7 +108,7 @@ function operatorSuite(engine: 'sqlite' | 'postgres'): void {
 
   it('revokes every session of an account and deletes it for good', async () => {
     const { did, wallet, client } = await account();
-    const second = harness.browser(app);
+    const second = auth.harness.browser(auth.app);
     expect((await second.signIn(wallet)).status).toBe(200);
     let io = capture();
     expect(await run(['sessions', 'revoke', '--account', did, '--yes'], io)).toBe(0);
@@ -126,14 +120,14 @@ function operatorSuite(engine: 'sqlite' | 'postgres'): void {
     expect(await run(['accounts', 'delete', did], io)).toBe(0);
     expect(io.lines).toEqual([`deleted ${did}: 1 identity(ies), 0 session(s) revoked, 0 key(s), 0 Connect app(s)`]);
     const id = did.slice('did:oc:'.length);
-    expect((await harness.store.listActivity(id, { limit: 5 })).map((event) => [event.kind, event.detail.by])).toEqual([
+    expect((await auth.harness.store.listActivity(id, { limit: 5 })).map((event) => [event.kind, event.detail.by])).toEqual([
       ['account_deleted', 'operator'],
     ]);
     io = capture();
     expect(await run(['accounts', 'delete', did, '--yes'], io)).toBe(1);
     expect(io.errors[0]).toMatch(/^did:oc:[0-9a-f]{32} is deleted \d{4}-.*; nothing to delete$/);
     // The address is free again.
-    expect((await harness.browser(app).signIn(wallet)).body.account.did_oc).not.toBe(did);
+    expect((await auth.harness.browser(auth.app).signIn(wallet)).body.account.did_oc).not.toBe(did);
   });
 
   it('refuses bad command lines as usage errors, and unknown accounts with 1', async () => {

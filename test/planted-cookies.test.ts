@@ -10,10 +10,9 @@
  * a roster the binding vouches for, else it starts a new one. Neither `me`
  * nor `add` ever acts on the planted roster. Through HTTP on every engine.
  */
-import type { FastifyInstance } from 'fastify';
 import { describe, expect, it } from 'vitest';
 import { Browser, newWallet, type Reply, type Wallet } from './support/auth-client.js';
-import { type AuthHarness, expectError, forEachEngine, rosterDidsOf, useAuthHarness } from './support/auth-harness.js';
+import { expectError, forEachEngine, rosterDidsOf, useAuthSuite } from './support/auth-harness.js';
 import { SECOND } from './support/clock.js';
 
 interface Holder {
@@ -36,21 +35,11 @@ function bindingOf(reply: Reply): string {
 }
 
 function plantedCookiesSuite(engine: 'sqlite' | 'postgres'): void {
-  let harness: AuthHarness;
-  let app: FastifyInstance;
-
-  useAuthHarness(
-    engine,
-    (opened, built) => {
-      harness = opened;
-      app = built;
-    },
-    FAMILY_ENV,
-  );
+  const auth = useAuthSuite(engine, FAMILY_ENV);
 
   async function signIn(wallet: Wallet): Promise<Holder> {
-    harness.clock.advance(SECOND);
-    const browser = new Browser(app, LOCAL_ORIGIN);
+    auth.harness.clock.advance(SECOND);
+    const browser = new Browser(auth.app, LOCAL_ORIGIN);
     const reply = await browser.signIn(wallet);
     expect(reply.status, JSON.stringify(reply.body)).toBe(200);
     return { did: reply.body.account.did_oc, token: reply.body.token, binding: bindingOf(reply) };
@@ -58,14 +47,14 @@ function plantedCookiesSuite(engine: 'sqlite' | 'postgres'): void {
 
   /** A browser that sends exactly `cookie`, whatever the answers set. */
   function sending(cookie: string) {
-    const browser = new Browser(app, LOCAL_ORIGIN);
+    const browser = new Browser(auth.app, LOCAL_ORIGIN);
     const headers = { cookie };
     return {
       me: () => browser.request('GET', '/api/auth/me', undefined, headers),
       switchTo: (did: string) => browser.request('POST', '/api/auth/switch', { did_oc: did }, headers),
       async signInAdd(wallet: Wallet): Promise<Reply> {
-        harness.clock.advance(SECOND);
-        const proof = await new Browser(app, LOCAL_ORIGIN).prove(wallet, 'login');
+        auth.harness.clock.advance(SECOND);
+        const proof = await new Browser(auth.app, LOCAL_ORIGIN).prove(wallet, 'login');
         return browser.request('POST', '/api/auth/signin?add=1', proof, headers);
       },
     };
@@ -123,7 +112,7 @@ function plantedCookiesSuite(engine: 'sqlite' | 'postgres'): void {
         expectError(added, 401, 'ambiguous_session');
         expectCleared(added);
         // Nothing joined either roster.
-        expect(await harness.store.findAccountByIdentity('btc', wallet.address)).toBeNull();
+        expect(await auth.harness.store.findAccountByIdentity('btc', wallet.address)).toBeNull();
         expect(rosterDidsOf(await sending(`oc_session=${attacker.token}`).me())).toEqual([]);
         expect(rosterDidsOf(await sending(`oc_session=${victim.token}`).me())).toEqual([]);
       });
@@ -206,9 +195,9 @@ function plantedCookiesSuite(engine: 'sqlite' | 'postgres'): void {
   it('a tab pin of the planted roster cannot add to it either', async () => {
     const planter = await signIn(newWallet());
     const victim = await signIn(newWallet());
-    const proof = await new Browser(app, LOCAL_ORIGIN).prove(newWallet(), 'login');
-    harness.clock.advance(SECOND);
-    const added = await new Browser(app, LOCAL_ORIGIN).request('POST', '/api/auth/signin?add=1', proof, {
+    const proof = await new Browser(auth.app, LOCAL_ORIGIN).prove(newWallet(), 'login');
+    auth.harness.clock.advance(SECOND);
+    const added = await new Browser(auth.app, LOCAL_ORIGIN).request('POST', '/api/auth/signin?add=1', proof, {
       cookie: `__Host-oc_roster=${victim.binding}`,
       'x-oc-tab-session': planter.token,
     });
@@ -221,10 +210,10 @@ function plantedCookiesSuite(engine: 'sqlite' | 'postgres'): void {
   it('two cookies of one roster (a host-only shadow beside the family cookie) still work without a binding', async () => {
     const wallet = newWallet();
     const first = await signIn(wallet);
-    const browser = new Browser(app, LOCAL_ORIGIN);
+    const browser = new Browser(auth.app, LOCAL_ORIGIN);
     browser.cookie = first.token;
     browser.binding = first.binding;
-    harness.clock.advance(SECOND);
+    auth.harness.clock.advance(SECOND);
     const second = await browser.signIn(newWallet(), { add: true });
     expect(second.status).toBe(200);
     const me = await sending(`oc_session=${first.token}; oc_session=${second.body.token}`).me();

@@ -7,7 +7,6 @@
  * replayed or foreign challenge, a wrong origin or RP id, a counter that goes
  * back, another account's key, a removed key.
  */
-import type { FastifyInstance } from 'fastify';
 import { describe, expect, it } from 'vitest';
 import { newWallet, type Reply, type Wallet } from './support/auth-client.js';
 import {
@@ -18,7 +17,7 @@ import {
   forEachEngine,
   LOCAL_ORIGIN,
   rosterDidsOf,
-  useAuthHarness,
+  useAuthSuite,
   type TimedBrowser,
 } from './support/auth-harness.js';
 import { MINUTE, SECOND } from './support/clock.js';
@@ -29,16 +28,11 @@ function key(options: Partial<AuthenticatorOptions> = {}): SoftwareAuthenticator
 }
 
 function webauthnSuite(engine: 'sqlite' | 'postgres'): void {
-  let harness: AuthHarness;
-  let app: FastifyInstance;
-  useAuthHarness(engine, (opened, built) => {
-    harness = opened;
-    app = built;
-  });
+  const auth = useAuthSuite(engine);
 
   async function signedIn(
     wallet: Wallet = newWallet(),
-    client: TimedBrowser = harness.browser(app),
+    client: TimedBrowser = auth.harness.browser(auth.app),
   ): Promise<{ client: TimedBrowser; wallet: Wallet; did: string }> {
     const reply = await client.signIn(wallet);
     expect(reply.status, JSON.stringify(reply.body)).toBe(200);
@@ -114,9 +108,9 @@ function webauthnSuite(engine: 'sqlite' | 'postgres'): void {
       const { client, wallet } = await signedIn();
       expectError(await client.post('/api/auth/webauthn/register/options', {}), 401, 'sudo_required');
       await sudo(client, wallet);
-      harness.clock.advance(5 * MINUTE);
+      auth.harness.clock.advance(5 * MINUTE);
       expectError(await client.post('/api/auth/webauthn/register/options', {}), 401, 'sudo_required');
-      expectError(await harness.browser(app).post('/api/auth/webauthn/register/options', {}), 401, 'not_authenticated');
+      expectError(await auth.harness.browser(auth.app).post('/api/auth/webauthn/register/options', {}), 401, 'not_authenticated');
     });
 
     it('answers creation options for this host as the relying party, and stores an ES256 key with packed attestation', async () => {
@@ -151,7 +145,7 @@ function webauthnSuite(engine: 'sqlite' | 'postgres'): void {
           authenticator_type: 'cross-platform',
           transports: ['usb', 'nfc'],
           user_verified: true,
-          created_at: new Date(harness.clock.ms).toISOString(),
+          created_at: new Date(auth.harness.clock.ms).toISOString(),
           last_used_at: null,
           sign_in: false,
           multi_device: false,
@@ -165,7 +159,7 @@ function webauthnSuite(engine: 'sqlite' | 'postgres'): void {
       const first = key({ alg: 'EdDSA' });
       const { client, id } = await withKey(first);
       const second = key({ attestation: 'packed', backedUp: true, attachment: 'platform', counts: false });
-      harness.clock.advance(SECOND);
+      auth.harness.clock.advance(SECOND);
       const added = await register(client, second);
       expect(added.status, JSON.stringify(added.body)).toBe(200);
       expect(added.body.credential).toMatchObject({
@@ -261,7 +255,7 @@ function webauthnSuite(engine: 'sqlite' | 'postgres'): void {
       await sudo(client, wallet);
       const started = await registerOptions(client);
       const response = key().create(started.options);
-      harness.clock.advance(5 * MINUTE);
+      auth.harness.clock.advance(5 * MINUTE);
       expectError(
         await client.post('/api/auth/webauthn/register/verify', { challenge_token: started.challenge_token, response }),
         401,
@@ -329,25 +323,25 @@ function webauthnSuite(engine: 'sqlite' | 'postgres'): void {
         allowCredentials: [{ id, type: 'public-key' }],
       });
 
-      harness.clock.advance(SECOND);
+      auth.harness.clock.advance(SECOND);
       const reply = await client.post('/api/auth/webauthn/assertion/verify', {
         challenge_token: started.challenge_token,
         response: authenticator.get(started.options),
       });
       expect(reply.status, JSON.stringify(reply.body)).toBe(200);
       const token = expectSessionCookie(reply);
-      expect(reply.body).toMatchObject({ ok: true, token, step_up_at: harness.clock.seconds, account: { did_oc: did } });
+      expect(reply.body).toMatchObject({ ok: true, token, step_up_at: auth.harness.clock.seconds, account: { did_oc: did } });
       const claims = decodeJwt(token).payload;
-      expect(claims.step_up_at).toBe(harness.clock.seconds);
+      expect(claims.step_up_at).toBe(auth.harness.clock.seconds);
       expect(claims.jti).toBe(decodeJwt(before).payload.jti);
-      const row = await harness.rowOf(token);
-      expect(row?.step_up_at).toBe(harness.clock.ms);
+      const row = await auth.harness.rowOf(token);
+      expect(row?.step_up_at).toBe(auth.harness.clock.ms);
       // The key is not a re-proof: sudo_at is what the sudo that preceded registration left.
-      expect(row?.sudo_at).not.toBe(harness.clock.ms);
-      const stored = await harness.store.findWebAuthnCredential(id);
-      expect(stored).toMatchObject({ counter: 2, last_used_at: harness.clock.ms });
+      expect(row?.sudo_at).not.toBe(auth.harness.clock.ms);
+      const stored = await auth.harness.store.findWebAuthnCredential(id);
+      expect(stored).toMatchObject({ counter: 2, last_used_at: auth.harness.clock.ms });
       expect((await client.get('/api/auth/webauthn/credentials')).body.credentials[0].last_used_at).toBe(
-        new Date(harness.clock.ms).toISOString(),
+        new Date(auth.harness.clock.ms).toISOString(),
       );
     });
 
@@ -358,7 +352,7 @@ function webauthnSuite(engine: 'sqlite' | 'postgres'): void {
       const tab = { 'x-oc-tab-session': pinned.body.token as string };
       const started = await client.request('POST', '/api/auth/webauthn/assertion/options', { purpose: 'spend_over_1m' }, tab);
       expect(started.status, JSON.stringify(started.body)).toBe(200);
-      harness.clock.advance(SECOND);
+      auth.harness.clock.advance(SECOND);
       const reply = await client.request(
         'POST',
         '/api/auth/webauthn/assertion/verify',
@@ -366,16 +360,16 @@ function webauthnSuite(engine: 'sqlite' | 'postgres'): void {
         tab,
       );
       expect(reply.status, JSON.stringify(reply.body)).toBe(200);
-      expect(reply.body.step_up_at).toBe(harness.clock.seconds);
+      expect(reply.body.step_up_at).toBe(auth.harness.clock.seconds);
       // The hook reads only step_up_at and calls refresh(): the cookie must carry the claim.
       expect(decodeJwt(expectSessionCookie(reply)).payload).toMatchObject({
         did_oc: did,
-        step_up_at: harness.clock.seconds,
+        step_up_at: auth.harness.clock.seconds,
         amr: ['swk', 'hwk', 'mfa'],
       });
       expect((await client.request('GET', '/api/auth/me', undefined, tab)).status).toBe(401);
       const repinned = await client.post('/api/auth/tab', {});
-      expect(decodeJwt(repinned.body.token).payload.step_up_at).toBe(harness.clock.seconds);
+      expect(decodeJwt(repinned.body.token).payload.step_up_at).toBe(auth.harness.clock.seconds);
     });
 
     it('is per account: after a switch, the other account has no step_up_at of its own', async () => {
@@ -390,7 +384,7 @@ function webauthnSuite(engine: 'sqlite' | 'postgres'): void {
       // That account has no key: 409, which the client shows as "add a key first".
       expectError(await first.client.post('/api/auth/webauthn/assertion/options', {}), 409, 'no_credentials_registered');
       const back = await first.client.post('/api/auth/switch', { did_oc: first.did });
-      expect(decodeJwt(back.body.token).payload.step_up_at).toBe(harness.clock.seconds);
+      expect(decodeJwt(back.body.token).payload.step_up_at).toBe(auth.harness.clock.seconds);
     });
 
     it("refuses a replay, a counter that goes back, another account's key, a wrong origin and a wrong RP id", async () => {
@@ -456,7 +450,7 @@ function webauthnSuite(engine: 'sqlite' | 'postgres'): void {
     it('a key is also a re-proof for POST /api/auth/sudo: it sets sudo_at, not step_up_at', async () => {
       const authenticator = key();
       const { client } = await withKey(authenticator);
-      harness.clock.advance(10 * MINUTE);
+      auth.harness.clock.advance(10 * MINUTE);
       const started = await assertionOptions(client);
       const reply = await client.post('/api/auth/sudo', {
         challenge_token: started.challenge_token,
@@ -464,7 +458,7 @@ function webauthnSuite(engine: 'sqlite' | 'postgres'): void {
       });
       expect(reply.status, JSON.stringify(reply.body)).toBe(200);
       const claims = decodeJwt(expectSessionCookie(reply)).payload;
-      expect(claims.sudo_at).toBe(harness.clock.seconds);
+      expect(claims.sudo_at).toBe(auth.harness.clock.seconds);
       expect(claims.step_up_at).toBeUndefined();
       // A key proof mixed with another proof's fields is refused.
       const mixed = await assertionOptions(client);
@@ -501,7 +495,7 @@ function webauthnSuite(engine: 'sqlite' | 'postgres'): void {
     it('removing needs sudo_at or step_up_at younger than 5 minutes; a removed key no longer steps up', async () => {
       const authenticator = key();
       const { client, id, wallet } = await withKey(authenticator);
-      harness.clock.advance(5 * MINUTE);
+      auth.harness.clock.advance(5 * MINUTE);
       expectError(await client.request('DELETE', `/api/auth/webauthn/credentials/${id}`), 401, 'sudo_required');
       expect((await stepUp(client, authenticator)).status).toBe(200);
       const pending = await assertionOptions(client);
@@ -533,7 +527,7 @@ function webauthnSuite(engine: 'sqlite' | 'postgres'): void {
       const listed = (await owner.client.get('/api/auth/webauthn/credentials')).body.credentials;
       expect(listed[0]).toMatchObject({ label: 'Phone', sign_in: true, multi_device: true });
 
-      const fresh = harness.browser(app);
+      const fresh = auth.harness.browser(auth.app);
       const options = await fresh.post('/api/auth/passkey/options');
       expect(options.body.options).toMatchObject({ rpId: 'localhost', userVerification: 'required', allowCredentials: [] });
       const reply = await fresh.post('/api/auth/passkey/signin', {
@@ -556,20 +550,20 @@ function webauthnSuite(engine: 'sqlite' | 'postgres'): void {
       expect(added.status, JSON.stringify(added.body)).toBe(200);
       expect(added.body.account.did_oc).toBe(owner.did);
       expect(rosterDidsOf(await someoneElse.client.me())).toEqual([someoneElse.did]);
-      const replaced = await passkeySignIn(harness.browser(app), passkey, false);
+      const replaced = await passkeySignIn(auth.harness.browser(auth.app), passkey, false);
       expect(replaced.status).toBe(200);
     });
 
     it('refuses a step-up-only key, a key without user verification, a wrong user handle and an unknown key', async () => {
       const stepUpOnly = key();
       await withKey(stepUpOnly);
-      expectError(await passkeySignIn(harness.browser(app), stepUpOnly), 401, 'credential_outside_allowlist');
+      expectError(await passkeySignIn(auth.harness.browser(auth.app), stepUpOnly), 401, 'credential_outside_allowlist');
 
       const passkey = key();
       const owner = await withKey(passkey, { sign_in: true });
-      expectError(await passkeySignIn(harness.browser(app), passkey, false, { userVerified: false }), 401, 'verify_failed');
+      expectError(await passkeySignIn(auth.harness.browser(auth.app), passkey, false, { userVerified: false }), 401, 'verify_failed');
       expectError(
-        await passkeySignIn(harness.browser(app), passkey, false, { userHandle: Buffer.alloc(16).toString('base64url') }),
+        await passkeySignIn(auth.harness.browser(auth.app), passkey, false, { userHandle: Buffer.alloc(16).toString('base64url') }),
         401,
         'verify_failed',
       );
@@ -580,16 +574,16 @@ function webauthnSuite(engine: 'sqlite' | 'postgres'): void {
         user: { id: 'AAAA', name: 'nobody' },
         pubKeyCredParams: [{ alg: -7 }],
       });
-      expectError(await passkeySignIn(harness.browser(app), unknown), 401, 'credential_outside_allowlist');
+      expectError(await passkeySignIn(auth.harness.browser(auth.app), unknown), 401, 'credential_outside_allowlist');
       // `sign_in: false` keeps the passkey for step-up only.
       const off = await owner.client.request('PATCH', `/api/auth/webauthn/credentials/${owner.id}`, { sign_in: false });
       expect(off.body.credential.sign_in).toBe(false);
-      expectError(await passkeySignIn(harness.browser(app), passkey), 401, 'credential_outside_allowlist');
+      expectError(await passkeySignIn(auth.harness.browser(auth.app), passkey), 401, 'credential_outside_allowlist');
       // A step-up challenge token is not a sign-in one.
       const assert = await assertionOptions(owner.client);
       expectError(
-        await harness
-          .browser(app)
+        await auth.harness
+          .browser(auth.app)
           .post('/api/auth/passkey/signin', { challenge_token: assert.challenge_token, response: passkey.get(assert.options) }),
         401,
         'invalid_challenge',
@@ -601,8 +595,8 @@ function webauthnSuite(engine: 'sqlite' | 'postgres'): void {
     it("a challenge is used once across instances on one database, and any instance verifies another's token", async () => {
       const authenticator = key();
       const { client } = await withKey(authenticator);
-      const second = await harness.app();
-      const elsewhere = harness.browser(second);
+      const second = await auth.harness.app();
+      const elsewhere = auth.harness.browser(second);
       elsewhere.cookie = client.cookie;
       const started = await assertionOptions(client);
       const response = authenticator.get(started.options);

@@ -12,7 +12,6 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { createServer, type IncomingHttpHeaders, type Server, type ServerResponse } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createWebhookVerifier, WebhookVerificationError, type WebhookEvent } from '../packages/verify/src/index.js';
 import {
@@ -26,7 +25,7 @@ import {
 } from '../src/connect/index.js';
 import { openStore, type ClaimedWebhookDelivery, type WebhookAttempt } from '../src/storage/index.js';
 import { newWallet, type Wallet } from './support/auth-client.js';
-import { type AuthHarness, expectError, forEachEngine, useAuthHarness, type TimedBrowser } from './support/auth-harness.js';
+import { expectError, forEachEngine, useAuthSuite, type TimedBrowser } from './support/auth-harness.js';
 import { MINUTE, SECOND } from './support/clock.js';
 import { freePort, signInOnInstance, startInstance, type Instance } from './support/instances.js';
 
@@ -172,28 +171,19 @@ class Receiver {
 }
 
 function webhookSuite(engine: 'sqlite' | 'postgres'): void {
-  let harness: AuthHarness;
-  let app: FastifyInstance;
+  const auth = useAuthSuite(engine, { WEBHOOK_TIMEOUT_SECONDS: '1' });
   let receiver: Receiver;
 
-  useAuthHarness(
-    engine,
-    (opened, built) => {
-      harness = opened;
-      app = built;
-    },
-    { WEBHOOK_TIMEOUT_SECONDS: '1' },
-  );
   beforeAll(async () => {
     receiver = await Receiver.start();
     // A second instance on the same database: both workers poll the one outbox.
-    await harness.app({ WEBHOOK_TIMEOUT_SECONDS: '1' }, { webhookPollMs: 50 });
+    await auth.harness.app({ WEBHOOK_TIMEOUT_SECONDS: '1' }, { webhookPollMs: 50 });
   });
   afterAll(async () => {
     await receiver?.close();
   });
 
-  async function signedIn(wallet: Wallet, client: TimedBrowser = harness.browser(app)): Promise<TimedBrowser> {
+  async function signedIn(wallet: Wallet, client: TimedBrowser = auth.harness.browser(auth.app)): Promise<TimedBrowser> {
     const reply = await client.signIn(wallet);
     expect(reply.status, JSON.stringify(reply.body)).toBe(200);
     return client;
@@ -204,9 +194,9 @@ function webhookSuite(engine: 'sqlite' | 'postgres'): void {
   }
 
   async function verifier() {
-    const keys = await harness.browser(app).get('/api/connect/webhook-keys');
+    const keys = await auth.harness.browser(auth.app).get('/api/connect/webhook-keys');
     expect(keys.status).toBe(200);
-    return createWebhookVerifier({ keys: keys.body, now: () => harness.clock.ms });
+    return createWebhookVerifier({ keys: keys.body, now: () => auth.harness.clock.ms });
   }
 
   /** The next event of `type` the receiver took (answered 2xx), verified. */
@@ -255,7 +245,7 @@ function webhookSuite(engine: 'sqlite' | 'postgres'): void {
     const created = await owner.post('/api/connect/apps', { name: 'Shop' });
     const appId = created.body.app.id as string;
     expect((await owner.request('PUT', `/api/connect/apps/${appId}/webhook`, { url: receiver.url })).status).toBe(200);
-    const provisioned = await app.inject({
+    const provisioned = await auth.app.inject({
       method: 'POST',
       url: '/api/connect/provision',
       headers: { authorization: `Bearer ${created.body.api_key}` },
@@ -267,12 +257,12 @@ function webhookSuite(engine: 'sqlite' | 'postgres'): void {
     // A way in for the integrator's user (a claim flow would add it): the one step outside HTTP.
     const wallet = newWallet();
     let mark = receiver.received.length;
-    const added = await harness.store.addIdentity({
+    const added = await auth.harness.store.addIdentity({
       account_id: accountId,
       kind: 'btc',
       value: wallet.address,
       verified: true,
-      created_at: harness.clock.ms,
+      created_at: auth.harness.clock.ms,
     });
     expect(added.status).toBe('added');
     const linked = await nextEvent('identity.linked', mark);
@@ -333,7 +323,7 @@ function webhookSuite(engine: 'sqlite' | 'postgres'): void {
     const created = await owner.post('/api/connect/apps', { name: 'Race' });
     const appId = created.body.app.id as string;
     expect((await owner.request('PUT', `/api/connect/apps/${appId}/webhook`, { url: receiver.url })).status).toBe(200);
-    const provisioned = await app.inject({
+    const provisioned = await auth.app.inject({
       method: 'POST',
       url: '/api/connect/provision',
       headers: { authorization: `Bearer ${created.body.api_key}` },
@@ -341,9 +331,9 @@ function webhookSuite(engine: 'sqlite' | 'postgres'): void {
     });
     const accountId = (provisioned.json().did_oc as string).slice('did:oc:'.length);
     // Due an hour from now, so the running workers leave them to the two below.
-    const later = harness.clock.ms + 60 * MINUTE;
+    const later = auth.harness.clock.ms + 60 * MINUTE;
     for (let index = 0; index < 20; index += 1) {
-      await harness.store.addIdentity({
+      await auth.harness.store.addIdentity({
         account_id: accountId,
         kind: 'btc',
         value: newWallet().address,
@@ -352,18 +342,18 @@ function webhookSuite(engine: 'sqlite' | 'postgres'): void {
       });
     }
     const [a, b] = await Promise.all([
-      harness.store.claimWebhookDeliveries('worker-a', later, 30 * SECOND, 50),
-      harness.store.claimWebhookDeliveries('worker-b', later, 30 * SECOND, 50),
+      auth.harness.store.claimWebhookDeliveries('worker-a', later, 30 * SECOND, 50),
+      auth.harness.store.claimWebhookDeliveries('worker-b', later, 30 * SECOND, 50),
     ]);
     const ids = [...a, ...b].map((delivery) => delivery.id);
     expect(ids).toHaveLength(20);
     expect(new Set(ids).size).toBe(20);
     // Held until the lease runs out, then taken over; the first holder can no longer finish it.
-    expect(await harness.store.claimWebhookDeliveries('worker-c', later + 10 * SECOND, 30 * SECOND, 50)).toEqual([]);
-    const taken = await harness.store.claimWebhookDeliveries('worker-c', later + 31 * SECOND, 30 * SECOND, 50);
+    expect(await auth.harness.store.claimWebhookDeliveries('worker-c', later + 10 * SECOND, 30 * SECOND, 50)).toEqual([]);
+    const taken = await auth.harness.store.claimWebhookDeliveries('worker-c', later + 31 * SECOND, 30 * SECOND, 50);
     expect(taken).toHaveLength(20);
     expect(
-      await harness.store.finishWebhookAttempt(ids[0]!, a.length > 0 ? 'worker-a' : 'worker-b', {
+      await auth.harness.store.finishWebhookAttempt(ids[0]!, a.length > 0 ? 'worker-a' : 'worker-b', {
         at: later,
         status: 204,
         error: null,
@@ -372,7 +362,12 @@ function webhookSuite(engine: 'sqlite' | 'postgres'): void {
     ).toBe(false);
     for (const delivery of taken) {
       expect(
-        await harness.store.finishWebhookAttempt(delivery.id, 'worker-c', { at: later, status: 204, error: null, outcome: 'delivered' }),
+        await auth.harness.store.finishWebhookAttempt(delivery.id, 'worker-c', {
+          at: later,
+          status: 204,
+          error: null,
+          outcome: 'delivered',
+        }),
       ).toBe(true);
     }
   });
@@ -382,7 +377,7 @@ function webhookSuite(engine: 'sqlite' | 'postgres'): void {
     const created = await owner.post('/api/connect/apps', { name: 'Flaky' });
     const appId = created.body.app.id as string;
     expect((await owner.request('PUT', `/api/connect/apps/${appId}/webhook`, { url: receiver.url })).status).toBe(200);
-    const provisioned = await app.inject({
+    const provisioned = await auth.app.inject({
       method: 'POST',
       url: '/api/connect/provision',
       headers: { authorization: `Bearer ${created.body.api_key}` },
@@ -392,17 +387,17 @@ function webhookSuite(engine: 'sqlite' | 'postgres'): void {
     const log = async () => (await owner.get(`/api/connect/apps/${appId}/deliveries`)).body.deliveries[0];
 
     receiver.mode = 'fail';
-    await harness.store.addIdentity({
+    await auth.harness.store.addIdentity({
       account_id: accountId,
       kind: 'btc',
       value: newWallet().address,
       verified: true,
-      created_at: harness.clock.ms,
+      created_at: auth.harness.clock.ms,
     });
     await expect.poll(async () => (await log())?.attempts, { timeout: 10_000, interval: 25 }).toBe(1);
     const first = await log();
     expect(first).toMatchObject({ type: 'identity.linked', state: 'pending', last_status: 500, last_error: 'http_500' });
-    const waited = new Date(first.next_attempt_at).getTime() - harness.clock.ms;
+    const waited = new Date(first.next_attempt_at).getTime() - auth.harness.clock.ms;
     expect(waited).toBeGreaterThanOrEqual(8 * SECOND);
     expect(waited).toBeLessThanOrEqual(12 * SECOND);
     // Not before its time.
@@ -410,14 +405,14 @@ function webhookSuite(engine: 'sqlite' | 'postgres'): void {
     expect((await log()).attempts).toBe(1);
 
     receiver.mode = 'hang';
-    harness.clock.advance(13 * SECOND);
+    auth.harness.clock.advance(13 * SECOND);
     await expect.poll(async () => (await log()).attempts, { timeout: 10_000, interval: 50 }).toBe(2);
     expect(await log()).toMatchObject({ state: 'pending', last_status: null, last_error: 'timeout' });
-    const second = new Date((await log()).next_attempt_at).getTime() - harness.clock.ms;
+    const second = new Date((await log()).next_attempt_at).getTime() - auth.harness.clock.ms;
     expect(second).toBeGreaterThanOrEqual(24 * SECOND); // three times the first
 
     receiver.mode = 'ok';
-    harness.clock.advance(MINUTE);
+    auth.harness.clock.advance(MINUTE);
     await expect.poll(async () => (await log()).state, { timeout: 10_000, interval: 25 }).toBe('delivered');
     expect(await log()).toMatchObject({ attempts: 3, last_status: 204, last_error: null, next_attempt_at: null });
     const attempts = receiver.received.filter((entry) => JSON.parse(entry.body).app_id === appId);
@@ -427,16 +422,16 @@ function webhookSuite(engine: 'sqlite' | 'postgres'): void {
 
     // A removed endpoint ends what is pending with no_endpoint.
     receiver.mode = 'fail';
-    await harness.store.addIdentity({
+    await auth.harness.store.addIdentity({
       account_id: accountId,
       kind: 'btc',
       value: newWallet().address,
       verified: true,
-      created_at: harness.clock.ms,
+      created_at: auth.harness.clock.ms,
     });
     await expect.poll(async () => (await log()).attempts, { timeout: 10_000, interval: 25 }).toBe(1);
     expect((await owner.request('PUT', `/api/connect/apps/${appId}/webhook`, { url: null })).status).toBe(200);
-    harness.clock.advance(MINUTE);
+    auth.harness.clock.advance(MINUTE);
     await expect.poll(async () => (await log()).state, { timeout: 10_000, interval: 25 }).toBe('failed');
     expect((await log()).last_error).toBe('no_endpoint');
     receiver.mode = 'ok';
@@ -447,20 +442,10 @@ await forEachEngine('webhooks', webhookSuite);
 
 /** The endpoint rule of a service on https (not development, so loopback is refused too), on a store of its own. */
 function endpointSuite(engine: 'sqlite' | 'postgres'): void {
-  let harness: AuthHarness;
-  let app: FastifyInstance;
-
-  useAuthHarness(
-    engine,
-    (opened, built) => {
-      harness = opened;
-      app = built;
-    },
-    { PUBLIC_URL: 'https://auth.example.com' },
-  );
+  const auth = useAuthSuite(engine, { PUBLIC_URL: 'https://auth.example.com' });
 
   it('refuses an endpoint at an address that is not globally reachable, however it is spelled', async () => {
-    const owner = harness.browser(app, 'https://auth.example.com');
+    const owner = auth.harness.browser(auth.app, 'https://auth.example.com');
     expect((await owner.signIn(newWallet())).status).toBe(200);
     const id = (await owner.post('/api/connect/apps', { name: 'Shop' })).body.app.id as string;
     const literal = (address: string) => `https://${address.includes(':') ? `[${address}]` : address}/hook`;

@@ -21,12 +21,11 @@
  */
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import type { FastifyInstance } from 'fastify';
 import { describe, expect, it } from 'vitest';
 import { signBip322 } from '../support/bitcoin-signer.js';
 import { testApp } from '../support/app.js';
 import { newWallet, type Reply } from '../support/auth-client.js';
-import { type AuthHarness, forEachEngine, useAuthHarness } from '../support/auth-harness.js';
+import { forEachEngine, useAuthSuite } from '../support/auth-harness.js';
 
 const AUDIENCE = 'https://shop.example.org';
 
@@ -91,15 +90,10 @@ function sdkPyAnswer(reply: Reply): { ok: boolean; body: Record<string, unknown>
 }
 
 function challengeSuite(engine: 'sqlite' | 'postgres'): void {
-  let harness: AuthHarness;
-  let app: FastifyInstance;
-  useAuthHarness(engine, (opened, built) => {
-    harness = opened;
-    app = built;
-  });
+  const auth = useAuthSuite(engine);
 
   it('challenge_issue: GET answers message and nonce, expiresAtMs as the number and expiresAt as ISO 8601', async () => {
-    const client = harness.browser(app, AUDIENCE);
+    const client = auth.harness.browser(auth.app, AUDIENCE);
     const wallet = newWallet();
     const query = new URLSearchParams({ addr: wallet.address, audience: AUDIENCE, purpose: 'login', ttl: '120' });
     const reply = await client.get(`/api/challenge?${query}`);
@@ -107,14 +101,14 @@ function challengeSuite(engine: 'sqlite' | 'postgres'): void {
     expect(reply.body.message).toContain(`nonce: ${reply.body.nonce}\n`);
     expect(reply.body.nonce).toMatch(/^[0-9a-f]{32}$/);
     expect(pythonInt(reply.body.expiresAtMs)).toBe(Date.parse(reply.body.expiresAt));
-    expect(reply.body.expiresAtMs - harness.clock.ms).toBeLessThanOrEqual(120_000);
+    expect(reply.body.expiresAtMs - auth.harness.clock.ms).toBeLessThanOrEqual(120_000);
     expectExpiryFields(reply.body);
     // The documented mismatch: the interface fixes expiresAt of GET as a string.
     expect(() => pythonInt(reply.body.expiresAt)).toThrow(/invalid literal/);
   });
 
   it('challenge_verify: the body sdk-py sends, with and without expectations, read as ChallengeVerified', async () => {
-    const client = harness.browser(app, AUDIENCE);
+    const client = auth.harness.browser(auth.app, AUDIENCE);
     const wallet = newWallet('p2tr');
     const issued = await client.get(
       `/api/challenge?${new URLSearchParams({ addr: wallet.address, audience: AUDIENCE, purpose: 'attest' })}`,
@@ -149,7 +143,7 @@ function challengeSuite(engine: 'sqlite' | 'postgres'): void {
   });
 
   it('challenge_verify: a refusal is an answer with a reason, never an error status', async () => {
-    const client = harness.browser(app, AUDIENCE);
+    const client = auth.harness.browser(auth.app, AUDIENCE);
     const wallet = newWallet();
     const issued = await client.get(`/api/challenge?${new URLSearchParams({ addr: wallet.address, purpose: 'login' })}`);
     const message = issued.body.message as string;

@@ -15,27 +15,17 @@
  * so the provider's `refresh()` drops its dead pin and pins again with the
  * fresh claim.
  */
-import type { FastifyInstance } from 'fastify';
 import { expect, it } from 'vitest';
 import { type Browser, newWallet, type Reply } from '../support/auth-client.js';
-import { type AuthHarness, expectError, forEachEngine, useAuthHarness } from '../support/auth-harness.js';
+import { expectError, forEachEngine, useAuthSuite } from '../support/auth-harness.js';
 
 const SITE = 'https://shop.example.com';
 
 function tabSuite(engine: 'sqlite' | 'postgres'): void {
-  let harness: AuthHarness;
-  let app: FastifyInstance;
-  useAuthHarness(
-    engine,
-    (opened, built) => {
-      harness = opened;
-      app = built;
-    },
-    { COOKIE_DOMAIN: '.example.com', PUBLIC_URL: 'https://auth.example.com' },
-  );
+  const auth = useAuthSuite(engine, { COOKIE_DOMAIN: '.example.com', PUBLIC_URL: 'https://auth.example.com' });
 
   it('lets two tabs of one browser act as two accounts of its roster', async () => {
-    const browser = harness.browser(app, 'https://auth.example.com');
+    const browser = auth.harness.browser(auth.app, 'https://auth.example.com');
     const a = await browser.signIn(newWallet());
     const b = await browser.signIn(newWallet(), { add: true });
     const tabA = { 'x-oc-tab-session': a.body.token as string };
@@ -62,7 +52,7 @@ function tabSuite(engine: 'sqlite' | 'postgres'): void {
 
   /** A browser signed in to two accounts, A then B (the cookie's). */
   async function twoAccounts() {
-    const browser = harness.browser(app, 'https://auth.example.com');
+    const browser = auth.harness.browser(auth.app, 'https://auth.example.com');
     const walletA = newWallet();
     const a = await browser.signIn(walletA);
     const b = await browser.signIn(newWallet(), { add: true });
@@ -92,7 +82,7 @@ function tabSuite(engine: 'sqlite' | 'postgres'): void {
     expect(browser.cookie).toBe(cookie);
     expect((await meAs(browser, pin(hinted))).body.account.did_oc).toBe(didOf(a));
     // Header only, as a consumer's server receives it: the pin is the credential.
-    const bare = await app.inject({ method: 'GET', url: '/api/auth/me', headers: pin(hinted) });
+    const bare = await auth.app.inject({ method: 'GET', url: '/api/auth/me', headers: pin(hinted) });
     expect(bare.json().account.did_oc).toBe(didOf(a));
 
     // The same, asked from a tab already pinned elsewhere.
@@ -102,7 +92,7 @@ function tabSuite(engine: 'sqlite' | 'postgres'): void {
 
   it('refuses a did outside the roster, a malformed one, and a caller without a session', async () => {
     const { browser } = await twoAccounts();
-    const stranger = harness.browser(app, 'https://auth.example.com');
+    const stranger = auth.harness.browser(auth.app, 'https://auth.example.com');
     const other = await stranger.signIn(newWallet());
 
     expectError(await browser.post('/api/auth/tab', { did_oc: didOf(other) }), 403, 'not_in_roster');
@@ -110,14 +100,14 @@ function tabSuite(engine: 'sqlite' | 'postgres'): void {
     expectError(await browser.post('/api/auth/tab', { did_oc: `did:oc:${'0'.repeat(32)}` }), 404, 'unknown_did_oc');
     expectError(await browser.post('/api/auth/tab', { did_oc: 7 }), 400, 'bad_request');
 
-    const anonymous = harness.browser(app, 'https://auth.example.com');
+    const anonymous = auth.harness.browser(auth.app, 'https://auth.example.com');
     expectError(await anonymous.post('/api/auth/tab', {}), 401, 'not_authenticated');
   });
 
   it('keeps a tab token working when another tab re-mints the cookie of the same account', async () => {
     const { browser, a } = await twoAccounts();
     const tabA = await browser.post('/api/auth/tab', { did_oc: didOf(a) });
-    harness.clock.advance(1000);
+    auth.harness.clock.advance(1000);
     // An unpinned tab switches the browser to A: A's row gets a new token.
     const switched = await browser.switchTo(didOf(a));
     expect(switched.status).toBe(200);
@@ -199,7 +189,7 @@ function tabSuite(engine: 'sqlite' | 'postgres'): void {
     const cookie = browser.cookie;
     const tabA = await browser.post('/api/auth/tab', { did_oc: didOf(a) });
     // The pin alone, as a consumer's server or another browser would present it.
-    const elsewhere = harness.browser(app, 'https://auth.example.com');
+    const elsewhere = auth.harness.browser(auth.app, 'https://auth.example.com');
     const sudo = await elsewhere.request('POST', '/api/auth/sudo', await elsewhere.prove(walletA, 'sudo'), pin(tabA));
     expect(sudo.status, JSON.stringify(sudo.body)).toBe(200);
     expect(sudo.setCookies).toEqual([]);
@@ -237,7 +227,7 @@ function tabSuite(engine: 'sqlite' | 'postgres'): void {
 
     // A header-only client (no cookie) signing out is given no cookie.
     const again = await browser.signIn(newWallet(), { add: true });
-    const headerOnly = await app.inject({
+    const headerOnly = await auth.app.inject({
       method: 'POST',
       url: '/api/auth/logout?scope=current',
       headers: { ...pin(again), origin: 'https://auth.example.com' },
@@ -250,7 +240,7 @@ function tabSuite(engine: 'sqlite' | 'postgres'): void {
     const { browser } = await twoAccounts();
     const tokens: Reply[] = [];
     for (let i = 0; i < 33; i += 1) {
-      harness.clock.advance(1000);
+      auth.harness.clock.advance(1000);
       tokens.push(await browser.post('/api/auth/tab', {}));
     }
     expect(new Set(tokens.map((reply) => reply.body.token)).size).toBe(33);
@@ -263,7 +253,7 @@ function tabSuite(engine: 'sqlite' | 'postgres'): void {
   });
 
   it('allows the header in the preflight of the browser routes', async () => {
-    const preflight = await app.inject({
+    const preflight = await auth.app.inject({
       method: 'OPTIONS',
       url: '/api/auth/me',
       headers: { origin: SITE, 'access-control-request-method': 'GET', 'access-control-request-headers': 'x-oc-tab-session' },
