@@ -19,13 +19,12 @@ import {
 import { addressFromPrivateKey } from './support/bitcoin-signer.js';
 import { createEsploraClient } from '../src/chain/index.js';
 import { createRelayPool, type RelayPool } from '../src/relay/index.js';
-import { closedPortUrl, startEsploraFake, type EsploraFake } from './support/esplora-fake.js';
+import { agedUtxo, closedPortUrl, startEsploraFake, type EsploraFake } from './support/esplora-fake.js';
 import { startNostrRelay, type NostrRelay, type RelayMode } from './support/nostr-relay.js';
-import { attestationEvent, signAttestation } from './support/attestations.js';
+import { attestationEvent, signAttestation, type SignedAttestation } from './support/attestations.js';
 
 const NOW = new Date('2026-06-01T00:00:00Z');
 const nowSeconds = Math.floor(NOW.getTime() / 1000);
-const DAY = 86_400;
 const aliceKey = new Uint8Array(32).fill(21);
 const bobKey = new Uint8Array(32).fill(22);
 const alice = addressFromPrivateKey(aliceKey, 'p2wpkh', 'mainnet');
@@ -33,23 +32,16 @@ const aliceTaproot = addressFromPrivateKey(aliceKey, 'p2tr', 'mainnet');
 const bob = addressFromPrivateKey(bobKey, 'p2wpkh', 'mainnet');
 const publisherKey = generateSecretKey();
 
-interface Signed {
-  msg: string;
-  sig: string;
-  id: string;
-  address: string;
-}
-
 function signed(
   key: Uint8Array,
   address: string,
   issuedAt: string,
   options: { identities?: string[]; extensions?: Record<string, string> } = {},
-): Signed {
+): SignedAttestation {
   return signAttestation(key, address, issuedAt, options);
 }
 
-function eventOf(attestation: Signed, options: { signature?: string; createdAt?: Date } = {}): NostrEvent {
+function eventOf(attestation: SignedAttestation, options: { signature?: string; createdAt?: Date } = {}): NostrEvent {
   return attestationEvent(attestation, {
     publisherKey,
     createdAt: options.createdAt ?? NOW,
@@ -57,14 +49,7 @@ function eventOf(attestation: Signed, options: { signature?: string; createdAt?:
   });
 }
 
-function utxo(txid: string, value: number, ageDays: number) {
-  return {
-    txid,
-    vout: 0,
-    value,
-    status: { confirmed: true, block_height: 900, block_hash: '00'.repeat(32), block_time: nowSeconds - ageDays * DAY },
-  };
-}
+const utxo = (txid: string, value: number, ageDays: number) => agedUtxo(NOW, txid, value, ageDays);
 
 let esplora: EsploraFake;
 const running: NostrRelay[] = [];

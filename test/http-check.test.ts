@@ -6,26 +6,17 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { FastifyInstance } from 'fastify';
 import { generateSecretKey, type NostrEvent } from 'nostr-tools/pure';
-import { scoreV0 } from '../src/attest/index.js';
 import { addressFromPrivateKey } from './support/bitcoin-signer.js';
-import { closedPortUrl, startEsploraFake, type EsploraFake } from './support/esplora-fake.js';
+import { agedUtxo, closedPortUrl, startEsploraFake, type EsploraFake } from './support/esplora-fake.js';
 import { useRelayHarness } from './support/relay-harness.js';
-import { attestationEvent, signAttestation } from './support/attestations.js';
+import { aliceCheckResult, attestationEvent, signAttestation, type SignedAttestation } from './support/attestations.js';
 
 const NOW = new Date('2026-06-01T00:00:00Z');
-const nowSeconds = Math.floor(NOW.getTime() / 1000);
-const DAY = 86_400;
 const aliceKey = new Uint8Array(32).fill(31);
 const bobKey = new Uint8Array(32).fill(32);
 const alice = addressFromPrivateKey(aliceKey, 'p2wpkh', 'mainnet');
 const bob = addressFromPrivateKey(bobKey, 'p2tr', 'mainnet');
 const publisherKey = generateSecretKey();
-
-interface Signed {
-  msg: string;
-  sig: string;
-  id: string;
-}
 
 function signed(
   key: Uint8Array,
@@ -33,22 +24,15 @@ function signed(
   issuedAt: string,
   identities: string[] = [],
   extensions: Record<string, string> = {},
-): Signed {
+): SignedAttestation {
   return signAttestation(key, address, issuedAt, { identities, extensions });
 }
 
-function eventOf(attestation: Signed): NostrEvent {
+function eventOf(attestation: SignedAttestation): NostrEvent {
   return attestationEvent(attestation, { publisherKey, createdAt: NOW });
 }
 
-function utxo(txid: string, value: number, ageDays: number) {
-  return {
-    txid,
-    vout: 0,
-    value,
-    status: { confirmed: true, block_height: 900, block_hash: '00'.repeat(32), block_time: nowSeconds - ageDays * DAY },
-  };
-}
+const utxo = (txid: string, value: number, ageDays: number) => agedUtxo(NOW, txid, value, ageDays);
 
 let esplora: EsploraFake;
 let clock = NOW;
@@ -83,17 +67,7 @@ describe('GET /api/check: the check result', () => {
     const first = await check(app, `addr=${alice}`);
     expect(first.status).toBe(200);
     expect(first.body).toEqual({
-      ok: true,
-      sats: 250_000,
-      days: 45,
-      score: scoreV0(250_000, 45),
-      attestation_id: attestation.id,
-      address: alice,
-      identities: [
-        { protocol: 'github', identifier: 'alice' },
-        { protocol: 'nostr', identifier: 'npub1alice' },
-      ],
-      network: 'mainnet',
+      ...aliceCheckResult(attestation.id, alice),
       codes: ['sig_ok_bip322', 'bond_confirmed'],
       issued_at: '2026-05-01T00:00:00Z',
     });

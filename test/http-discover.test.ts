@@ -8,7 +8,7 @@ import type { FastifyInstance } from 'fastify';
 import { generateSecretKey, type NostrEvent } from 'nostr-tools/pure';
 import { addressFromPrivateKey } from './support/bitcoin-signer.js';
 import { useRelayHarness } from './support/relay-harness.js';
-import { attestationEvent, signAttestation } from './support/attestations.js';
+import { attestationEvent, githubAliceEnvelope, signAttestation, type SignedAttestation } from './support/attestations.js';
 
 const NOW = new Date('2026-06-01T00:00:00Z');
 const aliceKey = new Uint8Array(32).fill(41);
@@ -16,17 +16,11 @@ const alice = addressFromPrivateKey(aliceKey, 'p2wpkh', 'mainnet');
 const aliceLegacy = addressFromPrivateKey(aliceKey, 'p2pkh', 'mainnet');
 const publisherKey = generateSecretKey();
 
-interface Signed {
-  msg: string;
-  sig: string;
-  id: string;
-}
-
-function signed(address: string, issuedAt: string, identities: string[] = [], extensions: Record<string, string> = {}): Signed {
+function signed(address: string, issuedAt: string, identities: string[] = [], extensions: Record<string, string> = {}): SignedAttestation {
   return signAttestation(aliceKey, address, issuedAt, { identities, extensions });
 }
 
-function eventOf(attestation: Signed, createdAt = NOW): NostrEvent {
+function eventOf(attestation: SignedAttestation, createdAt = NOW): NostrEvent {
   return attestationEvent(attestation, { publisherKey, createdAt, relayHints: ['wss://relay.example.com'] });
 }
 
@@ -63,13 +57,7 @@ describe('GET /api/discover', () => {
       relays_queried: 2,
       attestations: [
         {
-          attestation_id: newer.id,
-          scheme: 'bip322',
-          address: alice,
-          identities: [{ protocol: 'github', identifier: 'alice' }],
-          message: newer.msg,
-          message_b64url: Buffer.from(newer.msg).toString('base64url'),
-          signature: newer.sig,
+          ...githubAliceEnvelope(newer),
           issued_at: '2026-04-01T00:00:00Z',
           expires_at: '2027-01-01T00:00:00Z',
           relay_hints: ['wss://relay.example.com'],
@@ -79,13 +67,7 @@ describe('GET /api/discover', () => {
           relays: [two!.url],
         },
         {
-          attestation_id: older.id,
-          scheme: 'bip322',
-          address: alice,
-          identities: [{ protocol: 'github', identifier: 'alice' }],
-          message: older.msg,
-          message_b64url: Buffer.from(older.msg).toString('base64url'),
-          signature: older.sig,
+          ...githubAliceEnvelope(older),
           issued_at: '2026-01-01T00:00:00Z',
           relay_hints: ['wss://relay.example.com'],
           verification_url: `http://localhost:8787/api/check?id=${older.id}`,

@@ -17,7 +17,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseAttestationMessage } from '../../src/attest/index.js';
 import { addressFromPrivateKey } from '../support/bitcoin-signer.js';
 import { buildAttestationEvent, buildEnvelope, type AttestationEnvelope } from '../../src/relay/index.js';
-import { signAttestation, type SignedAttestation } from '../support/attestations.js';
+import { githubAliceEnvelope, signAttestation, type SignedAttestation } from '../support/attestations.js';
 import { startEsploraFake, type EsploraFake } from '../support/esplora-fake.js';
 import { useRelayHarness } from '../support/relay-harness.js';
 
@@ -132,13 +132,7 @@ describe('POST /api/publish-attestation', () => {
     const app = await appOver([relay!]);
     const attestation = signAttestation(key, address, '2026-05-04T00:00:00Z', { identities: ['github:alice'] });
     const envelope = {
-      attestation_id: attestation.id,
-      scheme: 'bip322',
-      address,
-      identities: [{ protocol: 'github', identifier: 'alice' }],
-      message: attestation.msg,
-      message_b64url: Buffer.from(attestation.msg).toString('base64url'),
-      signature: attestation.sig,
+      ...githubAliceEnvelope(attestation),
       issued_at: '2026-05-04T00:00:00Z',
       publish_targets: ['nostr'],
     };

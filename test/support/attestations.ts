@@ -5,7 +5,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import { finalizeEvent, type NostrEvent } from 'nostr-tools/pure';
-import { attestationId, buildAttestationMessage, parseAttestationMessage } from '../../src/attest/index.js';
+import { attestationId, buildAttestationMessage, parseAttestationMessage, scoreV0 } from '../../src/attest/index.js';
 import { signBip322 } from './bitcoin-signer.js';
 import { buildAttestationEvent, buildEnvelope } from '../../src/relay/index.js';
 
@@ -52,4 +52,37 @@ export function attestationEvent(
     ...(options.relayHints ? { relayHints: options.relayHints } : {}),
   });
   return finalizeEvent(buildAttestationEvent(envelope, options.createdAt), options.publisherKey);
+}
+
+/**
+ * The check result (docs/api.md) for an attestation of `address` naming
+ * `github:alice` and `nostr:npub1alice`, over a bond of 250 000 sats held 45 days.
+ */
+export function aliceCheckResult(attestationId: string, address: string): Record<string, unknown> {
+  return {
+    ok: true,
+    sats: 250_000,
+    days: 45,
+    score: scoreV0(250_000, 45),
+    attestation_id: attestationId,
+    address,
+    identities: [
+      { protocol: 'github', identifier: 'alice' },
+      { protocol: 'nostr', identifier: 'npub1alice' },
+    ],
+    network: 'mainnet',
+  };
+}
+
+/** The fields docs/api.md gives an envelope of `attestation` when it names `github:alice` alone. */
+export function githubAliceEnvelope(attestation: SignedAttestation): Record<string, unknown> {
+  return {
+    attestation_id: attestation.id,
+    scheme: 'bip322',
+    address: attestation.address,
+    identities: [{ protocol: 'github', identifier: 'alice' }],
+    message: attestation.msg,
+    message_b64url: Buffer.from(attestation.msg).toString('base64url'),
+    signature: attestation.sig,
+  };
 }

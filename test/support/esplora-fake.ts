@@ -200,6 +200,21 @@ export async function startEsploraFake(options: EsploraFakeOptions): Promise<Esp
 }
 
 /** A loopback URL where nothing listens: a port that was bound and released. */
+/** A confirmed UTXO of `value` sats whose block is `ageDays` days older than `now`. */
+export function agedUtxo(now: Date, txid: string, value: number, ageDays: number): EsploraUtxoJson {
+  return {
+    txid,
+    vout: 0,
+    value,
+    status: {
+      confirmed: true,
+      block_height: 900,
+      block_hash: '00'.repeat(32),
+      block_time: Math.floor(now.getTime() / 1000) - ageDays * 86_400,
+    },
+  };
+}
+
 export async function closedPortUrl(): Promise<string> {
   const server = createServer();
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', () => resolve()));
