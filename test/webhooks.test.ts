@@ -199,6 +199,22 @@ function webhookSuite(engine: 'sqlite' | 'postgres'): void {
     return createWebhookVerifier({ keys: keys.body, now: () => auth.harness.clock.ms });
   }
 
+  /** A new owner's app `name` with the receiver as its webhook, and the account the app provisioned for `userId`. */
+  async function hookedApp(name: string, userId: string): Promise<{ owner: TimedBrowser; appId: string; did: string; accountId: string }> {
+    const owner = await signedIn(newWallet());
+    const created = await owner.post('/api/connect/apps', { name });
+    const appId = created.body.app.id as string;
+    expect((await owner.request('PUT', `/api/connect/apps/${appId}/webhook`, { url: receiver.url })).status).toBe(200);
+    const provisioned = await auth.app.inject({
+      method: 'POST',
+      url: '/api/connect/provision',
+      headers: { authorization: `Bearer ${created.body.api_key}` },
+      payload: { user_id: userId },
+    });
+    const did = provisioned.json().did_oc as string;
+    return { owner, appId, did, accountId: did.slice('did:oc:'.length) };
+  }
+
   /** The next event of `type` the receiver took (answered 2xx), verified. */
   async function nextEvent(type: string, after: number): Promise<WebhookEvent> {
     await expect
@@ -241,18 +257,7 @@ function webhookSuite(engine: 'sqlite' | 'postgres'): void {
   });
 
   it('signs linked, unlinked, merged and deleted events of provisioned accounts; two instances send each once', async () => {
-    const owner = await signedIn(newWallet());
-    const created = await owner.post('/api/connect/apps', { name: 'Shop' });
-    const appId = created.body.app.id as string;
-    expect((await owner.request('PUT', `/api/connect/apps/${appId}/webhook`, { url: receiver.url })).status).toBe(200);
-    const provisioned = await auth.app.inject({
-      method: 'POST',
-      url: '/api/connect/provision',
-      headers: { authorization: `Bearer ${created.body.api_key}` },
-      payload: { user_id: 'user-17' },
-    });
-    const did = provisioned.json().did_oc as string;
-    const accountId = did.slice('did:oc:'.length);
+    const { owner, appId, did, accountId } = await hookedApp('Shop', 'user-17');
 
     // A way in for the integrator's user (a claim flow would add it): the one step outside HTTP.
     const wallet = newWallet();
@@ -319,17 +324,7 @@ function webhookSuite(engine: 'sqlite' | 'postgres'): void {
   });
 
   it('hands each due delivery to one of two racing workers', async () => {
-    const owner = await signedIn(newWallet());
-    const created = await owner.post('/api/connect/apps', { name: 'Race' });
-    const appId = created.body.app.id as string;
-    expect((await owner.request('PUT', `/api/connect/apps/${appId}/webhook`, { url: receiver.url })).status).toBe(200);
-    const provisioned = await auth.app.inject({
-      method: 'POST',
-      url: '/api/connect/provision',
-      headers: { authorization: `Bearer ${created.body.api_key}` },
-      payload: { user_id: 'race-1' },
-    });
-    const accountId = (provisioned.json().did_oc as string).slice('did:oc:'.length);
+    const { accountId } = await hookedApp('Race', 'race-1');
     // Due an hour from now, so the running workers leave them to the two below.
     const later = auth.harness.clock.ms + 60 * MINUTE;
     for (let index = 0; index < 20; index += 1) {
@@ -373,27 +368,19 @@ function webhookSuite(engine: 'sqlite' | 'postgres'): void {
   });
 
   it('retries a failing and a hanging receiver with backoff until it recovers, and logs every attempt', async () => {
-    const owner = await signedIn(newWallet());
-    const created = await owner.post('/api/connect/apps', { name: 'Flaky' });
-    const appId = created.body.app.id as string;
-    expect((await owner.request('PUT', `/api/connect/apps/${appId}/webhook`, { url: receiver.url })).status).toBe(200);
-    const provisioned = await auth.app.inject({
-      method: 'POST',
-      url: '/api/connect/provision',
-      headers: { authorization: `Bearer ${created.body.api_key}` },
-      payload: { user_id: 'flaky-1' },
-    });
-    const accountId = (provisioned.json().did_oc as string).slice('did:oc:'.length);
+    const { owner, appId, accountId } = await hookedApp('Flaky', 'flaky-1');
     const log = async () => (await owner.get(`/api/connect/apps/${appId}/deliveries`)).body.deliveries[0];
+    const linkNewWallet = () =>
+      auth.harness.store.addIdentity({
+        account_id: accountId,
+        kind: 'btc',
+        value: newWallet().address,
+        verified: true,
+        created_at: auth.harness.clock.ms,
+      });
 
     receiver.mode = 'fail';
-    await auth.harness.store.addIdentity({
-      account_id: accountId,
-      kind: 'btc',
-      value: newWallet().address,
-      verified: true,
-      created_at: auth.harness.clock.ms,
-    });
+    await linkNewWallet();
     await expect.poll(async () => (await log())?.attempts, { timeout: 10_000, interval: 25 }).toBe(1);
     const first = await log();
     expect(first).toMatchObject({ type: 'identity.linked', state: 'pending', last_status: 500, last_error: 'http_500' });
@@ -422,13 +409,7 @@ function webhookSuite(engine: 'sqlite' | 'postgres'): void {
 
     // A removed endpoint ends what is pending with no_endpoint.
     receiver.mode = 'fail';
-    await auth.harness.store.addIdentity({
-      account_id: accountId,
-      kind: 'btc',
-      value: newWallet().address,
-      verified: true,
-      created_at: auth.harness.clock.ms,
-    });
+    await linkNewWallet();
     await expect.poll(async () => (await log()).attempts, { timeout: 10_000, interval: 25 }).toBe(1);
     expect((await owner.request('PUT', `/api/connect/apps/${appId}/webhook`, { url: null })).status).toBe(200);
     auth.harness.clock.advance(MINUTE);
