@@ -22,7 +22,7 @@
  * provider ending on the new account, and a switch in another tab that
  * leaves the first tab alone.
  */
-import { existsSync, readFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { randomBytes } from 'node:crypto';
 import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import { createLocalJWKSet, jwtVerify, type JSONWebKeySet, type JWTPayload } from 'jose';
@@ -34,21 +34,9 @@ import { loadConfig } from '../src/config.js';
 import { buildApp } from '../src/http/app.js';
 import { newWallet, type Wallet } from './support/auth-client.js';
 import { reservePort } from './support/instances.js';
+import { CHROMIUM_ARGS, CHROMIUM_PATH, HAVE_CHROMIUM, IN_CI } from './support/chromium.js';
 import { startOidcProvider, type TestOidcProvider } from './support/oidc-provider.js';
 
-const CHROMIUM_PATH = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
-const HAVE_CHROMIUM = existsSync(CHROMIUM_PATH);
-const IN_CI = process.env.CI === 'true';
-const CHROMIUM_ARGS = [
-  '--headless',
-  '--no-sandbox',
-  '--disable-gpu',
-  '--disable-quic',
-  '--no-first-run',
-  '--disable-background-networking',
-  '--disable-component-update',
-  '--disable-sync',
-];
 const CLIENT_MODEL = readFileSync(new URL('./support/client-model.js', import.meta.url), 'utf8');
 
 if (!HAVE_CHROMIUM && !IN_CI) {

@@ -15,7 +15,7 @@
  * `UPDATE_SCREENSHOTS=1` writes docs/screenshots/*.png.
  */
 import { randomBytes } from 'node:crypto';
-import { existsSync, mkdirSync } from 'node:fs';
+import { mkdirSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
 import type { FastifyInstance } from 'fastify';
@@ -29,22 +29,10 @@ import { newWallet, type Wallet } from './support/auth-client.js';
 import { startOidcProvider, type TestOidcProvider } from './support/oidc-provider.js';
 import { extractCode, startSmtpServer, type TestSmtpServer } from './support/smtp-server.js';
 import { freePort, reservePort } from './support/instances.js';
+import { CHROMIUM_ARGS, CHROMIUM_PATH, HAVE_CHROMIUM, IN_CI } from './support/chromium.js';
 
-const CHROMIUM_PATH = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
-const HAVE_CHROMIUM = existsSync(CHROMIUM_PATH);
-const IN_CI = process.env.CI === 'true';
 const UPDATE_SCREENSHOTS = process.env.UPDATE_SCREENSHOTS === '1';
 const SCREENSHOT_DIR = fileURLToPath(new URL('../docs/screenshots/', import.meta.url));
-const CHROMIUM_ARGS = [
-  '--headless',
-  '--no-sandbox',
-  '--disable-gpu',
-  '--disable-quic',
-  '--no-first-run',
-  '--disable-background-networking',
-  '--disable-component-update',
-  '--disable-sync',
-];
 const DESKTOP = { width: 1280, height: 900 };
 
 /**
