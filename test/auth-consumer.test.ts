@@ -21,28 +21,14 @@ import { rotateSigningKey } from '../src/session/keystore.js';
 import { newWallet, type Reply } from './support/auth-client.js';
 import { UUID_ANYWHERE, expectError, expectSessionCookie, forEachEngine, type TimedBrowser, useAuthSuite } from './support/auth-harness.js';
 import { DAY, HOUR } from './support/clock.js';
+import { SESSION_CLAIMS } from './support/session-claims.js';
 
 const ISSUER = 'https://auth.example.com';
 const FAMILY_ENV = { PUBLIC_URL: ISSUER, COOKIE_DOMAIN: '.example.com' };
 const CONSUMER_ORIGIN = 'https://app.example.com';
 
 /** Every claim docs/protocol.md §3 allows; anything else (a roster id, an e-mail) must not be there. */
-const ALLOWED_CLAIMS = new Set([
-  'iss',
-  'sub',
-  'did_oc',
-  'jti',
-  'iat',
-  'exp',
-  'name',
-  'primary_btc',
-  'display_identity',
-  'signing_method',
-  'amr',
-  'step_up_at',
-  'sudo_at',
-  'merged_from',
-]);
+const ALLOWED_CLAIMS = new Set(SESSION_CLAIMS);
 
 async function rejection(promise: Promise<unknown>): Promise<string> {
   try {
