@@ -3,15 +3,13 @@
  * in the Prometheus text format 0.0.4, and the counters move with what the
  * service does.
  */
-import { randomBytes } from 'node:crypto';
 import { createServer } from 'node:net';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { FastifyInstance } from 'fastify';
-import { finalizeEvent, generateSecretKey } from 'nostr-tools/pure';
-import { attestationId, buildAttestationMessage } from '../src/attest/index.js';
-import { addressFromPrivateKey, signBip322 } from './support/bitcoin-signer.js';
+import { generateSecretKey } from 'nostr-tools/pure';
+import { addressFromPrivateKey } from './support/bitcoin-signer.js';
+import { attestationEvent, signAttestation } from './support/attestations.js';
 import { Registry } from '../src/metrics/index.js';
-import { buildAttestationEvent, buildEnvelope } from '../src/relay/index.js';
 import { testApp } from './support/app.js';
 import { Browser, newWallet } from './support/auth-client.js';
 import { closedPortUrl, startEsploraFake, type EsploraFake } from './support/esplora-fake.js';
@@ -230,24 +228,9 @@ describe('check cache, relays and chain', () => {
       },
     ]);
     relay = await startNostrRelay();
-    const message = buildAttestationMessage({
-      address,
-      identities: [],
-      nonce: randomBytes(16).toString('hex'),
-      issuedAt: '2026-05-01T00:00:00Z',
-      extensions: {},
-    });
-    const envelope = buildEnvelope({
-      message,
-      signature: signBip322({ privateKey: key, address, message }),
-      scheme: 'bip322',
-      attestationId: attestationId(message),
-      address,
-      identities: [],
-      issuedAt: '2026-05-01T00:00:00Z',
-      expiresAt: undefined,
-    });
-    relay.publishRaw(finalizeEvent(buildAttestationEvent(envelope, NOW), generateSecretKey()));
+    relay.publishRaw(
+      attestationEvent(signAttestation(key, address, '2026-05-01T00:00:00Z'), { publisherKey: generateSecretKey(), createdAt: NOW }),
+    );
   });
   afterAll(async () => {
     await esplora.close();

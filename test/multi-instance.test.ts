@@ -9,12 +9,10 @@
  * skipped with a message when either is missing.
  */
 import pg from 'pg';
-import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { finalizeEvent, generateSecretKey } from 'nostr-tools/pure';
-import { attestationId, buildAttestationMessage } from '../src/attest/index.js';
-import { addressFromPrivateKey, signBip322 } from './support/bitcoin-signer.js';
-import { buildAttestationEvent, buildEnvelope } from '../src/relay/index.js';
+import { generateSecretKey } from 'nostr-tools/pure';
+import { addressFromPrivateKey } from './support/bitcoin-signer.js';
+import { attestationEvent, signAttestation } from './support/attestations.js';
 import { newWallet } from './support/auth-client.js';
 import { createTestDatabase, postgresTestUrl, testEngines, type TestDatabase } from './support/databases.js';
 import { startEsploraFake, type EsploraFake } from './support/esplora-fake.js';
@@ -162,18 +160,9 @@ describe.skipIf(skip !== undefined)('two instances behave as one', () => {
       },
     ]);
     const issuedAt = new Date(Date.now() - 86_400_000).toISOString().replace(/\.\d{3}Z$/, 'Z');
-    const message = buildAttestationMessage({ address, identities: [], nonce: randomBytes(16).toString('hex'), issuedAt, extensions: {} });
-    const envelope = buildEnvelope({
-      message,
-      signature: signBip322({ privateKey: key, address, message }),
-      scheme: 'bip322',
-      attestationId: attestationId(message),
-      address,
-      identities: [],
-      issuedAt,
-      expiresAt: undefined,
-    });
-    relay.publishRaw(finalizeEvent(buildAttestationEvent(envelope, new Date()), generateSecretKey()));
+    relay.publishRaw(
+      attestationEvent(signAttestation(key, address, issuedAt), { publisherKey: generateSecretKey(), createdAt: new Date() }),
+    );
     esplora.resetRequests();
     const relayRequestsBefore = relay.requestCount;
 
@@ -194,18 +183,9 @@ describe.skipIf(skip !== undefined)('two instances behave as one', () => {
     const key = new Uint8Array(32).fill(78);
     const address = addressFromPrivateKey(key, 'p2tr', 'mainnet');
     const issuedAt = new Date(Date.now() - 3_600_000).toISOString().replace(/\.\d{3}Z$/, 'Z');
-    const message = buildAttestationMessage({ address, identities: [], nonce: randomBytes(16).toString('hex'), issuedAt, extensions: {} });
-    const envelope = buildEnvelope({
-      message,
-      signature: signBip322({ privateKey: key, address, message }),
-      scheme: 'bip322',
-      attestationId: attestationId(message),
-      address,
-      identities: [],
-      issuedAt,
-      expiresAt: undefined,
-    });
-    relay.publishRaw(finalizeEvent(buildAttestationEvent(envelope, new Date()), generateSecretKey()));
+    relay.publishRaw(
+      attestationEvent(signAttestation(key, address, issuedAt), { publisherKey: generateSecretKey(), createdAt: new Date() }),
+    );
     esplora.setUtxos(address, [
       {
         txid: 'ef'.repeat(32),
