@@ -47,7 +47,8 @@ describe('SQLite query plans', () => {
     opened = undefined;
   });
 
-  it("reads an account's identities through an account index, never by walking one kind", async () => {
+  /** Opens a SQLite test store that records every statement it prepares. */
+  async function recordingStore(): Promise<{ statements: Set<string>; store: TestStore['store'] }> {
     const prototype = await preparingPrototype();
     const statements = new Set<string>();
     const original = prototype.prepare;
@@ -56,7 +57,25 @@ describe('SQLite query plans', () => {
       return original.call(this, sql);
     });
     opened = await openTestStore('sqlite');
-    const store = opened.store;
+    return { statements, store: opened.store };
+  }
+
+  /** The query plan of each statement, read on a second connection with every parameter null. */
+  async function plansOf(statements: readonly string[]): Promise<Array<{ sql: string; plan: string[] }>> {
+    const explainer = await openSqliteConnection(opened!.database.url.replace(/^sqlite:/, ''), { busyTimeoutMs: 1000 });
+    try {
+      return statements.map((sql) => {
+        const parameters = new Array<null>((sql.match(/\?/g) ?? []).length).fill(null);
+        const plan = (explainer.prepare(`explain query plan ${sql}`).all(parameters) as Array<{ detail: string }>).map((row) => row.detail);
+        return { sql, plan };
+      });
+    } finally {
+      explainer.close();
+    }
+  }
+
+  it("reads an account's identities through an account index, never by walking one kind", async () => {
+    const { statements, store } = await recordingStore();
     const account = async (address: string) =>
       (
         await store.createAccountWithIdentity({
@@ -79,31 +98,16 @@ describe('SQLite query plans', () => {
 
     const reading = [...statements].filter((sql) => /^\s*select\b/i.test(sql) && /"identities"/.test(sql) && /account_id/.test(sql));
     expect(reading.length).toBeGreaterThanOrEqual(3);
-    const explainer = await openSqliteConnection(opened.database.url.replace(/^sqlite:/, ''), { busyTimeoutMs: 1000 });
-    try {
-      for (const sql of reading) {
-        const parameters = new Array<null>((sql.match(/\?/g) ?? []).length).fill(null);
-        const plan = (explainer.prepare(`explain query plan ${sql}`).all(parameters) as Array<{ detail: string }>).map((row) => row.detail);
-        expect(
-          plan.filter((line) => /identities USING (COVERING )?INDEX \S+ \(kind=\?\)$/.test(line)),
-          `${sql}\n${plan.join('\n')}`,
-        ).toEqual([]);
-      }
-    } finally {
-      explainer.close();
+    for (const { sql, plan } of await plansOf(reading)) {
+      expect(
+        plan.filter((line) => /identities USING (COVERING )?INDEX \S+ \(kind=\?\)$/.test(line)),
+        `${sql}\n${plan.join('\n')}`,
+      ).toEqual([]);
     }
   });
 
   it('reads the revocation feed through indexes: no source of it walks every session row or every tab token', async () => {
-    const prototype = await preparingPrototype();
-    const statements = new Set<string>();
-    const original = prototype.prepare;
-    vi.spyOn(prototype, 'prepare').mockImplementation(function (this: unknown, sql: string) {
-      statements.add(sql);
-      return original.call(this, sql);
-    });
-    opened = await openTestStore('sqlite');
-    const store = opened.store;
+    const { statements, store } = await recordingStore();
     const { account } = await store.createAccountWithIdentity({
       account: { kind: 'btc', primary_btc: 'bc1qfeed', display_identity_kind: 'btc', created_at: T0 },
       identity: { kind: 'btc', value: 'bc1qfeed', verified: true, created_at: T0 },
@@ -118,18 +122,11 @@ describe('SQLite query plans', () => {
       (sql) => /^\s*select\b/i.test(sql) && /"revoked_at"|"superseded_at"/.test(sql) && /order by/i.test(sql),
     );
     expect(feed.length).toBeGreaterThanOrEqual(6);
-    const explainer = await openSqliteConnection(opened.database.url.replace(/^sqlite:/, ''), { busyTimeoutMs: 1000 });
-    try {
-      for (const sql of feed) {
-        const parameters = new Array<null>((sql.match(/\?/g) ?? []).length).fill(null);
-        const plan = (explainer.prepare(`explain query plan ${sql}`).all(parameters) as Array<{ detail: string }>).map((row) => row.detail);
-        expect(
-          plan.filter((line) => /^SCAN (sessions|tab_tokens)\b(?! USING)/.test(line)),
-          `${sql}\n${plan.join('\n')}`,
-        ).toEqual([]);
-      }
-    } finally {
-      explainer.close();
+    for (const { sql, plan } of await plansOf(feed)) {
+      expect(
+        plan.filter((line) => /^SCAN (sessions|tab_tokens)\b(?! USING)/.test(line)),
+        `${sql}\n${plan.join('\n')}`,
+      ).toEqual([]);
     }
   });
 });
