@@ -218,6 +218,9 @@ const backends = [
 describe.each(backends)('rate limits over HTTP ($name)', (backend) => {
   const limits = (values: Record<string, string>) => ({ ...backend.env(), ...values });
   const clock = () => (backend.frozen ? { ms: Date.parse('2026-06-01T00:00:00Z') } : undefined);
+  /** `limits` with the read and auth limits out of the way, for the tests of another class. */
+  const quietLimits = (values: Record<string, string>) =>
+    limits({ RATE_LIMIT_READ_PER_MIN: '1000', RATE_LIMIT_AUTH_PER_MIN: '1000', ...values });
   let networkCounter = 0;
   // Redis keys outlive an app: every test counts from its own addresses, each
   // in a /24 of its own (the e-mail start counts per address and /24).
@@ -312,10 +315,7 @@ describe.each(backends)('rate limits over HTTP ($name)', (backend) => {
   });
 
   it.skipIf(backend.skip !== undefined)('e-mail code start: 5 an hour per address and IP (any case), and 5 an hour per IP', async () => {
-    const app = await appWith(
-      limits({ RATE_LIMIT_READ_PER_MIN: '1000', RATE_LIMIT_AUTH_PER_MIN: '1000', RATE_LIMIT_OTP_PER_HOUR: '5' }),
-      clock(),
-    );
+    const app = await appWith(quietLimits({ RATE_LIMIT_OTP_PER_HOUR: '5' }), clock());
     const address = `limit-${freshIp()}@example.org`;
     // One client asking for one address, in either case: the sixth is refused.
     const stranger = freshIp();
@@ -349,15 +349,7 @@ describe.each(backends)('rate limits over HTTP ($name)', (backend) => {
   it.skipIf(backend.skip !== undefined)(
     'e-mail code start: a ceiling per address from all clients, which refused starts do not use up',
     async () => {
-      const app = await appWith(
-        limits({
-          RATE_LIMIT_READ_PER_MIN: '1000',
-          RATE_LIMIT_AUTH_PER_MIN: '1000',
-          RATE_LIMIT_OTP_PER_HOUR: '2',
-          RATE_LIMIT_OTP_ADDRESS_PER_HOUR: '6',
-        }),
-        clock(),
-      );
+      const app = await appWith(quietLimits({ RATE_LIMIT_OTP_PER_HOUR: '2', RATE_LIMIT_OTP_ADDRESS_PER_HOUR: '6' }), clock());
       const address = `ceiling-${freshIp()}@example.org`;
       // One client hammering the address spends only its own 2.
       const stranger = freshIp();
@@ -378,15 +370,7 @@ describe.each(backends)('rate limits over HTTP ($name)', (backend) => {
     'e-mail code start: 7 networks × 5 starts leave the owner a code; one network (an IPv4 /24, an IPv6 /48) stops at its 5',
     async () => {
       // The ceiling per address is left at its default: 10 networks' worth.
-      const app = await appWith(
-        limits({
-          RATE_LIMIT_READ_PER_MIN: '1000',
-          RATE_LIMIT_AUTH_PER_MIN: '1000',
-          RATE_LIMIT_OTP_PER_HOUR: '5',
-          RATE_LIMIT_OTP_ADDRESS_PER_HOUR: '',
-        }),
-        clock(),
-      );
+      const app = await appWith(quietLimits({ RATE_LIMIT_OTP_PER_HOUR: '5', RATE_LIMIT_OTP_ADDRESS_PER_HOUR: '' }), clock());
       const start = (ip: string, email: string) => send(app, 'POST', '/api/auth/email-otp/start', { ip, body: { email } });
       const address = `owner-${freshIp()}@example.org`;
       let last: LightMyRequestResponse | undefined;
@@ -417,15 +401,7 @@ describe.each(backends)('rate limits over HTTP ($name)', (backend) => {
     async () => {
       // The memory limiter follows the app's clock; with Redis only the codes do.
       const time = { ms: Date.parse('2026-06-01T00:00:00Z') };
-      const app = await appWith(
-        limits({
-          RATE_LIMIT_READ_PER_MIN: '1000',
-          RATE_LIMIT_AUTH_PER_MIN: '1000',
-          RATE_LIMIT_OTP_PER_HOUR: '2',
-          RATE_LIMIT_OTP_ADDRESS_PER_HOUR: '4',
-        }),
-        time,
-      );
+      const app = await appWith(quietLimits({ RATE_LIMIT_OTP_PER_HOUR: '2', RATE_LIMIT_OTP_ADDRESS_PER_HOUR: '4' }), time);
       const start = (ip: string, email: string, token?: string) =>
         send(app, 'POST', '/api/auth/email-otp/start', { ip, body: token === undefined ? { email } : { email, token } });
       const address = `resend-${freshIp()}@example.org`;
@@ -470,15 +446,7 @@ describe.each(backends)('rate limits over HTTP ($name)', (backend) => {
   it.skipIf(backend.skip !== undefined)(
     'e-mail code start: resends per address are bounded too; with them spent a token counts like any start',
     async () => {
-      const app = await appWith(
-        limits({
-          RATE_LIMIT_READ_PER_MIN: '1000',
-          RATE_LIMIT_AUTH_PER_MIN: '1000',
-          RATE_LIMIT_OTP_PER_HOUR: '2',
-          RATE_LIMIT_OTP_ADDRESS_PER_HOUR: '3',
-        }),
-        clock(),
-      );
+      const app = await appWith(quietLimits({ RATE_LIMIT_OTP_PER_HOUR: '2', RATE_LIMIT_OTP_ADDRESS_PER_HOUR: '3' }), clock());
       const start = (ip: string, email: string, token?: string) =>
         send(app, 'POST', '/api/auth/email-otp/start', { ip, body: token === undefined ? { email } : { email, token } });
       const address = `chain-${freshIp()}@example.org`;
@@ -496,10 +464,7 @@ describe.each(backends)('rate limits over HTTP ($name)', (backend) => {
   );
 
   it.skipIf(backend.skip !== undefined)('contact form: 5 an hour per IP', async () => {
-    const app = await appWith(
-      limits({ RATE_LIMIT_READ_PER_MIN: '1000', RATE_LIMIT_AUTH_PER_MIN: '1000', RATE_LIMIT_CONTACT_PER_HOUR: '5' }),
-      clock(),
-    );
+    const app = await appWith(quietLimits({ RATE_LIMIT_CONTACT_PER_HOUR: '5' }), clock());
     const ip = freshIp();
     const replies = await burst(6, () =>
       send(app, 'POST', '/api/contact', { ip, body: { email: 'visitor@example.org', message: 'hello' } }),
