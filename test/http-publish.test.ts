@@ -15,7 +15,7 @@ import { attestationId, buildAttestationMessage } from '../src/attest/index.js';
 import { addressFromPrivateKey, signBip322, signLegacy } from './support/bitcoin-signer.js';
 import { publishFromFile } from '../src/cli/publish.js';
 import { testConfig } from './support/app.js';
-import { startEsploraFake, type EsploraFake } from './support/esplora-fake.js';
+import { agedUtxo, startEsploraFake, type EsploraFake } from './support/esplora-fake.js';
 import { useRelayHarness } from './support/relay-harness.js';
 
 const NOW = new Date('2026-06-01T00:00:00Z');
@@ -48,14 +48,7 @@ async function publish(app: FastifyInstance, payload: Record<string, unknown>) {
 
 beforeAll(async () => {
   esplora = await startEsploraFake({ tipHeight: 1000 });
-  esplora.setUtxos(address, [
-    {
-      txid: 'aa'.repeat(32),
-      vout: 0,
-      value: 123_456,
-      status: { confirmed: true, block_height: 900, block_hash: '00'.repeat(32), block_time: nowSeconds - 20 * 86_400 },
-    },
-  ]);
+  esplora.setUtxos(address, [agedUtxo(NOW, 'aa'.repeat(32), 123_456, 20)]);
 });
 afterEach(async () => {
   esplora.resetRequests();

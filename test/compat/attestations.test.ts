@@ -18,7 +18,7 @@ import { parseAttestationMessage } from '../../src/attest/index.js';
 import { addressFromPrivateKey } from '../support/bitcoin-signer.js';
 import { buildAttestationEvent, buildEnvelope, type AttestationEnvelope } from '../../src/relay/index.js';
 import { githubAliceEnvelope, signAttestation, type SignedAttestation } from '../support/attestations.js';
-import { startEsploraFake, type EsploraFake } from '../support/esplora-fake.js';
+import { agedUtxo, startEsploraFake, type EsploraFake } from '../support/esplora-fake.js';
 import { useRelayHarness } from '../support/relay-harness.js';
 
 const NOW = new Date('2026-06-01T00:00:00Z');
@@ -29,14 +29,7 @@ const publisherKey = generateSecretKey();
 let esplora: EsploraFake;
 beforeAll(async () => {
   esplora = await startEsploraFake({ tipHeight: 1000 });
-  esplora.setUtxos(address, [
-    {
-      txid: 'ab'.repeat(32),
-      vout: 0,
-      value: 250_000,
-      status: { confirmed: true, block_height: 900, block_hash: '00'.repeat(32), block_time: NOW.getTime() / 1000 - 40 * 86_400 },
-    },
-  ]);
+  esplora.setUtxos(address, [agedUtxo(NOW, 'ab'.repeat(32), 250_000, 40)]);
 });
 afterAll(async () => {
   await esplora.close();
