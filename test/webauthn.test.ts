@@ -53,6 +53,16 @@ function webauthnSuite(engine: 'sqlite' | 'postgres'): void {
     return reply.body;
   }
 
+  /** Answers a registration challenge with `response`. */
+  function verifyRegistration(client: TimedBrowser, challengeToken: string, response: unknown): Promise<Reply> {
+    return client.post('/api/auth/webauthn/register/verify', { challenge_token: challengeToken, response });
+  }
+
+  /** Answers an assertion challenge with `response`. */
+  function verifyAssertion(client: TimedBrowser, challengeToken: string, response: unknown): Promise<Reply> {
+    return client.post('/api/auth/webauthn/assertion/verify', { challenge_token: challengeToken, response });
+  }
+
   async function register(
     client: TimedBrowser,
     authenticator: SoftwareAuthenticator,
@@ -88,10 +98,7 @@ function webauthnSuite(engine: 'sqlite' | 'postgres'): void {
 
   async function stepUp(client: TimedBrowser, authenticator: SoftwareAuthenticator, bend: Bend = {}): Promise<Reply> {
     const started = await assertionOptions(client);
-    return client.post('/api/auth/webauthn/assertion/verify', {
-      challenge_token: started.challenge_token,
-      response: authenticator.get(started.options, bend),
-    });
+    return verifyAssertion(client, started.challenge_token, authenticator.get(started.options, bend));
   }
 
   async function passkeySignIn(client: TimedBrowser, authenticator: SoftwareAuthenticator, add = false, bend: Bend = {}): Promise<Reply> {
@@ -186,43 +193,28 @@ function webauthnSuite(engine: 'sqlite' | 'postgres'): void {
 
       const foreign = await registerOptions(client);
       expectError(
-        await client.post('/api/auth/webauthn/register/verify', {
-          challenge_token: foreign.challenge_token,
-          response: authenticator.create(foreign.options, { origin: 'https://evil.example' }),
-        }),
+        await verifyRegistration(
+          client,
+          foreign.challenge_token,
+          authenticator.create(foreign.options, { origin: 'https://evil.example' }),
+        ),
         400,
         'webauthn_origin_mismatch',
       );
       const otherRp = await registerOptions(client);
       expectError(
-        await client.post('/api/auth/webauthn/register/verify', {
-          challenge_token: otherRp.challenge_token,
-          response: authenticator.create(otherRp.options, { rpId: 'evil.example' }),
-        }),
+        await verifyRegistration(client, otherRp.challenge_token, authenticator.create(otherRp.options, { rpId: 'evil.example' })),
         400,
         'webauthn_rp_id_mismatch',
       );
       const a = await registerOptions(client);
       const b = await registerOptions(client);
-      expectError(
-        await client.post('/api/auth/webauthn/register/verify', {
-          challenge_token: a.challenge_token,
-          response: authenticator.create(b.options),
-        }),
-        401,
-        'invalid_challenge',
-      );
+      expectError(await verifyRegistration(client, a.challenge_token, authenticator.create(b.options)), 401, 'invalid_challenge');
 
       const good = await registerOptions(client);
       const response = authenticator.create(good.options);
-      expect((await client.post('/api/auth/webauthn/register/verify', { challenge_token: good.challenge_token, response })).status).toBe(
-        200,
-      );
-      expectError(
-        await client.post('/api/auth/webauthn/register/verify', { challenge_token: good.challenge_token, response }),
-        401,
-        'nonce_reused',
-      );
+      expect((await verifyRegistration(client, good.challenge_token, response)).status).toBe(200);
+      expectError(await verifyRegistration(client, good.challenge_token, response), 401, 'nonce_reused');
 
       // An authenticator that repeats a credential id, on another account: ids are unique on the host.
       const other = await signedIn();
@@ -239,14 +231,7 @@ function webauthnSuite(engine: 'sqlite' | 'postgres'): void {
       for (let index = 0; index < 20; index += 1) expect((await register(client, key())).status).toBe(200);
       expectError(await client.post('/api/auth/webauthn/register/options', {}), 400, 'bad_request');
       // Options asked for before the 20th key cannot add a 21st.
-      expectError(
-        await client.post('/api/auth/webauthn/register/verify', {
-          challenge_token: pending.challenge_token,
-          response: key().create(pending.options),
-        }),
-        400,
-        'bad_request',
-      );
+      expectError(await verifyRegistration(client, pending.challenge_token, key().create(pending.options)), 400, 'bad_request');
       expect((await client.get('/api/auth/webauthn/credentials')).body.credentials).toHaveLength(20);
     });
 
@@ -256,29 +241,14 @@ function webauthnSuite(engine: 'sqlite' | 'postgres'): void {
       const started = await registerOptions(client);
       const response = key().create(started.options);
       auth.harness.clock.advance(5 * MINUTE);
-      expectError(
-        await client.post('/api/auth/webauthn/register/verify', { challenge_token: started.challenge_token, response }),
-        401,
-        'invalid_challenge',
-      );
+      expectError(await verifyRegistration(client, started.challenge_token, response), 401, 'invalid_challenge');
 
       const other = await signedIn();
       await sudo(client, wallet);
       const mine = await registerOptions(client);
-      expectError(
-        await other.client.post('/api/auth/webauthn/register/verify', {
-          challenge_token: mine.challenge_token,
-          response: key().create(mine.options),
-        }),
-        401,
-        'invalid_challenge',
-      );
+      expectError(await verifyRegistration(other.client, mine.challenge_token, key().create(mine.options)), 401, 'invalid_challenge');
       const forged = `${mine.challenge_token.split('.')[0]}.${'A'.repeat(43)}`;
-      expectError(
-        await client.post('/api/auth/webauthn/register/verify', { challenge_token: forged, response: key().create(mine.options) }),
-        401,
-        'invalid_challenge',
-      );
+      expectError(await verifyRegistration(client, forged, key().create(mine.options)), 401, 'invalid_challenge');
     });
 
     it('a sign-in passkey must verify the person and be discoverable', async () => {
@@ -287,19 +257,13 @@ function webauthnSuite(engine: 'sqlite' | 'postgres'): void {
       const started = await registerOptions(client, { sign_in: true });
       expect(started.options.authenticatorSelection).toMatchObject({ residentKey: 'required', userVerification: 'required' });
       expectError(
-        await client.post('/api/auth/webauthn/register/verify', {
-          challenge_token: started.challenge_token,
-          response: key({ userVerifying: false }).create(started.options),
-        }),
+        await verifyRegistration(client, started.challenge_token, key({ userVerifying: false }).create(started.options)),
         401,
         'verify_failed',
       );
       const again = await registerOptions(client, { sign_in: true });
       expectError(
-        await client.post('/api/auth/webauthn/register/verify', {
-          challenge_token: again.challenge_token,
-          response: key().create(again.options, { rk: false }),
-        }),
+        await verifyRegistration(client, again.challenge_token, key().create(again.options, { rk: false })),
         400,
         'credential_not_discoverable',
       );
@@ -324,10 +288,7 @@ function webauthnSuite(engine: 'sqlite' | 'postgres'): void {
       });
 
       auth.harness.clock.advance(SECOND);
-      const reply = await client.post('/api/auth/webauthn/assertion/verify', {
-        challenge_token: started.challenge_token,
-        response: authenticator.get(started.options),
-      });
+      const reply = await verifyAssertion(client, started.challenge_token, authenticator.get(started.options));
       expect(reply.status, JSON.stringify(reply.body)).toBe(200);
       const token = expectSessionCookie(reply);
       expect(reply.body).toMatchObject({ ok: true, token, step_up_at: auth.harness.clock.seconds, account: { did_oc: did } });
@@ -392,21 +353,11 @@ function webauthnSuite(engine: 'sqlite' | 'postgres'): void {
       const { client } = await withKey(authenticator);
       const started = await assertionOptions(client);
       const response = authenticator.get(started.options);
-      expect(
-        (await client.post('/api/auth/webauthn/assertion/verify', { challenge_token: started.challenge_token, response })).status,
-      ).toBe(200);
-      expectError(
-        await client.post('/api/auth/webauthn/assertion/verify', { challenge_token: started.challenge_token, response }),
-        401,
-        'nonce_reused',
-      );
+      expect((await verifyAssertion(client, started.challenge_token, response)).status).toBe(200);
+      expectError(await verifyAssertion(client, started.challenge_token, response), 401, 'nonce_reused');
       // The same signed response against a new challenge: it answers the old one.
       const fresh = await assertionOptions(client);
-      expectError(
-        await client.post('/api/auth/webauthn/assertion/verify', { challenge_token: fresh.challenge_token, response }),
-        401,
-        'invalid_challenge',
-      );
+      expectError(await verifyAssertion(client, fresh.challenge_token, response), 401, 'invalid_challenge');
 
       const stored = authenticator.credentials[0];
       expectError(await stepUp(client, authenticator, { counter: stored?.counter ?? 0 }), 401, 'cloned_authenticator');
@@ -417,10 +368,7 @@ function webauthnSuite(engine: 'sqlite' | 'postgres'): void {
       const other = await withKey(stranger);
       const mine = await assertionOptions(client);
       expectError(
-        await client.post('/api/auth/webauthn/assertion/verify', {
-          challenge_token: mine.challenge_token,
-          response: stranger.get({ ...mine.options, allowCredentials: [] }),
-        }),
+        await verifyAssertion(client, mine.challenge_token, stranger.get({ ...mine.options, allowCredentials: [] })),
         401,
         'credential_outside_allowlist',
       );
@@ -439,11 +387,7 @@ function webauthnSuite(engine: 'sqlite' | 'postgres'): void {
       const signature = Buffer.from(response.response.signature, 'base64url');
       signature[signature.length - 1]! ^= 1;
       response.response.signature = signature.toString('base64url');
-      expectError(
-        await client.post('/api/auth/webauthn/assertion/verify', { challenge_token: started.challenge_token, response }),
-        401,
-        'verify_failed',
-      );
+      expectError(await verifyAssertion(client, started.challenge_token, response), 401, 'verify_failed');
       expectError(await stepUp(client, authenticator, { backupEligible: true }), 401, 'verify_failed');
     });
 
@@ -505,10 +449,7 @@ function webauthnSuite(engine: 'sqlite' | 'postgres'): void {
       expectError(await client.request('DELETE', `/api/auth/webauthn/credentials/${id}`), 404, 'not_found');
       expect((await client.get('/api/auth/webauthn/credentials')).body.credentials).toEqual([]);
       expectError(
-        await client.post('/api/auth/webauthn/assertion/verify', {
-          challenge_token: pending.challenge_token,
-          response: authenticator.get(pending.options),
-        }),
+        await verifyAssertion(client, pending.challenge_token, authenticator.get(pending.options)),
         401,
         'credential_outside_allowlist',
       );
@@ -601,8 +542,8 @@ function webauthnSuite(engine: 'sqlite' | 'postgres'): void {
       const started = await assertionOptions(client);
       const response = authenticator.get(started.options);
       const replies = await Promise.all([
-        client.post('/api/auth/webauthn/assertion/verify', { challenge_token: started.challenge_token, response }),
-        elsewhere.post('/api/auth/webauthn/assertion/verify', { challenge_token: started.challenge_token, response }),
+        verifyAssertion(client, started.challenge_token, response),
+        verifyAssertion(elsewhere, started.challenge_token, response),
       ]);
       expect(replies.map((reply) => reply.status).sort()).toEqual([200, 401]);
       // The loser finds the challenge spent, or (when the winner re-minted first) its cookie replaced.
@@ -610,21 +551,10 @@ function webauthnSuite(engine: 'sqlite' | 'postgres'): void {
       const winner = replies.find((reply) => reply.status === 200);
       client.cookie = winner?.body.token;
       elsewhere.cookie = winner?.body.token;
-      expectError(
-        await elsewhere.post('/api/auth/webauthn/assertion/verify', { challenge_token: started.challenge_token, response }),
-        401,
-        'nonce_reused',
-      );
+      expectError(await verifyAssertion(elsewhere, started.challenge_token, response), 401, 'nonce_reused');
       // A token issued by one instance verifies on the other.
       const fresh = await assertionOptions(client);
-      expect(
-        (
-          await elsewhere.post('/api/auth/webauthn/assertion/verify', {
-            challenge_token: fresh.challenge_token,
-            response: authenticator.get(fresh.options),
-          })
-        ).status,
-      ).toBe(200);
+      expect((await verifyAssertion(elsewhere, fresh.challenge_token, authenticator.get(fresh.options))).status).toBe(200);
     });
   });
 
@@ -659,7 +589,7 @@ function webauthnSuite(engine: 'sqlite' | 'postgres'): void {
       for (const attestationObject of ['AA', 'oA', Buffer.from([0xa1, 0x63, 0x66, 0x6d, 0x74, 0x60]).toString('base64url')]) {
         const response = key().create(registration.options) as any;
         response.response.attestationObject = attestationObject;
-        const reply = await client.post('/api/auth/webauthn/register/verify', { challenge_token: registration.challenge_token, response });
+        const reply = await verifyRegistration(client, registration.challenge_token, response);
         expect(reply.status, JSON.stringify(reply.body)).toBe(401);
         expect(reply.body.reason).toBe('verify_failed');
       }
