@@ -17,8 +17,7 @@ import { codesPass } from '../src/attest/codes.js';
 import { formatIdentity, type Identity } from '../src/format/identities.js';
 import { verifyAttestation, type VerifyAttestationDeps } from '../src/attest/verify.js';
 import { addressFromPrivateKey, signBip322 } from './support/bitcoin-signer.js';
-import { createEsploraClient } from '../src/chain/index.js';
-import { loadEsploraFixture, startEsploraFake, type EsploraFake } from './support/esplora-fake.js';
+import { loadEsploraFixture, startEsploraFake, type EsploraFake, verifyDepsOver } from './support/esplora-fake.js';
 
 const CORE_KEYS = new Set(['identities', 'address', 'purpose', 'nonce', 'issued_at', 'ack']);
 const TYPED_KEYS = new Set(['bond', 'expires', 'network']);
@@ -129,12 +128,7 @@ describe('hostile input', () => {
   beforeAll(async () => {
     const fixture = loadEsploraFixture();
     esplora = await startEsploraFake({ tipHeight: fixture.tipHeight, utxosByAddress: { [address]: fixture.utxoSets.mixed! } });
-    deps = {
-      chain: createEsploraClient({ bases: [esplora.url], timeoutMs: 2_000 }),
-      network: 'mainnet',
-      minConfirmations: 1,
-      now: () => new Date(NOW),
-    };
+    deps = verifyDepsOver(esplora, NOW);
   });
 
   afterAll(async () => {

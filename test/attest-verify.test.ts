@@ -10,7 +10,7 @@ import { scoreV0 } from '../src/attest/score.js';
 import { applyThresholds, verifyAttestation, type AttestationResult, type VerifyAttestationDeps } from '../src/attest/verify.js';
 import { addressFromPrivateKey, signBip322, signLegacy } from './support/bitcoin-signer.js';
 import { createEsploraClient, type ChainSource } from '../src/chain/index.js';
-import { closedPortUrl, loadEsploraFixture, startEsploraFake, type EsploraFake } from './support/esplora-fake.js';
+import { closedPortUrl, loadEsploraFixture, startEsploraFake, type EsploraFake, verifyDepsOver } from './support/esplora-fake.js';
 
 const NOW = new Date('2026-04-22T12:00:00Z');
 const NONCE = '0011223344556677889900aabbccddee';
@@ -52,12 +52,7 @@ beforeAll(async () => {
       [PENDING]: fixture.utxoSets.unconfirmedOnly!,
     },
   });
-  deps = {
-    chain: createEsploraClient({ bases: [esplora.url], timeoutMs: 2_000 }),
-    network: 'mainnet',
-    minConfirmations: 1,
-    now: () => new Date(NOW),
-  };
+  deps = verifyDepsOver(esplora, NOW);
 });
 
 afterAll(async () => {

@@ -14,6 +14,8 @@
 import { readFileSync } from 'node:fs';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import type { VerifyAttestationDeps } from '../../src/attest/index.js';
+import { createEsploraClient } from '../../src/chain/index.js';
 
 export type EsploraFakeMode = 'ok' | 'broken' | 'malformed' | 'slow' | 'http500';
 
@@ -212,6 +214,16 @@ export function agedUtxo(now: Date, txid: string, value: number, ageDays: number
       block_hash: '00'.repeat(32),
       block_time: Math.floor(now.getTime() / 1000) - ageDays * 86_400,
     },
+  };
+}
+
+/** What verifyAttestation needs to read `esplora`: mainnet, one confirmation, the clock stopped at `now`. */
+export function verifyDepsOver(esplora: EsploraFake, now: Date): VerifyAttestationDeps {
+  return {
+    chain: createEsploraClient({ bases: [esplora.url], timeoutMs: 2_000 }),
+    network: 'mainnet',
+    minConfirmations: 1,
+    now: () => new Date(now),
   };
 }
 
