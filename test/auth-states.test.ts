@@ -172,11 +172,16 @@ function authStates(engine: 'sqlite' | 'postgres'): void {
       expect(rosterDidsOf(await client.me())).toEqual([b.did]);
     });
 
-    it('the body field add: true is the same as ?add=1', async () => {
+    /** A browser signed in as a new account A, and a login proof of a second new wallet. */
+    async function signedInWithProofOfAnother() {
       const client = browser();
       const a = await signIn(client, newWallet());
       const wallet = newWallet();
-      const proof = await client.prove(wallet, 'login');
+      return { client, a, wallet, proof: await client.prove(wallet, 'login') };
+    }
+
+    it('the body field add: true is the same as ?add=1', async () => {
+      const { client, a, proof } = await signedInWithProofOfAnother();
       const reply = await client.post('/api/auth/signin', { ...proof, add: true });
       expect(reply.status, JSON.stringify(reply.body)).toBe(200);
       expectSessionCookie(reply);
@@ -184,10 +189,7 @@ function authStates(engine: 'sqlite' | 'postgres'): void {
     });
 
     it('the client-library body {message, signature, scheme, expectedNonce, expectedAudience, expectedPurpose, add} works too', async () => {
-      const client = browser();
-      const a = await signIn(client, newWallet());
-      const wallet = newWallet();
-      const proof = await client.prove(wallet, 'login');
+      const { client, a, wallet, proof } = await signedInWithProofOfAnother();
       const reply = await client.post('/api/auth/signin', {
         message: proof.message,
         signature: proof.signature,
@@ -225,6 +227,16 @@ function authStates(engine: 'sqlite' | 'postgres'): void {
       expect(await auth.harness.duplicateLiveRosterRows()).toEqual([]);
     });
 
+    /** `reply` made `active` the browser's account (the cookie names it too) over a roster of `others`. */
+    async function expectActive(client: TimedBrowser, reply: Reply, active: SignedIn, others: readonly string[]): Promise<void> {
+      expect(reply.status, JSON.stringify(reply.body)).toBe(200);
+      expect(reply.body.account.did_oc).toBe(active.did);
+      expect(decodeJwt(expectSessionCookie(reply)).payload.sub).toBe(active.id);
+      const me = await client.me();
+      expect(me.body.account.did_oc).toBe(active.did);
+      expect(rosterDidsOf(me)).toEqual(others);
+    }
+
     it('add=1 with an address of a merged account lands in the canonical account; /me shows the post-merge roster', async () => {
       const client = browser();
       const walletB = newWallet();
@@ -240,12 +252,7 @@ function authStates(engine: 'sqlite' | 'postgres'): void {
       expect(rosterDidsOf(afterMerge), 'the roster loses the merged account and does not gain the survivor').toEqual([]);
 
       const reply = await client.signIn(walletB, { add: true });
-      expect(reply.status, JSON.stringify(reply.body)).toBe(200);
-      expect(reply.body.account.did_oc).toBe(c.did);
-      expect(decodeJwt(expectSessionCookie(reply)).payload.sub).toBe(c.id);
-      const me = await client.me();
-      expect(me.body.account.did_oc).toBe(c.did);
-      expect(rosterDidsOf(me)).toEqual([a.did]);
+      await expectActive(client, reply, c, [a.did]);
       expect(await auth.harness.duplicateLiveRosterRows()).toEqual([]);
     });
 
@@ -257,12 +264,7 @@ function authStates(engine: 'sqlite' | 'postgres'): void {
       const a = await signIn(client, newWallet(), true);
       await mergeEverything(auth.harness.store, b.id, c.id, auth.harness.clock.ms);
       const reply = await client.switchTo(b.did);
-      expect(reply.status, JSON.stringify(reply.body)).toBe(200);
-      expect(reply.body.account.did_oc).toBe(c.did);
-      expect(decodeJwt(expectSessionCookie(reply)).payload.sub).toBe(c.id);
-      const me = await client.me();
-      expect(me.body.account.did_oc).toBe(c.did);
-      expect(rosterDidsOf(me)).toEqual([a.did]);
+      await expectActive(client, reply, c, [a.did]);
 
       // A roster that held only the merged account gains no way into the canonical one.
       const other = browser();
