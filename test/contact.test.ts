@@ -3,7 +3,6 @@
  * server on loopback.
  */
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { OcError } from '../src/errors.js';
 import {
   MAX_CONTACT_MESSAGE_LENGTH,
   MAX_CONTACT_NAME_LENGTH,
@@ -14,19 +13,11 @@ import {
 } from '../src/forms/index.js';
 import { createSmtpMailer, type Mailer } from '../src/mail/index.js';
 import { startSmtpServer, type TestSmtpServer } from './support/smtp-server.js';
+import { ocFailure } from './support/errors.js';
 
 const CONTACT_TO = 'team@example.com';
 const FROM = 'oc-host <no-reply@auth.example.com>';
 const T0 = new Date(Date.UTC(2025, 0, 15, 12, 0, 0));
-
-async function failure(promise: Promise<unknown>): Promise<OcError> {
-  const outcome = await promise.then(
-    () => undefined,
-    (caught: unknown) => caught,
-  );
-  expect(outcome).toBeInstanceOf(OcError);
-  return outcome as OcError;
-}
 
 describe('contact relay', () => {
   let smtp: TestSmtpServer;
@@ -108,7 +99,7 @@ describe('contact relay', () => {
 
   it.each(invalidInputs)('refuses %s with bad_request naming the field', async (_label, input, detail) => {
     const before = smtp.messages().length;
-    const error = await failure(relay.relay(input));
+    const error = await ocFailure(relay.relay(input));
     expect(error.code).toBe('bad_request');
     expect(error.status).toBe(400);
     expect(error.detail).toMatch(detail);
@@ -135,7 +126,7 @@ describe('contact relay', () => {
     ['name', 'Eve\u0007'],
   ])('refuses a header injection attempt in %s (%j) and sends nothing', async (field, value) => {
     const before = smtp.messages().length;
-    const error = await failure(relay.relay({ ...valid, [field]: value }));
+    const error = await ocFailure(relay.relay({ ...valid, [field]: value }));
     expect(error.code).toBe('bad_request');
     expect(error.detail).toMatch(new RegExp(`^${field}: must be a single line`));
     expect(smtp.messages()).toHaveLength(before);
@@ -154,7 +145,7 @@ describe('contact relay', () => {
 
   it('passes mail_unavailable on when the mail cannot be sent', async () => {
     smtp.setMode('reject-data');
-    const error = await failure(relay.relay(valid));
+    const error = await ocFailure(relay.relay(valid));
     expect(error.code).toBe('mail_unavailable');
     expect(error.status).toBe(503);
   });
@@ -170,7 +161,7 @@ describe('contact relay configuration', () => {
 
   it('answers not_found when CONTACT_TO is unset', async () => {
     const relay = createContactRelay({ mailer, contactTo: undefined, now: () => T0 });
-    const error = await failure(relay.relay({ email: 'someone@example.org', message: 'Hello' }));
+    const error = await ocFailure(relay.relay({ email: 'someone@example.org', message: 'Hello' }));
     expect(error.code).toBe('not_found');
     expect(error.status).toBe(404);
     expect(error.detail).toBe('contact: not configured');

@@ -6,7 +6,7 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { randomBytes } from 'node:crypto';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { OcError } from '../src/errors.js';
+import type { OcError } from '../src/errors.js';
 import { createSmtpMailer, type Mailer } from '../src/mail/index.js';
 import {
   EMAIL_CODE_MAX_ATTEMPTS,
@@ -20,6 +20,7 @@ import type { Store } from '../src/storage/index.js';
 import { openTestStore, testEngines, type TestEngine, type TestStore } from './support/databases.js';
 import { extractCode, startSmtpServer, type ReceivedMail, type TestSmtpServer } from './support/smtp-server.js';
 import { formatUtc } from '../src/i18n/index.js';
+import { ocFailure } from './support/errors.js';
 
 const PUBLIC_URL = 'https://auth.example.com';
 const FROM = 'oc-host <no-reply@auth.example.com>';
@@ -30,23 +31,14 @@ function newAddress(): string {
   return `user-${randomBytes(6).toString('hex')}@example.com`;
 }
 
-async function failure(promise: Promise<unknown>): Promise<OcError> {
-  const outcome = await promise.then(
-    () => undefined,
-    (caught: unknown) => caught,
-  );
-  expect(outcome).toBeInstanceOf(OcError);
-  return outcome as OcError;
-}
-
 async function expectInvalidCode(promise: Promise<unknown>): Promise<void> {
-  const error = await failure(promise);
+  const error = await ocFailure(promise);
   expect(error.code).toBe('invalid_code');
   expect(error.status).toBe(401);
 }
 
 async function expectCodeDead(promise: Promise<unknown>): Promise<void> {
-  const error = await failure(promise);
+  const error = await ocFailure(promise);
   expect(error.code).toBe('code_dead');
   expect(error.status).toBe(401);
   expect(error.detail).toMatch(/new code/);
@@ -417,10 +409,10 @@ function emailCodeSuite(engine: TestEngine): void {
   it('refuses a malformed address with bad_request on start and verify, sending nothing', async () => {
     const before = smtp.messages().length;
     for (const bad of ['not-an-address', 'a@b', 'x\r\nBcc: victim@example.com@example.com', 42]) {
-      const started = await failure(service.start(bad));
+      const started = await ocFailure(service.start(bad));
       expect(started.code).toBe('bad_request');
       expect(started.detail).toMatch(/^email: /);
-      const verified = await failure(service.verify(bad, '123456'));
+      const verified = await ocFailure(service.verify(bad, '123456'));
       expect(verified.code).toBe('bad_request');
     }
     expect(smtp.messages()).toHaveLength(before);
@@ -457,7 +449,7 @@ function emailCodeSuite(engine: TestEngine): void {
   it('throws mail_unavailable and leaves no code when the server refuses the mail', async () => {
     const email = newAddress();
     smtp.setMode('reject-rcpt');
-    const error = await failure(service.start(email));
+    const error = await ocFailure(service.start(email));
     expect(error.code).toBe('mail_unavailable');
     expect(error.status).toBe(503);
     expect(await store.findEmailCode(email)).toBeNull();
@@ -476,7 +468,7 @@ function emailCodeSuite(engine: TestEngine): void {
     });
     try {
       const email = newAddress();
-      const error = await failure(downService.start(email));
+      const error = await ocFailure(downService.start(email));
       expect(error.code).toBe('mail_unavailable');
       expect(error.message).not.toMatch(/ECONNREFUSED|127\.0\.0\.1/);
       expect(await store.findEmailCode(email)).toBeNull();
