@@ -6,9 +6,8 @@
  */
 import { expect, it } from 'vitest';
 import { newWallet, type Wallet } from './support/auth-client.js';
-import { expectError, forEachEngine, useMailingAuthSuite, type TimedBrowser } from './support/auth-harness.js';
+import { expectError, addDeskKey, forEachEngine, useMailingAuthSuite, type TimedBrowser } from './support/auth-harness.js';
 import { MINUTE } from './support/clock.js';
-import { SoftwareAuthenticator } from './support/webauthn-authenticator.js';
 
 const FIREFOX = 'Mozilla/5.0 (X11; Linux x86_64; rv:140.0) Gecko/20100101 Firefox/140.0';
 
@@ -100,13 +99,7 @@ function activitySuite(engine: 'sqlite' | 'postgres'): void {
     const wallet = newWallet();
     const client = await signedIn(wallet);
     expect((await client.post('/api/auth/sudo', await client.prove(wallet, 'sudo'))).status).toBe(200);
-    const key = new SoftwareAuthenticator({ origin: 'http://localhost:8787' });
-    const options = await client.post('/api/auth/webauthn/register/options', { label: 'Desk key' });
-    const added = await client.post('/api/auth/webauthn/register/verify', {
-      challenge_token: options.body.challenge_token,
-      response: key.create(options.body.options),
-    });
-    expect(added.status).toBe(200);
+    const { key, added } = await addDeskKey(client);
     const assertion = await client.post('/api/auth/webauthn/assertion/options', {});
     expectError(
       await client.post('/api/auth/webauthn/assertion/verify', {

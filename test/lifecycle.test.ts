@@ -8,8 +8,7 @@
  */
 import { expect, it } from 'vitest';
 import { newWallet, type Wallet } from './support/auth-client.js';
-import { expectError, forEachEngine, rosterDidsOf, useMailingAuthSuite, type TimedBrowser } from './support/auth-harness.js';
-import { SoftwareAuthenticator } from './support/webauthn-authenticator.js';
+import { expectError, addDeskKey, forEachEngine, rosterDidsOf, useMailingAuthSuite, type TimedBrowser } from './support/auth-harness.js';
 
 const FIREFOX = 'Mozilla/5.0 (X11; Linux x86_64; rv:140.0) Gecko/20100101 Firefox/140.0';
 
@@ -41,13 +40,7 @@ function lifecycleSuite(engine: 'sqlite' | 'postgres'): void {
     const started = await client.post('/api/auth/email-otp/start', { email });
     const code = await auth.mailbox.nextCode(email);
     expect((await client.post('/api/auth/link/email', { email, code, token: started.body.token })).status).toBe(200);
-    const key = new SoftwareAuthenticator({ origin: 'http://localhost:8787' });
-    const options = await client.post('/api/auth/webauthn/register/options', { label: 'Desk key' });
-    const added = await client.post('/api/auth/webauthn/register/verify', {
-      challenge_token: options.body.challenge_token,
-      response: key.create(options.body.options),
-    });
-    expect(added.status).toBe(200);
+    const { added } = await addDeskKey(client);
     const shop = await client.post('/api/connect/apps', { name: 'Shop' });
     expect(shop.status).toBe(200);
     await signedIn(wallet); // a second browser

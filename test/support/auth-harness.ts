@@ -15,6 +15,7 @@ import { Browser, type Reply, type Wallet } from './auth-client.js';
 import { SECOND, TestClock } from './clock.js';
 import { openTestStore, testEngines, type TestEngine, type TestStore } from './databases.js';
 import { extractCode, startSmtpServer, type ReceivedMail, type TestSmtpServer } from './smtp-server.js';
+import { SoftwareAuthenticator } from './webauthn-authenticator.js';
 
 /**
  * Rate limits off: these suites make hundreds of auth calls from one
@@ -339,4 +340,16 @@ export function useMailingAuthSuite(engine: TestEngine): AuthSuite & { readonly 
     useAuthSuite(engine, () => ({ SMTP_URL: mailbox.url(), RATE_LIMIT_OTP_PER_HOUR: '0' })),
     { mailbox },
   );
+}
+
+/** Registers a new software key labelled "Desk key" for the local origin on `client` (in sudo already); the key and the 200 reply. */
+export async function addDeskKey(client: Browser): Promise<{ key: SoftwareAuthenticator; added: Reply }> {
+  const key = new SoftwareAuthenticator({ origin: 'http://localhost:8787' });
+  const options = await client.post('/api/auth/webauthn/register/options', { label: 'Desk key' });
+  const added = await client.post('/api/auth/webauthn/register/verify', {
+    challenge_token: options.body.challenge_token,
+    response: key.create(options.body.options),
+  });
+  expect(added.status).toBe(200);
+  return { key, added };
 }
