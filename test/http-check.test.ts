@@ -38,6 +38,13 @@ let esplora: EsploraFake;
 let clock = NOW;
 const { relays, appOver } = useRelayHarness({ env: () => ({ ESPLORA_URLS: esplora.url }), deps: () => ({ now: () => clock }) });
 
+/** An app over one normal relay that carries `attestation`, and that relay. */
+async function appPublishing(attestation: SignedAttestation) {
+  const [relay] = await relays('normal');
+  relay!.publishRaw(eventOf(attestation));
+  return { relay: relay!, app: await appOver([relay!]) };
+}
+
 async function check(app: FastifyInstance, query: string) {
   const response = await app.inject({ method: 'GET', url: `/api/check?${query}` });
   return { status: response.statusCode, body: response.json(), headers: response.headers };
@@ -58,11 +65,9 @@ afterAll(async () => {
 
 describe('GET /api/check: the check result', () => {
   it('answers the docs/api.md check result for an address, cached with public max-age and x-cache', async () => {
-    const [relay] = await relays('normal');
     esplora.setUtxos(alice, [utxo('aa'.repeat(32), 250_000, 45)]);
     const attestation = signed(aliceKey, alice, '2026-05-01T00:00:00Z', ['github:alice', 'nostr:npub1alice']);
-    relay!.publishRaw(eventOf(attestation));
-    const app = await appOver([relay!]);
+    const { relay, app } = await appPublishing(attestation);
 
     const first = await check(app, `addr=${alice}`);
     expect(first.status).toBe(200);
@@ -86,11 +91,9 @@ describe('GET /api/check: the check result', () => {
   });
 
   it('by id and by identity: the bound identity is among the identities', async () => {
-    const [relay] = await relays('normal');
     esplora.setUtxos(bob, [utxo('bb'.repeat(32), 5_000_000, 400)]);
     const attestation = signed(bobKey, bob, '2026-05-01T00:00:00Z', ['x:bob', 'dns:bob.example']);
-    relay!.publishRaw(eventOf(attestation));
-    const app = await appOver([relay!]);
+    const { app } = await appPublishing(attestation);
 
     const byId = await check(app, `id=${attestation.id.toUpperCase()}`);
     expect(byId.status).toBe(200);
