@@ -38,6 +38,12 @@ function attestation(address: string, extensions: Record<string, string> = {}, i
 let esplora: EsploraFake;
 let app: FastifyInstance;
 
+/** POST /api/verify of an attestation of the P2WPKH address with `extensions`, signed with BIP-322. */
+async function verifySigned(extensions: Record<string, string>) {
+  const msg = attestation(p2wpkh, extensions);
+  return verify({ addr: p2wpkh, msg, sig: signBip322({ privateKey: key, address: p2wpkh, message: msg }) });
+}
+
 async function verify(body: Record<string, unknown>) {
   const response = await app.inject({ method: 'POST', url: '/api/verify', payload: body });
   return { status: response.statusCode, body: response.json(), headers: response.headers };
@@ -101,16 +107,12 @@ describe('POST /api/verify', () => {
   });
 
   it('applies the bond rule (days from the youngest UTXO needed to reach the bond)', async () => {
-    const msg = attestation(p2wpkh, { bond: '160000' });
-    const sig = signBip322({ privateKey: key, address: p2wpkh, message: msg });
-    const { body } = await verify({ addr: p2wpkh, msg, sig });
+    const { body } = await verifySigned({ bond: '160000' });
     expect(body).toMatchObject({ ok: true, sats: 160_000, days: 10, codes: ['sig_ok_bip322', 'bond_confirmed'] });
   });
 
   it('bond_insufficient when the bond exceeds the confirmed balance', async () => {
-    const msg = attestation(p2wpkh, { bond: '250000' });
-    const sig = signBip322({ privateKey: key, address: p2wpkh, message: msg });
-    const { body } = await verify({ addr: p2wpkh, msg, sig });
+    const { body } = await verifySigned({ bond: '250000' });
     expect(body.ok).toBe(false);
     expect(body.codes).toContain('bond_insufficient');
   });
@@ -176,9 +178,7 @@ describe('POST /api/verify', () => {
   });
 
   it('expired when the expires extension is past', async () => {
-    const msg = attestation(p2wpkh, { expires: '2026-05-01T00:00:00Z' });
-    const sig = signBip322({ privateKey: key, address: p2wpkh, message: msg });
-    const { body } = await verify({ addr: p2wpkh, msg, sig });
+    const { body } = await verifySigned({ expires: '2026-05-01T00:00:00Z' });
     expect(body.ok).toBe(false);
     expect(body.codes).toContain('expired');
   });
