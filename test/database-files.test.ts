@@ -43,6 +43,15 @@ async function start(databasePath: string, outboxDir: string) {
   return { app, lines };
 }
 
+/** Creates the database `<name>/oc.sqlite`, lets `prepare` change it, and starts an app on it with its outbox beside it. */
+async function startOnExisting(name: string, prepare: (databasePath: string) => Promise<void> = async () => {}) {
+  const databasePath = join(dir, name, 'oc.sqlite');
+  const store = await openStore(`sqlite:${databasePath}`);
+  await store.close();
+  await prepare(databasePath);
+  return { databasePath, ...(await start(databasePath, join(dir, name, 'outbox'))) };
+}
+
 describe('the embedded database on disk', () => {
   it('creates its folders 0700, and the database, its side files and the outbox 0600', async () => {
     const data = join(dir, 'fresh', 'data');
@@ -74,11 +83,7 @@ describe('the embedded database on disk', () => {
   });
 
   it('warns at start, naming the file, its mode and the chmod, when others can read an existing database; and leaves it as it is', async () => {
-    const databasePath = join(dir, 'shared', 'oc.sqlite');
-    const store = await openStore(`sqlite:${databasePath}`);
-    await store.close();
-    await chmod(databasePath, 0o644);
-    const { app, lines } = await start(databasePath, join(dir, 'shared', 'outbox'));
+    const { databasePath, app, lines } = await startOnExisting('shared', async (path) => chmod(path, 0o644));
     try {
       const warnings = lines.filter((line) => line.msg.startsWith('storage:'));
       expect(warnings).toContainEqual(expect.objectContaining({ level: 40, file: databasePath, mode: '0644' }));
@@ -94,10 +99,7 @@ describe('the embedded database on disk', () => {
   });
 
   it('says nothing about a database only its owner can open', async () => {
-    const databasePath = join(dir, 'private', 'oc.sqlite');
-    const store = await openStore(`sqlite:${databasePath}`);
-    await store.close();
-    const { app, lines } = await start(databasePath, join(dir, 'private', 'outbox'));
+    const { databasePath, app, lines } = await startOnExisting('private');
     try {
       expect(await modeOf(databasePath)).toBe(0o600);
       expect(lines.filter((line) => line.msg.startsWith('storage:'))).toEqual([]);
