@@ -87,12 +87,18 @@ describe('GET /api/auth/providers', () => {
   });
 });
 
+/** A new browser signed in with `provider`, asking to return to `returnTo`, redirected (302) to `location`. */
+async function signInReturning(provider: string, returnTo: string, location: string) {
+  const browser = new Browser(app);
+  const { callback } = await providerSignIn(browser, provider, `?return_to=${returnTo}`);
+  expect(callback.status).toBe(302);
+  expect(callback.headers.location).toBe(location);
+  return { browser, callback };
+}
+
 describe('OpenID Connect sign-in', () => {
   it('signs in, creates a federated account, and redirects to return_to', async () => {
-    const browser = new Browser(app);
-    const { callback } = await providerSignIn(browser, 'acme', '?return_to=/account');
-    expect(callback.status).toBe(302);
-    expect(callback.headers.location).toBe('/account');
+    const { browser, callback } = await signInReturning('acme', '/account', '/account');
     expect(cookieValue(callback.setCookies, 'oc_oauth')).toBe('');
     const claims = decodeJwt(browser.cookie!);
     // A provider sign-in: its method, and no amr (docs/protocol.md §3).
@@ -247,10 +253,7 @@ describe('OpenID Connect sign-in', () => {
 
 describe('GitHub sign-in', () => {
   it('signs in with the numeric user id as subject', async () => {
-    const browser = new Browser(app);
-    const { callback } = await providerSignIn(browser, 'github', '?return_to=http://localhost:8787/account');
-    expect(callback.status).toBe(302);
-    expect(callback.headers.location).toBe('http://localhost:8787/account');
+    const { browser } = await signInReturning('github', 'http://localhost:8787/account', 'http://localhost:8787/account');
     expect(decodeJwt(browser.cookie!)).toMatchObject({ signing_method: 'oauth:github' });
     expect(decodeJwt(browser.cookie!)).not.toHaveProperty('amr');
     const again = new Browser(app);
