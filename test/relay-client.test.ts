@@ -89,6 +89,15 @@ afterEach(async () => {
 
 const ids = (envelopes: readonly AttestationEnvelope[]) => envelopes.map((envelope) => envelope.attestation_id);
 
+/** The three ways to ask for alice's attestation `id`: by id, by her address, by her identity. */
+function aliceLookups(id: string) {
+  return [
+    { by: 'id', id },
+    { by: 'address', address: ALICE_ADDRESS },
+    { by: 'identity', identity: 'github:alice' },
+  ] as const;
+}
+
 describe('queryAttestations', () => {
   it('finds an attestation by id, address and identity, each through its own tag filter', async () => {
     const [relay] = await relays('normal');
@@ -97,11 +106,7 @@ describe('queryAttestations', () => {
     relay!.publishRaw(eventOf(attestation(BOB_ADDRESS, { identities: ['github:bob'] })));
     const pool = poolOf([relay!]);
 
-    for (const lookup of [
-      { by: 'id', id: mine.attestation_id },
-      { by: 'address', address: ALICE_ADDRESS },
-      { by: 'identity', identity: 'github:alice' },
-    ] as const) {
+    for (const lookup of aliceLookups(mine.attestation_id)) {
       const result = await pool.queryAttestations(lookup);
       expect(ids(result.envelopes)).toEqual([mine.attestation_id]);
       // The relay honoured the (multi-letter) tag filter: only the match was sent.
@@ -268,11 +273,7 @@ describe('queryAttestations', () => {
     honest!.publishRaw(eventOf(alices));
     const pool = poolOf([liar!, honest!]);
 
-    for (const lookup of [
-      { by: 'id', id: alices.attestation_id },
-      { by: 'address', address: ALICE_ADDRESS },
-      { by: 'identity', identity: 'github:alice' },
-    ] as const) {
+    for (const lookup of aliceLookups(alices.attestation_id)) {
       const result = await pool.queryAttestations(lookup);
       // The liar sent everything it holds; only the answer to the question is kept.
       expect(result.outcomes[0]).toMatchObject({ status: 'answered', events: 3 });
