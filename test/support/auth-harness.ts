@@ -296,13 +296,6 @@ export function useMailbox(): Mailbox {
   };
 }
 
-/** {@link useAuthHarness} with a {@link useMailbox}: e-mail codes on, their hourly limit off. */
-export function useMailingAuthHarness(engine: TestEngine, assign: (harness: AuthHarness, app: FastifyInstance) => void): Mailbox {
-  const mailbox = useMailbox();
-  useAuthHarness(engine, assign, () => ({ SMTP_URL: mailbox.url(), RATE_LIMIT_OTP_PER_HOUR: '0' }));
-  return mailbox;
-}
-
 /** A suite's harness and its app, to be read from the suite's tests (after its `beforeAll`). */
 export interface AuthSuite {
   readonly harness: AuthHarness;
@@ -333,7 +326,7 @@ export function useAuthSuite(engine: TestEngine, env: Record<string, string> | (
   };
 }
 
-/** {@link useAuthSuite} with a {@link useMailbox}, as {@link useMailingAuthHarness} sets them up. */
+/** {@link useAuthSuite} with a {@link useMailbox}: e-mail codes on, their hourly limit off. */
 export function useMailingAuthSuite(engine: TestEngine): AuthSuite & { readonly mailbox: Mailbox } {
   const mailbox = useMailbox();
   return Object.assign(
