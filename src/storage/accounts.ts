@@ -41,6 +41,17 @@ export class AccountsArea implements AccountStore {
     this.#x = executor;
   }
 
+  #identityRow(identity: NewIdentity, accountId: string): IdentitiesTable {
+    return {
+      id: identity.id ?? newRandomId(),
+      account_id: accountId,
+      kind: identity.kind,
+      value: identity.value,
+      verified: toDatabaseBoolean(this.#x.engine, identity.verified),
+      created_at: identity.created_at,
+    };
+  }
+
   async #ownerOfIdentity(kind: IdentityKind, value: string): Promise<{ account: AccountRecord; identity: IdentityRecord } | null> {
     const identity = await this.#x.findIdentity(this.#x.db, kind, value);
     if (identity === null) return null;
@@ -70,14 +81,7 @@ export class AccountsArea implements AccountStore {
       disabled_at: null,
       deleted_at: null,
     };
-    const identityRow: IdentitiesTable = {
-      id: identity.id ?? newRandomId(),
-      account_id: accountId,
-      kind: identity.kind,
-      value: identity.value,
-      verified: toDatabaseBoolean(this.#x.engine, identity.verified),
-      created_at: identity.created_at,
-    };
+    const identityRow = this.#identityRow(identity, accountId);
     try {
       await this.#x.transaction(async (trx) => {
         await trx.insertInto('accounts').values(accountRow).execute();
@@ -157,14 +161,7 @@ export class AccountsArea implements AccountStore {
 
   async addIdentity(input: NewIdentity & { readonly account_id: string }): Promise<AddIdentityResult> {
     assertIdentityValue(input.kind, input.value);
-    const row: IdentitiesTable = {
-      id: input.id ?? newRandomId(),
-      account_id: input.account_id,
-      kind: input.kind,
-      value: input.value,
-      verified: toDatabaseBoolean(this.#x.engine, input.verified),
-      created_at: input.created_at,
-    };
+    const row = this.#identityRow(input, input.account_id);
     try {
       await this.#x.transaction(async (trx) => {
         await trx.insertInto('identities').values(row).execute();
@@ -283,40 +280,18 @@ export class AccountsArea implements AccountStore {
 
       // The apps that provisioned `from` (read while their identities are still there) hear of what left it.
       const fromTargets = await webhookTargets(trx, [from.id]);
-      if (dropped.length > 0) {
-        await trx
-          .deleteFrom('identities')
-          .where(
-            'id',
-            'in',
-            dropped.map((identity) => identity.id),
-          )
-          .execute();
+      const droppedIds = dropped.map((identity) => identity.id);
+      if (droppedIds.length > 0) {
+        await trx.deleteFrom('identities').where('id', 'in', droppedIds).execute();
         for (const identity of dropped) {
           await enqueueWebhookEvents(trx, fromTargets, 'identity.unlinked', from.id, { identity: webhookIdentity(identity) }, now);
         }
       }
-      if (moving.length > 0) {
-        await trx
-          .updateTable('identities')
-          .set({ account_id: into.id })
-          .where(
-            'id',
-            'in',
-            moving.map((identity) => identity.id),
-          )
-          .execute();
-      }
-      if (movingApps.length > 0) {
-        await trx
-          .updateTable('connect_apps')
-          .set({ owner_account_id: into.id })
-          .where(
-            'id',
-            'in',
-            movingApps.map((app) => app.id),
-          )
-          .execute();
+      const movingIds = moving.map((identity) => identity.id);
+      if (movingIds.length > 0) await trx.updateTable('identities').set({ account_id: into.id }).where('id', 'in', movingIds).execute();
+      const movingAppIds = movingApps.map((app) => app.id);
+      if (movingAppIds.length > 0) {
+        await trx.updateTable('connect_apps').set({ owner_account_id: into.id }).where('id', 'in', movingAppIds).execute();
       }
       if (droppedApps.length > 0) {
         const ids = droppedApps.map((app) => app.id);
@@ -366,27 +341,13 @@ export class AccountsArea implements AccountStore {
         .where('account_id', 'in', ids)
         .where('kind', '=', 'email')
         .execute();
-      if (emails.length > 0)
-        await trx
-          .deleteFrom('email_codes')
-          .where(
-            'email',
-            'in',
-            emails.map((row) => row.value),
-          )
-          .execute();
+      const emailValues = emails.map((row) => row.value);
+      if (emailValues.length > 0) await trx.deleteFrom('email_codes').where('email', 'in', emailValues).execute();
       await trx.deleteFrom('settings').where('key', 'in', ids.map(emailHintSetting)).execute();
       const keys = await trx.deleteFrom('webauthn_credentials').where('account_id', 'in', ids).executeTakeFirst();
       const owned = await trx.selectFrom('connect_apps').select('id').where('owner_account_id', 'in', ids).execute();
-      if (owned.length > 0)
-        await trx
-          .deleteFrom('webhook_deliveries')
-          .where(
-            'app_id',
-            'in',
-            owned.map((app) => app.id),
-          )
-          .execute();
+      const ownedIds = owned.map((app) => app.id);
+      if (ownedIds.length > 0) await trx.deleteFrom('webhook_deliveries').where('app_id', 'in', ownedIds).execute();
       const apps = await trx.deleteFrom('connect_apps').where('owner_account_id', 'in', ids).executeTakeFirst();
       // The apps that provisioned it (their `connect` identities, read before those go) hear of the deletion.
       const targets = await webhookTargets(trx, ids);
