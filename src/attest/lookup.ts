@@ -51,7 +51,7 @@ import type { AttestationEnvelope, AttestationLookup, AttestationQueryResult, Re
 import type { CacheEntry, ResultCache, SingleFlight } from './cache.js';
 import type { VerifyCode } from './codes.js';
 import { formatIdentity, parseIdentity, type Identity } from '../format/index.js';
-import { applyThresholds, verifyAttestation, type AttestationResult, type Thresholds } from './verify.js';
+import { applyThresholds, verifyAttestation, type Thresholds } from './verify.js';
 
 /** Who is being looked up (docs/api.md: exactly one of addr, id, identity). */
 export type CheckSubject =
@@ -125,18 +125,9 @@ export interface DiscoverAnswer {
 }
 
 /** The body of a 200 check answer (docs/api.md "Check result"). */
-export interface CheckResultBody {
+export interface CheckResultBody extends Omit<CheckedAttestation, 'ok'> {
+  /** True when every threshold is met; else `reasons` says which are not. */
   readonly ok: boolean;
-  readonly sats: number;
-  readonly days: number;
-  readonly score: number;
-  readonly attestation_id: string;
-  readonly address: string;
-  readonly identities: readonly Identity[];
-  readonly network: string;
-  readonly codes: readonly VerifyCode[];
-  readonly issued_at?: string;
-  readonly expires_at?: string;
   readonly reasons?: readonly VerifyCode[];
 }
 
@@ -223,7 +214,8 @@ function relayLookup(subject: CheckSubject): AttestationLookup {
   }
 }
 
-function checked(result: AttestationResult): CheckedAttestation {
+/** Only the fields of a check result, whatever else `result` carries. */
+function checked(result: CheckedAttestation): CheckedAttestation {
   return {
     ok: result.ok,
     codes: result.codes,
@@ -254,19 +246,7 @@ export function checkResultBody(
   const result = outcome.result;
   const reasons: readonly VerifyCode[] =
     outcome.status === 'chain_unavailable' ? ['chain_unavailable'] : applyThresholds(result, thresholds).reasons;
-  const body: CheckResultBody = {
-    ok: reasons.length === 0,
-    sats: result.sats,
-    days: result.days,
-    score: result.score,
-    attestation_id: result.attestation_id,
-    address: result.address,
-    identities: result.identities,
-    network: result.network,
-    codes: result.codes,
-    ...(result.issued_at !== undefined ? { issued_at: result.issued_at } : {}),
-    ...(result.expires_at !== undefined ? { expires_at: result.expires_at } : {}),
-  };
+  const body: CheckResultBody = { ...checked(result), ok: reasons.length === 0 };
   return reasons.length === 0 ? body : { ...body, reasons };
 }
 
