@@ -8,7 +8,7 @@
  * checked by src/webauthn.
  */
 import { Type } from 'typebox';
-import type { FastifyInstance, FastifyReply } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { proofFromFields, type AccountChange, type TransferAcceptance } from '../account/index.js';
 import type { ServiceContext } from './context.js';
 import { errorResponses, NullableString, SessionIssued } from './schemas.js';
@@ -180,6 +180,16 @@ export function registerAccountRoutes(root: FastifyInstance, context: ServiceCon
     setSessionCookie(context, reply, change.issued);
     return { ...sessionBody(change.issued), identities: change.identities, ...(change.merged ? { merged: change.merged } : {}) };
   }
+  /** Links the identity `proof` proves to the signed-in account, with the transfer `confirm` accepts. */
+  async function linked(
+    request: FastifyRequest,
+    reply: FastifyReply,
+    proof: Parameters<ServiceContext['accounts']['link']>[1],
+    confirm: Parameters<typeof transferOf>[0],
+  ) {
+    const current = await requireSession(context, request);
+    return changed(await context.accounts.link(current, proof, transferOf(confirm), isOwnBrowserSession(context, request, current)), reply);
+  }
 
   app.post(
     '/api/auth/sudo',
@@ -259,7 +269,6 @@ export function registerAccountRoutes(root: FastifyInstance, context: ServiceCon
       },
     },
     async (request, reply) => {
-      const current = await requireSession(context, request);
       const body = request.body;
       const proof = {
         kind: 'btc',
@@ -269,10 +278,7 @@ export function registerAccountRoutes(root: FastifyInstance, context: ServiceCon
         address: body.address,
         scheme: body.scheme,
       } as const;
-      return changed(
-        await context.accounts.link(current, proof, transferOf(body.confirm_transfer), isOwnBrowserSession(context, request, current)),
-        reply,
-      );
+      return linked(request, reply, proof, body.confirm_transfer);
     },
   );
 
@@ -292,13 +298,9 @@ export function registerAccountRoutes(root: FastifyInstance, context: ServiceCon
       },
     },
     async (request, reply) => {
-      const current = await requireSession(context, request);
       const body = request.body;
       const proof = { kind: 'email', email: body.email, code: body.code, token: body.token } as const;
-      return changed(
-        await context.accounts.link(current, proof, transferOf(body.confirm_transfer), isOwnBrowserSession(context, request, current)),
-        reply,
-      );
+      return linked(request, reply, proof, body.confirm_transfer);
     },
   );
 
