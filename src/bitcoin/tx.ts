@@ -92,6 +92,9 @@ function sequenceBytes(sequence: number): Uint8Array {
 // BIP-143 (segwit v0) signature hash, for P2WPKH and P2SH-P2WPKH.
 
 const BIP143_HASH_SEQUENCE_ZERO = sha256d(ZERO_SEQUENCE);
+/** A sighash of to_sign input 0, SIGHASH_ALL, for a key hash (P2WPKH or P2PKH). */
+type KeyHashSighash = (toSpendTxid: Uint8Array, keyHash: Uint8Array, version: number, sequence: number, lockTime: number) => Uint8Array;
+
 const BIP143_HASH_OUTPUTS = sha256d(TO_SIGN_OUTPUT);
 const bip143Preimage = new Uint8Array(182);
 const bip143Outpoint = new Uint8Array(36);
@@ -107,13 +110,7 @@ bip143Preimage.set(BIP143_HASH_OUTPUTS, 142);
  * hash. Layout: nVersion | hashPrevouts | hashSequence | outpoint |
  * scriptCode | amount | nSequence | hashOutputs | nLockTime | nHashType.
  */
-export function bip143Sighash(
-  toSpendTxid: Uint8Array,
-  keyHash: Uint8Array,
-  version: number,
-  sequence: number,
-  lockTime: number,
-): Uint8Array {
+export const bip143Sighash: KeyHashSighash = (toSpendTxid, keyHash, version, sequence, lockTime) => {
   const p = bip143Preimage;
   writeUint32LE(p, 0, version);
   bip143Outpoint.set(toSpendTxid, 0); // vout 0: bytes 32..35 stay zero
@@ -125,7 +122,7 @@ export function bip143Sighash(
   writeUint32LE(p, 174, lockTime);
   writeUint32LE(p, 178, SIGHASH_ALL);
   return sha256d(p);
-}
+};
 
 // ---------------------------------------------------------------------------
 // BIP-341 key-path signature hash, for P2TR.
@@ -191,13 +188,7 @@ const legacyPreimage = new Uint8Array(90);
 }
 
 /** SignatureHash (Bitcoin Core, SIGVERSION_BASE) of to_sign input 0, SIGHASH_ALL, P2PKH. */
-export function legacySighash(
-  toSpendTxid: Uint8Array,
-  keyHash: Uint8Array,
-  version: number,
-  sequence: number,
-  lockTime: number,
-): Uint8Array {
+export const legacySighash: KeyHashSighash = (toSpendTxid, keyHash, version, sequence, lockTime) => {
   const p = legacyPreimage;
   writeUint32LE(p, 0, version);
   p.set(toSpendTxid, 5); // vout 0 at 37..40 stays zero
@@ -205,7 +196,7 @@ export function legacySighash(
   writeUint32LE(p, 67, sequence);
   writeUint32LE(p, 82, lockTime);
   return sha256d(p);
-}
+};
 
 // ---------------------------------------------------------------------------
 // Witness stacks and full transactions.
