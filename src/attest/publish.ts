@@ -43,18 +43,9 @@ export interface AttestationPublisherDeps {
 export type PublishOutcome =
   /** The attestation does not verify; nothing was sent. */
   | { readonly status: 'rejected'; readonly attestation_id: string; readonly codes: readonly VerifyCode[] }
-  /** At least one relay acknowledged the event with OK true. */
+  /** At least one relay acknowledged the event with OK true (`published`), or none did (`relays_unavailable`). */
   | {
-      readonly status: 'published';
-      readonly attestation_id: string;
-      readonly codes: readonly VerifyCode[];
-      readonly event_id: string;
-      readonly published: readonly string[];
-      readonly failed: readonly string[];
-    }
-  /** The attestation verifies but no relay accepted it. */
-  | {
-      readonly status: 'relays_unavailable';
+      readonly status: 'published' | 'relays_unavailable';
       readonly attestation_id: string;
       readonly codes: readonly VerifyCode[];
       readonly event_id: string;
