@@ -23,13 +23,9 @@ import {
   signOutCurrent,
   wantsAdd,
 } from './session.js';
-import { errorResponses, SessionIssued, StringEnum } from './schemas.js';
+import { AddQuery, errorResponses, SessionIssued, StringEnum } from './schemas.js';
 import { POLICY } from './policy.js';
 import { typed } from './schema-types.js';
-
-const AddQuery = Type.Object({
-  add: Type.Optional(Type.String({ enum: ['1', '0', 'true', 'false'], description: "`1` keeps the caller's roster (add an account)" })),
-});
 
 const SignInBody = Type.Object(
   {

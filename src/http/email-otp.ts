@@ -6,7 +6,7 @@
 import { Type } from 'typebox';
 import type { FastifyInstance } from 'fastify';
 import type { ServiceContext } from './context.js';
-import { errorResponses, SessionIssued } from './schemas.js';
+import { AddQuery, errorResponses, SessionIssued } from './schemas.js';
 import { noStore, sessionBody, setSessionCookie, signInTarget, wantsAdd } from './session.js';
 import { POLICY } from './policy.js';
 import { typed } from './schema-types.js';
@@ -37,7 +37,6 @@ const VerifyBody = Type.Object({
   ),
   add: Type.Optional(Type.Boolean({ description: 'Same as `?add=1`' })),
 });
-const AddQuery = Type.Object({ add: Type.Optional(Type.String({ enum: ['1', '0', 'true', 'false'] })) });
 
 export function registerEmailOtpRoutes(root: FastifyInstance, context: ServiceContext): void {
   const app = typed(root);

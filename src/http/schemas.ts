@@ -130,6 +130,11 @@ export const RosterEntry = Type.Object(
 );
 
 /** The answer of every successful sign-in, switch or re-mint (docs/protocol.md §3). */
+/** The `?add=` of a sign-in (src/http/session.ts `wantsAdd`). */
+export const AddQuery = Type.Object({
+  add: Type.Optional(Type.String({ enum: ['1', '0', 'true', 'false'], description: "`1` keeps the caller's roster (add an account)" })),
+});
+
 export const SessionIssued = Type.Object({
   ok: Type.Literal(true),
   account: Type.Ref('Account'),

@@ -9,7 +9,7 @@ import { Type } from 'typebox';
 import type { FastifyInstance } from 'fastify';
 import type { AuthenticationResponseJSON, RegistrationResponseJSON } from '@simplewebauthn/server';
 import type { ServiceContext } from './context.js';
-import { errorResponses, NullableString, SessionIssued, StringEnum } from './schemas.js';
+import { AddQuery, errorResponses, NullableString, SessionIssued, StringEnum } from './schemas.js';
 import { noStore, requireSession, sessionBody, setSessionCookie, signInTarget, wantsAdd } from './session.js';
 import { POLICY } from './policy.js';
 import { typed } from './schema-types.js';
@@ -111,9 +111,6 @@ const PasskeySignInBody = Type.Object({
   challenge_token: CHALLENGE_TOKEN,
   response: AuthenticationResponse,
   add: Type.Optional(Type.Boolean({ description: 'Same as `?add=1`' })),
-});
-const AddQuery = Type.Object({
-  add: Type.Optional(Type.String({ enum: ['1', '0', 'true', 'false'], description: "`1` keeps the caller's roster (add an account)" })),
 });
 const CredentialParams = Type.Object({ id: CREDENTIAL_ID });
 const CredentialPatch = Type.Object({
