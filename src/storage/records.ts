@@ -305,15 +305,10 @@ export interface MergeResult {
   readonly removed: { readonly identities: IdentityRecord[]; readonly keys: NamedItem[]; readonly apps: NamedItem[] };
 }
 
-export interface NewSession {
-  readonly jti: string;
-  readonly token_hash: string;
-  readonly account_id: string;
-  readonly roster_id: string | null;
-  readonly signing_method: string | null;
+export interface NewSession
+  extends Pick<SessionRecord, 'jti' | 'token_hash' | 'account_id' | 'roster_id' | 'signing_method' | 'expires_at'> {
   /** Also the time at which a replaced row of the same (roster, account) is revoked. */
   readonly created_at: EpochMilliseconds;
-  readonly expires_at: EpochMilliseconds;
   /** Defaults to created_at. */
   readonly last_seen_at?: EpochMilliseconds;
   readonly step_up_at?: EpochMilliseconds | null;
