@@ -10,14 +10,19 @@ import { errorResponses, Identity } from './schemas.js';
 import { POLICY } from './policy.js';
 import { typed } from './schema-types.js';
 
-const MAX_MESSAGE = 16_384;
-const MAX_SIGNATURE = 8_192;
+export const MAX_MESSAGE = 16_384;
+export const MAX_SIGNATURE = 8_192;
 
-export const VerifyBody = Type.Object({
+/** The {addr, msg, sig, scheme} of an attestation, as /api/verify and /api/publish take it. */
+export const ATTESTATION_FIELDS = {
   addr: Type.String({ minLength: 1, maxLength: 128, description: 'Bitcoin address the attestation binds' }),
   msg: Type.String({ minLength: 1, maxLength: MAX_MESSAGE, description: 'Canonical attestation message (docs/protocol.md §7)' }),
   sig: Type.String({ minLength: 1, maxLength: MAX_SIGNATURE, description: 'Signature, base64 (or hex for BIP-322)' }),
   scheme: Type.Optional(Type.String({ maxLength: 32, description: '`bip322` or `legacy`; when absent, detected (docs/protocol.md §7)' })),
+};
+
+export const VerifyBody = Type.Object({
+  ...ATTESTATION_FIELDS,
   attestation_id: Type.Optional(Type.String({ maxLength: 128, description: 'Claimed id; must equal sha256 of msg' })),
 });
 

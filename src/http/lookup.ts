@@ -21,6 +21,7 @@ import {
 import { OcError } from '../errors.js';
 import { attestationId } from '../format/index.js';
 import type { PublishAttestationInput } from '../attest/index.js';
+import { ATTESTATION_FIELDS, MAX_MESSAGE, MAX_SIGNATURE } from './attestation.js';
 import type { ServiceContext } from './context.js';
 import { sendError } from './errors.js';
 import { errorResponses, Identity } from './schemas.js';
@@ -54,15 +55,7 @@ export const DiscoverQuery = Type.Object({
   ),
 });
 
-const MAX_MESSAGE = 16_384;
-const MAX_SIGNATURE = 8_192;
-
-export const PublishBody = Type.Object({
-  addr: Type.String({ minLength: 1, maxLength: 128, description: 'Bitcoin address the attestation binds' }),
-  msg: Type.String({ minLength: 1, maxLength: MAX_MESSAGE, description: 'Canonical attestation message (docs/protocol.md §7)' }),
-  sig: Type.String({ minLength: 1, maxLength: MAX_SIGNATURE, description: 'Signature, base64 (or hex for BIP-322)' }),
-  scheme: Type.Optional(Type.String({ maxLength: 32, description: '`bip322` or `legacy`; when absent, detected (docs/protocol.md §7)' })),
-});
+export const PublishBody = Type.Object(ATTESTATION_FIELDS);
 
 /** An attestation envelope as publishers send it, or the {addr, msg, sig} body; other envelope fields are allowed and ignored. */
 export const PublishEnvelopeBody = Type.Object(
