@@ -220,6 +220,12 @@ function securityHeaders(reply: FastifyReply): FastifyReply {
     .header('referrer-policy', 'no-referrer');
 }
 
+/** A 302 to `location` that no cache keeps. */
+function redirect(reply: FastifyReply, location: string): FastifyReply {
+  securityHeaders(reply).header('cache-control', 'no-store');
+  return reply.code(302).header('location', location).send();
+}
+
 function sendPage(reply: FastifyReply, html: string, locale: Locale): FastifyReply {
   // Pages are cheap and carry the checked return_to: always revalidate. Their language follows the request.
   return securityHeaders(reply)
@@ -288,33 +294,34 @@ export function registerPageRoutes(app: FastifyInstance, context: ServiceContext
     }
   }
 
-  app.get('/signin', { config: { policy: POLICY.unlimited }, schema: { hide: true } }, async (request, reply) => {
+  /** A page that goes on to the request's checked return_to (or says it was refused), with its other template values. */
+  function sendReturningPage(
+    request: FastifyRequest,
+    reply: FastifyReply,
+    page: 'signin' | 'sudo',
+    values: Readonly<Record<string, string>>,
+  ): FastifyReply {
     const { returnTo, refused } = returnToOf(request);
-    const add = firstQueryValue(request, 'add');
     const locale = pageLocale(request);
-    return sendPage(
-      reply,
-      renderTemplate(pages[locale].signin, {
-        return_to: returnTo,
-        return_to_refused: refused ? '1' : '',
-        add: add === '1' || add === 'true' ? '1' : '',
-      }),
-      locale,
-    );
+    const html = renderTemplate(pages[locale][page], { return_to: returnTo, return_to_refused: refused ? '1' : '', ...values });
+    return sendPage(reply, html, locale);
+  }
+
+  app.get('/signin', { config: { policy: POLICY.unlimited }, schema: { hide: true } }, async (request, reply) => {
+    const add = firstQueryValue(request, 'add');
+    return sendReturningPage(request, reply, 'signin', { add: add === '1' || add === 'true' ? '1' : '' });
   });
 
   // The service's front door, and where a provider sign-in without
   // return_to lands: the account page (which sends strangers to /signin).
   app.get('/', { config: { policy: POLICY.unlimited }, schema: { hide: true } }, async (_request, reply) => {
-    securityHeaders(reply).header('cache-control', 'no-store');
-    return reply.code(302).header('location', '/account').send();
+    return redirect(reply, '/account');
   });
 
   app.get('/account', { config: { policy: POLICY.unlimited }, schema: { hide: true } }, async (request, reply) => {
     // Server-side first; the page also goes to /signin when /me answers 401.
     if ((await currentSession(context, request)) === null) {
-      securityHeaders(reply).header('cache-control', 'no-store');
-      return reply.code(302).header('location', '/signin?return_to=/account').send();
+      return redirect(reply, '/signin?return_to=/account');
     }
     const locale = pageLocale(request);
     return sendPage(reply, pages[locale].account, locale);
@@ -324,23 +331,9 @@ export function registerPageRoutes(app: FastifyInstance, context: ServiceContext
   // (docs/protocol.md §6 "Step-up"): prove the active account again, then back to return_to.
   app.get('/sudo', { config: { policy: POLICY.unlimited }, schema: { hide: true } }, async (request, reply) => {
     if ((await currentSession(context, request)) === null) {
-      securityHeaders(reply).header('cache-control', 'no-store');
-      return reply
-        .code(302)
-        .header('location', `/signin?return_to=${encodeURIComponent(request.url)}`)
-        .send();
+      return redirect(reply, `/signin?return_to=${encodeURIComponent(request.url)}`);
     }
-    const { returnTo, refused } = returnToOf(request);
-    const locale = pageLocale(request);
-    return sendPage(
-      reply,
-      renderTemplate(pages[locale].sudo, {
-        return_to: returnTo,
-        return_to_refused: refused ? '1' : '',
-        purpose: sudoPurpose(firstQueryValue(request, 'purpose')),
-      }),
-      locale,
-    );
+    return sendReturningPage(request, reply, 'sudo', { purpose: sudoPurpose(firstQueryValue(request, 'purpose')) });
   });
 
   // The interactive explorer of the OpenAPI document (src/pages/explorer.js).
