@@ -310,6 +310,19 @@ export function checkField(field, valid, region, message) {
 }
 
 /**
+ * The proof a pasted signature makes for `challenge`, its whitespace removed;
+ * null, with the field marked and `region` told, when nothing was pasted.
+ * @param {{address: string, message: string, nonce: string}} challenge
+ * @param {HTMLTextAreaElement} signature
+ * @param {HTMLElement} region
+ */
+export function pastedProof(challenge, signature, region) {
+  const pasted = signature.value.replace(/\s+/g, '');
+  if (!checkField(signature, pasted !== '', region, t('page.signature_missing'))) return null;
+  return { address: challenge.address, message: challenge.message, signature: pasted, nonce: challenge.nonce };
+}
+
+/**
  * Runs `work` with `button` disabled and marked busy, so a double click sends
  * one request. The button's label stays: screen readers keep its name.
  *

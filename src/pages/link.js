@@ -26,13 +26,14 @@ import {
   looksLikeBitcoinAddress,
   looksLikeEmail,
   markInvalid,
+  pastedProof,
   say,
   submitButtonOf,
   t,
   tNodes,
 } from './common.js';
 import { codeRefusalText, emailCodeForm } from './email-code.js';
-import { detectWallets, walletErrorText } from './wallets.js';
+import { appendWalletButtons, detectWallets, walletErrorText } from './wallets.js';
 
 /** @typedef {import('./common.js').ApiResult} ApiResult */
 /** @typedef {import('./common.js').Identity} Identity */
@@ -325,16 +326,7 @@ export function setUpLinking(options) {
     challenge = { address: chosen, message: issued.body.message, nonce: issued.body.nonce };
     message.value = challenge.message;
     for (const button of tools.querySelectorAll('[data-wallet]')) button.remove();
-    for (const wallet of detectWallets()) {
-      const button = h('button', {
-        type: 'button',
-        class: 'secondary',
-        'data-wallet': wallet.id,
-        text: t('wallet.sign_with', { wallet: wallet.label }),
-      });
-      button.addEventListener('click', () => busy(button, () => signWith(wallet)));
-      tools.append(button);
-    }
+    appendWalletButtons(tools, signWith);
     addressForm.hidden = true;
     signForm.hidden = false;
     return true;
@@ -409,9 +401,8 @@ export function setUpLinking(options) {
     event.preventDefault();
     say(error, '');
     if (!challenge) return;
-    const pasted = signature.value.replace(/\s+/g, '');
-    if (!checkField(signature, pasted !== '', error, t('page.signature_missing'))) return;
-    const proof = { address: challenge.address, message: challenge.message, signature: pasted, nonce: challenge.nonce };
+    const proof = pastedProof(challenge, signature, error);
+    if (!proof) return;
     await busy(submitButtonOf(signForm), async () => {
       const lookAgain = () => {
         resetBtc();

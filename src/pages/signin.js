@@ -38,7 +38,7 @@ import {
   tNodes,
 } from './common.js';
 import { emailCodeForm } from './email-code.js';
-import { detectWallets, walletErrorText } from './wallets.js';
+import { appendWalletButtons, detectWallets, walletErrorText } from './wallets.js';
 import { browserErrorText, conditionalSupported, describeKeyError, getAssertion, wasCancelled, webauthnSupported } from './passkeys.js';
 
 const DEFAULT_RETURN_TO = '/account';
@@ -271,16 +271,7 @@ async function signWith(wallet, address) {
 
 /** @param {string} address */
 function showWalletButtons(address) {
-  for (const wallet of detectWallets()) {
-    const button = h('button', {
-      type: 'button',
-      class: 'secondary',
-      'data-wallet': wallet.id,
-      text: t('wallet.sign_with', { wallet: wallet.label }),
-    });
-    button.addEventListener('click', () => busy(button, () => signWith(wallet, address)));
-    btcTools.append(button);
-  }
+  appendWalletButtons(btcTools, (wallet) => signWith(wallet, address));
 }
 
 /**

@@ -6,10 +6,10 @@
  * page shows it in its step-up dialog, the /sudo page as the page itself;
  * both build it here.
  */
-import { api, busy, checkField, copyText, describeError, fetchChallenge, h, markInvalid, say, submitButtonOf, t } from './common.js';
+import { api, busy, copyText, describeError, fetchChallenge, h, markInvalid, pastedProof, say, submitButtonOf, t } from './common.js';
 import { codeRefusalText, emailCodeForm } from './email-code.js';
 import { browserErrorText, describeKeyError, getAssertion, webauthnSupported } from './passkeys.js';
-import { detectWallets, walletErrorText } from './wallets.js';
+import { appendWalletButtons, walletErrorText } from './wallets.js';
 
 /**
  * The account's own verified addresses and e-mails, and whether it has a
@@ -188,27 +188,16 @@ export function createProofPanel(root, options) {
       }
       challenge = { address: chosen, message: issued.body.message, nonce: issued.body.nonce };
       message.value = challenge.message;
-      for (const wallet of detectWallets()) {
-        const button = h('button', {
-          type: 'button',
-          class: 'secondary',
-          'data-wallet': wallet.id,
-          text: t('wallet.sign_with', { wallet: wallet.label }),
-        });
-        button.addEventListener('click', () =>
-          busy(button, async () => {
-            if (!challenge) return;
-            try {
-              signature.value = await wallet.sign(challenge.message, challenge.address);
-            } catch (failure) {
-              say(error, walletErrorText(failure, wallet.label));
-              return;
-            }
-            signForm.requestSubmit();
-          }),
-        );
-        tools.append(button);
-      }
+      appendWalletButtons(tools, async (wallet) => {
+        if (!challenge) return;
+        try {
+          signature.value = await wallet.sign(challenge.message, challenge.address);
+        } catch (failure) {
+          say(error, walletErrorText(failure, wallet.label));
+          return;
+        }
+        signForm.requestSubmit();
+      });
       addressForm.hidden = true;
       signForm.hidden = false;
       message.focus();
@@ -224,9 +213,8 @@ export function createProofPanel(root, options) {
     event.preventDefault();
     say(error, '');
     if (!challenge) return;
-    const pasted = signature.value.replace(/\s+/g, '');
-    if (!checkField(signature, pasted !== '', error, t('page.signature_missing'))) return;
-    const proof = { address: challenge.address, message: challenge.message, signature: pasted, nonce: challenge.nonce };
+    const proof = pastedProof(challenge, signature, error);
+    if (!proof) return;
     await busy(submitButtonOf(signForm), async () => {
       const refused = await prove(proof);
       if (refused) say(error, describeError(refused));

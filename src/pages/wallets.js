@@ -24,6 +24,7 @@
  * - Phantom (`window.phantom.bitcoin`): `requestAccounts()` → accounts with a
  *   `purpose`; `signMessage(address, bytes)` → `{signature: bytes}`.
  */
+import { busy, h } from './common.js';
 import { t } from './i18n.js';
 
 /**
@@ -237,4 +238,23 @@ export function walletErrorText(error, label) {
   const code = error && typeof error === 'object' && 'code' in error ? error.code : undefined;
   if (code === 4001 || code === -32000 || /reject|denied|declin|cancel/i.test(text)) return t('wallet.declined', { wallet: label });
   return text ? t('wallet.failed_because', { wallet: label, reason: text }) : t('wallet.failed', { wallet: label });
+}
+
+/**
+ * Appends to `tools` a "Sign with …" button for each wallet this page can see,
+ * each running `sign` with its wallet while the button is busy.
+ * @param {HTMLElement} tools
+ * @param {(wallet: Wallet) => Promise<void>} sign
+ */
+export function appendWalletButtons(tools, sign) {
+  for (const wallet of detectWallets()) {
+    const button = h('button', {
+      type: 'button',
+      class: 'secondary',
+      'data-wallet': wallet.id,
+      text: t('wallet.sign_with', { wallet: wallet.label }),
+    });
+    button.addEventListener('click', () => busy(button, () => sign(wallet)));
+    tools.append(button);
+  }
 }
