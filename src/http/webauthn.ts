@@ -6,7 +6,7 @@
  * sign-in. Thin: a schema, one call to src/webauthn, a reply.
  */
 import { Type } from 'typebox';
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyReply } from 'fastify';
 import type { AuthenticationResponseJSON, RegistrationResponseJSON } from '@simplewebauthn/server';
 import type { ServiceContext } from './context.js';
 import { AddQuery, errorResponses, NullableString, SessionIssued, StringEnum } from './schemas.js';
@@ -31,13 +31,18 @@ const LABEL = Type.String({ maxLength: 256, description: '1 to 64 characters aft
 
 const Extensions = Type.Object({}, { additionalProperties: true, description: 'clientExtensionResults, as the browser returned them' });
 
+/** What a registration and an authentication response share, before their `response`. */
+const CREDENTIAL_FIELDS = {
+  id: CREDENTIAL_ID,
+  rawId: CREDENTIAL_ID,
+  type: Type.Literal('public-key'),
+  authenticatorAttachment: Type.Optional(Type.String({ maxLength: 32 })),
+  clientExtensionResults: Extensions,
+};
+
 const RegistrationResponse = Type.Object(
   {
-    id: CREDENTIAL_ID,
-    rawId: CREDENTIAL_ID,
-    type: Type.Literal('public-key'),
-    authenticatorAttachment: Type.Optional(Type.String({ maxLength: 32 })),
-    clientExtensionResults: Extensions,
+    ...CREDENTIAL_FIELDS,
     response: Type.Object(
       {
         clientDataJSON: B64URL(8192),
@@ -55,11 +60,7 @@ const RegistrationResponse = Type.Object(
 
 const AuthenticationResponse = Type.Object(
   {
-    id: CREDENTIAL_ID,
-    rawId: CREDENTIAL_ID,
-    type: Type.Literal('public-key'),
-    authenticatorAttachment: Type.Optional(Type.String({ maxLength: 32 })),
-    clientExtensionResults: Extensions,
+    ...CREDENTIAL_FIELDS,
     response: Type.Object(
       {
         clientDataJSON: B64URL(8192),
@@ -112,6 +113,8 @@ const PasskeySignInBody = Type.Object({
   response: AuthenticationResponse,
   add: Type.Optional(Type.Boolean({ description: 'Same as `?add=1`' })),
 });
+/** The answer of a registration or an edit: the key as it is now. */
+const CredentialAnswer = Type.Object({ ok: Type.Literal(true), credential: Credential });
 const CredentialParams = Type.Object({ id: CREDENTIAL_ID });
 const CredentialPatch = Type.Object({
   label: Type.Optional(LABEL),
@@ -131,6 +134,12 @@ function asRegistration(response: unknown): RegistrationResponseJSON {
 }
 export function asAuthentication(response: unknown): AuthenticationResponseJSON {
   return response as AuthenticationResponseJSON;
+}
+
+/** The answer of a registration or an edit, which no cache keeps: the key as it is now. */
+function credentialAnswer<C>(reply: FastifyReply, credential: C): { ok: true; credential: C } {
+  noStore(reply);
+  return { ok: true, credential };
 }
 
 export const WEBAUTHN_ASSERTION_FIELDS = { challenge_token: CHALLENGE_TOKEN, response: AuthenticationResponse };
@@ -177,10 +186,7 @@ export function registerWebAuthnRoutes(root: FastifyInstance, context: ServiceCo
           'already.',
         security: SESSION,
         body: RegisterVerifyBody,
-        response: {
-          200: Type.Object({ ok: Type.Literal(true), credential: Credential }),
-          ...errorResponses(400, 401, 403, 409, 413, 415, 429, 503),
-        },
+        response: { 200: CredentialAnswer, ...errorResponses(400, 401, 403, 409, 413, 415, 429, 503) },
       },
     },
     async (request, reply) => {
@@ -191,8 +197,7 @@ export function registerWebAuthnRoutes(root: FastifyInstance, context: ServiceCo
         response: asRegistration(body.response),
         label: body.label,
       });
-      noStore(reply);
-      return { ok: true, credential };
+      return credentialAnswer(reply, credential);
     },
   );
 
@@ -224,17 +229,12 @@ export function registerWebAuthnRoutes(root: FastifyInstance, context: ServiceCo
         security: SESSION,
         params: CredentialParams,
         body: CredentialPatch,
-        response: {
-          200: Type.Object({ ok: Type.Literal(true), credential: Credential }),
-          ...errorResponses(400, 401, 403, 404, 413, 415, 429),
-        },
+        response: { 200: CredentialAnswer, ...errorResponses(400, 401, 403, 404, 413, 415, 429) },
       },
     },
     async (request, reply) => {
       const current = await requireSession(context, request);
-      const credential = await webauthn.update(current.account.id, request.params.id, request.body);
-      noStore(reply);
-      return { ok: true, credential };
+      return credentialAnswer(reply, await webauthn.update(current.account.id, request.params.id, request.body));
     },
   );
 
