@@ -29,14 +29,17 @@ export {
   MAX_SESSION_COOKIES,
   SESSION_COOKIE_NAME,
   clearedSessionCookies,
+  readCookie,
+  readRosterCookie,
   readSessionCookies,
+  serializeClearedRosterCookie,
   serializeClearedSessionCookie,
+  serializeRosterCookie,
   serializeSessionCookie,
 } from './cookie.js';
 export type { ClearedSessionCookieOptions, SessionCookieOptions } from './cookie.js';
 export { accountIdFromDid, didOf } from './accounts.js';
 export type { AccountView } from './accounts.js';
-export { readCookie, readRosterCookie, serializeClearedRosterCookie, serializeRosterCookie } from './cookie.js';
 export { loadKeyRing, loadServerSecret, rotateSigningKey } from './keystore.js';
 export { RevocationFeed } from './revocations.js';
 export { isRosterBinding, rosterBinding } from './roster-binding.js';
