@@ -148,15 +148,8 @@ export class AccountsArea implements AccountStore {
     return account.merged_into === null ? account : this.#x.resolveCanonical(this.#x.db, account.merged_into);
   }
 
-  async listIdentities(accountId: string): Promise<IdentityRecord[]> {
-    const rows = await this.#x.db
-      .selectFrom('identities')
-      .selectAll()
-      .where('account_id', '=', accountId)
-      .orderBy('created_at')
-      .orderBy('id')
-      .execute();
-    return rows.map(toIdentityRecord);
+  listIdentities(accountId: string): Promise<IdentityRecord[]> {
+    return identitiesOf(this.#x.db, accountId);
   }
 
   async addIdentity(input: NewIdentity & { readonly account_id: string }): Promise<AddIdentityResult> {
@@ -395,19 +388,25 @@ export class AccountsArea implements AccountStore {
   }
 }
 
-/**
- * What an account holds that a merge moves or removes (docs/protocol.md §2
- * "Merging"), oldest first: for the 409's list and, inside the merge's
- * transaction, for the merge itself.
- */
-async function readHoldings(db: Kysely<DatabaseSchema>, accountId: string): Promise<TransferHoldings> {
-  const identities = await db
+/** The identities of an account, oldest first. */
+async function identitiesOf(db: Kysely<DatabaseSchema>, accountId: string): Promise<IdentityRecord[]> {
+  const rows = await db
     .selectFrom('identities')
     .selectAll()
     .where('account_id', '=', accountId)
     .orderBy('created_at')
     .orderBy('id')
     .execute();
+  return rows.map(toIdentityRecord);
+}
+
+/**
+ * What an account holds that a merge moves or removes (docs/protocol.md §2
+ * "Merging"), oldest first: for the 409's list and, inside the merge's
+ * transaction, for the merge itself.
+ */
+async function readHoldings(db: Kysely<DatabaseSchema>, accountId: string): Promise<TransferHoldings> {
+  const identities = await identitiesOf(db, accountId);
   const keys: NamedItem[] = await db
     .selectFrom('webauthn_credentials')
     .select(['id', 'label as name'])
@@ -420,5 +419,5 @@ async function readHoldings(db: Kysely<DatabaseSchema>, accountId: string): Prom
     .where('owner_account_id', '=', accountId)
     .orderBy('created_at')
     .execute();
-  return { identities: identities.map(toIdentityRecord), keys, apps };
+  return { identities, keys, apps };
 }
