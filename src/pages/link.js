@@ -33,7 +33,7 @@ import {
   tNodes,
 } from './common.js';
 import { codeRefusalText, emailCodeForm } from './email-code.js';
-import { appendWalletButtons, detectWallets, walletErrorText } from './wallets.js';
+import { appendWalletButtons, detectWallets, signIntoForm, walletErrorText } from './wallets.js';
 
 /** @typedef {import('./common.js').ApiResult} ApiResult */
 /** @typedef {import('./common.js').Identity} Identity */
@@ -336,13 +336,7 @@ export function setUpLinking(options) {
   async function signWith(wallet) {
     if (!challenge) return;
     say(error, '');
-    try {
-      signature.value = await wallet.sign(challenge.message, challenge.address);
-    } catch (failure) {
-      say(error, walletErrorText(failure, wallet.label));
-      return;
-    }
-    signForm.requestSubmit();
+    await signIntoForm(wallet, challenge, signature, signForm, error);
   }
 
   const connectHolder = byId('link-btc-wallets');

@@ -9,7 +9,7 @@
 import { api, busy, copyText, describeError, fetchChallenge, h, markInvalid, pastedProof, say, submitButtonOf, t } from './common.js';
 import { codeRefusalText, emailCodeForm } from './email-code.js';
 import { browserErrorText, describeKeyError, getAssertion, webauthnSupported } from './passkeys.js';
-import { appendWalletButtons, walletErrorText } from './wallets.js';
+import { appendWalletButtons, signIntoForm } from './wallets.js';
 
 /**
  * The account's own verified addresses and e-mails, and whether it has a
@@ -190,13 +190,7 @@ export function createProofPanel(root, options) {
       message.value = challenge.message;
       appendWalletButtons(tools, async (wallet) => {
         if (!challenge) return;
-        try {
-          signature.value = await wallet.sign(challenge.message, challenge.address);
-        } catch (failure) {
-          say(error, walletErrorText(failure, wallet.label));
-          return;
-        }
-        signForm.requestSubmit();
+        await signIntoForm(wallet, challenge, signature, signForm, error);
       });
       addressForm.hidden = true;
       signForm.hidden = false;

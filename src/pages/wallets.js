@@ -24,7 +24,7 @@
  * - Phantom (`window.phantom.bitcoin`): `requestAccounts()` → accounts with a
  *   `purpose`; `signMessage(address, bytes)` → `{signature: bytes}`.
  */
-import { busy, h } from './common.js';
+import { busy, h, say } from './common.js';
 import { t } from './i18n.js';
 
 /**
@@ -257,4 +257,23 @@ export function appendWalletButtons(tools, sign) {
     button.addEventListener('click', () => busy(button, () => sign(wallet)));
     tools.append(button);
   }
+}
+
+/**
+ * Puts the signature `wallet` makes of the challenge into `signature` and
+ * submits `form`; a refusal or failure is said in `region` instead.
+ * @param {Wallet} wallet
+ * @param {{address: string, message: string}} challenge
+ * @param {HTMLTextAreaElement} signature
+ * @param {HTMLFormElement} form
+ * @param {HTMLElement} region
+ */
+export async function signIntoForm(wallet, challenge, signature, form, region) {
+  try {
+    signature.value = await wallet.sign(challenge.message, challenge.address);
+  } catch (failure) {
+    say(region, walletErrorText(failure, wallet.label));
+    return;
+  }
+  form.requestSubmit();
 }
