@@ -12,7 +12,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { proofFromFields, type AccountChange, type TransferAcceptance } from '../account/index.js';
 import type { ServiceContext } from './context.js';
 import { errorResponses, NullableString, SessionIssued } from './schemas.js';
-import { isOwnBrowserSession, noStore, requireSession, sessionBody, setSessionCookie } from './session.js';
+import { answerIssued, isOwnBrowserSession, noStore, requireSession, sessionBody, setSessionCookie } from './session.js';
 import { POLICY } from './policy.js';
 import { typed } from './schema-types.js';
 import { asAuthentication, WEBAUTHN_ASSERTION_FIELDS } from './webauthn.js';
@@ -225,8 +225,7 @@ export function registerAccountRoutes(root: FastifyInstance, context: ServiceCon
           'sudo_at',
         );
       }
-      setSessionCookie(context, reply, issued);
-      return sessionBody(issued);
+      return answerIssued(context, reply, issued);
     },
   );
 
@@ -339,8 +338,7 @@ export function registerAccountRoutes(root: FastifyInstance, context: ServiceCon
     async (request, reply) => {
       const current = await requireSession(context, request);
       const issued = await context.accounts.edit(current, request.body);
-      setSessionCookie(context, reply, issued);
-      return sessionBody(issued);
+      return answerIssued(context, reply, issued);
     },
   );
 }

@@ -9,6 +9,7 @@ import { OcError } from '../errors.js';
 import { clientFacts } from '../session/index.js';
 import type { ServiceContext } from './context.js';
 import {
+  answerIssued,
   clearSessionCookie,
   currentSession,
   foreignSessionSeen,
@@ -18,7 +19,6 @@ import {
   presentedTokens,
   requireSession,
   sessionBody,
-  setSessionCookie,
   signInTarget,
   signOutCurrent,
   wantsAdd,
@@ -149,8 +149,7 @@ export function registerAuthRoutes(root: FastifyInstance, context: ServiceContex
         },
         target,
       );
-      setSessionCookie(context, reply, issued);
-      return sessionBody(issued);
+      return answerIssued(context, reply, issued);
     },
   );
 
@@ -236,8 +235,7 @@ export function registerAuthRoutes(root: FastifyInstance, context: ServiceContex
     async (request, reply) => {
       const current = await requireSession(context, request);
       const issued = await context.sessions.switchTo(current, request.body.did_oc);
-      setSessionCookie(context, reply, issued);
-      return sessionBody(issued);
+      return answerIssued(context, reply, issued);
     },
   );
 }

@@ -7,7 +7,7 @@ import { Type } from 'typebox';
 import type { FastifyInstance } from 'fastify';
 import type { ServiceContext } from './context.js';
 import { AddQuery, errorResponses, SessionIssued } from './schemas.js';
-import { noStore, sessionBody, setSessionCookie, signInTarget, wantsAdd } from './session.js';
+import { answerIssued, noStore, signInTarget, wantsAdd } from './session.js';
 import { POLICY } from './policy.js';
 import { typed } from './schema-types.js';
 import { requestLocale } from './locale.js';
@@ -75,8 +75,7 @@ export function registerEmailOtpRoutes(root: FastifyInstance, context: ServiceCo
       const body = request.body;
       const add = wantsAdd(request.query, body.add);
       const issued = await context.signIn.withEmailCode(body, await signInTarget(context, request, add));
-      setSessionCookie(context, reply, issued);
-      return sessionBody(issued);
+      return answerIssued(context, reply, issued);
     },
   );
 }

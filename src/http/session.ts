@@ -186,6 +186,16 @@ export function sessionBody(issued: IssuedSession): { ok: true; account: IssuedS
   return { ok: true, account: issued.account, token: issued.token };
 }
 
+/** Sets the cookie of a session just issued and answers with its body: how a sign-in or a re-mint ends. */
+export function answerIssued(
+  context: ServiceContext,
+  reply: FastifyReply,
+  issued: IssuedSession,
+): { ok: true; account: IssuedSession['account']; token: string } {
+  setSessionCookie(context, reply, issued);
+  return sessionBody(issued);
+}
+
 /**
  * Gives every request its `authenticated` slot, and makes a request refused
  * as `ambiguous_session` also lose the host's cookies (the family one, the

@@ -10,7 +10,7 @@ import type { FastifyInstance, FastifyReply } from 'fastify';
 import type { AuthenticationResponseJSON, RegistrationResponseJSON } from '@simplewebauthn/server';
 import type { ServiceContext } from './context.js';
 import { AddQuery, errorResponses, NullableString, SessionIssued, StringEnum } from './schemas.js';
-import { noStore, requireSession, sessionBody, setSessionCookie, signInTarget, wantsAdd } from './session.js';
+import { answerIssued, noStore, requireSession, sessionBody, setSessionCookie, signInTarget, wantsAdd } from './session.js';
 import { POLICY } from './policy.js';
 import { typed } from './schema-types.js';
 
@@ -360,8 +360,7 @@ export function registerWebAuthnRoutes(root: FastifyInstance, context: ServiceCo
       const body = request.body;
       const target = await signInTarget(context, request, wantsAdd(request.query, body.add));
       const issued = await webauthn.signIn({ challenge_token: body.challenge_token, response: asAuthentication(body.response) }, target);
-      setSessionCookie(context, reply, issued);
-      return sessionBody(issued);
+      return answerIssued(context, reply, issued);
     },
   );
 }
