@@ -310,13 +310,16 @@ export function checkField(field, valid, region, message) {
 }
 
 /**
- * The proof a pasted signature makes for `challenge`, its whitespace removed;
- * null, with the field marked and `region` told, when nothing was pasted.
- * @param {{address: string, message: string, nonce: string}} challenge
+ * The proof a pasted signature makes for `challenge`, its whitespace removed,
+ * with `region` cleared; null when there is no challenge, or, with the field
+ * marked and `region` told, when nothing was pasted.
+ * @param {{address: string, message: string, nonce: string} | null} challenge
  * @param {HTMLTextAreaElement} signature
  * @param {HTMLElement} region
  */
 export function pastedProof(challenge, signature, region) {
+  say(region, '');
+  if (!challenge) return null;
   const pasted = signature.value.replace(/\s+/g, '');
   if (!checkField(signature, pasted !== '', region, t('page.signature_missing'))) return null;
   return { address: challenge.address, message: challenge.message, signature: pasted, nonce: challenge.nonce };

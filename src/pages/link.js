@@ -393,8 +393,6 @@ export function setUpLinking(options) {
 
   signForm.addEventListener('submit', async (event) => {
     event.preventDefault();
-    say(error, '');
-    if (!challenge) return;
     const proof = pastedProof(challenge, signature, error);
     if (!proof) return;
     await busy(submitButtonOf(signForm), async () => {

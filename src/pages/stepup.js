@@ -205,8 +205,6 @@ export function createProofPanel(root, options) {
 
   signForm.addEventListener('submit', async (event) => {
     event.preventDefault();
-    say(error, '');
-    if (!challenge) return;
     const proof = pastedProof(challenge, signature, error);
     if (!proof) return;
     await busy(submitButtonOf(signForm), async () => {
