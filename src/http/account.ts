@@ -12,7 +12,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { proofFromFields, type AccountChange, type TransferAcceptance } from '../account/index.js';
 import type { ServiceContext } from './context.js';
 import { errorResponses, NullableString, SessionIssued } from './schemas.js';
-import { answerIssued, isOwnBrowserSession, noStore, requireSession, sessionBody, setSessionCookie } from './session.js';
+import { answerIssued, noStore, requireSession, sessionBody, setSessionCookie } from './session.js';
 import { POLICY } from './policy.js';
 import { typed } from './schema-types.js';
 import { asAuthentication, WEBAUTHN_ASSERTION_FIELDS } from './webauthn.js';
@@ -188,7 +188,7 @@ export function registerAccountRoutes(root: FastifyInstance, context: ServiceCon
     confirm: Parameters<typeof transferOf>[0],
   ) {
     const current = await requireSession(context, request);
-    return changed(await context.accounts.link(current, proof, transferOf(confirm), isOwnBrowserSession(context, request, current)), reply);
+    return changed(await context.accounts.link(current, proof, transferOf(confirm), current.ownBrowser === true), reply);
   }
 
   app.post(

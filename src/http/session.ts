@@ -47,7 +47,13 @@ export function presentedTokens(request: FastifyRequest): string[] {
 /** Whether a roster is this browser's own, by its `__Host-oc_roster` cookie (session/roster-binding.ts). */
 export function ownRosterCheck(context: ServiceContext, request: FastifyRequest): ((rosterId: string) => boolean) | undefined {
   const binding = readRosterCookie(request.headers.cookie);
-  return binding === undefined ? undefined : (rosterId) => isRosterBinding(context.serverSecret, rosterId, binding);
+  if (binding === undefined) return undefined;
+  // The session lookup and the route may ask about the same roster: its MAC is computed once.
+  let last: { readonly rosterId: string; readonly own: boolean } | undefined;
+  return (rosterId) => {
+    if (last?.rosterId !== rosterId) last = { rosterId, own: isRosterBinding(context.serverSecret, rosterId, binding) };
+    return last.own;
+  };
 }
 
 declare module 'fastify' {
@@ -72,18 +78,18 @@ export function foreignSessionSeen(request: FastifyRequest): () => void {
  */
 export async function currentSession(context: ServiceContext, request: FastifyRequest, strict = false): Promise<Authenticated | null> {
   if (request.authenticated === undefined) {
+    const isOwn = ownRosterCheck(context, request);
     const pinned = pinnedToken(request);
     let found: Authenticated | null;
     if (pinned !== undefined) {
       found = pinned === null ? null : await context.sessions.authenticatePinned(pinned, strict);
     } else {
       const tokens = presentedTokens(request);
-      found =
-        tokens.length === 0
-          ? null
-          : await context.sessions.authenticate(tokens, ownRosterCheck(context, request), foreignSessionSeen(request));
+      found = tokens.length === 0 ? null : await context.sessions.authenticate(tokens, isOwn, foreignSessionSeen(request));
     }
-    request.authenticated = found === null ? null : { ...found, ownBrowser: isOwnBrowserSession(context, request, found) };
+    // Whether the browser's binding names the session's roster: decided here once for every route that asks.
+    const rosterId = found?.session.roster_id ?? null;
+    request.authenticated = found === null ? null : { ...found, ownBrowser: rosterId !== null && isOwn?.(rosterId) === true };
   }
   return request.authenticated;
 }
@@ -114,16 +120,6 @@ export async function cookieSession(context: ServiceContext, request: FastifyReq
     if (isOcError(error) && error.code === 'ambiguous_session') return null;
     throw error;
   }
-}
-
-/**
- * Whether `current` is a session this browser opened itself: the request
- * carries the `__Host-oc_roster` binding of its roster (no sibling site can
- * set that cookie). A pinned tab's request from a family site carries it too.
- */
-export function isOwnBrowserSession(context: ServiceContext, request: FastifyRequest, current: Authenticated): boolean {
-  const rosterId = current.session.roster_id;
-  return rosterId !== null && ownRosterCheck(context, request)?.(rosterId) === true;
 }
 
 /** The current session, or 401 `not_authenticated` (docs/api.md Authentication 6). */
@@ -175,10 +171,7 @@ export async function signInTarget(context: ServiceContext, request: FastifyRequ
   const client = { ...clientFacts(request.headers['user-agent'], request.ip), locale: requestLocale(request) };
   if (!add) return { add, current: null, client };
   const current = await currentSession(context, request);
-  const rosterId = current?.session.roster_id ?? null;
-  const isOwn = ownRosterCheck(context, request);
-  const own = rosterId && isOwn?.(rosterId);
-  return { add, current: own ? current : null, client };
+  return { add, current: current?.ownBrowser === true ? current : null, client };
 }
 
 /** The body every successful sign-in, switch or re-mint answers (docs/protocol.md §3). */
