@@ -15,9 +15,11 @@ import { readAttestationFile } from './cli/attestation-file.js';
 import { publishFromFile } from './cli/publish.js';
 import { UsageError } from './cli/usage.js';
 import { OPERATOR_COMMANDS, operatorHelp, runOperatorCommand, terminalIo } from './cli/operator.js';
+import { OIDC_HELP, runOidcCommand } from './cli/oidc.js';
+import { ensureOidcKeys, listOidcKeys, OIDC_ALGORITHMS, OidcService, rotateOidcKeys, type OidcAlgorithm } from './oidc/index.js';
 import { ConfigError, loadConfig, type Config } from './config.js';
 import { serve } from './main.js';
-import { publicJwkForConsumers, loadKeyRing, rotateSigningKey } from './session/index.js';
+import { publicJwkForConsumers, loadKeyRing, loadServerSecret, rotateSigningKey, DEFAULT_KEY_OVERLAP_SECONDS } from './session/index.js';
 import { DatabaseMissingError, migrate, openStore, redactDatabaseUrl } from './storage/index.js';
 import { VERSION } from './version.js';
 
@@ -26,8 +28,12 @@ const USAGE = `oc-host ${VERSION}: sign-in host and OrangeCheck attestation veri
 Usage:
   oc-host serve                      run the service (same as npm start)
   oc-host migrate                    apply database migrations and exit
-  oc-host keys rotate                add a new signing key; older keys stay published
-                                     for the overlap window (31 days)
+  oc-host keys rotate                add a new session signing key; older keys stay
+                                     published for the overlap window (31 days)
+  oc-host keys rotate --oidc [--alg RS256|ES256|EdDSA]
+                                     new OpenID provider keys (one per algorithm, or the
+                                     one named); replaced keys stay published 7 days
+  oc-host keys list                  every session and OpenID provider key and its state
   oc-host keys public [--base64url]  print the active public JWK for consumers'
                                      OC_AUTH_PUBLIC_JWK setting
   oc-host check --addr A | --id ID | --identity PROTO:ID [--min-sats N] [--min-days N]
@@ -43,6 +49,8 @@ Usage:
                                      sign an account out of every browser
   oc-host activity --account DID [--json]
                                      an account's security events
+  oc-host oidc clients add|list|show|rotate-secret|first-party|remove ...
+                                     the OpenID provider's registered apps (--help for more)
   oc-host --help | --version
 
 Configuration comes from the environment (see README "Configuration").
@@ -104,12 +112,26 @@ async function run(argv: string[]): Promise<number> {
       runOperatorCommand(argv, { store, io: terminalIo(), now: () => new Date(), publicUrl: config.publicUrl }),
     );
   }
+  if (argv[0] === 'oidc') {
+    if (argv.includes('--help') || argv.includes('-h') || argv.length === 1) {
+      out(OIDC_HELP);
+      return argv.length === 1 ? 2 : 0;
+    }
+    const config = loadConfig();
+    return withStore(config, async (store) => {
+      const serverSecret = await loadServerSecret(store, config.serverSecret);
+      const oidc = await OidcService.open({ store, issuer: config.publicUrl, serverSecret, now: () => new Date() });
+      return runOidcCommand(argv.slice(1), { oidc, io: terminalIo() });
+    });
+  }
   const { values, positionals } = parseArgs({
     args: argv,
     allowPositionals: true,
     options: {
       help: { type: 'boolean', short: 'h' },
       version: { type: 'boolean', short: 'v' },
+      oidc: { type: 'boolean' },
+      alg: { type: 'string' },
       file: { type: 'string', short: 'f' },
       base64url: { type: 'boolean' },
       addr: { type: 'string' },
@@ -144,8 +166,17 @@ async function run(argv: string[]): Promise<number> {
       onlyArguments('migrate', positionals, 1, values, []);
       break;
     case 'keys':
-      if (subcommand === 'rotate' || subcommand === 'public')
-        onlyArguments(`keys ${subcommand}`, positionals, 2, values, subcommand === 'public' ? ['base64url'] : []);
+      if (subcommand === 'rotate' || subcommand === 'public' || subcommand === 'list')
+        onlyArguments(
+          `keys ${subcommand}`,
+          positionals,
+          2,
+          values,
+          subcommand === 'public' ? ['base64url'] : subcommand === 'rotate' ? ['oidc', 'alg'] : [],
+        );
+      if (values.alg !== undefined && !values.oidc) throw new UsageError('keys rotate: --alg goes with --oidc');
+      if (values.alg !== undefined && !(OIDC_ALGORITHMS as readonly string[]).includes(values.alg))
+        throw new UsageError(`keys rotate: --alg must be one of ${OIDC_ALGORITHMS.join(', ')}`);
       break;
     case 'check':
       onlyArguments('check', positionals, 1, values, ['addr', 'id', 'identity', 'min-sats', 'min-days']);
@@ -165,6 +196,33 @@ async function run(argv: string[]): Promise<number> {
       return 0;
     }
     case 'keys': {
+      if (subcommand === 'rotate' && values.oidc) {
+        return withStore(config, async (store) => {
+          await ensureOidcKeys(store, Date.now());
+          const added = await rotateOidcKeys(store, Date.now(), values.alg as OidcAlgorithm | undefined);
+          for (const key of added) out(`new OpenID provider key ${key.alg} ${key.kid}`);
+          progress('running instances sign with them within a minute; the keys they replace stay in the JWKS for 7 days');
+          return 0;
+        });
+      }
+      if (subcommand === 'list') {
+        return withStore(config, async (store) => {
+          const now = Date.now();
+          // Like a starting instance, listing makes the keys that do not exist yet.
+          const signing = (await loadKeyRing(store, config.authPrivateJwk, new Date(now))).active.kid;
+          await ensureOidcKeys(store, now);
+          const session = await store.listSigningKeys();
+          for (const key of session) {
+            const published = key.retired_at === null || now - key.retired_at < DEFAULT_KEY_OVERLAP_SECONDS * 1000;
+            const state = key.kid === signing ? 'signing' : published ? 'published' : 'withdrawn';
+            out(`session  EdDSA  ${key.kid}  ${state}  created ${new Date(key.created_at).toISOString()}`);
+          }
+          for (const key of listOidcKeys(await store.listOidcKeys(), now)) {
+            out(`oidc     ${key.alg.padEnd(5)}  ${key.kid}  ${key.state}  created ${new Date(key.created_at).toISOString()}`);
+          }
+          return 0;
+        });
+      }
       if (subcommand === 'rotate') {
         return withStore(config, async (store) => {
           const key = await rotateSigningKey(store, new Date());
@@ -183,7 +241,7 @@ async function run(argv: string[]): Promise<number> {
           return 0;
         });
       }
-      throw new UsageError('keys: expected "rotate" or "public"');
+      throw new UsageError('keys: expected "rotate", "list" or "public"');
     }
     case 'check': {
       const parsed = parseSubject({ addr: values.addr, id: values.id, identity: values.identity });

@@ -70,6 +70,7 @@ import {
   pingRedis,
 } from './redis/index.js';
 import { relyingParty, WebAuthnService } from './webauthn/index.js';
+import { OidcService } from './oidc/index.js';
 import {
   createConnectService,
   isDevelopmentUrl,
@@ -188,6 +189,8 @@ export interface ServiceContext {
   readonly attestCounter: EventCounter;
   /** Integrator apps and their webhooks (src/connect). */
   readonly connect: ConnectService;
+  /** The OpenID provider: its keys, clients, claims and consents (src/oidc). */
+  readonly oidc: OidcService;
   /** Named readiness checks, each `ok` or a short reason. */
   readiness(): Promise<Record<string, string>>;
 }
@@ -460,6 +463,19 @@ async function assemble(config: Config, deps: ServiceDeps, log: ServiceLog, clos
     activity,
   });
   const connect = createConnectService({ store, secret: serverSecret, now, activity, webhookRules });
+  // docs/protocol.md §8: the OpenID provider's keys are made on first start and reloaded with the session keys.
+  const oidc = await OidcService.open({
+    store,
+    issuer: config.publicUrl,
+    serverSecret,
+    attestations: attestationLookup,
+    now,
+  });
+  const reloadOidcKeys = setInterval(() => {
+    oidc.reloadKeys().catch((error: unknown) => log.error({ err: error }, 'oidc: could not reload the provider keys'));
+  }, KEY_REFRESH_MS);
+  reloadOidcKeys.unref();
+  closers.push(() => clearInterval(reloadOidcKeys));
 
   const rateLimiter = createResilientLimiter({
     primary: redis !== undefined ? createRedisRateLimiter(redis) : createMemoryRateLimiter({ now: nowMs }),
@@ -497,6 +513,7 @@ async function assemble(config: Config, deps: ServiceDeps, log: ServiceLog, clos
     webhookKey: () => webhookKey,
     activity,
     connect,
+    oidc,
     revocations: new RevocationFeed(store, now),
     readiness: async () => {
       const checks: Record<string, string> = { config: 'ok', keys: keysReady ? 'ok' : 'key ring reload failing' };

@@ -91,17 +91,22 @@ describe('catalogs', () => {
     const sources = readdirSync(dir)
       .filter((name) => /\.(html|js)$/.test(name))
       .map((name) => readFileSync(join(dir, name), 'utf8'));
-    const server = ['../src/http/pages.ts', '../src/http/brand.ts'].map((path) => readFileSync(new URL(path, import.meta.url), 'utf8'));
+    const server = ['../src/http/pages.ts', '../src/http/brand.ts', '../src/http/oidc-pages.ts'].map((path) =>
+      readFileSync(new URL(path, import.meta.url), 'utf8'),
+    );
     const used = new Set<string>();
     for (const source of sources) {
       for (const match of source.matchAll(/\{\{t:([a-z0-9_.]+)/g)) used.add(match[1]!);
+      for (const match of source.matchAll(/<!--head title=([a-z0-9_.]+)/g)) used.add(match[1]!);
       for (const match of source.matchAll(/\bt(?:Nodes)?\('([a-z0-9_.]+)'/g)) used.add(match[1]!);
     }
     const pageKeys = Object.keys(PAGE_CATALOGS.en);
     for (const key of used) expect(pageKeys, `used but missing: ${key}`).toContain(key);
     // A key may also be named in a table of codes (`network: 'error.network'`) or by the server.
     const everything = [...sources, ...server].join('\n');
-    const unused = pageKeys.filter((key) => !everything.includes(`'${key}'`) && !everything.includes(`{{t:${key}`));
+    const unused = pageKeys.filter(
+      (key) => !everything.includes(`'${key}'`) && !everything.includes(`{{t:${key}`) && !everything.includes(`<!--head title=${key}`),
+    );
     expect(unused).toEqual([]);
   });
 

@@ -16,7 +16,7 @@ const LAYERS: readonly (readonly string[])[] = [
   ['format', 'bitcoin', 'mail'],
   ['relay', 'session', 'signin', 'stats'],
   ['attest', 'account', 'forms', 'metrics'],
-  ['redis', 'connect', 'webauthn'],
+  ['redis', 'connect', 'webauthn', 'oidc'],
   ['services'],
   ['http'],
   ['main'],

@@ -53,6 +53,7 @@ describe('finding the page files', () => {
       'account.js',
       'app.css',
       'common.js',
+      'consent.js',
       'email-code.js',
       'explorer.css',
       'explorer.js',

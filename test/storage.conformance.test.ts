@@ -1323,6 +1323,102 @@ function storageConformance(engine: TestEngine, sqliteDriver?: SqliteDriverName)
     });
   });
 
+  describe('the OpenID provider', () => {
+    it('keeps signing keys newest first and retires each once', async () => {
+      await store.insertOidcKey({ kid: 'k1', alg: 'RS256', private_jwk: '{"kty":"RSA"}', created_at: T0 });
+      await store.insertOidcKey({ kid: 'k2', alg: 'RS256', private_jwk: '{"kty":"RSA"}', created_at: T0 + MINUTE });
+      expect(await store.insertOidcKey({ kid: 'k2', alg: 'ES256', private_jwk: '{}', created_at: T0 })).toBe(false);
+      expect((await store.listOidcKeys()).map((key) => key.kid).slice(0, 2)).toEqual(['k2', 'k1']);
+      expect(await store.retireOidcKey('k1', T0 + HOUR)).toBe(true);
+      expect(await store.retireOidcKey('k1', T0 + 2 * HOUR)).toBe(false);
+      expect((await store.listOidcKeys()).find((key) => key.kid === 'k1')?.retired_at).toBe(T0 + HOUR);
+    });
+
+    it('registers clients per owner, updates and deletes them with their consents and grants', async () => {
+      const base = { metadata: '{"client_name":"A"}', first_party: false, created_at: T0, updated_at: T0 };
+      expect(await store.insertOidcClient({ ...base, client_id: 'oc_op', owner_app_id: null })).toBe(true);
+      expect(await store.insertOidcClient({ ...base, client_id: 'oc_app', owner_app_id: 'app1', created_at: T0 + 1 })).toBe(true);
+      expect(await store.insertOidcClient({ ...base, client_id: 'oc_app', owner_app_id: null })).toBe(false);
+      expect((await store.listOidcClients()).map((client) => client.client_id)).toEqual(['oc_op', 'oc_app']);
+      expect((await store.listOidcClients(null)).map((client) => client.client_id)).toEqual(['oc_op']);
+      expect((await store.listOidcClients('app1')).map((client) => client.client_id)).toEqual(['oc_app']);
+      expect(await store.updateOidcClient('oc_app', { metadata: '{"client_name":"B"}', first_party: true }, T0 + HOUR)).toBe(true);
+      expect(await store.findOidcClient('oc_app')).toMatchObject({
+        metadata: '{"client_name":"B"}',
+        first_party: true,
+        updated_at: T0 + HOUR,
+      });
+      expect(await store.updateOidcClient('nobody', { metadata: '{}' }, T0)).toBe(false);
+
+      const model = { payload: '{}', uid: null, user_code: null, expires_at: null };
+      await store.putOidcModel('Grant', 'g1', { ...model, grant_id: null });
+      await store.putOidcModel('RefreshToken', 'rt1', { ...model, grant_id: 'g1' });
+      await store.putOidcConsent({ account_id: 'a'.repeat(32), client_id: 'oc_app', grant_id: 'g1', created_at: T0, updated_at: T0 });
+      expect(await store.deleteOidcClient('oc_app')).toBe(true);
+      expect(await store.deleteOidcClient('oc_app')).toBe(false);
+      expect(await store.findOidcModel('RefreshToken', 'rt1', T0)).toBeNull();
+      expect(await store.findOidcConsent('a'.repeat(32), 'oc_app')).toBeNull();
+    });
+
+    it('stores the provider library objects: by id, uid and user code, expiring, consumed once, and by grant per model', async () => {
+      const at = T0 + DAY;
+      await store.putOidcModel('Session', 's1', {
+        payload: '{"v":1}',
+        grant_id: null,
+        uid: 'u1',
+        user_code: null,
+        expires_at: at + MINUTE,
+      });
+      await store.putOidcModel('Session', 's1', {
+        payload: '{"v":2}',
+        grant_id: null,
+        uid: 'u1',
+        user_code: null,
+        expires_at: at + MINUTE,
+      });
+      expect(await store.findOidcModel('Session', 's1', at)).toEqual({ payload: '{"v":2}', consumed_at: null });
+      expect(await store.findOidcModelByUid('Session', 'u1', at)).toEqual({ payload: '{"v":2}', consumed_at: null });
+      expect(await store.findOidcModel('Session', 's1', at + MINUTE)).toBeNull();
+      await store.putOidcModel('DeviceCode', 'd1', { payload: '{}', grant_id: null, uid: null, user_code: 'WXYZ', expires_at: null });
+      expect(await store.findOidcModelByUserCode('DeviceCode', 'WXYZ', at)).not.toBeNull();
+      await store.putOidcModel('AuthorizationCode', 'c1', {
+        payload: '{}',
+        grant_id: 'g2',
+        uid: null,
+        user_code: null,
+        expires_at: at + MINUTE,
+      });
+      await store.consumeOidcModel('AuthorizationCode', 'c1', at);
+      await store.consumeOidcModel('AuthorizationCode', 'c1', at + 1);
+      expect(await store.findOidcModel('AuthorizationCode', 'c1', at)).toEqual({ payload: '{}', consumed_at: at });
+      await store.putOidcModel('AccessToken', 't1', { payload: '{}', grant_id: 'g2', uid: null, user_code: null, expires_at: null });
+      await store.deleteOidcGrant('g2', 'AccessToken');
+      expect(await store.findOidcModel('AccessToken', 't1', at)).toBeNull();
+      expect(await store.findOidcModel('AuthorizationCode', 'c1', at)).not.toBeNull();
+      await store.deleteOidcGrant('g2');
+      expect(await store.findOidcModel('AuthorizationCode', 'c1', at)).toBeNull();
+      await store.deleteOidcModel('Session', 's1');
+      expect(await store.findOidcModelByUid('Session', 'u1', at)).toBeNull();
+    });
+
+    it('remembers one consent per account and client, newest first, and withdraws it with its grant', async () => {
+      const account = 'b'.repeat(32);
+      await store.putOidcConsent({ account_id: account, client_id: 'c1', grant_id: 'g1', created_at: T0, updated_at: T0 });
+      await store.putOidcConsent({ account_id: account, client_id: 'c2', grant_id: 'g2', created_at: T0, updated_at: T0 + MINUTE });
+      await store.putOidcConsent({ account_id: account, client_id: 'c1', grant_id: 'g3', created_at: T0, updated_at: T0 + HOUR });
+      expect((await store.listOidcConsents(account)).map((consent) => [consent.client_id, consent.grant_id])).toEqual([
+        ['c1', 'g3'],
+        ['c2', 'g2'],
+      ]);
+      await store.putOidcModel('Grant', 'g3', { payload: '{}', grant_id: null, uid: null, user_code: null, expires_at: null });
+      await store.putOidcModel('AccessToken', 'a3', { payload: '{}', grant_id: 'g3', uid: null, user_code: null, expires_at: null });
+      expect(await store.deleteOidcConsent(account, 'c1')).toBe(true);
+      expect(await store.deleteOidcConsent(account, 'c1')).toBe(false);
+      expect(await store.findOidcModel('AccessToken', 'a3', T0)).toBeNull();
+      expect(await store.findOidcConsent(account, 'c1')).toBeNull();
+    });
+  });
+
   describe('maintenance', () => {
     it('purges old session rows, used nonces, dead e-mail codes and old attestation events', async () => {
       const account = await btcAccount();
@@ -1375,10 +1471,24 @@ function storageConformance(engine: TestEngine, sqliteDriver?: SqliteDriverName)
           delivery('wh_new', 'failed', now - 29 * DAY),
         ])
         .execute();
+      const model = { payload: '{}', grant_id: null, uid: null, user_code: null };
+      await store.putOidcModel('AccessToken', 'at_old', { ...model, expires_at: now - 1 });
+      await store.putOidcModel('AccessToken', 'at_live', { ...model, expires_at: now + MINUTE });
+      await store.putOidcModel('Grant', 'kept', { ...model, expires_at: null });
 
       const counts = await store.purgeExpired(now, { sessionRetentionMs: retention, activityRetentionMs: 30 * DAY });
       // The long-revoked row stays: its token has not expired, and the revocation feed lists it.
-      expect(counts).toEqual({ sessions: 1, nonces: 1, email_codes: 1, attest_events: 1, activity: 1, webhook_deliveries: 1 });
+      expect(counts).toEqual({
+        sessions: 1,
+        nonces: 1,
+        email_codes: 1,
+        attest_events: 1,
+        activity: 1,
+        webhook_deliveries: 1,
+        oidc_models: 1,
+      });
+      expect(await store.findOidcModel('AccessToken', 'at_live', now)).not.toBeNull();
+      expect(await store.findOidcModel('Grant', 'kept', now)).not.toBeNull();
       expect((await raw.db.selectFrom('webhook_deliveries').select('id').orderBy('id').execute()).map((row) => row.id)).toEqual([
         'wh_new',
         'wh_old_pending',
@@ -1397,6 +1507,7 @@ function storageConformance(engine: TestEngine, sqliteDriver?: SqliteDriverName)
         attest_events: 0,
         activity: 0,
         webhook_deliveries: 0,
+        oidc_models: 0,
       });
       // Default retention (7 days) applies when none is given.
       expect((await store.purgeExpired(now + 40 * DAY)).sessions).toBe(4);

@@ -32,6 +32,7 @@ import { registerAccountRoutes } from './account.js';
 import { registerConnectRoutes } from './connect.js';
 import { registerPublicRoutes } from './public.js';
 import { registerPageRoutes } from './pages.js';
+import { registerOidcRoutes } from './oidc.js';
 import { registerSessions } from './session.js';
 
 export { DEFAULT_RELAY_TIMEOUT_MS, KEY_REFRESH_MS, PURGE_INTERVAL_MS, REDIS_WARNING_INTERVAL_MS, WEBHOOK_POLL_MS } from '../services.js';
@@ -167,5 +168,6 @@ export async function buildApp(config: Config, deps: AppDeps = {}): Promise<Fast
   registerConnectRoutes(app, context);
   registerPublicRoutes(app, context);
   registerPageRoutes(app, context);
+  registerOidcRoutes(app, context);
   return app;
 }

@@ -2,11 +2,11 @@
  * The language of a request (src/i18n): the `oc_lang` cookie a person's
  * choice set, else Accept-Language, else English.
  */
-import type { FastifyRequest } from 'fastify';
+import type { IncomingHttpHeaders } from 'node:http';
 import { LANGUAGE_COOKIE, negotiateLocale, type Locale } from '../i18n/index.js';
 import { readCookie } from '../session/index.js';
 
-export function requestLocale(request: FastifyRequest): Locale {
+export function requestLocale(request: { readonly headers: IncomingHttpHeaders }): Locale {
   const accept = request.headers['accept-language'];
   return negotiateLocale(typeof accept === 'string' ? accept : undefined, readCookie(request.headers.cookie, LANGUAGE_COOKIE));
 }

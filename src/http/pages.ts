@@ -65,11 +65,15 @@ interface Asset {
   readonly etag: string;
 }
 
-interface Templates {
+export interface Templates {
   readonly signin: string;
   readonly account: string;
   readonly sudo: string;
   readonly explorer: string;
+  /** The OpenID provider's consent page (src/http/oidc-pages.ts). */
+  readonly consent: string;
+  /** The OpenID provider's other pages: an error, the sign-out question and its answer. */
+  readonly notice: string;
 }
 
 export interface PageFiles extends Templates {
@@ -157,6 +161,8 @@ export function loadPageFiles(dir: string = findPagesDir()): PageFiles {
     account: template('account.html'),
     sudo: template('sudo.html'),
     explorer: template('explorer.html'),
+    consent: template('consent.html'),
+    notice: template('notice.html'),
     assets,
   };
 }
@@ -204,6 +210,17 @@ export function localizeTemplate(template: string, locale: Locale, brand: Brand)
   return applyBrand(framed, brand, locale);
 }
 
+/** Every template in every language, with the operator's brand (src/http/brand.ts), made once at start. */
+export function localizedTemplates(loaded: PageFiles, brand: Brand): Record<Locale, Templates> {
+  const names = ['signin', 'account', 'sudo', 'explorer', 'consent', 'notice'] as const;
+  return Object.fromEntries(
+    LOCALES.map((locale) => [
+      locale,
+      Object.fromEntries(names.map((name) => [name, localizeTemplate(loaded[name], locale, brand)])) as unknown as Templates,
+    ]),
+  ) as Record<Locale, Templates>;
+}
+
 /** Fills `{{name}}` placeholders with escaped values (escapeHtml); an unknown placeholder is a programming error. */
 export function renderTemplate(template: string, values: Readonly<Record<string, string>>): string {
   return template.replace(/\{\{([a-z_]+)\}\}/g, (_whole, name: string) => {
@@ -213,11 +230,9 @@ export function renderTemplate(template: string, values: Readonly<Record<string,
   });
 }
 
-function securityHeaders(reply: FastifyReply): FastifyReply {
-  return reply
-    .header('content-security-policy', PAGE_CSP)
-    .header('x-content-type-options', 'nosniff')
-    .header('referrer-policy', 'no-referrer');
+/** The headers of every page answer; `csp` when a page needs a wider policy than {@link PAGE_CSP}. */
+export function securityHeaders(reply: FastifyReply, csp: string = PAGE_CSP): FastifyReply {
+  return reply.header('content-security-policy', csp).header('x-content-type-options', 'nosniff').header('referrer-policy', 'no-referrer');
 }
 
 /** A 302 to `location` that no cache keeps. */
@@ -256,26 +271,14 @@ export function sudoPurpose(value: string | undefined): string {
 
 export function registerPageRoutes(app: FastifyInstance, context: ServiceContext, loaded: PageFiles = loadPageFiles()): void {
   const isFamily = (origin: string) => context.origins.isFamilyOrigin(origin);
-  // The operator's brand goes into the templates once (src/http/brand.ts).
-  const brand = context.config.brand;
-  const pages = Object.fromEntries(
-    LOCALES.map((locale) => {
-      const localized: Templates = {
-        signin: localizeTemplate(loaded.signin, locale, brand),
-        account: localizeTemplate(loaded.account, locale, brand),
-        sudo: localizeTemplate(loaded.sudo, locale, brand),
-        explorer: localizeTemplate(loaded.explorer, locale, brand),
-      };
-      return [locale, localized];
-    }),
-  ) as Record<Locale, Templates>;
+  const pages = localizedTemplates(loaded, context.config.brand);
 
   /** The page's language: `?lang=` (a link that names one), else the cookie, else Accept-Language. */
   function pageLocale(request: FastifyRequest): Locale {
     const asked = firstQueryValue(request, 'lang');
     return isLocale(asked) ? asked : requestLocale(request);
   }
-  const brandStyles = Buffer.from(brandCss(brand), 'utf8');
+  const brandStyles = Buffer.from(brandCss(context.config.brand), 'utf8');
   const brandStylesTag = etagOf(brandStyles);
 
   /**

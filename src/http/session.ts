@@ -45,7 +45,10 @@ export function presentedTokens(request: FastifyRequest): string[] {
 }
 
 /** Whether a roster is this browser's own, by its `__Host-oc_roster` cookie (session/roster-binding.ts). */
-export function ownRosterCheck(context: ServiceContext, request: FastifyRequest): ((rosterId: string) => boolean) | undefined {
+export function ownRosterCheck(
+  context: ServiceContext,
+  request: { readonly headers: FastifyRequest['headers'] },
+): ((rosterId: string) => boolean) | undefined {
   const binding = readRosterCookie(request.headers.cookie);
   if (binding === undefined) return undefined;
   // The session lookup and the route may ask about the same roster: its MAC is computed once.

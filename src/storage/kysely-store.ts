@@ -2,7 +2,7 @@
  * The {@link Store} on Kysely, for SQLite and PostgreSQL alike: one area
  * object per group of tables (accounts.ts, sessions.ts, nonces.ts, keys.ts,
  * email-codes.ts, connect.ts, stats.ts, webauthn.ts, activity.ts,
- * webhooks.ts), all over one shared executor (executor.ts), plus what spans
+ * webhooks.ts, oidc.ts), all over one shared executor (executor.ts), plus what spans
  * the areas: purging, readiness and closing.
  */
 import { sql, type ExpressionBuilder } from 'kysely';
@@ -21,6 +21,7 @@ import { StatsArea } from './stats.js';
 import { WebAuthnArea } from './webauthn.js';
 import { ActivityArea } from './activity.js';
 import { WebhooksArea } from './webhooks.js';
+import { OidcArea } from './oidc.js';
 import {
   ATTEST_EVENT_RETENTION_MS,
   DEFAULT_ACTIVITY_RETENTION_MS,
@@ -53,6 +54,7 @@ export function createStore(executor: StoreExecutor): Store {
     ...methodsOf(new WebAuthnArea(executor)),
     ...methodsOf(new ActivityArea(executor)),
     ...methodsOf(new WebhooksArea(executor)),
+    ...methodsOf(new OidcArea(executor)),
     engine: executor.engine,
 
     async purgeExpired(now: number, options: PurgeOptions = {}): Promise<PurgeCounts> {
@@ -86,6 +88,7 @@ export function createStore(executor: StoreExecutor): Store {
         .where('state', '!=', 'pending')
         .where('created_at', '<=', now - WEBHOOK_LOG_RETENTION_MS)
         .executeTakeFirst();
+      const oidcModels = await db.deleteFrom('oidc_models').where('expires_at', '<=', now).executeTakeFirst();
       return {
         sessions: rowsAffected(sessions.numDeletedRows),
         nonces: rowsAffected(nonces.numDeletedRows),
@@ -93,6 +96,7 @@ export function createStore(executor: StoreExecutor): Store {
         attest_events: rowsAffected(attestEvents.numDeletedRows),
         activity: rowsAffected(activity.numDeletedRows),
         webhook_deliveries: rowsAffected(webhookDeliveries.numDeletedRows),
+        oidc_models: rowsAffected(oidcModels.numDeletedRows),
       };
     },
 

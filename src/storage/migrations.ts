@@ -408,6 +408,61 @@ const tabTokenJtis: Migration = {
   },
 };
 
+const openIdProvider: Migration = {
+  version: 15,
+  name: 'openid_provider',
+  async up(db) {
+    // docs/protocol.md §8: the OpenID provider's signing keys (one ring per
+    // algorithm, kept apart from the session and webhook keys), its
+    // registered clients (secrets hashed), what the provider library stores
+    // (codes, tokens, grants, interactions; one table keyed by model and id),
+    // and the consent each account gave each client.
+    await db.schema
+      .createTable('oidc_keys')
+      .addColumn('kid', 'text', (column) => column.primaryKey())
+      .addColumn('alg', 'text', (column) => column.notNull())
+      .addColumn('private_jwk', 'text', (column) => column.notNull())
+      .addColumn('created_at', 'bigint', (column) => column.notNull())
+      .addColumn('retired_at', 'bigint')
+      .execute();
+    await db.schema
+      .createTable('oidc_clients')
+      .addColumn('client_id', 'text', (column) => column.primaryKey())
+      .addColumn('metadata', 'text', (column) => column.notNull())
+      .addColumn('owner_app_id', 'text')
+      .addColumn('first_party', 'integer', (column) => column.notNull())
+      .addColumn('created_at', 'bigint', (column) => column.notNull())
+      .addColumn('updated_at', 'bigint', (column) => column.notNull())
+      .execute();
+    await db.schema.createIndex('oidc_clients_owner').on('oidc_clients').columns(['owner_app_id', 'created_at']).execute();
+    await db.schema
+      .createTable('oidc_models')
+      .addColumn('model', 'text', (column) => column.notNull())
+      .addColumn('id', 'text', (column) => column.notNull())
+      .addColumn('payload', 'text', (column) => column.notNull())
+      .addColumn('grant_id', 'text')
+      .addColumn('uid', 'text')
+      .addColumn('user_code', 'text')
+      .addColumn('expires_at', 'bigint')
+      .addColumn('consumed_at', 'bigint')
+      .addPrimaryKeyConstraint('oidc_models_pk', ['model', 'id'])
+      .execute();
+    await db.schema.createIndex('oidc_models_grant').on('oidc_models').column('grant_id').execute();
+    await db.schema.createIndex('oidc_models_uid').on('oidc_models').column('uid').execute();
+    await db.schema.createIndex('oidc_models_expires').on('oidc_models').column('expires_at').execute();
+    await db.schema
+      .createTable('oidc_consents')
+      .addColumn('account_id', 'text', (column) => column.notNull())
+      .addColumn('client_id', 'text', (column) => column.notNull())
+      .addColumn('grant_id', 'text', (column) => column.notNull())
+      .addColumn('created_at', 'bigint', (column) => column.notNull())
+      .addColumn('updated_at', 'bigint', (column) => column.notNull())
+      .addPrimaryKeyConstraint('oidc_consents_pk', ['account_id', 'client_id'])
+      .execute();
+    await db.schema.createIndex('oidc_consents_client').on('oidc_consents').column('client_id').execute();
+  },
+};
+
 /** Every migration, in version order. */
 export const MIGRATIONS: readonly Migration[] = [
   initialSchema,
@@ -424,6 +479,7 @@ export const MIGRATIONS: readonly Migration[] = [
   webhooks,
   identitiesAccountKind,
   tabTokenJtis,
+  openIdProvider,
 ];
 
 // biome-ignore lint/suspicious/noExplicitAny: the migration runner works before and across schema versions.

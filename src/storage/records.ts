@@ -205,6 +205,8 @@ export interface PurgeCounts {
   readonly attest_events: number;
   readonly activity: number;
   readonly webhook_deliveries: number;
+  /** The OpenID provider's codes, tokens and interactions past their expiry. */
+  readonly oidc_models: number;
 }
 
 export interface NewAccount {
@@ -441,4 +443,54 @@ export interface WebhookAttempt {
   /** `delivered`; `retry` at `next_attempt_at`; `failed` for good. */
   readonly outcome: 'delivered' | 'retry' | 'failed';
   readonly next_attempt_at?: EpochMilliseconds;
+}
+
+/** One of the OpenID provider's signing keys (docs/protocol.md §8 "Keys"). */
+export interface OidcKeyRecord {
+  readonly kid: string;
+  /** `RS256`, `ES256` or `EdDSA`. */
+  readonly alg: string;
+  /** JSON text of the private JWK. */
+  readonly private_jwk: string;
+  readonly created_at: EpochMilliseconds;
+  readonly retired_at: EpochMilliseconds | null;
+}
+
+/** A registered OpenID client (docs/protocol.md §8 "Clients"). */
+export interface OidcClientRecord {
+  readonly client_id: string;
+  /** JSON text of its metadata; `client_secret`, when present, is the secret's SHA-256. */
+  readonly metadata: string;
+  /** The Connect app that registered it; null for the operator's clients. */
+  readonly owner_app_id: string | null;
+  /** The operator's own app: no consent screen. */
+  readonly first_party: boolean;
+  readonly created_at: EpochMilliseconds;
+  readonly updated_at: EpochMilliseconds;
+}
+
+/** One stored object of the provider library (a code, a token, a grant, a session, an interaction). */
+export interface OidcModelRecord {
+  /** JSON text of the library's payload. */
+  readonly payload: string;
+  readonly consumed_at: EpochMilliseconds | null;
+}
+
+/** What {@link OidcModelRecord} is stored with, besides its payload. */
+export interface NewOidcModel {
+  readonly payload: string;
+  readonly grant_id: string | null;
+  readonly uid: string | null;
+  readonly user_code: string | null;
+  /** Null: kept until destroyed. */
+  readonly expires_at: EpochMilliseconds | null;
+}
+
+/** The consent an account gave a client: the grant holding what it agreed to share. */
+export interface OidcConsentRecord {
+  readonly account_id: string;
+  readonly client_id: string;
+  readonly grant_id: string;
+  readonly created_at: EpochMilliseconds;
+  readonly updated_at: EpochMilliseconds;
 }

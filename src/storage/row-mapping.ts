@@ -36,7 +36,7 @@ export function fromDatabaseBoolean(value: DatabaseBoolean): boolean {
   return value === true || value === 1;
 }
 
-function toNumber(value: number | string | bigint): number {
+export function toNumber(value: number | string | bigint): number {
   return typeof value === 'number' ? value : Number(value);
 }
 

@@ -193,6 +193,53 @@ export interface ActivityTable {
   detail: string;
 }
 
+/** The OpenID provider's signing keys (migration 15, docs/protocol.md §8). */
+export interface OidcKeysTable {
+  /** RFC 7638 thumbprint of the public key. */
+  kid: string;
+  /** `RS256`, `ES256` or `EdDSA`. */
+  alg: string;
+  /** JSON text of the private JWK. */
+  private_jwk: string;
+  created_at: number;
+  retired_at: number | null;
+}
+
+/** Registered OpenID clients (migration 15): their metadata, with the secret as its SHA-256. */
+export interface OidcClientsTable {
+  client_id: string;
+  /** JSON text of the client metadata (RFC 7591); `client_secret` holds the secret's hash. */
+  metadata: string;
+  /** The Connect app that registered the client, or NULL for the operator's. */
+  owner_app_id: string | null;
+  /** 1: the operator's own app, no consent screen; 0 otherwise. */
+  first_party: number;
+  created_at: number;
+  updated_at: number;
+}
+
+/** What the provider library stores: codes, tokens, grants, sessions and interactions (migration 15). */
+export interface OidcModelsTable {
+  model: string;
+  id: string;
+  /** JSON text of the library's payload. */
+  payload: string;
+  grant_id: string | null;
+  uid: string | null;
+  user_code: string | null;
+  expires_at: number | null;
+  consumed_at: number | null;
+}
+
+/** The consent an account gave a client: the grant that holds its scopes (migration 15). */
+export interface OidcConsentsTable {
+  account_id: string;
+  client_id: string;
+  grant_id: string;
+  created_at: number;
+  updated_at: number;
+}
+
 export interface SchemaMigrationsTable {
   version: number;
   name: string;
@@ -213,5 +260,9 @@ export interface DatabaseSchema {
   webauthn_credentials: WebAuthnCredentialsTable;
   activity: ActivityTable;
   webhook_deliveries: WebhookDeliveriesTable;
+  oidc_keys: OidcKeysTable;
+  oidc_clients: OidcClientsTable;
+  oidc_models: OidcModelsTable;
+  oidc_consents: OidcConsentsTable;
   schema_migrations: SchemaMigrationsTable;
 }

@@ -38,6 +38,11 @@ import type {
   ActivityRecord,
   ActivityValue,
   ActivityCursor,
+  OidcKeyRecord,
+  OidcClientRecord,
+  OidcModelRecord,
+  NewOidcModel,
+  OidcConsentRecord,
   FamilyStats,
   PurgeCounts,
   NewAccount,
@@ -424,6 +429,53 @@ export interface ActivityStore {
   listActivity(accountId: string, options: { readonly before?: ActivityCursor; readonly limit: number }): Promise<ActivityRecord[]>;
 }
 
+/** The OpenID provider's keys, clients, stored objects and consents (docs/protocol.md §8). */
+export interface OidcStore {
+  /** Every key, newest first. */
+  listOidcKeys(): Promise<OidcKeyRecord[]>;
+  /** False when a key with that kid exists. */
+  insertOidcKey(key: Omit<OidcKeyRecord, 'retired_at'>): Promise<boolean>;
+  /** False when the key is unknown or already retired. */
+  retireOidcKey(kid: string, at: EpochMilliseconds): Promise<boolean>;
+
+  /** False when the client id is taken. */
+  insertOidcClient(client: OidcClientRecord): Promise<boolean>;
+  findOidcClient(clientId: string): Promise<OidcClientRecord | null>;
+  /** Every client, oldest first; only one app's when `ownerAppId` is given, only the operator's when it is null. */
+  listOidcClients(ownerAppId?: string | null): Promise<OidcClientRecord[]>;
+  /** Replaces the metadata (and the first-party mark when given); false when the client is unknown. */
+  updateOidcClient(
+    clientId: string,
+    change: { readonly metadata: string; readonly first_party?: boolean },
+    at: EpochMilliseconds,
+  ): Promise<boolean>;
+  /**
+   * Deletes the client with every consent given to it and every object of
+   * those grants (its codes and tokens stop working); false when unknown.
+   */
+  deleteOidcClient(clientId: string): Promise<boolean>;
+
+  /** Stores or replaces one object of the library. */
+  putOidcModel(model: string, id: string, value: NewOidcModel): Promise<void>;
+  /** The object unless it is unknown or past its expiry. */
+  findOidcModel(model: string, id: string, now: EpochMilliseconds): Promise<OidcModelRecord | null>;
+  findOidcModelByUid(model: string, uid: string, now: EpochMilliseconds): Promise<OidcModelRecord | null>;
+  findOidcModelByUserCode(model: string, userCode: string, now: EpochMilliseconds): Promise<OidcModelRecord | null>;
+  /** Marks the object used (a code, a rotated refresh token). */
+  consumeOidcModel(model: string, id: string, at: EpochMilliseconds): Promise<void>;
+  deleteOidcModel(model: string, id: string): Promise<void>;
+  /** Deletes the objects of one model (or of every model) that belong to a grant. */
+  deleteOidcGrant(grantId: string, model?: string): Promise<void>;
+
+  findOidcConsent(accountId: string, clientId: string): Promise<OidcConsentRecord | null>;
+  /** Records (or replaces) the grant of an account's consent to a client. */
+  putOidcConsent(consent: OidcConsentRecord): Promise<void>;
+  /** The account's consents, newest first. */
+  listOidcConsents(accountId: string): Promise<OidcConsentRecord[]>;
+  /** Withdraws a consent with every object of its grant; false when there was none. */
+  deleteOidcConsent(accountId: string, clientId: string): Promise<boolean>;
+}
+
 /**
  * The whole storage: every area on one database, and what spans them
  * (purging, readiness, closing). Services take only the area they need.
@@ -438,7 +490,8 @@ export interface Store
     StatsStore,
     WebAuthnStore,
     ActivityStore,
-    WebhookStore {
+    WebhookStore,
+    OidcStore {
   readonly engine: DatabaseEngine;
 
   // ---- maintenance ----

@@ -424,6 +424,37 @@ export const pagesFr: Readonly<Record<PageMessageKey, string>> = {
   'explorer.count_shown': '{shown} sur {total, plural, one {# route} other {# routes}}',
   'explorer.load_failed': 'La liste des routes n’a pas pu être chargée. Rechargez la page pour réessayer.',
   'wallet.accounts_prompt': 'Se connecter avec votre adresse Bitcoin',
+  // Pages du fournisseur OpenID (consent.html, notice.html ; src/http/oidc-pages.ts)
+  'consent.title': 'Autoriser une application',
+  'consent.heading': '<b>{app}</b> souhaite vous connecter avec votre compte {brand}',
+  'consent.account': 'Vous êtes connecté en tant que <b>{account}</b>.',
+  'consent.intro': 'Si vous l’autorisez, {app} recevra :',
+  'consent.scope_openid': 'Un identifiant de votre compte, le même à chaque connexion',
+  'consent.scope_profile': 'Votre nom d’affichage',
+  'consent.scope_email': 'Votre adresse e-mail vérifiée',
+  'consent.scope_bitcoin': 'Vos adresses Bitcoin vérifiées',
+  'consent.scope_orangecheck':
+    'Les données OrangeCheck de votre adresse principale : les bitcoins qu’elle détient, depuis combien de jours, et son score',
+  'consent.scope_offline_access': 'Un accès à ces données même quand vous n’utilisez pas l’application, jusqu’à ce que vous le retiriez',
+  'consent.withdraw':
+    'Vous pouvez retirer cette autorisation à tout moment sur la page de votre compte, sous « Applications auxquelles vous vous êtes connecté ».',
+  'consent.allow': 'Autoriser',
+  'consent.deny': 'Annuler',
+  'consent.return': 'Dans les deux cas, vous revenez sur <b>{host}</b>.',
+  'consent.switch': 'Ce n’est pas vous ? Utiliser un autre compte',
+  'oidc.page_title': 'Se connecter à une application',
+  'oidc.error_heading': 'Cette connexion ne peut pas continuer',
+  'oidc.error_text':
+    'L’application a fait une demande que ce service ne peut pas accepter. Revenez à l’application et réessayez. Si cela se reproduit, donnez ce code à ses développeurs : {code}.',
+  'oidc.expired_text':
+    'Cette connexion a pris trop de temps ou a été ouverte dans un autre navigateur. Revenez à l’application et recommencez.',
+  'oidc.logout_heading': 'Se déconnecter de {app} ?',
+  'oidc.logout_text': 'Vous quittez {app}. Votre compte {brand} reste connecté dans ce navigateur.',
+  'oidc.logout_yes': 'Se déconnecter',
+  'oidc.logout_no': 'Rester connecté',
+  'oidc.logged_out_heading': 'Vous êtes déconnecté',
+  'oidc.logged_out_text': 'Vous vous êtes déconnecté de {app}. Vous pouvez fermer cette page.',
+  'oidc.an_app': 'l’application',
   // Toutes les pages : aide et choix de la langue dans le pied de page
   'page.support': 'Besoin d’aide ? <link>Contacter le support de {name}</link>.',
   'page.language': 'Langue',

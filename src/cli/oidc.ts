@@ -1,0 +1,235 @@
+/**
+ * The operator's OpenID client commands (docs/protocol.md §8 "Clients",
+ * README "Sign in with Bitcoin for any app"):
+ *
+ *   oc-host oidc clients add --name NAME --redirect-uri URI [...]
+ *   oc-host oidc clients list [--json]
+ *   oc-host oidc clients show <client_id> [--json]
+ *   oc-host oidc clients rotate-secret <client_id>
+ *   oc-host oidc clients first-party <client_id> on|off
+ *   oc-host oidc clients remove <client_id> [--yes]
+ *
+ * A secret is printed once, by `add` and `rotate-secret`; it is stored hashed.
+ * Exit codes: 0 done; 1 no such client; 2 a usage error or metadata the
+ * provider refuses; 3 the removal was not confirmed.
+ */
+import { parseArgs } from 'node:util';
+import { isOcError } from '../errors.js';
+import {
+  CLIENT_AUTH_METHODS,
+  OIDC_ALGORITHMS,
+  type ClientAuthMethod,
+  type ClientView,
+  type OidcAlgorithm,
+  type OidcService,
+} from '../oidc/index.js';
+import { EXIT, type OperatorIo } from './operator.js';
+import { UsageError } from './usage.js';
+
+export const OIDC_HELP = `Usage:
+  oc-host oidc clients add --name NAME --redirect-uri URI [--redirect-uri URI ...]
+        [--post-logout-redirect-uri URI ...] [--public | --auth-method client_secret_basic|client_secret_post]
+        [--first-party] [--pairwise] [--alg RS256|ES256|EdDSA] [--logo-uri URL]
+        [--client-uri URL] [--backchannel-logout-uri URL] [--json]
+                                   register an app; a confidential one's secret is
+                                   printed once (stored hashed); --public: no secret,
+                                   PKCE required; --first-party: no consent screen
+  oc-host oidc clients list [--json]
+                                   every client: id, name, owner, redirect URIs
+  oc-host oidc clients show <client_id> [--json]
+                                   one client's metadata (never its secret)
+  oc-host oidc clients rotate-secret <client_id>
+                                   a new secret, printed once; the old one stops working
+  oc-host oidc clients first-party <client_id> on|off
+                                   skip (on) or show (off) the consent screen
+  oc-host oidc clients remove <client_id> [--yes]
+                                   delete the client, its consents, codes and tokens
+
+Exit codes: 0 done, 1 no such client, 2 usage error or refused metadata,
+3 not confirmed, 78 bad configuration.`;
+
+export interface OidcCommandDeps {
+  readonly oidc: OidcService;
+  readonly io: OperatorIo;
+}
+
+const OPTIONS: Readonly<Record<string, readonly string[]>> = {
+  add: [
+    'name',
+    'redirect-uri',
+    'post-logout-redirect-uri',
+    'public',
+    'auth-method',
+    'first-party',
+    'pairwise',
+    'alg',
+    'logo-uri',
+    'client-uri',
+    'backchannel-logout-uri',
+    'json',
+  ],
+  list: ['json'],
+  show: ['json'],
+  'rotate-secret': [],
+  'first-party': [],
+  remove: ['yes'],
+};
+
+function fail(message: string): never {
+  throw new UsageError(message);
+}
+
+function describe(client: ClientView, io: OperatorIo): void {
+  const metadata = client.metadata;
+  io.out(`client_id    ${client.client_id}`);
+  io.out(`name         ${String(metadata.client_name ?? '')}`);
+  io.out(
+    `type         ${metadata.token_endpoint_auth_method === 'none' ? 'public (PKCE)' : `confidential (${String(metadata.token_endpoint_auth_method)})`}`,
+  );
+  io.out(`first-party  ${client.first_party ? 'yes' : 'no'}`);
+  io.out(`owner        ${client.owner_app_id ?? 'operator'}`);
+  for (const uri of (metadata.redirect_uris as string[] | undefined) ?? []) io.out(`redirect     ${uri}`);
+  for (const uri of (metadata.post_logout_redirect_uris as string[] | undefined) ?? []) io.out(`logout to    ${uri}`);
+  io.out(`subject      ${String(metadata.subject_type ?? 'public')}`);
+  io.out(`id token     ${String(metadata.id_token_signed_response_alg ?? 'RS256')}`);
+}
+
+/** Runs `oc-host oidc …` (argv without `oidc`); answers the exit code. */
+export async function runOidcCommand(argv: readonly string[], deps: OidcCommandDeps): Promise<number> {
+  const { values, positionals } = parseArgs({
+    args: [...argv],
+    allowPositionals: true,
+    options: {
+      help: { type: 'boolean', short: 'h' },
+      yes: { type: 'boolean', short: 'y' },
+      json: { type: 'boolean' },
+      name: { type: 'string' },
+      'redirect-uri': { type: 'string', multiple: true },
+      'post-logout-redirect-uri': { type: 'string', multiple: true },
+      public: { type: 'boolean' },
+      'auth-method': { type: 'string' },
+      'first-party': { type: 'boolean' },
+      pairwise: { type: 'boolean' },
+      alg: { type: 'string' },
+      'logo-uri': { type: 'string' },
+      'client-uri': { type: 'string' },
+      'backchannel-logout-uri': { type: 'string' },
+    },
+  });
+  const { io, oidc } = deps;
+  if (values.help) {
+    io.out(OIDC_HELP);
+    return EXIT.ok;
+  }
+  const [group, action, subject, ...extra] = positionals;
+  if (group !== 'clients') fail(`oidc: expected "clients", got "${group ?? ''}"`);
+  if (action === undefined || OPTIONS[action] === undefined) fail(`oidc clients: expected one of ${Object.keys(OPTIONS).join(', ')}`);
+  const stray = Object.keys(values).filter((name) => values[name as keyof typeof values] !== undefined && !OPTIONS[action]?.includes(name));
+  if (stray.length > 0) fail(`oidc clients ${action}: unexpected ${stray.map((name) => `--${name}`).join(' ')}`);
+  const takes = action === 'add' || action === 'list' ? 0 : action === 'first-party' ? 2 : 1;
+  const given = [subject, ...extra].filter((value) => value !== undefined);
+  if (given.length > takes) fail(`oidc clients ${action}: unexpected "${given.slice(takes).join(' ')}"`);
+  if (given.length < takes) fail(`oidc clients ${action}: a client id is required${action === 'first-party' ? ', then on or off' : ''}`);
+
+  try {
+    switch (action) {
+      case 'add': {
+        if (values.name === undefined || values.name.trim() === '') fail('oidc clients add: --name is required');
+        const redirects = values['redirect-uri'] ?? [];
+        if (redirects.length === 0) fail('oidc clients add: at least one --redirect-uri is required');
+        if (values.public && values['auth-method'] !== undefined) fail('oidc clients add: --public takes no --auth-method');
+        const method = values.public ? 'none' : (values['auth-method'] ?? 'client_secret_basic');
+        if (!(CLIENT_AUTH_METHODS as readonly string[]).includes(method) || (method === 'none' && !values.public)) {
+          fail(`oidc clients add: --auth-method must be client_secret_basic or client_secret_post`);
+        }
+        const alg = values.alg;
+        if (alg !== undefined && !(OIDC_ALGORITHMS as readonly string[]).includes(alg))
+          fail(`oidc clients add: --alg must be one of ${OIDC_ALGORITHMS.join(', ')}`);
+        const issued = await oidc.clients.create(
+          {
+            client_name: values.name.trim(),
+            redirect_uris: redirects,
+            post_logout_redirect_uris: values['post-logout-redirect-uri'],
+            token_endpoint_auth_method: method as ClientAuthMethod,
+            id_token_signed_response_alg: alg as OidcAlgorithm | undefined,
+            subject_type: values.pairwise ? 'pairwise' : 'public',
+            logo_uri: values['logo-uri'],
+            client_uri: values['client-uri'],
+            backchannel_logout_uri: values['backchannel-logout-uri'],
+          },
+          { ownerAppId: null, firstParty: values['first-party'] === true },
+        );
+        if (values.json) {
+          io.out(JSON.stringify(issued, null, 2));
+        } else {
+          describe(issued, io);
+          if (issued.client_secret !== undefined) {
+            io.out(`secret       ${issued.client_secret}`);
+            io.err('the secret is shown only now: store it in the app; oc-host keeps only its hash');
+          }
+        }
+        return EXIT.ok;
+      }
+      case 'list': {
+        const clients = await oidc.clients.list();
+        if (values.json) io.out(JSON.stringify(clients, null, 2));
+        else if (clients.length === 0) io.err('no clients');
+        else {
+          for (const client of clients) {
+            const uris = (client.metadata.redirect_uris as string[] | undefined) ?? [];
+            io.out(
+              `${client.client_id}  ${String(client.metadata.client_name ?? '')}  ${client.owner_app_id ?? 'operator'}  ${uris.join(' ')}`,
+            );
+          }
+        }
+        return EXIT.ok;
+      }
+      case 'show': {
+        const client = await oidc.clients.find(subject as string);
+        if (client === null) {
+          io.err(`no client ${subject}`);
+          return EXIT.failed;
+        }
+        if (values.json) io.out(JSON.stringify(client, null, 2));
+        else describe(client, io);
+        return EXIT.ok;
+      }
+      case 'rotate-secret': {
+        const issued = await oidc.clients.rotateSecret(subject as string);
+        io.out(`secret       ${issued.client_secret}`);
+        io.err('the old secret no longer works; the new one is shown only now');
+        return EXIT.ok;
+      }
+      case 'first-party': {
+        const setting = extra[0];
+        if (setting !== 'on' && setting !== 'off') fail('oidc clients first-party: expected on or off');
+        const client = await oidc.clients.setFirstParty(subject as string, setting === 'on');
+        io.out(`${client.client_id} first-party ${client.first_party ? 'on: no consent screen' : 'off: the consent screen is shown'}`);
+        return EXIT.ok;
+      }
+      case 'remove': {
+        if (!values.yes) {
+          const answer = await io.ask(`Delete client ${subject}, its consents and its tokens? Type "remove" to confirm: `);
+          if (answer?.trim().toLowerCase() !== 'remove') {
+            io.err('not confirmed; nothing was changed');
+            return EXIT.notConfirmed;
+          }
+        }
+        if (!(await oidc.clients.remove(subject as string))) {
+          io.err(`no client ${subject}`);
+          return EXIT.failed;
+        }
+        io.out(`removed ${subject}`);
+        return EXIT.ok;
+      }
+    }
+  } catch (error) {
+    if (isOcError(error) && error.code === 'not_found') {
+      io.err(`no client ${subject}`);
+      return EXIT.failed;
+    }
+    if (isOcError(error) && error.code === 'bad_request') fail(error.message);
+    throw error;
+  }
+  return EXIT.usage;
+}

@@ -1,0 +1,153 @@
+/**
+ * The OpenID provider's pages in the host's look and the person's language
+ * (docs/protocol.md §8 "Consent"): the consent page, and the pages the
+ * provider library draws itself (an error, the sign-out question and its
+ * answer), from the templates `consent.html` and `notice.html`. Every
+ * dynamic word goes through `formatHtml`, which escapes it.
+ *
+ * The consent page's policy is the pages' own with two additions: its form
+ * may lead on to the app's redirect URI (browsers apply `form-action` to
+ * the redirects that follow a form), and its logo may come from the
+ * client's `logo_uri` origin.
+ */
+import type { IncomingMessage } from 'node:http';
+import { formatHtml, isLocale, type Locale, type PageMessageKey } from '../i18n/index.js';
+import type { OidcPages } from '../oidc/index.js';
+import type { ServiceContext } from './context.js';
+import { requestLocale } from './locale.js';
+import { loadPageFiles, localizedTemplates, PAGE_CSP, renderTemplate, type PageFiles } from './pages.js';
+
+/** What the consent page shows. */
+export interface ConsentView {
+  readonly uid: string;
+  readonly clientName: string;
+  readonly logoUri: string | undefined;
+  /** How the account is named to its person (display name or display identity). */
+  readonly accountName: string;
+  /** The scopes asked for that the person has not granted yet, in the order the page lists them. */
+  readonly scopes: readonly string[];
+  /** Where the app gets the answer. */
+  readonly redirectUri: string;
+}
+
+/** The scopes the page names, each with its sentence. */
+const SCOPE_MESSAGES: Readonly<Record<string, PageMessageKey>> = {
+  openid: 'consent.scope_openid',
+  profile: 'consent.scope_profile',
+  email: 'consent.scope_email',
+  bitcoin: 'consent.scope_bitcoin',
+  orangecheck: 'consent.scope_orangecheck',
+  offline_access: 'consent.scope_offline_access',
+};
+
+const BOLD = { b: '<strong>' };
+
+function originOf(url: string | undefined): string | null {
+  if (url === undefined) return null;
+  try {
+    const parsed = new URL(url);
+    return parsed.protocol === 'https:' || parsed.protocol === 'http:' ? parsed.origin : null;
+  } catch {
+    return null;
+  }
+}
+
+/** The page policy with the consent page's additions. */
+function consentCsp(redirectUri: string, logoUri: string | undefined): string {
+  const target = originOf(redirectUri);
+  const logo = logoUri?.startsWith('https://') ? originOf(logoUri) : null;
+  let csp = PAGE_CSP;
+  // A native app's custom scheme (`com.example.app:/cb`) is allowed by its scheme.
+  const formTarget = target ?? /^[a-z][a-z0-9+.-]*:/i.exec(redirectUri)?.[0] ?? null;
+  if (formTarget !== null) csp = csp.replace("form-action 'self'", `form-action 'self' ${formTarget}`);
+  if (logo !== null) csp = csp.replace("img-src 'self' data:", `img-src 'self' data: ${logo}`);
+  return csp;
+}
+
+function queryLocale(url: string | undefined): Locale | undefined {
+  const asked = new URL(url ?? '/', 'http://host.invalid').searchParams.get('lang') ?? undefined;
+  return isLocale(asked) ? asked : undefined;
+}
+
+export interface OidcPageRenderer {
+  /** The consent page and its policy. */
+  consent(request: IncomingMessage, view: ConsentView): { readonly html: string; readonly csp: string; readonly locale: Locale };
+  /** The pages the provider library draws. */
+  readonly library: OidcPages;
+}
+
+export function oidcPageRenderer(context: ServiceContext, loaded: PageFiles = loadPageFiles()): OidcPageRenderer {
+  const templates = localizedTemplates(loaded, context.config.brand);
+  const brand = context.config.brand.name ?? 'oc-host';
+  const localeOf = (request: IncomingMessage): Locale => queryLocale(request.url) ?? requestLocale(request);
+
+  function notice(request: IncomingMessage, heading: string, text: string, body = ''): string {
+    const locale = localeOf(request);
+    return templates[locale].notice
+      .replace('<!--notice-heading-->', () => heading)
+      .replace('<!--notice-text-->', () => text)
+      .replace('<!--notice-body-->', () => body);
+  }
+
+  const library: OidcPages = {
+    csp: PAGE_CSP,
+    error(request, error) {
+      const locale = localeOf(request);
+      const expired = error.code === 'invalid_request' && /interaction|session/i.test(error.description);
+      return notice(
+        request,
+        formatHtml(locale, 'oidc.error_heading'),
+        expired ? formatHtml(locale, 'oidc.expired_text') : formatHtml(locale, 'oidc.error_text', { code: error.code }),
+      );
+    },
+    logout(request, form, clientName) {
+      const locale = localeOf(request);
+      const app = clientName ?? formatHtml(locale, 'oidc.an_app');
+      // The library's form is hidden markup with its own anti-forgery value; these buttons submit it.
+      const buttons =
+        `${form}<div class="actions">` +
+        `<button type="submit" form="op.logoutForm" name="logout" value="yes" autofocus>${formatHtml(locale, 'oidc.logout_yes')}</button>` +
+        `<button type="submit" form="op.logoutForm" class="secondary">${formatHtml(locale, 'oidc.logout_no')}</button></div>`;
+      return notice(
+        request,
+        formatHtml(locale, 'oidc.logout_heading', { app }),
+        formatHtml(locale, 'oidc.logout_text', { app, brand }),
+        buttons,
+      );
+    },
+    loggedOut(request, clientName) {
+      const locale = localeOf(request);
+      const app = clientName ?? formatHtml(locale, 'oidc.an_app');
+      return notice(request, formatHtml(locale, 'oidc.logged_out_heading'), formatHtml(locale, 'oidc.logged_out_text', { app }));
+    },
+  };
+
+  return {
+    library,
+    consent(request, view) {
+      const locale = localeOf(request);
+      const app = view.clientName;
+      const scopes = view.scopes
+        .filter((scope) => Object.hasOwn(SCOPE_MESSAGES, scope))
+        .map((scope) => `<li>${formatHtml(locale, SCOPE_MESSAGES[scope] as PageMessageKey)}</li>`)
+        .join('');
+      const back = `/oidc/interaction/${encodeURIComponent(view.uid)}`;
+      const host = originOf(view.redirectUri) ?? view.redirectUri;
+      const html = renderTemplate(
+        templates[locale].consent
+          .replace('<!--consent-heading-->', () => formatHtml(locale, 'consent.heading', { app, brand }, BOLD))
+          .replace('<!--consent-account-->', () => formatHtml(locale, 'consent.account', { account: view.accountName }, BOLD))
+          .replace('<!--consent-intro-->', () => formatHtml(locale, 'consent.intro', { app }))
+          .replace('<!--consent-scopes-->', () => scopes)
+          .replace('<!--consent-return-->', () => formatHtml(locale, 'consent.return', { host }, BOLD)),
+        {
+          logo_uri: view.logoUri ?? '',
+          confirm_action: `${back}/confirm`,
+          abort_action: `${back}/abort`,
+          switch_href: `/signin?add=1&return_to=${encodeURIComponent(back)}`,
+        },
+      );
+      return { html, csp: consentCsp(view.redirectUri, view.logoUri), locale };
+    },
+  };
+}

@@ -1,0 +1,285 @@
+/**
+ * The OpenID provider on HTTP (docs/protocol.md §8, docs/api.md "OpenID
+ * provider"):
+ *
+ * - the library's endpoints (discovery, JWKS, authorization, token,
+ *   userinfo, revocation, introspection, end-session) are Fastify routes
+ *   with their own policy, each handing the raw request to the library,
+ *   which reads its own body (no Fastify parser touches it here);
+ * - the interaction, where the library asks oc-host who is signing in and
+ *   what they agree to share: `GET /oidc/interaction/:uid` signs the
+ *   browser's host session in (or sends the person to /signin, or to /sudo
+ *   for a fresh proof when the app asks for one), or shows the consent page;
+ *   `POST …/confirm` and `POST …/abort` answer it.
+ */
+import type { IncomingMessage } from 'node:http';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { Type } from 'typebox';
+import type Provider from 'oidc-provider';
+import { isOcError } from '../errors.js';
+import { ACR_BASIC, ACR_KEY, INTERACTION_PATH, OIDC_ROUTES, type HostSessionView } from '../oidc/index.js';
+import { didOf, readSessionCookies, signInMethodClaims, type Authenticated } from '../session/index.js';
+import type { ServiceContext } from './context.js';
+import { oidcPageRenderer, type OidcPageRenderer } from './oidc-pages.js';
+import { POLICY, type RoutePolicy } from './policy.js';
+import { securityHeaders, type PageFiles } from './pages.js';
+import { currentSession, ownRosterCheck } from './session.js';
+
+/** Browser navigations to the provider (authorization, end-session): read-limited, no CORS of ours. */
+const BROWSER: RoutePolicy = Object.freeze({ ...POLICY.publicRead, cors: 'none' as const });
+/** Client calls that check a credential (token, revocation, introspection): the library answers CORS itself. */
+const CLIENT_CREDENTIAL: RoutePolicy = POLICY.serverCredential;
+/** Public reads the library answers CORS for itself (discovery, JWKS, userinfo). */
+const CLIENT_READ: RoutePolicy = BROWSER;
+
+/** Every path the library answers, its methods and its policy; discovery is also in the OpenAPI document. */
+const FORWARDED: ReadonlyArray<{
+  readonly url: string;
+  readonly methods: readonly ('GET' | 'POST')[];
+  readonly policy: RoutePolicy;
+  readonly summary?: string;
+}> = [
+  {
+    url: '/.well-known/openid-configuration',
+    methods: ['GET'],
+    policy: CLIENT_READ,
+    summary: 'OpenID provider discovery (OpenID Connect Discovery 1.0): the issuer, its endpoints, scopes, claims and algorithms',
+  },
+  { url: OIDC_ROUTES.jwks, methods: ['GET'], policy: CLIENT_READ },
+  { url: OIDC_ROUTES.authorization, methods: ['GET', 'POST'], policy: BROWSER },
+  { url: `${OIDC_ROUTES.authorization}/:uid`, methods: ['GET'], policy: BROWSER },
+  { url: OIDC_ROUTES.token, methods: ['POST'], policy: CLIENT_CREDENTIAL },
+  { url: OIDC_ROUTES.userinfo, methods: ['GET', 'POST'], policy: CLIENT_READ },
+  { url: OIDC_ROUTES.revocation, methods: ['POST'], policy: CLIENT_CREDENTIAL },
+  { url: OIDC_ROUTES.introspection, methods: ['POST'], policy: CLIENT_CREDENTIAL },
+  { url: OIDC_ROUTES.end_session, methods: ['GET', 'POST'], policy: BROWSER },
+  { url: `${OIDC_ROUTES.end_session}/confirm`, methods: ['POST'], policy: BROWSER },
+  { url: `${OIDC_ROUTES.end_session}/success`, methods: ['GET'], policy: BROWSER },
+];
+
+/** How the provider sees a host session (docs/protocol.md §8 "How the person signed in"). */
+export function hostSessionView(found: Authenticated): HostSessionView {
+  const { session } = found;
+  const amr = signInMethodClaims(session.signing_method, session.step_up_at).amr;
+  return {
+    accountId: didOf(found.account.id),
+    authTime: Math.max(session.created_at, session.sudo_at ?? 0, session.step_up_at ?? 0),
+    amr,
+    usedKey: amr.includes('hwk'),
+  };
+}
+
+/** The host session of a raw request (the library's login check), from the browser's cookies alone. */
+async function hostSessionOfRaw(context: ServiceContext, request: IncomingMessage): Promise<HostSessionView | null> {
+  const tokens = readSessionCookies(request.headers.cookie);
+  if (tokens.length === 0) return null;
+  try {
+    const found = await context.sessions.authenticate(tokens, ownRosterCheck(context, request));
+    return found === null ? null : hostSessionView(found);
+  } catch (error) {
+    if (isOcError(error) && error.code === 'ambiguous_session') return null;
+    throw error;
+  }
+}
+
+/**
+ * The library builds every URL it answers (discovery, redirects) from the
+ * request's host and scheme: they are set to the issuer's, whatever the
+ * request said, so no Host or X-Forwarded-Host header can make it name
+ * another server (the provider trusts the forwarded scheme, which this sets).
+ */
+function asIssuer(request: IncomingMessage, issuer: URL): void {
+  request.headers.host = issuer.host;
+  request.headers['x-forwarded-proto'] = issuer.protocol.slice(0, -1);
+  delete request.headers['x-forwarded-host'];
+}
+
+/** Hands a request to the library; Fastify writes nothing more. */
+async function forward(provider: Provider, request: FastifyRequest, reply: FastifyReply): Promise<void> {
+  reply.hijack();
+  // What every answer carries (src/http/app.ts); hijacked answers skip the hooks that add it.
+  reply.raw.setHeader('x-request-id', request.id);
+  reply.raw.setHeader('x-content-type-options', 'nosniff');
+  await provider.callback()(request.raw, reply.raw);
+}
+
+export function registerOidcRoutes(app: FastifyInstance, context: ServiceContext, loaded?: PageFiles): void {
+  const oidc = context.oidc;
+  const issuer = new URL(context.config.publicUrl);
+  const renderer: OidcPageRenderer = oidcPageRenderer(context, loaded);
+  oidc.attach({ hostSession: (request) => hostSessionOfRaw(context, request), pages: renderer.library });
+
+  // The library reads its own bodies, and the interaction's forms carry
+  // none that matter: in this scope no parser consumes a body.
+  app.register(async (scope) => {
+    scope.removeAllContentTypeParsers();
+    scope.addContentTypeParser('*', (_request, _payload, done) => done(null, undefined));
+    scope.addHook('onRequest', async (request) => asIssuer(request.raw, issuer));
+    for (const route of FORWARDED) {
+      scope.route({
+        method: [...route.methods],
+        url: route.url,
+        config: { policy: route.policy },
+        schema:
+          route.summary === undefined
+            ? { hide: true }
+            : {
+                tags: ['oidc'],
+                summary: route.summary,
+                response: { 200: Type.Object({}, { additionalProperties: true, description: 'The discovery document' }) },
+              },
+        handler: (request, reply) => forward(oidc.provider(), request, reply),
+      });
+    }
+    registerInteractionRoutes(scope, context, renderer);
+  });
+}
+
+/** The interaction: who signs in, and what they agree to share. */
+function registerInteractionRoutes(app: FastifyInstance, context: ServiceContext, renderer: OidcPageRenderer): void {
+  const oidc = context.oidc;
+  app.get<{ Params: { uid: string } }>(
+    `${INTERACTION_PATH}/:uid`,
+    { config: { policy: POLICY.unlimited }, schema: { hide: true } },
+    async (request, reply) => {
+      const provider = oidc.provider();
+      const details = await interactionOf(provider, request, reply, renderer);
+      if (details === null) return reply;
+      const here = `${INTERACTION_PATH}/${encodeURIComponent(request.params.uid)}`;
+      const found = await currentSession(context, request);
+      const host = found === null ? null : hostSessionView(found);
+      if (details.prompt.name === 'login') {
+        if (host === null) return seeOther(reply, `/signin?return_to=${encodeURIComponent(here)}`);
+        const reasons = new Set(details.prompt.reasons);
+        const startedAt = (details.iat ?? 0) * 1000;
+        const maxAge = typeof details.params.max_age === 'number' ? details.params.max_age : Number(details.params.max_age);
+        const tooOld = Number.isFinite(maxAge) && context.now().getTime() - host.authTime > maxAge * 1000;
+        // prompt=login and max_age ask for a proof made now: /sudo, then back here.
+        if ((reasons.has('login_prompt') && host.authTime < startedAt) || (reasons.has('max_age') && tooOld)) {
+          return seeOther(reply, `/sudo?return_to=${encodeURIComponent(here)}`);
+        }
+        if ((reasons.has('essential_acr') || reasons.has('essential_acrs')) && !host.usedKey) {
+          return finish(provider, request, reply, {
+            error: 'unmet_authentication_requirements',
+            error_description: 'a security key or passkey was asked for and this session has not used one',
+          });
+        }
+        return finish(provider, request, reply, {
+          login: {
+            accountId: host.accountId,
+            acr: host.usedKey ? ACR_KEY : ACR_BASIC,
+            amr: [...host.amr],
+            ts: Math.floor(host.authTime / 1000),
+            remember: true,
+          },
+        });
+      }
+      if (details.prompt.name === 'consent') {
+        // The page names the account the provider signed in; a browser that has switched since goes through login again.
+        if (host === null || host.accountId !== details.session?.accountId || found === null) {
+          return seeOther(reply, `/signin?return_to=${encodeURIComponent(here)}`);
+        }
+        const client = await provider.Client.find(String(details.params.client_id));
+        if (client === undefined) return finish(provider, request, reply, { error: 'invalid_client' });
+        const missing = details.prompt.details.missingOIDCScope;
+        const scopes = Array.isArray(missing) ? missing.map(String) : String(details.params.scope ?? '').split(' ');
+        const page = renderer.consent(request.raw, {
+          uid: request.params.uid,
+          clientName: client.clientName ?? client.clientId,
+          logoUri: client.logoUri,
+          accountName: found.account.display_name ?? found.account.primary_btc ?? didOf(found.account.id),
+          scopes,
+          redirectUri: String(details.params.redirect_uri),
+        });
+        return securityHeaders(reply, page.csp)
+          .header('cache-control', 'no-store')
+          .header('content-language', page.locale)
+          .type('text/html; charset=utf-8')
+          .send(page.html);
+      }
+      return finish(provider, request, reply, { error: 'invalid_request', error_description: 'unknown interaction' });
+    },
+  );
+
+  app.post<{ Params: { uid: string } }>(
+    `${INTERACTION_PATH}/:uid/confirm`,
+    { config: { policy: POLICY.sameOrigin }, schema: { hide: true } },
+    async (request, reply) => {
+      const provider = oidc.provider();
+      const details = await interactionOf(provider, request, reply, renderer);
+      if (details === null) return reply;
+      const accountId = details.session?.accountId;
+      const found = await currentSession(context, request);
+      // Only the account the page was shown for can agree, in the browser it was shown in.
+      if (details.prompt.name !== 'consent' || accountId === undefined || found === null || didOf(found.account.id) !== accountId) {
+        return seeOther(reply, `${INTERACTION_PATH}/${encodeURIComponent(request.params.uid)}`);
+      }
+      const clientId = String(details.params.client_id);
+      const grant =
+        (details.grantId === undefined ? undefined : await provider.Grant.find(details.grantId)) ??
+        new provider.Grant({ accountId, clientId });
+      const { missingOIDCScope, missingOIDCClaims, missingResourceScopes } = details.prompt.details;
+      if (Array.isArray(missingOIDCScope)) grant.addOIDCScope(missingOIDCScope.join(' '));
+      if (Array.isArray(missingOIDCClaims)) grant.addOIDCClaims(missingOIDCClaims.map(String));
+      if (missingResourceScopes !== null && typeof missingResourceScopes === 'object') {
+        for (const [indicator, scopes] of Object.entries(missingResourceScopes)) {
+          if (Array.isArray(scopes)) grant.addResourceScope(indicator, scopes.join(' '));
+        }
+      }
+      const grantId = await grant.save();
+      await oidc.recordConsent(accountId, clientId, grantId);
+      return finish(provider, request, reply, { consent: { grantId } }, true);
+    },
+  );
+
+  app.post<{ Params: { uid: string } }>(
+    `${INTERACTION_PATH}/:uid/abort`,
+    { config: { policy: POLICY.sameOrigin }, schema: { hide: true } },
+    async (request, reply) => {
+      const provider = oidc.provider();
+      const details = await interactionOf(provider, request, reply, renderer);
+      if (details === null) return reply;
+      return finish(provider, request, reply, { error: 'access_denied', error_description: 'the person did not allow it' });
+    },
+  );
+}
+
+type InteractionDetails = Awaited<ReturnType<Provider['interactionDetails']>>;
+
+/**
+ * The interaction of this browser, or null after answering an error page:
+ * an unknown or expired uid, or one opened in a browser that did not start
+ * it (the library binds it to its cookie), cannot go on.
+ */
+async function interactionOf(
+  provider: Provider,
+  request: FastifyRequest<{ Params: { uid: string } }>,
+  reply: FastifyReply,
+  renderer: OidcPageRenderer,
+): Promise<InteractionDetails | null> {
+  try {
+    const details = await provider.interactionDetails(request.raw, reply.raw);
+    if (details.uid !== request.params.uid) throw new Error('interaction of another uid');
+    return details;
+  } catch {
+    const html = renderer.library.error(request.raw, { code: 'invalid_request', description: 'interaction expired or not found' });
+    securityHeaders(reply).header('cache-control', 'no-store').code(400).type('text/html; charset=utf-8').send(html);
+    return null;
+  }
+}
+
+/** Ends the interaction with `result` and sends the browser back to the library. */
+async function finish(
+  provider: Provider,
+  request: FastifyRequest,
+  reply: FastifyReply,
+  result: Parameters<Provider['interactionResult']>[2],
+  merge = false,
+): Promise<FastifyReply> {
+  const location = await provider.interactionResult(request.raw, reply.raw, result, { mergeWithLastSubmission: merge });
+  return seeOther(reply, location);
+}
+
+function seeOther(reply: FastifyReply, location: string): FastifyReply {
+  return reply.code(303).header('cache-control', 'no-store').header('location', location).send();
+}

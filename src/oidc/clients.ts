@@ -1,0 +1,196 @@
+/**
+ * Registered OpenID clients (docs/protocol.md §8 "Clients"): the operator's
+ * (`oc-host oidc clients …`) and those a Connect app registers. A client
+ * is confidential (a secret, shown once, stored as its SHA-256 and compared
+ * in constant time) or public (`token_endpoint_auth_method: none`: single
+ * page and native apps, which must use PKCE). The metadata is checked by the
+ * provider library itself before it is stored, so a client that is stored
+ * is one the provider accepts.
+ */
+import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
+import type { AdapterPayload } from 'oidc-provider';
+import { randomHex } from '../crypto.js';
+import { OcError } from '../errors.js';
+import type { OidcClientRecord, OidcStore } from '../storage/index.js';
+import { OIDC_ALGORITHMS, type OidcAlgorithm } from './keys.js';
+
+/** The token endpoint authentication methods a client may register (no shared-key JWTs: the secret is only kept hashed). */
+export const CLIENT_AUTH_METHODS = ['client_secret_basic', 'client_secret_post', 'none'] as const;
+export type ClientAuthMethod = (typeof CLIENT_AUTH_METHODS)[number];
+
+/** What an operator or an app says of a new client. */
+export interface ClientInput {
+  readonly client_name: string;
+  readonly redirect_uris: readonly string[];
+  readonly post_logout_redirect_uris?: readonly string[] | undefined;
+  /**
+   * How the client authenticates at the token endpoint: `client_secret_basic`
+   * (the default) or `client_secret_post` with a secret, or `none` for a
+   * single-page or native app, which must then use PKCE.
+   */
+  readonly token_endpoint_auth_method?: ClientAuthMethod | undefined;
+  readonly logo_uri?: string | undefined;
+  readonly client_uri?: string | undefined;
+  readonly id_token_signed_response_alg?: OidcAlgorithm | undefined;
+  /** `pairwise`: `sub` differs per client (docs/protocol.md §8 "Claims"). */
+  readonly subject_type?: 'public' | 'pairwise' | undefined;
+  readonly backchannel_logout_uri?: string | undefined;
+  /** Scopes the client may ask for; all of them when absent. */
+  readonly scope?: string | undefined;
+}
+
+/** A client as the operator and its owner see it: its metadata without the secret's hash. */
+export interface ClientView {
+  readonly client_id: string;
+  readonly metadata: Readonly<Record<string, unknown>>;
+  readonly owner_app_id: string | null;
+  readonly first_party: boolean;
+  readonly created_at: number;
+  readonly updated_at: number;
+}
+
+/** A client just created or given a new secret: the secret is in this answer and nowhere else. */
+export interface IssuedClient extends ClientView {
+  readonly client_secret?: string;
+}
+
+const SECRET_HASH_PREFIX = 'sha256:';
+
+/** The form a client secret is stored in. */
+export function hashClientSecret(secret: string): string {
+  return `${SECRET_HASH_PREFIX}${createHash('sha256').update(secret, 'utf8').digest('base64url')}`;
+}
+
+/** Whether `presented` is the secret whose hash is `stored`, in constant time. */
+export function clientSecretMatches(stored: unknown, presented: unknown): boolean {
+  if (typeof stored !== 'string' || typeof presented !== 'string' || !stored.startsWith(SECRET_HASH_PREFIX)) return false;
+  const expected = Buffer.from(stored, 'utf8');
+  const actual = Buffer.from(hashClientSecret(presented), 'utf8');
+  return expected.length === actual.length && timingSafeEqual(expected, actual);
+}
+
+/** The metadata the provider library loads a client from. */
+export function clientMetadataOf(record: OidcClientRecord): AdapterPayload {
+  return { ...(JSON.parse(record.metadata) as AdapterPayload), client_id: record.client_id };
+}
+
+function viewOf(record: OidcClientRecord): ClientView {
+  const { client_secret: _hidden, ...metadata } = clientMetadataOf(record) as Record<string, unknown>;
+  return {
+    client_id: record.client_id,
+    metadata,
+    owner_app_id: record.owner_app_id,
+    first_party: record.first_party,
+    created_at: record.created_at,
+    updated_at: record.updated_at,
+  };
+}
+
+/** Checks metadata the way the provider will load it; throws `bad_request` with the library's reason. */
+export type ClientValidator = (metadata: Readonly<Record<string, unknown>>) => Promise<void>;
+
+export interface ClientRegistryDeps {
+  readonly store: OidcStore;
+  readonly validate: ClientValidator;
+  readonly now: () => number;
+}
+
+const CLIENT_ID_BYTES = 16;
+const CLIENT_SECRET_BYTES = 32;
+
+/** 256 bits from the operating system's CSPRNG, base64url. */
+function newSecret(): string {
+  return randomBytes(CLIENT_SECRET_BYTES).toString('base64url');
+}
+
+export class ClientRegistry {
+  readonly #deps: ClientRegistryDeps;
+
+  constructor(deps: ClientRegistryDeps) {
+    this.#deps = deps;
+  }
+
+  /** Registers a client; a confidential one's secret is in the answer only. */
+  async create(
+    input: ClientInput,
+    options: { readonly ownerAppId?: string | null; readonly firstParty?: boolean } = {},
+  ): Promise<IssuedClient> {
+    const clientId = `oc_${randomHex(CLIENT_ID_BYTES)}`;
+    const secret = input.token_endpoint_auth_method === 'none' ? undefined : newSecret();
+    const metadata = metadataFor(input, clientId, secret);
+    await this.#deps.validate(metadata);
+    const at = this.#deps.now();
+    const stored: Record<string, unknown> = { ...metadata };
+    delete stored.client_id;
+    if (secret !== undefined) stored.client_secret = hashClientSecret(secret);
+    const record: OidcClientRecord = {
+      client_id: clientId,
+      metadata: JSON.stringify(stored),
+      owner_app_id: options.ownerAppId ?? null,
+      first_party: options.firstParty === true,
+      created_at: at,
+      updated_at: at,
+    };
+    if (!(await this.#deps.store.insertOidcClient(record))) throw new Error('oidc: a fresh client id was taken');
+    return { ...viewOf(record), ...(secret === undefined ? {} : { client_secret: secret }) };
+  }
+
+  async find(clientId: string): Promise<ClientView | null> {
+    const record = await this.#deps.store.findOidcClient(clientId);
+    return record === null ? null : viewOf(record);
+  }
+
+  /** Every client; one app's when `ownerAppId` is given, the operator's own when it is null. */
+  async list(ownerAppId?: string | null): Promise<ClientView[]> {
+    return (await this.#deps.store.listOidcClients(ownerAppId)).map(viewOf);
+  }
+
+  /** A new secret for a confidential client; the old one stops working at once. */
+  async rotateSecret(clientId: string): Promise<IssuedClient> {
+    const record = await this.#deps.store.findOidcClient(clientId);
+    if (record === null) throw new OcError('not_found', 'oidc: no such client');
+    const metadata = JSON.parse(record.metadata) as Record<string, unknown>;
+    if (metadata.token_endpoint_auth_method === 'none') throw new OcError('bad_request', 'oidc: a public client has no secret');
+    const secret = newSecret();
+    const at = this.#deps.now();
+    const changed = JSON.stringify({ ...metadata, client_secret: hashClientSecret(secret) });
+    if (!(await this.#deps.store.updateOidcClient(clientId, { metadata: changed }, at)))
+      throw new OcError('not_found', 'oidc: no such client');
+    return { ...viewOf({ ...record, metadata: changed, updated_at: at }), client_secret: secret };
+  }
+
+  /** Marks a client first-party (no consent screen) or not. */
+  async setFirstParty(clientId: string, firstParty: boolean): Promise<ClientView> {
+    const record = await this.#deps.store.findOidcClient(clientId);
+    if (record === null) throw new OcError('not_found', 'oidc: no such client');
+    const at = this.#deps.now();
+    await this.#deps.store.updateOidcClient(clientId, { metadata: record.metadata, first_party: firstParty }, at);
+    return viewOf({ ...record, first_party: firstParty, updated_at: at });
+  }
+
+  /** Deletes a client, its consents and every code and token it holds. */
+  async remove(clientId: string): Promise<boolean> {
+    return this.#deps.store.deleteOidcClient(clientId);
+  }
+}
+
+/** The RFC 7591 metadata of a new client, with the provider's defaults spelt out. */
+function metadataFor(input: ClientInput, clientId: string, secret: string | undefined): Record<string, unknown> {
+  const alg = input.id_token_signed_response_alg ?? OIDC_ALGORITHMS[0];
+  return {
+    client_id: clientId,
+    ...(secret === undefined ? {} : { client_secret: secret }),
+    client_name: input.client_name,
+    redirect_uris: [...input.redirect_uris],
+    post_logout_redirect_uris: [...(input.post_logout_redirect_uris ?? [])],
+    grant_types: ['authorization_code', 'refresh_token'],
+    response_types: ['code'],
+    token_endpoint_auth_method: input.token_endpoint_auth_method ?? 'client_secret_basic',
+    id_token_signed_response_alg: alg,
+    subject_type: input.subject_type ?? 'public',
+    ...(input.logo_uri === undefined ? {} : { logo_uri: input.logo_uri }),
+    ...(input.client_uri === undefined ? {} : { client_uri: input.client_uri }),
+    ...(input.backchannel_logout_uri === undefined ? {} : { backchannel_logout_uri: input.backchannel_logout_uri }),
+    ...(input.scope === undefined ? {} : { scope: input.scope }),
+  };
+}

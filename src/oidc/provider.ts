@@ -1,0 +1,272 @@
+/**
+ * The OpenID provider (docs/protocol.md §8): `oidc-provider`, the OpenID
+ * Foundation certified implementation for Node, configured for oc-host. It
+ * runs the protocol (discovery, authorization with PKCE, tokens, refresh
+ * rotation, userinfo, revocation, introspection, end-session); oc-host
+ * supplies what only it knows:
+ *
+ * - who is signed in: the host session of the browser (`oc_session`), read
+ *   through {@link HostSessionReader}; the provider's own session follows it
+ *   (a login check asks again whenever the host session is gone or names
+ *   another account), so signing out of the host signs out of the provider;
+ * - the claims of an account ({@link ClaimSource});
+ * - storage (src/oidc/adapter.ts), keys (src/oidc/keys.ts) and the hashed
+ *   client secrets (src/oidc/clients.ts);
+ * - the pages the library itself renders (an error, the end-session
+ *   question and its answer), in the host's look and language ({@link OidcPages}).
+ */
+import { createHmac } from 'node:crypto';
+import type { IncomingMessage } from 'node:http';
+import type { default as Provider, Configuration, KoaContextWithOIDC, interactionPolicy as InteractionPolicy } from 'oidc-provider';
+import type { OidcStore } from '../storage/index.js';
+import { storageAdapter } from './adapter.js';
+import { CLIENT_AUTH_METHODS, clientSecretMatches } from './clients.js';
+import { OIDC_ALGORITHMS, type OidcPrivateJwk } from './keys.js';
+import { ACR_BASIC, ACR_KEY, OIDC_CLAIMS, OIDC_SCOPES, type ClaimSource } from './claims.js';
+
+/** The host session of a request, as the provider needs it. */
+export interface HostSessionView {
+  /** The account's `did:oc`: the provider's account id and the public `sub`. */
+  readonly accountId: string;
+  /** When the person last proved themselves in this session (the sign-in, or a later re-proof), ms. */
+  readonly authTime: number;
+  /** RFC 8176 methods of the session (docs/protocol.md §3 "How the person signed in"). */
+  readonly amr: readonly string[];
+  /** Whether a WebAuthn authenticator signed in this session (a passkey sign-in or a key step-up). */
+  readonly usedKey: boolean;
+}
+
+/** Reads the host session of a raw request from its `oc_session` cookies; null when it has none. */
+export type HostSessionReader = (request: IncomingMessage) => Promise<HostSessionView | null>;
+
+/** The pages the library renders, drawn by the HTTP layer in the host's look; each answers a whole HTML document. */
+export interface OidcPages {
+  /** An error the person sees (an authorization request that cannot be answered to the app). */
+  error(request: IncomingMessage, error: { readonly code: string; readonly description: string }): string;
+  /** "Sign out of this app?": `form` is the library's hidden form the page's buttons submit. */
+  logout(request: IncomingMessage, form: string, clientName: string | undefined): string;
+  /** After an end-session without a return address. */
+  loggedOut(request: IncomingMessage, clientName: string | undefined): string;
+  /** The Content-Security-Policy of these pages. */
+  readonly csp: string;
+}
+
+export interface OidcProviderOptions {
+  /** `PUBLIC_URL`: the issuer identifier. */
+  readonly issuer: string;
+  readonly store: OidcStore;
+  readonly keys: readonly OidcPrivateJwk[];
+  /** Keys the provider's cookies are signed with (derived from the server secret). */
+  readonly cookieKeys: readonly string[];
+  /** Derives pairwise subject identifiers. */
+  readonly pairwiseSecret: Uint8Array;
+  readonly claims: ClaimSource;
+  readonly hostSession: HostSessionReader;
+  readonly pages: OidcPages;
+  readonly now: () => number;
+}
+
+/** The provider's endpoints, under the issuer; discovery lists them (docs/api.md "OpenID provider"). */
+export const OIDC_ROUTES = Object.freeze({
+  authorization: '/oidc/auth',
+  token: '/oidc/token',
+  userinfo: '/oidc/userinfo',
+  jwks: '/oidc/jwks',
+  revocation: '/oidc/token/revocation',
+  introspection: '/oidc/token/introspection',
+  end_session: '/oidc/session/end',
+  registration: '/oidc/register',
+});
+
+/** Where the provider sends the browser to sign in and consent (src/http/oidc.ts). */
+export const INTERACTION_PATH = '/oidc/interaction';
+
+/** The provider's cookies, named apart from the host's own. */
+const COOKIE_NAMES = Object.freeze({ session: 'oc_op_session', interaction: 'oc_op_interaction', resume: 'oc_op_resume' });
+
+const DAY = 24 * 60 * 60;
+
+/**
+ * The login check oc-host adds: the provider's session must stand on the
+ * host session of this browser, for the same account. When the person
+ * signed out of the host, or switched to another account, the provider asks
+ * again (and the interaction picks up the host's current account).
+ */
+function hostSessionCheck(interactionPolicy: typeof InteractionPolicy, hostSession: HostSessionReader): InteractionPolicy.Check {
+  return new interactionPolicy.Check('oc_host_session', 'the host session ended or changed account', 'login_required', async (ctx) => {
+    const accountId = ctx.oidc.session?.accountId;
+    if (accountId === undefined) return interactionPolicy.Check.REQUEST_PROMPT;
+    const host = await hostSession(ctx.req);
+    return host === null || host.accountId !== accountId
+      ? interactionPolicy.Check.REQUEST_PROMPT
+      : interactionPolicy.Check.NO_NEED_TO_PROMPT;
+  });
+}
+
+function interactionPolicyFor(interactionPolicy: typeof InteractionPolicy, hostSession: HostSessionReader): InteractionPolicy.Prompt[] {
+  const policy = interactionPolicy.base();
+  policy.get('login')?.checks.add(hostSessionCheck(interactionPolicy, hostSession), 0);
+  return [...policy];
+}
+
+/** The origin of a URL, or null when it does not parse. */
+function originOf(url: string): string | null {
+  try {
+    return new URL(url).origin;
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * The library, loaded on first use: on Node 20 (past its end of life) it
+ * prints an "unsupported runtime" warning when loaded, which commands that
+ * never use the provider should not print.
+ */
+export type OidcLibrary = typeof import('oidc-provider');
+
+export async function loadOidcLibrary(): Promise<OidcLibrary> {
+  return import('oidc-provider');
+}
+
+/** Builds the provider. Cheap enough to rebuild when the published keys change (src/oidc/service.ts). */
+export function createOidcProvider(library: OidcLibrary, options: OidcProviderOptions): Provider {
+  const { interactionPolicy } = library;
+  const { store, claims, hostSession, pages } = options;
+  const signingAlgorithms = [...OIDC_ALGORITHMS];
+  const configuration: Configuration = {
+    adapter: storageAdapter(store, options.now),
+    clients: [],
+    jwks: { keys: options.keys.map((key) => ({ ...key })) },
+    cookies: {
+      names: COOKIE_NAMES,
+      keys: [...options.cookieKeys],
+      long: { httpOnly: true, sameSite: 'lax', signed: true },
+      short: { httpOnly: true, sameSite: 'lax', signed: true },
+    },
+    routes: { ...OIDC_ROUTES },
+    scopes: [...OIDC_SCOPES],
+    claims: Object.fromEntries(Object.entries(OIDC_CLAIMS).map(([scope, names]) => [scope, names === null ? null : [...names]])),
+    acrValues: [ACR_BASIC, ACR_KEY],
+    subjectTypes: ['public', 'pairwise'],
+    responseTypes: ['code'],
+    clientAuthMethods: [...CLIENT_AUTH_METHODS, 'private_key_jwt'],
+    allowOmittingSingleRegisteredRedirectUri: false,
+    pkce: {
+      // Public clients must use PKCE; confidential ones may (docs/protocol.md §8 "Flows").
+      required: (_ctx, client) => client.clientAuthMethod === 'none',
+    },
+    enabledJWA: {
+      idTokenSigningAlgValues: signingAlgorithms,
+      userinfoSigningAlgValues: signingAlgorithms,
+      introspectionSigningAlgValues: signingAlgorithms,
+      authorizationSigningAlgValues: signingAlgorithms,
+      requestObjectSigningAlgValues: signingAlgorithms,
+      clientAuthSigningAlgValues: ['RS256', 'PS256', 'ES256', 'EdDSA'],
+    },
+    features: {
+      devInteractions: { enabled: false },
+      claimsParameter: { enabled: true },
+      revocation: { enabled: true },
+      introspection: { enabled: true },
+      userinfo: { enabled: true },
+      rpInitiatedLogout: {
+        enabled: true,
+        logoutSource: async (ctx, form) => {
+          ctx.set('content-security-policy', pages.csp);
+          ctx.type = 'html';
+          ctx.body = pages.logout(ctx.req, form, ctx.oidc.client?.clientName);
+        },
+        postLogoutSuccessSource: async (ctx) => {
+          ctx.set('content-security-policy', pages.csp);
+          ctx.type = 'html';
+          ctx.body = pages.loggedOut(ctx.req, ctx.oidc.client?.clientName);
+        },
+      },
+    },
+    ttl: {
+      AccessToken: 60 * 60,
+      AuthorizationCode: 60,
+      IdToken: 60 * 60,
+      Interaction: 60 * 60,
+      Session: 14 * DAY,
+      Grant: 365 * DAY,
+      RefreshToken: 30 * DAY,
+    },
+    rotateRefreshToken: true,
+    interactions: {
+      url: (_ctx, interaction) => `${INTERACTION_PATH}/${interaction.uid}`,
+      policy: interactionPolicyFor(interactionPolicy, hostSession),
+    },
+    async findAccount(_ctx, sub) {
+      return {
+        accountId: sub,
+        async claims(_use, scope) {
+          return claims.claimsFor(sub, new Set(scope.split(' ')));
+        },
+      };
+    },
+    async loadExistingGrant(ctx: KoaContextWithOIDC) {
+      return loadGrant(ctx, store, options.now);
+    },
+    async pairwiseIdentifier(_ctx, accountId, client) {
+      const sector = client.sectorIdentifier ?? client.clientId;
+      return createHmac('sha256', options.pairwiseSecret).update(`${sector}\n${accountId}`, 'utf8').digest('base64url');
+    },
+    clientBasedCORS(ctx, origin, client) {
+      // Browsers may call the token endpoint (public clients) and userinfo
+      // from the origins of the client's own redirect URIs; nothing else.
+      if (ctx.oidc.route !== 'token' && ctx.oidc.route !== 'userinfo') return false;
+      return client.redirectUris?.some((uri) => originOf(uri) === origin) === true;
+    },
+    async renderError(ctx, out) {
+      ctx.set('content-security-policy', pages.csp);
+      ctx.type = 'html';
+      ctx.body = pages.error(ctx.req, { code: String(out.error ?? 'server_error'), description: String(out.error_description ?? '') });
+    },
+  };
+  const provider = new library.Provider(options.issuer, configuration);
+  // The HTTP layer sets the request's host and scheme to the issuer's before
+  // the library sees it (src/http/oidc.ts), so the scheme header is ours.
+  provider.proxy = true;
+  // Secrets are stored as their SHA-256 (docs/protocol.md §8 "Clients"); the
+  // library's documented place to compare them is this method.
+  provider.Client.prototype.compareClientSecret = function compareClientSecret(this: { clientSecret?: string }, actual: string) {
+    return clientSecretMatches(this.clientSecret, actual);
+  };
+  return provider;
+}
+
+/**
+ * The grant an authorization may reuse: the one this consent just made, the
+ * one the provider's session holds, or the consent the account gave the
+ * client before in any browser (docs/protocol.md §8 "Consent"). A
+ * first-party client is granted what it asks for without a consent screen.
+ */
+async function loadGrant(ctx: KoaContextWithOIDC, store: OidcStore, now: () => number) {
+  const { oidc } = ctx;
+  const client = oidc.client;
+  const accountId = oidc.session?.accountId;
+  if (client === undefined || accountId === undefined) return undefined;
+  const known = oidc.result?.consent?.grantId ?? oidc.session?.grantIdFor(client.clientId);
+  if (known !== undefined) {
+    const grant = await oidc.provider.Grant.find(known);
+    if (grant !== undefined && grant.accountId === accountId) return grant;
+  }
+  const consent = await store.findOidcConsent(accountId, client.clientId);
+  if (consent !== null) {
+    const grant = await oidc.provider.Grant.find(consent.grant_id);
+    if (grant !== undefined) return grant;
+  }
+  const record = await store.findOidcClient(client.clientId);
+  if (record?.first_party !== true) return undefined;
+  const grant = new oidc.provider.Grant({ accountId, clientId: client.clientId });
+  const scope = oidc.requestParamScopes;
+  grant.addOIDCScope([...scope].join(' '));
+  const claims = oidc.requestParamClaims;
+  if (claims.size > 0) grant.addOIDCClaims([...claims]);
+  const grantId = await grant.save();
+  const at = now();
+  await store.putOidcConsent({ account_id: accountId, client_id: client.clientId, grant_id: grantId, created_at: at, updated_at: at });
+  return grant;
+}

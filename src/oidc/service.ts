@@ -1,0 +1,143 @@
+/**
+ * The OpenID provider as a service of the instance (docs/protocol.md §8):
+ * its keys (made on first start, reloaded so a rotation reaches every
+ * instance), its clients, its claims, and the provider itself, rebuilt when
+ * the published keys change. The HTTP layer attaches what only it has (the
+ * host session of a request, the pages) and mounts the provider
+ * (src/http/oidc.ts); the CLI uses the clients and keys alone.
+ */
+import { createHmac } from 'node:crypto';
+import type Provider from 'oidc-provider';
+import type { AttestationLookupService } from '../attest/index.js';
+import { OcError } from '../errors.js';
+import type { AccountStore, OidcStore } from '../storage/index.js';
+import { claimSource, type ClaimSource } from './claims.js';
+import { ClientRegistry } from './clients.js';
+import { ensureOidcKeys, keySetTag, providerKeys, type OidcPrivateJwk } from './keys.js';
+import { createOidcProvider, loadOidcLibrary, type HostSessionReader, type OidcLibrary, type OidcPages } from './provider.js';
+
+export interface OidcServiceDeps {
+  readonly store: OidcStore & Pick<AccountStore, 'findAccount' | 'listIdentities'>;
+  /** `PUBLIC_URL`. */
+  readonly issuer: string;
+  readonly serverSecret: Uint8Array;
+  /** The `/api/check` look-up, for the `orangecheck` claim; the CLI, which answers no claims, has none. */
+  readonly attestations?: Pick<AttestationLookupService, 'check'>;
+  readonly now: () => Date;
+}
+
+/** What the HTTP layer gives the provider. */
+export interface OidcWeb {
+  readonly hostSession: HostSessionReader;
+  readonly pages: OidcPages;
+}
+
+/** Until the HTTP layer attaches its own: no host session, plain pages (the CLI validates clients with this). */
+const DETACHED: OidcWeb = {
+  hostSession: async () => null,
+  pages: {
+    csp: "default-src 'none'",
+    error: (_request, error) => `<!doctype html><title>${error.code}</title><p>${error.code}</p>`,
+    logout: (_request, form) => `<!doctype html><title>Sign out</title>${form}`,
+    loggedOut: () => '<!doctype html><title>Signed out</title>',
+  },
+};
+
+function derivedKey(secret: Uint8Array, purpose: string): string {
+  return createHmac('sha256', secret).update(`oc-host oidc ${purpose}`, 'utf8').digest('base64url');
+}
+
+export class OidcService {
+  readonly #deps: OidcServiceDeps;
+  readonly #library: OidcLibrary;
+  readonly clients: ClientRegistry;
+  readonly claims: ClaimSource;
+  #keys: readonly OidcPrivateJwk[];
+  #web: OidcWeb = DETACHED;
+  #built: { readonly tag: string; readonly web: OidcWeb; readonly provider: Provider } | undefined;
+
+  private constructor(deps: OidcServiceDeps, library: OidcLibrary, keys: readonly OidcPrivateJwk[]) {
+    this.#deps = deps;
+    this.#library = library;
+    this.#keys = keys;
+    this.claims = claimSource({
+      accounts: deps.store,
+      ...(deps.attestations === undefined ? {} : { attestations: deps.attestations }),
+      now: () => deps.now().getTime(),
+    });
+    this.clients = new ClientRegistry({
+      store: deps.store,
+      now: () => deps.now().getTime(),
+      validate: (metadata) => this.#validate(metadata),
+    });
+  }
+
+  /** Makes the keys that are missing, loads them and builds the service. */
+  static async open(deps: OidcServiceDeps): Promise<OidcService> {
+    const at = deps.now().getTime();
+    await ensureOidcKeys(deps.store, at);
+    return new OidcService(deps, await loadOidcLibrary(), providerKeys(await deps.store.listOidcKeys(), at));
+  }
+
+  /** Reads the keys again; a changed set rebuilds the provider on its next use. */
+  async reloadKeys(): Promise<void> {
+    const at = this.#deps.now().getTime();
+    await ensureOidcKeys(this.#deps.store, at);
+    this.#keys = providerKeys(await this.#deps.store.listOidcKeys(), at);
+  }
+
+  /** The published keys, signing keys first. */
+  keys(): readonly OidcPrivateJwk[] {
+    return this.#keys;
+  }
+
+  /** Gives the provider the host session reader and the pages (src/http/oidc.ts). */
+  attach(web: OidcWeb): void {
+    this.#web = web;
+  }
+
+  /** The provider for the current keys. */
+  provider(): Provider {
+    const tag = keySetTag(this.#keys);
+    if (this.#built?.tag !== tag || this.#built.web !== this.#web) {
+      const web = this.#web;
+      const provider = createOidcProvider(this.#library, {
+        issuer: this.#deps.issuer,
+        store: this.#deps.store,
+        keys: this.#keys,
+        cookieKeys: [derivedKey(this.#deps.serverSecret, 'cookies')],
+        pairwiseSecret: Buffer.from(derivedKey(this.#deps.serverSecret, 'pairwise'), 'base64url'),
+        claims: this.claims,
+        hostSession: web.hostSession,
+        pages: web.pages,
+        now: () => this.#deps.now().getTime(),
+      });
+      this.#built = { tag, web, provider };
+    }
+    return this.#built.provider;
+  }
+
+  /** Remembers that the account agreed to share a grant's scopes with a client (docs/protocol.md §8 "Consent"). */
+  async recordConsent(accountId: string, clientId: string, grantId: string): Promise<void> {
+    const at = this.#deps.now().getTime();
+    const known = await this.#deps.store.findOidcConsent(accountId, clientId);
+    await this.#deps.store.putOidcConsent({
+      account_id: accountId,
+      client_id: clientId,
+      grant_id: grantId,
+      created_at: known?.created_at ?? at,
+      updated_at: at,
+    });
+  }
+
+  /** Checks client metadata the way the provider loads it: `bad_request` with the library's reason. */
+  async #validate(metadata: Readonly<Record<string, unknown>>): Promise<void> {
+    try {
+      await this.provider().Client.validate(metadata as Parameters<Provider['Client']['validate']>[0]);
+    } catch (error) {
+      const description = (error as { error_description?: unknown }).error_description;
+      if (typeof description === 'string') throw new OcError('bad_request', `oidc: ${description}`);
+      throw error;
+    }
+  }
+}

@@ -1,0 +1,223 @@
+/**
+ * The OpenID provider's tables (docs/protocol.md §8): its signing keys, its
+ * registered clients, the objects the provider library stores (codes,
+ * tokens, grants, sessions, interactions: one row each, keyed by model and
+ * id) and the consents accounts gave clients.
+ */
+import { rowsAffected, type StoreExecutor } from './executor.js';
+import type { NewOidcModel, OidcClientRecord, OidcConsentRecord, OidcKeyRecord, OidcModelRecord, OidcStore } from './store.js';
+import type { OidcClientsTable, OidcConsentsTable } from './schema.js';
+import { toNumber } from './row-mapping.js';
+
+function toClientRecord(row: OidcClientsTable): OidcClientRecord {
+  return {
+    client_id: row.client_id,
+    metadata: row.metadata,
+    owner_app_id: row.owner_app_id,
+    first_party: Number(row.first_party) === 1,
+    created_at: toNumber(row.created_at),
+    updated_at: toNumber(row.updated_at),
+  };
+}
+
+function toConsentRecord(row: OidcConsentsTable): OidcConsentRecord {
+  return {
+    account_id: row.account_id,
+    client_id: row.client_id,
+    grant_id: row.grant_id,
+    created_at: toNumber(row.created_at),
+    updated_at: toNumber(row.updated_at),
+  };
+}
+
+export class OidcArea implements OidcStore {
+  readonly #x: StoreExecutor;
+
+  constructor(executor: StoreExecutor) {
+    this.#x = executor;
+  }
+
+  async listOidcKeys(): Promise<OidcKeyRecord[]> {
+    const rows = await this.#x.db.selectFrom('oidc_keys').selectAll().orderBy('created_at', 'desc').orderBy('kid', 'desc').execute();
+    return rows.map((row) => ({
+      kid: row.kid,
+      alg: row.alg,
+      private_jwk: row.private_jwk,
+      created_at: toNumber(row.created_at),
+      retired_at: row.retired_at === null ? null : toNumber(row.retired_at),
+    }));
+  }
+
+  async insertOidcKey(key: Omit<OidcKeyRecord, 'retired_at'>): Promise<boolean> {
+    const result = await this.#x.db
+      .insertInto('oidc_keys')
+      .values({ ...key, retired_at: null })
+      .onConflict((conflict) => conflict.column('kid').doNothing())
+      .executeTakeFirst();
+    return rowsAffected(result.numInsertedOrUpdatedRows) === 1;
+  }
+
+  async retireOidcKey(kid: string, at: number): Promise<boolean> {
+    const result = await this.#x.db
+      .updateTable('oidc_keys')
+      .set({ retired_at: at })
+      .where('kid', '=', kid)
+      .where('retired_at', 'is', null)
+      .executeTakeFirst();
+    return rowsAffected(result.numUpdatedRows) > 0;
+  }
+
+  async insertOidcClient(client: OidcClientRecord): Promise<boolean> {
+    const result = await this.#x.db
+      .insertInto('oidc_clients')
+      .values({ ...client, first_party: client.first_party ? 1 : 0 })
+      .onConflict((conflict) => conflict.column('client_id').doNothing())
+      .executeTakeFirst();
+    return rowsAffected(result.numInsertedOrUpdatedRows) === 1;
+  }
+
+  async findOidcClient(clientId: string): Promise<OidcClientRecord | null> {
+    const row = await this.#x.db.selectFrom('oidc_clients').selectAll().where('client_id', '=', clientId).executeTakeFirst();
+    return row ? toClientRecord(row) : null;
+  }
+
+  async listOidcClients(ownerAppId?: string | null): Promise<OidcClientRecord[]> {
+    let query = this.#x.db.selectFrom('oidc_clients').selectAll();
+    if (ownerAppId === null) query = query.where('owner_app_id', 'is', null);
+    else if (ownerAppId !== undefined) query = query.where('owner_app_id', '=', ownerAppId);
+    const rows = await query.orderBy('created_at').orderBy('client_id').execute();
+    return rows.map(toClientRecord);
+  }
+
+  async updateOidcClient(
+    clientId: string,
+    change: { readonly metadata: string; readonly first_party?: boolean },
+    at: number,
+  ): Promise<boolean> {
+    const result = await this.#x.db
+      .updateTable('oidc_clients')
+      .set({
+        metadata: change.metadata,
+        updated_at: at,
+        ...(change.first_party === undefined ? {} : { first_party: change.first_party ? 1 : 0 }),
+      })
+      .where('client_id', '=', clientId)
+      .executeTakeFirst();
+    return rowsAffected(result.numUpdatedRows) > 0;
+  }
+
+  async deleteOidcClient(clientId: string): Promise<boolean> {
+    return this.#x.transaction(async (trx) => {
+      const grants = trx.selectFrom('oidc_consents').select('grant_id').where('client_id', '=', clientId);
+      await trx.deleteFrom('oidc_models').where('grant_id', 'in', grants).execute();
+      await trx.deleteFrom('oidc_consents').where('client_id', '=', clientId).execute();
+      const result = await trx.deleteFrom('oidc_clients').where('client_id', '=', clientId).executeTakeFirst();
+      return rowsAffected(result.numDeletedRows) > 0;
+    });
+  }
+
+  async putOidcModel(model: string, id: string, value: NewOidcModel): Promise<void> {
+    await this.#x.db
+      .insertInto('oidc_models')
+      .values({ model, id, ...value, consumed_at: null })
+      .onConflict((conflict) =>
+        conflict.columns(['model', 'id']).doUpdateSet({
+          payload: value.payload,
+          grant_id: value.grant_id,
+          uid: value.uid,
+          user_code: value.user_code,
+          expires_at: value.expires_at,
+        }),
+      )
+      .execute();
+  }
+
+  async #findBy(model: string, column: 'id' | 'uid' | 'user_code', value: string, now: number): Promise<OidcModelRecord | null> {
+    const row = await this.#x.db
+      .selectFrom('oidc_models')
+      .select(['payload', 'consumed_at', 'expires_at'])
+      .where('model', '=', model)
+      .where(column, '=', value)
+      .executeTakeFirst();
+    if (!row) return null;
+    if (row.expires_at !== null && toNumber(row.expires_at) <= now) return null;
+    return { payload: row.payload, consumed_at: row.consumed_at === null ? null : toNumber(row.consumed_at) };
+  }
+
+  findOidcModel(model: string, id: string, now: number): Promise<OidcModelRecord | null> {
+    return this.#findBy(model, 'id', id, now);
+  }
+
+  findOidcModelByUid(model: string, uid: string, now: number): Promise<OidcModelRecord | null> {
+    return this.#findBy(model, 'uid', uid, now);
+  }
+
+  findOidcModelByUserCode(model: string, userCode: string, now: number): Promise<OidcModelRecord | null> {
+    return this.#findBy(model, 'user_code', userCode, now);
+  }
+
+  async consumeOidcModel(model: string, id: string, at: number): Promise<void> {
+    await this.#x.db
+      .updateTable('oidc_models')
+      .set({ consumed_at: at })
+      .where('model', '=', model)
+      .where('id', '=', id)
+      .where('consumed_at', 'is', null)
+      .execute();
+  }
+
+  async deleteOidcModel(model: string, id: string): Promise<void> {
+    await this.#x.db.deleteFrom('oidc_models').where('model', '=', model).where('id', '=', id).execute();
+  }
+
+  async deleteOidcGrant(grantId: string, model?: string): Promise<void> {
+    let query = this.#x.db.deleteFrom('oidc_models').where('grant_id', '=', grantId);
+    if (model !== undefined) query = query.where('model', '=', model);
+    await query.execute();
+  }
+
+  async findOidcConsent(accountId: string, clientId: string): Promise<OidcConsentRecord | null> {
+    const row = await this.#x.db
+      .selectFrom('oidc_consents')
+      .selectAll()
+      .where('account_id', '=', accountId)
+      .where('client_id', '=', clientId)
+      .executeTakeFirst();
+    return row ? toConsentRecord(row) : null;
+  }
+
+  async putOidcConsent(consent: OidcConsentRecord): Promise<void> {
+    await this.#x.db
+      .insertInto('oidc_consents')
+      .values(consent)
+      .onConflict((conflict) =>
+        conflict.columns(['account_id', 'client_id']).doUpdateSet({ grant_id: consent.grant_id, updated_at: consent.updated_at }),
+      )
+      .execute();
+  }
+
+  async listOidcConsents(accountId: string): Promise<OidcConsentRecord[]> {
+    const rows = await this.#x.db
+      .selectFrom('oidc_consents')
+      .selectAll()
+      .where('account_id', '=', accountId)
+      .orderBy('updated_at', 'desc')
+      .orderBy('client_id')
+      .execute();
+    return rows.map(toConsentRecord);
+  }
+
+  async deleteOidcConsent(accountId: string, clientId: string): Promise<boolean> {
+    return this.#x.transaction(async (trx) => {
+      const row = await trx
+        .deleteFrom('oidc_consents')
+        .where('account_id', '=', accountId)
+        .where('client_id', '=', clientId)
+        .returning('grant_id')
+        .executeTakeFirst();
+      if (!row) return false;
+      await trx.deleteFrom('oidc_models').where('grant_id', '=', row.grant_id).execute();
+      return true;
+    });
+  }
+}

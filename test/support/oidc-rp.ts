@@ -1,0 +1,139 @@
+/**
+ * Relying parties of oc-host's OpenID provider for tests: `openid-client`
+ * (a certified relying-party library nobody here wrote) talking to the app
+ * through `inject`, and a browser that follows the provider's redirects
+ * with a cookie jar of its own on top of the host session of a test
+ * {@link Browser}.
+ */
+import type { FastifyInstance } from 'fastify';
+import * as client from 'openid-client';
+import { sessionCookieHeader, type Browser } from './auth-client.js';
+import { LOCAL_ORIGIN } from './auth-harness.js';
+
+/** `fetch` for openid-client, answered by the app in process. */
+export function injectFetch(app: FastifyInstance): client.CustomFetch {
+  return async (url, options) => {
+    const target = new URL(url);
+    const headers: Record<string, string> = {};
+    new Headers(options.headers as ConstructorParameters<typeof Headers>[0]).forEach((value, name) => {
+      headers[name] = value;
+    });
+    const body = options.body;
+    const reply = await app.inject({
+      method: (options.method ?? 'GET') as 'GET',
+      url: target.pathname + target.search,
+      headers: { ...headers, host: target.host },
+      ...(body === undefined || body === null ? {} : { payload: body.toString() }),
+    });
+    const responseHeaders = new Headers();
+    for (const [name, value] of Object.entries(reply.headers)) {
+      if (value === undefined) continue;
+      for (const one of [value].flat()) responseHeaders.append(name, String(one));
+    }
+    return new Response(reply.statusCode === 204 || reply.statusCode === 304 ? null : reply.rawPayload, {
+      status: reply.statusCode,
+      headers: responseHeaders,
+    });
+  };
+}
+
+/** openid-client's configuration for a client of the app. */
+export async function discover(
+  app: FastifyInstance,
+  clientId: string,
+  secret?: string,
+  options: { readonly auth?: 'basic' | 'post' | 'none' } = {},
+): Promise<client.Configuration> {
+  const auth =
+    options.auth === 'none' || secret === undefined
+      ? client.None()
+      : options.auth === 'post'
+        ? client.ClientSecretPost(secret)
+        : client.ClientSecretBasic(secret);
+  const fetcher = injectFetch(app);
+  return client.discovery(new URL(LOCAL_ORIGIN), clientId, undefined, auth, {
+    execute: [client.allowInsecureRequests],
+    [client.customFetch]: fetcher,
+  });
+}
+
+export interface Hop {
+  readonly status: number;
+  readonly url: string;
+  readonly location: string | undefined;
+  readonly body: string;
+  readonly headers: Readonly<Record<string, string | string[] | number | undefined>>;
+}
+
+/**
+ * A browser on the provider's pages: the host session cookies of `host`
+ * (kept in step with it) plus its own jar for the provider's cookies. It
+ * follows redirects on the host and stops at the first that leaves it (the
+ * app's redirect URI) or at a page.
+ */
+export class ProviderBrowser {
+  readonly #app: FastifyInstance;
+  readonly host: Browser;
+  readonly jar = new Map<string, string>();
+
+  constructor(app: FastifyInstance, host: Browser) {
+    this.#app = app;
+    this.host = host;
+  }
+
+  #cookieHeader(): string {
+    const own = [...this.jar].map(([name, value]) => `${name}=${value}`);
+    return [sessionCookieHeader(this.host), ...own].filter((pair) => pair !== '').join('; ');
+  }
+
+  #keep(setCookie: string | string[] | undefined): void {
+    for (const line of [setCookie ?? []].flat()) {
+      const match = /^([^=]+)=([^;]*)/.exec(line);
+      if (!match?.[1]) continue;
+      if (match[1] === 'oc_session' || match[1] === '__Host-oc_roster') continue;
+      if (/expires=Thu, 01 Jan 1970/i.test(line) || /Max-Age=0(;|$)/i.test(line) || match[2] === '') this.jar.delete(match[1]);
+      else this.jar.set(match[1], match[2] ?? '');
+    }
+  }
+
+  /** One request on the host. */
+  async request(method: 'GET' | 'POST', url: string, form?: Record<string, string>): Promise<Hop> {
+    const target = new URL(url, LOCAL_ORIGIN);
+    const reply = await this.#app.inject({
+      method,
+      url: target.pathname + target.search,
+      headers: {
+        host: target.host,
+        cookie: this.#cookieHeader(),
+        ...(method === 'POST' ? { origin: LOCAL_ORIGIN, 'content-type': 'application/x-www-form-urlencoded' } : {}),
+      },
+      ...(form === undefined ? {} : { payload: new URLSearchParams(form).toString() }),
+    });
+    this.#keep(reply.headers['set-cookie']);
+    const location = reply.headers.location;
+    return {
+      status: reply.statusCode,
+      url: target.href,
+      location: typeof location === 'string' ? new URL(location, target).href : undefined,
+      body: reply.body,
+      headers: reply.headers,
+    };
+  }
+
+  /** Follows redirects from `url` while they stay on the host; the last hop. */
+  async follow(url: string, method: 'GET' | 'POST' = 'GET', form?: Record<string, string>): Promise<Hop> {
+    let hop = await this.request(method, url, form);
+    for (let count = 0; count < 20 && hop.location !== undefined && hop.status >= 300 && hop.status < 400; count++) {
+      if (new URL(hop.location).origin !== LOCAL_ORIGIN) return hop;
+      hop = await this.request('GET', hop.location);
+    }
+    return hop;
+  }
+
+  /** Allows the consent page at `hop` (a 200 page of /oidc/interaction/:uid) and follows on. */
+  async allow(hop: Hop): Promise<Hop> {
+    const action = /<form method="post" action="([^"]+)"/.exec(hop.body)?.[1];
+    if (action === undefined) throw new Error(`not a consent page: ${hop.status} ${hop.url}\n${hop.body.slice(0, 400)}`);
+    return this.follow(action.replaceAll('&amp;', '&'), 'POST');
+  }
+}
