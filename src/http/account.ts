@@ -8,13 +8,14 @@
  * checked by src/webauthn.
  */
 import { Type } from 'typebox';
-import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyReply, FastifyRequest } from 'fastify';
 import { proofFromFields, type AccountChange, type TransferAcceptance } from '../account/index.js';
 import type { ServiceContext } from './context.js';
 import { errorResponses, NullableString, SessionIssued } from './schemas.js';
 import { answerIssued, noStore, requireSession, sessionBody, setSessionCookie } from './session.js';
 import { POLICY } from './policy.js';
-import { typed } from './schema-types.js';
+import type { TypedApp } from './schema-types.js';
+import { route } from './route.js';
 import { asAuthentication, WEBAUTHN_ASSERTION_FIELDS } from './webauthn.js';
 import { OcError } from '../errors.js';
 
@@ -173,8 +174,7 @@ const AccountWithIdentities = Type.Object({
 
 const SESSION = [{ cookieAuth: [] }];
 
-export function registerAccountRoutes(root: FastifyInstance, context: ServiceContext): void {
-  const app = typed(root);
+export function registerAccountRoutes(app: TypedApp, context: ServiceContext): void {
   /** Sets the re-minted cookie and answers with the identities (and the merged account, after a transfer). */
   function changed(change: AccountChange, reply: FastifyReply) {
     setSessionCookie(context, reply, change.issued);
@@ -193,11 +193,11 @@ export function registerAccountRoutes(root: FastifyInstance, context: ServiceCon
 
   app.post(
     '/api/auth/sudo',
-    {
-      config: { policy: POLICY.familyCredential },
-      schema: {
-        tags: ['auth'],
-        summary: 'Step up: prove the active account again (needed within 5 minutes before linking, unlinking or adding a key)',
+    route(
+      POLICY.familyCredential,
+      'auth',
+      'Step up: prove the active account again (needed within 5 minutes before linking, unlinking or adding a key)',
+      {
         description:
           "Sets `sudo_at` of this account's session to now and re-mints the cookie. The proof must be for an " +
           'address or e-mail linked to the active account, else 401 `identity_not_linked`, or by one of its keys, else 401 ' +
@@ -207,7 +207,7 @@ export function registerAccountRoutes(root: FastifyInstance, context: ServiceCon
         body: SudoBody,
         response: { 200: SessionIssued, ...errorResponses(400, 401, 403, 413, 429, 503) },
       },
-    },
+    ),
     async (request, reply) => {
       const current = await requireSession(context, request);
       const { challenge_token: challengeToken, response, ...fields } = request.body;
@@ -231,15 +231,10 @@ export function registerAccountRoutes(root: FastifyInstance, context: ServiceCon
 
   app.get(
     '/api/auth/identities',
-    {
-      config: { policy: POLICY.family },
-      schema: {
-        tags: ['auth'],
-        summary: 'The identities linked to the active account, oldest first',
-        security: SESSION,
-        response: { 200: IdentitiesBody, ...errorResponses(401, 429) },
-      },
-    },
+    route(POLICY.family, 'auth', 'The identities linked to the active account, oldest first', {
+      security: SESSION,
+      response: { 200: IdentitiesBody, ...errorResponses(401, 429) },
+    }),
     async (request, reply) => {
       const current = await requireSession(context, request);
       noStore(reply);
@@ -249,12 +244,11 @@ export function registerAccountRoutes(root: FastifyInstance, context: ServiceCon
 
   app.post(
     '/api/auth/link/btc',
-    {
-      config: { policy: POLICY.familyCredential },
-      schema: {
-        tags: ['auth'],
-        summary:
-          'Link a Bitcoin address (a challenge with purpose=link); needs a step-up, or a sign-in in this browser, younger than 5 minutes',
+    route(
+      POLICY.familyCredential,
+      'auth',
+      'Link a Bitcoin address (a challenge with purpose=link); needs a step-up, or a sign-in in this browser, younger than 5 minutes',
+      {
         description:
           'A free address is linked (and becomes the primary address when the account has none); an address already on ' +
           'this account is a no-op; an address of another account is 409 `address_linked_elsewhere`, listing what that ' +
@@ -266,7 +260,7 @@ export function registerAccountRoutes(root: FastifyInstance, context: ServiceCon
         body: LinkBtcBody,
         response: { 200: AccountWithIdentities, ...errorResponses(400, 401, 403, 409, 413, 429, 503) },
       },
-    },
+    ),
     async (request, reply) => {
       const body = request.body;
       const proof = {
@@ -283,19 +277,18 @@ export function registerAccountRoutes(root: FastifyInstance, context: ServiceCon
 
   app.post(
     '/api/auth/link/email',
-    {
-      config: { policy: POLICY.familyCredential },
-      schema: {
-        tags: ['auth'],
-        summary:
-          'Link an e-mail address (a code from POST /api/auth/email-otp/start); needs a step-up, or a sign-in in this browser, younger than 5 minutes',
+    route(
+      POLICY.familyCredential,
+      'auth',
+      'Link an e-mail address (a code from POST /api/auth/email-otp/start); needs a step-up, or a sign-in in this browser, younger than 5 minutes',
+      {
         description:
           'As /api/auth/link/btc, with 409 `email_linked_elsewhere` for an e-mail of another account; the code stays usable after a 409.',
         security: SESSION,
         body: LinkEmailBody,
         response: { 200: AccountWithIdentities, ...errorResponses(400, 401, 403, 409, 413, 429, 503) },
       },
-    },
+    ),
     async (request, reply) => {
       const body = request.body;
       const proof = { kind: 'email', email: body.email, code: body.code, token: body.token } as const;
@@ -305,17 +298,12 @@ export function registerAccountRoutes(root: FastifyInstance, context: ServiceCon
 
   app.delete(
     '/api/auth/identities',
-    {
-      config: { policy: POLICY.family },
-      schema: {
-        tags: ['auth'],
-        summary: 'Unlink an identity; needs a step-up younger than 5 minutes',
-        description: '404 `not_found` for an id that is not on this account; 409 `last_identity` when none would remain.',
-        security: SESSION,
-        querystring: UnlinkQuery,
-        response: { 200: AccountWithIdentities, ...errorResponses(400, 401, 403, 404, 409, 429) },
-      },
-    },
+    route(POLICY.family, 'auth', 'Unlink an identity; needs a step-up younger than 5 minutes', {
+      description: '404 `not_found` for an id that is not on this account; 409 `last_identity` when none would remain.',
+      security: SESSION,
+      querystring: UnlinkQuery,
+      response: { 200: AccountWithIdentities, ...errorResponses(400, 401, 403, 404, 409, 429) },
+    }),
     async (request, reply) => {
       const current = await requireSession(context, request);
       return changed(await context.accounts.unlink(current, request.query.id), reply);
@@ -324,17 +312,12 @@ export function registerAccountRoutes(root: FastifyInstance, context: ServiceCon
 
   app.patch(
     '/api/auth/account',
-    {
-      config: { policy: POLICY.family },
-      schema: {
-        tags: ['auth'],
-        summary: 'Edit the active account: display name and display identity',
-        description: 'Re-mints the cookie so the JWT carries the new `name` and `display_identity`.',
-        security: SESSION,
-        body: AccountEditBody,
-        response: { 200: SessionIssued, ...errorResponses(400, 401, 403, 413, 415, 429) },
-      },
-    },
+    route(POLICY.family, 'auth', 'Edit the active account: display name and display identity', {
+      description: 'Re-mints the cookie so the JWT carries the new `name` and `display_identity`.',
+      security: SESSION,
+      body: AccountEditBody,
+      response: { 200: SessionIssued, ...errorResponses(400, 401, 403, 413, 415, 429) },
+    }),
     async (request, reply) => {
       const current = await requireSession(context, request);
       const issued = await context.accounts.edit(current, request.body);

@@ -4,13 +4,13 @@
  * src/account/activity.ts, a reply.
  */
 import { Type } from 'typebox';
-import type { FastifyInstance } from 'fastify';
 import { ACTIVITY_KINDS, DEFAULT_ACTIVITY_PAGE, MAX_ACTIVITY_PAGE } from '../account/index.js';
 import type { ServiceContext } from './context.js';
 import { errorResponses, NullableString, StringEnum } from './schemas.js';
 import { noStore, requireSession } from './session.js';
 import { POLICY } from './policy.js';
-import { typed } from './schema-types.js';
+import type { TypedApp } from './schema-types.js';
+import { route } from './route.js';
 
 const ActivityQuery = Type.Object({
   before: Type.Optional(Type.String({ minLength: 1, maxLength: 128, description: 'The `next` of the previous page' })),
@@ -29,27 +29,21 @@ const Event = Type.Object({
   ),
 });
 
-export function registerActivityRoutes(root: FastifyInstance, context: ServiceContext): void {
-  const app = typed(root);
+export function registerActivityRoutes(app: TypedApp, context: ServiceContext): void {
   app.get(
     '/api/auth/activity',
-    {
-      config: { policy: POLICY.familyRead },
-      schema: {
-        tags: ['auth'],
-        summary: 'The security events of the active account, newest first',
-        security: [{ cookieAuth: [] }],
-        querystring: ActivityQuery,
-        response: {
-          200: Type.Object({
-            ok: Type.Literal(true),
-            events: Type.Array(Event),
-            next: NullableString({ description: 'Pass as `before` for older events; null on the last page' }),
-          }),
-          ...errorResponses(400, 401, 429),
-        },
+    route(POLICY.familyRead, 'auth', 'The security events of the active account, newest first', {
+      security: [{ cookieAuth: [] }],
+      querystring: ActivityQuery,
+      response: {
+        200: Type.Object({
+          ok: Type.Literal(true),
+          events: Type.Array(Event),
+          next: NullableString({ description: 'Pass as `before` for older events; null on the last page' }),
+        }),
+        ...errorResponses(400, 401, 429),
       },
-    },
+    }),
     async (request, reply) => {
       const current = await requireSession(context, request);
       noStore(reply);

@@ -3,12 +3,12 @@
  * domain call, a reply.
  */
 import { Type } from 'typebox';
-import type { FastifyInstance } from 'fastify';
 import { verifyAttestation } from '../attest/index.js';
 import type { ServiceContext } from './context.js';
 import { errorResponses, Identity } from './schemas.js';
 import { POLICY } from './policy.js';
-import { typed } from './schema-types.js';
+import type { TypedApp } from './schema-types.js';
+import { route } from './route.js';
 
 export const MAX_MESSAGE = 16_384;
 export const MAX_SIGNATURE = 8_192;
@@ -41,19 +41,13 @@ export const VerifyResult = Type.Object({
   expires_at: Type.Optional(Type.String()),
 });
 
-export function registerAttestationRoutes(root: FastifyInstance, context: ServiceContext): void {
-  const app = typed(root);
+export function registerAttestationRoutes(app: TypedApp, context: ServiceContext): void {
   app.post(
     '/api/verify',
-    {
-      config: { policy: POLICY.attestationRead },
-      schema: {
-        tags: ['attestation'],
-        summary: 'Verify an attestation (raw: no relay look-up, no thresholds, not cached)',
-        body: VerifyBody,
-        response: { 200: VerifyResult, ...errorResponses(400, 413, 415, 429) },
-      },
-    },
+    route(POLICY.attestationRead, 'attestation', 'Verify an attestation (raw: no relay look-up, no thresholds, not cached)', {
+      body: VerifyBody,
+      response: { 200: VerifyResult, ...errorResponses(400, 413, 415, 429) },
+    }),
     async (request, reply) => {
       const body = request.body;
       const result = await verifyAttestation(

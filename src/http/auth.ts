@@ -4,7 +4,6 @@
  * call, a reply.
  */
 import { Type } from 'typebox';
-import type { FastifyInstance } from 'fastify';
 import { OcError } from '../errors.js';
 import { clientFacts } from '../session/index.js';
 import type { ServiceContext } from './context.js';
@@ -25,7 +24,8 @@ import {
 } from './session.js';
 import { AddQuery, errorResponses, SessionIssued, StringEnum } from './schemas.js';
 import { POLICY } from './policy.js';
-import { typed } from './schema-types.js';
+import type { TypedApp } from './schema-types.js';
+import { route } from './route.js';
 
 const SignInBody = Type.Object(
   {
@@ -65,19 +65,13 @@ const PublicJwk = Type.Object({
 });
 const Jwks = Type.Object({ keys: Type.Array(PublicJwk) });
 
-export function registerAuthRoutes(root: FastifyInstance, context: ServiceContext): void {
-  const app = typed(root);
+export function registerAuthRoutes(app: TypedApp, context: ServiceContext): void {
   for (const url of ['/api/auth/jwks', '/.well-known/jwks.json']) {
     app.get(
       url,
-      {
-        config: { policy: POLICY.publicRead },
-        schema: {
-          tags: ['auth'],
-          summary: 'Ed25519 public keys that verify `oc_session`',
-          response: { 200: Jwks, ...errorResponses(429) },
-        },
-      },
+      route(POLICY.publicRead, 'auth', 'Ed25519 public keys that verify `oc_session`', {
+        response: { 200: Jwks, ...errorResponses(429) },
+      }),
       async (_request, reply) => {
         reply.header('cache-control', 'public, max-age=300');
         return context.keyRing().jwks();
@@ -87,18 +81,13 @@ export function registerAuthRoutes(root: FastifyInstance, context: ServiceContex
 
   app.get(
     '/api/auth/me',
-    {
-      config: { policy: POLICY.familyRead },
-      schema: {
-        tags: ['auth'],
-        summary: 'The active account and the other accounts of this browser',
-        security: [{ cookieAuth: [] }],
-        response: {
-          200: Type.Object({ ok: Type.Literal(true), account: Type.Ref('Account'), roster: Type.Array(Type.Ref('RosterEntry')) }),
-          ...errorResponses(401, 429),
-        },
+    route(POLICY.familyRead, 'auth', 'The active account and the other accounts of this browser', {
+      security: [{ cookieAuth: [] }],
+      response: {
+        200: Type.Object({ ok: Type.Literal(true), account: Type.Ref('Account'), roster: Type.Array(Type.Ref('RosterEntry')) }),
+        ...errorResponses(401, 429),
       },
-    },
+    }),
     async (request, reply) => {
       let me;
       if (pinnedToken(request) === undefined) {
@@ -121,16 +110,11 @@ export function registerAuthRoutes(root: FastifyInstance, context: ServiceContex
 
   app.post(
     '/api/auth/signin',
-    {
-      config: { policy: POLICY.familyCredential },
-      schema: {
-        tags: ['auth'],
-        summary: 'Sign in with a BIP-322 signed challenge (purpose=login)',
-        querystring: AddQuery,
-        body: SignInBody,
-        response: { 200: SessionIssued, ...errorResponses(400, 401, 403, 413, 429, 503) },
-      },
-    },
+    route(POLICY.familyCredential, 'auth', 'Sign in with a BIP-322 signed challenge (purpose=login)', {
+      querystring: AddQuery,
+      body: SignInBody,
+      response: { 200: SessionIssued, ...errorResponses(400, 401, 403, 413, 429, 503) },
+    }),
     async (request, reply) => {
       const body = request.body;
       const query = request.query;
@@ -155,25 +139,20 @@ export function registerAuthRoutes(root: FastifyInstance, context: ServiceContex
 
   app.post(
     '/api/auth/logout',
-    {
-      config: { policy: POLICY.family },
-      schema: {
-        tags: ['auth'],
-        summary: 'Sign out of this account (scope=current) or of every account of this browser (scope=all)',
-        security: [{ cookieAuth: [] }],
-        querystring: LogoutQuery,
-        response: {
-          200: Type.Object({
-            ok: Type.Literal(true),
-            scope: StringEnum(['current', 'all'] as const),
-            switched_to: Type.Optional(Type.Union([Type.Object({ did_oc: Type.String() }), Type.Null()])),
-            account: Type.Optional(Type.Ref('Account')),
-            token: Type.Optional(Type.String()),
-          }),
-          ...errorResponses(401, 403, 429),
-        },
+    route(POLICY.family, 'auth', 'Sign out of this account (scope=current) or of every account of this browser (scope=all)', {
+      security: [{ cookieAuth: [] }],
+      querystring: LogoutQuery,
+      response: {
+        200: Type.Object({
+          ok: Type.Literal(true),
+          scope: StringEnum(['current', 'all'] as const),
+          switched_to: Type.Optional(Type.Union([Type.Object({ did_oc: Type.String() }), Type.Null()])),
+          account: Type.Optional(Type.Ref('Account')),
+          token: Type.Optional(Type.String()),
+        }),
+        ...errorResponses(401, 403, 429),
       },
-    },
+    }),
     async (request, reply) => {
       const scope = request.query.scope ?? 'all';
       const current = await currentSession(context, request);
@@ -194,10 +173,7 @@ export function registerAuthRoutes(root: FastifyInstance, context: ServiceContex
   app.post(
     '/api/auth/tab',
     {
-      config: { policy: POLICY.family },
-      schema: {
-        tags: ['auth'],
-        summary: 'A token for one browser tab: pins the tab to this account or to another account of the roster',
+      ...route(POLICY.family, 'auth', 'A token for one browser tab: pins the tab to this account or to another account of the roster', {
         description:
           'Answers a session token of its own for the account `did_oc` names (default: the active account), which must have a live ' +
           "session in this browser's roster. The tab sends it in `x-oc-tab-session`; the cookie is not changed, and re-minting " +
@@ -206,7 +182,7 @@ export function registerAuthRoutes(root: FastifyInstance, context: ServiceContex
         security: [{ cookieAuth: [] }],
         body: TabBody,
         response: { 200: SessionIssued, ...errorResponses(400, 401, 403, 404, 409, 413, 415, 429) },
-      },
+      }),
       // The client's first pin is a bodiless POST: no body means `{}`.
       preValidation: async (request) => {
         if (request.body === undefined) request.body = {};
@@ -222,16 +198,11 @@ export function registerAuthRoutes(root: FastifyInstance, context: ServiceContex
 
   app.post(
     '/api/auth/switch',
-    {
-      config: { policy: POLICY.family },
-      schema: {
-        tags: ['auth'],
-        summary: 'Make another account of this browser active, without re-authenticating',
-        security: [{ cookieAuth: [] }],
-        body: SwitchBody,
-        response: { 200: SessionIssued, ...errorResponses(400, 401, 403, 404, 409, 429) },
-      },
-    },
+    route(POLICY.family, 'auth', 'Make another account of this browser active, without re-authenticating', {
+      security: [{ cookieAuth: [] }],
+      body: SwitchBody,
+      response: { 200: SessionIssued, ...errorResponses(400, 401, 403, 404, 409, 429) },
+    }),
     async (request, reply) => {
       const current = await requireSession(context, request);
       const issued = await context.sessions.switchTo(current, request.body.did_oc);

@@ -4,7 +4,6 @@
  * must prevent nonce replay.
  */
 import { Type } from 'typebox';
-import type { FastifyInstance } from 'fastify';
 import { addressMatchesNetwork, tryDecodeAddress, verifySignature } from '../bitcoin/index.js';
 import { OcError } from '../errors.js';
 import {
@@ -18,7 +17,8 @@ import {
 import type { ServiceContext } from './context.js';
 import { errorResponses } from './schemas.js';
 import { POLICY } from './policy.js';
-import { typed } from './schema-types.js';
+import type { TypedApp } from './schema-types.js';
+import { route } from './route.js';
 
 const ChallengeQuery = Type.Object({
   addr: Type.String({ minLength: 1, maxLength: 128, description: 'Bitcoin address of the configured network' }),
@@ -86,19 +86,13 @@ const ChallengeOutcome = Type.Union([
   }),
 ]);
 
-export function registerChallengeRoutes(root: FastifyInstance, context: ServiceContext): void {
-  const app = typed(root);
+export function registerChallengeRoutes(app: TypedApp, context: ServiceContext): void {
   app.get(
     '/api/challenge',
-    {
-      config: { policy: POLICY.publicRead },
-      schema: {
-        tags: ['challenge'],
-        summary: 'Issue a challenge message to sign (stateless: the nonce is a MAC)',
-        querystring: ChallengeQuery,
-        response: { 200: Challenge, ...errorResponses(400, 429) },
-      },
-    },
+    route(POLICY.publicRead, 'challenge', 'Issue a challenge message to sign (stateless: the nonce is a MAC)', {
+      querystring: ChallengeQuery,
+      response: { 200: Challenge, ...errorResponses(400, 429) },
+    }),
     async (request, reply) => {
       const query = request.query;
       const decoded = tryDecodeAddress(query.addr);
@@ -129,15 +123,10 @@ export function registerChallengeRoutes(root: FastifyInstance, context: ServiceC
 
   app.post(
     '/api/challenge',
-    {
-      config: { policy: POLICY.publicWrite },
-      schema: {
-        tags: ['challenge'],
-        summary: 'Verify a signed challenge; sets no cookie and touches no account',
-        body: ChallengeProof,
-        response: { 200: ChallengeOutcome, ...errorResponses(400, 413, 429) },
-      },
-    },
+    route(POLICY.publicWrite, 'challenge', 'Verify a signed challenge; sets no cookie and touches no account', {
+      body: ChallengeProof,
+      response: { 200: ChallengeOutcome, ...errorResponses(400, 413, 429) },
+    }),
     async (request, reply) => {
       const body = request.body;
       reply.header('cache-control', 'no-store');

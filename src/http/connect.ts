@@ -7,13 +7,14 @@
  * ConnectService (src/connect), a reply.
  */
 import { Type } from 'typebox';
-import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { FastifyRequest } from 'fastify';
 import type { ConnectAppRecord } from '../storage/index.js';
 import type { ServiceContext } from './context.js';
 import { errorResponses, NullableString } from './schemas.js';
 import { noStore, requireSession } from './session.js';
 import { POLICY } from './policy.js';
-import { typed } from './schema-types.js';
+import type { TypedApp } from './schema-types.js';
+import { route } from './route.js';
 import { OcError } from '../errors.js';
 
 const App = Type.Object({
@@ -73,24 +74,18 @@ const Provisioned = Type.Object({
 
 const SESSION = [{ cookieAuth: [] }];
 
-export function registerConnectRoutes(root: FastifyInstance, context: ServiceContext): void {
-  const app = typed(root);
+export function registerConnectRoutes(app: TypedApp, context: ServiceContext): void {
   const connect = context.connect;
   /** The app whose key authenticated a provision request. */
   const integrators = new WeakMap<FastifyRequest, ConnectAppRecord>();
 
   app.post(
     '/api/connect/apps',
-    {
-      config: { policy: POLICY.family },
-      schema: {
-        tags: ['connect'],
-        summary: 'Create an integrator app; answers its API key once',
-        security: SESSION,
-        body: CreateAppBody,
-        response: { 200: AppWithKey, ...errorResponses(400, 401, 403, 413, 415, 429) },
-      },
-    },
+    route(POLICY.family, 'connect', 'Create an integrator app; answers its API key once', {
+      security: SESSION,
+      body: CreateAppBody,
+      response: { 200: AppWithKey, ...errorResponses(400, 401, 403, 413, 415, 429) },
+    }),
     async (request, reply) => {
       const current = await requireSession(context, request);
       noStore(reply);
@@ -100,15 +95,10 @@ export function registerConnectRoutes(root: FastifyInstance, context: ServiceCon
 
   app.get(
     '/api/connect/apps',
-    {
-      config: { policy: POLICY.family },
-      schema: {
-        tags: ['connect'],
-        summary: "The caller's apps, oldest first (never their keys)",
-        security: SESSION,
-        response: { 200: Type.Object({ ok: Type.Literal(true), apps: Type.Array(App) }), ...errorResponses(401, 429) },
-      },
-    },
+    route(POLICY.family, 'connect', "The caller's apps, oldest first (never their keys)", {
+      security: SESSION,
+      response: { 200: Type.Object({ ok: Type.Literal(true), apps: Type.Array(App) }), ...errorResponses(401, 429) },
+    }),
     async (request, reply) => {
       const current = await requireSession(context, request);
       noStore(reply);
@@ -118,16 +108,11 @@ export function registerConnectRoutes(root: FastifyInstance, context: ServiceCon
 
   app.post(
     '/api/connect/apps/:id/rotate',
-    {
-      config: { policy: POLICY.family },
-      schema: {
-        tags: ['connect'],
-        summary: 'Replace the API key; the old key stops working at once',
-        security: SESSION,
-        params: AppParams,
-        response: { 200: AppWithKey, ...errorResponses(401, 403, 404, 429) },
-      },
-    },
+    route(POLICY.family, 'connect', 'Replace the API key; the old key stops working at once', {
+      security: SESSION,
+      params: AppParams,
+      response: { 200: AppWithKey, ...errorResponses(401, 403, 404, 429) },
+    }),
     async (request, reply) => {
       const current = await requireSession(context, request);
       noStore(reply);
@@ -137,16 +122,11 @@ export function registerConnectRoutes(root: FastifyInstance, context: ServiceCon
 
   app.delete(
     '/api/connect/apps/:id',
-    {
-      config: { policy: POLICY.family },
-      schema: {
-        tags: ['connect'],
-        summary: 'Delete the app; its key stops working. Accounts it provisioned stay',
-        security: SESSION,
-        params: AppParams,
-        response: { 200: Type.Object({ ok: Type.Literal(true) }), ...errorResponses(401, 403, 404, 429) },
-      },
-    },
+    route(POLICY.family, 'connect', 'Delete the app; its key stops working. Accounts it provisioned stay', {
+      security: SESSION,
+      params: AppParams,
+      response: { 200: Type.Object({ ok: Type.Literal(true) }), ...errorResponses(401, 403, 404, 429) },
+    }),
     async (request, reply) => {
       const current = await requireSession(context, request);
       noStore(reply);
@@ -157,21 +137,16 @@ export function registerConnectRoutes(root: FastifyInstance, context: ServiceCon
 
   app.put(
     '/api/connect/apps/:id/webhook',
-    {
-      config: { policy: POLICY.family },
-      schema: {
-        tags: ['connect'],
-        summary: "Set or remove where the app's signed webhooks go",
-        description:
-          'Events about the accounts the app provisioned (`account.merged`, `account.deleted`, `identity.linked`, ' +
-          '`identity.unlinked`) are POSTed there, signed with the key of GET /api/connect/webhook-keys. ' +
-          '400 `invalid_webhook_url` for an endpoint that is not allowed.',
-        security: SESSION,
-        params: AppParams,
-        body: WebhookBody,
-        response: { 200: Type.Object({ ok: Type.Literal(true), app: App }), ...errorResponses(400, 401, 403, 404, 413, 415, 429) },
-      },
-    },
+    route(POLICY.family, 'connect', "Set or remove where the app's signed webhooks go", {
+      description:
+        'Events about the accounts the app provisioned (`account.merged`, `account.deleted`, `identity.linked`, ' +
+        '`identity.unlinked`) are POSTed there, signed with the key of GET /api/connect/webhook-keys. ' +
+        '400 `invalid_webhook_url` for an endpoint that is not allowed.',
+      security: SESSION,
+      params: AppParams,
+      body: WebhookBody,
+      response: { 200: Type.Object({ ok: Type.Literal(true), app: App }), ...errorResponses(400, 401, 403, 404, 413, 415, 429) },
+    }),
     async (request, reply) => {
       const current = await requireSession(context, request);
       noStore(reply);
@@ -181,20 +156,15 @@ export function registerConnectRoutes(root: FastifyInstance, context: ServiceCon
 
   app.get(
     '/api/connect/apps/:id/deliveries',
-    {
-      config: { policy: POLICY.family },
-      schema: {
-        tags: ['connect'],
-        summary: "The app's webhook delivery log, newest first (finished ones are kept 30 days)",
-        security: SESSION,
-        params: AppParams,
-        querystring: DeliveriesQuery,
-        response: {
-          200: Type.Object({ ok: Type.Literal(true), deliveries: Type.Array(Delivery) }),
-          ...errorResponses(400, 401, 403, 404, 429),
-        },
+    route(POLICY.family, 'connect', "The app's webhook delivery log, newest first (finished ones are kept 30 days)", {
+      security: SESSION,
+      params: AppParams,
+      querystring: DeliveriesQuery,
+      response: {
+        200: Type.Object({ ok: Type.Literal(true), deliveries: Type.Array(Delivery) }),
+        ...errorResponses(400, 401, 403, 404, 429),
       },
-    },
+    }),
     async (request, reply) => {
       const current = await requireSession(context, request);
       const limit = request.query.limit === undefined ? 50 : Number(request.query.limit);
@@ -206,30 +176,25 @@ export function registerConnectRoutes(root: FastifyInstance, context: ServiceCon
 
   app.get(
     '/api/connect/webhook-keys',
-    {
-      config: { policy: POLICY.publicRead },
-      schema: {
-        tags: ['connect'],
-        summary: 'The public keys that sign webhooks, as a JWKS (separate from the session keys)',
-        description:
-          'Match `webhook-key-id` to a `kid`; verify `webhook-signature` (`v1a,<base64>`, Ed25519) over `<webhook-id>.<webhook-timestamp>.<body>`.',
-        response: {
-          200: Type.Object({
-            keys: Type.Array(
-              Type.Object({
-                kty: Type.Literal('OKP'),
-                crv: Type.Literal('Ed25519'),
-                x: Type.String(),
-                kid: Type.String(),
-                use: Type.Literal('sig'),
-                alg: Type.Literal('EdDSA'),
-              }),
-            ),
-          }),
-          ...errorResponses(429),
-        },
+    route(POLICY.publicRead, 'connect', 'The public keys that sign webhooks, as a JWKS (separate from the session keys)', {
+      description:
+        'Match `webhook-key-id` to a `kid`; verify `webhook-signature` (`v1a,<base64>`, Ed25519) over `<webhook-id>.<webhook-timestamp>.<body>`.',
+      response: {
+        200: Type.Object({
+          keys: Type.Array(
+            Type.Object({
+              kty: Type.Literal('OKP'),
+              crv: Type.Literal('Ed25519'),
+              x: Type.String(),
+              kid: Type.String(),
+              use: Type.Literal('sig'),
+              alg: Type.Literal('EdDSA'),
+            }),
+          ),
+        }),
+        ...errorResponses(429),
       },
-    },
+    }),
     async (_request, reply) => {
       reply.header('cache-control', 'public, max-age=300');
       return { keys: [context.webhookKey().publicJwk] };
@@ -239,18 +204,20 @@ export function registerConnectRoutes(root: FastifyInstance, context: ServiceCon
   app.post(
     '/api/connect/provision',
     {
-      config: { policy: POLICY.serverCredential },
-      schema: {
-        tags: ['connect'],
-        summary: "Provision a did:oc account for one of the integrator's users (idempotent per app and user_id)",
-        description:
-          'Server to server: `Authorization: Bearer <api_key>`. The user is the identity `<app_id>:<user_id>` of a federated ' +
-          'account; the app comes from the key, so an app can only reach its own users. A missing, wrong or rotated key is 401 ' +
-          '`invalid_api_key`.',
-        security: [{ bearerAuth: [] }],
-        body: ProvisionBody,
-        response: { 200: Provisioned, ...errorResponses(400, 401, 413, 415, 429, 503) },
-      },
+      ...route(
+        POLICY.serverCredential,
+        'connect',
+        "Provision a did:oc account for one of the integrator's users (idempotent per app and user_id)",
+        {
+          description:
+            'Server to server: `Authorization: Bearer <api_key>`. The user is the identity `<app_id>:<user_id>` of a federated ' +
+            'account; the app comes from the key, so an app can only reach its own users. A missing, wrong or rotated key is 401 ' +
+            '`invalid_api_key`.',
+          security: [{ bearerAuth: [] }],
+          body: ProvisionBody,
+          response: { 200: Provisioned, ...errorResponses(400, 401, 413, 415, 429, 503) },
+        },
+      ),
       // The key is checked before the body is even read: a caller without a
       // valid key learns nothing about the body rules and costs no parsing.
       onRequest: async (request) => {

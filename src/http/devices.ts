@@ -5,12 +5,12 @@
  * schema, one call to src/account/devices.ts, a reply.
  */
 import { Type } from 'typebox';
-import type { FastifyInstance } from 'fastify';
 import type { ServiceContext } from './context.js';
 import { errorResponses, NullableString } from './schemas.js';
 import { noStore, requireSession, signOutCurrent } from './session.js';
 import { POLICY } from './policy.js';
-import { typed } from './schema-types.js';
+import type { TypedApp } from './schema-types.js';
+import { route } from './route.js';
 
 const SESSION = [{ cookieAuth: [] }];
 
@@ -26,20 +26,13 @@ const Device = Type.Object({
 
 const SessionParams = Type.Object({ id: Type.String({ minLength: 1, maxLength: 64, pattern: '^[0-9a-f]+$' }) });
 
-export function registerDeviceRoutes(root: FastifyInstance, context: ServiceContext): void {
-  const app = typed(root);
-
+export function registerDeviceRoutes(app: TypedApp, context: ServiceContext): void {
   app.get(
     '/api/auth/sessions',
-    {
-      config: { policy: POLICY.familyRead },
-      schema: {
-        tags: ['auth'],
-        summary: 'Every live session of the active account, in every browser: this one first, then by last use',
-        security: SESSION,
-        response: { 200: Type.Object({ ok: Type.Literal(true), sessions: Type.Array(Device) }), ...errorResponses(401, 429) },
-      },
-    },
+    route(POLICY.familyRead, 'auth', 'Every live session of the active account, in every browser: this one first, then by last use', {
+      security: SESSION,
+      response: { 200: Type.Object({ ok: Type.Literal(true), sessions: Type.Array(Device) }), ...errorResponses(401, 429) },
+    }),
     async (request, reply) => {
       const current = await requireSession(context, request);
       noStore(reply);
@@ -49,29 +42,24 @@ export function registerDeviceRoutes(root: FastifyInstance, context: ServiceCont
 
   app.delete(
     '/api/auth/sessions/:id',
-    {
-      config: { policy: POLICY.family },
-      schema: {
-        tags: ['auth'],
-        summary: 'Sign one device out; another device needs a step-up younger than 5 minutes',
-        description:
-          "Another device's session is revoked at once (its browser's roster loses this account); that needs `sudo_at` or " +
-          "`step_up_at` younger than 5 minutes, else 401 `sudo_required`. This browser's own session is a logout with " +
-          '`scope=current` and answers like one.',
-        security: SESSION,
-        params: SessionParams,
-        response: {
-          200: Type.Object({
-            ok: Type.Literal(true),
-            current: Type.Boolean({ description: 'This browser signed itself out' }),
-            switched_to: Type.Optional(Type.Union([Type.Object({ did_oc: Type.String() }), Type.Null()])),
-            account: Type.Optional(Type.Ref('Account')),
-            token: Type.Optional(Type.String()),
-          }),
-          ...errorResponses(400, 401, 403, 404, 429),
-        },
+    route(POLICY.family, 'auth', 'Sign one device out; another device needs a step-up younger than 5 minutes', {
+      description:
+        "Another device's session is revoked at once (its browser's roster loses this account); that needs `sudo_at` or " +
+        "`step_up_at` younger than 5 minutes, else 401 `sudo_required`. This browser's own session is a logout with " +
+        '`scope=current` and answers like one.',
+      security: SESSION,
+      params: SessionParams,
+      response: {
+        200: Type.Object({
+          ok: Type.Literal(true),
+          current: Type.Boolean({ description: 'This browser signed itself out' }),
+          switched_to: Type.Optional(Type.Union([Type.Object({ did_oc: Type.String() }), Type.Null()])),
+          account: Type.Optional(Type.Ref('Account')),
+          token: Type.Optional(Type.String()),
+        }),
+        ...errorResponses(400, 401, 403, 404, 429),
       },
-    },
+    }),
     async (request, reply) => {
       const current = await requireSession(context, request);
       if (request.params.id === current.session.jti) return { current: true, ...(await signOutCurrent(context, request, reply, current)) };
@@ -83,18 +71,13 @@ export function registerDeviceRoutes(root: FastifyInstance, context: ServiceCont
 
   app.post(
     '/api/auth/sessions/revoke-others',
-    {
-      config: { policy: POLICY.family },
-      schema: {
-        tags: ['auth'],
-        summary: 'Sign every other device of the active account out; needs a step-up younger than 5 minutes',
-        security: SESSION,
-        response: {
-          200: Type.Object({ ok: Type.Literal(true), revoked: Type.Integer({ description: 'Sessions signed out' }) }),
-          ...errorResponses(401, 403, 429),
-        },
+    route(POLICY.family, 'auth', 'Sign every other device of the active account out; needs a step-up younger than 5 minutes', {
+      security: SESSION,
+      response: {
+        200: Type.Object({ ok: Type.Literal(true), revoked: Type.Integer({ description: 'Sessions signed out' }) }),
+        ...errorResponses(401, 403, 429),
       },
-    },
+    }),
     async (request, reply) => {
       const current = await requireSession(context, request);
       const revoked = await context.devices.revokeOthers(current);

@@ -4,12 +4,12 @@
  * BIP-322 path.
  */
 import { Type } from 'typebox';
-import type { FastifyInstance } from 'fastify';
 import type { ServiceContext } from './context.js';
 import { AddQuery, errorResponses, SessionIssued } from './schemas.js';
 import { answerIssued, noStore, signInTarget, wantsAdd } from './session.js';
 import { POLICY } from './policy.js';
-import { typed } from './schema-types.js';
+import type { TypedApp } from './schema-types.js';
+import { route } from './route.js';
 import { requestLocale } from './locale.js';
 
 const StartBody = Type.Object({
@@ -38,19 +38,18 @@ const VerifyBody = Type.Object({
   add: Type.Optional(Type.Boolean({ description: 'Same as `?add=1`' })),
 });
 
-export function registerEmailOtpRoutes(root: FastifyInstance, context: ServiceContext): void {
-  const app = typed(root);
+export function registerEmailOtpRoutes(app: TypedApp, context: ServiceContext): void {
   app.post(
     '/api/auth/email-otp/start',
-    {
-      config: { policy: { ...POLICY.familyCredential, extra: 'otp' } },
-      schema: {
-        tags: ['email-otp'],
-        summary: 'Mail a 6-digit sign-in code (same answer whether or not an account exists)',
+    route(
+      { ...POLICY.familyCredential, extra: 'otp' },
+      'email-otp',
+      'Mail a 6-digit sign-in code (same answer whether or not an account exists)',
+      {
         body: StartBody,
         response: { 200: Started, ...errorResponses(400, 403, 413, 429, 503) },
       },
-    },
+    ),
     async (request, reply) => {
       // The token only decides which limits count the start (src/http/rate-limit.ts); a resend is a start.
       const started = await context.emailCodes.start(request.body.email, requestLocale(request));
@@ -61,16 +60,11 @@ export function registerEmailOtpRoutes(root: FastifyInstance, context: ServiceCo
 
   app.post(
     '/api/auth/email-otp/verify',
-    {
-      config: { policy: POLICY.familyCredential },
-      schema: {
-        tags: ['email-otp'],
-        summary: 'Sign in with the mailed code',
-        querystring: AddQuery,
-        body: VerifyBody,
-        response: { 200: SessionIssued, ...errorResponses(400, 401, 403, 413, 429, 503) },
-      },
-    },
+    route(POLICY.familyCredential, 'email-otp', 'Sign in with the mailed code', {
+      querystring: AddQuery,
+      body: VerifyBody,
+      response: { 200: SessionIssued, ...errorResponses(400, 401, 403, 413, 429, 503) },
+    }),
     async (request, reply) => {
       const body = request.body;
       const add = wantsAdd(request.query, body.add);

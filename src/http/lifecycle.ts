@@ -4,12 +4,12 @@
  * one call to src/account/lifecycle.ts, a reply.
  */
 import { Type } from 'typebox';
-import type { FastifyInstance } from 'fastify';
 import type { ServiceContext } from './context.js';
 import { errorResponses } from './schemas.js';
 import { noStore, requireSession, signOutCurrent } from './session.js';
 import { POLICY } from './policy.js';
-import { typed } from './schema-types.js';
+import type { TypedApp } from './schema-types.js';
+import { route } from './route.js';
 import { didOf } from '../session/index.js';
 
 const SESSION = [{ cookieAuth: [] }];
@@ -21,16 +21,14 @@ const DeleteBody = Type.Object(
   { additionalProperties: false },
 );
 
-export function registerLifecycleRoutes(root: FastifyInstance, context: ServiceContext): void {
-  const app = typed(root);
-
+export function registerLifecycleRoutes(app: TypedApp, context: ServiceContext): void {
   app.get(
     '/api/auth/account/export',
-    {
-      config: { policy: POLICY.familyRead },
-      schema: {
-        tags: ['auth'],
-        summary: 'Everything stored about the active account, as one JSON file; needs a re-proof younger than 5 minutes',
+    route(
+      POLICY.familyRead,
+      'auth',
+      'Everything stored about the active account, as one JSON file; needs a re-proof younger than 5 minutes',
+      {
         description:
           'The account, its identities, the accounts merged into it, every session row (without token hashes), security keys ' +
           '(public keys and labels), Connect apps (without key hashes), the Connect e-mail hint and the activity log. ' +
@@ -56,7 +54,7 @@ export function registerLifecycleRoutes(root: FastifyInstance, context: ServiceC
           ...errorResponses(401, 403, 429),
         },
       },
-    },
+    ),
     async (request, reply) => {
       const current = await requireSession(context, request);
       const document = await context.lifecycle.export(current);
@@ -69,36 +67,31 @@ export function registerLifecycleRoutes(root: FastifyInstance, context: ServiceC
 
   app.delete(
     '/api/auth/account',
-    {
-      config: { policy: POLICY.family },
-      schema: {
-        tags: ['auth'],
-        summary: 'Delete the active account for good; needs a re-proof younger than 5 minutes and `confirm`',
-        description:
-          "Revokes every session of the account (every browser's roster loses it), removes its identities (free for new " +
-          'sign-ups), security keys, Connect apps, activity and pending codes, and keeps a tombstone so its did is never issued ' +
-          "again. 400 `confirmation_mismatch` when `confirm` is not the account's `did_oc`. This browser moves on to the next " +
-          'account of its roster, as after a logout.',
-        security: SESSION,
-        body: DeleteBody,
-        response: {
-          200: Type.Object({
-            ok: Type.Literal(true),
-            deleted: Type.Object({
-              did_oc: Type.String(),
-              identities: Type.Integer(),
-              sessions: Type.Integer({ description: 'Sessions revoked' }),
-              keys: Type.Integer(),
-              connect_apps: Type.Integer(),
-            }),
-            switched_to: Type.Union([Type.Object({ did_oc: Type.String() }), Type.Null()]),
-            account: Type.Optional(Type.Ref('Account')),
-            token: Type.Optional(Type.String()),
+    route(POLICY.family, 'auth', 'Delete the active account for good; needs a re-proof younger than 5 minutes and `confirm`', {
+      description:
+        "Revokes every session of the account (every browser's roster loses it), removes its identities (free for new " +
+        'sign-ups), security keys, Connect apps, activity and pending codes, and keeps a tombstone so its did is never issued ' +
+        "again. 400 `confirmation_mismatch` when `confirm` is not the account's `did_oc`. This browser moves on to the next " +
+        'account of its roster, as after a logout.',
+      security: SESSION,
+      body: DeleteBody,
+      response: {
+        200: Type.Object({
+          ok: Type.Literal(true),
+          deleted: Type.Object({
+            did_oc: Type.String(),
+            identities: Type.Integer(),
+            sessions: Type.Integer({ description: 'Sessions revoked' }),
+            keys: Type.Integer(),
+            connect_apps: Type.Integer(),
           }),
-          ...errorResponses(400, 401, 403, 413, 415, 429),
-        },
+          switched_to: Type.Union([Type.Object({ did_oc: Type.String() }), Type.Null()]),
+          account: Type.Optional(Type.Ref('Account')),
+          token: Type.Optional(Type.String()),
+        }),
+        ...errorResponses(400, 401, 403, 413, 415, 429),
       },
-    },
+    }),
     async (request, reply) => {
       const current = await requireSession(context, request);
       const deleted = await context.lifecycle.delete(current, request.body.confirm);

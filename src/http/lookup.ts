@@ -8,7 +8,7 @@
  * integers are matched by pattern and converted here.
  */
 import { Type } from 'typebox';
-import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyReply, FastifyRequest } from 'fastify';
 import {
   checkResultBody,
   parseSubject,
@@ -26,7 +26,8 @@ import type { ServiceContext } from './context.js';
 import { sendError } from './errors.js';
 import { errorResponses, Identity } from './schemas.js';
 import { POLICY } from './policy.js';
-import { typed } from './schema-types.js';
+import type { TypedApp } from './schema-types.js';
+import { route } from './route.js';
 
 const SUBJECT_FIELDS = {
   addr: Type.Optional(Type.String({ maxLength: 128, description: 'Bitcoin address (any network)' })),
@@ -209,8 +210,7 @@ function createSubjectReader(): (query: SubjectQuery) => CheckSubject {
   };
 }
 
-export function registerLookupRoutes(root: FastifyInstance, context: ServiceContext): void {
-  const app = typed(root);
+export function registerLookupRoutes(app: TypedApp, context: ServiceContext): void {
   const lookup = context.attestationLookup;
   const publisher = context.attestationPublisher;
   const subjectOf = createSubjectReader();
@@ -218,11 +218,11 @@ export function registerLookupRoutes(root: FastifyInstance, context: ServiceCont
 
   app.get(
     '/api/check',
-    {
-      config: { policy: POLICY.attestationRead },
-      schema: {
-        tags: ['attestation'],
-        summary: 'Check a subject against thresholds (newest verifying attestation on the relays; cached)',
+    route(
+      POLICY.attestationRead,
+      'attestation',
+      'Check a subject against thresholds (newest verifying attestation on the relays; cached)',
+      {
         description:
           'Exactly one of `addr`, `id`, `identity`. Takes the newest attestation that verifies (signature and chain ' +
           'metrics), caches that result per subject (`CHECK_CACHE_SECONDS`, default 60 s; other outcomes 5 s) and ' +
@@ -232,7 +232,7 @@ export function registerLookupRoutes(root: FastifyInstance, context: ServiceCont
         querystring: CheckQuery,
         response: { 200: CheckResult, 404: CheckNotFound, ...errorResponses(400, 429, 503) },
       },
-    },
+    ),
     async (request, reply) => {
       const query = request.query;
       const subject = subjectOf(query);
@@ -263,19 +263,14 @@ export function registerLookupRoutes(root: FastifyInstance, context: ServiceCont
 
   app.get(
     '/api/discover',
-    {
-      config: { policy: POLICY.attestationRead },
-      schema: {
-        tags: ['attestation'],
-        summary: 'List the attestation envelopes of a subject found on the relays (not cached)',
-        description:
-          'Exactly one of `addr`, `id`, `identity`. Reads the relays on every call. Envelopes passed the relay-level ' +
-          'checks (sha256 binding, address, Nostr signature); their Bitcoin signatures are judged by /api/check and ' +
-          '/api/verify. When no relay answered: 200 with count 0 and `warnings: ["relays_unavailable"]`.',
-        querystring: DiscoverQuery,
-        response: { 200: DiscoverResult, ...errorResponses(400, 429) },
-      },
-    },
+    route(POLICY.attestationRead, 'attestation', 'List the attestation envelopes of a subject found on the relays (not cached)', {
+      description:
+        'Exactly one of `addr`, `id`, `identity`. Reads the relays on every call. Envelopes passed the relay-level ' +
+        'checks (sha256 binding, address, Nostr signature); their Bitcoin signatures are judged by /api/check and ' +
+        '/api/verify. When no relay answered: 200 with count 0 and `warnings: ["relays_unavailable"]`.',
+      querystring: DiscoverQuery,
+      response: { 200: DiscoverResult, ...errorResponses(400, 429) },
+    }),
     async (request, reply) => {
       const query = request.query;
       const subject = subjectOf(query);
@@ -322,31 +317,26 @@ export function registerLookupRoutes(root: FastifyInstance, context: ServiceCont
 
   app.post(
     '/api/attestations',
-    {
-      config: { policy: POLICY.attestationWrite },
-      schema: {
-        tags: ['attestation'],
-        summary: 'Publish a wallet-signed attestation to the relays',
-        description: PUBLISH_DESCRIPTION,
-        body: PublishBody,
-        response: { 200: PublishResult, ...errorResponses(400, 413, 415, 429, 503) },
-      },
-    },
+    route(POLICY.attestationWrite, 'attestation', 'Publish a wallet-signed attestation to the relays', {
+      description: PUBLISH_DESCRIPTION,
+      body: PublishBody,
+      response: { 200: PublishResult, ...errorResponses(400, 413, 415, 429, 503) },
+    }),
     async (request, reply) => publishAndAnswer(request, reply, request.body),
   );
 
   app.post(
     '/api/publish-attestation',
-    {
-      config: { policy: POLICY.attestationWrite },
-      schema: {
-        tags: ['attestation'],
-        summary: 'Publish an attestation envelope to the relays (the path the OrangeCheck documents name)',
+    route(
+      POLICY.attestationWrite,
+      'attestation',
+      'Publish an attestation envelope to the relays (the path the OrangeCheck documents name)',
+      {
         description: `The same operation as POST /api/attestations. ${PUBLISH_DESCRIPTION} Takes an attestation envelope ({address, message, signature, scheme, attestation_id?, …}) or the {addr, msg, sig, scheme} body; a given attestation_id must be the SHA-256 of the message.`,
         body: PublishEnvelopeBody,
         response: { 200: PublishResult, ...errorResponses(400, 413, 415, 429, 503) },
       },
-    },
+    ),
     async (request, reply) => {
       const body = request.body;
       const addr = body.address ?? body.addr;

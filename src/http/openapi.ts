@@ -9,6 +9,7 @@ import type { FastifyInstance } from 'fastify';
 import type { Config } from '../config.js';
 import { Account, ErrorBody, errorResponses, RosterEntry } from './schemas.js';
 import { POLICY } from './policy.js';
+import { route } from './route.js';
 
 export const OPENAPI_TAGS = [
   { name: 'auth', description: 'Session cookie, JWKS, me, sign-in, logout, switch, account' },
@@ -77,14 +78,9 @@ export async function registerOpenApi(app: FastifyInstance, config: Config, vers
 
   app.get(
     '/api/openapi',
-    {
-      config: { policy: POLICY.publicRead },
-      schema: {
-        tags: ['ops'],
-        summary: 'This document: OpenAPI 3.1, cached 5 minutes',
-        response: { 200: { type: 'object', additionalProperties: true, description: 'An OpenAPI 3.1 document' }, ...errorResponses(429) },
-      },
-    },
+    route(POLICY.publicRead, 'ops', 'This document: OpenAPI 3.1, cached 5 minutes', {
+      response: { 200: { type: 'object', additionalProperties: true, description: 'An OpenAPI 3.1 document' }, ...errorResponses(429) },
+    }),
     async (_request, reply) => {
       reply.header('cache-control', 'public, max-age=300');
       return app.swagger();

@@ -5,7 +5,7 @@
  * state, not by the cross-site rule: it arrives as a GET from the provider.
  */
 import { Type } from 'typebox';
-import type { FastifyInstance, FastifyReply } from 'fastify';
+import type { FastifyReply } from 'fastify';
 import { isOcError, OcError } from '../errors.js';
 import { readCookie } from '../session/index.js';
 import { isProviderError, OAUTH_STATE_COOKIE_NAME, withTabAdoptMarker, type ProviderSignIn, oauthErrorLocation } from '../signin/index.js';
@@ -14,7 +14,8 @@ import { errorResponses } from './schemas.js';
 import { clearSessionCookie, noStore, setSessionCookie, signInTarget } from './session.js';
 import type { SignInTarget } from '../account/index.js';
 import { POLICY } from './policy.js';
-import { typed } from './schema-types.js';
+import type { TypedApp } from './schema-types.js';
+import { route } from './route.js';
 
 const ProviderParams = Type.Object({ provider: Type.String({ pattern: '^[a-z0-9][a-z0-9-]{0,31}$' }) });
 const StartQuery = Type.Object({
@@ -38,18 +39,12 @@ function redirect(reply: FastifyReply, location: string): FastifyReply {
   return reply.code(302).header('location', location).send();
 }
 
-export function registerProviderRoutes(root: FastifyInstance, context: ServiceContext): void {
-  const app = typed(root);
+export function registerProviderRoutes(app: TypedApp, context: ServiceContext): void {
   app.get(
     '/api/auth/providers',
-    {
-      config: { policy: POLICY.familyRead },
-      schema: {
-        tags: ['oauth'],
-        summary: 'The configured identity providers, for sign-in buttons',
-        response: { 200: Providers, ...errorResponses(429) },
-      },
-    },
+    route(POLICY.familyRead, 'oauth', 'The configured identity providers, for sign-in buttons', {
+      response: { 200: Providers, ...errorResponses(429) },
+    }),
     async (_request, reply) => {
       reply.header('cache-control', 'public, max-age=60');
       return { providers: context.providers.list() };
@@ -58,16 +53,11 @@ export function registerProviderRoutes(root: FastifyInstance, context: ServiceCo
 
   app.get(
     '/api/auth/:provider/start',
-    {
-      config: { policy: POLICY.family },
-      schema: {
-        tags: ['oauth'],
-        summary: 'Redirect to the provider (authorization code with PKCE, state and nonce)',
-        params: ProviderParams,
-        querystring: StartQuery,
-        response: { 302: Type.Null({ description: 'Redirect to the provider' }), ...errorResponses(400, 404, 429, 503) },
-      },
-    },
+    route(POLICY.family, 'oauth', 'Redirect to the provider (authorization code with PKCE, state and nonce)', {
+      params: ProviderParams,
+      querystring: StartQuery,
+      response: { 302: Type.Null({ description: 'Redirect to the provider' }), ...errorResponses(400, 404, 429, 503) },
+    }),
     async (request, reply) => {
       const { provider } = request.params;
       const query = request.query;
@@ -89,11 +79,11 @@ export function registerProviderRoutes(root: FastifyInstance, context: ServiceCo
 
   app.get(
     '/api/auth/:provider/callback',
-    {
-      config: { policy: POLICY.family },
-      schema: {
-        tags: ['oauth'],
-        summary: 'The provider returns here; sets oc_session and redirects to return_to, or to /signin?oauth_error=<code>',
+    route(
+      POLICY.family,
+      'oauth',
+      'The provider returns here; sets oc_session and redirects to return_to, or to /signin?oauth_error=<code>',
+      {
         params: ProviderParams,
         querystring: Type.Object(
           {
@@ -114,7 +104,7 @@ export function registerProviderRoutes(root: FastifyInstance, context: ServiceCo
           ...errorResponses(404, 429),
         },
       },
-    },
+    ),
     async (request, reply) => {
       const { provider } = request.params;
       if (!context.providers.has(provider)) throw new OcError('unknown_provider', `provider: "${provider}" is not configured`);

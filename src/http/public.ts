@@ -4,13 +4,13 @@
  * (same-origin only, cors.ts). Thin: a schema, one domain call, a reply.
  */
 import { Type } from 'typebox';
-import type { FastifyInstance } from 'fastify';
 import type { FamilyStats, StatsStore } from '../storage/index.js';
 import type { EventCounter } from '../stats/counter.js';
 import type { ServiceContext } from './context.js';
 import { errorResponses } from './schemas.js';
 import { POLICY } from './policy.js';
-import { typed } from './schema-types.js';
+import type { TypedApp } from './schema-types.js';
+import { route } from './route.js';
 
 /** docs/protocol.md §6: "cached 60 s". */
 export const FAMILY_STATS_TTL_MS = 60_000;
@@ -77,20 +77,14 @@ function createFamilyStatsCache(store: StatsStore, counter: EventCounter, now: (
   };
 }
 
-export function registerPublicRoutes(root: FastifyInstance, context: ServiceContext): void {
-  const app = typed(root);
+export function registerPublicRoutes(app: TypedApp, context: ServiceContext): void {
   const familyStats = createFamilyStatsCache(context.stats, context.attestCounter, context.now);
 
   app.get(
     '/api/family-stats',
-    {
-      config: { policy: POLICY.publicRead },
-      schema: {
-        tags: ['public'],
-        summary: 'Family-wide aggregate statistics (no authentication, cached 60 s)',
-        response: { 200: FamilyStatsBody, ...errorResponses(429, 503) },
-      },
-    },
+    route(POLICY.publicRead, 'public', 'Family-wide aggregate statistics (no authentication, cached 60 s)', {
+      response: { 200: FamilyStatsBody, ...errorResponses(429, 503) },
+    }),
     async (_request, reply) => {
       const stats = await familyStats();
       // The entry's remaining lifetime, so no HTTP cache keeps the counts past the 60 s.
@@ -102,18 +96,13 @@ export function registerPublicRoutes(root: FastifyInstance, context: ServiceCont
 
   app.post(
     '/api/contact',
-    {
-      config: { policy: { ...POLICY.sameOrigin, extra: 'contact' } },
-      schema: {
-        tags: ['forms'],
-        summary: 'Relay a contact-form message to the operators (same origin only)',
-        description:
-          'Mailed to `CONTACT_TO` with Reply-To set to `email`. A request from another site is 403 `cross_site`; when ' +
-          '`CONTACT_TO` is not set, 404 `not_found`.',
-        body: ContactBody,
-        response: { 200: Type.Object({ ok: Type.Literal(true) }), ...errorResponses(400, 403, 404, 413, 415, 429, 503) },
-      },
-    },
+    route({ ...POLICY.sameOrigin, extra: 'contact' }, 'forms', 'Relay a contact-form message to the operators (same origin only)', {
+      description:
+        'Mailed to `CONTACT_TO` with Reply-To set to `email`. A request from another site is 403 `cross_site`; when ' +
+        '`CONTACT_TO` is not set, 404 `not_found`.',
+      body: ContactBody,
+      response: { 200: Type.Object({ ok: Type.Literal(true) }), ...errorResponses(400, 403, 404, 413, 415, 429, 503) },
+    }),
     async (request, reply) => {
       const result = await context.contact.relay(request.body);
       reply.header('cache-control', 'no-store');

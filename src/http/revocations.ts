@@ -5,11 +5,11 @@
  * a second, and answered 304 to a matching If-None-Match.
  */
 import { Type } from 'typebox';
-import type { FastifyInstance } from 'fastify';
 import type { ServiceContext } from './context.js';
 import { errorResponses } from './schemas.js';
 import { POLICY } from './policy.js';
-import { typed } from './schema-types.js';
+import type { TypedApp } from './schema-types.js';
+import { route } from './route.js';
 
 const RevocationsQuery = Type.Object({
   since: Type.Optional(
@@ -21,34 +21,28 @@ const RevocationsQuery = Type.Object({
   ),
 });
 
-export function registerRevocationRoutes(root: FastifyInstance, context: ServiceContext): void {
-  const app = typed(root);
+export function registerRevocationRoutes(app: TypedApp, context: ServiceContext): void {
   app.get(
     '/api/auth/revocations',
-    {
-      config: { policy: POLICY.publicRead },
-      schema: {
-        tags: ['auth'],
-        summary: 'Sessions revoked before their expiry, for consumer sites to refuse',
-        description:
-          'Each entry is a revoked session whose token has not expired: keep its `jti` until `exp`. Poll with `since=<cursor>`; ' +
-          'when `more` is true, ask again at once. At most 1000 entries per answer; cached 1 second; send If-None-Match with the ' +
-          'ETag to get 304.',
-        querystring: RevocationsQuery,
-        response: {
-          200: Type.Object({
-            ok: Type.Literal(true),
-            revocations: Type.Array(
-              Type.Object({ jti: Type.String(), exp: Type.Integer({ description: "Unix seconds: the token's own exp" }) }),
-            ),
-            cursor: Type.String({ description: 'Pass as `since` next time' }),
-            more: Type.Boolean({ description: 'Another page follows' }),
-          }),
-          304: Type.Null({ description: 'Unchanged since the ETag sent in If-None-Match' }),
-          ...errorResponses(400, 429),
-        },
+    route(POLICY.publicRead, 'auth', 'Sessions revoked before their expiry, for consumer sites to refuse', {
+      description:
+        'Each entry is a revoked session whose token has not expired: keep its `jti` until `exp`. Poll with `since=<cursor>`; ' +
+        'when `more` is true, ask again at once. At most 1000 entries per answer; cached 1 second; send If-None-Match with the ' +
+        'ETag to get 304.',
+      querystring: RevocationsQuery,
+      response: {
+        200: Type.Object({
+          ok: Type.Literal(true),
+          revocations: Type.Array(
+            Type.Object({ jti: Type.String(), exp: Type.Integer({ description: "Unix seconds: the token's own exp" }) }),
+          ),
+          cursor: Type.String({ description: 'Pass as `since` next time' }),
+          more: Type.Boolean({ description: 'Another page follows' }),
+        }),
+        304: Type.Null({ description: 'Unchanged since the ETag sent in If-None-Match' }),
+        ...errorResponses(400, 429),
       },
-    },
+    }),
     async (request, reply) => {
       const page = await context.revocations.page(request.query.since);
       reply.header('etag', page.etag);

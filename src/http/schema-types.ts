@@ -21,3 +21,6 @@ export interface RequestTypes extends FastifyTypeProvider {
 export function typed(app: FastifyInstance) {
   return app.withTypeProvider<RequestTypes>();
 }
+
+/** The app the route files declare their routes on: typed once, in `buildApp`. */
+export type TypedApp = ReturnType<typeof typed>;

@@ -6,13 +6,14 @@
  * sign-in. Thin: a schema, one call to src/webauthn, a reply.
  */
 import { Type } from 'typebox';
-import type { FastifyInstance, FastifyReply } from 'fastify';
+import type { FastifyReply } from 'fastify';
 import type { AuthenticationResponseJSON, RegistrationResponseJSON } from '@simplewebauthn/server';
 import type { ServiceContext } from './context.js';
 import { AddQuery, errorResponses, NullableString, SessionIssued, StringEnum } from './schemas.js';
 import { answerIssued, noStore, requireSession, sessionBody, setSessionCookie, signInTarget, wantsAdd } from './session.js';
 import { POLICY } from './policy.js';
-import { typed } from './schema-types.js';
+import type { TypedApp } from './schema-types.js';
+import { route } from './route.js';
 
 const SESSION = [{ cookieAuth: [] }];
 
@@ -144,26 +145,30 @@ function credentialAnswer<C>(reply: FastifyReply, credential: C): { ok: true; cr
 
 export const WEBAUTHN_ASSERTION_FIELDS = { challenge_token: CHALLENGE_TOKEN, response: AuthenticationResponse };
 
-export function registerWebAuthnRoutes(root: FastifyInstance, context: ServiceContext): void {
-  const app = typed(root);
+export function registerWebAuthnRoutes(app: TypedApp, context: ServiceContext): void {
   const webauthn = context.webauthn;
 
   app.post(
     '/api/auth/webauthn/register/options',
     {
-      config: { policy: POLICY.family },
+      ...route(
+        POLICY.family,
+        'webauthn',
+        'Start adding a security key or passkey to the active account; needs a step-up younger than 5 minutes',
+        {
+          description:
+            'Answers PublicKeyCredentialCreationOptionsJSON under `options` for navigator.credentials.create, with the relying-party id ' +
+            "of docs/protocol.md §6, the account's keys excluded, and a `challenge_token`. 401 `sudo_required` without a fresh `sudo_at` " +
+            '(POST /api/auth/sudo).',
+          security: SESSION,
+          body: RegisterOptionsBody,
+          response: {
+            200: CeremonyOptions('PublicKeyCredentialCreationOptionsJSON'),
+            ...errorResponses(400, 401, 403, 413, 415, 429, 503),
+          },
+        },
+      ),
       preValidation: emptyBodyIsObject,
-      schema: {
-        tags: ['webauthn'],
-        summary: 'Start adding a security key or passkey to the active account; needs a step-up younger than 5 minutes',
-        description:
-          'Answers PublicKeyCredentialCreationOptionsJSON under `options` for navigator.credentials.create, with the relying-party id ' +
-          "of docs/protocol.md §6, the account's keys excluded, and a `challenge_token`. 401 `sudo_required` without a fresh `sudo_at` " +
-          '(POST /api/auth/sudo).',
-        security: SESSION,
-        body: RegisterOptionsBody,
-        response: { 200: CeremonyOptions('PublicKeyCredentialCreationOptionsJSON'), ...errorResponses(400, 401, 403, 413, 415, 429, 503) },
-      },
     },
     async (request, reply) => {
       const current = await requireSession(context, request);
@@ -174,21 +179,16 @@ export function registerWebAuthnRoutes(root: FastifyInstance, context: ServiceCo
 
   app.post(
     '/api/auth/webauthn/register/verify',
-    {
-      config: { policy: POLICY.familyCredential },
-      schema: {
-        tags: ['webauthn'],
-        summary: 'Finish adding a key: check the attestation and store the credential',
-        description:
-          "The `response` of navigator.credentials.create with the options' `challenge_token`. 400 `webauthn_origin_mismatch` or " +
-          '`webauthn_rp_id_mismatch` when the ceremony ran elsewhere, 401 `invalid_challenge` or `nonce_reused` for a foreign, expired ' +
-          'or used challenge, 401 `verify_failed` for an attestation that does not verify, 409 `credential_exists` for a key registered ' +
-          'already.',
-        security: SESSION,
-        body: RegisterVerifyBody,
-        response: { 200: CredentialAnswer, ...errorResponses(400, 401, 403, 409, 413, 415, 429, 503) },
-      },
-    },
+    route(POLICY.familyCredential, 'webauthn', 'Finish adding a key: check the attestation and store the credential', {
+      description:
+        "The `response` of navigator.credentials.create with the options' `challenge_token`. 400 `webauthn_origin_mismatch` or " +
+        '`webauthn_rp_id_mismatch` when the ceremony ran elsewhere, 401 `invalid_challenge` or `nonce_reused` for a foreign, expired ' +
+        'or used challenge, 401 `verify_failed` for an attestation that does not verify, 409 `credential_exists` for a key registered ' +
+        'already.',
+      security: SESSION,
+      body: RegisterVerifyBody,
+      response: { 200: CredentialAnswer, ...errorResponses(400, 401, 403, 409, 413, 415, 429, 503) },
+    }),
     async (request, reply) => {
       const current = await requireSession(context, request);
       const body = request.body;
@@ -203,15 +203,10 @@ export function registerWebAuthnRoutes(root: FastifyInstance, context: ServiceCo
 
   app.get(
     '/api/auth/webauthn/credentials',
-    {
-      config: { policy: POLICY.familyRead },
-      schema: {
-        tags: ['webauthn'],
-        summary: 'The security keys and passkeys of the active account, oldest first',
-        security: SESSION,
-        response: { 200: Type.Object({ ok: Type.Literal(true), credentials: Type.Array(Credential) }), ...errorResponses(401, 429) },
-      },
-    },
+    route(POLICY.familyRead, 'webauthn', 'The security keys and passkeys of the active account, oldest first', {
+      security: SESSION,
+      response: { 200: Type.Object({ ok: Type.Literal(true), credentials: Type.Array(Credential) }), ...errorResponses(401, 429) },
+    }),
     async (request, reply) => {
       const current = await requireSession(context, request);
       noStore(reply);
@@ -221,17 +216,12 @@ export function registerWebAuthnRoutes(root: FastifyInstance, context: ServiceCo
 
   app.patch(
     '/api/auth/webauthn/credentials/:id',
-    {
-      config: { policy: POLICY.family },
-      schema: {
-        tags: ['webauthn'],
-        summary: 'Rename a key, or keep a passkey for step-up only',
-        security: SESSION,
-        params: CredentialParams,
-        body: CredentialPatch,
-        response: { 200: CredentialAnswer, ...errorResponses(400, 401, 403, 404, 413, 415, 429) },
-      },
-    },
+    route(POLICY.family, 'webauthn', 'Rename a key, or keep a passkey for step-up only', {
+      security: SESSION,
+      params: CredentialParams,
+      body: CredentialPatch,
+      response: { 200: CredentialAnswer, ...errorResponses(400, 401, 403, 404, 413, 415, 429) },
+    }),
     async (request, reply) => {
       const current = await requireSession(context, request);
       return credentialAnswer(reply, await webauthn.update(current.account.id, request.params.id, request.body));
@@ -240,16 +230,11 @@ export function registerWebAuthnRoutes(root: FastifyInstance, context: ServiceCo
 
   app.delete(
     '/api/auth/webauthn/credentials/:id',
-    {
-      config: { policy: POLICY.family },
-      schema: {
-        tags: ['webauthn'],
-        summary: 'Remove a key; needs `sudo_at` or `step_up_at` younger than 5 minutes',
-        security: SESSION,
-        params: CredentialParams,
-        response: { 200: Type.Object({ ok: Type.Literal(true) }), ...errorResponses(400, 401, 403, 404, 429) },
-      },
-    },
+    route(POLICY.family, 'webauthn', 'Remove a key; needs `sudo_at` or `step_up_at` younger than 5 minutes', {
+      security: SESSION,
+      params: CredentialParams,
+      response: { 200: Type.Object({ ok: Type.Literal(true) }), ...errorResponses(400, 401, 403, 404, 429) },
+    }),
     async (request, reply) => {
       const current = await requireSession(context, request);
       await webauthn.remove(current, request.params.id);
@@ -261,11 +246,7 @@ export function registerWebAuthnRoutes(root: FastifyInstance, context: ServiceCo
   app.post(
     '/api/auth/webauthn/assertion/options',
     {
-      config: { policy: POLICY.family },
-      preValidation: emptyBodyIsObject,
-      schema: {
-        tags: ['webauthn'],
-        summary: 'Start a step-up with a key of the active account',
+      ...route(POLICY.family, 'webauthn', 'Start a step-up with a key of the active account', {
         description:
           "Answers PublicKeyCredentialRequestOptionsJSON under `options` (the account's keys allowed) and a `challenge_token`. " +
           '409 `no_credentials_registered` when the account has none.',
@@ -275,7 +256,8 @@ export function registerWebAuthnRoutes(root: FastifyInstance, context: ServiceCo
           200: CeremonyOptions('PublicKeyCredentialRequestOptionsJSON'),
           ...errorResponses(400, 401, 403, 409, 413, 415, 429, 503),
         },
-      },
+      }),
+      preValidation: emptyBodyIsObject,
     },
     async (request, reply) => {
       const current = await requireSession(context, request);
@@ -286,28 +268,23 @@ export function registerWebAuthnRoutes(root: FastifyInstance, context: ServiceCo
 
   app.post(
     '/api/auth/webauthn/assertion/verify',
-    {
-      config: { policy: POLICY.familyCredential },
-      schema: {
-        tags: ['webauthn'],
-        summary: "Finish a step-up: sets `step_up_at` on this account's session and re-mints the cookie",
-        description:
-          'The only route that sets `step_up_at` (docs/protocol.md §3). Freshness is per account: after a switch the other account ' +
-          'needs its own. 401 `credential_outside_allowlist` for a key of another account or a removed one, `cloned_authenticator` ' +
-          'when the signature counter did not grow, `verify_failed` when the assertion does not verify.',
-        security: SESSION,
-        body: AssertionVerifyBody,
-        response: {
-          200: Type.Object({
-            ok: Type.Literal(true),
-            account: Type.Ref('Account'),
-            token: Type.String({ description: 'The re-minted JWT, also set as the `oc_session` cookie' }),
-            step_up_at: Type.Integer({ description: 'Unix seconds, as the JWT claim' }),
-          }),
-          ...errorResponses(400, 401, 403, 413, 415, 429, 503),
-        },
+    route(POLICY.familyCredential, 'webauthn', "Finish a step-up: sets `step_up_at` on this account's session and re-mints the cookie", {
+      description:
+        'The only route that sets `step_up_at` (docs/protocol.md §3). Freshness is per account: after a switch the other account ' +
+        'needs its own. 401 `credential_outside_allowlist` for a key of another account or a removed one, `cloned_authenticator` ' +
+        'when the signature counter did not grow, `verify_failed` when the assertion does not verify.',
+      security: SESSION,
+      body: AssertionVerifyBody,
+      response: {
+        200: Type.Object({
+          ok: Type.Literal(true),
+          account: Type.Ref('Account'),
+          token: Type.String({ description: 'The re-minted JWT, also set as the `oc_session` cookie' }),
+          step_up_at: Type.Integer({ description: 'Unix seconds, as the JWT claim' }),
+        }),
+        ...errorResponses(400, 401, 403, 413, 415, 429, 503),
       },
-    },
+    }),
     async (request, reply) => {
       const current = await requireSession(context, request);
       const body = request.body;
@@ -324,15 +301,12 @@ export function registerWebAuthnRoutes(root: FastifyInstance, context: ServiceCo
   app.post(
     '/api/auth/passkey/options',
     {
-      config: { policy: POLICY.family },
-      preValidation: emptyBodyIsObject,
-      schema: {
-        tags: ['webauthn'],
-        summary: 'Start a passkey sign-in: a challenge any sign-in passkey of this host may answer',
+      ...route(POLICY.family, 'webauthn', 'Start a passkey sign-in: a challenge any sign-in passkey of this host may answer', {
         description:
           "No session needed; `allowCredentials` is empty, so the browser offers the person's passkeys (conditional UI included).",
         response: { 200: CeremonyOptions('PublicKeyCredentialRequestOptionsJSON'), ...errorResponses(403, 413, 415, 429, 503) },
-      },
+      }),
+      preValidation: emptyBodyIsObject,
     },
     async (_request, reply) => {
       noStore(reply);
@@ -342,12 +316,11 @@ export function registerWebAuthnRoutes(root: FastifyInstance, context: ServiceCo
 
   app.post(
     '/api/auth/passkey/signin',
-    {
-      config: { policy: POLICY.familyCredential },
-      schema: {
-        tags: ['webauthn'],
-        summary:
-          "Sign in with a passkey (the session row's method `passkey`, the JWT's amr `hwk`, `user`); add=1 keeps the caller's roster",
+    route(
+      POLICY.familyCredential,
+      'webauthn',
+      "Sign in with a passkey (the session row's method `passkey`, the JWT's amr `hwk`, `user`); add=1 keeps the caller's roster",
+      {
         description:
           'Ends like every other sign-in: the account the passkey belongs to gets a session, the cookie is set. A key added for ' +
           'step-up only is refused with 401 `credential_outside_allowlist`.',
@@ -355,7 +328,7 @@ export function registerWebAuthnRoutes(root: FastifyInstance, context: ServiceCo
         body: PasskeySignInBody,
         response: { 200: SessionIssued, ...errorResponses(400, 401, 403, 413, 415, 429, 503) },
       },
-    },
+    ),
     async (request, reply) => {
       const body = request.body;
       const target = await signInTarget(context, request, wantsAdd(request.query, body.add));
