@@ -7,6 +7,7 @@ import {
   assertAccountId,
   assertIdentityValue,
   assertLowercaseEmail,
+  identityValues,
   isUniqueViolation,
   newRandomId,
   rowsAffected,
@@ -328,14 +329,8 @@ export class AccountsArea implements AccountStore {
       if (account === undefined || account.merged_into !== null || account.deleted_at !== null) return null;
       const merged = await trx.selectFrom('accounts').select('id').where('merged_into', '=', accountId).execute();
       const ids = [accountId, ...merged.map((row) => row.id)];
-      const emails = await trx
-        .selectFrom('identities')
-        .select('value')
-        .where('account_id', 'in', ids)
-        .where('kind', '=', 'email')
-        .execute();
-      const emailValues = emails.map((row) => row.value);
-      if (emailValues.length > 0) await trx.deleteFrom('email_codes').where('email', 'in', emailValues).execute();
+      const emails = await identityValues(trx, ids, 'email');
+      if (emails.length > 0) await trx.deleteFrom('email_codes').where('email', 'in', emails).execute();
       await trx.deleteFrom('settings').where('key', 'in', ids.map(emailHintSetting)).execute();
       const keys = await trx.deleteFrom('webauthn_credentials').where('account_id', 'in', ids).executeTakeFirst();
       const owned = await trx.selectFrom('connect_apps').select('id').where('owner_account_id', 'in', ids).execute();

@@ -12,13 +12,16 @@
  */
 import { randomBytes } from 'node:crypto';
 import { sql } from 'kysely';
-import type { Compilable, CompiledQuery, Kysely, Transaction } from 'kysely';
+import type { Compilable, CompiledQuery, Kysely, Transaction, UpdateQueryBuilder, UpdateResult } from 'kysely';
 import type { DatabaseEngine, OpenDatabase } from './database.js';
 import { toAccountRecord, toIdentityRecord } from './row-mapping.js';
 import type { DatabaseSchema, IdentityKind } from './schema.js';
 import { MAX_MERGE_DEPTH, type AccountRecord, type IdentityRecord } from './store.js';
 
 export type Executor = Kysely<DatabaseSchema>;
+
+/** An update of `sessions`, before its WHERE is complete. */
+export type SessionsUpdate = UpdateQueryBuilder<DatabaseSchema, 'sessions', 'sessions', UpdateResult>;
 
 /** First key of the two-key advisory lock that serializes inserts per (roster, account). ("oc" 0x0002) */
 const SESSION_LOCK_CLASS = 0x6f630002;
@@ -34,6 +37,17 @@ export function isUniqueViolation(error: unknown): boolean {
 
 export function rowsAffected(count: bigint | undefined): number {
   return count === undefined ? 0 : Number(count);
+}
+
+/** The values of the identities of one kind that these accounts hold: their e-mail addresses, their Connect users. */
+export async function identityValues(executor: Executor, accountIds: readonly string[], kind: IdentityKind): Promise<string[]> {
+  const rows = await executor
+    .selectFrom('identities')
+    .select('value')
+    .where('account_id', 'in', accountIds)
+    .where('kind', '=', kind)
+    .execute();
+  return rows.map((row) => row.value);
 }
 
 export class StoreExecutor {
@@ -118,11 +132,13 @@ export class StoreExecutor {
   }
 
   /** Revokes every live session row of these accounts at `now` (a merge, a deletion, a hold, an operator's sign-out); how many. */
-  async revokeAccountSessions(executor: Executor, accountIds: readonly string[], now: number): Promise<number> {
-    const result = await executor
-      .updateTable('sessions')
-      .set({ revoked_at: now })
-      .where('account_id', 'in', accountIds)
+  revokeAccountSessions(executor: Executor, accountIds: readonly string[], now: number): Promise<number> {
+    return this.revokeLiveSessions(executor, now, (update) => update.where('account_id', 'in', accountIds));
+  }
+
+  /** Revokes at `now` the live session rows that `pick` narrows the update to; how many. */
+  async revokeLiveSessions(executor: Executor, now: number, pick: (update: SessionsUpdate) => SessionsUpdate): Promise<number> {
+    const result = await pick(executor.updateTable('sessions').set({ revoked_at: now }))
       .where('revoked_at', 'is', null)
       .executeTakeFirst();
     return rowsAffected(result.numUpdatedRows);

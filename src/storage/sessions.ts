@@ -126,13 +126,9 @@ export class SessionsArea implements SessionStore {
             // replaces) and insert, one transaction per pair at a time.
             // The account id is fixed-length hex, so `<roster> <account>` is unambiguous.
             await this.#x.lockKey(trx, `${row.roster_id} ${row.account_id}`);
-            await trx
-              .updateTable('sessions')
-              .set({ revoked_at: row.created_at })
-              .where('roster_id', '=', row.roster_id)
-              .where('account_id', '=', row.account_id)
-              .where('revoked_at', 'is', null)
-              .execute();
+            await this.#x.revokeLiveSessions(trx, row.created_at, (update) =>
+              update.where('roster_id', '=', row.roster_id).where('account_id', '=', row.account_id),
+            );
           }
           if (session.opened_by !== undefined) {
             const identity = await trx
@@ -397,34 +393,17 @@ export class SessionsArea implements SessionStore {
   }
 
   async revokeSession(jti: string, now: number): Promise<boolean> {
-    const result = await this.#x.db
-      .updateTable('sessions')
-      .set({ revoked_at: now })
-      .where('jti', '=', jti)
-      .where('revoked_at', 'is', null)
-      .executeTakeFirst();
-    return rowsAffected(result.numUpdatedRows) > 0;
+    return (await this.#x.revokeLiveSessions(this.#x.db, now, (update) => update.where('jti', '=', jti))) > 0;
   }
 
-  async revokeAccountInRoster(rosterId: string, accountId: string, now: number): Promise<number> {
-    const result = await this.#x.db
-      .updateTable('sessions')
-      .set({ revoked_at: now })
-      .where('roster_id', '=', rosterId)
-      .where('account_id', '=', accountId)
-      .where('revoked_at', 'is', null)
-      .executeTakeFirst();
-    return rowsAffected(result.numUpdatedRows);
+  revokeAccountInRoster(rosterId: string, accountId: string, now: number): Promise<number> {
+    return this.#x.revokeLiveSessions(this.#x.db, now, (update) =>
+      update.where('roster_id', '=', rosterId).where('account_id', '=', accountId),
+    );
   }
 
-  async revokeRoster(rosterId: string, now: number): Promise<number> {
-    const result = await this.#x.db
-      .updateTable('sessions')
-      .set({ revoked_at: now })
-      .where('roster_id', '=', rosterId)
-      .where('revoked_at', 'is', null)
-      .executeTakeFirst();
-    return rowsAffected(result.numUpdatedRows);
+  revokeRoster(rosterId: string, now: number): Promise<number> {
+    return this.#x.revokeLiveSessions(this.#x.db, now, (update) => update.where('roster_id', '=', rosterId));
   }
 
   async listRevocations(
@@ -527,26 +506,14 @@ export class SessionsArea implements SessionStore {
   }
 
   async revokeSessionOfAccount(accountId: string, jti: string, now: number): Promise<boolean> {
-    const result = await this.#x.db
-      .updateTable('sessions')
-      .set({ revoked_at: now })
-      .where('jti', '=', jti)
-      .where('account_id', '=', accountId)
-      .where('revoked_at', 'is', null)
-      .where('expires_at', '>', now)
-      .executeTakeFirst();
-    return rowsAffected(result.numUpdatedRows) > 0;
+    const revoked = await this.#x.revokeLiveSessions(this.#x.db, now, (update) =>
+      update.where('jti', '=', jti).where('account_id', '=', accountId).where('expires_at', '>', now),
+    );
+    return revoked > 0;
   }
 
-  async revokeOtherSessionsOfAccount(accountId: string, keepJti: string, now: number): Promise<number> {
-    const result = await this.#x.db
-      .updateTable('sessions')
-      .set({ revoked_at: now })
-      .where('account_id', '=', accountId)
-      .where('jti', '!=', keepJti)
-      .where('revoked_at', 'is', null)
-      .executeTakeFirst();
-    return rowsAffected(result.numUpdatedRows);
+  revokeOtherSessionsOfAccount(accountId: string, keepJti: string, now: number): Promise<number> {
+    return this.#x.revokeLiveSessions(this.#x.db, now, (update) => update.where('account_id', '=', accountId).where('jti', '!=', keepJti));
   }
 
   revokeAllForAccount(accountId: string, now: number): Promise<number> {

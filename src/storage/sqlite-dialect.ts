@@ -115,27 +115,27 @@ class SharedFileSqliteDriver implements Driver {
     return this.#inner.rollbackTransaction(connection);
   }
 
-  async savepoint(connection: DatabaseConnection, savepointName: string, compileQuery: QueryCompiler['compileQuery']): Promise<void> {
-    if (!this.#inner.savepoint) throw new Error('storage: the SQLite driver has no savepoints');
-    await this.#inner.savepoint(connection, savepointName, compileQuery);
+  savepoint(connection: DatabaseConnection, savepointName: string, compileQuery: QueryCompiler['compileQuery']): Promise<void> {
+    return this.#savepointStep('savepoint', connection, savepointName, compileQuery);
   }
 
-  async rollbackToSavepoint(
+  rollbackToSavepoint(connection: DatabaseConnection, savepointName: string, compileQuery: QueryCompiler['compileQuery']): Promise<void> {
+    return this.#savepointStep('rollbackToSavepoint', connection, savepointName, compileQuery);
+  }
+
+  releaseSavepoint(connection: DatabaseConnection, savepointName: string, compileQuery: QueryCompiler['compileQuery']): Promise<void> {
+    return this.#savepointStep('releaseSavepoint', connection, savepointName, compileQuery);
+  }
+
+  async #savepointStep(
+    step: 'savepoint' | 'rollbackToSavepoint' | 'releaseSavepoint',
     connection: DatabaseConnection,
     savepointName: string,
     compileQuery: QueryCompiler['compileQuery'],
   ): Promise<void> {
-    if (!this.#inner.rollbackToSavepoint) throw new Error('storage: the SQLite driver has no savepoints');
-    await this.#inner.rollbackToSavepoint(connection, savepointName, compileQuery);
-  }
-
-  async releaseSavepoint(
-    connection: DatabaseConnection,
-    savepointName: string,
-    compileQuery: QueryCompiler['compileQuery'],
-  ): Promise<void> {
-    if (!this.#inner.releaseSavepoint) throw new Error('storage: the SQLite driver has no savepoints');
-    await this.#inner.releaseSavepoint(connection, savepointName, compileQuery);
+    const run = this.#inner[step];
+    if (!run) throw new Error('storage: the SQLite driver has no savepoints');
+    await run.call(this.#inner, connection, savepointName, compileQuery);
   }
 
   async releaseConnection(connection: DatabaseConnection): Promise<void> {

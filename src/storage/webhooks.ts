@@ -7,7 +7,7 @@
  * runs out.
  */
 import type { Transaction } from 'kysely';
-import { newRandomId, rowsAffected, type StoreExecutor } from './executor.js';
+import { identityValues, newRandomId, rowsAffected, type StoreExecutor } from './executor.js';
 import type { DatabaseSchema, WebhookDeliveriesTable } from './schema.js';
 import type { ClaimedWebhookDelivery, WebhookAttempt, WebhookDeliveryRecord, WebhookStore } from './store.js';
 
@@ -30,14 +30,8 @@ export function webhookIdentity(identity: { readonly id: string; readonly kind: 
 /** The apps that provisioned any of `accountIds` (their `connect` identities) and have a webhook. */
 export async function webhookTargets(trx: Transaction<DatabaseSchema>, accountIds: readonly string[]): Promise<WebhookTargets> {
   if (accountIds.length === 0) return new Map();
-  const rows = await trx
-    .selectFrom('identities')
-    .select('value')
-    .where('account_id', 'in', accountIds)
-    .where('kind', '=', 'connect')
-    .execute();
   const users = new Map<string, string[]>();
-  for (const { value } of rows) {
+  for (const value of await identityValues(trx, accountIds, 'connect')) {
     const colon = value.indexOf(':');
     const appId = value.slice(0, colon);
     users.set(appId, [...(users.get(appId) ?? []), value.slice(colon + 1)]);
