@@ -66,6 +66,13 @@ function isUnixSeconds(value: unknown): value is number {
   return typeof value === 'number' && Number.isSafeInteger(value) && value >= 0;
 }
 
+/** A list claim (`amr`, `merged_from`): a copy of its non-empty strings; undefined when absent or empty, null when not such a list. */
+function listClaim(value: unknown): string[] | undefined | null {
+  if (value == null) return undefined;
+  if (!Array.isArray(value) || !value.every(isNonEmptyString)) return null;
+  return value.length > 0 ? [...value] : undefined;
+}
+
 /**
  * The masked form an e-mail display identity takes in a token: the first
  * character of the local part and the top-level domain, `j•••@•••.org`.
@@ -101,7 +108,7 @@ function collectClaims(source: Record<string, unknown>): SessionClaims | string 
   if (!isUnixSeconds(exp) || exp <= iat) return 'exp must be whole unix seconds, after iat';
   const claims: { -readonly [K in keyof SessionClaims]: SessionClaims[K] } = { iss, sub, did_oc, jti, iat, exp };
 
-  const { name, primary_btc, display_identity, signing_method, step_up_at, sudo_at } = source;
+  const { name, primary_btc, display_identity, signing_method } = source;
   if (name != null) {
     if (typeof name !== 'string') return 'name must be a string';
     claims.name = name;
@@ -121,24 +128,18 @@ function collectClaims(source: Record<string, unknown>): SessionClaims | string 
     if (!isNonEmptyString(signing_method)) return 'signing_method must be a non-empty string';
     claims.signing_method = signing_method;
   }
-  const { amr } = source;
-  if (amr != null) {
-    if (!Array.isArray(amr) || !amr.every(isNonEmptyString)) return 'amr must be an array of RFC 8176 method names';
-    if (amr.length > 0) claims.amr = [...amr];
+  const amr = listClaim(source.amr);
+  if (amr === null) return 'amr must be an array of RFC 8176 method names';
+  if (amr !== undefined) claims.amr = amr;
+  for (const time of ['step_up_at', 'sudo_at'] as const) {
+    const value = source[time];
+    if (value == null) continue;
+    if (!isUnixSeconds(value)) return `${time} must be whole unix seconds`;
+    claims[time] = value;
   }
-  if (step_up_at != null) {
-    if (!isUnixSeconds(step_up_at)) return 'step_up_at must be whole unix seconds';
-    claims.step_up_at = step_up_at;
-  }
-  if (sudo_at != null) {
-    if (!isUnixSeconds(sudo_at)) return 'sudo_at must be whole unix seconds';
-    claims.sudo_at = sudo_at;
-  }
-  const { merged_from } = source;
-  if (merged_from != null) {
-    if (!Array.isArray(merged_from) || !merged_from.every(isNonEmptyString)) return 'merged_from must be an array of dids';
-    if (merged_from.length > 0) claims.merged_from = [...merged_from];
-  }
+  const mergedFrom = listClaim(source.merged_from);
+  if (mergedFrom === null) return 'merged_from must be an array of dids';
+  if (mergedFrom !== undefined) claims.merged_from = mergedFrom;
   return claims;
 }
 
