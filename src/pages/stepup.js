@@ -34,6 +34,33 @@ function actions(...buttons) {
 }
 
 /**
+ * The hidden section of one way to prove, under its heading `title`.
+ *
+ * @param {string} id
+ * @param {string} title
+ * @param {...HTMLElement} children
+ */
+function proofSection(id, title, ...children) {
+  return h('section', { id, 'aria-labelledby': `${id}-title`, hidden: true }, h('h3', { id: `${id}-title`, text: title }), ...children);
+}
+
+/**
+ * A form of one field: the field's label, the field, and the submit button.
+ *
+ * @param {string} id
+ * @param {HTMLElement} field
+ * @param {string} label
+ * @param {string} submit the button's text
+ * @param {boolean} [hidden]
+ */
+function oneFieldForm(id, field, label, submit, hidden = false) {
+  const button = h('button', { type: 'submit', text: submit });
+  return /** @type {HTMLFormElement} */ (
+    h('form', { id, novalidate: true, hidden }, h('label', { for: field.id, text: label }), field, actions(button))
+  );
+}
+
+/**
  * Builds the proof forms into `root`.
  *
  * @param {HTMLElement} root
@@ -46,24 +73,10 @@ export function createProofPanel(root, options) {
   const error = h('p', { id: 'sudo-error', class: 'form-error', role: 'alert' });
 
   const keyButton = h('button', { type: 'button', id: 'sudo-key-button', text: t('stepup.key_button') });
-  const key = h(
-    'section',
-    { id: 'sudo-key', 'aria-labelledby': 'sudo-key-title', hidden: true },
-    h('h3', { id: 'sudo-key-title', text: t('stepup.key_title') }),
-    h('p', { class: 'hint', text: t('stepup.key_hint') }),
-    actions(keyButton),
-  );
+  const key = proofSection('sudo-key', t('stepup.key_title'), h('p', { class: 'hint', text: t('stepup.key_hint') }), actions(keyButton));
 
   const address = /** @type {HTMLSelectElement} */ (h('select', { id: 'sudo-address', name: 'address' }));
-  const addressForm = /** @type {HTMLFormElement} */ (
-    h(
-      'form',
-      { id: 'sudo-btc-address-form', novalidate: true },
-      h('label', { for: 'sudo-address', text: t('page.btc_address') }),
-      address,
-      actions(h('button', { type: 'submit', text: t('page.get_message') })),
-    )
-  );
+  const addressForm = oneFieldForm('sudo-btc-address-form', address, t('page.btc_address'), t('page.get_message'));
   const message = /** @type {HTMLTextAreaElement} */ (
     h('textarea', { id: 'sudo-message', rows: '8', readonly: true, 'aria-describedby': 'sudo-message-hint' })
   );
@@ -85,24 +98,10 @@ export function createProofPanel(root, options) {
       actions(h('button', { type: 'submit', text: t('stepup.confirm') })),
     )
   );
-  const btc = h(
-    'section',
-    { id: 'sudo-btc', 'aria-labelledby': 'sudo-btc-title', hidden: true },
-    h('h3', { id: 'sudo-btc-title', text: t('stepup.btc_title') }),
-    addressForm,
-    signForm,
-  );
+  const btc = proofSection('sudo-btc', t('stepup.btc_title'), addressForm, signForm);
 
   const emailAddress = /** @type {HTMLSelectElement} */ (h('select', { id: 'sudo-email-address', name: 'email' }));
-  const emailStartForm = /** @type {HTMLFormElement} */ (
-    h(
-      'form',
-      { id: 'sudo-email-start-form', novalidate: true },
-      h('label', { for: 'sudo-email-address', text: t('page.email_address') }),
-      emailAddress,
-      actions(h('button', { type: 'submit', text: t('page.send_code') })),
-    )
-  );
+  const emailStartForm = oneFieldForm('sudo-email-start-form', emailAddress, t('page.email_address'), t('page.send_code'));
   const code = /** @type {HTMLInputElement} */ (
     h('input', {
       id: 'sudo-code',
@@ -114,22 +113,8 @@ export function createProofPanel(root, options) {
       maxlength: '9',
     })
   );
-  const emailVerifyForm = /** @type {HTMLFormElement} */ (
-    h(
-      'form',
-      { id: 'sudo-email-verify-form', novalidate: true, hidden: true },
-      h('label', { for: 'sudo-code', text: t('page.code_label') }),
-      code,
-      actions(h('button', { type: 'submit', text: t('stepup.confirm') })),
-    )
-  );
-  const email = h(
-    'section',
-    { id: 'sudo-email', 'aria-labelledby': 'sudo-email-title', hidden: true },
-    h('h3', { id: 'sudo-email-title', text: t('signin.email_title') }),
-    emailStartForm,
-    emailVerifyForm,
-  );
+  const emailVerifyForm = oneFieldForm('sudo-email-verify-form', code, t('page.code_label'), t('stepup.confirm'), true);
+  const email = proofSection('sudo-email', t('signin.email_title'), emailStartForm, emailVerifyForm);
 
   const none = h('p', {
     id: 'sudo-none',
