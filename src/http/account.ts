@@ -15,7 +15,7 @@ import { errorResponses, NullableString, SessionIssued } from './schemas.js';
 import { answerIssued, noStore, requireSession, sessionBody, setSessionCookie } from './session.js';
 import { POLICY } from './policy.js';
 import type { TypedApp } from './schema-types.js';
-import { route } from './route.js';
+import { sessionRoute } from './route.js';
 import { asAuthentication, WEBAUTHN_ASSERTION_FIELDS } from './webauthn.js';
 import { OcError } from '../errors.js';
 
@@ -172,8 +172,6 @@ const AccountWithIdentities = Type.Object({
   token: Type.String({ description: 'The re-minted JWT, also set as the `oc_session` cookie' }),
 });
 
-const SESSION = [{ cookieAuth: [] }];
-
 export function registerAccountRoutes(app: TypedApp, context: ServiceContext): void {
   /** Sets the re-minted cookie and answers with the identities (and the merged account, after a transfer). */
   function changed(change: AccountChange, reply: FastifyReply) {
@@ -193,7 +191,7 @@ export function registerAccountRoutes(app: TypedApp, context: ServiceContext): v
 
   app.post(
     '/api/auth/sudo',
-    route(
+    sessionRoute(
       POLICY.familyCredential,
       'auth',
       'Step up: prove the active account again (needed within 5 minutes before linking, unlinking or adding a key)',
@@ -203,7 +201,6 @@ export function registerAccountRoutes(app: TypedApp, context: ServiceContext): v
           'address or e-mail linked to the active account, else 401 `identity_not_linked`, or by one of its keys, else 401 ' +
           '`credential_outside_allowlist`. Freshness is per account: after a ' +
           'switch the other account needs its own step-up.',
-        security: SESSION,
         body: SudoBody,
         response: { 200: SessionIssued, ...errorResponses(400, 401, 403, 413, 429, 503) },
       },
@@ -231,8 +228,7 @@ export function registerAccountRoutes(app: TypedApp, context: ServiceContext): v
 
   app.get(
     '/api/auth/identities',
-    route(POLICY.family, 'auth', 'The identities linked to the active account, oldest first', {
-      security: SESSION,
+    sessionRoute(POLICY.family, 'auth', 'The identities linked to the active account, oldest first', {
       response: { 200: IdentitiesBody, ...errorResponses(401, 429) },
     }),
     async (request, reply) => {
@@ -244,7 +240,7 @@ export function registerAccountRoutes(app: TypedApp, context: ServiceContext): v
 
   app.post(
     '/api/auth/link/btc',
-    route(
+    sessionRoute(
       POLICY.familyCredential,
       'auth',
       'Link a Bitcoin address (a challenge with purpose=link); needs a step-up, or a sign-in in this browser, younger than 5 minutes',
@@ -256,7 +252,6 @@ export function registerAccountRoutes(app: TypedApp, context: ServiceContext): v
           'end; the proven address and what confirm_transfer names move, the rest of it is removed, its security keys ' +
           'always). An account disabled by the operator takes part in no merge: 403 `account_disabled`. A 409 leaves the ' +
           'proof unused, so the same message and signature can be sent again with confirm_transfer.',
-        security: SESSION,
         body: LinkBtcBody,
         response: { 200: AccountWithIdentities, ...errorResponses(400, 401, 403, 409, 413, 429, 503) },
       },
@@ -277,14 +272,13 @@ export function registerAccountRoutes(app: TypedApp, context: ServiceContext): v
 
   app.post(
     '/api/auth/link/email',
-    route(
+    sessionRoute(
       POLICY.familyCredential,
       'auth',
       'Link an e-mail address (a code from POST /api/auth/email-otp/start); needs a step-up, or a sign-in in this browser, younger than 5 minutes',
       {
         description:
           'As /api/auth/link/btc, with 409 `email_linked_elsewhere` for an e-mail of another account; the code stays usable after a 409.',
-        security: SESSION,
         body: LinkEmailBody,
         response: { 200: AccountWithIdentities, ...errorResponses(400, 401, 403, 409, 413, 429, 503) },
       },
@@ -298,9 +292,8 @@ export function registerAccountRoutes(app: TypedApp, context: ServiceContext): v
 
   app.delete(
     '/api/auth/identities',
-    route(POLICY.family, 'auth', 'Unlink an identity; needs a step-up younger than 5 minutes', {
+    sessionRoute(POLICY.family, 'auth', 'Unlink an identity; needs a step-up younger than 5 minutes', {
       description: '404 `not_found` for an id that is not on this account; 409 `last_identity` when none would remain.',
-      security: SESSION,
       querystring: UnlinkQuery,
       response: { 200: AccountWithIdentities, ...errorResponses(400, 401, 403, 404, 409, 429) },
     }),
@@ -312,9 +305,8 @@ export function registerAccountRoutes(app: TypedApp, context: ServiceContext): v
 
   app.patch(
     '/api/auth/account',
-    route(POLICY.family, 'auth', 'Edit the active account: display name and display identity', {
+    sessionRoute(POLICY.family, 'auth', 'Edit the active account: display name and display identity', {
       description: 'Re-mints the cookie so the JWT carries the new `name` and `display_identity`.',
-      security: SESSION,
       body: AccountEditBody,
       response: { 200: SessionIssued, ...errorResponses(400, 401, 403, 413, 415, 429) },
     }),

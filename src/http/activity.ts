@@ -10,7 +10,7 @@ import { errorResponses, NullableString, StringEnum } from './schemas.js';
 import { noStore, requireSession } from './session.js';
 import { POLICY } from './policy.js';
 import type { TypedApp } from './schema-types.js';
-import { route } from './route.js';
+import { sessionRoute } from './route.js';
 
 const ActivityQuery = Type.Object({
   before: Type.Optional(Type.String({ minLength: 1, maxLength: 128, description: 'The `next` of the previous page' })),
@@ -32,8 +32,7 @@ const Event = Type.Object({
 export function registerActivityRoutes(app: TypedApp, context: ServiceContext): void {
   app.get(
     '/api/auth/activity',
-    route(POLICY.familyRead, 'auth', 'The security events of the active account, newest first', {
-      security: [{ cookieAuth: [] }],
+    sessionRoute(POLICY.familyRead, 'auth', 'The security events of the active account, newest first', {
       querystring: ActivityQuery,
       response: {
         200: Type.Object({

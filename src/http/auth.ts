@@ -25,7 +25,7 @@ import {
 import { AddQuery, errorResponses, SessionIssued, StringEnum } from './schemas.js';
 import { POLICY } from './policy.js';
 import type { TypedApp } from './schema-types.js';
-import { route } from './route.js';
+import { route, sessionRoute } from './route.js';
 
 const SignInBody = Type.Object(
   {
@@ -81,8 +81,7 @@ export function registerAuthRoutes(app: TypedApp, context: ServiceContext): void
 
   app.get(
     '/api/auth/me',
-    route(POLICY.familyRead, 'auth', 'The active account and the other accounts of this browser', {
-      security: [{ cookieAuth: [] }],
+    sessionRoute(POLICY.familyRead, 'auth', 'The active account and the other accounts of this browser', {
       response: {
         200: Type.Object({ ok: Type.Literal(true), account: Type.Ref('Account'), roster: Type.Array(Type.Ref('RosterEntry')) }),
         ...errorResponses(401, 429),
@@ -139,8 +138,7 @@ export function registerAuthRoutes(app: TypedApp, context: ServiceContext): void
 
   app.post(
     '/api/auth/logout',
-    route(POLICY.family, 'auth', 'Sign out of this account (scope=current) or of every account of this browser (scope=all)', {
-      security: [{ cookieAuth: [] }],
+    sessionRoute(POLICY.family, 'auth', 'Sign out of this account (scope=current) or of every account of this browser (scope=all)', {
       querystring: LogoutQuery,
       response: {
         200: Type.Object({
@@ -173,16 +171,20 @@ export function registerAuthRoutes(app: TypedApp, context: ServiceContext): void
   app.post(
     '/api/auth/tab',
     {
-      ...route(POLICY.family, 'auth', 'A token for one browser tab: pins the tab to this account or to another account of the roster', {
-        description:
-          'Answers a session token of its own for the account `did_oc` names (default: the active account), which must have a live ' +
-          "session in this browser's roster. The tab sends it in `x-oc-tab-session`; the cookie is not changed, and re-minting " +
-          "the cookie (a switch in another tab) does not end it. It ends with the account's session in this browser. A token " +
-          "for an account other than the active one is recorded in that account's activity (`tab_pinned`).",
-        security: [{ cookieAuth: [] }],
-        body: TabBody,
-        response: { 200: SessionIssued, ...errorResponses(400, 401, 403, 404, 409, 413, 415, 429) },
-      }),
+      ...sessionRoute(
+        POLICY.family,
+        'auth',
+        'A token for one browser tab: pins the tab to this account or to another account of the roster',
+        {
+          description:
+            'Answers a session token of its own for the account `did_oc` names (default: the active account), which must have a live ' +
+            "session in this browser's roster. The tab sends it in `x-oc-tab-session`; the cookie is not changed, and re-minting " +
+            "the cookie (a switch in another tab) does not end it. It ends with the account's session in this browser. A token " +
+            "for an account other than the active one is recorded in that account's activity (`tab_pinned`).",
+          body: TabBody,
+          response: { 200: SessionIssued, ...errorResponses(400, 401, 403, 404, 409, 413, 415, 429) },
+        },
+      ),
       // The client's first pin is a bodiless POST: no body means `{}`.
       preValidation: async (request) => {
         if (request.body === undefined) request.body = {};
@@ -198,8 +200,7 @@ export function registerAuthRoutes(app: TypedApp, context: ServiceContext): void
 
   app.post(
     '/api/auth/switch',
-    route(POLICY.family, 'auth', 'Make another account of this browser active, without re-authenticating', {
-      security: [{ cookieAuth: [] }],
+    sessionRoute(POLICY.family, 'auth', 'Make another account of this browser active, without re-authenticating', {
       body: SwitchBody,
       response: { 200: SessionIssued, ...errorResponses(400, 401, 403, 404, 409, 429) },
     }),

@@ -14,7 +14,7 @@ import { errorResponses, NullableString } from './schemas.js';
 import { noStore, requireSession } from './session.js';
 import { POLICY } from './policy.js';
 import type { TypedApp } from './schema-types.js';
-import { route } from './route.js';
+import { route, sessionRoute } from './route.js';
 import { OcError } from '../errors.js';
 
 const App = Type.Object({
@@ -72,8 +72,6 @@ const Provisioned = Type.Object({
   is_new: Type.Boolean({ description: 'True only for the call that created the account' }),
 });
 
-const SESSION = [{ cookieAuth: [] }];
-
 export function registerConnectRoutes(app: TypedApp, context: ServiceContext): void {
   const connect = context.connect;
   /** The app whose key authenticated a provision request. */
@@ -81,8 +79,7 @@ export function registerConnectRoutes(app: TypedApp, context: ServiceContext): v
 
   app.post(
     '/api/connect/apps',
-    route(POLICY.family, 'connect', 'Create an integrator app; answers its API key once', {
-      security: SESSION,
+    sessionRoute(POLICY.family, 'connect', 'Create an integrator app; answers its API key once', {
       body: CreateAppBody,
       response: { 200: AppWithKey, ...errorResponses(400, 401, 403, 413, 415, 429) },
     }),
@@ -95,8 +92,7 @@ export function registerConnectRoutes(app: TypedApp, context: ServiceContext): v
 
   app.get(
     '/api/connect/apps',
-    route(POLICY.family, 'connect', "The caller's apps, oldest first (never their keys)", {
-      security: SESSION,
+    sessionRoute(POLICY.family, 'connect', "The caller's apps, oldest first (never their keys)", {
       response: { 200: Type.Object({ ok: Type.Literal(true), apps: Type.Array(App) }), ...errorResponses(401, 429) },
     }),
     async (request, reply) => {
@@ -108,8 +104,7 @@ export function registerConnectRoutes(app: TypedApp, context: ServiceContext): v
 
   app.post(
     '/api/connect/apps/:id/rotate',
-    route(POLICY.family, 'connect', 'Replace the API key; the old key stops working at once', {
-      security: SESSION,
+    sessionRoute(POLICY.family, 'connect', 'Replace the API key; the old key stops working at once', {
       params: AppParams,
       response: { 200: AppWithKey, ...errorResponses(401, 403, 404, 429) },
     }),
@@ -122,8 +117,7 @@ export function registerConnectRoutes(app: TypedApp, context: ServiceContext): v
 
   app.delete(
     '/api/connect/apps/:id',
-    route(POLICY.family, 'connect', 'Delete the app; its key stops working. Accounts it provisioned stay', {
-      security: SESSION,
+    sessionRoute(POLICY.family, 'connect', 'Delete the app; its key stops working. Accounts it provisioned stay', {
       params: AppParams,
       response: { 200: Type.Object({ ok: Type.Literal(true) }), ...errorResponses(401, 403, 404, 429) },
     }),
@@ -137,12 +131,11 @@ export function registerConnectRoutes(app: TypedApp, context: ServiceContext): v
 
   app.put(
     '/api/connect/apps/:id/webhook',
-    route(POLICY.family, 'connect', "Set or remove where the app's signed webhooks go", {
+    sessionRoute(POLICY.family, 'connect', "Set or remove where the app's signed webhooks go", {
       description:
         'Events about the accounts the app provisioned (`account.merged`, `account.deleted`, `identity.linked`, ' +
         '`identity.unlinked`) are POSTed there, signed with the key of GET /api/connect/webhook-keys. ' +
         '400 `invalid_webhook_url` for an endpoint that is not allowed.',
-      security: SESSION,
       params: AppParams,
       body: WebhookBody,
       response: { 200: Type.Object({ ok: Type.Literal(true), app: App }), ...errorResponses(400, 401, 403, 404, 413, 415, 429) },
@@ -156,8 +149,7 @@ export function registerConnectRoutes(app: TypedApp, context: ServiceContext): v
 
   app.get(
     '/api/connect/apps/:id/deliveries',
-    route(POLICY.family, 'connect', "The app's webhook delivery log, newest first (finished ones are kept 30 days)", {
-      security: SESSION,
+    sessionRoute(POLICY.family, 'connect', "The app's webhook delivery log, newest first (finished ones are kept 30 days)", {
       params: AppParams,
       querystring: DeliveriesQuery,
       response: {

@@ -10,9 +10,7 @@ import { errorResponses, NullableString } from './schemas.js';
 import { noStore, requireSession, signOutCurrent } from './session.js';
 import { POLICY } from './policy.js';
 import type { TypedApp } from './schema-types.js';
-import { route } from './route.js';
-
-const SESSION = [{ cookieAuth: [] }];
+import { sessionRoute } from './route.js';
 
 const Device = Type.Object({
   id: Type.String({ description: 'The session id (its `jti`)' }),
@@ -29,10 +27,14 @@ const SessionParams = Type.Object({ id: Type.String({ minLength: 1, maxLength: 6
 export function registerDeviceRoutes(app: TypedApp, context: ServiceContext): void {
   app.get(
     '/api/auth/sessions',
-    route(POLICY.familyRead, 'auth', 'Every live session of the active account, in every browser: this one first, then by last use', {
-      security: SESSION,
-      response: { 200: Type.Object({ ok: Type.Literal(true), sessions: Type.Array(Device) }), ...errorResponses(401, 429) },
-    }),
+    sessionRoute(
+      POLICY.familyRead,
+      'auth',
+      'Every live session of the active account, in every browser: this one first, then by last use',
+      {
+        response: { 200: Type.Object({ ok: Type.Literal(true), sessions: Type.Array(Device) }), ...errorResponses(401, 429) },
+      },
+    ),
     async (request, reply) => {
       const current = await requireSession(context, request);
       noStore(reply);
@@ -42,12 +44,11 @@ export function registerDeviceRoutes(app: TypedApp, context: ServiceContext): vo
 
   app.delete(
     '/api/auth/sessions/:id',
-    route(POLICY.family, 'auth', 'Sign one device out; another device needs a step-up younger than 5 minutes', {
+    sessionRoute(POLICY.family, 'auth', 'Sign one device out; another device needs a step-up younger than 5 minutes', {
       description:
         "Another device's session is revoked at once (its browser's roster loses this account); that needs `sudo_at` or " +
         "`step_up_at` younger than 5 minutes, else 401 `sudo_required`. This browser's own session is a logout with " +
         '`scope=current` and answers like one.',
-      security: SESSION,
       params: SessionParams,
       response: {
         200: Type.Object({
@@ -71,8 +72,7 @@ export function registerDeviceRoutes(app: TypedApp, context: ServiceContext): vo
 
   app.post(
     '/api/auth/sessions/revoke-others',
-    route(POLICY.family, 'auth', 'Sign every other device of the active account out; needs a step-up younger than 5 minutes', {
-      security: SESSION,
+    sessionRoute(POLICY.family, 'auth', 'Sign every other device of the active account out; needs a step-up younger than 5 minutes', {
       response: {
         200: Type.Object({ ok: Type.Literal(true), revoked: Type.Integer({ description: 'Sessions signed out' }) }),
         ...errorResponses(401, 403, 429),

@@ -9,10 +9,8 @@ import { errorResponses } from './schemas.js';
 import { noStore, requireSession, signOutCurrent } from './session.js';
 import { POLICY } from './policy.js';
 import type { TypedApp } from './schema-types.js';
-import { route } from './route.js';
+import { sessionRoute } from './route.js';
 import { didOf } from '../session/index.js';
-
-const SESSION = [{ cookieAuth: [] }];
 
 const Loose = Type.Array(Type.Object({}, { additionalProperties: true }));
 
@@ -24,7 +22,7 @@ const DeleteBody = Type.Object(
 export function registerLifecycleRoutes(app: TypedApp, context: ServiceContext): void {
   app.get(
     '/api/auth/account/export',
-    route(
+    sessionRoute(
       POLICY.familyRead,
       'auth',
       'Everything stored about the active account, as one JSON file; needs a re-proof younger than 5 minutes',
@@ -33,7 +31,6 @@ export function registerLifecycleRoutes(app: TypedApp, context: ServiceContext):
           'The account, its identities, the accounts merged into it, every session row (without token hashes), security keys ' +
           '(public keys and labels), Connect apps (without key hashes), the Connect e-mail hint and the activity log. ' +
           'Sent as an attachment; 401 `sudo_required` without a fresh POST /api/auth/sudo.',
-        security: SESSION,
         response: {
           200: Type.Object(
             {
@@ -67,13 +64,12 @@ export function registerLifecycleRoutes(app: TypedApp, context: ServiceContext):
 
   app.delete(
     '/api/auth/account',
-    route(POLICY.family, 'auth', 'Delete the active account for good; needs a re-proof younger than 5 minutes and `confirm`', {
+    sessionRoute(POLICY.family, 'auth', 'Delete the active account for good; needs a re-proof younger than 5 minutes and `confirm`', {
       description:
         "Revokes every session of the account (every browser's roster loses it), removes its identities (free for new " +
         'sign-ups), security keys, Connect apps, activity and pending codes, and keeps a tombstone so its did is never issued ' +
         "again. 400 `confirmation_mismatch` when `confirm` is not the account's `did_oc`. This browser moves on to the next " +
         'account of its roster, as after a logout.',
-      security: SESSION,
       body: DeleteBody,
       response: {
         200: Type.Object({

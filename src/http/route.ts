@@ -16,3 +16,16 @@ export function route<Schema extends FastifySchema>(
 ): { config: { policy: RoutePolicy }; schema: { tags: string[]; summary: string } & Schema } {
   return { config: { policy }, schema: { tags: [tag], summary, ...schema } };
 }
+
+/** The session cookie, as the OpenAPI document names what authenticates a route (`cookieAuth` in openapi.ts). */
+const SESSION_COOKIE = [{ cookieAuth: [] }];
+
+/** {@link route} for a route that needs the session cookie: the document says so (`security`). */
+export function sessionRoute<Schema extends FastifySchema>(
+  policy: RoutePolicy,
+  tag: string,
+  summary: string,
+  schema: Schema,
+): { config: { policy: RoutePolicy }; schema: { tags: string[]; summary: string; security: typeof SESSION_COOKIE } & Schema } {
+  return route(policy, tag, summary, { ...schema, security: SESSION_COOKIE });
+}

@@ -13,9 +13,7 @@ import { AddQuery, errorResponses, NullableString, SessionIssued, StringEnum } f
 import { answerIssued, noStore, requireSession, sessionBody, setSessionCookie, signInTarget, wantsAdd } from './session.js';
 import { POLICY } from './policy.js';
 import type { TypedApp } from './schema-types.js';
-import { route } from './route.js';
-
-const SESSION = [{ cookieAuth: [] }];
+import { route, sessionRoute } from './route.js';
 
 /** Base64url of at most 1023 bytes (WebAuthn Level 3: credential ids are at most 1023 bytes). */
 const CREDENTIAL_ID = Type.String({
@@ -151,7 +149,7 @@ export function registerWebAuthnRoutes(app: TypedApp, context: ServiceContext): 
   app.post(
     '/api/auth/webauthn/register/options',
     {
-      ...route(
+      ...sessionRoute(
         POLICY.family,
         'webauthn',
         'Start adding a security key or passkey to the active account; needs a step-up younger than 5 minutes',
@@ -160,7 +158,6 @@ export function registerWebAuthnRoutes(app: TypedApp, context: ServiceContext): 
             'Answers PublicKeyCredentialCreationOptionsJSON under `options` for navigator.credentials.create, with the relying-party id ' +
             "of docs/protocol.md §6, the account's keys excluded, and a `challenge_token`. 401 `sudo_required` without a fresh `sudo_at` " +
             '(POST /api/auth/sudo).',
-          security: SESSION,
           body: RegisterOptionsBody,
           response: {
             200: CeremonyOptions('PublicKeyCredentialCreationOptionsJSON'),
@@ -179,13 +176,12 @@ export function registerWebAuthnRoutes(app: TypedApp, context: ServiceContext): 
 
   app.post(
     '/api/auth/webauthn/register/verify',
-    route(POLICY.familyCredential, 'webauthn', 'Finish adding a key: check the attestation and store the credential', {
+    sessionRoute(POLICY.familyCredential, 'webauthn', 'Finish adding a key: check the attestation and store the credential', {
       description:
         "The `response` of navigator.credentials.create with the options' `challenge_token`. 400 `webauthn_origin_mismatch` or " +
         '`webauthn_rp_id_mismatch` when the ceremony ran elsewhere, 401 `invalid_challenge` or `nonce_reused` for a foreign, expired ' +
         'or used challenge, 401 `verify_failed` for an attestation that does not verify, 409 `credential_exists` for a key registered ' +
         'already.',
-      security: SESSION,
       body: RegisterVerifyBody,
       response: { 200: CredentialAnswer, ...errorResponses(400, 401, 403, 409, 413, 415, 429, 503) },
     }),
@@ -203,8 +199,7 @@ export function registerWebAuthnRoutes(app: TypedApp, context: ServiceContext): 
 
   app.get(
     '/api/auth/webauthn/credentials',
-    route(POLICY.familyRead, 'webauthn', 'The security keys and passkeys of the active account, oldest first', {
-      security: SESSION,
+    sessionRoute(POLICY.familyRead, 'webauthn', 'The security keys and passkeys of the active account, oldest first', {
       response: { 200: Type.Object({ ok: Type.Literal(true), credentials: Type.Array(Credential) }), ...errorResponses(401, 429) },
     }),
     async (request, reply) => {
@@ -216,8 +211,7 @@ export function registerWebAuthnRoutes(app: TypedApp, context: ServiceContext): 
 
   app.patch(
     '/api/auth/webauthn/credentials/:id',
-    route(POLICY.family, 'webauthn', 'Rename a key, or keep a passkey for step-up only', {
-      security: SESSION,
+    sessionRoute(POLICY.family, 'webauthn', 'Rename a key, or keep a passkey for step-up only', {
       params: CredentialParams,
       body: CredentialPatch,
       response: { 200: CredentialAnswer, ...errorResponses(400, 401, 403, 404, 413, 415, 429) },
@@ -230,8 +224,7 @@ export function registerWebAuthnRoutes(app: TypedApp, context: ServiceContext): 
 
   app.delete(
     '/api/auth/webauthn/credentials/:id',
-    route(POLICY.family, 'webauthn', 'Remove a key; needs `sudo_at` or `step_up_at` younger than 5 minutes', {
-      security: SESSION,
+    sessionRoute(POLICY.family, 'webauthn', 'Remove a key; needs `sudo_at` or `step_up_at` younger than 5 minutes', {
       params: CredentialParams,
       response: { 200: Type.Object({ ok: Type.Literal(true) }), ...errorResponses(400, 401, 403, 404, 429) },
     }),
@@ -246,11 +239,10 @@ export function registerWebAuthnRoutes(app: TypedApp, context: ServiceContext): 
   app.post(
     '/api/auth/webauthn/assertion/options',
     {
-      ...route(POLICY.family, 'webauthn', 'Start a step-up with a key of the active account', {
+      ...sessionRoute(POLICY.family, 'webauthn', 'Start a step-up with a key of the active account', {
         description:
           "Answers PublicKeyCredentialRequestOptionsJSON under `options` (the account's keys allowed) and a `challenge_token`. " +
           '409 `no_credentials_registered` when the account has none.',
-        security: SESSION,
         body: AssertionOptionsBody,
         response: {
           200: CeremonyOptions('PublicKeyCredentialRequestOptionsJSON'),
@@ -268,23 +260,27 @@ export function registerWebAuthnRoutes(app: TypedApp, context: ServiceContext): 
 
   app.post(
     '/api/auth/webauthn/assertion/verify',
-    route(POLICY.familyCredential, 'webauthn', "Finish a step-up: sets `step_up_at` on this account's session and re-mints the cookie", {
-      description:
-        'The only route that sets `step_up_at` (docs/protocol.md §3). Freshness is per account: after a switch the other account ' +
-        'needs its own. 401 `credential_outside_allowlist` for a key of another account or a removed one, `cloned_authenticator` ' +
-        'when the signature counter did not grow, `verify_failed` when the assertion does not verify.',
-      security: SESSION,
-      body: AssertionVerifyBody,
-      response: {
-        200: Type.Object({
-          ok: Type.Literal(true),
-          account: Type.Ref('Account'),
-          token: Type.String({ description: 'The re-minted JWT, also set as the `oc_session` cookie' }),
-          step_up_at: Type.Integer({ description: 'Unix seconds, as the JWT claim' }),
-        }),
-        ...errorResponses(400, 401, 403, 413, 415, 429, 503),
+    sessionRoute(
+      POLICY.familyCredential,
+      'webauthn',
+      "Finish a step-up: sets `step_up_at` on this account's session and re-mints the cookie",
+      {
+        description:
+          'The only route that sets `step_up_at` (docs/protocol.md §3). Freshness is per account: after a switch the other account ' +
+          'needs its own. 401 `credential_outside_allowlist` for a key of another account or a removed one, `cloned_authenticator` ' +
+          'when the signature counter did not grow, `verify_failed` when the assertion does not verify.',
+        body: AssertionVerifyBody,
+        response: {
+          200: Type.Object({
+            ok: Type.Literal(true),
+            account: Type.Ref('Account'),
+            token: Type.String({ description: 'The re-minted JWT, also set as the `oc_session` cookie' }),
+            step_up_at: Type.Integer({ description: 'Unix seconds, as the JWT claim' }),
+          }),
+          ...errorResponses(400, 401, 403, 413, 415, 429, 503),
+        },
       },
-    }),
+    ),
     async (request, reply) => {
       const current = await requireSession(context, request);
       const body = request.body;
