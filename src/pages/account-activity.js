@@ -153,9 +153,10 @@ function activityItem(event) {
  * @param {object} page what the account page lends them
  * @param {(result: import('./common.js').ApiResult) => boolean} page.sessionLost
  * @param {import('./account.js').WithStepUp} page.withStepUp
+ * @param {import('./account.js').SteppedUp} page.steppedUp
  * @param {(button: HTMLButtonElement) => Promise<void>} page.signOutHere signs this browser out, as the page's own button does
  */
-export function setUpActivity({ sessionLost, withStepUp, signOutHere }) {
+export function setUpActivity({ sessionLost, withStepUp, steppedUp, signOutHere }) {
   const pageStatus = byId('page-status');
   /** @type {string | null} */
   let activityNext = null;
@@ -255,16 +256,11 @@ export function setUpActivity({ sessionLost, withStepUp, signOutHere }) {
     const error = byId('devices-error');
     say(error, '');
     await busy(button, async () => {
-      const revoked = await withStepUp(
-        () => api('POST', '/api/auth/sessions/revoke-others'),
-        t('action.sign_out_others'),
-        () => say(pageStatus, t('account.no_browser_signed_out')),
-      );
+      const revoked = await steppedUp(error, () => api('POST', '/api/auth/sessions/revoke-others'), {
+        action: t('action.sign_out_others'),
+        cancelled: t('account.no_browser_signed_out'),
+      });
       if (revoked === null) return;
-      if (!revoked.ok) {
-        say(error, describeError(revoked));
-        return;
-      }
       await loadDevices();
       void loadActivity();
       const count = Number(revoked.body.revoked) || 0;

@@ -33,9 +33,10 @@ function describeKey(key) {
  * @param {object} page what the account page lends it
  * @param {(result: import('./common.js').ApiResult) => boolean} page.sessionLost
  * @param {import('./account.js').WithStepUp} page.withStepUp
+ * @param {import('./account.js').SteppedUp} page.steppedUp
  * @param {() => Promise<void>} page.loadActivity shows the account's activity anew
  */
-export function setUpKeys({ sessionLost, withStepUp, loadActivity }) {
+export function setUpKeys({ sessionLost, withStepUp, steppedUp, loadActivity }) {
   const pageStatus = byId('page-status');
   /** @type {Key[] | null} null while unknown, or where keys are not available */
   let keys = null;
@@ -161,16 +162,12 @@ export function setUpKeys({ sessionLost, withStepUp, loadActivity }) {
     const error = byId('keys-error');
     say(error, '');
     await busy(button, async () => {
-      const removed = await withStepUp(
-        () => api('DELETE', `/api/auth/webauthn/credentials/${encodeURIComponent(key.id)}`),
-        t('action.remove_key', { name: key.label }),
-        () => say(pageStatus, t('account.nothing_removed')),
-      );
+      const removed = await steppedUp(error, () => api('DELETE', `/api/auth/webauthn/credentials/${encodeURIComponent(key.id)}`), {
+        action: t('action.remove_key', { name: key.label }),
+        cancelled: t('account.nothing_removed'),
+        describe: describeKeyError,
+      });
       if (removed === null) return;
-      if (!removed.ok) {
-        say(error, describeKeyError(removed));
-        return;
-      }
       await loadKeys();
       void loadActivity();
       say(pageStatus, t('account.removed', { name: key.label }));

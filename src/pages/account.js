@@ -51,6 +51,21 @@ import { createProofPanel, proofOptions } from './stepup.js';
  * @typedef {(request: () => Promise<ApiResult>, action: string, onCancel?: () => void) => Promise<ApiResult | null>} WithStepUp
  */
 
+/**
+ * Runs an action that may need a step-up, as {@link steppedUp} does: the
+ * sections in modules of their own get it from this page.
+ *
+ * @typedef {(error: HTMLElement, request: () => Promise<ApiResult>, messages: StepUpMessages) => Promise<ApiResult | null>} SteppedUp
+ */
+
+/**
+ * What an action that may need a step-up says: `action` finishes "To …,
+ * prove …", `cancelled` goes to the page status when the person cancels the
+ * step-up, `describe` puts a refusal in words (default describeError).
+ *
+ * @typedef {{action: string, cancelled: string, describe?: (result: ApiResult) => string}} StepUpMessages
+ */
+
 const SIGN_IN_AGAIN = '/signin?return_to=/account';
 
 const main = byId('main');
@@ -309,6 +324,25 @@ async function withStepUp(request, action, onCancel = () => {}) {
 }
 
 /**
+ * {@link withStepUp} for an action whose refusal shows in `error`: answers
+ * the success, or null once the page says why there is none (a refusal in
+ * `error`, a cancelled step-up in the page status).
+ *
+ * @param {HTMLElement} error
+ * @param {() => Promise<ApiResult>} request
+ * @param {StepUpMessages} messages
+ */
+async function steppedUp(error, request, { action, cancelled, describe = describeError }) {
+  const answer = await withStepUp(request, action, () => say(pageStatus, cancelled));
+  if (answer === null) return null;
+  if (!answer.ok) {
+    say(error, describe(answer));
+    return null;
+  }
+  return answer;
+}
+
+/**
  * @param {import('./common.js').AccountSummary} entry
  * @param {HTMLButtonElement} button
  */
@@ -415,16 +449,11 @@ deleteForm.addEventListener('submit', async (event) => {
   const deleted = accountName(me.account);
   const did = me.account.did_oc;
   await busy(submitButtonOf(deleteForm), async () => {
-    const answer = await withStepUp(
-      () => api('DELETE', '/api/auth/account', { confirm: did }),
-      t('action.delete', { name: deleted }),
-      () => say(pageStatus, t('account.not_deleted')),
-    );
+    const answer = await steppedUp(error, () => api('DELETE', '/api/auth/account', { confirm: did }), {
+      action: t('action.delete', { name: deleted }),
+      cancelled: t('account.not_deleted'),
+    });
     if (answer === null) return;
-    if (!answer.ok) {
-      say(error, describeError(answer));
-      return;
-    }
     field.value = '';
     if (!answer.body?.switched_to) {
       window.location.assign('/signin?deleted=1');
@@ -490,16 +519,11 @@ async function removeIdentity(id, title, button) {
     return;
   }
   await busy(button, async () => {
-    const removed = await withStepUp(
-      () => api('DELETE', `/api/auth/identities?id=${encodeURIComponent(id)}`),
-      t('action.remove_identity', { name: title }),
-      () => say(pageStatus, t('account.nothing_removed')),
-    );
+    const removed = await steppedUp(error, () => api('DELETE', `/api/auth/identities?id=${encodeURIComponent(id)}`), {
+      action: t('action.remove_identity', { name: title }),
+      cancelled: t('account.nothing_removed'),
+    });
     if (removed === null) return;
-    if (!removed.ok) {
-      say(error, describeError(removed));
-      return;
-    }
     await load();
     say(pageStatus, t('account.removed', { name: title }));
     focusHeading('identities-title');
@@ -530,8 +554,8 @@ byId('sudo-cancel').addEventListener('click', () => dialog.close('cancelled'));
 
 // ---- the sections in modules of their own ----
 
-const keySection = setUpKeys({ sessionLost, withStepUp, loadActivity: () => activity.loadActivity() });
-const activity = setUpActivity({ sessionLost, withStepUp, signOutHere: (button) => logout('current', button) });
+const keySection = setUpKeys({ sessionLost, withStepUp, steppedUp, loadActivity: () => activity.loadActivity() });
+const activity = setUpActivity({ sessionLost, withStepUp, steppedUp, signOutHere: (button) => logout('current', button) });
 setUpLinking({
   withStepUp,
   confirmAction,
