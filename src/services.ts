@@ -52,7 +52,7 @@ import {
 } from './attest/index.js';
 import { createRelayPool, type RelayPool } from './relay/index.js';
 import { VERSION } from './version.js';
-import { OcError } from './errors.js';
+import { isOcError, OcError } from './errors.js';
 import {
   createMemoryRateLimiter,
   createRedisRateLimiter,
@@ -469,6 +469,14 @@ async function assemble(config: Config, deps: ServiceDeps, log: ServiceLog, clos
     issuer: config.publicUrl,
     serverSecret,
     attestations: attestationLookup,
+    appOfApiKey: async (apiKey) => {
+      try {
+        return (await connect.authenticate(`Bearer ${apiKey}`)).id;
+      } catch (error) {
+        if (isOcError(error) && error.code === 'invalid_api_key') return null;
+        throw error;
+      }
+    },
     now,
   });
   const reloadOidcKeys = setInterval(() => {

@@ -5,16 +5,34 @@
  * validation, userinfo, refresh rotation, revocation, introspection and
  * end-session, on every engine.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, expect, it, vi } from 'vitest';
 import type { FastifyInstance } from 'fastify';
 import * as client from 'openid-client';
 import { OidcService, type IssuedClient } from '../src/oidc/index.js';
-import { newWallet } from './support/auth-client.js';
+import { newWallet, type Wallet } from './support/auth-client.js';
 import { AuthHarness, forEachEngine, LOCAL_ORIGIN, type TimedBrowser } from './support/auth-harness.js';
 import { TestClock } from './support/clock.js';
-import { discover, ProviderBrowser, type Hop } from './support/oidc-rp.js';
+import { discover, injectFetch, ProviderBrowser, type Hop } from './support/oidc-rp.js';
 
 const REDIRECT = 'https://app.example/callback';
+
+/** The test clock that is also `Date` (with Date faked), so the provider library and the host read one time. */
+class WallClock extends TestClock {
+  constructor(startMs: number) {
+    super(startMs);
+    vi.setSystemTime(startMs);
+  }
+
+  override advance(ms: number): void {
+    super.advance(ms);
+    vi.setSystemTime(this.ms);
+  }
+
+  override set(ms: number): void {
+    super.set(ms);
+    vi.setSystemTime(this.ms);
+  }
+}
 
 function providerSuite(engine: 'sqlite' | 'postgres'): void {
   let harness: AuthHarness;
@@ -22,8 +40,9 @@ function providerSuite(engine: 'sqlite' | 'postgres'): void {
   let registry: OidcService;
 
   beforeAll(async () => {
-    // The provider library reads the wall clock: the host's clock starts there too.
-    harness = await AuthHarness.open(engine, new TestClock(Date.now()));
+    // The provider library reads the wall clock (Date): it is the host's test clock here.
+    vi.useFakeTimers({ toFake: ['Date'] });
+    harness = await AuthHarness.open(engine, new WallClock(Date.now()));
     app = await harness.app();
     registry = await OidcService.open({
       store: harness.store,
@@ -35,13 +54,15 @@ function providerSuite(engine: 'sqlite' | 'postgres'): void {
   });
   afterAll(async () => {
     await harness.close();
+    vi.useRealTimers();
   });
 
-  async function signedInBrowser(): Promise<{ host: TimedBrowser; did: string; browser: ProviderBrowser }> {
+  async function signedInBrowser(): Promise<{ host: TimedBrowser; did: string; browser: ProviderBrowser; wallet: Wallet }> {
     const host = harness.browser(app);
-    const reply = await host.signIn(newWallet());
+    const wallet = newWallet();
+    const reply = await host.signIn(wallet);
     expect(reply.status, JSON.stringify(reply.body)).toBe(200);
-    return { host, did: reply.body.account.did_oc, browser: new ProviderBrowser(app, host) };
+    return { host, did: reply.body.account.did_oc, browser: new ProviderBrowser(app, host), wallet };
   }
 
   async function confidential(extra: Partial<Parameters<OidcService['clients']['create']>[0]> = {}): Promise<IssuedClient> {
@@ -277,12 +298,115 @@ function providerSuite(engine: 'sqlite' | 'postgres'): void {
     const done = await browser.follow('/oidc/session/end/confirm', 'POST', { xsrf, logout: 'yes' });
     expect(done.location).toBe('https://app.example/bye');
   });
+
+  it('asks for a fresh proof at /sudo for prompt=login and for a max_age the session is older than', async () => {
+    const issued = await confidential();
+    const config = await discover(app, issued.client_id, issued.client_secret);
+    const { host, browser, wallet } = await signedInBrowser();
+    const verifier = client.randomPKCECodeVerifier();
+    const params = {
+      redirect_uri: REDIRECT,
+      scope: 'openid',
+      state: 'p',
+      code_challenge: await client.calculatePKCECodeChallenge(verifier),
+      code_challenge_method: 'S256',
+    };
+    await authorize(browser, client.buildAuthorizationUrl(config, params));
+    for (const extra of [{ prompt: 'login' }, { max_age: '0' }]) {
+      harness.clock.advance(2000);
+      const hop = await browser.follow(client.buildAuthorizationUrl(config, { ...params, ...extra }).href);
+      const sudo = new URL(hop.url);
+      expect(sudo.pathname, JSON.stringify(extra)).toBe('/sudo');
+      const back = sudo.searchParams.get('return_to') as string;
+      expect(back).toMatch(/^\/oidc\/interaction\//);
+      // Coming back without the proof changes nothing.
+      expect(new URL((await browser.follow(back)).url).pathname).toBe('/sudo');
+      const proved = await host.post('/api/auth/sudo', await host.prove(wallet, 'sudo'));
+      expect(proved.status, JSON.stringify(proved.body)).toBe(200);
+      const { callback } = await authorize(browser, new URL(back, LOCAL_ORIGIN));
+      const tokens = await client.authorizationCodeGrant(config, callback, { pkceCodeVerifier: verifier, expectedState: 'p' });
+      expect(tokens.claims()?.auth_time).toBe(Math.floor(harness.clock.ms / 1000));
+    }
+  });
+
+  it('lets a Connect app register clients with its API key (RFC 7591) and manage only its own', async () => {
+    const { host, browser, did } = await signedInBrowser();
+    const created = await host.post('/api/connect/apps', { name: 'Forum' });
+    expect(created.status, JSON.stringify(created.body)).toBe(200);
+    const apiKey = created.body.api_key as string;
+    const other = (await host.post('/api/connect/apps', { name: 'Other' })).body.api_key as string;
+    const options = { execute: [client.allowInsecureRequests], [client.customFetch]: injectFetch(app) };
+
+    // Without a key, or with a wrong one, nothing is registered.
+    await expect(
+      client.dynamicClientRegistration(new URL(LOCAL_ORIGIN), { redirect_uris: [REDIRECT] }, undefined, options),
+    ).rejects.toMatchObject({ status: 401 });
+    await expect(
+      client.dynamicClientRegistration(new URL(LOCAL_ORIGIN), { redirect_uris: [REDIRECT] }, undefined, {
+        ...options,
+        initialAccessToken: `oc_live_${'A'.repeat(43)}`,
+      }),
+    ).rejects.toMatchObject({ status: 401 });
+
+    const config = await client.dynamicClientRegistration(
+      new URL(LOCAL_ORIGIN),
+      { redirect_uris: [REDIRECT], client_name: 'Forum web', oc_owner_app: 'someone-else' },
+      undefined,
+      { ...options, initialAccessToken: apiKey },
+    );
+    const metadata = config.clientMetadata();
+    expect(metadata.client_id).toMatch(/^oc_[0-9a-f]{32}$/);
+    expect(metadata.client_secret).toMatch(/^[A-Za-z0-9_-]{43}$/);
+    const stored = await harness.store.findOidcClient(metadata.client_id);
+    expect(stored?.owner_app_id).toBe(created.body.app.id);
+    expect(stored?.metadata).not.toContain(metadata.client_secret as string);
+
+    // The registered client signs people in like any other.
+    const verifier = client.randomPKCECodeVerifier();
+    const { callback } = await authorize(
+      browser,
+      client.buildAuthorizationUrl(config, {
+        redirect_uri: REDIRECT,
+        scope: 'openid',
+        state: 'r',
+        code_challenge: await client.calculatePKCECodeChallenge(verifier),
+        code_challenge_method: 'S256',
+      }),
+    );
+    const tokens = await client.authorizationCodeGrant(config, callback, { pkceCodeVerifier: verifier, expectedState: 'r' });
+    expect(tokens.claims()?.sub).toBe(did);
+
+    const bearer = (key: string) => ({ authorization: `Bearer ${key}` });
+    const listed = await app.inject({ url: '/api/connect/oidc-clients', headers: bearer(apiKey) });
+    expect(listed.statusCode).toBe(200);
+    expect(listed.json().clients.map((one: { client_id: string }) => one.client_id)).toEqual([metadata.client_id]);
+    expect(listed.json().clients[0].metadata).not.toHaveProperty('client_secret');
+    expect((await app.inject({ url: '/api/connect/oidc-clients', headers: bearer(other) })).json().clients).toEqual([]);
+    expect((await app.inject({ url: '/api/connect/oidc-clients' })).statusCode).toBe(401);
+    const path = `/api/connect/oidc-clients/${metadata.client_id}`;
+    expect((await app.inject({ method: 'POST', url: `${path}/rotate-secret`, headers: bearer(other) })).statusCode).toBe(404);
+    expect((await app.inject({ method: 'DELETE', url: path, headers: bearer(other) })).statusCode).toBe(404);
+
+    const rotated = await app.inject({ method: 'POST', url: `${path}/rotate-secret`, headers: bearer(apiKey) });
+    expect(rotated.statusCode).toBe(200);
+    const secret = rotated.json().client_secret as string;
+    // The old secret no longer authenticates the client; the new one does.
+    await expect(client.tokenIntrospection(config, tokens.access_token)).rejects.toMatchObject({ status: 401 });
+    const fresh = await discover(app, metadata.client_id, secret);
+    expect((await client.tokenIntrospection(fresh, tokens.access_token)).active).toBe(true);
+
+    expect((await app.inject({ method: 'DELETE', url: path, headers: bearer(apiKey) })).statusCode).toBe(200);
+    await expect(client.tokenIntrospection(fresh, tokens.access_token)).rejects.toMatchObject({ status: 401 });
+
+    // Deleting the Connect app takes its clients with it.
+    const second = await client.dynamicClientRegistration(new URL(LOCAL_ORIGIN), { redirect_uris: [REDIRECT] }, undefined, {
+      ...options,
+      initialAccessToken: apiKey,
+    });
+    expect((await client.tokenIntrospection(second, 'unknown')).active).toBe(false);
+    expect((await host.request('DELETE', `/api/connect/apps/${created.body.app.id}`)).status).toBe(200);
+    await expect(client.tokenIntrospection(second, 'unknown')).rejects.toMatchObject({ status: 401 });
+  });
 }
 
 await forEachEngine('the OpenID provider', providerSuite);
-
-describe('the OpenID provider keys', () => {
-  it('are separate from the session keys', async () => {
-    expect(true).toBe(true);
-  });
-});

@@ -1335,13 +1335,24 @@ function storageConformance(engine: TestEngine, sqliteDriver?: SqliteDriverName)
     });
 
     it('registers clients per owner, updates and deletes them with their consents and grants', async () => {
+      const owner = await store.createAccountWithIdentity({
+        account: { kind: 'federated', created_at: T0 },
+        identity: { kind: 'email', value: 'oidc-owner@example.com', verified: true, created_at: T0 },
+      });
+      const connectApp = await store.createConnectApp({
+        owner_account_id: owner.account.id,
+        name: 'App',
+        key_hash: 'd'.repeat(64),
+        created_at: T0,
+      });
+      const app1 = connectApp.id;
       const base = { metadata: '{"client_name":"A"}', first_party: false, created_at: T0, updated_at: T0 };
       expect(await store.insertOidcClient({ ...base, client_id: 'oc_op', owner_app_id: null })).toBe(true);
-      expect(await store.insertOidcClient({ ...base, client_id: 'oc_app', owner_app_id: 'app1', created_at: T0 + 1 })).toBe(true);
+      expect(await store.insertOidcClient({ ...base, client_id: 'oc_app', owner_app_id: app1, created_at: T0 + 1 })).toBe(true);
       expect(await store.insertOidcClient({ ...base, client_id: 'oc_app', owner_app_id: null })).toBe(false);
       expect((await store.listOidcClients()).map((client) => client.client_id)).toEqual(['oc_op', 'oc_app']);
       expect((await store.listOidcClients(null)).map((client) => client.client_id)).toEqual(['oc_op']);
-      expect((await store.listOidcClients('app1')).map((client) => client.client_id)).toEqual(['oc_app']);
+      expect((await store.listOidcClients(app1)).map((client) => client.client_id)).toEqual(['oc_app']);
       expect(await store.updateOidcClient('oc_app', { metadata: '{"client_name":"B"}', first_party: true }, T0 + HOUR)).toBe(true);
       expect(await store.findOidcClient('oc_app')).toMatchObject({
         metadata: '{"client_name":"B"}',
@@ -1358,6 +1369,14 @@ function storageConformance(engine: TestEngine, sqliteDriver?: SqliteDriverName)
       expect(await store.deleteOidcClient('oc_app')).toBe(false);
       expect(await store.findOidcModel('RefreshToken', 'rt1', T0)).toBeNull();
       expect(await store.findOidcConsent('a'.repeat(32), 'oc_app')).toBeNull();
+
+      // A client whose Connect app is deleted is gone at once, and the purge removes its row.
+      expect(await store.insertOidcClient({ ...base, client_id: 'oc_orphan', owner_app_id: app1 })).toBe(true);
+      expect(await store.deleteConnectApp(app1, owner.account.id)).toBe(true);
+      expect(await store.findOidcClient('oc_orphan')).toBeNull();
+      expect((await store.listOidcClients()).map((client) => client.client_id)).toEqual(['oc_op']);
+      expect(await store.purgeOrphanOidcClients()).toBe(1);
+      expect(await store.purgeOrphanOidcClients()).toBe(0);
     });
 
     it('stores the provider library objects: by id, uid and user code, expiring, consumed once, and by grant per model', async () => {

@@ -37,7 +37,10 @@ const FORWARDED: ReadonlyArray<{
   readonly url: string;
   readonly methods: readonly ('GET' | 'POST')[];
   readonly policy: RoutePolicy;
+  /** For the OpenAPI document: the routes an integrator calls itself. */
   readonly summary?: string;
+  readonly description?: string;
+  readonly status?: number;
 }> = [
   {
     url: '/.well-known/openid-configuration',
@@ -53,6 +56,18 @@ const FORWARDED: ReadonlyArray<{
   { url: OIDC_ROUTES.revocation, methods: ['POST'], policy: CLIENT_CREDENTIAL },
   { url: OIDC_ROUTES.introspection, methods: ['POST'], policy: CLIENT_CREDENTIAL },
   { url: OIDC_ROUTES.end_session, methods: ['GET', 'POST'], policy: BROWSER },
+  {
+    url: OIDC_ROUTES.registration,
+    methods: ['POST'],
+    policy: CLIENT_CREDENTIAL,
+    summary: 'Register an OpenID client (RFC 7591) for a Connect app',
+    description:
+      'The body is the client metadata (RFC 7591 §2), as JSON; `Authorization: Bearer <api_key>` of the Connect app is the ' +
+      'initial access token. The answer carries `client_id` and, for a confidential client, `client_secret`, shown once. ' +
+      'Errors are OAuth errors (`invalid_client_metadata`, `invalid_redirect_uri`, `invalid_token`). Manage the clients with ' +
+      '/api/connect/oidc-clients.',
+    status: 201,
+  },
   { url: `${OIDC_ROUTES.end_session}/confirm`, methods: ['POST'], policy: BROWSER },
   { url: `${OIDC_ROUTES.end_session}/success`, methods: ['GET'], policy: BROWSER },
 ];
@@ -126,7 +141,8 @@ export function registerOidcRoutes(app: FastifyInstance, context: ServiceContext
             : {
                 tags: ['oidc'],
                 summary: route.summary,
-                response: { 200: Type.Object({}, { additionalProperties: true, description: 'The discovery document' }) },
+                ...(route.description === undefined ? {} : { description: route.description, security: [{ bearerAuth: [] }] }),
+                response: { [route.status ?? 200]: Type.Object({}, { additionalProperties: true }) },
               },
         handler: (request, reply) => forward(oidc.provider(), request, reply),
       });

@@ -7,10 +7,27 @@
  */
 import type { Adapter, AdapterPayload } from 'oidc-provider';
 import type { OidcStore } from '../storage/index.js';
-import { clientMetadataOf } from './clients.js';
+import { clientMetadataOf, hashClientSecret, isHashedClientSecret, OWNER_APP_METADATA } from './clients.js';
+
+/** The policy every client registered with a Connect app's key gets (src/oidc/provider.ts). */
+export const CONNECT_APP_POLICY = 'connect-app';
+
+/** How long an initial access token found by the adapter is good for: this one request. */
+const INITIAL_ACCESS_TOKEN_SECONDS = 60;
+
+export interface AdapterDeps {
+  readonly store: OidcStore;
+  readonly now: () => number;
+  /**
+   * The Connect app whose API key this is, or null: an app's API key is its
+   * initial access token for dynamic registration (docs/protocol.md §8 "Clients").
+   */
+  readonly appOfApiKey?: ((apiKey: string) => Promise<string | null>) | undefined;
+}
 
 /** Builds the adapter class the provider instantiates once per model name. */
-export function storageAdapter(store: OidcStore, now: () => number): new (name: string) => Adapter {
+export function storageAdapter(deps: AdapterDeps): new (name: string) => Adapter {
+  const { store, now } = deps;
   return class StorageAdapter implements Adapter {
     readonly #model: string;
 
@@ -19,7 +36,7 @@ export function storageAdapter(store: OidcStore, now: () => number): new (name: 
     }
 
     async upsert(id: string, payload: AdapterPayload, expiresIn?: number): Promise<void> {
-      if (this.#model === 'Client') throw new Error('oidc: clients are registered through src/oidc/clients.ts');
+      if (this.#model === 'Client') return upsertClient(store, id, payload, now());
       await store.putOidcModel(this.#model, id, {
         payload: JSON.stringify(payload),
         grant_id: typeof payload.grantId === 'string' ? payload.grantId : null,
@@ -33,6 +50,12 @@ export function storageAdapter(store: OidcStore, now: () => number): new (name: 
       if (this.#model === 'Client') {
         const client = await store.findOidcClient(id);
         return client === null ? undefined : clientMetadataOf(client);
+      }
+      if (this.#model === 'InitialAccessToken') {
+        const appId = deps.appOfApiKey === undefined ? null : await deps.appOfApiKey(id);
+        if (appId === null) return undefined;
+        const iat = Math.floor(now() / 1000);
+        return { jti: id, kind: 'InitialAccessToken', iat, exp: iat + INITIAL_ACCESS_TOKEN_SECONDS, policies: [CONNECT_APP_POLICY] };
       }
       return this.#payloadOf(await store.findOidcModel(this.#model, id, now()));
     }
@@ -64,4 +87,27 @@ export function storageAdapter(store: OidcStore, now: () => number): new (name: 
       return found.consumed_at === null ? payload : { ...payload, consumed: Math.floor(found.consumed_at / 1000) };
     }
   };
+}
+
+/**
+ * A client the library registered (RFC 7591): its secret is stored as its
+ * hash, and the Connect app the registration policy named owns it.
+ */
+async function upsertClient(store: OidcStore, clientId: string, payload: AdapterPayload, at: number): Promise<void> {
+  const metadata: Record<string, unknown> = { ...payload };
+  delete metadata.client_id;
+  const secret = metadata.client_secret;
+  if (typeof secret === 'string' && !isHashedClientSecret(secret)) metadata.client_secret = hashClientSecret(secret);
+  const owner = metadata[OWNER_APP_METADATA];
+  const text = JSON.stringify(metadata);
+  if (await store.updateOidcClient(clientId, { metadata: text }, at)) return;
+  const inserted = await store.insertOidcClient({
+    client_id: clientId,
+    metadata: text,
+    owner_app_id: typeof owner === 'string' ? owner : null,
+    first_party: false,
+    created_at: at,
+    updated_at: at,
+  });
+  if (!inserted) throw new Error('oidc: a registered client id was taken');
 }

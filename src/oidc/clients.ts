@@ -56,6 +56,14 @@ export interface IssuedClient extends ClientView {
 
 const SECRET_HASH_PREFIX = 'sha256:';
 
+/** The metadata member naming the Connect app that registered a client (set by the registration policy, never by the client). */
+export const OWNER_APP_METADATA = 'oc_owner_app';
+
+/** Whether a stored `client_secret` is already in its hashed form. */
+export function isHashedClientSecret(value: string): boolean {
+  return value.startsWith(SECRET_HASH_PREFIX) && value.length === SECRET_HASH_PREFIX.length + 43;
+}
+
 /** The form a client secret is stored in. */
 export function hashClientSecret(secret: string): string {
   return `${SECRET_HASH_PREFIX}${createHash('sha256').update(secret, 'utf8').digest('base64url')}`;
@@ -63,7 +71,7 @@ export function hashClientSecret(secret: string): string {
 
 /** Whether `presented` is the secret whose hash is `stored`, in constant time. */
 export function clientSecretMatches(stored: unknown, presented: unknown): boolean {
-  if (typeof stored !== 'string' || typeof presented !== 'string' || !stored.startsWith(SECRET_HASH_PREFIX)) return false;
+  if (typeof stored !== 'string' || typeof presented !== 'string' || !isHashedClientSecret(stored)) return false;
   const expected = Buffer.from(stored, 'utf8');
   const actual = Buffer.from(hashClientSecret(presented), 'utf8');
   return expected.length === actual.length && timingSafeEqual(expected, actual);
@@ -75,7 +83,7 @@ export function clientMetadataOf(record: OidcClientRecord): AdapterPayload {
 }
 
 function viewOf(record: OidcClientRecord): ClientView {
-  const { client_secret: _hidden, ...metadata } = clientMetadataOf(record) as Record<string, unknown>;
+  const { client_secret: _hidden, [OWNER_APP_METADATA]: _owner, ...metadata } = clientMetadataOf(record) as Record<string, unknown>;
   return {
     client_id: record.client_id,
     metadata,
@@ -98,8 +106,13 @@ export interface ClientRegistryDeps {
 const CLIENT_ID_BYTES = 16;
 const CLIENT_SECRET_BYTES = 32;
 
+/** A new client id: `oc_` and 32 lowercase hex. */
+export function newClientId(): string {
+  return `oc_${randomHex(CLIENT_ID_BYTES)}`;
+}
+
 /** 256 bits from the operating system's CSPRNG, base64url. */
-function newSecret(): string {
+export function newSecret(): string {
   return randomBytes(CLIENT_SECRET_BYTES).toString('base64url');
 }
 
@@ -115,7 +128,7 @@ export class ClientRegistry {
     input: ClientInput,
     options: { readonly ownerAppId?: string | null; readonly firstParty?: boolean } = {},
   ): Promise<IssuedClient> {
-    const clientId = `oc_${randomHex(CLIENT_ID_BYTES)}`;
+    const clientId = newClientId();
     const secret = input.token_endpoint_auth_method === 'none' ? undefined : newSecret();
     const metadata = metadataFor(input, clientId, secret);
     await this.#deps.validate(metadata);

@@ -19,8 +19,8 @@ import { createHmac } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
 import type { default as Provider, Configuration, KoaContextWithOIDC, interactionPolicy as InteractionPolicy } from 'oidc-provider';
 import type { OidcStore } from '../storage/index.js';
-import { storageAdapter } from './adapter.js';
-import { CLIENT_AUTH_METHODS, clientSecretMatches } from './clients.js';
+import { CONNECT_APP_POLICY, storageAdapter } from './adapter.js';
+import { CLIENT_AUTH_METHODS, clientSecretMatches, newClientId, newSecret, OWNER_APP_METADATA } from './clients.js';
 import { OIDC_ALGORITHMS, type OidcPrivateJwk } from './keys.js';
 import { ACR_BASIC, ACR_KEY, OIDC_CLAIMS, OIDC_SCOPES, type ClaimSource } from './claims.js';
 
@@ -63,6 +63,8 @@ export interface OidcProviderOptions {
   readonly claims: ClaimSource;
   readonly hostSession: HostSessionReader;
   readonly pages: OidcPages;
+  /** The Connect app of an API key (the initial access token of dynamic registration), or null. */
+  readonly appOfApiKey?: ((apiKey: string) => Promise<string | null>) | undefined;
   readonly now: () => number;
 }
 
@@ -135,7 +137,7 @@ export function createOidcProvider(library: OidcLibrary, options: OidcProviderOp
   const { store, claims, hostSession, pages } = options;
   const signingAlgorithms = [...OIDC_ALGORITHMS];
   const configuration: Configuration = {
-    adapter: storageAdapter(store, options.now),
+    adapter: storageAdapter({ store, now: options.now, appOfApiKey: options.appOfApiKey }),
     clients: [],
     jwks: { keys: options.keys.map((key) => ({ ...key })) },
     cookies: {
@@ -164,8 +166,34 @@ export function createOidcProvider(library: OidcLibrary, options: OidcProviderOp
       requestObjectSigningAlgValues: signingAlgorithms,
       clientAuthSigningAlgValues: ['RS256', 'PS256', 'ES256', 'EdDSA'],
     },
+    extraClientMetadata: {
+      properties: [OWNER_APP_METADATA],
+      validator(_ctx, key, value) {
+        if (key === OWNER_APP_METADATA && value !== undefined && typeof value !== 'string') {
+          throw new library.errors.InvalidClientMetadata(`${OWNER_APP_METADATA} must be a string`);
+        }
+      },
+    },
     features: {
       devInteractions: { enabled: false },
+      // RFC 7591 with a Connect app's API key as the initial access token
+      // (docs/protocol.md §8 "Clients"); managed through the Connect API.
+      registration: {
+        enabled: true,
+        initialAccessToken: true,
+        issueRegistrationAccessToken: false,
+        idFactory: () => newClientId(),
+        secretFactory: () => newSecret(),
+        policies: {
+          [CONNECT_APP_POLICY]: async (ctx, properties) => {
+            const token = ctx.oidc.entities.InitialAccessToken;
+            const appId = token === undefined || options.appOfApiKey === undefined ? null : await options.appOfApiKey(token.jti);
+            if (appId === null) throw new library.errors.InvalidToken('the API key is wrong, was rotated, or its app was deleted');
+            // The app comes from its key; whatever the request said is replaced.
+            properties[OWNER_APP_METADATA] = appId;
+          },
+        },
+      },
       claimsParameter: { enabled: true },
       revocation: { enabled: true },
       introspection: { enabled: true },

@@ -23,6 +23,8 @@ export interface OidcServiceDeps {
   readonly serverSecret: Uint8Array;
   /** The `/api/check` look-up, for the `orangecheck` claim; the CLI, which answers no claims, has none. */
   readonly attestations?: Pick<AttestationLookupService, 'check'>;
+  /** The Connect app of an API key, or null: the initial access token of dynamic registration. */
+  readonly appOfApiKey?: (apiKey: string) => Promise<string | null>;
   readonly now: () => Date;
 }
 
@@ -110,6 +112,7 @@ export class OidcService {
         claims: this.claims,
         hostSession: web.hostSession,
         pages: web.pages,
+        appOfApiKey: this.#deps.appOfApiKey,
         now: () => this.#deps.now().getTime(),
       });
       this.#built = { tag, web, provider };

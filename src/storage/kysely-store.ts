@@ -43,6 +43,7 @@ function methodsOf<T extends object>(area: T): { [K in keyof T]: T[K] } {
 /** Builds the whole store over one open database. */
 export function createStore(executor: StoreExecutor): Store {
   const db = executor.db;
+  const oidc = new OidcArea(executor);
   return {
     ...methodsOf(new AccountsArea(executor)),
     ...methodsOf(new SessionsArea(executor)),
@@ -54,7 +55,7 @@ export function createStore(executor: StoreExecutor): Store {
     ...methodsOf(new WebAuthnArea(executor)),
     ...methodsOf(new ActivityArea(executor)),
     ...methodsOf(new WebhooksArea(executor)),
-    ...methodsOf(new OidcArea(executor)),
+    ...methodsOf(oidc),
     engine: executor.engine,
 
     async purgeExpired(now: number, options: PurgeOptions = {}): Promise<PurgeCounts> {
@@ -89,6 +90,7 @@ export function createStore(executor: StoreExecutor): Store {
         .where('created_at', '<=', now - WEBHOOK_LOG_RETENTION_MS)
         .executeTakeFirst();
       const oidcModels = await db.deleteFrom('oidc_models').where('expires_at', '<=', now).executeTakeFirst();
+      await oidc.purgeOrphanOidcClients();
       return {
         sessions: rowsAffected(sessions.numDeletedRows),
         nonces: rowsAffected(nonces.numDeletedRows),

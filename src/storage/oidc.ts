@@ -76,13 +76,26 @@ export class OidcArea implements OidcStore {
     return rowsAffected(result.numInsertedOrUpdatedRows) === 1;
   }
 
+  /** Clients whose Connect app is gone (deleted, merged away, its account deleted) count as gone too. */
+  #liveClients() {
+    return this.#x.db
+      .selectFrom('oidc_clients')
+      .selectAll()
+      .where((eb) =>
+        eb.or([
+          eb('owner_app_id', 'is', null),
+          eb.exists(eb.selectFrom('connect_apps').select('connect_apps.id').whereRef('connect_apps.id', '=', 'oidc_clients.owner_app_id')),
+        ]),
+      );
+  }
+
   async findOidcClient(clientId: string): Promise<OidcClientRecord | null> {
-    const row = await this.#x.db.selectFrom('oidc_clients').selectAll().where('client_id', '=', clientId).executeTakeFirst();
+    const row = await this.#liveClients().where('client_id', '=', clientId).executeTakeFirst();
     return row ? toClientRecord(row) : null;
   }
 
   async listOidcClients(ownerAppId?: string | null): Promise<OidcClientRecord[]> {
-    let query = this.#x.db.selectFrom('oidc_clients').selectAll();
+    let query = this.#liveClients();
     if (ownerAppId === null) query = query.where('owner_app_id', 'is', null);
     else if (ownerAppId !== undefined) query = query.where('owner_app_id', '=', ownerAppId);
     const rows = await query.orderBy('created_at').orderBy('client_id').execute();
@@ -104,6 +117,25 @@ export class OidcArea implements OidcStore {
       .where('client_id', '=', clientId)
       .executeTakeFirst();
     return rowsAffected(result.numUpdatedRows) > 0;
+  }
+
+  async purgeOrphanOidcClients(): Promise<number> {
+    const orphans = (
+      await this.#x.db
+        .selectFrom('oidc_clients')
+        .select('client_id')
+        .where('owner_app_id', 'is not', null)
+        .where((eb) =>
+          eb.not(
+            eb.exists(
+              eb.selectFrom('connect_apps').select('connect_apps.id').whereRef('connect_apps.id', '=', 'oidc_clients.owner_app_id'),
+            ),
+          ),
+        )
+        .execute()
+    ).map((row) => row.client_id);
+    for (const clientId of orphans) await this.deleteOidcClient(clientId);
+    return orphans.length;
   }
 
   async deleteOidcClient(clientId: string): Promise<boolean> {

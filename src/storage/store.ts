@@ -454,6 +454,8 @@ export interface OidcStore {
    * those grants (its codes and tokens stop working); false when unknown.
    */
   deleteOidcClient(clientId: string): Promise<boolean>;
+  /** Deletes the clients whose Connect app no longer exists (they already count as gone); how many. */
+  purgeOrphanOidcClients(): Promise<number>;
 
   /** Stores or replaces one object of the library. */
   putOidcModel(model: string, id: string, value: NewOidcModel): Promise<void>;

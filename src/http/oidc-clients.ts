@@ -1,0 +1,122 @@
+/**
+ * A Connect app's OpenID clients (docs/protocol.md §8 "Clients"): the app
+ * registers them at the provider's RFC 7591 endpoint with its API key as the
+ * initial access token, and manages them here, server to server, with the
+ * same key: list, a new secret, removal. An app sees and touches only its
+ * own clients; another's answer `not_found`, like an unknown id.
+ */
+import type { FastifyRequest } from 'fastify';
+import { Type } from 'typebox';
+import { OcError } from '../errors.js';
+import type { ClientView } from '../oidc/index.js';
+import type { ConnectAppRecord } from '../storage/index.js';
+import type { ServiceContext } from './context.js';
+import { POLICY } from './policy.js';
+import { route } from './route.js';
+import type { TypedApp } from './schema-types.js';
+import { errorResponses } from './schemas.js';
+
+const Client = Type.Object({
+  client_id: Type.String({ pattern: '^oc_[0-9a-f]{32}$' }),
+  metadata: Type.Object({}, { additionalProperties: true, description: 'The registered RFC 7591 metadata, without the secret' }),
+  created_at: Type.String({ description: 'ISO 8601 UTC' }),
+  updated_at: Type.String({ description: 'ISO 8601 UTC' }),
+});
+const ClientParams = Type.Object({ client_id: Type.String({ minLength: 1, maxLength: 64 }) });
+const BEARER = [{ bearerAuth: [] }];
+
+function clientBody(client: ClientView) {
+  return {
+    client_id: client.client_id,
+    metadata: client.metadata,
+    created_at: new Date(client.created_at).toISOString(),
+    updated_at: new Date(client.updated_at).toISOString(),
+  };
+}
+
+export function registerOidcClientRoutes(app: TypedApp, context: ServiceContext): void {
+  const { connect, oidc } = context;
+  /** The app whose key authenticated the request. */
+  const integrators = new WeakMap<FastifyRequest, ConnectAppRecord>();
+  // The key is checked before anything else, as on /api/connect/provision.
+  const onRequest = async (request: FastifyRequest) => {
+    integrators.set(request, await connect.authenticate(request.headers.authorization));
+  };
+  const integratorOf = (request: FastifyRequest): ConnectAppRecord => {
+    const integrator = integrators.get(request);
+    if (integrator === undefined) throw new Error('oidc clients: the key hook did not run');
+    return integrator;
+  };
+  /** The client, when the request's app owns it. */
+  async function owned(request: FastifyRequest, clientId: string): Promise<ClientView> {
+    const client = await oidc.clients.find(clientId);
+    if (client === null || client.owner_app_id !== integratorOf(request).id)
+      throw new OcError('not_found', 'oidc: this app has no client with this id');
+    return client;
+  }
+
+  app.get(
+    '/api/connect/oidc-clients',
+    {
+      ...route(POLICY.serverCredential, 'connect', "The OpenID clients this app registered (the key's app)", {
+        description:
+          "Server to server: `Authorization: Bearer <api_key>`. Clients are registered at the discovery document's " +
+          '`registration_endpoint` (RFC 7591) with the same key as the initial access token.',
+        security: BEARER,
+        response: { 200: Type.Object({ ok: Type.Literal(true), clients: Type.Array(Client) }), ...errorResponses(401, 429, 503) },
+      }),
+      onRequest,
+    },
+    async (request, reply) => {
+      reply.header('cache-control', 'no-store');
+      return { ok: true, clients: (await oidc.clients.list(integratorOf(request).id)).map(clientBody) };
+    },
+  );
+
+  app.post(
+    '/api/connect/oidc-clients/:client_id/rotate-secret',
+    {
+      ...route(
+        POLICY.serverCredential,
+        'connect',
+        "A new secret for one of the app's confidential OpenID clients; the old one stops working",
+        {
+          security: BEARER,
+          params: ClientParams,
+          response: {
+            200: Type.Object({
+              ok: Type.Literal(true),
+              client: Client,
+              client_secret: Type.String({ description: 'Shown once: only its hash is kept' }),
+            }),
+            ...errorResponses(400, 401, 404, 429, 503),
+          },
+        },
+      ),
+      onRequest,
+    },
+    async (request, reply) => {
+      reply.header('cache-control', 'no-store');
+      await owned(request, request.params.client_id);
+      const issued = await oidc.clients.rotateSecret(request.params.client_id);
+      return { ok: true, client: clientBody(issued), client_secret: issued.client_secret ?? '' };
+    },
+  );
+
+  app.delete(
+    '/api/connect/oidc-clients/:client_id',
+    {
+      ...route(POLICY.serverCredential, 'connect', "Delete one of the app's OpenID clients with its consents, codes and tokens", {
+        security: BEARER,
+        params: ClientParams,
+        response: { 200: Type.Object({ ok: Type.Literal(true) }), ...errorResponses(401, 404, 429, 503) },
+      }),
+      onRequest,
+    },
+    async (request) => {
+      await owned(request, request.params.client_id);
+      await oidc.clients.remove(request.params.client_id);
+      return { ok: true as const };
+    },
+  );
+}
