@@ -329,6 +329,52 @@ function providerSuite(engine: 'sqlite' | 'postgres'): void {
     }
   });
 
+  it('lists the apps an account allowed and withdraws one: its tokens stop and the next sign-in asks again', async () => {
+    const issued = await confidential({ logo_uri: 'https://app.example/logo.png' });
+    const config = await discover(app, issued.client_id, issued.client_secret);
+    const { host, browser } = await signedInBrowser();
+    const verifier = client.randomPKCECodeVerifier();
+    const params = {
+      redirect_uri: REDIRECT,
+      scope: 'openid profile offline_access',
+      prompt: 'consent',
+      state: 'w',
+      code_challenge: await client.calculatePKCECodeChallenge(verifier),
+      code_challenge_method: 'S256',
+    };
+    const { callback } = await authorize(browser, client.buildAuthorizationUrl(config, params));
+    const tokens = await client.authorizationCodeGrant(config, callback, { pkceCodeVerifier: verifier, expectedState: 'w' });
+
+    const listed = await host.get('/api/auth/apps');
+    expect(listed.status).toBe(200);
+    expect(listed.headers['cache-control']).toBe('no-store, private');
+    expect(listed.body.apps).toEqual([
+      {
+        client_id: issued.client_id,
+        name: 'Grafana at example',
+        logo_uri: 'https://app.example/logo.png',
+        scopes: ['openid', 'profile', 'offline_access'],
+        first_allowed_at: expect.any(String),
+        last_allowed_at: expect.any(String),
+      },
+    ]);
+    // Another account sees none of it and cannot withdraw it.
+    const stranger = (await signedInBrowser()).host;
+    expect((await stranger.get('/api/auth/apps')).body.apps).toEqual([]);
+    expect((await stranger.request('DELETE', `/api/auth/apps/${issued.client_id}`)).status).toBe(404);
+    expect((await client.tokenIntrospection(config, tokens.refresh_token as string)).active).toBe(true);
+
+    expect((await host.request('DELETE', `/api/auth/apps/${issued.client_id}`)).status).toBe(200);
+    expect((await host.request('DELETE', `/api/auth/apps/${issued.client_id}`)).status).toBe(404);
+    expect((await host.get('/api/auth/apps')).body.apps).toEqual([]);
+    expect((await client.tokenIntrospection(config, tokens.refresh_token as string)).active).toBe(false);
+    expect((await client.tokenIntrospection(config, tokens.access_token)).active).toBe(false);
+    const { prompt: _consent, ...withoutPrompt } = params;
+    const again = await authorize(browser, client.buildAuthorizationUrl(config, withoutPrompt));
+    expect(again.consent?.body).toContain('Grafana at example');
+    expect((await app.inject({ url: '/api/auth/apps' })).statusCode).toBe(401);
+  });
+
   it('lets a Connect app register clients with its API key (RFC 7591) and manage only its own', async () => {
     const { host, browser, did } = await signedInBrowser();
     const created = await host.post('/api/connect/apps', { name: 'Forum' });

@@ -1368,6 +1368,7 @@ function storageConformance(engine: TestEngine, sqliteDriver?: SqliteDriverName)
       expect(await store.deleteOidcClient('oc_app')).toBe(true);
       expect(await store.deleteOidcClient('oc_app')).toBe(false);
       expect(await store.findOidcModel('RefreshToken', 'rt1', T0)).toBeNull();
+      expect(await store.findOidcModel('Grant', 'g1', T0)).toBeNull();
       expect(await store.findOidcConsent('a'.repeat(32), 'oc_app')).toBeNull();
 
       // A client whose Connect app is deleted is gone at once, and the purge removes its row.
@@ -1434,6 +1435,7 @@ function storageConformance(engine: TestEngine, sqliteDriver?: SqliteDriverName)
       expect(await store.deleteOidcConsent(account, 'c1')).toBe(true);
       expect(await store.deleteOidcConsent(account, 'c1')).toBe(false);
       expect(await store.findOidcModel('AccessToken', 'a3', T0)).toBeNull();
+      expect(await store.findOidcModel('Grant', 'g3', T0)).toBeNull();
       expect(await store.findOidcConsent(account, 'c1')).toBeNull();
     });
   });

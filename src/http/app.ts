@@ -33,7 +33,7 @@ import { registerConnectRoutes } from './connect.js';
 import { registerPublicRoutes } from './public.js';
 import { registerPageRoutes } from './pages.js';
 import { registerOidcRoutes } from './oidc.js';
-import { registerOidcClientRoutes } from './oidc-clients.js';
+import { registerConsentRoutes, registerOidcClientRoutes } from './oidc-clients.js';
 import { registerSessions } from './session.js';
 import { typed } from './schema-types.js';
 
@@ -173,5 +173,6 @@ export async function buildApp(config: Config, deps: AppDeps = {}): Promise<Fast
   registerPageRoutes(app, context);
   registerOidcRoutes(app, context);
   registerOidcClientRoutes(routes, context);
+  registerConsentRoutes(routes, context);
   return app;
 }

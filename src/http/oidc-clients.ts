@@ -12,7 +12,9 @@ import type { ClientView } from '../oidc/index.js';
 import type { ConnectAppRecord } from '../storage/index.js';
 import type { ServiceContext } from './context.js';
 import { POLICY } from './policy.js';
-import { route } from './route.js';
+import { route, sessionRoute } from './route.js';
+import { noStore, requireSession } from './session.js';
+import { didOf } from '../session/index.js';
 import type { TypedApp } from './schema-types.js';
 import { errorResponses } from './schemas.js';
 
@@ -32,6 +34,59 @@ function clientBody(client: ClientView) {
     created_at: new Date(client.created_at).toISOString(),
     updated_at: new Date(client.updated_at).toISOString(),
   };
+}
+
+const ConsentedApp = Type.Object({
+  client_id: Type.String(),
+  name: Type.String({ description: "The app's registered name" }),
+  logo_uri: Type.Optional(Type.String({ description: 'An https URL of its logo, when it registered one' })),
+  scopes: Type.Array(Type.String(), {
+    description: 'What it was allowed: `openid`, `profile`, `email`, `bitcoin`, `orangecheck`, `offline_access`',
+  }),
+  first_allowed_at: Type.String({ description: 'ISO 8601 UTC' }),
+  last_allowed_at: Type.String({ description: 'ISO 8601 UTC' }),
+});
+
+/** The apps the active account allowed to sign it in (docs/protocol.md §8 "Consent"), and withdrawing one. */
+export function registerConsentRoutes(app: TypedApp, context: ServiceContext): void {
+  const { oidc } = context;
+  app.get(
+    '/api/auth/apps',
+    sessionRoute(POLICY.familyRead, 'auth', 'The apps the active account allowed to sign it in through the OpenID provider, newest first', {
+      response: { 200: Type.Object({ ok: Type.Literal(true), apps: Type.Array(ConsentedApp) }), ...errorResponses(401, 429) },
+    }),
+    async (request, reply) => {
+      const current = await requireSession(context, request);
+      noStore(reply);
+      const apps = await oidc.appsOf(didOf(current.account.id));
+      return {
+        ok: true as const,
+        apps: apps.map((one) => ({
+          ...one,
+          first_allowed_at: new Date(one.first_allowed_at).toISOString(),
+          last_allowed_at: new Date(one.last_allowed_at).toISOString(),
+        })),
+      };
+    },
+  );
+
+  app.delete(
+    '/api/auth/apps/:client_id',
+    sessionRoute(
+      POLICY.family,
+      'auth',
+      "Withdraw the active account's consent to an app: its tokens stop working and its next sign-in asks again",
+      { params: ClientParams, response: { 200: Type.Object({ ok: Type.Literal(true) }), ...errorResponses(401, 403, 404, 429) } },
+    ),
+    async (request, reply) => {
+      const current = await requireSession(context, request);
+      noStore(reply);
+      if (!(await oidc.withdraw(didOf(current.account.id), request.params.client_id))) {
+        throw new OcError('not_found', 'oidc: this account has not allowed this app');
+      }
+      return { ok: true as const };
+    },
+  );
 }
 
 export function registerOidcClientRoutes(app: TypedApp, context: ServiceContext): void {

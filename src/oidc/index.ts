@@ -3,7 +3,7 @@
  * Connect provider, on the certified `oidc-provider` library, with its keys,
  * clients, claims and storage adapter.
  */
-export { OidcService, type OidcServiceDeps, type OidcWeb } from './service.js';
+export { OidcService, type ConsentedApp, type OidcServiceDeps, type OidcWeb } from './service.js';
 export { INTERACTION_PATH, OIDC_ROUTES, type HostSessionReader, type HostSessionView, type OidcPages } from './provider.js';
 export { ACR_BASIC, ACR_KEY, OIDC_SCOPES, type OrangeCheckClaim } from './claims.js';
 export { CLIENT_AUTH_METHODS, type ClientAuthMethod, type ClientInput, type ClientView, type IssuedClient } from './clients.js';

@@ -10,6 +10,7 @@ import { createHmac } from 'node:crypto';
 import type Provider from 'oidc-provider';
 import type { AttestationLookupService } from '../attest/index.js';
 import { OcError } from '../errors.js';
+import { isJsonObject } from '../json.js';
 import type { AccountStore, OidcStore } from '../storage/index.js';
 import { claimSource, type ClaimSource } from './claims.js';
 import { ClientRegistry } from './clients.js';
@@ -26,6 +27,16 @@ export interface OidcServiceDeps {
   /** The Connect app of an API key, or null: the initial access token of dynamic registration. */
   readonly appOfApiKey?: (apiKey: string) => Promise<string | null>;
   readonly now: () => Date;
+}
+
+/** An app the account allowed, as its person sees it. */
+export interface ConsentedApp {
+  readonly client_id: string;
+  readonly name: string;
+  readonly logo_uri?: string;
+  readonly scopes: readonly string[];
+  readonly first_allowed_at: number;
+  readonly last_allowed_at: number;
 }
 
 /** What the HTTP layer gives the provider. */
@@ -131,6 +142,40 @@ export class OidcService {
       created_at: known?.created_at ?? at,
       updated_at: at,
     });
+  }
+
+  /**
+   * The apps the account allowed (docs/protocol.md §8 "Consent"), newest
+   * first: the client's name and logo, the scopes of its grant, when it was
+   * first and last allowed. A consent whose client or grant is gone is left out.
+   */
+  async appsOf(accountId: string): Promise<ConsentedApp[]> {
+    const now = this.#deps.now().getTime();
+    const apps: ConsentedApp[] = [];
+    for (const consent of await this.#deps.store.listOidcConsents(accountId)) {
+      const [client, grant] = await Promise.all([
+        this.clients.find(consent.client_id),
+        this.#deps.store.findOidcModel('Grant', consent.grant_id, now),
+      ]);
+      if (client === null || grant === null) continue;
+      const payload: unknown = JSON.parse(grant.payload);
+      const scope = isJsonObject(payload) && isJsonObject(payload.openid) ? payload.openid.scope : undefined;
+      const logo = client.metadata.logo_uri;
+      apps.push({
+        client_id: client.client_id,
+        name: typeof client.metadata.client_name === 'string' ? client.metadata.client_name : client.client_id,
+        ...(typeof logo === 'string' && logo.startsWith('https://') ? { logo_uri: logo } : {}),
+        scopes: typeof scope === 'string' ? scope.split(' ').filter((one) => one !== '') : [],
+        first_allowed_at: consent.created_at,
+        last_allowed_at: consent.updated_at,
+      });
+    }
+    return apps;
+  }
+
+  /** Withdraws the account's consent to a client: its grant and every token of it end; false when there was none. */
+  withdraw(accountId: string, clientId: string): Promise<boolean> {
+    return this.#deps.store.deleteOidcConsent(accountId, clientId);
   }
 
   /** Checks client metadata the way the provider loads it: `bad_request` with the library's reason. */

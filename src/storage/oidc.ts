@@ -141,7 +141,11 @@ export class OidcArea implements OidcStore {
   async deleteOidcClient(clientId: string): Promise<boolean> {
     return this.#x.transaction(async (trx) => {
       const grants = trx.selectFrom('oidc_consents').select('grant_id').where('client_id', '=', clientId);
-      await trx.deleteFrom('oidc_models').where('grant_id', 'in', grants).execute();
+      // The grants' own rows and every object of them.
+      await trx
+        .deleteFrom('oidc_models')
+        .where((eb) => eb.or([eb('grant_id', 'in', grants), eb.and([eb('model', '=', 'Grant'), eb('id', 'in', grants)])]))
+        .execute();
       await trx.deleteFrom('oidc_consents').where('client_id', '=', clientId).execute();
       const result = await trx.deleteFrom('oidc_clients').where('client_id', '=', clientId).executeTakeFirst();
       return rowsAffected(result.numDeletedRows) > 0;
@@ -248,7 +252,10 @@ export class OidcArea implements OidcStore {
         .returning('grant_id')
         .executeTakeFirst();
       if (!row) return false;
-      await trx.deleteFrom('oidc_models').where('grant_id', '=', row.grant_id).execute();
+      await trx
+        .deleteFrom('oidc_models')
+        .where((eb) => eb.or([eb('grant_id', '=', row.grant_id), eb.and([eb('model', '=', 'Grant'), eb('id', '=', row.grant_id)])]))
+        .execute();
       return true;
     });
   }

@@ -474,7 +474,7 @@ export interface OidcStore {
   putOidcConsent(consent: OidcConsentRecord): Promise<void>;
   /** The account's consents, newest first. */
   listOidcConsents(accountId: string): Promise<OidcConsentRecord[]>;
-  /** Withdraws a consent with every object of its grant; false when there was none. */
+  /** Withdraws a consent with its grant and every object of the grant; false when there was none. */
   deleteOidcConsent(accountId: string, clientId: string): Promise<boolean>;
 }
 
