@@ -161,6 +161,22 @@ describe('POST /api/contact', () => {
     await smtp.waitForMessage((received) => received.subject?.includes('Same origin') === true);
   });
 
+  it('takes `Origin: null` (a form post from a no-referrer page) as no Origin: Fetch Metadata decides', async () => {
+    // Chromium sends `Origin: null` on a form post from a page whose Referrer-Policy is no-referrer, as ours are.
+    expect(
+      (await post({ email: 'a@example.org', subject: 'Null origin', message: 'hi' }, { origin: 'null', 'sec-fetch-site': 'same-origin' }))
+        .status,
+    ).toBe(200);
+    await smtp.waitForMessage((received) => received.subject?.includes('Null origin') === true);
+    for (const headers of [
+      { origin: 'null' },
+      { origin: 'null', 'sec-fetch-site': 'cross-site' },
+      { origin: 'null', 'sec-fetch-site': 'same-site' },
+    ]) {
+      expectError(await post({ email: 'a@example.org', subject: 'Null from evil', message: 'x' }, headers), 403, 'cross_site');
+    }
+  });
+
   it('refuses other sites with 403 cross_site and sends nothing', async () => {
     expectError(await post({ email: 'a@example.org', subject: 'From evil', message: 'x' }, { origin: EVIL_ORIGIN }), 403, 'cross_site');
     expectError(

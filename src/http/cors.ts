@@ -66,14 +66,18 @@ function crossSite(request: FastifyRequest, allowed: (origin: string) => boolean
 /**
  * For the same-origin-only routes (/api/contact), a state-changing request
  * must prove where it comes from: an `Origin` equal to the service's own
- * origin, or, when a browser sent no `Origin`, `Sec-Fetch-Site: same-origin`.
+ * origin, or, when a browser sent no `Origin` (or `Origin: null`),
+ * `Sec-Fetch-Site: same-origin`.
  * A request with neither header is refused like a cross-site one: a browser
  * always sends one of them on a POST, and a form relay has no reason to serve
  * anything but its own page.
  */
 function provenSameOrigin(request: FastifyRequest, ownOrigin: string): boolean {
   const origin = request.headers.origin;
-  if (typeof origin === 'string' && origin !== '') return origin === ownOrigin;
+  // `Origin: null` names no origin: browsers send it on a form post from a
+  // page whose Referrer-Policy is no-referrer (ours, and the consent page's),
+  // so Fetch Metadata decides as when there is none.
+  if (typeof origin === 'string' && origin !== '' && origin !== 'null') return origin === ownOrigin;
   return request.headers['sec-fetch-site'] === 'same-origin';
 }
 
