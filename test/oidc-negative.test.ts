@@ -378,6 +378,23 @@ function negativeSuite(engine: 'sqlite' | 'postgres'): void {
       { method: 'GET', url: `/oidc/session/end?id_token_hint=${huge}` },
       { method: 'GET', url: '/oidc/session/end?id_token_hint=a.b.c&client_id=nobody' },
       { method: 'POST', url: '/oidc/session/end/confirm', headers: { ...form, origin: LOCAL_ORIGIN }, payload: 'xsrf=forged&logout=yes' },
+      // PostgreSQL text cannot hold NUL: an id with one is found nowhere, not a database error.
+      { method: 'GET', url: '/oidc/session/end/success?client_id=%00' },
+      { method: 'GET', url: '/oidc/session/end?client_id=oc_%00' },
+      { method: 'GET', url: `/oidc/auth?client_id=%00&response_type=code&scope=openid&redirect_uri=${REDIRECT}` },
+      { method: 'GET', url: '/oidc/auth/%00' },
+      { method: 'GET', url: '/oidc/interaction/%00' },
+      {
+        method: 'POST',
+        url: '/oidc/token',
+        headers: { ...form, ...auth },
+        payload: `grant_type=authorization_code&code=%00&redirect_uri=${REDIRECT}`,
+      },
+      { method: 'POST', url: '/oidc/token', headers: { ...form, ...auth }, payload: 'grant_type=refresh_token&refresh_token=a%00b' },
+      { method: 'POST', url: '/oidc/token', headers: form, payload: 'grant_type=authorization_code&code=x&client_id=%00&client_secret=y' },
+      { method: 'POST', url: '/oidc/token/introspection', headers: { ...form, ...auth }, payload: 'token=%00' },
+      { method: 'POST', url: '/oidc/token/revocation', headers: { ...form, ...auth }, payload: 'token=%00&token_type_hint=refresh_token' },
+      { method: 'POST', url: '/oidc/userinfo', headers: form, payload: 'access_token=%00' },
       { method: 'POST', url: '/oidc/token', headers: { ...form, ...auth }, payload: `grant_type=refresh_token&refresh_token=${huge}` },
       { method: 'POST', url: '/oidc/token', headers: { ...form, ...auth }, payload: 'grant_type=client_credentials' },
       {

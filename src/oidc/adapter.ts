@@ -25,6 +25,16 @@ export interface AdapterDeps {
   readonly appOfApiKey?: ((apiKey: string) => Promise<string | null>) | undefined;
 }
 
+/**
+ * Whether an id the library looks up can be stored at all: it hands on ids
+ * from requests (a client_id, a token, a code), and PostgreSQL text cannot
+ * hold NUL, which no id the provider or the registry makes contains. Such
+ * an id is found nowhere, on both engines, instead of failing the query.
+ */
+function storableId(id: string): boolean {
+  return !id.includes('\u0000');
+}
+
 /** Builds the adapter class the provider instantiates once per model name. */
 export function storageAdapter(deps: AdapterDeps): new (name: string) => Adapter {
   const { store, now } = deps;
@@ -47,6 +57,7 @@ export function storageAdapter(deps: AdapterDeps): new (name: string) => Adapter
     }
 
     async find(id: string): Promise<AdapterPayload | undefined> {
+      if (!storableId(id)) return undefined;
       if (this.#model === 'Client') {
         const client = await store.findOidcClient(id);
         return client === null ? undefined : clientMetadataOf(client);
@@ -61,10 +72,12 @@ export function storageAdapter(deps: AdapterDeps): new (name: string) => Adapter
     }
 
     async findByUserCode(userCode: string): Promise<AdapterPayload | undefined> {
+      if (!storableId(userCode)) return undefined;
       return this.#payloadOf(await store.findOidcModelByUserCode(this.#model, userCode, now()));
     }
 
     async findByUid(uid: string): Promise<AdapterPayload | undefined> {
+      if (!storableId(uid)) return undefined;
       return this.#payloadOf(await store.findOidcModelByUid(this.#model, uid, now()));
     }
 
