@@ -8,7 +8,8 @@
  * Headless Chromium opens the protected page, is sent to oc-host, signs in
  * by e-mail code and, in the second test, by a browser wallet, sees the
  * consent page once, allows, and sees the page with the claims Apache
- * received: `sub` is the account's did:oc.
+ * received: `sub` is the account's did:oc. A page of Apache's site that
+ * frames the consent page gets it refused (`frame-ancestors 'none'`).
  *
  * Apache and Chromium: `scripts/ensure-apache.sh` and
  * `scripts/ensure-chromium.sh` install them. Without them the suite skips
@@ -114,13 +115,15 @@ describe.skipIf(!RUNNABLE)('mod_auth_openidc in Apache signs in through oc-host'
     await testStore?.dispose();
   });
 
-  /** A context that counts the consent pages it is shown (a 200 of /oidc/interaction/<uid>). */
+  /** A context that counts the consent pages it is shown (a top-level 200 of /oidc/interaction/<uid>). */
   async function countingContext(): Promise<{ context: BrowserContext; consentPages: () => number }> {
     const context = await browser.newContext({ locale: 'en-GB' });
     let consentPages = 0;
     context.on('response', (response) => {
       const url = new URL(response.url());
-      if (url.origin === base && /^\/oidc\/interaction\/[^/]+$/.test(url.pathname) && response.status() === 200) consentPages++;
+      // Pages the person is shown: a frame's load (the framing check) is not one.
+      const topLevel = response.request().frame().parentFrame() === null;
+      if (topLevel && url.origin === base && /^\/oidc\/interaction\/[^/]+$/.test(url.pathname) && response.status() === 200) consentPages++;
     });
     return { context, consentPages: () => consentPages };
   }
@@ -174,7 +177,9 @@ describe.skipIf(!RUNNABLE)('mod_auth_openidc in Apache signs in through oc-host'
     await context.close();
   });
 
-  it('signs in by a browser wallet and Apache sees sub = did:oc and the primary address', { timeout: 90_000 }, async () => {
+  it('signs in by a browser wallet, the consent page cannot be framed, and Apache sees sub = did:oc and the primary address', {
+    timeout: 90_000,
+  }, async () => {
     const wallet: Wallet = newWallet('p2wpkh');
     const { context, consentPages } = await countingContext();
     await context.exposeFunction('ocTestSignBip322', (message: string) =>
@@ -193,6 +198,21 @@ describe.skipIf(!RUNNABLE)('mod_auth_openidc in Apache signs in through oc-host'
     await page.getByLabel('Bitcoin address').fill(wallet.address);
     await page.getByRole('button', { name: 'Get message to sign' }).click();
     await page.getByRole('button', { name: 'Sign with UniSat' }).click();
+    await page.waitForURL((url) => url.href.startsWith(`${base}/oidc/interaction/`));
+
+    // Another site cannot frame the consent page (clickjacking): Chromium refuses to draw it.
+    const framing = await context.newPage();
+    const refusals: string[] = [];
+    framing.on('console', (message) => {
+      if (/frame-ancestors/.test(message.text())) refusals.push(message.text());
+    });
+    await framing.goto(apache.framing(page.url()));
+    await expect.poll(() => refusals.length, { timeout: 10_000 }).toBeGreaterThan(0);
+    expect(refusals[0]).toContain("frame-ancestors 'none'");
+    const framed = framing.frames().find((frame) => frame !== framing.mainFrame());
+    expect(await framed?.locator('#consent-allow').count()).toBe(0);
+    await framing.close();
+
     const claims = await allowAndRead(page);
     const did = await didOf(context);
     expect(claims).toMatchObject({ user: did, sub: did, primary_btc: wallet.address, amr: 'swk' });

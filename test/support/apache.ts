@@ -30,6 +30,8 @@ export interface ApacheRelyingParty {
   readonly protectedUrl: string;
   /** The module's redirect URI, to register with the provider. */
   readonly redirectUri: string;
+  /** A page of this other site that frames `url`. */
+  framing(url: string): string;
   /** What Apache wrote to its error log so far. */
   errorLog(): Promise<string>;
   close(): Promise<void>;
@@ -97,6 +99,13 @@ export function protectedPage(): string {
   return `<!doctype html>\n<title>Protected</title>\n<pre id="claims">\nuser: <!--#echo var="REMOTE_USER" -->\n${claimLines}\n</pre>\n`;
 }
 
+/** A page of another site that frames the URL after its `#` (a clickjacking attempt). */
+const FRAMING_PAGE = `<!doctype html>
+<title>Framing</title>
+<iframe id="target" title="target"></iframe>
+<script>document.getElementById('target').src = decodeURIComponent(location.hash.slice(1));</script>
+`;
+
 /** The module's redirect URI for Apache on `port`: known before Apache starts, so the client can be registered first. */
 export function apacheRedirectUri(port: number): string {
   return `http://127.0.0.1:${port}/protected/redirect_uri`;
@@ -134,6 +143,7 @@ export async function startApache(options: ApacheOptions): Promise<ApacheRelying
   await chmod(join(directory, 'run'), 0o777);
   await mkdir(join(directory, 'htdocs', 'protected'), { recursive: true, mode: 0o755 });
   await writeFile(join(directory, 'htdocs', 'protected', 'index.shtml'), protectedPage(), { mode: 0o644 });
+  await writeFile(join(directory, 'htdocs', 'frame.html'), FRAMING_PAGE, { mode: 0o644 });
   const configPath = join(directory, 'apache2.conf');
   await writeFile(configPath, apacheConfig(directory, options, randomBytes(24).toString('base64url')), { mode: 0o600 });
   const errorLog = async (): Promise<string> => readFile(join(directory, 'error.log'), 'utf8').catch(() => '');
@@ -160,6 +170,7 @@ export async function startApache(options: ApacheOptions): Promise<ApacheRelying
     origin,
     protectedUrl: `${origin}/protected/index.shtml`,
     redirectUri: apacheRedirectUri(options.port),
+    framing: (url) => `${origin}/frame.html#${encodeURIComponent(url)}`,
     errorLog: async () => `${stderr}${await errorLog()}`,
     async close() {
       // SIGTERM: Apache stops its children and removes its pid file.
