@@ -1,6 +1,6 @@
 /**
  * The /api/check result cache (LRU with a TTL per entry) and the single
- * flight in front of it (src/attest/cache.ts; docs/protocol.md §7: the verified
+ * flight in front of it (src/cache.ts; docs/protocol.md §7: the verified
  * result is cached per subject).
  */
 import { describe, expect, it } from 'vitest';
@@ -102,8 +102,46 @@ describe('createLruCache', () => {
     }
   });
 
+  it('holds at most maxBytes as sizeOf counts them, the least recently used going first', () => {
+    const cache = createLruCache<string>({ now: () => 0, maxBytes: 100, sizeOf: (value) => value.length });
+    cache.set('a', 'x'.repeat(40), 1000);
+    cache.set('b', 'y'.repeat(40), 1000);
+    cache.get('a');
+    cache.set('c', 'z'.repeat(40), 1000);
+    expect(cache.get('b')).toBeUndefined();
+    expect(cache.get('a')?.value).toHaveLength(40);
+    expect(cache.get('c')?.value).toHaveLength(40);
+    expect(cache.bytes).toBe(80);
+    // Replacing an entry counts its new size only.
+    cache.set('a', 'x'.repeat(10), 1000);
+    expect(cache.bytes).toBe(50);
+    // A value larger than the whole bound is not kept, and does not evict the others.
+    cache.set('huge', 'h'.repeat(101), 1000);
+    expect(cache.get('huge')).toBeUndefined();
+    expect(cache.size).toBe(2);
+    expect(cache.bytes).toBe(50);
+  });
+
+  it('gives back the bytes of expired, deleted and cleared entries', () => {
+    let now = 0;
+    const cache = createLruCache<string>({ now: () => now, maxBytes: 1000, sizeOf: (value) => value.length });
+    cache.set('a', 'aaaa', 10);
+    cache.set('b', 'bb', 1000);
+    cache.set('c', 'c', 1000);
+    now = 10;
+    expect(cache.get('a')).toBeUndefined();
+    expect(cache.bytes).toBe(3);
+    cache.delete(['b', 'unknown']);
+    expect(cache.get('b')).toBeUndefined();
+    expect(cache.bytes).toBe(1);
+    cache.clear();
+    expect([cache.size, cache.bytes]).toEqual([0, 0]);
+  });
+
   it('refuses a nonsensical bound at construction', () => {
     expect(() => createLruCache({ now: () => 0, maxEntries: 0 })).toThrow(/cache: maxEntries/);
+    expect(() => createLruCache<string>({ now: () => 0, maxBytes: 0, sizeOf: () => 1 })).toThrow(/cache: maxBytes/);
+    expect(() => createLruCache<string>({ now: () => 0, maxBytes: 10 })).toThrow(/cache: maxBytes needs sizeOf/);
   });
 });
 

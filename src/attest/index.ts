@@ -32,7 +32,7 @@ export {
   type MemoryCache,
   type ResultCache,
   type SingleFlight,
-} from './cache.js';
+} from '../cache.js';
 export {
   checkResultBody,
   createAttestationLookup,

@@ -48,7 +48,7 @@ import type { ChainSource, AddressUtxos } from '../chain/index.js';
 import type { BitcoinNetwork } from '../config.js';
 import { tryDecodeAddress } from '../bitcoin/index.js';
 import type { AttestationEnvelope, AttestationLookup, AttestationQueryResult, RelayPool, VerifiedEnvelope } from '../relay/index.js';
-import type { CacheEntry, ResultCache, SingleFlight } from './cache.js';
+import type { CacheEntry, ResultCache, SingleFlight } from '../cache.js';
 import type { VerifyCode } from './codes.js';
 import { formatIdentity, parseIdentity, type Identity } from '../format/index.js';
 import { applyThresholds, verifyAttestation, type Thresholds } from './verify.js';

@@ -13,7 +13,7 @@
  * write is skipped (`onError` reports it).
  */
 import type { Redis } from 'ioredis';
-import type { CacheEntry, MemoryCache, ResultCache } from '../attest/index.js';
+import type { CacheEntry, MemoryCache, ResultCache } from '../cache.js';
 
 export const CHECK_CACHE_KEY_PREFIX = 'oc:check:';
 
@@ -27,7 +27,7 @@ export interface RedisResultCacheOptions<T> {
   readonly onError?: (error: unknown) => void;
 }
 
-/** The stored form: the value and its expiry instant, as JSON (values are plain data: src/attest/cache.ts). */
+/** The stored form: the value and its expiry instant, as JSON (values are plain data: src/cache.ts). */
 interface Stored<T> {
   readonly e: number;
   readonly v: T;
@@ -75,6 +75,15 @@ export function createRedisResultCache<T>(options: RedisResultCacheOptions<T>): 
       const stored: Stored<T> = { e: now() + ttlMs, v: value };
       try {
         await redis.set(prefix + key, JSON.stringify(stored), 'PX', Math.ceil(ttlMs));
+      } catch (error) {
+        onError(error);
+      }
+    },
+    async delete(keys) {
+      if (keys.length === 0) return;
+      local?.delete(keys);
+      try {
+        await redis.del(...keys.map((key) => prefix + key));
       } catch (error) {
         onError(error);
       }

@@ -1,6 +1,6 @@
 /**
  * A single flight of cold /api/check look-ups across instances
- * (src/attest/cache.ts `SingleFlight`): 100 instances asked about one cold
+ * (src/cache.ts `SingleFlight`): 100 instances asked about one cold
  * subject at once should cost about one relay query and one chain query,
  * not 100.
  *
@@ -21,7 +21,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import type { Redis } from 'ioredis';
-import { createSingleFlight, type SingleFlight } from '../attest/index.js';
+import { createSingleFlight, type SingleFlight } from '../cache.js';
 
 export const FLIGHT_KEY_PREFIX = 'oc:flight:';
 /** Longer than a cold check normally takes (relays 4 s, Esplora 5 s per base). */

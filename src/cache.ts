@@ -1,11 +1,15 @@
 /**
- * The /api/check result cache and the single flight in front of it
+ * Result caches and single flights: the /api/check result cache
  * (docs/protocol.md §7 "Relay envelopes": the verified result is cached per
- * subject for 60 s, thresholds applied after the cache; docs/api.md Limits).
+ * subject for 60 s, thresholds applied after the cache; docs/api.md Limits)
+ * and the chain answers cached by block (src/chain/block-cache.ts,
+ * docs/performance.md "The chain").
  *
- * Both sit behind small interfaces because a later step shares them through
- * Redis when `REDIS_URL` is set (docs/protocol.md §1), so that several instances
- * behave as one. The in-memory versions here are what a single instance uses.
+ * Both sit behind small interfaces because they are shared through Redis when
+ * `REDIS_URL` is set (docs/protocol.md §1), so that several instances behave
+ * as one. The in-memory versions here are what a single instance uses. They
+ * sit on the lowest layer so that the chain client and the verifier share
+ * one implementation.
  *
  * Values must be plain JSON data: a shared implementation stores them
  * serialised.
@@ -25,6 +29,8 @@ export interface CacheEntry<T> {
 export interface ResultCache<T> {
   get(key: string): CacheEntry<T> | undefined | Promise<CacheEntry<T> | undefined>;
   set(key: string, value: T, ttlMs: number): void | Promise<void>;
+  /** Drops the entries of `keys`; a shared cache drops them on every instance. */
+  delete(keys: readonly string[]): void | Promise<void>;
 }
 
 /**
@@ -37,9 +43,17 @@ export interface SingleFlight {
   run<T>(key: string, task: () => Promise<T>): Promise<T>;
 }
 
-export interface LruCacheOptions {
+export interface LruCacheOptions<T> {
   /** Most entries held; the least recently used one goes first. Default 10,000. */
   readonly maxEntries?: number;
+  /**
+   * Most bytes held, as `sizeOf` estimates them; the least recently used
+   * entries go first, and a value larger than the whole bound is not kept.
+   * Default: no bound but `maxEntries`.
+   */
+  readonly maxBytes?: number;
+  /** The estimated size of a value in bytes; required with `maxBytes`. */
+  readonly sizeOf?: (value: T) => number;
   /** Clock in ms since the epoch; the service passes its injectable clock. */
   readonly now: () => number;
 }
@@ -50,7 +64,10 @@ export const DEFAULT_MAX_CACHE_ENTRIES = 10_000;
 export interface MemoryCache<T> extends ResultCache<T> {
   get(key: string): CacheEntry<T> | undefined;
   set(key: string, value: T, ttlMs: number): void;
+  delete(keys: readonly string[]): void;
   readonly size: number;
+  /** The estimated bytes held (0 without `sizeOf`). */
+  readonly bytes: number;
   clear(): void;
 }
 
@@ -60,24 +77,42 @@ export interface MemoryCache<T> extends ResultCache<T> {
  * used one: eviction is O(1) without a linked list of our own.
  *
  * Expired entries are dropped when they are read or when they reach the
- * front; the size bound holds either way, so memory stays bounded
- * (10,000 check results are a few MB).
+ * front; the size bounds hold either way, so memory stays bounded
+ * (10,000 check results are a few MB). With `sizeOf`, each entry's size is
+ * kept beside it, as counted when it was stored, so that removing it gives
+ * back exactly that.
  */
-export function createLruCache<T>(options: LruCacheOptions): MemoryCache<T> {
+export function createLruCache<T>(options: LruCacheOptions<T>): MemoryCache<T> {
   const maxEntries = options.maxEntries ?? DEFAULT_MAX_CACHE_ENTRIES;
   if (!Number.isSafeInteger(maxEntries) || maxEntries <= 0) throw new TypeError('cache: maxEntries must be a positive integer');
+  const maxBytes = options.maxBytes ?? Number.POSITIVE_INFINITY;
+  if (!(maxBytes > 0)) throw new TypeError('cache: maxBytes must be a positive number');
+  const sizeOf = options.sizeOf;
+  if (options.maxBytes !== undefined && sizeOf === undefined) throw new TypeError('cache: maxBytes needs sizeOf');
   const now = options.now;
   const entries = new Map<string, CacheEntry<T>>();
+  const sizes = new Map<string, number>();
   // The last key in `entries` (the most recently used), or undefined when unknown.
   let newest: string | undefined;
+  let bytes = 0;
+
+  function remove(key: string): void {
+    const entry = entries.get(key);
+    if (entry === undefined) return;
+    entries.delete(key);
+    if (sizeOf !== undefined) {
+      bytes -= sizes.get(key) ?? 0;
+      sizes.delete(key);
+    }
+    if (key === newest) newest = undefined;
+  }
 
   return {
     get(key) {
       const entry = entries.get(key);
       if (entry === undefined) return undefined;
       if (now() >= entry.expiresAtMs) {
-        entries.delete(key);
-        if (key === newest) newest = undefined;
+        remove(key);
         return undefined;
       }
       // Move to the back: most recently used. A hot key that is already
@@ -90,26 +125,36 @@ export function createLruCache<T>(options: LruCacheOptions): MemoryCache<T> {
       return entry;
     },
     set(key, value, ttlMs) {
-      if (!(ttlMs > 0)) {
-        entries.delete(key);
-        if (key === newest) newest = undefined;
-        return;
+      remove(key);
+      if (!(ttlMs > 0)) return;
+      if (sizeOf !== undefined) {
+        const size = sizeOf(value);
+        if (size > maxBytes) return;
+        sizes.set(key, size);
+        bytes += size;
       }
-      entries.delete(key);
       entries.set(key, { value, expiresAtMs: now() + ttlMs });
       newest = key;
-      while (entries.size > maxEntries) {
+      while (entries.size > maxEntries || bytes > maxBytes) {
         const oldest = entries.keys().next();
         if (oldest.done === true) break;
-        entries.delete(oldest.value);
+        remove(oldest.value);
       }
+    },
+    delete(keys) {
+      for (const key of keys) remove(key);
     },
     get size() {
       return entries.size;
     },
+    get bytes() {
+      return bytes;
+    },
     clear() {
       entries.clear();
+      sizes.clear();
       newest = undefined;
+      bytes = 0;
     },
   };
 }
