@@ -35,6 +35,17 @@ export interface Config {
   readonly serverSecret: Uint8Array | undefined;
   readonly bitcoinNetwork: BitcoinNetwork;
   readonly esploraUrls: readonly string[];
+  /** The chain client and its answers cached by block (docs/performance.md "The chain"). */
+  readonly chain: {
+    /** ESPLORA_MAX_CONNECTIONS: requests in flight per Esplora base, each on a kept-alive connection. */
+    readonly maxConnections: number;
+    /** CHAIN_TIP_SECONDS: how often the tip is read while requests come. */
+    readonly tipSeconds: number;
+    /** CHAIN_CACHE_ENTRIES: addresses whose UTXOs are held in memory at most. */
+    readonly cacheEntries: number;
+    /** CHAIN_CACHE_MB: memory those answers may take at most, in MiB (estimated). */
+    readonly cacheMegabytes: number;
+  };
   readonly minConfirmations: number;
   readonly nostrRelays: readonly string[];
   readonly smtpUrl: string | undefined;
@@ -411,6 +422,12 @@ export function loadConfig(env: Env = process.env): Config {
     serverSecret: secret(env, 'OC_SERVER_SECRET'),
     bitcoinNetwork,
     esploraUrls: Object.freeze(esploraUrls),
+    chain: Object.freeze({
+      maxConnections: integer(env, 'ESPLORA_MAX_CONNECTIONS', 16, 1, 1024),
+      tipSeconds: integer(env, 'CHAIN_TIP_SECONDS', 5, 1, 600),
+      cacheEntries: integer(env, 'CHAIN_CACHE_ENTRIES', 10_000, 1, 10_000_000),
+      cacheMegabytes: integer(env, 'CHAIN_CACHE_MB', 32, 1, 65_536),
+    }),
     minConfirmations: integer(env, 'MIN_CONFIRMATIONS', 1, 1, 1000),
     nostrRelays: Object.freeze(nostrRelays),
     smtpUrl,

@@ -14,7 +14,7 @@ import { bytesToHex, hexToBytes } from '@noble/hashes/utils.js';
 import { generateSecretKey } from 'nostr-tools/pure';
 import type { Redis } from 'ioredis';
 import type { Config } from './config.js';
-import { createEsploraClient, type ChainSource } from './chain/index.js';
+import { createBlockCache, createEsploraClient, type ChainAnswer, type ChainSource } from './chain/index.js';
 import {
   originRules,
   type OriginRules,
@@ -60,8 +60,9 @@ import {
   createThrottle,
   type ResilientLimiter,
 } from './limits/index.js';
-import { createServiceMetrics, meteredChain, meteredRelays, type ServiceMetrics } from './metrics/index.js';
+import { createServiceMetrics, meteredChain, meteredChainReader, meteredRelays, type ServiceMetrics } from './metrics/index.js';
 import {
+  CHAIN_CACHE_KEY_PREFIX,
   connectRedis,
   createRedisClient,
   createRedisNonceGuard,
@@ -212,9 +213,37 @@ async function closeAll(closers: Closer[]): Promise<void> {
   for (const close of closers.splice(0).reverse()) await close();
 }
 
-/** The chain source the service and the command line read: Esplora over `ESPLORA_URLS` unless one is injected. */
-export function buildChain(config: Pick<Config, 'esploraUrls'>, deps: Pick<ServiceDeps, 'chain' | 'fetch'> = {}): ChainSource {
-  return deps.chain ?? createEsploraClient({ bases: config.esploraUrls, ...(deps.fetch ? { fetch: deps.fetch } : {}) });
+/**
+ * The chain source the service and the command line read, unless one is
+ * injected: Esplora over `ESPLORA_URLS` behind the block cache
+ * (src/chain/block-cache.ts), its answers and single flight shared through
+ * Redis when the parts are given.
+ */
+export function buildChain(
+  config: Pick<Config, 'esploraUrls' | 'chain'>,
+  deps: Pick<ServiceDeps, 'chain' | 'fetch' | 'now'> = {},
+  parts: {
+    readonly metrics?: ServiceMetrics | undefined;
+    readonly shared?: ResultCache<ChainAnswer> | undefined;
+    readonly singleFlight?: SingleFlight | undefined;
+  } = {},
+): ChainSource {
+  if (deps.chain !== undefined) return deps.chain;
+  const client = createEsploraClient({
+    bases: config.esploraUrls,
+    maxConnections: config.chain.maxConnections,
+    ...(deps.fetch ? { fetch: deps.fetch } : {}),
+  });
+  const now = deps.now ?? (() => new Date());
+  return createBlockCache({
+    reader: parts.metrics === undefined ? client : meteredChainReader(client, parts.metrics),
+    now: () => now().getTime(),
+    tipTtlMs: config.chain.tipSeconds * 1000,
+    maxEntries: config.chain.cacheEntries,
+    maxBytes: config.chain.cacheMegabytes * 1024 * 1024,
+    ...(parts.shared ? { shared: parts.shared } : {}),
+    ...(parts.singleFlight ? { singleFlight: parts.singleFlight } : {}),
+  });
 }
 
 /** A relay pool over `NOSTR_RELAYS` with the per-relay deadline; the caller closes it. */
@@ -300,7 +329,18 @@ async function assemble(config: Config, deps: ServiceDeps, log: ServiceLog, clos
     }
   }
 
-  const chain = meteredChain(buildChain(config, deps), metrics);
+  // Chain answers cached by block, shared by the instances with REDIS_URL (docs/performance.md "The chain").
+  const chain = meteredChain(
+    buildChain(config, deps, {
+      metrics,
+      shared:
+        redis === undefined
+          ? undefined
+          : createRedisResultCache<ChainAnswer>({ redis, now: nowMs, prefix: CHAIN_CACHE_KEY_PREFIX, onError: redisFailed('cache') }),
+      singleFlight: redis === undefined ? undefined : createRedisSingleFlight({ redis, onError: redisFailed('single_flight') }),
+    }),
+    metrics,
+  );
   // Attestation look-up over Nostr (docs/protocol.md §7).
   const relayPool = deps.relays ?? buildRelayPool(config, deps.relayTimeoutMs);
   if (deps.relays === undefined) closers.push(() => relayPool.close());

@@ -103,7 +103,7 @@ describe('verifyAttestation: successes', () => {
       issued_at: '2026-04-20T08:30:00Z',
     } satisfies AttestationResult);
     expect(score).toBe(148.63);
-    expect(esplora.requests).toEqual({ utxo: 1, tipHeight: 1, other: 0 });
+    expect(esplora.requests).toEqual({ utxo: 1, tipHeight: 1, tipHash: 0, other: 0 });
     expect(esplora.queriedAddresses).toEqual([SEGWIT]);
   });
 

@@ -17,6 +17,7 @@ describe('loadConfig', () => {
     expect(config.familyOrigins).toEqual(['http://localhost:8787']);
     expect(config.rateLimits).toEqual({ readPerMinute: 60, authPerMinute: 20, otpPerHour: 5, otpAddressPerHour: 50, contactPerHour: 5 });
     expect(config.minConfirmations).toBe(1);
+    expect(config.chain).toEqual({ maxConnections: 16, tipSeconds: 5, cacheEntries: 10_000, cacheMegabytes: 32 });
     expect(Object.isFrozen(config)).toBe(true);
   });
 
@@ -49,6 +50,10 @@ describe('loadConfig', () => {
     ['ESPLORA_URLS', 'not-a-url'],
     ['NOSTR_RELAYS', 'https://relay.example.com'],
     ['MIN_CONFIRMATIONS', '0'],
+    ['ESPLORA_MAX_CONNECTIONS', '0'],
+    ['CHAIN_TIP_SECONDS', '0'],
+    ['CHAIN_CACHE_ENTRIES', 'many'],
+    ['CHAIN_CACHE_MB', '0'],
     ['OC_SERVER_SECRET', 'abcd'],
     ['OC_AUTH_PRIVATE_JWK', '{"kty":"RSA"}'],
     ['TRUST_PROXY', 'maybe'],

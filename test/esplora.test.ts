@@ -5,7 +5,7 @@
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import { ChainUnavailableError, createEsploraClient } from '../src/chain/index.js';
-import { closedPortUrl, loadEsploraFixture, startEsploraFake, type EsploraFake } from './support/esplora-fake.js';
+import { closedPortUrl, fakeBlockHash, loadEsploraFixture, startEsploraFake, type EsploraFake } from './support/esplora-fake.js';
 
 const fixture = loadEsploraFixture();
 const ADDRESS = 'bc1qar0srrr7xfkvy5l643lydnw9re59gtzzwf5mdq';
@@ -39,7 +39,7 @@ describe('createEsploraClient', () => {
       status: { confirmed: true, block_height: first.status.block_height, block_time: first.status.block_time },
     });
     expect(answer.utxos.map((utxo) => utxo.status.block_height ?? null)).toEqual([944990, null, 900000, 945000, 930000]);
-    expect(server.requests).toEqual({ utxo: 1, tipHeight: 1, other: 0 });
+    expect(server.requests).toEqual({ utxo: 1, tipHeight: 1, tipHash: 0, other: 0 });
   });
 
   it('keeps unconfirmed UTXOs, with a status of confirmed false and no height', async () => {
@@ -209,5 +209,68 @@ describe('createEsploraClient', () => {
     expect(() => createEsploraClient({ bases: [] })).toThrow(/^chain: /);
     expect(() => createEsploraClient({ bases: ['not a url'] })).toThrow(/^chain: /);
     expect(() => createEsploraClient({ bases: ['http://127.0.0.1:1'], timeoutMs: 0 })).toThrow(/^chain: /);
+    expect(() => createEsploraClient({ bases: ['http://127.0.0.1:1'], maxConnections: 0 })).toThrow(/^chain: maxConnections/);
+  });
+});
+
+describe('the tip and the UTXOs asked separately (the block cache asks them so)', () => {
+  it('tip() reads the height and the hash of one base', async () => {
+    const server = await fake({ tipHeight: 945000 });
+    const client = createEsploraClient({ bases: [server.url] });
+    expect(await client.tip()).toEqual({ height: 945000, hash: fakeBlockHash(945000), source: server.url });
+    server.setTipHash('AB'.repeat(32));
+    expect((await client.tip()).hash).toBe('ab'.repeat(32));
+    expect(server.requests).toEqual({ utxo: 0, tipHeight: 2, tipHash: 2, other: 0 });
+  });
+
+  it('utxos() asks one request, without the tip', async () => {
+    const server = await fake({ tipHeight: 945000, utxosByAddress: { [ADDRESS]: mixed } });
+    const answer = await createEsploraClient({ bases: [server.url] }).utxos(ADDRESS);
+    expect(answer.utxos).toHaveLength(5);
+    expect(answer.source).toBe(server.url);
+    expect(server.requests).toEqual({ utxo: 1, tipHeight: 0, tipHash: 0, other: 0 });
+  });
+
+  it('fails over on a malformed tip hash, and names the reason', async () => {
+    const bad = await fake({ tipHeight: 3 });
+    const good = await fake({ tipHeight: 4 });
+    bad.setTipHash('not a hash');
+    const client = createEsploraClient({ bases: [bad.url, good.url] });
+    expect(await client.tip()).toMatchObject({ height: 4, source: good.url });
+    good.setMode('http500');
+    const error = await client.tip().catch((caught: unknown) => caught);
+    expect(error).toBeInstanceOf(ChainUnavailableError);
+    expect((error as ChainUnavailableError).failures.map((failure) => failure.reason)[0]).toBe('tip hash is not 64 hex characters');
+  });
+});
+
+describe('the kept-alive connection pool of each base', () => {
+  it('reuses one connection for requests one after another', async () => {
+    const server = await fake({ tipHeight: 7, utxosByAddress: { [ADDRESS]: mixed } });
+    const client = createEsploraClient({ bases: [server.url] });
+    for (let index = 0; index < 20; index++) await client.utxos(ADDRESS);
+    expect(server.requests.utxo).toBe(20);
+    expect(server.connections).toBe(1);
+  });
+
+  it('holds at most maxConnections requests in flight per base; the others wait their turn', async () => {
+    const server = await fake({ tipHeight: 7, delayMs: 30 });
+    const client = createEsploraClient({ bases: [server.url], maxConnections: 3 });
+    const answers = await Promise.all(Array.from({ length: 12 }, (_, index) => client.utxos(`addr-${index}`)));
+    expect(answers).toHaveLength(12);
+    expect(server.requests.utxo).toBe(12);
+    expect(server.peakConcurrency).toBe(3);
+    expect(server.connections).toBeLessThanOrEqual(3);
+  });
+
+  it('counts the wait for a connection against the base timeout, then fails over', async () => {
+    const slow = await fake({ tipHeight: 7, mode: 'slow', slowMs: 400 });
+    const good = await fake({ tipHeight: 8 });
+    const client = createEsploraClient({ bases: [slow.url, good.url], maxConnections: 1, timeoutMs: 150 });
+    const [first, second] = await Promise.all([client.utxos('a'), client.utxos('b')]);
+    expect(first.source).toBe(good.url);
+    expect(second.source).toBe(good.url);
+    // The second never reached the slow base: its wait for the one connection timed out.
+    expect(slow.requests.utxo).toBe(1);
   });
 });

@@ -55,6 +55,7 @@ beforeAll(async () => {
 });
 afterEach(async () => {
   clock = NOW;
+  esplora.setTip(1000);
   esplora.setUtxos(alice, []);
   esplora.setUtxos(bob, []);
   esplora.resetRequests();
@@ -202,9 +203,10 @@ describe('GET /api/check: thresholds after the cache', () => {
     expect((await check(app, `addr=${alice}&min_sats=100000`)).body.ok).toBe(true);
     expect((await check(app, `addr=${bob}&min_sats=100000`)).body).toMatchObject({ ok: true, sats: 100_000 });
 
-    // The coins move; within the TTL the cached answer stands.
+    // The coins move in a new block; within the TTL the cached answer stands.
     esplora.setUtxos(alice, []);
     esplora.setUtxos(bob, [utxo('cc'.repeat(32), 40_000, 1)]);
+    esplora.setTip(1001);
     clock = new Date(NOW.getTime() + 59_000);
     expect((await check(app, `addr=${alice}&min_sats=100000`)).body.ok).toBe(true);
 

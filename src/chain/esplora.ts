@@ -1,12 +1,20 @@
 /**
  * Esplora HTTP client for the chain metrics (docs/protocol.md §7 "Chain metrics"):
- * `GET <base>/address/<addr>/utxo` and `GET <base>/blocks/tip/height`.
+ * `GET <base>/address/<addr>/utxo`, `GET <base>/blocks/tip/height` and
+ * `GET <base>/blocks/tip/hash`.
  *
  * Bases are tried in order, each with its own timeout; a base that does not
  * answer, answers with an HTTP error, or answers anything malformed counts as
  * a failure and the next base is tried. Only when every base failed does
  * the client throw {@link ChainUnavailableError}, which the verifier turns
  * into the `chain_unavailable` code (never a crash or a 500).
+ *
+ * Connections are kept alive (Node's fetch pools them per origin) and each
+ * base has at most `maxConnections` requests in flight: a burst of distinct
+ * addresses queues here instead of opening a connection per request
+ * (docs/performance.md "The chain"). The wait for a free connection counts
+ * against the base's timeout, so a queue can never hold a request longer than
+ * an unanswering base would.
  */
 import { isJsonObject } from '../json.js';
 
@@ -34,12 +42,26 @@ export interface ChainSource {
   addressUtxos(address: string): Promise<AddressUtxos>;
 }
 
+/** The best block: its height and hash (a hash that changes at one height is a reorganisation). */
+export interface ChainTip {
+  readonly height: number;
+  readonly hash: string;
+}
+
+/** The two questions the block cache (src/chain/block-cache.ts) asks separately: the tip, and one address's UTXOs. */
+export interface ChainReader extends ChainSource {
+  tip(): Promise<ChainTip & { readonly source: string }>;
+  utxos(address: string): Promise<{ readonly utxos: readonly Utxo[]; readonly source: string }>;
+}
+
 export interface EsploraClientOptions {
   /** Esplora HTTP bases (e.g. `https://mempool.space/api`), tried in order. */
   readonly bases: readonly string[];
   readonly fetch?: typeof fetch;
-  /** Per base, covering both requests and their bodies. docs/protocol.md §7: 5 s. */
+  /** Per base, covering the wait for a connection, the requests and their bodies. docs/protocol.md §7: 5 s. */
   readonly timeoutMs?: number;
+  /** Requests in flight per base at most; the others wait for one to finish. Default {@link DEFAULT_ESPLORA_MAX_CONNECTIONS}. */
+  readonly maxConnections?: number;
 }
 
 export interface BaseFailure {
@@ -62,6 +84,8 @@ export class ChainUnavailableError extends Error {
 }
 
 export const DEFAULT_ESPLORA_TIMEOUT_MS = 5_000;
+/** `ESPLORA_MAX_CONNECTIONS`' default: enough for loopback or a nearby base, few enough not to look like a flood. */
+export const DEFAULT_ESPLORA_MAX_CONNECTIONS = 16;
 
 /**
  * Upper bound of one answer's body. Esplora servers refuse addresses with very
@@ -74,49 +98,127 @@ const MAX_BODY_BYTES = 8 * 1024 * 1024;
 const MAX_MONEY_SATS = 2_100_000_000_000_000;
 
 const TXID_PATTERN = /^[0-9a-fA-F]{64}$/;
+const BLOCK_HASH_PATTERN = /^[0-9a-fA-F]{64}$/;
 
 /** A failure of one base, with a reason safe to show in logs. */
 class BaseError extends Error {
   readonly code = 'base_failed';
 }
 
-export function createEsploraClient(options: EsploraClientOptions): ChainSource {
+/**
+ * Requests in flight to one base, at most `max`; the others wait in order.
+ * A waiter whose deadline passes leaves the queue with the base's timeout.
+ */
+class ConnectionSlots {
+  private active = 0;
+  private readonly waiting: (() => void)[] = [];
+
+  constructor(private readonly max: number) {}
+
+  acquire(signal: AbortSignal): Promise<void> {
+    if (this.active < this.max) {
+      this.active += 1;
+      return Promise.resolve();
+    }
+    return new Promise<void>((resolve, reject) => {
+      const grant = (): void => {
+        signal.removeEventListener('abort', onAbort);
+        this.active += 1;
+        resolve();
+      };
+      const onAbort = (): void => {
+        const index = this.waiting.indexOf(grant);
+        if (index >= 0) this.waiting.splice(index, 1);
+        reject(new BaseError('no connection free'));
+      };
+      this.waiting.push(grant);
+      signal.addEventListener('abort', onAbort, { once: true });
+    });
+  }
+
+  release(): void {
+    this.active -= 1;
+    this.waiting.shift()?.();
+  }
+}
+
+interface Base {
+  readonly url: string;
+  readonly origin: string;
+  readonly slots: ConnectionSlots;
+}
+
+export function createEsploraClient(options: EsploraClientOptions): ChainReader {
   if (options.bases.length === 0) throw new TypeError('chain: at least one Esplora base is required');
   const timeoutMs = options.timeoutMs ?? DEFAULT_ESPLORA_TIMEOUT_MS;
   if (!Number.isFinite(timeoutMs) || timeoutMs <= 0) throw new TypeError('chain: timeoutMs must be a positive number');
+  const maxConnections = options.maxConnections ?? DEFAULT_ESPLORA_MAX_CONNECTIONS;
+  if (!Number.isSafeInteger(maxConnections) || maxConnections <= 0) throw new TypeError('chain: maxConnections must be a positive integer');
   const doFetch = options.fetch ?? globalThis.fetch;
-  const bases = options.bases.map((base) => {
+  const bases: Base[] = options.bases.map((base) => {
     let origin: string;
     try {
       origin = new URL(base).origin;
     } catch {
       throw new TypeError('chain: every Esplora base must be an absolute URL');
     }
-    return { url: base.replace(/\/+$/, ''), origin };
+    return { url: base.replace(/\/+$/, ''), origin, slots: new ConnectionSlots(maxConnections) };
   });
 
-  return {
-    async addressUtxos(address: string): Promise<AddressUtxos> {
-      const failures: BaseFailure[] = [];
-      for (const base of bases) {
-        try {
-          const answer = await queryBase(doFetch, base.url, address, timeoutMs);
-          return { ...answer, source: base.origin };
-        } catch (error) {
-          failures.push({ base: base.origin, reason: error instanceof BaseError ? error.message : 'request failed' });
-        }
+  /** Asks each base in turn, each within its own timeout, until one answers. */
+  async function firstAnswer<T>(
+    ask: (get: (path: string, what: string) => Promise<string>) => Promise<T>,
+  ): Promise<T & { source: string }> {
+    const failures: BaseFailure[] = [];
+    for (const base of bases) {
+      try {
+        const answer = await withinTimeout(timeoutMs, (signal) => ask((path, what) => getText(doFetch, base, path, signal, what)));
+        return { ...answer, source: base.origin };
+      } catch (error) {
+        failures.push({ base: base.origin, reason: error instanceof BaseError ? error.message : 'request failed' });
       }
-      throw new ChainUnavailableError(failures);
+    }
+    throw new ChainUnavailableError(failures);
+  }
+
+  const utxoPath = (address: string) => `/address/${encodeURIComponent(address)}/utxo`;
+
+  return {
+    addressUtxos(address) {
+      return firstAnswer(async (get) => {
+        // Both requests of one base run in parallel; the first failure aborts the other.
+        const [utxoBody, tipBody] = await Promise.all([get(utxoPath(address), 'utxo'), get('/blocks/tip/height', 'tip height')]);
+        const utxos = parseUtxos(utxoBody);
+        return { utxos, tipHeight: atLeastTheirBlocks(parseTipHeight(tipBody), utxos) };
+      });
+    },
+    tip() {
+      return firstAnswer(async (get) => {
+        const [heightBody, hashBody] = await Promise.all([get('/blocks/tip/height', 'tip height'), get('/blocks/tip/hash', 'tip hash')]);
+        return { height: parseTipHeight(heightBody), hash: parseBlockHash(hashBody) };
+      });
+    },
+    utxos(address) {
+      return firstAnswer(async (get) => ({ utxos: parseUtxos(await get(utxoPath(address), 'utxo')) }));
     },
   };
 }
 
-async function queryBase(
-  doFetch: typeof fetch,
-  base: string,
-  address: string,
-  timeoutMs: number,
-): Promise<{ utxos: Utxo[]; tipHeight: number }> {
+/**
+ * The tip height an answer reports: two answers may straddle a new block, so
+ * a UTXO can report a height above the tip read a moment earlier. The tip is
+ * at least that block.
+ */
+export function atLeastTheirBlocks(tipHeight: number, utxos: readonly Utxo[]): number {
+  let height = tipHeight;
+  for (const utxo of utxos) {
+    if (utxo.status.block_height !== undefined && utxo.status.block_height > height) height = utxo.status.block_height;
+  }
+  return height;
+}
+
+/** Runs `task` with a signal that aborts after `timeoutMs`; a timeout becomes the base's failure reason. */
+async function withinTimeout<T>(timeoutMs: number, task: (signal: AbortSignal) => Promise<T>): Promise<T> {
   const controller = new AbortController();
   let timedOut = false;
   const timer = setTimeout(() => {
@@ -124,21 +226,7 @@ async function queryBase(
     controller.abort();
   }, timeoutMs);
   try {
-    // Both requests of one base run in parallel; the first failure aborts the other.
-    const [utxoBody, tipBody] = await Promise.all([
-      getText(doFetch, `${base}/address/${encodeURIComponent(address)}/utxo`, controller.signal, 'utxo'),
-      getText(doFetch, `${base}/blocks/tip/height`, controller.signal, 'tip height'),
-    ]);
-    const utxos = parseUtxos(utxoBody);
-    let tipHeight = parseTipHeight(tipBody);
-    // The two answers may straddle a new block: a UTXO can report a height
-    // above the tip read a moment earlier. The tip is at least that block.
-    for (const utxo of utxos) {
-      if (utxo.status.block_height !== undefined && utxo.status.block_height > tipHeight) {
-        tipHeight = utxo.status.block_height;
-      }
-    }
-    return { utxos, tipHeight };
+    return await task(controller.signal);
   } catch (error) {
     if (timedOut) throw new BaseError(`timed out after ${timeoutMs} ms`);
     throw error;
@@ -148,18 +236,30 @@ async function queryBase(
   }
 }
 
-async function getText(doFetch: typeof fetch, url: string, signal: AbortSignal, what: string): Promise<string> {
-  let response: Response;
+/** One GET on one base, holding one of its connection slots until the body is read. */
+async function getText(doFetch: typeof fetch, base: Base, path: string, signal: AbortSignal, what: string): Promise<string> {
+  await base.slots.acquire(signal);
   try {
-    response = await doFetch(url, { signal, headers: { accept: 'application/json, text/plain' } });
-  } catch {
-    throw new BaseError(`${what} request failed`);
+    let response: Response;
+    try {
+      response = await doFetch(base.url + path, { signal, headers: { accept: 'application/json, text/plain' } });
+    } catch {
+      throw new BaseError(`${what} request failed`);
+    }
+    if (!response.ok) {
+      await response.body?.cancel().catch(() => undefined);
+      throw new BaseError(`${what} answered HTTP ${response.status}`);
+    }
+    const text = await readBounded(response, what);
+    // Node's fetch frees the connection for another request one turn of the
+    // event loop after the body ended. Waiting for that turn before giving
+    // the slot back lets the next request reuse this connection, so a base
+    // has at most `maxConnections` of them.
+    await new Promise<void>((resolve) => setImmediate(resolve));
+    return text;
+  } finally {
+    base.slots.release();
   }
-  if (!response.ok) {
-    await response.body?.cancel().catch(() => undefined);
-    throw new BaseError(`${what} answered HTTP ${response.status}`);
-  }
-  return readBounded(response, what);
 }
 
 /** Reads a body as UTF-8 text, failing past {@link MAX_BODY_BYTES}. */
@@ -219,6 +319,12 @@ function parseUtxos(body: string): Utxo[] {
     }
     return { txid: txid.toLowerCase(), vout, value, status: { confirmed: true, block_height: height, block_time: time } };
   });
+}
+
+function parseBlockHash(body: string): string {
+  const text = body.trim();
+  if (!BLOCK_HASH_PATTERN.test(text)) throw new BaseError('tip hash is not 64 hex characters');
+  return text.toLowerCase();
 }
 
 function parseTipHeight(body: string): number {

@@ -6,7 +6,7 @@
  * the path), status codes, sign-in methods (`oauth:<provider>` is bounded
  * by the configured providers), and fixed words.
  */
-import { ChainUnavailableError, type ChainSource } from '../chain/index.js';
+import { ChainUnavailableError, type ChainReader, type ChainSource } from '../chain/index.js';
 import type { RelayPool } from '../relay/index.js';
 import { Registry, type Counter, type Histogram } from './registry.js';
 
@@ -23,8 +23,10 @@ export interface ServiceMetrics {
   readonly relayQueries: Counter;
   /** result: `published` or `relays_unavailable`. */
   readonly relayPublishes: Counter;
-  /** result: `ok`, `chain_unavailable` or `error`. */
+  /** result: `ok`, `chain_unavailable` or `error`: look-ups as the verifier sees them, from the block cache or Esplora. */
   readonly chainQueries: Counter;
+  /** kind: `utxo` or `tip`; result: `ok` or `chain_unavailable`: what was asked of Esplora. */
+  readonly chainRequests: Counter;
   /** class: `read`, `auth`, `otp_ip`, `otp_email`, `otp_address`, `contact`. */
   readonly rateLimited: Counter;
   /** mode: `open` (decided per instance) or `closed` (refused with 503). */
@@ -63,7 +65,16 @@ export function createServiceMetrics(options: ServiceMetricsOptions): ServiceMet
     relayPublishes: registry.counter('oc_relay_publishes_total', 'Attestation publications, by result (published, relays_unavailable).', [
       'result',
     ]),
-    chainQueries: registry.counter('oc_chain_queries_total', 'Esplora look-ups, by result (ok, chain_unavailable, error).', ['result']),
+    chainQueries: registry.counter(
+      'oc_chain_queries_total',
+      'Chain look-ups of the verifier, from the block cache or Esplora, by result (ok, chain_unavailable, error).',
+      ['result'],
+    ),
+    chainRequests: registry.counter(
+      'oc_chain_requests_total',
+      'Questions asked of Esplora (every base in turn), by kind (utxo, tip) and result (ok, chain_unavailable).',
+      ['kind', 'result'],
+    ),
     rateLimited: registry.counter(
       'oc_rate_limited_total',
       'Requests refused with 429, by limit (read, auth, otp_ip, otp_email, otp_address, contact).',
@@ -96,7 +107,26 @@ export function createServiceMetrics(options: ServiceMetricsOptions): ServiceMet
   return metrics;
 }
 
-/** Counts Esplora look-ups by outcome; the answer is passed on unchanged. */
+/** Counts what Esplora itself is asked, below the block cache; answers are passed on unchanged. */
+export function meteredChainReader(reader: ChainReader, metrics: ServiceMetrics): ChainReader {
+  async function counted<T>(kind: 'utxo' | 'tip', ask: () => Promise<T>): Promise<T> {
+    try {
+      const answer = await ask();
+      metrics.chainRequests.inc([kind, 'ok']);
+      return answer;
+    } catch (error) {
+      metrics.chainRequests.inc([kind, 'chain_unavailable']);
+      throw error;
+    }
+  }
+  return {
+    addressUtxos: (address) => counted('utxo', () => reader.addressUtxos(address)),
+    tip: () => counted('tip', () => reader.tip()),
+    utxos: (address) => counted('utxo', () => reader.utxos(address)),
+  };
+}
+
+/** Counts chain look-ups by outcome, as the verifier sees them; the answer is passed on unchanged. */
 export function meteredChain(chain: ChainSource, metrics: ServiceMetrics): ChainSource {
   return {
     async addressUtxos(address) {

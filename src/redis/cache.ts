@@ -16,6 +16,8 @@ import type { Redis } from 'ioredis';
 import type { CacheEntry, MemoryCache, ResultCache } from '../cache.js';
 
 export const CHECK_CACHE_KEY_PREFIX = 'oc:check:';
+/** The chain answers per address (src/chain/block-cache.ts), each with the tip it was read under. */
+export const CHAIN_CACHE_KEY_PREFIX = 'oc:chain:';
 
 export interface RedisResultCacheOptions<T> {
   readonly redis: Redis;

@@ -6,6 +6,8 @@
  *
  *   GET …/address/<addr>/utxo   → JSON list, as mempool.space answers
  *   GET …/blocks/tip/height     → the height as plain text
+ *   GET …/blocks/tip/hash       → the hash as plain text (derived from the
+ *                                 height unless set: a reorganisation sets it)
  *
  * Modes make it misbehave the ways real bases do: `broken` drops the
  * connection, `malformed` answers bodies that are not what Esplora sends,
@@ -41,6 +43,7 @@ export interface EsploraFakeOptions {
 export interface EsploraFakeRequests {
   utxo: number;
   tipHeight: number;
+  tipHash: number;
   other: number;
 }
 
@@ -48,8 +51,10 @@ export interface EsploraFake {
   /** `http://127.0.0.1:<port>`, without a trailing slash. */
   readonly url: string;
   setUtxos(address: string, utxos: readonly unknown[]): void;
-  /** A string is served as is, to test malformed tips. */
+  /** A string is served as is, to test malformed tips. The hash follows the height unless set. */
   setTip(height: number | string): void;
+  /** Another block at the same height (a reorganisation); `undefined` goes back to the hash of the height. */
+  setTipHash(hash: string | undefined): void;
   setMode(mode: EsploraFakeMode): void;
   setDelay(delayMs: number): void;
   /** Requests served per route since the start or the last reset. */
@@ -58,6 +63,8 @@ export interface EsploraFake {
   readonly queriedAddresses: readonly string[];
   /** Most requests in flight at one moment. */
   readonly peakConcurrency: number;
+  /** TCP connections accepted since the start or the last reset: kept-alive clients reuse them. */
+  readonly connections: number;
   resetRequests(): void;
   close(): Promise<void>;
 }
@@ -76,14 +83,25 @@ export function loadEsploraFixture(): EsploraFixture {
 
 const UTXO_ROUTE = /\/address\/([^/]+)\/utxo$/;
 const TIP_ROUTE = /\/blocks\/tip\/height$/;
+const TIP_HASH_ROUTE = /\/blocks\/tip\/hash$/;
+
+/** The hash the fake gives a height: 64 hex characters, different for every height. */
+export function fakeBlockHash(height: number | string): string {
+  return String(height)
+    .replace(/[^0-9]/g, '')
+    .padStart(64, '0')
+    .slice(-64);
+}
 
 export async function startEsploraFake(options: EsploraFakeOptions): Promise<EsploraFake> {
   let tip: number | string = options.tipHeight;
+  let tipHash: string | undefined;
+  let connections = 0;
   let mode: EsploraFakeMode = options.mode ?? 'ok';
   let delayMs = options.delayMs ?? 0;
   const slowMs = options.slowMs ?? 30_000;
   const utxos = new Map<string, readonly unknown[]>(Object.entries(options.utxosByAddress ?? {}));
-  const requests: EsploraFakeRequests = { utxo: 0, tipHeight: 0, other: 0 };
+  const requests: EsploraFakeRequests = { utxo: 0, tipHeight: 0, tipHash: 0, other: 0 };
   const queriedAddresses: string[] = [];
   const timers = new Set<NodeJS.Timeout>();
   let inFlight = 0;
@@ -114,6 +132,8 @@ export async function startEsploraFake(options: EsploraFakeOptions): Promise<Esp
       queriedAddresses.push(decodeURIComponent(utxoMatch[1]!));
     } else if (request.method === 'GET' && TIP_ROUTE.test(path)) {
       requests.tipHeight++;
+    } else if (request.method === 'GET' && TIP_HASH_ROUTE.test(path)) {
+      requests.tipHash++;
     } else {
       requests.other++;
       send(response, 404, 'text/plain', 'Not Found');
@@ -141,6 +161,8 @@ export async function startEsploraFake(options: EsploraFakeOptions): Promise<Esp
     if (utxoMatch !== null) {
       const address = decodeURIComponent(utxoMatch[1]!);
       send(response, 200, 'application/json', JSON.stringify(utxos.get(address) ?? []));
+    } else if (TIP_HASH_ROUTE.test(path)) {
+      send(response, 200, 'text/plain', tipHash ?? fakeBlockHash(tip));
     } else {
       send(response, 200, 'text/plain', String(tip));
     }
@@ -156,6 +178,9 @@ export async function startEsploraFake(options: EsploraFakeOptions): Promise<Esp
       if (!response.headersSent) send(response, 500, 'text/plain', 'fake failed');
     });
   });
+  server.on('connection', () => {
+    connections++;
+  });
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(0, '127.0.0.1', () => resolve());
@@ -169,6 +194,9 @@ export async function startEsploraFake(options: EsploraFakeOptions): Promise<Esp
     },
     setTip(height) {
       tip = height;
+    },
+    setTipHash(hash) {
+      tipHash = hash;
     },
     setMode(next) {
       mode = next;
@@ -185,10 +213,15 @@ export async function startEsploraFake(options: EsploraFakeOptions): Promise<Esp
     get peakConcurrency() {
       return peakConcurrency;
     },
+    get connections() {
+      return connections;
+    },
     resetRequests() {
       requests.utxo = 0;
       requests.tipHeight = 0;
+      requests.tipHash = 0;
       requests.other = 0;
+      connections = 0;
       queriedAddresses.length = 0;
       peakConcurrency = 0;
     },
