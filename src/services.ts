@@ -68,6 +68,8 @@ import {
   createRedisNonceGuard,
   createRedisResultCache,
   createRedisSingleFlight,
+  deletionsChannel,
+  listenForDeletions,
   pingRedis,
 } from './redis/index.js';
 import { relyingParty, WebAuthnService } from './webauthn/index.js';
@@ -276,6 +278,28 @@ export function buildAttestationLookup(
   });
 }
 
+/**
+ * The /api/check cache shared through Redis: a local tier in front, and a
+ * connection of its own that listens for the keys other instances delete
+ * (a publication: src/redis/cache.ts), closed with the services.
+ */
+function sharedCheckCache(
+  redis: Redis,
+  nowMs: () => number,
+  onError: (error: unknown) => void,
+  closers: Closer[],
+): ResultCache<CheckOutcome> {
+  const local = createLruCache<CheckOutcome>({ now: nowMs });
+  const channel = deletionsChannel(redis);
+  const subscriber = redis.duplicate();
+  subscriber.on('error', () => {});
+  listenForDeletions({ subscriber, channel, local, onError });
+  closers.push(() => subscriber.disconnect());
+  // Connects in the background and subscribes once ready; until then a deletion elsewhere reaches this instance's Redis reads only.
+  subscriber.connect().catch(() => {});
+  return createRedisResultCache<CheckOutcome>({ redis, now: nowMs, local, channel, onError });
+}
+
 /** Where a person can check an attestation: this service's own check route. */
 function verificationUrlOf(config: Pick<Config, 'publicUrl'>): (attestationId: string) => string {
   return (attestationId) => `${config.publicUrl}/api/check?id=${attestationId}`;
@@ -453,16 +477,7 @@ async function assemble(config: Config, deps: ServiceDeps, log: ServiceLog, clos
     chain,
     relays,
     now,
-    cache:
-      deps.checkCache ??
-      (redis !== undefined
-        ? createRedisResultCache<CheckOutcome>({
-            redis,
-            now: nowMs,
-            local: createLruCache<CheckOutcome>({ now: nowMs }),
-            onError: redisFailed('cache'),
-          })
-        : undefined),
+    cache: deps.checkCache ?? (redis !== undefined ? sharedCheckCache(redis, nowMs, redisFailed('cache'), closers) : undefined),
     singleFlight:
       deps.checkSingleFlight ??
       (redis !== undefined ? createRedisSingleFlight({ redis, onError: redisFailed('single_flight') }) : undefined),
@@ -473,6 +488,7 @@ async function assemble(config: Config, deps: ServiceDeps, log: ServiceLog, clos
     now,
     secretKey: nostrSecretKey,
     verificationUrlOf: verificationUrlOf(config),
+    checkResults: attestationLookup,
   });
 
   // The proof checkers at this instant: challenge rules (docs/protocol.md §5) and e-mail codes (§6).

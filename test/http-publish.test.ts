@@ -178,6 +178,42 @@ describe('POST /api/attestations', () => {
     expect(body).toMatchObject({ ok: false, error: 'relays_unavailable', reason: 'relays_unavailable', reasons: ['relays_unavailable'] });
   });
 
+  it('a publication forgets the cached check results of its address, id and identities, so it shows at once', async () => {
+    const [relay] = await relays('normal');
+    const app = await appOver([relay!]);
+    const signedAt = (issuedAt: string) => {
+      const msg = buildAttestationMessage({
+        address,
+        identities: ['github:dave', 'twitter:@dave'],
+        nonce: randomBytes(16).toString('hex'),
+        issuedAt,
+      });
+      return { addr: address, msg, sig: signBip322({ privateKey: walletKey, address, message: msg }) };
+    };
+    const older = signedAt('2026-05-10T10:00:00Z');
+    expect((await publish(app, older)).body.ok).toBe(true);
+
+    const subjects = [`addr=${address}`, 'identity=github:dave', 'identity=x:@dave'];
+    const check = async (query: string) => {
+      const response = await app.inject({ method: 'GET', url: `/api/check?${query}` });
+      return { cache: response.headers['x-cache'], id: response.json().attestation_id as string };
+    };
+    const olderId = `id=${attestationId(older.msg)}`;
+    for (const query of [...subjects, olderId]) await check(query);
+    for (const query of [...subjects, olderId]) expect(await check(query)).toEqual({ cache: 'hit', id: attestationId(older.msg) });
+
+    const newer = signedAt('2026-05-20T10:00:00Z');
+    const published = await app.inject({
+      method: 'POST',
+      url: '/api/publish-attestation',
+      payload: { address, message: newer.msg, signature: newer.sig },
+    });
+    expect(published.json().ok).toBe(true);
+    for (const query of subjects) expect(await check(query)).toEqual({ cache: 'miss', id: attestationId(newer.msg) });
+    // The older attestation's own id is no subject of the new one: its result stands.
+    expect(await check(olderId)).toEqual({ cache: 'hit', id: attestationId(older.msg) });
+  });
+
   it('a wrong body shape is 400 bad_request naming the field', async () => {
     const [relay] = await relays('normal');
     const app = await appOver([relay!]);

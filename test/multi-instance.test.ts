@@ -9,7 +9,7 @@
  * skipped with a message when either is missing.
  */
 import pg from 'pg';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { generateSecretKey } from 'nostr-tools/pure';
 import { addressFromPrivateKey } from './support/bitcoin-signer.js';
 import { attestationEvent, signAttestation } from './support/attestations.js';
@@ -207,6 +207,49 @@ describe.skipIf(skip !== undefined)('two instances behave as one', () => {
       expect(relay.requestCount - relayRequestsBefore).toBe(1);
     } finally {
       esplora.setDelay(0);
+    }
+  });
+
+  it('an attestation published through A shows at once on B, though B had the older one cached', async () => {
+    const key = new Uint8Array(32).fill(79);
+    const address = addressFromPrivateKey(key, 'p2wpkh', 'mainnet');
+    esplora.setUtxos(address, [
+      {
+        txid: '9a'.repeat(32),
+        vout: 0,
+        value: 300_000,
+        status: { confirmed: true, block_height: 950, block_time: Math.floor(Date.now() / 1000) - 10 * 86_400 },
+      },
+    ]);
+    const older = signAttestation(key, address, new Date(Date.now() - 2 * 86_400_000).toISOString().replace(/\.\d{3}Z$/, 'Z'), {
+      identities: ['github:erin'],
+    });
+    relay.publishRaw(attestationEvent(older, { publisherKey: generateSecretKey(), createdAt: new Date() }));
+    const client = browser();
+    for (const path of [`/api/check?addr=${address}`, '/api/check?identity=github:erin']) {
+      expectOk(await client.get(b.url, path), 'check on B');
+      const cached = await client.get(b.url, path);
+      expect(cached.headers.get('x-cache')).toBe('hit');
+      expect(cached.body.attestation_id).toBe(older.id);
+    }
+
+    const newer = signAttestation(key, address, new Date(Date.now() - 60_000).toISOString().replace(/\.\d{3}Z$/, 'Z'), {
+      identities: ['github:erin'],
+    });
+    const published = await client.post(a.url, '/api/attestations', { addr: address, msg: newer.msg, sig: newer.sig });
+    expectOk(published, 'publish on A');
+    expect(published.body.ok).toBe(true);
+
+    // B drops its local copies when A's announcement arrives (Redis pub/sub, moments later).
+    for (const path of [`/api/check?addr=${address}`, '/api/check?identity=github:erin']) {
+      await vi.waitFor(
+        async () => {
+          const reply = await client.get(b.url, path);
+          expectOk(reply, 'check on B after the publication');
+          expect(reply.body.attestation_id).toBe(newer.id);
+        },
+        { timeout: 5_000, interval: 50 },
+      );
     }
   });
 

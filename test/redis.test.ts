@@ -3,7 +3,7 @@
  * /api/check cache, used nonces (docs/protocol.md §5 (`SET NX` in Redis)) and
  * the cross-instance single flight. Two clients stand for two instances.
  */
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import type { Redis } from 'ioredis';
 import { createLruCache } from '../src/attest/index.js';
 import { OcError } from '../src/errors.js';
@@ -13,6 +13,8 @@ import {
   createRedisNonceGuard,
   createRedisResultCache,
   createRedisSingleFlight,
+  deletionsChannel,
+  listenForDeletions,
   pingRedis,
 } from '../src/redis/index.js';
 import { closedRedisUrl, redisSkipReason, testRedis, type TestRedis } from './support/redis.js';
@@ -86,6 +88,32 @@ describe.skipIf(skip !== undefined)('the /api/check cache in Redis', () => {
     expect(second).toEqual({ value: 'v', expiresAtMs: 1_010_000 });
     now += 6_000;
     expect(local.get('k')).toBeUndefined();
+  });
+
+  it('a deletion on one instance reaches the local tier of another through the announcement', async () => {
+    const now = Date.now();
+    const clientA = await serviceClient();
+    const clientB = await serviceClient();
+    const channel = deletionsChannel(clientA);
+    expect(channel).toBe(`${redis.prefix}oc:check:deleted`);
+    const localB = createLruCache<string>({ now: () => now });
+    const subscriber = clientB.duplicate();
+    subscriber.on('error', () => {});
+    afterAllClients.push(subscriber);
+    const subscribed = new Promise<void>((resolve) => subscriber.once('ready', () => setTimeout(resolve, 50)));
+    listenForDeletions({ subscriber, channel, local: localB });
+    await subscriber.connect();
+    await subscribed;
+    const a = createRedisResultCache<string>({ redis: clientA, now: () => now, channel });
+    const b = createRedisResultCache<string>({ redis: clientB, now: () => now, local: localB, channel });
+    await a.set('addr:bc1qexample', 'older', 60_000);
+    expect(await b.get('addr:bc1qexample')).toMatchObject({ value: 'older' });
+    expect(localB.get('addr:bc1qexample')?.value).toBe('older');
+
+    await a.delete(['addr:bc1qexample', 'id:unknown']);
+    await vi.waitFor(() => expect(localB.get('addr:bc1qexample')).toBeUndefined(), { timeout: 2_000, interval: 10 });
+    expect(await redis.client().exists('oc:check:addr:bc1qexample')).toBe(0);
+    expect(await b.get('addr:bc1qexample')).toBeUndefined();
   });
 
   it('an unreadable stored value is a miss, and a down Redis is a miss and a skipped write, never an error', async () => {

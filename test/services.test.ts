@@ -41,7 +41,8 @@ describe.skipIf(skip !== undefined)('buildServices', () => {
     const opened = await openTestStore('sqlite');
     const redis = new Redis(redisTestBaseUrl());
     try {
-      const disconnect = vi.spyOn(Redis.prototype, 'disconnect');
+      // Only the injected client: the services open (and close) a listening connection of their own.
+      const disconnect = vi.spyOn(redis, 'disconnect');
       const services = await buildServices(loadConfig(env({ REDIS_URL: redisTestBaseUrl() })), { store: opened.store, redis }, quiet);
       expect(await services.context.readiness()).toMatchObject({ storage: 'ok', redis: 'ok' });
       await services.close();

@@ -38,6 +38,7 @@ export {
   createAttestationLookup,
   parseSubject,
   subjectKey,
+  subjectsOf,
   DISCOVER_DEFAULT_LIMIT,
   DISCOVER_MAX_LIMIT,
   SHORT_TTL_MS,

@@ -38,6 +38,11 @@
  *   shows within seconds while a burst of look-ups still costs one query.
  * - Within one check the chain is asked at most once per address, however
  *   many envelopes of that address are tried.
+ * - A publication through this host forgets the cached results of its
+ *   subjects (address, id, each identity) on every instance ({@link
+ *   AttestationLookupService.forget}); one published elsewhere shows when the
+ *   cached result expires: `cacheTtlMs` after a verified result, 5 s after
+ *   any other.
  *
  * discover: read the relays on every call (docs/api.md Limits: not cached)
  * and list the envelopes that passed the relay-level checks of docs/protocol.md §7
@@ -50,7 +55,7 @@ import { tryDecodeAddress } from '../bitcoin/index.js';
 import type { AttestationEnvelope, AttestationLookup, AttestationQueryResult, RelayPool, VerifiedEnvelope } from '../relay/index.js';
 import type { CacheEntry, ResultCache, SingleFlight } from '../cache.js';
 import type { VerifyCode } from './codes.js';
-import { formatIdentity, parseIdentity, type Identity } from '../format/index.js';
+import { canonicalProtocol, formatIdentity, parseIdentity, type Identity } from '../format/index.js';
 import { applyThresholds, verifyAttestation, type Thresholds } from './verify.js';
 
 /** Who is being looked up (docs/api.md: exactly one of addr, id, identity). */
@@ -148,6 +153,12 @@ export interface AttestationLookupDeps {
 
 export interface AttestationLookupService {
   check(subject: CheckSubject): Promise<CheckAnswer>;
+  /**
+   * Drops the cached results of `subjects` (on every instance when the cache
+   * is shared), so that the next check reads the relays again: an attestation
+   * published through this host shows at once (src/attest/publish.ts).
+   */
+  forget(subjects: readonly CheckSubject[]): Promise<void>;
   discover(subject: CheckSubject, limit: number): Promise<DiscoverAnswer>;
 }
 
@@ -201,6 +212,29 @@ export function subjectKey(subject: CheckSubject): string {
     case 'identity':
       return `identity:${formatIdentity(subject.identity)}`;
   }
+}
+
+/**
+ * Every subject a check of this attestation can be asked by: its address (in
+ * canonical form), its id and each identity (legacy protocol names read as
+ * their current ones, as {@link parseSubject} reads them).
+ */
+export function subjectsOf(attestation: {
+  readonly address: string;
+  readonly attestation_id: string;
+  readonly identities: readonly Identity[];
+}): CheckSubject[] {
+  const address = tryDecodeAddress(attestation.address)?.address ?? attestation.address;
+  return [
+    { by: 'address', address },
+    { by: 'id', id: attestation.attestation_id.toLowerCase() },
+    ...attestation.identities.map(
+      (identity): CheckSubject => ({
+        by: 'identity',
+        identity: { protocol: canonicalProtocol(identity.protocol), identifier: identity.identifier },
+      }),
+    ),
+  ];
 }
 
 function relayLookup(subject: CheckSubject): AttestationLookup {
@@ -333,14 +367,20 @@ export function createAttestationLookup(deps: AttestationLookupDeps): Attestatio
     return expires === undefined ? cacheTtlMs : Math.max(0, Math.min(cacheTtlMs, Date.parse(expires) - nowMs));
   }
 
+  // Results forgotten so far. A look-up that a `forget` overtook answers its
+  // result without storing it: the relays may have had the publication
+  // after it read them.
+  let forgets = 0;
+
   async function lookUpAndStore(key: string, subject: CheckSubject): Promise<CheckAnswer> {
     // A caller that missed just before another stored the entry finds it here.
     const stored = await cache.get(key);
     if (stored !== undefined) return { outcome: stored.value, cache: 'hit', expiresAtMs: stored.expiresAtMs };
+    const forgetsBefore = forgets;
     const outcome = await resolve(subject);
     const nowMs = now().getTime();
     const ttlMs = lifetimeOf(outcome, nowMs);
-    if (ttlMs > 0) await cache.set(key, outcome, ttlMs);
+    if (ttlMs > 0 && forgets === forgetsBefore) await cache.set(key, outcome, ttlMs);
     return { outcome, cache: 'miss', expiresAtMs: nowMs + ttlMs };
   }
 
@@ -351,6 +391,12 @@ export function createAttestationLookup(deps: AttestationLookupDeps): Attestatio
       const entry: CacheEntry<CheckOutcome> | undefined = got instanceof Promise ? await got : got;
       if (entry !== undefined) return { outcome: entry.value, cache: 'hit', expiresAtMs: entry.expiresAtMs };
       return singleFlight.run(key, () => lookUpAndStore(key, subject));
+    },
+
+    async forget(subjects) {
+      if (subjects.length === 0) return;
+      forgets += 1;
+      await cache.delete(subjects.map(subjectKey));
     },
 
     async discover(subject, limit) {

@@ -19,6 +19,7 @@ import type { ChainSource } from '../chain/index.js';
 import type { BitcoinNetwork } from '../config.js';
 import { buildAttestationEvent, buildEnvelope, type RelayPool } from '../relay/index.js';
 import { codesPass, type VerifyCode } from './codes.js';
+import { subjectsOf, type AttestationLookupService } from './lookup.js';
 import { verifyAttestation } from './verify.js';
 
 export interface PublishAttestationInput {
@@ -38,6 +39,8 @@ export interface AttestationPublisherDeps {
   readonly secretKey: Uint8Array;
   /** The `verification_url` the published envelopes carry. */
   readonly verificationUrlOf?: (attestationId: string) => string;
+  /** The /api/check results to forget once an attestation is published, so that it shows at once. */
+  readonly checkResults?: Pick<AttestationLookupService, 'forget'>;
 }
 
 export type PublishOutcome =
@@ -113,6 +116,8 @@ export function createAttestationPublisher(deps: AttestationPublisherDeps): Atte
       }
 
       const sent = await deps.relays.publish(event);
+      // A cached result of any of its subjects must not hide it (docs/api.md "Attestation routes").
+      if (sent.published.length > 0) await deps.checkResults?.forget(subjectsOf(result));
       return {
         status: sent.published.length > 0 ? 'published' : 'relays_unavailable',
         attestation_id: result.attestation_id,

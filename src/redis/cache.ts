@@ -11,11 +11,22 @@
  *
  * A cache must never fail a check: when Redis errors, a read is a miss and a
  * write is skipped (`onError` reports it).
+ *
+ * Deletions (an attestation published through this host: src/attest/publish.ts)
+ * reach every instance: the entries are deleted in Redis, and the deleted keys
+ * are announced on a channel that every instance listens to
+ * ({@link listenForDeletions}), each dropping them from its local tier. An
+ * instance whose listening connection is down at that moment misses the
+ * announcement and serves its local copy until it expires
+ * (docs/operations.md "What Redis holds").
  */
 import type { Redis } from 'ioredis';
 import type { CacheEntry, MemoryCache, ResultCache } from '../cache.js';
+import { isJsonObject } from '../json.js';
 
 export const CHECK_CACHE_KEY_PREFIX = 'oc:check:';
+/** Where deleted check results are announced; under the client's `keyPrefix`, which Redis does not apply to channels. */
+export const CHECK_DELETIONS_CHANNEL = 'oc:check:deleted';
 /** The chain answers per address (src/chain/block-cache.ts), each with the tip it was read under. */
 export const CHAIN_CACHE_KEY_PREFIX = 'oc:chain:';
 
@@ -26,7 +37,14 @@ export interface RedisResultCacheOptions<T> {
   /** The in-process tier; omit to ask Redis on every read. */
   readonly local?: MemoryCache<T>;
   readonly prefix?: string;
+  /** The channel deleted keys are announced on (see {@link deletionsChannel}); omit to announce nothing. */
+  readonly channel?: string;
   readonly onError?: (error: unknown) => void;
+}
+
+/** The deletions channel of a client: `name` under the client's `keyPrefix`, so deployments sharing one Redis stay apart. */
+export function deletionsChannel(redis: Redis, name: string = CHECK_DELETIONS_CHANNEL): string {
+  return `${redis.options.keyPrefix ?? ''}${name}`;
 }
 
 /** The stored form: the value and its expiry instant, as JSON (values are plain data: src/cache.ts). */
@@ -86,9 +104,44 @@ export function createRedisResultCache<T>(options: RedisResultCacheOptions<T>): 
       local?.delete(keys);
       try {
         await redis.del(...keys.map((key) => prefix + key));
+        if (options.channel !== undefined) await redis.publish(options.channel, JSON.stringify({ keys }));
       } catch (error) {
         onError(error);
       }
     },
   };
+}
+
+export interface DeletionListenerOptions {
+  /** A connection of its own: a subscribed connection can send no other command. Closed by the caller. */
+  readonly subscriber: Redis;
+  readonly channel: string;
+  /** The local tier to drop announced keys from. */
+  readonly local: Pick<MemoryCache<unknown>, 'delete'>;
+  readonly onError?: (error: unknown) => void;
+}
+
+/**
+ * Drops the keys announced on `channel` from `local`. Subscribes on every
+ * (re)connection, so a Redis that was down at start or restarted is listened
+ * to again once it is back; malformed announcements are ignored.
+ */
+export function listenForDeletions(options: DeletionListenerOptions): void {
+  const { subscriber, channel, local } = options;
+  const onError = options.onError ?? (() => {});
+  subscriber.on('ready', () => {
+    subscriber.subscribe(channel).catch(onError);
+  });
+  subscriber.on('message', (from: string, text: string) => {
+    if (from !== channel) return;
+    let message: unknown;
+    try {
+      message = JSON.parse(text);
+    } catch {
+      return;
+    }
+    if (!isJsonObject(message) || !Array.isArray(message.keys)) return;
+    const keys = message.keys.filter((key): key is string => typeof key === 'string');
+    local.delete(keys);
+  });
 }

@@ -6,7 +6,16 @@
  * nothing here must survive a Redis restart.
  */
 export { connectRedis, createRedisClient, pingRedis, REDIS_COMMAND_TIMEOUT_MS, REDIS_CONNECT_TIMEOUT_MS } from './client.js';
-export { CHAIN_CACHE_KEY_PREFIX, CHECK_CACHE_KEY_PREFIX, createRedisResultCache, type RedisResultCacheOptions } from './cache.js';
+export {
+  CHAIN_CACHE_KEY_PREFIX,
+  CHECK_CACHE_KEY_PREFIX,
+  CHECK_DELETIONS_CHANNEL,
+  createRedisResultCache,
+  deletionsChannel,
+  listenForDeletions,
+  type DeletionListenerOptions,
+  type RedisResultCacheOptions,
+} from './cache.js';
 export { createRedisNonceGuard, NONCE_KEY_PREFIX, type RedisNonceGuardOptions } from './nonces.js';
 export {
   createRedisSingleFlight,
