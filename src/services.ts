@@ -43,11 +43,13 @@ import {
   createAttestationLookup,
   createAttestationPublisher,
   createLruCache,
+  createSignatureVerdicts,
   createSingleFlight,
   type AttestationLookupService,
   type AttestationPublisher,
   type CheckOutcome,
   type ResultCache,
+  type SignatureVerdicts,
   type SingleFlight,
 } from './attest/index.js';
 import { createRelayPool, type RelayPool } from './relay/index.js';
@@ -146,6 +148,8 @@ export interface ServiceContext {
   /** The clock; injectable so tests can freeze or move time. */
   readonly now: () => Date;
   readonly chain: ChainSource;
+  /** Verdicts of the signatures /api/verify already checked (src/attest/verify.ts). */
+  readonly signatureVerdicts: SignatureVerdicts;
   /** Nostr relays read by /api/check and /api/discover and written by /api/attestations (docs/protocol.md §7). */
   readonly relays: RelayPool;
   /** The check/discover service with its result cache (src/attest/lookup.ts). */
@@ -554,6 +558,7 @@ async function assemble(config: Config, deps: ServiceDeps, log: ServiceLog, clos
     config,
     now,
     chain,
+    signatureVerdicts: createSignatureVerdicts(),
     relays,
     attestationLookup,
     attestationPublisher,

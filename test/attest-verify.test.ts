@@ -7,7 +7,14 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { attestationId, buildAttestationMessage, type AttestationFields } from '../src/format/canonical.js';
 import { scoreV0 } from '../src/attest/score.js';
-import { applyThresholds, verifyAttestation, type AttestationResult, type VerifyAttestationDeps } from '../src/attest/verify.js';
+import {
+  applyThresholds,
+  createSignatureVerdicts,
+  verifyAttestation,
+  type AttestationResult,
+  type SignatureVerdicts,
+  type VerifyAttestationDeps,
+} from '../src/attest/verify.js';
 import { addressFromPrivateKey, signBip322, signLegacy } from './support/bitcoin-signer.js';
 import { createEsploraClient, type ChainSource } from '../src/chain/index.js';
 import { closedPortUrl, loadEsploraFixture, startEsploraFake, type EsploraFake, verifyDepsOver } from './support/esplora-fake.js';
@@ -387,5 +394,54 @@ describe('applyThresholds', () => {
     const failed = { ok: false, codes: ['expired', 'sig_ok_bip322', 'bond_confirmed'] as const, sats: 100_000, days: 30 };
     expect(applyThresholds(failed, { minSats: 0, minDays: 0 })).toEqual({ ok: false, reasons: ['expired'] });
     expect(applyThresholds(failed, { minSats: 200_000, minDays: 0 })).toEqual({ ok: false, reasons: ['expired', 'below_min_sats'] });
+  });
+});
+
+describe('verifyAttestation: remembered signature verdicts', () => {
+  /** Verdicts that count what they are asked and told. */
+  function countingVerdicts() {
+    const inner = createSignatureVerdicts(100);
+    const counts = { hits: 0, stored: 0 };
+    const verdicts: SignatureVerdicts = {
+      get(key) {
+        const code = inner.get(key);
+        if (code !== undefined) counts.hits += 1;
+        return code;
+      },
+      set(key, code) {
+        counts.stored += 1;
+        inner.set(key, code);
+      },
+    };
+    return { verdicts, counts };
+  }
+
+  it('checks a signature once: the same attestation again gives the same result from the remembered verdict', async () => {
+    const { verdicts, counts } = countingVerdicts();
+    const msg = message(SEGWIT);
+    const input = { addr: SEGWIT, msg, sig: sign(segwitKey, SEGWIT, msg), scheme: 'bip322' };
+    const first = await verifyAttestation(input, { ...deps, signatures: verdicts });
+    const second = await verifyAttestation(input, { ...deps, signatures: verdicts });
+    expect(second).toEqual(first);
+    expect(first.ok).toBe(true);
+    expect(counts).toEqual({ hits: 1, stored: 1 });
+  });
+
+  it('a remembered verdict never covers another signature, scheme, address or message', async () => {
+    const { verdicts, counts } = countingVerdicts();
+    const msg = message(SEGWIT);
+    const sig = sign(segwitKey, SEGWIT, msg);
+    expect((await verifyAttestation({ addr: SEGWIT, msg, sig, scheme: 'bip322' }, { ...deps, signatures: verdicts })).ok).toBe(true);
+    // A valid signature of another message by the same key does not sign this one.
+    const forged = sign(segwitKey, SEGWIT, message(SEGWIT, { issuedAt: '2026-04-21T08:30:00Z' }));
+    const withForged = await verifyAttestation({ addr: SEGWIT, msg, sig: forged, scheme: 'bip322' }, { ...deps, signatures: verdicts });
+    expect(withForged.ok).toBe(false);
+    const detected = await verifyAttestation({ addr: SEGWIT, msg, sig }, { ...deps, signatures: verdicts });
+    expect(detected.codes).toContain('sig_ok_bip322');
+    const otherMessage = message(SEGWIT, { nonce: 'ffeeddccbbaa99887766554433221100' });
+    const replayed = await verifyAttestation({ addr: SEGWIT, msg: otherMessage, sig, scheme: 'bip322' }, { ...deps, signatures: verdicts });
+    expect(replayed.ok).toBe(false);
+    expect(counts.hits).toBe(0);
+    expect(counts.stored).toBe(4);
   });
 });

@@ -15,10 +15,13 @@ export { computeBondMetrics, type BondMetrics, type BondMetricsInput } from './m
 export { scoreV0 } from './score.js';
 export {
   applyThresholds,
+  createSignatureVerdicts,
+  DEFAULT_SIGNATURE_VERDICTS,
   verifyAttestation,
   type AttestationMetrics,
   type AttestationResult,
   type Thresholds,
+  type SignatureVerdicts,
   type ThresholdOutcome,
   type VerifyAttestationDeps,
   type VerifyAttestationInput,

@@ -5,6 +5,7 @@
  * never throws: every failure is a code and `ok` is false exactly when a code
  * of severity `error` is present.
  */
+import { createHash } from 'node:crypto';
 import { addressMatchesNetwork, tryDecodeAddress, verifySignature, type DecodedAddress, type SignatureScheme } from '../bitcoin/index.js';
 import type { ChainSource } from '../chain/index.js';
 import type { BitcoinNetwork } from '../config.js';
@@ -13,6 +14,7 @@ import { codesPass, severityOf, type VerifyCode } from './codes.js';
 import type { Identity } from '../format/index.js';
 import { computeBondMetrics } from './metrics.js';
 import { scoreV0 } from './score.js';
+import { createLruCache } from '../cache.js';
 
 export interface VerifyAttestationInput {
   readonly addr: string;
@@ -30,6 +32,40 @@ export interface VerifyAttestationDeps {
   readonly network: BitcoinNetwork;
   readonly minConfirmations: number;
   readonly now: () => Date;
+  /** Verdicts of signatures already checked; without it every signature is checked. */
+  readonly signatures?: SignatureVerdicts;
+}
+
+/**
+ * Verdicts of the signature checks already made. A verdict is a pure
+ * function of the scheme asked for, the address, the message and the
+ * signature, so it never goes stale: a site that verifies the same
+ * attestations again and again pays for each signature once
+ * (docs/performance.md "The chain"). Keys are SHA-256 of the four,
+ * length-prefixed, so no two inputs share one.
+ */
+export interface SignatureVerdicts {
+  get(key: string): VerifyCode | undefined;
+  set(key: string, code: VerifyCode): void;
+}
+
+/** The default bound: 10,000 verdicts are about 2 MB. */
+export const DEFAULT_SIGNATURE_VERDICTS = 10_000;
+
+/** An in-memory LRU of verdicts (per instance: a check costs less than a round trip to Redis). */
+export function createSignatureVerdicts(maxEntries: number = DEFAULT_SIGNATURE_VERDICTS): SignatureVerdicts {
+  const cache = createLruCache<VerifyCode>({ now: () => 0, maxEntries });
+  return {
+    get: (key) => cache.get(key)?.value,
+    set: (key, code) => cache.set(key, code, Number.POSITIVE_INFINITY),
+  };
+}
+
+function verdictKey(input: { address: string; message: string; signature: string; scheme: SignatureScheme | undefined }): string {
+  const parts = [input.scheme ?? '', input.address, input.signature, input.message];
+  return createHash('sha256')
+    .update(parts.map((part) => `${part.length}:${part}`).join('|'))
+    .digest('base64');
 }
 
 export interface AttestationMetrics {
@@ -130,7 +166,15 @@ export async function verifyAttestation(input: VerifyAttestationInput, deps: Ver
   // 7. Signature.
   let signatureVerified = false;
   if (schemeKnown && decoded !== null) {
-    const code = safeVerifySignature({ address: addr, message: msg, signature: sig, scheme });
+    const signed = { address: addr, message: msg, signature: sig, scheme };
+    let code: VerifyCode;
+    if (deps.signatures === undefined) code = safeVerifySignature(signed);
+    else {
+      const key = verdictKey(signed);
+      const known = deps.signatures.get(key);
+      code = known ?? safeVerifySignature(signed);
+      if (known === undefined) deps.signatures.set(key, code);
+    }
     codes.push(code);
     signatureVerified = SIGNATURE_OK.has(code);
   }

@@ -57,6 +57,7 @@ export function registerAttestationRoutes(app: TypedApp, context: ServiceContext
           network: context.config.bitcoinNetwork,
           minConfirmations: context.config.minConfirmations,
           now: context.now,
+          signatures: context.signatureVerdicts,
         },
       );
       // /api/family-stats counts these (docs/protocol.md §6); counted in memory, written in batches.
