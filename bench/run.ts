@@ -1,7 +1,7 @@
 /**
  * `npm run bench [name …]`: runs every benchmark (or the named ones) and
  * prints each figure next to its same-run baseline. Names: bip322, jwt,
- * verify, check, sessions, email, scale.
+ * verify, check, mixed, sessions, email, scale.
  */
 import { formatTable, type BenchResult } from './lib.js';
 
@@ -10,6 +10,7 @@ const SUITES: Record<string, () => Promise<{ run: () => Promise<BenchResult[]> }
   jwt: () => import('./jwt.bench.js'),
   verify: () => import('./http-verify.bench.js'),
   check: () => import('./check.bench.js'),
+  mixed: () => import('./mixed.bench.js'),
   sessions: () => import('./sessions.bench.js'),
   email: () => import('./email.bench.js'),
   scale: () => import('./scale.bench.js'),

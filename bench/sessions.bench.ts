@@ -134,7 +134,7 @@ async function meOn(label: string, databaseUrl: string, durationSeconds: number,
   }
 }
 
-async function sqliteWithRows(rows: number, oauthIdentities = false): Promise<{ url: string; cleanup: () => void }> {
+export async function sqliteWithRows(rows: number, oauthIdentities = false): Promise<{ url: string; cleanup: () => void }> {
   const dir = mkdtempSync(join(tmpdir(), 'oc-bench-'));
   const url = `sqlite:${join(dir, 'oc.sqlite')}`;
   const store = await openStore(url);
@@ -143,7 +143,7 @@ async function sqliteWithRows(rows: number, oauthIdentities = false): Promise<{ 
   return { url, cleanup: () => rmSync(dir, { recursive: true, force: true }) };
 }
 
-async function postgresWithRows(rows: number): Promise<{ url: string; cleanup: () => Promise<void> } | undefined> {
+export async function postgresWithRows(rows: number): Promise<{ url: string; cleanup: () => Promise<void> } | undefined> {
   const schema = `oc_bench_${process.pid}`;
   const probe = new pg.Client({ connectionString: PG_URL, connectionTimeoutMillis: 2000 });
   try {

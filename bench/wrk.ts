@@ -4,15 +4,18 @@
  * printed next to a bare Fastify JSON route measured in the same run.
  */
 import { execFile, execFileSync } from 'node:child_process';
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Fastify, { type FastifyInstance } from 'fastify';
 
 export interface WrkResult {
   requestsPerSec: number;
+  p50Ms: number;
   p99Ms: number;
   non2xx: number;
+  /** Requests completed. */
+  requests: number;
 }
 
 export function wrkAvailable(): boolean {
@@ -36,7 +39,7 @@ export interface WrkOptions {
   lua?: string;
 }
 
-function luaString(value: string): string {
+export function luaString(value: string): string {
   return JSON.stringify(value); // a JSON string literal is a valid Lua string literal for our ASCII bodies
 }
 
@@ -48,7 +51,7 @@ export async function runWrk(url: string, options: WrkOptions = {}): Promise<Wrk
   for (const [name, value] of Object.entries(options.headers ?? {})) lines.push(`wrk.headers[${luaString(name)}] = ${luaString(value)}`);
   lines.push(
     'done = function(summary, latency, requests)',
-    '  io.write(string.format("OC_RESULT %f %d %d\\n", latency:percentile(99) / 1000, summary.requests, summary.errors.status))',
+    '  io.write(string.format("OC_RESULT %f %d %d %f\\n", latency:percentile(99) / 1000, summary.requests, summary.errors.status, latency:percentile(50) / 1000))',
     'end',
   );
   if (options.lua) lines.push(options.lua);
@@ -66,14 +69,31 @@ export async function runWrk(url: string, options: WrkOptions = {}): Promise<Wrk
     execFile('wrk', args, { maxBuffer: 1 << 20 }, (error, stdout) => (error ? reject(error) : resolve(stdout)));
   });
   const rps = /Requests\/sec:\s+([\d.]+)/.exec(output);
-  const result = /OC_RESULT ([\d.]+) (\d+) (\d+)/.exec(output);
+  const result = /OC_RESULT ([\d.]+) (\d+) (\d+) ([\d.]+)/.exec(output);
   if (!rps || !result) throw new Error(`bench: could not read wrk output:\n${output}`);
   const non2xx = /Non-2xx or 3xx responses: (\d+)/.exec(output);
   return {
     requestsPerSec: Number(rps[1]),
+    p50Ms: Number(result[4]),
     p99Ms: Number(result[1]),
     non2xx: non2xx ? Number(non2xx[1]) : 0,
+    requests: Number(result[2]),
   };
+}
+
+/** A Lua table literal of strings (JSON bodies, paths): the request scripts pick from it. */
+export function luaList(name: string, values: readonly string[]): string {
+  return `local ${name} = {\n${values.map((value) => `  ${luaString(value)},`).join('\n')}\n}`;
+}
+
+/** The peak resident memory of a process (Linux `VmHWM`), in MiB; undefined where /proc is missing. */
+export function peakRssMb(pid: number): number | undefined {
+  try {
+    const match = /VmHWM:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+    return match ? Number(match[1]) / 1024 : undefined;
+  } catch {
+    return undefined;
+  }
 }
 
 /** The floor for every route figure: a bare Fastify 5 JSON route. */
