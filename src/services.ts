@@ -113,7 +113,7 @@ export interface ServiceDeps {
   now?: () => Date;
   /** fetch used for outgoing HTTP (Esplora, providers); defaults to the global fetch. */
   fetch?: typeof fetch;
-  /** Chain data source; defaults to an Esplora client over `config.esploraUrls`. */
+  /** Chain data source; defaults to an Esplora client over `config.esploraUrls` behind the block cache (src/chain/block-cache.ts). */
   chain?: ChainSource;
   /** Storage; defaults to opening `config.databaseUrl`. An injected store is not closed here. */
   store?: Store;
