@@ -120,6 +120,8 @@ class ConnectionSlots {
       this.active += 1;
       return Promise.resolve();
     }
+    // The other request of the same attempt already failed: do not queue.
+    if (signal.aborted) return Promise.reject(new BaseError('no connection free'));
     return new Promise<void>((resolve, reject) => {
       const grant = (): void => {
         signal.removeEventListener('abort', onAbort);
