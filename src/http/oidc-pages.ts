@@ -52,16 +52,19 @@ function originOf(url: string | undefined): string | null {
   }
 }
 
-/** The page policy with the consent page's additions. */
-function consentCsp(redirectUri: string, logoUri: string | undefined): string {
-  const target = originOf(redirectUri);
-  const logo = logoUri?.startsWith('https://') ? originOf(logoUri) : null;
-  let csp = PAGE_CSP;
+/** The page policy, with `form-action` allowing the redirect to `redirectUri` that follows the page's form. */
+function cspLeadingTo(redirectUri: string | undefined): string {
+  if (redirectUri === undefined) return PAGE_CSP;
   // A native app's custom scheme (`com.example.app:/cb`) is allowed by its scheme.
-  const formTarget = target ?? /^[a-z][a-z0-9+.-]*:/i.exec(redirectUri)?.[0] ?? null;
-  if (formTarget !== null) csp = csp.replace("form-action 'self'", `form-action 'self' ${formTarget}`);
-  if (logo !== null) csp = csp.replace("img-src 'self' data:", `img-src 'self' data: ${logo}`);
-  return csp;
+  const target = originOf(redirectUri) ?? /^[a-z][a-z0-9+.-]*:/i.exec(redirectUri)?.[0] ?? null;
+  return target === null ? PAGE_CSP : PAGE_CSP.replace("form-action 'self'", `form-action 'self' ${target}`);
+}
+
+/** The page policy with the consent page's additions: the redirect URI, and the logo's origin. */
+function consentCsp(redirectUri: string, logoUri: string | undefined): string {
+  const logo = logoUri?.startsWith('https://') ? originOf(logoUri) : null;
+  const csp = cspLeadingTo(redirectUri);
+  return logo === null ? csp : csp.replace("img-src 'self' data:", `img-src 'self' data: ${logo}`);
 }
 
 function queryLocale(url: string | undefined): Locale | undefined {
@@ -91,6 +94,7 @@ export function oidcPageRenderer(context: ServiceContext, loaded: PageFiles = lo
 
   const library: OidcPages = {
     csp: PAGE_CSP,
+    cspLeadingTo,
     error(request, error) {
       const locale = localeOf(request);
       const expired = error.code === 'invalid_request' && /interaction|session/i.test(error.description);

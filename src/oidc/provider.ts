@@ -49,6 +49,8 @@ export interface OidcPages {
   loggedOut(request: IncomingMessage, clientName: string | undefined): string;
   /** The Content-Security-Policy of these pages. */
   readonly csp: string;
+  /** The policy of a page whose form's answer redirects to `target` (browsers apply `form-action` to that redirect). */
+  cspLeadingTo(target: string | undefined): string;
 }
 
 export interface OidcProviderOptions {
@@ -201,7 +203,9 @@ export function createOidcProvider(library: OidcLibrary, options: OidcProviderOp
       rpInitiatedLogout: {
         enabled: true,
         logoutSource: async (ctx, form) => {
-          ctx.set('content-security-policy', pages.csp);
+          // The form's answer redirects to the app's (checked) post-logout address: form-action must allow it.
+          const target = ctx.oidc.params?.post_logout_redirect_uri;
+          ctx.set('content-security-policy', pages.cspLeadingTo(typeof target === 'string' ? target : undefined));
           ctx.type = 'html';
           ctx.body = pages.logout(ctx.req, form, ctx.oidc.client?.clientName);
         },

@@ -50,6 +50,7 @@ const DETACHED: OidcWeb = {
   hostSession: async () => null,
   pages: {
     csp: "default-src 'none'",
+    cspLeadingTo: () => "default-src 'none'",
     error: (_request, error) => `<!doctype html><title>${error.code}</title><p>${error.code}</p>`,
     logout: (_request, form) => `<!doctype html><title>Sign out</title>${form}`,
     loggedOut: () => '<!doctype html><title>Signed out</title>',
