@@ -16,7 +16,6 @@
  *   request, only a later one means "exit now".
  */
 import type { FastifyInstance } from 'fastify';
-import { ConfigError, loadConfig } from './config.js';
 import { createLogSink } from './log-sink.js';
 
 /** How long in-flight requests get to finish after the first signal. */
@@ -64,7 +63,14 @@ export async function serve(env: NodeJS.ProcessEnv = process.env): Promise<void>
   // Before anything that takes time, so no signal finds the process without them.
   process.on('SIGTERM', () => shutdown('SIGTERM'));
   process.on('SIGINT', () => shutdown('SIGINT'));
+  // The handlers set `stopping` while the start awaits; read it through a
+  // function, since a narrowed variable would not see that.
+  const stoppedBy = (): string | undefined => stopping?.signal;
 
+  // The configuration module pulls in the storage layer (its SQLite driver
+  // check), which takes a few hundred milliseconds to load: after the handlers.
+  const { ConfigError, loadConfig } = await import('./config.js');
+  if (stoppedBy() !== undefined) process.exit(0);
   let config;
   try {
     config = loadConfig(env);
@@ -80,9 +86,6 @@ export async function serve(env: NodeJS.ProcessEnv = process.env): Promise<void>
   // with this flush, and it cannot outlast its deadline.
   process.on('exit', () => sink.flushSync(FINAL_FLUSH_MS));
 
-  // The handlers set `stopping` while the start awaits; read it through a
-  // function, since a narrowed variable would not see that.
-  const stoppedBy = (): string | undefined => stopping?.signal;
   const { buildApp } = await import('./http/app.js');
   if (stoppedBy() !== undefined) process.exit(0);
   const built = await buildApp(config, { logStream: sink });

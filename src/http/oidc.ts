@@ -22,6 +22,7 @@ import { didOf, readSessionCookies, signInMethodClaims, type Authenticated } fro
 import type { ServiceContext } from './context.js';
 import { oidcPageRenderer, type OidcPageRenderer } from './oidc-pages.js';
 import { POLICY, type RoutePolicy } from './policy.js';
+import { errorResponses } from './schemas.js';
 import { securityHeaders, type PageFiles } from './pages.js';
 import { currentSession, ownRosterCheck } from './session.js';
 
@@ -142,7 +143,7 @@ export function registerOidcRoutes(app: FastifyInstance, context: ServiceContext
                 tags: ['oidc'],
                 summary: route.summary,
                 ...(route.description === undefined ? {} : { description: route.description, security: [{ bearerAuth: [] }] }),
-                response: { [route.status ?? 200]: Type.Object({}, { additionalProperties: true }) },
+                response: { [route.status ?? 200]: Type.Object({}, { additionalProperties: true }), ...errorResponses(429) },
               },
         handler: (request, reply) => forward(oidc.provider(), request, reply),
       });
