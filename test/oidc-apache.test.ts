@@ -18,7 +18,7 @@
 import type { FastifyInstance } from 'fastify';
 import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { OidcService } from '../src/oidc/index.js';
+import { operatorRegistry } from './support/oidc-rp.js';
 import { newWallet, type Wallet } from './support/auth-client.js';
 import { useMailbox } from './support/auth-harness.js';
 import { testApp } from './support/app.js';
@@ -85,12 +85,7 @@ describe.skipIf(!RUNNABLE)('mod_auth_openidc in Apache signs in through oc-host'
       // The provider library reads the wall clock: so does the host here.
       { store: testStore.store, now: () => new Date() },
     );
-    const operator = await OidcService.open({
-      store: testStore.store,
-      issuer: base,
-      serverSecret: new Uint8Array(32),
-      now: () => new Date(),
-    });
+    const operator = await operatorRegistry(testStore.store, base, () => new Date());
     const issued = await operator.clients.create({
       client_name: 'Intranet behind Apache',
       redirect_uris: [apacheRedirectUri(apachePort.port)],

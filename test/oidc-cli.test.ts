@@ -13,7 +13,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runOidcCommand } from '../src/cli/oidc.js';
 import type { OperatorIo } from '../src/cli/operator.js';
 import { UsageError } from '../src/cli/usage.js';
-import { OidcService } from '../src/oidc/index.js';
+import type { OidcService } from '../src/oidc/index.js';
+import { operatorRegistry } from './support/oidc-rp.js';
 import { AuthHarness, forEachEngine, LOCAL_ORIGIN } from './support/auth-harness.js';
 import { TestClock } from './support/clock.js';
 
@@ -40,7 +41,7 @@ function cliSuite(engine: 'sqlite' | 'postgres'): void {
 
   beforeAll(async () => {
     harness = await AuthHarness.open(engine, new TestClock(Date.now()));
-    oidc = await OidcService.open({ store: harness.store, issuer: LOCAL_ORIGIN, serverSecret: new Uint8Array(32), now: harness.clock.now });
+    oidc = await operatorRegistry(harness.store, LOCAL_ORIGIN, harness.clock.now);
   });
   afterAll(async () => {
     await harness.close();

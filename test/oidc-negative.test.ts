@@ -17,11 +17,11 @@ import { createHmac, createPublicKey } from 'node:crypto';
 import type { FastifyInstance } from 'fastify';
 import * as client from 'openid-client';
 import { afterAll, afterEach, beforeAll, expect, it, vi } from 'vitest';
-import { OidcService, type IssuedClient } from '../src/oidc/index.js';
+import type { IssuedClient, OidcService } from '../src/oidc/index.js';
 import { newWallet } from './support/auth-client.js';
 import { AuthHarness, forEachEngine, LOCAL_ORIGIN } from './support/auth-harness.js';
 import { HOUR, SECOND, TestClock } from './support/clock.js';
-import { discover, ProviderBrowser, type Hop } from './support/oidc-rp.js';
+import { discover, operatorRegistry, ProviderBrowser, type Hop } from './support/oidc-rp.js';
 
 const REDIRECT = 'https://app.example/callback';
 const LOGOUT_REDIRECT = 'https://app.example/bye';
@@ -35,13 +35,7 @@ function negativeSuite(engine: 'sqlite' | 'postgres'): void {
     // The provider library reads the wall clock: the host's clock starts there too.
     harness = await AuthHarness.open(engine, new TestClock(Date.now()));
     app = await harness.app();
-    registry = await OidcService.open({
-      store: harness.store,
-      issuer: LOCAL_ORIGIN,
-      serverSecret: new Uint8Array(32),
-      attestations: { check: async () => ({ outcome: { status: 'relays_unavailable' }, cache: 'miss', expiresAtMs: 0 }) },
-      now: harness.clock.now,
-    });
+    registry = await operatorRegistry(harness.store, LOCAL_ORIGIN, harness.clock.now);
   });
   afterAll(async () => {
     await harness.close();

@@ -11,7 +11,8 @@ import { fileURLToPath } from 'node:url';
 import type { FastifyInstance } from 'fastify';
 import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { OidcService, type IssuedClient } from '../src/oidc/index.js';
+import type { IssuedClient } from '../src/oidc/index.js';
+import { operatorRegistry } from './support/oidc-rp.js';
 import { newWallet } from './support/auth-client.js';
 import { AuthHarness } from './support/auth-harness.js';
 import { CHROMIUM_ARGS, CHROMIUM_PATH, HAVE_CHROMIUM, IN_CI } from './support/chromium.js';
@@ -52,7 +53,7 @@ describe.skipIf(!HAVE_CHROMIUM)('the OpenID provider pages in headless Chromium'
     base = `http://127.0.0.1:${port}`;
     app = await harness.app({ PUBLIC_URL: base });
     await app.listen({ host: '127.0.0.1', port });
-    const oidc = await OidcService.open({ store: harness.store, issuer: base, serverSecret: new Uint8Array(32), now: harness.clock.now });
+    const oidc = await operatorRegistry(harness.store, base, harness.clock.now);
     issued = await oidc.clients.create({
       client_name: 'Grafana at example',
       redirect_uris: [REDIRECT],

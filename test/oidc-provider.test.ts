@@ -8,11 +8,11 @@
 import { afterAll, beforeAll, expect, it, vi } from 'vitest';
 import type { FastifyInstance } from 'fastify';
 import * as client from 'openid-client';
-import { OidcService, type IssuedClient } from '../src/oidc/index.js';
+import type { IssuedClient, OidcService } from '../src/oidc/index.js';
 import { newWallet, type Wallet } from './support/auth-client.js';
 import { AuthHarness, forEachEngine, LOCAL_ORIGIN, type TimedBrowser } from './support/auth-harness.js';
 import { TestClock } from './support/clock.js';
-import { discover, injectFetch, ProviderBrowser, type Hop } from './support/oidc-rp.js';
+import { discover, injectFetch, operatorRegistry, ProviderBrowser, type Hop } from './support/oidc-rp.js';
 
 const REDIRECT = 'https://app.example/callback';
 
@@ -44,13 +44,7 @@ function providerSuite(engine: 'sqlite' | 'postgres'): void {
     vi.useFakeTimers({ toFake: ['Date'] });
     harness = await AuthHarness.open(engine, new WallClock(Date.now()));
     app = await harness.app();
-    registry = await OidcService.open({
-      store: harness.store,
-      issuer: LOCAL_ORIGIN,
-      serverSecret: new Uint8Array(32),
-      attestations: { check: async () => ({ outcome: { status: 'relays_unavailable' }, cache: 'miss', expiresAtMs: 0 }) },
-      now: harness.clock.now,
-    });
+    registry = await operatorRegistry(harness.store, LOCAL_ORIGIN, harness.clock.now);
   });
   afterAll(async () => {
     await harness.close();

@@ -7,8 +7,17 @@
  */
 import type { FastifyInstance } from 'fastify';
 import * as client from 'openid-client';
+import { OidcService, type OidcServiceDeps } from '../../src/oidc/index.js';
 import { sessionCookieHeader, type Browser } from './auth-client.js';
 import { LOCAL_ORIGIN } from './auth-harness.js';
+
+/**
+ * The provider's clients and keys on a test store, as the operator's commands
+ * open them (no claims look-up): tests register their clients through it.
+ */
+export function operatorRegistry(store: OidcServiceDeps['store'], issuer: string, now: () => Date): Promise<OidcService> {
+  return OidcService.open({ store, issuer, serverSecret: new Uint8Array(32), now });
+}
 
 /** `fetch` for openid-client, answered by the app in process. */
 export function injectFetch(app: FastifyInstance): client.CustomFetch {
