@@ -13,6 +13,9 @@ import { Browser, newWallet } from './support/auth-client.js';
 import { startGitHubFake, type GitHubFake } from './support/github-fake.js';
 import { followRedirects, startOidcProvider, type TestOidcProvider } from './support/oidc-provider.js';
 import { hostileReturnTo } from './support/return-to.js';
+import * as client from 'openid-client';
+import { openTestStore, type TestStore } from './support/databases.js';
+import { discover, operatorRegistry, ProviderBrowser } from './support/oidc-rp.js';
 
 const PUBLIC_URL = 'http://localhost:8787';
 /** Another site of the family, where the OrangeCheck client may have pinned a tab. */
@@ -22,8 +25,10 @@ const CLIENT_SECRET = randomBytes(24).toString('hex');
 let op: TestOidcProvider;
 let github: GitHubFake;
 let app: FastifyInstance;
+let stored: TestStore;
 
 beforeAll(async () => {
+  stored = await openTestStore('sqlite');
   op = await startOidcProvider({ clientId: 'oc-client', clientSecret: CLIENT_SECRET, redirectUri: `${PUBLIC_URL}/api/auth/acme/callback` });
   github = await startGitHubFake({
     clientId: 'gh-client',
@@ -39,11 +44,12 @@ beforeAll(async () => {
       OAUTH_GITHUB_CLIENT_SECRET: 'gh-secret',
       FAMILY_ORIGINS: `${PUBLIC_URL},${SHOP}`,
     },
-    { githubAuthBase: github.url, githubApiBase: github.url },
+    { githubAuthBase: github.url, githubApiBase: github.url, store: stored.store },
   );
 });
 afterAll(async () => {
   await app.close();
+  await stored.dispose();
   await op.close();
   await github.close();
 });
@@ -112,6 +118,23 @@ describe('OpenID Connect sign-in', () => {
     const link = await browser.post('/api/auth/link/btc', await browser.prove(newWallet(), 'link'));
     expect(link.status).toBe(401);
     expect(link.body.error).toBe('sudo_required');
+  });
+
+  it("leaves amr out of an app's ID token when the host session stands on a provider sign-in (docs/protocol.md §8)", async () => {
+    const registry = await operatorRegistry(stored.store, PUBLIC_URL, () => new Date());
+    const issued = await registry.clients.create({ client_name: 'Wiki', redirect_uris: ['https://wiki.example/cb'] });
+    const browser = new Browser(app);
+    op.setAccount({ sub: 'user-amr', email: 'amr@example.org', emailVerified: true, name: 'Amr' });
+    expect((await providerSignIn(browser, 'acme')).callback.status).toBe(302);
+    const config = await discover(app, issued.client_id, issued.client_secret);
+    const rp = new ProviderBrowser(app, browser);
+    let hop = await rp.follow(
+      client.buildAuthorizationUrl(config, { redirect_uri: 'https://wiki.example/cb', scope: 'openid', state: 'a' }).href,
+    );
+    if (hop.status === 200) hop = await rp.allow(hop);
+    const tokens = await client.authorizationCodeGrant(config, new URL(hop.location as string), { expectedState: 'a' });
+    expect(tokens.claims()).toMatchObject({ acr: 'urn:oc:acr:basic' });
+    expect(tokens.claims()).not.toHaveProperty('amr');
   });
 
   it('add=1 joins the caller roster', async () => {

@@ -8,11 +8,12 @@
 import { afterAll, beforeAll, expect, it, vi } from 'vitest';
 import type { FastifyInstance } from 'fastify';
 import * as client from 'openid-client';
-import type { IssuedClient, OidcService } from '../src/oidc/index.js';
+import { ACR_BASIC, ACR_KEY, type IssuedClient, type OidcService } from '../src/oidc/index.js';
 import { newWallet, type Wallet } from './support/auth-client.js';
 import { AuthHarness, forEachEngine, LOCAL_ORIGIN, type TimedBrowser } from './support/auth-harness.js';
 import { TestClock } from './support/clock.js';
 import { discover, injectFetch, operatorRegistry, ProviderBrowser, type Hop } from './support/oidc-rp.js';
+import { SoftwareAuthenticator } from './support/webauthn-authenticator.js';
 
 const REDIRECT = 'https://app.example/callback';
 
@@ -367,6 +368,130 @@ function providerSuite(engine: 'sqlite' | 'postgres'): void {
     const again = await authorize(browser, client.buildAuthorizationUrl(config, withoutPrompt));
     expect(again.consent?.body).toContain('Grafana at example');
     expect((await app.inject({ url: '/api/auth/apps' })).statusCode).toBe(401);
+  });
+
+  /** An authorization URL of `config` for REDIRECT with PKCE, and its verifier. */
+  async function pkceUrl(config: client.Configuration, extra: Record<string, string> = {}): Promise<{ url: URL; verifier: string }> {
+    const verifier = client.randomPKCECodeVerifier();
+    const url = client.buildAuthorizationUrl(config, {
+      redirect_uri: REDIRECT,
+      scope: 'openid',
+      state: 's',
+      code_challenge: await client.calculatePKCECodeChallenge(verifier),
+      code_challenge_method: 'S256',
+      ...extra,
+    });
+    return { url, verifier };
+  }
+
+  it('honours login_hint: the signed-in account goes through, another is asked to sign in once, a stranger gets the field filled', async () => {
+    const issued = await confidential();
+    const config = await discover(app, issued.client_id, issued.client_secret);
+    const stranger = new ProviderBrowser(app, harness.browser(app));
+    const first = await stranger.follow((await pkceUrl(config, { login_hint: 'Someone@Example.org' })).url.href);
+    const signin = new URL(first.url);
+    expect(signin.pathname).toBe('/signin');
+    expect(signin.searchParams.get('login_hint')).toBe('Someone@Example.org');
+    expect(signin.searchParams.get('add')).toBeNull();
+    expect(signin.searchParams.get('return_to')).toMatch(/^\/oidc\/interaction\/[A-Za-z0-9_-]+\?hinted=1$/);
+    expect(first.body).toContain('data-login-hint="Someone@Example.org"');
+    // Hostile text stays a field value.
+    const hostile = await stranger.follow('/signin?login_hint=%22%3E%3Cscript%3Ealert(1)%3C%2Fscript%3E');
+    expect(hostile.body).toContain('data-login-hint="&#34;&#62;&#60;script&#62;alert(1)&#60;/script&#62;"');
+    expect(hostile.body).not.toContain('<script>alert');
+
+    const { browser, did, wallet } = await signedInBrowser();
+    for (const hint of [did, wallet.address.toUpperCase()]) {
+      const { url, verifier } = await pkceUrl(config, { login_hint: hint });
+      const { callback } = await authorize(browser, url);
+      const tokens = await client.authorizationCodeGrant(config, callback, { pkceCodeVerifier: verifier, expectedState: 's' });
+      expect(tokens.claims()?.sub, hint).toBe(did);
+    }
+    const { url, verifier } = await pkceUrl(config, { login_hint: 'other@example.org' });
+    const other = await browser.follow(url.href);
+    const add = new URL(other.url);
+    expect(add.pathname).toBe('/signin');
+    expect(add.searchParams.get('add')).toBe('1');
+    // The person stays with the account they have: the hint is not asked about again.
+    const { callback } = await authorize(browser, new URL(add.searchParams.get('return_to') as string, LOCAL_ORIGIN));
+    const tokens = await client.authorizationCodeGrant(config, callback, { pkceCodeVerifier: verifier, expectedState: 's' });
+    expect(tokens.claims()?.sub).toBe(did);
+  });
+
+  it('steps up with a security key when an app demands or prefers one; without a key it is basic or refused; Cancel declines', async () => {
+    const issued = await confidential();
+    const config = await discover(app, issued.client_id, issued.client_secret);
+    const { host, browser, wallet } = await signedInBrowser();
+    const essential = JSON.stringify({ id_token: { acr: { essential: true, values: [ACR_KEY] } } });
+
+    const preferred = await pkceUrl(config, { acr_values: `${ACR_KEY} ${ACR_BASIC}` });
+    const basic = await client.authorizationCodeGrant(config, (await authorize(browser, preferred.url)).callback, {
+      pkceCodeVerifier: preferred.verifier,
+      expectedState: 's',
+    });
+    expect(basic.claims()).toMatchObject({ acr: ACR_BASIC, amr: ['swk'] });
+    const refused = await browser.follow((await pkceUrl(config, { claims: essential })).url.href);
+    expect(new URL(refused.location as string).searchParams.get('error')).toBe('unmet_authentication_requirements');
+
+    // The account gets a key.
+    const authenticator = new SoftwareAuthenticator({ origin: LOCAL_ORIGIN });
+    expect((await host.post('/api/auth/sudo', await host.prove(wallet, 'sudo'))).status).toBe(200);
+    const started = await host.post('/api/auth/webauthn/register/options', {});
+    const registered = await host.post('/api/auth/webauthn/register/verify', {
+      challenge_token: started.body.challenge_token,
+      response: authenticator.create(started.body.options),
+    });
+    expect(registered.status, JSON.stringify(registered.body)).toBe(200);
+
+    for (const extra of [{ acr_values: ACR_KEY }, { claims: essential }]) {
+      const { url } = await pkceUrl(config, extra);
+      const hop = await browser.follow(url.href);
+      const sudo = new URL(hop.url);
+      expect(sudo.pathname, JSON.stringify(extra)).toBe('/sudo');
+      expect(sudo.searchParams.get('require')).toBe('key');
+      expect(hop.body).toContain('data-require="key"');
+      const back = sudo.searchParams.get('return_to') as string;
+      // Coming back without the key changes nothing; the page's Cancel declines.
+      expect(new URL((await browser.follow(back)).url).pathname).toBe('/sudo');
+      const cancelled = await browser.follow(`${back}?cancel=1`);
+      expect(new URL(cancelled.location as string).searchParams.get('error')).toBe('access_denied');
+    }
+
+    const { url, verifier } = await pkceUrl(config, { claims: essential });
+    const back = new URL((await browser.follow(url.href)).url).searchParams.get('return_to') as string;
+    const options = await host.post('/api/auth/webauthn/assertion/options', { purpose: 'oidc' });
+    const stepped = await host.post('/api/auth/webauthn/assertion/verify', {
+      challenge_token: options.body.challenge_token,
+      response: authenticator.get(options.body.options),
+    });
+    expect(stepped.status, JSON.stringify(stepped.body)).toBe(200);
+    const { callback } = await authorize(browser, new URL(back, LOCAL_ORIGIN));
+    const tokens = await client.authorizationCodeGrant(config, callback, { pkceCodeVerifier: verifier, expectedState: 's' });
+    expect(tokens.claims()).toMatchObject({ acr: ACR_KEY, amr: ['swk', 'hwk', 'mfa'] });
+    // The provider session is at the key level now: a preference goes straight through.
+    const again = await pkceUrl(config, { acr_values: ACR_KEY });
+    expect((await authorize(browser, again.url)).consent).toBeUndefined();
+  });
+
+  it('signs in the account the browser switched to when consent is answered after the switch', async () => {
+    const issued = await confidential();
+    const config = await discover(app, issued.client_id, issued.client_secret);
+    const { host, browser } = await signedInBrowser();
+    const { url, verifier } = await pkceUrl(config, { scope: 'openid email' });
+    const page = await browser.follow(url.href);
+    expect(page.status).toBe(200);
+    const switched = await host.signIn(newWallet(), { add: true });
+    expect(switched.status).toBe(200);
+    // Allow on the first account's page: the new account is signed in and asked for its own consent.
+    const next = await browser.allow(page);
+    expect(next.status, next.url).toBe(200);
+    expect(next.url).toMatch(/\/oidc\/interaction\//);
+    const callbackHop = await browser.allow(next);
+    const tokens = await client.authorizationCodeGrant(config, new URL(callbackHop.location as string), {
+      pkceCodeVerifier: verifier,
+      expectedState: 's',
+    });
+    expect(tokens.claims()?.sub).toBe(switched.body.account.did_oc);
   });
 
   it('lets a Connect app register clients with its API key (RFC 7591) and manage only its own', async () => {

@@ -17,7 +17,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
 import type Provider from 'oidc-provider';
 import { isOcError } from '../errors.js';
-import { ACR_BASIC, ACR_KEY, INTERACTION_PATH, OIDC_ROUTES, type HostSessionView } from '../oidc/index.js';
+import { ACR_BASIC, ACR_KEY, INTERACTION_PATH, loginHintOf, OIDC_ROUTES, prefersKey, type HostSessionView } from '../oidc/index.js';
 import { didOf, readSessionCookies, signInMethodClaims, type Authenticated } from '../session/index.js';
 import type { ServiceContext } from './context.js';
 import { oidcPageRenderer, type OidcPageRenderer } from './oidc-pages.js';
@@ -74,7 +74,7 @@ const FORWARDED: ReadonlyArray<{
 ];
 
 /** How the provider sees a host session (docs/protocol.md §8 "How the person signed in"). */
-export function hostSessionView(found: Authenticated): HostSessionView {
+export function hostSessionView(context: ServiceContext, found: Authenticated): HostSessionView {
   const { session } = found;
   const amr = signInMethodClaims(session.signing_method, session.step_up_at).amr;
   return {
@@ -82,16 +82,18 @@ export function hostSessionView(found: Authenticated): HostSessionView {
     authTime: Math.max(session.created_at, session.sudo_at ?? 0, session.step_up_at ?? 0),
     amr,
     usedKey: amr.includes('hwk'),
+    hasKey: async () => (await context.webauthn.list(found.account.id)).length > 0,
+    matches: (hint) => accountMatches(context, found, hint),
   };
 }
 
-/** The host session of a raw request (the library's login check), from the browser's cookies alone. */
+/** The host session of a raw request (the library's login checks), from the browser's cookies alone. */
 async function hostSessionOfRaw(context: ServiceContext, request: IncomingMessage): Promise<HostSessionView | null> {
   const tokens = readSessionCookies(request.headers.cookie);
   if (tokens.length === 0) return null;
   try {
     const found = await context.sessions.authenticate(tokens, ownRosterCheck(context, request));
-    return found === null ? null : hostSessionView(found);
+    return found === null ? null : hostSessionView(context, found);
   } catch (error) {
     if (isOcError(error) && error.code === 'ambiguous_session') return null;
     throw error;
@@ -155,47 +157,27 @@ export function registerOidcRoutes(app: FastifyInstance, context: ServiceContext
 /** The interaction: who signs in, and what they agree to share. */
 function registerInteractionRoutes(app: FastifyInstance, context: ServiceContext, renderer: OidcPageRenderer): void {
   const oidc = context.oidc;
-  app.get<{ Params: { uid: string } }>(
+  app.get<{ Params: { uid: string }; Querystring: Record<string, unknown> }>(
     `${INTERACTION_PATH}/:uid`,
     { config: { policy: POLICY.unlimited }, schema: { hide: true } },
     async (request, reply) => {
       const provider = oidc.provider();
       const details = await interactionOf(provider, request, reply, renderer);
       if (details === null) return reply;
-      const here = `${INTERACTION_PATH}/${encodeURIComponent(request.params.uid)}`;
-      const found = await currentSession(context, request);
-      const host = found === null ? null : hostSessionView(found);
-      if (details.prompt.name === 'login') {
-        if (host === null) return seeOther(reply, `/signin?return_to=${encodeURIComponent(here)}`);
-        const reasons = new Set(details.prompt.reasons);
-        const startedAt = (details.iat ?? 0) * 1000;
-        const maxAge = typeof details.params.max_age === 'number' ? details.params.max_age : Number(details.params.max_age);
-        const tooOld = Number.isFinite(maxAge) && context.now().getTime() - host.authTime > maxAge * 1000;
-        // prompt=login and max_age ask for a proof made now: /sudo, then back here.
-        if ((reasons.has('login_prompt') && host.authTime < startedAt) || (reasons.has('max_age') && tooOld)) {
-          return seeOther(reply, `/sudo?return_to=${encodeURIComponent(here)}`);
-        }
-        if ((reasons.has('essential_acr') || reasons.has('essential_acrs')) && !host.usedKey) {
-          return finish(provider, request, reply, {
-            error: 'unmet_authentication_requirements',
-            error_description: 'a security key or passkey was asked for and this session has not used one',
-          });
-        }
-        return finish(provider, request, reply, {
-          login: {
-            accountId: host.accountId,
-            acr: host.usedKey ? ACR_KEY : ACR_BASIC,
-            amr: [...host.amr],
-            ts: Math.floor(host.authTime / 1000),
-            remember: true,
-          },
-        });
+      // The Cancel of /sudo when it was asked for here (docs/protocol.md §8 "Signing in").
+      if (request.query.cancel !== undefined) {
+        return finish(provider, request, reply, { error: 'access_denied', error_description: 'the person did not confirm' });
       }
-      if (details.prompt.name === 'consent') {
-        // The page names the account the provider signed in; a browser that has switched since goes through login again.
-        if (host === null || host.accountId !== details.session?.accountId || found === null) {
-          return seeOther(reply, `/signin?return_to=${encodeURIComponent(here)}`);
-        }
+      const found = await currentSession(context, request);
+      const host = found === null ? null : hostSessionView(context, found);
+      // A consent page shown for one account, answered after a switch to another, signs the new one in first.
+      if (
+        details.prompt.name === 'login' ||
+        (details.prompt.name === 'consent' && host !== null && host.accountId !== details.session?.accountId)
+      ) {
+        return signInHost(provider, request, reply, details, found, host);
+      }
+      if (details.prompt.name === 'consent' && found !== null && host !== null) {
         const client = await provider.Client.find(String(details.params.client_id));
         if (client === undefined) return finish(provider, request, reply, { error: 'invalid_client' });
         const missing = details.prompt.details.missingOIDCScope;
@@ -214,9 +196,64 @@ function registerInteractionRoutes(app: FastifyInstance, context: ServiceContext
           .type('text/html; charset=utf-8')
           .send(page.html);
       }
+      if (details.prompt.name === 'consent') return seeOther(reply, signInUrl(interactionPath(request.params.uid), details));
       return finish(provider, request, reply, { error: 'invalid_request', error_description: 'unknown interaction' });
     },
   );
+
+  /**
+   * The login prompt: the browser's host session signs in, after what the
+   * app asked for is met (docs/protocol.md §8 "Signing in"): a `login_hint`
+   * naming another account sends the person to sign that one in (once); a
+   * fresh proof (`prompt=login`, `max_age`) goes through /sudo; a demanded or
+   * preferred security key through the key step-up of /sudo.
+   */
+  async function signInHost(
+    provider: Provider,
+    request: FastifyRequest<{ Params: { uid: string }; Querystring: Record<string, unknown> }>,
+    reply: FastifyReply,
+    details: InteractionDetails,
+    found: Authenticated | null,
+    host: HostSessionView | null,
+  ): Promise<FastifyReply> {
+    const hinted = request.query.hinted !== undefined;
+    const base = interactionPath(request.params.uid);
+    if (found === null || host === null) return seeOther(reply, signInUrl(base, details));
+    const hint = loginHintOf(details.params.login_hint);
+    if (hint !== null && !hinted && !(await accountMatches(context, found, hint))) {
+      return seeOther(reply, signInUrl(base, details, true));
+    }
+    // Back here from /sudo without asking about the hint again.
+    const here = hinted ? `${base}?hinted=1` : base;
+    const reasons = new Set(details.prompt.reasons);
+    const startedAt = (details.iat ?? 0) * 1000;
+    const maxAge = typeof details.params.max_age === 'number' ? details.params.max_age : Number(details.params.max_age);
+    const tooOld = Number.isFinite(maxAge) && context.now().getTime() - host.authTime > maxAge * 1000;
+    // prompt=login and max_age ask for a proof made now: /sudo, then back here.
+    if ((reasons.has('login_prompt') && host.authTime < startedAt) || (reasons.has('max_age') && tooOld)) {
+      return seeOther(reply, `/sudo?return_to=${encodeURIComponent(here)}`);
+    }
+    const demandsKey = reasons.has('essential_acr') || reasons.has('essential_acrs');
+    if ((demandsKey || prefersKey(details.params.acr_values)) && !host.usedKey) {
+      if (await host.hasKey()) return seeOther(reply, `/sudo?require=key&return_to=${encodeURIComponent(here)}`);
+      if (demandsKey) {
+        return finish(provider, request, reply, {
+          error: 'unmet_authentication_requirements',
+          error_description: 'a security key or passkey was asked for and this account has none',
+        });
+      }
+    }
+    return finish(provider, request, reply, {
+      login: {
+        accountId: host.accountId,
+        acr: host.usedKey ? ACR_KEY : ACR_BASIC,
+        // A provider sign-in has no RFC 8176 value: the claim is left out rather than empty.
+        ...(host.amr.length > 0 ? { amr: [...host.amr] } : {}),
+        ts: Math.floor(host.authTime / 1000),
+        remember: true,
+      },
+    });
+  }
 
   app.post<{ Params: { uid: string } }>(
     `${INTERACTION_PATH}/:uid/confirm`,
@@ -299,4 +336,42 @@ async function finish(
 
 function seeOther(reply: FastifyReply, location: string): FastifyReply {
   return reply.code(303).header('cache-control', 'no-store').header('location', location).send();
+}
+
+function interactionPath(uid: string): string {
+  return `${INTERACTION_PATH}/${encodeURIComponent(uid)}`;
+}
+
+/**
+ * Whether `hint` names the account: its `did:oc`, one of its verified e-mail
+ * addresses (any case), or one of its verified Bitcoin addresses (bech32 in
+ * any case, base58 exactly).
+ */
+async function accountMatches(context: ServiceContext, found: Authenticated, hint: string): Promise<boolean> {
+  if (hint === didOf(found.account.id)) return true;
+  const lower = hint.toLowerCase();
+  for (const identity of await context.accounts.identities(found.account.id)) {
+    if (!identity.verified) continue;
+    if (identity.kind === 'email' && identity.value === lower) return true;
+    if (identity.kind === 'btc' && (identity.value === hint || (/^(bc|tb|bcrt)1/i.test(hint) && identity.value.toLowerCase() === lower))) {
+      return true;
+    }
+  }
+  return false;
+}
+
+/**
+ * Where a person signs in for an interaction: /signin, coming back to it.
+ * With a `login_hint` the page is told it (to fill the e-mail or address
+ * field) and the way back says the hint was offered, so a person who signs
+ * in with another account is not sent round again; `add` keeps the accounts
+ * already in this browser.
+ */
+function signInUrl(here: string, details: InteractionDetails, add = false): string {
+  const hint = loginHintOf(details.params.login_hint);
+  const query = new URLSearchParams();
+  if (add) query.set('add', '1');
+  query.set('return_to', hint === null ? here : `${here}?hinted=1`);
+  if (hint !== null) query.set('login_hint', hint);
+  return `/signin?${query.toString()}`;
 }

@@ -269,6 +269,16 @@ export function sudoPurpose(value: string | undefined): string {
   return [...line].slice(0, MAX_PURPOSE_LENGTH).join('');
 }
 
+/**
+ * A `login_hint` the sign-in page puts in its e-mail or address field (an
+ * app's OpenID request passes it on, docs/protocol.md §8 "Signing in"): one
+ * line, bounded, else nothing. The page only ever uses it as a field's value.
+ */
+export function loginHintField(value: string | undefined): string {
+  if (value === undefined || value.length > 256 || /[\u0000-\u001f\u007f-\u009f]/.test(value)) return '';
+  return value.trim();
+}
+
 export function registerPageRoutes(app: FastifyInstance, context: ServiceContext, loaded: PageFiles = loadPageFiles()): void {
   const isFamily = (origin: string) => context.origins.isFamilyOrigin(origin);
   const pages = localizedTemplates(loaded, context.config.brand);
@@ -312,7 +322,10 @@ export function registerPageRoutes(app: FastifyInstance, context: ServiceContext
 
   app.get('/signin', { config: { policy: POLICY.unlimited }, schema: { hide: true } }, async (request, reply) => {
     const add = firstQueryValue(request, 'add');
-    return sendReturningPage(request, reply, 'signin', { add: add === '1' || add === 'true' ? '1' : '' });
+    return sendReturningPage(request, reply, 'signin', {
+      add: add === '1' || add === 'true' ? '1' : '',
+      login_hint: loginHintField(firstQueryValue(request, 'login_hint')),
+    });
   });
 
   // The service's front door, and where a provider sign-in without
@@ -336,7 +349,10 @@ export function registerPageRoutes(app: FastifyInstance, context: ServiceContext
     if ((await currentSession(context, request)) === null) {
       return redirect(reply, `/signin?return_to=${encodeURIComponent(request.url)}`);
     }
-    return sendReturningPage(request, reply, 'sudo', { purpose: sudoPurpose(firstQueryValue(request, 'purpose')) });
+    return sendReturningPage(request, reply, 'sudo', {
+      purpose: sudoPurpose(firstQueryValue(request, 'purpose')),
+      require: firstQueryValue(request, 'require') === 'key' ? 'key' : '',
+    });
   });
 
   // The interactive explorer of the OpenAPI document (src/pages/explorer.js).

@@ -4,7 +4,15 @@
  * clients, claims and storage adapter.
  */
 export { OidcService, type ConsentedApp, type OidcServiceDeps, type OidcWeb } from './service.js';
-export { INTERACTION_PATH, OIDC_ROUTES, type HostSessionReader, type HostSessionView, type OidcPages } from './provider.js';
+export {
+  INTERACTION_PATH,
+  loginHintOf,
+  OIDC_ROUTES,
+  prefersKey,
+  type HostSessionReader,
+  type HostSessionView,
+  type OidcPages,
+} from './provider.js';
 export { ACR_BASIC, ACR_KEY, OIDC_SCOPES, type OrangeCheckClaim } from './claims.js';
 export { CLIENT_AUTH_METHODS, type ClientAuthMethod, type ClientInput, type ClientView, type IssuedClient } from './clients.js';
 export { ensureOidcKeys, listOidcKeys, rotateOidcKeys, OIDC_ALGORITHMS, type OidcAlgorithm, type OidcKeyListing } from './keys.js';

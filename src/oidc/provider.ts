@@ -34,6 +34,10 @@ export interface HostSessionView {
   readonly amr: readonly string[];
   /** Whether a WebAuthn authenticator signed in this session (a passkey sign-in or a key step-up). */
   readonly usedKey: boolean;
+  /** Whether the account has a security key or passkey it could step up with (asked only when it matters). */
+  hasKey(): Promise<boolean>;
+  /** Whether a `login_hint` (as {@link loginHintOf} reads it) names this account. */
+  matches(hint: string): Promise<boolean>;
 }
 
 /** Reads the host session of a raw request from its `oc_session` cookies; null when it has none. */
@@ -107,9 +111,67 @@ function hostSessionCheck(interactionPolicy: typeof InteractionPolicy, hostSessi
   });
 }
 
+/** The longest `login_hint` looked at; a longer one is ignored. */
+const MAX_LOGIN_HINT_LENGTH = 256;
+
+/** An authorization's `login_hint`, trimmed, or null when there is none or it is not a plausible identifier. */
+export function loginHintOf(value: unknown): string | null {
+  if (typeof value !== 'string') return null;
+  const hint = value.trim();
+  return hint === '' || hint.length > MAX_LOGIN_HINT_LENGTH || /\p{Cc}/u.test(hint) ? null : hint;
+}
+
+/**
+ * The third check: an authorization whose `login_hint` names another account
+ * than the one signed in asks again (the interaction sends the person to sign
+ * that one in, once). The authorization that resumes from the interaction is
+ * not asked again, whoever signed in there.
+ */
+function loginHintCheck(interactionPolicy: typeof InteractionPolicy, hostSession: HostSessionReader): InteractionPolicy.Check {
+  return new interactionPolicy.Check('oc_login_hint', 'the app named another account', 'login_required', async (ctx) => {
+    const hint = loginHintOf(ctx.oidc.params?.login_hint);
+    if (hint === null || ctx.oidc.result?.login !== undefined) return interactionPolicy.Check.NO_NEED_TO_PROMPT;
+    const host = await hostSession(ctx.req);
+    return host !== null && !(await host.matches(hint))
+      ? interactionPolicy.Check.REQUEST_PROMPT
+      : interactionPolicy.Check.NO_NEED_TO_PROMPT;
+  });
+}
+
+/**
+ * Whether `acr_values` puts the key level first: the app prefers a security
+ * key (docs/protocol.md §8 "How the person signed in"). Unlike an essential
+ * `acr` claim this is a preference: an account without a key is signed in
+ * at the basic level.
+ */
+export function prefersKey(acrValues: unknown): boolean {
+  return typeof acrValues === 'string' && acrValues.split(' ').find((value) => value !== '') === ACR_KEY;
+}
+
+/**
+ * The second check oc-host adds: an app that prefers a key gets one when the
+ * account can give it. A provider session signed in at the basic level asks
+ * again (the interaction then sends the person to the key step-up) when the
+ * host session has used a key since or the account has one.
+ */
+function keyPreferenceCheck(interactionPolicy: typeof InteractionPolicy, hostSession: HostSessionReader): InteractionPolicy.Check {
+  return new interactionPolicy.Check('oc_key_preferred', 'the app prefers a security key', 'login_required', async (ctx) => {
+    if (!prefersKey(ctx.oidc.params?.acr_values) || ctx.oidc.session?.acr === ACR_KEY || ctx.oidc.result?.login !== undefined) {
+      return interactionPolicy.Check.NO_NEED_TO_PROMPT;
+    }
+    const host = await hostSession(ctx.req);
+    return host !== null && (host.usedKey || (await host.hasKey()))
+      ? interactionPolicy.Check.REQUEST_PROMPT
+      : interactionPolicy.Check.NO_NEED_TO_PROMPT;
+  });
+}
+
 function interactionPolicyFor(interactionPolicy: typeof InteractionPolicy, hostSession: HostSessionReader): InteractionPolicy.Prompt[] {
   const policy = interactionPolicy.base();
-  policy.get('login')?.checks.add(hostSessionCheck(interactionPolicy, hostSession), 0);
+  const login = policy.get('login');
+  login?.checks.add(hostSessionCheck(interactionPolicy, hostSession), 0);
+  login?.checks.add(loginHintCheck(interactionPolicy, hostSession));
+  login?.checks.add(keyPreferenceCheck(interactionPolicy, hostSession));
   return [...policy];
 }
 

@@ -410,6 +410,11 @@ function describeSignatureRefusal(result, wallet) {
 const emailStartForm = /** @type {HTMLFormElement} */ (byId('email-start-form'));
 const emailVerifyForm = /** @type {HTMLFormElement} */ (byId('email-verify-form'));
 const emailAddress = /** @type {HTMLInputElement} */ (byId('email-address'));
+
+// An app's `login_hint` (docs/protocol.md §8 "Signing in") fills the field it fits: an e-mail, else a Bitcoin address.
+const loginHint = document.body.dataset.loginHint ?? '';
+if (looksLikeEmail(loginHint)) emailAddress.value = loginHint;
+else if (loginHint !== '' && !loginHint.startsWith('did:')) btcAddress.value = loginHint;
 const emailCodeField = /** @type {HTMLInputElement} */ (byId('email-code'));
 const emailError = byId('email-error');
 const resendButton = /** @type {HTMLButtonElement} */ (byId('email-resend'));

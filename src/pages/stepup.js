@@ -64,9 +64,16 @@ function oneFieldForm(id, field, label, submit, hidden = false) {
  * Builds the proof forms into `root`.
  *
  * @param {HTMLElement} root
+ * `keyStepUp`: a key proves through the key step-up (POST
+ * /api/auth/webauthn/assertion/verify, which sets `step_up_at`) instead of
+ * /api/auth/sudo: what an app's demand for a security key needs
+ * (docs/protocol.md §8 "How the person signed in").
+ *
+ * @param {HTMLElement} root
  * @param {{
  *   onProved: () => void,
  *   onSessionLost: (result: import('./common.js').ApiResult) => boolean,
+ *   keyStepUp?: boolean,
  * }} options
  */
 export function createProofPanel(root, options) {
@@ -130,10 +137,11 @@ export function createProofPanel(root, options) {
    * Sends a proof to POST /api/auth/sudo; when it is taken, the panel's owner is told.
    *
    * @param {Record<string, unknown>} body
+   * @param {string} [route]
    * @returns {Promise<import('./common.js').ApiResult | null>} the refusal, or null when the proof was taken (or the session is gone)
    */
-  async function prove(body) {
-    const proved = await api('POST', '/api/auth/sudo', body);
+  async function prove(body, route = '/api/auth/sudo') {
+    const proved = await api('POST', route, body);
     if (options.onSessionLost(proved)) return null;
     if (!proved.ok) return proved;
     options.onProved();
@@ -156,7 +164,8 @@ export function createProofPanel(root, options) {
         say(error, browserErrorText(failure));
         return;
       }
-      const refused = await prove({ challenge_token: started.body.challenge_token, response });
+      const route = options.keyStepUp === true ? '/api/auth/webauthn/assertion/verify' : '/api/auth/sudo';
+      const refused = await prove({ challenge_token: started.body.challenge_token, response }, route);
       if (refused) say(error, describeKeyError(refused));
     }),
   );

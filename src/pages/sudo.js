@@ -15,6 +15,18 @@ import { createProofPanel, proofOptions } from './stepup.js';
 
 const returnTo = safeReturnTo(document.body.dataset.returnTo, '/account');
 const purpose = (document.body.dataset.purpose ?? '').trim();
+/** An app's sign-in asked for a security key (docs/protocol.md §8 "How the person signed in"): only the key is offered. */
+const keyOnly = document.body.dataset.require === 'key';
+
+/**
+ * Where Cancel goes: back to `return_to`, except for an app's sign-in, which
+ * Cancel declines (the interaction answers the app `access_denied`) instead of
+ * asking again.
+ */
+function cancelHref() {
+  if (!returnTo.startsWith('/oidc/interaction/')) return returnTo;
+  return `${returnTo}${returnTo.includes('?') ? '&' : '?'}cancel=1`;
+}
 
 const main = byId('main');
 const pageError = byId('page-error');
@@ -40,16 +52,18 @@ const panel = createProofPanel(byId('sudo-panel'), {
     window.location.assign(afterProof(returnTo));
   },
   onSessionLost: sessionLost,
+  keyStepUp: keyOnly,
 });
 
 async function load() {
-  if (purpose !== '') byId('lead').textContent = t('sudo.lead_purpose', { purpose });
+  if (keyOnly) byId('lead').textContent = t('sudo.lead_key');
+  else if (purpose !== '') byId('lead').textContent = t('sudo.lead_purpose', { purpose });
   if (document.body.dataset.returnToRefused === '1') {
     const notice = byId('notice');
     notice.textContent = t('sudo.return_to_refused');
     notice.hidden = false;
   }
-  byId('sudo-cancel').setAttribute('href', returnTo);
+  byId('sudo-cancel').setAttribute('href', cancelHref());
 
   const me = await api('GET', '/api/auth/me');
   if (me.status === 401) {
@@ -67,7 +81,11 @@ async function load() {
   byId('proof-title').replaceChildren(
     ...tNodes('sudo.confirming', { account: h('span', { id: 'proof-account', text: shortName(me.body.account) }) }),
   );
-  panel.reset(proofOptions(listed.ok ? listed.body.identities : null, me.body.account, keys.ok ? keys.body.credentials : null));
+  const offered = proofOptions(listed.ok ? listed.body.identities : null, me.body.account, keys.ok ? keys.body.credentials : null);
+  panel.reset(keyOnly ? { addresses: [], emails: [], hasKey: offered.hasKey } : offered);
+  if (keyOnly && !offered.hasKey) {
+    byId('sudo-none').textContent = t('sudo.key_unavailable');
+  }
   byId('proof').hidden = false;
   say(pageStatus, '');
   main.setAttribute('aria-busy', 'false');

@@ -129,12 +129,22 @@ export class ProviderBrowser {
     };
   }
 
-  /** Follows redirects from `url` while they stay on the host; the last hop. */
+  /**
+   * Follows redirects from `url` while they stay on the host, and submits the
+   * library's self-submitting forms (its script would), the way a browser
+   * does; the last hop.
+   */
   async follow(url: string, method: 'GET' | 'POST' = 'GET', form?: Record<string, string>): Promise<Hop> {
     let hop = await this.request(method, url, form);
-    for (let count = 0; count < 20 && hop.location !== undefined && hop.status >= 300 && hop.status < 400; count++) {
-      if (new URL(hop.location).origin !== LOCAL_ORIGIN) return hop;
-      hop = await this.request('GET', hop.location);
+    for (let count = 0; count < 20; count++) {
+      if (hop.location !== undefined && hop.status >= 300 && hop.status < 400) {
+        if (new URL(hop.location).origin !== LOCAL_ORIGIN) return hop;
+        hop = await this.request('GET', hop.location);
+        continue;
+      }
+      const posted = selfSubmitting(hop);
+      if (posted === null) return hop;
+      hop = await this.request('POST', posted.action, posted.fields);
     }
     return hop;
   }
@@ -145,4 +155,22 @@ export class ProviderBrowser {
     if (action === undefined) throw new Error(`not a consent page: ${hop.status} ${hop.url}\n${hop.body.slice(0, 400)}`);
     return this.follow(action.replaceAll('&amp;', '&'), 'POST');
   }
+}
+
+function htmlDecoded(value: string): string {
+  return value.replace(/&(amp|quot|lt|gt|#x27|#39);/g, (_whole, name: string) =>
+    name === 'amp' ? '&' : name === 'quot' ? '"' : name === 'lt' ? '<' : name === 'gt' ? '>' : "'",
+  );
+}
+
+/** The form of a page the provider library answers to be submitted by its own script (a form post), or null. */
+function selfSubmitting(hop: Hop): { action: string; fields: Record<string, string> } | null {
+  if (hop.status !== 200 || !hop.body.includes('document.forms[0].submit()')) return null;
+  const action = /<form method="post" action="([^"]+)">/.exec(hop.body)?.[1];
+  if (action === undefined) return null;
+  const fields: Record<string, string> = {};
+  for (const match of hop.body.matchAll(/<input type="hidden" name="([^"]+)" value="([^"]*)"\/>/g)) {
+    fields[htmlDecoded(match[1] as string)] = htmlDecoded(match[2] as string);
+  }
+  return { action: htmlDecoded(action), fields };
 }

@@ -250,6 +250,10 @@ export const pagesDe: Readonly<Record<PageMessageKey, string>> = {
   // Bestätigungsseite (sudo.js)
   'sudo.confirmed': 'Bestätigt. Es geht zurück…',
   'sudo.lead_purpose': 'Für „{purpose}“ bestätigen Sie bitte, dass Sie dieses Konto kontrollieren. Der Nachweis gilt 5 Minuten.',
+  'sudo.lead_key':
+    'Die App, bei der Sie sich anmelden, verlangt einen Sicherheitsschlüssel. Bestätigen Sie mit einem Sicherheitsschlüssel oder Passkey dieses Kontos.',
+  'sudo.key_unavailable':
+    'Dieser Browser kann hier keine Sicherheitsschlüssel oder Passkeys verwenden, daher lässt sich die Anfrage der App nicht erfüllen. Brechen Sie ab oder öffnen Sie diese Seite in einem Browser, der sie unterstützt.',
   'sudo.return_to_refused':
     'Der Link, dem Sie gefolgt sind, wollte Sie zu einer Website schicken, die nicht zu diesem Dienst gehört. Danach kommen Sie stattdessen auf Ihre Kontoseite.',
   'page.load_failed': 'Ihr Konto konnte nicht geladen werden. Bitte laden Sie die Seite neu.',

@@ -239,6 +239,9 @@ export const pagesEn = {
   // Step-up page (sudo.js)
   'sudo.confirmed': 'Confirmed. Taking you back…',
   'sudo.lead_purpose': 'To {purpose}, confirm that you control this account. The proof stays valid for 5 minutes.',
+  'sudo.lead_key': 'The app you are signing in to asks for a security key. Confirm with a security key or passkey of this account.',
+  'sudo.key_unavailable':
+    "This browser cannot use security keys or passkeys here, so the app's request cannot be met. Cancel, or open this page in a browser that supports them.",
   'sudo.return_to_refused':
     'The link you followed wanted to send you to a site that is not part of this service. Afterwards you will go to your account page instead.',
   'page.load_failed': 'Your account could not be loaded. Please reload the page.',

@@ -237,6 +237,10 @@ export const pagesEs: Readonly<Record<PageMessageKey, string>> = {
   // Página de confirmación (sudo.js)
   'sudo.confirmed': 'Confirmado. Te llevamos de vuelta…',
   'sudo.lead_purpose': 'Para «{purpose}», confirma que controlas esta cuenta. La prueba vale 5 minutos.',
+  'sudo.lead_key':
+    'La aplicación en la que inicias sesión pide una llave de seguridad. Confirma con una llave de seguridad o una llave de acceso de esta cuenta.',
+  'sudo.key_unavailable':
+    'Este navegador no puede usar llaves de seguridad ni llaves de acceso aquí, así que no se puede atender la petición de la aplicación. Cancela o abre esta página en un navegador que las admita.',
   'sudo.return_to_refused':
     'El enlace que seguiste quería llevarte a un sitio que no forma parte de este servicio. Después irás a la página de tu cuenta.',
   'page.load_failed': 'No se pudo cargar tu cuenta. Recarga la página.',

@@ -240,6 +240,10 @@ export const pagesFr: Readonly<Record<PageMessageKey, string>> = {
   // Page de confirmation (sudo.js)
   'sudo.confirmed': 'Confirmé. Retour en cours…',
   'sudo.lead_purpose': 'Pour « {purpose} », confirmez que vous contrôlez ce compte. La preuve reste valable 5 minutes.',
+  'sudo.lead_key':
+    'L’application à laquelle vous vous connectez demande une clé de sécurité. Confirmez avec une clé de sécurité ou une clé d’accès de ce compte.',
+  'sudo.key_unavailable':
+    'Ce navigateur ne peut pas utiliser de clé de sécurité ni de clé d’accès ici : la demande de l’application ne peut pas être satisfaite. Annulez, ou ouvrez cette page dans un navigateur qui les prend en charge.',
   'sudo.return_to_refused':
     'Le lien suivi voulait vous envoyer vers un site qui ne fait pas partie de ce service. Ensuite, vous irez plutôt sur la page de votre compte.',
   'page.load_failed': 'Votre compte n’a pas pu être chargé. Veuillez recharger la page.',
