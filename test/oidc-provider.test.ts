@@ -11,6 +11,7 @@ import * as client from 'openid-client';
 import { ACR_BASIC, ACR_KEY, type IssuedClient, type OidcService } from '../src/oidc/index.js';
 import { newWallet, type Wallet } from './support/auth-client.js';
 import { AuthHarness, forEachEngine, LOCAL_ORIGIN, type TimedBrowser } from './support/auth-harness.js';
+import { PAGE_CSP } from '../src/http/pages.js';
 import { TestClock } from './support/clock.js';
 import { discover, injectFetch, operatorRegistry, ProviderBrowser, type Hop } from './support/oidc-rp.js';
 import { SoftwareAuthenticator } from './support/webauthn-authenticator.js';
@@ -322,6 +323,88 @@ function providerSuite(engine: 'sqlite' | 'postgres'): void {
       const tokens = await client.authorizationCodeGrant(config, callback, { pkceCodeVerifier: verifier, expectedState: 'p' });
       expect(tokens.claims()?.auth_time).toBe(Math.floor(harness.clock.ms / 1000));
     }
+  });
+
+  it('names the app of an authorization to the browser that started it alone, as text, and never loads its logo on /signin', async () => {
+    const hostile = '<img src=x onerror=alert(1)>{{return_to}}';
+    const issued = await confidential({ client_name: hostile, logo_uri: 'https://logo.example/app.png' });
+    const config = await discover(app, issued.client_id, issued.client_secret);
+    const verifier = client.randomPKCECodeVerifier();
+    const url = client.buildAuthorizationUrl(config, {
+      redirect_uri: REDIRECT,
+      scope: 'openid',
+      state: 'n',
+      code_challenge: await client.calculatePKCECodeChallenge(verifier),
+      code_challenge_method: 'S256',
+    });
+    // A browser without a host session lands on the sign-in page, which names no app itself.
+    const host = harness.browser(app);
+    const browser = new ProviderBrowser(app, host);
+    const signin = await browser.follow(url.href);
+    expect(new URL(signin.url).pathname).toBe('/signin');
+    expect(signin.headers['content-security-policy']).toBe(PAGE_CSP);
+    expect(signin.body).not.toContain('onerror');
+    expect(signin.body).not.toContain('logo.example');
+    const back = new URL(signin.url).searchParams.get('return_to') as string;
+    expect(back).toMatch(/^\/oidc\/interaction\/[A-Za-z0-9_-]+$/);
+
+    // The browser that started it learns the app's name, as JSON data (the page shows it as text), and no logo.
+    const named = await browser.request('GET', `${back}/app`);
+    expect(named.status, named.body).toBe(200);
+    expect(named.headers['content-type']).toMatch(/^application\/json/);
+    expect(named.headers['cache-control']).toBe('no-store, private');
+    expect(JSON.parse(named.body)).toEqual({ ok: true, client_id: issued.client_id, name: hostile });
+
+    // Another browser, signed in or not, with the same address learns nothing.
+    const stranger = await signedInBrowser();
+    for (const other of [stranger.browser, new ProviderBrowser(app, harness.browser(app))]) {
+      const refused = await other.request('GET', `${back}/app`);
+      expect(refused.status).toBe(404);
+      expect(JSON.parse(refused.body)).toMatchObject({ ok: false, error: 'not_found' });
+      expect(refused.body).not.toContain('onerror');
+      const page = await other.request('GET', `/signin?return_to=${encodeURIComponent(back)}`);
+      expect(page.headers['content-security-policy']).toBe(PAGE_CSP);
+      expect(page.body).not.toContain('onerror');
+    }
+    // An unknown id, or one that is not an id, is refused the same way.
+    expect((await browser.request('GET', '/oidc/interaction/AAAAAAAAAAAAAAAAAAAAA/app')).status).toBe(404);
+    expect((await browser.request('GET', '/oidc/interaction/a.b/app')).status).toBe(400);
+
+    // The consent page escapes the name and allows the https logo's origin alone.
+    expect((await host.signIn(newWallet())).status).toBe(200);
+    const consent = await browser.follow(new URL(back, LOCAL_ORIGIN).href);
+    expect(consent.status).toBe(200);
+    expect(consent.body).not.toContain('<img src=x');
+    expect(consent.body).toContain('&#60;img src=x onerror=alert(1)&#62;&#123;&#123;return_to&#125;&#125;');
+    expect(consent.headers['content-security-policy']).toContain("img-src 'self' data: https://logo.example;");
+    const done = await browser.allow(consent);
+    expect(done.location).toMatch(/^https:\/\/app\.example\/callback\?code=/);
+    // Once the authorization is over, its id names nothing.
+    expect((await browser.request('GET', `${back}/app`)).status).toBe(404);
+  });
+
+  it('names no logo origin for a client whose logo is not https, on the consent page either', async () => {
+    const issued = await confidential({ client_name: 'Plain logo', logo_uri: 'http://logo.example/app.png' });
+    const config = await discover(app, issued.client_id, issued.client_secret);
+    const { browser } = await signedInBrowser();
+    const verifier = client.randomPKCECodeVerifier();
+    const consent = await browser.follow(
+      client.buildAuthorizationUrl(config, {
+        redirect_uri: REDIRECT,
+        scope: 'openid',
+        state: 'h',
+        code_challenge: await client.calculatePKCECodeChallenge(verifier),
+        code_challenge_method: 'S256',
+      }).href,
+    );
+    expect(consent.status).toBe(200);
+    expect(consent.headers['content-security-policy']).toContain("img-src 'self' data:;");
+    const back = new URL(consent.url).pathname;
+    expect(JSON.parse((await browser.request('GET', `${back}/app`)).body)).toEqual({
+      ok: true,
+      client_id: issued.client_id,
+      name: 'Plain logo',
+    });
   });
 
   it('lists the apps an account allowed and withdraws one: its tokens stop and the next sign-in asks again', async () => {

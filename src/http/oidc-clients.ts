@@ -9,6 +9,7 @@ import type { FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
 import { OcError } from '../errors.js';
 import type { ClientView } from '../oidc/index.js';
+import { INTERACTION_PATH } from '../oidc/index.js';
 import type { ConnectAppRecord } from '../storage/index.js';
 import type { ServiceContext } from './context.js';
 import { POLICY } from './policy.js';
@@ -47,9 +48,49 @@ const ConsentedApp = Type.Object({
   last_allowed_at: Type.String({ description: 'ISO 8601 UTC' }),
 });
 
-/** The apps the active account allowed to sign it in (docs/protocol.md §8 "Consent"), and withdrawing one. */
+const InteractionParams = Type.Object({ uid: Type.String({ minLength: 1, maxLength: 64, pattern: '^[A-Za-z0-9_-]+$' }) });
+
+/** A browser page's read that the library's cookies authenticate: read-limited, no CORS. */
+const INTERACTION_READ = Object.freeze({ ...POLICY.publicRead, cors: 'none' as const });
+
+/**
+ * The apps the active account allowed to sign it in (docs/protocol.md §8
+ * "Consent"), and withdrawing one; and the app an authorization of this
+ * browser is for, which the sign-in and re-proof pages name (§8 "Signing in").
+ */
 export function registerConsentRoutes(app: TypedApp, context: ServiceContext): void {
   const { oidc } = context;
+
+  // Under the interaction's own path, where the library's interaction cookie
+  // (scoped to that path) comes with the request: only the browser that
+  // started the authorization learns which app it is for.
+  app.get(
+    `${INTERACTION_PATH}/:uid/app`,
+    route(INTERACTION_READ, 'oidc', 'The app an authorization of this browser is for, as the sign-in page names it', {
+      description:
+        'Browser only: the provider binds the interaction to a cookie of the browser that started it. Another ' +
+        "browser's, an unknown or an ended interaction answers 404 `not_found`.",
+      params: InteractionParams,
+      response: {
+        200: Type.Object({
+          ok: Type.Literal(true),
+          client_id: Type.String(),
+          name: Type.String({ description: "The app's registered name, else its client_id" }),
+        }),
+        ...errorResponses(400, 404, 429),
+      },
+    }),
+    async (request, reply) => {
+      noStore(reply);
+      const provider = oidc.provider();
+      const details = await provider.interactionDetails(request.raw, reply.raw).catch(() => null);
+      const client =
+        details === null || details.uid !== request.params.uid ? undefined : await provider.Client.find(String(details.params.client_id));
+      if (client === undefined) throw new OcError('not_found', 'oidc: this browser has no authorization with this id');
+      return { ok: true as const, client_id: client.clientId, name: client.clientName ?? client.clientId };
+    },
+  );
+
   app.get(
     '/api/auth/apps',
     sessionRoute(POLICY.familyRead, 'auth', 'The apps the active account allowed to sign it in through the OpenID provider, newest first', {

@@ -4,8 +4,9 @@
  * the display name, the account's data, and signing out of one or all
  * accounts (docs/api.md "Session endpoints", docs/protocol.md §3 and §6).
  * Its other sections have modules of their own: linking (link.js), security
- * keys and passkeys (account-keys.js), and where the account is signed in
- * with its activity (account-activity.js).
+ * keys and passkeys (account-keys.js), where the account is signed in with
+ * its activity (account-activity.js), and the apps it signed in to through
+ * the OpenID provider (account-apps.js).
  *
  * An action answered with 401 `sudo_required` opens the step-up dialog
  * (POST /api/auth/sudo with a key, a BIP-322 `purpose=sudo` challenge or an
@@ -31,6 +32,7 @@ import {
   tNodes,
 } from './common.js';
 import { setUpActivity } from './account-activity.js';
+import { setUpApps } from './account-apps.js';
 import { setUpKeys } from './account-keys.js';
 import { setUpLinking } from './link.js';
 import { createProofPanel, proofOptions } from './stepup.js';
@@ -114,7 +116,7 @@ async function load() {
   renderRoster(loaded.roster);
   byId('content').hidden = false;
   main.setAttribute('aria-busy', 'false');
-  await Promise.all([loadIdentities(), keySection.loadKeys(), activity.loadDevices(), activity.loadActivity()]);
+  await Promise.all([loadIdentities(), keySection.loadKeys(), activity.loadDevices(), activity.loadActivity(), apps.loadApps()]);
   return loaded;
 }
 
@@ -556,6 +558,7 @@ byId('sudo-cancel').addEventListener('click', () => dialog.close('cancelled'));
 
 const keySection = setUpKeys({ sessionLost, withStepUp, steppedUp, loadActivity: () => activity.loadActivity() });
 const activity = setUpActivity({ sessionLost, withStepUp, steppedUp, signOutHere: (button) => logout('current', button) });
+const apps = setUpApps({ sessionLost, confirmAction });
 setUpLinking({
   withStepUp,
   confirmAction,

@@ -7,7 +7,7 @@
  * The session cookie is HttpOnly: these scripts never see a token, they only
  * send the browser's cookie along (`credentials: 'same-origin'`).
  */
-import { locale, t } from './i18n.js';
+import { locale, t, tNodes } from './i18n.js';
 
 export { formatDate, formatDateTime, formatList, formatTime, t, tNodes } from './i18n.js';
 
@@ -511,4 +511,42 @@ export function accountName(account) {
   if (account.display_name) return account.display_name;
   if (account.display_identity?.value) return account.display_identity.value;
   return account.did_oc;
+}
+
+/**
+ * The first letter of an app's name, upper case, for the round badge that
+ * stands in for its logo where the page's policy allows no other origin's
+ * images (docs/protocol.md §8 "Signing in").
+ *
+ * @param {string} name
+ */
+export function initialOf(name) {
+  const first = [...name.trim()][0];
+  return first === undefined ? '?' : first.toLocaleUpperCase();
+}
+
+/** `return_to` of an authorization waiting for this browser to sign in (docs/protocol.md §8 "Signing in"). */
+const INTERACTION_RETURN = /^\/oidc\/interaction\/([A-Za-z0-9_-]{1,64})$/;
+
+/**
+ * Names the app an authorization is for above the ways in, when `returnTo`
+ * is the interaction of one: the provider answers only the browser that
+ * started it (GET /oidc/interaction/<uid>/app); anything else leaves the
+ * page as it is. The name is only ever shown as text.
+ *
+ * @param {string} returnTo a value {@link safeReturnTo} kept
+ * @param {HTMLElement} holder where the sentence goes, hidden until then
+ * @param {string} key the sentence, with `{app}`
+ */
+export async function nameInteractionApp(returnTo, holder, key) {
+  const match = INTERACTION_RETURN.exec(returnTo);
+  if (match === null) return;
+  const answer = await api('GET', `/oidc/interaction/${match[1]}/app`);
+  const name = answer.ok ? answer.body?.name : undefined;
+  if (typeof name !== 'string' || name.trim() === '') return;
+  holder.replaceChildren(
+    h('span', { class: 'app-avatar', 'aria-hidden': 'true', text: initialOf(name) }),
+    h('p', {}, ...tNodes(key, { app: h('strong', { text: name }) })),
+  );
+  holder.hidden = false;
 }

@@ -28,6 +28,7 @@ import {
   looksLikeBitcoinAddress,
   looksLikeEmail,
   markInvalid,
+  nameInteractionApp,
   oauthErrorText,
   safeReturnTo,
   say,
@@ -640,6 +641,7 @@ function setUpPasskeys() {
 
 setUpNotices();
 void checkExistingSession();
+void nameInteractionApp(returnTo, byId('app-banner'), 'signin.continue_to');
 // Wallet extensions may inject their objects after the page's own scripts ran: look again once loaded.
 showConnectButtons();
 offerLastUsed();

@@ -10,7 +10,7 @@
  * after checking `return_to` against the family origins (src/http/pages.ts);
  * `purpose` is only ever shown as text.
  */
-import { afterProof, api, byId, h, say, safeReturnTo, shortName, t, tNodes } from './common.js';
+import { afterProof, api, byId, h, nameInteractionApp, say, safeReturnTo, shortName, t, tNodes } from './common.js';
 import { createProofPanel, proofOptions } from './stepup.js';
 
 const returnTo = safeReturnTo(document.body.dataset.returnTo, '/account');
@@ -92,3 +92,4 @@ async function load() {
 }
 
 void load();
+void nameInteractionApp(returnTo, byId('app-banner'), 'sudo.continue_to');
