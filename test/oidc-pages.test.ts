@@ -4,7 +4,10 @@
  * language, at desktop and phone width, light and dark, with axe finding
  * nothing and no CSP violation; allowing it reaches the app's redirect URI
  * (the page's `form-action` names it), and the sign-out question of
- * end-session is drawn in the same look.
+ * end-session is drawn in the same look. The sign-in page names the app an
+ * authorization is for, to the browser that started it alone (§8 "Signing
+ * in"), and the account page lists the apps allowed and removes one's
+ * access (§8 "Consent").
  */
 import { readFile } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
@@ -32,6 +35,22 @@ const HEADINGS: Readonly<Record<string, RegExp>> = {
   'es-ES': /^Grafana at example quiere iniciar tu sesión con tu cuenta de oc-host$/,
 };
 
+/** The sign-in page's sentence naming the app in each language. */
+const CONTINUE_TO: Readonly<Record<string, string>> = {
+  'en-GB': 'Sign in to continue to Grafana at example.',
+  'de-DE': 'Melden Sie sich an, um mit Grafana at example fortzufahren.',
+  'fr-FR': 'Connectez-vous pour continuer vers Grafana at example.',
+  'es-ES': 'Inicia sesión para continuar en Grafana at example.',
+};
+
+/** The account page's section title in each language. */
+const APPS_TITLE: Readonly<Record<string, string>> = {
+  'en-GB': 'Apps you signed in to',
+  'de-DE': 'Apps, bei denen Sie sich angemeldet haben',
+  'fr-FR': 'Applications auxquelles vous vous êtes connecté',
+  'es-ES': 'Aplicaciones en las que has iniciado sesión',
+};
+
 if (!HAVE_CHROMIUM && IN_CI) {
   it('has Chromium to drive (CI=true)', () => {
     throw new Error(`oidc-pages: ${CHROMIUM_PATH} is missing and CI=true; run scripts/ensure-chromium.sh before the tests`);
@@ -44,6 +63,7 @@ describe.skipIf(!HAVE_CHROMIUM)('the OpenID provider pages in headless Chromium'
   let browser: Browser;
   let base: string;
   let issued: IssuedClient;
+  let hostile: IssuedClient;
   let axe: string;
   const problems: string[] = [];
 
@@ -59,6 +79,11 @@ describe.skipIf(!HAVE_CHROMIUM)('the OpenID provider pages in headless Chromium'
       redirect_uris: [REDIRECT],
       post_logout_redirect_uris: ['https://app.example/bye'],
     });
+    hostile = await oidc.clients.create({
+      client_name: '<img src=x onerror=alert(1)>',
+      logo_uri: 'https://logo.example/app.png',
+      redirect_uris: [REDIRECT],
+    });
     browser = await chromium.launch({ executablePath: CHROMIUM_PATH, args: CHROMIUM_ARGS });
     axe = await readFile(AXE_PATH, 'utf8');
   }, 60_000);
@@ -67,12 +92,17 @@ describe.skipIf(!HAVE_CHROMIUM)('the OpenID provider pages in headless Chromium'
     await harness?.close();
   });
 
-  /** A browser signed in to a new account (its session cookie set as the host set it), in `locale` at `viewport`. */
-  async function signedInContext(locale: string, viewport: { width: number; height: number }): Promise<BrowserContext> {
-    const host = harness.browser(app, base);
-    expect((await host.signIn(newWallet())).status).toBe(200);
+  /**
+   * A browser signed in to a new account (its session cookie set as the host
+   * set it), or with `signedIn` false a browser without any, in `locale` at `viewport`.
+   */
+  async function signedInContext(locale: string, viewport: { width: number; height: number }, signedIn = true): Promise<BrowserContext> {
     const context = await browser.newContext({ baseURL: base, locale, viewport, timezoneId: 'UTC' });
-    await context.addCookies([{ name: 'oc_session', value: host.cookie as string, url: base, httpOnly: true, sameSite: 'Lax' }]);
+    if (signedIn) {
+      const host = harness.browser(app, base);
+      expect((await host.signIn(newWallet())).status).toBe(200);
+      await context.addCookies([{ name: 'oc_session', value: host.cookie as string, url: base, httpOnly: true, sameSite: 'Lax' }]);
+    }
     // The app is never reached: its redirect URI answers here.
     await context.route('https://app.example/**', (route) => route.fulfill({ status: 200, contentType: 'text/html', body: '<p>app</p>' }));
     await context.addInitScript(() => {
@@ -85,10 +115,18 @@ describe.skipIf(!HAVE_CHROMIUM)('the OpenID provider pages in headless Chromium'
     return context;
   }
 
-  function watch(page: Page): void {
+  /**
+   * Collects the page's script errors and CSP violations. `anyStatus`: the
+   * host's own pages also ask routes this test host answers with an error on
+   * purpose (401 before sign-in, 503 for passkeys on a plain-http origin, a
+   * stranger's 404), which Chromium logs; only the provider's pages are
+   * held to no failed load but the error page's 400.
+   */
+  function watch(page: Page, anyStatus = false): void {
     page.on('console', (message) => {
       // Chromium logs every answer >= 400; the error page is one on purpose.
       if (/^Failed to load resource: the server responded with a status of 400/.test(message.text())) return;
+      if (anyStatus && /^Failed to load resource: the server responded with a status of \d+/.test(message.text())) return;
       if (message.type() === 'error') problems.push(message.text());
     });
     page.on('pageerror', (error) => problems.push(error.message));
@@ -101,9 +139,25 @@ describe.skipIf(!HAVE_CHROMIUM)('the OpenID provider pages in headless Chromium'
     ) as Promise<string[]>;
   }
 
-  function authorizeUrl(scope: string): string {
-    const params = new URLSearchParams({ client_id: issued.client_id, redirect_uri: REDIRECT, response_type: 'code', scope, state: 'st' });
+  function authorizeUrl(scope: string, clientId = issued.client_id, extra: Record<string, string> = {}): string {
+    const params = new URLSearchParams({
+      client_id: clientId,
+      redirect_uri: REDIRECT,
+      response_type: 'code',
+      scope,
+      state: 'st',
+      ...extra,
+    });
     return `/oidc/auth?${params.toString()}`;
+  }
+
+  async function expectLaidOut(page: Page, what: string): Promise<void> {
+    const overflow = await page.evaluate('document.documentElement.scrollWidth > window.innerWidth');
+    expect(overflow, `${what} scrolls sideways`).toBe(false);
+    for (const scheme of ['light', 'dark'] as const) {
+      await page.emulateMedia({ colorScheme: scheme });
+      expect(await axeViolations(page), `${what} ${scheme}`).toEqual([]);
+    }
   }
 
   it('shows the consent page in every language, at desktop and phone width, light and dark, and allowing it reaches the app', async () => {
@@ -160,4 +214,111 @@ describe.skipIf(!HAVE_CHROMIUM)('the OpenID provider pages in headless Chromium'
     await context.close();
     expect(problems).toEqual([]);
   }, 60_000);
+
+  it('names the app on the sign-in page in every language, desktop and phone, light and dark, to the browser that started it alone', async () => {
+    for (const [locale, sentence] of Object.entries(CONTINUE_TO)) {
+      for (const viewport of [DESKTOP, PHONE]) {
+        const context = await signedInContext(locale, viewport, false);
+        const page = await context.newPage();
+        watch(page, true);
+        await page.goto(authorizeUrl('openid profile'));
+        await page.waitForURL(/\/signin\?return_to=%2Foidc%2Finteraction%2F/);
+        const banner = page.locator('#app-banner');
+        await banner.waitFor({ state: 'visible' });
+        expect(await banner.locator('p').textContent()).toBe(sentence);
+        expect(await banner.locator('strong').textContent()).toBe('Grafana at example');
+        expect(await banner.locator('.app-avatar').textContent()).toBe('G');
+        await expectLaidOut(page, `${locale} ${viewport.width}px`);
+        await context.close();
+      }
+    }
+
+    // A hostile name is text; the address opened in another browser names nothing.
+    const context = await signedInContext('en-GB', DESKTOP, false);
+    const page = await context.newPage();
+    watch(page, true);
+    await page.goto(authorizeUrl('openid', hostile.client_id));
+    await page.waitForURL(/\/signin\?return_to=/);
+    const banner = page.locator('#app-banner');
+    await banner.waitFor({ state: 'visible' });
+    expect(await banner.locator('strong').textContent()).toBe('<img src=x onerror=alert(1)>');
+    expect(await page.locator('#app-banner img').count()).toBe(0);
+    const stranger = await signedInContext('en-GB', DESKTOP, false);
+    const other = await stranger.newPage();
+    watch(other, true);
+    const answered = other.waitForResponse((response) => response.url().endsWith('/app'));
+    await other.goto(page.url());
+    expect((await answered).status()).toBe(404);
+    expect(await other.locator('#app-banner').isHidden()).toBe(true);
+    await stranger.close();
+    await context.close();
+    expect(problems).toEqual([]);
+  }, 120_000);
+
+  it('names the app on /sudo when an authorization asks for a fresh proof', async () => {
+    const context = await signedInContext('en-GB', PHONE);
+    const page = await context.newPage();
+    watch(page, true);
+    await page.goto(authorizeUrl('openid', issued.client_id, { prompt: 'login' }));
+    await page.waitForURL(/\/sudo\?return_to=%2Foidc%2Finteraction%2F/);
+    const banner = page.locator('#app-banner');
+    await banner.waitFor({ state: 'visible' });
+    expect(await banner.locator('p').textContent()).toBe('Confirm it is you to continue to Grafana at example.');
+    await page.locator('#proof').waitFor({ state: 'visible' });
+    await expectLaidOut(page, 'sudo');
+    await context.close();
+    expect(problems).toEqual([]);
+  }, 60_000);
+
+  it('lists the apps allowed on the account page in every language, and removes access after asking, so the app asks again', async () => {
+    for (const [locale, title] of Object.entries(APPS_TITLE)) {
+      for (const viewport of [DESKTOP, PHONE]) {
+        const context = await signedInContext(locale, viewport);
+        const page = await context.newPage();
+        watch(page, true);
+        await page.goto('/account');
+        await page.locator('#apps-empty').waitFor({ state: 'visible' });
+        expect(await page.locator('#apps li').count()).toBe(0);
+        await page.goto(authorizeUrl('openid profile email'));
+        await page.locator('#consent-allow').click();
+        await page.waitForURL(/^https:\/\/app\.example\/callback\?/);
+        await page.goto('/account');
+        const item = page.locator('#apps li');
+        await item.waitFor({ state: 'visible' });
+        expect(await page.locator('#apps-title').textContent()).toBe(title);
+        expect(await item.locator('.item-title').textContent()).toBe('Grafana at example');
+        expect(await page.locator('#apps-empty').isHidden()).toBe(true);
+        await expectLaidOut(page, `account ${locale} ${viewport.width}px`);
+        if (locale === 'en-GB' && viewport === DESKTOP) {
+          const facts = await item.locator('.item-sub').allTextContents();
+          expect(facts[0]).toBe('Can see: an identifier for your account, your display name, and your e-mail address');
+          expect(facts[1]).toMatch(/^Allowed on \w+ \d+, \d{4}$/);
+          const remove = page.getByRole('button', { name: 'Remove access for Grafana at example' });
+          // Cancel keeps it.
+          await remove.click();
+          const dialog = page.locator('#confirm-dialog');
+          expect(await dialog.locator('#confirm-title').textContent()).toBe('Remove access for Grafana at example?');
+          expect(await axeViolations(page)).toEqual([]);
+          await dialog.getByRole('button', { name: 'Cancel' }).click();
+          await expect.poll(() => page.locator('#page-status').textContent()).toBe('No access was removed.');
+          expect(await page.locator('#apps li').count()).toBe(1);
+          // Confirming removes it and says so.
+          await remove.click();
+          await dialog.getByRole('button', { name: 'Remove access' }).click();
+          await expect
+            .poll(() => page.locator('#page-status').textContent())
+            .toBe('Grafana at example no longer has access to your account.');
+          expect(await page.locator('#apps li').count()).toBe(0);
+          expect(await page.locator('#apps-empty').isVisible()).toBe(true);
+          expect(await page.evaluate('document.activeElement?.id')).toBe('apps-title');
+          // The app's next authorization asks again.
+          await page.goto(authorizeUrl('openid profile email'));
+          await page.waitForURL(/\/oidc\/interaction\//);
+          expect(await page.locator('h1').textContent()).toMatch(HEADINGS['en-GB'] as RegExp);
+        }
+        await context.close();
+      }
+    }
+    expect(problems).toEqual([]);
+  }, 180_000);
 });

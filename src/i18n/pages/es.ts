@@ -444,8 +444,8 @@ export const pagesEs: Readonly<Record<PageMessageKey, string>> = {
   'apps.scope_orangecheck': 'los datos OrangeCheck de tu dirección principal',
   'apps.scope_offline_access': 'acceso cuando no estás',
   'apps.remove': 'Quitar acceso',
-  'apps.remove_named': 'Quitar el acceso de {name}',
-  'apps.remove_title': '¿Quitar el acceso de {name}?',
+  'apps.remove_named': 'Quitar acceso a {name}',
+  'apps.remove_title': '¿Quitar acceso a {name}?',
   'apps.remove_text':
     '{name} pierde lo que le permitiste ver y su inicio de sesión deja de funcionar. Si vuelves a usarla, te lo pedirá de nuevo.',
   'apps.removed': '{name} ya no tiene acceso a tu cuenta.',
