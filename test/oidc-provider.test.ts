@@ -368,7 +368,9 @@ function providerSuite(engine: 'sqlite' | 'postgres'): void {
     }
     // An unknown id, or one that is not an id, is refused the same way.
     expect((await browser.request('GET', '/oidc/interaction/AAAAAAAAAAAAAAAAAAAAA/app')).status).toBe(404);
-    expect((await browser.request('GET', '/oidc/interaction/a.b/app')).status).toBe(400);
+    const malformed = await browser.request('GET', '/oidc/interaction/a.b/app');
+    expect(malformed.status).toBe(400);
+    expect(JSON.parse(malformed.body)).toMatchObject({ ok: false, error: 'bad_request' });
 
     // The consent page escapes the name and allows the https logo's origin alone.
     expect((await host.signIn(newWallet())).status).toBe(200);

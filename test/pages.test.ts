@@ -49,6 +49,7 @@ describe('finding the page files', () => {
     const files = loadPageFiles(PAGES_DIR);
     expect([...files.assets.keys()].sort()).toEqual([
       'account-activity.js',
+      'account-apps.js',
       'account-keys.js',
       'account.js',
       'app.css',
