@@ -25,6 +25,11 @@ import { freePort } from './support/instances.js';
 const AXE_PATH = fileURLToPath(new URL('../node_modules/axe-core/axe.min.js', import.meta.url));
 const REDIRECT = 'https://app.example/callback';
 const PHONE = { width: 390, height: 844 };
+/** A 1×1 PNG: the test app's logo. */
+const ONE_PIXEL_PNG = Buffer.from(
+  'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg==',
+  'base64',
+);
 const DESKTOP = { width: 1280, height: 900 };
 
 /** The consent page's heading in each language, for an app named "Grafana at example" (src/i18n/pages/). */
@@ -103,8 +108,11 @@ describe.skipIf(!HAVE_CHROMIUM)('the OpenID provider pages in headless Chromium'
       expect((await host.signIn(newWallet())).status).toBe(200);
       await context.addCookies([{ name: 'oc_session', value: host.cookie as string, url: base, httpOnly: true, sameSite: 'Lax' }]);
     }
-    // The app is never reached: its redirect URI answers here.
+    // The app is never reached: its redirect URI answers here, and so does its logo.
     await context.route('https://app.example/**', (route) => route.fulfill({ status: 200, contentType: 'text/html', body: '<p>app</p>' }));
+    await context.route('https://logo.example/**', (route) =>
+      route.fulfill({ status: 200, contentType: 'image/png', body: ONE_PIXEL_PNG }),
+    );
     await context.addInitScript(() => {
       (
         globalThis as unknown as {
@@ -242,7 +250,12 @@ describe.skipIf(!HAVE_CHROMIUM)('the OpenID provider pages in headless Chromium'
     const banner = page.locator('#app-banner');
     await banner.waitFor({ state: 'visible' });
     expect(await banner.locator('strong').textContent()).toBe('<img src=x onerror=alert(1)>');
-    expect(await page.locator('#app-banner img').count()).toBe(0);
+    expect(await page.locator('#app-banner strong img').count()).toBe(0);
+    // Its https logo shows: the sign-in page's policy names the logo's origin.
+    const logo = page.locator('#app-banner img.app-logo-small');
+    expect(await logo.getAttribute('src')).toBe('https://logo.example/app.png');
+    await expect.poll(() => logo.evaluate((image) => (image as unknown as { naturalWidth: number }).naturalWidth)).toBe(1);
+    await expectLaidOut(page, 'with a logo');
     const stranger = await signedInContext('en-GB', DESKTOP, false);
     const other = await stranger.newPage();
     watch(other, true);

@@ -325,7 +325,7 @@ function providerSuite(engine: 'sqlite' | 'postgres'): void {
     }
   });
 
-  it('names the app of an authorization to the browser that started it alone, as text, and never loads its logo on /signin', async () => {
+  it("names the app of an authorization to the browser that started it alone, as text, with its https logo allowed by /signin's policy", async () => {
     const hostile = '<img src=x onerror=alert(1)>{{return_to}}';
     const issued = await confidential({ client_name: hostile, logo_uri: 'https://logo.example/app.png' });
     const config = await discover(app, issued.client_id, issued.client_secret);
@@ -337,23 +337,30 @@ function providerSuite(engine: 'sqlite' | 'postgres'): void {
       code_challenge: await client.calculatePKCECodeChallenge(verifier),
       code_challenge_method: 'S256',
     });
-    // A browser without a host session lands on the sign-in page, which names no app itself.
+    // A browser without a host session lands on the sign-in page, which names no app itself; its policy
+    // allows the logo's origin, which the page's script learns with the name.
+    const logoCsp = PAGE_CSP.replace("img-src 'self' data:", "img-src 'self' data: https://logo.example");
     const host = harness.browser(app);
     const browser = new ProviderBrowser(app, host);
     const signin = await browser.follow(url.href);
     expect(new URL(signin.url).pathname).toBe('/signin');
-    expect(signin.headers['content-security-policy']).toBe(PAGE_CSP);
+    expect(signin.headers['content-security-policy']).toBe(logoCsp);
     expect(signin.body).not.toContain('onerror');
     expect(signin.body).not.toContain('logo.example');
     const back = new URL(signin.url).searchParams.get('return_to') as string;
     expect(back).toMatch(/^\/oidc\/interaction\/[A-Za-z0-9_-]+$/);
 
-    // The browser that started it learns the app's name, as JSON data (the page shows it as text), and no logo.
+    // The browser that started it learns the app's name, as JSON data (the page shows it as text), and its logo.
     const named = await browser.request('GET', `${back}/app`);
     expect(named.status, named.body).toBe(200);
     expect(named.headers['content-type']).toMatch(/^application\/json/);
     expect(named.headers['cache-control']).toBe('no-store, private');
-    expect(JSON.parse(named.body)).toEqual({ ok: true, client_id: issued.client_id, name: hostile });
+    expect(JSON.parse(named.body)).toEqual({
+      ok: true,
+      client_id: issued.client_id,
+      name: hostile,
+      logo_uri: 'https://logo.example/app.png',
+    });
 
     // Another browser, signed in or not, with the same address learns nothing.
     const stranger = await signedInBrowser();
@@ -362,8 +369,9 @@ function providerSuite(engine: 'sqlite' | 'postgres'): void {
       expect(refused.status).toBe(404);
       expect(JSON.parse(refused.body)).toMatchObject({ ok: false, error: 'not_found' });
       expect(refused.body).not.toContain('onerror');
+      // The page's policy names an image origin, nothing of the app.
       const page = await other.request('GET', `/signin?return_to=${encodeURIComponent(back)}`);
-      expect(page.headers['content-security-policy']).toBe(PAGE_CSP);
+      expect(page.headers['content-security-policy']).toBe(logoCsp);
       expect(page.body).not.toContain('onerror');
     }
     // An unknown id, or one that is not an id, is refused the same way.
@@ -407,6 +415,9 @@ function providerSuite(engine: 'sqlite' | 'postgres'): void {
       client_id: issued.client_id,
       name: 'Plain logo',
     });
+    expect((await browser.request('GET', `/signin?return_to=${encodeURIComponent(back)}`)).headers['content-security-policy']).toBe(
+      PAGE_CSP,
+    );
   });
 
   it('lists the apps an account allowed and withdraws one: its tokens stop and the next sign-in asks again', async () => {

@@ -9,7 +9,7 @@ import type { FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
 import { OcError } from '../errors.js';
 import type { ClientView } from '../oidc/index.js';
-import { INTERACTION_PATH } from '../oidc/index.js';
+import { httpsOrigin, INTERACTION_PATH } from '../oidc/index.js';
 import type { ConnectAppRecord } from '../storage/index.js';
 import type { ServiceContext } from './context.js';
 import { POLICY } from './policy.js';
@@ -76,6 +76,7 @@ export function registerConsentRoutes(app: TypedApp, context: ServiceContext): v
           ok: Type.Literal(true),
           client_id: Type.String(),
           name: Type.String({ description: "The app's registered name, else its client_id" }),
+          logo_uri: Type.Optional(Type.String({ description: "The app's logo, when it is https" })),
         }),
         ...errorResponses(400, 404, 429),
       },
@@ -87,7 +88,8 @@ export function registerConsentRoutes(app: TypedApp, context: ServiceContext): v
       const client =
         details === null || details.uid !== request.params.uid ? undefined : await provider.Client.find(String(details.params.client_id));
       if (client === undefined) throw new OcError('not_found', 'oidc: this browser has no authorization with this id');
-      return { ok: true as const, client_id: client.clientId, name: client.clientName ?? client.clientId };
+      const logo = typeof client.logoUri === 'string' && httpsOrigin(client.logoUri) !== null ? { logo_uri: client.logoUri } : {};
+      return { ok: true as const, client_id: client.clientId, name: client.clientName ?? client.clientId, ...logo };
     },
   );
 

@@ -241,9 +241,9 @@ function redirect(reply: FastifyReply, location: string): FastifyReply {
   return reply.code(302).header('location', location).send();
 }
 
-function sendPage(reply: FastifyReply, html: string, locale: Locale): FastifyReply {
+function sendPage(reply: FastifyReply, html: string, locale: Locale, csp: string = PAGE_CSP): FastifyReply {
   // Pages are cheap and carry the checked return_to: always revalidate. Their language follows the request.
-  return securityHeaders(reply)
+  return securityHeaders(reply, csp)
     .header('cache-control', 'no-cache')
     .header('content-language', locale)
     .header('vary', 'Accept-Language, Cookie')
@@ -279,6 +279,9 @@ export function loginHintField(value: string | undefined): string {
   return value.trim();
 }
 
+/** A `return_to` that goes back to an authorization's interaction (src/http/oidc.ts), and its uid. */
+const INTERACTION_RETURN = /^\/oidc\/interaction\/([A-Za-z0-9_-]{1,64})(?:\?hinted=1)?$/;
+
 export function registerPageRoutes(app: FastifyInstance, context: ServiceContext, loaded: PageFiles = loadPageFiles()): void {
   const isFamily = (origin: string) => context.origins.isFamilyOrigin(origin);
   const pages = localizedTemplates(loaded, context.config.brand);
@@ -308,16 +311,28 @@ export function registerPageRoutes(app: FastifyInstance, context: ServiceContext
   }
 
   /** A page that goes on to the request's checked return_to (or says it was refused), with its other template values. */
-  function sendReturningPage(
+  async function sendReturningPage(
     request: FastifyRequest,
     reply: FastifyReply,
     page: 'signin' | 'sudo',
     values: Readonly<Record<string, string>>,
-  ): FastifyReply {
+  ): Promise<FastifyReply> {
     const { returnTo, refused } = returnToOf(request);
     const locale = pageLocale(request);
     const html = renderTemplate(pages[locale][page], { return_to: returnTo, return_to_refused: refused ? '1' : '', ...values });
-    return sendPage(reply, html, locale);
+    return sendPage(reply, html, locale, await appLogoCsp(returnTo));
+  }
+
+  /**
+   * The page policy, with `img-src` naming the https logo origin of the app
+   * whose authorization `returnTo` goes back to, so the page can show the
+   * logo it learns from GET /oidc/interaction/<uid>/app (docs/protocol.md §8
+   * "Signing in").
+   */
+  async function appLogoCsp(returnTo: string): Promise<string> {
+    const uid = INTERACTION_RETURN.exec(returnTo)?.[1];
+    const origin = uid === undefined ? null : await context.oidc.interactionLogoOrigin(uid);
+    return origin === null ? PAGE_CSP : PAGE_CSP.replace("img-src 'self' data:", `img-src 'self' data: ${origin}`);
   }
 
   app.get('/signin', { config: { policy: POLICY.unlimited }, schema: { hide: true } }, async (request, reply) => {

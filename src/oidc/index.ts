@@ -3,7 +3,7 @@
  * Connect provider, on the certified `oidc-provider` library, with its keys,
  * clients, claims and storage adapter.
  */
-export { OidcService, type ConsentedApp, type OidcServiceDeps, type OidcWeb } from './service.js';
+export { httpsOrigin, OidcService, type ConsentedApp, type OidcServiceDeps, type OidcWeb } from './service.js';
 export {
   INTERACTION_PATH,
   loginHintOf,

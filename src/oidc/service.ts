@@ -174,6 +174,23 @@ export class OidcService {
     return apps;
   }
 
+  /**
+   * The origin of the https logo of the client an interaction is for, or
+   * null: what the sign-in and /sudo pages' policy adds to `img-src` when
+   * they come back to that interaction (docs/protocol.md §8 "Signing in").
+   * It names an image origin only; the app itself is told only to the
+   * browser holding the interaction's cookie.
+   */
+  async interactionLogoOrigin(uid: string): Promise<string | null> {
+    const record = await this.#deps.store.findOidcModel('Interaction', uid, this.#deps.now().getTime());
+    if (record === null) return null;
+    const payload: unknown = JSON.parse(record.payload);
+    const clientId = isJsonObject(payload) && isJsonObject(payload.params) ? payload.params.client_id : undefined;
+    if (typeof clientId !== 'string') return null;
+    const logo = (await this.clients.find(clientId))?.metadata.logo_uri;
+    return httpsOrigin(logo);
+  }
+
   /** Withdraws the account's consent to a client: its grant and every token of it end; false when there was none. */
   withdraw(accountId: string, clientId: string): Promise<boolean> {
     return this.#deps.store.deleteOidcConsent(accountId, clientId);
@@ -188,5 +205,15 @@ export class OidcService {
       if (typeof description === 'string') throw new OcError('bad_request', `oidc: ${description}`);
       throw error;
     }
+  }
+}
+
+/** The origin of an https URL, or null. */
+export function httpsOrigin(url: unknown): string | null {
+  if (typeof url !== 'string' || !url.startsWith('https://')) return null;
+  try {
+    return new URL(url).origin;
+  } catch {
+    return null;
   }
 }

@@ -526,7 +526,7 @@ export function initialOf(name) {
 }
 
 /** `return_to` of an authorization waiting for this browser to sign in (docs/protocol.md §8 "Signing in"). */
-const INTERACTION_RETURN = /^\/oidc\/interaction\/([A-Za-z0-9_-]{1,64})$/;
+const INTERACTION_RETURN = /^\/oidc\/interaction\/([A-Za-z0-9_-]{1,64})(?:\?hinted=1)?$/;
 
 /**
  * Names the app an authorization is for above the ways in, when `returnTo`
@@ -544,9 +544,14 @@ export async function nameInteractionApp(returnTo, holder, key) {
   const answer = await api('GET', `/oidc/interaction/${match[1]}/app`);
   const name = answer.ok ? answer.body?.name : undefined;
   if (typeof name !== 'string' || name.trim() === '') return;
-  holder.replaceChildren(
-    h('span', { class: 'app-avatar', 'aria-hidden': 'true', text: initialOf(name) }),
-    h('p', {}, ...tNodes(key, { app: h('strong', { text: name }) })),
-  );
+  const avatar = h('span', { class: 'app-avatar', 'aria-hidden': 'true', text: initialOf(name) });
+  const logo = answer.body?.logo_uri;
+  let badge = avatar;
+  if (typeof logo === 'string' && /^https:\/\//.test(logo)) {
+    // The page's policy names this logo's origin (src/http/pages.ts); the initial comes back when it does not load.
+    badge = h('img', { class: 'app-logo-small', src: logo, alt: '', width: '40', height: '40' });
+    badge.addEventListener('error', () => badge.replaceWith(avatar));
+  }
+  holder.replaceChildren(badge, h('p', {}, ...tNodes(key, { app: h('strong', { text: name }) })));
   holder.hidden = false;
 }
