@@ -1,7 +1,7 @@
 /**
  * `npm run bench [name …]`: runs every benchmark (or the named ones) and
  * prints each figure next to its same-run baseline. Names: bip322, jwt,
- * verify, check, mixed, sessions, email, scale.
+ * verify, check, mixed, sessions, email, scale, oidc.
  */
 import { formatTable, type BenchResult } from './lib.js';
 
@@ -14,6 +14,7 @@ const SUITES: Record<string, () => Promise<{ run: () => Promise<BenchResult[]> }
   sessions: () => import('./sessions.bench.js'),
   email: () => import('./email.bench.js'),
   scale: () => import('./scale.bench.js'),
+  oidc: () => import('./oidc.bench.js'),
 };
 
 async function main(): Promise<void> {
