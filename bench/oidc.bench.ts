@@ -268,12 +268,13 @@ export async function run(options: { durationSeconds?: number } = {}): Promise<B
       const jar = new CookieJar(setup.hostCookie);
       await exchange(setup, await authorize(setup, jar));
 
-      // A pilot round sizes the code supply: at least 3 times what the pilot's rate would use in a round.
+      // A pilot sizes the code supply: 4 times what a round at the pilot's rate would use, within bounds
+      // that keep a round's minting well inside a code's 60 s.
       const pilot = await mintCodes(setup, jar, 400);
       const pilotStarted = performance.now();
       await pooled(pilot.codes.length, MINT_WORKERS, (index) => exchange(setup, pilot.codes[index]!));
       const pilotRate = (pilot.codes.length * 1000) / (performance.now() - pilotStarted);
-      const supply = Math.max(1000, Math.ceil(pilotRate * durationSeconds * 3));
+      const supply = Math.min(8000, Math.max(3000, Math.ceil(pilotRate * durationSeconds * 4)));
 
       const bareRuns: WrkResult[] = [];
       const tokenRuns: Measured[] = [];
@@ -284,7 +285,8 @@ export async function run(options: { durationSeconds?: number } = {}): Promise<B
         bareRuns.push(await runWrk(bare.url, { durationSeconds }));
         const measured = await measuredWrk(setup, `${setup.issuer}/oidc/token`, {
           durationSeconds,
-          lua: exchangingInTurn(setup, minted.codes.map(tokenBody)),
+          // Newest first: the oldest codes of a slow minting are the last wrk would reach.
+          lua: exchangingInTurn(setup, minted.codes.map(tokenBody).reverse()),
         });
         if (measured.wrk.requests + 50 > supply) throw new Error(`bench: a round used up its ${supply} codes; raise the supply`);
         if (measured.wrk.non2xx > 0) throw new Error(`bench: the token endpoint answered ${measured.wrk.non2xx} non-2xx responses`);
