@@ -6,7 +6,7 @@
  */
 import { rowsAffected, type StoreExecutor } from './executor.js';
 import type { NewOidcModel, OidcClientRecord, OidcConsentRecord, OidcKeyRecord, OidcModelRecord, OidcStore } from './store.js';
-import type { OidcClientsTable, OidcConsentsTable } from './schema.js';
+import type { OidcClientsTable, OidcConsentsTable, OidcModelsTable } from './schema.js';
 import { toNumber } from './row-mapping.js';
 
 function toClientRecord(row: OidcClientsTable): OidcClientRecord {
@@ -90,7 +90,12 @@ export class OidcArea implements OidcStore {
   }
 
   async findOidcClient(clientId: string): Promise<OidcClientRecord | null> {
-    const row = await this.#liveClients().where('client_id', '=', clientId).executeTakeFirst();
+    // The provider looks its client up on every request (docs/performance.md "The OpenID provider").
+    const [row] = await this.#x.runCompiled<OidcClientsTable>(
+      'findOidcClient',
+      () => this.#liveClients().where('client_id', '=', clientId),
+      [clientId],
+    );
     return row ? toClientRecord(row) : null;
   }
 
@@ -169,12 +174,17 @@ export class OidcArea implements OidcStore {
   }
 
   async #findBy(model: string, column: 'id' | 'uid' | 'user_code', value: string, now: number): Promise<OidcModelRecord | null> {
-    const row = await this.#x.db
-      .selectFrom('oidc_models')
-      .select(['payload', 'consumed_at', 'expires_at'])
-      .where('model', '=', model)
-      .where(column, '=', value)
-      .executeTakeFirst();
+    // Every code exchange and userinfo reads three or four of these (docs/performance.md "The OpenID provider").
+    const [row] = await this.#x.runCompiled<Pick<OidcModelsTable, 'payload' | 'consumed_at' | 'expires_at'>>(
+      `findOidcModelBy:${column}`,
+      () =>
+        this.#x.db
+          .selectFrom('oidc_models')
+          .select(['payload', 'consumed_at', 'expires_at'])
+          .where('model', '=', model)
+          .where(column, '=', value),
+      [model, value],
+    );
     if (!row) return null;
     if (row.expires_at !== null && toNumber(row.expires_at) <= now) return null;
     return { payload: row.payload, consumed_at: row.consumed_at === null ? null : toNumber(row.consumed_at) };
@@ -193,13 +203,17 @@ export class OidcArea implements OidcStore {
   }
 
   async consumeOidcModel(model: string, id: string, at: number): Promise<void> {
-    await this.#x.db
-      .updateTable('oidc_models')
-      .set({ consumed_at: at })
-      .where('model', '=', model)
-      .where('id', '=', id)
-      .where('consumed_at', 'is', null)
-      .execute();
+    await this.#x.runCompiled(
+      'consumeOidcModel',
+      () =>
+        this.#x.db
+          .updateTable('oidc_models')
+          .set({ consumed_at: at })
+          .where('model', '=', model)
+          .where('id', '=', id)
+          .where('consumed_at', 'is', null),
+      [at, model, id],
+    );
   }
 
   async deleteOidcModel(model: string, id: string): Promise<void> {
