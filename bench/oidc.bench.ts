@@ -197,7 +197,7 @@ async function startService(dir: string): Promise<Setup> {
   const databaseUrl = `sqlite:${join(dir, 'oc.sqlite')}`;
   const port = await freePort();
   const issuer = `http://127.0.0.1:${port}`;
-  // The operator's way (`oc-host oidc clients create --first-party`), before the service starts.
+  // The operator's way (`oc-host oidc clients add --first-party`), before the service starts.
   const store = await openStore(databaseUrl);
   let clientId: string;
   let secret: string;
