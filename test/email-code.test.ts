@@ -19,7 +19,6 @@ import {
 import type { Store } from '../src/storage/index.js';
 import { openTestStore, testEngines, type TestEngine, type TestStore } from './support/databases.js';
 import { extractCode, startSmtpServer, type ReceivedMail, type TestSmtpServer } from './support/smtp-server.js';
-import { formatUtc } from '../src/i18n/index.js';
 import { ocFailure } from './support/errors.js';
 
 const PUBLIC_URL = 'https://auth.example.com';
@@ -144,7 +143,7 @@ function emailCodeSuite(engine: TestEngine): void {
     expect(new Date(mail.header('Date') ?? '').getTime()).toBe(T0);
     expect(mail.text).toContain('sign in to auth.example.com');
     expect(mail.text).toContain('10 minutes');
-    expect(mail.text).toContain(`(at ${formatUtc(new Date('2025-01-15T12:10:00Z'), 'en')})`);
+    expect(mail.text).toMatch(/\(on Jan 15, 2025 at 12:10\sPM UTC\)/);
     expect(mail.text).toMatch(/did not ask for this code, ignore this e-mail/);
     expect(mail.html).toContain(`>${code}</p>`);
     expect(mail.html).toContain('10 minutes');

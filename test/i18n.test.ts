@@ -15,6 +15,7 @@ import {
   CATALOGS,
   formatHtml,
   formatUtc,
+  formatUtcParts,
   LOCALES,
   negotiateLocale,
   PAGE_CATALOGS,
@@ -111,12 +112,15 @@ describe('catalogs', () => {
   });
 
   it('formats plurals and dates in the language', () => {
-    expect(translator('en')('code.expires', { minutes: 1, time: 'x' })).toContain('1 minute ');
-    expect(translator('de')('code.expires', { minutes: 10, time: 'x' })).toContain('10 Minuten');
-    expect(translator('fr')('code.expires', { minutes: 1, time: 'x' })).toContain('1 minute');
+    expect(translator('en')('code.expires', { minutes: 1, date: 'd', time: 'x' })).toContain('1 minute (on d at x)');
+    expect(translator('de')('code.expires', { minutes: 10, date: 'd', time: 'x' })).toContain('10 Minuten ab (am d um x)');
+    expect(translator('fr')('code.expires', { minutes: 1, date: 'd', time: 'x' })).toContain('1 minute (le d à x)');
+    expect(translator('es')('code.expires', { minutes: 1, date: 'd', time: 'x' })).toContain('1 minuto (el d a las x)');
     const at = new Date('2026-11-25T10:05:00Z');
     expect(formatUtc(at, 'en')).toBe('Nov 25, 2026, 10:05 AM UTC');
     expect(formatUtc(at, 'de')).toBe('25.11.2026, 10:05 UTC');
+    expect(formatUtcParts(at, 'de')).toEqual({ date: '25.11.2026', time: '10:05 UTC' });
+    expect(formatUtcParts(at, 'fr')).toEqual({ date: '25 nov. 2026', time: '10:05 UTC' });
   });
 });
 
@@ -189,20 +193,36 @@ describe('mail in the request language', () => {
   it('e-mail codes follow Accept-Language, and the oc_lang cookie over it', async () => {
     const app = await testApp({ SMTP_URL: smtp.url, RATE_LIMIT_OTP_PER_HOUR: '0' });
     try {
-      for (const [headers, email, subject, sentence] of [
+      // The expiry names the day and the time apart, in each language's words, and the time zone.
+      for (const [headers, email, subject, sentence, when] of [
         [
           { 'accept-language': 'de-DE,de;q=0.9' },
           'sprache@example.org',
           / ist Ihr Anmeldecode für localhost:8787$/,
           'Er läuft in 10 Minuten ab',
+          /\(am \d{2}\.\d{2}\.\d{4} um \d{2}:\d{2} UTC\)/,
         ],
         [
           { 'accept-language': 'de-DE', cookie: 'oc_lang=es' },
           'idioma@example.org',
           / es tu código de acceso a localhost:8787$/,
           'Caduca en 10 minutos',
+          /\(el \d{1,2} \p{L}+\.? \d{4} a las \d{1,2}:\d{2} UTC\)/u,
         ],
-        [{}, 'language@example.org', / is your sign-in code for localhost:8787$/, 'It expires in 10 minutes'],
+        [
+          { 'accept-language': 'fr-FR' },
+          'langue@example.org',
+          / est votre code de connexion à localhost:8787$/,
+          'Il expire dans 10 minutes',
+          /\(le \d{1,2} \p{L}+\.? \d{4} à \d{2}:\d{2} UTC\)/u,
+        ],
+        [
+          {},
+          'language@example.org',
+          / is your sign-in code for localhost:8787$/,
+          'It expires in 10 minutes',
+          /\(on [A-Z][a-z]{2} \d{1,2}, \d{4} at \d{1,2}:\d{2}\s[AP]M UTC\)/,
+        ],
       ] as const) {
         const started = await app.inject({
           method: 'POST',
@@ -214,6 +234,7 @@ describe('mail in the request language', () => {
         const mail = await smtp.waitForMessage((received) => received.envelope.to.includes(email));
         expect(mail.subject).toMatch(subject);
         expect(mail.text).toContain(sentence);
+        expect(mail.text).toMatch(when);
       }
     } finally {
       await app.close();

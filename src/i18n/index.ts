@@ -95,6 +95,18 @@ export function formatUtc(date: Date, locale: Locale): string {
   return `${new Intl.DateTimeFormat(locale, { dateStyle: 'medium', timeStyle: 'short', timeZone: 'UTC' }).format(date)} UTC`;
 }
 
+/**
+ * The day and the time of `date` in UTC apart, for a sentence that puts its
+ * own words between them ("on {date} at {time}", "am {date} um {time}"):
+ * the time says its zone.
+ */
+export function formatUtcParts(date: Date, locale: Locale): { readonly date: string; readonly time: string } {
+  return {
+    date: new Intl.DateTimeFormat(locale, { dateStyle: 'medium', timeZone: 'UTC' }).format(date),
+    time: `${new Intl.DateTimeFormat(locale, { timeStyle: 'short', timeZone: 'UTC' }).format(date)} UTC`,
+  };
+}
+
 /** Escapes text for HTML text and attribute values, and the page templates' braces. */
 export function escapeHtml(value: string): string {
   return value.replace(/[&<>"'{}]/g, (character) => `&#${character.charCodeAt(0)};`);

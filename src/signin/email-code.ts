@@ -70,7 +70,7 @@ import { hmacSha256, timingSafeEqualString } from '../crypto.js';
 import { OcError } from '../errors.js';
 import { escapeHtml, normalizeEmail, frameMail, mailBrandOf, type MailBrand } from '../mail/index.js';
 import type { Mailer } from '../mail/index.js';
-import { formatUtc, translator, type Locale } from '../i18n/index.js';
+import { formatUtcParts, translator, type Locale } from '../i18n/index.js';
 import type { Brand } from '../config.js';
 import type { EmailCodeStore } from '../storage/index.js';
 
@@ -242,7 +242,7 @@ function composeCodeMail(code: string, brand: MailBrand, publicUrl: string, ttlM
   const t = translator(locale);
   const name = brand.name;
   const minutes = Math.max(1, Math.round(ttlMs / 60_000));
-  const expires = t('code.expires', { minutes, time: formatUtc(expiresAt, locale) });
+  const expires = t('code.expires', { minutes, ...formatUtcParts(expiresAt, locale) });
   const subject = t('code.subject', { code, name });
   const { text, html } = frameMail(brand, locale, publicUrl, {
     text: [t('code.intro', { name }), '', `    ${code}`, '', expires, t('code.enter', { name }), '', t('code.ignore'), ''],

@@ -4,7 +4,7 @@ import type { MailMessageKey } from './en.js';
 export const de: Readonly<Record<MailMessageKey, string>> = {
   'code.subject': '{code} ist Ihr Anmeldecode für {name}',
   'code.intro': 'Ihr Code für die Anmeldung bei {name}:',
-  'code.expires': 'Er läuft in {minutes, plural, one {# Minute} other {# Minuten}} ab (um {time}) und gilt nur einmal.',
+  'code.expires': 'Er läuft in {minutes, plural, one {# Minute} other {# Minuten}} ab (am {date} um {time}) und gilt nur einmal.',
   'code.enter':
     'Geben Sie ihn auf der Seite ein, auf der Sie ihn angefordert haben. Geben Sie ihn niemandem weiter: Niemand von {name} wird Sie danach fragen.',
   'code.ignore':

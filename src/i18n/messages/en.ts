@@ -2,7 +2,7 @@
 export const en = {
   'code.subject': '{code} is your sign-in code for {name}',
   'code.intro': 'Your code to sign in to {name} is:',
-  'code.expires': 'It expires in {minutes, plural, one {# minute} other {# minutes}} (at {time}) and works once.',
+  'code.expires': 'It expires in {minutes, plural, one {# minute} other {# minutes}} (on {date} at {time}) and works once.',
   'code.enter': 'Enter it on the page where you asked for it. Never give it to anyone: nobody from {name} will ask you for it.',
   'code.ignore':
     'If you did not ask for this code, ignore this e-mail. Nobody can sign in without the code, and it stops working on its own.',

@@ -4,7 +4,7 @@ import type { MailMessageKey } from './en.js';
 export const es: Readonly<Record<MailMessageKey, string>> = {
   'code.subject': '{code} es tu código de acceso a {name}',
   'code.intro': 'Tu código para iniciar sesión en {name} es:',
-  'code.expires': 'Caduca en {minutes, plural, one {# minuto} other {# minutos}} (a las {time}) y solo sirve una vez.',
+  'code.expires': 'Caduca en {minutes, plural, one {# minuto} other {# minutos}} (el {date} a las {time}) y solo sirve una vez.',
   'code.enter': 'Escríbelo en la página donde lo pediste. No se lo des a nadie: nadie de {name} te lo pedirá.',
   'code.ignore':
     'Si no pediste este código, ignora este correo. Nadie puede iniciar sesión sin el código, y deja de funcionar por sí solo.',

@@ -4,7 +4,7 @@ import type { MailMessageKey } from './en.js';
 export const fr: Readonly<Record<MailMessageKey, string>> = {
   'code.subject': '{code} est votre code de connexion à {name}',
   'code.intro': 'Votre code pour vous connecter à {name} :',
-  'code.expires': 'Il expire dans {minutes, plural, one {# minute} other {# minutes}} (à {time}) et ne sert qu’une fois.',
+  'code.expires': 'Il expire dans {minutes, plural, one {# minute} other {# minutes}} (le {date} à {time}) et ne sert qu’une fois.',
   'code.enter': 'Saisissez-le sur la page où vous l’avez demandé. Ne le donnez à personne : personne de {name} ne vous le demandera.',
   'code.ignore':
     'Si vous n’avez pas demandé ce code, ignorez cet e-mail. Personne ne peut se connecter sans le code, et il cesse de fonctionner de lui-même.',
