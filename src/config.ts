@@ -299,6 +299,19 @@ export interface Brand {
 /** The longest data: logo accepted (it is sent in every page). */
 export const MAX_BRAND_LOGO_BYTES = 64 * 1024;
 
+/**
+ * The mails' `From`: MAIL_FROM as given when it names a sender
+ * (`Name <address>`); a bare address (or none: `no-reply@` the public host)
+ * gets BRAND_NAME as its name, else "oc-host" (README "Your brand").
+ */
+export function mailSender(given: string | undefined, brandName: string | undefined, host: string): string {
+  const trimmed = given?.trim();
+  if (trimmed !== undefined && /^[^<]*\S[^<]*<[^<>]+>$/.test(trimmed)) return trimmed;
+  const address = trimmed === undefined || trimmed === '' ? `no-reply@${host}` : trimmed.replace(/^<(.*)>$/, '$1').trim();
+  // A quoted display name (RFC 5322 §3.2.4): quotes and backslashes escaped.
+  return `"${(brandName ?? 'oc-host').replace(/["\\]/g, '\\$&')}" <${address}>`;
+}
+
 function brandOf(env: Env): Brand {
   const name = read(env, 'BRAND_NAME')?.trim();
   if (name !== undefined && (name.length === 0 || [...name].length > 64 || /[\p{Cc}\u2028\u2029\u202a-\u202e\u2066-\u2069]/u.test(name))) {
@@ -389,7 +402,8 @@ export function loadConfig(env: Env = process.env): Config {
 
   const smtpUrl = read(env, 'SMTP_URL');
   if (smtpUrl !== undefined) url('SMTP_URL', smtpUrl, ['smtp:', 'smtps:']);
-  const mailFrom = read(env, 'MAIL_FROM') ?? `oc-host <no-reply@${publicUrl.hostname}>`;
+  const brand = brandOf(env);
+  const mailFrom = mailSender(read(env, 'MAIL_FROM'), brand.name, publicUrl.hostname);
 
   const headersTimeoutSeconds = integer(env, 'HTTP_HEADERS_TIMEOUT_SECONDS', 10, 1, 3600);
   const requestTimeoutSeconds = integer(env, 'HTTP_REQUEST_TIMEOUT_SECONDS', 30, 1, 3600);
@@ -434,7 +448,7 @@ export function loadConfig(env: Env = process.env): Config {
     mailFrom,
     oauthProviders: Object.freeze(oauthProviders(env)),
     contactTo: read(env, 'CONTACT_TO'),
-    brand: brandOf(env),
+    brand,
     trustProxy: bool(env, 'TRUST_PROXY'),
     rateLimits: Object.freeze({
       readPerMinute: integer(env, 'RATE_LIMIT_READ_PER_MIN', 60, 0, 1_000_000),

@@ -121,18 +121,31 @@ describe('branded e-mails', () => {
     await smtp?.close();
   });
 
-  it('name the brand and link its support; without a brand they name the host', async () => {
-    for (const [env, subject, support] of [
+  it('name the brand and link its support, and send as the brand when MAIL_FROM names no sender; without a brand they name the host', async () => {
+    for (const [env, subject, support, from] of [
       [
         { BRAND_NAME: 'Acme ID', BRAND_SUPPORT_URL: 'mailto:help@acme.example' },
         / is your sign-in code for Acme ID$/,
         'Need help? Contact Acme ID support: help@acme.example',
+        'Acme ID <no-reply@localhost>',
       ],
-      [{}, / is your sign-in code for localhost:8787$/, undefined],
+      [
+        { BRAND_NAME: 'Acme "ID"', MAIL_FROM: 'auth@acme.example' },
+        / is your sign-in code for Acme "ID"$/,
+        undefined,
+        '"Acme \\"ID\\"" <auth@acme.example>',
+      ],
+      [
+        { BRAND_NAME: 'Acme ID', MAIL_FROM: 'Acme Sign-in <auth@acme.example>' },
+        / is your sign-in code for Acme ID$/,
+        undefined,
+        '"Acme Sign-in" <auth@acme.example>',
+      ],
+      [{}, / is your sign-in code for localhost:8787$/, undefined, '"oc-host" <no-reply@localhost>'],
     ] as const) {
       const app = await testApp({ SMTP_URL: smtp.url, RATE_LIMIT_OTP_PER_HOUR: '0', ...env });
       try {
-        const email = `brand-${Object.keys(env).length}@example.org`;
+        const email = `brand-${Object.values(env).join('').length}@example.org`;
         const started = await app.inject({
           method: 'POST',
           url: '/api/auth/email-otp/start',
@@ -142,6 +155,7 @@ describe('branded e-mails', () => {
         expect(started.statusCode).toBe(200);
         const mail = await smtp.waitForMessage((received) => received.envelope.to.includes(email));
         expect(mail.subject).toMatch(subject);
+        expect(mail.header('From')).toBe(from);
         if (support === undefined) expect(mail.text).not.toContain('Need help?');
         else expect(mail.text).toContain(support);
       } finally {

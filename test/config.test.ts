@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { ConfigError, loadConfig, originMatches } from '../src/config.js';
+import { ConfigError, loadConfig, mailSender, originMatches } from '../src/config.js';
 import { nodeSqliteSupported, resolveSqliteDriver } from '../src/storage/sqlite-driver.js';
 import { VERSION } from '../src/version.js';
 
@@ -90,6 +90,16 @@ describe('loadConfig', () => {
     const hex = 'ab'.repeat(32);
     expect(loadConfig({ OC_SERVER_SECRET: hex }).serverSecret).toHaveLength(32);
     expect(loadConfig({ OC_SERVER_SECRET: Buffer.alloc(40, 7).toString('base64url') }).serverSecret).toHaveLength(40);
+  });
+});
+
+describe('mailSender', () => {
+  it('keeps a MAIL_FROM that names its sender, and names a bare one (or none) after the brand, else oc-host', () => {
+    expect(mailSender('Acme <a@acme.example>', 'Brand', 'host.example')).toBe('Acme <a@acme.example>');
+    expect(mailSender(' a@acme.example ', 'Brand', 'host.example')).toBe('"Brand" <a@acme.example>');
+    expect(mailSender('<a@acme.example>', undefined, 'host.example')).toBe('"oc-host" <a@acme.example>');
+    expect(mailSender(undefined, 'Say "hi" \\ Co', 'host.example')).toBe('"Say \\"hi\\" \\\\ Co" <no-reply@host.example>');
+    expect(mailSender(undefined, undefined, 'host.example')).toBe('"oc-host" <no-reply@host.example>');
   });
 });
 
