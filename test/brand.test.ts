@@ -6,7 +6,8 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../src/config.js';
-import { applyBrand, brandCss, contrast, MIN_CONTRAST, themeAccent } from '../src/http/brand.js';
+import { contrast, fillAccent, MIN_CONTRAST, themeAccent } from '../src/colour.js';
+import { applyBrand, brandCss } from '../src/http/brand.js';
 import { testApp } from './support/app.js';
 import { startSmtpServer, type TestSmtpServer } from './support/smtp-server.js';
 
@@ -59,6 +60,20 @@ describe('the accent', () => {
       }
     },
   );
+
+  it.each(['#ffcc00', '#00ff00', '#0000ff', '#777777', '#ffffff', '#000000', '#a94300', '#ff69b4'])(
+    "%s as the mails' fill has text on it at 4.5:1 or better, and keeps its colour when some text reaches that",
+    (wanted) => {
+      const { fill, text } = fillAccent(wanted);
+      expect(contrast(fill, text)).toBeGreaterThanOrEqual(MIN_CONTRAST);
+      if (Math.max(contrast(wanted, '#ffffff'), contrast(wanted, '#1c1b19')) >= MIN_CONTRAST) expect(fill).toBe(wanted);
+    },
+  );
+
+  it('keeps a light accent as a fill with dark text, where links in the light theme need it darker', () => {
+    expect(fillAccent('#ffcc00')).toEqual({ fill: '#ffcc00', text: '#1c1b19' });
+    expect(themeAccent('#ffcc00', 'light').accent).not.toBe('#ffcc00');
+  });
 
   it('keeps a colour that already reads well', () => {
     expect(themeAccent('#a94300', 'light').accent).toBe('#a94300');
@@ -124,7 +139,7 @@ describe('branded e-mails', () => {
   it('name the brand and link its support, and send as the brand when MAIL_FROM names no sender; without a brand they name the host', async () => {
     for (const [env, subject, support, from] of [
       [
-        { BRAND_NAME: 'Acme ID', BRAND_SUPPORT_URL: 'mailto:help@acme.example' },
+        { BRAND_NAME: 'Acme ID', BRAND_SUPPORT_URL: 'mailto:help@acme.example', BRAND_ACCENT: '#ffcc00' },
         / is your sign-in code for Acme ID$/,
         'Need help? Contact Acme ID support: help@acme.example',
         'Acme ID <no-reply@localhost>',
@@ -156,6 +171,10 @@ describe('branded e-mails', () => {
         const mail = await smtp.waitForMessage((received) => received.envelope.to.includes(email));
         expect(mail.subject).toMatch(subject);
         expect(mail.header('From')).toBe(from);
+        // The HTML part's header is the brand's name on its colour (the pages' accent without one).
+        const name = env.BRAND_NAME?.replaceAll('"', '&quot;') ?? 'localhost:8787';
+        const fill = 'BRAND_ACCENT' in env ? 'background: #ffcc00; color: #1c1b19;' : 'background: #a94300; color: #ffffff;';
+        expect(mail.html).toMatch(new RegExp(`<td style="${fill}[^"]*">${name.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}</td>`));
         if (support === undefined) expect(mail.text).not.toContain('Need help?');
         else expect(mail.text).toContain(support);
       } finally {
