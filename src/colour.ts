@@ -71,14 +71,16 @@ export function themeAccent(wanted: string, theme: 'light' | 'dark'): ThemeAccen
 }
 
 /**
- * The accent as a fill with text on it (the mails' header): the colour as
+ * The accent as a fill with text on it (the pages' filled buttons, the
+ * mails' header): the colour as
  * asked whenever near-white or near-black text on it reaches 4.5:1, so a
  * light accent keeps its colour with dark text; else the light theme's.
  */
-export function fillAccent(wanted: string): { readonly fill: string; readonly text: string } {
+export function fillAccent(wanted: string): { readonly fill: string; readonly hover: string; readonly text: string } {
   const light = contrast(wanted, LIGHT_TEXT);
   const dark = contrast(wanted, DARK_TEXT);
-  if (Math.max(light, dark) >= MIN_CONTRAST) return { fill: wanted, text: light >= dark ? LIGHT_TEXT : DARK_TEXT };
-  const themed = themeAccent(wanted, 'light');
-  return { fill: themed.accent, text: themed.text };
+  const fill = Math.max(light, dark) >= MIN_CONTRAST ? wanted : themeAccent(wanted, 'light').accent;
+  const text = contrast(fill, LIGHT_TEXT) >= contrast(fill, DARK_TEXT) ? LIGHT_TEXT : DARK_TEXT;
+  // Hovering moves away from the text's colour, so the text only gains contrast.
+  return { fill, hover: mix(fill, text === LIGHT_TEXT ? '#000000' : '#ffffff', 0.15), text };
 }

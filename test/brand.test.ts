@@ -64,14 +64,15 @@ describe('the accent', () => {
   it.each(['#ffcc00', '#00ff00', '#0000ff', '#777777', '#ffffff', '#000000', '#a94300', '#ff69b4'])(
     "%s as the mails' fill has text on it at 4.5:1 or better, and keeps its colour when some text reaches that",
     (wanted) => {
-      const { fill, text } = fillAccent(wanted);
+      const { fill, hover, text } = fillAccent(wanted);
       expect(contrast(fill, text)).toBeGreaterThanOrEqual(MIN_CONTRAST);
+      expect(contrast(hover, text)).toBeGreaterThanOrEqual(contrast(fill, text));
       if (Math.max(contrast(wanted, '#ffffff'), contrast(wanted, '#1c1b19')) >= MIN_CONTRAST) expect(fill).toBe(wanted);
     },
   );
 
   it('keeps a light accent as a fill with dark text, where links in the light theme need it darker', () => {
-    expect(fillAccent('#ffcc00')).toEqual({ fill: '#ffcc00', text: '#1c1b19' });
+    expect(fillAccent('#ffcc00')).toMatchObject({ fill: '#ffcc00', text: '#1c1b19' });
     expect(themeAccent('#ffcc00', 'light').accent).not.toBe('#ffcc00');
   });
 

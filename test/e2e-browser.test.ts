@@ -1439,7 +1439,7 @@ describe.skipIf(!HAVE_CHROMIUM)('pages in headless Chromium', () => {
     expectNoProblems();
   });
 
-  it("shows the operator's brand (name, logo, a pale accent made readable, support link) and still passes axe in light and dark", async () => {
+  it("shows the operator's brand (name, logo, a pale accent kept on buttons and made readable for links, support link) and still passes axe in light and dark", async () => {
     const brandPort = await freePort();
     const brandBase = `http://localhost:${brandPort}`;
     const logo = `data:image/svg+xml;base64,${Buffer.from('<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 10 10"><circle cx="5" cy="5" r="5" fill="#fc0"/></svg>').toString('base64')}`;
@@ -1472,10 +1472,15 @@ describe.skipIf(!HAVE_CHROMIUM)('pages in headless Chromium', () => {
           await target.emulateMedia({ colorScheme: scheme });
           await expect.poll(() => target.locator('#main').getAttribute('aria-busy')).not.toBe('true');
           expect(await axeViolations(target), `${path} ${scheme}`).toEqual([]);
-          // The pale yellow was darkened for the light theme; the dark theme can show it as it is.
+          // The pale yellow was darkened for links in the light theme; the dark theme can show it as it is.
           const accent = await target.evaluate('getComputedStyle(document.documentElement).getPropertyValue("--accent").trim()');
           if (scheme === 'light') expect(accent).not.toBe('#ffcc00');
           else expect(accent).toBe('#ffcc00');
+          // Filled buttons keep the yellow as it is, with dark text, in both themes.
+          const fill = await target.evaluate(
+            `(() => { const b = [...document.querySelectorAll('button')].find((x) => x.offsetParent !== null && !x.matches('.secondary, .link, .danger')); return b ? getComputedStyle(b).backgroundColor + ' ' + getComputedStyle(b).color : 'none'; })()`,
+          );
+          expect(fill, `${path} ${scheme}`).toBe('rgb(255, 204, 0) rgb(28, 27, 25)');
         }
       }
       await target.emulateMedia({ colorScheme: 'light' });

@@ -4,7 +4,7 @@
  * colour as a stylesheet (`/assets/brand.css`; the pages' CSP allows no
  * inline style), adjusted per theme for contrast (src/colour.ts).
  */
-import { themeAccent } from '../colour.js';
+import { fillAccent, themeAccent } from '../colour.js';
 import type { Brand } from '../config.js';
 import { escapeHtml, formatHtml, type Locale } from '../i18n/index.js';
 
@@ -15,11 +15,14 @@ export function brandCss(brand: Brand): string {
   if (brand.accent === undefined) return '/* no BRAND_ACCENT: the default colours of app.css apply */\n';
   const light = themeAccent(brand.accent, 'light');
   const dark = themeAccent(brand.accent, 'dark');
+  // Filled buttons keep the colour as asked whenever their text reads on it at 4.5:1 (src/colour.ts).
+  const fill = fillAccent(brand.accent);
+  const fills = `--accent-fill: ${fill.fill}; --accent-fill-hover: ${fill.hover}; --accent-fill-text: ${fill.text};`;
   return [
-    `/* BRAND_ACCENT ${brand.accent}, adjusted per theme for 4.5:1 contrast */`,
-    `:root { --accent: ${light.accent}; --accent-hover: ${light.hover}; --accent-text: ${light.text}; }`,
+    `/* BRAND_ACCENT ${brand.accent}: links adjusted per theme for 4.5:1 contrast, fills kept where their text reads */`,
+    `:root { --accent: ${light.accent}; --accent-hover: ${light.hover}; --accent-text: ${light.text}; ${fills} }`,
     '@media (prefers-color-scheme: dark) {',
-    `  :root { --accent: ${dark.accent}; --accent-hover: ${dark.hover}; --accent-text: ${dark.text}; }`,
+    `  :root { --accent: ${dark.accent}; --accent-hover: ${dark.hover}; --accent-text: ${dark.text}; ${fills} }`,
     '}',
     '',
   ].join('\n');
