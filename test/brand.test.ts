@@ -84,6 +84,17 @@ describe('the accent', () => {
 });
 
 describe('branded pages', () => {
+  it("take the logo as their icon, and the service's own without one", () => {
+    const none = { name: undefined, logoUrl: undefined, accent: undefined, supportUrl: undefined };
+    expect(applyBrand('<!--favicon-->', none)).toBe('<link rel="icon" href="/assets/favicon.svg" type="image/svg+xml">');
+    expect(applyBrand('<!--favicon-->', { ...none, logoUrl: '/brand/logo.png?v="1"' })).toBe(
+      '<link rel="icon" href="/brand/logo.png?v=&#34;1&#34;">',
+    );
+    expect(applyBrand('<!--favicon-->', { ...none, logoUrl: LOGO })).toMatch(
+      /^<link rel="icon" href="data:image\/[a-z+]+[;,][^"]*" type="image\/[a-z+]+">$/,
+    );
+  });
+
   it('fill the header, titles and footer, escaping what they show', () => {
     const brand = { name: 'Acme <ID> {{x}}', logoUrl: LOGO, accent: undefined, supportUrl: 'mailto:help@acme.example' };
     const page = applyBrand(

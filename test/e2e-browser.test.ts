@@ -1467,6 +1467,7 @@ describe.skipIf(!HAVE_CHROMIUM)('pages in headless Chromium', () => {
         await expect.poll(() => target.title()).toMatch(/ · Acme ID$/);
         expect(await target.locator('header .brand').textContent()).toBe('Acme ID');
         expect(await target.locator('header .brand img').getAttribute('src')).toBe(logo);
+        expect(await target.locator('link[rel="icon"]').getAttribute('href')).toBe(logo);
         expect(await target.getByRole('link', { name: 'Contact Acme ID support' }).getAttribute('href')).toBe('mailto:help@acme.example');
         for (const scheme of ['light', 'dark'] as const) {
           await target.emulateMedia({ colorScheme: scheme });

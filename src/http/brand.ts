@@ -28,11 +28,19 @@ export function brandCss(brand: Brand): string {
   ].join('\n');
 }
 
+/** The pages' icon: the brand's logo when one is set (a data: URL names its type), else the service's own. */
+function faviconLink(logoUrl: string | undefined): string {
+  if (logoUrl === undefined) return '<link rel="icon" href="/assets/favicon.svg" type="image/svg+xml">';
+  const type = /^data:(image\/[a-z+]+)[;,]/.exec(logoUrl)?.[1];
+  return `<link rel="icon" href="${escapeHtml(logoUrl)}"${type === undefined ? '' : ` type="${type}"`}>`;
+}
+
 /**
  * Fills the brand markers of a page template (done once per language, at
  * start): `<!--brand-->` (the header link), `<!--brand-name-->` (titles and
- * `data-brand`) and `<!--support-line-->` (a sentence in the footer, in the
- * page's language).
+ * `data-brand`), `<!--support-line-->` (a sentence in the footer, in the
+ * page's language) and `<!--favicon-->` (the icon: BRAND_LOGO_URL, else the
+ * service's own).
  */
 export function applyBrand(template: string, brand: Brand, locale: Locale = 'en'): string {
   const name = escapeHtml(brand.name ?? DEFAULT_BRAND_NAME);
@@ -43,5 +51,9 @@ export function applyBrand(template: string, brand: Brand, locale: Locale = 'en'
     brand.supportUrl === undefined
       ? ''
       : `<p class="support">${formatHtml(locale, 'page.support', { name: brand.name ?? DEFAULT_BRAND_NAME }, { link: `<a href="${escapeHtml(brand.supportUrl)}" rel="noopener">` })}</p>`;
-  return template.replaceAll('<!--brand-->', header).replaceAll('<!--brand-name-->', name).replaceAll('<!--support-line-->', support);
+  return template
+    .replaceAll('<!--brand-->', header)
+    .replaceAll('<!--brand-name-->', name)
+    .replaceAll('<!--support-line-->', support)
+    .replaceAll('<!--favicon-->', faviconLink(brand.logoUrl));
 }
