@@ -215,4 +215,15 @@ describe('device facts', () => {
     expect(coarseNetwork('not an address')).toBeNull();
     expect(coarseNetwork(undefined)).toBeNull();
   });
+
+  it('says a label in each language, and a label of another shape as it is', async () => {
+    const { localDeviceLabel } = await import('../src/session/device.js');
+    expect(localDeviceLabel('Safari 18 on iOS (mobile)', 'en')).toBe('Safari 18 on iOS (phone)');
+    expect(localDeviceLabel('Safari 18 on iOS (mobile)', 'de')).toBe('Safari 18 unter iOS (Smartphone)');
+    expect(localDeviceLabel('Firefox 140 on Linux', 'fr')).toBe('Firefox 140 sur Linux');
+    expect(localDeviceLabel('Chrome 156 on Android (tablet)', 'es')).toBe('Chrome 156 en Android (tableta)');
+    expect(localDeviceLabel('A browser on Linux', 'de')).toBe('Ein Browser unter Linux');
+    expect(localDeviceLabel('Chrome 156', 'fr')).toBe('Chrome 156');
+    expect(localDeviceLabel('', 'de')).toBe('');
+  });
 });

@@ -127,6 +127,12 @@ describe('new sign-in notice parts', () => {
     expect(german.subject).toBe('Neue Anmeldung bei auth.example.com');
     expect(german.text).toContain('ein E-Mail-Code');
     expect(german.text).toContain(formatUtc(at, 'de'));
+    const phone = composeSignInNotice(
+      { method: 'bip322', device: 'Safari 18 on iOS (mobile)', network: null, locale: 'fr' },
+      at,
+      'https://auth.example.com',
+    );
+    expect(phone.text).toContain('Safari 18 sur iOS (mobile)');
     expect(german.html).toContain('<html lang="de">');
     expect(composeSignInNotice({ method: 'passkey', device: null, network: null }, at, 'https://a.example').text).toContain(
       'an unknown device',

@@ -18,7 +18,7 @@ import type { Mailer } from '../mail/index.js';
 import { escapeHtml, frameMail, mailBrandOf, type MailBrand } from '../mail/index.js';
 import type { Brand } from '../config.js';
 import { formatUtc, translator, type Locale } from '../i18n/index.js';
-import type { SigningMethod } from '../session/index.js';
+import { localDeviceLabel, type SigningMethod } from '../session/index.js';
 import type { ActivityStore, AccountStore } from '../storage/index.js';
 
 export const HISTORY_EVENTS = 200;
@@ -68,7 +68,7 @@ export function composeSignInNotice(
   const name = brand.name;
   const accountUrl = new URL('/account', publicUrl).toString();
   const rows: Array<[string, string]> = [
-    [t('notice.device'), facts.device ?? t('notice.unknown_device')],
+    [t('notice.device'), facts.device === null ? t('notice.unknown_device') : localDeviceLabel(facts.device, locale)],
     [t('notice.network'), facts.network ?? t('notice.unknown')],
     [t('notice.time'), formatUtc(at, locale)],
     [t('notice.method'), methodName(facts.method, t)],

@@ -52,10 +52,27 @@ function describeMethod(method) {
  */
 const FIELDS = { display_name: 'field.display_name' };
 
+/**
+ * A device label as the host stores it ("Chrome 156 on Linux (mobile)",
+ * docs/protocol.md §3 "Devices") in the page's language; a label of another
+ * shape as it is.
+ *
+ * @param {string} label
+ */
+function deviceText(label) {
+  const parts = /^(.+?)(?: on (.+?))?(?: \((mobile|tablet)\))?$/.exec(label);
+  if (parts === null) return label;
+  const browser = parts[1] === 'A browser' ? t('device.some_browser') : String(parts[1]);
+  const device = parts[2] === undefined ? browser : t('device.on', { browser, os: parts[2] });
+  if (parts[3] === 'mobile') return t('device.mobile', { device });
+  return parts[3] === 'tablet' ? t('device.tablet', { device }) : device;
+}
+
 /** One sentence per event kind (docs/protocol.md §6 "Activity"). @param {ActivityEvent} event */
 function describeEvent(event) {
   const d = event.detail || {};
-  const where = [d.device, d.network ? t('account.network', { network: String(d.network) }) : null].filter(Boolean).join(', ');
+  const device = typeof d.device === 'string' && d.device !== '' ? deviceText(d.device) : null;
+  const where = [device, d.network ? t('account.network', { network: String(d.network) }) : null].filter(Boolean).join(', ');
   /** @param {unknown} value */
   const name = (value) => (typeof value === 'string' ? value : '');
   /** @param {unknown} value */
@@ -187,7 +204,7 @@ export function setUpActivity({ sessionLost, withStepUp, steppedUp, signOutHere 
     const sessions = Array.isArray(answer.body.sessions) ? answer.body.sessions : [];
     byId('devices').replaceChildren(
       ...sessions.map((session) => {
-        const title = session.device || t('account.unknown_browser');
+        const title = session.device ? deviceText(session.device) : t('account.unknown_browser');
         const facts = [
           t('account.device_signed_in', { date: formatDateTime(session.created_at), method: describeMethod(session.signing_method) }),
           t('account.device_seen', { date: formatDateTime(session.last_seen_at) }),

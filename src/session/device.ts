@@ -7,7 +7,7 @@
  */
 import { isIPv4, isIPv6 } from 'node:net';
 import Bowser from 'bowser';
-import type { Locale } from '../i18n/index.js';
+import { translator, type Locale } from '../i18n/index.js';
 
 /** A User-Agent longer than this is not parsed (a browser's is a few hundred characters). */
 const MAX_USER_AGENT_LENGTH = 1024;
@@ -42,6 +42,22 @@ export function deviceLabel(userAgent: string | undefined): string | null {
   if (browser === '' && os === '') return null;
   const name = browser === '' ? 'A browser' : major === '' ? browser : `${browser} ${major}`;
   return `${name}${os === '' ? '' : ` on ${os}`}${type === null ? '' : ` (${type})`}`;
+}
+
+/**
+ * A label {@link deviceLabel} made, in `locale`'s words ("Chrome 156 unter
+ * Linux (Smartphone)"): the label is stored and answered as made, in English
+ * (docs/protocol.md §3 "Devices"); pages and mails say it in their language.
+ * A label of another shape is shown as it is.
+ */
+export function localDeviceLabel(label: string, locale: Locale): string {
+  const parts = /^(.+?)(?: on (.+?))?(?: \((mobile|tablet)\))?$/.exec(label);
+  if (parts === null) return label;
+  const t = translator(locale);
+  const browser = parts[1] === 'A browser' ? t('device.some_browser') : (parts[1] as string);
+  const device = parts[2] === undefined ? browser : t('device.on', { browser, os: parts[2] });
+  const type = parts[3];
+  return type === 'mobile' ? t('device.mobile', { device }) : type === 'tablet' ? t('device.tablet', { device }) : device;
 }
 
 /** The /24 of an IPv4 address or the /48 of an IPv6 one (IPv4-mapped IPv6 counts as IPv4). */

@@ -2,7 +2,7 @@
  * Sessions (docs/protocol.md §3): signing keys and the JWKS, the session JWT, and
  * the `oc_session` cookie.
  */
-export { clientFacts, coarseNetwork, deviceLabel, type ClientFacts } from './device.js';
+export { clientFacts, coarseNetwork, deviceLabel, localDeviceLabel, type ClientFacts } from './device.js';
 export {
   DEFAULT_KEY_OVERLAP_SECONDS,
   KeyRing,

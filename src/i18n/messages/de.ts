@@ -16,6 +16,11 @@ export const de: Readonly<Record<MailMessageKey, string>> = {
   'notice.time': 'Zeit',
   'notice.method': 'Methode',
   'notice.unknown_device': 'ein unbekanntes Gerät',
+  // A device label ("Chrome 156 on Linux (mobile)", src/session/device.ts) in this language.
+  'device.on': '{browser} unter {os}',
+  'device.mobile': '{device} (Smartphone)',
+  'device.tablet': '{device} (Tablet)',
+  'device.some_browser': 'Ein Browser',
   'notice.unknown': 'unbekannt',
   'notice.method_bip322': 'eine Bitcoin-Signatur',
   'notice.method_email_otp': 'ein E-Mail-Code',

@@ -13,6 +13,11 @@ export const en = {
   'notice.time': 'Time',
   'notice.method': 'Method',
   'notice.unknown_device': 'an unknown device',
+  // A device label ("Chrome 156 on Linux (mobile)", src/session/device.ts) in this language.
+  'device.on': '{browser} on {os}',
+  'device.mobile': '{device} (phone)',
+  'device.tablet': '{device} (tablet)',
+  'device.some_browser': 'A browser',
   'notice.unknown': 'unknown',
   'notice.method_bip322': 'a Bitcoin signature',
   'notice.method_email_otp': 'an e-mail code',

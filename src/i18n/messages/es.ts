@@ -15,6 +15,11 @@ export const es: Readonly<Record<MailMessageKey, string>> = {
   'notice.time': 'Hora',
   'notice.method': 'Método',
   'notice.unknown_device': 'un dispositivo desconocido',
+  // A device label ("Chrome 156 on Linux (mobile)", src/session/device.ts) in this language.
+  'device.on': '{browser} en {os}',
+  'device.mobile': '{device} (móvil)',
+  'device.tablet': '{device} (tableta)',
+  'device.some_browser': 'Un navegador',
   'notice.unknown': 'desconocida',
   'notice.method_bip322': 'una firma de Bitcoin',
   'notice.method_email_otp': 'un código por correo',

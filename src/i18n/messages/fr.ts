@@ -15,6 +15,11 @@ export const fr: Readonly<Record<MailMessageKey, string>> = {
   'notice.time': 'Heure',
   'notice.method': 'Méthode',
   'notice.unknown_device': 'un appareil inconnu',
+  // A device label ("Chrome 156 on Linux (mobile)", src/session/device.ts) in this language.
+  'device.on': '{browser} sur {os}',
+  'device.mobile': '{device} (mobile)',
+  'device.tablet': '{device} (tablette)',
+  'device.some_browser': 'Un navigateur',
   'notice.unknown': 'inconnu',
   'notice.method_bip322': 'une signature Bitcoin',
   'notice.method_email_otp': 'un code par e-mail',

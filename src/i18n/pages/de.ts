@@ -347,6 +347,11 @@ export const pagesDe: Readonly<Record<PageMessageKey, string>> = {
   'method.key': 'einem Sicherheitsschlüssel',
   'method.unknown': 'unbekanntem Weg',
   'account.unknown_browser': 'Ein unbekannter Browser',
+  // A device label ("Chrome 156 on Linux (mobile)", src/session/device.ts) in this language.
+  'device.on': '{browser} unter {os}',
+  'device.mobile': '{device} (Smartphone)',
+  'device.tablet': '{device} (Tablet)',
+  'device.some_browser': 'Ein Browser',
   'account.device_signed_in': 'Angemeldet am {date} mit {method}',
   'account.device_seen': 'zuletzt gesehen am {date}',
   'account.network': 'Netz {network}',

@@ -330,6 +330,11 @@ export const pagesEn = {
   'method.key': 'a security key',
   'method.unknown': 'unknown way',
   'account.unknown_browser': 'An unknown browser',
+  // A device label ("Chrome 156 on Linux (mobile)", src/session/device.ts) in this language.
+  'device.on': '{browser} on {os}',
+  'device.mobile': '{device} (phone)',
+  'device.tablet': '{device} (tablet)',
+  'device.some_browser': 'A browser',
   'account.device_signed_in': 'Signed in {date} with {method}',
   'account.device_seen': 'last seen {date}',
   'account.network': 'network {network}',

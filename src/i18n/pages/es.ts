@@ -334,6 +334,11 @@ export const pagesEs: Readonly<Record<PageMessageKey, string>> = {
   'method.key': 'una llave de seguridad',
   'method.unknown': 'una forma desconocida',
   'account.unknown_browser': 'Un navegador desconocido',
+  // A device label ("Chrome 156 on Linux (mobile)", src/session/device.ts) in this language.
+  'device.on': '{browser} en {os}',
+  'device.mobile': '{device} (móvil)',
+  'device.tablet': '{device} (tableta)',
+  'device.some_browser': 'Un navegador',
   'account.device_signed_in': 'Sesión iniciada el {date} con {method}',
   'account.device_seen': 'visto por última vez el {date}',
   'account.network': 'red {network}',

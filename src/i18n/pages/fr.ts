@@ -336,6 +336,11 @@ export const pagesFr: Readonly<Record<PageMessageKey, string>> = {
   'method.key': 'une clé de sécurité',
   'method.unknown': 'un moyen inconnu',
   'account.unknown_browser': 'Un navigateur inconnu',
+  // A device label ("Chrome 156 on Linux (mobile)", src/session/device.ts) in this language.
+  'device.on': '{browser} sur {os}',
+  'device.mobile': '{device} (mobile)',
+  'device.tablet': '{device} (tablette)',
+  'device.some_browser': 'Un navigateur',
   'account.device_signed_in': 'Connecté le {date} avec {method}',
   'account.device_seen': 'vu pour la dernière fois le {date}',
   'account.network': 'réseau {network}',
