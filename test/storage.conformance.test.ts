@@ -15,7 +15,7 @@ import { openDatabase, parseDatabaseUrl } from '../src/storage/database.js';
 import type { OpenDatabase } from '../src/storage/database.js';
 import { applyMigrations } from '../src/storage/migrations.js';
 import { MIGRATIONS, MergeRefused, migrate, openStore } from '../src/storage/index.js';
-import type { AccountRecord, NewSession, Store, WebAuthnCredentialRecord } from '../src/storage/index.js';
+import type { AccountRecord, NewSession, SessionRecord, Store, WebAuthnCredentialRecord } from '../src/storage/index.js';
 import { createTestDatabase, sqliteDrivers, testEngines } from './support/databases.js';
 import type { SqliteDriverName } from '../src/storage/sqlite-driver.js';
 import type { TestDatabase, TestEngine } from './support/databases.js';
@@ -1440,6 +1440,139 @@ function storageConformance(engine: TestEngine, sqliteDriver?: SqliteDriverName)
     });
   });
 
+  describe('back-channel logout', () => {
+    function link(session: SessionRecord, clientId: string, sid: string, backchannel = true) {
+      return store.linkOidcSession({
+        session_jti: session.jti,
+        client_id: clientId,
+        account_id: session.account_id,
+        sid,
+        op_session_uid: `uid-${sid}`,
+        backchannel,
+        created_at: T0 + 1,
+      });
+    }
+
+    async function logouts(clientId: string) {
+      return (await store.listOidcLogouts(clientId, 10)).map((logout) => [logout.account_id, logout.sid, logout.state]);
+    }
+
+    it('links only a live session, and revoking it queues one logout per client with a back-channel URI and ends its provider sessions', async () => {
+      const account = await btcAccount();
+      const session = await store.insertSession(sessionFor(account.id, 'roster-bcl'));
+      const model = { payload: '{}', grant_id: null, user_code: null, expires_at: null };
+      await store.putOidcModel('Session', 'op-1', { ...model, uid: 'uid-s1' });
+      await store.putOidcModel('Session', 'op-other', { ...model, uid: 'uid-other' });
+      expect(await link(session, 'c1', 's1')).toBe(true);
+      expect(await link(session, 'c2', 's2', false)).toBe(true);
+      expect((await store.listOidcSessionLinks(session.jti)).map((one) => [one.client_id, one.sid, one.expires_at])).toEqual([
+        ['c1', 's1', session.expires_at],
+        ['c2', 's2', session.expires_at],
+      ]);
+      // Another account's link to this session is refused.
+      expect(await store.linkOidcSession({ ...(await store.listOidcSessionLinks(session.jti))[0]!, account_id: 'f'.repeat(32) })).toBe(
+        false,
+      );
+
+      expect(await store.revokeSession(session.jti, T0 + 2)).toBe(true);
+      expect(await logouts('c1')).toEqual([[account.id, 's1', 'pending']]);
+      expect(await logouts('c2')).toEqual([]);
+      expect(await store.listOidcSessionLinks(session.jti)).toEqual([]);
+      expect(await store.findOidcModel('Session', 'op-1', T0)).toBeNull();
+      expect(await store.findOidcModel('Session', 'op-other', T0)).not.toBeNull();
+      // A revoked session takes no new link, and a second revocation queues nothing.
+      expect(await link(session, 'c3', 's3')).toBe(false);
+      expect(await store.revokeSession(session.jti, T0 + 3)).toBe(false);
+      expect(await logouts('c1')).toHaveLength(1);
+    });
+
+    it('queues one logout per (client, sid), however often it is asked for', async () => {
+      expect(await store.enqueueOidcLogout({ client_id: 'c1', account_id: 'a'.repeat(32), sid: 's1' }, T0)).toBe(true);
+      expect(await store.enqueueOidcLogout({ client_id: 'c1', account_id: 'a'.repeat(32), sid: 's1' }, T0 + 1)).toBe(false);
+      expect(await store.enqueueOidcLogout({ client_id: 'c1', account_id: 'a'.repeat(32), sid: 's2' }, T0 + 1)).toBe(true);
+      expect(await logouts('c1')).toHaveLength(2);
+    });
+
+    it('keeps the links of an account that signs in again in the same browser, and queues every client of a deleted account', async () => {
+      const account = await btcAccount();
+      const first = await store.insertSession(sessionFor(account.id, 'roster-again', { created_at: T0 }));
+      expect(await link(first, 'c1', 's1')).toBe(true);
+      const again = await store.insertSession(sessionFor(account.id, 'roster-again', { created_at: T0 + MINUTE }));
+      expect(await logouts('c1')).toEqual([]);
+      expect((await store.listOidcSessionLinks(again.jti)).map((one) => one.client_id)).toEqual(['c1']);
+
+      const elsewhere = await store.insertSession(sessionFor(account.id, 'roster-other', { created_at: T0 + MINUTE }));
+      expect(await link(elsewhere, 'c2', 's2')).toBe(true);
+      expect(await store.deleteAccount(account.id, T0 + HOUR)).not.toBeNull();
+      expect(await logouts('c1')).toEqual([[account.id, 's1', 'pending']]);
+      expect(await logouts('c2')).toEqual([[account.id, 's2', 'pending']]);
+    });
+
+    it('queues the logouts of a merged-away account in the merge', async () => {
+      const into = await btcAccount();
+      const from = await btcAccount();
+      const fromSession = await store.insertSession(sessionFor(from.id, 'roster-from'));
+      const intoSession = await store.insertSession(sessionFor(into.id, 'roster-into'));
+      expect(await link(fromSession, 'c1', 's-from')).toBe(true);
+      expect(await link(intoSession, 'c1', 's-into')).toBe(true);
+      await mergeEverything(store, from.id, into.id, T0 + HOUR);
+      expect(await logouts('c1')).toEqual([[from.id, 's-from', 'pending']]);
+    });
+
+    it('claims each due logout for one worker at a time and records attempts', async () => {
+      await store.enqueueOidcLogout({ client_id: 'c1', account_id: 'a'.repeat(32), sid: 's1' }, T0);
+      const [first, second] = await Promise.all([
+        store.claimOidcLogouts('worker-a', T0, 30 * SECOND, 10),
+        store.claimOidcLogouts('worker-b', T0, 30 * SECOND, 10),
+      ]);
+      expect(first.length + second.length).toBe(1);
+      const claimed = [...first, ...second][0]!;
+      const owner = first.length === 1 ? 'worker-a' : 'worker-b';
+      expect(
+        await store.finishOidcLogoutAttempt(claimed.id, 'worker-c', { at: T0, status: 500, error: 'http_500', outcome: 'retry' }),
+      ).toBe(false);
+      expect(
+        await store.finishOidcLogoutAttempt(claimed.id, owner, {
+          at: T0 + 1,
+          status: 500,
+          error: 'http_500',
+          outcome: 'retry',
+          next_attempt_at: T0 + MINUTE,
+        }),
+      ).toBe(true);
+      expect(await store.claimOidcLogouts('worker-a', T0 + SECOND, 30 * SECOND, 10)).toEqual([]);
+      const [again] = await store.claimOidcLogouts('worker-a', T0 + MINUTE, 30 * SECOND, 10);
+      expect(again?.attempts).toBe(1);
+      expect(again?.last_error).toBe('http_500');
+      // A lease that ran out is taken over.
+      const [taken] = await store.claimOidcLogouts('worker-b', T0 + MINUTE + 31 * SECOND, 30 * SECOND, 10);
+      expect(taken?.id).toBe(claimed.id);
+      expect(
+        await store.finishOidcLogoutAttempt(claimed.id, 'worker-b', {
+          at: T0 + 2 * MINUTE,
+          status: 200,
+          error: null,
+          outcome: 'delivered',
+        }),
+      ).toBe(true);
+      expect((await store.listOidcLogouts('c1', 10))[0]).toMatchObject({ state: 'delivered', attempts: 2, delivered_at: T0 + 2 * MINUTE });
+    });
+
+    it('purges the links of expired host sessions and finished logouts after 30 days', async () => {
+      const account = await btcAccount();
+      const session = await store.insertSession(sessionFor(account.id, 'roster-purge'));
+      expect(await link(session, 'c1', 's1')).toBe(true);
+      await store.enqueueOidcLogout({ client_id: 'c9', account_id: account.id, sid: 'done' }, T0);
+      await store.enqueueOidcLogout({ client_id: 'c9', account_id: account.id, sid: 'waiting' }, T0);
+      const [done] = (await store.claimOidcLogouts('w', T0, SECOND, 10)).filter((one) => one.sid === 'done');
+      await store.finishOidcLogoutAttempt(done!.id, 'w', { at: T0, status: 200, error: null, outcome: 'delivered' });
+      const later = Math.max(session.expires_at, T0 + 31 * DAY) + 1;
+      expect((await store.purgeExpired(later)).oidc_logouts).toBe(1);
+      expect(await store.listOidcSessionLinks(session.jti)).toEqual([]);
+      expect((await store.listOidcLogouts('c9', 10)).map((one) => one.sid)).toEqual(['waiting']);
+    });
+  });
+
   describe('maintenance', () => {
     it('purges old session rows, used nonces, dead e-mail codes and old attestation events', async () => {
       const account = await btcAccount();
@@ -1506,6 +1639,7 @@ function storageConformance(engine: TestEngine, sqliteDriver?: SqliteDriverName)
         attest_events: 1,
         activity: 1,
         webhook_deliveries: 1,
+        oidc_logouts: 0,
         oidc_models: 1,
       });
       expect(await store.findOidcModel('AccessToken', 'at_live', now)).not.toBeNull();
@@ -1528,6 +1662,7 @@ function storageConformance(engine: TestEngine, sqliteDriver?: SqliteDriverName)
         attest_events: 0,
         activity: 0,
         webhook_deliveries: 0,
+        oidc_logouts: 0,
         oidc_models: 0,
       });
       // Default retention (7 days) applies when none is given.

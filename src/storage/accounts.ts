@@ -34,6 +34,7 @@ import type {
 } from './store.js';
 import { emailHintSetting, MergeRefused } from './store.js';
 import { enqueueWebhookEvents, webhookIdentity, webhookTargets } from './webhooks.js';
+import { logOutAccounts } from './oidc-logouts.js';
 
 export class AccountsArea implements AccountStore {
   readonly #x: StoreExecutor;
@@ -342,6 +343,8 @@ export class AccountsArea implements AccountStore {
       await enqueueWebhookEvents(trx, targets, 'account.deleted', accountId, {}, now);
       const identities = await trx.deleteFrom('identities').where('account_id', 'in', ids).executeTakeFirst();
       const activity = await trx.deleteFrom('activity').where('account_id', 'in', ids).executeTakeFirst();
+      // Every client the account signed in to hears of it, through whichever host session (docs/protocol.md §8 "Logout").
+      await logOutAccounts(trx, ids, now);
       const revoked = await this.#x.revokeAccountSessions(trx, ids, now);
       // The rows stay for the revocation feed until their tokens expire; what they knew of the browser goes now.
       await trx.updateTable('sessions').set({ device: null, network: null }).where('account_id', 'in', ids).execute();

@@ -14,6 +14,7 @@ import { randomBytes } from 'node:crypto';
 import { sql } from 'kysely';
 import type { Compilable, CompiledQuery, Kysely, Transaction, UpdateQueryBuilder, UpdateResult } from 'kysely';
 import type { DatabaseEngine, OpenDatabase } from './database.js';
+import { logOutSessions } from './oidc-logouts.js';
 import { toAccountRecord, toIdentityRecord } from './row-mapping.js';
 import type { DatabaseSchema, IdentityKind } from './schema.js';
 import { MAX_MERGE_DEPTH, type AccountRecord, type IdentityRecord } from './store.js';
@@ -136,12 +137,23 @@ export class StoreExecutor {
     return this.revokeLiveSessions(executor, now, (update) => update.where('account_id', 'in', accountIds));
   }
 
-  /** Revokes at `now` the live session rows that `pick` narrows the update to; how many. */
+  /**
+   * Revokes at `now` the live session rows that `pick` narrows the update to;
+   * how many. In the same transaction, the clients the provider signed in
+   * through those rows are logged out (docs/protocol.md §8 "Logout").
+   */
   async revokeLiveSessions(executor: Executor, now: number, pick: (update: SessionsUpdate) => SessionsUpdate): Promise<number> {
-    const result = await pick(executor.updateTable('sessions').set({ revoked_at: now }))
+    if (!executor.isTransaction) return this.transaction((trx) => this.revokeLiveSessions(trx, now, pick));
+    const revoked = await pick(executor.updateTable('sessions').set({ revoked_at: now }))
       .where('revoked_at', 'is', null)
-      .executeTakeFirst();
-    return rowsAffected(result.numUpdatedRows);
+      .returning('jti')
+      .execute();
+    await logOutSessions(
+      executor,
+      revoked.map((row) => row.jti),
+      now,
+    );
+    return revoked.length;
   }
 
   async findIdentity(executor: Executor, kind: IdentityKind, value: string): Promise<IdentityRecord | null> {

@@ -21,6 +21,7 @@ import { StatsArea } from './stats.js';
 import { WebAuthnArea } from './webauthn.js';
 import { ActivityArea } from './activity.js';
 import { WebhooksArea } from './webhooks.js';
+import { OidcLogoutsArea } from './oidc-logouts.js';
 import { OidcArea } from './oidc.js';
 import {
   ATTEST_EVENT_RETENTION_MS,
@@ -55,6 +56,7 @@ export function createStore(executor: StoreExecutor): Store {
     ...methodsOf(new WebAuthnArea(executor)),
     ...methodsOf(new ActivityArea(executor)),
     ...methodsOf(new WebhooksArea(executor)),
+    ...methodsOf(new OidcLogoutsArea(executor)),
     ...methodsOf(oidc),
     engine: executor.engine,
 
@@ -89,6 +91,13 @@ export function createStore(executor: StoreExecutor): Store {
         .where('state', '!=', 'pending')
         .where('created_at', '<=', now - WEBHOOK_LOG_RETENTION_MS)
         .executeTakeFirst();
+      // Logouts are kept as long as webhook deliveries; a link goes when its host session expires.
+      const oidcLogouts = await db
+        .deleteFrom('oidc_logouts')
+        .where('state', '!=', 'pending')
+        .where('created_at', '<=', now - WEBHOOK_LOG_RETENTION_MS)
+        .executeTakeFirst();
+      await db.deleteFrom('oidc_session_links').where('expires_at', '<=', now).execute();
       const oidcModels = await db.deleteFrom('oidc_models').where('expires_at', '<=', now).executeTakeFirst();
       await oidc.purgeOrphanOidcClients();
       return {
@@ -98,6 +107,7 @@ export function createStore(executor: StoreExecutor): Store {
         attest_events: rowsAffected(attestEvents.numDeletedRows),
         activity: rowsAffected(activity.numDeletedRows),
         webhook_deliveries: rowsAffected(webhookDeliveries.numDeletedRows),
+        oidc_logouts: rowsAffected(oidcLogouts.numDeletedRows),
         oidc_models: rowsAffected(oidcModels.numDeletedRows),
       };
     },

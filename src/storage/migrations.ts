@@ -463,6 +463,50 @@ const openIdProvider: Migration = {
   },
 };
 
+const oidcBackchannelLogout: Migration = {
+  version: 16,
+  name: 'oidc_backchannel_logout',
+  async up(db) {
+    // docs/protocol.md §8 "Logout": which clients signed in through which
+    // host session, and the outbox of back-channel logout tokens, written in
+    // the transaction that revokes the host session.
+    await db.schema
+      .createTable('oidc_session_links')
+      .addColumn('session_jti', 'text', (column) => column.notNull())
+      .addColumn('client_id', 'text', (column) => column.notNull())
+      .addColumn('account_id', 'text', (column) => column.notNull())
+      .addColumn('sid', 'text', (column) => column.notNull())
+      .addColumn('op_session_uid', 'text', (column) => column.notNull())
+      .addColumn('backchannel', 'integer', (column) => column.notNull())
+      .addColumn('created_at', 'bigint', (column) => column.notNull())
+      .addColumn('expires_at', 'bigint', (column) => column.notNull())
+      .addPrimaryKeyConstraint('oidc_session_links_pk', ['session_jti', 'client_id'])
+      .execute();
+    await db.schema.createIndex('oidc_session_links_account').on('oidc_session_links').column('account_id').execute();
+    await db.schema.createIndex('oidc_session_links_expires').on('oidc_session_links').column('expires_at').execute();
+    await db.schema
+      .createTable('oidc_logouts')
+      .addColumn('id', 'text', (column) => column.primaryKey())
+      .addColumn('client_id', 'text', (column) => column.notNull())
+      .addColumn('account_id', 'text', (column) => column.notNull())
+      .addColumn('sid', 'text', (column) => column.notNull())
+      .addColumn('created_at', 'bigint', (column) => column.notNull())
+      .addColumn('state', 'text', (column) => column.notNull())
+      .addColumn('attempts', 'integer', (column) => column.notNull())
+      .addColumn('next_attempt_at', 'bigint', (column) => column.notNull())
+      .addColumn('lease_owner', 'text')
+      .addColumn('lease_until', 'bigint')
+      .addColumn('last_attempt_at', 'bigint')
+      .addColumn('last_status', 'integer')
+      .addColumn('last_error', 'text')
+      .addColumn('delivered_at', 'bigint')
+      .execute();
+    // One logout per client session, however many paths ask for it (a sign-out and the app's own end-session).
+    await db.schema.createIndex('oidc_logouts_client_sid').on('oidc_logouts').columns(['client_id', 'sid']).unique().execute();
+    await db.schema.createIndex('oidc_logouts_due').on('oidc_logouts').columns(['state', 'next_attempt_at']).execute();
+  },
+};
+
 /** Every migration, in version order. */
 export const MIGRATIONS: readonly Migration[] = [
   initialSchema,
@@ -480,6 +524,7 @@ export const MIGRATIONS: readonly Migration[] = [
   identitiesAccountKind,
   tabTokenJtis,
   openIdProvider,
+  oidcBackchannelLogout,
 ];
 
 // biome-ignore lint/suspicious/noExplicitAny: the migration runner works before and across schema versions.

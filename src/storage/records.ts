@@ -205,6 +205,8 @@ export interface PurgeCounts {
   readonly attest_events: number;
   readonly activity: number;
   readonly webhook_deliveries: number;
+  /** Back-channel logouts finished 30 days ago and links of host sessions that expired. */
+  readonly oidc_logouts: number;
   /** The OpenID provider's codes, tokens and interactions past their expiry. */
   readonly oidc_models: number;
 }
@@ -433,6 +435,42 @@ export interface WebhookDeliveryRecord {
 export interface ClaimedWebhookDelivery extends WebhookDeliveryRecord {
   readonly url: string | null;
 }
+
+/** docs/protocol.md §8 "Logout": a client the provider signed in through a host session. */
+export interface OidcSessionLink {
+  /** The host session row's jti. */
+  readonly session_jti: string;
+  readonly client_id: string;
+  /** The account (32 hex), as the host session names it. */
+  readonly account_id: string;
+  /** The provider's `sid` of the client in its session. */
+  readonly sid: string;
+  /** The provider session's uid; it ends with the host session. */
+  readonly op_session_uid: string;
+  /** Whether the client had a `backchannel_logout_uri` when it signed in. */
+  readonly backchannel: boolean;
+  readonly created_at: EpochMilliseconds;
+  /** The host session's expiry (set by the store from its row). */
+  readonly expires_at: EpochMilliseconds;
+}
+
+/** A back-channel logout to send (docs/protocol.md §8 "Logout"): an outbox row and its log. */
+export interface OidcLogoutRecord {
+  readonly id: string;
+  readonly client_id: string;
+  readonly account_id: string;
+  readonly sid: string;
+  readonly created_at: EpochMilliseconds;
+  readonly state: 'pending' | 'delivered' | 'failed';
+  readonly attempts: number;
+  readonly next_attempt_at: EpochMilliseconds;
+  readonly last_attempt_at: EpochMilliseconds | null;
+  readonly last_status: number | null;
+  readonly last_error: string | null;
+  readonly delivered_at: EpochMilliseconds | null;
+}
+
+export type ClaimedOidcLogout = OidcLogoutRecord;
 
 /** How one attempt ended. */
 export interface WebhookAttempt {

@@ -240,6 +240,45 @@ export interface OidcConsentsTable {
   updated_at: number;
 }
 
+/**
+ * docs/protocol.md §8 "Logout": a client the provider signed in through a
+ * host session (migration 16), so that ending the host session tells the
+ * client. One row per (host session, client).
+ */
+export interface OidcSessionLinksTable {
+  /** The host session row's jti. */
+  session_jti: string;
+  client_id: string;
+  account_id: string;
+  /** The provider's `sid` for this client in its session. */
+  sid: string;
+  /** The provider session's uid (its cookie value), ended with the host session. */
+  op_session_uid: string;
+  /** 1 when the client had a `backchannel_logout_uri` when it signed in. */
+  backchannel: number;
+  created_at: number;
+  expires_at: number;
+}
+
+/** docs/protocol.md §8 "Logout": the back-channel logout outbox, one row per (client, sid) (migration 16). */
+export interface OidcLogoutsTable {
+  id: string;
+  client_id: string;
+  account_id: string;
+  sid: string;
+  created_at: number;
+  /** `pending`, `delivered` or `failed` (given up). */
+  state: string;
+  attempts: number;
+  next_attempt_at: number;
+  lease_owner: string | null;
+  lease_until: number | null;
+  last_attempt_at: number | null;
+  last_status: number | null;
+  last_error: string | null;
+  delivered_at: number | null;
+}
+
 export interface SchemaMigrationsTable {
   version: number;
   name: string;
@@ -264,5 +303,7 @@ export interface DatabaseSchema {
   oidc_clients: OidcClientsTable;
   oidc_models: OidcModelsTable;
   oidc_consents: OidcConsentsTable;
+  oidc_session_links: OidcSessionLinksTable;
+  oidc_logouts: OidcLogoutsTable;
   schema_migrations: SchemaMigrationsTable;
 }

@@ -4,6 +4,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { sql, type Updateable } from 'kysely';
 import { isUniqueViolation, rowsAffected, type StoreExecutor } from './executor.js';
+import { moveLinks } from './oidc-logouts.js';
 import { toAccountRecord, toSessionRecord } from './row-mapping.js';
 import type { AccountsTable, SessionsTable } from './schema.js';
 import type {
@@ -126,6 +127,20 @@ export class SessionsArea implements SessionStore {
             // replaces) and insert, one transaction per pair at a time.
             // The account id is fixed-length hex, so `<roster> <account>` is unambiguous.
             await this.#x.lockKey(trx, `${row.roster_id} ${row.account_id}`);
+            // The same account signing in again in the same browser keeps the apps it signed in to (docs/protocol.md §8 "Logout").
+            const replaced = await trx
+              .selectFrom('sessions')
+              .select('jti')
+              .where('roster_id', '=', row.roster_id)
+              .where('account_id', '=', row.account_id)
+              .where('revoked_at', 'is', null)
+              .where('expires_at', '>', row.created_at)
+              .execute();
+            await moveLinks(
+              trx,
+              replaced.map((one) => one.jti),
+              row,
+            );
             await this.#x.revokeLiveSessions(trx, row.created_at, (update) =>
               update.where('roster_id', '=', row.roster_id).where('account_id', '=', row.account_id),
             );

@@ -66,6 +66,9 @@ import type {
   WebhookDeliveryRecord,
   ClaimedWebhookDelivery,
   WebhookAttempt,
+  OidcSessionLink,
+  OidcLogoutRecord,
+  ClaimedOidcLogout,
   AttestEventKind,
   IdentityKind,
 } from './records.js';
@@ -479,6 +482,31 @@ export interface OidcStore {
 }
 
 /**
+ * Back-channel logout (docs/protocol.md §8 "Logout"): which clients signed in
+ * through which host session, and the outbox of logouts. Revoking a host
+ * session enqueues its clients' logouts in the same transaction
+ * (src/storage/oidc-logouts.ts).
+ */
+export interface OidcLogoutStore {
+  /**
+   * Records that the provider signed a client in through a live host session
+   * of the account (replacing an earlier link of the pair); false, and
+   * nothing recorded, when that session is no longer live.
+   */
+  linkOidcSession(link: Omit<OidcSessionLink, 'expires_at'>): Promise<boolean>;
+  /** The clients linked to a host session, by client id. */
+  listOidcSessionLinks(sessionJti: string): Promise<OidcSessionLink[]>;
+  /** Stores one logout; false when this (client, sid) already has one. */
+  enqueueOidcLogout(logout: { client_id: string; account_id: string; sid: string }, now: EpochMilliseconds): Promise<boolean>;
+  /** Claims due logouts for `owner` until `now + leaseMs`, by a compare-and-set on each row's lease. */
+  claimOidcLogouts(owner: string, now: EpochMilliseconds, leaseMs: number, limit: number): Promise<ClaimedOidcLogout[]>;
+  /** Records an attempt and releases the lease; false when `owner` no longer held it. */
+  finishOidcLogoutAttempt(id: string, owner: string, attempt: WebhookAttempt): Promise<boolean>;
+  /** The client's logouts, newest first. */
+  listOidcLogouts(clientId: string, limit: number): Promise<OidcLogoutRecord[]>;
+}
+
+/**
  * The whole storage: every area on one database, and what spans them
  * (purging, readiness, closing). Services take only the area they need.
  */
@@ -493,7 +521,8 @@ export interface Store
     WebAuthnStore,
     ActivityStore,
     WebhookStore,
-    OidcStore {
+    OidcStore,
+    OidcLogoutStore {
   readonly engine: DatabaseEngine;
 
   // ---- maintenance ----

@@ -1,0 +1,249 @@
+/**
+ * Back-channel logout (docs/protocol.md §8 "Logout"): the links between a
+ * host session and the clients the provider signed in through it, and the
+ * outbox of logout tokens to send them.
+ *
+ * Whatever revokes a host session row (sign-out, device sign-out, sign-out
+ * everywhere, a merge, a deletion, a hold) goes through
+ * `StoreExecutor.revokeLiveSessions`, which calls {@link logOutSessions} in
+ * the same transaction: the logouts are stored exactly when the revocation
+ * is, so a crash loses neither. The provider's own session of each link ends
+ * there too (its cookie finds nothing, and the refresh tokens that expire
+ * with it stop). A worker sends the outbox (src/oidc/backchannel.ts) with the
+ * leases and backoff of the webhook outbox (src/storage/webhooks.ts).
+ */
+import { randomBytes } from 'node:crypto';
+import type { Kysely } from 'kysely';
+import type { DatabaseSchema, OidcLogoutsTable } from './schema.js';
+import type { StoreExecutor } from './executor.js';
+import type { ClaimedOidcLogout, OidcLogoutRecord, OidcLogoutStore, OidcSessionLink, WebhookAttempt } from './store.js';
+
+function toNumber(value: number | string | bigint): number {
+  return Number(value);
+}
+
+/** One logout per (client, sid): a second request for the same one (the app's own end-session, then the sign-out) is dropped. */
+async function enqueue(
+  db: Kysely<DatabaseSchema>,
+  logouts: readonly { readonly client_id: string; readonly account_id: string; readonly sid: string }[],
+  now: number,
+): Promise<number> {
+  let added = 0;
+  for (const logout of logouts) {
+    const result = await db
+      .insertInto('oidc_logouts')
+      .values({
+        id: `bcl_${randomBytes(16).toString('hex')}`,
+        client_id: logout.client_id,
+        account_id: logout.account_id,
+        sid: logout.sid,
+        created_at: now,
+        state: 'pending',
+        attempts: 0,
+        next_attempt_at: now,
+        lease_owner: null,
+        lease_until: null,
+        last_attempt_at: null,
+        last_status: null,
+        last_error: null,
+        delivered_at: null,
+      })
+      .onConflict((conflict) => conflict.columns(['client_id', 'sid']).doNothing())
+      .executeTakeFirst();
+    added += Number(result.numInsertedOrUpdatedRows ?? 0n);
+  }
+  return added;
+}
+
+/** Ends what the links of `pick` name: one logout per client with a back-channel URI, the provider sessions, the links. */
+async function endLinks(
+  db: Kysely<DatabaseSchema>,
+  pick: 'session_jti' | 'account_id',
+  values: readonly string[],
+  now: number,
+): Promise<number> {
+  if (values.length === 0) return 0;
+  const links = await db.selectFrom('oidc_session_links').selectAll().where(pick, 'in', values).execute();
+  if (links.length === 0) return 0;
+  const added = await enqueue(
+    db,
+    links.filter((link) => Number(link.backchannel) === 1),
+    now,
+  );
+  const uids = [...new Set(links.map((link) => link.op_session_uid))];
+  await db.deleteFrom('oidc_models').where('model', '=', 'Session').where('uid', 'in', uids).execute();
+  await db.deleteFrom('oidc_session_links').where(pick, 'in', values).execute();
+  return added;
+}
+
+/** In the revoking transaction: the clients signed in through these host sessions are logged out. */
+export function logOutSessions(trx: Kysely<DatabaseSchema>, jtis: readonly string[], now: number): Promise<number> {
+  return endLinks(trx, 'session_jti', jtis, now);
+}
+
+/** In a deletion's transaction: every client these accounts signed in to, through any host session, is logged out. */
+export function logOutAccounts(trx: Kysely<DatabaseSchema>, accountIds: readonly string[], now: number): Promise<number> {
+  return endLinks(trx, 'account_id', accountIds, now);
+}
+
+/** A host session that replaces another of the same account in the same browser keeps its clients. */
+export async function moveLinks(
+  trx: Kysely<DatabaseSchema>,
+  fromJtis: readonly string[],
+  to: { jti: string; expires_at: number },
+): Promise<void> {
+  if (fromJtis.length === 0) return;
+  await trx
+    .updateTable('oidc_session_links')
+    .set({ session_jti: to.jti, expires_at: to.expires_at })
+    .where('session_jti', 'in', fromJtis)
+    .execute();
+}
+
+function toLogout(row: OidcLogoutsTable): OidcLogoutRecord {
+  const num = (value: number | null) => (value === null ? null : Number(value));
+  return {
+    id: row.id,
+    client_id: row.client_id,
+    account_id: row.account_id,
+    sid: row.sid,
+    created_at: toNumber(row.created_at),
+    state: row.state as OidcLogoutRecord['state'],
+    attempts: Number(row.attempts),
+    next_attempt_at: toNumber(row.next_attempt_at),
+    last_attempt_at: num(row.last_attempt_at),
+    last_status: num(row.last_status),
+    last_error: row.last_error,
+    delivered_at: num(row.delivered_at),
+  };
+}
+
+export class OidcLogoutsArea implements OidcLogoutStore {
+  readonly #x: StoreExecutor;
+
+  constructor(executor: StoreExecutor) {
+    this.#x = executor;
+  }
+
+  async linkOidcSession(link: Omit<OidcSessionLink, 'expires_at'>): Promise<boolean> {
+    return this.#x.transaction(async (trx) => {
+      // Only a live host session of that account takes a link: a sign-out that raced the sign-in has already ended it.
+      const live = await trx
+        .selectFrom('sessions')
+        .select(['jti', 'expires_at'])
+        .where('jti', '=', link.session_jti)
+        .where('account_id', '=', link.account_id)
+        .where('revoked_at', 'is', null)
+        .where('expires_at', '>', link.created_at)
+        .executeTakeFirst();
+      if (live === undefined) return false;
+      const values = {
+        session_jti: link.session_jti,
+        client_id: link.client_id,
+        account_id: link.account_id,
+        sid: link.sid,
+        op_session_uid: link.op_session_uid,
+        backchannel: link.backchannel ? 1 : 0,
+        created_at: link.created_at,
+        expires_at: toNumber(live.expires_at),
+      };
+      await trx
+        .insertInto('oidc_session_links')
+        .values(values)
+        .onConflict((conflict) =>
+          conflict.columns(['session_jti', 'client_id']).doUpdateSet({
+            sid: values.sid,
+            op_session_uid: values.op_session_uid,
+            backchannel: values.backchannel,
+            expires_at: values.expires_at,
+          }),
+        )
+        .execute();
+      return true;
+    });
+  }
+
+  async listOidcSessionLinks(sessionJti: string): Promise<OidcSessionLink[]> {
+    const rows = await this.#x.db
+      .selectFrom('oidc_session_links')
+      .selectAll()
+      .where('session_jti', '=', sessionJti)
+      .orderBy('client_id')
+      .execute();
+    return rows.map((row) => ({
+      session_jti: row.session_jti,
+      client_id: row.client_id,
+      account_id: row.account_id,
+      sid: row.sid,
+      op_session_uid: row.op_session_uid,
+      backchannel: Number(row.backchannel) === 1,
+      created_at: toNumber(row.created_at),
+      expires_at: toNumber(row.expires_at),
+    }));
+  }
+
+  async enqueueOidcLogout(logout: { client_id: string; account_id: string; sid: string }, now: number): Promise<boolean> {
+    return (await enqueue(this.#x.db, [logout], now)) > 0;
+  }
+
+  async claimOidcLogouts(owner: string, now: number, leaseMs: number, limit: number): Promise<ClaimedOidcLogout[]> {
+    const due = await this.#x.db
+      .selectFrom('oidc_logouts')
+      .select('id')
+      .where('state', '=', 'pending')
+      .where('next_attempt_at', '<=', now)
+      .where((eb) => eb.or([eb('lease_until', 'is', null), eb('lease_until', '<=', now)]))
+      .orderBy('next_attempt_at')
+      .orderBy('id')
+      .limit(limit)
+      .execute();
+    const claimed: ClaimedOidcLogout[] = [];
+    for (const { id } of due) {
+      // The compare-and-set: only one worker's update finds the lease free.
+      const taken = await this.#x.db
+        .updateTable('oidc_logouts')
+        .set({ lease_owner: owner, lease_until: now + leaseMs })
+        .where('id', '=', id)
+        .where('state', '=', 'pending')
+        .where((eb) => eb.or([eb('lease_until', 'is', null), eb('lease_until', '<=', now)]))
+        .executeTakeFirst();
+      if (Number(taken.numUpdatedRows ?? 0n) === 0) continue;
+      const row = await this.#x.db.selectFrom('oidc_logouts').selectAll().where('id', '=', id).executeTakeFirst();
+      if (row !== undefined) claimed.push(toLogout(row));
+    }
+    return claimed;
+  }
+
+  async finishOidcLogoutAttempt(id: string, owner: string, attempt: WebhookAttempt): Promise<boolean> {
+    const result = await this.#x.db
+      .updateTable('oidc_logouts')
+      .set((eb) => ({
+        attempts: eb('attempts', '+', 1),
+        state: attempt.outcome === 'retry' ? 'pending' : attempt.outcome,
+        next_attempt_at: attempt.outcome === 'retry' ? (attempt.next_attempt_at ?? attempt.at) : attempt.at,
+        last_attempt_at: attempt.at,
+        last_status: attempt.status,
+        last_error: attempt.error,
+        delivered_at: attempt.outcome === 'delivered' ? attempt.at : null,
+        lease_owner: null,
+        lease_until: null,
+      }))
+      .where('id', '=', id)
+      .where('lease_owner', '=', owner)
+      .where('state', '=', 'pending')
+      .executeTakeFirst();
+    return Number(result.numUpdatedRows ?? 0n) > 0;
+  }
+
+  async listOidcLogouts(clientId: string, limit: number): Promise<OidcLogoutRecord[]> {
+    const rows = await this.#x.db
+      .selectFrom('oidc_logouts')
+      .selectAll()
+      .where('client_id', '=', clientId)
+      .orderBy('created_at', 'desc')
+      .orderBy('id', 'desc')
+      .limit(limit)
+      .execute();
+    return rows.map(toLogout);
+  }
+}
