@@ -17,5 +17,6 @@ export {
   loadWebhookKey,
   signWebhook,
   webhookBackoffMs,
+  postToEndpoint,
 } from './webhooks.js';
-export type { EndpointRules, WebhookDispatcherDeps, WebhookKey } from './webhooks.js';
+export type { AttemptResult, EndpointLookup, EndpointRules, WebhookDispatcherDeps, WebhookKey } from './webhooks.js';

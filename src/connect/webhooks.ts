@@ -160,7 +160,7 @@ export interface WebhookDispatcherDeps {
   }) => void;
 }
 
-interface AttemptResult {
+export interface AttemptResult {
   readonly status: number | null;
   readonly error: string | null;
 }
@@ -247,10 +247,6 @@ export class WebhookDispatcher {
   }
 
   #post(delivery: ClaimedWebhookDelivery, endpoint: string): Promise<AttemptResult> {
-    const url = new URL(endpoint);
-    const rules = this.#deps.rules;
-    const host = url.hostname.replace(/^\[|\]$/g, '');
-    if (isIP(host) !== 0 && !addressAllowed(host, rules)) return Promise.resolve({ status: null, error: 'refused_address' });
     const body = delivery.payload;
     const headers = {
       ...signWebhook(this.#deps.key(), delivery.id, Math.floor(this.#deps.now().getTime() / 1000), body),
@@ -258,59 +254,87 @@ export class WebhookDispatcher {
       'content-length': String(Buffer.byteLength(body)),
       'user-agent': `oc-host-webhooks/${VERSION}`,
     };
-    // Names are resolved here so every address is checked before connecting.
-    const resolveName = this.#deps.lookup ?? dnsLookup;
-    const lookup = (hostname: string, options: object, callback: (...args: unknown[]) => void) => {
-      resolveName(hostname, { ...options, all: true }, (error, addresses) => {
-        if (error) return callback(error);
-        const allowed = addresses.filter((entry) => addressAllowed(entry.address, rules));
-        if (allowed.length === 0) return callback(new RefusedAddress('webhook: the endpoint resolves to a refused address'));
-        if ((options as { all?: boolean }).all) return callback(null, allowed);
-        return callback(null, allowed[0]!.address, allowed[0]!.family);
-      });
-    };
-    return new Promise((resolve) => {
-      let settled = false;
-      const finish = (result: AttemptResult) => {
-        if (settled) return;
-        settled = true;
-        resolve(result);
-      };
-      const send = url.protocol === 'https:' ? httpsRequest : httpRequest;
-      const outgoing = send(
-        url,
-        { method: 'POST', headers, lookup: lookup as never, timeout: this.#deps.timeoutMs },
-        (response: IncomingMessage) => {
-          const status = response.statusCode ?? 0;
-          // The body is not needed; read a little and let go.
-          let read = 0;
-          response.on('data', (chunk: Buffer) => {
-            read += chunk.length;
-            if (read > 65_536) response.destroy();
-          });
-          response.on('end', () => finish({ status, error: status >= 200 && status < 300 ? null : `http_${status}` }));
-          response.on('error', () => finish({ status, error: status >= 200 && status < 300 ? null : `http_${status}` }));
-          response.on('close', () => finish({ status, error: status >= 200 && status < 300 ? null : `http_${status}` }));
-        },
-      );
-      const deadline = setTimeout(() => {
-        finish({ status: null, error: 'timeout' });
-        outgoing.destroy();
-      }, this.#deps.timeoutMs);
-      deadline.unref();
-      outgoing.on('timeout', () => {
-        finish({ status: null, error: 'timeout' });
-        outgoing.destroy();
-      });
-      outgoing.on('error', (error: NodeJS.ErrnoException) => {
-        clearTimeout(deadline);
-        if (error instanceof RefusedAddress) finish({ status: null, error: 'refused_address' });
-        else if (error.code === 'ENOTFOUND' || error.code === 'EAI_AGAIN') finish({ status: null, error: 'dns' });
-        else if (typeof error.code === 'string' && /CERT|SSL|TLS/.test(error.code)) finish({ status: null, error: 'tls' });
-        else finish({ status: null, error: 'connect' });
-      });
-      outgoing.on('close', () => clearTimeout(deadline));
-      outgoing.end(body);
+    return postToEndpoint(endpoint, body, headers, {
+      rules: this.#deps.rules,
+      timeoutMs: this.#deps.timeoutMs,
+      ...(this.#deps.lookup === undefined ? {} : { lookup: this.#deps.lookup }),
     });
   }
+}
+
+/** Resolves a host name to all its addresses (node:dns `lookup`, or a test's). */
+export type EndpointLookup = (
+  hostname: string,
+  options: { all: true; family?: number; hints?: number },
+  callback: (error: NodeJS.ErrnoException | null, addresses: LookupAddress[]) => void,
+) => void;
+
+/**
+ * One POST to an endpoint under the endpoint rules (webhooks, and the
+ * provider's back-channel logouts, docs/protocol.md §8 "Logout"): every
+ * address the name resolves to is checked before connecting, no redirect is
+ * followed, the attempt ends at `timeoutMs`, and any 2xx is success. The
+ * result is a status and a short error code (`refused_address`, `dns`,
+ * `tls`, `connect`, `timeout`, `http_<status>`), or null on success.
+ */
+export function postToEndpoint(
+  endpoint: string,
+  body: string,
+  headers: Readonly<Record<string, string>>,
+  options: { readonly rules: EndpointRules; readonly timeoutMs: number; readonly lookup?: EndpointLookup },
+): Promise<AttemptResult> {
+  const url = new URL(endpoint);
+  const { rules, timeoutMs } = options;
+  const host = url.hostname.replace(/^\[|\]$/g, '');
+  if (isIP(host) !== 0 && !addressAllowed(host, rules)) return Promise.resolve({ status: null, error: 'refused_address' });
+  // Names are resolved here so every address is checked before connecting.
+  const resolveName = options.lookup ?? dnsLookup;
+  const lookup = (hostname: string, asked: object, callback: (...args: unknown[]) => void) => {
+    resolveName(hostname, { ...asked, all: true }, (error, addresses) => {
+      if (error) return callback(error);
+      const allowed = addresses.filter((entry) => addressAllowed(entry.address, rules));
+      if (allowed.length === 0) return callback(new RefusedAddress('webhook: the endpoint resolves to a refused address'));
+      if ((asked as { all?: boolean }).all) return callback(null, allowed);
+      return callback(null, allowed[0]!.address, allowed[0]!.family);
+    });
+  };
+  return new Promise((resolve) => {
+    let settled = false;
+    const finish = (result: AttemptResult) => {
+      if (settled) return;
+      settled = true;
+      resolve(result);
+    };
+    const send = url.protocol === 'https:' ? httpsRequest : httpRequest;
+    const outgoing = send(url, { method: 'POST', headers, lookup: lookup as never, timeout: timeoutMs }, (response: IncomingMessage) => {
+      const status = response.statusCode ?? 0;
+      // The body is not needed; read a little and let go.
+      let read = 0;
+      response.on('data', (chunk: Buffer) => {
+        read += chunk.length;
+        if (read > 65_536) response.destroy();
+      });
+      response.on('end', () => finish({ status, error: status >= 200 && status < 300 ? null : `http_${status}` }));
+      response.on('error', () => finish({ status, error: status >= 200 && status < 300 ? null : `http_${status}` }));
+      response.on('close', () => finish({ status, error: status >= 200 && status < 300 ? null : `http_${status}` }));
+    });
+    const deadline = setTimeout(() => {
+      finish({ status: null, error: 'timeout' });
+      outgoing.destroy();
+    }, timeoutMs);
+    deadline.unref();
+    outgoing.on('timeout', () => {
+      finish({ status: null, error: 'timeout' });
+      outgoing.destroy();
+    });
+    outgoing.on('error', (error: NodeJS.ErrnoException) => {
+      clearTimeout(deadline);
+      if (error instanceof RefusedAddress) finish({ status: null, error: 'refused_address' });
+      else if (error.code === 'ENOTFOUND' || error.code === 'EAI_AGAIN') finish({ status: null, error: 'dns' });
+      else if (typeof error.code === 'string' && /CERT|SSL|TLS/.test(error.code)) finish({ status: null, error: 'tls' });
+      else finish({ status: null, error: 'connect' });
+    });
+    outgoing.on('close', () => clearTimeout(deadline));
+    outgoing.end(body);
+  });
 }
