@@ -75,12 +75,14 @@ import {
   pingRedis,
 } from './redis/index.js';
 import { relyingParty, WebAuthnService } from './webauthn/index.js';
-import { OidcService } from './oidc/index.js';
+import { BackchannelLogoutDispatcher, OidcService } from './oidc/index.js';
 import {
   createConnectService,
   isDevelopmentUrl,
   loadWebhookKey,
   WebhookDispatcher,
+  postToEndpoint,
+  webhookBackoffMs,
   type ConnectService,
   type WebhookKey,
 } from './connect/index.js';
@@ -544,6 +546,23 @@ async function assemble(config: Config, deps: ServiceDeps, log: ServiceLog, clos
   }, KEY_REFRESH_MS);
   reloadOidcKeys.unref();
   closers.push(() => clearInterval(reloadOidcKeys));
+  // docs/protocol.md §8 "Logout": every instance runs a worker on the back-channel logout outbox,
+  // posting under the webhook endpoint rules, timeout and backoff.
+  const logouts = new BackchannelLogoutDispatcher({
+    store,
+    build: (logout) => oidc.logoutToken(logout),
+    post: (uri, body, headers) =>
+      postToEndpoint(uri, body, headers, { rules: webhookRules, timeoutMs: config.webhookTimeoutSeconds * 1000 }),
+    backoffMs: (attempts) => webhookBackoffMs(attempts, config.webhookRetrySeconds * 1000),
+    timeoutMs: config.webhookTimeoutSeconds * 1000,
+    pollMs: deps.webhookPollMs ?? WEBHOOK_POLL_MS,
+    now,
+    userAgent: `oc-host-logout/${VERSION}`,
+    onError: (error) => log.error({ err: error }, 'oidc: the back-channel logout worker failed a pass'),
+    onAttempt: (entry) => log.info(entry, 'oidc: back-channel logout attempt'),
+  });
+  oidc.onLogoutQueued(() => logouts.kick());
+  closers.push(() => logouts.stop());
 
   const rateLimiter = createResilientLimiter({
     primary: redis !== undefined ? createRedisRateLimiter(redis) : createMemoryRateLimiter({ now: nowMs }),
@@ -600,7 +619,10 @@ async function assemble(config: Config, deps: ServiceDeps, log: ServiceLog, clos
     context,
     metrics,
     rateLimiter,
-    start: () => webhooks.start(),
+    start: () => {
+      webhooks.start();
+      logouts.start();
+    },
     close: () => closeAll(closers),
   };
 }

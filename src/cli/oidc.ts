@@ -90,6 +90,7 @@ function describe(client: ClientView, io: OperatorIo): void {
   io.out(`owner        ${client.owner_app_id ?? 'operator'}`);
   for (const uri of (metadata.redirect_uris as string[] | undefined) ?? []) io.out(`redirect     ${uri}`);
   for (const uri of (metadata.post_logout_redirect_uris as string[] | undefined) ?? []) io.out(`logout to    ${uri}`);
+  if (typeof metadata.backchannel_logout_uri === 'string') io.out(`back-channel ${metadata.backchannel_logout_uri}`);
   io.out(`subject      ${String(metadata.subject_type ?? 'public')}`);
   io.out(`id token     ${String(metadata.id_token_signed_response_alg ?? 'RS256')}`);
 }

@@ -84,16 +84,26 @@ export function hostSessionView(context: ServiceContext, found: Authenticated): 
     usedKey: amr.includes('hwk'),
     hasKey: async () => (await context.webauthn.list(found.account.id)).length > 0,
     matches: (hint) => accountMatches(context, found, hint),
+    sessionJti: session.jti,
   };
 }
 
 /** The host session of a raw request (the library's login checks), from the browser's cookies alone. */
 async function hostSessionOfRaw(context: ServiceContext, request: IncomingMessage): Promise<HostSessionView | null> {
+  const found = await ownSessionOfRaw(context, request);
+  return found === null ? null : hostSessionView(context, found);
+}
+
+/**
+ * The host session of a raw request's cookies, as the host's own sign-out
+ * finds it: a cookie of a roster this browser's binding does not name
+ * (planted) counts as none (docs/protocol.md §3 "Planted cookies").
+ */
+async function ownSessionOfRaw(context: ServiceContext, request: IncomingMessage): Promise<Authenticated | null> {
   const tokens = readSessionCookies(request.headers.cookie);
   if (tokens.length === 0) return null;
   try {
-    const found = await context.sessions.authenticate(tokens, ownRosterCheck(context, request));
-    return found === null ? null : hostSessionView(context, found);
+    return await context.sessions.authenticate(tokens, ownRosterCheck(context, request));
   } catch (error) {
     if (isOcError(error) && error.code === 'ambiguous_session') return null;
     throw error;

@@ -203,7 +203,10 @@ function metadataFor(input: ClientInput, clientId: string, secret: string | unde
     subject_type: input.subject_type ?? 'public',
     ...(input.logo_uri === undefined ? {} : { logo_uri: input.logo_uri }),
     ...(input.client_uri === undefined ? {} : { client_uri: input.client_uri }),
-    ...(input.backchannel_logout_uri === undefined ? {} : { backchannel_logout_uri: input.backchannel_logout_uri }),
+    // Logout tokens then carry the `sid` of the app's session, so the app ends that session alone (docs/protocol.md §8 "Logout").
+    ...(input.backchannel_logout_uri === undefined
+      ? {}
+      : { backchannel_logout_uri: input.backchannel_logout_uri, backchannel_logout_session_required: true }),
     ...(input.scope === undefined ? {} : { scope: input.scope }),
   };
 }

@@ -38,10 +38,27 @@ export interface HostSessionView {
   hasKey(): Promise<boolean>;
   /** Whether a `login_hint` (as {@link loginHintOf} reads it) names this account. */
   matches(hint: string): Promise<boolean>;
+  /** The host session row's jti: the clients signed in through it are logged out when it ends (docs/protocol.md §8 "Logout"). */
+  readonly sessionJti: string;
 }
 
 /** Reads the host session of a raw request from its `oc_session` cookies; null when it has none. */
 export type HostSessionReader = (request: IncomingMessage) => Promise<HostSessionView | null>;
+
+/** What the provider reports for back-channel logout (docs/protocol.md §8 "Logout"), stored by the service. */
+export interface LogoutEvents {
+  /** The provider signed `clientId` in through the host session `sessionJti`. */
+  signedIn(link: {
+    readonly sessionJti: string;
+    readonly accountId: string;
+    readonly clientId: string;
+    readonly sid: string;
+    readonly opSessionUid: string;
+    readonly backchannel: boolean;
+  }): Promise<void>;
+  /** The library decided to log `clientId` out of its session `sid` (its own end-session): into the outbox. */
+  logout(clientId: string, accountId: string, sid: string): Promise<void>;
+}
 
 /** The pages the library renders, drawn by the HTTP layer in the host's look; each answers a whole HTML document. */
 export interface OidcPages {
@@ -68,6 +85,7 @@ export interface OidcProviderOptions {
   readonly pairwiseSecret: Uint8Array;
   readonly claims: ClaimSource;
   readonly hostSession: HostSessionReader;
+  readonly logouts: LogoutEvents;
   readonly pages: OidcPages;
   /** The Connect app of an API key (the initial access token of dynamic registration), or null. */
   readonly appOfApiKey?: ((apiKey: string) => Promise<string | null>) | undefined;
@@ -198,7 +216,7 @@ export async function loadOidcLibrary(): Promise<OidcLibrary> {
 /** Builds the provider. Cheap enough to rebuild when the published keys change (src/oidc/service.ts). */
 export function createOidcProvider(library: OidcLibrary, options: OidcProviderOptions): Provider {
   const { interactionPolicy } = library;
-  const { store, claims, hostSession, pages } = options;
+  const { store, claims, hostSession, pages, logouts } = options;
   const signingAlgorithms = [...OIDC_ALGORITHMS];
   const configuration: Configuration = {
     adapter: storageAdapter({ store, now: options.now, appOfApiKey: options.appOfApiKey }),
@@ -261,6 +279,8 @@ export function createOidcProvider(library: OidcLibrary, options: OidcProviderOp
       claimsParameter: { enabled: true },
       revocation: { enabled: true },
       introspection: { enabled: true },
+      // docs/protocol.md §8 "Logout": the tokens go through the outbox (backchannelLogout below).
+      backchannelLogout: { enabled: true },
       userinfo: { enabled: true },
       rpInitiatedLogout: {
         enabled: true,
@@ -328,7 +348,47 @@ export function createOidcProvider(library: OidcLibrary, options: OidcProviderOp
   provider.Client.prototype.compareClientSecret = function compareClientSecret(this: { clientSecret?: string }, actual: string) {
     return clientSecretMatches(this.clientSecret, actual);
   };
+  // The library POSTs logout tokens itself, inline, from this method; here
+  // every logout goes into the outbox instead, and a worker builds, signs
+  // and sends its token with retries (src/oidc/backchannel.ts).
+  provider.Client.prototype.backchannelLogout = async function backchannelLogout(this: { clientId: string }, sub: string, sid: string) {
+    await logouts.logout(this.clientId, sub, sid);
+  };
+  watchSessions(provider, hostSession, logouts);
   return provider;
+}
+
+/**
+ * An authorization that succeeded links the client, its `sid` and the
+ * provider session to the host session of the browser (docs/protocol.md §8
+ * "Logout"), once the library has answered it and before the answer leaves.
+ */
+function watchSessions(provider: Provider, hostSession: HostSessionReader, logouts: LogoutEvents): void {
+  const authorized = new WeakSet<object>();
+  provider.on('authorization.success', (ctx: KoaContextWithOIDC) => {
+    authorized.add(ctx);
+  });
+  provider.use(async (ctx, next) => {
+    await next();
+    const oidc = (ctx as Partial<KoaContextWithOIDC>).oidc;
+    if (oidc === undefined) return;
+    const session = oidc.session;
+    const accountId = session?.accountId;
+    if (authorized.has(ctx) && session !== undefined && accountId !== undefined && oidc.client !== undefined) {
+      const host = await hostSession(ctx.req);
+      const sid = session.sidFor(oidc.client.clientId);
+      if (host !== null && host.accountId === accountId && typeof sid === 'string') {
+        await logouts.signedIn({
+          sessionJti: host.sessionJti,
+          accountId,
+          clientId: oidc.client.clientId,
+          sid,
+          opSessionUid: session.uid,
+          backchannel: typeof oidc.client.backchannelLogoutUri === 'string',
+        });
+      }
+    }
+  });
 }
 
 /**

@@ -6,19 +6,28 @@
  * host session of a request, the pages) and mounts the provider
  * (src/http/oidc.ts); the CLI uses the clients and keys alone.
  */
-import { createHmac } from 'node:crypto';
+import { createHmac, randomBytes } from 'node:crypto';
 import type Provider from 'oidc-provider';
 import type { AttestationLookupService } from '../attest/index.js';
 import { OcError } from '../errors.js';
 import { isJsonObject } from '../json.js';
-import type { AccountStore, OidcStore } from '../storage/index.js';
+import { accountIdFromDid, didOf } from '../session/index.js';
+import type { AccountStore, ClaimedOidcLogout, OidcLogoutStore, OidcStore } from '../storage/index.js';
+import type { LogoutToken } from './backchannel.js';
 import { claimSource, type ClaimSource } from './claims.js';
 import { ClientRegistry } from './clients.js';
 import { ensureOidcKeys, keySetTag, providerKeys, type OidcPrivateJwk } from './keys.js';
-import { createOidcProvider, loadOidcLibrary, type HostSessionReader, type OidcLibrary, type OidcPages } from './provider.js';
+import {
+  createOidcProvider,
+  loadOidcLibrary,
+  type HostSessionReader,
+  type LogoutEvents,
+  type OidcLibrary,
+  type OidcPages,
+} from './provider.js';
 
 export interface OidcServiceDeps {
-  readonly store: OidcStore & Pick<AccountStore, 'findAccount' | 'listIdentities'>;
+  readonly store: OidcStore & OidcLogoutStore & Pick<AccountStore, 'findAccount' | 'listIdentities'>;
   /** `PUBLIC_URL`. */
   readonly issuer: string;
   readonly serverSecret: Uint8Array;
@@ -69,6 +78,30 @@ export class OidcService {
   #keys: readonly OidcPrivateJwk[];
   #web: OidcWeb = DETACHED;
   #built: { readonly tag: string; readonly web: OidcWeb; readonly provider: Provider } | undefined;
+  #logoutQueued: () => void = () => undefined;
+  readonly #logouts: LogoutEvents = {
+    signedIn: async (link) => {
+      const accountId = accountIdFromDid(link.accountId);
+      if (accountId === null) return;
+      await this.#deps.store.linkOidcSession({
+        session_jti: link.sessionJti,
+        client_id: link.clientId,
+        account_id: accountId,
+        sid: link.sid,
+        op_session_uid: link.opSessionUid,
+        backchannel: link.backchannel,
+        created_at: this.#deps.now().getTime(),
+      });
+    },
+    logout: async (clientId, sub, sid) => {
+      const accountId = accountIdFromDid(sub);
+      // A session the library knows no sid of for the client has nothing to log out.
+      if (accountId === null || typeof sid !== 'string' || sid === '') return;
+      if (await this.#deps.store.enqueueOidcLogout({ client_id: clientId, account_id: accountId, sid }, this.#deps.now().getTime())) {
+        this.#logoutQueued();
+      }
+    },
+  };
 
   private constructor(deps: OidcServiceDeps, library: OidcLibrary, keys: readonly OidcPrivateJwk[]) {
     this.#deps = deps;
@@ -123,6 +156,7 @@ export class OidcService {
         pairwiseSecret: Buffer.from(derivedKey(this.#deps.serverSecret, 'pairwise'), 'base64url'),
         claims: this.claims,
         hostSession: web.hostSession,
+        logouts: this.#logouts,
         pages: web.pages,
         appOfApiKey: this.#deps.appOfApiKey,
         now: () => this.#deps.now().getTime(),
@@ -130,6 +164,34 @@ export class OidcService {
       this.#built = { tag, web, provider };
     }
     return this.#built.provider;
+  }
+
+  /** Calls `listener` when the provider's own end-session queued a logout (the worker looks at once). */
+  onLogoutQueued(listener: () => void): void {
+    this.#logoutQueued = listener;
+  }
+
+  /**
+   * The logout token of one outbox row (docs/protocol.md §8 "Logout"), built
+   * now with a fresh `iat` and `jti` and signed by the library's IdToken as
+   * its own back-channel logout signs it: `sub` (pairwise when the client
+   * is), `sid` when the client requires it, the `events` claim, no nonce,
+   * `typ: logout+jwt`. A row whose client is gone or takes no back-channel
+   * logout any more is refused.
+   */
+  async logoutToken(logout: ClaimedOidcLogout): Promise<LogoutToken> {
+    const provider = this.provider();
+    const client = await provider.Client.find(logout.client_id);
+    if (client === undefined) return { refused: 'no_client' };
+    const uri = client.backchannelLogoutUri;
+    if (typeof uri !== 'string') return { refused: 'no_endpoint' };
+    const token = new provider.IdToken({ sub: didOf(logout.account_id) }, { client, ctx: undefined as never });
+    // As the library does: `sub` is the claim's source, and its value (pairwise or public) comes from the client.
+    (token as unknown as { mask: Record<string, null> }).mask = { sub: null };
+    token.set('events', { 'http://schemas.openid.net/event/backchannel-logout': {} });
+    token.set('jti', randomBytes(16).toString('base64url'));
+    if (client.backchannelLogoutSessionRequired === true) token.set('sid', logout.sid);
+    return { uri, token: await token.issue({ use: 'logout' } as never) };
   }
 
   /** Remembers that the account agreed to share a grant's scopes with a client (docs/protocol.md §8 "Consent"). */

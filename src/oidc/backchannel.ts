@@ -1,0 +1,158 @@
+/**
+ * Back-channel logout delivery (docs/protocol.md §8 "Logout", OpenID Connect
+ * Back-Channel Logout 1.0). Every logout the provider decides on (the
+ * library's own end-session, and every host session revoked) is a row of the
+ * outbox (src/storage/oidc-logouts.ts); this worker sends them.
+ *
+ * - The logout token is built when it is sent, so each attempt carries a
+ *   fresh `iat` and `jti`; it is signed by the library's own IdToken
+ *   (`issue({ use: 'logout' })`) with the client's ID token algorithm, as the
+ *   library signs it itself (src/oidc/service.ts `logoutToken`).
+ * - It is POSTed as `application/x-www-form-urlencoded` `logout_token=…` with
+ *   the webhook endpoint rules (src/connect/webhooks.ts `postToEndpoint`,
+ *   handed in by the services): every resolved address checked, no redirect
+ *   followed, a timeout, any 2xx is delivered.
+ * - Otherwise it is retried with the webhook backoff, up to
+ *   {@link MAX_LOGOUT_ATTEMPTS} attempts; rows are claimed by a lease, so one
+ *   worker sends a row at a time and a worker that died loses nothing.
+ * - A client that is gone, or has no `backchannel_logout_uri` any more, or
+ *   requires a `sid` the row cannot give, ends the row as failed at once.
+ */
+import { randomBytes } from 'node:crypto';
+import type { ClaimedOidcLogout, OidcLogoutStore } from '../storage/index.js';
+
+export const MAX_LOGOUT_ATTEMPTS = 10;
+/** How long past the attempt's timeout a claim stays with its worker. */
+const LEASE_MARGIN_MS = 5000;
+/** Logouts a worker sends at once. */
+const PARALLEL = 4;
+
+/** A built logout: where it goes and the signed token; null when the client can no longer be told. */
+export type LogoutToken = { readonly uri: string; readonly token: string } | { readonly refused: string };
+
+export interface BackchannelDispatcherDeps {
+  readonly store: Pick<OidcLogoutStore, 'claimOidcLogouts' | 'finishOidcLogoutAttempt'>;
+  /** Builds and signs the token of one logout (src/oidc/service.ts). */
+  readonly build: (logout: ClaimedOidcLogout) => Promise<LogoutToken>;
+  /** One POST under the endpoint rules: its status, and a short error code or null on success. */
+  readonly post: (
+    uri: string,
+    body: string,
+    headers: Readonly<Record<string, string>>,
+  ) => Promise<{ readonly status: number | null; readonly error: string | null }>;
+  /** Backoff before attempt `attempts + 1`, after `attempts` failed ones. */
+  readonly backoffMs: (attempts: number) => number;
+  readonly timeoutMs: number;
+  readonly pollMs: number;
+  readonly now: () => Date;
+  readonly userAgent: string;
+  readonly onError: (error: unknown) => void;
+  /** One line per finished attempt, for the log: never the token or the URI. */
+  readonly onAttempt?: (entry: {
+    id: string;
+    client_id: string;
+    outcome: string;
+    status: number | null;
+    error: string | null;
+    attempts: number;
+  }) => void;
+}
+
+export class BackchannelLogoutDispatcher {
+  readonly #deps: BackchannelDispatcherDeps;
+  /** This worker's name on the leases it takes. */
+  readonly #owner = randomBytes(12).toString('hex');
+  #timer: NodeJS.Timeout | undefined;
+  #running: Promise<void> | undefined;
+  #again = false;
+  #stopped = false;
+
+  constructor(deps: BackchannelDispatcherDeps) {
+    this.#deps = deps;
+  }
+
+  start(): void {
+    if (this.#timer !== undefined || this.#stopped) return;
+    this.#timer = setInterval(() => this.kick(), this.#deps.pollMs);
+    this.#timer.unref();
+    this.kick();
+  }
+
+  /** Looks for due logouts now (after one was queued, or on the timer); one pass at a time, another after it when asked meanwhile. */
+  kick(): void {
+    if (this.#stopped) return;
+    if (this.#running !== undefined) {
+      this.#again = true;
+      return;
+    }
+    this.#running = this.runOnce()
+      .then(() => undefined, this.#deps.onError)
+      .finally(() => {
+        this.#running = undefined;
+        if (this.#again) {
+          this.#again = false;
+          this.kick();
+        }
+      });
+  }
+
+  /** Stops the timer and waits for the pass in flight (its attempts end within the timeout). */
+  async stop(): Promise<void> {
+    this.#stopped = true;
+    if (this.#timer !== undefined) clearInterval(this.#timer);
+    await this.#running;
+  }
+
+  /** One pass: claims due logouts and sends them until none is due; how many it sent. */
+  async runOnce(): Promise<number> {
+    let sent = 0;
+    for (;;) {
+      const claimed = await this.#deps.store.claimOidcLogouts(
+        this.#owner,
+        this.#deps.now().getTime(),
+        this.#deps.timeoutMs + LEASE_MARGIN_MS,
+        PARALLEL,
+      );
+      if (claimed.length === 0) return sent;
+      await Promise.all(claimed.map((logout) => this.#attempt(logout)));
+      sent += claimed.length;
+      if (this.#stopped) return sent;
+    }
+  }
+
+  async #attempt(logout: ClaimedOidcLogout): Promise<void> {
+    let built: LogoutToken | null;
+    try {
+      built = await this.#deps.build(logout);
+    } catch (error) {
+      // A passing failure (the database, the keys): retried like a failed POST.
+      this.#deps.onError(error);
+      built = null;
+    }
+    let result: { readonly status: number | null; readonly error: string | null };
+    if (built === null) {
+      result = { status: null, error: 'token' };
+    } else if ('refused' in built) {
+      result = { status: null, error: built.refused };
+    } else {
+      const body = new URLSearchParams({ logout_token: built.token }).toString();
+      result = await this.#deps.post(built.uri, body, {
+        'content-type': 'application/x-www-form-urlencoded',
+        'content-length': String(Buffer.byteLength(body)),
+        'user-agent': this.#deps.userAgent,
+      });
+    }
+    const at = this.#deps.now().getTime();
+    const attempts = logout.attempts + 1;
+    const outcome =
+      result.error === null ? 'delivered' : (built !== null && 'refused' in built) || attempts >= MAX_LOGOUT_ATTEMPTS ? 'failed' : 'retry';
+    await this.#deps.store.finishOidcLogoutAttempt(logout.id, this.#owner, {
+      at,
+      status: result.status,
+      error: result.error,
+      outcome,
+      ...(outcome === 'retry' ? { next_attempt_at: at + this.#deps.backoffMs(attempts) } : {}),
+    });
+    this.#deps.onAttempt?.({ id: logout.id, client_id: logout.client_id, outcome, status: result.status, error: result.error, attempts });
+  }
+}

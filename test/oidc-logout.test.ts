@@ -1,0 +1,337 @@
+/**
+ * Back-channel logout and RP-initiated logout (docs/protocol.md §8
+ * "Logout"), with real parts on loopback: `openid-client` registers its
+ * client with a `backchannel_logout_uri` on an HTTP server this test runs on
+ * 127.0.0.1, signs in through the host, and every way the host ends a
+ * session (sign-out, device sign-out, account deletion, merge) and the app's
+ * own end-session deliver a logout token that
+ * `jose` verifies against the provider's published keys. Deliveries survive
+ * a restart and are retried after a 500; no token reaches a client that was
+ * not signed in through the session, nor for another account.
+ */
+import { createServer, type Server } from 'node:http';
+import { afterAll, beforeAll, expect, it, vi } from 'vitest';
+import type { FastifyInstance } from 'fastify';
+import * as client from 'openid-client';
+import { createLocalJWKSet, decodeJwt, decodeProtectedHeader, jwtVerify, type JWTPayload } from 'jose';
+import { newWallet, type Wallet } from './support/auth-client.js';
+import { AuthHarness, forEachEngine, LOCAL_ORIGIN, type TimedBrowser } from './support/auth-harness.js';
+import { TestClock } from './support/clock.js';
+import { injectFetch, ProviderBrowser } from './support/oidc-rp.js';
+
+const REDIRECT = 'https://app.example/callback';
+const EVENT = 'http://schemas.openid.net/event/backchannel-logout';
+
+/** The test clock that is also `Date`, so the provider library and the host read one time. */
+class WallClock extends TestClock {
+  constructor(startMs: number) {
+    super(startMs);
+    vi.setSystemTime(startMs);
+  }
+
+  override advance(ms: number): void {
+    super.advance(ms);
+    vi.setSystemTime(this.ms);
+  }
+
+  override set(ms: number): void {
+    super.set(ms);
+    vi.setSystemTime(this.ms);
+  }
+}
+
+/** An app's back-channel logout endpoint on loopback: records each token, answers 200 or, while `failing`, 500. */
+class LogoutReceiver {
+  failing = 0;
+  readonly received: { path: string; contentType: string | undefined; token: string; status: number }[] = [];
+  readonly #server: Server;
+
+  private constructor(server: Server) {
+    this.#server = server;
+  }
+
+  static async start(): Promise<LogoutReceiver> {
+    const receiver: LogoutReceiver = new LogoutReceiver(
+      createServer((request, response) => {
+        let body = '';
+        request.setEncoding('utf8');
+        request.on('data', (chunk: string) => (body += chunk));
+        request.on('end', () => {
+          const status = receiver.failing > 0 ? 500 : 200;
+          if (receiver.failing > 0) receiver.failing -= 1;
+          receiver.received.push({
+            path: request.url ?? '',
+            contentType: request.headers['content-type'],
+            token: new URLSearchParams(body).get('logout_token') ?? '',
+            status,
+          });
+          response.writeHead(status).end();
+        });
+      }),
+    );
+    await new Promise<void>((resolve) => receiver.#server.listen(0, '127.0.0.1', resolve));
+    return receiver;
+  }
+
+  url(path: string): string {
+    return `http://127.0.0.1:${(this.#server.address() as { port: number }).port}${path}`;
+  }
+
+  /** The tokens answered 200 at `path`. */
+  delivered(path: string): string[] {
+    return this.received.filter((entry) => entry.path === path && entry.status === 200).map((entry) => entry.token);
+  }
+
+  async close(): Promise<void> {
+    this.#server.closeAllConnections();
+    await new Promise((resolve) => this.#server.close(resolve));
+  }
+}
+
+function logoutSuite(engine: 'sqlite' | 'postgres'): void {
+  let harness: AuthHarness;
+  let app: FastifyInstance;
+  let receiver: LogoutReceiver;
+  let apiKey: string;
+  let paths = 0;
+
+  beforeAll(async () => {
+    vi.useFakeTimers({ toFake: ['Date'] });
+    harness = await AuthHarness.open(engine, new WallClock(Date.now()));
+    app = await harness.app({ WEBHOOK_TIMEOUT_SECONDS: '2', WEBHOOK_RETRY_SECONDS: '1' }, { webhookPollMs: 40 });
+    receiver = await LogoutReceiver.start();
+    const owner = harness.browser(app);
+    expect((await owner.signIn(newWallet())).status).toBe(200);
+    apiKey = (await owner.post('/api/connect/apps', { name: 'Forum' })).body.api_key as string;
+  });
+  afterAll(async () => {
+    await receiver?.close();
+    await harness?.close();
+    vi.useRealTimers();
+  });
+
+  /** openid-client registers a client with a back-channel logout endpoint of its own on the receiver. */
+  async function register(
+    on: FastifyInstance = app,
+    extra: Record<string, unknown> = {},
+  ): Promise<{ config: client.Configuration; path: string }> {
+    paths += 1;
+    const path = `/logout/${paths}`;
+    const config = await client.dynamicClientRegistration(
+      new URL(LOCAL_ORIGIN),
+      {
+        redirect_uris: [REDIRECT],
+        client_name: `Forum ${paths}`,
+        backchannel_logout_uri: receiver.url(path),
+        backchannel_logout_session_required: true,
+        post_logout_redirect_uris: ['https://app.example/bye'],
+        ...extra,
+      },
+      undefined,
+      { execute: [client.allowInsecureRequests], [client.customFetch]: injectFetch(on), initialAccessToken: apiKey },
+    );
+    return { config, path };
+  }
+
+  async function signedIn(wallet: Wallet = newWallet(), host: TimedBrowser = harness.browser(app)) {
+    const reply = await host.signIn(wallet, { add: true });
+    expect(reply.status, JSON.stringify(reply.body)).toBe(200);
+    return { host, wallet, did: reply.body.account.did_oc as string, browser: new ProviderBrowser(app, host) };
+  }
+
+  /** Signs the browser in to the client and exchanges the code; the ID token's claims and the raw ID token. */
+  async function signInTo(browser: ProviderBrowser, config: client.Configuration): Promise<{ claims: JWTPayload; idToken: string }> {
+    const verifier = client.randomPKCECodeVerifier();
+    const url = client.buildAuthorizationUrl(config, {
+      redirect_uri: REDIRECT,
+      scope: 'openid',
+      state: 's',
+      code_challenge: await client.calculatePKCECodeChallenge(verifier),
+      code_challenge_method: 'S256',
+    });
+    let hop = await browser.follow(url.href);
+    if (hop.status === 200 && hop.url.includes('/oidc/interaction/')) hop = await browser.allow(hop);
+    expect(hop.location, `${hop.status} ${hop.url}\n${hop.body.slice(0, 400)}`).toBeDefined();
+    const tokens = await client.authorizationCodeGrant(config, new URL(hop.location as string), {
+      pkceCodeVerifier: verifier,
+      expectedState: 's',
+    });
+    const claims = tokens.claims();
+    expect(claims?.sid).toEqual(expect.any(String));
+    return { claims: claims as JWTPayload, idToken: tokens.id_token as string };
+  }
+
+  /** Waits for `count` tokens at `path`, then verifies each as a logout token of the client. */
+  async function logoutTokens(path: string, config: client.Configuration, count = 1): Promise<JWTPayload[]> {
+    await expect.poll(() => receiver.delivered(path).length, { timeout: 10_000, interval: 20 }).toBeGreaterThanOrEqual(count);
+    const jwks = createLocalJWKSet((await app.inject({ url: '/oidc/jwks' })).json());
+    const discovery = (await app.inject({ url: '/.well-known/openid-configuration' })).json();
+    const verified: JWTPayload[] = [];
+    for (const token of receiver.delivered(path)) {
+      const { payload, protectedHeader } = await jwtVerify(token, jwks, {
+        issuer: discovery.issuer,
+        audience: config.clientMetadata().client_id,
+        typ: 'logout+jwt',
+      });
+      expect(protectedHeader.alg).toBe('RS256');
+      expect(payload.events).toEqual({ [EVENT]: {} });
+      expect(payload).not.toHaveProperty('nonce');
+      expect(payload.jti).toEqual(expect.any(String));
+      expect(payload.iat).toEqual(expect.any(Number));
+      verified.push(payload);
+    }
+    for (const entry of receiver.received.filter((one) => one.path === path)) {
+      expect(entry.contentType).toBe('application/x-www-form-urlencoded');
+    }
+    return verified;
+  }
+
+  /** Lets the worker run a while and says nothing reached `path`. */
+  async function nothingAt(path: string): Promise<void> {
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    expect(receiver.received.filter((entry) => entry.path === path)).toEqual([]);
+  }
+
+  it('says in discovery that it sends back-channel logouts with a sid', async () => {
+    const doc = (await app.inject({ url: '/.well-known/openid-configuration' })).json();
+    expect(doc.backchannel_logout_supported).toBe(true);
+    expect(doc.backchannel_logout_session_supported).toBe(true);
+  });
+
+  it('sends a verified logout token when the person signs out of the host, and only to the clients of that session', async () => {
+    const signedTo = await register();
+    const bystander = await register();
+    const { host, browser } = await signedIn();
+    const { claims } = await signInTo(browser, signedTo.config);
+    // The bystander's client is signed in elsewhere, by someone else.
+    const other = await signedIn();
+    await signInTo(other.browser, bystander.config);
+
+    expect((await host.logout('current')).status).toBe(200);
+    const [token] = await logoutTokens(signedTo.path, signedTo.config);
+    expect(token?.sub).toBe(claims.sub);
+    expect(token?.sid).toBe(claims.sid);
+    await nothingAt(bystander.path);
+    // The provider session ended with the host session: a silent sign-in finds nobody.
+    const silent = await browser.follow(
+      client.buildAuthorizationUrl(signedTo.config, { redirect_uri: REDIRECT, scope: 'openid', prompt: 'none', state: 'x' }).href,
+    );
+    expect(new URL(silent.location as string).searchParams.get('error')).toBe('login_required');
+  });
+
+  it('signs out only the account that signed out: another account of the same browser keeps its clients', async () => {
+    const registered = await register();
+    const first = await signedIn();
+    await signInTo(first.browser, registered.config);
+    // A second account joins the same browser, signs in to the same client, and signs out.
+    const second = await signedIn(newWallet(), first.host);
+    const { claims } = await signInTo(second.browser, registered.config);
+    expect((await second.host.logout('current')).status).toBe(200);
+    const tokens = await logoutTokens(registered.path, registered.config);
+    expect(tokens.map((token) => token.sub)).toEqual([claims.sub]);
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    expect(receiver.delivered(registered.path)).toHaveLength(1);
+  });
+
+  it('sends one when another device signs this browser out, with a pairwise sub for a pairwise client', async () => {
+    const registered = await register(app, { subject_type: 'pairwise' });
+    const wallet = newWallet();
+    const phone = await signedIn(wallet);
+    const { claims } = await signInTo(phone.browser, registered.config);
+    expect(claims.sub).not.toBe(phone.did);
+    const laptop = await signedIn(wallet);
+    const listed = await laptop.host.get('/api/auth/sessions');
+    const phoneSession = (listed.body.sessions as { id: string; current: boolean }[]).find((one) => !one.current);
+    expect(phoneSession).toBeDefined();
+    expect((await laptop.host.post('/api/auth/sudo', await laptop.host.prove(wallet, 'sudo'))).status).toBe(200);
+    expect((await laptop.host.request('DELETE', `/api/auth/sessions/${phoneSession?.id}`)).status).toBe(200);
+    const [token] = await logoutTokens(registered.path, registered.config);
+    expect(token?.sub).toBe(claims.sub);
+    expect(token?.sid).toBe(claims.sid);
+  });
+
+  it('sends one to every client of an account that is deleted', async () => {
+    const a = await register();
+    const b = await register();
+    const wallet = newWallet();
+    const one = await signedIn(wallet);
+    const two = await signedIn(wallet);
+    const first = await signInTo(one.browser, a.config);
+    const second = await signInTo(two.browser, b.config);
+    expect((await one.host.post('/api/auth/sudo', await one.host.prove(wallet, 'sudo'))).status).toBe(200);
+    const deleted = await one.host.request('DELETE', '/api/auth/account', { confirm: one.did });
+    expect(deleted.status, JSON.stringify(deleted.body)).toBe(200);
+    expect((await logoutTokens(a.path, a.config))[0]?.sid).toBe(first.claims.sid);
+    expect((await logoutTokens(b.path, b.config))[0]?.sid).toBe(second.claims.sid);
+  });
+
+  it('sends one for the sessions of an account merged away, not for the surviving account', async () => {
+    const registered = await register();
+    const keeper = newWallet();
+    const merged = newWallet();
+    const survivor = await signedIn(keeper);
+    const leaving = await signedIn(merged);
+    await signInTo(survivor.browser, registered.config);
+    const { claims } = await signInTo(leaving.browser, registered.config);
+    expect((await survivor.host.post('/api/auth/sudo', await survivor.host.prove(keeper, 'sudo'))).status).toBe(200);
+    const linked = await survivor.host.post('/api/auth/link/btc', {
+      ...(await survivor.host.prove(merged, 'link')),
+      confirm_transfer: true,
+    });
+    expect(linked.status, JSON.stringify(linked.body)).toBe(200);
+    const tokens = await logoutTokens(registered.path, registered.config);
+    expect(tokens.map((token) => token.sub)).toEqual([claims.sub]);
+    expect(tokens[0]?.sid).toBe(claims.sid);
+  });
+
+  it('retries after a 500 from the app', async () => {
+    const registered = await register();
+    const { host, browser } = await signedIn();
+    const { claims } = await signInTo(browser, registered.config);
+    receiver.failing = 1;
+    expect((await host.logout('all')).status).toBe(200);
+    await expect
+      .poll(() => receiver.received.filter((entry) => entry.path === registered.path).length, { timeout: 10_000, interval: 20 })
+      .toBe(1);
+    // The retry waits for its backoff (WEBHOOK_RETRY_SECONDS, ±20%).
+    harness.clock.advance(1500);
+    const [token] = await logoutTokens(registered.path, registered.config);
+    expect(token?.sid).toBe(claims.sid);
+    const [failed, delivered] = receiver.received.filter((entry) => entry.path === registered.path);
+    expect(failed?.status).toBe(500);
+    // Each attempt carries a token built for it.
+    expect(decodeJwt(failed?.token ?? '').jti).not.toBe(decodeJwt(delivered?.token ?? '').jti);
+  });
+
+  it('keeps a logout across a restart: queued by one instance, sent by the next', async () => {
+    await harness.closeApps();
+    // An instance whose worker does not poll while the test runs: the sign-out only queues.
+    const quiet = await harness.app({}, { webhookPollMs: 3_600_000 });
+    app = quiet;
+    const registered = await register(quiet);
+    const { host, browser } = await signedIn();
+    const { claims } = await signInTo(browser, registered.config);
+    expect((await host.logout('all')).status).toBe(200);
+    await nothingAt(registered.path);
+    await harness.closeApps();
+    app = await harness.app({ WEBHOOK_TIMEOUT_SECONDS: '2', WEBHOOK_RETRY_SECONDS: '1' }, { webhookPollMs: 40 });
+    await app.ready();
+    const [token] = await logoutTokens(registered.path, registered.config);
+    expect(token?.sid).toBe(claims.sid);
+    expect(decodeProtectedHeader(receiver.delivered(registered.path)[0] ?? '').typ).toBe('logout+jwt');
+  });
+
+  it('sends one when the app’s own end-session signs it out, and keeps the host session', async () => {
+    const registered = await register();
+    const { did, browser } = await signedIn();
+    const { claims, idToken } = await signInTo(browser, registered.config);
+    const question = await browser.follow(client.buildEndSessionUrl(registered.config, { id_token_hint: idToken }).href);
+    const xsrf = /name="xsrf" value="([^"]+)"/.exec(question.body)?.[1] as string;
+    const done = await browser.request('POST', '/oidc/session/end/confirm', { xsrf });
+    expect(done.status).toBe(303);
+    expect(await harness.liveRows(did.slice('did:oc:'.length))).toHaveLength(1);
+    expect((await logoutTokens(registered.path, registered.config))[0]?.sid).toBe(claims.sid);
+  });
+}
+
+await forEachEngine('back-channel logout', logoutSuite);
