@@ -3,8 +3,8 @@
  * "Logout"), with real parts on loopback: `openid-client` registers its
  * client with a `backchannel_logout_uri` on an HTTP server this test runs on
  * 127.0.0.1, signs in through the host, and every way the host ends a
- * session (sign-out, device sign-out, account deletion, merge) and the app's
- * own end-session deliver a logout token that
+ * session (sign-out, device sign-out, account deletion, merge, the app's own
+ * end-session with "also sign out of oc-host") delivers a logout token that
  * `jose` verifies against the provider's published keys. Deliveries survive
  * a restart and are retried after a 500; no token reaches a client that was
  * not signed in through the session, nor for another account.
@@ -321,7 +321,62 @@ function logoutSuite(engine: 'sqlite' | 'postgres'): void {
     expect(decodeProtectedHeader(receiver.delivered(registered.path)[0] ?? '').typ).toBe('logout+jwt');
   });
 
-  it('sends one when the app’s own end-session signs it out, and keeps the host session', async () => {
+  it('ends the host session of the account at the app’s end-session only on the confirmed choice, never on a GET', async () => {
+    const registered = await register();
+    const first = await signedIn();
+    const second = await signedIn(newWallet(), first.host);
+    const { claims, idToken } = await signInTo(second.browser, registered.config);
+    const end = client.buildEndSessionUrl(registered.config, {
+      id_token_hint: idToken,
+      post_logout_redirect_uri: 'https://app.example/bye',
+    });
+    // A GET, even one that names the choice, only asks.
+    const question = await second.browser.follow(`${end.href}&logout=host`);
+    expect(question.status).toBe(200);
+    expect(question.body).toContain('name="logout" value="host"');
+    expect(await harness.liveRows(claims.sub?.slice('did:oc:'.length) ?? '')).toHaveLength(1);
+    // A confirm without the page's anti-forgery value is refused.
+    const forged = await second.browser.follow('/oidc/session/end/confirm', 'POST', { xsrf: 'forged', logout: 'host' });
+    expect(forged.status).toBe(400);
+    expect(await harness.liveRows(claims.sub?.slice('did:oc:'.length) ?? '')).toHaveLength(1);
+
+    const xsrf = /name="xsrf" value="([^"]+)"/.exec(question.body)?.[1] as string;
+    const done = await second.browser.request('POST', '/oidc/session/end/confirm', { xsrf, logout: 'host' });
+    expect(done.status).toBe(303);
+    expect(done.location).toBe('https://app.example/bye');
+    // Only that account's host session ended; the browser moved to the other account of its roster.
+    expect(await harness.liveRows(claims.sub?.slice('did:oc:'.length) ?? '')).toHaveLength(0);
+    expect(await harness.liveRows(first.did.slice('did:oc:'.length))).toHaveLength(1);
+    const moved = /oc_session=([^;]+)/.exec(String(done.headers['set-cookie']))?.[1] ?? '';
+    expect((await harness.rowOf(moved))?.account_id).toBe(first.did.slice('did:oc:'.length));
+    // One logout token for the app's session, though both the library and the host session asked for it.
+    const tokens = await logoutTokens(registered.path, registered.config);
+    expect(tokens.map((token) => token.sid)).toEqual([claims.sid]);
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    expect(receiver.delivered(registered.path)).toHaveLength(1);
+  });
+
+  it('ends only the account that signed in to the app when the browser has switched to another since', async () => {
+    const registered = await register();
+    const first = await signedIn();
+    const second = await signedIn(newWallet(), first.host);
+    const { claims, idToken } = await signInTo(second.browser, registered.config);
+    expect((await first.host.switchTo(first.did)).status).toBe(200);
+    const question = await second.browser.follow(client.buildEndSessionUrl(registered.config, { id_token_hint: idToken }).href);
+    // The page names no account it cannot see as the active one.
+    expect(question.body).not.toContain(second.wallet.address);
+    const xsrf = /name="xsrf" value="([^"]+)"/.exec(question.body)?.[1] as string;
+    const done = await second.browser.request('POST', '/oidc/session/end/confirm', { xsrf, logout: 'host' });
+    expect(done.status).toBe(303);
+    expect(await harness.liveRows(second.did.slice('did:oc:'.length))).toHaveLength(0);
+    expect(await harness.liveRows(first.did.slice('did:oc:'.length))).toHaveLength(1);
+    // The active account's cookie is left as it is.
+    expect(String(done.headers['set-cookie'] ?? '')).not.toContain('oc_session=');
+    expect((await first.host.get('/api/auth/me')).body.account.did_oc).toBe(first.did);
+    expect((await logoutTokens(registered.path, registered.config)).map((token) => token.sid)).toEqual([claims.sid]);
+  });
+
+  it('at the app’s end-session, “this app only” keeps the host session', async () => {
     const registered = await register();
     const { did, browser } = await signedIn();
     const { claims, idToken } = await signInTo(browser, registered.config);

@@ -4,7 +4,8 @@
  * language, at desktop and phone width, light and dark, with axe finding
  * nothing and no CSP violation; allowing it reaches the app's redirect URI
  * (the page's `form-action` names it), and the sign-out question of
- * end-session is drawn in the same look. The sign-in page names the app an
+ * end-session, with its choice of also ending the host session (§8
+ * "Logout"), is drawn in the same look. The sign-in page names the app an
  * authorization is for, to the browser that started it alone (§8 "Signing
  * in"), and the account page lists the apps allowed and removes one's
  * access (§8 "Consent").
@@ -54,6 +55,30 @@ const APPS_TITLE: Readonly<Record<string, string>> = {
   'de-DE': 'Apps, bei denen Sie sich angemeldet haben',
   'fr-FR': 'Applications auxquelles vous vous êtes connecté',
   'es-ES': 'Aplicaciones en las que has iniciado sesión',
+};
+
+/** The sign-out question's heading and its two answers in each language (src/i18n/pages/). */
+const LOGOUT: Readonly<Record<string, { heading: RegExp; appOnly: string; host: string }>> = {
+  'en-GB': {
+    heading: /^Sign out of Grafana at example\?$/,
+    appOnly: 'Sign out of Grafana at example only',
+    host: 'Also sign out of oc-host',
+  },
+  'de-DE': {
+    heading: /^Von Grafana at example abmelden\?$/,
+    appOnly: 'Nur von Grafana at example abmelden',
+    host: 'Auch von oc-host abmelden',
+  },
+  'fr-FR': {
+    heading: /^Se déconnecter de Grafana at example\s?\?$/,
+    appOnly: 'Me déconnecter de Grafana at example seulement',
+    host: 'Me déconnecter aussi de oc-host',
+  },
+  'es-ES': {
+    heading: /^¿Cerrar sesión en Grafana at example\?$/,
+    appOnly: 'Cerrar sesión solo en Grafana at example',
+    host: 'Cerrar también la sesión de oc-host',
+  },
 };
 
 if (!HAVE_CHROMIUM && IN_CI) {
@@ -213,7 +238,7 @@ describe.skipIf(!HAVE_CHROMIUM)('the OpenID provider pages in headless Chromium'
       await page.emulateMedia({ colorScheme: scheme });
       expect(await axeViolations(page), scheme).toEqual([]);
     }
-    await page.getByRole('button', { name: 'Sign out' }).click();
+    await page.getByRole('button', { name: 'Sign out of Grafana at example only', exact: true }).click();
     await page.waitForURL('https://app.example/bye');
 
     await page.goto('/oidc/auth?client_id=nobody&response_type=code&scope=openid');
@@ -334,4 +359,38 @@ describe.skipIf(!HAVE_CHROMIUM)('the OpenID provider pages in headless Chromium'
     }
     expect(problems).toEqual([]);
   }, 180_000);
+
+  it('asks at the app’s sign-out whether to end the host session too, in every language, desktop and phone, light and dark', async () => {
+    for (const [locale, logout] of Object.entries(LOGOUT)) {
+      for (const viewport of [DESKTOP, PHONE]) {
+        const context = await signedInContext(locale, viewport);
+        const page = await context.newPage();
+        watch(page);
+        await page.goto(authorizeUrl('openid'));
+        await page.waitForURL(/\/oidc\/interaction\//);
+        await page.locator('form button[type="submit"]').first().click();
+        await page.waitForURL(/^https:\/\/app\.example\/callback\?/);
+        const params = new URLSearchParams({ client_id: issued.client_id, post_logout_redirect_uri: 'https://app.example/bye' });
+        await page.goto(`/oidc/session/end?${params.toString()}`);
+        expect(await page.locator('h1').textContent()).toMatch(logout.heading);
+        await expect(page.getByRole('button', { name: logout.appOnly, exact: true }).isVisible()).resolves.toBe(true);
+        await expect(page.getByRole('button', { name: logout.host, exact: true }).isVisible()).resolves.toBe(true);
+        const overflow = await page.evaluate('document.documentElement.scrollWidth > window.innerWidth');
+        expect(overflow, `${locale} ${viewport.width}px scrolls sideways`).toBe(false);
+        for (const scheme of ['light', 'dark'] as const) {
+          await page.emulateMedia({ colorScheme: scheme });
+          expect(await axeViolations(page), `${locale} ${viewport.width}px ${scheme}`).toEqual([]);
+        }
+        if (locale === 'en-GB' && viewport === DESKTOP) {
+          // The second answer ends the host session of this browser as well, and still returns to the app.
+          expect((await context.request.get('/api/auth/me')).status()).toBe(200);
+          await page.getByRole('button', { name: logout.host, exact: true }).click();
+          await page.waitForURL('https://app.example/bye');
+          expect((await context.request.get('/api/auth/me')).status()).toBe(401);
+        }
+        await context.close();
+      }
+    }
+    expect(problems).toEqual([]);
+  }, 120_000);
 });

@@ -12,7 +12,7 @@
  */
 import type { IncomingMessage } from 'node:http';
 import { formatHtml, isLocale, type Locale, type PageMessageKey } from '../i18n/index.js';
-import type { OidcPages } from '../oidc/index.js';
+import type { LogoutQuestion, OidcPages } from '../oidc/index.js';
 import type { ServiceContext } from './context.js';
 import { requestLocale } from './locale.js';
 import { loadPageFiles, localizedTemplates, PAGE_CSP, renderTemplate, type PageFiles } from './pages.js';
@@ -72,7 +72,14 @@ function queryLocale(url: string | undefined): Locale | undefined {
   return isLocale(asked) ? asked : undefined;
 }
 
+/** The sign-out question, with how it names the account that signed in to the app (when this browser shows it). */
+export interface LogoutView extends Omit<LogoutQuestion, 'accountId'> {
+  readonly accountName: string | undefined;
+}
+
 export interface OidcPageRenderer {
+  /** The sign-out question (docs/protocol.md §8 "Logout"). */
+  logout(request: IncomingMessage, form: string, view: LogoutView): string;
   /** The consent page and its policy. */
   consent(request: IncomingMessage, view: ConsentView): { readonly html: string; readonly csp: string; readonly locale: Locale };
   /** The pages the provider library draws. */
@@ -92,6 +99,29 @@ export function oidcPageRenderer(context: ServiceContext, loaded: PageFiles = lo
       .replace('<!--notice-body-->', () => body);
   }
 
+  function logout(request: IncomingMessage, form: string, question: LogoutView): string {
+    const locale = localeOf(request);
+    const app = question.clientName ?? formatHtml(locale, 'oidc.an_app');
+    // The library's form is hidden markup with its own anti-forgery value; these buttons submit it.
+    // Without `logout`, the library ends the app's part of its session only (which needs the app named);
+    // `logout=host` ends all of it, and the host session of that account in this browser too (src/oidc/provider.ts).
+    const appOnly = question.hasClient ? '' : ' name="logout" value="yes"';
+    const buttons =
+      `${form}<div class="actions">` +
+      `<button type="submit" form="op.logoutForm"${appOnly} autofocus>${formatHtml(locale, 'oidc.logout_app_only', { app })}</button>` +
+      `<button type="submit" form="op.logoutForm" name="logout" value="host" class="secondary">${formatHtml(locale, 'oidc.logout_host', { brand })}</button></div>`;
+    const account =
+      question.accountName === undefined
+        ? ''
+        : ` ${formatHtml(locale, 'oidc.logout_account', { app, account: question.accountName }, BOLD)}`;
+    return notice(
+      request,
+      formatHtml(locale, 'oidc.logout_heading', { app }),
+      `${formatHtml(locale, 'oidc.logout_text', { app, brand })}${account}`,
+      buttons,
+    );
+  }
+
   const library: OidcPages = {
     csp: PAGE_CSP,
     cspLeadingTo,
@@ -104,21 +134,7 @@ export function oidcPageRenderer(context: ServiceContext, loaded: PageFiles = lo
         expired ? formatHtml(locale, 'oidc.expired_text') : formatHtml(locale, 'oidc.error_text', { code: error.code }),
       );
     },
-    logout(request, form, clientName) {
-      const locale = localeOf(request);
-      const app = clientName ?? formatHtml(locale, 'oidc.an_app');
-      // The library's form is hidden markup with its own anti-forgery value; these buttons submit it.
-      const buttons =
-        `${form}<div class="actions">` +
-        `<button type="submit" form="op.logoutForm" name="logout" value="yes" autofocus>${formatHtml(locale, 'oidc.logout_yes')}</button>` +
-        `<button type="submit" form="op.logoutForm" class="secondary">${formatHtml(locale, 'oidc.logout_no')}</button></div>`;
-      return notice(
-        request,
-        formatHtml(locale, 'oidc.logout_heading', { app }),
-        formatHtml(locale, 'oidc.logout_text', { app, brand }),
-        buttons,
-      );
-    },
+    logout: async (request, form, question) => logout(request, form, { ...question, accountName: undefined }),
     loggedOut(request, clientName) {
       const locale = localeOf(request);
       const app = clientName ?? formatHtml(locale, 'oidc.an_app');
@@ -128,6 +144,7 @@ export function oidcPageRenderer(context: ServiceContext, loaded: PageFiles = lo
 
   return {
     library,
+    logout,
     consent(request, view) {
       const locale = localeOf(request);
       const app = view.clientName;

@@ -18,13 +18,13 @@ import { Type } from 'typebox';
 import type Provider from 'oidc-provider';
 import { isOcError } from '../errors.js';
 import { ACR_BASIC, ACR_KEY, INTERACTION_PATH, loginHintOf, OIDC_ROUTES, prefersKey, type HostSessionView } from '../oidc/index.js';
-import { didOf, readSessionCookies, signInMethodClaims, type Authenticated } from '../session/index.js';
+import { accountIdFromDid, didOf, readSessionCookies, signInMethodClaims, type Authenticated } from '../session/index.js';
 import type { ServiceContext } from './context.js';
 import { oidcPageRenderer, type OidcPageRenderer } from './oidc-pages.js';
 import { POLICY, type RoutePolicy } from './policy.js';
 import { errorResponses } from './schemas.js';
 import { securityHeaders, type PageFiles } from './pages.js';
-import { currentSession, ownRosterCheck } from './session.js';
+import { clearedSessionCookieLines, currentSession, ownRosterCheck, sessionCookieLines } from './session.js';
 
 /** Browser navigations to the provider (authorization, end-session): read-limited, no CORS of ours. */
 const BROWSER: RoutePolicy = Object.freeze({ ...POLICY.publicRead, cors: 'none' as const });
@@ -111,6 +111,28 @@ async function ownSessionOfRaw(context: ServiceContext, request: IncomingMessage
 }
 
 /**
+ * Ends the host session of the account that signed in to the app, in this
+ * browser only (docs/protocol.md §8 "Logout"): the other accounts of the
+ * roster stay; when it was the active one, the cookie moves to the most
+ * recently seen remaining account, or is cleared.
+ */
+async function endHostSessionOfRaw(context: ServiceContext, request: IncomingMessage, accountDid: string): Promise<string[]> {
+  const accountId = accountIdFromDid(accountDid);
+  const current = await ownSessionOfRaw(context, request);
+  if (accountId === null || current === null) return [];
+  const { next } = await context.sessions.logoutAccount(current, accountId);
+  if (next === undefined) return [];
+  return next === null ? clearedSessionCookieLines(context) : sessionCookieLines(context, next);
+}
+
+/** How the sign-out question names the account that signed in to the app: when it is this browser's active account. */
+async function accountNameOfRaw(context: ServiceContext, request: IncomingMessage, accountDid: string): Promise<string | undefined> {
+  const current = await ownSessionOfRaw(context, request);
+  if (current === null || didOf(current.account.id) !== accountDid) return undefined;
+  return current.account.display_name ?? current.account.primary_btc ?? accountDid;
+}
+
+/**
  * The library builds every URL it answers (discovery, redirects) from the
  * request's host and scheme: they are set to the issuer's, whatever the
  * request said, so no Host or X-Forwarded-Host header can make it name
@@ -135,7 +157,15 @@ export function registerOidcRoutes(app: FastifyInstance, context: ServiceContext
   const oidc = context.oidc;
   const issuer = new URL(context.config.publicUrl);
   const renderer: OidcPageRenderer = oidcPageRenderer(context, loaded);
-  oidc.attach({ hostSession: (request) => hostSessionOfRaw(context, request), pages: renderer.library });
+  oidc.attach({
+    hostSession: (request) => hostSessionOfRaw(context, request),
+    endHostSession: (request, accountId) => endHostSessionOfRaw(context, request, accountId),
+    pages: {
+      ...renderer.library,
+      logout: async (request, form, question) =>
+        renderer.logout(request, form, { ...question, accountName: await accountNameOfRaw(context, request, question.accountId) }),
+    },
+  });
 
   // The library reads its own bodies, and the interaction's forms carry
   // none that matter: in this scope no parser consumes a body.

@@ -137,6 +137,19 @@ export function noStore(reply: FastifyReply): void {
   reply.header('cache-control', 'no-store, private');
 }
 
+/** The Set-Cookie lines of a browser's (not a pinned tab's) re-minted session: its cookie and its roster binding. */
+export function sessionCookieLines(context: ServiceContext, issued: IssuedSession): string[] {
+  const lines = [serializeSessionCookie(issued.token, { maxAgeSeconds: issued.maxAgeSeconds, domain: context.config.cookieDomain })];
+  const rosterId = issued.session.roster_id;
+  if (rosterId !== null) lines.push(serializeRosterCookie(rosterBinding(context.serverSecret, rosterId), issued.maxAgeSeconds));
+  return lines;
+}
+
+/** The Set-Cookie lines that leave a browser with no session. */
+export function clearedSessionCookieLines(context: ServiceContext): string[] {
+  return [...clearedSessionCookies({ domain: context.config.cookieDomain }), serializeClearedRosterCookie()];
+}
+
 /** Sets the cookie to `issued`; a pinned tab's token is only answered, never set (docs/protocol.md §3). */
 export function setSessionCookie(context: ServiceContext, reply: FastifyReply, issued: IssuedSession): void {
   noStore(reply);
@@ -145,20 +158,14 @@ export function setSessionCookie(context: ServiceContext, reply: FastifyReply, i
     if (issued.cookie !== undefined) setSessionCookie(context, reply, issued.cookie);
     return;
   }
-  reply.header(
-    'set-cookie',
-    serializeSessionCookie(issued.token, { maxAgeSeconds: issued.maxAgeSeconds, domain: context.config.cookieDomain }),
-  );
-  // Binds this browser to its roster, so a planted oc_session of another
-  // roster is never taken for its own (session/roster-binding.ts).
-  const rosterId = issued.session.roster_id;
-  if (rosterId !== null)
-    reply.header('set-cookie', serializeRosterCookie(rosterBinding(context.serverSecret, rosterId), issued.maxAgeSeconds));
+  // The roster binding keeps a planted oc_session of another roster from
+  // being taken for this browser's own (session/roster-binding.ts).
+  reply.header('set-cookie', sessionCookieLines(context, issued));
 }
 
 export function clearSessionCookie(context: ServiceContext, reply: FastifyReply): void {
   noStore(reply);
-  reply.header('set-cookie', [...clearedSessionCookies({ domain: context.config.cookieDomain }), serializeClearedRosterCookie()]);
+  reply.header('set-cookie', clearedSessionCookieLines(context));
 }
 
 /**

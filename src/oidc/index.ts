@@ -11,6 +11,7 @@ export {
   prefersKey,
   type HostSessionReader,
   type HostSessionView,
+  type LogoutQuestion,
   type OidcPages,
 } from './provider.js';
 export { ACR_BASIC, ACR_KEY, OIDC_SCOPES, type OrangeCheckClaim } from './claims.js';

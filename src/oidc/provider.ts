@@ -45,6 +45,13 @@ export interface HostSessionView {
 /** Reads the host session of a raw request from its `oc_session` cookies; null when it has none. */
 export type HostSessionReader = (request: IncomingMessage) => Promise<HostSessionView | null>;
 
+/**
+ * Ends, in the browser of `request`, the host session of the account
+ * `accountId` (a `did:oc`), leaving the roster's other accounts signed in;
+ * answers the Set-Cookie lines the browser needs (docs/protocol.md §8 "Logout").
+ */
+export type HostSessionEnder = (request: IncomingMessage, accountId: string) => Promise<string[]>;
+
 /** What the provider reports for back-channel logout (docs/protocol.md §8 "Logout"), stored by the service. */
 export interface LogoutEvents {
   /** The provider signed `clientId` in through the host session `sessionJti`. */
@@ -60,12 +67,26 @@ export interface LogoutEvents {
   logout(clientId: string, accountId: string, sid: string): Promise<void>;
 }
 
+/** What the sign-out question is about. */
+export interface LogoutQuestion {
+  /** The app's name, when it has one. */
+  readonly clientName: string | undefined;
+  /** Whether the request named the app (an `id_token_hint` or a `client_id`): only then can the app alone be signed out. */
+  readonly hasClient: boolean;
+  /** The `did:oc` of the account signed in to the provider in this browser. */
+  readonly accountId: string;
+}
+
 /** The pages the library renders, drawn by the HTTP layer in the host's look; each answers a whole HTML document. */
 export interface OidcPages {
   /** An error the person sees (an authorization request that cannot be answered to the app). */
   error(request: IncomingMessage, error: { readonly code: string; readonly description: string }): string;
-  /** "Sign out of this app?": `form` is the library's hidden form the page's buttons submit. */
-  logout(request: IncomingMessage, form: string, clientName: string | undefined): string;
+  /**
+   * "Sign out of this app?": `form` is the library's hidden form the page's
+   * buttons submit; one answers `logout=host` to end the host session of
+   * `accountId` in this browser too (docs/protocol.md §8 "Logout").
+   */
+  logout(request: IncomingMessage, form: string, question: LogoutQuestion): Promise<string>;
   /** After an end-session without a return address. */
   loggedOut(request: IncomingMessage, clientName: string | undefined): string;
   /** The Content-Security-Policy of these pages. */
@@ -85,6 +106,7 @@ export interface OidcProviderOptions {
   readonly pairwiseSecret: Uint8Array;
   readonly claims: ClaimSource;
   readonly hostSession: HostSessionReader;
+  readonly endHostSession: HostSessionEnder;
   readonly logouts: LogoutEvents;
   readonly pages: OidcPages;
   /** The Connect app of an API key (the initial access token of dynamic registration), or null. */
@@ -289,7 +311,11 @@ export function createOidcProvider(library: OidcLibrary, options: OidcProviderOp
           const target = ctx.oidc.params?.post_logout_redirect_uri;
           ctx.set('content-security-policy', pages.cspLeadingTo(typeof target === 'string' ? target : undefined));
           ctx.type = 'html';
-          ctx.body = pages.logout(ctx.req, form, ctx.oidc.client?.clientName);
+          ctx.body = await pages.logout(ctx.req, form, {
+            clientName: ctx.oidc.client?.clientName,
+            hasClient: ctx.oidc.client !== undefined,
+            accountId: String(ctx.oidc.session?.accountId),
+          });
         },
         postLogoutSuccessSource: async (ctx) => {
           ctx.set('content-security-policy', pages.csp);
@@ -354,16 +380,23 @@ export function createOidcProvider(library: OidcLibrary, options: OidcProviderOp
   provider.Client.prototype.backchannelLogout = async function backchannelLogout(this: { clientId: string }, sub: string, sid: string) {
     await logouts.logout(this.clientId, sub, sid);
   };
-  watchSessions(provider, hostSession, logouts);
+  watchSessions(provider, hostSession, options.endHostSession, logouts);
   return provider;
 }
 
 /**
- * An authorization that succeeded links the client, its `sid` and the
- * provider session to the host session of the browser (docs/protocol.md §8
- * "Logout"), once the library has answered it and before the answer leaves.
+ * The provider's requests that start or end a client's part in a host
+ * session (docs/protocol.md §8 "Logout"), seen once the library has answered
+ * them and before the answer leaves:
+ *
+ * - an authorization that succeeded links the client, its `sid` and the
+ *   provider session to the host session of the browser;
+ * - an end-session confirmed with `logout=host` (the question page's
+ *   second button: a same-browser form post whose anti-forgery value the
+ *   library has checked) also ends the host session of the account that
+ *   signed in to the app, in this browser only.
  */
-function watchSessions(provider: Provider, hostSession: HostSessionReader, logouts: LogoutEvents): void {
+function watchSessions(provider: Provider, hostSession: HostSessionReader, endHostSession: HostSessionEnder, logouts: LogoutEvents): void {
   const authorized = new WeakSet<object>();
   provider.on('authorization.success', (ctx: KoaContextWithOIDC) => {
     authorized.add(ctx);
@@ -387,6 +420,9 @@ function watchSessions(provider: Provider, hostSession: HostSessionReader, logou
           backchannel: typeof oidc.client.backchannelLogoutUri === 'string',
         });
       }
+    }
+    if (oidc.route === 'end_session_confirm' && ctx.status === 303 && oidc.params?.logout === 'host' && accountId !== undefined) {
+      for (const line of await endHostSession(ctx.req, accountId)) ctx.append('set-cookie', line);
     }
   });
 }

@@ -20,6 +20,7 @@ import { ensureOidcKeys, keySetTag, providerKeys, type OidcPrivateJwk } from './
 import {
   createOidcProvider,
   loadOidcLibrary,
+  type HostSessionEnder,
   type HostSessionReader,
   type LogoutEvents,
   type OidcLibrary,
@@ -51,17 +52,19 @@ export interface ConsentedApp {
 /** What the HTTP layer gives the provider. */
 export interface OidcWeb {
   readonly hostSession: HostSessionReader;
+  readonly endHostSession: HostSessionEnder;
   readonly pages: OidcPages;
 }
 
 /** Until the HTTP layer attaches its own: no host session, plain pages (the CLI validates clients with this). */
 const DETACHED: OidcWeb = {
   hostSession: async () => null,
+  endHostSession: async () => [],
   pages: {
     csp: "default-src 'none'",
     cspLeadingTo: () => "default-src 'none'",
     error: (_request, error) => `<!doctype html><title>${error.code}</title><p>${error.code}</p>`,
-    logout: (_request, form) => `<!doctype html><title>Sign out</title>${form}`,
+    logout: async (_request, form) => `<!doctype html><title>Sign out</title>${form}`,
     loggedOut: () => '<!doctype html><title>Signed out</title>',
   },
 };
@@ -156,6 +159,7 @@ export class OidcService {
         pairwiseSecret: Buffer.from(derivedKey(this.#deps.serverSecret, 'pairwise'), 'base64url'),
         claims: this.claims,
         hostSession: web.hostSession,
+        endHostSession: web.endHostSession,
         logouts: this.#logouts,
         pages: web.pages,
         appOfApiKey: this.#deps.appOfApiKey,

@@ -441,6 +441,21 @@ export class SessionService {
   }
 
   /**
+   * Ends the session of `accountId` in the roster of `current`, the other
+   * accounts staying signed in (an app's RP-initiated logout, docs/protocol.md
+   * §8 "Logout"). When that is the active account, the browser moves on as
+   * {@link logout} `current` does and `next` says where (null: no account
+   * left); otherwise the cookie stays (`next` undefined). False `ended` when
+   * the roster held no live session of that account.
+   */
+  async logoutAccount(current: Authenticated, accountId: string): Promise<{ ended: boolean; next?: IssuedSession | null }> {
+    if (current.account.id === accountId) return { ended: true, next: (await this.logout(current, 'current')).next };
+    const rosterId = current.session.roster_id;
+    if (rosterId === null) return { ended: false };
+    return { ended: (await this.#store.revokeAccountInRoster(rosterId, accountId, this.#now().getTime())) > 0 };
+  }
+
+  /**
    * POST /api/auth/logout. `all` revokes every row of the roster; `current`
    * revokes the active account's row and moves to the most recently seen
    * remaining member, if any (for a pinned tab, with a tab token: the route

@@ -491,9 +491,11 @@ export const pagesDe: Readonly<Record<PageMessageKey, string>> = {
   'oidc.expired_text':
     'Diese Anmeldung hat zu lange gedauert oder wurde in einem anderen Browser geöffnet. Gehen Sie zurück zur App und beginnen Sie erneut.',
   'oidc.logout_heading': 'Von {app} abmelden?',
-  'oidc.logout_text': 'Sie melden sich von {app} ab. Ihr {brand}-Konto bleibt in diesem Browser angemeldet.',
-  'oidc.logout_yes': 'Abmelden',
-  'oidc.logout_no': 'Angemeldet bleiben',
+  'oidc.logout_text':
+    'Sie verlassen {app}. Sie können sich in diesem Browser auch von {brand} abmelden, nur mit dem Konto, das bei {app} angemeldet ist: Ihre anderen Konten bleiben angemeldet.',
+  'oidc.logout_account': 'Sie haben sich bei {app} als {account} angemeldet.',
+  'oidc.logout_app_only': 'Nur von {app} abmelden',
+  'oidc.logout_host': 'Auch von {brand} abmelden',
   'oidc.logged_out_heading': 'Sie sind abgemeldet',
   'oidc.logged_out_text': 'Sie haben sich von {app} abgemeldet. Sie können diese Seite schließen.',
   'oidc.an_app': 'der App',

@@ -482,9 +482,11 @@ export const pagesFr: Readonly<Record<PageMessageKey, string>> = {
   'oidc.expired_text':
     'Cette connexion a pris trop de temps ou a été ouverte dans un autre navigateur. Revenez à l’application et recommencez.',
   'oidc.logout_heading': 'Se déconnecter de {app} ?',
-  'oidc.logout_text': 'Vous quittez {app}. Votre compte {brand} reste connecté dans ce navigateur.',
-  'oidc.logout_yes': 'Se déconnecter',
-  'oidc.logout_no': 'Rester connecté',
+  'oidc.logout_text':
+    'Vous quittez {app}. Vous pouvez aussi vous déconnecter de {brand} dans ce navigateur, pour le seul compte connecté à {app} : vos autres comptes restent connectés.',
+  'oidc.logout_account': 'Vous vous êtes connecté à {app} avec le compte {account}.',
+  'oidc.logout_app_only': 'Me déconnecter de {app} seulement',
+  'oidc.logout_host': 'Me déconnecter aussi de {brand}',
   'oidc.logged_out_heading': 'Vous êtes déconnecté',
   'oidc.logged_out_text': 'Vous vous êtes déconnecté de {app}. Vous pouvez fermer cette page.',
   'oidc.an_app': 'l’application',
