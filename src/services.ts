@@ -81,6 +81,7 @@ import {
   isDevelopmentUrl,
   loadWebhookKey,
   WebhookDispatcher,
+  checkWebhookUrl,
   postToEndpoint,
   webhookBackoffMs,
   type ConnectService,
@@ -536,6 +537,16 @@ async function assemble(config: Config, deps: ServiceDeps, log: ServiceLog, clos
         return (await connect.authenticate(`Bearer ${apiKey}`)).id;
       } catch (error) {
         if (isOcError(error) && error.code === 'invalid_api_key') return null;
+        throw error;
+      }
+    },
+    // Back-channel logouts go out under the webhook endpoint rules (docs/protocol.md §8 "Logout").
+    backchannelUriProblem: (uri) => {
+      try {
+        checkWebhookUrl(uri, webhookRules);
+        return null;
+      } catch (error) {
+        if (isOcError(error)) return error.message.replace(/^webhook: /, '');
         throw error;
       }
     },

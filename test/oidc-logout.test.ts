@@ -198,6 +198,21 @@ function logoutSuite(engine: 'sqlite' | 'postgres'): void {
     expect(doc.backchannel_logout_session_supported).toBe(true);
   });
 
+  it('refuses a back-channel URI the webhook endpoint rules refuse', async () => {
+    const options = { execute: [client.allowInsecureRequests], [client.customFetch]: injectFetch(app), initialAccessToken: apiKey };
+    for (const uri of ['http://app.example/logout', 'https://10.1.2.3/logout', 'https://user:secret@app.example/logout']) {
+      await expect(
+        client.dynamicClientRegistration(
+          new URL(LOCAL_ORIGIN),
+          { redirect_uris: [REDIRECT], backchannel_logout_uri: uri },
+          undefined,
+          options,
+        ),
+        uri,
+      ).rejects.toMatchObject({ error: 'invalid_client_metadata' });
+    }
+  });
+
   it('sends a verified logout token when the person signs out of the host, and only to the clients of that session', async () => {
     const signedTo = await register();
     const bystander = await register();

@@ -111,6 +111,8 @@ export interface OidcProviderOptions {
   readonly pages: OidcPages;
   /** The Connect app of an API key (the initial access token of dynamic registration), or null. */
   readonly appOfApiKey?: ((apiKey: string) => Promise<string | null>) | undefined;
+  /** Why a `backchannel_logout_uri` breaks the endpoint rules, or null (docs/protocol.md §8 "Logout"). */
+  readonly backchannelUriProblem?: ((uri: string) => string | null) | undefined;
   readonly now: () => number;
 }
 
@@ -295,6 +297,9 @@ export function createOidcProvider(library: OidcLibrary, options: OidcProviderOp
             if (appId === null) throw new library.errors.InvalidToken('the API key is wrong, was rotated, or its app was deleted');
             // The app comes from its key; whatever the request said is replaced.
             properties[OWNER_APP_METADATA] = appId;
+            const uri = properties.backchannel_logout_uri;
+            const problem = typeof uri === 'string' ? options.backchannelUriProblem?.(uri) : null;
+            if (typeof problem === 'string') throw new library.errors.InvalidClientMetadata(`backchannel_logout_uri: ${problem}`);
           },
         },
       },

@@ -36,6 +36,11 @@ export interface OidcServiceDeps {
   readonly attestations?: Pick<AttestationLookupService, 'check'>;
   /** The Connect app of an API key, or null: the initial access token of dynamic registration. */
   readonly appOfApiKey?: (apiKey: string) => Promise<string | null>;
+  /**
+   * Why a `backchannel_logout_uri` breaks the webhook endpoint rules, or null
+   * (docs/protocol.md §8 "Logout"); the CLI, which sends nothing, has none.
+   */
+  readonly backchannelUriProblem?: (uri: string) => string | null;
   readonly now: () => Date;
 }
 
@@ -163,6 +168,7 @@ export class OidcService {
         logouts: this.#logouts,
         pages: web.pages,
         appOfApiKey: this.#deps.appOfApiKey,
+        backchannelUriProblem: this.#deps.backchannelUriProblem,
         now: () => this.#deps.now().getTime(),
       });
       this.#built = { tag, web, provider };
@@ -264,6 +270,9 @@ export class OidcService {
 
   /** Checks client metadata the way the provider loads it: `bad_request` with the library's reason. */
   async #validate(metadata: Readonly<Record<string, unknown>>): Promise<void> {
+    const uri = metadata.backchannel_logout_uri;
+    const problem = typeof uri === 'string' ? this.#deps.backchannelUriProblem?.(uri) : null;
+    if (typeof problem === 'string') throw new OcError('bad_request', `oidc: backchannel_logout_uri: ${problem}`);
     try {
       await this.provider().Client.validate(metadata as Parameters<Provider['Client']['validate']>[0]);
     } catch (error) {
