@@ -72,11 +72,11 @@ export interface Config {
   readonly activityRetentionDays: number;
   /** NOTIFY_NEW_SIGNIN: mail a notice of a sign-in from a new device (docs/protocol.md §6 "New sign-in notice"); default on with SMTP_URL. */
   readonly notifyNewSignin: boolean;
-  /** WEBHOOK_TIMEOUT_SECONDS: how long one webhook attempt may take (docs/protocol.md §6 "Webhooks"). */
+  /** WEBHOOK_TIMEOUT_SECONDS: how long one webhook or back-channel logout attempt may take (docs/protocol.md §6 "Webhooks", §8 "Logout"). */
   readonly webhookTimeoutSeconds: number;
   /** WEBHOOK_RETRY_SECONDS: the first retry's delay; each later one is three times longer, at most 6 hours. */
   readonly webhookRetrySeconds: number;
-  /** WEBHOOK_ALLOW_PRIVATE: webhook endpoints may be addresses that are not globally reachable (docs/protocol.md §6 "Webhooks"). */
+  /** WEBHOOK_ALLOW_PRIVATE: webhook and back-channel logout endpoints may be addresses that are not globally reachable (docs/protocol.md §6 "Webhooks"). */
   readonly webhookAllowPrivate: boolean;
   /** Connection limits of the HTTP server (docs/operations.md "Slow clients"). */
   readonly http: {
