@@ -1486,6 +1486,18 @@ function storageConformance(engine: TestEngine, sqliteDriver?: SqliteDriverName)
       expect(await logouts('c1')).toHaveLength(1);
     });
 
+    it('never leaves a link on a revoked session when a sign-in races the sign-out', async () => {
+      const account = await btcAccount();
+      for (let round = 0; round < 12; round++) {
+        const session = await store.insertSession(sessionFor(account.id, `roster-race-${round}`));
+        const [linked] = await Promise.all([link(session, 'c-race', `race-${round}`), store.revokeSession(session.jti, T0 + 2)]);
+        expect(await store.listOidcSessionLinks(session.jti)).toEqual([]);
+        const queued = (await store.listOidcLogouts('c-race', 50)).some((logout) => logout.sid === `race-${round}`);
+        // A link that made it in was logged out by the revocation; one that did not was refused.
+        expect(queued).toBe(linked);
+      }
+    });
+
     it('queues one logout per (client, sid), however often it is asked for', async () => {
       expect(await store.enqueueOidcLogout({ client_id: 'c1', account_id: 'a'.repeat(32), sid: 's1' }, T0)).toBe(true);
       expect(await store.enqueueOidcLogout({ client_id: 'c1', account_id: 'a'.repeat(32), sid: 's1' }, T0 + 1)).toBe(false);

@@ -128,14 +128,16 @@ export class OidcLogoutsArea implements OidcLogoutStore {
   async linkOidcSession(link: Omit<OidcSessionLink, 'expires_at'>): Promise<boolean> {
     return this.#x.transaction(async (trx) => {
       // Only a live host session of that account takes a link: a sign-out that raced the sign-in has already ended it.
-      const live = await trx
+      // PostgreSQL: the row stays locked until the link is in, so a revocation either sees the link or came first.
+      let query = trx
         .selectFrom('sessions')
         .select(['jti', 'expires_at'])
         .where('jti', '=', link.session_jti)
         .where('account_id', '=', link.account_id)
         .where('revoked_at', 'is', null)
-        .where('expires_at', '>', link.created_at)
-        .executeTakeFirst();
+        .where('expires_at', '>', link.created_at);
+      if (this.#x.engine === 'postgres') query = query.forUpdate();
+      const live = await query.executeTakeFirst();
       if (live === undefined) return false;
       const values = {
         session_jti: link.session_jti,
