@@ -140,11 +140,15 @@ function logoutSuite(engine: 'sqlite' | 'postgres'): void {
   }
 
   /** Signs the browser in to the client and exchanges the code; the ID token's claims and the raw ID token. */
-  async function signInTo(browser: ProviderBrowser, config: client.Configuration): Promise<{ claims: JWTPayload; idToken: string }> {
+  async function signInTo(
+    browser: ProviderBrowser,
+    config: client.Configuration,
+    offline = false,
+  ): Promise<{ claims: JWTPayload; idToken: string; refreshToken: string | undefined }> {
     const verifier = client.randomPKCECodeVerifier();
     const url = client.buildAuthorizationUrl(config, {
       redirect_uri: REDIRECT,
-      scope: 'openid',
+      ...(offline ? { scope: 'openid offline_access', prompt: 'consent' } : { scope: 'openid' }),
       state: 's',
       code_challenge: await client.calculatePKCECodeChallenge(verifier),
       code_challenge_method: 'S256',
@@ -158,7 +162,7 @@ function logoutSuite(engine: 'sqlite' | 'postgres'): void {
     });
     const claims = tokens.claims();
     expect(claims?.sid).toEqual(expect.any(String));
-    return { claims: claims as JWTPayload, idToken: tokens.id_token as string };
+    return { claims: claims as JWTPayload, idToken: tokens.id_token as string, refreshToken: tokens.refresh_token };
   }
 
   /** Waits for `count` tokens at `path`, then verifies each as a logout token of the client. */
@@ -265,19 +269,23 @@ function logoutSuite(engine: 'sqlite' | 'postgres'): void {
     expect(token?.sid).toBe(claims.sid);
   });
 
-  it('sends one to every client of an account that is deleted', async () => {
-    const a = await register();
+  it('sends one to every client of an account that is deleted, whose tokens stop', async () => {
+    const a = await register(app, { grant_types: ['authorization_code', 'refresh_token'] });
     const b = await register();
     const wallet = newWallet();
     const one = await signedIn(wallet);
     const two = await signedIn(wallet);
-    const first = await signInTo(one.browser, a.config);
+    const first = await signInTo(one.browser, a.config, true);
     const second = await signInTo(two.browser, b.config);
+    // A refresh token of offline_access outlives the provider session, but not the account.
+    expect(first.refreshToken).toEqual(expect.any(String));
     expect((await one.host.post('/api/auth/sudo', await one.host.prove(wallet, 'sudo'))).status).toBe(200);
     const deleted = await one.host.request('DELETE', '/api/auth/account', { confirm: one.did });
     expect(deleted.status, JSON.stringify(deleted.body)).toBe(200);
     expect((await logoutTokens(a.path, a.config))[0]?.sid).toBe(first.claims.sid);
     expect((await logoutTokens(b.path, b.config))[0]?.sid).toBe(second.claims.sid);
+    // What the provider issued the account stops too.
+    await expect(client.refreshTokenGrant(a.config, first.refreshToken as string)).rejects.toMatchObject({ error: 'invalid_grant' });
   });
 
   it('sends one for the sessions of an account merged away, not for the surviving account', async () => {

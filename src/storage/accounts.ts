@@ -343,8 +343,16 @@ export class AccountsArea implements AccountStore {
       await enqueueWebhookEvents(trx, targets, 'account.deleted', accountId, {}, now);
       const identities = await trx.deleteFrom('identities').where('account_id', 'in', ids).executeTakeFirst();
       const activity = await trx.deleteFrom('activity').where('account_id', 'in', ids).executeTakeFirst();
-      // Every client the account signed in to hears of it, through whichever host session (docs/protocol.md §8 "Logout").
+      // Every client the account signed in to hears of it, through whichever host session (docs/protocol.md §8 "Logout"),
+      // and what the provider issued the account ends: its consents, their grants and every token of them.
       await logOutAccounts(trx, ids, now);
+      const dids = ids.map((id) => `did:oc:${id}`);
+      const grants = trx.selectFrom('oidc_consents').select('grant_id').where('account_id', 'in', dids);
+      await trx
+        .deleteFrom('oidc_models')
+        .where((eb) => eb.or([eb('grant_id', 'in', grants), eb.and([eb('model', '=', 'Grant'), eb('id', 'in', grants)])]))
+        .execute();
+      await trx.deleteFrom('oidc_consents').where('account_id', 'in', dids).execute();
       const revoked = await this.#x.revokeAccountSessions(trx, ids, now);
       // The rows stay for the revocation feed until their tokens expire; what they knew of the browser goes now.
       await trx.updateTable('sessions').set({ device: null, network: null }).where('account_id', 'in', ids).execute();
