@@ -144,7 +144,7 @@ function logoutSuite(engine: 'sqlite' | 'postgres'): void {
     browser: ProviderBrowser,
     config: client.Configuration,
     offline = false,
-  ): Promise<{ claims: JWTPayload; idToken: string; refreshToken: string | undefined }> {
+  ): Promise<{ claims: JWTPayload; idToken: string; accessToken: string; refreshToken: string | undefined }> {
     const verifier = client.randomPKCECodeVerifier();
     const url = client.buildAuthorizationUrl(config, {
       redirect_uri: REDIRECT,
@@ -162,7 +162,12 @@ function logoutSuite(engine: 'sqlite' | 'postgres'): void {
     });
     const claims = tokens.claims();
     expect(claims?.sid).toEqual(expect.any(String));
-    return { claims: claims as JWTPayload, idToken: tokens.id_token as string, refreshToken: tokens.refresh_token };
+    return {
+      claims: claims as JWTPayload,
+      idToken: tokens.id_token as string,
+      accessToken: tokens.access_token,
+      refreshToken: tokens.refresh_token,
+    };
   }
 
   /** Waits for `count` tokens at `path`, then verifies each as a logout token of the client. */
@@ -221,7 +226,8 @@ function logoutSuite(engine: 'sqlite' | 'postgres'): void {
     const signedTo = await register();
     const bystander = await register();
     const { host, browser } = await signedIn();
-    const { claims } = await signInTo(browser, signedTo.config);
+    const { claims, accessToken } = await signInTo(browser, signedTo.config);
+    expect((await client.tokenIntrospection(signedTo.config, accessToken)).active).toBe(true);
     // The bystander's client is signed in elsewhere, by someone else.
     const other = await signedIn();
     await signInTo(other.browser, bystander.config);
@@ -236,6 +242,8 @@ function logoutSuite(engine: 'sqlite' | 'postgres'): void {
       client.buildAuthorizationUrl(signedTo.config, { redirect_uri: REDIRECT, scope: 'openid', prompt: 'none', state: 'x' }).href,
     );
     expect(new URL(silent.location as string).searchParams.get('error')).toBe('login_required');
+    // And the tokens tied to that session stop.
+    expect((await client.tokenIntrospection(signedTo.config, accessToken)).active).toBe(false);
   });
 
   it('signs out only the account that signed out: another account of the same browser keeps its clients', async () => {

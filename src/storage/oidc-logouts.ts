@@ -8,7 +8,7 @@
  * `StoreExecutor.revokeLiveSessions`, which calls {@link logOutSessions} in
  * the same transaction: the logouts are stored exactly when the revocation
  * is, so a crash loses neither. The provider's own session of each link ends
- * there too (its cookie finds nothing, and the refresh tokens that expire
+ * there too (its cookie finds nothing, and the tokens that expire
  * with it stop). A worker sends the outbox (src/oidc/backchannel.ts) with the
  * leases and backoff of the webhook outbox (src/storage/webhooks.ts).
  */
