@@ -13,7 +13,6 @@
  * Exit codes: 0 done; 1 no such client; 2 a usage error or metadata the
  * provider refuses; 3 the removal was not confirmed.
  */
-import { parseArgs } from 'node:util';
 import { isOcError } from '../errors.js';
 import {
   CLIENT_AUTH_METHODS,
@@ -24,7 +23,7 @@ import {
   type OidcService,
 } from '../oidc/index.js';
 import { EXIT, type OperatorIo } from './operator.js';
-import { UsageError } from './usage.js';
+import { parseCommandLine, UsageError } from './usage.js';
 
 export const OIDC_HELP = `Usage:
   oc-host oidc clients add --name NAME --redirect-uri URI [--redirect-uri URI ...]
@@ -97,25 +96,18 @@ function describe(client: ClientView, io: OperatorIo): void {
 
 /** Runs `oc-host oidc …` (argv without `oidc`); answers the exit code. */
 export async function runOidcCommand(argv: readonly string[], deps: OidcCommandDeps): Promise<number> {
-  const { values, positionals } = parseArgs({
-    args: [...argv],
-    allowPositionals: true,
-    options: {
-      help: { type: 'boolean', short: 'h' },
-      yes: { type: 'boolean', short: 'y' },
-      json: { type: 'boolean' },
-      name: { type: 'string' },
-      'redirect-uri': { type: 'string', multiple: true },
-      'post-logout-redirect-uri': { type: 'string', multiple: true },
-      public: { type: 'boolean' },
-      'auth-method': { type: 'string' },
-      'first-party': { type: 'boolean' },
-      pairwise: { type: 'boolean' },
-      alg: { type: 'string' },
-      'logo-uri': { type: 'string' },
-      'client-uri': { type: 'string' },
-      'backchannel-logout-uri': { type: 'string' },
-    },
+  const { values, positionals } = parseCommandLine(argv, {
+    name: { type: 'string' },
+    'redirect-uri': { type: 'string', multiple: true },
+    'post-logout-redirect-uri': { type: 'string', multiple: true },
+    public: { type: 'boolean' },
+    'auth-method': { type: 'string' },
+    'first-party': { type: 'boolean' },
+    pairwise: { type: 'boolean' },
+    alg: { type: 'string' },
+    'logo-uri': { type: 'string' },
+    'client-uri': { type: 'string' },
+    'backchannel-logout-uri': { type: 'string' },
   });
   const { io, oidc } = deps;
   if (values.help) {

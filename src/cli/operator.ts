@@ -16,13 +16,12 @@
  * - Each command is recorded in the account's activity with `by: "operator"`.
  */
 import { createInterface } from 'node:readline';
-import { parseArgs } from 'node:util';
 import { activityView } from '../account/index.js';
 import { buildLifecycle } from '../services.js';
 import { normalizeEmail } from '../mail/index.js';
 import { accountIdFromDid, didOf } from '../session/index.js';
 import type { AccountRecord, Store } from '../storage/index.js';
-import { UsageError } from './usage.js';
+import { parseCommandLine, UsageError } from './usage.js';
 
 /** Where the commands read and write; the real one is the process's terminal. */
 export interface OperatorIo {
@@ -144,16 +143,9 @@ export function terminalIo(): OperatorIo {
 
 /** Runs one operator command; answers the exit code. */
 export async function runOperatorCommand(argv: readonly string[], deps: OperatorDeps): Promise<number> {
-  const { values, positionals } = parseArgs({
-    args: [...argv],
-    allowPositionals: true,
-    options: {
-      help: { type: 'boolean', short: 'h' },
-      yes: { type: 'boolean', short: 'y' },
-      json: { type: 'boolean' },
-      account: { type: 'string' },
-      limit: { type: 'string' },
-    },
+  const { values, positionals } = parseCommandLine(argv, {
+    account: { type: 'string' },
+    limit: { type: 'string' },
   });
   const [command, action, subject, ...extra] = positionals;
   if (command === undefined || !(OPERATOR_COMMANDS as readonly string[]).includes(command)) fail(`unknown command "${command ?? ''}"`);
