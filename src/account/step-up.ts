@@ -16,7 +16,7 @@
 import type { ProvenIdentity } from './accounts.js';
 import { OcError } from '../errors.js';
 import { normalizeEmail } from '../mail/index.js';
-import { proveAddress, type ChallengeProofContext } from '../signin/index.js';
+import { proveAddress, type ChallengeProofContext, type ChallengeProofInput } from '../signin/index.js';
 import type { EmailCodeService } from '../signin/index.js';
 import type { AccountRecord, SessionRecord, AccountStore } from '../storage/index.js';
 
@@ -24,15 +24,8 @@ import type { AccountRecord, SessionRecord, AccountStore } from '../storage/inde
 export const SUDO_WINDOW_MS = 5 * 60 * 1000;
 
 /** A signed challenge (docs/protocol.md §5): the body docs/api.md gives POST /api/auth/signin, minus `add`. */
-export interface AddressProof {
+export interface AddressProof extends Pick<ChallengeProofInput, 'message' | 'signature' | 'nonce' | 'address' | 'scheme'> {
   readonly kind: 'btc';
-  readonly message: string;
-  readonly signature: string;
-  /** When absent, the message's own nonce (still checked against this service's MAC). */
-  readonly nonce?: string | undefined;
-  /** When given, must equal the message's address. */
-  readonly address?: string | undefined;
-  readonly scheme?: string | undefined;
 }
 
 /** An e-mail code from POST /api/auth/email-otp/start (docs/protocol.md §6). */
@@ -55,16 +48,9 @@ export interface ProofCheckers {
 }
 
 /** The fields a step-up or link body may carry (both proof shapes in one object). */
-export interface ProofFields {
-  readonly message?: string | undefined;
-  readonly signature?: string | undefined;
-  readonly nonce?: string | undefined;
-  readonly address?: string | undefined;
-  readonly scheme?: string | undefined;
-  readonly email?: string | undefined;
-  readonly code?: string | undefined;
-  readonly token?: string | undefined;
-}
+export type ProofFields = {
+  readonly [field in 'message' | 'signature' | 'nonce' | 'address' | 'scheme' | 'email' | 'code' | 'token']?: string | undefined;
+};
 
 /**
  * The one proof a step-up body carries: `{message, signature, nonce}` or
@@ -114,12 +100,7 @@ export async function proveIdentity(
     return { kind: 'email', value: email };
   }
   const check = beforeConsume && ((value: string) => beforeConsume({ kind: 'btc', value }));
-  const address = await proveAddress(
-    { message: proof.message, signature: proof.signature, nonce: proof.nonce, address: proof.address, scheme: proof.scheme },
-    purpose,
-    checkers.challenge,
-    check,
-  );
+  const address = await proveAddress(proof, purpose, checkers.challenge, check);
   return { kind: 'btc', value: address };
 }
 

@@ -6,7 +6,7 @@
 import { tryDecodeAddress, addressMatchesNetwork, verifySignature, type SignatureScheme } from '../bitcoin/index.js';
 import type { BitcoinNetwork } from '../config.js';
 import { OcError } from '../errors.js';
-import { checkChallenge, parseChallengeMessage } from './challenge.js';
+import { checkChallenge, parseChallengeMessage, type ChallengeContext } from './challenge.js';
 
 /** Consumes a nonce once across every instance: the used-nonce table, or Redis `SET NX`. */
 export interface NonceGuard {
@@ -26,9 +26,8 @@ export interface ChallengeProofInput {
   readonly expectedPurpose?: string | undefined;
 }
 
-export interface ChallengeProofContext {
-  readonly secret: Uint8Array;
-  readonly now: Date;
+/** The challenge's own context (its MAC secret and the time), and what a proof checks besides. */
+export interface ChallengeProofContext extends ChallengeContext {
   readonly network: BitcoinNetwork;
   /** Family origins or `PUBLIC_URL`. */
   readonly isAllowedAudience: (audience: string) => boolean;
@@ -57,7 +56,7 @@ export async function proveAddress(
   const checked = checkChallenge(
     // Without a nonce in the body the message's own is taken; it must still carry this service's MAC.
     { message: input.message, expectedNonce: input.nonce ?? parsed.nonce, expectedAudience: audience, expectedPurpose: purpose },
-    { secret: context.secret, now: context.now },
+    context,
   );
   if (!checked.ok) throw refuse(checked.code);
   if (audience === undefined || !context.isAllowedAudience(audience)) throw refuse('aud_mismatch');

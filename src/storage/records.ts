@@ -329,25 +329,15 @@ export interface NewSession
 }
 
 /** A revoked session whose token has not expired yet (GET /api/auth/revocations). */
-export interface RevocationRecord {
-  readonly jti: string;
+export interface RevocationRecord extends Pick<SessionRecord, 'jti' | 'expires_at'> {
   readonly revoked_at: EpochMilliseconds;
-  readonly expires_at: EpochMilliseconds;
 }
 
 /** Step-up claims to change on a re-mint; fields left out stay as they are. */
-export interface SessionFreshness {
-  readonly step_up_at?: EpochMilliseconds | null;
-  readonly sudo_at?: EpochMilliseconds | null;
-}
+export type SessionFreshness = Pick<NewSession, 'step_up_at' | 'sudo_at'>;
 
-export interface NewSigningKey {
-  readonly kid: string;
-  readonly private_jwk: string;
-  readonly public_jwk: string;
-  readonly created_at: EpochMilliseconds;
-  readonly activated_at: EpochMilliseconds;
-}
+/** A key as it is first stored: not retired yet. */
+export type NewSigningKey = Omit<SigningKeyRecord, 'retired_at'>;
 
 export interface NewEmailCode {
   readonly email: string;
