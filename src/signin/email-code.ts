@@ -73,6 +73,7 @@ import type { Mailer } from '../mail/index.js';
 import { formatUtcParts, translator, type Locale } from '../i18n/index.js';
 import type { Brand } from '../config.js';
 import type { EmailCodeStore } from '../storage/index.js';
+import type { IssuedChallenge } from './challenge.js';
 
 /** docs/protocol.md §6: valid 10 minutes. */
 export const EMAIL_CODE_TTL_MS = 10 * 60 * 1000;
@@ -124,14 +125,12 @@ export interface EmailCodeServiceOptions {
 }
 
 /** The body of `start` without `ok` (docs/protocol.md §6: `{ok: true, token, expiresAt}`). */
-export interface EmailCodeStarted {
+export interface EmailCodeStarted extends Pick<IssuedChallenge, 'expiresAt'> {
   /**
    * Opaque; the client sends it back with the code, so that its tries count
    * against this start's code and no one else's can use them up.
    */
   readonly token: string;
-  /** ISO 8601 UTC with milliseconds, like the challenge's `expiresAt` (docs/api.md Challenge). */
-  readonly expiresAt: string;
 }
 
 export interface EmailCodeVerified {

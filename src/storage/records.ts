@@ -251,11 +251,7 @@ export type AddIdentityResult =
 export type RemoveIdentityResult = 'removed' | 'not_found' | 'last_identity';
 
 /** Fields left out stay as they are; `null` clears one. */
-export interface AccountPatch {
-  readonly display_name?: string | null;
-  readonly display_identity_kind?: DisplayIdentityKind | null;
-  readonly primary_btc?: string | null;
-}
+export type AccountPatch = Partial<Pick<AccountRecord, 'display_name' | 'display_identity_kind' | 'primary_btc'>>;
 
 /** An app or a security key as a transfer names it: its id and the name its owner gave it. */
 export interface NamedItem {
