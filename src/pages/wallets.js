@@ -120,19 +120,23 @@ export function detectWallets() {
   /** @type {Wallet[]} */
   const found = [];
   const scope = /** @type {any} */ (window);
-  /** @param {() => Wallet | null} make */
-  const tryAdd = (make) => {
+  /**
+   * @param {() => any} find the wallet's injected object, when the page has one
+   * @param {string[]} methods what the object must offer, as functions, to be that wallet
+   * @param {(injected: any) => Wallet} make
+   */
+  const tryAdd = (find, methods, make) => {
     try {
-      const wallet = make();
-      if (wallet) found.push(wallet);
+      const injected = find();
+      if (injected && methods.every((method) => typeof injected[method] === 'function')) found.push(make(injected));
     } catch {
       // a wallet object that throws on access is ignored
     }
   };
-  tryAdd(() => {
-    const unisat = scope.unisat;
-    if (!unisat || typeof unisat.signMessage !== 'function' || typeof unisat.requestAccounts !== 'function') return null;
-    return {
+  tryAdd(
+    () => scope.unisat,
+    ['signMessage', 'requestAccounts'],
+    (unisat) => ({
       id: 'unisat',
       label: 'UniSat',
       connect: async () =>
@@ -141,12 +145,12 @@ export function detectWallets() {
         await checkActive('UniSat', (await unisat.requestAccounts())[0], address);
         return signatureOf(await unisat.signMessage(message, 'bip322-simple'), 'UniSat');
       },
-    };
-  });
-  tryAdd(() => {
-    const okx = scope.okxwallet?.bitcoin;
-    if (!okx || typeof okx.signMessage !== 'function' || typeof okx.connect !== 'function') return null;
-    return {
+    }),
+  );
+  tryAdd(
+    () => scope.okxwallet?.bitcoin,
+    ['signMessage', 'connect'],
+    (okx) => ({
       id: 'okx',
       label: 'OKX Wallet',
       connect: async () => {
@@ -158,12 +162,12 @@ export function detectWallets() {
         await checkActive('OKX Wallet', connected?.address, address);
         return signatureOf(await okx.signMessage(message, 'bip322-simple'), 'OKX Wallet');
       },
-    };
-  });
-  tryAdd(() => {
-    const satsConnect = scope.XverseProviders?.BitcoinProvider || scope.BitcoinProvider;
-    if (!satsConnect || typeof satsConnect.request !== 'function') return null;
-    return {
+    }),
+  );
+  tryAdd(
+    () => scope.XverseProviders?.BitcoinProvider || scope.BitcoinProvider,
+    ['request'],
+    (satsConnect) => ({
       id: 'xverse',
       label: 'Xverse',
       connect: async () =>
@@ -175,36 +179,38 @@ export function detectWallets() {
         ),
       sign: async (message, address) =>
         signatureOf(await satsConnect.request('signMessage', { address, message, protocol: 'BIP322' }), 'Xverse'),
-    };
-  });
-  tryAdd(() => {
-    const leather = scope.LeatherProvider;
-    if (!leather || typeof leather.request !== 'function') return null;
-    const addresses = async () => {
-      const result = resultOf(await leather.request('getAddresses'), 'Leather');
-      /** @type {any[]} Leather's own entries, checked one by one */
-      const list = result && Array.isArray(result.addresses) ? result.addresses : [];
-      const bitcoin = list.filter((entry) => entry && entry.symbol === 'BTC' && typeof entry.address === 'string');
-      /** @param {{type?: unknown}} entry */
-      const rank = (entry) => (entry.type === 'p2wpkh' ? 0 : 1);
-      return [...bitcoin].sort((a, b) => rank(a) - rank(b)).map((entry) => entry.address);
-    };
-    return {
-      id: 'leather',
-      label: 'Leather',
-      connect: addresses,
-      sign: async (message, address) => {
-        const held = await addresses();
-        if (held.length > 0 && !held.includes(address)) throw new WrongAccountError('Leather', address, held[0]);
-        const paymentType = /^(bc1p|tb1p|bcrt1p)/i.test(address) ? 'p2tr' : 'p2wpkh';
-        return signatureOf(await leather.request('signMessage', { message, paymentType }), 'Leather');
-      },
-    };
-  });
-  tryAdd(() => {
-    const phantom = scope.phantom?.bitcoin;
-    if (!phantom || typeof phantom.signMessage !== 'function' || typeof phantom.requestAccounts !== 'function') return null;
-    return {
+    }),
+  );
+  tryAdd(
+    () => scope.LeatherProvider,
+    ['request'],
+    (leather) => {
+      const addresses = async () => {
+        const result = resultOf(await leather.request('getAddresses'), 'Leather');
+        /** @type {any[]} Leather's own entries, checked one by one */
+        const list = result && Array.isArray(result.addresses) ? result.addresses : [];
+        const bitcoin = list.filter((entry) => entry && entry.symbol === 'BTC' && typeof entry.address === 'string');
+        /** @param {{type?: unknown}} entry */
+        const rank = (entry) => (entry.type === 'p2wpkh' ? 0 : 1);
+        return [...bitcoin].sort((a, b) => rank(a) - rank(b)).map((entry) => entry.address);
+      };
+      return {
+        id: 'leather',
+        label: 'Leather',
+        connect: addresses,
+        sign: async (message, address) => {
+          const held = await addresses();
+          if (held.length > 0 && !held.includes(address)) throw new WrongAccountError('Leather', address, held[0]);
+          const paymentType = /^(bc1p|tb1p|bcrt1p)/i.test(address) ? 'p2tr' : 'p2wpkh';
+          return signatureOf(await leather.request('signMessage', { message, paymentType }), 'Leather');
+        },
+      };
+    },
+  );
+  tryAdd(
+    () => scope.phantom?.bitcoin,
+    ['signMessage', 'requestAccounts'],
+    (phantom) => ({
       id: 'phantom',
       label: 'Phantom',
       connect: async () => byPurpose(await phantom.requestAccounts()),
@@ -214,8 +220,8 @@ export function detectWallets() {
         if (!(signature instanceof Uint8Array) || signature.length === 0) throw new Error('Phantom gave no signature.');
         return bytesToBase64(signature);
       },
-    };
-  });
+    }),
+  );
   return found;
 }
 
