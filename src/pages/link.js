@@ -247,6 +247,27 @@ export function setUpLinking(options) {
   });
 
   /**
+   * Submitting a form that starts a link: the section's error and the offer
+   * to look again go, then `start` runs with the field's trimmed value once
+   * it looks right (else the field says `wrong`).
+   *
+   * @param {HTMLFormElement} form
+   * @param {HTMLInputElement} field
+   * @param {(value: string) => boolean} looksRight
+   * @param {string} wrong
+   * @param {(chosen: string) => Promise<void>} start
+   */
+  function onStart(form, field, looksRight, wrong, start) {
+    form.addEventListener('submit', async (event) => {
+      event.preventDefault();
+      say(error, '');
+      withdrawAgain();
+      const chosen = field.value.trim();
+      if (checkField(field, looksRight(chosen), error, wrong)) await start(chosen);
+    });
+  }
+
+  /**
    * Sends a proof to `path`: through a step-up when one is due, and again
    * with `confirm_transfer` when the person agrees to move the identity here,
    * naming what they ticked of the other account. `start` begins the link
@@ -369,16 +390,11 @@ export function setUpLinking(options) {
   );
   connectHolder.hidden = wallets.length === 0;
 
-  addressForm.addEventListener('submit', async (event) => {
-    event.preventDefault();
-    say(error, '');
-    withdrawAgain();
-    const chosen = address.value.trim();
-    if (!checkField(address, looksLikeBitcoinAddress(chosen), error, t('page.address_invalid'))) return;
-    await busy(submitButtonOf(addressForm), async () => {
+  onStart(addressForm, address, looksLikeBitcoinAddress, t('page.address_invalid'), (chosen) =>
+    busy(submitButtonOf(addressForm), async () => {
       if (await prepare(chosen)) message.focus();
-    });
-  });
+    }),
+  );
 
   byId('link-btc-copy').addEventListener('click', async () => {
     const copied = await copyText(message.value, message);
@@ -431,12 +447,7 @@ export function setUpLinking(options) {
     },
   });
 
-  emailForm.addEventListener('submit', async (event) => {
-    event.preventDefault();
-    say(error, '');
-    withdrawAgain();
-    const chosen = email.value.trim();
-    if (!checkField(email, looksLikeEmail(chosen), error, t('page.email_invalid'))) return;
+  onStart(emailForm, email, looksLikeEmail, t('page.email_invalid'), async (chosen) => {
     if (!(await emailCode.send(chosen, submitButtonOf(emailForm))).ok) return;
     byId('link-email-sent').replaceChildren(...tNodes('link.code_sent_to', { email: h('strong', { text: chosen }) }));
     say(status, t('signin.code_sent', { email: chosen }));
