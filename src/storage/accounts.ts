@@ -7,6 +7,7 @@ import {
   assertAccountId,
   assertIdentityValue,
   assertLowercaseEmail,
+  heldRows,
   identityValues,
   isUniqueViolation,
   newRandomId,
@@ -183,9 +184,7 @@ export class AccountsArea implements AccountStore {
       // leave the account with nothing to sign in with.
       const account = (await this.#x.lockAccounts(trx, [accountId], 'update')).get(accountId);
       if (account === undefined) return 'not_found';
-      const identities = (
-        await trx.selectFrom('identities').selectAll().where('account_id', '=', accountId).orderBy('created_at').orderBy('id').execute()
-      ).map(toIdentityRecord);
+      const identities = await identitiesOf(trx, accountId);
       const removed = identities.find((identity) => identity.id === identityId);
       if (removed === undefined) return 'not_found';
       const remaining = identities.filter((identity) => identity.id !== identityId);
@@ -396,14 +395,7 @@ export class AccountsArea implements AccountStore {
 
 /** The identities of an account, oldest first. */
 async function identitiesOf(db: Kysely<DatabaseSchema>, accountId: string): Promise<IdentityRecord[]> {
-  const rows = await db
-    .selectFrom('identities')
-    .selectAll()
-    .where('account_id', '=', accountId)
-    .orderBy('created_at')
-    .orderBy('id')
-    .execute();
-  return rows.map(toIdentityRecord);
+  return (await heldRows(db, 'identities', accountId)).map(toIdentityRecord);
 }
 
 /**

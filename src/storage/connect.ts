@@ -1,7 +1,7 @@
 /**
  * Connect apps and their hashed API keys (docs/protocol.md §6).
  */
-import { newRandomId, rowsAffected, type StoreExecutor } from './executor.js';
+import { heldRows, newRandomId, rowsAffected, type StoreExecutor } from './executor.js';
 import { toConnectAppRecord } from './row-mapping.js';
 import type { ConnectAppRecord, NewConnectApp, ConnectStore } from './store.js';
 
@@ -31,14 +31,7 @@ export class ConnectArea implements ConnectStore {
   }
 
   async listConnectApps(ownerAccountId: string): Promise<ConnectAppRecord[]> {
-    const rows = await this.#x.db
-      .selectFrom('connect_apps')
-      .selectAll()
-      .where('owner_account_id', '=', ownerAccountId)
-      .orderBy('created_at')
-      .orderBy('id')
-      .execute();
-    return rows.map(toConnectAppRecord);
+    return (await heldRows(this.#x.db, 'connect_apps', ownerAccountId)).map(toConnectAppRecord);
   }
 
   async findConnectAppByKeyHash(keyHash: string): Promise<ConnectAppRecord | null> {

@@ -24,6 +24,28 @@ export type Executor = Kysely<DatabaseSchema>;
 /** An update of `sessions`, before its WHERE is complete. */
 export type SessionsUpdate = UpdateQueryBuilder<DatabaseSchema, 'sessions', 'sessions', UpdateResult>;
 
+/** The tables whose rows an account holds, each with the column that names the account. */
+const HOLDER_COLUMN = { identities: 'account_id', webauthn_credentials: 'account_id', connect_apps: 'owner_account_id' } as const;
+type HeldTable = keyof typeof HOLDER_COLUMN;
+
+/**
+ * An account's rows of `table`, oldest first and ties by id: the order in
+ * which its identities, security keys and apps are listed.
+ */
+export function heldRows<T extends HeldTable>(executor: Executor, table: T, accountId: string): Promise<DatabaseSchema[T][]> {
+  const held: HeldTable = table;
+  const rows = executor
+    .selectFrom(held)
+    .selectAll()
+    .where(HOLDER_COLUMN[held], '=', accountId)
+    .orderBy('created_at')
+    .orderBy('id')
+    .execute();
+  // Kysely types the rows of a table chosen at run time as those of any of
+  // the three; `T` is the one this call chose.
+  return rows as Promise<DatabaseSchema[T][]>;
+}
+
 /** First key of the two-key advisory lock that serializes inserts per (roster, account). ("oc" 0x0002) */
 const SESSION_LOCK_CLASS = 0x6f630002;
 

@@ -2,7 +2,7 @@
  * Security keys and passkeys (docs/protocol.md §6): the public half of each
  * registered WebAuthn credential and its signature counter.
  */
-import { isUniqueViolation, rowsAffected, type StoreExecutor } from './executor.js';
+import { heldRows, isUniqueViolation, rowsAffected, type StoreExecutor } from './executor.js';
 import { toDatabaseBoolean, toWebAuthnCredentialRecord } from './row-mapping.js';
 import type { WebAuthnCredentialRecord, WebAuthnStore, WebAuthnUse } from './store.js';
 
@@ -36,14 +36,7 @@ export class WebAuthnArea implements WebAuthnStore {
   }
 
   async listWebAuthnCredentials(accountId: string): Promise<WebAuthnCredentialRecord[]> {
-    const rows = await this.#x.db
-      .selectFrom('webauthn_credentials')
-      .selectAll()
-      .where('account_id', '=', accountId)
-      .orderBy('created_at')
-      .orderBy('id')
-      .execute();
-    return rows.map(toWebAuthnCredentialRecord);
+    return (await heldRows(this.#x.db, 'webauthn_credentials', accountId)).map(toWebAuthnCredentialRecord);
   }
 
   async findWebAuthnCredential(id: string): Promise<WebAuthnCredentialRecord | null> {
