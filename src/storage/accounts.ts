@@ -405,17 +405,7 @@ async function identitiesOf(db: Kysely<DatabaseSchema>, accountId: string): Prom
  */
 async function readHoldings(db: Kysely<DatabaseSchema>, accountId: string): Promise<TransferHoldings> {
   const identities = await identitiesOf(db, accountId);
-  const keys: NamedItem[] = await db
-    .selectFrom('webauthn_credentials')
-    .select(['id', 'label as name'])
-    .where('account_id', '=', accountId)
-    .orderBy('created_at')
-    .execute();
-  const apps: NamedItem[] = await db
-    .selectFrom('connect_apps')
-    .select(['id', 'name'])
-    .where('owner_account_id', '=', accountId)
-    .orderBy('created_at')
-    .execute();
+  const keys: NamedItem[] = (await heldRows(db, 'webauthn_credentials', accountId)).map((key) => ({ id: key.id, name: key.label }));
+  const apps: NamedItem[] = (await heldRows(db, 'connect_apps', accountId)).map((app) => ({ id: app.id, name: app.name }));
   return { identities, keys, apps };
 }
