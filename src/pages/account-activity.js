@@ -5,7 +5,7 @@
  * step-up, and what happened to the account in words, a page at a time
  * (§6 "Activity").
  */
-import { api, busy, byId, describeError, focusHeading, formatDateTime, formatList, h, say, t } from './common.js';
+import { api, busy, byId, describeError, focusHeading, formatDateTime, formatList, h, onBusyClick, say, t } from './common.js';
 
 /** Events asked for at a time. */
 const ACTIVITY_PAGE = 20;
@@ -268,22 +268,17 @@ export function setUpActivity({ sessionLost, withStepUp, steppedUp, signOutHere 
     });
   }
 
-  byId('devices-others').addEventListener('click', async (event) => {
-    const button = /** @type {HTMLButtonElement} */ (event.currentTarget);
-    const error = byId('devices-error');
-    say(error, '');
-    await busy(button, async () => {
-      const revoked = await steppedUp(error, () => api('POST', '/api/auth/sessions/revoke-others'), {
-        action: t('action.sign_out_others'),
-        cancelled: t('account.no_browser_signed_out'),
-      });
-      if (revoked === null) return;
-      await loadDevices();
-      void loadActivity();
-      const count = Number(revoked.body.revoked) || 0;
-      say(pageStatus, t('account.others_signed_out', { count }));
-      focusHeading('devices-title');
+  onBusyClick(/** @type {HTMLButtonElement} */ (byId('devices-others')), byId('devices-error'), async (error) => {
+    const revoked = await steppedUp(error, () => api('POST', '/api/auth/sessions/revoke-others'), {
+      action: t('action.sign_out_others'),
+      cancelled: t('account.no_browser_signed_out'),
     });
+    if (revoked === null) return;
+    await loadDevices();
+    void loadActivity();
+    const count = Number(revoked.body.revoked) || 0;
+    say(pageStatus, t('account.others_signed_out', { count }));
+    focusHeading('devices-title');
   });
 
   /** Shows the newest events, or with `more` the page after those shown. */

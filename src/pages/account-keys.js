@@ -5,7 +5,7 @@
  * with the browser's prompt (a passkey when "Also sign in with it" is
  * ticked).
  */
-import { api, busy, byId, focusHeading, formatDate, formatDateTime, h, markInvalid, say, submitButtonOf, t } from './common.js';
+import { api, busy, byId, focusHeading, formatDate, formatDateTime, h, markInvalid, onSubmit, say, submitButtonOf, t } from './common.js';
 import { browserErrorText, createCredential, describeKeyError, wasCancelled, webauthnSupported } from './passkeys.js';
 
 /**
@@ -131,11 +131,8 @@ export function setUpKeys({ sessionLost, withStepUp, steppedUp, loadActivity }) 
     form.addEventListener('keydown', (event) => {
       if (event.key === 'Escape') restore();
     });
-    form.addEventListener('submit', async (event) => {
-      event.preventDefault();
-      const error = byId('keys-error');
-      say(error, '');
-      await busy(submitButtonOf(form), async () => {
+    onSubmit(form, byId('keys-error'), (error) =>
+      busy(submitButtonOf(form), async () => {
         const saved = await api('PATCH', `/api/auth/webauthn/credentials/${encodeURIComponent(key.id)}`, { label: input.value });
         if (sessionLost(saved)) return;
         if (!saved.ok) {
@@ -147,8 +144,8 @@ export function setUpKeys({ sessionLost, withStepUp, steppedUp, loadActivity }) 
         await loadKeys();
         say(pageStatus, t('account.key_renamed', { name: saved.body.credential.label }));
         focusHeading('keys-title');
-      });
-    });
+      }),
+    );
     main.replaceWith(form);
     input.focus();
     input.select();
@@ -176,12 +173,9 @@ export function setUpKeys({ sessionLost, withStepUp, steppedUp, loadActivity }) 
   }
 
   const keyForm = /** @type {HTMLFormElement} */ (byId('key-add-form'));
-  keyForm.addEventListener('submit', async (event) => {
-    event.preventDefault();
-    const error = byId('keys-error');
+  onSubmit(keyForm, byId('keys-error'), async (error) => {
     const labelField = /** @type {HTMLInputElement} */ (byId('key-label'));
     const signIn = /** @type {HTMLInputElement} */ (byId('key-sign-in')).checked;
-    say(error, '');
     const label = labelField.value.trim();
     await busy(submitButtonOf(keyForm), async () => {
       const body = { sign_in: signIn, ...(label === '' ? {} : { label }) };

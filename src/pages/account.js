@@ -25,6 +25,8 @@ import {
   h,
   identityKindLabel,
   markInvalid,
+  onBusyClick,
+  onSubmit,
   say,
   shortName,
   submitButtonOf,
@@ -409,40 +411,32 @@ async function logout(scope, button) {
 
 // ---- your data: export and deletion (docs/protocol.md §6 "Export", §2 "Disabling and deleting") ----
 
-byId('export-data').addEventListener('click', async (event) => {
-  const button = /** @type {HTMLButtonElement} */ (event.currentTarget);
-  const error = byId('export-error');
-  say(error, '');
-  await busy(button, async () => {
-    const answer = await withStepUp(
-      () => api('GET', '/api/auth/account/export'),
-      t('action.export'),
-      () => say(pageStatus, t('account.nothing_downloaded')),
-    );
-    if (answer === null) return;
-    if (!answer.ok || !answer.body) {
-      say(error, describeError(answer));
-      return;
-    }
-    const file = new Blob([JSON.stringify(answer.body, null, 2)], { type: 'application/json' });
-    const link = document.createElement('a');
-    link.href = URL.createObjectURL(file);
-    link.download = `account-${String(answer.body.account.did_oc).slice('did:oc:'.length, 'did:oc:'.length + 12)}-${String(answer.body.exported_at).slice(0, 10)}.json`;
-    document.body.append(link);
-    link.click();
-    link.remove();
-    setTimeout(() => URL.revokeObjectURL(link.href), 10_000);
-    void activity.loadActivity();
-    say(pageStatus, t('account.downloaded'));
-  });
+onBusyClick(/** @type {HTMLButtonElement} */ (byId('export-data')), byId('export-error'), async (error) => {
+  const answer = await withStepUp(
+    () => api('GET', '/api/auth/account/export'),
+    t('action.export'),
+    () => say(pageStatus, t('account.nothing_downloaded')),
+  );
+  if (answer === null) return;
+  if (!answer.ok || !answer.body) {
+    say(error, describeError(answer));
+    return;
+  }
+  const file = new Blob([JSON.stringify(answer.body, null, 2)], { type: 'application/json' });
+  const link = document.createElement('a');
+  link.href = URL.createObjectURL(file);
+  link.download = `account-${String(answer.body.account.did_oc).slice('did:oc:'.length, 'did:oc:'.length + 12)}-${String(answer.body.exported_at).slice(0, 10)}.json`;
+  document.body.append(link);
+  link.click();
+  link.remove();
+  setTimeout(() => URL.revokeObjectURL(link.href), 10_000);
+  void activity.loadActivity();
+  say(pageStatus, t('account.downloaded'));
 });
 
 const deleteForm = /** @type {HTMLFormElement} */ (byId('delete-form'));
-deleteForm.addEventListener('submit', async (event) => {
-  event.preventDefault();
+onSubmit(deleteForm, byId('delete-error'), async (error) => {
   const field = /** @type {HTMLInputElement} */ (byId('delete-confirm'));
-  const error = byId('delete-error');
-  say(error, '');
   const typed = field.value.trim().toLocaleLowerCase();
   // The word of the page's language; the English word is accepted in every language.
   const confirmed = typed === t('account.delete_word').toLocaleLowerCase() || typed === 'delete';
@@ -473,11 +467,8 @@ byId('logout-current').addEventListener('click', (event) => logout('current', /*
 byId('logout-all').addEventListener('click', (event) => logout('all', /** @type {HTMLButtonElement} */ (event.currentTarget)));
 
 const nameForm = /** @type {HTMLFormElement} */ (byId('name-form'));
-nameForm.addEventListener('submit', async (event) => {
-  event.preventDefault();
+onSubmit(nameForm, byId('name-error'), async (error) => {
   const field = /** @type {HTMLInputElement} */ (byId('display-name'));
-  const error = byId('name-error');
-  say(error, '');
   const value = field.value.trim();
   if (!checkField(field, [...value].length <= 64, error, t('account.name_too_long'))) return;
   await busy(submitButtonOf(nameForm), async () => {

@@ -350,6 +350,37 @@ export async function busy(button, work) {
 }
 
 /**
+ * A click on `button`: its section's alert `error` emptied, then `work` while
+ * the button is busy ({@link busy}).
+ *
+ * @param {HTMLButtonElement} button
+ * @param {HTMLElement} error
+ * @param {(error: HTMLElement) => Promise<void>} work
+ */
+export function onBusyClick(button, error, work) {
+  button.addEventListener('click', async () => {
+    say(error, '');
+    await busy(button, () => work(error));
+  });
+}
+
+/**
+ * A submission of `form`, done by `submit` instead of the browser: the
+ * form's alert `error` is emptied first, so it shows only what this try says.
+ *
+ * @param {HTMLFormElement} form
+ * @param {HTMLElement} error
+ * @param {(error: HTMLElement) => Promise<void>} submit
+ */
+export function onSubmit(form, error, submit) {
+  form.addEventListener('submit', async (event) => {
+    event.preventDefault();
+    say(error, '');
+    await submit(error);
+  });
+}
+
+/**
  * The submit button of a form.
  *
  * @param {HTMLFormElement} form

@@ -26,6 +26,7 @@ import {
   looksLikeBitcoinAddress,
   looksLikeEmail,
   markInvalid,
+  onSubmit,
   pastedProof,
   say,
   submitButtonOf,
@@ -258,9 +259,7 @@ export function setUpLinking(options) {
    * @param {(chosen: string) => Promise<void>} start
    */
   function onStart(form, field, looksRight, wrong, start) {
-    form.addEventListener('submit', async (event) => {
-      event.preventDefault();
-      say(error, '');
+    onSubmit(form, error, async () => {
       withdrawAgain();
       const chosen = field.value.trim();
       if (checkField(field, looksRight(chosen), error, wrong)) await start(chosen);
