@@ -10,7 +10,7 @@ import { describe, expect, it } from 'vitest';
 
 /** Lowest first. A unit is a folder of src/ or a file directly in it (without `.ts`). */
 const LAYERS: readonly (readonly string[])[] = [
-  ['json', 'crypto', 'cache', 'colour'],
+  ['json', 'crypto', 'cache', 'colour', 'outbox-worker'],
   ['errors', 'version', 'log-sink', 'storage', 'limits', 'chain'],
   ['config', 'i18n'],
   ['format', 'bitcoin', 'mail'],

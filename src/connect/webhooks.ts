@@ -24,12 +24,13 @@
  *   loses nothing: the lease runs out and another worker sends it again, so
  *   receivers may see a delivery twice and deduplicate by `webhook-id`.
  */
-import { createHash, createPrivateKey, generateKeyPairSync, randomBytes, randomInt, sign, type KeyObject } from 'node:crypto';
+import { createHash, createPrivateKey, generateKeyPairSync, randomInt, sign, type KeyObject } from 'node:crypto';
 import { lookup as dnsLookup, type LookupAddress } from 'node:dns';
 import { request as httpRequest, type IncomingMessage } from 'node:http';
 import { request as httpsRequest } from 'node:https';
 import { isIP } from 'node:net';
 import { OcError } from '../errors.js';
+import { OutboxWorker } from '../outbox-worker.js';
 import { isGloballyReachable, isLoopbackAddress } from './addresses.js';
 import type { ClaimedWebhookDelivery, KeyStore, WebhookStore } from '../storage/index.js';
 import { VERSION } from '../version.js';
@@ -176,67 +177,26 @@ export function webhookBackoffMs(attempts: number, baseMs: number): number {
   return Math.max(baseMs, Math.round(plain + jitter));
 }
 
-export class WebhookDispatcher {
+export class WebhookDispatcher extends OutboxWorker<ClaimedWebhookDelivery> {
   readonly #deps: WebhookDispatcherDeps;
-  /** This worker's name on the leases it takes. */
-  readonly #owner = randomBytes(12).toString('hex');
-  #timer: NodeJS.Timeout | undefined;
-  #running: Promise<void> | undefined;
-  #stopped = false;
 
   constructor(deps: WebhookDispatcherDeps) {
+    super({ pollMs: deps.pollMs, parallel: PARALLEL, onError: deps.onError });
     this.#deps = deps;
   }
 
-  start(): void {
-    if (this.#timer !== undefined || this.#stopped) return;
-    this.#timer = setInterval(() => this.kick(), this.#deps.pollMs);
-    this.#timer.unref();
-    this.kick();
+  protected claim(owner: string, limit: number): Promise<ClaimedWebhookDelivery[]> {
+    const { store, now, timeoutMs } = this.#deps;
+    return store.claimWebhookDeliveries(owner, now().getTime(), timeoutMs + WEBHOOK_LEASE_MARGIN_MS, limit);
   }
 
-  /** Looks for due deliveries now (after an event, or on the timer); one pass at a time. */
-  kick(): void {
-    if (this.#running !== undefined || this.#stopped) return;
-    this.#running = this.runOnce()
-      .then(() => undefined, this.#deps.onError)
-      .finally(() => {
-        this.#running = undefined;
-      });
-  }
-
-  /** Stops the timer and waits for the pass in flight (its attempts end within the timeout). */
-  async stop(): Promise<void> {
-    this.#stopped = true;
-    if (this.#timer !== undefined) clearInterval(this.#timer);
-    await this.#running;
-  }
-
-  /** One pass: claims due deliveries and sends them, {@link PARALLEL} at a time, until none is due. Answers how many it sent. */
-  async runOnce(): Promise<number> {
-    let sent = 0;
-    for (;;) {
-      const nowMs = this.#deps.now().getTime();
-      const claimed = await this.#deps.store.claimWebhookDeliveries(
-        this.#owner,
-        nowMs,
-        this.#deps.timeoutMs + WEBHOOK_LEASE_MARGIN_MS,
-        PARALLEL,
-      );
-      if (claimed.length === 0) return sent;
-      await Promise.all(claimed.map((delivery) => this.#attempt(delivery)));
-      sent += claimed.length;
-      if (this.#stopped) return sent;
-    }
-  }
-
-  async #attempt(delivery: ClaimedWebhookDelivery): Promise<void> {
+  protected async attempt(delivery: ClaimedWebhookDelivery, owner: string): Promise<void> {
     const result: AttemptResult = delivery.url === null ? { status: null, error: 'no_endpoint' } : await this.#post(delivery, delivery.url);
     const at = this.#deps.now().getTime();
     const attempts = delivery.attempts + 1;
     const delivered = result.error === null;
     const outcome = delivered ? 'delivered' : delivery.url === null || attempts >= MAX_WEBHOOK_ATTEMPTS ? 'failed' : 'retry';
-    await this.#deps.store.finishWebhookAttempt(delivery.id, this.#owner, {
+    await this.#deps.store.finishWebhookAttempt(delivery.id, owner, {
       at,
       status: result.status,
       error: result.error,

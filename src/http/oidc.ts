@@ -197,49 +197,62 @@ export function registerOidcRoutes(app: FastifyInstance, context: ServiceContext
 /** The interaction: who signs in, and what they agree to share. */
 function registerInteractionRoutes(app: FastifyInstance, context: ServiceContext, renderer: OidcPageRenderer): void {
   const oidc = context.oidc;
-  app.get<{ Params: { uid: string }; Querystring: Record<string, unknown> }>(
-    `${INTERACTION_PATH}/:uid`,
-    { config: { policy: POLICY.unlimited }, schema: { hide: true } },
-    async (request, reply) => {
-      const provider = oidc.provider();
-      const details = await interactionOf(provider, request, reply, renderer);
-      if (details === null) return reply;
-      // The Cancel of /sudo when it was asked for here (docs/protocol.md §8 "Signing in").
-      if (request.query.cancel !== undefined) {
-        return finish(provider, request, reply, { error: 'access_denied', error_description: 'the person did not confirm' });
-      }
-      const found = await currentSession(context, request);
-      const host = found === null ? null : hostSessionView(context, found);
-      // A consent page shown for one account, answered after a switch to another, signs the new one in first.
-      if (
-        details.prompt.name === 'login' ||
-        (details.prompt.name === 'consent' && host !== null && host.accountId !== details.session?.accountId)
-      ) {
-        return signInHost(provider, request, reply, details, found, host);
-      }
-      if (details.prompt.name === 'consent' && found !== null && host !== null) {
-        const client = await provider.Client.find(String(details.params.client_id));
-        if (client === undefined) return finish(provider, request, reply, { error: 'invalid_client' });
-        const missing = details.prompt.details.missingOIDCScope;
-        const scopes = Array.isArray(missing) ? missing.map(String) : String(details.params.scope ?? '').split(' ');
-        const page = renderer.consent(request.raw, {
-          uid: request.params.uid,
-          clientName: client.clientName ?? client.clientId,
-          logoUri: client.logoUri,
-          accountName: found.account.display_name ?? found.account.primary_btc ?? didOf(found.account.id),
-          scopes,
-          redirectUri: String(details.params.redirect_uri),
-        });
-        return securityHeaders(reply, page.csp)
-          .header('cache-control', 'no-store')
-          .header('content-language', page.locale)
-          .type('text/html; charset=utf-8')
-          .send(page.html);
-      }
-      if (details.prompt.name === 'consent') return seeOther(reply, signInUrl(interactionPath(request.params.uid), details));
-      return finish(provider, request, reply, { error: 'invalid_request', error_description: 'unknown interaction' });
-    },
-  );
+  /** A route of the interaction: its handler runs with the interaction of this browser, which answers an error page otherwise. */
+  function interactionRoute(
+    method: 'GET' | 'POST',
+    suffix: '' | '/confirm' | '/abort',
+    policy: RoutePolicy,
+    handler: (provider: Provider, details: InteractionDetails, request: InteractionRequest, reply: FastifyReply) => Promise<FastifyReply>,
+  ): void {
+    app.route<{ Params: { uid: string }; Querystring: Record<string, unknown> }>({
+      method,
+      url: `${INTERACTION_PATH}/:uid${suffix}`,
+      config: { policy },
+      schema: { hide: true },
+      handler: async (request, reply) => {
+        const provider = oidc.provider();
+        const details = await interactionOf(provider, request, reply, renderer);
+        return details === null ? reply : handler(provider, details, request, reply);
+      },
+    });
+  }
+
+  interactionRoute('GET', '', POLICY.unlimited, async (provider, details, request, reply) => {
+    // The Cancel of /sudo when it was asked for here (docs/protocol.md §8 "Signing in").
+    if (request.query.cancel !== undefined) {
+      return finish(provider, request, reply, { error: 'access_denied', error_description: 'the person did not confirm' });
+    }
+    const found = await currentSession(context, request);
+    const host = found === null ? null : hostSessionView(context, found);
+    // A consent page shown for one account, answered after a switch to another, signs the new one in first.
+    if (
+      details.prompt.name === 'login' ||
+      (details.prompt.name === 'consent' && host !== null && host.accountId !== details.session?.accountId)
+    ) {
+      return signInHost(provider, request, reply, details, found, host);
+    }
+    if (details.prompt.name === 'consent' && found !== null && host !== null) {
+      const client = await provider.Client.find(String(details.params.client_id));
+      if (client === undefined) return finish(provider, request, reply, { error: 'invalid_client' });
+      const missing = details.prompt.details.missingOIDCScope;
+      const scopes = Array.isArray(missing) ? missing.map(String) : String(details.params.scope ?? '').split(' ');
+      const page = renderer.consent(request.raw, {
+        uid: request.params.uid,
+        clientName: client.clientName ?? client.clientId,
+        logoUri: client.logoUri,
+        accountName: found.account.display_name ?? found.account.primary_btc ?? didOf(found.account.id),
+        scopes,
+        redirectUri: String(details.params.redirect_uri),
+      });
+      return securityHeaders(reply, page.csp)
+        .header('cache-control', 'no-store')
+        .header('content-language', page.locale)
+        .type('text/html; charset=utf-8')
+        .send(page.html);
+    }
+    if (details.prompt.name === 'consent') return seeOther(reply, signInUrl(interactionPath(request.params.uid), details));
+    return finish(provider, request, reply, { error: 'invalid_request', error_description: 'unknown interaction' });
+  });
 
   /**
    * The login prompt: the browser's host session signs in, after what the
@@ -250,7 +263,7 @@ function registerInteractionRoutes(app: FastifyInstance, context: ServiceContext
    */
   async function signInHost(
     provider: Provider,
-    request: FastifyRequest<{ Params: { uid: string }; Querystring: Record<string, unknown> }>,
+    request: InteractionRequest,
     reply: FastifyReply,
     details: InteractionDetails,
     found: Authenticated | null,
@@ -295,50 +308,39 @@ function registerInteractionRoutes(app: FastifyInstance, context: ServiceContext
     });
   }
 
-  app.post<{ Params: { uid: string } }>(
-    `${INTERACTION_PATH}/:uid/confirm`,
-    { config: { policy: POLICY.sameOrigin }, schema: { hide: true } },
-    async (request, reply) => {
-      const provider = oidc.provider();
-      const details = await interactionOf(provider, request, reply, renderer);
-      if (details === null) return reply;
-      const accountId = details.session?.accountId;
-      const found = await currentSession(context, request);
-      // Only the account the page was shown for can agree, in the browser it was shown in.
-      if (details.prompt.name !== 'consent' || accountId === undefined || found === null || didOf(found.account.id) !== accountId) {
-        return seeOther(reply, `${INTERACTION_PATH}/${encodeURIComponent(request.params.uid)}`);
+  interactionRoute('POST', '/confirm', POLICY.sameOrigin, async (provider, details, request, reply) => {
+    const accountId = details.session?.accountId;
+    const found = await currentSession(context, request);
+    // Only the account the page was shown for can agree, in the browser it was shown in.
+    if (details.prompt.name !== 'consent' || accountId === undefined || found === null || didOf(found.account.id) !== accountId) {
+      return seeOther(reply, `${INTERACTION_PATH}/${encodeURIComponent(request.params.uid)}`);
+    }
+    const clientId = String(details.params.client_id);
+    const grant =
+      (details.grantId === undefined ? undefined : await provider.Grant.find(details.grantId)) ??
+      new provider.Grant({ accountId, clientId });
+    const { missingOIDCScope, missingOIDCClaims, missingResourceScopes } = details.prompt.details;
+    if (Array.isArray(missingOIDCScope)) grant.addOIDCScope(missingOIDCScope.join(' '));
+    if (Array.isArray(missingOIDCClaims)) grant.addOIDCClaims(missingOIDCClaims.map(String));
+    if (missingResourceScopes !== null && typeof missingResourceScopes === 'object') {
+      for (const [indicator, scopes] of Object.entries(missingResourceScopes)) {
+        if (Array.isArray(scopes)) grant.addResourceScope(indicator, scopes.join(' '));
       }
-      const clientId = String(details.params.client_id);
-      const grant =
-        (details.grantId === undefined ? undefined : await provider.Grant.find(details.grantId)) ??
-        new provider.Grant({ accountId, clientId });
-      const { missingOIDCScope, missingOIDCClaims, missingResourceScopes } = details.prompt.details;
-      if (Array.isArray(missingOIDCScope)) grant.addOIDCScope(missingOIDCScope.join(' '));
-      if (Array.isArray(missingOIDCClaims)) grant.addOIDCClaims(missingOIDCClaims.map(String));
-      if (missingResourceScopes !== null && typeof missingResourceScopes === 'object') {
-        for (const [indicator, scopes] of Object.entries(missingResourceScopes)) {
-          if (Array.isArray(scopes)) grant.addResourceScope(indicator, scopes.join(' '));
-        }
-      }
-      const grantId = await grant.save();
-      await oidc.recordConsent(accountId, clientId, grantId);
-      return finish(provider, request, reply, { consent: { grantId } }, true);
-    },
-  );
+    }
+    const grantId = await grant.save();
+    await oidc.recordConsent(accountId, clientId, grantId);
+    return finish(provider, request, reply, { consent: { grantId } }, true);
+  });
 
-  app.post<{ Params: { uid: string } }>(
-    `${INTERACTION_PATH}/:uid/abort`,
-    { config: { policy: POLICY.sameOrigin }, schema: { hide: true } },
-    async (request, reply) => {
-      const provider = oidc.provider();
-      const details = await interactionOf(provider, request, reply, renderer);
-      if (details === null) return reply;
-      return finish(provider, request, reply, { error: 'access_denied', error_description: 'the person did not allow it' });
-    },
+  interactionRoute('POST', '/abort', POLICY.sameOrigin, (provider, _details, request, reply) =>
+    finish(provider, request, reply, { error: 'access_denied', error_description: 'the person did not allow it' }),
   );
 }
 
 type InteractionDetails = Awaited<ReturnType<Provider['interactionDetails']>>;
+
+/** A request to `/oidc/interaction/<uid>…`. */
+type InteractionRequest = FastifyRequest<{ Params: { uid: string }; Querystring: Record<string, unknown> }>;
 
 /**
  * The interaction of this browser, or null after answering an error page:

@@ -18,7 +18,7 @@
  * - A client that is gone, or has no `backchannel_logout_uri` any more, or
  *   requires a `sid` the row cannot give, ends the row as failed at once.
  */
-import { randomBytes } from 'node:crypto';
+import { OutboxWorker } from '../outbox-worker.js';
 import type { ClaimedOidcLogout, OidcLogoutStore } from '../storage/index.js';
 
 export const MAX_LOGOUT_ATTEMPTS = 10;
@@ -58,69 +58,20 @@ export interface BackchannelDispatcherDeps {
   }) => void;
 }
 
-export class BackchannelLogoutDispatcher {
+export class BackchannelLogoutDispatcher extends OutboxWorker<ClaimedOidcLogout> {
   readonly #deps: BackchannelDispatcherDeps;
-  /** This worker's name on the leases it takes. */
-  readonly #owner = randomBytes(12).toString('hex');
-  #timer: NodeJS.Timeout | undefined;
-  #running: Promise<void> | undefined;
-  #again = false;
-  #stopped = false;
 
   constructor(deps: BackchannelDispatcherDeps) {
+    super({ pollMs: deps.pollMs, parallel: PARALLEL, onError: deps.onError });
     this.#deps = deps;
   }
 
-  start(): void {
-    if (this.#timer !== undefined || this.#stopped) return;
-    this.#timer = setInterval(() => this.kick(), this.#deps.pollMs);
-    this.#timer.unref();
-    this.kick();
+  protected claim(owner: string, limit: number): Promise<ClaimedOidcLogout[]> {
+    const { store, now, timeoutMs } = this.#deps;
+    return store.claimOidcLogouts(owner, now().getTime(), timeoutMs + LEASE_MARGIN_MS, limit);
   }
 
-  /** Looks for due logouts now (after one was queued, or on the timer); one pass at a time, another after it when asked meanwhile. */
-  kick(): void {
-    if (this.#stopped) return;
-    if (this.#running !== undefined) {
-      this.#again = true;
-      return;
-    }
-    this.#running = this.runOnce()
-      .then(() => undefined, this.#deps.onError)
-      .finally(() => {
-        this.#running = undefined;
-        if (this.#again) {
-          this.#again = false;
-          this.kick();
-        }
-      });
-  }
-
-  /** Stops the timer and waits for the pass in flight (its attempts end within the timeout). */
-  async stop(): Promise<void> {
-    this.#stopped = true;
-    if (this.#timer !== undefined) clearInterval(this.#timer);
-    await this.#running;
-  }
-
-  /** One pass: claims due logouts and sends them until none is due; how many it sent. */
-  async runOnce(): Promise<number> {
-    let sent = 0;
-    for (;;) {
-      const claimed = await this.#deps.store.claimOidcLogouts(
-        this.#owner,
-        this.#deps.now().getTime(),
-        this.#deps.timeoutMs + LEASE_MARGIN_MS,
-        PARALLEL,
-      );
-      if (claimed.length === 0) return sent;
-      await Promise.all(claimed.map((logout) => this.#attempt(logout)));
-      sent += claimed.length;
-      if (this.#stopped) return sent;
-    }
-  }
-
-  async #attempt(logout: ClaimedOidcLogout): Promise<void> {
+  protected async attempt(logout: ClaimedOidcLogout, owner: string): Promise<void> {
     let built: LogoutToken | null;
     try {
       built = await this.#deps.build(logout);
@@ -146,7 +97,7 @@ export class BackchannelLogoutDispatcher {
     const attempts = logout.attempts + 1;
     const outcome =
       result.error === null ? 'delivered' : (built !== null && 'refused' in built) || attempts >= MAX_LOGOUT_ATTEMPTS ? 'failed' : 'retry';
-    await this.#deps.store.finishOidcLogoutAttempt(logout.id, this.#owner, {
+    await this.#deps.store.finishOidcLogoutAttempt(logout.id, owner, {
       at,
       status: result.status,
       error: result.error,

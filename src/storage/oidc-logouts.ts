@@ -10,12 +10,13 @@
  * is, so a crash loses neither. The provider's own session of each link ends
  * there too (its cookie finds nothing, and the tokens that expire
  * with it stop). A worker sends the outbox (src/oidc/backchannel.ts) with the
- * leases and backoff of the webhook outbox (src/storage/webhooks.ts).
+ * leases of src/storage/outbox.ts and the backoff of the webhook outbox.
  */
 import { randomBytes } from 'node:crypto';
 import type { Kysely } from 'kysely';
 import type { DatabaseSchema, OidcLogoutsTable } from './schema.js';
 import type { StoreExecutor } from './executor.js';
+import { claimRows, finishAttempt, outboxRecord } from './outbox.js';
 import type { ClaimedOidcLogout, OidcLogoutRecord, OidcLogoutStore, OidcSessionLink, WebhookAttempt } from './store.js';
 
 function toNumber(value: number | string | bigint): number {
@@ -101,21 +102,7 @@ export async function moveLinks(
 }
 
 function toLogout(row: OidcLogoutsTable): OidcLogoutRecord {
-  const num = (value: number | null) => (value === null ? null : Number(value));
-  return {
-    id: row.id,
-    client_id: row.client_id,
-    account_id: row.account_id,
-    sid: row.sid,
-    created_at: toNumber(row.created_at),
-    state: row.state as OidcLogoutRecord['state'],
-    attempts: Number(row.attempts),
-    next_attempt_at: toNumber(row.next_attempt_at),
-    last_attempt_at: num(row.last_attempt_at),
-    last_status: num(row.last_status),
-    last_error: row.last_error,
-    delivered_at: num(row.delivered_at),
-  };
+  return outboxRecord(row);
 }
 
 export class OidcLogoutsArea implements OidcLogoutStore {
@@ -188,53 +175,15 @@ export class OidcLogoutsArea implements OidcLogoutStore {
     return (await enqueue(this.#x.db, [logout], now)) > 0;
   }
 
-  async claimOidcLogouts(owner: string, now: number, leaseMs: number, limit: number): Promise<ClaimedOidcLogout[]> {
-    const due = await this.#x.db
-      .selectFrom('oidc_logouts')
-      .select('id')
-      .where('state', '=', 'pending')
-      .where('next_attempt_at', '<=', now)
-      .where((eb) => eb.or([eb('lease_until', 'is', null), eb('lease_until', '<=', now)]))
-      .orderBy('next_attempt_at')
-      .orderBy('id')
-      .limit(limit)
-      .execute();
-    const claimed: ClaimedOidcLogout[] = [];
-    for (const { id } of due) {
-      // The compare-and-set: only one worker's update finds the lease free.
-      const taken = await this.#x.db
-        .updateTable('oidc_logouts')
-        .set({ lease_owner: owner, lease_until: now + leaseMs })
-        .where('id', '=', id)
-        .where('state', '=', 'pending')
-        .where((eb) => eb.or([eb('lease_until', 'is', null), eb('lease_until', '<=', now)]))
-        .executeTakeFirst();
-      if (Number(taken.numUpdatedRows ?? 0n) === 0) continue;
+  claimOidcLogouts(owner: string, now: number, leaseMs: number, limit: number): Promise<ClaimedOidcLogout[]> {
+    return claimRows(this.#x.db, 'oidc_logouts', { owner, now, leaseMs, limit }, async (id) => {
       const row = await this.#x.db.selectFrom('oidc_logouts').selectAll().where('id', '=', id).executeTakeFirst();
-      if (row !== undefined) claimed.push(toLogout(row));
-    }
-    return claimed;
+      return row === undefined ? undefined : toLogout(row);
+    });
   }
 
-  async finishOidcLogoutAttempt(id: string, owner: string, attempt: WebhookAttempt): Promise<boolean> {
-    const result = await this.#x.db
-      .updateTable('oidc_logouts')
-      .set((eb) => ({
-        attempts: eb('attempts', '+', 1),
-        state: attempt.outcome === 'retry' ? 'pending' : attempt.outcome,
-        next_attempt_at: attempt.outcome === 'retry' ? (attempt.next_attempt_at ?? attempt.at) : attempt.at,
-        last_attempt_at: attempt.at,
-        last_status: attempt.status,
-        last_error: attempt.error,
-        delivered_at: attempt.outcome === 'delivered' ? attempt.at : null,
-        lease_owner: null,
-        lease_until: null,
-      }))
-      .where('id', '=', id)
-      .where('lease_owner', '=', owner)
-      .where('state', '=', 'pending')
-      .executeTakeFirst();
-    return Number(result.numUpdatedRows ?? 0n) > 0;
+  finishOidcLogoutAttempt(id: string, owner: string, attempt: WebhookAttempt): Promise<boolean> {
+    return finishAttempt(this.#x.db, 'oidc_logouts', id, owner, attempt);
   }
 
   async listOidcLogouts(clientId: string, limit: number): Promise<OidcLogoutRecord[]> {

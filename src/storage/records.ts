@@ -401,13 +401,8 @@ export interface DeletedAccountRecord {
   readonly activity: number;
 }
 
-/** A webhook delivery (docs/protocol.md §6 "Webhooks"): an outbox row and its log. */
-export interface WebhookDeliveryRecord {
-  readonly id: string;
-  readonly app_id: string;
-  readonly event_type: string;
-  readonly payload: string;
-  readonly created_at: EpochMilliseconds;
+/** Where an outbox row stands (src/storage/outbox.ts): its attempts so far and the next. */
+export interface OutboxState {
   readonly state: 'pending' | 'delivered' | 'failed';
   readonly attempts: number;
   readonly next_attempt_at: EpochMilliseconds;
@@ -415,6 +410,15 @@ export interface WebhookDeliveryRecord {
   readonly last_status: number | null;
   readonly last_error: string | null;
   readonly delivered_at: EpochMilliseconds | null;
+}
+
+/** A webhook delivery (docs/protocol.md §6 "Webhooks"): an outbox row and its log. */
+export interface WebhookDeliveryRecord extends OutboxState {
+  readonly id: string;
+  readonly app_id: string;
+  readonly event_type: string;
+  readonly payload: string;
+  readonly created_at: EpochMilliseconds;
 }
 
 /** A claimed delivery with where it goes now (null: the app's webhook was removed since). */
@@ -441,19 +445,12 @@ export interface OidcSessionLink {
 }
 
 /** A back-channel logout to send (docs/protocol.md §8 "Logout"): an outbox row and its log. */
-export interface OidcLogoutRecord {
+export interface OidcLogoutRecord extends OutboxState {
   readonly id: string;
   readonly client_id: string;
   readonly account_id: string;
   readonly sid: string;
   readonly created_at: EpochMilliseconds;
-  readonly state: 'pending' | 'delivered' | 'failed';
-  readonly attempts: number;
-  readonly next_attempt_at: EpochMilliseconds;
-  readonly last_attempt_at: EpochMilliseconds | null;
-  readonly last_status: number | null;
-  readonly last_error: string | null;
-  readonly delivered_at: EpochMilliseconds | null;
 }
 
 export type ClaimedOidcLogout = OidcLogoutRecord;

@@ -116,13 +116,8 @@ export interface ConnectAppsTable {
 }
 
 /** docs/protocol.md §6 "Webhooks": one row per (event, app), the outbox and the delivery log in one. */
-export interface WebhookDeliveriesTable {
-  id: string;
-  app_id: string;
-  event_type: string;
-  /** The request body exactly as signed and sent. */
-  payload: string;
-  created_at: number;
+/** The columns of an outbox row's attempts and lease (src/storage/outbox.ts). */
+export interface OutboxColumns {
   /** `pending`, `delivered` or `failed` (given up). */
   state: string;
   attempts: number;
@@ -133,6 +128,15 @@ export interface WebhookDeliveriesTable {
   last_status: number | null;
   last_error: string | null;
   delivered_at: number | null;
+}
+
+export interface WebhookDeliveriesTable extends OutboxColumns {
+  id: string;
+  app_id: string;
+  event_type: string;
+  /** The request body exactly as signed and sent. */
+  payload: string;
+  created_at: number;
 }
 
 export interface AttestEventsTable {
@@ -261,22 +265,12 @@ export interface OidcSessionLinksTable {
 }
 
 /** docs/protocol.md §8 "Logout": the back-channel logout outbox, one row per (client, sid) (migration 16). */
-export interface OidcLogoutsTable {
+export interface OidcLogoutsTable extends OutboxColumns {
   id: string;
   client_id: string;
   account_id: string;
   sid: string;
   created_at: number;
-  /** `pending`, `delivered` or `failed` (given up). */
-  state: string;
-  attempts: number;
-  next_attempt_at: number;
-  lease_owner: string | null;
-  lease_until: number | null;
-  last_attempt_at: number | null;
-  last_status: number | null;
-  last_error: string | null;
-  delivered_at: number | null;
 }
 
 export interface SchemaMigrationsTable {

@@ -2,12 +2,11 @@
  * The webhook outbox (docs/protocol.md §6 "Webhooks"). An account change
  * writes its deliveries in its own transaction ({@link enqueueWebhookEvents}),
  * so an event is stored exactly when the change is; workers on every instance
- * claim due rows by a compare-and-set on a lease, so one worker holds a row
- * at a time and a worker that died (kill -9) loses its rows when the lease
- * runs out.
+ * claim and finish them by the leases of src/storage/outbox.ts.
  */
 import type { Transaction } from 'kysely';
-import { identityValues, newRandomId, rowsAffected, type StoreExecutor } from './executor.js';
+import { identityValues, newRandomId, type StoreExecutor } from './executor.js';
+import { claimRows, finishAttempt, outboxRecord } from './outbox.js';
 import type { DatabaseSchema, WebhookDeliveriesTable } from './schema.js';
 import type { ClaimedWebhookDelivery, WebhookAttempt, WebhookDeliveryRecord, WebhookStore } from './store.js';
 
@@ -91,21 +90,7 @@ export async function enqueueWebhookEvents(
 }
 
 function toDelivery(row: WebhookDeliveriesTable): WebhookDeliveryRecord {
-  const num = (value: number | null) => (value === null ? null : Number(value));
-  return {
-    id: row.id,
-    app_id: row.app_id,
-    event_type: row.event_type,
-    payload: row.payload,
-    created_at: Number(row.created_at),
-    state: row.state as WebhookDeliveryRecord['state'],
-    attempts: Number(row.attempts),
-    next_attempt_at: Number(row.next_attempt_at),
-    last_attempt_at: num(row.last_attempt_at),
-    last_status: num(row.last_status),
-    last_error: row.last_error,
-    delivered_at: num(row.delivered_at),
-  };
+  return outboxRecord(row);
 }
 
 export class WebhooksArea implements WebhookStore {
@@ -115,28 +100,8 @@ export class WebhooksArea implements WebhookStore {
     this.#x = executor;
   }
 
-  async claimWebhookDeliveries(owner: string, now: number, leaseMs: number, limit: number): Promise<ClaimedWebhookDelivery[]> {
-    const due = await this.#x.db
-      .selectFrom('webhook_deliveries')
-      .select('id')
-      .where('state', '=', 'pending')
-      .where('next_attempt_at', '<=', now)
-      .where((eb) => eb.or([eb('lease_until', 'is', null), eb('lease_until', '<=', now)]))
-      .orderBy('next_attempt_at')
-      .orderBy('id')
-      .limit(limit)
-      .execute();
-    const claimed: ClaimedWebhookDelivery[] = [];
-    for (const { id } of due) {
-      // The compare-and-set: only one worker's update finds the lease free.
-      const taken = await this.#x.db
-        .updateTable('webhook_deliveries')
-        .set({ lease_owner: owner, lease_until: now + leaseMs })
-        .where('id', '=', id)
-        .where('state', '=', 'pending')
-        .where((eb) => eb.or([eb('lease_until', 'is', null), eb('lease_until', '<=', now)]))
-        .executeTakeFirst();
-      if (rowsAffected(taken.numUpdatedRows) === 0) continue;
+  claimWebhookDeliveries(owner: string, now: number, leaseMs: number, limit: number): Promise<ClaimedWebhookDelivery[]> {
+    return claimRows(this.#x.db, 'webhook_deliveries', { owner, now, leaseMs, limit }, async (id) => {
       const row = await this.#x.db
         .selectFrom('webhook_deliveries')
         .leftJoin('connect_apps', 'connect_apps.id', 'webhook_deliveries.app_id')
@@ -144,30 +109,12 @@ export class WebhooksArea implements WebhookStore {
         .select('connect_apps.webhook_url as url')
         .where('webhook_deliveries.id', '=', id)
         .executeTakeFirst();
-      if (row !== undefined) claimed.push({ ...toDelivery(row), url: row.url ?? null });
-    }
-    return claimed;
+      return row === undefined ? undefined : { ...toDelivery(row), url: row.url ?? null };
+    });
   }
 
-  async finishWebhookAttempt(id: string, owner: string, attempt: WebhookAttempt): Promise<boolean> {
-    const result = await this.#x.db
-      .updateTable('webhook_deliveries')
-      .set((eb) => ({
-        attempts: eb('attempts', '+', 1),
-        state: attempt.outcome === 'retry' ? 'pending' : attempt.outcome,
-        next_attempt_at: attempt.outcome === 'retry' ? (attempt.next_attempt_at ?? attempt.at) : attempt.at,
-        last_attempt_at: attempt.at,
-        last_status: attempt.status,
-        last_error: attempt.error,
-        delivered_at: attempt.outcome === 'delivered' ? attempt.at : null,
-        lease_owner: null,
-        lease_until: null,
-      }))
-      .where('id', '=', id)
-      .where('lease_owner', '=', owner)
-      .where('state', '=', 'pending')
-      .executeTakeFirst();
-    return rowsAffected(result.numUpdatedRows) > 0;
+  finishWebhookAttempt(id: string, owner: string, attempt: WebhookAttempt): Promise<boolean> {
+    return finishAttempt(this.#x.db, 'webhook_deliveries', id, owner, attempt);
   }
 
   async listWebhookDeliveries(appId: string, limit: number): Promise<WebhookDeliveryRecord[]> {

@@ -1,0 +1,141 @@
+/**
+ * The outboxes (docs/protocol.md §6 "Webhooks", §8 "Logout"): rows a change
+ * writes in its own transaction, which workers on every instance claim by a
+ * compare-and-set on a lease (one worker holds a row at a time; a worker
+ * that died loses its rows when the lease runs out), attempt, and finish as
+ * delivered, failed or to be retried. The webhook deliveries and the
+ * back-channel logouts are both such tables, with the same columns for it.
+ */
+import type { Kysely } from 'kysely';
+import { rowsAffected } from './executor.js';
+import type { DatabaseSchema, OutboxColumns } from './schema.js';
+import type { OutboxState, WebhookAttempt } from './records.js';
+
+export type OutboxTable = 'webhook_deliveries' | 'oidc_logouts';
+
+type OutboxDatabase = Record<OutboxTable, OutboxColumns & { id: string }>;
+
+/** What every outbox row tells of its attempts, as the records give it. */
+export interface OutboxRow {
+  readonly state: string;
+  readonly attempts: number | string;
+  readonly next_attempt_at: number | string;
+  readonly last_attempt_at: number | string | null;
+  readonly last_status: number | string | null;
+  readonly last_error: string | null;
+  readonly delivered_at: number | string | null;
+}
+
+function outbox(db: Kysely<DatabaseSchema>): Kysely<OutboxDatabase> {
+  // Both tables hold the outbox columns; Kysely cannot type a table chosen at run time.
+  return db as unknown as Kysely<OutboxDatabase>;
+}
+
+const numberOrNull = (value: number | string | null): number | null => (value === null ? null : Number(value));
+
+/** The attempt fields of a row (the drivers answer numbers or numeric strings). */
+export function outboxState(row: OutboxRow): OutboxState {
+  return {
+    state: row.state as OutboxState['state'],
+    attempts: Number(row.attempts),
+    next_attempt_at: Number(row.next_attempt_at),
+    last_attempt_at: numberOrNull(row.last_attempt_at),
+    last_status: numberOrNull(row.last_status),
+    last_error: row.last_error,
+    delivered_at: numberOrNull(row.delivered_at),
+  };
+}
+
+/**
+ * A row as its record: the lease left out (it is the workers' business), the
+ * times and counts as numbers (the drivers answer numbers or numeric strings).
+ */
+export function outboxRecord<Row extends OutboxColumns & { readonly created_at: number }>(
+  row: Row,
+): Omit<Row, keyof OutboxColumns | 'created_at'> & OutboxState & { readonly created_at: number } {
+  const { lease_owner: _owner, lease_until: _until, ...rest } = row;
+  // The spread's later members replace the row's own; TypeScript cannot follow that through a generic row.
+  return { ...rest, created_at: Number(row.created_at), ...outboxState(row) } as Omit<Row, keyof OutboxColumns | 'created_at'> &
+    OutboxState & { readonly created_at: number };
+}
+
+/**
+ * Leases due rows of `table` to `owner` and reads each it got with `read`
+ * (which may leave out one that went meanwhile), oldest due first.
+ */
+export async function claimRows<Claimed>(
+  db: Kysely<DatabaseSchema>,
+  table: OutboxTable,
+  lease: { readonly owner: string; readonly now: number; readonly leaseMs: number; readonly limit: number },
+  read: (id: string) => Promise<Claimed | undefined>,
+): Promise<Claimed[]> {
+  const claimed: Claimed[] = [];
+  for (const id of await claimDue(db, table, lease.owner, lease.now, lease.leaseMs, lease.limit)) {
+    const row = await read(id);
+    if (row !== undefined) claimed.push(row);
+  }
+  return claimed;
+}
+
+/** Leases up to `limit` due rows of `table` to `owner` until `now + leaseMs`; the ids it got, oldest due first. */
+export async function claimDue(
+  db: Kysely<DatabaseSchema>,
+  table: OutboxTable,
+  owner: string,
+  now: number,
+  leaseMs: number,
+  limit: number,
+): Promise<string[]> {
+  const rows = outbox(db);
+  const due = await rows
+    .selectFrom(table)
+    .select('id')
+    .where('state', '=', 'pending')
+    .where('next_attempt_at', '<=', now)
+    .where((eb) => eb.or([eb('lease_until', 'is', null), eb('lease_until', '<=', now)]))
+    .orderBy('next_attempt_at')
+    .orderBy('id')
+    .limit(limit)
+    .execute();
+  const claimed: string[] = [];
+  for (const { id } of due) {
+    // The compare-and-set: only one worker's update finds the lease free.
+    const taken = await rows
+      .updateTable(table)
+      .set({ lease_owner: owner, lease_until: now + leaseMs })
+      .where('id', '=', id)
+      .where('state', '=', 'pending')
+      .where((eb) => eb.or([eb('lease_until', 'is', null), eb('lease_until', '<=', now)]))
+      .executeTakeFirst();
+    if (rowsAffected(taken.numUpdatedRows) > 0) claimed.push(id);
+  }
+  return claimed;
+}
+
+/** Records an attempt of a row `owner` holds and frees its lease; false when the lease was lost (another worker has it). */
+export async function finishAttempt(
+  db: Kysely<DatabaseSchema>,
+  table: OutboxTable,
+  id: string,
+  owner: string,
+  attempt: WebhookAttempt,
+): Promise<boolean> {
+  const result = await outbox(db)
+    .updateTable(table)
+    .set((eb) => ({
+      attempts: eb('attempts', '+', 1),
+      state: attempt.outcome === 'retry' ? 'pending' : attempt.outcome,
+      next_attempt_at: attempt.outcome === 'retry' ? (attempt.next_attempt_at ?? attempt.at) : attempt.at,
+      last_attempt_at: attempt.at,
+      last_status: attempt.status,
+      last_error: attempt.error,
+      delivered_at: attempt.outcome === 'delivered' ? attempt.at : null,
+      lease_owner: null,
+      lease_until: null,
+    }))
+    .where('id', '=', id)
+    .where('lease_owner', '=', owner)
+    .where('state', '=', 'pending')
+    .executeTakeFirst();
+  return rowsAffected(result.numUpdatedRows) > 0;
+}
