@@ -32,15 +32,6 @@ const aliceTaproot = addressFromPrivateKey(aliceKey, 'p2tr', 'mainnet');
 const bob = addressFromPrivateKey(bobKey, 'p2wpkh', 'mainnet');
 const publisherKey = generateSecretKey();
 
-function signed(
-  key: Uint8Array,
-  address: string,
-  issuedAt: string,
-  options: { identities?: string[]; extensions?: Record<string, string> } = {},
-): SignedAttestation {
-  return signAttestation(key, address, issuedAt, options);
-}
-
 function eventOf(attestation: SignedAttestation, options: { signature?: string; createdAt?: Date } = {}): NostrEvent {
   return attestationEvent(attestation, {
     publisherKey,
@@ -132,8 +123,8 @@ describe('check', () => {
   it('takes the newest envelope that verifies, with chain metrics', async () => {
     const [relay] = await relays('normal');
     esplora.setUtxos(alice, [utxo('aa'.repeat(32), 250_000, 45)]);
-    const older = signed(aliceKey, alice, '2026-03-01T00:00:00Z', { identities: ['github:alice'] });
-    const newer = signed(aliceKey, alice, '2026-05-01T00:00:00Z', { identities: ['github:alice', 'nostr:npub1alice'] });
+    const older = signAttestation(aliceKey, alice, '2026-03-01T00:00:00Z', { identities: ['github:alice'] });
+    const newer = signAttestation(aliceKey, alice, '2026-05-01T00:00:00Z', { identities: ['github:alice', 'nostr:npub1alice'] });
     relay!.publishRaw(eventOf(newer, { createdAt: new Date('2026-05-01T00:00:00Z') }));
     relay!.publishRaw(eventOf(older, { createdAt: new Date('2026-05-02T00:00:00Z') }));
 
@@ -163,8 +154,8 @@ describe('check', () => {
   it('skips a newer expired attestation for an older valid one, without a chain query for it', async () => {
     const [relay] = await relays('normal');
     esplora.setUtxos(alice, [utxo('aa'.repeat(32), 10_000, 10)]);
-    const valid = signed(aliceKey, alice, '2026-01-01T00:00:00Z');
-    const expired = signed(aliceKey, alice, '2026-05-01T00:00:00Z', { extensions: { expires: '2026-05-31T00:00:00Z' } });
+    const valid = signAttestation(aliceKey, alice, '2026-01-01T00:00:00Z');
+    const expired = signAttestation(aliceKey, alice, '2026-05-01T00:00:00Z', { extensions: { expires: '2026-05-31T00:00:00Z' } });
     relay!.publishRaw(eventOf(valid));
     relay!.publishRaw(eventOf(expired));
     const answer = await service([relay!]).check(byAddress(alice));
@@ -174,10 +165,10 @@ describe('check', () => {
 
   it('not_found lists the attestations that did not verify, with their codes', async () => {
     const [relay] = await relays('normal');
-    const expired = signed(aliceKey, alice, '2026-05-01T00:00:00Z', { extensions: { expires: '2026-05-02T00:00:00Z' } });
+    const expired = signAttestation(aliceKey, alice, '2026-05-01T00:00:00Z', { extensions: { expires: '2026-05-02T00:00:00Z' } });
     // A signature made by alice's key, but over another message.
-    const forgedSignature = signed(aliceKey, alice, '2026-04-01T00:00:00Z');
-    const unrelatedSignature = signed(aliceKey, alice, '2026-03-01T00:00:00Z').sig;
+    const forgedSignature = signAttestation(aliceKey, alice, '2026-04-01T00:00:00Z');
+    const unrelatedSignature = signAttestation(aliceKey, alice, '2026-03-01T00:00:00Z').sig;
     relay!.publishRaw(eventOf(expired));
     relay!.publishRaw(eventOf(forgedSignature, { signature: unrelatedSignature }));
     const answer = await service([relay!]).check(byAddress(alice));
@@ -202,15 +193,15 @@ describe('check', () => {
   it('ignores forged events: bad Nostr signature, message not matching its id, address not matching', async () => {
     const [honest, liar] = await relays('normal', 'normal');
     esplora.setUtxos(alice, [utxo('aa'.repeat(32), 50_000, 5)]);
-    const genuine = signed(aliceKey, alice, '2026-01-01T00:00:00Z');
+    const genuine = signAttestation(aliceKey, alice, '2026-01-01T00:00:00Z');
     honest!.publishRaw(eventOf(genuine));
 
     // 1. A valid-looking event whose Nostr signature was altered.
-    const newer = signed(aliceKey, alice, '2026-05-01T00:00:00Z');
+    const newer = signAttestation(aliceKey, alice, '2026-05-01T00:00:00Z');
     const tampered = eventOf(newer);
     liar!.publishRaw({ ...tampered, sig: (tampered.sig[0] === 'a' ? 'b' : 'a') + tampered.sig.slice(1) });
     // 2. Nostr-signed, but the message is not the one the id names.
-    const other = signed(aliceKey, alice, '2026-05-02T00:00:00Z');
+    const other = signAttestation(aliceKey, alice, '2026-05-02T00:00:00Z');
     const content = {
       ...JSON.parse(eventOf(other).content),
       message: newer.msg,
@@ -231,7 +222,7 @@ describe('check', () => {
       ),
     );
     // 3. Nostr-signed, tagged and labelled with alice's address, but bob's message.
-    const bobs = signed(bobKey, bob, '2026-05-03T00:00:00Z');
+    const bobs = signAttestation(bobKey, bob, '2026-05-03T00:00:00Z');
     const bobContent = { ...JSON.parse(eventOf(bobs).content), address: alice };
     liar!.publishRaw(
       finalizeEvent(
@@ -258,7 +249,7 @@ describe('check', () => {
   it('answers from the relays that answered: one down, one that never sends EOSE', async () => {
     const [down, mute, good] = await relays('down', 'noEose', 'normal');
     esplora.setUtxos(alice, [utxo('aa'.repeat(32), 50_000, 5)]);
-    const attestation = signed(aliceKey, alice, '2026-02-01T00:00:00Z');
+    const attestation = signAttestation(aliceKey, alice, '2026-02-01T00:00:00Z');
     good!.publishRaw(eventOf(attestation));
     const started = Date.now();
     const answer = await service([down!, mute!, good!]).check(byAddress(alice));
@@ -269,7 +260,7 @@ describe('check', () => {
 
   it('relays_unavailable when no relay answered, even if a relay without EOSE sent events', async () => {
     const [down, mute] = await relays('down', 'noEose');
-    const attestation = signed(aliceKey, alice, '2026-02-01T00:00:00Z');
+    const attestation = signAttestation(aliceKey, alice, '2026-02-01T00:00:00Z');
     mute!.publishRaw(eventOf(attestation));
     const lookup = service([down!, mute!]);
     const answer = await lookup.check(byAddress(alice));
@@ -291,9 +282,9 @@ describe('check', () => {
     const [relay] = await relays('normal');
     esplora.setUtxos(alice, [utxo('aa'.repeat(32), 10_000, 100)]);
     esplora.setUtxos(aliceTaproot, [utxo('bb'.repeat(32), 900_000, 3)]);
-    const first = signed(aliceKey, alice, '2026-01-01T00:00:00Z', { identities: ['github:alice'] });
-    const second = signed(aliceKey, aliceTaproot, '2026-03-01T00:00:00Z', { identities: ['github:alice', 'x:alice'] });
-    const unrelated = signed(bobKey, bob, '2026-04-01T00:00:00Z', { identities: ['github:bob'] });
+    const first = signAttestation(aliceKey, alice, '2026-01-01T00:00:00Z', { identities: ['github:alice'] });
+    const second = signAttestation(aliceKey, aliceTaproot, '2026-03-01T00:00:00Z', { identities: ['github:alice', 'x:alice'] });
+    const unrelated = signAttestation(bobKey, bob, '2026-04-01T00:00:00Z', { identities: ['github:bob'] });
     for (const attestation of [first, second, unrelated]) relay!.publishRaw(eventOf(attestation));
 
     const lookup = service([relay!]);
@@ -310,8 +301,8 @@ describe('check', () => {
   it('asks the chain once per address even when several envelopes of it are tried', async () => {
     const [relay] = await relays('normal');
     esplora.setUtxos(alice, [utxo('aa'.repeat(32), 10_000, 10)]);
-    const bonded = signed(aliceKey, alice, '2026-05-01T00:00:00Z', { extensions: { bond: '20000' } });
-    const plain = signed(aliceKey, alice, '2026-04-01T00:00:00Z');
+    const bonded = signAttestation(aliceKey, alice, '2026-05-01T00:00:00Z', { extensions: { bond: '20000' } });
+    const plain = signAttestation(aliceKey, alice, '2026-04-01T00:00:00Z');
     relay!.publishRaw(eventOf(bonded));
     relay!.publishRaw(eventOf(plain));
     const answer = await service([relay!]).check(byAddress(alice));
@@ -322,8 +313,8 @@ describe('check', () => {
 
   it('chain_unavailable for the newest signature-valid envelope stops the check (no stale fallback)', async () => {
     const [relay] = await relays('normal');
-    const older = signed(aliceKey, alice, '2026-01-01T00:00:00Z');
-    const newer = signed(aliceKey, alice, '2026-05-01T00:00:00Z');
+    const older = signAttestation(aliceKey, alice, '2026-01-01T00:00:00Z');
+    const newer = signAttestation(aliceKey, alice, '2026-05-01T00:00:00Z');
     relay!.publishRaw(eventOf(older));
     relay!.publishRaw(eventOf(newer));
     const answer = await service([relay!], { esploraUrl: await closedPortUrl() }).check(byAddress(alice));
@@ -337,7 +328,7 @@ describe('check', () => {
   it('caches per subject; a verified result is never served past its own expiry', async () => {
     const [relay] = await relays('normal');
     esplora.setUtxos(alice, [utxo('aa'.repeat(32), 10_000, 10)]);
-    const soon = signed(aliceKey, alice, '2026-05-01T00:00:00Z', { extensions: { expires: '2026-06-01T00:00:20Z' } });
+    const soon = signAttestation(aliceKey, alice, '2026-05-01T00:00:00Z', { extensions: { expires: '2026-06-01T00:00:20Z' } });
     relay!.publishRaw(eventOf(soon));
     const lookup = service([relay!]);
     const first = await lookup.check(byAddress(alice));
@@ -364,8 +355,8 @@ describe('check', () => {
 describe('discover', () => {
   it('lists one envelope per attestation, newest first, with every relay that served it', async () => {
     const [one, two] = await relays('normal', 'normal');
-    const shared = signed(aliceKey, alice, '2026-02-01T00:00:00Z');
-    const newest = signed(aliceKey, alice, '2026-04-01T00:00:00Z', { identities: ['github:alice'] });
+    const shared = signAttestation(aliceKey, alice, '2026-02-01T00:00:00Z');
+    const newest = signAttestation(aliceKey, alice, '2026-04-01T00:00:00Z', { identities: ['github:alice'] });
     const event = eventOf(shared);
     one!.publishRaw(event);
     two!.publishRaw(event);
@@ -393,7 +384,7 @@ describe('discover', () => {
 
   it('limit bounds count, total counts all found', async () => {
     const [relay] = await relays('normal');
-    for (let month = 1; month <= 5; month++) relay!.publishRaw(eventOf(signed(aliceKey, alice, `2026-0${month}-01T00:00:00Z`)));
+    for (let month = 1; month <= 5; month++) relay!.publishRaw(eventOf(signAttestation(aliceKey, alice, `2026-0${month}-01T00:00:00Z`)));
     const listed = await service([relay!]).discover(byAddress(alice), 2);
     expect(listed.count).toBe(2);
     expect(listed.total).toBe(5);

@@ -18,16 +18,6 @@ const alice = addressFromPrivateKey(aliceKey, 'p2wpkh', 'mainnet');
 const bob = addressFromPrivateKey(bobKey, 'p2tr', 'mainnet');
 const publisherKey = generateSecretKey();
 
-function signed(
-  key: Uint8Array,
-  address: string,
-  issuedAt: string,
-  identities: string[] = [],
-  extensions: Record<string, string> = {},
-): SignedAttestation {
-  return signAttestation(key, address, issuedAt, { identities, extensions });
-}
-
 function eventOf(attestation: SignedAttestation): NostrEvent {
   return attestationEvent(attestation, { publisherKey, createdAt: NOW });
 }
@@ -67,7 +57,7 @@ afterAll(async () => {
 describe('GET /api/check: the check result', () => {
   it('answers the docs/api.md check result for an address, cached with public max-age and x-cache', async () => {
     esplora.setUtxos(alice, [utxo('aa'.repeat(32), 250_000, 45)]);
-    const attestation = signed(aliceKey, alice, '2026-05-01T00:00:00Z', ['github:alice', 'nostr:npub1alice']);
+    const attestation = signAttestation(aliceKey, alice, '2026-05-01T00:00:00Z', { identities: ['github:alice', 'nostr:npub1alice'] });
     const { relay, app } = await appPublishing(attestation);
 
     const first = await check(app, `addr=${alice}`);
@@ -93,7 +83,7 @@ describe('GET /api/check: the check result', () => {
 
   it('by id and by identity: the bound identity is among the identities', async () => {
     esplora.setUtxos(bob, [utxo('bb'.repeat(32), 5_000_000, 400)]);
-    const attestation = signed(bobKey, bob, '2026-05-01T00:00:00Z', ['x:bob', 'dns:bob.example']);
+    const attestation = signAttestation(bobKey, bob, '2026-05-01T00:00:00Z', { identities: ['x:bob', 'dns:bob.example'] });
     const { app } = await appPublishing(attestation);
 
     const byId = await check(app, `id=${attestation.id.toUpperCase()}`);
@@ -124,7 +114,7 @@ describe('GET /api/check: the check result', () => {
 
   it('404 also when envelopes exist but none verifies, listing them in `rejected`', async () => {
     const [relay] = await relays('normal');
-    const expired = signed(aliceKey, alice, '2026-05-01T00:00:00Z', [], { expires: '2026-05-15T00:00:00Z' });
+    const expired = signAttestation(aliceKey, alice, '2026-05-01T00:00:00Z', { extensions: { expires: '2026-05-15T00:00:00Z' } });
     relay!.publishRaw(eventOf(expired));
     const app = await appOver([relay!]);
     const response = await check(app, `addr=${alice}`);
@@ -139,9 +129,11 @@ describe('GET /api/check: the check result', () => {
   it('skips an expired newest attestation for an older valid one', async () => {
     const [relay] = await relays('normal');
     esplora.setUtxos(alice, [utxo('aa'.repeat(32), 1_000, 2)]);
-    const valid = signed(aliceKey, alice, '2026-01-01T00:00:00Z');
+    const valid = signAttestation(aliceKey, alice, '2026-01-01T00:00:00Z');
     relay!.publishRaw(eventOf(valid));
-    relay!.publishRaw(eventOf(signed(aliceKey, alice, '2026-05-01T00:00:00Z', [], { expires: '2026-05-15T00:00:00Z' })));
+    relay!.publishRaw(
+      eventOf(signAttestation(aliceKey, alice, '2026-05-01T00:00:00Z', { extensions: { expires: '2026-05-15T00:00:00Z' } })),
+    );
     const app = await appOver([relay!]);
     const response = await check(app, `addr=${alice}`);
     expect(response.status).toBe(200);
@@ -150,7 +142,7 @@ describe('GET /api/check: the check result', () => {
 
   it('chain unavailable: 200, ok false, reasons ["chain_unavailable"], cached 5 s', async () => {
     const [relay] = await relays('normal');
-    relay!.publishRaw(eventOf(signed(aliceKey, alice, '2026-05-01T00:00:00Z')));
+    relay!.publishRaw(eventOf(signAttestation(aliceKey, alice, '2026-05-01T00:00:00Z')));
     const app = await appOver([relay!], { ESPLORA_URLS: await closedPortUrl() });
     const response = await check(app, `addr=${alice}&min_sats=0`);
     expect(response.status).toBe(200);
@@ -164,7 +156,7 @@ describe('GET /api/check: thresholds after the cache', () => {
   it('below_min_sats and below_min_days alone and together; ok exactly on the threshold; one shared cache entry', async () => {
     const [relay] = await relays('normal');
     esplora.setUtxos(alice, [utxo('aa'.repeat(32), 250_000, 45)]);
-    relay!.publishRaw(eventOf(signed(aliceKey, alice, '2026-05-01T00:00:00Z')));
+    relay!.publishRaw(eventOf(signAttestation(aliceKey, alice, '2026-05-01T00:00:00Z')));
     const app = await appOver([relay!]);
 
     const exact = await check(app, `addr=${alice}&min_sats=250000&min_days=45`);
@@ -195,8 +187,8 @@ describe('GET /api/check: thresholds after the cache', () => {
     const [relay] = await relays('normal');
     esplora.setUtxos(alice, [utxo('aa'.repeat(32), 100_000, 30)]);
     esplora.setUtxos(bob, [utxo('bb'.repeat(32), 100_000, 30)]);
-    relay!.publishRaw(eventOf(signed(aliceKey, alice, '2026-05-01T00:00:00Z')));
-    const bonded = signed(bobKey, bob, '2026-05-01T00:00:00Z', [], { bond: '100000' });
+    relay!.publishRaw(eventOf(signAttestation(aliceKey, alice, '2026-05-01T00:00:00Z')));
+    const bonded = signAttestation(bobKey, bob, '2026-05-01T00:00:00Z', { extensions: { bond: '100000' } });
     relay!.publishRaw(eventOf(bonded));
     const app = await appOver([relay!]);
 
@@ -232,7 +224,7 @@ describe('GET /api/check: single flight', () => {
   it('100 concurrent cold checks of one subject: one REQ per relay and one chain query', async () => {
     const [one, two, down] = await relays('normal', 'normal', 'down');
     esplora.setUtxos(alice, [utxo('aa'.repeat(32), 70_000, 12)]);
-    const event = eventOf(signed(aliceKey, alice, '2026-05-01T00:00:00Z'));
+    const event = eventOf(signAttestation(aliceKey, alice, '2026-05-01T00:00:00Z'));
     one!.publishRaw(event);
     two!.publishRaw(event);
     const app = await appOver([one!, two!, down!]);
@@ -265,9 +257,9 @@ describe('GET /api/check: relays', () => {
   it('answers from the relays that did: one down, one without EOSE, one serving forgeries', async () => {
     const [down, mute, liar, good] = await relays('down', 'noEose', 'normal', 'normal');
     esplora.setUtxos(alice, [utxo('aa'.repeat(32), 9_000, 3)]);
-    const genuine = signed(aliceKey, alice, '2026-02-01T00:00:00Z');
+    const genuine = signAttestation(aliceKey, alice, '2026-02-01T00:00:00Z');
     good!.publishRaw(eventOf(genuine));
-    const newer = eventOf(signed(aliceKey, alice, '2026-05-01T00:00:00Z'));
+    const newer = eventOf(signAttestation(aliceKey, alice, '2026-05-01T00:00:00Z'));
     liar!.publishRaw({ ...newer, sig: '00'.repeat(64) });
     const app = await appOver([down!, mute!, liar!, good!]);
     const response = await check(app, `addr=${alice}`);

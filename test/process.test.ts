@@ -10,6 +10,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildAttestationMessage } from '../src/attest/index.js';
 import { addressFromPrivateKey, signBip322 } from './support/bitcoin-signer.js';
+import { signAttestation } from './support/attestations.js';
 import { startEsploraFake, type EsploraFake } from './support/esplora-fake.js';
 import { startNostrRelay } from './support/nostr-relay.js';
 import { freePort } from './support/instances.js';
@@ -80,14 +81,9 @@ describe('server process', () => {
     try {
       await waitForReady(url, child);
       const key = new Uint8Array(32).fill(3);
-      const address = addressFromPrivateKey(key, 'p2wpkh', 'mainnet');
-      const msg = buildAttestationMessage({
-        address,
-        identities: [],
+      const { address, msg, sig } = signAttestation(key, addressFromPrivateKey(key, 'p2wpkh', 'mainnet'), '2026-01-01T00:00:00Z', {
         nonce: '00112233445566778899aabbccddeeff',
-        issuedAt: '2026-01-01T00:00:00Z',
       });
-      const sig = signBip322({ privateKey: key, address, message: msg });
       // The chain answers slowly, so the request is in flight when SIGTERM arrives.
       esplora.setDelay(1500);
       const inFlight = fetch(`${url}/api/verify`, {

@@ -16,17 +16,17 @@ export interface SignedAttestation {
   readonly address: string;
 }
 
-/** A canonical message for `address` with a fresh nonce, signed by `key`. */
+/** A canonical message for `address` with a fresh nonce (or `options.nonce`), signed by `key`. */
 export function signAttestation(
   key: Uint8Array,
   address: string,
   issuedAt: string,
-  options: { identities?: readonly string[]; extensions?: Readonly<Record<string, string>> } = {},
+  options: { identities?: readonly string[]; extensions?: Readonly<Record<string, string>>; nonce?: string } = {},
 ): SignedAttestation {
   const msg = buildAttestationMessage({
     address,
     identities: options.identities ?? [],
-    nonce: randomBytes(16).toString('hex'),
+    nonce: options.nonce ?? randomBytes(16).toString('hex'),
     issuedAt,
     extensions: options.extensions ?? {},
   });
