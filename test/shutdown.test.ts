@@ -14,8 +14,8 @@ import { Agent, request } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { buildAttestationMessage } from '../src/attest/index.js';
-import { addressFromPrivateKey, signBip322 } from './support/bitcoin-signer.js';
+import { addressFromPrivateKey } from './support/bitcoin-signer.js';
+import { signAttestation } from './support/attestations.js';
 import { FINAL_FLUSH_MS, REPEAT_WINDOW_MS, SHUTDOWN_GRACE_MS } from '../src/main.js';
 import { startEsploraFake, type EsploraFake } from './support/esplora-fake.js';
 import { freePort } from './support/instances.js';
@@ -195,29 +195,64 @@ function hold(url: string, agent: Agent, count: number, path = '/healthz'): Prom
 /** A POST /api/verify that waits on the (slowed) chain source. */
 function slowVerify(url: string): Promise<Response | undefined> {
   const key = new Uint8Array(32).fill(5);
-  const address = addressFromPrivateKey(key, 'p2wpkh', 'mainnet');
-  const msg = buildAttestationMessage({
-    address,
-    identities: [],
+  const { address, msg, sig } = signAttestation(key, addressFromPrivateKey(key, 'p2wpkh', 'mainnet'), '2026-01-01T00:00:00Z', {
     nonce: '00112233445566778899aabbccddeeff',
-    issuedAt: '2026-01-01T00:00:00Z',
   });
   return fetch(`${url}/api/verify`, {
     method: 'POST',
     headers: { 'content-type': 'application/json' },
-    body: JSON.stringify({ addr: address, msg, sig: signBip322({ privateKey: key, address, message: msg }) }),
+    body: JSON.stringify({ addr: address, msg, sig }),
   }).catch(() => undefined);
+}
+
+/** Starts the service `how`, waits until it is ready, runs `test`, and cleans up its process group after. */
+async function withReadyService(
+  how: How,
+  name: string,
+  test: (started: Started) => Promise<void>,
+  env: Record<string, string> = {},
+): Promise<void> {
+  const started = await start(how, name, env);
+  try {
+    await waitForReady(started.url, started.child);
+    await test(started);
+  } finally {
+    cleanUp(started.child);
+  }
+}
+
+/**
+ * {@link withReadyService} over a chain source that answers after `delayMs`,
+ * with a POST /api/verify put in flight and 300 ms for the service to take it
+ * in before `test` runs.
+ */
+async function withRequestInFlight(
+  how: How,
+  name: string,
+  delayMs: number,
+  test: (started: Started, inFlight: Promise<Response | undefined>) => Promise<void>,
+): Promise<void> {
+  const slow = await startEsploraFake({ tipHeight: 100 });
+  slow.setDelay(delayMs);
+  try {
+    await withReadyService(
+      how,
+      name,
+      async (started) => {
+        const inFlight = slowVerify(started.url);
+        await sleep(300);
+        await test(started, inFlight);
+      },
+      { ESPLORA_URLS: slow.url },
+    );
+  } finally {
+    await slow.close();
+  }
 }
 
 describe('stopping the service', () => {
   it('npm start, SIGTERM to the group with a request in flight: npm waits for the service, which finishes the request and exits 0', async () => {
-    const slow = await startEsploraFake({ tipHeight: 100 });
-    slow.setDelay(1_500);
-    const { child, url, exited } = await start('npm start', 'npm-drain', { ESPLORA_URLS: slow.url });
-    try {
-      await waitForReady(url, child);
-      const inFlight = slowVerify(url);
-      await sleep(300);
+    await withRequestInFlight('npm start', 'npm-drain', 1_500, async ({ child, exited }, inFlight) => {
       process.kill(-child.pid!, 'SIGTERM');
       // npm passes the signal on, so the service gets it twice: still one request to stop.
       await sleep(REPEAT_WINDOW_MS / 2);
@@ -227,32 +262,21 @@ describe('stopping the service', () => {
       const started = Date.now();
       while (groupAlive(child.pid!) && Date.now() - started < PROMPT_MS) await sleep(25);
       expect(groupAlive(child.pid!)).toBe(false);
-    } finally {
-      cleanUp(child);
-      await slow.close();
-    }
+    });
   });
 
   it("npm start, SIGTERM to npm alone (npm as a container's PID 1, a supervisor that signals the main process): the service ends too", async () => {
-    const { child, url, exited } = await start('npm start', 'npm-only');
-    try {
-      await waitForReady(url, child);
+    await withReadyService('npm start', 'npm-only', async ({ child, exited }) => {
       expect(await stopGroup(child, 'SIGTERM', child.pid!)).toBeLessThan(PROMPT_MS);
       expect(await exited).toBe(0);
-    } finally {
-      cleanUp(child);
-    }
+    });
   });
 
   it('npm start, idle, SIGINT to the group (Ctrl-C): exits 0 promptly', async () => {
-    const { child, url, exited } = await start('npm start', 'npm-idle');
-    try {
-      await waitForReady(url, child);
+    await withReadyService('npm start', 'npm-idle', async ({ child, exited }) => {
       expect(await stopGroup(child, 'SIGINT')).toBeLessThan(PROMPT_MS);
       expect(await exited).toBe(0);
-    } finally {
-      cleanUp(child);
-    }
+    });
   });
 
   it('npm start, SIGTERM to the group during the prestart build: every process ends in time', async () => {
@@ -269,9 +293,7 @@ describe('stopping the service', () => {
   it.each(['npm start', 'node dist/src/main.js', ...containers] as const)(
     '%s, SIGTERM, the log pipe no longer read: exits 0 within the final flush',
     async (how) => {
-      const { child, url, exited, stopReading } = await start(how, `stalled-${how.replace(/\W+/g, '-')}`);
-      try {
-        await waitForReady(url, child);
+      await withReadyService(how, `stalled-${how.replace(/\W+/g, '-')}`, async ({ child, url, exited, stopReading }) => {
         stopReading();
         // Far more log than the pipe and the reader's buffer take.
         const agent = new Agent({ keepAlive: true, maxSockets: 20 });
@@ -280,22 +302,16 @@ describe('stopping the service', () => {
         const target = how === 'node dist/src/main.js as PID 1' ? await namespaceInit(child) : -child.pid!;
         expect(await stopGroup(child, 'SIGTERM', target)).toBeLessThan(PROMPT_MS);
         expect(await exited).toBe(0);
-      } finally {
-        cleanUp(child);
-      }
+      });
     },
   );
 
   it.each(['node dist/src/main.js', 'oc-host serve', ...containers] as const)('%s, idle: SIGTERM exits 0 promptly', async (how) => {
-    const { child, url, exited } = await start(how, `idle-${how.replace(/\W+/g, '-')}`);
-    try {
-      await waitForReady(url, child);
+    await withReadyService(how, `idle-${how.replace(/\W+/g, '-')}`, async ({ child, exited }) => {
       const target = how === 'node dist/src/main.js as PID 1' ? await namespaceInit(child) : -child.pid!;
       expect(await stopGroup(child, 'SIGTERM', target)).toBeLessThan(PROMPT_MS);
       expect(await exited).toBe(0);
-    } finally {
-      cleanUp(child);
-    }
+    });
   });
 
   it.skipIf(!pidNamespaces)(
@@ -342,9 +358,7 @@ describe('stopping the service', () => {
   it.each(['node dist/src/main.js', 'npm start'] as const)(
     '%s, under load, 50 requests in flight on keep-alive connections: SIGTERM ends it in time',
     async (how) => {
-      const { child, url, exited } = await start(how, `load-${how.replace(/\W+/g, '-')}`);
-      try {
-        await waitForReady(url, child);
+      await withReadyService(how, `load-${how.replace(/\W+/g, '-')}`, async ({ child, url, exited }) => {
         const agent = new Agent({ keepAlive: true, maxSockets: 50 });
         const load = (async () => {
           const deadline = Date.now() + STOP_BOUND_MS;
@@ -356,34 +370,22 @@ describe('stopping the service', () => {
         expect(await exited).toBe(0);
         await load;
         agent.destroy();
-      } finally {
-        cleanUp(child);
-      }
+      });
     },
   );
 
   it('with idle keep-alive connections held open: SIGTERM exits 0 promptly', async () => {
-    const { child, url, exited } = await start('node dist/src/main.js', 'keepalive');
-    try {
-      await waitForReady(url, child);
+    await withReadyService('node dist/src/main.js', 'keepalive', async ({ child, url, exited }) => {
       const agent = new Agent({ keepAlive: true, maxSockets: 10, keepAliveMsecs: 60_000 });
       await hold(url, agent, 10);
       expect(await stopGroup(child, 'SIGTERM')).toBeLessThan(PROMPT_MS);
       expect(await exited).toBe(0);
       agent.destroy();
-    } finally {
-      cleanUp(child);
-    }
+    });
   });
 
   it('a second signal, past the repeat window, ends the shutdown at once with a request still in flight: exit 1', async () => {
-    const slow = await startEsploraFake({ tipHeight: 100 });
-    slow.setDelay(8_000);
-    const { child, url, exited } = await start('node dist/src/main.js', 'second', { ESPLORA_URLS: slow.url });
-    try {
-      await waitForReady(url, child);
-      const inFlight = slowVerify(url);
-      await sleep(300);
+    await withRequestInFlight('node dist/src/main.js', 'second', 8_000, async ({ child, exited }, inFlight) => {
       process.kill(-child.pid!, 'SIGTERM');
       // A repeat right away (npm passing the signal on) is the same request.
       process.kill(-child.pid!, 'SIGTERM');
@@ -392,9 +394,6 @@ describe('stopping the service', () => {
       expect(await stopGroup(child, 'SIGINT')).toBeLessThan(PROMPT_MS);
       expect(await exited).toBe(1);
       await inFlight;
-    } finally {
-      cleanUp(child);
-      await slow.close();
-    }
+    });
   });
 });
