@@ -6,22 +6,19 @@
  * existing database file other local users can open is left as it is and
  * named in a warning at start, with the chmod that fixes it.
  */
-import { chmod, mkdtemp, readdir, rm, stat } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { chmod, readdir, stat } from 'node:fs/promises';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { buildApp } from '../src/http/app.js';
 import { openStore } from '../src/storage/index.js';
 import { testConfig } from './support/app.js';
+import { useTempDir } from './support/temp-dir.js';
 
 const PUBLIC_URL = 'http://localhost:8787';
 
 let dir: string;
-beforeAll(async () => {
-  dir = await mkdtemp(join(tmpdir(), 'oc-files-'));
-});
-afterAll(async () => {
-  await rm(dir, { recursive: true, force: true });
+useTempDir('oc-files-', (made) => {
+  dir = made;
 });
 
 const modeOf = async (path: string): Promise<number> => (await stat(path)).mode & 0o777;

@@ -21,6 +21,7 @@ import {
 } from '../src/mail/index.js';
 import { parseMail, startSmtpServer, type TestSmtpServer } from './support/smtp-server.js';
 import { ocFailure } from './support/errors.js';
+import { useTempDir } from './support/temp-dir.js';
 
 const FROM = 'oc-host <no-reply@example.com>';
 const PUBLIC_URL = 'https://auth.example.com';
@@ -227,12 +228,8 @@ describe('SMTP mailer with the server down', () => {
 
 describe('development outbox mailer', () => {
   let dir: string;
-
-  beforeAll(async () => {
-    dir = await mkdtemp(join(tmpdir(), 'oc-host-outbox-'));
-  });
-  afterAll(async () => {
-    await rm(dir, { recursive: true, force: true });
+  useTempDir('oc-host-outbox-', (made) => {
+    dir = made;
   });
 
   it('writes each message as an .eml file, readable by the owner only, and logs only the file', async () => {

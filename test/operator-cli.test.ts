@@ -6,18 +6,17 @@
  */
 import { execFile } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import pg from 'pg';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { runOperatorCommand, type OperatorIo } from '../src/cli/operator.js';
 import { UsageError } from '../src/cli/usage.js';
 import { DatabaseMissingError, openStore } from '../src/storage/index.js';
 import { newWallet } from './support/auth-client.js';
 import { type AuthHarness, expectError, forEachEngine, useAuthSuite } from './support/auth-harness.js';
 import { createTestDatabase, postgresTestUrl } from './support/databases.js';
+import { useTempDir } from './support/temp-dir.js';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 
@@ -201,11 +200,8 @@ await forEachEngine('operator commands', operatorSuite);
 
 describe('the oc-host process', () => {
   let dir: string;
-  beforeAll(async () => {
-    dir = await mkdtemp(join(tmpdir(), 'oc-operator-'));
-  });
-  afterAll(async () => {
-    await rm(dir, { recursive: true, force: true });
+  useTempDir('oc-operator-', (made) => {
+    dir = made;
   });
 
   function cli(args: string[], stdin = ''): Promise<{ code: number; stdout: string; stderr: string }> {
