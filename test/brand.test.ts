@@ -4,12 +4,12 @@
  * and the e-mails naming the brand and its support link (over a real SMTP
  * server on loopback).
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { loadConfig } from '../src/config.js';
 import { contrast, fillAccent, MIN_CONTRAST, themeAccent } from '../src/colour.js';
 import { applyBrand, brandCss } from '../src/http/brand.js';
 import { testApp } from './support/app.js';
-import { startSmtpServer, type TestSmtpServer } from './support/smtp-server.js';
+import { useSmtpServer } from './support/auth-harness.js';
 
 const LOGO = 'data:image/png;base64,iVBORw0KGgo=';
 
@@ -140,13 +140,7 @@ describe('branded pages', () => {
 });
 
 describe('branded e-mails', () => {
-  let smtp: TestSmtpServer;
-  beforeAll(async () => {
-    smtp = await startSmtpServer();
-  });
-  afterAll(async () => {
-    await smtp?.close();
-  });
+  const smtp = useSmtpServer();
 
   it('name the brand and link its support, and send as the brand when MAIL_FROM names no sender; without a brand they name the host', async () => {
     for (const [env, subject, support, from] of [

@@ -4,25 +4,19 @@
  * SQLite and PostgreSQL.
  */
 import { randomBytes } from 'node:crypto';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { FastifyInstance } from 'fastify';
 import { decodeJwt } from 'jose';
-import { extractCode, startSmtpServer, type TestSmtpServer } from './support/smtp-server.js';
+import { extractCode, startSmtpServer } from './support/smtp-server.js';
 import { testApp } from './support/app.js';
 import { Browser, newWallet, type Reply } from './support/auth-client.js';
-import { expectError, forEachEngine, useAuthHarness } from './support/auth-harness.js';
+import { expectError, forEachEngine, useAuthHarness, useSmtpServer } from './support/auth-harness.js';
 import type { TestEngine } from './support/databases.js';
 
 function emailOtpSuite(engine: TestEngine): void {
-  let smtp: TestSmtpServer;
+  const smtp = useSmtpServer();
   let app: FastifyInstance;
 
-  beforeAll(async () => {
-    smtp = await startSmtpServer();
-  });
-  afterAll(async () => {
-    await smtp?.close();
-  });
   useAuthHarness(
     engine,
     (_harness, built) => {

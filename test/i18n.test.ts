@@ -10,7 +10,7 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { IntlMessageFormat } from 'intl-messageformat';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import {
   CATALOGS,
   formatHtml,
@@ -24,7 +24,7 @@ import {
 } from '../src/i18n/index.js';
 import { findPagesDir } from '../src/http/pages.js';
 import { testApp } from './support/app.js';
-import { startSmtpServer, type TestSmtpServer } from './support/smtp-server.js';
+import { useSmtpServer } from './support/auth-harness.js';
 
 interface Arguments {
   readonly values: Map<string, string>;
@@ -182,13 +182,7 @@ describe('pages in the request language', () => {
 });
 
 describe('mail in the request language', () => {
-  let smtp: TestSmtpServer;
-  beforeAll(async () => {
-    smtp = await startSmtpServer();
-  });
-  afterAll(async () => {
-    await smtp?.close();
-  });
+  const smtp = useSmtpServer();
 
   it('e-mail codes follow Accept-Language, and the oc_lang cookie over it', async () => {
     const app = await testApp({ SMTP_URL: smtp.url, RATE_LIMIT_OTP_PER_HOUR: '0' });

@@ -14,7 +14,7 @@ import type { AppDeps } from '../../src/http/app.js';
 import { Browser, type Reply, type Wallet } from './auth-client.js';
 import { SECOND, TestClock } from './clock.js';
 import { openTestStore, testEngines, type TestEngine, type TestStore } from './databases.js';
-import { extractCode, startSmtpServer, type ReceivedMail, type TestSmtpServer } from './smtp-server.js';
+import { extractCode, type ReceivedMail, type SmtpServerOptions, startSmtpServer, type TestSmtpServer } from './smtp-server.js';
 import { SoftwareAuthenticator } from './webauthn-authenticator.js';
 
 /**
@@ -258,6 +258,38 @@ export function useAuthHarness(
   });
 }
 
+/**
+ * A real SMTP server for a block of tests: started before them, closed after them. What
+ * comes back stands for it; read it in the tests (or in what they run), not
+ * while the block is being collected.
+ */
+export function useSmtpServer(options: SmtpServerOptions = {}): TestSmtpServer {
+  let server: TestSmtpServer | undefined;
+  beforeAll(async () => {
+    server = await startSmtpServer(options);
+  });
+  afterAll(async () => {
+    await server?.close();
+  });
+  const started = (): TestSmtpServer => {
+    if (server === undefined) throw new Error('test SMTP server: not started yet');
+    return server;
+  };
+  return {
+    get url() {
+      return started().url;
+    },
+    get port() {
+      return started().port;
+    },
+    messages: () => started().messages(),
+    waitForMessage: (predicate, timeoutMs) => started().waitForMessage(predicate, timeoutMs),
+    setMode: (mode) => started().setMode(mode),
+    stop: () => started().stop(),
+    close: () => started().close(),
+  };
+}
+
 /** A suite's mailbox: a real SMTP server, and the codes of the mails it received. */
 export interface Mailbox {
   /** `SMTP_URL` of the server (started before the suite's tests). */
@@ -271,23 +303,13 @@ export interface Mailbox {
  * {@link useAuthHarness}, whose `env` then reads `mailbox.url()`.
  */
 export function useMailbox(): Mailbox {
-  let smtp: TestSmtpServer | undefined;
+  const smtp = useSmtpServer();
   const read = new Set<ReceivedMail>();
-  beforeAll(async () => {
-    smtp = await startSmtpServer();
-  });
-  afterAll(async () => {
-    await smtp?.close();
-  });
-  const server = (): TestSmtpServer => {
-    if (smtp === undefined) throw new Error('test mailbox: the SMTP server is not started yet');
-    return smtp;
-  };
   return {
-    url: () => server().url,
+    url: () => smtp.url,
     async nextCode(email) {
       // Only code mails: a new sign-in notice to the same address is not a code.
-      const mail = await server().waitForMessage(
+      const mail = await smtp.waitForMessage(
         (received) => received.envelope.to.includes(email) && !read.has(received) && (received.subject ?? '').includes('sign-in code'),
       );
       read.add(mail);
