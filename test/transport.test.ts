@@ -61,22 +61,31 @@ async function healthz(port: number): Promise<number> {
   return response.status;
 }
 
-describe('slow clients', () => {
-  let app: FastifyInstance;
-  let port: number;
-
+/** Starts an app with `env` on a loopback port before the block's tests, hands `assign` its port, and closes it after. */
+function useListeningApp(env: Record<string, string>, assign: (port: number) => void): void {
+  let app: FastifyInstance | undefined;
   beforeAll(async () => {
-    app = await testApp({
-      HTTP_HEADERS_TIMEOUT_SECONDS: '1',
-      HTTP_REQUEST_TIMEOUT_SECONDS: '2',
-      HTTP_KEEP_ALIVE_TIMEOUT_SECONDS: '1',
-    });
+    app = await testApp(env);
     await app.listen({ host: '127.0.0.1', port: 0 });
-    port = (app.server.address() as AddressInfo).port;
+    assign((app.server.address() as AddressInfo).port);
   });
   afterAll(async () => {
     await app?.close();
   });
+}
+
+describe('slow clients', () => {
+  let port: number;
+  useListeningApp(
+    {
+      HTTP_HEADERS_TIMEOUT_SECONDS: '1',
+      HTTP_REQUEST_TIMEOUT_SECONDS: '2',
+      HTTP_KEEP_ALIVE_TIMEOUT_SECONDS: '1',
+    },
+    (listening) => {
+      port = listening;
+    },
+  );
 
   it('drops a client that drips its headers, while normal requests are answered', async () => {
     const slow = await openSocket(port);
@@ -125,22 +134,18 @@ describe('slow clients', () => {
 });
 
 describe('the connection cap', () => {
-  let app: FastifyInstance;
   let port: number;
-
-  beforeAll(async () => {
-    app = await testApp({
+  useListeningApp(
+    {
       HTTP_MAX_CONNECTIONS: '3',
       HTTP_HEADERS_TIMEOUT_SECONDS: '20',
       HTTP_REQUEST_TIMEOUT_SECONDS: '20',
       HTTP_KEEP_ALIVE_TIMEOUT_SECONDS: '20',
-    });
-    await app.listen({ host: '127.0.0.1', port: 0 });
-    port = (app.server.address() as AddressInfo).port;
-  });
-  afterAll(async () => {
-    await app?.close();
-  });
+    },
+    (listening) => {
+      port = listening;
+    },
+  );
 
   it('closes connections past the cap at once, and serves again when one frees up', async () => {
     const held = [await openSocket(port), await openSocket(port), await openSocket(port)];
