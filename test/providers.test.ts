@@ -8,7 +8,6 @@
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { originMatches, type OAuthProviderConfig } from '../src/config.js';
-import { OcError } from '../src/errors.js';
 import {
   OAUTH_STATE_COOKIE_NAME,
   OAUTH_STATE_TTL_SECONDS,
@@ -23,9 +22,16 @@ import {
   type StartOptions,
 } from '../src/signin/providers.js';
 import { deriveStateKey, openState, sealState } from '../src/signin/oauth-state.js';
+import { failureOf, ocFailure } from './support/errors.js';
 import { hostileReturnTo } from './support/return-to.js';
 import { DEFAULT_GITHUB_USER, startGitHubFake, type GitHubFake } from './support/github-fake.js';
-import { followRedirects, startOidcProvider, type IdTokenTamper, type TestOidcProvider } from './support/oidc-provider.js';
+import {
+  followRedirects,
+  startOidcProvider,
+  type IdTokenTamper,
+  type OidcTestAccount,
+  type TestOidcProvider,
+} from './support/oidc-provider.js';
 
 const PUBLIC_URL = 'https://auth.example.com';
 const FAMILY_ORIGINS = ['https://auth.example.com', 'https://*.example.com'];
@@ -83,24 +89,40 @@ async function runFlow(registry: ProviderRegistry, id: string, options?: StartOp
   return { callbackUrl, cookie: started.stateCookie.value, redirectUrl: new URL(started.redirectUrl) };
 }
 
-async function providerFailure(promise: Promise<unknown>): Promise<ProviderError> {
-  try {
-    await promise;
-  } catch (error) {
-    if (error instanceof ProviderError) return error;
-    throw error;
-  }
-  throw new Error('expected a ProviderError, the call succeeded');
+function providerFailure(promise: Promise<unknown>): Promise<ProviderError> {
+  return failureOf(ProviderError, promise);
 }
 
-async function ocFailure(promise: Promise<unknown>): Promise<OcError> {
+/**
+ * A provider that keeps the claims out of the ID token (the conforming way,
+ * userinfo carries them), signed in as `account`, as provider "strict" of the
+ * registry `test` gets; stopped after.
+ */
+async function withClaimlessProvider(
+  account: OidcTestAccount | undefined,
+  test: (registry: ProviderRegistry, provider: TestOidcProvider) => Promise<void>,
+): Promise<void> {
+  const provider = await startOidcProvider({
+    clientId: CLIENT_ID,
+    clientSecret: CLIENT_SECRET,
+    redirectUri: `${PUBLIC_URL}/api/auth/strict/callback`,
+    claimsInIdToken: false,
+    ...(account === undefined ? {} : { account }),
+  });
   try {
-    await promise;
-  } catch (error) {
-    if (error instanceof OcError) return error;
-    throw error;
+    await test(registryFor({ providers: [oidcConfig(provider.issuer, 'strict')] }), provider);
+  } finally {
+    await provider.close();
   }
-  throw new Error('expected an OcError, the call succeeded');
+}
+
+/** Runs a flow of `id` on a new registry, lets `edit` change the query its callback comes back with, and returns how that callback fails. */
+async function callbackFailure(id: string, edit: (query: URLSearchParams) => void = () => {}): Promise<ProviderError> {
+  const registry = registryFor();
+  const flow = await runFlow(registry, id);
+  const query = new URLSearchParams(flow.callbackUrl.searchParams);
+  edit(query);
+  return providerFailure(registry.callback(id, { query, stateCookie: flow.cookie }));
 }
 
 beforeAll(async () => {
@@ -249,39 +271,20 @@ describe('providers: OpenID Connect against a real provider', () => {
   });
 
   it('reads e-mail and name from userinfo when the ID token does not carry them', async () => {
-    const conforming = await startOidcProvider({
-      clientId: CLIENT_ID,
-      clientSecret: CLIENT_SECRET,
-      redirectUri: `${PUBLIC_URL}/api/auth/strict/callback`,
-      claimsInIdToken: false,
-      account: { sub: 'user-9', email: 'bob@example.org', emailVerified: false, name: 'Bob' },
-    });
-    try {
-      const registry = registryFor({ providers: [oidcConfig(conforming.issuer, 'strict')] });
+    await withClaimlessProvider({ sub: 'user-9', email: 'bob@example.org', emailVerified: false, name: 'Bob' }, async (registry) => {
       const flow = await runFlow(registry, 'strict');
       const result = await registry.callback('strict', { query: flow.callbackUrl.searchParams, stateCookie: flow.cookie });
       expect(result).toMatchObject({ subject: 'user-9', email: 'bob@example.org', emailVerified: false, name: 'Bob' });
-    } finally {
-      await conforming.close();
-    }
+    });
   });
 
   it('reports a failing userinfo endpoint as userinfo_failed when the ID token has no e-mail', async () => {
-    const conforming = await startOidcProvider({
-      clientId: CLIENT_ID,
-      clientSecret: CLIENT_SECRET,
-      redirectUri: `${PUBLIC_URL}/api/auth/strict/callback`,
-      claimsInIdToken: false,
-    });
-    try {
+    await withClaimlessProvider(undefined, async (registry, conforming) => {
       conforming.setUserinfoDown(true);
-      const registry = registryFor({ providers: [oidcConfig(conforming.issuer, 'strict')] });
       const flow = await runFlow(registry, 'strict');
       const error = await providerFailure(registry.callback('strict', { query: flow.callbackUrl.searchParams, stateCookie: flow.cookie }));
       expect(error.code).toBe('userinfo_failed');
-    } finally {
-      await conforming.close();
-    }
+    });
   });
 
   it('leaves e-mail out when the provider has none', async () => {
@@ -323,23 +326,16 @@ describe('providers: OpenID Connect against a real provider', () => {
     expect(error.code).toBe('state_mismatch');
   });
 
-  it('refuses a state that differs from the one sent', async () => {
-    const registry = registryFor();
-    const flow = await runFlow(registry, OIDC_ID);
-    const query = new URLSearchParams(flow.callbackUrl.searchParams);
-    query.set('state', `${query.get('state')}x`);
-    const error = await providerFailure(registry.callback(OIDC_ID, { query, stateCookie: flow.cookie }));
-    expect(error.code).toBe('state_mismatch');
-  });
-
-  it('refuses a callback without state', async () => {
-    const registry = registryFor();
-    const flow = await runFlow(registry, OIDC_ID);
-    const query = new URLSearchParams(flow.callbackUrl.searchParams);
-    query.delete('state');
-    const error = await providerFailure(registry.callback(OIDC_ID, { query, stateCookie: flow.cookie }));
-    expect(error.code).toBe('state_mismatch');
-  });
+  const stateEdits: ReadonlyArray<readonly [name: string, edit: (query: URLSearchParams) => void]> = [
+    ['refuses a state that differs from the one sent', (query) => query.set('state', `${query.get('state')}x`)],
+    ['refuses a callback without state', (query) => query.delete('state')],
+  ];
+  for (const [name, edit] of stateEdits) {
+    it(name, async () => {
+      const error = await callbackFailure(OIDC_ID, edit);
+      expect(error.code).toBe('state_mismatch');
+    });
+  }
 
   it('refuses a callback without the state cookie', async () => {
     const registry = registryFor();
@@ -398,9 +394,7 @@ describe('providers: OpenID Connect against a real provider', () => {
     // Two hours ahead, the state cookie (made on the same clock) is fresh,
     // but the provider's one-hour ID token is already past its exp.
     clockOffsetMs = 2 * 3600 * 1000;
-    const registry = registryFor();
-    const flow = await runFlow(registry, OIDC_ID);
-    const error = await providerFailure(registry.callback(OIDC_ID, { query: flow.callbackUrl.searchParams, stateCookie: flow.cookie }));
+    const error = await callbackFailure(OIDC_ID);
     expect(error.code).toBe('id_token_invalid');
     expect(error.detail).toMatch(/"exp"/);
   });
@@ -424,21 +418,17 @@ describe('providers: OpenID Connect against a real provider', () => {
   });
 
   it('reports a refused code as token_exchange_failed', async () => {
-    const registry = registryFor();
-    const flow = await runFlow(registry, OIDC_ID);
-    const query = new URLSearchParams(flow.callbackUrl.searchParams);
-    query.set('code', `${query.get('code')}x`);
-    const error = await providerFailure(registry.callback(OIDC_ID, { query, stateCookie: flow.cookie }));
+    const error = await callbackFailure(OIDC_ID, (query) => {
+      query.set('code', `${query.get('code')}x`);
+    });
     expect(error.code).toBe('token_exchange_failed');
   });
 
   it('refuses a response whose RFC 9207 iss parameter names another issuer', async () => {
-    const registry = registryFor();
-    const flow = await runFlow(registry, OIDC_ID);
-    const query = new URLSearchParams(flow.callbackUrl.searchParams);
-    expect(query.get('iss')).toBe(op.issuer);
-    query.set('iss', 'https://issuer.example.net');
-    const error = await providerFailure(registry.callback(OIDC_ID, { query, stateCookie: flow.cookie }));
+    const error = await callbackFailure(OIDC_ID, (query) => {
+      expect(query.get('iss')).toBe(op.issuer);
+      query.set('iss', 'https://issuer.example.net');
+    });
     expect(error.code).toBe('provider_error');
   });
 
@@ -643,26 +633,20 @@ describe('providers: GitHub', () => {
 
   it('reports a denied authorization as access_denied', async () => {
     github.setDeny(true);
-    const registry = registryFor();
-    const flow = await runFlow(registry, 'github');
-    const error = await providerFailure(registry.callback('github', { query: flow.callbackUrl.searchParams, stateCookie: flow.cookie }));
+    const error = await callbackFailure('github');
     expect(error.code).toBe('access_denied');
   });
 
   it('reports a bad code (GitHub answers 200 with error) as token_exchange_failed', async () => {
-    const registry = registryFor();
-    const flow = await runFlow(registry, 'github');
-    const query = new URLSearchParams(flow.callbackUrl.searchParams);
-    query.set('code', 'not-a-code');
-    const error = await providerFailure(registry.callback('github', { query, stateCookie: flow.cookie }));
+    const error = await callbackFailure('github', (query) => {
+      query.set('code', 'not-a-code');
+    });
     expect(error.code).toBe('token_exchange_failed');
   });
 
   it.each(['user-error', 'emails-error'] as const)('reports %s as userinfo_failed', async (failure) => {
     github.setFailure(failure);
-    const registry = registryFor();
-    const flow = await runFlow(registry, 'github');
-    const error = await providerFailure(registry.callback('github', { query: flow.callbackUrl.searchParams, stateCookie: flow.cookie }));
+    const error = await callbackFailure('github');
     expect(error.code).toBe('userinfo_failed');
   });
 

@@ -2,12 +2,17 @@
 import { expect } from 'vitest';
 import { OcError } from '../../src/errors.js';
 
-/** The OcError `promise` rejects with; the test fails if it resolves or rejects with anything else. */
-export async function ocFailure(promise: Promise<unknown>): Promise<OcError> {
+/** The error of class `type` that `promise` rejects with; the test fails if it resolves or rejects with anything else. */
+export async function failureOf<E extends Error>(type: abstract new (...args: never[]) => E, promise: Promise<unknown>): Promise<E> {
   const outcome = await promise.then(
     () => undefined,
     (caught: unknown) => caught,
   );
-  expect(outcome).toBeInstanceOf(OcError);
-  return outcome as OcError;
+  expect(outcome).toBeInstanceOf(type);
+  return outcome as E;
+}
+
+/** The OcError `promise` rejects with; the test fails if it resolves or rejects with anything else. */
+export function ocFailure(promise: Promise<unknown>): Promise<OcError> {
+  return failureOf(OcError, promise);
 }
