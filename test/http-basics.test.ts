@@ -12,6 +12,16 @@ afterAll(async () => {
   await app.close();
 });
 
+/** A CORS preflight from `origin` asking for `method` on `url`. */
+function corsPreflight(url: string, origin: string, method = 'POST') {
+  return app.inject({ method: 'OPTIONS', url, headers: { origin, 'access-control-request-method': method } });
+}
+
+/** POST /api/verify with `payload` sent as it is, under `contentType`. */
+function postVerifyAs(contentType: string, payload: string) {
+  return app.inject({ method: 'POST', url: '/api/verify', headers: { 'content-type': contentType }, payload });
+}
+
 describe('health', () => {
   it('GET /healthz answers while the process lives', async () => {
     const response = await app.inject({ method: 'GET', url: '/healthz' });
@@ -87,12 +97,7 @@ describe('OpenAPI and explorer', () => {
 
 describe('bad input', () => {
   it('malformed JSON is 400 bad_request', async () => {
-    const response = await app.inject({
-      method: 'POST',
-      url: '/api/verify',
-      headers: { 'content-type': 'application/json' },
-      payload: '{"addr": ',
-    });
+    const response = await postVerifyAs('application/json', '{"addr": ');
     expect(response.statusCode).toBe(400);
     expect(response.json()).toMatchObject({ ok: false, error: 'bad_request', reason: 'bad_request', reasons: ['bad_request'] });
   });
@@ -121,12 +126,7 @@ describe('bad input', () => {
   });
 
   it('a body that is not JSON is 415', async () => {
-    const response = await app.inject({
-      method: 'POST',
-      url: '/api/verify',
-      headers: { 'content-type': 'text/plain' },
-      payload: 'addr=1',
-    });
+    const response = await postVerifyAs('text/plain', 'addr=1');
     expect(response.statusCode).toBe(415);
     expect(response.json().error).toBe('unsupported_media_type');
   });
@@ -140,11 +140,7 @@ describe('bad input', () => {
 
 describe('CORS', () => {
   it('public routes allow any origin without credentials', async () => {
-    const response = await app.inject({
-      method: 'OPTIONS',
-      url: '/api/verify',
-      headers: { origin: 'https://elsewhere.test', 'access-control-request-method': 'POST' },
-    });
+    const response = await corsPreflight('/api/verify', 'https://elsewhere.test');
     expect(response.statusCode).toBe(204);
     expect(response.headers['access-control-allow-origin']).toBe('*');
     expect(response.headers['access-control-allow-credentials']).toBeUndefined();
@@ -152,18 +148,10 @@ describe('CORS', () => {
   });
 
   it('browser-only routes answer preflight only to family origins', async () => {
-    const family = await app.inject({
-      method: 'OPTIONS',
-      url: '/api/auth/logout',
-      headers: { origin: 'https://shop.example.com', 'access-control-request-method': 'POST' },
-    });
+    const family = await corsPreflight('/api/auth/logout', 'https://shop.example.com');
     expect(family.headers['access-control-allow-origin']).toBe('https://shop.example.com');
     expect(family.headers['access-control-allow-credentials']).toBe('true');
-    const stranger = await app.inject({
-      method: 'OPTIONS',
-      url: '/api/auth/logout',
-      headers: { origin: 'https://evil.test', 'access-control-request-method': 'POST' },
-    });
+    const stranger = await corsPreflight('/api/auth/logout', 'https://evil.test');
     expect(stranger.headers['access-control-allow-origin']).toBeUndefined();
     expect(stranger.headers['access-control-allow-methods']).toBeUndefined();
   });
@@ -175,11 +163,7 @@ describe('CORS', () => {
     expect(methods).toEqual(expect.arrayContaining(['PUT', 'PATCH', 'DELETE', 'POST', 'GET']));
     for (const { method, url } of family) {
       const path = url.replace(/:\w+/g, 'x');
-      const preflight = await app.inject({
-        method: 'OPTIONS',
-        url: path,
-        headers: { origin: 'https://shop.example.com', 'access-control-request-method': method },
-      });
+      const preflight = await corsPreflight(path, 'https://shop.example.com', method);
       const route = `${method} ${url}`;
       expect(preflight.statusCode, route).toBe(204);
       expect(preflight.headers['access-control-allow-origin'], route).toBe('https://shop.example.com');
@@ -207,11 +191,7 @@ describe('CORS', () => {
       const read = await app.inject({ method: 'GET', url: '/api/auth/me', headers: { origin } });
       expect(read.headers['access-control-allow-origin'], origin).toBeUndefined();
       expect(read.headers['access-control-allow-credentials'], origin).toBeUndefined();
-      const preflight = await app.inject({
-        method: 'OPTIONS',
-        url: '/api/auth/logout',
-        headers: { origin, 'access-control-request-method': 'POST' },
-      });
+      const preflight = await corsPreflight('/api/auth/logout', origin);
       expect(preflight.headers['access-control-allow-origin'], origin).toBeUndefined();
       const post = await app.inject({ method: 'POST', url: '/api/auth/logout', headers: { origin } });
       expect(post.statusCode, origin).toBe(403);
