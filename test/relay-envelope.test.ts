@@ -90,17 +90,9 @@ describe('attestation id (docs/protocol.md §7 fixed point)', () => {
 
 describe('buildEnvelope', () => {
   it('carries every field of the §7 envelope, with message_b64url decoding to the message', () => {
-    const message = attestationMessage({
-      address: ADDRESS,
-      identities: ['nostr:npub1alice', 'github:alice'],
-      extensions: { expires: '2027-04-22T12:00:00Z' },
-    });
-    const envelope = envelopeFor({
-      address: ADDRESS,
-      identities: ['nostr:npub1alice', 'github:alice'],
-      extensions: { expires: '2027-04-22T12:00:00Z' },
-      relayHints: ['wss://relay.example.com'],
-    });
+    const fields = { address: ADDRESS, identities: ['nostr:npub1alice', 'github:alice'], extensions: { expires: '2027-04-22T12:00:00Z' } };
+    const message = attestationMessage(fields);
+    const envelope = envelopeFor({ ...fields, relayHints: ['wss://relay.example.com'] });
     expect(envelope).toEqual({
       attestation_id: sha256(message),
       scheme: 'bip322',
