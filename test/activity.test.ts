@@ -6,7 +6,7 @@
  */
 import { expect, it } from 'vitest';
 import { newWallet, type Wallet } from './support/auth-client.js';
-import { expectError, addDeskKey, forEachEngine, useMailingAuthSuite, type TimedBrowser } from './support/auth-harness.js';
+import { expectError, addDeskKey, forEachEngine, stepUpWithKey, useMailingAuthSuite, type TimedBrowser } from './support/auth-harness.js';
 import { MINUTE } from './support/clock.js';
 
 const FIREFOX = 'Mozilla/5.0 (X11; Linux x86_64; rv:140.0) Gecko/20100101 Firefox/140.0';
@@ -100,24 +100,8 @@ function activitySuite(engine: 'sqlite' | 'postgres'): void {
     const client = await signedIn(wallet);
     expect((await client.post('/api/auth/sudo', await client.prove(wallet, 'sudo'))).status).toBe(200);
     const { key, added } = await addDeskKey(client);
-    const assertion = await client.post('/api/auth/webauthn/assertion/options', {});
-    expectError(
-      await client.post('/api/auth/webauthn/assertion/verify', {
-        challenge_token: assertion.body.challenge_token,
-        response: key.get(assertion.body.options, { origin: 'https://evil.example' }),
-      }),
-      400,
-      'webauthn_origin_mismatch',
-    );
-    const again = await client.post('/api/auth/webauthn/assertion/options', {});
-    expect(
-      (
-        await client.post('/api/auth/webauthn/assertion/verify', {
-          challenge_token: again.body.challenge_token,
-          response: key.get(again.body.options),
-        })
-      ).status,
-    ).toBe(200);
+    expectError(await stepUpWithKey(client, key, { origin: 'https://evil.example' }), 400, 'webauthn_origin_mismatch');
+    expect((await stepUpWithKey(client, key)).status).toBe(200);
     expect((await client.request('DELETE', `/api/auth/webauthn/credentials/${added.body.credential.id}`)).status).toBe(200);
     await signedIn(wallet);
     expect((await client.post('/api/auth/sessions/revoke-others')).status).toBe(200);

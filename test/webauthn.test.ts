@@ -17,6 +17,7 @@ import {
   forEachEngine,
   LOCAL_ORIGIN,
   rosterDidsOf,
+  stepUpWithKey,
   useAuthSuite,
   type TimedBrowser,
 } from './support/auth-harness.js';
@@ -621,22 +622,9 @@ describe('the relying party', () => {
       // The same key steps up on the host's own pages.
       const host = harness.browser(app, 'https://auth.example.test');
       host.cookie = client.cookie;
-      const options = await host.post('/api/auth/webauthn/assertion/options', {});
-      const onHost = onShop.get(options.body.options, { origin: 'https://auth.example.test' });
-      expect(
-        (await host.post('/api/auth/webauthn/assertion/verify', { challenge_token: options.body.challenge_token, response: onHost }))
-          .status,
-      ).toBe(200);
+      expect((await stepUpWithKey(host, onShop, { origin: 'https://auth.example.test' })).status).toBe(200);
       // A look-alike outside the family domain is refused, even over https.
-      const again = await host.post('/api/auth/webauthn/assertion/options', {});
-      expectError(
-        await host.post('/api/auth/webauthn/assertion/verify', {
-          challenge_token: again.body.challenge_token,
-          response: onShop.get(again.body.options, { origin: 'https://example.test.evil.example' }),
-        }),
-        400,
-        'webauthn_origin_mismatch',
-      );
+      expectError(await stepUpWithKey(host, onShop, { origin: 'https://example.test.evil.example' }), 400, 'webauthn_origin_mismatch');
     } finally {
       await harness.close();
     }

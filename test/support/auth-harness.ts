@@ -15,7 +15,7 @@ import { Browser, type Reply, type Wallet } from './auth-client.js';
 import { SECOND, TestClock } from './clock.js';
 import { openTestStore, testEngines, type TestEngine, type TestStore } from './databases.js';
 import { extractCode, type ReceivedMail, type SmtpServerOptions, startSmtpServer, type TestSmtpServer } from './smtp-server.js';
-import { SoftwareAuthenticator } from './webauthn-authenticator.js';
+import { type Bend, SoftwareAuthenticator } from './webauthn-authenticator.js';
 
 /**
  * Rate limits off: these suites make hundreds of auth calls from one
@@ -367,4 +367,13 @@ export async function addDeskKey(client: Browser): Promise<{ key: SoftwareAuthen
   });
   expect(added.status).toBe(200);
   return { key, added };
+}
+
+/** Asks for a key challenge on `client` and answers it with `key`, bent by `bend` (another origin, say): the verify reply. */
+export async function stepUpWithKey(client: Browser, key: SoftwareAuthenticator, bend: Bend = {}): Promise<Reply> {
+  const options = await client.post('/api/auth/webauthn/assertion/options', {});
+  return client.post('/api/auth/webauthn/assertion/verify', {
+    challenge_token: options.body.challenge_token,
+    response: key.get(options.body.options, bend),
+  });
 }
