@@ -12,7 +12,7 @@ import {
   type ContactRelay,
 } from '../src/forms/index.js';
 import { createSmtpMailer, type Mailer } from '../src/mail/index.js';
-import { startSmtpServer, type TestSmtpServer } from './support/smtp-server.js';
+import { useSmtpServer } from './support/auth-harness.js';
 import { ocFailure } from './support/errors.js';
 
 const CONTACT_TO = 'team@example.com';
@@ -20,19 +20,17 @@ const FROM = 'oc-host <no-reply@auth.example.com>';
 const T0 = new Date(Date.UTC(2025, 0, 15, 12, 0, 0));
 
 describe('contact relay', () => {
-  let smtp: TestSmtpServer;
+  const smtp = useSmtpServer();
   let mailer: Mailer;
   let relay: ContactRelay;
 
   beforeAll(async () => {
-    smtp = await startSmtpServer();
     mailer = createSmtpMailer({ smtpUrl: smtp.url, from: FROM, publicUrl: 'https://auth.example.com' });
     relay = createContactRelay({ mailer, contactTo: CONTACT_TO, now: () => T0 });
   });
   afterEach(() => smtp.setMode('accept'));
   afterAll(async () => {
     await mailer?.close();
-    await smtp?.close();
   });
 
   it('relays a message to CONTACT_TO with Reply-To set to the sender', async () => {
