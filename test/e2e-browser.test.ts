@@ -132,6 +132,14 @@ describe.skipIf(!HAVE_CHROMIUM)('pages in headless Chromium', () => {
     return created;
   }
 
+  /** A new page, watched, in a new {@link newWatchedContext} (closing that context closes the page). */
+  async function newWatchedPage(...args: Parameters<typeof newWatchedContext>): Promise<{ context: BrowserContext; page: Page }> {
+    const context = await newWatchedContext(...args);
+    const page = await context.newPage();
+    watch(page);
+    return { context, page };
+  }
+
   /**
    * A watched context whose pages have a UniSat-style wallet for `signer`
    * (`unisat.signMessage(message, type)`), signing with its real key and
@@ -151,6 +159,15 @@ describe.skipIf(!HAVE_CHROMIUM)('pages in headless Chromium', () => {
       };
     }, signer.address);
     return created;
+  }
+
+  /** Signs in on /signin as `address` through the page's UniSat-style wallet, and waits for the account page. */
+  async function signInWithUnisat(target: Page, address: string): Promise<void> {
+    await target.goto('/signin');
+    await target.getByLabel('Bitcoin address').fill(address);
+    await target.getByRole('button', { name: 'Get message to sign' }).click();
+    await target.getByRole('button', { name: 'Sign with UniSat' }).click();
+    await target.waitForURL(`${base}/account`);
   }
 
   /**
@@ -255,9 +272,7 @@ describe.skipIf(!HAVE_CHROMIUM)('pages in headless Chromium', () => {
     await reserved.release();
     await app.listen({ port, host: '127.0.0.1' });
     browser = await chromium.launch({ executablePath: CHROMIUM_PATH, args: CHROMIUM_ARGS });
-    context = await newWatchedContext();
-    page = await context.newPage();
-    watch(page);
+    ({ context, page } = await newWatchedPage());
   });
 
   afterAll(async () => {
@@ -551,11 +566,7 @@ describe.skipIf(!HAVE_CHROMIUM)('pages in headless Chromium', () => {
     const walletContext = await contextWithUnisat(other, (_message, type) => requested.push(type));
     const walletPage = await walletContext.newPage();
     watch(walletPage);
-    await walletPage.goto('/signin');
-    await walletPage.getByLabel('Bitcoin address').fill(other.address);
-    await walletPage.getByRole('button', { name: 'Get message to sign' }).click();
-    await walletPage.getByRole('button', { name: 'Sign with UniSat' }).click();
-    await walletPage.waitForURL(`${base}/account`);
+    await signInWithUnisat(walletPage, other.address);
     await expect.poll(() => walletPage.locator('#active-heading-name').textContent()).toBe(shortened(other.address));
     expect(requested).toEqual(['bip322-simple']);
     await walletContext.close();
@@ -787,11 +798,7 @@ describe.skipIf(!HAVE_CHROMIUM)('pages in headless Chromium', () => {
     const keyPage = await keyContext.newPage();
     watch(keyPage);
     const authenticator = await virtualAuthenticator(keyPage);
-    await keyPage.goto('/signin');
-    await keyPage.getByLabel('Bitcoin address').fill(owner.address);
-    await keyPage.getByRole('button', { name: 'Get message to sign' }).click();
-    await keyPage.getByRole('button', { name: 'Sign with UniSat' }).click();
-    await keyPage.waitForURL(`${base}/account`);
+    await signInWithUnisat(keyPage, owner.address);
     const keys = keyPage.getByRole('region', { name: 'Security keys and passkeys' });
     await expect.poll(() => keys.isVisible()).toBe(true);
     expect(await keyPage.locator('#keys-empty').isVisible()).toBe(true);
@@ -843,9 +850,7 @@ describe.skipIf(!HAVE_CHROMIUM)('pages in headless Chromium', () => {
     // with an older signature counter would be refused as a clone) signs in
     // from the sign-in page's autofill request (conditional UI), which the
     // virtual authenticator answers at once, as a person picking the passkey would.
-    const freshContext = await newWatchedContext();
-    const freshPage = await freshContext.newPage();
-    watch(freshPage);
+    const { context: freshContext, page: freshPage } = await newWatchedPage();
     const freshAuthenticator = await virtualAuthenticator(freshPage, await authenticator.credentials());
     await freshPage.goto('/signin');
     await freshPage.waitForURL(`${base}/account`);
@@ -864,11 +869,7 @@ describe.skipIf(!HAVE_CHROMIUM)('pages in headless Chromium', () => {
     const addPage = await addContext.newPage();
     watch(addPage);
     await virtualAuthenticator(addPage, await freshAuthenticator.credentials());
-    await addPage.goto('/signin');
-    await addPage.getByLabel('Bitcoin address').fill(other.address);
-    await addPage.getByRole('button', { name: 'Get message to sign' }).click();
-    await addPage.getByRole('button', { name: 'Sign with UniSat' }).click();
-    await addPage.waitForURL(`${base}/account`);
+    await signInWithUnisat(addPage, other.address);
     await addPage.goto('/signin?add=1&return_to=/account');
     await addPage.getByRole('button', { name: 'Sign in with a passkey' }).click();
     await addPage.waitForURL(`${base}/account`);
@@ -894,11 +895,7 @@ describe.skipIf(!HAVE_CHROMIUM)('pages in headless Chromium', () => {
     const [here, there] = await Promise.all(contexts.map((created) => created.newPage()));
     for (const target of [here!, there!]) {
       watch(target);
-      await target.goto('/signin');
-      await target.getByLabel('Bitcoin address').fill(owner.address);
-      await target.getByRole('button', { name: 'Get message to sign' }).click();
-      await target.getByRole('button', { name: 'Sign with UniSat' }).click();
-      await target.waitForURL(`${base}/account`);
+      await signInWithUnisat(target, owner.address);
     }
     await here!.reload();
     const devices = here!.getByRole('region', { name: 'Where you are signed in' });
@@ -993,9 +990,7 @@ describe.skipIf(!HAVE_CHROMIUM)('pages in headless Chromium', () => {
   });
 
   it('counts down the message and the code, and says when each has expired before anything is sent', async () => {
-    const fresh = await newWatchedContext();
-    const signin = await fresh.newPage();
-    watch(signin);
+    const { context: fresh, page: signin } = await newWatchedPage();
     await signin.clock.install();
     await signin.goto('/signin');
     const signer = newWallet('p2wpkh');
@@ -1119,11 +1114,7 @@ describe.skipIf(!HAVE_CHROMIUM)('pages in headless Chromium', () => {
     const heldPage = await heldContext.newPage();
     watch(heldPage);
     await virtualAuthenticator(heldPage);
-    await heldPage.goto('/signin');
-    await heldPage.getByLabel('Bitcoin address').fill(held.address);
-    await heldPage.getByRole('button', { name: 'Get message to sign' }).click();
-    await heldPage.getByRole('button', { name: 'Sign with UniSat' }).click();
-    await heldPage.waitForURL(`${base}/account`);
+    await signInWithUnisat(heldPage, held.address);
     const heldDid = (await apiIn(heldPage, 'GET', '/api/auth/me')).body.account.did_oc as string;
     expect((await apiIn(heldPage, 'POST', '/api/auth/sudo', await signedChallenge(held, 'sudo'))).status).toBe(200);
     const heldMailsBefore = smtp.messages().length;
@@ -1308,9 +1299,7 @@ describe.skipIf(!HAVE_CHROMIUM)('pages in headless Chromium', () => {
   });
 
   it("speaks the browser's language, with dates in it, and keeps a language chosen in the footer", async () => {
-    const german = await newWatchedContext('de-DE');
-    const seite = await german.newPage();
-    watch(seite);
+    const { context: german, page: seite } = await newWatchedPage('de-DE');
     await seite.goto('/signin');
     expect(await seite.locator('html').getAttribute('lang')).toBe('de');
     expect(await seite.locator('main h1').textContent()).toBe('Anmelden');
@@ -1370,9 +1359,7 @@ describe.skipIf(!HAVE_CHROMIUM)('pages in headless Chromium', () => {
   });
 
   it('changes the language at a phone size: the footer form fits, works and passes axe', async () => {
-    const spanish = await newWatchedContext('es-ES', { width: 390, height: 844 });
-    const phone = await spanish.newPage();
-    watch(phone);
+    const { context: spanish, page: phone } = await newWatchedPage('es-ES', { width: 390, height: 844 });
     await phone.goto('/signin');
     expect(await phone.locator('main h1').textContent()).toBe('Iniciar sesión');
     await noHorizontalScroll(phone, 390);
@@ -1396,9 +1383,7 @@ describe.skipIf(!HAVE_CHROMIUM)('pages in headless Chromium', () => {
   });
 
   it('every page passes axe in every language, in light and dark', { timeout: 180_000 }, async () => {
-    const fresh = await newWatchedContext();
-    const target = await fresh.newPage();
-    watch(target);
+    const { context: fresh, page: target } = await newWatchedPage();
     // An English browser on a page asked for in Spanish: the code mail is in Spanish too.
     await target.goto('/signin?lang=es');
     const address = 'axe-languages@example.org';
@@ -1427,9 +1412,7 @@ describe.skipIf(!HAVE_CHROMIUM)('pages in headless Chromium', () => {
   });
 
   it('/signin passes axe in light and dark', async () => {
-    const fresh = await newWatchedContext();
-    const signin = await fresh.newPage();
-    watch(signin);
+    const { context: fresh, page: signin } = await newWatchedPage();
     await signin.goto('/signin');
     for (const scheme of ['light', 'dark'] as const) {
       await signin.emulateMedia({ colorScheme: scheme });
