@@ -8,25 +8,17 @@
  * Cancel answers the app `access_denied`. The sign-in page fills its field
  * from the app's `login_hint`.
  */
-import { readFile } from 'node:fs/promises';
-import { fileURLToPath } from 'node:url';
-import type { FastifyInstance } from 'fastify';
-import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { BrowserContext, Page } from 'playwright-core';
+import { describe, expect, it } from 'vitest';
 import { PAGE_CATALOGS, type Locale } from '../src/i18n/index.js';
 import { ACR_KEY, type IssuedClient } from '../src/oidc/index.js';
 import { newWallet } from './support/auth-client.js';
-import { AuthHarness } from './support/auth-harness.js';
-import { CHROMIUM_ARGS, CHROMIUM_PATH, HAVE_CHROMIUM, IN_CI } from './support/chromium.js';
-import { TestClock } from './support/clock.js';
-import { freePort } from './support/instances.js';
+import { CHROMIUM_PATH, DESKTOP, HAVE_CHROMIUM, IN_CI, PHONE, pageContext, expectLaidOut } from './support/chromium.js';
+import { usePageHost } from './support/page-host.js';
 import { operatorRegistry } from './support/oidc-rp.js';
 import { SoftwareAuthenticator } from './support/webauthn-authenticator.js';
 
-const AXE_PATH = fileURLToPath(new URL('../node_modules/axe-core/axe.min.js', import.meta.url));
 const REDIRECT = 'https://app.example/callback';
-const PHONE = { width: 390, height: 844 };
-const DESKTOP = { width: 1280, height: 900 };
 const LOCALES: ReadonlyArray<readonly [string, Locale]> = [
   ['en-GB', 'en'],
   ['de-DE', 'de'],
@@ -42,41 +34,27 @@ if (!HAVE_CHROMIUM && IN_CI) {
 }
 
 describe.skipIf(!HAVE_CHROMIUM)('the key step-up of an app sign-in in headless Chromium', () => {
-  let harness: AuthHarness;
-  let app: FastifyInstance;
-  let browser: Browser;
-  let base: string;
   let issued: IssuedClient;
-  let axe: string;
-  const problems: string[] = [];
-
-  beforeAll(async () => {
-    harness = await AuthHarness.open('sqlite', new TestClock(Date.now()));
-    const port = await freePort();
-    // localhost, not 127.0.0.1: an IP address is no WebAuthn relying party id.
-    base = `http://localhost:${port}`;
-    app = await harness.app({ PUBLIC_URL: base });
-    await app.listen({ host: '127.0.0.1', port });
-    const oidc = await operatorRegistry(harness.store, base, harness.clock.now);
-    issued = await oidc.clients.create({ client_name: 'Vault at example', redirect_uris: [REDIRECT] });
-    browser = await chromium.launch({ executablePath: CHROMIUM_PATH, args: CHROMIUM_ARGS });
-    axe = await readFile(AXE_PATH, 'utf8');
-  }, 60_000);
-  afterAll(async () => {
-    await browser?.close();
-    await harness?.close();
+  // localhost, not 127.0.0.1: an IP address is no WebAuthn relying party id.
+  const site = usePageHost({
+    hostname: 'localhost',
+    ready: async ({ harness, base }) => {
+      const oidc = await operatorRegistry(harness.store, base, harness.clock.now);
+      issued = await oidc.clients.create({ client_name: 'Vault at example', redirect_uris: [REDIRECT] });
+    },
   });
+  const problems: string[] = [];
 
   /**
    * A browser signed in to a new account that has a security key, registered
    * through the API and then put into Chromium's virtual authenticator.
    */
   async function withKey(locale: string, viewport: { width: number; height: number }): Promise<{ context: BrowserContext; page: Page }> {
-    const host = harness.browser(app, base);
+    const host = site.harness.browser(site.app, site.base);
     const wallet = newWallet();
     expect((await host.signIn(wallet)).status).toBe(200);
     expect((await host.post('/api/auth/sudo', await host.prove(wallet, 'sudo'))).status).toBe(200);
-    const authenticator = new SoftwareAuthenticator({ origin: base, alg: 'ES256' });
+    const authenticator = new SoftwareAuthenticator({ origin: site.base, alg: 'ES256' });
     const started = await host.post('/api/auth/webauthn/register/options', {});
     const registered = await host.post('/api/auth/webauthn/register/verify', {
       challenge_token: started.body.challenge_token,
@@ -86,16 +64,8 @@ describe.skipIf(!HAVE_CHROMIUM)('the key step-up of an app sign-in in headless C
     const stored = authenticator.credentials[0];
     if (stored === undefined) throw new Error('no credential');
 
-    const context = await browser.newContext({ baseURL: base, locale, viewport, timezoneId: 'UTC' });
-    await context.addCookies([{ name: 'oc_session', value: host.cookie as string, url: base, httpOnly: true, sameSite: 'Lax' }]);
+    const context = await pageContext(site.browser, site.base, locale, viewport, host.cookie as string);
     await context.route('https://app.example/**', (route) => route.fulfill({ status: 200, contentType: 'text/html', body: '<p>app</p>' }));
-    await context.addInitScript(() => {
-      (
-        globalThis as unknown as {
-          document: { addEventListener(type: string, listener: (event: { violatedDirective: string }) => void): void };
-        }
-      ).document.addEventListener('securitypolicyviolation', (event) => console.error(`CSP violation: ${event.violatedDirective}`));
-    });
     const page = await context.newPage();
     page.on('console', (message) => {
       if (message.type() === 'error') problems.push(message.text());
@@ -126,13 +96,6 @@ describe.skipIf(!HAVE_CHROMIUM)('the key step-up of an app sign-in in headless C
     return { context, page };
   }
 
-  async function axeViolations(page: Page): Promise<string[]> {
-    if (!(await page.evaluate('typeof globalThis.axe !== "undefined"'))) await page.evaluate(axe);
-    return page.evaluate(
-      `globalThis.axe.run(document, { resultTypes: ['violations'] }).then((r) => r.violations.map((v) => v.id + ' x' + v.nodes.length + ': ' + v.nodes.slice(0, 3).map((n) => n.target.join(' ')).join(' | ')))`,
-    ) as Promise<string[]>;
-  }
-
   function authorizeUrl(extra: Record<string, string>): string {
     const params = new URLSearchParams({
       client_id: issued.client_id,
@@ -148,11 +111,11 @@ describe.skipIf(!HAVE_CHROMIUM)('the key step-up of an app sign-in in headless C
   /** The ID token the code at `callback` is exchanged for, decoded. */
   async function idTokenClaims(callback: string): Promise<Record<string, unknown>> {
     const code = new URL(callback).searchParams.get('code') as string;
-    const reply = await app.inject({
+    const reply = await site.app.inject({
       method: 'POST',
       url: '/oidc/token',
       headers: {
-        host: new URL(base).host,
+        host: new URL(site.base).host,
         authorization: `Basic ${Buffer.from(`${issued.client_id}:${issued.client_secret}`).toString('base64')}`,
         'content-type': 'application/x-www-form-urlencoded',
       },
@@ -176,12 +139,7 @@ describe.skipIf(!HAVE_CHROMIUM)('the key step-up of an app sign-in in headless C
         expect(await page.locator('#sudo-btc').isVisible()).toBe(false);
         expect(await page.locator('#sudo-email').isVisible()).toBe(false);
         expect(await page.locator('#sudo-cancel').getAttribute('href')).toMatch(/^\/oidc\/interaction\/[A-Za-z0-9_-]+\?cancel=1$/);
-        const overflow = await page.evaluate('document.documentElement.scrollWidth > window.innerWidth');
-        expect(overflow, `${tag} ${viewport.width}px scrolls sideways`).toBe(false);
-        for (const scheme of ['light', 'dark'] as const) {
-          await page.emulateMedia({ colorScheme: scheme });
-          expect(await axeViolations(page), `${tag} ${viewport.width}px ${scheme}`).toEqual([]);
-        }
+        await expectLaidOut(page, `${tag} ${viewport.width}px`);
         if (locale === 'en' && viewport === DESKTOP) {
           await page.locator('#sudo-key-button').click();
           // A new app: its consent page comes next.
@@ -202,7 +160,7 @@ describe.skipIf(!HAVE_CHROMIUM)('the key step-up of an app sign-in in headless C
   }, 180_000);
 
   it("fills the sign-in page's e-mail field from the app's login_hint", async () => {
-    const context = await browser.newContext({ baseURL: base, locale: 'en-GB', viewport: DESKTOP });
+    const context = await pageContext(site.browser, site.base, 'en-GB', DESKTOP);
     const page = await context.newPage();
     await page.goto(authorizeUrl({ login_hint: 'ada@example.org' }));
     await page.waitForURL(/\/signin\?/);

@@ -10,28 +10,20 @@
  * in"), and the account page lists the apps allowed and removes one's
  * access (§8 "Consent").
  */
-import { readFile } from 'node:fs/promises';
-import { fileURLToPath } from 'node:url';
-import type { FastifyInstance } from 'fastify';
-import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { BrowserContext, Page } from 'playwright-core';
+import { describe, expect, it } from 'vitest';
 import type { IssuedClient } from '../src/oidc/index.js';
 import { operatorRegistry } from './support/oidc-rp.js';
 import { newWallet } from './support/auth-client.js';
-import { AuthHarness } from './support/auth-harness.js';
-import { CHROMIUM_ARGS, CHROMIUM_PATH, HAVE_CHROMIUM, IN_CI } from './support/chromium.js';
-import { TestClock } from './support/clock.js';
-import { freePort } from './support/instances.js';
+import { axeViolations, CHROMIUM_PATH, DESKTOP, expectLaidOut, HAVE_CHROMIUM, IN_CI, PHONE, pageContext } from './support/chromium.js';
+import { usePageHost } from './support/page-host.js';
 
-const AXE_PATH = fileURLToPath(new URL('../node_modules/axe-core/axe.min.js', import.meta.url));
 const REDIRECT = 'https://app.example/callback';
-const PHONE = { width: 390, height: 844 };
 /** A 1×1 PNG: the test app's logo. */
 const ONE_PIXEL_PNG = Buffer.from(
   'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg==',
   'base64',
 );
-const DESKTOP = { width: 1280, height: 900 };
 
 /** The consent page's heading in each language, for an app named "Grafana at example" (src/i18n/pages/). */
 const HEADINGS: Readonly<Record<string, RegExp>> = {
@@ -88,63 +80,42 @@ if (!HAVE_CHROMIUM && IN_CI) {
 }
 
 describe.skipIf(!HAVE_CHROMIUM)('the OpenID provider pages in headless Chromium', () => {
-  let harness: AuthHarness;
-  let app: FastifyInstance;
-  let browser: Browser;
-  let base: string;
   let issued: IssuedClient;
   let hostile: IssuedClient;
-  let axe: string;
-  const problems: string[] = [];
-
-  beforeAll(async () => {
-    harness = await AuthHarness.open('sqlite', new TestClock(Date.now()));
-    const port = await freePort();
-    base = `http://127.0.0.1:${port}`;
-    app = await harness.app({ PUBLIC_URL: base });
-    await app.listen({ host: '127.0.0.1', port });
-    const oidc = await operatorRegistry(harness.store, base, harness.clock.now);
-    issued = await oidc.clients.create({
-      client_name: 'Grafana at example',
-      redirect_uris: [REDIRECT],
-      post_logout_redirect_uris: ['https://app.example/bye'],
-    });
-    hostile = await oidc.clients.create({
-      client_name: '<img src=x onerror=alert(1)>',
-      logo_uri: 'https://logo.example/app.png',
-      redirect_uris: [REDIRECT],
-    });
-    browser = await chromium.launch({ executablePath: CHROMIUM_PATH, args: CHROMIUM_ARGS });
-    axe = await readFile(AXE_PATH, 'utf8');
-  }, 60_000);
-  afterAll(async () => {
-    await browser?.close();
-    await harness?.close();
+  const site = usePageHost({
+    ready: async ({ harness, base }) => {
+      const oidc = await operatorRegistry(harness.store, base, harness.clock.now);
+      issued = await oidc.clients.create({
+        client_name: 'Grafana at example',
+        redirect_uris: [REDIRECT],
+        post_logout_redirect_uris: ['https://app.example/bye'],
+      });
+      hostile = await oidc.clients.create({
+        client_name: '<img src=x onerror=alert(1)>',
+        logo_uri: 'https://logo.example/app.png',
+        redirect_uris: [REDIRECT],
+      });
+    },
   });
+  const problems: string[] = [];
 
   /**
    * A browser signed in to a new account (its session cookie set as the host
    * set it), or with `signedIn` false a browser without any, in `locale` at `viewport`.
    */
   async function signedInContext(locale: string, viewport: { width: number; height: number }, signedIn = true): Promise<BrowserContext> {
-    const context = await browser.newContext({ baseURL: base, locale, viewport, timezoneId: 'UTC' });
+    let cookie: string | undefined;
     if (signedIn) {
-      const host = harness.browser(app, base);
+      const host = site.harness.browser(site.app, site.base);
       expect((await host.signIn(newWallet())).status).toBe(200);
-      await context.addCookies([{ name: 'oc_session', value: host.cookie as string, url: base, httpOnly: true, sameSite: 'Lax' }]);
+      cookie = host.cookie as string;
     }
+    const context = await pageContext(site.browser, site.base, locale, viewport, cookie);
     // The app is never reached: its redirect URI answers here, and so does its logo.
     await context.route('https://app.example/**', (route) => route.fulfill({ status: 200, contentType: 'text/html', body: '<p>app</p>' }));
     await context.route('https://logo.example/**', (route) =>
       route.fulfill({ status: 200, contentType: 'image/png', body: ONE_PIXEL_PNG }),
     );
-    await context.addInitScript(() => {
-      (
-        globalThis as unknown as {
-          document: { addEventListener(type: string, listener: (event: { violatedDirective: string }) => void): void };
-        }
-      ).document.addEventListener('securitypolicyviolation', (event) => console.error(`CSP violation: ${event.violatedDirective}`));
-    });
     return context;
   }
 
@@ -165,13 +136,6 @@ describe.skipIf(!HAVE_CHROMIUM)('the OpenID provider pages in headless Chromium'
     page.on('pageerror', (error) => problems.push(error.message));
   }
 
-  async function axeViolations(page: Page): Promise<string[]> {
-    if (!(await page.evaluate('typeof globalThis.axe !== "undefined"'))) await page.evaluate(axe);
-    return page.evaluate(
-      `globalThis.axe.run(document, { resultTypes: ['violations'] }).then((r) => r.violations.map((v) => v.id + ' x' + v.nodes.length + ': ' + v.nodes.slice(0, 3).map((n) => n.target.join(' ')).join(' | ')))`,
-    ) as Promise<string[]>;
-  }
-
   function authorizeUrl(scope: string, clientId = issued.client_id, extra: Record<string, string> = {}): string {
     const params = new URLSearchParams({
       client_id: clientId,
@@ -184,15 +148,6 @@ describe.skipIf(!HAVE_CHROMIUM)('the OpenID provider pages in headless Chromium'
     return `/oidc/auth?${params.toString()}`;
   }
 
-  async function expectLaidOut(page: Page, what: string): Promise<void> {
-    const overflow = await page.evaluate('document.documentElement.scrollWidth > window.innerWidth');
-    expect(overflow, `${what} scrolls sideways`).toBe(false);
-    for (const scheme of ['light', 'dark'] as const) {
-      await page.emulateMedia({ colorScheme: scheme });
-      expect(await axeViolations(page), `${what} ${scheme}`).toEqual([]);
-    }
-  }
-
   it('shows the consent page in every language, at desktop and phone width, light and dark, and allowing it reaches the app', async () => {
     for (const [locale, heading] of Object.entries(HEADINGS)) {
       for (const viewport of [DESKTOP, PHONE]) {
@@ -203,12 +158,7 @@ describe.skipIf(!HAVE_CHROMIUM)('the OpenID provider pages in headless Chromium'
         await page.waitForURL(/\/oidc\/interaction\//);
         expect(await page.locator('h1').textContent()).toMatch(heading);
         expect(await page.locator('.scope-list li').count()).toBe(5);
-        const overflow = await page.evaluate('document.documentElement.scrollWidth > window.innerWidth');
-        expect(overflow, `${locale} ${viewport.width}px scrolls sideways`).toBe(false);
-        for (const scheme of ['light', 'dark'] as const) {
-          await page.emulateMedia({ colorScheme: scheme });
-          expect(await axeViolations(page), `${locale} ${viewport.width}px ${scheme}`).toEqual([]);
-        }
+        await expectLaidOut(page, `${locale} ${viewport.width}px`);
         if (locale === 'en-GB' && viewport === DESKTOP) {
           await page.getByRole('button', { name: 'Allow' }).click();
           await page.waitForURL(/^https:\/\/app\.example\/callback\?/);
@@ -375,12 +325,7 @@ describe.skipIf(!HAVE_CHROMIUM)('the OpenID provider pages in headless Chromium'
         expect(await page.locator('h1').textContent()).toMatch(logout.heading);
         await expect(page.getByRole('button', { name: logout.appOnly, exact: true }).isVisible()).resolves.toBe(true);
         await expect(page.getByRole('button', { name: logout.host, exact: true }).isVisible()).resolves.toBe(true);
-        const overflow = await page.evaluate('document.documentElement.scrollWidth > window.innerWidth');
-        expect(overflow, `${locale} ${viewport.width}px scrolls sideways`).toBe(false);
-        for (const scheme of ['light', 'dark'] as const) {
-          await page.emulateMedia({ colorScheme: scheme });
-          expect(await axeViolations(page), `${locale} ${viewport.width}px ${scheme}`).toEqual([]);
-        }
+        await expectLaidOut(page, `${locale} ${viewport.width}px`);
         if (locale === 'en-GB' && viewport === DESKTOP) {
           // The second answer ends the host session of this browser as well, and still returns to the app.
           expect((await context.request.get('/api/auth/me')).status()).toBe(200);

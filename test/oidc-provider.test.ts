@@ -12,29 +12,11 @@ import { ACR_BASIC, ACR_KEY, type IssuedClient, type OidcService } from '../src/
 import { newWallet, type Wallet } from './support/auth-client.js';
 import { AuthHarness, forEachEngine, LOCAL_ORIGIN, type TimedBrowser } from './support/auth-harness.js';
 import { PAGE_CSP } from '../src/http/pages.js';
-import { TestClock } from './support/clock.js';
+import { WallClock } from './support/clock.js';
 import { discover, injectFetch, operatorRegistry, ProviderBrowser, type Hop } from './support/oidc-rp.js';
 import { SoftwareAuthenticator } from './support/webauthn-authenticator.js';
 
 const REDIRECT = 'https://app.example/callback';
-
-/** The test clock that is also `Date` (with Date faked), so the provider library and the host read one time. */
-class WallClock extends TestClock {
-  constructor(startMs: number) {
-    super(startMs);
-    vi.setSystemTime(startMs);
-  }
-
-  override advance(ms: number): void {
-    super.advance(ms);
-    vi.setSystemTime(this.ms);
-  }
-
-  override set(ms: number): void {
-    super.set(ms);
-    vi.setSystemTime(this.ms);
-  }
-}
 
 function providerSuite(engine: 'sqlite' | 'postgres'): void {
   let harness: AuthHarness;

@@ -3,6 +3,8 @@
  * through `deps.now`; nothing else advances it, so every time-dependent
  * outcome (challenge expiry, 30-day session rows, `iat`) is exact.
  */
+import { vi } from 'vitest';
+
 export const SECOND = 1000;
 export const MINUTE = 60 * SECOND;
 export const HOUR = 60 * MINUTE;
@@ -39,5 +41,27 @@ export class TestClock {
   set(ms: number): void {
     if (!Number.isFinite(ms)) throw new RangeError(`test clock: ${ms} is not a time`);
     this.#ms = ms;
+  }
+}
+
+/**
+ * The test clock that is also `Date` (with vitest's fake Date on), so a
+ * library that reads the wall clock (the OpenID provider) and the host read
+ * one time.
+ */
+export class WallClock extends TestClock {
+  constructor(startMs: number) {
+    super(startMs);
+    vi.setSystemTime(startMs);
+  }
+
+  override advance(ms: number): void {
+    super.advance(ms);
+    vi.setSystemTime(this.ms);
+  }
+
+  override set(ms: number): void {
+    super.set(ms);
+    vi.setSystemTime(this.ms);
   }
 }
