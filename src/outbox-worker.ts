@@ -10,15 +10,24 @@ import { randomBytes } from 'node:crypto';
 
 export interface OutboxWorkerOptions {
   readonly pollMs: number;
-  /** Rows attempted at once. */
-  readonly parallel: number;
+  /** How long one attempt may take; a claim lasts that and a margin. */
+  readonly timeoutMs: number;
+  readonly now: () => Date;
   /** A pass that failed (the database away): the next kick or tick tries again. */
   readonly onError: (error: unknown) => void;
 }
 
+/** How long past the attempt's timeout a claim stays with its worker. */
+export const LEASE_MARGIN_MS = 5000;
+
+/** Leases up to `limit` rows due at `now` to `owner` for `leaseMs` (the store's claim of one outbox). */
+export type OutboxClaim<Row> = (owner: string, now: number, leaseMs: number, limit: number) => Promise<readonly Row[]>;
+
 /** A worker of one outbox: it says how to claim its rows and attempt one. */
 export abstract class OutboxWorker<Row> {
   readonly #options: OutboxWorkerOptions;
+  readonly #parallel: number;
+  readonly #claim: OutboxClaim<Row>;
   /** This worker's name on the leases it takes. */
   readonly owner = randomBytes(12).toString('hex');
   #timer: NodeJS.Timeout | undefined;
@@ -26,12 +35,12 @@ export abstract class OutboxWorker<Row> {
   #again = false;
   #stopped = false;
 
-  protected constructor(options: OutboxWorkerOptions) {
+  /** `parallel`: rows attempted at once. */
+  protected constructor(options: OutboxWorkerOptions, parallel: number, claim: OutboxClaim<Row>) {
     this.#options = options;
+    this.#parallel = parallel;
+    this.#claim = claim;
   }
-
-  /** Leases up to `limit` due rows to `owner`. */
-  protected abstract claim(owner: string, limit: number): Promise<readonly Row[]>;
 
   /** Attempts one claimed row and records the outcome under `owner`'s lease. */
   protected abstract attempt(row: Row, owner: string): Promise<void>;
@@ -72,7 +81,8 @@ export abstract class OutboxWorker<Row> {
   async runOnce(): Promise<number> {
     let sent = 0;
     for (;;) {
-      const claimed = await this.claim(this.owner, this.#options.parallel);
+      const { now, timeoutMs } = this.#options;
+      const claimed = await this.#claim(this.owner, now().getTime(), timeoutMs + LEASE_MARGIN_MS, this.#parallel);
       if (claimed.length === 0) return sent;
       await Promise.all(claimed.map((row) => this.attempt(row, this.owner)));
       sent += claimed.length;

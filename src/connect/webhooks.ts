@@ -38,8 +38,6 @@ import { VERSION } from '../version.js';
 export const MAX_WEBHOOK_ATTEMPTS = 10;
 export const MAX_WEBHOOK_BACKOFF_MS = 6 * 60 * 60 * 1000;
 export const MAX_WEBHOOK_URL_LENGTH = 2048;
-/** How long past the attempt's timeout a claim stays with its worker. */
-export const WEBHOOK_LEASE_MARGIN_MS = 5000;
 /** Deliveries a worker sends at once. */
 const PARALLEL = 4;
 const WEBHOOK_KEY_SETTING = 'webhook_signing_key';
@@ -181,13 +179,8 @@ export class WebhookDispatcher extends OutboxWorker<ClaimedWebhookDelivery> {
   readonly #deps: WebhookDispatcherDeps;
 
   constructor(deps: WebhookDispatcherDeps) {
-    super({ pollMs: deps.pollMs, parallel: PARALLEL, onError: deps.onError });
+    super(deps, PARALLEL, (...claim) => deps.store.claimWebhookDeliveries(...claim));
     this.#deps = deps;
-  }
-
-  protected claim(owner: string, limit: number): Promise<ClaimedWebhookDelivery[]> {
-    const { store, now, timeoutMs } = this.#deps;
-    return store.claimWebhookDeliveries(owner, now().getTime(), timeoutMs + WEBHOOK_LEASE_MARGIN_MS, limit);
   }
 
   protected async attempt(delivery: ClaimedWebhookDelivery, owner: string): Promise<void> {

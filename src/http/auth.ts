@@ -22,10 +22,10 @@ import {
   signOutCurrent,
   wantsAdd,
 } from './session.js';
-import { AddQuery, errorResponses, SessionIssued, StringEnum } from './schemas.js';
+import { errorResponses, SessionIssued, StringEnum } from './schemas.js';
 import { POLICY } from './policy.js';
 import type { TypedApp } from './schema-types.js';
-import { route, sessionRoute } from './route.js';
+import { route, sessionRoute, signInRoute } from './route.js';
 
 const SignInBody = Type.Object(
   {
@@ -109,11 +109,7 @@ export function registerAuthRoutes(app: TypedApp, context: ServiceContext): void
 
   app.post(
     '/api/auth/signin',
-    route(POLICY.familyCredential, 'auth', 'Sign in with a BIP-322 signed challenge (purpose=login)', {
-      querystring: AddQuery,
-      body: SignInBody,
-      response: { 200: SessionIssued, ...errorResponses(400, 401, 403, 413, 429, 503) },
-    }),
+    signInRoute('auth', 'Sign in with a BIP-322 signed challenge (purpose=login)', SignInBody),
     async (request, reply) => {
       const body = request.body;
       const query = request.query;

@@ -5,11 +5,11 @@
  */
 import { Type } from 'typebox';
 import type { ServiceContext } from './context.js';
-import { AddQuery, errorResponses, SessionIssued } from './schemas.js';
+import { errorResponses } from './schemas.js';
 import { answerIssued, noStore, signInTarget, wantsAdd } from './session.js';
 import { POLICY } from './policy.js';
 import type { TypedApp } from './schema-types.js';
-import { route } from './route.js';
+import { route, signInRoute } from './route.js';
 import { requestLocale } from './locale.js';
 
 const StartBody = Type.Object({
@@ -58,18 +58,10 @@ export function registerEmailOtpRoutes(app: TypedApp, context: ServiceContext): 
     },
   );
 
-  app.post(
-    '/api/auth/email-otp/verify',
-    route(POLICY.familyCredential, 'email-otp', 'Sign in with the mailed code', {
-      querystring: AddQuery,
-      body: VerifyBody,
-      response: { 200: SessionIssued, ...errorResponses(400, 401, 403, 413, 429, 503) },
-    }),
-    async (request, reply) => {
-      const body = request.body;
-      const add = wantsAdd(request.query, body.add);
-      const issued = await context.signIn.withEmailCode(body, await signInTarget(context, request, add));
-      return answerIssued(context, reply, issued);
-    },
-  );
+  app.post('/api/auth/email-otp/verify', signInRoute('email-otp', 'Sign in with the mailed code', VerifyBody), async (request, reply) => {
+    const body = request.body;
+    const add = wantsAdd(request.query, body.add);
+    const issued = await context.signIn.withEmailCode(body, await signInTarget(context, request, add));
+    return answerIssued(context, reply, issued);
+  });
 }

@@ -6,7 +6,9 @@
  * states only what differs from route to route.
  */
 import type { FastifySchema } from 'fastify';
-import type { RoutePolicy } from './policy.js';
+import type { TSchema } from 'typebox';
+import { POLICY, type RoutePolicy } from './policy.js';
+import { AddQuery, errorResponses, SessionIssued } from './schemas.js';
 
 export function route<Schema extends FastifySchema>(
   policy: RoutePolicy,
@@ -28,4 +30,18 @@ export function sessionRoute<Schema extends FastifySchema>(
   schema: Schema,
 ): { config: { policy: RoutePolicy }; schema: { tags: string[]; summary: string; security: typeof SESSION_COOKIE } & Schema } {
   return route(policy, tag, summary, { ...schema, security: SESSION_COOKIE });
+}
+
+/**
+ * {@link route} for a way to sign in (docs/protocol.md §3): a credential
+ * route of the family, `?add=1` to keep the caller's roster, the session as
+ * the answer, and the errors every sign-in may answer.
+ */
+export function signInRoute<Body extends TSchema>(tag: string, summary: string, body: Body, description?: string) {
+  return route(POLICY.familyCredential, tag, summary, {
+    ...(description === undefined ? {} : { description }),
+    querystring: AddQuery,
+    body,
+    response: { 200: SessionIssued, ...errorResponses(400, 401, 403, 413, 415, 429, 503) },
+  });
 }

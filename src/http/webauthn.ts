@@ -9,11 +9,11 @@ import { Type } from 'typebox';
 import type { FastifyReply } from 'fastify';
 import type { AuthenticationResponseJSON, RegistrationResponseJSON } from '@simplewebauthn/server';
 import type { ServiceContext } from './context.js';
-import { AddQuery, errorResponses, NullableString, SessionIssued, StringEnum } from './schemas.js';
+import { errorResponses, NullableString, StringEnum } from './schemas.js';
 import { answerIssued, noStore, requireSession, sessionBody, setSessionCookie, signInTarget, wantsAdd } from './session.js';
 import { POLICY } from './policy.js';
 import type { TypedApp } from './schema-types.js';
-import { route, sessionRoute } from './route.js';
+import { route, sessionRoute, signInRoute } from './route.js';
 
 /** Base64url of at most 1023 bytes (WebAuthn Level 3: credential ids are at most 1023 bytes). */
 const CREDENTIAL_ID = Type.String({
@@ -312,18 +312,12 @@ export function registerWebAuthnRoutes(app: TypedApp, context: ServiceContext): 
 
   app.post(
     '/api/auth/passkey/signin',
-    route(
-      POLICY.familyCredential,
+    signInRoute(
       'webauthn',
       "Sign in with a passkey (the session row's method `passkey`, the JWT's amr `hwk`, `user`); add=1 keeps the caller's roster",
-      {
-        description:
-          'Ends like every other sign-in: the account the passkey belongs to gets a session, the cookie is set. A key added for ' +
-          'step-up only is refused with 401 `credential_outside_allowlist`.',
-        querystring: AddQuery,
-        body: PasskeySignInBody,
-        response: { 200: SessionIssued, ...errorResponses(400, 401, 403, 413, 415, 429, 503) },
-      },
+      PasskeySignInBody,
+      'Ends like every other sign-in: the account the passkey belongs to gets a session, the cookie is set. A key added for ' +
+        'step-up only is refused with 401 `credential_outside_allowlist`.',
     ),
     async (request, reply) => {
       const body = request.body;

@@ -22,8 +22,6 @@ import { OutboxWorker } from '../outbox-worker.js';
 import type { ClaimedOidcLogout, OidcLogoutStore } from '../storage/index.js';
 
 export const MAX_LOGOUT_ATTEMPTS = 10;
-/** How long past the attempt's timeout a claim stays with its worker. */
-const LEASE_MARGIN_MS = 5000;
 /** Logouts a worker sends at once. */
 const PARALLEL = 4;
 
@@ -62,13 +60,8 @@ export class BackchannelLogoutDispatcher extends OutboxWorker<ClaimedOidcLogout>
   readonly #deps: BackchannelDispatcherDeps;
 
   constructor(deps: BackchannelDispatcherDeps) {
-    super({ pollMs: deps.pollMs, parallel: PARALLEL, onError: deps.onError });
+    super(deps, PARALLEL, (...claim) => deps.store.claimOidcLogouts(...claim));
     this.#deps = deps;
-  }
-
-  protected claim(owner: string, limit: number): Promise<ClaimedOidcLogout[]> {
-    const { store, now, timeoutMs } = this.#deps;
-    return store.claimOidcLogouts(owner, now().getTime(), timeoutMs + LEASE_MARGIN_MS, limit);
   }
 
   protected async attempt(logout: ClaimedOidcLogout, owner: string): Promise<void> {

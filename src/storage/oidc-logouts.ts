@@ -14,9 +14,9 @@
  */
 import { randomBytes } from 'node:crypto';
 import type { Kysely } from 'kysely';
-import type { DatabaseSchema, OidcLogoutsTable } from './schema.js';
+import type { DatabaseSchema } from './schema.js';
 import type { StoreExecutor } from './executor.js';
-import { claimRows, finishAttempt, outboxRecord } from './outbox.js';
+import { claimRows, finishAttempt, newOutboxRow, outboxLog, outboxRecord } from './outbox.js';
 import type { ClaimedOidcLogout, OidcLogoutRecord, OidcLogoutStore, OidcSessionLink, WebhookAttempt } from './store.js';
 
 function toNumber(value: number | string | bigint): number {
@@ -39,15 +39,7 @@ async function enqueue(
         account_id: logout.account_id,
         sid: logout.sid,
         created_at: now,
-        state: 'pending',
-        attempts: 0,
-        next_attempt_at: now,
-        lease_owner: null,
-        lease_until: null,
-        last_attempt_at: null,
-        last_status: null,
-        last_error: null,
-        delivered_at: null,
+        ...newOutboxRow(now),
       })
       .onConflict((conflict) => conflict.columns(['client_id', 'sid']).doNothing())
       .executeTakeFirst();
@@ -99,10 +91,6 @@ export async function moveLinks(
     .set({ session_jti: to.jti, expires_at: to.expires_at })
     .where('session_jti', 'in', fromJtis)
     .execute();
-}
-
-function toLogout(row: OidcLogoutsTable): OidcLogoutRecord {
-  return outboxRecord(row);
 }
 
 export class OidcLogoutsArea implements OidcLogoutStore {
@@ -178,7 +166,7 @@ export class OidcLogoutsArea implements OidcLogoutStore {
   claimOidcLogouts(owner: string, now: number, leaseMs: number, limit: number): Promise<ClaimedOidcLogout[]> {
     return claimRows(this.#x.db, 'oidc_logouts', { owner, now, leaseMs, limit }, async (id) => {
       const row = await this.#x.db.selectFrom('oidc_logouts').selectAll().where('id', '=', id).executeTakeFirst();
-      return row === undefined ? undefined : toLogout(row);
+      return row === undefined ? undefined : outboxRecord(row);
     });
   }
 
@@ -187,14 +175,6 @@ export class OidcLogoutsArea implements OidcLogoutStore {
   }
 
   async listOidcLogouts(clientId: string, limit: number): Promise<OidcLogoutRecord[]> {
-    const rows = await this.#x.db
-      .selectFrom('oidc_logouts')
-      .selectAll()
-      .where('client_id', '=', clientId)
-      .orderBy('created_at', 'desc')
-      .orderBy('id', 'desc')
-      .limit(limit)
-      .execute();
-    return rows.map(toLogout);
+    return (await outboxLog(this.#x.db, 'oidc_logouts', { column: 'client_id', value: clientId }, limit)).map((row) => outboxRecord(row));
   }
 }

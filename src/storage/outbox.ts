@@ -46,6 +46,21 @@ export function outboxState(row: OutboxRow): OutboxState {
   };
 }
 
+/** The outbox columns of a row queued at `now`: pending, due at once, never attempted, free. */
+export function newOutboxRow(now: number): OutboxColumns {
+  return {
+    state: 'pending',
+    attempts: 0,
+    next_attempt_at: now,
+    lease_owner: null,
+    lease_until: null,
+    last_attempt_at: null,
+    last_status: null,
+    last_error: null,
+    delivered_at: null,
+  };
+}
+
 /**
  * A row as its record: the lease left out (it is the workers' business), the
  * times and counts as numbers (the drivers answer numbers or numeric strings).
@@ -57,6 +72,27 @@ export function outboxRecord<Row extends OutboxColumns & { readonly created_at: 
   // The spread's later members replace the row's own; TypeScript cannot follow that through a generic row.
   return { ...rest, created_at: Number(row.created_at), ...outboxState(row) } as Omit<Row, keyof OutboxColumns | 'created_at'> &
     OutboxState & { readonly created_at: number };
+}
+
+/** The rows of one app's or client's outbox, newest first (ties by id), at most `limit`: its log. */
+export async function outboxLog<Table extends OutboxTable>(
+  db: Kysely<DatabaseSchema>,
+  table: Table,
+  of: { readonly column: 'app_id' | 'client_id'; readonly value: string },
+  limit: number,
+): Promise<DatabaseSchema[Table][]> {
+  // Each table has its own owner column (the other is never asked of it); Kysely cannot type a table chosen at run time.
+  const tables = db as unknown as Kysely<Record<OutboxTable, { id: string; created_at: number; app_id: string; client_id: string }>>;
+  const name: OutboxTable = table;
+  const rows = await tables
+    .selectFrom(name)
+    .selectAll()
+    .where(of.column, '=', of.value)
+    .orderBy('created_at', 'desc')
+    .orderBy('id', 'desc')
+    .limit(limit)
+    .execute();
+  return rows as unknown as DatabaseSchema[Table][];
 }
 
 /**

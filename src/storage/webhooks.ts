@@ -6,8 +6,8 @@
  */
 import type { Transaction } from 'kysely';
 import { identityValues, newRandomId, type StoreExecutor } from './executor.js';
-import { claimRows, finishAttempt, outboxRecord } from './outbox.js';
-import type { DatabaseSchema, WebhookDeliveriesTable } from './schema.js';
+import { claimRows, finishAttempt, newOutboxRow, outboxLog, outboxRecord } from './outbox.js';
+import type { DatabaseSchema } from './schema.js';
 import type { ClaimedWebhookDelivery, WebhookAttempt, WebhookDeliveryRecord, WebhookStore } from './store.js';
 
 export type WebhookEventType = 'account.merged' | 'account.deleted' | 'identity.linked' | 'identity.unlinked';
@@ -75,22 +75,10 @@ export async function enqueueWebhookEvents(
         event_type: type,
         payload,
         created_at: now,
-        state: 'pending',
-        attempts: 0,
-        next_attempt_at: now,
-        lease_owner: null,
-        lease_until: null,
-        last_attempt_at: null,
-        last_status: null,
-        last_error: null,
-        delivered_at: null,
+        ...newOutboxRow(now),
       })
       .execute();
   }
-}
-
-function toDelivery(row: WebhookDeliveriesTable): WebhookDeliveryRecord {
-  return outboxRecord(row);
 }
 
 export class WebhooksArea implements WebhookStore {
@@ -109,7 +97,7 @@ export class WebhooksArea implements WebhookStore {
         .select('connect_apps.webhook_url as url')
         .where('webhook_deliveries.id', '=', id)
         .executeTakeFirst();
-      return row === undefined ? undefined : { ...toDelivery(row), url: row.url ?? null };
+      return row === undefined ? undefined : { ...outboxRecord(row), url: row.url ?? null };
     });
   }
 
@@ -118,14 +106,6 @@ export class WebhooksArea implements WebhookStore {
   }
 
   async listWebhookDeliveries(appId: string, limit: number): Promise<WebhookDeliveryRecord[]> {
-    const rows = await this.#x.db
-      .selectFrom('webhook_deliveries')
-      .selectAll()
-      .where('app_id', '=', appId)
-      .orderBy('created_at', 'desc')
-      .orderBy('id', 'desc')
-      .limit(limit)
-      .execute();
-    return rows.map(toDelivery);
+    return (await outboxLog(this.#x.db, 'webhook_deliveries', { column: 'app_id', value: appId }, limit)).map((row) => outboxRecord(row));
   }
 }
