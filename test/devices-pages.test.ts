@@ -6,6 +6,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { newWallet } from './support/auth-client.js';
+import { useMailbox } from './support/auth-harness.js';
 import { CHROMIUM_PATH, DESKTOP, HAVE_CHROMIUM, IN_CI, PHONE, pageContext, expectLaidOut } from './support/chromium.js';
 import { usePageHost } from './support/page-host.js';
 
@@ -27,7 +28,9 @@ if (!HAVE_CHROMIUM && IN_CI) {
 }
 
 describe.skipIf(!HAVE_CHROMIUM)('device labels on the account page in headless Chromium', () => {
-  const site = usePageHost();
+  // Before the host, so that its SMTP URL is known when the host starts.
+  const mailbox = useMailbox();
+  const site = usePageHost({ env: () => ({ SMTP_URL: mailbox.url(), RATE_LIMIT_OTP_PER_HOUR: '0' }) });
   const problems: string[] = [];
 
   it('says where the account is signed in in the page language, desktop and phone, light and dark', async () => {
@@ -57,4 +60,22 @@ describe.skipIf(!HAVE_CHROMIUM)('device labels on the account page in headless C
     }
     expect(problems).toEqual([]);
   }, 180_000);
+
+  it('shows an e-mail address whole in the account heading, wrapped where it must, desktop and phone, light and dark', async () => {
+    const email = 'second-design-reviewer@long-subdomain.example.org';
+    for (const viewport of [DESKTOP, PHONE]) {
+      const host = site.harness.browser(site.app, site.base);
+      expect((await host.post('/api/auth/email-otp/start', { email })).status).toBe(200);
+      const code = await mailbox.nextCode(email);
+      expect((await host.post('/api/auth/email-otp/verify', { email, code })).status).toBe(200);
+      const context = await pageContext(site.browser, site.base, 'en-GB', viewport, host.cookie as string);
+      const page = await context.newPage();
+      page.on('pageerror', (error) => problems.push(error.message));
+      await page.goto('/account');
+      await expect.poll(() => page.locator('#active-title').textContent()).toBe(`Signed in as ${email}`);
+      await expectLaidOut(page, `heading ${viewport.width}px`);
+      await context.close();
+    }
+    expect(problems).toEqual([]);
+  }, 120_000);
 });

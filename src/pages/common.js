@@ -522,13 +522,15 @@ export function describeIdentity(identity) {
 
 /**
  * A name short enough for a heading: the display name, else the shown
- * identity with a long value cut in the middle (`bc1qu26c7n…esx3l2`).
+ * identity. An e-mail address is shown whole (a person reads it, and the
+ * heading wraps it); a long Bitcoin address or id is cut in the middle
+ * (`bc1qu26c7n…esx3l2`), its full value on the account page's identities.
  *
  * @param {AccountSummary} account
  */
 export function shortName(account) {
   const name = accountName(account);
-  if (account.display_name || name.length <= 24) return name;
+  if (account.display_name || account.display_identity?.kind === 'email' || name.length <= 24) return name;
   return `${name.slice(0, 10)}…${name.slice(-6)}`;
 }
 

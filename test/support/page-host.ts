@@ -26,7 +26,12 @@ export interface PageHost {
  * register, for example).
  */
 export function usePageHost(
-  options: { readonly hostname?: 'localhost' | '127.0.0.1'; readonly ready?: (host: PageHost) => Promise<void> } = {},
+  options: {
+    readonly hostname?: 'localhost' | '127.0.0.1';
+    /** More settings of the host, read when the suite starts (a mailbox's SMTP URL, say). */
+    readonly env?: () => Record<string, string>;
+    readonly ready?: (host: PageHost) => Promise<void>;
+  } = {},
 ): PageHost {
   let current: PageHost | undefined;
   const started = (): PageHost => {
@@ -37,7 +42,7 @@ export function usePageHost(
     const harness = await AuthHarness.open('sqlite', new TestClock(Date.now()));
     const port = await freePort();
     const base = `http://${options.hostname ?? '127.0.0.1'}:${port}`;
-    const app = await harness.app({ PUBLIC_URL: base });
+    const app = await harness.app({ ...options.env?.(), PUBLIC_URL: base });
     await app.listen({ host: '127.0.0.1', port });
     const browser = await chromium.launch({ executablePath: CHROMIUM_PATH, args: CHROMIUM_ARGS });
     current = { harness, app, base, browser };
