@@ -286,8 +286,13 @@ describeInBrowser('the OrangeCheck client flows in Chromium, against two consume
       const sudo = await hostCall(page, '/api/auth/sudo', 'POST', await proof(page, wallet, 'sudo', origin));
       expect(sudo.status, JSON.stringify(sudo.body)).toBe(200);
       await page.evaluate(() => (globalThis as unknown as InPage).oc.refresh());
-      await expect.poll(async () => (await pinOf(page))?.token).not.toBe(oldPin);
-      expect((await pinOf(page))?.didOc).toBe(accountA);
+      // The client drops its pin while it refreshes, so wait for a new pin, not just for the old one to go.
+      await expect
+        .poll(async () => {
+          const pin = await pinOf(page);
+          return pin?.token !== undefined && pin.token !== oldPin ? pin.didOc : 'waiting';
+        })
+        .toBe(accountA);
       expect((await consumerGet(page, '/api/needs-sudo')).status).toBe(200);
     });
 
