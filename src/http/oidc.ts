@@ -126,7 +126,12 @@ async function endHostSessionOfRaw(context: ServiceContext, request: IncomingMes
 }
 
 /** How the sign-out question names the account that signed in to the app: when it is this browser's active account. */
-async function accountNameOfRaw(context: ServiceContext, request: IncomingMessage, accountDid: string): Promise<string | undefined> {
+async function accountNameOfRaw(
+  context: ServiceContext,
+  request: IncomingMessage,
+  accountDid: string | undefined,
+): Promise<string | undefined> {
+  if (accountDid === undefined) return undefined;
   const current = await ownSessionOfRaw(context, request);
   if (current === null || didOf(current.account.id) !== accountDid) return undefined;
   return current.account.display_name ?? current.account.primary_btc ?? accountDid;

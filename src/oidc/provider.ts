@@ -73,8 +73,8 @@ export interface LogoutQuestion {
   readonly clientName: string | undefined;
   /** Whether the request named the app (an `id_token_hint` or a `client_id`): only then can the app alone be signed out. */
   readonly hasClient: boolean;
-  /** The `did:oc` of the account signed in to the provider in this browser. */
-  readonly accountId: string;
+  /** The `did:oc` of the account signed in to the provider in this browser, when one is. */
+  readonly accountId: string | undefined;
 }
 
 /** The pages the library renders, drawn by the HTTP layer in the host's look; each answers a whole HTML document. */
@@ -237,10 +237,28 @@ export async function loadOidcLibrary(): Promise<OidcLibrary> {
   return import('oidc-provider');
 }
 
+/**
+ * The host session of a request, read once: the login checks and the
+ * session watch each ask for it during one authorization, and each read
+ * verifies the cookie's token and reads its session row.
+ */
+function oncePerRequest(read: HostSessionReader): HostSessionReader {
+  const seen = new WeakMap<IncomingMessage, Promise<HostSessionView | null>>();
+  return (request) => {
+    let view = seen.get(request);
+    if (view === undefined) {
+      view = read(request);
+      seen.set(request, view);
+    }
+    return view;
+  };
+}
+
 /** Builds the provider. Cheap enough to rebuild when the published keys change (src/oidc/service.ts). */
 export function createOidcProvider(library: OidcLibrary, options: OidcProviderOptions): Provider {
   const { interactionPolicy } = library;
-  const { store, claims, hostSession, pages, logouts } = options;
+  const { store, claims, pages, logouts } = options;
+  const hostSession = oncePerRequest(options.hostSession);
   const signingAlgorithms = [...OIDC_ALGORITHMS];
   const configuration: Configuration = {
     adapter: storageAdapter({ store, now: options.now, appOfApiKey: options.appOfApiKey }),
@@ -319,7 +337,7 @@ export function createOidcProvider(library: OidcLibrary, options: OidcProviderOp
           ctx.body = await pages.logout(ctx.req, form, {
             clientName: ctx.oidc.client?.clientName,
             hasClient: ctx.oidc.client !== undefined,
-            accountId: String(ctx.oidc.session?.accountId),
+            accountId: ctx.oidc.session?.accountId,
           });
         },
         postLogoutSuccessSource: async (ctx) => {
