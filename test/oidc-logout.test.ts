@@ -278,14 +278,14 @@ function logoutSuite(engine: 'sqlite' | 'postgres'): void {
     await expect(client.refreshTokenGrant(a.config, first.refreshToken as string)).rejects.toMatchObject({ error: 'invalid_grant' });
   });
 
-  it('sends one for the sessions of an account merged away, not for the surviving account', async () => {
-    const registered = await register();
+  it('sends one for the sessions of an account merged away, not for the surviving account, and ends its offline access', async () => {
+    const registered = await register(app, { grant_types: ['authorization_code', 'refresh_token'] });
     const keeper = newWallet();
     const merged = newWallet();
     const survivor = await signedIn(keeper);
     const leaving = await signedIn(merged);
-    await signInTo(survivor.browser, registered.config);
-    const { claims } = await signInTo(leaving.browser, registered.config);
+    const kept = await signInTo(survivor.browser, registered.config, true);
+    const { claims, refreshToken } = await signInTo(leaving.browser, registered.config, true);
     expect((await survivor.host.post('/api/auth/sudo', await survivor.host.prove(keeper, 'sudo'))).status).toBe(200);
     const linked = await survivor.host.post('/api/auth/link/btc', {
       ...(await survivor.host.prove(merged, 'link')),
@@ -295,6 +295,9 @@ function logoutSuite(engine: 'sqlite' | 'postgres'): void {
     const tokens = await logoutTokens(registered.path, registered.config);
     expect(tokens.map((token) => token.sub)).toEqual([claims.sub]);
     expect(tokens[0]?.sid).toBe(claims.sid);
+    // The app can no longer act for the account that is gone; the survivor's grant is untouched.
+    await expect(client.refreshTokenGrant(registered.config, refreshToken as string)).rejects.toMatchObject({ error: 'invalid_grant' });
+    expect((await client.refreshTokenGrant(registered.config, kept.refreshToken as string)).access_token).toEqual(expect.any(String));
   });
 
   it('retries after a 500 from the app', async () => {

@@ -35,7 +35,7 @@ import type {
 } from './store.js';
 import { emailHintSetting, MergeRefused } from './store.js';
 import { enqueueWebhookEvents, webhookIdentity, webhookTargets } from './webhooks.js';
-import { logOutAccounts } from './oidc-logouts.js';
+import { endProviderAccess } from './oidc-logouts.js';
 
 export class AccountsArea implements AccountStore {
   readonly #x: StoreExecutor;
@@ -313,6 +313,8 @@ export class AccountsArea implements AccountStore {
       // reaches nothing; the roster of the session that merged already holds
       // `into`, and other rosters simply lose `from` on their next /me.
       const revoked = await this.#x.revokeAccountSessions(trx, [from.id], now);
+      // Apps signed in as `from` (offline access included) lose it too; the person signs in to them again as `into`.
+      await endProviderAccess(trx, [from.id], now);
       return {
         account: toAccountRecord(survivor),
         moved_identities: moving.length,
@@ -344,14 +346,7 @@ export class AccountsArea implements AccountStore {
       const activity = await trx.deleteFrom('activity').where('account_id', 'in', ids).executeTakeFirst();
       // Every client the account signed in to hears of it, through whichever host session (docs/protocol.md §8 "Logout"),
       // and what the provider issued the account ends: its consents, their grants and every token of them.
-      await logOutAccounts(trx, ids, now);
-      const dids = ids.map((id) => `did:oc:${id}`);
-      const grants = trx.selectFrom('oidc_consents').select('grant_id').where('account_id', 'in', dids);
-      await trx
-        .deleteFrom('oidc_models')
-        .where((eb) => eb.or([eb('grant_id', 'in', grants), eb.and([eb('model', '=', 'Grant'), eb('id', 'in', grants)])]))
-        .execute();
-      await trx.deleteFrom('oidc_consents').where('account_id', 'in', dids).execute();
+      await endProviderAccess(trx, ids, now);
       const revoked = await this.#x.revokeAccountSessions(trx, ids, now);
       // The rows stay for the revocation feed until their tokens expire; what they knew of the browser goes now.
       await trx.updateTable('sessions').set({ device: null, network: null }).where('account_id', 'in', ids).execute();

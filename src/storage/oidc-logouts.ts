@@ -79,6 +79,23 @@ export function logOutAccounts(trx: Kysely<DatabaseSchema>, accountIds: readonly
   return endLinks(trx, 'account_id', accountIds, now);
 }
 
+/**
+ * In a deletion's or a merge's transaction: every client these accounts
+ * signed in to is logged out, and what the provider issued them ends: their
+ * consents, the grants of those and every token of the grants (offline
+ * access included), so no app keeps acting for an account that is gone.
+ */
+export async function endProviderAccess(trx: Kysely<DatabaseSchema>, accountIds: readonly string[], now: number): Promise<void> {
+  await logOutAccounts(trx, accountIds, now);
+  const dids = accountIds.map((id) => `did:oc:${id}`);
+  const grants = trx.selectFrom('oidc_consents').select('grant_id').where('account_id', 'in', dids);
+  await trx
+    .deleteFrom('oidc_models')
+    .where((eb) => eb.or([eb('grant_id', 'in', grants), eb.and([eb('model', '=', 'Grant'), eb('id', 'in', grants)])]))
+    .execute();
+  await trx.deleteFrom('oidc_consents').where('account_id', 'in', dids).execute();
+}
+
 /** A host session that replaces another of the same account in the same browser keeps its clients. */
 export async function moveLinks(
   trx: Kysely<DatabaseSchema>,
