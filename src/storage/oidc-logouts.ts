@@ -16,6 +16,7 @@ import { randomBytes } from 'node:crypto';
 import type { Kysely } from 'kysely';
 import type { DatabaseSchema } from './schema.js';
 import type { StoreExecutor } from './executor.js';
+import { deleteConsents } from './oidc.js';
 import { claimRows, finishAttempt, newOutboxRow, outboxLog, outboxRecord } from './outbox.js';
 import type { ClaimedOidcLogout, OidcLogoutRecord, OidcLogoutStore, OidcSessionLink, WebhookAttempt } from './store.js';
 
@@ -87,13 +88,11 @@ export function logOutAccounts(trx: Kysely<DatabaseSchema>, accountIds: readonly
  */
 export async function endProviderAccess(trx: Kysely<DatabaseSchema>, accountIds: readonly string[], now: number): Promise<void> {
   await logOutAccounts(trx, accountIds, now);
-  const dids = accountIds.map((id) => `did:oc:${id}`);
-  const grants = trx.selectFrom('oidc_consents').select('grant_id').where('account_id', 'in', dids);
-  await trx
-    .deleteFrom('oidc_models')
-    .where((eb) => eb.or([eb('grant_id', 'in', grants), eb.and([eb('model', '=', 'Grant'), eb('id', 'in', grants)])]))
-    .execute();
-  await trx.deleteFrom('oidc_consents').where('account_id', 'in', dids).execute();
+  await deleteConsents(
+    trx,
+    'account_id',
+    accountIds.map((id) => `did:oc:${id}`),
+  );
 }
 
 /** A host session that replaces another of the same account in the same browser keeps its clients. */

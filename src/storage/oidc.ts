@@ -6,7 +6,8 @@
  */
 import { rowsAffected, type StoreExecutor } from './executor.js';
 import type { NewOidcModel, OidcClientRecord, OidcConsentRecord, OidcKeyRecord, OidcModelRecord, OidcStore } from './store.js';
-import type { OidcClientsTable, OidcConsentsTable, OidcModelsTable } from './schema.js';
+import type { Kysely } from 'kysely';
+import type { DatabaseSchema, OidcClientsTable, OidcConsentsTable, OidcModelsTable } from './schema.js';
 import { toNumber } from './row-mapping.js';
 
 function toClientRecord(row: OidcClientsTable): OidcClientRecord {
@@ -28,6 +29,21 @@ function toConsentRecord(row: OidcConsentsTable): OidcConsentRecord {
     created_at: toNumber(row.created_at),
     updated_at: toNumber(row.updated_at),
   };
+}
+
+/** Deletes the consents of these clients or accounts, with their grants' own rows and every object of those grants. */
+export async function deleteConsents(
+  trx: Kysely<DatabaseSchema>,
+  column: 'client_id' | 'account_id',
+  values: readonly string[],
+): Promise<void> {
+  if (values.length === 0) return;
+  const grants = trx.selectFrom('oidc_consents').select('grant_id').where(column, 'in', values);
+  await trx
+    .deleteFrom('oidc_models')
+    .where((eb) => eb.or([eb('grant_id', 'in', grants), eb.and([eb('model', '=', 'Grant'), eb('id', 'in', grants)])]))
+    .execute();
+  await trx.deleteFrom('oidc_consents').where(column, 'in', values).execute();
 }
 
 export class OidcArea implements OidcStore {
@@ -145,13 +161,7 @@ export class OidcArea implements OidcStore {
 
   async deleteOidcClient(clientId: string): Promise<boolean> {
     return this.#x.transaction(async (trx) => {
-      const grants = trx.selectFrom('oidc_consents').select('grant_id').where('client_id', '=', clientId);
-      // The grants' own rows and every object of them.
-      await trx
-        .deleteFrom('oidc_models')
-        .where((eb) => eb.or([eb('grant_id', 'in', grants), eb.and([eb('model', '=', 'Grant'), eb('id', 'in', grants)])]))
-        .execute();
-      await trx.deleteFrom('oidc_consents').where('client_id', '=', clientId).execute();
+      await deleteConsents(trx, 'client_id', [clientId]);
       const result = await trx.deleteFrom('oidc_clients').where('client_id', '=', clientId).executeTakeFirst();
       return rowsAffected(result.numDeletedRows) > 0;
     });
