@@ -10,7 +10,7 @@
 import { parseArgs } from 'node:util';
 import { hexToBytes } from '@noble/hashes/utils.js';
 import { checkResultBody, parseSubject, verifyAttestation } from './attest/index.js';
-import { buildAttestationLookup, buildChain, buildRelayPool } from './services.js';
+import { backchannelUriChecker, buildAttestationLookup, buildChain, buildRelayPool } from './services.js';
 import { readAttestationFile } from './cli/attestation-file.js';
 import { publishFromFile } from './cli/publish.js';
 import { UsageError } from './cli/usage.js';
@@ -120,7 +120,13 @@ async function run(argv: string[]): Promise<number> {
     const config = loadConfig();
     return withStore(config, async (store) => {
       const serverSecret = await loadServerSecret(store, config.serverSecret);
-      const oidc = await OidcService.open({ store, issuer: config.publicUrl, serverSecret, now: () => new Date() });
+      const oidc = await OidcService.open({
+        store,
+        issuer: config.publicUrl,
+        serverSecret,
+        backchannelUriProblem: backchannelUriChecker(config),
+        now: () => new Date(),
+      });
       return runOidcCommand(argv.slice(1), { oidc, io: terminalIo() });
     });
   }

@@ -540,16 +540,7 @@ async function assemble(config: Config, deps: ServiceDeps, log: ServiceLog, clos
         throw error;
       }
     },
-    // Back-channel logouts go out under the webhook endpoint rules (docs/protocol.md §8 "Logout").
-    backchannelUriProblem: (uri) => {
-      try {
-        checkWebhookUrl(uri, webhookRules);
-        return null;
-      } catch (error) {
-        if (isOcError(error)) return error.message.replace(/^webhook: /, '');
-        throw error;
-      }
-    },
+    backchannelUriProblem: backchannelUriChecker(config),
     now,
   });
   const reloadOidcKeys = setInterval(() => {
@@ -635,5 +626,23 @@ async function assemble(config: Config, deps: ServiceDeps, log: ServiceLog, clos
       logouts.start();
     },
     close: () => closeAll(closers),
+  };
+}
+
+/**
+ * Why a client's `backchannel_logout_uri` cannot be used, or null: logouts go
+ * out under the webhook endpoint rules (docs/protocol.md §8 "Logout"), so the
+ * service and the operator's `oidc` commands refuse the same addresses.
+ */
+export function backchannelUriChecker(config: Pick<Config, 'publicUrl' | 'webhookAllowPrivate'>): (uri: string) => string | null {
+  const rules = { development: isDevelopmentUrl(config.publicUrl), allowPrivate: config.webhookAllowPrivate };
+  return (uri) => {
+    try {
+      checkWebhookUrl(uri, rules);
+      return null;
+    } catch (error) {
+      if (isOcError(error)) return error.message.replace(/^webhook: /, '');
+      throw error;
+    }
   };
 }

@@ -172,4 +172,14 @@ describe('oc-host keys with the OpenID provider', () => {
     expect(help.code).toBe(0);
     expect(help.stdout).toMatch(/^Usage:\n {2}oc-host oidc clients add /);
   }, 60_000);
+
+  it('refuses a back-channel logout address the service would not send to, as the registration endpoint does', async () => {
+    const add = (uri: string) =>
+      cli(['oidc', 'clients', 'add', '--name', 'Wiki', '--redirect-uri', 'https://wiki.example/cb', '--backchannel-logout-uri', uri]);
+    expect((await cli(['migrate'])).code).toBe(0);
+    const refused = await add('https://10.1.2.3/logout');
+    expect(refused.code).toBe(2);
+    expect(refused.stderr).toContain('backchannel_logout_uri');
+    expect((await add('https://wiki.example/logout')).code).toBe(0);
+  }, 60_000);
 });
