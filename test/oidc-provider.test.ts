@@ -94,15 +94,11 @@ function providerSuite(engine: 'sqlite' | 'postgres'): void {
     const { did, browser } = await signedInBrowser();
     const state = client.randomState();
     const nonce = client.randomNonce();
-    const verifier = client.randomPKCECodeVerifier();
-    const url = client.buildAuthorizationUrl(config, {
-      redirect_uri: REDIRECT,
+    const { url, verifier } = await pkceUrl(config, {
       scope: 'openid profile bitcoin offline_access',
       prompt: 'consent',
       state,
       nonce,
-      code_challenge: await client.calculatePKCECodeChallenge(verifier),
-      code_challenge_method: 'S256',
     });
     const { callback, consent } = await authorize(browser, url);
     expect(consent?.body).toContain('Grafana at example');
@@ -168,13 +164,9 @@ function providerSuite(engine: 'sqlite' | 'postgres'): void {
       client.buildAuthorizationUrl(config, { redirect_uri: REDIRECT, scope: 'openid', state: 's' }).href,
     );
     expect(new URL(withoutPkce.location as string).searchParams.get('error')).toBe('invalid_request');
-    const verifier = client.randomPKCECodeVerifier();
-    const url = client.buildAuthorizationUrl(config, {
-      redirect_uri: REDIRECT,
+    const { url, verifier } = await pkceUrl(config, {
       scope: 'openid',
       state: 'xyz',
-      code_challenge: await client.calculatePKCECodeChallenge(verifier),
-      code_challenge_method: 'S256',
     });
     const { callback } = await authorize(browser, url);
     const tokens = await client.authorizationCodeGrant(config, callback, { pkceCodeVerifier: verifier, expectedState: 'xyz' });
@@ -186,13 +178,9 @@ function providerSuite(engine: 'sqlite' | 'postgres'): void {
     const config = await discover(app, issued.client_id, issued.client_secret);
     const host = harness.browser(app);
     const browser = new ProviderBrowser(app, host);
-    const verifier = client.randomPKCECodeVerifier();
-    const url = client.buildAuthorizationUrl(config, {
-      redirect_uri: REDIRECT,
+    const { url, verifier } = await pkceUrl(config, {
       scope: 'openid',
       state: 'abc',
-      code_challenge: await client.calculatePKCECodeChallenge(verifier),
-      code_challenge_method: 'S256',
     });
     const first = await browser.follow(url.href);
     expect(first.status).toBe(200);
@@ -211,14 +199,10 @@ function providerSuite(engine: 'sqlite' | 'postgres'): void {
     const issued = await confidential();
     const config = await discover(app, issued.client_id, issued.client_secret);
     const { host, browser } = await signedInBrowser();
-    const verifier = client.randomPKCECodeVerifier();
-    const params = {
-      redirect_uri: REDIRECT,
+    const { params } = await pkceParams({
       scope: 'openid',
       state: 'abc',
-      code_challenge: await client.calculatePKCECodeChallenge(verifier),
-      code_challenge_method: 'S256',
-    };
+    });
     await authorize(browser, client.buildAuthorizationUrl(config, params));
     expect((await host.logout()).status).toBe(200);
     const hop = await browser.follow(client.buildAuthorizationUrl(config, params).href);
@@ -246,18 +230,9 @@ function providerSuite(engine: 'sqlite' | 'postgres'): void {
     const issued = await confidential({ post_logout_redirect_uris: ['https://app.example/bye'] });
     const config = await discover(app, issued.client_id, issued.client_secret);
     const { browser } = await signedInBrowser();
-    const verifier = client.randomPKCECodeVerifier();
-    const { callback } = await authorize(
-      browser,
-      client.buildAuthorizationUrl(config, {
-        redirect_uri: REDIRECT,
-        scope: 'openid',
-        state: 'e',
-        code_challenge: await client.calculatePKCECodeChallenge(verifier),
-        code_challenge_method: 'S256',
-      }),
-    );
-    const tokens = await client.authorizationCodeGrant(config, callback, { pkceCodeVerifier: verifier, expectedState: 'e' });
+    const signIn = await pkceUrl(config, { state: 'e' });
+    const { callback } = await authorize(browser, signIn.url);
+    const tokens = await client.authorizationCodeGrant(config, callback, { pkceCodeVerifier: signIn.verifier, expectedState: 'e' });
     const stranger = client.buildEndSessionUrl(config, {
       id_token_hint: tokens.id_token as string,
       post_logout_redirect_uri: 'https://evil.example/',
@@ -281,14 +256,10 @@ function providerSuite(engine: 'sqlite' | 'postgres'): void {
     const issued = await confidential();
     const config = await discover(app, issued.client_id, issued.client_secret);
     const { host, browser, wallet } = await signedInBrowser();
-    const verifier = client.randomPKCECodeVerifier();
-    const params = {
-      redirect_uri: REDIRECT,
+    const { params, verifier } = await pkceParams({
       scope: 'openid',
       state: 'p',
-      code_challenge: await client.calculatePKCECodeChallenge(verifier),
-      code_challenge_method: 'S256',
-    };
+    });
     await authorize(browser, client.buildAuthorizationUrl(config, params));
     for (const extra of [{ prompt: 'login' }, { max_age: '0' }]) {
       harness.clock.advance(2000);
@@ -311,13 +282,9 @@ function providerSuite(engine: 'sqlite' | 'postgres'): void {
     const hostile = '<img src=x onerror=alert(1)>{{return_to}}';
     const issued = await confidential({ client_name: hostile, logo_uri: 'https://logo.example/app.png' });
     const config = await discover(app, issued.client_id, issued.client_secret);
-    const verifier = client.randomPKCECodeVerifier();
-    const url = client.buildAuthorizationUrl(config, {
-      redirect_uri: REDIRECT,
+    const { url } = await pkceUrl(config, {
       scope: 'openid',
       state: 'n',
-      code_challenge: await client.calculatePKCECodeChallenge(verifier),
-      code_challenge_method: 'S256',
     });
     // A browser without a host session lands on the sign-in page, which names no app itself; its policy
     // allows the logo's origin, which the page's script learns with the name.
@@ -379,16 +346,7 @@ function providerSuite(engine: 'sqlite' | 'postgres'): void {
     const issued = await confidential({ client_name: 'Plain logo', logo_uri: 'http://logo.example/app.png' });
     const config = await discover(app, issued.client_id, issued.client_secret);
     const { browser } = await signedInBrowser();
-    const verifier = client.randomPKCECodeVerifier();
-    const consent = await browser.follow(
-      client.buildAuthorizationUrl(config, {
-        redirect_uri: REDIRECT,
-        scope: 'openid',
-        state: 'h',
-        code_challenge: await client.calculatePKCECodeChallenge(verifier),
-        code_challenge_method: 'S256',
-      }).href,
-    );
+    const consent = await browser.follow((await pkceUrl(config, { state: 'h' })).url.href);
     expect(consent.status).toBe(200);
     expect(consent.headers['content-security-policy']).toContain("img-src 'self' data:;");
     const back = new URL(consent.url).pathname;
@@ -406,15 +364,11 @@ function providerSuite(engine: 'sqlite' | 'postgres'): void {
     const issued = await confidential({ logo_uri: 'https://app.example/logo.png' });
     const config = await discover(app, issued.client_id, issued.client_secret);
     const { host, browser } = await signedInBrowser();
-    const verifier = client.randomPKCECodeVerifier();
-    const params = {
-      redirect_uri: REDIRECT,
+    const { params, verifier } = await pkceParams({
       scope: 'openid profile offline_access',
       prompt: 'consent',
       state: 'w',
-      code_challenge: await client.calculatePKCECodeChallenge(verifier),
-      code_challenge_method: 'S256',
-    };
+    });
     const { callback } = await authorize(browser, client.buildAuthorizationUrl(config, params));
     const tokens = await client.authorizationCodeGrant(config, callback, { pkceCodeVerifier: verifier, expectedState: 'w' });
 
@@ -448,18 +402,24 @@ function providerSuite(engine: 'sqlite' | 'postgres'): void {
     expect((await app.inject({ url: '/api/auth/apps' })).statusCode).toBe(401);
   });
 
-  /** An authorization URL of `config` for REDIRECT with PKCE, and its verifier. */
-  async function pkceUrl(config: client.Configuration, extra: Record<string, string> = {}): Promise<{ url: URL; verifier: string }> {
+  /** Authorization parameters for REDIRECT with PKCE (scope `openid` and state `s` unless `extra` says otherwise), and the verifier. */
+  async function pkceParams(extra: Record<string, string> = {}): Promise<{ params: Record<string, string>; verifier: string }> {
     const verifier = client.randomPKCECodeVerifier();
-    const url = client.buildAuthorizationUrl(config, {
+    const params = {
       redirect_uri: REDIRECT,
       scope: 'openid',
       state: 's',
       code_challenge: await client.calculatePKCECodeChallenge(verifier),
       code_challenge_method: 'S256',
       ...extra,
-    });
-    return { url, verifier };
+    };
+    return { params, verifier };
+  }
+
+  /** An authorization URL of `config` for REDIRECT with PKCE, and its verifier. */
+  async function pkceUrl(config: client.Configuration, extra: Record<string, string> = {}): Promise<{ url: URL; verifier: string }> {
+    const { params, verifier } = await pkceParams(extra);
+    return { url: client.buildAuthorizationUrl(config, params), verifier };
   }
 
   it('honours login_hint: the signed-in account goes through, another is asked to sign in once, a stranger gets the field filled', async () => {
@@ -605,17 +565,8 @@ function providerSuite(engine: 'sqlite' | 'postgres'): void {
     expect(stored?.metadata).not.toContain(metadata.client_secret as string);
 
     // The registered client signs people in like any other.
-    const verifier = client.randomPKCECodeVerifier();
-    const { callback } = await authorize(
-      browser,
-      client.buildAuthorizationUrl(config, {
-        redirect_uri: REDIRECT,
-        scope: 'openid',
-        state: 'r',
-        code_challenge: await client.calculatePKCECodeChallenge(verifier),
-        code_challenge_method: 'S256',
-      }),
-    );
+    const { url, verifier } = await pkceUrl(config, { state: 'r' });
+    const { callback } = await authorize(browser, url);
     const tokens = await client.authorizationCodeGrant(config, callback, { pkceCodeVerifier: verifier, expectedState: 'r' });
     expect(tokens.claims()?.sub).toBe(did);
 
