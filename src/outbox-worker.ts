@@ -20,14 +20,48 @@ export interface OutboxWorkerOptions {
 /** How long past the attempt's timeout a claim stays with its worker. */
 export const LEASE_MARGIN_MS = 5000;
 
-/** Leases up to `limit` rows due at `now` to `owner` for `leaseMs` (the store's claim of one outbox). */
-export type OutboxClaim<Row> = (owner: string, now: number, leaseMs: number, limit: number) => Promise<readonly Row[]>;
+/** A row of an outbox: its id and the attempts it has had. */
+export interface OutboxRow {
+  readonly id: string;
+  readonly attempts: number;
+}
 
-/** A worker of one outbox: it says how to claim its rows and attempt one. */
-export abstract class OutboxWorker<Row> {
+/** How one send went: the answer's status, and a short error code (`timeout`, `http_500`, …) or null on success. */
+export interface SendResult {
+  readonly status: number | null;
+  readonly error: string | null;
+  /** A failure no retry can mend (no endpoint, a refused client): the row fails now. */
+  readonly final?: boolean;
+}
+
+/** How one attempt ended, as the outbox records it. */
+export interface OutboxAttempt {
+  readonly at: number;
+  readonly status: number | null;
+  readonly error: string | null;
+  /** `delivered`; `retry` at `next_attempt_at`; `failed` for good. */
+  readonly outcome: 'delivered' | 'retry' | 'failed';
+  readonly next_attempt_at?: number;
+}
+
+/** Where one outbox's rows are leased and their attempts recorded, and how often a row is tried. */
+export interface OutboxPlan<Row> {
+  /** Leases up to `limit` rows due at `now` to `owner` for `leaseMs`. */
+  readonly claim: (owner: string, now: number, leaseMs: number, limit: number) => Promise<readonly Row[]>;
+  /** Records an attempt of a row while `owner` still holds its lease. */
+  readonly finish: (id: string, owner: string, attempt: OutboxAttempt) => Promise<unknown>;
+  /** Rows attempted at once. */
+  readonly parallel: number;
+  /** Attempts before a row fails for good. */
+  readonly maxAttempts: number;
+  /** Backoff before attempt `attempts + 1`, after `attempts` failed ones. */
+  readonly backoffMs: (attempts: number) => number;
+}
+
+/** A worker of one outbox: it says how to send one row; the loop, the outcome and the backoff are the same for all. */
+export abstract class OutboxWorker<Row extends OutboxRow> {
   readonly #options: OutboxWorkerOptions;
-  readonly #parallel: number;
-  readonly #claim: OutboxClaim<Row>;
+  readonly #plan: OutboxPlan<Row>;
   /** This worker's name on the leases it takes. */
   readonly owner = randomBytes(12).toString('hex');
   #timer: NodeJS.Timeout | undefined;
@@ -35,15 +69,33 @@ export abstract class OutboxWorker<Row> {
   #again = false;
   #stopped = false;
 
-  /** `parallel`: rows attempted at once. */
-  protected constructor(options: OutboxWorkerOptions, parallel: number, claim: OutboxClaim<Row>) {
+  protected constructor(options: OutboxWorkerOptions, plan: OutboxPlan<Row>) {
     this.#options = options;
-    this.#parallel = parallel;
-    this.#claim = claim;
+    this.#plan = plan;
   }
 
-  /** Attempts one claimed row and records the outcome under `owner`'s lease. */
-  protected abstract attempt(row: Row, owner: string): Promise<void>;
+  /** Sends one claimed row once. */
+  protected abstract send(row: Row): Promise<SendResult>;
+
+  /** Told of every finished attempt (a log line: never a payload, token or URL). */
+  protected abstract attempted(row: Row, attempt: OutboxAttempt & { readonly attempts: number }): void;
+
+  /** Sends one claimed row and records the outcome under `owner`'s lease. */
+  async #attempt(row: Row, owner: string): Promise<void> {
+    const result = await this.send(row);
+    const at = this.#options.now().getTime();
+    const attempts = row.attempts + 1;
+    const outcome = result.error === null ? 'delivered' : result.final === true || attempts >= this.#plan.maxAttempts ? 'failed' : 'retry';
+    const attempt: OutboxAttempt = {
+      at,
+      status: result.status,
+      error: result.error,
+      outcome,
+      ...(outcome === 'retry' ? { next_attempt_at: at + this.#plan.backoffMs(attempts) } : {}),
+    };
+    await this.#plan.finish(row.id, owner, attempt);
+    this.attempted(row, { ...attempt, attempts });
+  }
 
   start(): void {
     if (this.#timer !== undefined || this.#stopped) return;
@@ -82,9 +134,9 @@ export abstract class OutboxWorker<Row> {
     let sent = 0;
     for (;;) {
       const { now, timeoutMs } = this.#options;
-      const claimed = await this.#claim(this.owner, now().getTime(), timeoutMs + LEASE_MARGIN_MS, this.#parallel);
+      const claimed = await this.#plan.claim(this.owner, now().getTime(), timeoutMs + LEASE_MARGIN_MS, this.#plan.parallel);
       if (claimed.length === 0) return sent;
-      await Promise.all(claimed.map((row) => this.attempt(row, this.owner)));
+      await Promise.all(claimed.map((row) => this.#attempt(row, this.owner)));
       sent += claimed.length;
       if (this.#stopped) return sent;
     }

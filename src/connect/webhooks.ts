@@ -30,7 +30,7 @@ import { request as httpRequest, type IncomingMessage } from 'node:http';
 import { request as httpsRequest } from 'node:https';
 import { isIP } from 'node:net';
 import { OcError } from '../errors.js';
-import { OutboxWorker } from '../outbox-worker.js';
+import { type OutboxAttempt, OutboxWorker, type SendResult } from '../outbox-worker.js';
 import { isGloballyReachable, isLoopbackAddress } from './addresses.js';
 import type { ClaimedWebhookDelivery, KeyStore, WebhookStore } from '../storage/index.js';
 import { VERSION } from '../version.js';
@@ -179,24 +179,23 @@ export class WebhookDispatcher extends OutboxWorker<ClaimedWebhookDelivery> {
   readonly #deps: WebhookDispatcherDeps;
 
   constructor(deps: WebhookDispatcherDeps) {
-    super(deps, PARALLEL, (...claim) => deps.store.claimWebhookDeliveries(...claim));
+    super(deps, {
+      claim: (...claim) => deps.store.claimWebhookDeliveries(...claim),
+      finish: (...finish) => deps.store.finishWebhookAttempt(...finish),
+      parallel: PARALLEL,
+      maxAttempts: MAX_WEBHOOK_ATTEMPTS,
+      backoffMs: (attempts) => webhookBackoffMs(attempts, deps.retryBaseMs),
+    });
     this.#deps = deps;
   }
 
-  protected async attempt(delivery: ClaimedWebhookDelivery, owner: string): Promise<void> {
-    const result: AttemptResult = delivery.url === null ? { status: null, error: 'no_endpoint' } : await this.#post(delivery, delivery.url);
-    const at = this.#deps.now().getTime();
-    const attempts = delivery.attempts + 1;
-    const delivered = result.error === null;
-    const outcome = delivered ? 'delivered' : delivery.url === null || attempts >= MAX_WEBHOOK_ATTEMPTS ? 'failed' : 'retry';
-    await this.#deps.store.finishWebhookAttempt(delivery.id, owner, {
-      at,
-      status: result.status,
-      error: result.error,
-      outcome,
-      ...(outcome === 'retry' ? { next_attempt_at: at + webhookBackoffMs(attempts, this.#deps.retryBaseMs) } : {}),
-    });
-    this.#deps.onAttempt?.({ id: delivery.id, app_id: delivery.app_id, outcome, status: result.status, error: result.error, attempts });
+  protected async send(delivery: ClaimedWebhookDelivery): Promise<SendResult> {
+    // An app without an endpoint any more: nothing a retry can mend.
+    return delivery.url === null ? { status: null, error: 'no_endpoint', final: true } : this.#post(delivery, delivery.url);
+  }
+
+  protected attempted(delivery: ClaimedWebhookDelivery, { outcome, status, error, attempts }: OutboxAttempt & { attempts: number }): void {
+    this.#deps.onAttempt?.({ id: delivery.id, app_id: delivery.app_id, outcome, status, error, attempts });
   }
 
   #post(delivery: ClaimedWebhookDelivery, endpoint: string): Promise<AttemptResult> {

@@ -18,7 +18,7 @@
  * - A client that is gone, or has no `backchannel_logout_uri` any more, or
  *   requires a `sid` the row cannot give, ends the row as failed at once.
  */
-import { OutboxWorker } from '../outbox-worker.js';
+import { type OutboxAttempt, OutboxWorker, type SendResult } from '../outbox-worker.js';
 import type { ClaimedOidcLogout, OidcLogoutStore } from '../storage/index.js';
 
 export const MAX_LOGOUT_ATTEMPTS = 10;
@@ -60,43 +60,36 @@ export class BackchannelLogoutDispatcher extends OutboxWorker<ClaimedOidcLogout>
   readonly #deps: BackchannelDispatcherDeps;
 
   constructor(deps: BackchannelDispatcherDeps) {
-    super(deps, PARALLEL, (...claim) => deps.store.claimOidcLogouts(...claim));
+    super(deps, {
+      claim: (...claim) => deps.store.claimOidcLogouts(...claim),
+      finish: (...finish) => deps.store.finishOidcLogoutAttempt(...finish),
+      parallel: PARALLEL,
+      maxAttempts: MAX_LOGOUT_ATTEMPTS,
+      backoffMs: deps.backoffMs,
+    });
     this.#deps = deps;
   }
 
-  protected async attempt(logout: ClaimedOidcLogout, owner: string): Promise<void> {
-    let built: LogoutToken | null;
+  protected async send(logout: ClaimedOidcLogout): Promise<SendResult> {
+    let built: LogoutToken;
     try {
       built = await this.#deps.build(logout);
     } catch (error) {
       // A passing failure (the database, the keys): retried like a failed POST.
       this.#deps.onError(error);
-      built = null;
+      return { status: null, error: 'token' };
     }
-    let result: { readonly status: number | null; readonly error: string | null };
-    if (built === null) {
-      result = { status: null, error: 'token' };
-    } else if ('refused' in built) {
-      result = { status: null, error: built.refused };
-    } else {
-      const body = new URLSearchParams({ logout_token: built.token }).toString();
-      result = await this.#deps.post(built.uri, body, {
-        'content-type': 'application/x-www-form-urlencoded',
-        'content-length': String(Buffer.byteLength(body)),
-        'user-agent': this.#deps.userAgent,
-      });
-    }
-    const at = this.#deps.now().getTime();
-    const attempts = logout.attempts + 1;
-    const outcome =
-      result.error === null ? 'delivered' : (built !== null && 'refused' in built) || attempts >= MAX_LOGOUT_ATTEMPTS ? 'failed' : 'retry';
-    await this.#deps.store.finishOidcLogoutAttempt(logout.id, owner, {
-      at,
-      status: result.status,
-      error: result.error,
-      outcome,
-      ...(outcome === 'retry' ? { next_attempt_at: at + this.#deps.backoffMs(attempts) } : {}),
+    // A client that can no longer be told (gone, or its URI now refused): no retry mends it.
+    if ('refused' in built) return { status: null, error: built.refused, final: true };
+    const body = new URLSearchParams({ logout_token: built.token }).toString();
+    return this.#deps.post(built.uri, body, {
+      'content-type': 'application/x-www-form-urlencoded',
+      'content-length': String(Buffer.byteLength(body)),
+      'user-agent': this.#deps.userAgent,
     });
-    this.#deps.onAttempt?.({ id: logout.id, client_id: logout.client_id, outcome, status: result.status, error: result.error, attempts });
+  }
+
+  protected attempted(logout: ClaimedOidcLogout, { outcome, status, error, attempts }: OutboxAttempt & { attempts: number }): void {
+    this.#deps.onAttempt?.({ id: logout.id, client_id: logout.client_id, outcome, status, error, attempts });
   }
 }
