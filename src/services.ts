@@ -641,7 +641,7 @@ export function backchannelUriChecker(config: Pick<Config, 'publicUrl' | 'webhoo
       checkWebhookUrl(uri, rules);
       return null;
     } catch (error) {
-      if (isOcError(error)) return error.message.replace(/^webhook: /, '');
+      if (isOcError(error)) return (error.detail ?? error.code).replace(/^webhook: /, '');
       throw error;
     }
   };
