@@ -11,7 +11,7 @@ import { Type } from 'typebox';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { proofFromFields, type AccountChange, type TransferAcceptance } from '../account/index.js';
 import type { ServiceContext } from './context.js';
-import { errorResponses, NullableString, SessionIssued } from './schemas.js';
+import { EXAMPLE, errorResponses, example, NullableString, SessionIssued } from './schemas.js';
 import { answerIssued, noStore, requireSession, sessionBody, setSessionCookie } from './session.js';
 import { POLICY } from './policy.js';
 import type { TypedApp } from './schema-types.js';
@@ -86,6 +86,7 @@ const SudoBody = Type.Object(
       'Either `{message, signature, nonce}`: a challenge with `purpose=sudo` for an address of the active account; ' +
       'or `{email, code, token?}`: an e-mail code for an e-mail of the active account; ' +
       'or `{challenge_token, response}`: an assertion by a key of the active account (POST /api/auth/webauthn/assertion/options)',
+    ...example({ email: EXAMPLE.email, code: EXAMPLE.code }),
   },
 );
 const LinkBtcBody = Type.Object(
@@ -98,27 +99,31 @@ const LinkBtcBody = Type.Object(
     description:
       'A challenge with `purpose=link` signed by the address to link; its audience may be a family origin or the did of the ' +
       'active account. A 409 leaves the challenge unused: send the same message and signature again with confirm_transfer',
+    ...example({ message: EXAMPLE.challenge, signature: EXAMPLE.attestation.signature, nonce: EXAMPLE.nonce }),
   },
 );
 const LinkEmailBody = Type.Object(
   { ...EMAIL_FIELDS, confirm_transfer: CONFIRM_TRANSFER },
-  { description: 'An e-mail code for the address to link' },
+  { description: 'An e-mail code for the address to link', ...example({ email: EXAMPLE.email, code: EXAMPLE.code }) },
 );
 const UnlinkQuery = Type.Object({
-  id: Type.String({ minLength: 1, maxLength: 64, description: 'The identity id from GET /api/auth/identities' }),
+  id: Type.String({ minLength: 1, maxLength: 64, description: 'The identity id from GET /api/auth/identities', ...example(EXAMPLE.id) }),
 });
-const AccountEditBody = Type.Object({
-  display_name: Type.Optional(
-    Type.Union([Type.String({ maxLength: 256 }), Type.Null()], {
-      description: '1 to 64 characters after trimming, no control characters; null clears it',
-    }),
-  ),
-  display_identity: Type.Optional(
-    Type.Union([Type.String({ enum: ['btc', 'email', 'did', 'nostr'] }), Type.Null()], {
-      description: 'A kind the account holds; null returns to the default (address, else e-mail, else did)',
-    }),
-  ),
-});
+const AccountEditBody = Type.Object(
+  {
+    display_name: Type.Optional(
+      Type.Union([Type.String({ maxLength: 256 }), Type.Null()], {
+        description: '1 to 64 characters after trimming, no control characters; null clears it',
+      }),
+    ),
+    display_identity: Type.Optional(
+      Type.Union([Type.String({ enum: ['btc', 'email', 'did', 'nostr'] }), Type.Null()], {
+        description: 'A kind the account holds; null returns to the default (address, else e-mail, else did)',
+      }),
+    ),
+  },
+  example({ display_name: 'Alice' }),
+);
 
 const IdentityView = Type.Object({
   id: Type.String(),

@@ -5,7 +5,7 @@
 import { Type } from 'typebox';
 import { verifyAttestation } from '../attest/index.js';
 import type { ServiceContext } from './context.js';
-import { errorResponses, Identity } from './schemas.js';
+import { EXAMPLE, errorResponses, example, Identity } from './schemas.js';
 import { POLICY } from './policy.js';
 import type { TypedApp } from './schema-types.js';
 import { route } from './route.js';
@@ -21,25 +21,51 @@ export const ATTESTATION_FIELDS = {
   scheme: Type.Optional(Type.String({ maxLength: 32, description: '`bip322` or `legacy`; when absent, detected (docs/protocol.md §7)' })),
 };
 
-export const VerifyBody = Type.Object({
-  ...ATTESTATION_FIELDS,
-  attestation_id: Type.Optional(Type.String({ maxLength: 128, description: 'Claimed id; must equal sha256 of msg' })),
-});
+/** The attestation of {@link EXAMPLE}, as /api/verify and /api/publish take it. */
+export const ATTESTATION_EXAMPLE = {
+  addr: EXAMPLE.address,
+  msg: EXAMPLE.attestation.message,
+  sig: EXAMPLE.attestation.signature,
+  scheme: 'bip322',
+};
 
-export const VerifyResult = Type.Object({
-  ok: Type.Boolean(),
-  codes: Type.Array(Type.String(), { description: 'Status codes (docs/api.md "Verification status codes")' }),
-  address: Type.String(),
-  attestation_id: Type.String({ pattern: '^[0-9a-f]{64}$' }),
-  identities: Type.Array(Identity),
-  network: Type.String(),
-  sats: Type.Integer(),
-  days: Type.Integer(),
-  score: Type.Number(),
-  metrics: Type.Object({ sats_bonded: Type.Integer(), days_unspent: Type.Integer(), score: Type.Number() }),
-  issued_at: Type.Optional(Type.String()),
-  expires_at: Type.Optional(Type.String()),
-});
+export const VerifyBody = Type.Object(
+  {
+    ...ATTESTATION_FIELDS,
+    attestation_id: Type.Optional(Type.String({ maxLength: 128, description: 'Claimed id; must equal sha256 of msg' })),
+  },
+  example(ATTESTATION_EXAMPLE),
+);
+
+export const VerifyResult = Type.Object(
+  {
+    ok: Type.Boolean(),
+    codes: Type.Array(Type.String(), { description: 'Status codes (docs/api.md "Verification status codes")' }),
+    address: Type.String(),
+    attestation_id: Type.String({ pattern: '^[0-9a-f]{64}$' }),
+    identities: Type.Array(Identity),
+    network: Type.String(),
+    sats: Type.Integer(),
+    days: Type.Integer(),
+    score: Type.Number(),
+    metrics: Type.Object({ sats_bonded: Type.Integer(), days_unspent: Type.Integer(), score: Type.Number() }),
+    issued_at: Type.Optional(Type.String()),
+    expires_at: Type.Optional(Type.String()),
+  },
+  example({
+    ok: true,
+    codes: ['sig_ok_bip322', 'bond_confirmed'],
+    address: EXAMPLE.address,
+    attestation_id: EXAMPLE.attestation.id,
+    identities: [{ protocol: 'github', identifier: 'conformance' }],
+    network: 'mainnet',
+    sats: 250000,
+    days: 45,
+    score: 42.7,
+    metrics: { sats_bonded: 250000, days_unspent: 45, score: 42.7 },
+    issued_at: '2026-04-22T12:00:00Z',
+  }),
+);
 
 export function registerAttestationRoutes(app: TypedApp, context: ServiceContext): void {
   app.post(

@@ -22,7 +22,7 @@ import {
   signOutCurrent,
   wantsAdd,
 } from './session.js';
-import { errorResponses, SessionIssued, StringEnum } from './schemas.js';
+import { EXAMPLE, errorResponses, example, SessionIssued, StringEnum } from './schemas.js';
 import { POLICY } from './policy.js';
 import type { TypedApp } from './schema-types.js';
 import { route, sessionRoute, signInRoute } from './route.js';
@@ -46,14 +46,15 @@ const SignInBody = Type.Object(
   {
     description:
       '`{address, message, signature, nonce}`, or `{message, signature, scheme, expectedNonce, expectedAudience, expectedPurpose, add}`',
+    ...example({ address: EXAMPLE.address, message: EXAMPLE.challenge, signature: EXAMPLE.attestation.signature, nonce: EXAMPLE.nonce }),
   },
 );
 
 const LogoutQuery = Type.Object({
   scope: Type.Optional(Type.Union([Type.Literal('current'), Type.Literal('all')], { description: 'Default `all`' })),
 });
-const SwitchBody = Type.Object({ did_oc: Type.String({ minLength: 1, maxLength: 128 }) });
-const TabBody = Type.Object({ did_oc: Type.Optional(Type.String({ minLength: 1, maxLength: 128 })) });
+const SwitchBody = Type.Object({ did_oc: Type.String({ minLength: 1, maxLength: 128 }) }, example({ did_oc: EXAMPLE.didOc }));
+const TabBody = Type.Object({ did_oc: Type.Optional(Type.String({ minLength: 1, maxLength: 128 })) }, example({ did_oc: EXAMPLE.didOc }));
 
 const PublicJwk = Type.Object({
   kty: Type.Literal('OKP'),

@@ -15,13 +15,18 @@ import {
   parseChallengeMessage,
 } from '../signin/index.js';
 import type { ServiceContext } from './context.js';
-import { errorResponses } from './schemas.js';
+import { EXAMPLE, errorResponses, example } from './schemas.js';
 import { POLICY } from './policy.js';
 import type { TypedApp } from './schema-types.js';
 import { route } from './route.js';
 
 const ChallengeQuery = Type.Object({
-  addr: Type.String({ minLength: 1, maxLength: 128, description: 'Bitcoin address of the configured network' }),
+  addr: Type.String({
+    minLength: 1,
+    maxLength: 128,
+    description: 'Bitcoin address of the configured network',
+    ...example(EXAMPLE.address),
+  }),
   audience: Type.Optional(
     Type.String({
       minLength: 1,
@@ -46,26 +51,35 @@ const Challenge = Type.Object({
   expiresAtMs: Type.Integer({ description: 'The same instant in milliseconds since the epoch, for clients that read a number' }),
 });
 
-const ChallengeProof = Type.Object({
-  message: Type.String({ maxLength: 4096 }),
-  signature: Type.String({ maxLength: 8192 }),
-  expectedNonce: Type.Optional(
-    Type.String({ maxLength: 64, description: 'When absent, not compared (the nonce must still be one this service issued)' }),
-  ),
-  expectedAudience: Type.Optional(
-    Type.String({
-      maxLength: MAX_CHALLENGE_FIELD_LENGTH,
-      description: 'When absent, not compared; empty means what a challenge asked without one carries: `PUBLIC_URL`, or no line',
-    }),
-  ),
-  expectedPurpose: Type.Optional(
-    Type.String({
-      maxLength: MAX_CHALLENGE_FIELD_LENGTH,
-      description: 'When absent, not compared; empty means what a challenge asked without one carries: `login`, or no line',
-    }),
-  ),
-  scheme: Type.Optional(Type.String({ maxLength: 16, description: '`bip322` or `legacy`; detected when absent' })),
-});
+const ChallengeProof = Type.Object(
+  {
+    message: Type.String({ maxLength: 4096 }),
+    signature: Type.String({ maxLength: 8192 }),
+    expectedNonce: Type.Optional(
+      Type.String({ maxLength: 64, description: 'When absent, not compared (the nonce must still be one this service issued)' }),
+    ),
+    expectedAudience: Type.Optional(
+      Type.String({
+        maxLength: MAX_CHALLENGE_FIELD_LENGTH,
+        description: 'When absent, not compared; empty means what a challenge asked without one carries: `PUBLIC_URL`, or no line',
+      }),
+    ),
+    expectedPurpose: Type.Optional(
+      Type.String({
+        maxLength: MAX_CHALLENGE_FIELD_LENGTH,
+        description: 'When absent, not compared; empty means what a challenge asked without one carries: `login`, or no line',
+      }),
+    ),
+    scheme: Type.Optional(Type.String({ maxLength: 16, description: '`bip322` or `legacy`; detected when absent' })),
+  },
+  example({
+    message: EXAMPLE.challenge,
+    signature: EXAMPLE.attestation.signature,
+    expectedNonce: EXAMPLE.nonce,
+    expectedAudience: 'https://auth.example.com',
+    expectedPurpose: 'login',
+  }),
+);
 
 const ChallengeOutcome = Type.Union([
   Type.Object({

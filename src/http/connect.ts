@@ -10,7 +10,7 @@ import { Type } from 'typebox';
 import type { FastifyRequest } from 'fastify';
 import type { ConnectAppRecord } from '../storage/index.js';
 import type { ServiceContext } from './context.js';
-import { errorResponses, NullableString } from './schemas.js';
+import { EXAMPLE, errorResponses, example, NullableString } from './schemas.js';
 import { noStore, requireSession } from './session.js';
 import { POLICY } from './policy.js';
 import type { TypedApp } from './schema-types.js';
@@ -30,7 +30,7 @@ const WebhookBody = Type.Object(
       description: 'An https URL (http only for a loopback host while the service runs on loopback); null removes the webhook',
     }),
   },
-  { additionalProperties: false },
+  { additionalProperties: false, ...example({ url: 'https://shop.example.com/oc-webhook' }) },
 );
 const Delivery = Type.Object({
   id: Type.String({ description: 'The `webhook-id` header of every attempt' }),
@@ -52,20 +52,26 @@ const AppWithKey = Type.Object({
   app: App,
   api_key: Type.String({ description: 'Shown once: only its hash is kept. Send it as `Authorization: Bearer <api_key>`' }),
 });
-const CreateAppBody = Type.Object({ name: Type.String({ maxLength: 256, description: '1 to 64 characters after trimming' }) });
-const AppParams = Type.Object({ id: Type.String({ minLength: 1, maxLength: 64 }) });
-const ProvisionBody = Type.Object({
-  user_id: Type.String({
-    minLength: 1,
-    maxLength: 1024,
-    description: "The integrator's own id for its user, 1 to 256 characters, kept exactly",
-  }),
-  email: Type.Optional(
-    Type.Union([Type.String({ maxLength: 254 }), Type.Null()], {
-      description: 'Unverified hint, kept privately; it never becomes a way to sign in',
+const CreateAppBody = Type.Object(
+  { name: Type.String({ maxLength: 256, description: '1 to 64 characters after trimming' }) },
+  example({ name: 'Example shop' }),
+);
+const AppParams = Type.Object({ id: Type.String({ minLength: 1, maxLength: 64, ...example(EXAMPLE.id) }) });
+const ProvisionBody = Type.Object(
+  {
+    user_id: Type.String({
+      minLength: 1,
+      maxLength: 1024,
+      description: "The integrator's own id for its user, 1 to 256 characters, kept exactly",
     }),
-  ),
-});
+    email: Type.Optional(
+      Type.Union([Type.String({ maxLength: 254 }), Type.Null()], {
+        description: 'Unverified hint, kept privately; it never becomes a way to sign in',
+      }),
+    ),
+  },
+  example({ user_id: 'user-42', email: EXAMPLE.email }),
+);
 const Provisioned = Type.Object({
   ok: Type.Literal(true),
   did_oc: Type.String({ pattern: '^did:oc:[0-9a-f]{32}$' }),

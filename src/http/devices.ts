@@ -6,7 +6,7 @@
  */
 import { Type } from 'typebox';
 import type { ServiceContext } from './context.js';
-import { errorResponses, NullableString } from './schemas.js';
+import { EXAMPLE, errorResponses, example, NullableString } from './schemas.js';
 import { noStore, requireSession, signOutCurrent } from './session.js';
 import { POLICY } from './policy.js';
 import type { TypedApp } from './schema-types.js';
@@ -22,7 +22,7 @@ const Device = Type.Object({
   current: Type.Boolean({ description: "This browser's session" }),
 });
 
-const SessionParams = Type.Object({ id: Type.String({ minLength: 1, maxLength: 64, pattern: '^[0-9a-f]+$' }) });
+const SessionParams = Type.Object({ id: Type.String({ minLength: 1, maxLength: 64, pattern: '^[0-9a-f]+$', ...example(EXAMPLE.id) }) });
 
 export function registerDeviceRoutes(app: TypedApp, context: ServiceContext): void {
   app.get(

@@ -5,23 +5,26 @@
  */
 import { Type } from 'typebox';
 import type { ServiceContext } from './context.js';
-import { errorResponses } from './schemas.js';
+import { EXAMPLE, errorResponses, example } from './schemas.js';
 import { answerIssued, noStore, signInTarget, wantsAdd } from './session.js';
 import { POLICY } from './policy.js';
 import type { TypedApp } from './schema-types.js';
 import { route, signInRoute } from './route.js';
 import { requestLocale } from './locale.js';
 
-const StartBody = Type.Object({
-  email: Type.String({ minLength: 3, maxLength: 254 }),
-  token: Type.Optional(
-    Type.String({
-      maxLength: 128,
-      description:
-        "The token of this address's code, to ask for a new one (a resend): while that code is live the start is not counted against the limits per address, only against resends per address and the limit per IP. Any other value makes an ordinary start",
-    }),
-  ),
-});
+const StartBody = Type.Object(
+  {
+    email: Type.String({ minLength: 3, maxLength: 254 }),
+    token: Type.Optional(
+      Type.String({
+        maxLength: 128,
+        description:
+          "The token of this address's code, to ask for a new one (a resend): while that code is live the start is not counted against the limits per address, only against resends per address and the limit per IP. Any other value makes an ordinary start",
+      }),
+    ),
+  },
+  example({ email: EXAMPLE.email }),
+);
 const Started = Type.Object({
   ok: Type.Literal(true),
   token: Type.String({
@@ -29,14 +32,17 @@ const Started = Type.Object({
   }),
   expiresAt: Type.String({ description: 'ISO 8601 UTC; the code is valid 10 minutes' }),
 });
-const VerifyBody = Type.Object({
-  email: Type.String({ minLength: 3, maxLength: 254 }),
-  code: Type.String({ maxLength: 16, description: 'The 6-digit code from the mail' }),
-  token: Type.Optional(
-    Type.String({ maxLength: 128, description: 'The token of the start; without it, tries use a separate budget of the code' }),
-  ),
-  add: Type.Optional(Type.Boolean({ description: 'Same as `?add=1`' })),
-});
+const VerifyBody = Type.Object(
+  {
+    email: Type.String({ minLength: 3, maxLength: 254 }),
+    code: Type.String({ maxLength: 16, description: 'The 6-digit code from the mail' }),
+    token: Type.Optional(
+      Type.String({ maxLength: 128, description: 'The token of the start; without it, tries use a separate budget of the code' }),
+    ),
+    add: Type.Optional(Type.Boolean({ description: 'Same as `?add=1`' })),
+  },
+  example({ email: EXAMPLE.email, code: EXAMPLE.code }),
+);
 
 export function registerEmailOtpRoutes(app: TypedApp, context: ServiceContext): void {
   app.post(

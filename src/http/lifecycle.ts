@@ -5,7 +5,7 @@
  */
 import { Type } from 'typebox';
 import type { ServiceContext } from './context.js';
-import { errorResponses } from './schemas.js';
+import { EXAMPLE, errorResponses, example } from './schemas.js';
 import { noStore, requireSession, signOutCurrent } from './session.js';
 import { POLICY } from './policy.js';
 import type { TypedApp } from './schema-types.js';
@@ -16,7 +16,7 @@ const Loose = Type.Array(Type.Object({}, { additionalProperties: true }));
 
 const DeleteBody = Type.Object(
   { confirm: Type.String({ maxLength: 64, description: "The active account's `did_oc`, typed or copied: the explicit confirmation" }) },
-  { additionalProperties: false },
+  { additionalProperties: false, ...example({ confirm: EXAMPLE.didOc }) },
 );
 
 export function registerLifecycleRoutes(app: TypedApp, context: ServiceContext): void {

@@ -21,16 +21,16 @@ import {
 import { OcError } from '../errors.js';
 import { attestationId } from '../format/index.js';
 import type { PublishAttestationInput } from '../attest/index.js';
-import { ATTESTATION_FIELDS, MAX_MESSAGE, MAX_SIGNATURE } from './attestation.js';
+import { ATTESTATION_EXAMPLE, ATTESTATION_FIELDS, MAX_MESSAGE, MAX_SIGNATURE } from './attestation.js';
 import type { ServiceContext } from './context.js';
 import { sendError } from './errors.js';
-import { errorResponses, Identity } from './schemas.js';
+import { EXAMPLE, errorResponses, example, Identity } from './schemas.js';
 import { POLICY } from './policy.js';
 import type { TypedApp } from './schema-types.js';
 import { route } from './route.js';
 
 const SUBJECT_FIELDS = {
-  addr: Type.Optional(Type.String({ maxLength: 128, description: 'Bitcoin address (any network)' })),
+  addr: Type.Optional(Type.String({ maxLength: 128, description: 'Bitcoin address (any network)', ...example(EXAMPLE.address) })),
   id: Type.Optional(Type.String({ maxLength: 64, description: 'Attestation id: 64 hex characters, sha256 of the message' })),
   identity: Type.Optional(Type.String({ maxLength: 512, description: '`<protocol>:<identifier>`, e.g. `github:alice`' })),
 };
@@ -56,7 +56,7 @@ export const DiscoverQuery = Type.Object({
   ),
 });
 
-export const PublishBody = Type.Object(ATTESTATION_FIELDS);
+export const PublishBody = Type.Object(ATTESTATION_FIELDS, example(ATTESTATION_EXAMPLE));
 
 /** An attestation envelope as publishers send it, or the {addr, msg, sig} body; other envelope fields are allowed and ignored. */
 export const PublishEnvelopeBody = Type.Object(
@@ -70,7 +70,16 @@ export const PublishEnvelopeBody = Type.Object(
     sig: Type.Optional(Type.String({ minLength: 1, maxLength: MAX_SIGNATURE })),
     scheme: Type.Optional(Type.String({ maxLength: 32 })),
   },
-  { additionalProperties: true },
+  {
+    additionalProperties: true,
+    ...example({
+      address: EXAMPLE.address,
+      message: EXAMPLE.attestation.message,
+      signature: EXAMPLE.attestation.signature,
+      scheme: 'bip322',
+      attestation_id: EXAMPLE.attestation.id,
+    }),
+  },
 );
 
 export const CheckResult = Type.Object(

@@ -17,7 +17,7 @@ import { route, sessionRoute } from './route.js';
 import { noStore, requireSession } from './session.js';
 import { didOf } from '../session/index.js';
 import type { TypedApp } from './schema-types.js';
-import { errorResponses } from './schemas.js';
+import { errorResponses, example } from './schemas.js';
 
 const Client = Type.Object({
   client_id: Type.String({ pattern: '^oc_[0-9a-f]{32}$' }),
@@ -25,7 +25,7 @@ const Client = Type.Object({
   created_at: Type.String({ description: 'ISO 8601 UTC' }),
   updated_at: Type.String({ description: 'ISO 8601 UTC' }),
 });
-const ClientParams = Type.Object({ client_id: Type.String({ minLength: 1, maxLength: 64 }) });
+const ClientParams = Type.Object({ client_id: Type.String({ minLength: 1, maxLength: 64, ...example('oc_client_example') }) });
 const BEARER = [{ bearerAuth: [] }];
 
 function clientBody(client: ClientView) {
@@ -48,7 +48,9 @@ const ConsentedApp = Type.Object({
   last_allowed_at: Type.String({ description: 'ISO 8601 UTC' }),
 });
 
-const InteractionParams = Type.Object({ uid: Type.String({ minLength: 1, maxLength: 64, pattern: '^[A-Za-z0-9_-]+$' }) });
+const InteractionParams = Type.Object({
+  uid: Type.String({ minLength: 1, maxLength: 64, pattern: '^[A-Za-z0-9_-]+$', ...example('kS2pXz7Qv1nL') }),
+});
 
 /** A browser page's read that the library's cookies authenticate: read-limited, no CORS. */
 const INTERACTION_READ = Object.freeze({ ...POLICY.publicRead, cors: 'none' as const });

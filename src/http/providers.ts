@@ -10,14 +10,14 @@ import { isOcError, OcError } from '../errors.js';
 import { readCookie } from '../session/index.js';
 import { isProviderError, OAUTH_STATE_COOKIE_NAME, withTabAdoptMarker, type ProviderSignIn, oauthErrorLocation } from '../signin/index.js';
 import type { ServiceContext } from './context.js';
-import { errorResponses } from './schemas.js';
+import { errorResponses, example } from './schemas.js';
 import { clearSessionCookie, noStore, setSessionCookie, signInTarget } from './session.js';
 import type { SignInTarget } from '../account/index.js';
 import { POLICY } from './policy.js';
 import type { TypedApp } from './schema-types.js';
 import { route } from './route.js';
 
-const ProviderParams = Type.Object({ provider: Type.String({ pattern: '^[a-z0-9][a-z0-9-]{0,31}$' }) });
+const ProviderParams = Type.Object({ provider: Type.String({ pattern: '^[a-z0-9][a-z0-9-]{0,31}$', ...example('github') }) });
 const StartQuery = Type.Object({
   return_to: Type.Optional(Type.String({ maxLength: 2048, description: 'A path, or a URL of the family' })),
   add: Type.Optional(Type.String({ enum: ['1', '0', 'true', 'false'] })),

@@ -7,7 +7,7 @@ import { Type } from 'typebox';
 import type { FamilyStats, StatsStore } from '../storage/index.js';
 import type { EventCounter } from '../stats/counter.js';
 import type { ServiceContext } from './context.js';
-import { errorResponses } from './schemas.js';
+import { EXAMPLE, errorResponses, example } from './schemas.js';
 import { POLICY } from './policy.js';
 import type { TypedApp } from './schema-types.js';
 import { route } from './route.js';
@@ -34,13 +34,16 @@ const FamilyStatsBody = Type.Object(
   { description: 'Aggregate counts only, never personal data' },
 );
 
-const ContactBody = Type.Object({
-  email: Type.String({ maxLength: 320, description: "The sender's address; replies go there" }),
-  message: Type.String({ maxLength: 10_000, description: 'At most 5,000 characters' }),
-  name: Type.Optional(Type.String({ maxLength: 400, description: 'At most 100 characters, one line' })),
-  subject: Type.Optional(Type.String({ maxLength: 800, description: 'At most 200 characters, one line' })),
-  website: Type.Optional(Type.String({ maxLength: 2048, description: 'Leave empty (a field people never see)' })),
-});
+const ContactBody = Type.Object(
+  {
+    email: Type.String({ maxLength: 320, description: "The sender's address; replies go there" }),
+    message: Type.String({ maxLength: 10_000, description: 'At most 5,000 characters' }),
+    name: Type.Optional(Type.String({ maxLength: 400, description: 'At most 100 characters, one line' })),
+    subject: Type.Optional(Type.String({ maxLength: 800, description: 'At most 200 characters, one line' })),
+    website: Type.Optional(Type.String({ maxLength: 2048, description: 'Leave empty (a field people never see)' })),
+  },
+  example({ email: EXAMPLE.email, name: 'Alice', subject: 'A question', message: 'Hello, how do I link a second address?' }),
+);
 
 interface CachedStats {
   readonly body: FamilyStats & { readonly ok: true; readonly generated_at: string };

@@ -42,7 +42,11 @@ export const ErrorBody = Type.Object(
     ),
     attempts_left: Type.Optional(Type.Integer({ description: "Tries left of an e-mail code (`invalid_code` with the start's token)" })),
   },
-  { $id: 'ErrorBody', description: 'Error body (docs/protocol.md §4)' },
+  {
+    $id: 'ErrorBody',
+    description: 'Error body (docs/protocol.md §4)',
+    examples: [{ ok: false, error: 'bad_request', reason: 'bad_request', detail: 'body/addr: must NOT have fewer than 1 characters' }],
+  },
 );
 
 const errorRef = Type.Ref('ErrorBody');
@@ -140,3 +144,66 @@ export const SessionIssued = Type.Object({
   account: Type.Ref('Account'),
   token: Type.String({ description: 'The JWT also set as the `oc_session` cookie, for callers that cannot read cookies' }),
 });
+
+/**
+ * The values the request examples of the OpenAPI document share (docs/api.md
+ * "Explorer"): the explorer at /api-explorer fills its forms with them, and
+ * test/compat/openapi.test.ts sends every example to the service. The
+ * attestation is the OrangeCheck conformance vector tv21
+ * (test/vectors/oc-protocol/tv21.json): a real BIP-322 signature that
+ * POST /api/verify accepts. The challenge and the codes are well formed but
+ * were issued by no host, so a route that checks them answers 401.
+ */
+const TV21_MESSAGE =
+  'orangecheck\nidentities: github:conformance\naddress: bc1q0xcqpzrky6eff2g52qdye53xkk9jxkvrh6yhyw\n' +
+  'purpose: portable reputation attestation (non-custodial)\nnonce: 0011223344556677889900aabbccddee\n' +
+  'issued_at: 2026-04-22T12:00:00Z\nack: I attest control of this address and bind it to my identities.\n';
+
+export const EXAMPLE = {
+  address: 'bc1q0xcqpzrky6eff2g52qdye53xkk9jxkvrh6yhyw',
+  attestation: {
+    message: TV21_MESSAGE,
+    signature:
+      'AkcwRAIgDZwjAF3arnstRM+racHU7USgcq0DRZyNugENRAPGQzECIEaey/lWb9/qAvYYEqtk2uguncaCkhKD/VYiOJj9h2faASEDG4TFVnsSZECZXT7VqroFZdceGDRgSBn/nBf16dXdB48=',
+    id: 'b854fac83c3ea6f79924cd7b925745826404127f897cc3cfe39cc2d0e356d274',
+  },
+  nonce: '0011223344556677889900aabbccddee',
+  challenge:
+    'orangecheck-auth\naddress: bc1q0xcqpzrky6eff2g52qdye53xkk9jxkvrh6yhyw\nnonce: 0011223344556677889900aabbccddee\n' +
+    'issued_at: 2026-04-22T12:00:00Z\nexpires_at: 2026-04-22T12:05:00Z\n' +
+    'ack: I authorize this session under the OrangeCheck auth challenge.\naudience: https://auth.example.com\npurpose: login\n',
+  didOc: 'did:oc:0123456789abcdef0123456789abcdef',
+  email: 'alice@example.com',
+  code: '123456',
+  id: '0123456789abcdef',
+  /** A WebAuthn ceremony's token and the browser's response: the shape a browser sends, signed by no key. */
+  challengeToken: 'eyJhbGciOiJFZERTQSJ9.example.token',
+  credentialId: 'AbCdEfGhIjKlMnOpQrStUv',
+  assertion: {
+    id: 'AbCdEfGhIjKlMnOpQrStUv',
+    rawId: 'AbCdEfGhIjKlMnOpQrStUv',
+    type: 'public-key',
+    clientExtensionResults: {},
+    response: {
+      clientDataJSON: 'eyJ0eXBlIjoid2ViYXV0aG4uZ2V0In0',
+      authenticatorData: 'SZYN5YgOjGh0NBcPZHZgW4',
+      signature: 'MEUCIQDexample',
+    },
+  },
+  registration: {
+    id: 'AbCdEfGhIjKlMnOpQrStUv',
+    rawId: 'AbCdEfGhIjKlMnOpQrStUv',
+    type: 'public-key',
+    clientExtensionResults: {},
+    response: {
+      clientDataJSON: 'eyJ0eXBlIjoid2ViYXV0aG4uY3JlYXRlIn0',
+      attestationObject: 'o2NmbXRkbm9uZWdhdHRTdG10oA',
+      transports: ['usb'],
+    },
+  },
+} as const;
+
+/** `{ examples: [value] }`: the one example of a schema, in the JSON Schema keyword OpenAPI 3.1 reads. */
+export function example(value: unknown): { examples: unknown[] } {
+  return { examples: [value] };
+}

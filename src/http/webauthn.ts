@@ -9,7 +9,7 @@ import { Type } from 'typebox';
 import type { FastifyReply } from 'fastify';
 import type { AuthenticationResponseJSON, RegistrationResponseJSON } from '@simplewebauthn/server';
 import type { ServiceContext } from './context.js';
-import { errorResponses, NullableString, StringEnum } from './schemas.js';
+import { EXAMPLE, errorResponses, example, NullableString, StringEnum } from './schemas.js';
 import { answerIssued, noStore, requireSession, sessionBody, setSessionCookie, signInTarget, wantsAdd } from './session.js';
 import { POLICY } from './policy.js';
 import type { TypedApp } from './schema-types.js';
@@ -21,6 +21,7 @@ const CREDENTIAL_ID = Type.String({
   maxLength: 1400,
   pattern: '^[A-Za-z0-9_-]+$',
   description: 'The credential id, base64url',
+  ...example(EXAMPLE.credentialId),
 });
 const B64URL = (maxLength: number, description?: string) =>
   Type.String({ minLength: 1, maxLength, pattern: '^[A-Za-z0-9_-]+={0,2}$', ...(description === undefined ? {} : { description }) });
@@ -96,31 +97,48 @@ const CeremonyOptions = (description: string) =>
     challenge_token: Type.String({ description: 'Send it back with the response; single use, valid 5 minutes' }),
   });
 
-const RegisterOptionsBody = Type.Object({
-  label: Type.Optional(LABEL),
-  sign_in: Type.Optional(Type.Boolean({ description: 'true: a sign-in passkey (discoverable, user-verifying); default: a step-up key' })),
-});
-const RegisterVerifyBody = Type.Object({ challenge_token: CHALLENGE_TOKEN, response: RegistrationResponse, label: Type.Optional(LABEL) });
-const AssertionOptionsBody = Type.Object({
-  purpose: Type.Optional(
-    Type.String({ maxLength: 64, description: "What the step-up is for (shown to no one; accepted for the client's shape)" }),
-  ),
-});
-const AssertionVerifyBody = Type.Object({ challenge_token: CHALLENGE_TOKEN, response: AuthenticationResponse });
-const PasskeySignInBody = Type.Object({
-  challenge_token: CHALLENGE_TOKEN,
-  response: AuthenticationResponse,
-  add: Type.Optional(Type.Boolean({ description: 'Same as `?add=1`' })),
-});
+const RegisterOptionsBody = Type.Object(
+  {
+    label: Type.Optional(LABEL),
+    sign_in: Type.Optional(Type.Boolean({ description: 'true: a sign-in passkey (discoverable, user-verifying); default: a step-up key' })),
+  },
+  example({ label: 'Office security key', sign_in: false }),
+);
+const RegisterVerifyBody = Type.Object(
+  { challenge_token: CHALLENGE_TOKEN, response: RegistrationResponse, label: Type.Optional(LABEL) },
+  example({ challenge_token: EXAMPLE.challengeToken, response: EXAMPLE.registration, label: 'Office security key' }),
+);
+const AssertionOptionsBody = Type.Object(
+  {
+    purpose: Type.Optional(
+      Type.String({ maxLength: 64, description: "What the step-up is for (shown to no one; accepted for the client's shape)" }),
+    ),
+  },
+  example({ purpose: 'sudo' }),
+);
+/** An assertion as the browser sends it: the example of every body that carries one. */
+const ASSERTION_EXAMPLE = example({ challenge_token: EXAMPLE.challengeToken, response: EXAMPLE.assertion });
+const AssertionVerifyBody = Type.Object({ challenge_token: CHALLENGE_TOKEN, response: AuthenticationResponse }, ASSERTION_EXAMPLE);
+const PasskeySignInBody = Type.Object(
+  {
+    challenge_token: CHALLENGE_TOKEN,
+    response: AuthenticationResponse,
+    add: Type.Optional(Type.Boolean({ description: 'Same as `?add=1`' })),
+  },
+  ASSERTION_EXAMPLE,
+);
 /** The answer of a registration or an edit: the key as it is now. */
 const CredentialAnswer = Type.Object({ ok: Type.Literal(true), credential: Credential });
 const CredentialParams = Type.Object({ id: CREDENTIAL_ID });
-const CredentialPatch = Type.Object({
-  label: Type.Optional(LABEL),
-  sign_in: Type.Optional(
-    Type.Boolean({ description: 'false keeps a passkey for step-up only; true is refused (register the key as a passkey instead)' }),
-  ),
-});
+const CredentialPatch = Type.Object(
+  {
+    label: Type.Optional(LABEL),
+    sign_in: Type.Optional(
+      Type.Boolean({ description: 'false keeps a passkey for step-up only; true is refused (register the key as a passkey instead)' }),
+    ),
+  },
+  example({ label: 'Office security key' }),
+);
 
 /** Bodiless posts (the options routes) mean `{}`. */
 async function emptyBodyIsObject(request: { body: unknown }): Promise<void> {
