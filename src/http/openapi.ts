@@ -37,6 +37,46 @@ export function operationIdOf(method: string, url: string): string {
   return [method.toLowerCase(), ...words.map((word) => word[0]!.toUpperCase() + word.slice(1))].join('');
 }
 
+/**
+ * The example of an error answer of each status: its most common code
+ * (docs/errors.md has them all), so that the explorer shows what a 401 or a
+ * 429 of a route looks like. An error answer's schema is a bare `$ref` to
+ * `ErrorBody`, which keeps no keyword beside it, so the example is added to
+ * the document's media type instead.
+ */
+const ERROR_EXAMPLES: Readonly<Record<string, readonly [code: string, detail: string]>> = {
+  400: ['bad_request', 'body/addr: must NOT have fewer than 1 characters'],
+  401: ['not_authenticated', 'session: sign in first'],
+  403: ['cross_site', 'request: only this site may post here'],
+  404: ['not_found', 'route: no such route'],
+  409: ['last_identity', 'unlink: the account would have no way to sign in'],
+  413: ['payload_too_large', 'body: larger than 64 KiB'],
+  415: ['unsupported_media_type', 'body: send application/json'],
+  429: ['rate_limited', 'rate: too many requests'],
+  500: ['internal_error', 'request: an unexpected failure'],
+  503: ['not_ready', 'storage: not ready'],
+};
+
+type Media = { schema?: { $ref?: string }; example?: unknown };
+type Paths = Record<string, Record<string, { responses?: Record<string, { content?: Record<string, Media> }> }>>;
+
+/** Gives every error answer that points at `ErrorBody` the example of its status. */
+function withErrorExamples<Document extends { paths?: unknown }>(document: Document): Document {
+  for (const item of Object.values((document.paths ?? {}) as Paths)) {
+    for (const operation of Object.values(item)) {
+      for (const [status, response] of Object.entries(operation.responses ?? {})) {
+        const media = response.content?.['application/json'];
+        const known = ERROR_EXAMPLES[status];
+        if (media === undefined || known === undefined || media.example !== undefined) continue;
+        if (media.schema?.$ref !== '#/components/schemas/ErrorBody') continue;
+        const [code, detail] = known;
+        media.example = { ok: false, error: code, reason: code, detail, ...(status === '429' ? { retry_after_seconds: 30 } : {}) };
+      }
+    }
+  }
+  return document;
+}
+
 export async function registerOpenApi(app: FastifyInstance, config: Config, version: string): Promise<void> {
   // Before any documented route is registered: every operation gets an id,
   // and one that declares no error answer gets the 500 every route can give.
@@ -70,6 +110,8 @@ export async function registerOpenApi(app: FastifyInstance, config: Config, vers
         },
       },
     },
+    transformObject: (documentObject) =>
+      'openapiObject' in documentObject ? withErrorExamples(documentObject.openapiObject) : documentObject.swaggerObject,
     refResolver: {
       // Keep `ErrorBody` as its own component name in the document.
       buildLocalReference: (json, _baseUri, _fragment, index) => (typeof json.$id === 'string' ? json.$id : `def-${index}`),

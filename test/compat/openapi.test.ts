@@ -7,6 +7,7 @@
  * request example in it (the explorer's starting values) is one the service
  * accepts: it matches its schema, and sent as it is it gets no 400.
  */
+import { readFile } from 'node:fs/promises';
 import { compileErrors, dereference, validate } from '@readme/openapi-parser';
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -142,6 +143,20 @@ describe('the request examples of the OpenAPI document', () => {
       }
     }
     expect(refused).toEqual([]);
+  });
+
+  it('give every error answer of the shape ErrorBody an example with a code of docs/errors.md', async () => {
+    const codes = await readFile(new URL('../../docs/errors.md', import.meta.url), 'utf8');
+    type Media = { schema?: { $ref?: string }; example?: { ok?: boolean; error?: string } };
+    const errorBodies = operations.flatMap(([method, path, operation]) =>
+      Object.entries(operation.responses ?? {}).flatMap(([status, response]) => {
+        const media = (response as { content?: Record<string, Media> }).content?.['application/json'];
+        return media?.schema?.$ref === '#/components/schemas/ErrorBody' ? [{ at: `${method} ${path} ${status}`, media }] : [];
+      }),
+    );
+    expect(errorBodies.length).toBeGreaterThan(100);
+    const wrong = errorBodies.filter(({ media }) => media.example?.ok !== false || !codes.includes(`| \`${media.example.error}\` | `));
+    expect(wrong.map(({ at }) => at)).toEqual([]);
   });
 
   it('POST /api/verify: the example is a real attestation whose signature verifies', async () => {
