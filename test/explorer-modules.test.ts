@@ -1,7 +1,9 @@
 /**
- * The Markdown renderer of the API explorer (src/pages/markdown.js): what it
- * knows, and that no description, however written, puts markup of its own
- * or a script link on the page.
+ * The page modules of the API explorer: the Markdown renderer
+ * (src/pages/markdown.js), what it knows, and that no description, however
+ * written, puts markup of its own or a script link on the page; and the curl
+ * command (src/pages/curl.js), whose quoting the shell reads back word for
+ * word (test/explorer-pages.test.ts runs it).
  */
 import { describe, expect, it } from 'vitest';
 
@@ -11,8 +13,14 @@ interface MarkdownModule {
   isSafeHref(escapedUrl: string): boolean;
   renderMarkdown(markdown: string, options?: { headingLevel?: number }): string;
 }
-const MODULE = '../src/pages/markdown.js';
-const { escapeHtml, isSafeHref, renderMarkdown } = (await import(MODULE)) as MarkdownModule;
+interface CurlModule {
+  shellQuote(value: string): string;
+  curlCommand(request: { method: string; url: string; headers: Record<string, string>; body?: string }): string;
+}
+const MARKDOWN = '../src/pages/markdown.js';
+const CURL = '../src/pages/curl.js';
+const { escapeHtml, isSafeHref, renderMarkdown } = (await import(MARKDOWN)) as MarkdownModule;
+const { curlCommand, shellQuote } = (await import(CURL)) as CurlModule;
 
 describe('renderMarkdown', () => {
   it('renders paragraphs, headings, lists, code, bold, italic and links', () => {
@@ -103,5 +111,25 @@ describe('renderMarkdown', () => {
 
   it('escapes the five characters HTML reads as markup', () => {
     expect(escapeHtml(`<a href="x" title='y'>&</a>`)).toBe('&lt;a href=&quot;x&quot; title=&#39;y&#39;&gt;&amp;&lt;/a&gt;');
+  });
+});
+
+describe('curlCommand', () => {
+  it('single-quotes every word, a quote inside included', () => {
+    expect(shellQuote("it's")).toBe("'it'\\''s'");
+    expect(shellQuote('$HOME `id` \\ "q"\n')).toBe(`'$HOME \`id\` \\ "q"\n'`);
+  });
+
+  it('names the method only when curl would not infer it, and never writes the API key', () => {
+    const headers = { accept: 'application/json' };
+    expect(curlCommand({ method: 'get', url: 'https://a.example/x?y=1&z=2', headers })).toBe(
+      "curl 'https://a.example/x?y=1&z=2' -H 'accept: application/json'",
+    );
+    expect(curlCommand({ method: 'post', url: 'https://a.example/x', headers, body: '{"a":1}' })).toBe(
+      `curl 'https://a.example/x' -H 'accept: application/json' --data-raw '{"a":1}'`,
+    );
+    expect(curlCommand({ method: 'delete', url: 'https://a.example/x', headers: { authorization: 'Bearer secret' } })).toBe(
+      `curl -X DELETE 'https://a.example/x' -H "authorization: Bearer $OC_API_KEY"`,
+    );
   });
 });
