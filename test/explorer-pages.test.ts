@@ -94,7 +94,13 @@ describe.skipIf(!HAVE_CHROMIUM)('the API explorer in headless Chromium', () => {
     // The signature verifies; the bond needs a chain this host does not reach.
     expect(answer.codes).toContain('sig_ok_bip322');
     expect(await verify.locator('.answer-headers').textContent()).toContain('x-request-id');
-    // The documented answers, each with its description and an example.
+    if (process.env.UPDATE_SCREENSHOTS === '1') {
+      await page.emulateMedia({ colorScheme: 'light' });
+      mkdirSync(SCREENSHOT_DIR, { recursive: true });
+      await page.screenshot({ path: `${SCREENSHOT_DIR}api-explorer.png`, fullPage: true });
+    }
+    // The documented answers, each with its description (Markdown) and an example.
+    expect(await verify.locator('.response.is-error .markdown code').first().textContent()).toBe('detail');
     const documented = verify.locator('.responses > li');
     expect(await documented.count()).toBeGreaterThanOrEqual(4);
     expect(await verify.locator('.response.is-error').first().textContent()).toContain('Error');
@@ -105,11 +111,6 @@ describe.skipIf(!HAVE_CHROMIUM)('the API explorer in headless Chromium', () => {
       codes: ['sig_ok_bip322', 'bond_confirmed'],
     });
     await expectLaidOut(page, 'verify answered');
-    if (process.env.UPDATE_SCREENSHOTS === '1') {
-      await page.emulateMedia({ colorScheme: 'light' });
-      mkdirSync(SCREENSHOT_DIR, { recursive: true });
-      await page.screenshot({ path: `${SCREENSHOT_DIR}api-explorer.png`, fullPage: true });
-    }
   });
 
   onExplorer('shows an error answer as an error, with its code and detail, light and dark', async (page) => {
