@@ -173,6 +173,23 @@ describe.skipIf(!HAVE_CHROMIUM)('the API explorer in headless Chromium', () => {
     expect(stdout.split('\0')).toContain('authorization: Bearer from-the-shell');
   });
 
+  onExplorer('opens the route a link names, with its form filled', async (page) => {
+    // From another document: a link is followed when the page loads.
+    await page.goto('about:blank');
+    await page.goto('/api-explorer#get-api-challenge');
+    const challenge = page.locator('details#get-api-challenge');
+    await expect.poll(() => challenge.getAttribute('open')).toBe('');
+    expect(await challenge.getByLabel(/^addr/).inputValue()).toBe('bc1q0xcqpzrky6eff2g52qdye53xkk9jxkvrh6yhyw');
+    expect(await challenge.locator('.request-url').textContent()).toBe(
+      `${site.base}/api/challenge?addr=bc1q0xcqpzrky6eff2g52qdye53xkk9jxkvrh6yhyw`,
+    );
+    await challenge.getByRole('button', { name: 'Send request' }).click();
+    await expect.poll(() => challenge.getByRole('status').textContent()).toMatch(/^HTTP 200 OK/);
+    // A link followed on the page opens its route too.
+    await page.evaluate('window.location.hash = "#get-api-family-stats"');
+    await expect.poll(() => page.locator('details#get-api-family-stats').getAttribute('open')).toBe('');
+  });
+
   it('speaks the four languages, desktop and phone, light and dark, with an answer shown', async () => {
     for (const [locale, words] of Object.entries(WORDS)) {
       for (const viewport of [DESKTOP, PHONE]) {

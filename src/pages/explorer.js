@@ -663,8 +663,13 @@ function render(openapi) {
   byId('content').hidden = false;
   say(pageStatus, '');
   main.setAttribute('aria-busy', 'false');
-  // A link to one route (#get-api-challenge) opens it.
-  const target = window.location.hash.slice(1);
+  openLinked();
+  window.addEventListener('hashchange', openLinked);
+}
+
+/** A link to one route (#get-api-challenge), followed from elsewhere or on this page, opens it. */
+function openLinked() {
+  const target = decodeURIComponent(window.location.hash.slice(1));
   const linked = target ? document.getElementById(target) : null;
   if (linked instanceof HTMLDetailsElement) {
     linked.open = true;
