@@ -12,6 +12,7 @@ interface MarkdownModule {
   escapeHtml(text: string): string;
   isSafeHref(escapedUrl: string): boolean;
   renderMarkdown(markdown: string, options?: { headingLevel?: number }): string;
+  renderInline(markdown: string): string;
 }
 interface CurlModule {
   shellQuote(value: string): string;
@@ -19,7 +20,7 @@ interface CurlModule {
 }
 const MARKDOWN = '../src/pages/markdown.js';
 const CURL = '../src/pages/curl.js';
-const { escapeHtml, isSafeHref, renderMarkdown } = (await import(MARKDOWN)) as MarkdownModule;
+const { escapeHtml, isSafeHref, renderInline, renderMarkdown } = (await import(MARKDOWN)) as MarkdownModule;
 const { curlCommand, shellQuote } = (await import(CURL)) as CurlModule;
 
 describe('renderMarkdown', () => {
@@ -107,6 +108,12 @@ describe('renderMarkdown', () => {
     expect(isSafeHref('java\nscript:alert(1)')).toBe(false);
     expect(isSafeHref('mailto:a@example.com')).toBe(false);
     expect(isSafeHref('\\\\evil.example')).toBe(false);
+  });
+
+  it('renders a summary inline: code and emphasis, no block, no markup of its own', () => {
+    expect(renderInline('Finish a step-up: sets `step_up_at` on **this**\n# session <b>')).toBe(
+      'Finish a step-up: sets <code>step_up_at</code> on <strong>this</strong> # session &lt;b&gt;',
+    );
   });
 
   it('escapes the five characters HTML reads as markup', () => {

@@ -14,7 +14,7 @@
  */
 import { byId, copyText, h, say, t } from './common.js';
 import { curlCommand } from './curl.js';
-import { renderMarkdown } from './markdown.js';
+import { renderInline, renderMarkdown } from './markdown.js';
 
 /**
  * The parts of an OpenAPI 3.1 document this page reads.
@@ -240,6 +240,19 @@ function markdownBlock(markdown, headingLevel) {
   const block = h('div', { class: 'markdown' });
   block.innerHTML = renderMarkdown(markdown, { headingLevel });
   return block;
+}
+
+/**
+ * A line of Markdown (a summary) as a span: escaped before any tag is
+ * written, like {@link markdownBlock}.
+ *
+ * @param {string} markdown
+ * @param {string} className
+ */
+function inlineMarkdown(markdown, className) {
+  const span = h('span', { class: className });
+  span.innerHTML = renderInline(markdown);
+  return span;
 }
 
 /** Whether an HTTP status is an error answer. @param {number | string} status */
@@ -598,7 +611,7 @@ function renderOperation(path, method, operation) {
         {},
         h('span', { class: 'method', text: method.toUpperCase() }),
         h('span', { class: 'operation-path', text: path }),
-        h('span', { class: 'operation-summary', text: operation.summary || '' }),
+        inlineMarkdown(operation.summary || '', 'operation-summary'),
       ),
     )
   );

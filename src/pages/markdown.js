@@ -68,6 +68,18 @@ function emphasis(text) {
     .replace(/(^|[^\w])_(?=\S)([^_]*\S)_(?!\w)/g, '$1<em>$2</em>');
 }
 
+/** One line of Markdown with its inline parts only (code, links, bold, italic): a summary or a label. @param {string} markdown */
+export function renderInline(markdown) {
+  return inline(
+    escapeHtml(
+      markdown
+        .replace(/\u0000/g, '\ufffd')
+        .replace(/\s+/g, ' ')
+        .trim(),
+    ),
+  );
+}
+
 const FENCE = /^\s*(```|~~~)/;
 const HEADING = /^(#{1,6})\s+(.*?)\s*#*\s*$/;
 const BULLET = /^\s*[-*+]\s+(.*)$/;
