@@ -138,6 +138,8 @@ describe.skipIf(!HAVE_CHROMIUM)('the API explorer in headless Chromium', () => {
     await verify.getByRole('button', { name: 'Copy as curl' }).click();
     await expect.poll(() => verify.getByText('The curl command was copied.').count()).toBe(1);
     const copied = (await page.evaluate('navigator.clipboard.readText()')) as string;
+    // What was copied is shown.
+    expect(await verify.locator('pre.curl').isVisible()).toBe(true);
     expect(copied).toBe(await verify.locator('pre.curl').textContent());
     expect(
       copied.startsWith(`curl '${site.base}/api/verify' -H 'accept: application/json' -H 'content-type: application/json' --data-raw '`),

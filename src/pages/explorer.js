@@ -450,6 +450,9 @@ function renderOperationBody(path, method, operation) {
   const urlText = h('code', { id: `${id}-url`, class: 'request-url' });
   const curlText = h('code', {});
   const curlBlock = h('pre', { class: 'curl', tabindex: '0', 'aria-labelledby': `${id}-curl-title` }, curlText);
+  const curlDetails = /** @type {HTMLDetailsElement} */ (
+    h('details', { class: 'curl-details' }, h('summary', { id: `${id}-curl-title`, text: t('explorer.curl') }), curlBlock)
+  );
   const copyStatus = h('p', { class: 'hint', 'aria-live': 'polite' });
   const send = h('button', { type: 'submit', text: t('explorer.send') });
   const copy = h('button', { type: 'button', class: 'secondary', text: t('explorer.copy_curl') });
@@ -466,7 +469,7 @@ function renderOperationBody(path, method, operation) {
     ),
     h('div', { class: 'actions' }, send, copy, reset),
     copyStatus,
-    h('details', { class: 'curl-details' }, h('summary', { id: `${id}-curl-title`, text: t('explorer.curl') }), curlBlock),
+    curlDetails,
   );
   const answerStatus = h('p', { class: 'answer-status', role: 'status', 'aria-live': 'polite' });
   const answerKindSlot = h('span', {});
@@ -535,8 +538,9 @@ function renderOperationBody(path, method, operation) {
   });
   copy.addEventListener('click', async () => {
     refresh();
+    // The command is shown as it is copied: it is what a refused clipboard leaves selected, too.
+    curlDetails.open = true;
     const copied = await copyText(curlText.textContent || '', curlBlock);
-    if (!copied) /** @type {HTMLDetailsElement} */ (curlBlock.parentElement).open = true;
     say(copyStatus, copied ? t('explorer.curl_copied') : t('explorer.curl_selected'));
   });
 
