@@ -1,7 +1,7 @@
 /**
  * `npm run bench [name …]`: runs every benchmark (or the named ones) and
  * prints each figure next to its same-run baseline. Names: bip322, jwt,
- * verify, check, mixed, sessions, email, scale, oidc.
+ * verify, check, mixed, sessions, email, scale, oidc, pages.
  */
 import { formatTable, type BenchResult } from './lib.js';
 
@@ -15,6 +15,7 @@ const SUITES: Record<string, () => Promise<{ run: () => Promise<BenchResult[]> }
   email: () => import('./email.bench.js'),
   scale: () => import('./scale.bench.js'),
   oidc: () => import('./oidc.bench.js'),
+  pages: () => import('./pages.bench.js'),
 };
 
 async function main(): Promise<void> {

@@ -156,7 +156,7 @@ describe('pages in the request language', () => {
         const page = await app.inject({ method: 'GET', url, headers });
         expect(page.statusCode).toBe(200);
         expect(page.headers['content-language']).toBe(lang);
-        expect(page.headers.vary).toBe('Accept-Language, Cookie');
+        expect(page.headers.vary).toBe('Accept-Language, Cookie, Accept-Encoding');
         expect(page.body).toContain(`<html lang="${lang}">`);
         expect(page.body).toContain(`<title>${title} · oc-host</title>`);
         expect(page.body).toContain(`<option value="${lang}" lang="${lang}" selected>`);

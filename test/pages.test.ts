@@ -4,12 +4,14 @@
  * asset table, and finding the files from the compiled `dist/src/`.
  * test/e2e-browser.test.ts drives the same pages in Chromium.
  */
-import { copyFileSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { copyFileSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { brotliDecompressSync, gunzipSync } from 'node:zlib';
+import { LOCALES, PAGE_CATALOGS } from '../src/i18n/index.js';
 import { findPagesDir, loadPageFiles, PAGE_CSP, renderTemplate, sudoPurpose } from '../src/http/pages.js';
 import { testApp } from './support/app.js';
 import { Browser, newWallet } from './support/auth-client.js';
@@ -45,38 +47,22 @@ describe('finding the page files', () => {
     expect(() => findPagesDir(pathToFileURL('/nowhere/a/b/http/pages.js').href)).toThrow(/^pages: signin\.html not found in /);
   });
 
-  it('holds only assets with known names: no HTML, no TypeScript; plus the message formatter and one catalog per language', () => {
+  it('holds only assets with known names: no HTML, no TypeScript; each page script joined, its catalogs, and one whole catalog per language', () => {
     const files = loadPageFiles(PAGES_DIR);
-    expect([...files.assets.keys()].sort()).toEqual([
-      'account-activity.js',
-      'account-apps.js',
-      'account-keys.js',
-      'account.js',
-      'app.css',
-      'common.js',
-      'consent.js',
-      'curl.js',
-      'email-code.js',
-      'explorer.css',
-      'explorer.js',
-      'favicon.svg',
-      'i18n.js',
-      'intl-messageformat.js',
-      'link.js',
-      'markdown.js',
-      'messages-de.js',
-      'messages-en.js',
-      'messages-es.js',
-      'messages-fr.js',
-      'passkeys.js',
-      'signin.js',
-      'stepup.js',
-      'sudo.js',
-      'wallets.js',
-    ]);
-    const formatter = files.assets.get('intl-messageformat.js')!.body.toString('utf8');
-    expect(formatter).toMatch(/export \{[^}]*IntlMessageFormat/);
-    expect(formatter).not.toContain('sourceMappingURL');
+    const plain = [...files.assets.keys()].filter((name) => !/\.[0-9a-f]{16}\./.test(name)).sort();
+    const scripts = ['account', 'consent', 'explorer', 'signin', 'sudo'];
+    expect(plain).toEqual(
+      [
+        // Every script, style and picture of the folder as it is…
+        ...readdirSync(files.dir).filter((name) => /^[a-z0-9-]+\.(?:js|css|svg|png|ico)$/.test(name)),
+        // …and what is made of them at start.
+        ...LOCALES.map((locale) => `messages-${locale}.js`),
+        ...scripts.flatMap((script) => [`${script}-page.js`, ...LOCALES.map((locale) => `messages-${script}-${locale}.js`)]),
+      ].sort(),
+    );
+    // Every asset also under its hashed name, and nothing else.
+    expect(files.assets.size).toBe(plain.length * 2);
+    for (const name of plain) expect(files.assets.has(files.hashedNames.get(name)!), name).toBe(true);
     expect(files.assets.get('messages-de.js')!.body.toString('utf8')).toMatch(/^export const messages = \{"error\.network":/);
   });
 
@@ -88,7 +74,7 @@ describe('finding the page files', () => {
       expect(html, page).toContain(`<title>{{t:${page}.title}} · <!--brand-name--></title>`);
       expect(html, page).toMatch(
         new RegExp(
-          `<script type="module" src="/assets/${page}\\.js"></script>\n</head>\n<body data-brand="<!--brand-name-->"[^\n]*>\n  <a class="skip-link" href="#main">`,
+          `<link rel="modulepreload" id="page-messages" href="/assets/messages-${page}-\\{\\{lang\\}\\}\\.js">\n  <script type="module" src="/assets/${page}-page\\.js"></script>\n</head>\n<body data-brand="<!--brand-name-->"[^\n]*>\n  <a class="skip-link" href="#main">`,
         ),
       );
       expect(html, page).not.toContain('<!--head');
@@ -204,7 +190,7 @@ describe('GET /account', () => {
     const reply = await app.inject({ method: 'GET', url: '/account', headers: { cookie: `oc_session=${browser.cookie}` } });
     expect(reply.statusCode).toBe(200);
     expect(reply.headers['content-security-policy']).toBe(PAGE_CSP);
-    expect(reply.body).toContain('<script type="module" src="/assets/account.js"></script>');
+    expect(reply.body).toMatch(/<script type="module" src="\/assets\/account-page\.[0-9a-f]{16}\.js"><\/script>/);
     expect(reply.body).not.toContain(browser.cookie!);
   });
 });
@@ -229,7 +215,7 @@ describe('GET /sudo', () => {
     expect(reply.statusCode).toBe(200);
     expect(reply.headers['content-security-policy']).toBe(PAGE_CSP);
     expect(reply.headers['cache-control']).toBe('no-cache');
-    expect(reply.body).toContain('<script type="module" src="/assets/sudo.js"></script>');
+    expect(reply.body).toMatch(/<script type="module" src="\/assets\/sudo-page\.[0-9a-f]{16}\.js"><\/script>/);
     expect(dataAttribute(reply.body, 'return-to')).toBe('https://shop.example.com/keys');
     expect(dataAttribute(reply.body, 'return-to-refused')).toBe('');
     expect(dataAttribute(reply.body, 'purpose')).toBe('register a hardware key');
@@ -284,6 +270,75 @@ describe('GET /assets/<file>', () => {
     expect((await app.inject({ method: 'GET', url: '/assets/favicon.svg' })).headers['content-type']).toBe('image/svg+xml');
   });
 
+  it('serves what the pages refer to under hashed names, cached for a year and immutable', async () => {
+    const browser = new Browser(app);
+    expect((await browser.signIn(newWallet())).status).toBe(200);
+    const pages = await Promise.all(
+      ['/signin', '/sudo', '/api-explorer', '/account'].map((url) =>
+        app.inject({ method: 'GET', url, headers: { cookie: `oc_session=${browser.cookie}` } }),
+      ),
+    );
+    for (const page of pages) {
+      const references = [...page.body.matchAll(/(?:href|src)="(\/assets\/[^"]+)"/g)].map((match) => match[1]!);
+      expect(references.length).toBeGreaterThanOrEqual(5);
+      for (const reference of references) {
+        expect(reference).toMatch(/^\/assets\/[a-z0-9-]+\.[0-9a-f]{16}\.(css|js|svg)$/);
+        const asset = await app.inject({ method: 'GET', url: reference });
+        expect(asset.statusCode, reference).toBe(200);
+        expect(asset.headers['cache-control'], reference).toBe('public, max-age=31536000, immutable');
+      }
+    }
+  });
+
+  it('renames a module’s imports to their hashed names; the plain names keep working', async () => {
+    const files = loadPageFiles(PAGES_DIR);
+    const hashed = await app.inject({ method: 'GET', url: `/assets/${files.hashedNames.get('common.js')}` });
+    expect(hashed.body).toContain(`from './${files.hashedNames.get('i18n.js')}';`);
+    expect(hashed.body).not.toContain("'./i18n.js'");
+    const plain = await app.inject({ method: 'GET', url: '/assets/common.js' });
+    expect(plain.body).toContain("from './i18n.js';");
+    expect(plain.headers['cache-control']).toBe('public, max-age=300');
+  });
+
+  it('joins each page script with its imports, and gives it a catalog of only the messages they name', async () => {
+    const files = loadPageFiles(PAGES_DIR);
+    const joined = (await app.inject({ method: 'GET', url: `/assets/${files.hashedNames.get('signin-page.js')}` })).body;
+    for (const module of ['signin.js', 'common.js', 'i18n.js', 'message-format.js', 'wallets.js'])
+      expect(joined).toContain(`// ${module}\n`);
+    expect(joined).not.toMatch(/^(import|export)\b/m);
+    expect(joined).not.toContain('// account.js');
+    for (const locale of LOCALES) {
+      const catalog = (await app.inject({ method: 'GET', url: `/assets/${files.hashedNames.get(`messages-signin-${locale}.js`)}` })).body;
+      const messages = JSON.parse(catalog.replace(/^export const messages = /, '').replace(/;\n$/, '')) as Record<string, string>;
+      expect(Object.keys(messages).length).toBeGreaterThan(20);
+      for (const [key, value] of Object.entries(messages))
+        expect(value, key).toBe(PAGE_CATALOGS[locale][key as keyof (typeof PAGE_CATALOGS)['en']]);
+      expect(Object.keys(messages).filter((key) => key.startsWith('explorer.'))).toEqual([]);
+    }
+  });
+
+  it('answers brotli, else gzip, else the plain bytes, each with its own ETag and Vary: Accept-Encoding', async () => {
+    const name = loadPageFiles(PAGES_DIR).hashedNames.get('account-page.js');
+    const url = `/assets/${name}`;
+    const plain = await app.inject({ method: 'GET', url });
+    const br = await app.inject({ method: 'GET', url, headers: { 'accept-encoding': 'gzip, deflate, br' } });
+    const gzip = await app.inject({ method: 'GET', url, headers: { 'accept-encoding': 'gzip;q=1, br;q=0' } });
+    expect(plain.headers['content-encoding']).toBeUndefined();
+    expect(br.headers['content-encoding']).toBe('br');
+    expect(gzip.headers['content-encoding']).toBe('gzip');
+    for (const reply of [plain, br, gzip]) expect(reply.headers.vary).toBe('Accept-Encoding');
+    expect(brotliDecompressSync(br.rawPayload).toString('utf8')).toBe(plain.body);
+    expect(gunzipSync(gzip.rawPayload).toString('utf8')).toBe(plain.body);
+    expect(br.rawPayload.length).toBeLessThan(plain.rawPayload.length / 3);
+    expect(new Set([plain.headers.etag, br.headers.etag, gzip.headers.etag]).size).toBe(3);
+    const again = await app.inject({
+      method: 'GET',
+      url,
+      headers: { 'accept-encoding': 'br', 'if-none-match': br.headers.etag as string },
+    });
+    expect(again.statusCode).toBe(304);
+  });
+
   it('refuses anything not in the table: traversal, HTML, unknown names', async () => {
     for (const url of [
       '/assets/../package.json',
@@ -294,6 +349,7 @@ describe('GET /assets/<file>', () => {
       '/assets/nope.js',
       '/assets/',
       '/assets/app.css%00.js',
+      '/assets/app.0000000000000000.css',
     ]) {
       const reply = await app.inject({ method: 'GET', url });
       expect(reply.statusCode, url).toBe(404);

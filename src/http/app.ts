@@ -15,6 +15,7 @@ import { registerEmailOtpRoutes } from './email-otp.js';
 import { registerProviderRoutes } from './providers.js';
 import { registerChallengeRoutes } from './challenge.js';
 import { registerAttestationRoutes } from './attestation.js';
+import { registerCompression } from './compression.js';
 import { registerCors } from './cors.js';
 import { registerErrorHandling } from './errors.js';
 import { registerHealthRoutes } from './health.js';
@@ -174,5 +175,7 @@ export async function buildApp(config: Config, deps: AppDeps = {}): Promise<Fast
   registerOidcRoutes(app, context);
   registerOidcClientRoutes(routes, context);
   registerConsentRoutes(routes, context);
+  // Last, so that it sees each answer's final type and Cache-Control (src/http/compression.ts).
+  registerCompression(app);
   return app;
 }

@@ -24,9 +24,7 @@
  * non-TypeScript files, so from `dist/src/http/` the folder is found back in
  * `<repo>/src/pages/` (see {@link findPagesDir}).
  */
-import { createHash } from 'node:crypto';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
-import { createRequire } from 'node:module';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
@@ -39,31 +37,31 @@ import { applyBrand, brandCss } from './brand.js';
 import type { Brand } from '../config.js';
 import { escapeHtml, formatHtml, isLocale, LANGUAGE_NAMES, LOCALES, PAGE_CATALOGS, type Locale, type MessageKey } from '../i18n/index.js';
 import { requestLocale } from './locale.js';
+import { chooseEncoding, varyOnEncoding } from './compression.js';
+import {
+  type Asset,
+  assetOf,
+  catalogModule,
+  fullCatalogModule,
+  HASHED_ASSET_NAME,
+  hashedName,
+  hashModules,
+  joinModules,
+  moduleGraph,
+  PLAIN_ASSET_NAME,
+  pageCatalogName,
+  pageModuleName,
+} from './page-assets.js';
 
 /** The policy of every page answer: same-origin scripts, styles and fetches only. */
 export const PAGE_CSP =
   "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; " +
   "frame-ancestors 'none'; base-uri 'none'; form-action 'self'";
 
-/** Assets may be a little stale after a deploy, never for long. */
+/** Assets under their plain names may be a little stale after a deploy, never for long. */
 const ASSET_MAX_AGE_SECONDS = 300;
-
-const CONTENT_TYPES: Readonly<Record<string, string>> = {
-  '.css': 'text/css; charset=utf-8',
-  '.js': 'text/javascript; charset=utf-8',
-  '.svg': 'image/svg+xml',
-  '.png': 'image/png',
-  '.ico': 'image/x-icon',
-};
-
-/** Names an asset may have: lowercase, one dot, a known extension. Anything else is never served. */
-const ASSET_NAME = /^[a-z0-9][a-z0-9-]*\.(css|js|svg|png|ico)$/;
-
-interface Asset {
-  readonly body: Buffer;
-  readonly contentType: string;
-  readonly etag: string;
-}
+/** Assets under their hashed names never change: a year, and no revalidation. */
+const HASHED_ASSET_CACHE = 'public, max-age=31536000, immutable';
 
 export interface Templates {
   readonly signin: string;
@@ -76,9 +74,14 @@ export interface Templates {
   readonly notice: string;
 }
 
+const TEMPLATE_NAMES = ['signin', 'account', 'sudo', 'explorer', 'consent', 'notice'] as const;
+
 export interface PageFiles extends Templates {
   readonly dir: string;
+  /** Every asset under every name it is served by: plain and hashed (src/http/page-assets.ts). */
   readonly assets: ReadonlyMap<string, Asset>;
+  /** An asset's plain name → its hashed name, which the pages reference. */
+  readonly hashedNames: ReadonlyMap<string, string>;
 }
 
 /**
@@ -93,25 +96,6 @@ export function findPagesDir(moduleUrl: string = import.meta.url): string {
   return found;
 }
 
-function etagOf(body: Buffer | string): string {
-  return `"${createHash('sha256').update(body).digest('base64url').slice(0, 22)}"`;
-}
-
-function assetOf(body: Buffer, contentType: string): Asset {
-  return { body, contentType, etag: etagOf(body) };
-}
-
-/**
- * intl-messageformat's self-contained ES module build (it ships one beside
- * its entry point; its package exports only the entry, so the file is found
- * next to it). The trailing source-map comment is dropped: no map is served.
- */
-function messageFormatModule(): Buffer {
-  const entry = createRequire(import.meta.url).resolve('intl-messageformat');
-  const source = readFileSync(join(dirname(entry), 'intl-messageformat.iife.js'), 'utf8');
-  return Buffer.from(source.replace(/\n\/\/# sourceMappingURL=\S+\s*$/, '\n'), 'utf8');
-}
-
 /**
  * `<!--head title=<message key> script=<file>.js [styles=<file>.css]-->`, a
  * template's first line, and the template's own `<body …>` tag, the whole
@@ -119,14 +103,20 @@ function messageFormatModule(): Buffer {
  */
 const HEAD_MARKER = /^<!--head title=([a-z0-9_.]+) script=([a-z0-9-]+\.js)(?: styles=([a-z0-9-]+\.css))?-->\n(<body\b[^\n]*)\n/;
 
+/** The page's own catalog, preloaded beside its script; src/pages/i18n.js finds it by its id. */
+function catalogPreload(script: string): string {
+  return `<link rel="modulepreload" id="page-messages" href="/assets/${pageCatalogName(script, '{{lang}}')}">`;
+}
+
 /**
  * A template with the shared head in place of its `<!--head …-->` line: the
- * document head with the page's title, script and extra stylesheet, then the
- * page's own `<body>` tag, then the page header. Done once at start, before
- * the messages are filled in; a template without the line is a programming
- * error.
+ * document head with the page's title, script (joined with its imports,
+ * src/http/page-assets.ts), the preload of its catalog and its extra
+ * stylesheet, then the page's own `<body>` tag, then the page header. Done
+ * once at start, before the messages are filled in; a template without the
+ * line is a programming error.
  */
-function withHead(template: string, head: string, name: string): string {
+function withHead(template: string, head: string, name: string): { readonly html: string; readonly script: string } {
   const marker = HEAD_MARKER.exec(template);
   if (marker === null) throw new Error(`pages: ${name} does not start with <!--head title=… script=…--> and its <body> tag`);
   const [line, title = '', script = '', , body = ''] = marker;
@@ -134,37 +124,68 @@ function withHead(template: string, head: string, name: string): string {
   const filled = head
     .replace('<!--title-->', `{{t:${title}}}`)
     .replace('<!--styles-->', styles === undefined ? '' : `\n  <link rel="stylesheet" href="/assets/${styles}">`)
-    .replace('<!--script-->', script)
+    .replace('<!--script-->', pageModuleName(script))
+    .replace(/<script type="module"[^>]*><\/script>/, (tag) => `${catalogPreload(script)}\n  ${tag}`)
     .replace('<!--body-->', () => body);
-  return filled + template.slice(line.length);
+  if (!filled.includes('id="page-messages"'))
+    throw new Error('pages: head.html has no <script type="module"> to preload the catalog beside');
+  return { html: filled + template.slice(line.length), script };
 }
 
-/** Reads the pages and every asset once. */
+/** The files of each pages folder, read and prepared once per process (tests start many apps). */
+const loadedDirs = new Map<string, PageFiles>();
+
+/**
+ * Reads the pages and every asset once, and makes what the pages load from
+ * them: hashed names, each page script joined with its imports, each page
+ * script's catalog per language, compressed forms (src/http/page-assets.ts).
+ */
 export function loadPageFiles(dir: string = findPagesDir()): PageFiles {
-  const assets = new Map<string, Asset>();
-  for (const name of readdirSync(dir)) {
-    const match = ASSET_NAME.exec(name);
-    if (!match) continue;
-    const body = readFileSync(join(dir, name));
-    assets.set(name, assetOf(body, CONTENT_TYPES[`.${match[1]}`] as string));
-  }
-  assets.set('intl-messageformat.js', assetOf(messageFormatModule(), CONTENT_TYPES['.js'] as string));
-  for (const locale of LOCALES) {
-    const module = `export const messages = ${JSON.stringify(PAGE_CATALOGS[locale])};\n`;
-    assets.set(`messages-${locale}.js`, assetOf(Buffer.from(module, 'utf8'), CONTENT_TYPES['.js'] as string));
-  }
+  const known = loadedDirs.get(dir);
+  if (known !== undefined) return known;
+  const files = new Map<string, Buffer>();
+  for (const name of readdirSync(dir)) if (PLAIN_ASSET_NAME.test(name)) files.set(name, readFileSync(join(dir, name)));
   const head = readFileSync(join(dir, 'head.html'), 'utf8');
-  const template = (name: string) => withHead(readFileSync(join(dir, name), 'utf8'), head, name);
-  return {
-    dir,
-    signin: template('signin.html'),
-    account: template('account.html'),
-    sudo: template('sudo.html'),
-    explorer: template('explorer.html'),
-    consent: template('consent.html'),
-    notice: template('notice.html'),
-    assets,
+  const templates = Object.fromEntries(
+    TEMPLATE_NAMES.map((name) => [name, withHead(readFileSync(join(dir, `${name}.html`), 'utf8'), head, `${name}.html`)]),
+  ) as Record<keyof Templates, { html: string; script: string }>;
+
+  const sources = new Map([...files].filter(([name]) => name.endsWith('.js')).map(([name, body]) => [name, body.toString('utf8')]));
+  const generated = new Map<string, string>();
+  for (const locale of LOCALES) generated.set(`messages-${locale}.js`, fullCatalogModule(PAGE_CATALOGS[locale]));
+  for (const script of new Set(Object.values(templates).map((template) => template.script))) {
+    const graph = moduleGraph(script, sources).map((name) => sources.get(name) as string);
+    for (const locale of LOCALES) generated.set(pageCatalogName(script, locale), catalogModule(PAGE_CATALOGS[locale], graph));
+    generated.set(pageModuleName(script), joinModules(script, sources));
+  }
+  const modules = hashModules(sources);
+  const assets = new Map<string, Asset>();
+  const hashedNames = new Map<string, string>();
+  /** `loads`: whether the pages load the asset (else only a page cached before a deploy might, by its plain name). */
+  const add = (name: string, body: Buffer, loads: boolean) => {
+    if (assets.has(name)) throw new Error(`pages: ${name} is both a file and a made asset`);
+    const compress = loads ? 'now' : 'on first use';
+    const plain = assetOf(name, body, compress);
+    const module = modules.get(name);
+    const hashed =
+      module === undefined
+        ? { name: hashedName(name, body), asset: plain }
+        : { name: module.name, asset: assetOf(name, Buffer.from(module.text, 'utf8'), compress) };
+    assets.set(name, plain).set(hashed.name, hashed.asset);
+    hashedNames.set(name, hashed.name);
   };
+  // The pages load the joined scripts, their catalogs, the styles and images, not the single modules or whole catalogs.
+  for (const [name, body] of files) add(name, body, !name.endsWith('.js'));
+  for (const [name, text] of generated) add(name, Buffer.from(text, 'utf8'), !/^messages-[a-z]{2}\.js$/.test(name));
+
+  const loaded: PageFiles = {
+    dir,
+    ...(Object.fromEntries(TEMPLATE_NAMES.map((name) => [name, templates[name].html])) as unknown as Templates),
+    assets,
+    hashedNames,
+  };
+  loadedDirs.set(dir, loaded);
+  return loaded;
 }
 
 /** `{{t:key}}` or `{{t:key|name=<tag …>|…}}`: a message, with its `<name>` words wrapped in that tag. */
@@ -210,13 +231,38 @@ export function localizeTemplate(template: string, locale: Locale, brand: Brand)
   return applyBrand(framed, brand, locale);
 }
 
-/** Every template in every language, with the operator's brand (src/http/brand.ts), made once at start. */
+/** `/assets/<plain name>` in a page. */
+const ASSET_REFERENCE = /\/assets\/([a-z0-9][a-z0-9-]*\.(?:css|js|svg|png|ico))(?![\w.])/g;
+
+/** The operator's stylesheet (src/http/brand.ts), fixed at start like the files: one per brand. */
+const brandAssets = new Map<string, { readonly name: string; readonly asset: Asset }>();
+
+export function brandAsset(brand: Brand): { readonly name: string; readonly asset: Asset } {
+  const css = brandCss(brand);
+  let made = brandAssets.get(css);
+  if (made === undefined) {
+    made = { name: hashedName('brand.css', css), asset: assetOf('brand.css', Buffer.from(css, 'utf8')) };
+    brandAssets.set(css, made);
+  }
+  return made;
+}
+
+/** A page with its `/assets/<file>` references turned into the files' hashed names. */
+function withHashedNames(html: string, loaded: PageFiles, brand: Brand): string {
+  return html.replace(ASSET_REFERENCE, (reference, name: string) => {
+    const hashed = name === 'brand.css' ? brandAsset(brand).name : loaded.hashedNames.get(name);
+    return hashed === undefined ? reference : `/assets/${hashed}`;
+  });
+}
+
+/** Every template in every language, with the operator's brand (src/http/brand.ts), referring to hashed asset names, made once at start. */
 export function localizedTemplates(loaded: PageFiles, brand: Brand): Record<Locale, Templates> {
-  const names = ['signin', 'account', 'sudo', 'explorer', 'consent', 'notice'] as const;
   return Object.fromEntries(
     LOCALES.map((locale) => [
       locale,
-      Object.fromEntries(names.map((name) => [name, localizeTemplate(loaded[name], locale, brand)])) as unknown as Templates,
+      Object.fromEntries(
+        TEMPLATE_NAMES.map((name) => [name, withHashedNames(localizeTemplate(loaded[name], locale, brand), loaded, brand)]),
+      ) as unknown as Templates,
     ]),
   ) as Record<Locale, Templates>;
 }
@@ -291,8 +337,7 @@ export function registerPageRoutes(app: FastifyInstance, context: ServiceContext
     const asked = firstQueryValue(request, 'lang');
     return isLocale(asked) ? asked : requestLocale(request);
   }
-  const brandStyles = Buffer.from(brandCss(context.config.brand), 'utf8');
-  const brandStylesTag = etagOf(brandStyles);
+  const brand = brandAsset(context.config.brand);
 
   /**
    * `return_to` by the rule the provider start applies (docs/protocol.md §6
@@ -378,18 +423,28 @@ export function registerPageRoutes(app: FastifyInstance, context: ServiceContext
     });
   }
 
-  app.get('/assets/brand.css', { config: { policy: POLICY.unlimited }, schema: { hide: true } }, async (request, reply) => {
-    securityHeaders(reply).header('cache-control', `public, max-age=${ASSET_MAX_AGE_SECONDS}`).header('etag', brandStylesTag);
-    if (request.headers['if-none-match'] === brandStylesTag) return reply.code(304).send();
-    return reply.type('text/css; charset=utf-8').send(brandStyles);
-  });
-
   app.get('/assets/:file', { config: { policy: POLICY.unlimited }, schema: { hide: true } }, async (request, reply) => {
     const { file } = request.params as { file: string };
-    const asset = loaded.assets.get(file);
+    const asset = file === 'brand.css' || file === brand.name ? brand.asset : loaded.assets.get(file);
     if (asset === undefined) throw new OcError('not_found', 'assets: no such file');
-    securityHeaders(reply).header('cache-control', `public, max-age=${ASSET_MAX_AGE_SECONDS}`).header('etag', asset.etag);
-    if (request.headers['if-none-match'] === asset.etag) return reply.code(304).send();
-    return reply.type(asset.contentType).send(asset.body);
+    return sendAsset(request, reply, asset, HASHED_ASSET_NAME.test(file));
   });
+}
+
+/**
+ * An asset in the best encoding the request accepts (src/http/compression.ts),
+ * each encoding with its own entity tag; a hashed name is cached for good.
+ */
+function sendAsset(request: FastifyRequest, reply: FastifyReply, asset: Asset, hashed: boolean): FastifyReply {
+  const encoding = chooseEncoding(request.headers['accept-encoding']);
+  const encoded = encoding === null ? undefined : asset.encoded[encoding];
+  const etag = encoded?.etag ?? asset.etag;
+  securityHeaders(reply)
+    .header('cache-control', hashed ? HASHED_ASSET_CACHE : `public, max-age=${ASSET_MAX_AGE_SECONDS}`)
+    .header('etag', etag);
+  if (Object.keys(asset.encoded).length > 0) varyOnEncoding(reply);
+  const match = request.headers['if-none-match'];
+  if (match?.split(',').some((tag) => tag.trim() === etag)) return reply.code(304).send();
+  if (encoded !== undefined && encoding !== null) reply.header('content-encoding', encoding);
+  return reply.type(asset.contentType).send(encoded?.body ?? asset.body);
 }

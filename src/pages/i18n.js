@@ -2,23 +2,27 @@
  * The page's language (README "Languages"). The server picked it (the
  * `oc_lang` cookie, else Accept-Language, else English), translated the
  * page's HTML and wrote it into `<html lang>`; the scripts' own sentences
- * come from the same catalogs (src/i18n/pages/), served per language as
- * `/assets/messages-<lang>.js` and formatted with ICU MessageFormat
- * (intl-messageformat, served as `/assets/intl-messageformat.js`).
+ * come from the same catalogs (src/i18n/pages/) and are formatted with ICU
+ * MessageFormat (./message-format.js). The server names the page's own
+ * catalog (the language's messages this page's scripts use, src/http/pages.ts)
+ * in a `<link rel="modulepreload" id="page-messages">`, so it is fetched
+ * beside the scripts; a page without that link (one cached before it was
+ * there) loads the language's whole catalog, `/assets/messages-<lang>.js`.
  *
  * The footer's language form stores a choice in the `oc_lang` cookie for a
  * year and reloads the page in that language.
  */
-import { IntlMessageFormat } from './intl-messageformat.js';
+import { formatMessage, parseMessage } from './message-format.js';
 
 const SHIPPED = ['en', 'de', 'es', 'fr'];
 const asked = document.documentElement.lang;
 /** The page's language: one of the shipped ones. */
 export const locale = SHIPPED.includes(asked) ? asked : 'en';
+const preloaded = document.getElementById('page-messages');
 /** @type {{messages: Readonly<Record<string, string>>}} */
-const { messages } = await import(`./messages-${locale}.js`);
+const { messages } = await import(preloaded instanceof HTMLLinkElement ? preloaded.href : `./messages-${locale}.js`);
 
-/** @type {Map<string, IntlMessageFormat>} */
+/** @type {Map<string, import('./message-format.js').Part[]>} */
 const formats = new Map();
 
 /** @param {string} key */
@@ -28,7 +32,7 @@ function formatOf(key) {
     const source = messages[key];
     // A key the catalog lacks is a programming error (test/i18n.test.ts checks every key the scripts use).
     if (typeof source !== 'string') throw new Error(`i18n: no message ${key}`);
-    format = new IntlMessageFormat(source, locale, undefined, { ignoreTag: true });
+    format = parseMessage(source);
     formats.set(key, format);
   }
   return format;
@@ -42,7 +46,8 @@ function formatOf(key) {
  * @returns {string}
  */
 export function t(key, values) {
-  return String(formatOf(key).format(values));
+  const formatted = formatMessage(formatOf(key), locale, values);
+  return Array.isArray(formatted) ? formatted.join('') : formatted;
 }
 
 /**
@@ -54,7 +59,7 @@ export function t(key, values) {
  * @returns {Array<string | Node>}
  */
 export function tNodes(key, values) {
-  const formatted = formatOf(key).format(values);
+  const formatted = formatMessage(formatOf(key), locale, values);
   const parts = Array.isArray(formatted) ? formatted : [formatted];
   return parts.map((part) => (part instanceof Node ? part : String(part)));
 }
