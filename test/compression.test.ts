@@ -94,6 +94,9 @@ describe('the app', () => {
     expect(br.headers.vary).toContain('Accept-Encoding');
     expect(JSON.parse(brotliDecompressSync(br.rawPayload).toString('utf8'))).toEqual(JSON.parse(plain.body));
     expect(br.rawPayload.length).toBeLessThan(plain.rawPayload.length / 4);
+    // The same document again: the same bytes, compressed once.
+    const again = await app.inject({ method: 'GET', url: '/api/openapi', headers: { 'accept-encoding': 'br' } });
+    expect(again.rawPayload.equals(br.rawPayload)).toBe(true);
     const signin = await app.inject({ method: 'GET', url: '/signin', headers: { 'accept-encoding': 'gzip' } });
     expect(signin.headers['content-encoding']).toBe('gzip');
     expect(signin.headers.vary).toBe('Accept-Language, Cookie, Accept-Encoding');

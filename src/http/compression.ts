@@ -82,8 +82,33 @@ function mayCompress(request: FastifyRequest, reply: FastifyReply): boolean {
   return isCompressible(reply.getHeader('content-type') as string | undefined);
 }
 
+/** Answers kept compressed, per encoding: the same text sent again (the OpenAPI document, a page's HTML) is not compressed again. */
+const RECENT_ANSWERS = 8;
+
+/** The last few answers compressed and their compressed forms, per encoding, least recently used first. */
+class RecentlyCompressed {
+  readonly #entries: Record<Encoding, Map<string, Buffer>> = { br: new Map(), gzip: new Map() };
+
+  get(encoding: Encoding, text: string): Buffer | undefined {
+    const entries = this.#entries[encoding];
+    const found = entries.get(text);
+    if (found !== undefined) {
+      entries.delete(text);
+      entries.set(text, found);
+    }
+    return found;
+  }
+
+  set(encoding: Encoding, text: string, body: Buffer): void {
+    const entries = this.#entries[encoding];
+    entries.set(text, body);
+    if (entries.size > RECENT_ANSWERS) entries.delete(entries.keys().next().value as string);
+  }
+}
+
 /** Compresses the app's eligible answers as they are sent (see the module comment). */
 export function registerCompression(app: FastifyInstance): void {
+  const recent = new RecentlyCompressed();
   app.addHook('onSend', (request, reply, payload, done) => {
     if ((typeof payload !== 'string' && !Buffer.isBuffer(payload)) || !mayCompress(request, reply)) {
       done(null, payload);
@@ -101,6 +126,14 @@ export function registerCompression(app: FastifyInstance): void {
       return;
     }
     reply.header('content-encoding', encoding).removeHeader('content-length');
-    done(null, compressDynamic(body, encoding));
+    const text = typeof payload === 'string' ? payload : undefined;
+    const known = text === undefined ? undefined : recent.get(encoding, text);
+    if (known !== undefined) {
+      done(null, known);
+      return;
+    }
+    const compressed = compressDynamic(body, encoding);
+    if (text !== undefined) recent.set(encoding, text, compressed);
+    done(null, compressed);
   });
 }

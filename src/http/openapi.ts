@@ -118,14 +118,16 @@ export async function registerOpenApi(app: FastifyInstance, config: Config, vers
     },
   });
 
+  let document: string | undefined;
   app.get(
     '/api/openapi',
     route(POLICY.publicRead, 'ops', 'This document: OpenAPI 3.1, cached 5 minutes', {
       response: { 200: { type: 'object', additionalProperties: true, description: 'An OpenAPI 3.1 document' }, ...errorResponses(429) },
     }),
     async (_request, reply) => {
-      reply.header('cache-control', 'public, max-age=300');
-      return app.swagger();
+      // Serialised once: the same text each time is also compressed only once (src/http/compression.ts).
+      document ??= JSON.stringify(app.swagger());
+      return reply.header('cache-control', 'public, max-age=300').type('application/json; charset=utf-8').send(document);
     },
   );
 }
