@@ -41,6 +41,7 @@ describe('answers compressed on the fly', () => {
     app.get('/small', async () => ({ ok: true }));
     app.get('/secret', async (_request, reply) => reply.header('cache-control', 'no-store, private').type('application/json').send(big));
     app.get('/oidc/page', async (_request, reply) => reply.type('text/html; charset=utf-8').send(`<p>${big}</p>`));
+    app.get('/cookie', async (_request, reply) => reply.header('set-cookie', 'a=b').type('application/json').send(big));
     app.get('/image', async (_request, reply) => reply.type('image/png').send(Buffer.alloc(4096)));
     app.get('/vary', async (_request, reply) => reply.header('vary', 'Accept-Language').type('text/html').send(big));
     registerCompression(app);
@@ -69,8 +70,8 @@ describe('answers compressed on the fly', () => {
     expect((await get('/vary', 'br')).headers.vary).toBe('Accept-Language, Accept-Encoding');
   });
 
-  it('leaves small answers, images, no-store answers and everything under /oidc as they are', async () => {
-    for (const url of ['/small', '/image', '/secret', '/oidc/page']) {
+  it('leaves small answers, images, no-store answers, answers setting a cookie and everything under /oidc as they are', async () => {
+    for (const url of ['/small', '/image', '/secret', '/cookie', '/oidc/page']) {
       const reply = await get(url, 'br, gzip');
       expect(reply.headers['content-encoding'], url).toBeUndefined();
     }

@@ -12,6 +12,7 @@ import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { brotliDecompressSync, gunzipSync } from 'node:zlib';
 import { LOCALES, PAGE_CATALOGS } from '../src/i18n/index.js';
+import { moduleGraph, withoutComments } from '../src/http/page-assets.js';
 import { findPagesDir, loadPageFiles, PAGE_CSP, renderTemplate, sudoPurpose } from '../src/http/pages.js';
 import { testApp } from './support/app.js';
 import { Browser, newWallet } from './support/auth-client.js';
@@ -303,10 +304,16 @@ describe('GET /assets/<file>', () => {
   it('joins each page script with its imports, and gives it a catalog of only the messages they name', async () => {
     const files = loadPageFiles(PAGES_DIR);
     const joined = (await app.inject({ method: 'GET', url: `/assets/${files.hashedNames.get('signin-page.js')}` })).body;
-    for (const module of ['signin.js', 'common.js', 'i18n.js', 'message-format.js', 'wallets.js'])
-      expect(joined).toContain(`// ${module}\n`);
-    expect(joined).not.toMatch(/^(import|export)\b/m);
-    expect(joined).not.toContain('// account.js');
+    const sources = new Map(
+      [...files.assets].filter(([name]) => /^[a-z0-9-]+\.js$/.test(name)).map(([name, asset]) => [name, asset.body.toString('utf8')]),
+    );
+    const graph = moduleGraph('signin.js', sources);
+    expect(graph).toEqual(expect.arrayContaining(['signin.js', 'common.js', 'i18n.js', 'message-format.js', 'wallets.js']));
+    expect(graph).not.toContain('account.js');
+    // One function per module, without comments, and nothing left to import.
+    expect(joined.match(/= await \(async \(\) => \{\n/g)).toHaveLength(graph.length);
+    expect(joined).toContain('function parseMessage(source) {');
+    expect(joined).not.toMatch(/^(import|export)\b|\/\*\*/m);
     for (const locale of LOCALES) {
       const catalog = (await app.inject({ method: 'GET', url: `/assets/${files.hashedNames.get(`messages-signin-${locale}.js`)}` })).body;
       const messages = JSON.parse(catalog.replace(/^export const messages = /, '').replace(/;\n$/, '')) as Record<string, string>;
@@ -315,6 +322,36 @@ describe('GET /assets/<file>', () => {
         expect(value, key).toBe(PAGE_CATALOGS[locale][key as keyof (typeof PAGE_CATALOGS)['en']]);
       expect(Object.keys(messages).filter((key) => key.startsWith('explorer.'))).toEqual([]);
     }
+  });
+
+  it('drops comments and indentation from a joined script, and nothing else', () => {
+    const source = [
+      '/** A doc comment. */',
+      'function f(a, b) {',
+      '  // a line comment',
+      '  const s = \'// not a comment\' + "/* nor this */";',
+      '  const t = `line one',
+      `    keeps its indentation \${a /* gone */ + \`nested \${b}\`} // and this\`;`,
+      "  const r = /\\/\\/[/*]'/g; /* a comment",
+      '  over two lines */ const d = a / b / 2;',
+      '  return [s, t, r, d];',
+      '}',
+    ].join('\n');
+    expect(withoutComments(source)).toBe(
+      [
+        ' ',
+        'function f(a, b) {',
+        'const s = \'// not a comment\' + "/* nor this */";',
+        'const t = `line one',
+        `    keeps its indentation \${a   + \`nested \${b}\`} // and this\`;`,
+        "const r = /\\/\\/[/*]'/g; ",
+        ' const d = a / b / 2;',
+        'return [s, t, r, d];',
+        '}',
+      ].join('\n'),
+    );
+    // What would not parse any more is left as it was.
+    expect(withoutComments('const a = 1 /* x */ +')).toBe('const a = 1 /* x */ +');
   });
 
   it('answers brotli, else gzip, else the plain bytes, each with its own ETag and Vary: Accept-Encoding', async () => {

@@ -12,9 +12,9 @@
  *   also reflects what an attacker chose leaks through the answer's length):
  *   anything under `/oidc` (the provider's pages and answers carry codes,
  *   tokens and anti-forgery values beside request parameters such as
- *   `state`), and every `Cache-Control: no-store` answer, which is how the
+ *   `state`), every `Cache-Control: no-store` answer, which is how the
  *   service marks an answer that carries a session, a token, a code or an
- *   account's data.
+ *   account's data, and every answer that sets a cookie.
  */
 import { brotliCompressSync, constants, gzipSync } from 'node:zlib';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
@@ -79,6 +79,8 @@ function mayCompress(request: FastifyRequest, reply: FastifyReply): boolean {
   if (request.url === '/oidc' || request.url.startsWith('/oidc/') || request.url.startsWith('/oidc?')) return false;
   const cacheControl = reply.getHeader('cache-control');
   if (typeof cacheControl === 'string' && /\bno-store\b/i.test(cacheControl)) return false;
+  // An answer that sets a cookie carries a session or a binding: never compressed, whatever its Cache-Control says.
+  if (reply.hasHeader('set-cookie')) return false;
   return isCompressible(reply.getHeader('content-type') as string | undefined);
 }
 

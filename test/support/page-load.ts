@@ -35,6 +35,9 @@ export interface PageLoad {
   readonly fetched: readonly Fetched[];
   /** From the start of the navigation to the page's ready mark, in ms. */
   readonly readyMs: number;
+  /** From the start of the navigation to the end of the HTML, and of the last thing the page loaded, in ms (Resource Timing). */
+  readonly htmlMs: number;
+  readonly lastByteMs: number;
 }
 
 /** The page's own weight: what it loads to be shown and run, not the API calls its scripts make for data. */
@@ -106,10 +109,13 @@ export async function loadPage(
 
   await page.goto(url, { waitUntil: 'load' });
   await page.waitForFunction((mark) => performance.getEntriesByName(mark).length > 0, PAGE_READY_MARK, { timeout: 60_000 });
-  const readyMs = (await page.evaluate(
-    (mark) => performance.getEntriesByName(mark)[0]?.startTime ?? Number.NaN,
-    PAGE_READY_MARK,
-  )) as number;
+  // Resource Timing, in the page: the ready mark, the end of the HTML, the end of the last thing it loaded (not its API calls).
+  const [readyMs = Number.NaN, htmlMs = Number.NaN, lastByteMs = Number.NaN] = (await page.evaluate(`(() => {
+    const html = performance.getEntriesByType('navigation')[0];
+    const loaded = performance.getEntriesByType('resource').filter((entry) => entry.initiatorType !== 'fetch');
+    const ready = performance.getEntriesByName(${JSON.stringify(PAGE_READY_MARK)})[0];
+    return [ready ? ready.startTime : NaN, html ? html.responseEnd : NaN, Math.max(html ? html.responseEnd : 0, ...loaded.map((entry) => entry.responseEnd))];
+  })()`)) as number[];
   for (let waited = 0; [...pending.values()].some((entry) => !entry.done) && waited < 100; waited += 1) await page.waitForTimeout(50);
   if (throttle !== undefined) {
     await cdp.send('Emulation.setCPUThrottlingRate', { rate: 1 });
@@ -133,5 +139,7 @@ export async function loadPage(
       depth: depthOf(entry, new Set()),
     })),
     readyMs,
+    htmlMs,
+    lastByteMs,
   };
 }
