@@ -14,12 +14,15 @@
  *
  * Every page is rendered in the request's language (README "Languages"):
  * the templates' `{{t:key}}` markers are filled from the page catalogs
- * (src/i18n/pages/) once per language at start, and the scripts get the
- * same catalog as `/assets/messages-<lang>.js`, formatted in the browser by
- * intl-messageformat (its self-contained build, `/assets/intl-messageformat.js`).
+ * (src/i18n/pages/) once per language at start, and each page's script
+ * gets the messages it uses in its language, formatted in the browser by
+ * src/pages/message-format.js.
  *
- * The files are read once at start and served from memory: `/assets/<file>`
- * looks the name up in that table, so no request path ever reaches the file
+ * The files are read once at start and made into what the pages load:
+ * hashed names, one joined script per page, its catalogs, compressed forms
+ * (src/http/page-assets.ts, docs/architecture.md "Page assets"); the
+ * templates refer to the hashed names. All is served from memory:
+ * `/assets/<file>` looks the name up in that table, so no request path ever reaches the file
  * system (no traversal to refuse, nothing to normalise). `tsc` does not copy
  * non-TypeScript files, so from `dist/src/http/` the folder is found back in
  * `<repo>/src/pages/` (see {@link findPagesDir}).
