@@ -212,6 +212,12 @@ describe.skipIf(!HAVE_CHROMIUM)('pages in headless Chromium', () => {
     return target.locator('#roster .item-title').allTextContents();
   }
 
+  /** Opens a section of the account page with its link, as a person would (account.html's navigation). */
+  async function openSection(target: Page, name: string): Promise<void> {
+    await target.getByRole('navigation', { name: 'Account sections' }).getByRole('link', { name, exact: true }).click();
+    await expect.poll(() => target.locator('.account-nav a[aria-current="true"]').textContent()).toBe(name);
+  }
+
   async function noHorizontalScroll(target: Page, width: number): Promise<void> {
     await target.setViewportSize({ width, height: 800 });
     const scrollWidth = await target.evaluate(() => (globalThis as unknown as InPage).document.documentElement.scrollWidth);
@@ -524,6 +530,7 @@ describe.skipIf(!HAVE_CHROMIUM)('pages in headless Chromium', () => {
   });
 
   it('edits the display name', async () => {
+    await page.getByRole('button', { name: 'Edit name' }).click();
     await page.getByLabel('Display name').fill('  Alice at Acme ');
     await page.getByRole('button', { name: 'Save name' }).click();
     await expect.poll(() => page.locator('#page-status').textContent()).toBe('Display name saved.');
@@ -534,6 +541,7 @@ describe.skipIf(!HAVE_CHROMIUM)('pages in headless Chromium', () => {
   });
 
   it('asks for a step-up (e-mail code) before removing an identity, then retries', async () => {
+    await openSection(page, 'Ways to sign in');
     await page.getByRole('button', { name: `Remove ${oidcAccount.email}` }).click();
     await page
       .getByRole('dialog', { name: `Remove ${oidcAccount.email}?` })
@@ -799,14 +807,16 @@ describe.skipIf(!HAVE_CHROMIUM)('pages in headless Chromium', () => {
     watch(keyPage);
     const authenticator = await virtualAuthenticator(keyPage);
     await signInWithUnisat(keyPage, owner.address);
+    await openSection(keyPage, 'Security');
     const keys = keyPage.getByRole('region', { name: 'Security keys and passkeys' });
     await expect.poll(() => keys.isVisible()).toBe(true);
     expect(await keyPage.locator('#keys-empty').isVisible()).toBe(true);
 
     // Adding needs a fresh step-up: the dialog asks first (no key yet, so the wallet), then the browser's prompt.
+    await keys.getByRole('button', { name: 'Add a security key' }).click();
     await keys.getByLabel('Name of the new key').fill('Laptop');
     await keys.getByLabel('Also sign in with it (a passkey)').check();
-    await keys.getByRole('button', { name: 'Add a security key' }).click();
+    await keys.getByRole('button', { name: 'Add the key' }).click();
     const dialog = keyPage.getByRole('dialog', { name: 'Confirm it is you' });
     await expect.poll(() => dialog.isVisible()).toBe(true);
     expect(await dialog.locator('#sudo-key').isVisible()).toBe(false);
@@ -877,6 +887,7 @@ describe.skipIf(!HAVE_CHROMIUM)('pages in headless Chromium', () => {
     expect(await rosterNames(addPage)).toEqual([other.address]);
 
     // Removing it (the step-up above is fresh) ends passkey sign-in with it.
+    await openSection(keyPage, 'Security');
     await keys.getByRole('button', { name: 'Remove Work laptop' }).click();
     await expect.poll(() => keyPage.locator('#page-status').textContent()).toBe('Work laptop was removed from this account.');
     expect(await keyPage.locator('#keys-empty').isVisible()).toBe(true);
@@ -898,6 +909,7 @@ describe.skipIf(!HAVE_CHROMIUM)('pages in headless Chromium', () => {
       await signInWithUnisat(target, owner.address);
     }
     await here!.reload();
+    await openSection(here!, 'Security');
     const devices = here!.getByRole('region', { name: 'Where you are signed in' });
     await expect.poll(() => devices.locator('li').count()).toBe(2);
     expect(await devices.locator('li').first().locator('.badge').textContent()).toBe('This browser');
@@ -931,6 +943,7 @@ describe.skipIf(!HAVE_CHROMIUM)('pages in headless Chromium', () => {
     }
 
     // Your data: the download needs the confirmation just given (still fresh), then the account is deleted.
+    await openSection(here!, 'Your data');
     const data = here!.getByRole('region', { name: 'Your data' });
     const [download] = await Promise.all([
       here!.waitForEvent('download'),
@@ -941,6 +954,10 @@ describe.skipIf(!HAVE_CHROMIUM)('pages in headless Chromium', () => {
     expect(exported.format).toBe('oc-host.account-export.v1');
     expect(exported.identities.map((identity: { value: string }) => identity.value)).toEqual([owner.address]);
     await expect.poll(() => here!.locator('#page-status').textContent()).toBe('Your data was downloaded as a JSON file.');
+    // The deletion's form opens on demand, its field first.
+    expect(await data.getByLabel('Type delete to confirm').isVisible()).toBe(false);
+    await data.getByRole('button', { name: 'Delete account' }).click();
+    await expect.poll(() => activeElementId(here!)).toBe('delete-confirm');
     await data.getByRole('button', { name: 'Delete this account' }).click();
     await expect
       .poll(() => here!.locator('#delete-error').textContent())
@@ -1084,12 +1101,14 @@ describe.skipIf(!HAVE_CHROMIUM)('pages in headless Chromium', () => {
     await here.goto('/signin');
     await here.getByRole('button', { name: 'Connect UniSat' }).click();
     await here.waitForURL(`${base}/account`);
+    await openSection(here, 'Ways to sign in');
     const linking = here.getByRole('region', { name: 'Link another way to sign in' });
     // Past the sign-in's own 5 minutes, in which linking needs no step-up (docs/protocol.md §6 "Step-up").
     clockAheadMs += 6 * 60_000;
 
     // An e-mail: the code, then a step-up (by the wallet), then linked.
     const email = `link-${randomBytes(4).toString('hex')}@example.org`;
+    await linking.getByRole('button', { name: 'Link an e-mail' }).click();
     await linking.getByLabel('E-mail address', { exact: true }).fill(email);
     const mailsBefore = smtp.messages().length;
     await linking.getByRole('button', { name: 'Send code' }).click();
@@ -1139,8 +1158,9 @@ describe.skipIf(!HAVE_CHROMIUM)('pages in headless Chromium', () => {
     /** On /account (in `lang`), proves the other account's first address for linking: a new message, signed, sent. */
     const proveHeld = async (lang?: string): Promise<void> => {
       if (lang !== undefined) {
-        await here.goto(`/account?lang=${lang}`);
+        await here.goto(`/account?lang=${lang}#sign-in`);
         await expect.poll(() => here.locator('#main').getAttribute('aria-busy')).toBe('false');
+        await here.locator('#link-btc-open').click();
         await here.locator('#link-btc-address').fill(held.address);
         await here.locator('#link-btc-form button[type="submit"]').click();
       }
@@ -1349,9 +1369,9 @@ describe.skipIf(!HAVE_CHROMIUM)('pages in headless Chromium', () => {
     await seite.goto('/api-explorer');
     await expect.poll(() => seite.locator('#filter-count').textContent()).toMatch(/^\d+ routes$/);
     await seite.goto('/signin');
-    expect(await seite.locator('#session-notice').textContent()).toMatch(
-      /^Vous êtes connecté en tant que sprache@example\.org\. Accédez à votre compte, ou ajoutez un autre compte/,
-    );
+    await expect
+      .poll(() => seite.locator('#session-notice').textContent())
+      .toMatch(/^Vous êtes connecté en tant que sprache@example\.org\. Accédez à votre compte, ou ajoutez un autre compte/);
     await screenshot(seite, 'signin-fr.png');
     await german.close();
     expectNoProblems();

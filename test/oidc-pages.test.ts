@@ -264,13 +264,13 @@ describe.skipIf(!HAVE_CHROMIUM)('the OpenID provider pages in headless Chromium'
         const context = await signedInContext(locale, viewport);
         const page = await context.newPage();
         watch(page, true);
-        await page.goto('/account');
+        await page.goto('/account#apps');
         await page.locator('#apps-empty').waitFor({ state: 'visible' });
         expect(await page.locator('#apps li').count()).toBe(0);
         await page.goto(authorizeUrl('openid profile email'));
         await page.locator('#consent-allow').click();
         await page.waitForURL(/^https:\/\/app\.example\/callback\?/);
-        await page.goto('/account');
+        await page.goto('/account#apps');
         const item = page.locator('#apps li');
         await item.waitFor({ state: 'visible' });
         expect(await page.locator('#apps-title').textContent()).toBe(title);
@@ -289,6 +289,8 @@ describe.skipIf(!HAVE_CHROMIUM)('the OpenID provider pages in headless Chromium'
           expect(await axeViolations(page)).toEqual([]);
           await dialog.getByRole('button', { name: 'Cancel' }).click();
           await expect.poll(() => page.locator('#page-status').textContent()).toBe('No access was removed.');
+          // Focus is back on the button that opened the dialog.
+          expect(await page.evaluate('document.activeElement?.getAttribute("aria-label")')).toBe('Remove access for Grafana at example');
           expect(await page.locator('#apps li').count()).toBe(1);
           // Confirming removes it and says so.
           await remove.click();

@@ -35,8 +35,9 @@ function describeKey(key) {
  * @param {import('./account.js').WithStepUp} page.withStepUp
  * @param {import('./account.js').SteppedUp} page.steppedUp
  * @param {() => Promise<void>} page.loadActivity shows the account's activity anew
+ * @param {() => void} page.closeForm closes the form of a new key, once the key is added
  */
-export function setUpKeys({ sessionLost, withStepUp, steppedUp, loadActivity }) {
+export function setUpKeys({ sessionLost, withStepUp, steppedUp, loadActivity, closeForm }) {
   const pageStatus = byId('page-status');
   /** @type {Key[] | null} null while unknown, or where keys are not available */
   let keys = null;
@@ -206,6 +207,7 @@ export function setUpKeys({ sessionLost, withStepUp, steppedUp, loadActivity }) 
       }
       labelField.value = '';
       /** @type {HTMLInputElement} */ (byId('key-sign-in')).checked = false;
+      closeForm();
       await loadKeys();
       void loadActivity();
       const keyName = added.body.credential.label;

@@ -3,6 +3,11 @@
  * this browser (the roster) with a switch button each, linked identities,
  * the display name, the account's data, and signing out of one or all
  * accounts (docs/api.md "Session endpoints", docs/protocol.md §3 and §6).
+ * It shows one section at a time (Profile, Ways to sign in, Security, Apps,
+ * Your data), named by the address's fragment (`/account#security`), so a
+ * link, a reload and the browser's back button keep the section. Its edit
+ * forms open on demand and the header's account menu (account-menu.js)
+ * shows what this page loaded.
  * Its other sections have modules of their own: linking (link.js), security
  * keys and passkeys (account-keys.js), where the account is signed in with
  * its activity (account-activity.js), and the apps it signed in to through
@@ -34,6 +39,7 @@ import {
   tNodes,
 } from './common.js';
 import { setUpActivity } from './account-activity.js';
+import { showAccountMenu } from './account-menu.js';
 import { setUpApps } from './account-apps.js';
 import { setUpKeys } from './account-keys.js';
 import { setUpLinking } from './link.js';
@@ -116,9 +122,11 @@ async function load() {
   me = loaded;
   renderAccount(loaded.account);
   renderRoster(loaded.roster);
+  showAccountMenu(loaded, { switchTo, signOut: logout });
   byId('content').hidden = false;
   main.setAttribute('aria-busy', 'false');
   await Promise.all([loadIdentities(), keySection.loadKeys(), activity.loadDevices(), activity.loadActivity(), apps.loadApps()]);
+  showSection();
   return loaded;
 }
 
@@ -134,8 +142,18 @@ function renderAccount(account) {
   byId('active-identity-kind').textContent = shown ? identityKindLabel(shown.kind) : t('account.shown_as');
   byId('active-identity').textContent = shown ? shown.value : account.did_oc;
   byId('active-did').textContent = account.did_oc;
-  byId('copy-identity').setAttribute('aria-label', t('account.copy_identity', { kind: shown ? shown.kind : 'did' }));
-  byId('copy-did').setAttribute('aria-label', t('account.copy_identity', { kind: 'did' }));
+  // The copy buttons name the whole value: a screen reader hears what is copied.
+  byId('copy-identity').setAttribute(
+    'aria-label',
+    t('account.copy_value', {
+      action: t('account.copy_identity', { kind: shown ? shown.kind : 'did' }),
+      value: shown ? shown.value : account.did_oc,
+    }),
+  );
+  byId('copy-did').setAttribute(
+    'aria-label',
+    t('account.copy_value', { action: t('account.copy_identity', { kind: 'did' }), value: account.did_oc }),
+  );
   /** @type {HTMLInputElement} */ (byId('display-name')).value = account.display_name || '';
 }
 
@@ -363,7 +381,7 @@ async function switchTo(entry, button) {
     const loaded = await load();
     if (loaded) {
       say(pageStatus, t('account.now_using', { name: accountName(loaded.account) }));
-      focusHeading('active-title');
+      focusActive();
     }
   });
 }
@@ -404,7 +422,7 @@ async function logout(scope, button) {
     const loaded = await load();
     if (loaded) {
       say(pageStatus, t('account.signed_out_of', { previous, name: accountName(loaded.account) }));
-      focusHeading('active-title');
+      focusActive();
     }
   });
 }
@@ -455,10 +473,14 @@ onSubmit(deleteForm, byId('delete-error'), async (error) => {
       window.location.assign('/signin?deleted=1');
       return;
     }
+    deleteForm.hidden = true;
+    byId('delete-open').setAttribute('aria-expanded', 'false');
+    // The account now shown is another one: its profile comes first.
+    window.history.replaceState(null, '', '#profile');
     const loaded = await load();
     if (loaded) {
       say(pageStatus, t('account.deleted_switched', { deleted, name: accountName(loaded.account) }));
-      focusHeading('active-title');
+      focusActive();
     }
   });
 });
@@ -488,7 +510,9 @@ onSubmit(nameForm, byId('name-error'), async (error) => {
     if (me && saved.body?.account) {
       me.account = saved.body.account;
       renderAccount(me.account);
+      showAccountMenu(me, { switchTo, signOut: logout });
     }
+    nameEditor.close();
     void activity.loadActivity();
     say(pageStatus, value === '' ? t('account.name_removed') : t('account.name_saved'));
   });
@@ -545,15 +569,111 @@ async function stepUp(action) {
 
 byId('sudo-cancel').addEventListener('click', () => dialog.close('cancelled'));
 
+// ---- sections: one shown at a time, named by the address's fragment ----
+
+const SECTIONS = ['profile', 'sign-in', 'security', 'apps', 'data'];
+
+/**
+ * Shows the section the fragment names (Profile when it names none, or one
+ * this host leaves empty) and marks its link current. A section is left
+ * out of the navigation when every card in it is (an older host, a host
+ * without the OpenID provider).
+ */
+function showSection() {
+  for (const name of SECTIONS) {
+    const cards = /** @type {HTMLElement[]} */ ([...byId(`panel-${name}`).querySelectorAll('section.card')]);
+    const item = byId(`nav-${name}`).parentElement;
+    if (item) item.hidden = cards.length > 0 && cards.every((card) => card.hidden);
+  }
+  const asked = window.location.hash.slice(1);
+  const current = SECTIONS.includes(asked) && !byId(`nav-${asked}`).parentElement?.hidden ? asked : 'profile';
+  for (const name of SECTIONS) {
+    byId(`panel-${name}`).hidden = name !== current;
+    const link = byId(`nav-${name}`);
+    if (name === current) link.setAttribute('aria-current', 'true');
+    else link.removeAttribute('aria-current');
+  }
+}
+
+window.addEventListener('hashchange', showSection);
+showSection();
+
+/** After the page shows another account: focus on its heading when the profile shows, else on the menu that names it. */
+function focusActive() {
+  if (!byId('panel-profile').hidden) focusHeading('active-title');
+  else document.getElementById('account-menu-button')?.focus();
+}
+
+/**
+ * An edit form that opens on demand: `opener` shows `target` and puts focus
+ * on its first field; Cancel (`data-cancel`) or Escape hides it and puts
+ * focus back on `opener`. `onClose` tidies the form as it closes.
+ *
+ * @param {string} openerId
+ * @param {string} targetId
+ * @param {() => void} [onClose]
+ */
+function disclosure(openerId, targetId, onClose = () => {}) {
+  const opener = byId(openerId);
+  const target = byId(targetId);
+  opener.setAttribute('aria-expanded', 'false');
+  /** @param {boolean} [refocus] */
+  const close = (refocus = true) => {
+    if (target.hidden) return;
+    target.hidden = true;
+    opener.setAttribute('aria-expanded', 'false');
+    onClose();
+    if (refocus) opener.focus();
+  };
+  const open = () => {
+    target.hidden = false;
+    opener.setAttribute('aria-expanded', 'true');
+    const fields = /** @type {HTMLElement[]} */ ([...target.querySelectorAll('input, textarea, button')]);
+    fields.find((field) => field.checkVisibility())?.focus();
+  };
+  opener.addEventListener('click', () => (target.hidden ? open() : close()));
+  for (const cancel of target.querySelectorAll('[data-cancel]')) cancel.addEventListener('click', () => close());
+  target.addEventListener('keydown', (event) => {
+    if (event.key !== 'Escape') return;
+    event.preventDefault();
+    close();
+  });
+  return { close };
+}
+
+const nameEditor = disclosure('edit-name', 'name-form', () => {
+  const field = /** @type {HTMLInputElement} */ (byId('display-name'));
+  field.value = me?.account.display_name ?? '';
+  markInvalid(field, false);
+  say(byId('name-error'), '');
+});
+const btcLinker = disclosure('link-btc-open', 'link-btc-panel');
+const emailLinker = disclosure('link-email-open', 'link-email-panel');
+const keyAdder = disclosure('key-add-open', 'key-add-form');
+disclosure('delete-open', 'delete-form', () => {
+  const field = /** @type {HTMLInputElement} */ (byId('delete-confirm'));
+  field.value = '';
+  markInvalid(field, false);
+  say(byId('delete-error'), '');
+});
+
 // ---- the sections in modules of their own ----
 
-const keySection = setUpKeys({ sessionLost, withStepUp, steppedUp, loadActivity: () => activity.loadActivity() });
+const keySection = setUpKeys({
+  sessionLost,
+  withStepUp,
+  steppedUp,
+  loadActivity: () => activity.loadActivity(),
+  closeForm: () => keyAdder.close(false),
+});
 const activity = setUpActivity({ sessionLost, withStepUp, steppedUp, signOutHere: (button) => logout('current', button) });
 const apps = setUpApps({ sessionLost, confirmAction });
 setUpLinking({
   withStepUp,
   confirmAction,
   onLinked: async (sentence) => {
+    btcLinker.close(false);
+    emailLinker.close(false);
     if (await load()) {
       say(pageStatus, sentence);
       focusHeading('identities-title');

@@ -329,12 +329,18 @@ export function pastedProof(challenge, signature, region) {
  * Runs `work` with `button` disabled and marked busy, so a double click sends
  * one request. The button's label stays: screen readers keep its name.
  *
+ * A disabled button cannot take focus: a dialog that `work` opens and closes
+ * (a confirmation, a step-up) cannot give it back, so it would fall to the
+ * page. A button that had focus gets it back once it is enabled again, when
+ * nothing else took it meanwhile.
+ *
  * @template T
  * @param {HTMLButtonElement | null} button
  * @param {() => Promise<T>} work
  * @returns {Promise<T>}
  */
 export async function busy(button, work) {
+  const hadFocus = button !== null && document.activeElement === button;
   if (button) {
     button.disabled = true;
     button.setAttribute('aria-busy', 'true');
@@ -345,6 +351,10 @@ export async function busy(button, work) {
     if (button) {
       button.disabled = false;
       button.removeAttribute('aria-busy');
+      // Nowhere: the page itself, or a dialog just closed (which lets go of focus only at the next frame).
+      const focused = document.activeElement;
+      const lost = focused === null || focused === document.body || focused === button || focused.closest('dialog:not([open])') !== null;
+      if (hadFocus && lost && button.isConnected) button.focus();
     }
   }
 }

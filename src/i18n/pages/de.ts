@@ -517,4 +517,25 @@ export const pagesDe: Readonly<Record<PageMessageKey, string>> = {
   'page.support': 'Brauchen Sie Hilfe? <link>Support von {name} kontaktieren</link>.',
   'page.language': 'Sprache',
   'page.language_apply': 'Sprache ändern',
+  // Das Kontomenü in der Kopfzeile (account-menu.js) und die Bereiche der Kontoseite (account.html)
+  'menu.button': 'Kontomenü:',
+  'menu.switch_to': 'Wechseln zu',
+  'menu.switch': 'Zu einem anderen Konto wechseln',
+  'menu.add': 'Konto hinzufügen',
+  'menu.account': 'Konto verwalten',
+  'account.nav_label': 'Bereiche des Kontos',
+  'account.nav_profile': 'Profil',
+  'account.nav_sign_in': 'Anmeldewege',
+  'account.nav_security': 'Sicherheit',
+  'account.nav_apps': 'Apps',
+  'account.edit_name': 'Namen bearbeiten',
+  'account.did_explained':
+    'Die dauerhafte ID Ihres Kontos. Apps, bei denen Sie sich anmelden, sehen sie statt Ihrer E-Mail-Adresse, und sie bleibt gleich, wenn Sie einen Anmeldeweg verknüpfen oder entfernen.',
+  'account.connect_explained':
+    'Connect-Apps sind etwas anderes: Apps, die Sie mit diesem Konto registriert haben, um die API dieses Dienstes zu nutzen, jede mit ihrem eigenen API-Schlüssel.',
+  'account.link_btc_open': 'Adresse verknüpfen',
+  'account.link_email_open': 'E-Mail verknüpfen',
+  'account.key_create': 'Schlüssel hinzufügen',
+  'account.delete_open': 'Konto löschen',
+  'account.copy_value': '{action}: {value}',
 };

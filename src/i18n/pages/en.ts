@@ -495,6 +495,27 @@ export const pagesEn = {
   'page.support': 'Need help? <link>Contact {name} support</link>.',
   'page.language': 'Language',
   'page.language_apply': 'Change language',
+  // The header's account menu (account-menu.js) and the account page's sections (account.html)
+  'menu.button': 'Account menu:',
+  'menu.switch_to': 'Switch to',
+  'menu.switch': 'Switch to another account',
+  'menu.add': 'Add account',
+  'menu.account': 'Manage your account',
+  'account.nav_label': 'Account sections',
+  'account.nav_profile': 'Profile',
+  'account.nav_sign_in': 'Ways to sign in',
+  'account.nav_security': 'Security',
+  'account.nav_apps': 'Apps',
+  'account.edit_name': 'Edit name',
+  'account.did_explained':
+    "Your account's permanent ID. Apps you sign in to see it instead of your e-mail address, and it stays the same when you link or remove a way to sign in.",
+  'account.connect_explained':
+    'Connect apps are something else: apps you registered with this account to use this service’s API, each with its own API key.',
+  'account.link_btc_open': 'Link an address',
+  'account.link_email_open': 'Link an e-mail',
+  'account.key_create': 'Add the key',
+  'account.delete_open': 'Delete account',
+  'account.copy_value': '{action}: {value}',
 } as const;
 
 export type PageMessageKey = keyof typeof pagesEn;

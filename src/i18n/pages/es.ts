@@ -506,4 +506,25 @@ export const pagesEs: Readonly<Record<PageMessageKey, string>> = {
   'page.support': '¿Necesitas ayuda? <link>Contacta con el soporte de {name}</link>.',
   'page.language': 'Idioma',
   'page.language_apply': 'Cambiar de idioma',
+  // El menú de cuenta de la cabecera (account-menu.js) y las secciones de la página de cuenta (account.html)
+  'menu.button': 'Menú de la cuenta:',
+  'menu.switch_to': 'Cambiar a',
+  'menu.switch': 'Cambiar a otra cuenta',
+  'menu.add': 'Añadir cuenta',
+  'menu.account': 'Gestionar tu cuenta',
+  'account.nav_label': 'Secciones de la cuenta',
+  'account.nav_profile': 'Perfil',
+  'account.nav_sign_in': 'Formas de iniciar sesión',
+  'account.nav_security': 'Seguridad',
+  'account.nav_apps': 'Aplicaciones',
+  'account.edit_name': 'Editar el nombre',
+  'account.did_explained':
+    'El ID permanente de tu cuenta. Las aplicaciones en las que inicias sesión lo ven en lugar de tu correo, y no cambia cuando vinculas o quitas una forma de iniciar sesión.',
+  'account.connect_explained':
+    'Las apps de Connect son otra cosa: aplicaciones que registraste con esta cuenta para usar la API de este servicio, cada una con su propia clave de API.',
+  'account.link_btc_open': 'Vincular una dirección',
+  'account.link_email_open': 'Vincular un correo',
+  'account.key_create': 'Añadir la llave',
+  'account.delete_open': 'Eliminar la cuenta',
+  'account.copy_value': '{action}: {value}',
 };

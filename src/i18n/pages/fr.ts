@@ -507,4 +507,25 @@ export const pagesFr: Readonly<Record<PageMessageKey, string>> = {
   'page.support': 'Besoin d’aide ? <link>Contacter le support de {name}</link>.',
   'page.language': 'Langue',
   'page.language_apply': 'Changer de langue',
+  // Le menu du compte dans l’en-tête (account-menu.js) et les sections de la page du compte (account.html)
+  'menu.button': 'Menu du compte :',
+  'menu.switch_to': 'Passer à',
+  'menu.switch': 'Passer à un autre compte',
+  'menu.add': 'Ajouter un compte',
+  'menu.account': 'Gérer votre compte',
+  'account.nav_label': 'Sections du compte',
+  'account.nav_profile': 'Profil',
+  'account.nav_sign_in': 'Moyens de connexion',
+  'account.nav_security': 'Sécurité',
+  'account.nav_apps': 'Applications',
+  'account.edit_name': 'Modifier le nom',
+  'account.did_explained':
+    'L’identifiant permanent de votre compte. Les applications auxquelles vous vous connectez le voient à la place de votre e-mail, et il ne change pas quand vous liez ou retirez un moyen de connexion.',
+  'account.connect_explained':
+    'Les applications Connect sont autre chose : des applications que vous avez enregistrées avec ce compte pour utiliser l’API de ce service, chacune avec sa propre clé d’API.',
+  'account.link_btc_open': 'Lier une adresse',
+  'account.link_email_open': 'Lier un e-mail',
+  'account.key_create': 'Ajouter la clé',
+  'account.delete_open': 'Supprimer le compte',
+  'account.copy_value': '{action} : {value}',
 };
