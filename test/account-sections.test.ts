@@ -8,6 +8,7 @@
  * opening on demand; and every dialog of the page giving focus back to the
  * button that opened it.
  */
+import { fileURLToPath } from 'node:url';
 import type { Page } from 'playwright-core';
 import { describe, expect, it } from 'vitest';
 import { newWallet } from './support/auth-client.js';
@@ -237,6 +238,10 @@ describe.skipIf(!HAVE_CHROMIUM)('the account page in sections and the account me
       await page.keyboard.press('Enter');
       expect(await button.getAttribute('aria-expanded')).toBe('true');
       await expectLaidOut(page, `menu ${viewport.width}px`);
+      if (process.env.UPDATE_SCREENSHOTS === '1' && viewport === DESKTOP) {
+        await page.emulateMedia({ colorScheme: 'light' });
+        await page.screenshot({ path: fileURLToPath(new URL('../docs/screenshots/account-menu.png', import.meta.url)) });
+      }
       await page.keyboard.press('ArrowDown');
       expect(await page.evaluate('document.activeElement.textContent')).toMatch(/^.Switch to /);
       await page.keyboard.press('End');

@@ -189,15 +189,16 @@ export function showAccountMenu(me, actions = plainActions) {
     h(
       'li',
       {},
+      // Whole here, wrapping: the panel has the room the header's button lacks.
       actionButton(
-        { class: 'account-menu-item', title: accountName(entry) },
+        { class: 'account-menu-item' },
         (pressed) => actions.switchTo(entry, pressed),
         avatar(entry),
         h(
           'span',
           { class: 'account-menu-name' },
           h('span', { class: 'visually-hidden', text: `${t('menu.switch_to')} ` }),
-          shortName(entry),
+          accountName(entry),
         ),
       ),
     ),
