@@ -82,7 +82,10 @@ describe.skipIf(!HAVE_CHROMIUM)('the account page in sections and the account me
         expect(await current(page)).toBe(names[0]);
         await expectLaidOut(page, `${what} profile`);
         for (const [index, section] of SECTIONS.entries()) {
-          await page.getByRole('link', { name: names[index] as string, exact: true }).click();
+          await page
+            .locator('.account-nav')
+            .getByRole('link', { name: names[index] as string, exact: true })
+            .click();
           await expect.poll(() => shown(page), { message: what }).toEqual([`panel-${section}`]);
           expect(page.url()).toBe(`${site.base}/account#${section}`);
           expect(await current(page)).toBe(names[index]);
@@ -161,6 +164,10 @@ describe.skipIf(!HAVE_CHROMIUM)('the account page in sections and the account me
       expect(await page.locator(`#${opener}`).getAttribute('aria-expanded')).toBe('false');
       expect(await focusedId(page)).toBe(opener);
     }
+    // The ways to sign in point to the passkeys, which are under Security.
+    await page.goto('/account#sign-in');
+    await page.locator('#passkeys-elsewhere').getByRole('link', { name: 'Security' }).click();
+    await expect.poll(() => shown(page)).toEqual(['panel-security']);
     // A name saved closes its form and says so.
     await page.goto('/account#profile');
     await page.getByRole('button', { name: 'Edit name' }).click();

@@ -533,6 +533,8 @@ export const pagesDe: Readonly<Record<PageMessageKey, string>> = {
     'Die dauerhafte ID Ihres Kontos. Apps, bei denen Sie sich anmelden, sehen sie statt Ihrer E-Mail-Adresse, und sie bleibt gleich, wenn Sie einen Anmeldeweg verknüpfen oder entfernen.',
   'account.connect_explained':
     'Connect-Apps sind etwas anderes: Apps, die Sie mit diesem Konto registriert haben, um die API dieses Dienstes zu nutzen, jede mit ihrem eigenen API-Schlüssel.',
+  'account.passkeys_elsewhere':
+    'Passkeys, mit denen Sie sich ohne Wallet und ohne Code anmelden, finden Sie unter <link>Sicherheit</link>.',
   'account.link_btc_open': 'Adresse verknüpfen',
   'account.link_email_open': 'E-Mail verknüpfen',
   'account.key_create': 'Schlüssel hinzufügen',

@@ -511,6 +511,7 @@ export const pagesEn = {
     "Your account's permanent ID. Apps you sign in to see it instead of your e-mail address, and it stays the same when you link or remove a way to sign in.",
   'account.connect_explained':
     'Connect apps are something else: apps you registered with this account to use this service’s API, each with its own API key.',
+  'account.passkeys_elsewhere': 'Passkeys, which sign you in without a wallet or a code, are under <link>Security</link>.',
   'account.link_btc_open': 'Link an address',
   'account.link_email_open': 'Link an e-mail',
   'account.key_create': 'Add the key',

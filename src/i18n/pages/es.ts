@@ -522,6 +522,7 @@ export const pagesEs: Readonly<Record<PageMessageKey, string>> = {
     'El ID permanente de tu cuenta. Las aplicaciones en las que inicias sesión lo ven en lugar de tu correo, y no cambia cuando vinculas o quitas una forma de iniciar sesión.',
   'account.connect_explained':
     'Las apps de Connect son otra cosa: aplicaciones que registraste con esta cuenta para usar la API de este servicio, cada una con su propia clave de API.',
+  'account.passkeys_elsewhere': 'Las llaves de acceso, que inician tu sesión sin cartera ni código, están en <link>Seguridad</link>.',
   'account.link_btc_open': 'Vincular una dirección',
   'account.link_email_open': 'Vincular un correo',
   'account.key_create': 'Añadir la llave',

@@ -523,6 +523,7 @@ export const pagesFr: Readonly<Record<PageMessageKey, string>> = {
     'L’identifiant permanent de votre compte. Les applications auxquelles vous vous connectez le voient à la place de votre e-mail, et il ne change pas quand vous liez ou retirez un moyen de connexion.',
   'account.connect_explained':
     'Les applications Connect sont autre chose : des applications que vous avez enregistrées avec ce compte pour utiliser l’API de ce service, chacune avec sa propre clé d’API.',
+  'account.passkeys_elsewhere': 'Les clés d’accès, qui vous connectent sans portefeuille ni code, sont dans <link>Sécurité</link>.',
   'account.link_btc_open': 'Lier une adresse',
   'account.link_email_open': 'Lier un e-mail',
   'account.key_create': 'Ajouter la clé',
