@@ -33,7 +33,8 @@ if (!HAVE_CHROMIUM && IN_CI) {
 }
 
 describe.skipIf(!HAVE_CHROMIUM)('the account page in sections and the account menu in headless Chromium', () => {
-  const site = usePageHost();
+  // On localhost, where WebAuthn runs: the security keys' section shows, and its dialogs are tested too.
+  const site = usePageHost({ hostname: 'localhost' });
   const problems: string[] = [];
 
   /** A browser signed in to a new account, and with `others` more in its roster, the last one active. */
@@ -213,6 +214,12 @@ describe.skipIf(!HAVE_CHROMIUM)('the account page in sections and the account me
       await roundTrip('security', '#devices-others', 'sudo-dialog', how);
       await roundTrip('security', '#devices button.danger', 'sudo-dialog', how);
       await roundTrip('data', '#export-data', 'sudo-dialog', how);
+    }
+    // Adding a security key, from its form's button.
+    await page.goto('/account#security');
+    await page.getByRole('button', { name: 'Add a security key' }).click();
+    for (const how of ['cancel', 'escape'] as const) {
+      await roundTrip('security', '#key-add', 'sudo-dialog', how);
     }
     // Deleting, from its form's button, once the word is typed.
     await page.goto('/account#data');
