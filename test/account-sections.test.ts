@@ -275,6 +275,22 @@ describe.skipIf(!HAVE_CHROMIUM)('the account page in sections and the account me
       await page.context().close();
     }
 
+    // Its item that asks first: the dialog's Cancel and Escape give focus back to the item.
+    const asking = await open('en-GB', DESKTOP, cookie);
+    for (const how of ['Escape', 'Cancel'] as const) {
+      await asking.locator('#account-menu-button').focus();
+      await asking.keyboard.press('ArrowUp');
+      await asking.keyboard.press('Enter');
+      await expect.poll(() => asking.locator('#confirm-dialog').isVisible()).toBe(true);
+      if (how === 'Escape') await asking.keyboard.press('Escape');
+      else await asking.locator('#confirm-no').click();
+      await expect.poll(() => asking.locator('#confirm-dialog').isVisible()).toBe(false);
+      await expect.poll(() => asking.evaluate('document.activeElement.textContent')).toBe('Sign out of all accounts');
+      await asking.keyboard.press('Escape');
+      expect(await focusedId(asking)).toBe('account-menu-button');
+    }
+    await asking.context().close();
+
     // Switching with the keyboard: the section stays, the page and the menu show the other account.
     const page = await open('en-GB', DESKTOP, cookie, '/account#security');
     const before = await page.locator('#account-menu-button').textContent();

@@ -97,12 +97,24 @@ panel.addEventListener('keydown', (event) => {
   }
 });
 
+/**
+ * Whether `node` is out of the menu. A dialog an item opened (the account
+ * page asks before signing out of every account) is not: the menu stays
+ * open under it, so closing it gives focus back to that item.
+ *
+ * @param {EventTarget | null} node
+ */
+function outside(node) {
+  if (!(node instanceof Element)) return true;
+  return holder !== null && !holder.contains(node) && node.closest('dialog') === null;
+}
+
 // Leaving the menu closes it: Tab past its last item, or a click anywhere else.
 holder?.addEventListener('focusout', (event) => {
-  if (!(event.relatedTarget instanceof Node) || !holder.contains(event.relatedTarget)) close(false);
+  if (outside(event.relatedTarget)) close(false);
 });
 document.addEventListener('click', (event) => {
-  if (holder && event.target instanceof Node && !holder.contains(event.target)) close(false);
+  if (outside(event.target)) close(false);
 });
 
 /** @type {MenuActions} */
