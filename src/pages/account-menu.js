@@ -254,12 +254,6 @@ export function showAccountMenu(me, actions = plainActions) {
   holder.hidden = false;
 }
 
-/** Takes the menu away, as when the browser has no account any more. */
-export function hideAccountMenu() {
-  close(false);
-  if (holder) holder.hidden = true;
-}
-
 const pageScript = document.querySelector('head script[type="module"]')?.getAttribute('src') ?? '';
 // The consent page, not the provider's notices, which share its script.
 const wanted = MENU_PAGES.includes(pageScript) && (pageScript !== '/assets/consent.js' || document.getElementById('consent-form') !== null);
