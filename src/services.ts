@@ -22,6 +22,7 @@ import {
   type EmailCodeService,
   createProviderRegistry,
   type ProviderRegistry,
+  HandoffService,
 } from './signin/index.js';
 import {
   AccountService,
@@ -193,6 +194,8 @@ export interface ServiceContext {
   readonly emailCodes: EmailCodeService;
   /** Configured identity providers (docs/protocol.md §6). */
   readonly providers: ProviderRegistry;
+  /** Signing in on a desktop from a phone's wallet (docs/protocol.md "Signing in from a phone"). */
+  readonly handoffs: HandoffService;
   /** The contact-form relay (docs/protocol.md §6). */
   readonly contact: ContactRelay;
   /** Counts /api/check and /api/verify calls for /api/family-stats, written in batches. */
@@ -504,6 +507,7 @@ async function assemble(config: Config, deps: ServiceDeps, log: ServiceLog, clos
     emailCodes,
   });
   const accounts = new AccountService({ store, sessions, checkers, now, activity });
+  const handoffs = new HandoffService({ store, now, publicUrl: config.publicUrl, proof: () => checkers().challenge });
   const signIn = new SignInService({
     store,
     sessions,
@@ -592,6 +596,7 @@ async function assemble(config: Config, deps: ServiceDeps, log: ServiceLog, clos
     mailer,
     emailCodes,
     providers,
+    handoffs,
     contact,
     attestCounter,
     origins,

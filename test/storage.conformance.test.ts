@@ -15,7 +15,7 @@ import { openDatabase, parseDatabaseUrl } from '../src/storage/database.js';
 import type { OpenDatabase } from '../src/storage/database.js';
 import { applyMigrations } from '../src/storage/migrations.js';
 import { MIGRATIONS, MergeRefused, migrate, openStore } from '../src/storage/index.js';
-import type { AccountRecord, NewSession, SessionRecord, Store, WebAuthnCredentialRecord } from '../src/storage/index.js';
+import type { AccountRecord, NewHandoff, NewSession, SessionRecord, Store, WebAuthnCredentialRecord } from '../src/storage/index.js';
 import { createTestDatabase, sqliteDrivers, testEngines } from './support/databases.js';
 import type { SqliteDriverName } from '../src/storage/sqlite-driver.js';
 import type { TestDatabase, TestEngine } from './support/databases.js';
@@ -50,6 +50,23 @@ function credentialFor(accountId: string, overrides: Partial<WebAuthnCredentialR
     aaguid: '00000000-0000-0000-0000-000000000000',
     created_at: T0,
     last_used_at: null,
+    ...overrides,
+  };
+}
+
+/** A pending phone hand-off as src/signin/handoff.ts stores it. */
+function handoffFor(id: string, overrides: Partial<NewHandoff> = {}): NewHandoff {
+  return {
+    id,
+    token_hash: tokenHash(),
+    key_hash: tokenHash(),
+    code: '123456',
+    desktop: 'Chrome 131 on Linux',
+    network: '198.51.100.0/24',
+    site: 'id.example',
+    return_to: null,
+    created_at: T0,
+    expires_at: T0 + 3 * MINUTE,
     ...overrides,
   };
 }
@@ -1586,6 +1603,31 @@ function storageConformance(engine: TestEngine, sqliteDriver?: SqliteDriverName)
   });
 
   describe('maintenance', () => {
+    it('moves a phone hand-off from one state to the next once, only while it is live', async () => {
+      const handoff = handoffFor('h1');
+      await store.putHandoff(handoff);
+      const stored = { ...handoff, state: 'pending', address: null };
+      expect(await store.findHandoff({ id: 'h1' })).toEqual(stored);
+      expect(await store.findHandoff({ keyHash: handoff.key_hash })).toEqual(stored);
+      expect(await store.findHandoff({ keyHash: handoff.token_hash })).toBeNull();
+      expect(await store.findHandoff({ id: 'h2' })).toBeNull();
+      // The key hash is unique: a second row with it is refused by the schema.
+      await expect(store.putHandoff({ ...handoffFor('h2'), key_hash: handoff.key_hash })).rejects.toThrow();
+      // Not past expiry, and only from the state named.
+      expect(await store.moveHandoff('h1', { from: 'pending', to: 'approved', liveAfter: handoff.expires_at, address: 'bc1q' })).toBe(
+        false,
+      );
+      expect(await store.moveHandoff('h1', { from: 'approved', to: 'claimed', liveAfter: T0 })).toBe(false);
+      const racing = await Promise.all(
+        [0, 1, 2].map(() => store.moveHandoff('h1', { from: 'pending', to: 'approved', liveAfter: T0, address: 'bc1qproven' })),
+      );
+      expect(racing.filter(Boolean)).toHaveLength(1);
+      expect(await store.findHandoff({ id: 'h1' })).toMatchObject({ state: 'approved', address: 'bc1qproven' });
+      const claims = await Promise.all([0, 1].map(() => store.moveHandoff('h1', { from: 'approved', to: 'claimed', liveAfter: T0 })));
+      expect(claims.sort()).toEqual([false, true]);
+      expect(await store.findHandoff({ id: 'h1' })).toMatchObject({ state: 'claimed', address: 'bc1qproven' });
+    });
+
     it('purges old session rows, used nonces, dead e-mail codes and old attestation events', async () => {
       const account = await btcAccount();
       const now = T0 + 60 * DAY;
@@ -1642,12 +1684,16 @@ function storageConformance(engine: TestEngine, sqliteDriver?: SqliteDriverName)
       await store.putOidcModel('AccessToken', 'at_live', { ...model, expires_at: now + MINUTE });
       await store.putOidcModel('Grant', 'kept', { ...model, expires_at: null });
 
+      // A hand-off is purged a minute past its expiry (an approved one may be claimed a little after it).
+      await store.putHandoff(handoffFor('h_old', { expires_at: now - MINUTE }));
+      await store.putHandoff(handoffFor('h_recent', { expires_at: now - 30 * SECOND }));
       const counts = await store.purgeExpired(now, { sessionRetentionMs: retention, activityRetentionMs: 30 * DAY });
       // The long-revoked row stays: its token has not expired, and the revocation feed lists it.
       expect(counts).toEqual({
         sessions: 1,
         nonces: 1,
         email_codes: 1,
+        handoffs: 1,
         attest_events: 1,
         activity: 1,
         webhook_deliveries: 1,
@@ -1665,12 +1711,15 @@ function storageConformance(engine: TestEngine, sqliteDriver?: SqliteDriverName)
       expect(remaining.map((row) => row.jti).sort()).toEqual([live.jti, recentlyExpired.jti, recentlyRevoked.jti, longRevoked.jti].sort());
       expect(await store.consumeNonce('fresh', now + MINUTE, now)).toBe(false);
       expect(await store.findEmailCode('old@example.com')).toBeNull();
+      expect(await store.findHandoff({ id: 'h_old' })).toBeNull();
+      expect(await store.findHandoff({ id: 'h_recent' })).not.toBeNull();
       expect(await store.findEmailCode('new@example.com')).not.toBeNull();
       expect((await store.familyStats(now)).attest.verifies_24h).toBe(0);
       expect(await store.purgeExpired(now, { sessionRetentionMs: retention })).toEqual({
         sessions: 0,
         nonces: 0,
         email_codes: 0,
+        handoffs: 0,
         attest_events: 0,
         activity: 0,
         webhook_deliveries: 0,

@@ -12,6 +12,7 @@ import { buildServices, type ServiceDeps } from '../services.js';
 import { VERSION } from '../version.js';
 import { registerAuthRoutes } from './auth.js';
 import { registerEmailOtpRoutes } from './email-otp.js';
+import { registerHandoffRoutes } from './handoff.js';
 import { registerProviderRoutes } from './providers.js';
 import { registerChallengeRoutes } from './challenge.js';
 import { registerAttestationRoutes } from './attestation.js';
@@ -162,6 +163,7 @@ export async function buildApp(config: Config, deps: AppDeps = {}): Promise<Fast
   registerChallengeRoutes(routes, context);
   registerAuthRoutes(routes, context);
   registerEmailOtpRoutes(routes, context);
+  registerHandoffRoutes(routes, context);
   registerProviderRoutes(routes, context);
   registerAccountRoutes(routes, context);
   registerWebAuthnRoutes(routes, context);

@@ -16,6 +16,7 @@ export const OPENAPI_TAGS = [
   { name: 'challenge', description: 'Generic BIP-322 signed-challenge primitive' },
   { name: 'webauthn', description: 'Security keys and passkeys: registering, step-up, passkey sign-in' },
   { name: 'email-otp', description: 'E-mail one-time code sign-in' },
+  { name: 'handoff', description: 'Signing in on a desktop from a wallet on a phone (QR code)' },
   { name: 'oauth', description: 'External identity provider sign-in' },
   { name: 'connect', description: 'Integrator provisioning' },
   { name: 'public', description: 'Public family-wide statistics' },

@@ -57,6 +57,7 @@ const ERROR_DESCRIPTIONS: Record<number, string> = {
   403: 'Cross-site request to a browser-only endpoint, or not allowed',
   404: 'Not found',
   409: 'Conflict with the current state',
+  410: 'Expired (a phone sign-in past its 3 minutes)',
   413: 'Request body over 64 KiB',
   415: 'Unsupported content type',
   429: 'Rate limit exceeded',

@@ -22,6 +22,7 @@ export type {
 } from './challenge.js';
 export { proveAddress, type ChallengeProofContext, type ChallengeProofInput, type NonceGuard } from './bip322-signin.js';
 export { createEmailCodeService, type EmailCodeService } from './email-code.js';
+export { HandoffService, spacedCode, type ClaimResult, type HandoffView, type StartedHandoff } from './handoff.js';
 export {
   createProviderRegistry,
   isProviderError,

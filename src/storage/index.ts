@@ -7,6 +7,7 @@
 export { openStore } from './kysely-store.js';
 export type { OpenStoreOptions } from './kysely-store.js';
 export { migrate, MIGRATIONS } from './migrations.js';
+export { HANDOFF_PURGE_DELAY_MS } from './handoffs.js';
 export type { Migration, MigrationReport } from './migrations.js';
 export { DatabaseMissingError, exposedFileWarning, octalMode, parseDatabaseUrl, redactDatabaseUrl } from './database.js';
 export type { DatabaseEngine, DatabaseLocation, ExposedFile, OpenDatabaseOptions } from './database.js';
@@ -45,6 +46,10 @@ export type {
   EmailCodeStore,
   EpochMilliseconds,
   FamilyStats,
+  HandoffRecord,
+  HandoffState,
+  HandoffStore,
+  HandoffTransition,
   IdentityKind,
   IdentityRecord,
   KeyStore,
@@ -56,6 +61,7 @@ export type {
   NewAccount,
   NewConnectApp,
   NewEmailCode,
+  NewHandoff,
   NewIdentity,
   NewSession,
   NewSigningKey,

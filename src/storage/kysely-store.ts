@@ -12,6 +12,7 @@ import type { OpenDatabaseOptions } from './database.js';
 import { AccountsArea } from './accounts.js';
 import { ConnectArea } from './connect.js';
 import { EmailCodesArea } from './email-codes.js';
+import { HANDOFF_PURGE_DELAY_MS, HandoffsArea } from './handoffs.js';
 import { rowsAffected, StoreExecutor } from './executor.js';
 import { KeysArea } from './keys.js';
 import { applyMigrations } from './migrations.js';
@@ -51,6 +52,7 @@ export function createStore(executor: StoreExecutor): Store {
     ...methodsOf(new NoncesArea(executor)),
     ...methodsOf(new KeysArea(executor)),
     ...methodsOf(new EmailCodesArea(executor)),
+    ...methodsOf(new HandoffsArea(executor)),
     ...methodsOf(new ConnectArea(executor)),
     ...methodsOf(new StatsArea(executor)),
     ...methodsOf(new WebAuthnArea(executor)),
@@ -77,6 +79,11 @@ export function createStore(executor: StoreExecutor): Store {
       const sessions = await db.deleteFrom('sessions').where(purged).executeTakeFirst();
       const nonces = await db.deleteFrom('used_nonces').where('expires_at', '<=', now).executeTakeFirst();
       const emailCodes = await db.deleteFrom('email_codes').where('expires_at', '<=', now).executeTakeFirst();
+      // An approved hand-off may still be claimed a little after its expiry (src/signin/handoff.ts).
+      const handoffs = await db
+        .deleteFrom('handoffs')
+        .where('expires_at', '<=', now - HANDOFF_PURGE_DELAY_MS)
+        .executeTakeFirst();
       const attestEvents = await db
         .deleteFrom('attest_events')
         .where('at', '<=', now - ATTEST_EVENT_RETENTION_MS)
@@ -104,6 +111,7 @@ export function createStore(executor: StoreExecutor): Store {
         sessions: rowsAffected(sessions.numDeletedRows),
         nonces: rowsAffected(nonces.numDeletedRows),
         email_codes: rowsAffected(emailCodes.numDeletedRows),
+        handoffs: rowsAffected(handoffs.numDeletedRows),
         attest_events: rowsAffected(attestEvents.numDeletedRows),
         activity: rowsAffected(activity.numDeletedRows),
         webhook_deliveries: rowsAffected(webhookDeliveries.numDeletedRows),

@@ -202,6 +202,7 @@ export interface PurgeCounts {
   readonly sessions: number;
   readonly nonces: number;
   readonly email_codes: number;
+  readonly handoffs: number;
   readonly attest_events: number;
   readonly activity: number;
   readonly webhook_deliveries: number;

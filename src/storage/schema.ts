@@ -105,6 +105,22 @@ export interface EmailCodesTable {
   created_at: number;
 }
 
+/** docs/protocol.md "Signing in from a phone": `state` is pending, approved, declined or claimed. */
+export interface HandoffsTable {
+  id: string;
+  token_hash: string;
+  key_hash: string;
+  code: string;
+  desktop: string | null;
+  network: string | null;
+  site: string | null;
+  return_to: string | null;
+  state: string;
+  address: string | null;
+  created_at: number;
+  expires_at: number;
+}
+
 export interface ConnectAppsTable {
   id: string;
   owner_account_id: string;
@@ -288,6 +304,7 @@ export interface DatabaseSchema {
   settings: SettingsTable;
   signing_keys: SigningKeysTable;
   email_codes: EmailCodesTable;
+  handoffs: HandoffsTable;
   connect_apps: ConnectAppsTable;
   attest_events: AttestEventsTable;
   webauthn_credentials: WebAuthnCredentialsTable;

@@ -345,6 +345,49 @@ export interface EmailCodeStore {
   deleteEmailCode(email: string, codeHash?: string): Promise<boolean>;
 }
 
+/** Where a phone hand-off is (docs/protocol.md "Signing in from a phone"). */
+export type HandoffState = 'pending' | 'approved' | 'declined' | 'claimed';
+
+/** A new hand-off, always `pending`; both secrets as lowercase hex SHA-256. */
+export interface NewHandoff {
+  readonly id: string;
+  readonly token_hash: string;
+  readonly key_hash: string;
+  readonly code: string;
+  /** The desktop's device label (src/session/device.ts). */
+  readonly desktop: string | null;
+  /** The desktop's coarse network (/24, /48), never its address. */
+  readonly network: string | null;
+  /** What the phone is told it signs in to: `return_to`'s host, or this service's. */
+  readonly site: string | null;
+  readonly return_to: string | null;
+  readonly created_at: EpochMilliseconds;
+  readonly expires_at: EpochMilliseconds;
+}
+
+export interface HandoffRecord extends NewHandoff {
+  readonly state: HandoffState;
+  /** The address the phone proved, once approved. */
+  readonly address: string | null;
+}
+
+/** One conditional change of state: only from `from`, and only while `expires_at > liveAfter`. */
+export interface HandoffTransition {
+  readonly from: HandoffState;
+  readonly to: HandoffState;
+  readonly liveAfter: EpochMilliseconds;
+  readonly address?: string;
+}
+
+/** Phone hand-offs (docs/protocol.md "Signing in from a phone"). */
+export interface HandoffStore {
+  putHandoff(handoff: NewHandoff): Promise<void>;
+  /** By the desktop's id, or by the hash of the phone's key. */
+  findHandoff(by: { readonly id: string } | { readonly keyHash: string }): Promise<HandoffRecord | null>;
+  /** True for exactly one of several racing callers: the one whose update moved the row. */
+  moveHandoff(id: string, move: HandoffTransition): Promise<boolean>;
+}
+
 /** Connect apps and their API keys (docs/protocol.md §6). */
 export interface ConnectStore {
   createConnectApp(app: NewConnectApp): Promise<ConnectAppRecord>;
@@ -516,6 +559,7 @@ export interface Store
     NonceStore,
     KeyStore,
     EmailCodeStore,
+    HandoffStore,
     ConnectStore,
     StatsStore,
     WebAuthnStore,
@@ -531,7 +575,8 @@ export interface Store
    * Deletes: session rows expired longer than the retention ago, and rows
    * revoked longer than the retention ago once they have expired (the
    * revocation feed lists a revoked row until its token expires),
-   * used nonces past expiry, e-mail codes past expiry, attestation events
+   * used nonces past expiry, e-mail codes past expiry, phone hand-offs
+   * a minute past expiry, attestation events
    * older than 48 hours, activity older than its retention.
    */
   purgeExpired(now: EpochMilliseconds, options?: PurgeOptions): Promise<PurgeCounts>;

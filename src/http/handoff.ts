@@ -1,0 +1,174 @@
+/**
+ * Signing in on a desktop from a phone's wallet (docs/api.md "Signing in
+ * from a phone", docs/protocol.md "Signing in from a phone"): the desktop
+ * starts and polls, the phone looks, approves or declines. The claim that
+ * finds the hand-off approved signs in through the one door
+ * (SignInService.complete), in the desktop's own request, so the cookie is
+ * set in the browser that holds the poll token and nowhere else.
+ */
+import { Type, type TSchema } from 'typebox';
+import { encode } from 'uqr';
+import { clientFacts } from '../session/index.js';
+import { checkReturnTo } from '../signin/index.js';
+import type { ServiceContext } from './context.js';
+import { AddQuery, errorResponses, NullableString, StringEnum } from './schemas.js';
+import { answerIssued, noStore, signInTarget, wantsAdd } from './session.js';
+import { POLICY } from './policy.js';
+import type { TypedApp } from './schema-types.js';
+import { route } from './route.js';
+
+/** A phone key or poll token: 32 bytes, base64url. Malformed ones are told apart by the service, as `invalid_handoff`. */
+const Secret = (description: string) => Type.String({ minLength: 1, maxLength: 128, description });
+
+const StartBody = Type.Object({
+  return_to: Type.Optional(
+    Type.String({ maxLength: 2048, description: 'Where the desktop goes once signed in: a path here or a URL of a family origin' }),
+  ),
+});
+const Started = Type.Object({
+  ok: Type.Literal(true),
+  id: Type.String({ description: 'The hand-off, sent back with `token` on claim' }),
+  token: Type.String({ description: "The desktop's poll secret: keep it in the page, never show it" }),
+  code: Type.String({ description: '6 digits both screens show' }),
+  phone_url: Type.String({ description: '`<PUBLIC_URL>/signin/phone#<phone key>`, the QR code’s content' }),
+  qr: Type.Object(
+    {
+      size: Type.Integer({ description: 'Modules per side, without a quiet zone' }),
+      rows: Type.Array(Type.String(), { description: 'One string per row, `1` for a dark module and `0` for a light one' }),
+    },
+    { description: '`phone_url` as a QR code (error correction M)' },
+  ),
+  expires_at: Type.String({ description: 'ISO 8601 UTC; a hand-off lives 3 minutes' }),
+});
+const KeyBody = Type.Object({ key: Secret('The phone key, from the fragment of `phone_url`') });
+const Looked = Type.Object({
+  ok: Type.Literal(true),
+  code: Type.String(),
+  desktop: NullableString({ description: "The desktop's browser, as a device label (`Chrome 156 on Linux`), or null" }),
+  site: Type.String({ description: 'The host the desktop signs in to' }),
+  other_network: Type.Boolean({ description: "True when the phone is not on the desktop's network (/24, /48), or either is unknown" }),
+  expires_at: Type.String(),
+});
+const ApproveBody = Type.Object({
+  key: Secret('The phone key'),
+  message: Type.String({
+    minLength: 1,
+    maxLength: 4096,
+    description: 'A challenge from GET /api/challenge?purpose=login, audience this origin',
+  }),
+  signature: Type.String({
+    minLength: 1,
+    maxLength: 8192,
+    description: 'BIP-322 signature (base64 or hex), or legacy signmessage for P2PKH',
+  }),
+});
+const Answered = Type.Object({ ok: Type.Literal(true) });
+const ClaimBody = Type.Object({
+  id: Type.String({ minLength: 1, maxLength: 64 }),
+  token: Secret('The poll token of the start'),
+  add: Type.Optional(Type.Boolean({ description: 'Same as `?add=1`' })),
+});
+const Claimed = Type.Object({
+  ok: Type.Literal(true),
+  status: StringEnum(['pending', 'declined', 'expired', 'signed_in'] as const),
+  expires_at: Type.Optional(Type.String({ description: 'While pending, declined or expired' })),
+  account: Type.Optional(Type.Ref('Account', { description: 'Once signed in, as POST /api/auth/signin answers' })),
+  token: Type.Optional(Type.String({ description: 'Once signed in: the JWT also set as the `oc_session` cookie' })),
+  return_to: Type.Optional(NullableString({ description: 'Once signed in: the checked `return_to` of the start, or null' })),
+});
+
+/** The phone routes: a credential (the key) is checked, so closed while the limit store is down. */
+const PHONE = POLICY.familyCredential;
+/** The desktop polls every 2 seconds for up to 3 minutes: the read budget (60/min), not the sign-in one (20/min). */
+const POLL = Object.freeze({ ...POLICY.familyCredential, limit: 'read' as const });
+
+/** `text` as QR rows of `0` and `1`, without the quiet zone (the page draws it). */
+function qrRows(text: string): { size: number; rows: string[] } {
+  const qr = encode(text, { ecc: 'M', border: 0 });
+  return { size: qr.size, rows: qr.data.map((row) => row.map((dark) => (dark ? '1' : '0')).join('')) };
+}
+
+export function registerHandoffRoutes(app: TypedApp, context: ServiceContext): void {
+  const { config } = context;
+
+  app.post(
+    '/api/auth/handoff',
+    {
+      ...route(POLICY.familyCredential, 'handoff', 'Start signing in this browser from a wallet on a phone', {
+        body: StartBody,
+        response: { 200: Started, ...errorResponses(400, 403, 413, 415, 429, 503) },
+      }),
+      // A bodiless POST starts without a return_to.
+      preValidation: async (request) => {
+        if (request.body === undefined) request.body = {};
+      },
+    },
+    async (request, reply) => {
+      const asked = request.body.return_to;
+      const returnTo = asked === undefined || asked === '' ? null : checkReturnTo(asked, config.publicUrl, context.origins.isFamilyOrigin);
+      const facts = clientFacts(request.headers['user-agent'], request.ip);
+      const started = await context.handoffs.start({ desktop: facts.device, network: facts.network, returnTo });
+      noStore(reply);
+      return {
+        ok: true,
+        id: started.id,
+        token: started.token,
+        code: started.code,
+        phone_url: started.phoneUrl,
+        qr: qrRows(started.phoneUrl),
+        expires_at: started.expiresAt,
+      };
+    },
+  );
+
+  /** A phone's call: the key, and what it answers. */
+  const phoneRoute = <Body extends TSchema>(summary: string, body: Body, answer: TSchema) =>
+    route(PHONE, 'handoff', summary, { body, response: { 200: answer, ...errorResponses(400, 401, 403, 409, 410, 413, 415, 429, 503) } });
+
+  app.post('/api/auth/handoff/look', phoneRoute('The phone: what it is asked to approve', KeyBody, Looked), async (request, reply) => {
+    const view = await context.handoffs.look(request.body.key, clientFacts(undefined, request.ip).network);
+    noStore(reply);
+    return {
+      ok: true,
+      code: view.code,
+      desktop: view.desktop,
+      site: view.site,
+      other_network: view.otherNetwork,
+      expires_at: view.expiresAt,
+    };
+  });
+
+  app.post(
+    '/api/auth/handoff/approve',
+    phoneRoute("The phone: approve with the wallet's signature of a login challenge", ApproveBody, Answered),
+    async (request) => {
+      const { key, message, signature } = request.body;
+      await context.handoffs.approve(key, { message, signature });
+      return { ok: true };
+    },
+  );
+
+  app.post('/api/auth/handoff/decline', phoneRoute("The phone: this wasn't me", KeyBody, Answered), async (request) => {
+    await context.handoffs.decline(request.body.key);
+    return { ok: true };
+  });
+
+  app.post(
+    '/api/auth/handoff/claim',
+    route(POLL, 'handoff', "The desktop's poll; once the phone approved, signs this browser in", {
+      querystring: AddQuery,
+      body: ClaimBody,
+      response: { 200: Claimed, ...errorResponses(400, 401, 403, 409, 413, 415, 429, 503) },
+    }),
+    async (request, reply) => {
+      const { id, token, add } = request.body;
+      // Before the claim: a refused roster (ambiguous_session) must not consume the approval.
+      const target = await signInTarget(context, request, wantsAdd(request.query, add));
+      const claimed = await context.handoffs.claim(id, token);
+      noStore(reply);
+      if (claimed.status !== 'approved') return { ok: true, status: claimed.status, expires_at: claimed.expiresAt };
+      const issued = await context.signIn.complete({ ...target, identity: { kind: 'btc', value: claimed.address }, method: 'bip322' });
+      return { ...answerIssued(context, reply, issued), status: 'signed_in' as const, return_to: claimed.returnTo };
+    },
+  );
+}
