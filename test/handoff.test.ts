@@ -75,6 +75,7 @@ function handoffSuite(engine: 'sqlite' | 'postgres'): void {
       ok: true,
       code: started.code,
       desktop: 'Chrome 131 on Linux',
+      desktop_text: 'Chrome 131 on Linux',
       site: 'localhost:8787',
       other_network: false,
       expires_at: body.expires_at,

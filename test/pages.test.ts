@@ -51,7 +51,7 @@ describe('finding the page files', () => {
   it('holds only assets with known names: no HTML, no TypeScript; each page script joined, its catalogs, and one whole catalog per language', () => {
     const files = loadPageFiles(PAGES_DIR);
     const plain = [...files.assets.keys()].filter((name) => !/\.[0-9a-f]{16}\./.test(name)).sort();
-    const scripts = ['account', 'consent', 'explorer', 'signin', 'sudo'];
+    const scripts = ['account', 'consent', 'explorer', 'phone', 'signin', 'sudo'];
     expect(plain).toEqual(
       [
         // Every script, style and picture of the folder as it is…

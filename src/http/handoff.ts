@@ -8,7 +8,8 @@
  */
 import { Type, type TSchema } from 'typebox';
 import { encode } from 'uqr';
-import { clientFacts } from '../session/index.js';
+import { clientFacts, localDeviceLabel } from '../session/index.js';
+import { requestLocale } from './locale.js';
 import { checkReturnTo } from '../signin/index.js';
 import type { ServiceContext } from './context.js';
 import { AddQuery, errorResponses, NullableString, StringEnum } from './schemas.js';
@@ -45,6 +46,7 @@ const Looked = Type.Object({
   ok: Type.Literal(true),
   code: Type.String(),
   desktop: NullableString({ description: "The desktop's browser, as a device label (`Chrome 156 on Linux`), or null" }),
+  desktop_text: NullableString({ description: '`desktop` in the language of the request (`Chrome 156 unter Linux`), for the page' }),
   site: Type.String({ description: 'The host the desktop signs in to' }),
   other_network: Type.Boolean({ description: "True when the phone is not on the desktop's network (/24, /48), or either is unknown" }),
   expires_at: Type.String(),
@@ -132,6 +134,7 @@ export function registerHandoffRoutes(app: TypedApp, context: ServiceContext): v
       ok: true,
       code: view.code,
       desktop: view.desktop,
+      desktop_text: view.desktop === null ? null : localDeviceLabel(view.desktop, requestLocale(request)),
       site: view.site,
       other_network: view.otherNetwork,
       expires_at: view.expiresAt,

@@ -75,9 +75,11 @@ export interface Templates {
   readonly consent: string;
   /** The OpenID provider's other pages: an error, the sign-out question and its answer. */
   readonly notice: string;
+  /** The phone's side of signing in from a phone (src/pages/phone.js). */
+  readonly phone: string;
 }
 
-const TEMPLATE_NAMES = ['signin', 'account', 'sudo', 'explorer', 'consent', 'notice'] as const;
+const TEMPLATE_NAMES = ['signin', 'account', 'sudo', 'explorer', 'consent', 'notice', 'phone'] as const;
 
 export interface PageFiles extends Templates {
   readonly dir: string;
@@ -389,6 +391,12 @@ export function registerPageRoutes(app: FastifyInstance, context: ServiceContext
       add: add === '1' || add === 'true' ? '1' : '',
       login_hint: loginHintField(firstQueryValue(request, 'login_hint')),
     });
+  });
+
+  // docs/protocol.md "Signing in from a phone": the phone key is in the fragment, which this request never carries.
+  app.get('/signin/phone', { config: { policy: POLICY.unlimited }, schema: { hide: true } }, async (request, reply) => {
+    const locale = pageLocale(request);
+    return sendPage(reply, pages[locale].phone, locale);
   });
 
   // The service's front door, and where a provider sign-in without

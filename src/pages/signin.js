@@ -12,6 +12,7 @@
  * checking them (src/http/pages.ts); `add=1` is passed on every path so the
  * new account joins this browser's roster instead of replacing it.
  */
+import './phone-signin.js';
 import {
   afterProof,
   accountName,
