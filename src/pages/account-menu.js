@@ -10,12 +10,13 @@
  * move between its items, Escape closes it and puts focus back on the
  * button, and leaving it (Tab, a click elsewhere) closes it.
  *
- * Every page loads this module (head.html). It asks GET /api/auth/me once on
- * the pages a signed-in browser uses (sign-in, step-up, consent) and shows
- * nothing when the answer is not an account; the account page hands it the
- * answer it loads itself ({@link showAccountMenu}), so it costs no request
- * there. The explorer and the provider's notices (mostly seen after signing
- * out of an app) have no menu.
+ * The scripts of the pages a signed-in browser uses import it, so it is
+ * joined into each (docs/architecture.md "Page assets"). The account and
+ * step-up pages hand it the GET /api/auth/me answer they load themselves
+ * ({@link showAccountMenu}), so it costs them no request; the sign-in and
+ * consent pages ask once ({@link startAccountMenu}) and show nothing when the
+ * answer is not an account. The explorer and the provider's notices (mostly
+ * seen after signing out of an app) have no menu.
  */
 import { accountName, api, describeError, h, initialOf, say, shortName, t } from './common.js';
 
@@ -29,9 +30,6 @@ import { accountName, api, describeError, h, initialOf, say, shortName, t } from
  * @property {(entry: AccountSummary, button: HTMLButtonElement) => Promise<void>} switchTo
  * @property {(scope: 'current' | 'all', button: HTMLButtonElement) => Promise<void>} signOut
  */
-
-/** The page scripts whose pages carry the menu; the account page's hands it its data. */
-const MENU_PAGES = ['/assets/signin.js', '/assets/sudo.js', '/assets/consent.js'];
 
 const holder = document.getElementById('account-menu');
 const button = h('button', {
@@ -254,12 +252,21 @@ export function showAccountMenu(me, actions = plainActions) {
   holder.hidden = false;
 }
 
-const pageScript = document.querySelector('head script[type="module"]')?.getAttribute('src') ?? '';
-// The consent page, not the provider's notices, which share its script.
-const wanted = MENU_PAGES.includes(pageScript) && (pageScript !== '/assets/consent.js' || document.getElementById('consent-form') !== null);
-if (holder && wanted) {
+/**
+ * The menu of a page that has not loaded the account itself (sign-in,
+ * consent): one GET /api/auth/me, and nothing shown without an account.
+ */
+export async function startAccountMenu() {
+  if (!holder) return;
   const answer = await api('GET', '/api/auth/me');
-  if (answer.ok && answer.body?.account) {
-    showAccountMenu({ account: answer.body.account, roster: Array.isArray(answer.body.roster) ? answer.body.roster : [] });
-  }
+  if (answer.ok && answer.body?.account) showAccountMenu(summaryOf(answer.body));
+}
+
+/**
+ * The account and roster of a GET /api/auth/me answer, as the menu takes them.
+ *
+ * @param {{account: AccountSummary, roster?: unknown}} me
+ */
+export function summaryOf(me) {
+  return { account: me.account, roster: Array.isArray(me.roster) ? me.roster : [] };
 }

@@ -4,6 +4,7 @@
  * this shows the app's logo when it has one and keeps a form from being
  * sent twice while the browser goes on to the app.
  */
+import { startAccountMenu } from './account-menu.js';
 import './i18n.js';
 
 const logo = document.body.dataset.logo ?? '';
@@ -32,3 +33,6 @@ for (const form of document.querySelectorAll('form[method="post"]')) {
     });
   });
 }
+
+// The consent question, not the provider's notices (which share this script), shows the header's account menu.
+if (document.getElementById('consent-form') !== null) await startAccountMenu();

@@ -12,6 +12,7 @@
  */
 import { afterProof, api, byId, h, nameInteractionApp, say, safeReturnTo, shortName, t, tNodes } from './common.js';
 import { createProofPanel, proofOptions } from './stepup.js';
+import { showAccountMenu, summaryOf } from './account-menu.js';
 
 const returnTo = safeReturnTo(document.body.dataset.returnTo, '/account');
 const purpose = (document.body.dataset.purpose ?? '').trim();
@@ -76,6 +77,7 @@ async function load() {
     main.setAttribute('aria-busy', 'false');
     return;
   }
+  showAccountMenu(summaryOf(me.body));
   const [listed, keys] = await Promise.all([api('GET', '/api/auth/identities'), api('GET', '/api/auth/webauthn/credentials')]);
   if (sessionLost(listed)) return;
   byId('proof-title').replaceChildren(
