@@ -18,6 +18,7 @@ export const ERROR_CODES = {
   invalid_code: 401,
   code_dead: 401,
   invalid_handoff: 401,
+  code_replaced: 401,
   sudo_required: 401,
   invalid_api_key: 401,
   identity_not_linked: 401,

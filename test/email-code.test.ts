@@ -328,6 +328,38 @@ function emailCodeSuite(engine: TestEngine): void {
     await expect(service.verify(email, newer.code, newer.token)).resolves.toEqual({ email });
   });
 
+  it("tells the holder of a resend's token that the earlier mail's code was replaced, and no one else", async () => {
+    const email = newAddress();
+    let older = await startAndReadCode(email);
+    let newer = await service.start(email, 'en', older.token);
+    let newerCode = extractCode(lastMailTo(email));
+    while (newerCode === older.code) {
+      older = { ...older, code: newerCode, token: newer.token };
+      newer = await service.start(email, 'en', older.token);
+      newerCode = extractCode(lastMailTo(email));
+    }
+    const replaced = await ocFailure(service.verify(email, older.code, newer.token));
+    expect(replaced.code).toBe('code_replaced');
+    expect(replaced.status).toBe(401);
+    // Without the token, or with a start that replaced nothing, it is a wrong code like any other.
+    await expectInvalidCode(service.verify(email, older.code));
+    const plain = await startAndReadCode(email);
+    const wrong = plain.code === older.code ? wrongCode(plain.code) : older.code;
+    expect((await ocFailure(service.verify(email, wrong, plain.token))).code).toBe('invalid_code');
+    // The try counted; the newest code still works.
+    expect(await store.findEmailCode(email)).toMatchObject({ attempts: 1 });
+    await expect(service.verify(email, plain.code, plain.token)).resolves.toEqual({ email });
+  });
+
+  it('puts a sign-in link in the mail, with the code and the address in its fragment only', async () => {
+    const email = newAddress();
+    const { code, mail } = await startAndReadCode(email);
+    const link = `https://auth.example.com/signin#${new URLSearchParams({ code, email })}`;
+    expect(mail.text).toContain(`\n${link}\n`);
+    expect(mail.html).toContain(`href="${link.replace(/&/g, '&amp;')}"`);
+    expect(new URL(link).search).toBe('');
+  });
+
   it('binds a verify to its start when the token is given', async () => {
     const email = newAddress();
     const older = await startAndReadCode(email);

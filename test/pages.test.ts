@@ -85,6 +85,9 @@ describe('finding the page files', () => {
       '<link rel="stylesheet" href="/assets/brand.css">\n  <link rel="stylesheet" href="/assets/explorer.css">\n',
     );
     expect(files.signin).not.toContain('explorer.css');
+    expect(files.signin).toContain(
+      '<link rel="stylesheet" href="/assets/brand.css">\n  <link rel="stylesheet" href="/assets/signin.css">\n',
+    );
   });
 
   it('stops the start on a template without its head line', () => {

@@ -19,7 +19,7 @@ const StartBody = Type.Object(
       Type.String({
         maxLength: 128,
         description:
-          "The token of this address's code, to ask for a new one (a resend): while that code is live the start is not counted against the limits per address, only against resends per address and the limit per IP. Any other value makes an ordinary start",
+          "The token of this address's code, to ask for a new one (a resend): while that code is live the start is not counted against the limits per address, only against resends per address and the limit per IP, and a try of the replaced code with the new token is told as code_replaced. Any other value makes an ordinary start",
       }),
     ),
   },
@@ -28,7 +28,8 @@ const StartBody = Type.Object(
 const Started = Type.Object({
   ok: Type.Literal(true),
   token: Type.String({
-    description: "Send it back on verify: its tries then count against this start's code only, and a dead code is told as code_dead",
+    description:
+      "Send it back on verify: its tries then count against this start's code only, a dead code is told as code_dead, and after a resend the code of the earlier mail as code_replaced",
   }),
   expiresAt: Type.String({ description: 'ISO 8601 UTC; the code is valid 10 minutes' }),
 });
@@ -58,7 +59,7 @@ export function registerEmailOtpRoutes(app: TypedApp, context: ServiceContext): 
     ),
     async (request, reply) => {
       // The token only decides which limits count the start (src/http/rate-limit.ts); a resend is a start.
-      const started = await context.emailCodes.start(request.body.email, requestLocale(request));
+      const started = await context.emailCodes.start(request.body.email, requestLocale(request), request.body.token);
       noStore(reply);
       return { ok: true, token: started.token, expiresAt: started.expiresAt };
     },

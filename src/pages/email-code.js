@@ -36,6 +36,8 @@ export function codeDigits(value) {
 export function codeRefusalText(result, overrides = {}) {
   const left = Number(result.body?.attempts_left);
   if (result.code === 'invalid_code' && left > 0) return t('signin.code_wrong_tries', { left });
+  // Told only to the holder of the start's token: the code typed is the one of the mail a resend replaced.
+  if (result.code === 'code_replaced') return t('page.code_replaced');
   return describeError(result, overrides);
 }
 
@@ -118,6 +120,18 @@ export function emailCodeForm({ startForm, codeForm, field, error, verify, usabl
         trying = false;
         return answer;
       });
+    },
+
+    /**
+     * Takes up a code this browser asked for before (the mail's link opened
+     * in a new tab finds its token kept there), without sending a new one.
+     *
+     * @param {string} email
+     * @param {string} token
+     */
+    resume(email, token) {
+      sent = { email, token };
+      trying = false;
     },
 
     /** Shows the code form, empty, in place of the start form, and puts focus in the field. */

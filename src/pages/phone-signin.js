@@ -44,14 +44,10 @@ function qrSvg(qr) {
 
 /** @param {HTMLElement} mount */
 function mountPhoneSignIn(mount) {
-  // The page's policy allows same-origin stylesheets (style-src 'self').
-  if (!document.querySelector('link[href="/assets/phone.css"]')) {
-    document.head.append(h('link', { rel: 'stylesheet', href: '/assets/phone.css' }));
-  }
   const returnTo = safeReturnTo(document.body.dataset.returnTo, '');
   const adding = document.body.dataset.add === '1';
 
-  const opener = h('button', { type: 'button', class: 'button secondary', text: t('phone_signin.open') });
+  const opener = h('button', { type: 'button', class: 'link', text: t('phone_signin.open') });
   const title = h('h2', { id: 'phone-signin-title', text: t('phone_signin.title') });
   const scan = h('p', { class: 'hint', text: t('phone_signin.scan') });
   const qrHolder = h('div', {});

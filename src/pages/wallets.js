@@ -247,6 +247,16 @@ export function walletErrorText(error, label) {
 }
 
 /**
+ * The wallet's logo: a small picture among the page's own assets (the page's
+ * policy loads no image from another host).
+ *
+ * @param {Wallet} wallet
+ */
+export function walletLogo(wallet) {
+  return `/assets/wallet-${wallet.id}.svg`;
+}
+
+/**
  * Appends to `tools` a "Sign with …" button for each wallet this page can see,
  * each running `sign` with its wallet while the button is busy.
  * @param {HTMLElement} tools

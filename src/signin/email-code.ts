@@ -43,6 +43,16 @@
  *   address) counts against nothing and is `invalid_code`.
  * So at most 10 guesses at one code can succeed: 5 through its token, 5 without.
  *
+ * A replaced code (docs/protocol.md §6 "E-mail codes"). A resend's token
+ * remembers the code it replaced without storing anything: the last half of
+ * its salt is a MAC under the server secret of the replaced code's keyed
+ * hash and the first half of the salt. When a try with the new token is
+ * wrong, the typed code's hash is checked against that half: a match means
+ * the code of the earlier mail was typed, and the holder of the token (only
+ * they: without the token no try gets this far) is told `code_replaced`
+ * instead of `invalid_code`. The try counts all the same. A wrong code
+ * matches by chance once in 2^32 tries, and is then told as replaced.
+ *
  * A resend (docs/protocol.md §6 "E-mail codes"). A start may carry the token
  * of the address's code; `isLiveToken` tells whether it is that code's and
  * the code has not expired, so the rate limits can let its holder ask for a
@@ -100,6 +110,7 @@ const MIN_SECRET_BYTES = 32;
  */
 const CODE_HASH_LABEL = 'oc-host/email-code/v1';
 const TOKEN_LABEL = 'oc-host/email-code-token/v1';
+const REPLACED_LABEL = 'oc-host/email-code-replaced/v1';
 
 /**
  * What verify compares with when no live code can take the try: never equal
@@ -144,12 +155,18 @@ export interface EmailCodeService {
    * @throws OcError `bad_request` (malformed address), `mail_unavailable`
    *   (the mail could not be sent; no usable code is left behind).
    */
-  /** Mails a code to `email`, in `locale` (default English). */
-  start(email: unknown, locale?: Locale): Promise<EmailCodeStarted>;
+  /**
+   * Mails a code to `email`, in `locale` (default English). `replacing`, on a
+   * resend, is the token of the code it replaces: when it is that live code's,
+   * the new token remembers the code so that a try of it is `code_replaced`.
+   */
+  start(email: unknown, locale?: Locale, replacing?: unknown): Promise<EmailCodeStarted>;
   /**
    * Consumes the code.
    * @throws OcError `code_dead` when the token is this address's but its code
    *   can no longer be used (5 tries spent, replaced, used, expired);
+   *   `code_replaced` when, with the code's own token, the code of the mail
+   *   this one replaced was typed;
    *   `invalid_code` for every other failure of the code or token;
    *   `bad_request` for a malformed address.
    */
@@ -198,10 +215,29 @@ function tokenMac(secret: Uint8Array, email: string, saltHex: string): string {
     .toString('hex');
 }
 
-/** A fresh token for a start of `email`: random salt, then its MAC. */
-function issueToken(secret: Uint8Array, email: string): string {
-  const salt = randomBytes(TOKEN_SALT_BYTES).toString('hex');
+/** The replaced-code half of a resend token's salt: 4 bytes of a MAC of the replaced code's hash and the salt's first half, as hex. */
+function replacedTag(secret: Uint8Array, replacedHash: string, nonceHex: string): string {
+  return Buffer.from(hmacSha256(secret, `${REPLACED_LABEL}\u0000${replacedHash}\u0000${nonceHex}`))
+    .subarray(0, TOKEN_SALT_BYTES / 2)
+    .toString('hex');
+}
+
+/**
+ * A fresh token for a start of `email`: a salt, then its MAC. The salt is
+ * random, or on a resend half random and half {@link replacedTag} of the
+ * code it replaces.
+ */
+function issueToken(secret: Uint8Array, email: string, replacedHash?: string): string {
+  const nonce = randomBytes(TOKEN_SALT_BYTES / 2).toString('hex');
+  const rest = replacedHash === undefined ? randomBytes(TOKEN_SALT_BYTES / 2).toString('hex') : replacedTag(secret, replacedHash, nonce);
+  const salt = nonce + rest;
   return salt + tokenMac(secret, email, salt);
+}
+
+/** Whether `codeHash` is the hash of the code that the start of `token` replaced (constant time). */
+function replacedBy(secret: Uint8Array, token: string, codeHash: string): boolean {
+  const nonce = token.slice(0, TOKEN_SALT_BYTES);
+  return timingSafeEqualString(token.slice(TOKEN_SALT_BYTES, TOKEN_SALT_BYTES * 2), replacedTag(secret, codeHash, nonce));
 }
 
 /** Whether `token` (32 lowercase hex) was issued by this service for `email`; constant time in the MAC. */
@@ -212,6 +248,10 @@ function isTokenOf(secret: Uint8Array, email: string, token: string): boolean {
 
 function invalidCode(attemptsLeft?: number): OcError {
   return new OcError('invalid_code', undefined, attemptsLeft === undefined ? undefined : { attemptsLeft });
+}
+
+function codeReplaced(): OcError {
+  return new OcError('code_replaced', 'email code: a newer mail replaced this code, enter the code of the newest mail');
 }
 
 function codeDead(): OcError {
@@ -233,22 +273,57 @@ interface CodeMail {
 }
 
 /**
+ * The mail's sign-in link: the sign-in page with the code and the address in
+ * the fragment, which browsers never send to a server (so no log holds it).
+ * The page signs in with it only where the start's token is kept, the
+ * browser that asked for the code (docs/protocol.md §6 "E-mail codes").
+ */
+export function codeLink(publicUrl: string, email: string, code: string): string {
+  const fragment = new URLSearchParams({ code, email });
+  return `${new URL('/signin', publicUrl).href}#${fragment}`;
+}
+
+/**
  * docs/protocol.md §6 "E-mail codes": the mail says what the code is for and
  * when it expires, and the subject starts with the code, so it can be read
- * (and autofilled) from the notification without opening the mail.
+ * (and autofilled) from the notification without opening the mail. A link
+ * signs in with one click in the browser that asked for the code.
  */
-function composeCodeMail(code: string, brand: MailBrand, publicUrl: string, ttlMs: number, expiresAt: Date, locale: Locale): CodeMail {
+function composeCodeMail(
+  code: string,
+  email: string,
+  brand: MailBrand,
+  publicUrl: string,
+  ttlMs: number,
+  expiresAt: Date,
+  locale: Locale,
+): CodeMail {
   const t = translator(locale);
   const name = brand.name;
   const minutes = Math.max(1, Math.round(ttlMs / 60_000));
   const expires = t('code.expires', { minutes, ...formatUtcParts(expiresAt, locale) });
   const subject = t('code.subject', { code, name });
+  const link = codeLink(publicUrl, email, code);
   const { text, html } = frameMail(brand, locale, publicUrl, {
-    text: [t('code.intro', { name }), '', `    ${code}`, '', expires, t('code.enter', { name }), '', t('code.ignore'), ''],
+    text: [
+      t('code.intro', { name }),
+      '',
+      `    ${code}`,
+      '',
+      expires,
+      t('code.enter', { name }),
+      '',
+      t('code.link'),
+      link,
+      '',
+      t('code.ignore'),
+      '',
+    ],
     html: [
       `<p>${escapeHtml(t('code.intro', { name }))}</p>`,
       `<p style="font-size: 28px; font-weight: bold; letter-spacing: 4px; font-family: monospace">${code}</p>`,
       `<p>${escapeHtml(expires)} ${escapeHtml(t('code.enter', { name }))}</p>`,
+      `<p>${escapeHtml(t('code.link'))}<br><a href="${escapeHtml(link)}">${escapeHtml(t('code.link_button', { name }))}</a></p>`,
       `<p>${escapeHtml(t('code.ignore'))}</p>`,
     ],
   });
@@ -267,16 +342,24 @@ export function createEmailCodeService(options: EmailCodeServiceOptions): EmailC
   serviceHost(publicUrl);
   const brand = mailBrandOf(options.brand, publicUrl);
 
-  async function start(input: unknown, locale: Locale = 'en'): Promise<EmailCodeStarted> {
+  /** The keyed hash of the live code whose token `replacing` is, or undefined (a first start, or any other token). */
+  async function replacedHashOf(email: string, replacing: unknown): Promise<string | undefined> {
+    if (typeof replacing !== 'string' || !TOKEN_FORMAT.test(replacing) || !isTokenOf(secret, email, replacing)) return undefined;
+    const record = await store.findEmailCode(email);
+    if (record === null || now().getTime() >= record.expires_at) return undefined;
+    return timingSafeEqualString(replacing, record.token) ? record.code_hash : undefined;
+  }
+
+  async function start(input: unknown, locale: Locale = 'en', replacing?: unknown): Promise<EmailCodeStarted> {
     const email = normalizeEmail(input, 'email');
     const code = generateEmailCode();
     const codeHash = hashEmailCode(secret, email, code);
-    const token = issueToken(secret, email);
+    const token = issueToken(secret, email, await replacedHashOf(email, replacing));
     const createdAt = now().getTime();
     const expiresAt = createdAt + ttlMs;
     // Stored before the mail goes out, so the code works the moment it arrives.
     await store.putEmailCode({ email, code_hash: codeHash, token, expires_at: expiresAt, created_at: createdAt });
-    const mail = composeCodeMail(code, brand, publicUrl, ttlMs, new Date(expiresAt), locale);
+    const mail = composeCodeMail(code, email, brand, publicUrl, ttlMs, new Date(expiresAt), locale);
     try {
       await mailer.send({ to: email, ...mail });
     } catch (error) {
@@ -332,8 +415,11 @@ export function createEmailCodeService(options: EmailCodeServiceOptions): EmailC
     if (attempts > maxAttempts) throw dead();
     if (!codeMatches) {
       // The last allowed try of the token was wrong: say so now, not on the next try.
-      // Only the token's holder, who started this code, learns how many tries remain.
-      throw attempts >= maxAttempts ? dead() : invalidCode(kind === 'token' ? maxAttempts - attempts : undefined);
+      // Only the token's holder, who started this code, learns how many tries remain,
+      // and that the code typed is the one of the mail this code replaced.
+      if (attempts >= maxAttempts) throw dead();
+      if (kind === 'token' && replacedBy(secret, stored.token, codeHash)) throw codeReplaced();
+      throw invalidCode(kind === 'token' ? maxAttempts - attempts : undefined);
     }
 
     await beforeConsume?.(email);

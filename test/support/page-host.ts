@@ -28,8 +28,8 @@ export interface PageHost {
 export function usePageHost(
   options: {
     readonly hostname?: 'localhost' | '127.0.0.1';
-    /** More settings of the host, read when the suite starts (a mailbox's SMTP URL, say). */
-    readonly env?: () => Record<string, string>;
+    /** More settings of the host, read when the suite starts (a mailbox's SMTP URL, say), given the host's origin. */
+    readonly env?: (base: string) => Record<string, string>;
     readonly ready?: (host: PageHost) => Promise<void>;
   } = {},
 ): PageHost {
@@ -42,7 +42,7 @@ export function usePageHost(
     const harness = await AuthHarness.open('sqlite', new TestClock(Date.now()));
     const port = await freePort();
     const base = `http://${options.hostname ?? '127.0.0.1'}:${port}`;
-    const app = await harness.app({ ...options.env?.(), PUBLIC_URL: base });
+    const app = await harness.app({ ...options.env?.(base), PUBLIC_URL: base });
     await app.listen({ host: '127.0.0.1', port });
     const browser = await chromium.launch({ executablePath: CHROMIUM_PATH, args: CHROMIUM_ARGS });
     current = { harness, app, base, browser };

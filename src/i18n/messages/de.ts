@@ -7,6 +7,9 @@ export const de: Readonly<Record<MailMessageKey, string>> = {
   'code.expires': 'Er läuft in {minutes, plural, one {# Minute} other {# Minuten}} ab (am {date} um {time}) und gilt nur einmal.',
   'code.enter':
     'Geben Sie ihn auf der Seite ein, auf der Sie ihn angefordert haben. Geben Sie ihn niemandem weiter: Niemand von {name} wird Sie danach fragen.',
+  'code.link':
+    'Oder melden Sie sich mit diesem Link an, im selben Browser, in dem Sie den Code angefordert haben (anderswo werden Sie gebeten, den Code einzugeben):',
+  'code.link_button': 'Bei {name} anmelden',
   'code.ignore':
     'Wenn Sie diesen Code nicht angefordert haben, ignorieren Sie diese E-Mail. Ohne den Code kann sich niemand anmelden, und er verfällt von selbst.',
   'notice.subject': 'Neue Anmeldung bei {name}',

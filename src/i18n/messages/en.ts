@@ -4,6 +4,8 @@ export const en = {
   'code.intro': 'Your code to sign in to {name} is:',
   'code.expires': 'It expires in {minutes, plural, one {# minute} other {# minutes}} (on {date} at {time}) and works once.',
   'code.enter': 'Enter it on the page where you asked for it. Never give it to anyone: nobody from {name} will ask you for it.',
+  'code.link': 'Or sign in with this link, in the same browser where you asked for the code (anywhere else it asks you to type the code):',
+  'code.link_button': 'Sign in to {name}',
   'code.ignore':
     'If you did not ask for this code, ignore this e-mail. Nobody can sign in without the code, and it stops working on its own.',
   'notice.subject': 'New sign-in to {name}',

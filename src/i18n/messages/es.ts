@@ -6,6 +6,9 @@ export const es: Readonly<Record<MailMessageKey, string>> = {
   'code.intro': 'Tu código para iniciar sesión en {name} es:',
   'code.expires': 'Caduca en {minutes, plural, one {# minuto} other {# minutos}} (el {date} a las {time}) y solo sirve una vez.',
   'code.enter': 'Escríbelo en la página donde lo pediste. No se lo des a nadie: nadie de {name} te lo pedirá.',
+  'code.link':
+    'O inicia sesión con este enlace, en el mismo navegador donde pediste el código (en cualquier otro te pedirá que escribas el código):',
+  'code.link_button': 'Iniciar sesión en {name}',
   'code.ignore':
     'Si no pediste este código, ignora este correo. Nadie puede iniciar sesión sin el código, y deja de funcionar por sí solo.',
   'notice.subject': 'Nuevo inicio de sesión en {name}',

@@ -6,6 +6,9 @@ export const fr: Readonly<Record<MailMessageKey, string>> = {
   'code.intro': 'Votre code pour vous connecter à {name} :',
   'code.expires': 'Il expire dans {minutes, plural, one {# minute} other {# minutes}} (le {date} à {time}) et ne sert qu’une fois.',
   'code.enter': 'Saisissez-le sur la page où vous l’avez demandé. Ne le donnez à personne : personne de {name} ne vous le demandera.',
+  'code.link':
+    'Ou connectez-vous avec ce lien, dans le même navigateur que celui où vous avez demandé le code (ailleurs, il vous demandera de saisir le code) :',
+  'code.link_button': 'Se connecter à {name}',
   'code.ignore':
     'Si vous n’avez pas demandé ce code, ignorez cet e-mail. Personne ne peut se connecter sans le code, et il cesse de fonctionner de lui-même.',
   'notice.subject': 'Nouvelle connexion à {name}',

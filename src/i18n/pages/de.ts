@@ -70,10 +70,9 @@ export const pagesDe: Readonly<Record<PageMessageKey, string>> = {
   // Anmeldeseite (signin.html)
   'signin.btc_message_hint': 'Signieren Sie genau diesen Text mit der Funktion „Nachricht signieren“ Ihrer Wallet (BIP-322).',
   'signin.noscript': 'Diese Seite braucht JavaScript, um Sie anzumelden.',
-  'signin.btc_title': 'Mit einer Bitcoin-Wallet',
-  'signin.btc_hint': 'Signieren Sie mit Ihrer Wallet eine kurze Nachricht (BIP-322), um zu beweisen, dass die Adresse Ihnen gehört.',
-  'signin.btc_wallets_hint': 'Verbinden Sie Ihre Wallet: Sie nennt ihre Adresse und signiert die Nachricht für Sie.',
-  'signin.btc_paste_title': 'Oder eine Adresse eingeben',
+  'signin.btc_title': 'Eine Nachricht von Hand signieren',
+  'signin.btc_hint':
+    'Geben Sie Ihre Bitcoin-Adresse ein, kopieren Sie die Nachricht, die wir Ihnen geben, signieren Sie sie mit „Nachricht signieren“ in Ihrer Wallet und fügen Sie die Signatur hier ein. Das beweist, dass die Adresse Ihnen gehört, und bewegt kein Geld.',
   'page.btc_address': 'Bitcoin-Adresse',
   'signin.btc_address_hint': 'Zum Beispiel bc1q…, bc1p…, 3… oder 1…',
   'page.get_message': 'Nachricht zum Signieren holen',
@@ -92,15 +91,10 @@ export const pagesDe: Readonly<Record<PageMessageKey, string>> = {
   'signin.code_hint': 'Nur der neueste Code gilt. Sehen Sie im Spam-Ordner nach, wenn nichts ankommt.',
   'signin.resend': 'Neuen Code senden',
   'page.another_email': 'Andere E-Mail-Adresse verwenden',
-  'signin.passkey_title': 'Mit einem Passkey',
-  'signin.passkey_hint':
-    'Wenn Sie auf Ihrer Kontoseite einen Passkey hinzugefügt haben, entsperren Sie ihn mit Fingerabdruck, Gesicht oder PIN.',
   'signin.passkey_button': 'Mit einem Passkey anmelden',
-  'signin.providers_title': 'Mit einem anderen Konto',
-  'signin.footer': 'Ihre Sitzung liegt in einem sicheren HttpOnly-Cookie in diesem Browser. Abmelden können Sie sich auf Ihrer Kontoseite.',
+  'signin.footer': 'Sie bleiben in diesem Browser angemeldet, bis Sie sich auf Ihrer Kontoseite abmelden.',
   'signin.title': 'Anmelden',
   'page.skip': 'Zum Hauptinhalt springen',
-  'signin.lead': 'Wählen Sie einen Weg, um sich auszuweisen. Jeder meldet Sie auf dieselbe Weise an.',
   // Bestätigungsseite (sudo.html)
   'sudo.title': 'Bestätigen Sie, dass Sie es sind',
   'sudo.lead': 'Dafür ist ein frischer Nachweis nötig, dass Sie dieses Konto kontrollieren. Der Nachweis gilt 5 Minuten.',
@@ -165,6 +159,22 @@ export const pagesDe: Readonly<Record<PageMessageKey, string>> = {
   'explorer.noscript': 'Diese Seite braucht JavaScript, um die Routen anzuzeigen; das <doc>OpenAPI-Dokument</doc> enthält sie alle.',
   // Anmeldeseite (signin.js)
   'signin.last_used': 'Zuletzt verwendet',
+  'signin.check_email': 'Sehen Sie in Ihre E-Mails',
+  'signin.link_elsewhere':
+    'Dieser Anmeldelink funktioniert nur in dem Browser, in dem der Code angefordert wurde. Öffnen Sie ihn dort oder geben Sie den Code aus der E-Mail in diesem Browser ein. Um sich stattdessen hier anzumelden, fahren Sie mit Ihrer E-Mail-Adresse fort und erhalten einen neuen Code.',
+  'page.code_replaced':
+    'Dieser Code stammt aus einer früheren E-Mail: Ein neuerer Code hat ihn ersetzt. Geben Sie den Code aus der neuesten E-Mail ein.',
+  'signin.continue_title': 'Ihre Konten in diesem Browser',
+  'signin.continue_as': 'Weiter als {name}',
+  'signin.use_another': 'Ein anderes Konto verwenden',
+  'signin.or': 'oder',
+  'signin.continue': 'Weiter',
+  'signin.by_hand_open': 'Mit einer anderen Wallet von Hand signieren',
+  'signin.first_time': 'Neu hier? Ihre erste Anmeldung legt Ihr Konto an, sonst ist nichts auszufüllen.',
+  'signin.other_ways': 'Zurück zu den anderen Anmeldewegen',
+  'signin.try_again': 'Erneut versuchen',
+  'signin.wallet_check':
+    'Sehen Sie in Ihre Wallet… {wallet} bittet Sie, Ihre Adresse freizugeben und eine kurze Nachricht zu signieren. Das beweist, dass die Adresse Ihnen gehört, und kostet nichts.',
   'signin.signed_in': 'Angemeldet. Es geht weiter…',
   'signin.add_title': 'Weiteres Konto hinzufügen',
   'signin.add_lead':
@@ -173,9 +183,6 @@ export const pagesDe: Readonly<Record<PageMessageKey, string>> = {
     'Der Link, dem Sie gefolgt sind, wollte Sie zu einer Website schicken, die nicht zu diesem Dienst gehört. Nach der Anmeldung kommen Sie stattdessen auf Ihre Kontoseite.',
   'signin.signed_out': 'Sie sind abgemeldet.',
   'signin.deleted': 'Das Konto wurde gelöscht und Sie sind abgemeldet.',
-  'signin.already': 'Sie sind als {name} angemeldet. {account} oder {add}, damit dieses auch angemeldet bleibt.',
-  'signin.already_account': 'Zu Ihrem Konto',
-  'signin.already_add': 'fügen Sie ein weiteres Konto hinzu',
   'page.address_invalid': 'Geben Sie eine Bitcoin-Adresse ein, etwa eine, die mit bc1 beginnt.',
   'page.address_refused': 'Diese Bitcoin-Adresse akzeptiert dieser Dienst nicht. Prüfen Sie sie und versuchen Sie es erneut.',
   'signin.message_ready': 'Die Nachricht ist bereit. Signieren Sie sie mit Ihrer Wallet und fügen Sie dann die Signatur ein.',
@@ -187,7 +194,6 @@ export const pagesDe: Readonly<Record<PageMessageKey, string>> = {
   'wallet.waiting': 'Warten auf {wallet}, um als {address} zu signieren…',
   'signin.wallet_signed': '{wallet} hat als {address} signiert. Anmeldung läuft…',
   'wallet.sign_with': 'Mit {wallet} signieren',
-  'wallet.connecting': 'Verbindung mit {wallet}…',
   'signin.wallet_no_address':
     '{wallet} hat keine Bitcoin-Adresse geteilt. Entsperren Sie die Wallet und wählen Sie ein Konto, oder geben Sie unten eine Adresse ein.',
   'wallet.will_sign': '{wallet} signiert als {address}.',

@@ -62,10 +62,9 @@ export const pagesFr: Readonly<Record<PageMessageKey, string>> = {
   // Page de connexion (signin.html)
   'signin.btc_message_hint': 'Signez exactement ce texte avec la fonction « Signer un message » de votre portefeuille (BIP-322).',
   'signin.noscript': 'Cette page a besoin de JavaScript pour vous connecter.',
-  'signin.btc_title': 'Avec un portefeuille Bitcoin',
-  'signin.btc_hint': 'Signez un court message avec votre portefeuille (BIP-322) pour prouver que l’adresse vous appartient.',
-  'signin.btc_wallets_hint': 'Connectez votre portefeuille : il donne son adresse et signe le message pour vous.',
-  'signin.btc_paste_title': 'Ou saisissez une adresse',
+  'signin.btc_title': 'Signer un message à la main',
+  'signin.btc_hint':
+    'Saisissez votre adresse Bitcoin, copiez le message que nous vous donnons, signez-le avec « Signer un message » dans votre portefeuille et collez la signature ici. Cela prouve que l’adresse est à vous, sans déplacer d’argent.',
   'page.btc_address': 'Adresse Bitcoin',
   'signin.btc_address_hint': 'Par exemple bc1q…, bc1p…, 3… ou 1…',
   'page.get_message': 'Obtenir le message à signer',
@@ -84,16 +83,10 @@ export const pagesFr: Readonly<Record<PageMessageKey, string>> = {
   'signin.code_hint': 'Seul le code le plus récent fonctionne. Regardez dans vos indésirables si rien n’arrive.',
   'signin.resend': 'Envoyer un nouveau code',
   'page.another_email': 'Utiliser une autre adresse e-mail',
-  'signin.passkey_title': 'Avec une clé d’accès',
-  'signin.passkey_hint':
-    'Si vous avez ajouté une clé d’accès sur la page de votre compte, déverrouillez-la avec votre empreinte, votre visage ou votre code PIN.',
   'signin.passkey_button': 'Se connecter avec une clé d’accès',
-  'signin.providers_title': 'Avec un autre compte',
-  'signin.footer':
-    'Votre session est conservée dans un cookie sécurisé HttpOnly de ce navigateur. Déconnectez-vous depuis la page de votre compte.',
+  'signin.footer': 'Vous restez connecté sur ce navigateur jusqu’à ce que vous vous déconnectiez depuis la page de votre compte.',
   'signin.title': 'Connexion',
   'page.skip': 'Aller au contenu principal',
-  'signin.lead': 'Choisissez une façon de prouver qui vous êtes. Toutes vous connectent de la même manière.',
   // Page de confirmation (sudo.html)
   'sudo.title': 'Confirmez que c’est vous',
   'sudo.lead': 'Il faut une preuve récente que vous contrôlez ce compte. La preuve reste valable 5 minutes.',
@@ -158,6 +151,21 @@ export const pagesFr: Readonly<Record<PageMessageKey, string>> = {
   'explorer.noscript': 'Cette page a besoin de JavaScript pour afficher les routes ; le <doc>document OpenAPI</doc> les contient toutes.',
   // Page de connexion (signin.js)
   'signin.last_used': 'Utilisé la dernière fois',
+  'signin.check_email': 'Consultez vos e-mails',
+  'signin.link_elsewhere':
+    'Ce lien de connexion ne fonctionne que dans le navigateur où le code a été demandé. Ouvrez-le là-bas, ou saisissez dans ce navigateur le code reçu par e-mail. Pour vous connecter ici, continuez avec votre adresse e-mail afin de recevoir un nouveau code.',
+  'page.code_replaced': 'Ce code vient d’un e-mail précédent : un code plus récent l’a remplacé. Saisissez le code du dernier e-mail.',
+  'signin.continue_title': 'Vos comptes sur ce navigateur',
+  'signin.continue_as': 'Continuer en tant que {name}',
+  'signin.use_another': 'Utiliser un autre compte',
+  'signin.or': 'ou',
+  'signin.continue': 'Continuer',
+  'signin.by_hand_open': 'Signer à la main avec un autre portefeuille',
+  'signin.first_time': 'Première visite ? Votre première connexion crée votre compte, sans rien d’autre à remplir.',
+  'signin.other_ways': 'Revenir aux autres façons de se connecter',
+  'signin.try_again': 'Réessayer',
+  'signin.wallet_check':
+    'Regardez votre portefeuille… {wallet} vous demande de partager votre adresse et de signer un court message. Cela prouve que l’adresse est à vous et ne coûte rien.',
   'signin.signed_in': 'Connecté. Redirection…',
   'signin.add_title': 'Ajouter un autre compte',
   'signin.add_lead':
@@ -166,9 +174,6 @@ export const pagesFr: Readonly<Record<PageMessageKey, string>> = {
     'Le lien suivi voulait vous envoyer vers un site qui ne fait pas partie de ce service. Après la connexion, vous irez plutôt sur la page de votre compte.',
   'signin.signed_out': 'Vous êtes déconnecté.',
   'signin.deleted': 'Le compte a été supprimé et vous êtes déconnecté.',
-  'signin.already': 'Vous êtes connecté en tant que {name}. {account}, ou {add} pour garder aussi celui-ci connecté.',
-  'signin.already_account': 'Accédez à votre compte',
-  'signin.already_add': 'ajoutez un autre compte',
   'page.address_invalid': 'Saisissez une adresse Bitcoin, par exemple une adresse commençant par bc1.',
   'page.address_refused': 'Ce service n’accepte pas cette adresse Bitcoin. Vérifiez-la et réessayez.',
   'signin.message_ready': 'Message prêt. Signez-le avec votre portefeuille, puis collez la signature.',
@@ -180,7 +185,6 @@ export const pagesFr: Readonly<Record<PageMessageKey, string>> = {
   'wallet.waiting': 'En attente de la signature de {wallet} en tant que {address}…',
   'signin.wallet_signed': '{wallet} a signé en tant que {address}. Connexion…',
   'wallet.sign_with': 'Signer avec {wallet}',
-  'wallet.connecting': 'Connexion à {wallet}…',
   'signin.wallet_no_address':
     '{wallet} n’a partagé aucune adresse Bitcoin. Déverrouillez-le et choisissez un compte, ou saisissez une adresse ci-dessous.',
   'wallet.will_sign': '{wallet} signera en tant que {address}.',
