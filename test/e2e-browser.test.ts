@@ -1330,7 +1330,6 @@ describe.skipIf(!HAVE_CHROMIUM)('pages in headless Chromium', () => {
     const box = await phone.locator('#email-error').boundingBox();
     expect(box!.y + box!.height).toBeLessThanOrEqual(844);
     expect(box!.y).toBeGreaterThanOrEqual(0);
-    await screenshot(phone, 'signin-phone-code.png', false);
     await phoneContext.close();
     expectNoProblems();
   });

@@ -162,6 +162,21 @@ function emailOtpSuite(engine: TestEngine): void {
       expect(verified.body.account.display_identity).toEqual({ kind: 'email', value: email });
     });
 
+    it("after a resend, the earlier mail's code is 401 code_replaced to the holder of the resend's token, and invalid_code to anyone else", async () => {
+      const email = 'kate@example.org';
+      const browser = new Browser(app);
+      const older = await codeFor(browser, email);
+      const newer = await codeFor(browser, email, older.token);
+      // One chance in a million that the codes are equal: then there is nothing to tell apart.
+      if (newer.code === older.code) return;
+      const replaced = await verify(browser, { email, code: older.code, token: newer.token });
+      expectError(replaced, 401, 'code_replaced');
+      expect(replaced.body.detail).toMatch(/newer mail/);
+      expectError(await verify(new Browser(app), { email, code: older.code }), 401, 'invalid_code');
+      expectError(await verify(new Browser(app), { email, code: older.code, token: randomBytes(16).toString('hex') }), 401, 'invalid_code');
+      expect((await verify(browser, { email, code: newer.code, token: newer.token })).status).toBe(200);
+    });
+
     it('the browser that started the code is told code_dead once its tries are spent or a newer code replaced it', async () => {
       const email = 'jack@example.org';
       const browser = new Browser(app);

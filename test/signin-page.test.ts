@@ -88,25 +88,30 @@ describe.skipIf(!HAVE_CHROMIUM)('the sign-in page in headless Chromium', () => {
     signer: Wallet,
     locale = 'en-GB',
     viewport: { width: number; height: number } = DESKTOP,
+    icon?: string,
   ): Promise<BrowserContext> {
     const context = await pageContext(site.browser, site.base, locale, viewport);
     await context.exposeFunction('ocTestSign', (message: string) =>
       signBip322({ privateKey: signer.privateKey, address: signer.address, message }),
     );
-    await context.addInitScript((address: string) => {
-      const scope = globalThis as unknown as InPage & { unisat: unknown };
-      scope.ocWallet = { mode: 'ok', calls: 0 };
-      scope.unisat = {
-        requestAccounts: async () => [address],
-        signMessage: (message: string) => {
-          scope.ocWallet.calls += 1;
-          if (scope.ocWallet.mode === 'decline')
-            return Promise.reject(Object.assign(new Error('User rejected the request.'), { code: 4001 }));
-          if (scope.ocWallet.mode === 'hang') return new Promise(() => undefined);
-          return scope.ocTestSign(message);
-        },
-      };
-    }, signer.address);
+    await context.addInitScript(
+      ({ address, icon }) => {
+        const scope = globalThis as unknown as InPage & { unisat: unknown };
+        scope.ocWallet = { mode: 'ok', calls: 0 };
+        scope.unisat = {
+          ...(icon === undefined ? {} : { icon }),
+          requestAccounts: async () => [address],
+          signMessage: (message: string) => {
+            scope.ocWallet.calls += 1;
+            if (scope.ocWallet.mode === 'decline')
+              return Promise.reject(Object.assign(new Error('User rejected the request.'), { code: 4001 }));
+            if (scope.ocWallet.mode === 'hang') return new Promise(() => undefined);
+            return scope.ocTestSign(message);
+          },
+        };
+      },
+      { address: signer.address, icon },
+    );
     return context;
   }
 
@@ -180,6 +185,7 @@ describe.skipIf(!HAVE_CHROMIUM)('the sign-in page in headless Chromium', () => {
     expect(await dialog.locator('img').getAttribute('src')).toBe('/assets/wallet-unisat.svg');
     await expectLaidOut(page, 'declined');
     await page.emulateMedia({ colorScheme: 'light' });
+    await screenshot(page, 'signin-wallet.png');
     // The page behind the dialog cannot be used while it is open.
     await expect(page.getByRole('button', { name: 'Continue', exact: true }).click({ timeout: 500 })).rejects.toThrow();
     await page.evaluate(() => {
@@ -191,9 +197,12 @@ describe.skipIf(!HAVE_CHROMIUM)('the sign-in page in headless Chromium', () => {
   });
 
   it('shows "Check your wallet…" while the wallet works; Cancel and Escape give up and put focus back on the wallet button', async () => {
-    const context = await walletContext(newWallet('p2tr'), 'en-GB', PHONE);
+    // This wallet gives a picture of itself: the page shows that one.
+    const icon = `data:image/svg+xml;base64,${Buffer.from('<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 2 2"><rect width="2" height="2" fill="#639"/></svg>').toString('base64')}`;
+    const context = await walletContext(newWallet('p2tr'), 'en-GB', PHONE, icon);
     const page = await watchedPage(context);
     await page.goto('/signin');
+    expect(await page.locator('[data-connect="unisat"] img').getAttribute('src')).toBe(icon);
     await page.evaluate(() => {
       (globalThis as unknown as InPage).ocWallet.mode = 'hang';
     });
@@ -204,10 +213,10 @@ describe.skipIf(!HAVE_CHROMIUM)('the sign-in page in headless Chromium', () => {
       const dialog = page.getByRole('dialog', { name: 'UniSat' });
       await expect.poll(() => dialog.locator('#wallet-dialog-status').textContent()).toMatch(/^Check your wallet… UniSat asks you/);
       expect(await activeId(page)).toBe('wallet-cancel');
+      expect(await dialog.locator('img').getAttribute('src')).toBe(icon);
       if (close === 'Escape') {
         await expectLaidOut(page, 'waiting');
         await page.emulateMedia({ colorScheme: 'light' });
-        await screenshot(page, 'signin-wallet.png');
         await page.keyboard.press('Escape');
       } else await dialog.getByRole('button', { name: 'Cancel' }).click();
       await expect.poll(() => dialog.isVisible()).toBe(false);

@@ -33,6 +33,7 @@ import { t } from './i18n.js';
  * @property {string} label
  * @property {() => Promise<string[]>} connect the wallet's addresses, the one to sign in with first
  * @property {(message: string, address: string) => Promise<string>} sign the signature, base64 or hex
+ * @property {string} [icon] the picture the wallet gives of itself, as a data: URL
  */
 
 /** The wallet's active account is not the address the message names. */
@@ -128,7 +129,12 @@ export function detectWallets() {
   const tryAdd = (find, methods, make) => {
     try {
       const injected = find();
-      if (injected && methods.every((method) => typeof injected[method] === 'function')) found.push(make(injected));
+      if (injected && methods.every((method) => typeof injected[method] === 'function')) {
+        // A wallet may carry its own picture; only an inline image is taken (the page loads none from another host).
+        const icon =
+          typeof injected.icon === 'string' && /^data:image\/(png|svg\+xml|webp);base64,/.test(injected.icon) ? injected.icon : undefined;
+        found.push({ ...make(injected), icon });
+      }
     } catch {
       // a wallet object that throws on access is ignored
     }
@@ -247,13 +253,13 @@ export function walletErrorText(error, label) {
 }
 
 /**
- * The wallet's logo: a small picture among the page's own assets (the page's
- * policy loads no image from another host).
+ * The wallet's logo: the picture it gives of itself, else a small one among
+ * the page's own assets (the page's policy loads no image from another host).
  *
  * @param {Wallet} wallet
  */
 export function walletLogo(wallet) {
-  return `/assets/wallet-${wallet.id}.svg`;
+  return wallet.icon ?? `/assets/wallet-${wallet.id}.svg`;
 }
 
 /**
