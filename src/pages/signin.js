@@ -825,7 +825,7 @@ function openMailLink() {
   if (code === null || email === null || !looksLikeEmail(email)) return;
   history.replaceState(null, '', window.location.pathname + window.location.search);
   const pending = pendingCode();
-  if (pending === null || pending.email !== email.trim().toLowerCase()) {
+  if (pending === null || pending.email.toLowerCase() !== email.trim().toLowerCase()) {
     emailAddress.value = email;
     showNotice(t('signin.link_elsewhere'), false);
     return;
