@@ -26,11 +26,35 @@ const SHOP = 'https://shop.example';
 const shortened = (address: string): string => `${address.slice(0, 10)}…${address.slice(-6)}`;
 
 /** The card's words that are new, as each language says them (src/i18n/pages/). */
-const WORDS: Readonly<Record<string, { continue: string; firstTime: RegExp; byHand: string }>> = {
-  'en-GB': { continue: 'Continue', firstTime: /^New here\?/, byHand: 'Sign with another wallet by hand' },
-  'de-DE': { continue: 'Weiter', firstTime: /^Neu hier\?/, byHand: 'Mit einer anderen Wallet von Hand signieren' },
-  'es-ES': { continue: 'Continuar', firstTime: /^¿Es tu primera vez\?/, byHand: 'Firmar a mano con otra cartera' },
-  'fr-FR': { continue: 'Continuer', firstTime: /^Première visite \?/, byHand: 'Signer à la main avec un autre portefeuille' },
+const WORDS: Readonly<Record<string, { continue: string; firstTime: RegExp; byHand: string; checkWallet: string; checkEmail: string }>> = {
+  'en-GB': {
+    continue: 'Continue',
+    firstTime: /^New here\?/,
+    byHand: 'Sign with another wallet by hand',
+    checkWallet: 'Check your wallet…',
+    checkEmail: 'Check your e-mail',
+  },
+  'de-DE': {
+    continue: 'Weiter',
+    firstTime: /^Neu hier\?/,
+    byHand: 'Mit einer anderen Wallet von Hand signieren',
+    checkWallet: 'Sehen Sie in Ihre Wallet…',
+    checkEmail: 'Sehen Sie in Ihre E-Mails',
+  },
+  'es-ES': {
+    continue: 'Continuar',
+    firstTime: /^¿Es tu primera vez\?/,
+    byHand: 'Firmar a mano con otra cartera',
+    checkWallet: 'Revisa tu cartera…',
+    checkEmail: 'Revisa tu correo',
+  },
+  'fr-FR': {
+    continue: 'Continuer',
+    firstTime: /^Première visite \?/,
+    byHand: 'Signer à la main avec un autre portefeuille',
+    checkWallet: 'Regardez votre portefeuille…',
+    checkEmail: 'Consultez vos e-mails',
+  },
 };
 
 if (!HAVE_CHROMIUM && IN_CI) {
@@ -153,6 +177,19 @@ describe.skipIf(!HAVE_CHROMIUM)('the sign-in page in headless Chromium', () => {
         if (locale === 'fr-FR' && viewport === DESKTOP) {
           await page.emulateMedia({ colorScheme: 'light' });
           await screenshot(page, 'signin-fr.png');
+        }
+        if (viewport === DESKTOP) {
+          // The wallet's dialog and the e-mail step in the language too.
+          await page.evaluate(() => {
+            (globalThis as unknown as InPage).ocWallet.mode = 'hang';
+          });
+          await page.locator('[data-connect="unisat"]').click();
+          await expect.poll(() => page.locator('#wallet-dialog-status').textContent()).toMatch(new RegExp(`^${words.checkWallet}`));
+          await expectLaidOut(page, `${locale} wallet dialog`);
+          await page.keyboard.press('Escape');
+          await askForCode(page, `words-${locale}-${Date.now()}@example.org`, words.continue);
+          await expect.poll(() => page.locator('#email-step-title').textContent()).toBe(words.checkEmail);
+          await expectLaidOut(page, `${locale} e-mail step`);
         }
         await context.close();
       }
@@ -311,10 +348,7 @@ describe.skipIf(!HAVE_CHROMIUM)('the sign-in page in headless Chromium', () => {
   /** Asks for a code for `email` on `page` (at /signin) and answers its mail. */
   async function askForCode(page: Page, email: string, label = 'Continue'): Promise<ReceivedMail> {
     const since = smtp.messages().length;
-    await page
-      .getByLabel(/E-mail|E-Mail|correo/)
-      .first()
-      .fill(email);
+    await page.locator('#email-address').fill(email);
     await page.getByRole('button', { name: label, exact: true }).click();
     return codeMail(email.toLowerCase(), since);
   }
