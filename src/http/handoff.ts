@@ -12,7 +12,7 @@ import { clientFacts, localDeviceLabel } from '../session/index.js';
 import { requestLocale } from './locale.js';
 import { checkReturnTo } from '../signin/index.js';
 import type { ServiceContext } from './context.js';
-import { AddQuery, errorResponses, NullableString, StringEnum } from './schemas.js';
+import { AddQuery, EXAMPLE, errorResponses, example, NullableString, StringEnum } from './schemas.js';
 import { answerIssued, noStore, signInTarget, wantsAdd } from './session.js';
 import { POLICY } from './policy.js';
 import type { TypedApp } from './schema-types.js';
@@ -20,12 +20,17 @@ import { route } from './route.js';
 
 /** A phone key or poll token: 32 bytes, base64url. Malformed ones are told apart by the service, as `invalid_handoff`. */
 const Secret = (description: string) => Type.String({ minLength: 1, maxLength: 128, description });
+/** The shape of a phone key or poll token in the explorer's examples: well formed, issued by no one (answers `invalid_handoff`). */
+const EXAMPLE_SECRET = 'Q2hhbmdlIG1lOiBhIHBob25lIGtleSBvciBwb2xsIHRva2Vu';
 
-const StartBody = Type.Object({
-  return_to: Type.Optional(
-    Type.String({ maxLength: 2048, description: 'Where the desktop goes once signed in: a path here or a URL of a family origin' }),
-  ),
-});
+const StartBody = Type.Object(
+  {
+    return_to: Type.Optional(
+      Type.String({ maxLength: 2048, description: 'Where the desktop goes once signed in: a path here or a URL of a family origin' }),
+    ),
+  },
+  example({ return_to: '/account' }),
+);
 const Started = Type.Object({
   ok: Type.Literal(true),
   id: Type.String({ description: 'The hand-off, sent back with `token` on claim' }),
@@ -41,7 +46,7 @@ const Started = Type.Object({
   ),
   expires_at: Type.String({ description: 'ISO 8601 UTC; a hand-off lives 3 minutes' }),
 });
-const KeyBody = Type.Object({ key: Secret('The phone key, from the fragment of `phone_url`') });
+const KeyBody = Type.Object({ key: Secret('The phone key, from the fragment of `phone_url`') }, example({ key: EXAMPLE_SECRET }));
 const Looked = Type.Object({
   ok: Type.Literal(true),
   code: Type.String(),
@@ -51,25 +56,31 @@ const Looked = Type.Object({
   other_network: Type.Boolean({ description: "True when the phone is not on the desktop's network (/24, /48), or either is unknown" }),
   expires_at: Type.String(),
 });
-const ApproveBody = Type.Object({
-  key: Secret('The phone key'),
-  message: Type.String({
-    minLength: 1,
-    maxLength: 4096,
-    description: 'A challenge from GET /api/challenge?purpose=login, audience this origin',
-  }),
-  signature: Type.String({
-    minLength: 1,
-    maxLength: 8192,
-    description: 'BIP-322 signature (base64 or hex), or legacy signmessage for P2PKH',
-  }),
-});
+const ApproveBody = Type.Object(
+  {
+    key: Secret('The phone key'),
+    message: Type.String({
+      minLength: 1,
+      maxLength: 4096,
+      description: 'A challenge from GET /api/challenge?purpose=login, audience this origin',
+    }),
+    signature: Type.String({
+      minLength: 1,
+      maxLength: 8192,
+      description: 'BIP-322 signature (base64 or hex), or legacy signmessage for P2PKH',
+    }),
+  },
+  example({ key: EXAMPLE_SECRET, message: EXAMPLE.challenge, signature: EXAMPLE.attestation.signature }),
+);
 const Answered = Type.Object({ ok: Type.Literal(true) });
-const ClaimBody = Type.Object({
-  id: Type.String({ minLength: 1, maxLength: 64 }),
-  token: Secret('The poll token of the start'),
-  add: Type.Optional(Type.Boolean({ description: 'Same as `?add=1`' })),
-});
+const ClaimBody = Type.Object(
+  {
+    id: Type.String({ minLength: 1, maxLength: 64 }),
+    token: Secret('The poll token of the start'),
+    add: Type.Optional(Type.Boolean({ description: 'Same as `?add=1`' })),
+  },
+  example({ id: EXAMPLE.id, token: EXAMPLE_SECRET }),
+);
 const Claimed = Type.Object({
   ok: Type.Literal(true),
   status: StringEnum(['pending', 'declined', 'expired', 'signed_in'] as const),

@@ -51,6 +51,7 @@ const ERROR_EXAMPLES: Readonly<Record<string, readonly [code: string, detail: st
   403: ['cross_site', 'request: only this site may post here'],
   404: ['not_found', 'route: no such route'],
   409: ['last_identity', 'unlink: the account would have no way to sign in'],
+  410: ['handoff_expired', 'handoff: the sign-in from a phone has expired'],
   413: ['payload_too_large', 'body: larger than 64 KiB'],
   415: ['unsupported_media_type', 'body: send application/json'],
   429: ['rate_limited', 'rate: too many requests'],
