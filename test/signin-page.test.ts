@@ -145,10 +145,10 @@ describe.skipIf(!HAVE_CHROMIUM)('the sign-in page in headless Chromium', () => {
     await page.screenshot({ path: `${SCREENSHOT_DIR}${name}`, fullPage: true });
   }
 
-  /** The filled buttons on show: the page never has more than one. */
+  /** The filled buttons on show in the page's content (the header's account menu is not one): never more than one. */
   function filledButtons(page: Page): Promise<string[]> {
     return page.evaluate(
-      `[...document.querySelectorAll('button, a.button')].filter((b) => b.offsetParent !== null && !b.matches('.secondary, .link, .danger')).map((b) => (b.querySelector('.way-name') ?? b).textContent.trim())`,
+      `[...document.querySelectorAll('main button, main a.button')].filter((b) => b.offsetParent !== null && !b.matches('.secondary, .link, .danger')).map((b) => (b.querySelector('.way-name') ?? b).textContent.trim())`,
     ) as Promise<string[]>;
   }
 

@@ -199,6 +199,7 @@ export const pagesDe: Readonly<Record<PageMessageKey, string>> = {
   'wallet.will_sign': '{wallet} signiert als {address}.',
   'wallet.address_refused': 'Die Adresse {address} von {wallet} akzeptiert dieser Dienst nicht.',
   'wallet.connect': '{wallet} verbinden',
+  'wallet.connecting': 'Verbindung mit {wallet}…',
   'page.message_copied': 'Nachricht kopiert.',
   'page.message_selected': 'Die Nachricht ist markiert: Kopieren Sie sie mit Tastatur oder Menü.',
   'signin.new_message_ready': 'Eine neue Nachricht ist zum Signieren bereit.',

@@ -194,6 +194,7 @@ export const pagesEn = {
   'wallet.will_sign': '{wallet} will sign as {address}.',
   'wallet.address_refused': "{wallet}'s address {address} is not one this service accepts.",
   'wallet.connect': 'Connect {wallet}',
+  'wallet.connecting': 'Connecting to {wallet}…',
   'page.message_copied': 'Message copied.',
   'page.message_selected': 'The message is selected: copy it with your keyboard or menu.',
   'signin.new_message_ready': 'A new message is ready to sign.',

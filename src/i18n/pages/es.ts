@@ -190,6 +190,7 @@ export const pagesEs: Readonly<Record<PageMessageKey, string>> = {
   'wallet.will_sign': '{wallet} firmará como {address}.',
   'wallet.address_refused': 'Este servicio no acepta la dirección {address} de {wallet}.',
   'wallet.connect': 'Conectar {wallet}',
+  'wallet.connecting': 'Conectando con {wallet}…',
   'page.message_copied': 'Mensaje copiado.',
   'page.message_selected': 'El mensaje está seleccionado: cópialo con el teclado o el menú.',
   'signin.new_message_ready': 'Hay un mensaje nuevo listo para firmar.',

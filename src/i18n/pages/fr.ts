@@ -190,6 +190,7 @@ export const pagesFr: Readonly<Record<PageMessageKey, string>> = {
   'wallet.will_sign': '{wallet} signera en tant que {address}.',
   'wallet.address_refused': 'Ce service n’accepte pas l’adresse {address} de {wallet}.',
   'wallet.connect': 'Connecter {wallet}',
+  'wallet.connecting': 'Connexion à {wallet}…',
   'page.message_copied': 'Message copié.',
   'page.message_selected': 'Le message est sélectionné : copiez-le avec le clavier ou le menu.',
   'signin.new_message_ready': 'Un nouveau message est prêt à être signé.',
