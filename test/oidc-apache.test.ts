@@ -155,7 +155,7 @@ describe.skipIf(!RUNNABLE)('mod_auth_openidc in Apache signs in through oc-host'
     await page.waitForURL((url) => url.href.startsWith(`${base}/signin`));
     expect(new URL(page.url()).searchParams.get('return_to')).toMatch(/^\/oidc\/interaction\/[A-Za-z0-9_-]+$/);
     await page.getByLabel('E-mail address').fill(email);
-    await page.getByRole('button', { name: 'Send code' }).click();
+    await page.getByRole('button', { name: 'Continue', exact: true }).click();
     // The sixth digit submits the code.
     await page.locator('#email-code').fill(await mailbox.nextCode(email));
     const claims = await allowAndRead(page);
@@ -190,9 +190,7 @@ describe.skipIf(!RUNNABLE)('mod_auth_openidc in Apache signs in through oc-host'
     const page = await context.newPage();
     await page.goto(apache.protectedUrl);
     await page.waitForURL((url) => url.href.startsWith(`${base}/signin`));
-    await page.getByLabel('Bitcoin address').fill(wallet.address);
-    await page.getByRole('button', { name: 'Get message to sign' }).click();
-    await page.getByRole('button', { name: 'Sign with UniSat' }).click();
+    await page.getByRole('button', { name: 'Connect UniSat' }).click();
     await page.waitForURL((url) => url.href.startsWith(`${base}/oidc/interaction/`));
 
     // Another site cannot frame the consent page (clickjacking): Chromium refuses to draw it.

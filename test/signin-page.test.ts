@@ -308,6 +308,10 @@ describe.skipIf(!HAVE_CHROMIUM)('the sign-in page in headless Chromium', () => {
     expect(await page.locator('#ways').isVisible()).toBe(false);
     expect(await filledButtons(page)).toEqual([`Continue as ${shortened(second.address)}`]);
     await expectLaidOut(page, 'continue as');
+    // The same view on a phone (expectLaidOut checks both schemes).
+    await page.setViewportSize(PHONE);
+    await expectLaidOut(page, 'continue as on a phone');
+    await page.setViewportSize(DESKTOP);
     await page.emulateMedia({ colorScheme: 'light' });
     await screenshot(page, 'signin-continue.png');
     await page.getByRole('button', { name: 'Use another account' }).click();
