@@ -205,7 +205,7 @@ describe.skipIf(!HAVE_CHROMIUM)('the sign-in page in headless Chromium', () => {
     await expect.poll(() => page.locator('#app-banner p').textContent()).toBe('Sign in to continue to oc-host.');
     await expectLaidOut(page, 'site name');
     await finish(page);
-  });
+  }, 90_000);
 
   it('signs in with a wallet in its dialog: a decline says why next to "Try again", which then signs in', async () => {
     const signer = newWallet('p2wpkh');
@@ -231,7 +231,7 @@ describe.skipIf(!HAVE_CHROMIUM)('the sign-in page in headless Chromium', () => {
     await dialog.getByRole('button', { name: 'Try again' }).click();
     await page.waitForURL(`${site.base}/account`);
     await finish(page);
-  });
+  }, 90_000);
 
   it('shows "Check your wallet…" while the wallet works; Cancel and Escape give up and put focus back on the wallet button', async () => {
     // This wallet gives a picture of itself: the page shows that one.
@@ -261,7 +261,7 @@ describe.skipIf(!HAVE_CHROMIUM)('the sign-in page in headless Chromium', () => {
     }
     expect(page.url()).toBe(`${site.base}/signin`);
     await finish(page);
-  });
+  }, 90_000);
 
   it('still signs by hand behind its link: address, message, pasted signature', async () => {
     const signer = newWallet('p2wpkh');
@@ -280,7 +280,7 @@ describe.skipIf(!HAVE_CHROMIUM)('the sign-in page in headless Chromium', () => {
     await page.getByRole('button', { name: 'Sign in', exact: true }).click();
     await page.waitForURL(`${site.base}/account`);
     await finish(page);
-  });
+  }, 90_000);
 
   it('offers "Continue as" for the accounts this browser holds: one click switches and goes on; "Use another account" shows the card', async () => {
     const first = newWallet('p2wpkh');
@@ -324,7 +324,7 @@ describe.skipIf(!HAVE_CHROMIUM)('the sign-in page in headless Chromium', () => {
     const me = (await (await page.request.get('/api/auth/me')).json()) as { account: { primary_btc: string } };
     expect(me.account.primary_btc).toBe(first.address);
     await finish(page);
-  });
+  }, 90_000);
 
   /** The next code mail to `to` after `since` mails had arrived. */
   function codeMail(to: string, since: number): Promise<ReceivedMail> {
