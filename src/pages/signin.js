@@ -167,11 +167,11 @@ const continueAs = byId('continue-as');
  * the normal card shows.
  */
 async function offerContinueAs() {
+  if (adding) return;
   const me = await api('GET', '/api/auth/me');
   if (!me.ok || !me.body?.account) return;
-  // The header's account menu shows the browser's accounts either way.
   showAccountMenu(summaryOf(me.body));
-  if (!adding) showContinueAs(me.body);
+  showContinueAs(me.body);
 }
 
 /**
