@@ -295,6 +295,8 @@ describe.skipIf(!HAVE_CHROMIUM)('the sign-in page in headless Chromium', () => {
     await page.getByRole('button', { name: 'Sign with another wallet by hand' }).click();
     await page.getByLabel('Bitcoin address').fill(second.address);
     await page.getByRole('button', { name: 'Get message to sign' }).click();
+    // The message arrives with the challenge: read it only once it shows.
+    await expect.poll(() => page.locator('#btc-message').isVisible()).toBe(true);
     const message = await page.locator('#btc-message').inputValue();
     await page.getByLabel('Signature').fill(signBip322({ privateKey: second.privateKey, address: second.address, message }));
     await page.getByRole('button', { name: 'Sign in', exact: true }).click();
