@@ -23,9 +23,8 @@
  * with wrk just before each, median of {@link ROUNDS} rounds, with p50/p99
  * and the service CPU time each request cost.
  */
-import { execFileSync } from 'node:child_process';
 import { createHash, randomBytes } from 'node:crypto';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { openStore } from '../src/storage/index.js';
@@ -35,7 +34,7 @@ import { freePort, signInOnInstance, startInstance, type Instance } from '../tes
 import { operatorRegistry } from '../test/support/oidc-rp.js';
 import { loadNote, medianRun } from './http-verify.bench.js';
 import { median, type BenchResult } from './lib.js';
-import { luaList, luaString, peakRssMb, runWrk, startBareFastify, wrkAvailable, type WrkResult } from './wrk.js';
+import { cpuMsOf, luaList, luaString, peakRssMb, runWrk, startBareFastify, wrkAvailable, type WrkResult } from './wrk.js';
 
 const REDIRECT = 'https://app.example/callback';
 const SCOPE = 'openid profile bitcoin';
@@ -47,25 +46,6 @@ const FLOW_WORKERS = 8;
 const MINT_WORKERS = 8;
 
 /** The clock ticks of /proc/<pid>/stat, read once. */
-const CLOCK_TICKS = (() => {
-  try {
-    return Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).trim()) || 100;
-  } catch {
-    return 100;
-  }
-})();
-
-/** The CPU time a process has used (user and system, all its threads), in ms; NaN where /proc is missing. */
-function cpuMsOf(pid: number): number {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    return ((Number(fields[11]) + Number(fields[12])) * 1000) / CLOCK_TICKS;
-  } catch {
-    return Number.NaN;
-  }
-}
-
 /** The host session cookie and the provider's own cookies of one browser. */
 class CookieJar {
   readonly #host: string;

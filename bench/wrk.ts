@@ -105,3 +105,22 @@ export async function startBareFastify(): Promise<{ app: FastifyInstance; url: s
   if (address === null || typeof address === 'string') throw new Error('bench: no port');
   return { app, url: `http://127.0.0.1:${address.port}/bare` };
 }
+
+const CLOCK_TICKS = (() => {
+  try {
+    return Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).trim()) || 100;
+  } catch {
+    return 100;
+  }
+})();
+
+/** The CPU time a process has used (user and system, all its threads), in ms; NaN where /proc is missing. */
+export function cpuMsOf(pid: number): number {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return ((Number(fields[11]) + Number(fields[12])) * 1000) / CLOCK_TICKS;
+  } catch {
+    return Number.NaN;
+  }
+}

@@ -3,6 +3,7 @@
  * "Chain metrics": bases in order, a timeout each, malformed answers are
  * failures, all failing is ChainUnavailableError).
  */
+import { createServer, type Server, type Socket } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { ChainUnavailableError, createEsploraClient } from '../src/chain/index.js';
 import { closedPortUrl, fakeBlockHash, loadEsploraFixture, startEsploraFake, type EsploraFake } from './support/esplora-fake.js';
@@ -272,5 +273,56 @@ describe('the kept-alive connection pool of each base', () => {
     expect(second.source).toBe(good.url);
     // The second never reached the slow base: its wait for the one connection timed out.
     expect(slow.requests.utxo).toBe(1);
+  });
+
+  it('asks again on a new connection when the server closed a kept-alive one as the request left', async () => {
+    // A server that answers the first request of each connection and drops the connection at the second.
+    const seen = { connections: 0, answered: 0, dropped: 0 };
+    const open = new Set<Socket>();
+    const server: Server = createServer((socket: Socket) => {
+      open.add(socket);
+      socket.on('close', () => open.delete(socket));
+      seen.connections += 1;
+      let requests = 0;
+      socket.on('data', () => {
+        requests += 1;
+        if (requests > 1) {
+          seen.dropped += 1;
+          socket.destroy();
+          return;
+        }
+        seen.answered += 1;
+        socket.write('HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: 2\r\nconnection: keep-alive\r\n\r\n[]');
+      });
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    try {
+      const { port } = server.address() as { port: number };
+      const client = createEsploraClient({ bases: [`http://127.0.0.1:${port}`] });
+      for (let index = 0; index < 3; index++) expect((await client.utxos(ADDRESS)).utxos).toEqual([]);
+      expect(seen).toEqual({ connections: 3, answered: 3, dropped: 2 });
+    } finally {
+      // The client keeps its last connection open: end it, or close would wait for it.
+      for (const socket of open) socket.destroy();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    }
+  });
+
+  it("asks through the caller's fetch when one is given", async () => {
+    const server = await fake({ tipHeight: 7, utxosByAddress: { [ADDRESS]: mixed } });
+    const asked: string[] = [];
+    const client = createEsploraClient({
+      bases: [server.url],
+      fetch: (input, init) => {
+        asked.push(String(input));
+        return fetch(input, init);
+      },
+    });
+    expect((await client.utxos(ADDRESS)).utxos).toHaveLength(mixed.length);
+    expect(asked).toEqual([`${server.url}/address/${ADDRESS}/utxo`]);
+  });
+
+  it('takes only http and https bases', () => {
+    expect(() => createEsploraClient({ bases: ['ftp://127.0.0.1/api'] })).toThrow('http or https');
   });
 });

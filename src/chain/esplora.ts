@@ -9,13 +9,17 @@
  * the client throw {@link ChainUnavailableError}, which the verifier turns
  * into the `chain_unavailable` code (never a crash or a 500).
  *
- * Connections are kept alive (Node's fetch pools them per origin) and each
- * base has at most `maxConnections` requests in flight: a burst of distinct
- * addresses queues here instead of opening a connection per request
- * (docs/performance.md "The chain"). The wait for a free connection counts
- * against the base's timeout, so a queue can never hold a request longer than
- * an unanswering base would.
+ * Each base has its own kept-alive pool of connections (a `node:http` or
+ * `node:https` agent, which costs a quarter to a fifth of the CPU of Node's
+ * fetch a request) and at most `maxConnections` requests in flight: a burst
+ * of distinct addresses queues here instead of opening a connection per
+ * request (docs/performance.md "The chain"). The wait for a free connection
+ * counts against the base's timeout, so a queue can never hold a request
+ * longer than an unanswering base would. A caller may pass a `fetch` to use
+ * instead of the agents.
  */
+import http from 'node:http';
+import https from 'node:https';
 import { isJsonObject } from '../json.js';
 
 /** One unspent output as Esplora reports it; fields Esplora adds (e.g. `block_hash`) are dropped. */
@@ -57,6 +61,7 @@ export interface ChainReader extends ChainSource {
 export interface EsploraClientOptions {
   /** Esplora HTTP bases (e.g. `https://mempool.space/api`), tried in order. */
   readonly bases: readonly string[];
+  /** Asks through this fetch instead of the client's own kept-alive agents. */
   readonly fetch?: typeof fetch;
   /** Per base, covering the wait for a connection, the requests and their bodies. docs/protocol.md §7: 5 s. */
   readonly timeoutMs?: number;
@@ -148,6 +153,8 @@ interface Base {
   readonly url: string;
   readonly origin: string;
   readonly slots: ConnectionSlots;
+  /** One GET of `url`: the body as text, read up to {@link MAX_BODY_BYTES}; BaseError on any failure. */
+  readonly get: (url: string, signal: AbortSignal, what: string) => Promise<string>;
 }
 
 export function createEsploraClient(options: EsploraClientOptions): ChainReader {
@@ -156,15 +163,17 @@ export function createEsploraClient(options: EsploraClientOptions): ChainReader 
   if (!Number.isFinite(timeoutMs) || timeoutMs <= 0) throw new TypeError('chain: timeoutMs must be a positive number');
   const maxConnections = options.maxConnections ?? DEFAULT_ESPLORA_MAX_CONNECTIONS;
   if (!Number.isSafeInteger(maxConnections) || maxConnections <= 0) throw new TypeError('chain: maxConnections must be a positive integer');
-  const doFetch = options.fetch ?? globalThis.fetch;
   const bases: Base[] = options.bases.map((base) => {
-    let origin: string;
+    let parsed: URL;
     try {
-      origin = new URL(base).origin;
+      parsed = new URL(base);
     } catch {
       throw new TypeError('chain: every Esplora base must be an absolute URL');
     }
-    return { url: base.replace(/\/+$/, ''), origin, slots: new ConnectionSlots(maxConnections) };
+    if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:')
+      throw new TypeError('chain: every Esplora base must be an http or https URL');
+    const get = options.fetch === undefined ? agentGetter(parsed.protocol, maxConnections, timeoutMs) : fetchGetter(options.fetch);
+    return { url: base.replace(/\/+$/, ''), origin: parsed.origin, slots: new ConnectionSlots(maxConnections), get };
   });
 
   /** Asks each base in turn, each within its own timeout, until one answers. */
@@ -174,7 +183,7 @@ export function createEsploraClient(options: EsploraClientOptions): ChainReader 
     const failures: BaseFailure[] = [];
     for (const base of bases) {
       try {
-        const answer = await withinTimeout(timeoutMs, (signal) => ask((path, what) => getText(doFetch, base, path, signal, what)));
+        const answer = await withinTimeout(timeoutMs, (signal) => ask((path, what) => getText(base, path, signal, what)));
         return { ...answer, source: base.origin };
       } catch (error) {
         failures.push({ base: base.origin, reason: error instanceof BaseError ? error.message : 'request failed' });
@@ -239,12 +248,99 @@ async function withinTimeout<T>(timeoutMs: number, task: (signal: AbortSignal) =
 }
 
 /** One GET on one base, holding one of its connection slots until the body is read. */
-async function getText(doFetch: typeof fetch, base: Base, path: string, signal: AbortSignal, what: string): Promise<string> {
+async function getText(base: Base, path: string, signal: AbortSignal, what: string): Promise<string> {
   await base.slots.acquire(signal);
   try {
+    const text = await base.get(base.url + path, signal, what);
+    // The connection goes back to its pool one turn of the event loop after
+    // the body ended. Waiting for that turn before giving the slot back lets
+    // the next request reuse this connection, so a base has at most
+    // `maxConnections` of them.
+    await new Promise<void>((resolve) => setImmediate(resolve));
+    return text;
+  } finally {
+    base.slots.release();
+  }
+}
+
+/**
+ * GETs through a kept-alive agent of the base's own. A request that fails
+ * before any answer on a reused connection is sent once more on another: the
+ * server may have closed that idle connection just as the request left.
+ */
+function agentGetter(protocol: string, maxConnections: number, timeoutMs: number): Base['get'] {
+  // An idle connection closes a second after the longest a request may take
+  // (the request's own timeout ends it first), or sooner when the server's
+  // Keep-Alive header says it closes sooner (Node honours that hint).
+  const options = {
+    keepAlive: true,
+    maxSockets: maxConnections,
+    maxFreeSockets: maxConnections,
+    timeout: timeoutMs + 1000,
+    scheduling: 'lifo' as const,
+  };
+  const agent = protocol === 'https:' ? new https.Agent(options) : new http.Agent(options);
+  const request = protocol === 'https:' ? https.request : http.request;
+  const once = (url: string, signal: AbortSignal, what: string) =>
+    new Promise<string>((resolve, reject) => {
+      let answered = false;
+      const sent = request(url, { agent, signal, headers: { accept: 'application/json, text/plain' } }, (response) => {
+        answered = true;
+        const status = response.statusCode ?? 0;
+        if (status < 200 || status > 299) {
+          response.resume();
+          reject(new BaseError(`${what} answered HTTP ${status}`));
+          return;
+        }
+        const declared = Number(response.headers['content-length']);
+        if (Number.isFinite(declared) && declared > MAX_BODY_BYTES) {
+          response.destroy();
+          reject(new BaseError(`${what} answer too large`));
+          return;
+        }
+        const chunks: Buffer[] = [];
+        let total = 0;
+        response.on('data', (chunk: Buffer) => {
+          total += chunk.byteLength;
+          if (total > MAX_BODY_BYTES) {
+            response.destroy();
+            reject(new BaseError(`${what} answer too large`));
+            return;
+          }
+          chunks.push(chunk);
+        });
+        response.on('end', () => resolve(Buffer.concat(chunks).toString('utf8')));
+        response.on('error', () => reject(new BaseError(`${what} answer interrupted`)));
+        response.on('close', () => {
+          if (!response.complete) reject(new BaseError(`${what} answer interrupted`));
+        });
+      });
+      sent.on('error', (error: NodeJS.ErrnoException) => {
+        if (answered) return;
+        reject(
+          Object.assign(new BaseError(`${what} request failed`), {
+            retry: sent.reusedSocket && !signal.aborted && error.code === 'ECONNRESET',
+          }),
+        );
+      });
+      sent.end();
+    });
+  return async (url, signal, what) => {
+    try {
+      return await once(url, signal, what);
+    } catch (error) {
+      if ((error as { retry?: boolean }).retry === true) return once(url, signal, what);
+      throw error;
+    }
+  };
+}
+
+/** GETs through the caller's fetch. */
+function fetchGetter(doFetch: typeof fetch): Base['get'] {
+  return async (url, signal, what) => {
     let response: Response;
     try {
-      response = await doFetch(base.url + path, { signal, headers: { accept: 'application/json, text/plain' } });
+      response = await doFetch(url, { signal, headers: { accept: 'application/json, text/plain' } });
     } catch {
       throw new BaseError(`${what} request failed`);
     }
@@ -252,16 +348,8 @@ async function getText(doFetch: typeof fetch, base: Base, path: string, signal: 
       await response.body?.cancel().catch(() => undefined);
       throw new BaseError(`${what} answered HTTP ${response.status}`);
     }
-    const text = await readBounded(response, what);
-    // Node's fetch frees the connection for another request one turn of the
-    // event loop after the body ended. Waiting for that turn before giving
-    // the slot back lets the next request reuse this connection, so a base
-    // has at most `maxConnections` of them.
-    await new Promise<void>((resolve) => setImmediate(resolve));
-    return text;
-  } finally {
-    base.slots.release();
-  }
+    return readBounded(response, what);
+  };
 }
 
 /** Reads a body as UTF-8 text, failing past {@link MAX_BODY_BYTES}. */
