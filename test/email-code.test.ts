@@ -351,6 +351,108 @@ function emailCodeSuite(engine: TestEngine): void {
     await expect(service.verify(email, plain.code, plain.token)).resolves.toEqual({ email });
   });
 
+  /**
+   * A start and then `resends` resends, each carrying the token of the code
+   * before it: every mail's code and token, oldest first. Codes are drawn at
+   * random, so two mails of a chain may share a code (about once in 30,000
+   * chains of 8); the chain is then started again on a new address, as
+   * nothing could tell those two codes apart.
+   */
+  async function resendChain(resends: number): Promise<{ email: string; mails: Array<{ code: string; token: string }> }> {
+    for (;;) {
+      const email = newAddress();
+      const first = await startAndReadCode(email);
+      const mails: Array<{ code: string; token: string }> = [{ code: first.code, token: first.token }];
+      for (let resend = 0; resend < resends; resend += 1) {
+        const { token } = await service.start(email, 'en', mails[mails.length - 1]?.token);
+        mails.push({ code: extractCode(lastMailTo(email)), token });
+      }
+      if (new Set(mails.map((mail) => mail.code)).size === mails.length) return { email, mails };
+    }
+  }
+
+  it('after 3 resends, the code of each earlier mail typed with the newest token is code_replaced, and each try counts', async () => {
+    const { email, mails } = await resendChain(3);
+    const newest = mails[3]!;
+    // The row remembers the keyed hashes of the replaced codes, newest first, never a code.
+    expect((await store.findEmailCode(email))?.replaced_code_hashes).toEqual(
+      [mails[2]!, mails[1]!, mails[0]!].map((mail) => hashEmailCode(SECRET, email, mail.code)),
+    );
+    for (const [index, earlier] of mails.slice(0, 3).entries()) {
+      const replaced = await ocFailure(service.verify(email, earlier.code, newest.token));
+      expect(replaced.code).toBe('code_replaced');
+      expect(replaced.status).toBe(401);
+      expect(await store.findEmailCode(email)).toMatchObject({ attempts: index + 1 });
+    }
+    // Without the token they are wrong codes like any other; the earlier tokens' codes are dead.
+    await expectInvalidCode(service.verify(email, mails[0]!.code));
+    await expectCodeDead(service.verify(email, mails[0]!.code, mails[0]!.token));
+    // The newest code still signs in, on the 4th try of its token.
+    await expect(service.verify(email, newest.code, newest.token)).resolves.toEqual({ email });
+  });
+
+  it('an ordinary start, or a resend with a dead token, begins a new chain: the earlier codes are then wrong codes', async () => {
+    const { email, mails } = await resendChain(2);
+    const plain = await startAndReadCode(email);
+    expect((await store.findEmailCode(email))?.replaced_code_hashes).toEqual([]);
+    // The token of a code that is no longer live (here replaced) makes an ordinary start too.
+    const { token: deadTokenStart } = await service.start(email, 'en', mails[2]!.token);
+    const fresh = { code: extractCode(lastMailTo(email)), token: deadTokenStart };
+    expect((await store.findEmailCode(email))?.replaced_code_hashes).toEqual([]);
+    let tries = 0;
+    for (const earlier of [...mails, plain]) {
+      if (earlier.code === fresh.code) continue; // one chance in a million: it would sign in
+      const refused = await ocFailure(service.verify(email, earlier.code, fresh.token));
+      expect(refused.code).toBe('invalid_code');
+      tries += 1;
+      expect(await store.findEmailCode(email)).toMatchObject({ attempts: tries });
+    }
+    // A resend from that start remembers only the start's code.
+    const { token: resentToken } = await service.start(email, 'en', fresh.token);
+    expect((await store.findEmailCode(email))?.replaced_code_hashes).toEqual([hashEmailCode(SECRET, email, fresh.code)]);
+    const resent = extractCode(lastMailTo(email));
+    await expect(service.verify(email, resent, resentToken)).resolves.toEqual({ email });
+  });
+
+  it('remembers the codes of the last 5 mails a chain replaced, no more: after 7 resends the 2 oldest are wrong codes', async () => {
+    const { email, mails } = await resendChain(7);
+    const newest = mails[7]!;
+    const kept = mails.slice(2, 7).reverse();
+    expect((await store.findEmailCode(email))?.replaced_code_hashes).toEqual(kept.map((mail) => hashEmailCode(SECRET, email, mail.code)));
+    // Room for more than 5 tries, so that all 7 earlier codes can be typed.
+    const roomy = createEmailCodeService({
+      store,
+      mailer,
+      secret: SECRET,
+      now: () => new Date(clock),
+      publicUrl: PUBLIC_URL,
+      maxAttempts: 10,
+    });
+    const answers = [];
+    for (const earlier of mails.slice(0, 7)) answers.push((await ocFailure(roomy.verify(email, earlier.code, newest.token))).code);
+    expect(answers).toEqual([
+      'invalid_code',
+      'invalid_code',
+      'code_replaced',
+      'code_replaced',
+      'code_replaced',
+      'code_replaced',
+      'code_replaced',
+    ]);
+    expect(await store.findEmailCode(email)).toMatchObject({ attempts: 7 });
+    await expect(roomy.verify(email, newest.code, newest.token)).resolves.toEqual({ email });
+  });
+
+  it('keeps the tries limit for replaced codes: the 5th wrong try is code_dead even when it is a replaced code', async () => {
+    const { email, mails } = await resendChain(1);
+    const [older, newer] = [mails[0]!, mails[1]!];
+    for (let attempt = 0; attempt < 4; attempt += 1) {
+      expect((await ocFailure(service.verify(email, older.code, newer.token))).code).toBe('code_replaced');
+    }
+    await expectCodeDead(service.verify(email, older.code, newer.token));
+    await expectCodeDead(service.verify(email, newer.code, newer.token));
+  });
+
   it('puts a sign-in link in the mail, with the code and the address in its fragment only', async () => {
     const email = newAddress();
     const { code, mail } = await startAndReadCode(email);

@@ -183,6 +183,49 @@ function storageConformance(engine: TestEngine, sqliteDriver?: SqliteDriverName)
       expect(await versionsRecorded(database.url)).toEqual(MIGRATIONS.map((migration) => migration.version));
     });
 
+    it('version 18 adds the replaced codes of an e-mail code, empty for a code stored before it', async () => {
+      const fresh = await createTestDatabase(engine);
+      try {
+        const before = await openDatabase(fresh.url, opening);
+        try {
+          const report = await applyMigrations(before, { migrations: MIGRATIONS.filter((migration) => migration.version < 18) });
+          expect(report.currentVersion).toBe(17);
+          // A code as a server before version 18 wrote it (the new column is not named).
+          await before.db
+            .insertInto('email_codes')
+            .values({
+              email: 'a@example.com',
+              code_hash: 'a'.repeat(64),
+              token: 'b'.repeat(32),
+              expires_at: T0 + 10 * MINUTE,
+              attempts: 1,
+              tokenless_attempts: 0,
+              created_at: T0,
+            })
+            .execute();
+          const upgrade = await applyMigrations(before);
+          expect(upgrade.applied).toEqual(
+            MIGRATIONS.filter((migration) => migration.version >= 18).map(({ version, name }) => ({ version, name })),
+          );
+          expect(upgrade.applied[0]).toEqual({ version: 18, name: 'email_codes_replaced_code_hashes' });
+        } finally {
+          await before.close();
+        }
+        const upgraded = await openStore(fresh.url, opening);
+        try {
+          expect(await upgraded.findEmailCode('a@example.com')).toMatchObject({
+            code_hash: 'a'.repeat(64),
+            attempts: 1,
+            replaced_code_hashes: [],
+          });
+        } finally {
+          await upgraded.close();
+        }
+      } finally {
+        await fresh.cleanup();
+      }
+    });
+
     it('migrate() (the CLI entry) brings a store opened without migrations up to date', async () => {
       const fresh = await createTestDatabase(engine);
       try {
@@ -1119,7 +1162,12 @@ function storageConformance(engine: TestEngine, sqliteDriver?: SqliteDriverName)
     it('stores one code per address; a new one kills the old one and resets both try counts', async () => {
       expect(await store.findEmailCode('a@example.com')).toBeNull();
       await store.putEmailCode(code('a@example.com', 'h1'));
-      expect(await store.findEmailCode('a@example.com')).toEqual({ ...code('a@example.com', 'h1'), attempts: 0, tokenless_attempts: 0 });
+      expect(await store.findEmailCode('a@example.com')).toEqual({
+        ...code('a@example.com', 'h1'),
+        attempts: 0,
+        tokenless_attempts: 0,
+        replaced_code_hashes: [],
+      });
       expect(await store.incrementEmailCodeAttempts('a@example.com', 'token-h1', 'token')).toBe(1);
       expect(await store.incrementEmailCodeAttempts('a@example.com', 'token-h1', 'token')).toBe(2);
       expect(await store.incrementEmailCodeAttempts('a@example.com', 'token-h1', 'tokenless')).toBe(1);
@@ -1129,9 +1177,23 @@ function storageConformance(engine: TestEngine, sqliteDriver?: SqliteDriverName)
         ...code('a@example.com', 'h2', T0 + MINUTE),
         attempts: 0,
         tokenless_attempts: 0,
+        replaced_code_hashes: [],
       });
       expect(await store.incrementEmailCodeAttempts('nobody@example.com', 'token-h1', 'token')).toBeNull();
       await expect(store.putEmailCode(code('A@example.com', 'h3'))).rejects.toThrow(/lowercased/);
+    });
+
+    it("keeps a code's replaced codes as given, newest first, and never the older row's list", async () => {
+      const hashes = ['c3', 'c2', 'c1'].map((prefix) => prefix.padEnd(64, '0'));
+      await store.putEmailCode({ ...code('a@example.com', 'h1'), replaced_code_hashes: hashes });
+      expect(await store.findEmailCode('a@example.com')).toMatchObject({ code_hash: 'h1', replaced_code_hashes: hashes });
+      // A new code without a list (an ordinary start) does not inherit the older one's.
+      await store.putEmailCode(code('a@example.com', 'h2'));
+      expect(await store.findEmailCode('a@example.com')).toMatchObject({ code_hash: 'h2', replaced_code_hashes: [] });
+      await store.putEmailCode({ ...code('a@example.com', 'h3'), replaced_code_hashes: [] });
+      expect(await store.findEmailCode('a@example.com')).toMatchObject({ replaced_code_hashes: [] });
+      // Stored as comma-separated hex: anything else is refused.
+      await expect(store.putEmailCode({ ...code('a@example.com', 'h4'), replaced_code_hashes: ['a,b'] })).rejects.toThrow(/hex/);
     });
 
     it('counts a try only on the code whose token was read, never on the code that replaced it', async () => {

@@ -19,7 +19,7 @@ const StartBody = Type.Object(
       Type.String({
         maxLength: 128,
         description:
-          "The token of this address's code, to ask for a new one (a resend): while that code is live the start is not counted against the limits per address, only against resends per address and the limit per IP, and a try of the replaced code with the new token is told as code_replaced. Any other value makes an ordinary start",
+          "The token of this address's code, to ask for a new one (a resend): while that code is live the start is not counted against the limits per address, only against resends per address and the limit per IP, and a try with the new token of the replaced code, or of one of the codes it had replaced (the last 5 in all), is told as code_replaced. Any other value makes an ordinary start",
       }),
     ),
   },
@@ -29,7 +29,7 @@ const Started = Type.Object({
   ok: Type.Literal(true),
   token: Type.String({
     description:
-      "Send it back on verify: its tries then count against this start's code only, a dead code is told as code_dead, and after a resend the code of the earlier mail as code_replaced",
+      "Send it back on verify: its tries then count against this start's code only, a dead code is told as code_dead, and after resends the code of one of the last 5 earlier mails as code_replaced",
   }),
   expiresAt: Type.String({ description: 'ISO 8601 UTC; the code is valid 10 minutes' }),
 });

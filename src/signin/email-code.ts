@@ -43,15 +43,22 @@
  *   address) counts against nothing and is `invalid_code`.
  * So at most 10 guesses at one code can succeed: 5 through its token, 5 without.
  *
- * A replaced code (docs/protocol.md §6 "E-mail codes"). A resend's token
- * remembers the code it replaced without storing anything: the last half of
- * its salt is a MAC under the server secret of the replaced code's keyed
- * hash and the first half of the salt. When a try with the new token is
- * wrong, the typed code's hash is checked against that half: a match means
- * the code of the earlier mail was typed, and the holder of the token (only
- * they: without the token no try gets this far) is told `code_replaced`
- * instead of `invalid_code`. The try counts all the same. A wrong code
- * matches by chance once in 2^32 tries, and is then told as replaced.
+ * Replaced codes (docs/protocol.md §6 "E-mail codes"). Resends form a chain:
+ * a start whose `replacing` token is the live code's stores, with the new
+ * code, the keyed hash of the code it replaces followed by the hashes that
+ * code's row held, newest first, cut to the last {@link REPLACED_CODES_KEPT}
+ * (5). An ordinary start (no token, or one that is not the live code's)
+ * starts a new chain with an empty list; a code that was used or has
+ * expired cannot be resent, so its chain ends there. The hashes are keyed
+ * exactly as `code_hash` is (never a code is stored), so without the server
+ * secret a leaked table does not give those codes away either.
+ * When a try with the newest token is wrong and its code's hash is one of
+ * the list, the holder of the token (only they: without the token no try
+ * gets this far) is told `code_replaced` instead of `invalid_code`. The try
+ * counts all the same. The typed hash is compared in constant time with 5
+ * slots every time, the list padded with placeholders, so how long the chain
+ * is does not show in the timing. A code of a mail more than 5 resends back
+ * is a wrong code like any other (`invalid_code`).
  *
  * A resend (docs/protocol.md §6 "E-mail codes"). A start may carry the token
  * of the address's code; `isLiveToken` tells whether it is that code's and
@@ -64,8 +71,9 @@
  * verify always computes the code's keyed hash and the token's MAC, always
  * reads the code and always runs the counting update (on no row when there
  * is nothing to count against), and compares hash and token in constant time
- * against the stored ones or against placeholders. Only a right code costs
- * one more round trip, the delete that consumes it.
+ * against the stored ones or against placeholders, and the hash with the 5
+ * slots of replaced codes (placeholders where the list is shorter). Only a
+ * right code costs one more round trip, the delete that consumes it.
  *
  * A code that is not 6 digits is `invalid_code`, not `bad_request`: to the
  * user it is simply a wrong code, and it is refused before the database is
@@ -96,7 +104,12 @@ export const EMAIL_CODE_LENGTH = 6;
 
 const CODE_FORMAT = /^[0-9]{6}$/;
 
-/** 8 random bytes and 8 bytes of their MAC, as 32 lowercase hex. */
+/**
+ * 8 random bytes and 8 bytes of their MAC, as 32 lowercase hex. (Tokens of
+ * resends issued before the replaced codes were stored had a MAC tag of the
+ * replaced code in the second half of the salt; to verify a salt is opaque,
+ * so they stay valid.)
+ */
 const TOKEN_FORMAT = /^[0-9a-f]{32}$/;
 const TOKEN_SALT_BYTES = 8;
 const TOKEN_MAC_BYTES = 8;
@@ -110,7 +123,9 @@ const MIN_SECRET_BYTES = 32;
  */
 const CODE_HASH_LABEL = 'oc-host/email-code/v1';
 const TOKEN_LABEL = 'oc-host/email-code-token/v1';
-const REPLACED_LABEL = 'oc-host/email-code-replaced/v1';
+
+/** docs/protocol.md §6: a code remembers the codes of at most this many earlier mails of its resend chain. */
+export const REPLACED_CODES_KEPT = 5;
 
 /**
  * What verify compares with when no live code can take the try: never equal
@@ -158,15 +173,17 @@ export interface EmailCodeService {
   /**
    * Mails a code to `email`, in `locale` (default English). `replacing`, on a
    * resend, is the token of the code it replaces: when it is that live code's,
-   * the new token remembers the code so that a try of it is `code_replaced`.
+   * the new code remembers the replaced one and those it had replaced (the
+   * last 5 in all), so that a try of any of them is `code_replaced`.
    */
   start(email: unknown, locale?: Locale, replacing?: unknown): Promise<EmailCodeStarted>;
   /**
    * Consumes the code.
    * @throws OcError `code_dead` when the token is this address's but its code
    *   can no longer be used (5 tries spent, replaced, used, expired);
-   *   `code_replaced` when, with the code's own token, the code of the mail
-   *   this one replaced was typed;
+   *   `code_replaced` when, with the code's own token, the code of one of
+   *   the last 5 mails that the resends leading to this code replaced was
+   *   typed;
    *   `invalid_code` for every other failure of the code or token;
    *   `bad_request` for a malformed address.
    */
@@ -215,29 +232,25 @@ function tokenMac(secret: Uint8Array, email: string, saltHex: string): string {
     .toString('hex');
 }
 
-/** The replaced-code half of a resend token's salt: 4 bytes of a MAC of the replaced code's hash and the salt's first half, as hex. */
-function replacedTag(secret: Uint8Array, replacedHash: string, nonceHex: string): string {
-  return Buffer.from(hmacSha256(secret, `${REPLACED_LABEL}\u0000${replacedHash}\u0000${nonceHex}`))
-    .subarray(0, TOKEN_SALT_BYTES / 2)
-    .toString('hex');
-}
-
-/**
- * A fresh token for a start of `email`: a salt, then its MAC. The salt is
- * random, or on a resend half random and half {@link replacedTag} of the
- * code it replaces.
- */
-function issueToken(secret: Uint8Array, email: string, replacedHash?: string): string {
-  const nonce = randomBytes(TOKEN_SALT_BYTES / 2).toString('hex');
-  const rest = replacedHash === undefined ? randomBytes(TOKEN_SALT_BYTES / 2).toString('hex') : replacedTag(secret, replacedHash, nonce);
-  const salt = nonce + rest;
+/** A fresh token for a start of `email`: a random salt, then its MAC. */
+function issueToken(secret: Uint8Array, email: string): string {
+  const salt = randomBytes(TOKEN_SALT_BYTES).toString('hex');
   return salt + tokenMac(secret, email, salt);
 }
 
-/** Whether `codeHash` is the hash of the code that the start of `token` replaced (constant time). */
-function replacedBy(secret: Uint8Array, token: string, codeHash: string): boolean {
-  const nonce = token.slice(0, TOKEN_SALT_BYTES);
-  return timingSafeEqualString(token.slice(TOKEN_SALT_BYTES, TOKEN_SALT_BYTES * 2), replacedTag(secret, codeHash, nonce));
+/**
+ * Whether `codeHash` is one of `replaced` (the live code's list, or empty
+ * when none is live). Always {@link REPLACED_CODES_KEPT} constant-time
+ * comparisons, placeholders filling the slots the list leaves empty, and no
+ * early exit, so the time does not tell how many codes were replaced.
+ */
+function isReplacedCode(codeHash: string, replaced: readonly string[]): boolean {
+  let found = false;
+  for (let slot = 0; slot < REPLACED_CODES_KEPT; slot += 1) {
+    const matches = timingSafeEqualString(codeHash, replaced[slot] ?? PLACEHOLDER.code_hash);
+    found = found || matches;
+  }
+  return found;
 }
 
 /** Whether `token` (32 lowercase hex) was issued by this service for `email`; constant time in the MAC. */
@@ -342,23 +355,37 @@ export function createEmailCodeService(options: EmailCodeServiceOptions): EmailC
   serviceHost(publicUrl);
   const brand = mailBrandOf(options.brand, publicUrl);
 
-  /** The keyed hash of the live code whose token `replacing` is, or undefined (a first start, or any other token). */
-  async function replacedHashOf(email: string, replacing: unknown): Promise<string | undefined> {
-    if (typeof replacing !== 'string' || !TOKEN_FORMAT.test(replacing) || !isTokenOf(secret, email, replacing)) return undefined;
+  /**
+   * The replaced codes a new start's row remembers: when `replacing` is the
+   * token of the live code, that code's keyed hash and then its own list,
+   * cut to {@link REPLACED_CODES_KEPT}; otherwise (a first start, any other
+   * token) none, and a new chain begins.
+   */
+  async function replacedHashesOf(email: string, replacing: unknown): Promise<readonly string[]> {
+    if (typeof replacing !== 'string' || !TOKEN_FORMAT.test(replacing) || !isTokenOf(secret, email, replacing)) return [];
     const record = await store.findEmailCode(email);
-    if (record === null || now().getTime() >= record.expires_at) return undefined;
-    return timingSafeEqualString(replacing, record.token) ? record.code_hash : undefined;
+    if (record === null || now().getTime() >= record.expires_at) return [];
+    if (!timingSafeEqualString(replacing, record.token)) return [];
+    return [record.code_hash, ...record.replaced_code_hashes].slice(0, REPLACED_CODES_KEPT);
   }
 
   async function start(input: unknown, locale: Locale = 'en', replacing?: unknown): Promise<EmailCodeStarted> {
     const email = normalizeEmail(input, 'email');
     const code = generateEmailCode();
     const codeHash = hashEmailCode(secret, email, code);
-    const token = issueToken(secret, email, await replacedHashOf(email, replacing));
+    const replacedCodeHashes = await replacedHashesOf(email, replacing);
+    const token = issueToken(secret, email);
     const createdAt = now().getTime();
     const expiresAt = createdAt + ttlMs;
     // Stored before the mail goes out, so the code works the moment it arrives.
-    await store.putEmailCode({ email, code_hash: codeHash, token, expires_at: expiresAt, created_at: createdAt });
+    await store.putEmailCode({
+      email,
+      code_hash: codeHash,
+      token,
+      expires_at: expiresAt,
+      created_at: createdAt,
+      replaced_code_hashes: replacedCodeHashes,
+    });
     const mail = composeCodeMail(code, email, brand, publicUrl, ttlMs, new Date(expiresAt), locale);
     try {
       await mailer.send({ to: email, ...mail });
@@ -392,9 +419,10 @@ export function createEmailCodeService(options: EmailCodeServiceOptions): EmailC
     const record = await store.findEmailCode(email);
     const live = record !== null && now().getTime() < record.expires_at;
     const stored = live ? record : PLACEHOLDER;
-    // Both comparisons always run (no short-circuit), against placeholders when no code is live.
+    // Every comparison always runs (no short-circuit), against placeholders when no code is live.
     const tokenMatches = timingSafeEqualString(token ?? PLACEHOLDER.token, stored.token);
     const codeMatches = timingSafeEqualString(codeHash, stored.code_hash);
+    const codeReplacedMatches = isReplacedCode(codeHash, live ? record.replaced_code_hashes : []);
 
     // The try counts against the code when it carries the code's own token,
     // against the code's tokenless budget when it carries none, and against
@@ -416,9 +444,9 @@ export function createEmailCodeService(options: EmailCodeServiceOptions): EmailC
     if (!codeMatches) {
       // The last allowed try of the token was wrong: say so now, not on the next try.
       // Only the token's holder, who started this code, learns how many tries remain,
-      // and that the code typed is the one of the mail this code replaced.
+      // and that the code typed is the one of an earlier mail that its resends replaced.
       if (attempts >= maxAttempts) throw dead();
-      if (kind === 'token' && replacedBy(secret, stored.token, codeHash)) throw codeReplaced();
+      if (kind === 'token' && codeReplacedMatches) throw codeReplaced();
       throw invalidCode(kind === 'token' ? maxAttempts - attempts : undefined);
     }
 

@@ -5,6 +5,15 @@ import { assertLowercaseEmail, rowsAffected, type StoreExecutor } from './execut
 import { toCount, toEmailCodeRecord } from './row-mapping.js';
 import type { EmailCodeRecord, NewEmailCode, EmailCodeStore } from './store.js';
 
+/** The column's text: hashes comma-separated, NULL for none. A hash is lowercase hex, so it holds no comma. */
+function replacedCodeHashesColumn(hashes: readonly string[] | undefined): string | null {
+  if (hashes === undefined || hashes.length === 0) return null;
+  for (const hash of hashes) {
+    if (!/^[0-9a-f]+$/.test(hash)) throw new TypeError('storage: a replaced code hash must be lowercase hex');
+  }
+  return hashes.join(',');
+}
+
 export class EmailCodesArea implements EmailCodeStore {
   readonly #x: StoreExecutor;
 
@@ -22,6 +31,8 @@ export class EmailCodesArea implements EmailCodeStore {
       attempts: 0,
       tokenless_attempts: 0,
       created_at: code.created_at,
+      // Written on every put, so an ordinary start never inherits the older row's list.
+      replaced_code_hashes: replacedCodeHashesColumn(code.replaced_code_hashes),
     };
     await this.#x.db
       .insertInto('email_codes')

@@ -540,6 +540,20 @@ const phoneHandoffs: Migration = {
   },
 };
 
+const emailCodeReplacedHashes: Migration = {
+  version: 18,
+  name: 'email_codes_replaced_code_hashes',
+  async up(db) {
+    // docs/protocol.md §6 "E-mail codes": the keyed hashes of the codes that
+    // the resends leading to this code replaced, newest first, at most 5,
+    // comma-separated; NULL when none (an ordinary start). Never a code.
+    // While an older server still writes codes during a rolling deploy, a
+    // code it stores keeps the column of the row it replaces: those are still
+    // codes of earlier mails to the address, so `code_replaced` stays true.
+    await db.schema.alterTable('email_codes').addColumn('replaced_code_hashes', 'text').execute();
+  },
+};
+
 /** Every migration, in version order. */
 export const MIGRATIONS: readonly Migration[] = [
   initialSchema,
@@ -559,6 +573,7 @@ export const MIGRATIONS: readonly Migration[] = [
   openIdProvider,
   oidcBackchannelLogout,
   phoneHandoffs,
+  emailCodeReplacedHashes,
 ];
 
 // biome-ignore lint/suspicious/noExplicitAny: the migration runner works before and across schema versions.

@@ -119,6 +119,12 @@ export interface EmailCodeRecord {
   /** Tries so far without a token: a budget of their own, so they cannot use up `attempts`. */
   readonly tokenless_attempts: number;
   readonly created_at: EpochMilliseconds;
+  /**
+   * Keyed hashes (as `code_hash`) of the codes of earlier mails that the
+   * resends leading to this code replaced, newest first, at most 5 (the
+   * caller cuts the list); empty for a code of an ordinary start.
+   */
+  readonly replaced_code_hashes: readonly string[];
 }
 
 export interface ConnectAppRecord {
@@ -342,6 +348,8 @@ export interface NewEmailCode {
   readonly token: string;
   readonly expires_at: EpochMilliseconds;
   readonly created_at: EpochMilliseconds;
+  /** See {@link EmailCodeRecord.replaced_code_hashes}; absent or empty for an ordinary start. */
+  readonly replaced_code_hashes?: readonly string[] | undefined;
 }
 
 export interface NewConnectApp {

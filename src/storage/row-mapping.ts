@@ -110,6 +110,7 @@ export function toEmailCodeRecord(row: EmailCodesTable): EmailCodeRecord {
     attempts: toNumber(row.attempts),
     tokenless_attempts: toNumber(row.tokenless_attempts),
     created_at: toNumber(row.created_at),
+    replaced_code_hashes: row.replaced_code_hashes === null || row.replaced_code_hashes === '' ? [] : row.replaced_code_hashes.split(','),
   };
 }
 

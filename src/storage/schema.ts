@@ -103,6 +103,8 @@ export interface EmailCodesTable {
   attempts: number;
   tokenless_attempts: number;
   created_at: number;
+  /** Comma-separated keyed hashes of the codes this one's resends replaced, newest first; NULL when none. */
+  replaced_code_hashes: string | null;
 }
 
 /** docs/protocol.md "Signing in from a phone": `state` is pending, approved, declined or claimed. */

@@ -324,7 +324,13 @@ export interface KeyStore {
 
 /** E-mail one-time codes (docs/protocol.md §6). */
 export interface EmailCodeStore {
-  /** Stores the code for its address, replacing (killing) an older one; both try counts start at 0. */
+  /**
+   * Stores the code for its address, replacing (killing) an older one; both
+   * try counts start at 0. The row's list of replaced codes becomes
+   * `replaced_code_hashes` (empty when absent), whatever the older row held:
+   * the caller, on a resend, passes the replaced code's hash followed by that
+   * code's own list, cut to 5 (src/signin/email-code.ts).
+   */
   putEmailCode(code: NewEmailCode): Promise<void>;
 
   findEmailCode(email: string): Promise<EmailCodeRecord | null>;
