@@ -1,8 +1,12 @@
 /**
  * `npm run bench [name …]`: runs every benchmark (or the named ones) and
  * prints each figure next to its same-run baseline. Names: bip322, jwt,
- * verify, check, mixed, sessions, email, scale, oidc, pages.
+ * verify, check, mixed, sessions, email, scale, oidc, pages. The service
+ * is built first: the suites that run it in a process of its own run
+ * `dist/src/main.js`, as `npm start` does.
  */
+import { execFileSync } from 'node:child_process';
+import { runBuiltInstances } from '../test/support/instances.js';
 import { formatTable, type BenchResult } from './lib.js';
 
 const SUITES: Record<string, () => Promise<{ run: () => Promise<BenchResult[]> }>> = {
@@ -26,7 +30,10 @@ async function main(): Promise<void> {
     process.exit(2);
   }
   const names = asked.length > 0 ? asked : Object.keys(SUITES);
-  process.stdout.write(`node ${process.version}, ${new Date().toISOString()}\n`);
+  // The suites that start the service in a process of its own measure the compiled service, as `npm start` runs it.
+  execFileSync('npm', ['run', '--silent', 'build'], { stdio: ['ignore', 'ignore', 'inherit'] });
+  runBuiltInstances();
+  process.stdout.write(`node ${process.version}, ${new Date().toISOString()}, the service as built by npm run build\n`);
   for (const name of names) {
     process.stdout.write(`\n## ${name}\n`);
     const suite = await SUITES[name]!();

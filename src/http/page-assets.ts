@@ -196,9 +196,21 @@ export function joinModules(entry: string, sources: ReadonlyMap<string, string>)
   return withoutComments(`${parts.join('')}performance.mark('${PAGE_READY_MARK}');\n`);
 }
 
-/** What may come right before a `/` that starts a regular expression rather than a division. */
-const BEFORE_REGEX =
-  /(?:^|[(,=:[!&|?{};+\-*%<>~^}]|\b(?:return|typeof|instanceof|in|of|new|delete|void|throw|case|do|else|yield|await))\s*$/;
+/** What may end the code right before a `/` that starts a regular expression rather than a division. */
+const BEFORE_REGEX = /(?:[(,=:[!&|?{};+\-*%<>~^}]|\b(?:return|typeof|instanceof|in|of|new|delete|void|throw|case|do|else|yield|await))$/;
+
+/** How much of the output's end {@link regexMayStart} reads: a line's worth of blanks, then `instanceof` and the character before it. */
+const TAIL_LENGTH = 64;
+
+/**
+ * Whether a `/` after the output whose last characters are `tail` starts a
+ * regular expression. A tail of blanks only is the start of the script, as
+ * far as a regular expression can tell: no division follows blanks alone.
+ */
+function regexMayStart(tail: string): boolean {
+  const code = tail.trimEnd();
+  return code === '' || BEFORE_REGEX.test(code.slice(-12));
+}
 
 /**
  * `source` without its comments and without the indentation of its lines:
@@ -211,7 +223,14 @@ const BEFORE_REGEX =
  * does not, the original is kept.
  */
 export function withoutComments(source: string): string {
-  let out = '';
+  // The output in pieces, and its last characters apart: appending to one
+  // string and reading its end after each piece would flatten it every time.
+  const pieces: string[] = [];
+  let tail = '';
+  const emit = (text: string): void => {
+    pieces.push(text);
+    tail = text.length >= TAIL_LENGTH ? text.slice(-TAIL_LENGTH) : (tail + text).slice(-TAIL_LENGTH);
+  };
   let at = 0;
   /** For each open `${` of a template literal, the brace depth it opened at. */
   const templates: number[] = [];
@@ -219,7 +238,7 @@ export function withoutComments(source: string): string {
   const copyQuoted = (end: string): void => {
     let index = at + 1;
     while (index < source.length && source.charAt(index) !== end) index += source.charAt(index) === '\\' ? 2 : 1;
-    out += source.slice(at, index + 1);
+    emit(source.slice(at, index + 1));
     at = index + 1;
   };
   /** From a template literal's backtick or its `}` closing a `${`: up to its closing backtick or its next `${`. */
@@ -235,7 +254,7 @@ export function withoutComments(source: string): string {
         break;
       } else index += 1;
     }
-    out += source.slice(at, index + 1);
+    emit(source.slice(at, index + 1));
     at = index + 1;
   };
   while (at < source.length) {
@@ -246,14 +265,14 @@ export function withoutComments(source: string): string {
     } else if (char === '/' && next === '*') {
       const end = source.indexOf('*/', at + 2);
       const comment = source.slice(at, end === -1 ? source.length : end + 2);
-      out += comment.includes('\n') ? '\n' : ' ';
+      emit(comment.includes('\n') ? '\n' : ' ');
       at += comment.length;
     } else if (char === "'" || char === '"') copyQuoted(char);
     else if (char === '`') copyTemplate();
     else if (char === '}' && templates.at(-1) === depth) {
       templates.pop();
       copyTemplate();
-    } else if (char === '/' && BEFORE_REGEX.test(out)) {
+    } else if (char === '/' && regexMayStart(tail)) {
       let index = at + 1;
       let inClass = false;
       while (index < source.length && (inClass || source.charAt(index) !== '/')) {
@@ -263,20 +282,21 @@ export function withoutComments(source: string): string {
         else if (inner === ']') inClass = false;
         index += 1;
       }
-      out += source.slice(at, index + 1);
+      emit(source.slice(at, index + 1));
       at = index + 1;
     } else if (char === '\n') {
       // A line break, then the next line without its indentation; blank lines go.
-      if (!out.endsWith('\n')) out += '\n';
+      if (!tail.endsWith('\n')) emit('\n');
       at += 1;
       while (/[ \t]/.test(source.charAt(at))) at += 1;
     } else {
       if (char === '{') depth += 1;
       if (char === '}') depth -= 1;
-      out += char;
+      emit(char);
       at += 1;
     }
   }
+  const out = pieces.join('');
   try {
     // Parsed, never run: the joined script is the body of an async function (top-level await, no import or export).
     new AsyncFunction(`'use strict';\n${out}`);

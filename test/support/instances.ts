@@ -1,7 +1,8 @@
 /**
  * Real oc-host processes for multi-instance tests and benches: `node
  * --import tsx src/main.ts` (main.ts serves when it is the entry) on a free
- * loopback port, with the environment given.
+ * loopback port, with the environment given. The benches run the compiled
+ * service instead, as `npm start` does ({@link runBuiltInstances}).
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createServer } from 'node:net';
@@ -10,6 +11,18 @@ import { signBip322 } from './bitcoin-signer.js';
 import type { Wallet } from './auth-client.js';
 
 const root = fileURLToPath(new URL('../..', import.meta.url));
+
+/** What an instance runs: the TypeScript source through tsx, or the compiled service. */
+let entry: readonly string[] = ['--import', 'tsx', 'src/main.ts'];
+
+/**
+ * Makes the instances started from now on run `dist/src/main.js`, built by
+ * `npm run build`: what `npm start` runs, without the TypeScript loader's
+ * thread and caches in its memory and CPU figures.
+ */
+export function runBuiltInstances(): void {
+  entry = ['dist/src/main.js'];
+}
 
 export async function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
@@ -52,7 +65,7 @@ export async function startInstance(env: Record<string, string>, options: { read
   const port = env.PORT ? Number(env.PORT) : await freePort();
   const url = `http://127.0.0.1:${port}`;
   const debug = process.env.DEBUG_PROCESS !== undefined;
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
+  const child = spawn(process.execPath, [...entry], {
     cwd: root,
     env: { ...process.env, HOST: '127.0.0.1', LOG_LEVEL: debug ? 'info' : 'silent', ...env, PORT: String(port) },
     stdio: ['ignore', debug ? 'inherit' : 'ignore', 'pipe'],
