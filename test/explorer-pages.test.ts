@@ -2,7 +2,8 @@
  * The API explorer (/api-explorer, docs/api.md "Explorer") in headless
  * Chromium: its forms start from the OpenAPI document's examples, so the
  * first "Send" of POST /api/verify is a real attestation that verifies; an
- * error answer is marked as one in words and its code is shown; "Copy as
+ * error answer is marked as one in words and its code is shown; a success
+ * answer shows its description and the document's own example; "Copy as
  * curl" gives a command that the shell reads back as the same request and
  * that real curl sends. In the four languages, at desktop and phone width,
  * light and dark, with axe finding nothing and no CSP violation.
@@ -112,6 +113,31 @@ describe.skipIf(!HAVE_CHROMIUM)('the API explorer in headless Chromium', () => {
     });
     await expectLaidOut(page, 'verify answered');
   });
+
+  it("shows a success answer's description and the document's own example, desktop and phone, light and dark", async () => {
+    type Answer = { description: string; content: { 'application/json': { example: { account: { did_oc: string } } } } };
+    const document = (await (await fetch(`${site.base}/api/openapi`)).json()) as {
+      paths: Record<string, Record<string, { responses: Record<string, Answer> }>>;
+    };
+    const documented = document.paths['/api/auth/me']!.get!.responses['200']!;
+    const example = documented.content['application/json'].example;
+    // The document's example, not one built from the schema (which would say "string" for every text).
+    expect(example.account.did_oc).toBe('did:oc:0123456789abcdef0123456789abcdef');
+    for (const viewport of [DESKTOP, PHONE]) {
+      const page = await openExplorer('en-GB', viewport);
+      const me = await openRoute(page, 'get auth me', 'get-api-auth-me');
+      const success = me.locator('.response.is-ok');
+      expect(await success.count()).toBe(1);
+      expect(await success.locator('.response-status').textContent()).toContain('200');
+      expect(await success.locator('.markdown').textContent()).toBe(documented.description);
+      const shown = success.locator('.response-example');
+      await shown.locator('summary').click();
+      expect(JSON.parse((await shown.locator('pre').textContent())!)).toEqual(example);
+      await expectLaidOut(page, `the answers of GET /api/auth/me at ${viewport.width}px`);
+      await page.context().close();
+    }
+    expect(problems).toEqual([]);
+  }, 90_000);
 
   onExplorer('shows an error answer as an error, with its code and detail, light and dark', async (page) => {
     const me = await openRoute(page, 'get auth me', 'get-api-auth-me');

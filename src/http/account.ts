@@ -11,7 +11,17 @@ import { Type } from 'typebox';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { proofFromFields, type AccountChange, type TransferAcceptance } from '../account/index.js';
 import type { ServiceContext } from './context.js';
-import { EXAMPLE, errorResponses, example, NullableString, SessionIssued } from './schemas.js';
+import {
+  ANSWER,
+  answer,
+  EXAMPLE,
+  EXAMPLE_ACCOUNT,
+  EXAMPLE_IDENTITIES,
+  errorResponses,
+  example,
+  NullableString,
+  SessionIssued,
+} from './schemas.js';
 import { answerIssued, noStore, requireSession, sessionBody, setSessionCookie } from './session.js';
 import { POLICY } from './policy.js';
 import type { TypedApp } from './schema-types.js';
@@ -146,36 +156,72 @@ const MergedFrom = Type.Object({
   created_at: Type.String({ description: 'ISO 8601 UTC' }),
   last_signed_in_at: NullableString({ description: 'ISO 8601 UTC; null when no session of it is left' }),
 });
-const IdentitiesBody = Type.Object({
-  ok: Type.Literal(true),
-  identities: Type.Array(IdentityView),
-  linked: Type.Array(LinkedIdentity, { description: 'The same identities as the OrangeCheck account components read them' }),
-  account_id: Type.String(),
-  did_oc: Type.String(),
-  merged_from: Type.Array(MergedFrom, { description: 'Accounts merged into this one' }),
-});
-const AccountWithIdentities = Type.Object({
-  ok: Type.Literal(true),
-  account: Type.Ref('Account'),
-  identities: Type.Array(IdentityView),
-  merged: Type.Optional(
-    Type.Object(
+
+const IdentitiesBody = Type.Object(
+  {
+    ok: Type.Literal(true),
+    identities: Type.Array(IdentityView),
+    linked: Type.Array(LinkedIdentity, { description: 'The same identities as the OrangeCheck account components read them' }),
+    account_id: Type.String(),
+    did_oc: Type.String(),
+    merged_from: Type.Array(MergedFrom, { description: 'Accounts merged into this one' }),
+  },
+  answer('The identities of the active account, two ways, and the accounts merged into it', {
+    ok: true,
+    identities: EXAMPLE_IDENTITIES,
+    linked: [
       {
-        did_oc: Type.String(),
-        moved: Type.Object(
-          { identities: Type.Array(IdentityView), apps: Type.Array(NamedItem) },
-          { description: 'What arrived in this account' },
-        ),
-        removed: Type.Object(
-          { identities: Type.Array(IdentityView), security_keys: Type.Array(NamedItem), apps: Type.Array(NamedItem) },
-          { description: 'What the merged account held and the transfer removed' },
-        ),
+        id: EXAMPLE.id,
+        kind: 'btc',
+        value: EXAMPLE.address,
+        verified_at: ANSWER.signedInAt,
+        verification_method: 'bip322',
+        is_primary: true,
       },
-      { description: 'The account merged into this one by the transfer' },
+      {
+        id: EXAMPLE_IDENTITIES[1].id,
+        kind: 'email',
+        value: EXAMPLE.email,
+        verified_at: EXAMPLE_IDENTITIES[1].created_at,
+        verification_method: 'email-otp',
+        is_primary: true,
+      },
+    ],
+    account_id: ANSWER.accountId,
+    did_oc: EXAMPLE.didOc,
+    merged_from: [],
+  }),
+);
+const AccountWithIdentities = Type.Object(
+  {
+    ok: Type.Literal(true),
+    account: Type.Ref('Account'),
+    identities: Type.Array(IdentityView),
+    merged: Type.Optional(
+      Type.Object(
+        {
+          did_oc: Type.String(),
+          moved: Type.Object(
+            { identities: Type.Array(IdentityView), apps: Type.Array(NamedItem) },
+            { description: 'What arrived in this account' },
+          ),
+          removed: Type.Object(
+            { identities: Type.Array(IdentityView), security_keys: Type.Array(NamedItem), apps: Type.Array(NamedItem) },
+            { description: 'What the merged account held and the transfer removed' },
+          ),
+        },
+        { description: 'The account merged into this one by the transfer' },
+      ),
     ),
-  ),
-  token: Type.String({ description: 'The re-minted JWT, also set as the `oc_session` cookie' }),
-});
+    token: Type.String({ description: 'The re-minted JWT, also set as the `oc_session` cookie' }),
+  },
+  answer('The account with its identities as they are now, and its re-minted session token', {
+    ok: true,
+    account: EXAMPLE_ACCOUNT,
+    identities: EXAMPLE_IDENTITIES,
+    token: ANSWER.token,
+  }),
+);
 
 export function registerAccountRoutes(app: TypedApp, context: ServiceContext): void {
   /** Sets the re-minted cookie and answers with the identities (and the merged account, after a transfer). */

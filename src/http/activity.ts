@@ -6,7 +6,7 @@
 import { Type } from 'typebox';
 import { ACTIVITY_KINDS, DEFAULT_ACTIVITY_PAGE, MAX_ACTIVITY_PAGE } from '../account/index.js';
 import type { ServiceContext } from './context.js';
-import { errorResponses, NullableString, StringEnum } from './schemas.js';
+import { ANSWER, answer, EXAMPLE, errorResponses, NullableString, StringEnum } from './schemas.js';
 import { noStore, requireSession } from './session.js';
 import { POLICY } from './policy.js';
 import type { TypedApp } from './schema-types.js';
@@ -35,11 +35,31 @@ export function registerActivityRoutes(app: TypedApp, context: ServiceContext): 
     sessionRoute(POLICY.familyRead, 'auth', 'The security events of the active account, newest first', {
       querystring: ActivityQuery,
       response: {
-        200: Type.Object({
-          ok: Type.Literal(true),
-          events: Type.Array(Event),
-          next: NullableString({ description: 'Pass as `before` for older events; null on the last page' }),
-        }),
+        200: Type.Object(
+          {
+            ok: Type.Literal(true),
+            events: Type.Array(Event),
+            next: NullableString({ description: 'Pass as `before` for older events; null on the last page' }),
+          },
+          answer('A page of events, newest first', {
+            ok: true,
+            events: [
+              {
+                id: '019db52209800001c4e7a19b3d5f2086',
+                at: '2026-04-22T12:20:00.000Z',
+                kind: 'identity_linked',
+                detail: { kind: 'email', value: EXAMPLE.email },
+              },
+              {
+                id: '019db510a4600001e5b38d2c7f91a064',
+                at: ANSWER.signedInAt,
+                kind: 'signin',
+                detail: { method: 'bip322', device: 'Chrome 156 on Linux', network: '203.0.113.0/24', added: false },
+              },
+            ],
+            next: null,
+          }),
+        ),
         ...errorResponses(400, 401, 429),
       },
     }),

@@ -5,7 +5,7 @@
 import { Type } from 'typebox';
 import { verifyAttestation } from '../attest/index.js';
 import type { ServiceContext } from './context.js';
-import { EXAMPLE, errorResponses, example, Identity } from './schemas.js';
+import { answer, EXAMPLE, errorResponses, example, Identity } from './schemas.js';
 import { POLICY } from './policy.js';
 import type { TypedApp } from './schema-types.js';
 import { route } from './route.js';
@@ -37,6 +37,19 @@ export const VerifyBody = Type.Object(
   example(ATTESTATION_EXAMPLE),
 );
 
+/** What the attestation of {@link ATTESTATION_EXAMPLE} verifies to once its bond is on the chain: the answers' examples. */
+export const VERIFIED_EXAMPLE = {
+  codes: ['sig_ok_bip322', 'bond_confirmed'],
+  address: EXAMPLE.address,
+  attestation_id: EXAMPLE.attestation.id,
+  identities: [{ protocol: 'github', identifier: 'conformance' }],
+  network: 'mainnet',
+  sats: 250000,
+  days: 45,
+  score: 42.7,
+  issued_at: '2026-04-22T12:00:00Z',
+} as const;
+
 export const VerifyResult = Type.Object(
   {
     ok: Type.Boolean(),
@@ -52,18 +65,18 @@ export const VerifyResult = Type.Object(
     issued_at: Type.Optional(Type.String()),
     expires_at: Type.Optional(Type.String()),
   },
-  example({
+  answer('The verification: `ok` when the signature verifies and the bond is confirmed; `codes` say what was found', {
     ok: true,
-    codes: ['sig_ok_bip322', 'bond_confirmed'],
-    address: EXAMPLE.address,
-    attestation_id: EXAMPLE.attestation.id,
-    identities: [{ protocol: 'github', identifier: 'conformance' }],
-    network: 'mainnet',
-    sats: 250000,
-    days: 45,
-    score: 42.7,
-    metrics: { sats_bonded: 250000, days_unspent: 45, score: 42.7 },
-    issued_at: '2026-04-22T12:00:00Z',
+    codes: VERIFIED_EXAMPLE.codes,
+    address: VERIFIED_EXAMPLE.address,
+    attestation_id: VERIFIED_EXAMPLE.attestation_id,
+    identities: VERIFIED_EXAMPLE.identities,
+    network: VERIFIED_EXAMPLE.network,
+    sats: VERIFIED_EXAMPLE.sats,
+    days: VERIFIED_EXAMPLE.days,
+    score: VERIFIED_EXAMPLE.score,
+    metrics: { sats_bonded: VERIFIED_EXAMPLE.sats, days_unspent: VERIFIED_EXAMPLE.days, score: VERIFIED_EXAMPLE.score },
+    issued_at: VERIFIED_EXAMPLE.issued_at,
   }),
 );
 

@@ -22,7 +22,17 @@ import {
   signOutCurrent,
   wantsAdd,
 } from './session.js';
-import { EXAMPLE, errorResponses, example, SessionIssued, StringEnum } from './schemas.js';
+import {
+  ANSWER,
+  answer,
+  EXAMPLE,
+  EXAMPLE_ACCOUNT,
+  EXAMPLE_OTHER_ACCOUNT,
+  errorResponses,
+  example,
+  SessionIssued,
+  StringEnum,
+} from './schemas.js';
 import { POLICY } from './policy.js';
 import type { TypedApp } from './schema-types.js';
 import { route, sessionRoute, signInRoute } from './route.js';
@@ -64,7 +74,34 @@ const PublicJwk = Type.Object({
   alg: Type.Literal('EdDSA'),
   use: Type.Literal('sig'),
 });
-const Jwks = Type.Object({ keys: Type.Array(PublicJwk) });
+const Jwks = Type.Object(
+  { keys: Type.Array(PublicJwk) },
+  answer('The public keys that verify session tokens: pick the one whose `kid` the JWT header names', {
+    keys: [{ kty: 'OKP', crv: 'Ed25519', x: ANSWER.jwkX, kid: ANSWER.kid, alg: 'EdDSA', use: 'sig' }],
+  }),
+);
+const Me = Type.Object(
+  { ok: Type.Literal(true), account: Type.Ref('Account'), roster: Type.Array(Type.Ref('RosterEntry')) },
+  answer('The active account, and the other accounts signed in in this browser', {
+    ok: true,
+    account: EXAMPLE_ACCOUNT,
+    roster: [{ ...EXAMPLE_OTHER_ACCOUNT, last_seen_at: '2026-04-22T09:12:00.000Z' }],
+  }),
+);
+const LoggedOut = Type.Object(
+  {
+    ok: Type.Literal(true),
+    scope: StringEnum(['current', 'all'] as const),
+    switched_to: Type.Optional(Type.Union([Type.Object({ did_oc: Type.String() }), Type.Null()])),
+    account: Type.Optional(Type.Ref('Account')),
+    token: Type.Optional(Type.String()),
+  },
+  answer(
+    'Signed out (`scope=all`, the default, as here). With `scope=current`, `switched_to` names the account of the roster ' +
+      'now active, with its `account` and `token`, or is null when none is left',
+    { ok: true, scope: 'all' },
+  ),
+);
 
 export function registerAuthRoutes(app: TypedApp, context: ServiceContext): void {
   for (const url of ['/api/auth/jwks', '/.well-known/jwks.json']) {
@@ -84,7 +121,7 @@ export function registerAuthRoutes(app: TypedApp, context: ServiceContext): void
     '/api/auth/me',
     sessionRoute(POLICY.familyRead, 'auth', 'The active account and the other accounts of this browser', {
       response: {
-        200: Type.Object({ ok: Type.Literal(true), account: Type.Ref('Account'), roster: Type.Array(Type.Ref('RosterEntry')) }),
+        200: Me,
         ...errorResponses(401, 429),
       },
     }),
@@ -138,13 +175,7 @@ export function registerAuthRoutes(app: TypedApp, context: ServiceContext): void
     sessionRoute(POLICY.family, 'auth', 'Sign out of this account (scope=current) or of every account of this browser (scope=all)', {
       querystring: LogoutQuery,
       response: {
-        200: Type.Object({
-          ok: Type.Literal(true),
-          scope: StringEnum(['current', 'all'] as const),
-          switched_to: Type.Optional(Type.Union([Type.Object({ did_oc: Type.String() }), Type.Null()])),
-          account: Type.Optional(Type.Ref('Account')),
-          token: Type.Optional(Type.String()),
-        }),
+        200: LoggedOut,
         ...errorResponses(401, 403, 429),
       },
     }),

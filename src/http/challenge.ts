@@ -15,7 +15,7 @@ import {
   parseChallengeMessage,
 } from '../signin/index.js';
 import type { ServiceContext } from './context.js';
-import { EXAMPLE, errorResponses, example } from './schemas.js';
+import { ANSWER, answer, EXAMPLE, errorResponses, example } from './schemas.js';
 import { POLICY } from './policy.js';
 import type { TypedApp } from './schema-types.js';
 import { route } from './route.js';
@@ -44,12 +44,20 @@ const ChallengeQuery = Type.Object({
   ttl: Type.Optional(Type.String({ pattern: '^[0-9]{1,5}$', description: 'Time to live in seconds, 30 to 3600 (default 300)' })),
 });
 
-const Challenge = Type.Object({
-  message: Type.String({ description: 'Text the user signs' }),
-  nonce: Type.String({ pattern: '^[0-9a-f]{32}$' }),
-  expiresAt: Type.String({ description: 'ISO 8601 UTC with milliseconds' }),
-  expiresAtMs: Type.Integer({ description: 'The same instant in milliseconds since the epoch, for clients that read a number' }),
-});
+const Challenge = Type.Object(
+  {
+    message: Type.String({ description: 'Text the user signs' }),
+    nonce: Type.String({ pattern: '^[0-9a-f]{32}$' }),
+    expiresAt: Type.String({ description: 'ISO 8601 UTC with milliseconds' }),
+    expiresAtMs: Type.Integer({ description: 'The same instant in milliseconds since the epoch, for clients that read a number' }),
+  },
+  answer('The message to sign with the address, valid 5 minutes unless `ttl` says otherwise', {
+    message: EXAMPLE.challenge,
+    nonce: EXAMPLE.nonce,
+    expiresAt: ANSWER.expiresAt,
+    expiresAtMs: Date.parse(ANSWER.expiresAt),
+  }),
+);
 
 const ChallengeProof = Type.Object(
   {
@@ -81,24 +89,35 @@ const ChallengeProof = Type.Object(
   }),
 );
 
-const ChallengeOutcome = Type.Union([
-  Type.Object({
-    ok: Type.Literal(true),
-    address: Type.String(),
-    nonce: Type.String(),
-    expiresAt: Type.Integer({ description: 'Expiry of the challenge in milliseconds since the epoch' }),
-    expiresAtIso: Type.String({ description: 'The same instant, ISO 8601 UTC' }),
-    audience: Type.Optional(Type.String()),
-    purpose: Type.Optional(Type.String()),
-  }),
-  Type.Object({
-    ok: Type.Literal(false),
-    reason: Type.Literal('invalid_challenge'),
-    codes: Type.Array(Type.String(), {
-      description: 'decode_error, nonce_mismatch, expired, aud_mismatch, purpose_mismatch, sig_invalid or sig_unsupported_script',
+const ChallengeOutcome = Type.Union(
+  [
+    Type.Object({
+      ok: Type.Literal(true),
+      address: Type.String(),
+      nonce: Type.String(),
+      expiresAt: Type.Integer({ description: 'Expiry of the challenge in milliseconds since the epoch' }),
+      expiresAtIso: Type.String({ description: 'The same instant, ISO 8601 UTC' }),
+      audience: Type.Optional(Type.String()),
+      purpose: Type.Optional(Type.String()),
     }),
+    Type.Object({
+      ok: Type.Literal(false),
+      reason: Type.Literal('invalid_challenge'),
+      codes: Type.Array(Type.String(), {
+        description: 'decode_error, nonce_mismatch, expired, aud_mismatch, purpose_mismatch, sig_invalid or sig_unsupported_script',
+      }),
+    }),
+  ],
+  answer('The proof holds (`ok` true, with what the message says), or `ok` false with the codes of what failed', {
+    ok: true,
+    address: EXAMPLE.address,
+    nonce: EXAMPLE.nonce,
+    expiresAt: Date.parse(ANSWER.expiresAt),
+    expiresAtIso: ANSWER.expiresAt,
+    audience: 'https://auth.example.com',
+    purpose: 'login',
   }),
-]);
+);
 
 export function registerChallengeRoutes(app: TypedApp, context: ServiceContext): void {
   app.get(

@@ -10,7 +10,7 @@ import { Type } from 'typebox';
 import type { FastifyRequest } from 'fastify';
 import type { ConnectAppRecord } from '../storage/index.js';
 import type { ServiceContext } from './context.js';
-import { EXAMPLE, errorResponses, example, NullableString } from './schemas.js';
+import { ANSWER, answer, EXAMPLE, errorResponses, example, NullableString } from './schemas.js';
 import { noStore, requireSession } from './session.js';
 import { POLICY } from './policy.js';
 import type { TypedApp } from './schema-types.js';
@@ -24,6 +24,16 @@ const App = Type.Object({
   rotated_at: NullableString({ description: 'ISO 8601 UTC of the last key rotation' }),
   webhook_url: NullableString({ description: "Where the app's webhooks go (PUT /api/connect/apps/{id}/webhook)" }),
 });
+/** The app of the examples, as GET /api/connect/apps lists it once its webhook is set. */
+const EXAMPLE_APP = {
+  id: EXAMPLE.id,
+  name: 'Example shop',
+  created_at: ANSWER.signedInAt,
+  rotated_at: null,
+  webhook_url: 'https://shop.example.com/oc-webhook',
+};
+/** The app just created or given a new key: it has no webhook yet, and the key is shown this once. */
+const EXAMPLE_APP_WITH_KEY = { ok: true, app: { ...EXAMPLE_APP, webhook_url: null }, api_key: ANSWER.apiKey };
 const WebhookBody = Type.Object(
   {
     url: Type.Union([Type.String({ minLength: 1, maxLength: 4096 }), Type.Null()], {
@@ -47,11 +57,19 @@ const Delivery = Type.Object({
 const DeliveriesQuery = Type.Object({
   limit: Type.Optional(Type.String({ pattern: '^[0-9]{1,3}$', description: '1 to 100, default 50' })),
 });
-const AppWithKey = Type.Object({
+const APP_WITH_KEY_FIELDS = {
   ok: Type.Literal(true),
   app: App,
   api_key: Type.String({ description: 'Shown once: only its hash is kept. Send it as `Authorization: Bearer <api_key>`' }),
-});
+};
+const AppCreated = Type.Object(APP_WITH_KEY_FIELDS, answer('The app and its API key, shown this once', EXAMPLE_APP_WITH_KEY));
+const KeyRotated = Type.Object(
+  APP_WITH_KEY_FIELDS,
+  answer('The app and its new API key, shown this once', {
+    ...EXAMPLE_APP_WITH_KEY,
+    app: { ...EXAMPLE_APP, rotated_at: '2026-04-22T12:25:00.000Z' },
+  }),
+);
 const CreateAppBody = Type.Object(
   { name: Type.String({ maxLength: 256, description: '1 to 64 characters after trimming' }) },
   example({ name: 'Example shop' }),
@@ -72,11 +90,18 @@ const ProvisionBody = Type.Object(
   },
   example({ user_id: 'user-42', email: EXAMPLE.email }),
 );
-const Provisioned = Type.Object({
-  ok: Type.Literal(true),
-  did_oc: Type.String({ pattern: '^did:oc:[0-9a-f]{32}$' }),
-  is_new: Type.Boolean({ description: 'True only for the call that created the account' }),
-});
+const Provisioned = Type.Object(
+  {
+    ok: Type.Literal(true),
+    did_oc: Type.String({ pattern: '^did:oc:[0-9a-f]{32}$' }),
+    is_new: Type.Boolean({ description: 'True only for the call that created the account' }),
+  },
+  answer("The did of the integrator's user: the same one for every call with its `user_id`", {
+    ok: true,
+    did_oc: 'did:oc:5f1c3a9e7b2d4068a1e3c5b7d9f20486',
+    is_new: true,
+  }),
+);
 
 export function registerConnectRoutes(app: TypedApp, context: ServiceContext): void {
   const connect = context.connect;
@@ -87,7 +112,7 @@ export function registerConnectRoutes(app: TypedApp, context: ServiceContext): v
     '/api/connect/apps',
     sessionRoute(POLICY.family, 'connect', 'Create an integrator app; answers its API key once', {
       body: CreateAppBody,
-      response: { 200: AppWithKey, ...errorResponses(400, 401, 403, 413, 415, 429) },
+      response: { 200: AppCreated, ...errorResponses(400, 401, 403, 413, 415, 429) },
     }),
     async (request, reply) => {
       const current = await requireSession(context, request);
@@ -99,7 +124,10 @@ export function registerConnectRoutes(app: TypedApp, context: ServiceContext): v
   app.get(
     '/api/connect/apps',
     sessionRoute(POLICY.family, 'connect', "The caller's apps, oldest first (never their keys)", {
-      response: { 200: Type.Object({ ok: Type.Literal(true), apps: Type.Array(App) }), ...errorResponses(401, 429) },
+      response: {
+        200: Type.Object({ ok: Type.Literal(true), apps: Type.Array(App) }, answer("The caller's apps", { ok: true, apps: [EXAMPLE_APP] })),
+        ...errorResponses(401, 429),
+      },
     }),
     async (request, reply) => {
       const current = await requireSession(context, request);
@@ -112,7 +140,7 @@ export function registerConnectRoutes(app: TypedApp, context: ServiceContext): v
     '/api/connect/apps/:id/rotate',
     sessionRoute(POLICY.family, 'connect', 'Replace the API key; the old key stops working at once', {
       params: AppParams,
-      response: { 200: AppWithKey, ...errorResponses(401, 403, 404, 429) },
+      response: { 200: KeyRotated, ...errorResponses(401, 403, 404, 429) },
     }),
     async (request, reply) => {
       const current = await requireSession(context, request);
@@ -125,7 +153,10 @@ export function registerConnectRoutes(app: TypedApp, context: ServiceContext): v
     '/api/connect/apps/:id',
     sessionRoute(POLICY.family, 'connect', 'Delete the app; its key stops working. Accounts it provisioned stay', {
       params: AppParams,
-      response: { 200: Type.Object({ ok: Type.Literal(true) }), ...errorResponses(401, 403, 404, 429) },
+      response: {
+        200: Type.Object({ ok: Type.Literal(true) }, answer('The app is deleted', { ok: true })),
+        ...errorResponses(401, 403, 404, 429),
+      },
     }),
     async (request, reply) => {
       const current = await requireSession(context, request);
@@ -144,7 +175,13 @@ export function registerConnectRoutes(app: TypedApp, context: ServiceContext): v
         '400 `invalid_webhook_url` for an endpoint that is not allowed.',
       params: AppParams,
       body: WebhookBody,
-      response: { 200: Type.Object({ ok: Type.Literal(true), app: App }), ...errorResponses(400, 401, 403, 404, 413, 415, 429) },
+      response: {
+        200: Type.Object(
+          { ok: Type.Literal(true), app: App },
+          answer("The app with its webhook's new address", { ok: true, app: EXAMPLE_APP }),
+        ),
+        ...errorResponses(400, 401, 403, 404, 413, 415, 429),
+      },
     }),
     async (request, reply) => {
       const current = await requireSession(context, request);
@@ -159,7 +196,26 @@ export function registerConnectRoutes(app: TypedApp, context: ServiceContext): v
       params: AppParams,
       querystring: DeliveriesQuery,
       response: {
-        200: Type.Object({ ok: Type.Literal(true), deliveries: Type.Array(Delivery) }),
+        200: Type.Object(
+          { ok: Type.Literal(true), deliveries: Type.Array(Delivery) },
+          answer('The deliveries, newest first: here one delivered at the second attempt', {
+            ok: true,
+            deliveries: [
+              {
+                id: 'wh_2f6d0c8e4a1b39577c5e0d2b8a4f6e13',
+                type: 'identity.linked',
+                state: 'delivered',
+                attempts: 2,
+                created_at: '2026-04-22T12:20:00.000Z',
+                last_attempt_at: '2026-04-22T12:20:05.000Z',
+                last_status: 200,
+                last_error: null,
+                next_attempt_at: null,
+                delivered_at: '2026-04-22T12:20:05.000Z',
+              },
+            ],
+          }),
+        ),
         ...errorResponses(400, 401, 403, 404, 429),
       },
     }),
@@ -178,18 +234,32 @@ export function registerConnectRoutes(app: TypedApp, context: ServiceContext): v
       description:
         'Match `webhook-key-id` to a `kid`; verify `webhook-signature` (`v1a,<base64>`, Ed25519) over `<webhook-id>.<webhook-timestamp>.<body>`.',
       response: {
-        200: Type.Object({
-          keys: Type.Array(
-            Type.Object({
-              kty: Type.Literal('OKP'),
-              crv: Type.Literal('Ed25519'),
-              x: Type.String(),
-              kid: Type.String(),
-              use: Type.Literal('sig'),
-              alg: Type.Literal('EdDSA'),
-            }),
-          ),
-        }),
+        200: Type.Object(
+          {
+            keys: Type.Array(
+              Type.Object({
+                kty: Type.Literal('OKP'),
+                crv: Type.Literal('Ed25519'),
+                x: Type.String(),
+                kid: Type.String(),
+                use: Type.Literal('sig'),
+                alg: Type.Literal('EdDSA'),
+              }),
+            ),
+          },
+          answer('The webhook signing key', {
+            keys: [
+              {
+                kty: 'OKP',
+                crv: 'Ed25519',
+                x: 'Gb9ECWmEzf6FQbrBZ9w7lshQhqowtrbLDFw4rXAxZuE',
+                kid: 'wh-3YZxBJ12jO3n_mXt_q-j_Z',
+                use: 'sig',
+                alg: 'EdDSA',
+              },
+            ],
+          }),
+        ),
         ...errorResponses(429),
       },
     }),

@@ -6,7 +6,7 @@
  */
 import { Type } from 'typebox';
 import type { ServiceContext } from './context.js';
-import { EXAMPLE, errorResponses, example, NullableString } from './schemas.js';
+import { ANSWER, answer, EXAMPLE, errorResponses, example, NullableString } from './schemas.js';
 import { noStore, requireSession, signOutCurrent } from './session.js';
 import { POLICY } from './policy.js';
 import type { TypedApp } from './schema-types.js';
@@ -32,7 +32,35 @@ export function registerDeviceRoutes(app: TypedApp, context: ServiceContext): vo
       'auth',
       'Every live session of the active account, in every browser: this one first, then by last use',
       {
-        response: { 200: Type.Object({ ok: Type.Literal(true), sessions: Type.Array(Device) }), ...errorResponses(401, 429) },
+        response: {
+          200: Type.Object(
+            { ok: Type.Literal(true), sessions: Type.Array(Device) },
+            answer('The sessions: this browser first, then the others by last use', {
+              ok: true,
+              sessions: [
+                {
+                  id: EXAMPLE.id,
+                  created_at: ANSWER.signedInAt,
+                  last_seen_at: ANSWER.now,
+                  signing_method: 'bip322',
+                  device: 'Chrome 156 on Linux',
+                  network: '203.0.113.0/24',
+                  current: true,
+                },
+                {
+                  id: ANSWER.otherSession,
+                  created_at: '2026-04-22T12:22:00.000Z',
+                  last_seen_at: '2026-04-22T12:24:00.000Z',
+                  signing_method: 'email_otp',
+                  device: 'Safari 19 on iOS',
+                  network: '198.51.100.0/24',
+                  current: false,
+                },
+              ],
+            }),
+          ),
+          ...errorResponses(401, 429),
+        },
       },
     ),
     async (request, reply) => {
@@ -51,13 +79,20 @@ export function registerDeviceRoutes(app: TypedApp, context: ServiceContext): vo
         '`scope=current` and answers like one.',
       params: SessionParams,
       response: {
-        200: Type.Object({
-          ok: Type.Literal(true),
-          current: Type.Boolean({ description: 'This browser signed itself out' }),
-          switched_to: Type.Optional(Type.Union([Type.Object({ did_oc: Type.String() }), Type.Null()])),
-          account: Type.Optional(Type.Ref('Account')),
-          token: Type.Optional(Type.String()),
-        }),
+        200: Type.Object(
+          {
+            ok: Type.Literal(true),
+            current: Type.Boolean({ description: 'This browser signed itself out' }),
+            switched_to: Type.Optional(Type.Union([Type.Object({ did_oc: Type.String() }), Type.Null()])),
+            account: Type.Optional(Type.Ref('Account')),
+            token: Type.Optional(Type.String()),
+          },
+          answer(
+            "Signed out. For this browser's own session (as here) the answer of a logout with `scope=current`: `switched_to` " +
+              'names the account now active, or is null when none is left',
+            { ok: true, current: true, switched_to: null },
+          ),
+        ),
         ...errorResponses(400, 401, 403, 404, 429),
       },
     }),
@@ -74,7 +109,10 @@ export function registerDeviceRoutes(app: TypedApp, context: ServiceContext): vo
     '/api/auth/sessions/revoke-others',
     sessionRoute(POLICY.family, 'auth', 'Sign every other device of the active account out; needs a step-up younger than 5 minutes', {
       response: {
-        200: Type.Object({ ok: Type.Literal(true), revoked: Type.Integer({ description: 'Sessions signed out' }) }),
+        200: Type.Object(
+          { ok: Type.Literal(true), revoked: Type.Integer({ description: 'Sessions signed out' }) },
+          answer('Every other device is signed out; this one stays', { ok: true, revoked: 1 }),
+        ),
         ...errorResponses(401, 403, 429),
       },
     }),

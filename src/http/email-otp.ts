@@ -5,7 +5,7 @@
  */
 import { Type } from 'typebox';
 import type { ServiceContext } from './context.js';
-import { EXAMPLE, errorResponses, example } from './schemas.js';
+import { answer, EXAMPLE, errorResponses, example } from './schemas.js';
 import { answerIssued, noStore, signInTarget, wantsAdd } from './session.js';
 import { POLICY } from './policy.js';
 import type { TypedApp } from './schema-types.js';
@@ -25,14 +25,21 @@ const StartBody = Type.Object(
   },
   example({ email: EXAMPLE.email }),
 );
-const Started = Type.Object({
-  ok: Type.Literal(true),
-  token: Type.String({
-    description:
-      "Send it back on verify: its tries then count against this start's code only, a dead code is told as code_dead, and after resends the code of one of the last 5 earlier mails as code_replaced",
+const Started = Type.Object(
+  {
+    ok: Type.Literal(true),
+    token: Type.String({
+      description:
+        "Send it back on verify: its tries then count against this start's code only, a dead code is told as code_dead, and after resends the code of one of the last 5 earlier mails as code_replaced",
+    }),
+    expiresAt: Type.String({ description: 'ISO 8601 UTC; the code is valid 10 minutes' }),
+  },
+  answer('A code is on its way to the address, if it can receive mail here', {
+    ok: true,
+    token: '3f9a0c7e5b21d84a6c0e9f13b7d52a86',
+    expiresAt: '2026-04-22T12:10:00.000Z',
   }),
-  expiresAt: Type.String({ description: 'ISO 8601 UTC; the code is valid 10 minutes' }),
-});
+);
 const VerifyBody = Type.Object(
   {
     email: Type.String({ minLength: 3, maxLength: 254 }),

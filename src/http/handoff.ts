@@ -12,7 +12,7 @@ import { clientFacts, localDeviceLabel } from '../session/index.js';
 import { requestLocale } from './locale.js';
 import { checkReturnTo } from '../signin/index.js';
 import type { ServiceContext } from './context.js';
-import { AddQuery, EXAMPLE, errorResponses, example, NullableString, StringEnum } from './schemas.js';
+import { AddQuery, ANSWER, answer, EXAMPLE, EXAMPLE_ACCOUNT, errorResponses, example, NullableString, StringEnum } from './schemas.js';
 import { answerIssued, noStore, signInTarget, wantsAdd } from './session.js';
 import { POLICY } from './policy.js';
 import type { TypedApp } from './schema-types.js';
@@ -31,31 +31,58 @@ const StartBody = Type.Object(
   },
   example({ return_to: '/account' }),
 );
-const Started = Type.Object({
-  ok: Type.Literal(true),
-  id: Type.String({ description: 'The hand-off, sent back with `token` on claim' }),
-  token: Type.String({ description: "The desktop's poll secret: keep it in the page, never show it" }),
-  code: Type.String({ description: '6 digits both screens show' }),
-  phone_url: Type.String({ description: '`<PUBLIC_URL>/signin/phone#<phone key>`, the QR code’s content' }),
-  qr: Type.Object(
-    {
-      size: Type.Integer({ description: 'Modules per side, without a quiet zone' }),
-      rows: Type.Array(Type.String(), { description: 'One string per row, `1` for a dark module and `0` for a light one' }),
-    },
-    { description: '`phone_url` as a QR code (error correction M)' },
-  ),
-  expires_at: Type.String({ description: 'ISO 8601 UTC; a hand-off lives 3 minutes' }),
-});
+/** The hand-off of the examples: started at the sign-in of the examples, so it lives until 12:04. */
+const EXAMPLE_PHONE_URL = `https://auth.example.com/signin/phone#${EXAMPLE_SECRET}`;
+const EXAMPLE_HANDOFF_CODE = '482913';
+const EXAMPLE_HANDOFF_EXPIRY = '2026-04-22T12:04:00.000Z';
+
+const Started = Type.Object(
+  {
+    ok: Type.Literal(true),
+    id: Type.String({ description: 'The hand-off, sent back with `token` on claim' }),
+    token: Type.String({ description: "The desktop's poll secret: keep it in the page, never show it" }),
+    code: Type.String({ description: '6 digits both screens show' }),
+    phone_url: Type.String({ description: '`<PUBLIC_URL>/signin/phone#<phone key>`, the QR code’s content' }),
+    qr: Type.Object(
+      {
+        size: Type.Integer({ description: 'Modules per side, without a quiet zone' }),
+        rows: Type.Array(Type.String(), { description: 'One string per row, `1` for a dark module and `0` for a light one' }),
+      },
+      { description: '`phone_url` as a QR code (error correction M)' },
+    ),
+    expires_at: Type.String({ description: 'ISO 8601 UTC; a hand-off lives 3 minutes' }),
+  },
+  answer('Started: show the QR code and the code, then poll POST /api/auth/handoff/claim', {
+    ok: true,
+    id: EXAMPLE.id,
+    token: EXAMPLE_SECRET,
+    code: EXAMPLE_HANDOFF_CODE,
+    phone_url: EXAMPLE_PHONE_URL,
+    qr: qrRows(EXAMPLE_PHONE_URL),
+    expires_at: EXAMPLE_HANDOFF_EXPIRY,
+  }),
+);
 const KeyBody = Type.Object({ key: Secret('The phone key, from the fragment of `phone_url`') }, example({ key: EXAMPLE_SECRET }));
-const Looked = Type.Object({
-  ok: Type.Literal(true),
-  code: Type.String(),
-  desktop: NullableString({ description: "The desktop's browser, as a device label (`Chrome 156 on Linux`), or null" }),
-  desktop_text: NullableString({ description: '`desktop` in the language of the request (`Chrome 156 unter Linux`), for the page' }),
-  site: Type.String({ description: 'The host the desktop signs in to' }),
-  other_network: Type.Boolean({ description: "True when the phone is not on the desktop's network (/24, /48), or either is unknown" }),
-  expires_at: Type.String(),
-});
+const Looked = Type.Object(
+  {
+    ok: Type.Literal(true),
+    code: Type.String(),
+    desktop: NullableString({ description: "The desktop's browser, as a device label (`Chrome 156 on Linux`), or null" }),
+    desktop_text: NullableString({ description: '`desktop` in the language of the request (`Chrome 156 unter Linux`), for the page' }),
+    site: Type.String({ description: 'The host the desktop signs in to' }),
+    other_network: Type.Boolean({ description: "True when the phone is not on the desktop's network (/24, /48), or either is unknown" }),
+    expires_at: Type.String(),
+  },
+  answer('What the phone shows before the person approves: the code to compare and the desktop asking', {
+    ok: true,
+    code: EXAMPLE_HANDOFF_CODE,
+    desktop: 'Chrome 156 on Linux',
+    desktop_text: 'Chrome 156 on Linux',
+    site: 'auth.example.com',
+    other_network: false,
+    expires_at: EXAMPLE_HANDOFF_EXPIRY,
+  }),
+);
 const ApproveBody = Type.Object(
   {
     key: Secret('The phone key'),
@@ -72,7 +99,8 @@ const ApproveBody = Type.Object(
   },
   example({ key: EXAMPLE_SECRET, message: EXAMPLE.challenge, signature: EXAMPLE.attestation.signature }),
 );
-const Answered = Type.Object({ ok: Type.Literal(true) });
+const Approved = Type.Object({ ok: Type.Literal(true) }, answer("Approved: the desktop's next poll signs it in", { ok: true }));
+const Declined = Type.Object({ ok: Type.Literal(true) }, answer("Declined: the desktop's next poll says so", { ok: true }));
 const ClaimBody = Type.Object(
   {
     id: Type.String({ minLength: 1, maxLength: 64 }),
@@ -81,14 +109,23 @@ const ClaimBody = Type.Object(
   },
   example({ id: EXAMPLE.id, token: EXAMPLE_SECRET }),
 );
-const Claimed = Type.Object({
-  ok: Type.Literal(true),
-  status: StringEnum(['pending', 'declined', 'expired', 'signed_in'] as const),
-  expires_at: Type.Optional(Type.String({ description: 'While pending, declined or expired' })),
-  account: Type.Optional(Type.Ref('Account', { description: 'Once signed in, as POST /api/auth/signin answers' })),
-  token: Type.Optional(Type.String({ description: 'Once signed in: the JWT also set as the `oc_session` cookie' })),
-  return_to: Type.Optional(NullableString({ description: 'Once signed in: the checked `return_to` of the start, or null' })),
-});
+const Claimed = Type.Object(
+  {
+    ok: Type.Literal(true),
+    status: StringEnum(['pending', 'declined', 'expired', 'signed_in'] as const),
+    expires_at: Type.Optional(Type.String({ description: 'While pending, declined or expired' })),
+    account: Type.Optional(Type.Ref('Account', { description: 'Once signed in, as POST /api/auth/signin answers' })),
+    token: Type.Optional(Type.String({ description: 'Once signed in: the JWT also set as the `oc_session` cookie' })),
+    return_to: Type.Optional(NullableString({ description: 'Once signed in: the checked `return_to` of the start, or null' })),
+  },
+  answer('Where the hand-off stands; once the phone approved, this browser is signed in (as here)', {
+    ok: true,
+    status: 'signed_in',
+    account: EXAMPLE_ACCOUNT,
+    token: ANSWER.token,
+    return_to: '/account',
+  }),
+);
 
 /** The phone routes: a credential (the key) is checked, so closed while the limit store is down. */
 const PHONE = POLICY.familyCredential;
@@ -154,7 +191,7 @@ export function registerHandoffRoutes(app: TypedApp, context: ServiceContext): v
 
   app.post(
     '/api/auth/handoff/approve',
-    phoneRoute("The phone: approve with the wallet's signature of a login challenge", ApproveBody, Answered),
+    phoneRoute("The phone: approve with the wallet's signature of a login challenge", ApproveBody, Approved),
     async (request) => {
       const { key, message, signature } = request.body;
       await context.handoffs.approve(key, { message, signature });
@@ -162,7 +199,7 @@ export function registerHandoffRoutes(app: TypedApp, context: ServiceContext): v
     },
   );
 
-  app.post('/api/auth/handoff/decline', phoneRoute("The phone: this wasn't me", KeyBody, Answered), async (request) => {
+  app.post('/api/auth/handoff/decline', phoneRoute("The phone: this wasn't me", KeyBody, Declined), async (request) => {
     await context.handoffs.decline(request.body.key);
     return { ok: true };
   });

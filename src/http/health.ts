@@ -2,20 +2,29 @@ import { Type } from 'typebox';
 import type { FastifyInstance } from 'fastify';
 import type { ServiceContext } from './context.js';
 import { POLICY } from './policy.js';
+import { answer } from './schemas.js';
 import { route } from './route.js';
 
-const Health = Type.Object({ ok: Type.Boolean(), checks: Type.Optional(Type.Record(Type.String(), Type.String())) });
+const HEALTH_FIELDS = { ok: Type.Boolean(), checks: Type.Optional(Type.Record(Type.String(), Type.String())) };
+const Alive = Type.Object(HEALTH_FIELDS, answer('The process answers', { ok: true }));
+/** What /readyz checks (`ServiceContext.readiness`): `ok`, or what is wrong. */
+const READY_CHECKS = { config: 'ok', keys: 'ok', storage: 'ok', redis: 'ok' };
+const Ready = Type.Object(HEALTH_FIELDS, answer('Every check is `ok`', { ok: true, checks: READY_CHECKS }));
+const NotReady = Type.Object(
+  HEALTH_FIELDS,
+  answer('A check failed: it says what', { ok: false, checks: { ...READY_CHECKS, storage: 'unreachable' } }),
+);
 
 /** GET /healthz: the process is alive. GET /readyz: storage, keys and config are ready. */
 export function registerHealthRoutes(app: FastifyInstance, context: ServiceContext): void {
-  app.get('/healthz', route(POLICY.unlimited, 'ops', 'Process alive', { response: { 200: Health } }), async (_request, reply) => {
+  app.get('/healthz', route(POLICY.unlimited, 'ops', 'Process alive', { response: { 200: Alive } }), async (_request, reply) => {
     reply.header('cache-control', 'no-store');
     return { ok: true };
   });
   app.get(
     '/readyz',
     route(POLICY.unlimited, 'ops', 'Ready to serve (storage, keys, config, and Redis when REDIS_URL is set)', {
-      response: { 200: Health, 503: Health },
+      response: { 200: Ready, 503: NotReady },
     }),
     async (_request, reply) => {
       const checks = await context.readiness();

@@ -5,7 +5,7 @@
  */
 import { Type } from 'typebox';
 import type { ServiceContext } from './context.js';
-import { EXAMPLE, errorResponses, example } from './schemas.js';
+import { ANSWER, answer, EXAMPLE, EXAMPLE_ACCOUNT, EXAMPLE_IDENTITIES, errorResponses, example } from './schemas.js';
 import { noStore, requireSession, signOutCurrent } from './session.js';
 import { POLICY } from './policy.js';
 import type { TypedApp } from './schema-types.js';
@@ -46,7 +46,65 @@ export function registerLifecycleRoutes(app: TypedApp, context: ServiceContext):
               connect_email_hint: Type.Union([Type.String(), Type.Null()]),
               activity: Loose,
             },
-            { additionalProperties: true },
+            {
+              additionalProperties: true,
+              ...answer('The export (format `oc-host.account-export.v1`), sent as a file to save', {
+                format: 'oc-host.account-export.v1',
+                exported_at: ANSWER.now,
+                service: 'https://auth.example.com',
+                account: {
+                  did_oc: EXAMPLE.didOc,
+                  kind: EXAMPLE_ACCOUNT.kind,
+                  display_name: EXAMPLE_ACCOUNT.display_name,
+                  display_identity_kind: null,
+                  primary_btc: EXAMPLE.address,
+                  created_at: ANSWER.signedInAt,
+                  updated_at: '2026-04-22T12:20:00.000Z',
+                  disabled_at: null,
+                },
+                identities: EXAMPLE_IDENTITIES,
+                merged_from: [],
+                sessions: [
+                  {
+                    id: EXAMPLE.id,
+                    signing_method: 'bip322',
+                    created_at: ANSWER.signedInAt,
+                    last_seen_at: ANSWER.now,
+                    expires_at: '2026-05-22T12:01:00.000Z',
+                    revoked_at: null,
+                    step_up_at: null,
+                    sudo_at: '2026-04-22T12:28:00.000Z',
+                    device: 'Chrome 156 on Linux',
+                    network: '203.0.113.0/24',
+                    current: true,
+                  },
+                  {
+                    id: ANSWER.otherSession,
+                    signing_method: 'email_otp',
+                    created_at: '2026-04-22T12:22:00.000Z',
+                    last_seen_at: '2026-04-22T12:24:00.000Z',
+                    expires_at: '2026-05-22T12:22:00.000Z',
+                    revoked_at: null,
+                    step_up_at: null,
+                    sudo_at: null,
+                    device: 'Safari 19 on iOS',
+                    network: '198.51.100.0/24',
+                    current: false,
+                  },
+                ],
+                keys: [],
+                connect_apps: [{ id: EXAMPLE.id, name: 'Example shop', created_at: ANSWER.signedInAt, rotated_at: null }],
+                connect_email_hint: null,
+                activity: [
+                  {
+                    id: '019db510a4600001e5b38d2c7f91a064',
+                    at: ANSWER.signedInAt,
+                    kind: 'signin',
+                    detail: { method: 'bip322', device: 'Chrome 156 on Linux', network: '203.0.113.0/24', added: false },
+                  },
+                ],
+              }),
+            },
           ),
           ...errorResponses(401, 403, 429),
         },
@@ -72,19 +130,26 @@ export function registerLifecycleRoutes(app: TypedApp, context: ServiceContext):
         'account of its roster, as after a logout.',
       body: DeleteBody,
       response: {
-        200: Type.Object({
-          ok: Type.Literal(true),
-          deleted: Type.Object({
-            did_oc: Type.String(),
-            identities: Type.Integer(),
-            sessions: Type.Integer({ description: 'Sessions revoked' }),
-            keys: Type.Integer(),
-            connect_apps: Type.Integer(),
+        200: Type.Object(
+          {
+            ok: Type.Literal(true),
+            deleted: Type.Object({
+              did_oc: Type.String(),
+              identities: Type.Integer(),
+              sessions: Type.Integer({ description: 'Sessions revoked' }),
+              keys: Type.Integer(),
+              connect_apps: Type.Integer(),
+            }),
+            switched_to: Type.Union([Type.Object({ did_oc: Type.String() }), Type.Null()]),
+            account: Type.Optional(Type.Ref('Account')),
+            token: Type.Optional(Type.String()),
+          },
+          answer('Deleted, with what went with it; `switched_to` names the account of this browser now active, or is null', {
+            ok: true,
+            deleted: { did_oc: EXAMPLE.didOc, identities: 2, sessions: 2, keys: 0, connect_apps: 1 },
+            switched_to: null,
           }),
-          switched_to: Type.Union([Type.Object({ did_oc: Type.String() }), Type.Null()]),
-          account: Type.Optional(Type.Ref('Account')),
-          token: Type.Optional(Type.String()),
-        }),
+        ),
         ...errorResponses(400, 401, 403, 413, 415, 429),
       },
     }),

@@ -21,10 +21,10 @@ import {
 import { OcError } from '../errors.js';
 import { attestationId } from '../format/index.js';
 import type { PublishAttestationInput } from '../attest/index.js';
-import { ATTESTATION_EXAMPLE, ATTESTATION_FIELDS, MAX_MESSAGE, MAX_SIGNATURE } from './attestation.js';
+import { ATTESTATION_EXAMPLE, ATTESTATION_FIELDS, MAX_MESSAGE, MAX_SIGNATURE, VERIFIED_EXAMPLE } from './attestation.js';
 import type { ServiceContext } from './context.js';
 import { sendError } from './errors.js';
-import { EXAMPLE, errorResponses, example, Identity } from './schemas.js';
+import { answer, EXAMPLE, errorResponses, example, Identity } from './schemas.js';
 import { POLICY } from './policy.js';
 import type { TypedApp } from './schema-types.js';
 import { route } from './route.js';
@@ -99,7 +99,18 @@ export const CheckResult = Type.Object(
       Type.Array(Type.String(), { description: 'When ok is false: `below_min_sats` and/or `below_min_days`, or `chain_unavailable`' }),
     ),
   },
-  { description: 'Check result (docs/api.md)' },
+  answer('Check result (docs/api.md): the newest attestation of the subject that verifies, measured against the thresholds', {
+    ok: true,
+    sats: VERIFIED_EXAMPLE.sats,
+    days: VERIFIED_EXAMPLE.days,
+    score: VERIFIED_EXAMPLE.score,
+    attestation_id: VERIFIED_EXAMPLE.attestation_id,
+    address: VERIFIED_EXAMPLE.address,
+    identities: VERIFIED_EXAMPLE.identities,
+    network: VERIFIED_EXAMPLE.network,
+    codes: VERIFIED_EXAMPLE.codes,
+    issued_at: VERIFIED_EXAMPLE.issued_at,
+  }),
 );
 
 export const CheckNotFound = Type.Object(
@@ -112,7 +123,7 @@ export const CheckNotFound = Type.Object(
       }),
     ),
   },
-  { description: 'No attestation of the subject verifies' },
+  answer('No attestation of the subject verifies', { ok: false, reasons: ['not_found'] }),
 );
 
 export const Envelope = Type.Object(
@@ -143,23 +154,62 @@ export const Envelope = Type.Object(
   },
 );
 
-export const DiscoverResult = Type.Object({
-  count: Type.Integer(),
-  total: Type.Integer({ description: 'Distinct attestations found (up to 500 per relay)' }),
-  attestations: Type.Array(Envelope, { description: 'Newest issued_at first' }),
-  relays_answered: Type.Integer(),
-  relays_queried: Type.Integer(),
-  warnings: Type.Optional(Type.Array(Type.String(), { description: '`relays_unavailable` when no relay answered' })),
-});
+/** The relays of the answers' examples. */
+const EXAMPLE_RELAYS = ['wss://relay.example.com', 'wss://nostr.example.org'];
+/** The id of the Nostr event that carries the example attestation. */
+const EXAMPLE_EVENT_ID = '5c2e7d9a41f08b63e1d4c7a2b9f05e18d3a6c4b7e2f91d08a5c3b6e4f7a20d19';
 
-export const PublishResult = Type.Object({
-  ok: Type.Boolean({ description: 'True when the attestation verified and at least one relay accepted it' }),
-  attestation_id: Type.String(),
-  codes: Type.Array(Type.String(), { description: 'Verification codes; the chain is not consulted' }),
-  event_id: Type.Optional(Type.String()),
-  published: Type.Array(Type.String(), { description: 'Relays that accepted the event' }),
-  failed: Type.Array(Type.String(), { description: 'Relays that refused it or could not be reached' }),
-});
+export const DiscoverResult = Type.Object(
+  {
+    count: Type.Integer(),
+    total: Type.Integer({ description: 'Distinct attestations found (up to 500 per relay)' }),
+    attestations: Type.Array(Envelope, { description: 'Newest issued_at first' }),
+    relays_answered: Type.Integer(),
+    relays_queried: Type.Integer(),
+    warnings: Type.Optional(Type.Array(Type.String(), { description: '`relays_unavailable` when no relay answered' })),
+  },
+  answer('The envelopes the relays hold for the subject, and how many relays answered', {
+    count: 1,
+    total: 1,
+    attestations: [
+      {
+        attestation_id: EXAMPLE.attestation.id,
+        scheme: 'bip322',
+        address: EXAMPLE.address,
+        identities: VERIFIED_EXAMPLE.identities,
+        message: EXAMPLE.attestation.message,
+        message_b64url: Buffer.from(EXAMPLE.attestation.message).toString('base64url'),
+        signature: EXAMPLE.attestation.signature,
+        issued_at: VERIFIED_EXAMPLE.issued_at,
+        verification_url: `https://auth.example.com/api/check?id=${EXAMPLE.attestation.id}`,
+        event_id: EXAMPLE_EVENT_ID,
+        created_at: 1776859230,
+        relays: EXAMPLE_RELAYS,
+      },
+    ],
+    relays_answered: 2,
+    relays_queried: 2,
+  }),
+);
+
+export const PublishResult = Type.Object(
+  {
+    ok: Type.Boolean({ description: 'True when the attestation verified and at least one relay accepted it' }),
+    attestation_id: Type.String(),
+    codes: Type.Array(Type.String(), { description: 'Verification codes; the chain is not consulted' }),
+    event_id: Type.Optional(Type.String()),
+    published: Type.Array(Type.String(), { description: 'Relays that accepted the event' }),
+    failed: Type.Array(Type.String(), { description: 'Relays that refused it or could not be reached' }),
+  },
+  answer('Published: the relays that took the event, and those that did not', {
+    ok: true,
+    attestation_id: EXAMPLE.attestation.id,
+    codes: ['sig_ok_bip322'],
+    event_id: EXAMPLE_EVENT_ID,
+    published: EXAMPLE_RELAYS,
+    failed: [],
+  }),
+);
 
 const NOT_FOUND_BODY = Object.freeze({ ok: false, reasons: Object.freeze(['not_found']) });
 

@@ -17,7 +17,7 @@ import { route, sessionRoute } from './route.js';
 import { noStore, requireSession } from './session.js';
 import { didOf } from '../session/index.js';
 import type { TypedApp } from './schema-types.js';
-import { errorResponses, example } from './schemas.js';
+import { ANSWER, answer, EXAMPLE_CLIENT_METADATA, errorResponses, example } from './schemas.js';
 
 const Client = Type.Object({
   client_id: Type.String({ pattern: '^oc_[0-9a-f]{32}$' }),
@@ -25,8 +25,16 @@ const Client = Type.Object({
   created_at: Type.String({ description: 'ISO 8601 UTC' }),
   updated_at: Type.String({ description: 'ISO 8601 UTC' }),
 });
-const ClientParams = Type.Object({ client_id: Type.String({ minLength: 1, maxLength: 64, ...example('oc_client_example') }) });
+const ClientParams = Type.Object({ client_id: Type.String({ minLength: 1, maxLength: 64, ...example(ANSWER.clientId) }) });
 const BEARER = [{ bearerAuth: [] }];
+
+/** The OpenID client of the examples, as the routes of an app's clients answer it. */
+const EXAMPLE_CLIENT = {
+  client_id: ANSWER.clientId,
+  metadata: EXAMPLE_CLIENT_METADATA,
+  created_at: ANSWER.clientRegisteredAt,
+  updated_at: ANSWER.clientRegisteredAt,
+};
 
 function clientBody(client: ClientView) {
   return {
@@ -74,12 +82,20 @@ export function registerConsentRoutes(app: TypedApp, context: ServiceContext): v
         "browser's, an unknown or an ended interaction answers 404 `not_found`.",
       params: InteractionParams,
       response: {
-        200: Type.Object({
-          ok: Type.Literal(true),
-          client_id: Type.String(),
-          name: Type.String({ description: "The app's registered name, else its client_id" }),
-          logo_uri: Type.Optional(Type.String({ description: "The app's logo, when it is https" })),
-        }),
+        200: Type.Object(
+          {
+            ok: Type.Literal(true),
+            client_id: Type.String(),
+            name: Type.String({ description: "The app's registered name, else its client_id" }),
+            logo_uri: Type.Optional(Type.String({ description: "The app's logo, when it is https" })),
+          },
+          answer('The app asking to sign this browser in', {
+            ok: true,
+            client_id: ANSWER.clientId,
+            name: EXAMPLE_CLIENT.metadata.client_name,
+            logo_uri: EXAMPLE_CLIENT.metadata.logo_uri,
+          }),
+        ),
         ...errorResponses(400, 404, 429),
       },
     }),
@@ -98,7 +114,25 @@ export function registerConsentRoutes(app: TypedApp, context: ServiceContext): v
   app.get(
     '/api/auth/apps',
     sessionRoute(POLICY.familyRead, 'auth', 'The apps the active account allowed to sign it in through the OpenID provider, newest first', {
-      response: { 200: Type.Object({ ok: Type.Literal(true), apps: Type.Array(ConsentedApp) }), ...errorResponses(401, 429) },
+      response: {
+        200: Type.Object(
+          { ok: Type.Literal(true), apps: Type.Array(ConsentedApp) },
+          answer('The apps allowed to sign the account in, newest first', {
+            ok: true,
+            apps: [
+              {
+                client_id: ANSWER.clientId,
+                name: EXAMPLE_CLIENT.metadata.client_name,
+                logo_uri: EXAMPLE_CLIENT.metadata.logo_uri,
+                scopes: ['openid', 'profile', 'bitcoin'],
+                first_allowed_at: '2026-04-22T12:27:00.000Z',
+                last_allowed_at: '2026-04-22T12:27:00.000Z',
+              },
+            ],
+          }),
+        ),
+        ...errorResponses(401, 429),
+      },
     }),
     async (request, reply) => {
       const current = await requireSession(context, request);
@@ -121,7 +155,13 @@ export function registerConsentRoutes(app: TypedApp, context: ServiceContext): v
       POLICY.family,
       'auth',
       "Withdraw the active account's consent to an app: its tokens stop working and its next sign-in asks again",
-      { params: ClientParams, response: { 200: Type.Object({ ok: Type.Literal(true) }), ...errorResponses(401, 403, 404, 429) } },
+      {
+        params: ClientParams,
+        response: {
+          200: Type.Object({ ok: Type.Literal(true) }, answer('The consent is withdrawn', { ok: true })),
+          ...errorResponses(401, 403, 404, 429),
+        },
+      },
     ),
     async (request, reply) => {
       const current = await requireSession(context, request);
@@ -163,7 +203,13 @@ export function registerOidcClientRoutes(app: TypedApp, context: ServiceContext)
           "Server to server: `Authorization: Bearer <api_key>`. Clients are registered at the discovery document's " +
           '`registration_endpoint` (RFC 7591) with the same key as the initial access token.',
         security: BEARER,
-        response: { 200: Type.Object({ ok: Type.Literal(true), clients: Type.Array(Client) }), ...errorResponses(401, 429, 503) },
+        response: {
+          200: Type.Object(
+            { ok: Type.Literal(true), clients: Type.Array(Client) },
+            answer("The app's OpenID clients", { ok: true, clients: [EXAMPLE_CLIENT] }),
+          ),
+          ...errorResponses(401, 429, 503),
+        },
       }),
       onRequest,
     },
@@ -184,11 +230,18 @@ export function registerOidcClientRoutes(app: TypedApp, context: ServiceContext)
           security: BEARER,
           params: ClientParams,
           response: {
-            200: Type.Object({
-              ok: Type.Literal(true),
-              client: Client,
-              client_secret: Type.String({ description: 'Shown once: only its hash is kept' }),
-            }),
+            200: Type.Object(
+              {
+                ok: Type.Literal(true),
+                client: Client,
+                client_secret: Type.String({ description: 'Shown once: only its hash is kept' }),
+              },
+              answer('The client and its new secret, shown this once', {
+                ok: true,
+                client: { ...EXAMPLE_CLIENT, updated_at: ANSWER.now },
+                client_secret: 'bmV3IGZvciB0aGUgZXhhbXBsZXM6IG5vdCBhIHNlY3JldCBhdCBhbGwgZWl0aGVy',
+              }),
+            ),
             ...errorResponses(400, 401, 404, 429, 503),
           },
         },
@@ -209,7 +262,10 @@ export function registerOidcClientRoutes(app: TypedApp, context: ServiceContext)
       ...route(POLICY.serverCredential, 'connect', "Delete one of the app's OpenID clients with its consents, codes and tokens", {
         security: BEARER,
         params: ClientParams,
-        response: { 200: Type.Object({ ok: Type.Literal(true) }), ...errorResponses(401, 404, 429, 503) },
+        response: {
+          200: Type.Object({ ok: Type.Literal(true) }, answer('The client is deleted; its tokens stop working', { ok: true })),
+          ...errorResponses(401, 404, 429, 503),
+        },
       }),
       onRequest,
     },

@@ -17,12 +17,21 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
 import type Provider from 'oidc-provider';
 import { isOcError } from '../errors.js';
-import { ACR_BASIC, ACR_KEY, INTERACTION_PATH, loginHintOf, OIDC_ROUTES, prefersKey, type HostSessionView } from '../oidc/index.js';
+import {
+  ACR_BASIC,
+  ACR_KEY,
+  INTERACTION_PATH,
+  loginHintOf,
+  OIDC_ROUTES,
+  OIDC_SCOPES,
+  prefersKey,
+  type HostSessionView,
+} from '../oidc/index.js';
 import { accountIdFromDid, didOf, readSessionCookies, signInMethodClaims, type Authenticated } from '../session/index.js';
 import type { ServiceContext } from './context.js';
 import { oidcPageRenderer, type OidcPageRenderer } from './oidc-pages.js';
 import { POLICY, type RoutePolicy } from './policy.js';
-import { errorResponses } from './schemas.js';
+import { ANSWER, answer, EXAMPLE_CLIENT_METADATA, errorResponses } from './schemas.js';
 import { securityHeaders, type PageFiles } from './pages.js';
 import { clearedSessionCookieLines, currentSession, ownRosterCheck, sessionCookieLines } from './session.js';
 
@@ -42,12 +51,37 @@ const FORWARDED: ReadonlyArray<{
   readonly summary?: string;
   readonly description?: string;
   readonly status?: number;
+  /** For the OpenAPI document: what the answer is, and its example for the issuer `PUBLIC_URL`. */
+  readonly answer?: { readonly description: string; readonly example: (issuer: string) => unknown };
 }> = [
   {
     url: '/.well-known/openid-configuration',
     methods: ['GET'],
     policy: CLIENT_READ,
     summary: 'OpenID provider discovery (OpenID Connect Discovery 1.0): the issuer, its endpoints, scopes, claims and algorithms',
+    answer: {
+      description: 'The provider metadata (its main fields here; the library adds a few more)',
+      example: (issuer) => ({
+        issuer,
+        authorization_endpoint: `${issuer}${OIDC_ROUTES.authorization}`,
+        token_endpoint: `${issuer}${OIDC_ROUTES.token}`,
+        userinfo_endpoint: `${issuer}${OIDC_ROUTES.userinfo}`,
+        jwks_uri: `${issuer}${OIDC_ROUTES.jwks}`,
+        registration_endpoint: `${issuer}${OIDC_ROUTES.registration}`,
+        revocation_endpoint: `${issuer}${OIDC_ROUTES.revocation}`,
+        introspection_endpoint: `${issuer}${OIDC_ROUTES.introspection}`,
+        end_session_endpoint: `${issuer}${OIDC_ROUTES.end_session}`,
+        scopes_supported: [...OIDC_SCOPES],
+        response_types_supported: ['code'],
+        grant_types_supported: ['authorization_code', 'refresh_token'],
+        subject_types_supported: ['public', 'pairwise'],
+        acr_values_supported: [ACR_BASIC, ACR_KEY],
+        code_challenge_methods_supported: ['S256'],
+        id_token_signing_alg_values_supported: ['EdDSA', 'ES256', 'RS256'],
+        token_endpoint_auth_methods_supported: ['client_secret_basic', 'client_secret_post', 'none', 'private_key_jwt'],
+        backchannel_logout_supported: true,
+      }),
+    },
   },
   { url: OIDC_ROUTES.jwks, methods: ['GET'], policy: CLIENT_READ },
   { url: OIDC_ROUTES.authorization, methods: ['GET', 'POST'], policy: BROWSER },
@@ -68,6 +102,16 @@ const FORWARDED: ReadonlyArray<{
       'Errors are OAuth errors (`invalid_client_metadata`, `invalid_redirect_uri`, `invalid_token`). Manage the clients with ' +
       '/api/connect/oidc-clients.',
     status: 201,
+    answer: {
+      description: 'Registered: the client metadata as kept, with `client_id` and, for a confidential client, `client_secret`',
+      example: () => ({
+        client_id: ANSWER.clientId,
+        client_secret: ANSWER.clientSecret,
+        client_id_issued_at: Date.parse(ANSWER.clientRegisteredAt) / 1000,
+        client_secret_expires_at: 0,
+        ...EXAMPLE_CLIENT_METADATA,
+      }),
+    },
   },
   { url: `${OIDC_ROUTES.end_session}/confirm`, methods: ['POST'], policy: BROWSER },
   { url: `${OIDC_ROUTES.end_session}/success`, methods: ['GET'], policy: BROWSER },
@@ -190,7 +234,16 @@ export function registerOidcRoutes(app: FastifyInstance, context: ServiceContext
                 tags: ['oidc'],
                 summary: route.summary,
                 ...(route.description === undefined ? {} : { description: route.description, security: [{ bearerAuth: [] }] }),
-                response: { [route.status ?? 200]: Type.Object({}, { additionalProperties: true }), ...errorResponses(429) },
+                response: {
+                  [route.status ?? 200]: Type.Object(
+                    {},
+                    {
+                      additionalProperties: true,
+                      ...(route.answer === undefined ? {} : answer(route.answer.description, route.answer.example(issuer.origin))),
+                    },
+                  ),
+                  ...errorResponses(429),
+                },
               },
         handler: (request, reply) => forward(oidc.provider(), request, reply),
       });

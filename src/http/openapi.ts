@@ -7,7 +7,7 @@
 import swagger from '@fastify/swagger';
 import type { FastifyInstance } from 'fastify';
 import type { Config } from '../config.js';
-import { Account, ErrorBody, errorResponses, RosterEntry } from './schemas.js';
+import { Account, answer, ErrorBody, errorResponses, RosterEntry } from './schemas.js';
 import { POLICY } from './policy.js';
 import { route } from './route.js';
 
@@ -59,18 +59,29 @@ const ERROR_EXAMPLES: Readonly<Record<string, readonly [code: string, detail: st
   503: ['not_ready', 'storage: not ready'],
 };
 
-type Media = { schema?: { $ref?: string }; example?: unknown };
+type Media = { schema?: { $ref?: string; examples?: unknown[] }; example?: unknown };
 type Paths = Record<string, Record<string, { responses?: Record<string, { content?: Record<string, Media> }> }>>;
 
-/** Gives every error answer that points at `ErrorBody` the example of its status. */
-function withErrorExamples<Document extends { paths?: unknown }>(document: Document): Document {
+/**
+ * Gives every answer its example on the media type, where every OpenAPI
+ * viewer looks: an error answer that points at `ErrorBody` the example of its
+ * status, any other answer the example of its own schema (`answer()` of
+ * src/http/schemas.ts). test/compat/openapi.test.ts checks that every
+ * success answer has one and that it matches its schema.
+ */
+function withAnswerExamples<Document extends { paths?: unknown }>(document: Document): Document {
   for (const item of Object.values((document.paths ?? {}) as Paths)) {
     for (const operation of Object.values(item)) {
       for (const [status, response] of Object.entries(operation.responses ?? {})) {
         const media = response.content?.['application/json'];
+        if (media === undefined || media.example !== undefined) continue;
+        const own = media.schema?.examples?.[0];
+        if (own !== undefined) {
+          media.example = own;
+          continue;
+        }
         const known = ERROR_EXAMPLES[status];
-        if (media === undefined || known === undefined || media.example !== undefined) continue;
-        if (media.schema?.$ref !== '#/components/schemas/ErrorBody') continue;
+        if (known === undefined || media.schema?.$ref !== '#/components/schemas/ErrorBody') continue;
         const [code, detail] = known;
         media.example = { ok: false, error: code, reason: code, detail, ...(status === '429' ? { retry_after_seconds: 30 } : {}) };
       }
@@ -113,7 +124,7 @@ export async function registerOpenApi(app: FastifyInstance, config: Config, vers
       },
     },
     transformObject: (documentObject) =>
-      'openapiObject' in documentObject ? withErrorExamples(documentObject.openapiObject) : documentObject.swaggerObject,
+      'openapiObject' in documentObject ? withAnswerExamples(documentObject.openapiObject) : documentObject.swaggerObject,
     refResolver: {
       // Keep `ErrorBody` as its own component name in the document.
       buildLocalReference: (json, _baseUri, _fragment, index) => (typeof json.$id === 'string' ? json.$id : `def-${index}`),
@@ -124,7 +135,20 @@ export async function registerOpenApi(app: FastifyInstance, config: Config, vers
   app.get(
     '/api/openapi',
     route(POLICY.publicRead, 'ops', 'This document: OpenAPI 3.1, cached 5 minutes', {
-      response: { 200: { type: 'object', additionalProperties: true, description: 'An OpenAPI 3.1 document' }, ...errorResponses(429) },
+      response: {
+        200: {
+          type: 'object',
+          additionalProperties: true,
+          ...answer('An OpenAPI 3.1 document: this one, of which the example shows the start', {
+            openapi: '3.1.0',
+            info: { title: 'oc-host', version },
+            servers: [{ url: config.publicUrl }],
+            tags: OPENAPI_TAGS.filter((tag) => tag.name === 'ops'),
+            paths: { '/healthz': { get: { operationId: 'getHealthz', tags: ['ops'], summary: 'Process alive' } } },
+          }),
+        },
+        ...errorResponses(429),
+      },
     }),
     async (_request, reply) => {
       // Serialised once: the same text each time is also compressed only once (src/http/compression.ts).

@@ -10,7 +10,7 @@ import { isOcError, OcError } from '../errors.js';
 import { readCookie } from '../session/index.js';
 import { isProviderError, OAUTH_STATE_COOKIE_NAME, withTabAdoptMarker, type ProviderSignIn, oauthErrorLocation } from '../signin/index.js';
 import type { ServiceContext } from './context.js';
-import { errorResponses, example } from './schemas.js';
+import { answer, errorResponses, example } from './schemas.js';
 import { clearSessionCookie, noStore, setSessionCookie, signInTarget } from './session.js';
 import type { SignInTarget } from '../account/index.js';
 import { POLICY } from './policy.js';
@@ -22,9 +22,15 @@ const StartQuery = Type.Object({
   return_to: Type.Optional(Type.String({ maxLength: 2048, description: 'A path, or a URL of the family' })),
   add: Type.Optional(Type.String({ enum: ['1', '0', 'true', 'false'] })),
 });
-const Providers = Type.Object({
-  providers: Type.Array(Type.Object({ id: Type.String(), label: Type.String() })),
-});
+const Providers = Type.Object(
+  { providers: Type.Array(Type.Object({ id: Type.String(), label: Type.String() })) },
+  answer('The providers this host is configured for, in the order of their buttons', {
+    providers: [
+      { id: 'github', label: 'GitHub' },
+      { id: 'google', label: 'Google' },
+    ],
+  }),
+);
 
 /** The state cookie lives only where the callback can read it (docs/protocol.md §6). */
 function stateCookie(value: string, maxAgeSeconds: number): string {

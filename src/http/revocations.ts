@@ -6,7 +6,7 @@
  */
 import { Type } from 'typebox';
 import type { ServiceContext } from './context.js';
-import { errorResponses } from './schemas.js';
+import { ANSWER, answer, errorResponses } from './schemas.js';
 import { POLICY } from './policy.js';
 import type { TypedApp } from './schema-types.js';
 import { route } from './route.js';
@@ -31,14 +31,22 @@ export function registerRevocationRoutes(app: TypedApp, context: ServiceContext)
         'ETag to get 304.',
       querystring: RevocationsQuery,
       response: {
-        200: Type.Object({
-          ok: Type.Literal(true),
-          revocations: Type.Array(
-            Type.Object({ jti: Type.String(), exp: Type.Integer({ description: "Unix seconds: the token's own exp" }) }),
-          ),
-          cursor: Type.String({ description: 'Pass as `since` next time' }),
-          more: Type.Boolean({ description: 'Another page follows' }),
-        }),
+        200: Type.Object(
+          {
+            ok: Type.Literal(true),
+            revocations: Type.Array(
+              Type.Object({ jti: Type.String(), exp: Type.Integer({ description: "Unix seconds: the token's own exp" }) }),
+            ),
+            cursor: Type.String({ description: 'Pass as `since` next time' }),
+            more: Type.Boolean({ description: 'Another page follows' }),
+          },
+          answer('The revoked sessions whose tokens have not expired: refuse each `jti` until its `exp`', {
+            ok: true,
+            revocations: [{ jti: ANSWER.otherSession, exp: 1779452520 }],
+            cursor: Buffer.from(`${Date.parse('2026-04-22T12:25:00.000Z')}.${ANSWER.otherSession}`).toString('base64url'),
+            more: false,
+          }),
+        ),
         304: Type.Null({ description: 'Unchanged since the ETag sent in If-None-Match' }),
         ...errorResponses(400, 429),
       },

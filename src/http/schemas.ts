@@ -134,16 +134,9 @@ export const RosterEntry = Type.Object(
   { $id: 'RosterEntry' },
 );
 
-/** The answer of every successful sign-in, switch or re-mint (docs/protocol.md §3). */
 /** The `?add=` of a sign-in (src/http/session.ts `wantsAdd`). */
 export const AddQuery = Type.Object({
   add: Type.Optional(Type.String({ enum: ['1', '0', 'true', 'false'], description: "`1` keeps the caller's roster (add an account)" })),
-});
-
-export const SessionIssued = Type.Object({
-  ok: Type.Literal(true),
-  account: Type.Ref('Account'),
-  token: Type.String({ description: 'The JWT also set as the `oc_session` cookie, for callers that cannot read cookies' }),
 });
 
 /**
@@ -208,3 +201,122 @@ export const EXAMPLE = {
 export function example(value: unknown): { examples: unknown[] } {
   return { examples: [value] };
 }
+
+/**
+ * The options of an answer's schema: what the answer means (its description
+ * in the OpenAPI document) and its example. src/http/openapi.ts also gives
+ * the example to the answer's media type, where every OpenAPI viewer looks.
+ */
+export function answer(description: string, value: unknown): { description: string; examples: unknown[] } {
+  return { description, ...example(value) };
+}
+
+/** The session key of the examples: its public half and its kid, the RFC 7638 thumbprint of it. */
+const EXAMPLE_KEY = { x: '11qYAYKxCrfVS_7TyWQHOg7hcvPapiMlrwIaaPcHURo', kid: 'kPrK_qmxVWaYVA9wwBF6Iuo3vVzz7TxHCTwXBygrS4k' } as const;
+
+/** A part of a JWT: the JSON of `value`, base64url. */
+function jwtPart(value: object): string {
+  return Buffer.from(JSON.stringify(value)).toString('base64url');
+}
+
+/**
+ * The values the answer examples share, consistent with {@link EXAMPLE}: the
+ * account of `EXAMPLE.didOc` holds `EXAMPLE.address` and `EXAMPLE.email`; it
+ * signed in with the address a minute after `EXAMPLE.challenge` was issued,
+ * in the session `EXAMPLE.id`.
+ */
+export const ANSWER = {
+  accountId: EXAMPLE.didOc.slice('did:oc:'.length),
+  /** When the account signed in, when the challenge it signed expires, and when the examples are read. */
+  signedInAt: '2026-04-22T12:01:00.000Z',
+  expiresAt: '2026-04-22T12:05:00.000Z',
+  now: '2026-04-22T12:30:00.000Z',
+  jwkX: EXAMPLE_KEY.x,
+  kid: EXAMPLE_KEY.kid,
+  /** The session's JWT: the header and claims of that sign-in (docs/protocol.md §3); the signature is made up. */
+  token: [
+    jwtPart({ alg: 'EdDSA', typ: 'JWT', kid: EXAMPLE_KEY.kid }),
+    jwtPart({
+      iss: 'https://auth.example.com',
+      sub: EXAMPLE.didOc.slice('did:oc:'.length),
+      did_oc: EXAMPLE.didOc,
+      jti: EXAMPLE.id,
+      iat: Date.parse('2026-04-22T12:01:00Z') / 1000,
+      exp: Date.parse('2026-05-22T12:01:00Z') / 1000,
+      name: 'Alice',
+      primary_btc: EXAMPLE.address,
+      display_identity: { kind: 'btc', value: EXAMPLE.address },
+      signing_method: 'bip322',
+      amr: ['swk'],
+    }),
+    '5a4RmliZ_2u_eVKIV3Yd5mBeDeWX-Hg5fvhamMl8YuOqFbwECXoyty8QErl5SeYpYH5J5skQeweU3hmdRObCIw',
+  ].join('.'),
+  /** The session of another browser of the account, which the examples sign out. */
+  otherSession: '7c41d9e0b2a85f36e19d0c4b7a2f5e83',
+  clientId: 'oc_0123456789abcdef0123456789abcdef',
+  /** When the client of {@link EXAMPLE_CLIENT_METADATA} was registered. */
+  clientRegisteredAt: '2026-04-22T12:26:00.000Z',
+  /** Secrets shown once, of the form the service issues; none is real. */
+  apiKey: 'oc_live_Zm9yIHRoZSBleGFtcGxlcyBvbmx5OiBub3QgYSBrZXk',
+  clientSecret: 'Zm9yIHRoZSBleGFtcGxlcyBvbmx5OiBub3QgYSBzZWNyZXQgYXQgYWxs',
+} as const;
+
+/** The OpenID client of the examples (RFC 7591 metadata): the web site of the Connect app of the examples. */
+export const EXAMPLE_CLIENT_METADATA = {
+  client_name: 'Example shop',
+  redirect_uris: ['https://shop.example.com/oidc/callback'],
+  grant_types: ['authorization_code'],
+  response_types: ['code'],
+  token_endpoint_auth_method: 'client_secret_basic',
+  scope: 'openid profile bitcoin',
+  logo_uri: 'https://shop.example.com/logo.png',
+} as const;
+
+/** The account of {@link EXAMPLE.didOc}, as `Account` gives it. */
+export const EXAMPLE_ACCOUNT = {
+  id: ANSWER.accountId,
+  did_oc: EXAMPLE.didOc,
+  kind: 'btc',
+  display_name: 'Alice',
+  primary_btc: EXAMPLE.address,
+  display_identity: { kind: 'btc', value: EXAMPLE.address },
+  has_email: true,
+  signing_method: 'bip322',
+  nostr_npub: null,
+  home_federation_slug: null,
+  is_owner: false,
+} as const;
+
+/** The identities of that account: its address, which it signed in with, and its e-mail, linked later that day. */
+export const EXAMPLE_IDENTITIES = [
+  { id: EXAMPLE.id, kind: 'btc', value: EXAMPLE.address, verified: true, created_at: ANSWER.signedInAt },
+  { id: '89abcdef01234567', kind: 'email', value: EXAMPLE.email, verified: true, created_at: '2026-04-22T12:20:00.000Z' },
+] as const;
+
+/** A second account of the same browser (a roster entry): one signed in by e-mail code. */
+export const EXAMPLE_OTHER_ACCOUNT = {
+  id: 'fedcba9876543210fedcba9876543210',
+  did_oc: 'did:oc:fedcba9876543210fedcba9876543210',
+  kind: 'federated',
+  display_name: null,
+  primary_btc: null,
+  display_identity: { kind: 'email', value: 'alice.work@example.com' },
+  has_email: true,
+  signing_method: null,
+  nostr_npub: null,
+  home_federation_slug: null,
+  is_owner: false,
+} as const;
+
+/** The answer of every sign-in, switch or re-mint, for the account of {@link EXAMPLE_ACCOUNT}. */
+export const EXAMPLE_SESSION = { ok: true, account: EXAMPLE_ACCOUNT, token: ANSWER.token } as const;
+
+/** The answer of every successful sign-in, switch or re-mint (docs/protocol.md §3). */
+export const SessionIssued = Type.Object(
+  {
+    ok: Type.Literal(true),
+    account: Type.Ref('Account'),
+    token: Type.String({ description: 'The JWT also set as the `oc_session` cookie, for callers that cannot read cookies' }),
+  },
+  answer('The account now signed in and its session token (docs/protocol.md §3)', EXAMPLE_SESSION),
+);

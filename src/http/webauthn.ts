@@ -9,7 +9,7 @@ import { Type } from 'typebox';
 import type { FastifyReply } from 'fastify';
 import type { AuthenticationResponseJSON, RegistrationResponseJSON } from '@simplewebauthn/server';
 import type { ServiceContext } from './context.js';
-import { EXAMPLE, errorResponses, example, NullableString, StringEnum } from './schemas.js';
+import { ANSWER, answer, EXAMPLE, EXAMPLE_ACCOUNT, errorResponses, example, NullableString, StringEnum } from './schemas.js';
 import { answerIssued, noStore, requireSession, sessionBody, setSessionCookie, signInTarget, wantsAdd } from './session.js';
 import { POLICY } from './policy.js';
 import type { TypedApp } from './schema-types.js';
@@ -90,12 +90,41 @@ const Credential = Type.Object({
   backed_up: Type.Boolean({ description: 'Backed up when last seen' }),
 });
 
-const CeremonyOptions = (description: string) =>
-  Type.Object({
-    ok: Type.Literal(true),
-    options: Type.Object({}, { additionalProperties: true, description }),
-    challenge_token: Type.String({ description: 'Send it back with the response; single use, valid 5 minutes' }),
-  });
+/** The key of the examples, as the routes of the account's keys answer it. */
+const EXAMPLE_CREDENTIAL = {
+  id: EXAMPLE.credentialId,
+  label: 'Office security key',
+  authenticator_type: 'cross-platform',
+  transports: ['usb'],
+  user_verified: false,
+  created_at: '2026-04-22T12:29:00.000Z',
+  last_used_at: null,
+  sign_in: false,
+  multi_device: false,
+  backed_up: false,
+} as const;
+
+/** The WebAuthn challenge of the examples: 32 bytes, base64url. */
+const EXAMPLE_WEBAUTHN_CHALLENGE = 'dGhlIGNoYWxsZW5nZSBvZiB0aGUgZXhhbXBsZXMhISE';
+
+/** The request options of an assertion: `allowCredentials` lists the account's keys, or nothing for a passkey sign-in. */
+const requestOptions = (allowCredentials: unknown[]) => ({
+  challenge: EXAMPLE_WEBAUTHN_CHALLENGE,
+  timeout: 300000,
+  rpId: 'auth.example.com',
+  allowCredentials,
+  userVerification: allowCredentials.length === 0 ? 'required' : 'preferred',
+});
+
+const CeremonyOptions = (optionsDescription: string, description: string, options: unknown) =>
+  Type.Object(
+    {
+      ok: Type.Literal(true),
+      options: Type.Object({}, { additionalProperties: true, description: optionsDescription }),
+      challenge_token: Type.String({ description: 'Send it back with the response; single use, valid 5 minutes' }),
+    },
+    answer(description, { ok: true, options, challenge_token: EXAMPLE.challengeToken }),
+  );
 
 const RegisterOptionsBody = Type.Object(
   {
@@ -128,7 +157,8 @@ const PasskeySignInBody = Type.Object(
   ASSERTION_EXAMPLE,
 );
 /** The answer of a registration or an edit: the key as it is now. */
-const CredentialAnswer = Type.Object({ ok: Type.Literal(true), credential: Credential });
+const CredentialAnswer = (description: string, credential: unknown) =>
+  Type.Object({ ok: Type.Literal(true), credential: Credential }, answer(description, { ok: true, credential }));
 const CredentialParams = Type.Object({ id: CREDENTIAL_ID });
 const CredentialPatch = Type.Object(
   {
@@ -178,7 +208,24 @@ export function registerWebAuthnRoutes(app: TypedApp, context: ServiceContext): 
             '(POST /api/auth/sudo).',
           body: RegisterOptionsBody,
           response: {
-            200: CeremonyOptions('PublicKeyCredentialCreationOptionsJSON'),
+            200: CeremonyOptions(
+              'PublicKeyCredentialCreationOptionsJSON',
+              'The options for navigator.credentials.create, and the token to send back with its response',
+              {
+                rp: { name: 'oc-host', id: 'auth.example.com' },
+                user: { id: 'MDEyMzQ1Njc4OWFiY2RlZjAxMjM0NTY3ODlhYmNkZWY', name: EXAMPLE.address, displayName: 'Alice' },
+                challenge: EXAMPLE_WEBAUTHN_CHALLENGE,
+                pubKeyCredParams: [
+                  { alg: -8, type: 'public-key' },
+                  { alg: -7, type: 'public-key' },
+                  { alg: -257, type: 'public-key' },
+                ],
+                timeout: 300000,
+                attestation: 'none',
+                excludeCredentials: [],
+                authenticatorSelection: { residentKey: 'discouraged', userVerification: 'preferred', requireResidentKey: false },
+              },
+            ),
             ...errorResponses(400, 401, 403, 413, 415, 429, 503),
           },
         },
@@ -201,7 +248,10 @@ export function registerWebAuthnRoutes(app: TypedApp, context: ServiceContext): 
         'or used challenge, 401 `verify_failed` for an attestation that does not verify, 409 `credential_exists` for a key registered ' +
         'already.',
       body: RegisterVerifyBody,
-      response: { 200: CredentialAnswer, ...errorResponses(400, 401, 403, 409, 413, 415, 429, 503) },
+      response: {
+        200: CredentialAnswer('The key is added to the account', EXAMPLE_CREDENTIAL),
+        ...errorResponses(400, 401, 403, 409, 413, 415, 429, 503),
+      },
     }),
     async (request, reply) => {
       const current = await requireSession(context, request);
@@ -218,7 +268,13 @@ export function registerWebAuthnRoutes(app: TypedApp, context: ServiceContext): 
   app.get(
     '/api/auth/webauthn/credentials',
     sessionRoute(POLICY.familyRead, 'webauthn', 'The security keys and passkeys of the active account, oldest first', {
-      response: { 200: Type.Object({ ok: Type.Literal(true), credentials: Type.Array(Credential) }), ...errorResponses(401, 429) },
+      response: {
+        200: Type.Object(
+          { ok: Type.Literal(true), credentials: Type.Array(Credential) },
+          answer('The keys of the account, oldest first', { ok: true, credentials: [EXAMPLE_CREDENTIAL] }),
+        ),
+        ...errorResponses(401, 429),
+      },
     }),
     async (request, reply) => {
       const current = await requireSession(context, request);
@@ -232,7 +288,10 @@ export function registerWebAuthnRoutes(app: TypedApp, context: ServiceContext): 
     sessionRoute(POLICY.family, 'webauthn', 'Rename a key, or keep a passkey for step-up only', {
       params: CredentialParams,
       body: CredentialPatch,
-      response: { 200: CredentialAnswer, ...errorResponses(400, 401, 403, 404, 413, 415, 429) },
+      response: {
+        200: CredentialAnswer('The key as it is now', EXAMPLE_CREDENTIAL),
+        ...errorResponses(400, 401, 403, 404, 413, 415, 429),
+      },
     }),
     async (request, reply) => {
       const current = await requireSession(context, request);
@@ -244,7 +303,10 @@ export function registerWebAuthnRoutes(app: TypedApp, context: ServiceContext): 
     '/api/auth/webauthn/credentials/:id',
     sessionRoute(POLICY.family, 'webauthn', 'Remove a key; needs `sudo_at` or `step_up_at` younger than 5 minutes', {
       params: CredentialParams,
-      response: { 200: Type.Object({ ok: Type.Literal(true) }), ...errorResponses(400, 401, 403, 404, 429) },
+      response: {
+        200: Type.Object({ ok: Type.Literal(true) }, answer('The key is removed', { ok: true })),
+        ...errorResponses(400, 401, 403, 404, 429),
+      },
     }),
     async (request, reply) => {
       const current = await requireSession(context, request);
@@ -263,7 +325,11 @@ export function registerWebAuthnRoutes(app: TypedApp, context: ServiceContext): 
           '409 `no_credentials_registered` when the account has none.',
         body: AssertionOptionsBody,
         response: {
-          200: CeremonyOptions('PublicKeyCredentialRequestOptionsJSON'),
+          200: CeremonyOptions(
+            'PublicKeyCredentialRequestOptionsJSON',
+            "The options for navigator.credentials.get, the account's keys allowed, and the token to send back",
+            requestOptions([{ id: EXAMPLE.credentialId, type: 'public-key', transports: ['usb'] }]),
+          ),
           ...errorResponses(400, 401, 403, 409, 413, 415, 429, 503),
         },
       }),
@@ -289,12 +355,20 @@ export function registerWebAuthnRoutes(app: TypedApp, context: ServiceContext): 
           'when the signature counter did not grow, `verify_failed` when the assertion does not verify.',
         body: AssertionVerifyBody,
         response: {
-          200: Type.Object({
-            ok: Type.Literal(true),
-            account: Type.Ref('Account'),
-            token: Type.String({ description: 'The re-minted JWT, also set as the `oc_session` cookie' }),
-            step_up_at: Type.Integer({ description: 'Unix seconds, as the JWT claim' }),
-          }),
+          200: Type.Object(
+            {
+              ok: Type.Literal(true),
+              account: Type.Ref('Account'),
+              token: Type.String({ description: 'The re-minted JWT, also set as the `oc_session` cookie' }),
+              step_up_at: Type.Integer({ description: 'Unix seconds, as the JWT claim' }),
+            },
+            answer('Stepped up: the session is re-minted with `step_up_at`', {
+              ok: true,
+              account: EXAMPLE_ACCOUNT,
+              token: ANSWER.token,
+              step_up_at: Date.parse(ANSWER.now) / 1000,
+            }),
+          ),
           ...errorResponses(400, 401, 403, 413, 415, 429, 503),
         },
       },
@@ -318,7 +392,14 @@ export function registerWebAuthnRoutes(app: TypedApp, context: ServiceContext): 
       ...route(POLICY.family, 'webauthn', 'Start a passkey sign-in: a challenge any sign-in passkey of this host may answer', {
         description:
           "No session needed; `allowCredentials` is empty, so the browser offers the person's passkeys (conditional UI included).",
-        response: { 200: CeremonyOptions('PublicKeyCredentialRequestOptionsJSON'), ...errorResponses(403, 413, 415, 429, 503) },
+        response: {
+          200: CeremonyOptions(
+            'PublicKeyCredentialRequestOptionsJSON',
+            'The options for navigator.credentials.get, no key named so the browser offers its passkeys, and the token to send back',
+            requestOptions([]),
+          ),
+          ...errorResponses(403, 413, 415, 429, 503),
+        },
       }),
       preValidation: emptyBodyIsObject,
     },

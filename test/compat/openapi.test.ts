@@ -5,7 +5,9 @@
  * validator, every `$ref` resolves, every operation has a unique
  * `operationId` and its error answers, and every API route is in it. Every
  * request example in it (the explorer's starting values) is one the service
- * accepts: it matches its schema, and sent as it is it gets no 400.
+ * accepts: it matches its schema, and sent as it is it gets no 400. Every
+ * JSON answer of success carries a description and an example that matches
+ * its own schema.
  */
 import { readFile } from 'node:fs/promises';
 import { compileErrors, dereference, validate } from '@readme/openapi-parser';
@@ -16,11 +18,15 @@ import { testApp } from '../support/app.js';
 const app = await testApp({ OAUTH_GITHUB_CLIENT_ID: 'id', OAUTH_GITHUB_CLIENT_SECRET: 'secret' });
 afterAll(() => app.close());
 const document = (await app.inject({ method: 'GET', url: '/api/openapi' })).json();
+/** The address and the attestation of the request examples (src/http/schemas.ts `EXAMPLE`). */
+const EXAMPLE_ADDRESS = 'bc1q0xcqpzrky6eff2g52qdye53xkk9jxkvrh6yhyw';
+const ATTESTATION_ID = 'b854fac83c3ea6f79924cd7b925745826404127f897cc3cfe39cc2d0e356d274';
 
 type Parameter = { name: string; in: string; required?: boolean; example?: unknown; schema?: unknown };
+type Answer = { description?: string; content?: Record<string, { schema?: object; example?: unknown }> };
 type Operation = {
   operationId?: string;
-  responses?: Record<string, unknown>;
+  responses?: Record<string, Answer>;
   parameters?: Parameter[];
   requestBody?: { content: Record<string, { schema: object; example?: unknown; examples?: Record<string, { value: unknown }> }> };
 };
@@ -165,6 +171,46 @@ describe('the request examples of the OpenAPI document', () => {
     expect(response.statusCode).toBe(200);
     // No chain here (ESPLORA_URLS is a closed port): the signature is good, the bond unknown.
     expect(response.json().codes).toContain('sig_ok_bip322');
-    expect(response.json().attestation_id).toBe('b854fac83c3ea6f79924cd7b925745826404127f897cc3cfe39cc2d0e356d274');
+    expect(response.json().attestation_id).toBe(ATTESTATION_ID);
+  });
+});
+
+describe('the answer examples of the OpenAPI document', () => {
+  /** Every JSON answer of success (a redirect, a 204 or a page has no JSON to show), as `get /api/auth/me 200`. */
+  const successes = operations.flatMap(([method, path, operation]) =>
+    Object.entries(operation.responses ?? {})
+      .filter(([status, answer]) => /^2\d\d$/.test(status) && answer.content?.['application/json'] !== undefined)
+      .map(([status, answer]) => ({ at: `${method} ${path} ${status}`, method, path, status, answer })),
+  );
+
+  it('give every JSON answer of success an example and a description of its own', () => {
+    expect(successes.length).toBeGreaterThan(60);
+    expect(successes.filter(({ answer }) => answer.content!['application/json']!.example === undefined).map(({ at }) => at)).toEqual([]);
+    // @fastify/swagger writes "Default Response" for an answer its route left undescribed.
+    expect(successes.filter(({ answer }) => !answer.description || answer.description === 'Default Response').map(({ at }) => at)).toEqual(
+      [],
+    );
+  });
+
+  it('match their own schemas', async () => {
+    const resolved = (await dereference(structuredClone(document))) as { paths: Record<string, Record<string, Operation>> };
+    const ajv = new Ajv2020({ strict: false, allErrors: true });
+    const failures: string[] = [];
+    for (const { at, method, path, status } of successes) {
+      const media = resolved.paths[path]![method]!.responses![status]!.content!['application/json']!;
+      const validate = ajv.compile(media.schema!);
+      if (!validate(media.example)) failures.push(`${at}: ${ajv.errorsText(validate.errors)}`);
+    }
+    expect(failures).toEqual([]);
+  });
+
+  it('share the values of the request examples: the same address, account and attestation', () => {
+    const example = (path: string, method: string) => document.paths[path][method].responses['200'].content['application/json'].example;
+    const me = example('/api/auth/me', 'get');
+    expect(me.account).toMatchObject({ did_oc: 'did:oc:0123456789abcdef0123456789abcdef', primary_btc: EXAMPLE_ADDRESS });
+    expect(me.account.id).toBe(me.account.did_oc.slice('did:oc:'.length));
+    expect(example('/api/auth/signin', 'post').account).toEqual(me.account);
+    expect(example('/api/check', 'get')).toMatchObject({ address: EXAMPLE_ADDRESS, attestation_id: ATTESTATION_ID });
+    expect(example('/api/challenge', 'get').message).toContain(`address: ${EXAMPLE_ADDRESS}\n`);
   });
 });
