@@ -175,6 +175,15 @@ describe('the request examples of the OpenAPI document', () => {
   });
 });
 
+/** `schema` with `additionalProperties: false` on every object schema that says nothing of other properties. */
+function closed(schema: unknown): object {
+  if (Array.isArray(schema)) return schema.map(closed);
+  if (schema === null || typeof schema !== 'object') return schema as object;
+  const copy: Record<string, unknown> = Object.fromEntries(Object.entries(schema).map(([key, value]) => [key, closed(value)]));
+  if (copy.properties !== undefined && copy.additionalProperties === undefined) copy.additionalProperties = false;
+  return copy;
+}
+
 describe('the answer examples of the OpenAPI document', () => {
   /** Every JSON answer of success (a redirect, a 204 or a page has no JSON to show), as `get /api/auth/me 200`. */
   const successes = operations.flatMap(([method, path, operation]) =>
@@ -192,13 +201,14 @@ describe('the answer examples of the OpenAPI document', () => {
     );
   });
 
-  it('match their own schemas', async () => {
+  it('match their own schemas, with no field the service would leave out', async () => {
     const resolved = (await dereference(structuredClone(document))) as { paths: Record<string, Record<string, Operation>> };
     const ajv = new Ajv2020({ strict: false, allErrors: true });
     const failures: string[] = [];
     for (const { at, method, path, status } of successes) {
       const media = resolved.paths[path]![method]!.responses![status]!.content!['application/json']!;
-      const validate = ajv.compile(media.schema!);
+      // The answer's serializer drops what an object's schema does not name, unless it allows more: so may the example not.
+      const validate = ajv.compile(closed(media.schema));
       if (!validate(media.example)) failures.push(`${at}: ${ajv.errorsText(validate.errors)}`);
     }
     expect(failures).toEqual([]);
