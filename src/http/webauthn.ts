@@ -213,7 +213,7 @@ export function registerWebAuthnRoutes(app: TypedApp, context: ServiceContext): 
               'The options for navigator.credentials.create, and the token to send back with its response',
               {
                 rp: { name: 'oc-host', id: 'auth.example.com' },
-                user: { id: 'MDEyMzQ1Njc4OWFiY2RlZjAxMjM0NTY3ODlhYmNkZWY', name: EXAMPLE.address, displayName: 'Alice' },
+                user: { id: 'r3Kq9vT2mXw8LpZ0aYc1Ng', name: EXAMPLE_ACCOUNT.display_name, displayName: EXAMPLE_ACCOUNT.display_name },
                 challenge: EXAMPLE_WEBAUTHN_CHALLENGE,
                 pubKeyCredParams: [
                   { alg: -8, type: 'public-key' },
