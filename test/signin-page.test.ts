@@ -292,6 +292,14 @@ describe.skipIf(!HAVE_CHROMIUM)('the sign-in page in headless Chromium', () => {
     await page.getByRole('button', { name: 'Connect UniSat' }).click();
     await page.waitForURL(`${site.base}/account`);
     await page.goto('/signin?add=1&return_to=/account');
+    // Adding an account: the card as on a first visit, the accounts already held in the header's menu.
+    await expect.poll(() => page.locator('#account-menu-button').textContent()).toContain(`Account menu: ${shortened(first.address)}`);
+    expect(await page.locator('#continue-as').isVisible()).toBe(false);
+    expect(await page.locator('#ways').isVisible()).toBe(true);
+    await expectLaidOut(page, 'adding an account');
+    await page.setViewportSize(PHONE);
+    await expectLaidOut(page, 'adding an account on a phone');
+    await page.setViewportSize(DESKTOP);
     await page.getByRole('button', { name: 'Sign with another wallet by hand' }).click();
     await page.getByLabel('Bitcoin address').fill(second.address);
     await page.getByRole('button', { name: 'Get message to sign' }).click();

@@ -164,14 +164,14 @@ const continueAs = byId('continue-as');
  * A browser that holds accounts already (GET /api/auth/me) is offered them
  * first: the active one goes on at once, another one is switched to without
  * a new proof (POST /api/auth/switch). `add=1` asks for a new account: then
- * the normal card shows.
+ * the normal card shows, and the header's menu holds the accounts.
  */
 async function offerContinueAs() {
-  if (adding) return;
+  const offer = !adding;
   const me = await api('GET', '/api/auth/me');
   if (!me.ok || !me.body?.account) return;
   showAccountMenu(summaryOf(me.body));
-  showContinueAs(me.body);
+  if (offer) showContinueAs(me.body);
 }
 
 /**
