@@ -52,6 +52,8 @@ describe('finding the page files', () => {
     const files = loadPageFiles(PAGES_DIR);
     const plain = [...files.assets.keys()].filter((name) => !/\.[0-9a-f]{16}\./.test(name)).sort();
     const scripts = ['account', 'consent', 'explorer', 'phone', 'signin', 'sudo'];
+    // The provider's notices say nothing from a script: their script has no catalog.
+    const wordless = ['notice'];
     expect(plain).toEqual(
       [
         // Every script, style and picture of the folder as it is…
@@ -59,8 +61,11 @@ describe('finding the page files', () => {
         // …and what is made of them at start.
         ...LOCALES.map((locale) => `messages-${locale}.js`),
         ...scripts.flatMap((script) => [`${script}-page.js`, ...LOCALES.map((locale) => `messages-${script}-${locale}.js`)]),
+        ...wordless.map((script) => `${script}-page.js`),
       ].sort(),
     );
+    expect(files.notice).not.toContain('modulepreload');
+    expect(files.consent).toContain('<link rel="modulepreload" id="page-messages"');
     // Every asset also under its hashed name, and nothing else.
     expect(files.assets.size).toBe(plain.length * 2);
     for (const name of plain) expect(files.assets.has(files.hashedNames.get(name)!), name).toBe(true);

@@ -153,15 +153,25 @@ export function loadPageFiles(dir: string = findPagesDir()): PageFiles {
   const head = readFileSync(join(dir, 'head.html'), 'utf8');
   const templates = Object.fromEntries(
     TEMPLATE_NAMES.map((name) => [name, withHead(readFileSync(join(dir, `${name}.html`), 'utf8'), head, `${name}.html`)]),
-  ) as Record<keyof Templates, { html: string; script: string }>;
+  ) as Record<keyof Templates, { html: string; readonly script: string }>;
 
   const sources = new Map([...files].filter(([name]) => name.endsWith('.js')).map(([name, body]) => [name, body.toString('utf8')]));
   const generated = new Map<string, string>();
   for (const locale of LOCALES) generated.set(`messages-${locale}.js`, fullCatalogModule(PAGE_CATALOGS[locale]));
+  /** The scripts that say nothing in words (their modules never import i18n.js): no catalog, and their pages preload none. */
+  const wordless = new Set<string>();
   for (const script of new Set(Object.values(templates).map((template) => template.script))) {
-    const graph = moduleGraph(script, sources).map((name) => sources.get(name) as string);
-    for (const locale of LOCALES) generated.set(pageCatalogName(script, locale), catalogModule(PAGE_CATALOGS[locale], graph));
+    const names = moduleGraph(script, sources);
     generated.set(pageModuleName(script), joinModules(script, sources));
+    if (!names.includes('i18n.js')) {
+      wordless.add(script);
+      continue;
+    }
+    const graph = names.map((name) => sources.get(name) as string);
+    for (const locale of LOCALES) generated.set(pageCatalogName(script, locale), catalogModule(PAGE_CATALOGS[locale], graph));
+  }
+  for (const template of Object.values(templates)) {
+    if (wordless.has(template.script)) template.html = template.html.replace(`${catalogPreload(template.script)}\n  `, '');
   }
   const modules = hashModules(sources);
   const assets = new Map<string, Asset>();
