@@ -322,6 +322,25 @@ describe('the kept-alive connection pool of each base', () => {
     expect(asked).toEqual([`${server.url}/address/${ADDRESS}/utxo`]);
   });
 
+  it('counts a redirect as a failure of that base: the next base answers', async () => {
+    const moved = createServer((socket: Socket) => {
+      socket.on('data', () => socket.end('HTTP/1.1 301 Moved Permanently\r\nlocation: https://127.0.0.1:9/\r\ncontent-length: 0\r\n\r\n'));
+    });
+    await new Promise<void>((resolve) => moved.listen(0, '127.0.0.1', resolve));
+    try {
+      const good = await fake({ tipHeight: 7, utxosByAddress: { [ADDRESS]: mixed } });
+      const { port } = moved.address() as { port: number };
+      const client = createEsploraClient({ bases: [`http://127.0.0.1:${port}`, good.url] });
+      expect((await client.utxos(ADDRESS)).source).toBe(good.url);
+      const error = await createEsploraClient({ bases: [`http://127.0.0.1:${port}`] })
+        .utxos(ADDRESS)
+        .catch((caught: unknown) => caught);
+      expect((error as ChainUnavailableError).failures.map((failure) => failure.reason)).toEqual(['utxo answered HTTP 301']);
+    } finally {
+      await new Promise<void>((resolve) => moved.close(() => resolve()));
+    }
+  });
+
   it('takes only http and https bases', () => {
     expect(() => createEsploraClient({ bases: ['ftp://127.0.0.1/api'] })).toThrow('http or https');
   });

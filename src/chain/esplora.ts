@@ -10,13 +10,14 @@
  * into the `chain_unavailable` code (never a crash or a 500).
  *
  * Each base has its own kept-alive pool of connections (a `node:http` or
- * `node:https` agent, which costs a quarter to a fifth of the CPU of Node's
- * fetch a request) and at most `maxConnections` requests in flight: a burst
- * of distinct addresses queues here instead of opening a connection per
- * request (docs/performance.md "The chain"). The wait for a free connection
- * counts against the base's timeout, so a queue can never hold a request
- * longer than an unanswering base would. A caller may pass a `fetch` to use
- * instead of the agents.
+ * `node:https` agent: a verify through it costs the service less than half
+ * the CPU it cost through Node's fetch) and at most `maxConnections`
+ * requests in flight: a burst of distinct addresses queues here instead of
+ * opening a connection per request (docs/performance.md "The chain"). The
+ * wait for a free connection counts against the base's timeout, so a queue
+ * can never hold a request longer than an unanswering base would. Redirects
+ * are not followed: a base that answers 3xx has failed (configure its final
+ * address). A caller may pass a `fetch` to use instead of the agents.
  */
 import http from 'node:http';
 import https from 'node:https';
