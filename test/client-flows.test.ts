@@ -34,7 +34,7 @@ import { loadConfig } from '../src/config.js';
 import { buildApp } from '../src/http/app.js';
 import { newWallet, type Wallet } from './support/auth-client.js';
 import { reservePort } from './support/instances.js';
-import { CHROMIUM_ARGS, CHROMIUM_PATH, HAVE_CHROMIUM, IN_CI } from './support/chromium.js';
+import { CHROMIUM_ARGS, CHROMIUM_PATH, HAVE_CHROMIUM, IN_CI, virtualAuthenticator } from './support/chromium.js';
 import { startOidcProvider, type TestOidcProvider } from './support/oidc-provider.js';
 
 const CLIENT_MODEL = readFileSync(new URL('./support/client-model.js', import.meta.url), 'utf8');
@@ -297,18 +297,7 @@ describeInBrowser('the OrangeCheck client flows in Chromium, against two consume
     });
 
     it('a key step-up (useStepUpAuth) from the pinned tab gives the consumer step_up_at', async () => {
-      const cdp = await target.newCDPSession(page);
-      await cdp.send('WebAuthn.enable', { enableUI: false });
-      await cdp.send('WebAuthn.addVirtualAuthenticator', {
-        options: {
-          protocol: 'ctap2',
-          transport: 'usb',
-          hasResidentKey: false,
-          hasUserVerification: true,
-          isUserVerified: true,
-          automaticPresenceSimulation: true,
-        },
-      });
+      await virtualAuthenticator(page, 'security key');
       const registered = await page.evaluate(() => (globalThis as unknown as InPage).oc.registerKey());
       expect(registered.status, JSON.stringify(registered.body)).toBe(200);
 

@@ -29,7 +29,7 @@ import { newWallet, type Wallet } from './support/auth-client.js';
 import { startOidcProvider, type TestOidcProvider } from './support/oidc-provider.js';
 import { extractCode, startSmtpServer, type TestSmtpServer } from './support/smtp-server.js';
 import { freePort, reservePort } from './support/instances.js';
-import { CHROMIUM_ARGS, CHROMIUM_PATH, HAVE_CHROMIUM, IN_CI } from './support/chromium.js';
+import { CHROMIUM_ARGS, CHROMIUM_PATH, HAVE_CHROMIUM, IN_CI, virtualAuthenticator } from './support/chromium.js';
 
 const UPDATE_SCREENSHOTS = process.env.UPDATE_SCREENSHOTS === '1';
 const SCREENSHOT_DIR = fileURLToPath(new URL('../docs/screenshots/', import.meta.url));
@@ -777,29 +777,6 @@ describe.skipIf(!HAVE_CHROMIUM)('pages in headless Chromium', () => {
     expectNoProblems();
   });
 
-  /**
-   * Chromium's virtual authenticator (DevTools WebAuthn domain) on `target`:
-   * a platform authenticator with resident keys that verifies the person, and
-   * answers every prompt at once. With `credentials`, it already holds them
-   * (the same passkey on another device, as a synced passkey would be).
-   */
-  async function virtualAuthenticator(target: Page, credentials: unknown[] = []): Promise<{ credentials: () => Promise<any[]> }> {
-    const cdp = await target.context().newCDPSession(target);
-    await cdp.send('WebAuthn.enable', { enableUI: false });
-    const { authenticatorId } = await cdp.send('WebAuthn.addVirtualAuthenticator', {
-      options: {
-        protocol: 'ctap2',
-        transport: 'internal',
-        hasResidentKey: true,
-        hasUserVerification: true,
-        isUserVerified: true,
-        automaticPresenceSimulation: true,
-      },
-    });
-    for (const credential of credentials) await cdp.send('WebAuthn.addCredential', { authenticatorId, credential: credential as never });
-    return { credentials: async () => (await cdp.send('WebAuthn.getCredentials', { authenticatorId })).credentials };
-  }
-
   function claimsOf(token: string | undefined): {
     sudo_at?: number;
     step_up_at?: number;
@@ -819,7 +796,7 @@ describe.skipIf(!HAVE_CHROMIUM)('pages in headless Chromium', () => {
     const keyContext = await contextWithUnisat(owner, () => undefined);
     const keyPage = await keyContext.newPage();
     watch(keyPage);
-    const authenticator = await virtualAuthenticator(keyPage);
+    const authenticator = await virtualAuthenticator(keyPage, 'platform');
     await signInWithUnisat(keyPage);
     await openSection(keyPage, 'Security');
     const keys = keyPage.getByRole('region', { name: 'Security keys and passkeys' });
@@ -875,7 +852,7 @@ describe.skipIf(!HAVE_CHROMIUM)('pages in headless Chromium', () => {
     // from the sign-in page's autofill request (conditional UI), which the
     // virtual authenticator answers at once, as a person picking the passkey would.
     const { context: freshContext, page: freshPage } = await newWatchedPage();
-    const freshAuthenticator = await virtualAuthenticator(freshPage, await authenticator.credentials());
+    const freshAuthenticator = await virtualAuthenticator(freshPage, 'platform', await authenticator.credentials());
     await freshPage.goto('/signin');
     await freshPage.waitForURL(`${base}/account`);
     await expect.poll(() => freshPage.locator('#active-heading-name').textContent()).toBe(shortened(owner.address));
@@ -892,7 +869,7 @@ describe.skipIf(!HAVE_CHROMIUM)('pages in headless Chromium', () => {
     });
     const addPage = await addContext.newPage();
     watch(addPage);
-    await virtualAuthenticator(addPage, await freshAuthenticator.credentials());
+    await virtualAuthenticator(addPage, 'platform', await freshAuthenticator.credentials());
     await signInWithUnisat(addPage);
     await addPage.goto('/signin?add=1&return_to=/account');
     await addPage.getByRole('button', { name: 'Sign in with a passkey' }).click();
@@ -1148,7 +1125,7 @@ describe.skipIf(!HAVE_CHROMIUM)('pages in headless Chromium', () => {
     const heldContext = await contextWithUnisat(held, () => undefined);
     const heldPage = await heldContext.newPage();
     watch(heldPage);
-    await virtualAuthenticator(heldPage);
+    await virtualAuthenticator(heldPage, 'platform');
     await signInWithUnisat(heldPage);
     const heldDid = (await apiIn(heldPage, 'GET', '/api/auth/me')).body.account.did_oc as string;
     expect((await apiIn(heldPage, 'POST', '/api/auth/sudo', await signedChallenge(held, 'sudo'))).status).toBe(200);

@@ -13,7 +13,16 @@ import { describe, expect, it } from 'vitest';
 import { PAGE_CATALOGS, type Locale } from '../src/i18n/index.js';
 import { ACR_KEY, type IssuedClient } from '../src/oidc/index.js';
 import { newWallet } from './support/auth-client.js';
-import { CHROMIUM_PATH, DESKTOP, HAVE_CHROMIUM, IN_CI, PHONE, pageContext, expectLaidOut } from './support/chromium.js';
+import {
+  CHROMIUM_PATH,
+  DESKTOP,
+  HAVE_CHROMIUM,
+  IN_CI,
+  PHONE,
+  pageContext,
+  expectLaidOut,
+  virtualAuthenticator,
+} from './support/chromium.js';
 import { usePageHost } from './support/page-host.js';
 import { operatorRegistry } from './support/oidc-rp.js';
 import { SoftwareAuthenticator } from './support/webauthn-authenticator.js';
@@ -71,28 +80,15 @@ describe.skipIf(!HAVE_CHROMIUM)('the key step-up of an app sign-in in headless C
       if (message.type() === 'error') problems.push(message.text());
     });
     page.on('pageerror', (error) => problems.push(error.message));
-    const cdp = await context.newCDPSession(page);
-    await cdp.send('WebAuthn.enable', { enableUI: false });
-    const { authenticatorId } = await cdp.send('WebAuthn.addVirtualAuthenticator', {
-      options: {
-        protocol: 'ctap2',
-        transport: 'usb',
-        hasResidentKey: false,
-        hasUserVerification: true,
-        isUserVerified: true,
-        automaticPresenceSimulation: true,
-      },
-    });
-    await cdp.send('WebAuthn.addCredential', {
-      authenticatorId,
-      credential: {
+    await virtualAuthenticator(page, 'security key', [
+      {
         credentialId: stored.id.toString('base64'),
         isResidentCredential: false,
         rpId: 'localhost',
         privateKey: stored.privateKey.export({ format: 'der', type: 'pkcs8' }).toString('base64'),
         signCount: stored.counter,
       },
-    });
+    ]);
     return { context, page };
   }
 

@@ -3,7 +3,7 @@
  * there, and the flags it starts with (no sandbox, GPU, QUIC or background
  * traffic, so a run needs nothing but loopback), and what the page suites
  * share: the two widths, axe, CSP violations as console errors, a context
- * in a language and size.
+ * in a language and size, a virtual WebAuthn authenticator.
  */
 import { existsSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
@@ -81,4 +81,43 @@ export async function expectLaidOut(page: Page, what: string): Promise<void> {
     await page.emulateMedia({ colorScheme: scheme });
     expect(await axeViolations(page), `${what} ${scheme}`).toEqual([]);
   }
+}
+
+/** A credential a virtual authenticator already holds, as DevTools' WebAuthn domain takes it. */
+export interface VirtualCredential {
+  readonly credentialId: string;
+  readonly isResidentCredential: boolean;
+  readonly rpId: string;
+  readonly privateKey: string;
+  readonly signCount: number;
+  readonly userHandle?: string;
+}
+
+/**
+ * A virtual authenticator in `page`, through DevTools' WebAuthn domain: a
+ * USB security key without resident keys, or a platform authenticator
+ * holding passkeys. Either verifies the person and answers every prompt at
+ * once. With `credentials`, it already holds them (a key registered
+ * elsewhere, or the same passkey synced from another device).
+ */
+export async function virtualAuthenticator(
+  page: Page,
+  kind: 'security key' | 'platform',
+  credentials: readonly VirtualCredential[] = [],
+): Promise<{ credentials(): Promise<VirtualCredential[]> }> {
+  const cdp = await page.context().newCDPSession(page);
+  await cdp.send('WebAuthn.enable', { enableUI: false });
+  const platform = kind === 'platform';
+  const { authenticatorId } = await cdp.send('WebAuthn.addVirtualAuthenticator', {
+    options: {
+      protocol: 'ctap2',
+      transport: platform ? 'internal' : 'usb',
+      hasResidentKey: platform,
+      hasUserVerification: true,
+      isUserVerified: true,
+      automaticPresenceSimulation: true,
+    },
+  });
+  for (const credential of credentials) await cdp.send('WebAuthn.addCredential', { authenticatorId, credential });
+  return { credentials: async () => (await cdp.send('WebAuthn.getCredentials', { authenticatorId })).credentials as VirtualCredential[] };
 }
