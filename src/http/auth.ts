@@ -31,6 +31,7 @@ import {
   errorResponses,
   example,
   SessionIssued,
+  SignedOutSwitch,
   StringEnum,
 } from './schemas.js';
 import { POLICY } from './policy.js';
@@ -92,9 +93,7 @@ const LoggedOut = Type.Object(
   {
     ok: Type.Literal(true),
     scope: StringEnum(['current', 'all'] as const),
-    switched_to: Type.Optional(Type.Union([Type.Object({ did_oc: Type.String() }), Type.Null()])),
-    account: Type.Optional(Type.Ref('Account')),
-    token: Type.Optional(Type.String()),
+    ...SignedOutSwitch,
   },
   answer(
     'Signed out (`scope=all`, the default, as here). With `scope=current`, `switched_to` names the account of the roster ' +

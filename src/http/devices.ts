@@ -6,7 +6,7 @@
  */
 import { Type } from 'typebox';
 import type { ServiceContext } from './context.js';
-import { ANSWER, answer, EXAMPLE, errorResponses, example, NullableString } from './schemas.js';
+import { ANSWER, answer, EXAMPLE, errorResponses, example, NullableString, SignedOutSwitch } from './schemas.js';
 import { noStore, requireSession, signOutCurrent } from './session.js';
 import { POLICY } from './policy.js';
 import type { TypedApp } from './schema-types.js';
@@ -83,9 +83,7 @@ export function registerDeviceRoutes(app: TypedApp, context: ServiceContext): vo
           {
             ok: Type.Literal(true),
             current: Type.Boolean({ description: 'This browser signed itself out' }),
-            switched_to: Type.Optional(Type.Union([Type.Object({ did_oc: Type.String() }), Type.Null()])),
-            account: Type.Optional(Type.Ref('Account')),
-            token: Type.Optional(Type.String()),
+            ...SignedOutSwitch,
           },
           answer(
             "Signed out. For this browser's own session (as here) the answer of a logout with `scope=current`: `switched_to` " +

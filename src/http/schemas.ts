@@ -80,6 +80,18 @@ export const Identity = Type.Object({
 });
 
 /**
+ * What signing this browser's own session out answers beside `ok`
+ * (`signOutCurrent` in src/http/session.ts): the roster's account now
+ * active, with its `account` and `token`, or `switched_to: null` when none
+ * is left.
+ */
+export const SignedOutSwitch = {
+  switched_to: Type.Optional(Type.Union([Type.Object({ did_oc: Type.String() }), Type.Null()])),
+  account: Type.Optional(Type.Ref('Account')),
+  token: Type.Optional(Type.String()),
+};
+
+/**
  * `string | null` as one JSON Schema type list. A `anyOf` union would make
  * the response serializer validate every value at run time to pick a branch
  * (measured: most of the time GET /api/auth/me spent outside the database).
