@@ -5,7 +5,10 @@
  * 1. GET /api/openapi through the app in this process (inject), answered
  *    plain, brotli and gzip: requests per second, each next to the plain
  *    answer in the same rounds, so the ratio is what compressing on the fly
- *    costs the largest dynamic answer.
+ *    costs the largest dynamic answer. Then, over HTTP with wrk, /signin
+ *    (which carries its styles, catalog and script inline, compressed once
+ *    at start: src/http/page-gzip.ts), the same and with a new return_to at
+ *    every request, next to /api-explorer, a page that links its assets.
  * 2. /signin and /account (signed in) in headless Chromium with an empty
  *    cache, time from navigation until the page is usable (its joined script
  *    has run every module: the ready mark of src/http/page-assets.ts), on
@@ -22,6 +25,7 @@ import { freePort } from '../test/support/instances.js';
 import { loadPage, pageWeight, SLOW_4G } from '../test/support/page-load.js';
 import { compressDynamic } from '../src/http/compression.js';
 import { measureRounds, median, type BenchResult } from './lib.js';
+import { runWrk, wrkAvailable } from './wrk.js';
 
 const VISITS = 5;
 const GOAL_MS = 1500;
@@ -47,26 +51,33 @@ export async function run(): Promise<BenchResult[]> {
   const results: BenchResult[] = [];
   try {
     const encodings = { plain: undefined, br: 'br', gzip: 'gzip' } as const;
-    const figures = new Map<string, number[]>(Object.keys(encodings).map((name) => [name, []]));
+    // The largest dynamic answer, next to its plain self: what compressing on the fly costs. Interleaved rounds.
+    const cases = Object.entries(encodings).map(([name, encoding]) => ({
+      label: `GET /api/openapi ${name}`,
+      url: '/api/openapi',
+      encoding,
+      baseline: name === 'plain' ? undefined : 'GET /api/openapi plain',
+    }));
+    const figures = new Map(cases.map((entry) => [entry.label, [] as number[]]));
     const sizes = new Map<string, number>();
     for (let round = 0; round < ROUNDS; round++) {
-      for (const [name, encoding] of Object.entries(encodings)) {
-        const headers = encoding === undefined ? {} : { 'accept-encoding': encoding };
-        const call = () => app.inject({ method: 'GET', url: '/api/openapi', headers });
-        sizes.set(name, (await call()).rawPayload.length);
-        figures.get(name)!.push(await rate(call, 400));
+      for (const entry of cases) {
+        const headers = entry.encoding === undefined ? {} : { 'accept-encoding': entry.encoding };
+        const call = () => app.inject({ method: 'GET', url: entry.url, headers });
+        sizes.set(entry.label, (await call()).rawPayload.length);
+        figures.get(entry.label)!.push(await rate(call, 400));
       }
     }
-    const plain = figures.get('plain')!;
-    for (const name of Object.keys(encodings)) {
-      const values = figures.get(name)!;
+    for (const entry of cases) {
+      const values = figures.get(entry.label)!;
+      const baseline = entry.baseline;
       results.push({
-        name: `GET /api/openapi ${name}`,
+        name: entry.label,
         opsPerSec: median(values),
-        ...(name === 'plain'
+        ...(baseline === undefined
           ? {}
-          : { baseline: 'GET /api/openapi plain', ratio: median(values.map((value, index) => value / plain[index]!)) }),
-        note: `${sizes.get(name)!.toLocaleString('en-US')} bytes`,
+          : { baseline, ratio: median(values.map((value, index) => value / figures.get(baseline)![index]!)) }),
+        note: `${sizes.get(entry.label)!.toLocaleString('en-US')} bytes`,
       });
     }
 
@@ -98,6 +109,40 @@ export async function run(): Promise<BenchResult[]> {
         ratio: median(values.map((value, index) => value / serialise[index]!)),
         note: `${(1000 / median(values)).toFixed(2)} ms CPU`,
       });
+    }
+
+    // The sign-in page over HTTP, as a browser asks for it, next to the explorer, a page that links its assets.
+    if (wrkAvailable()) {
+      const browserAccept = { 'accept-encoding': 'gzip, deflate, br, zstd' };
+      const unique =
+        'counter = 0\nrequest = function()\n  counter = counter + 1\n  return wrk.format(nil, "/signin?return_to=/r" .. counter)\nend';
+      const rows = [
+        { name: 'GET /api-explorer over HTTP', url: `${base}/api-explorer` },
+        { name: 'GET /signin over HTTP', url: `${base}/signin` },
+        { name: 'GET /signin over HTTP, a new return_to each', url: base, lua: unique },
+      ];
+      const measured = new Map(rows.map((row) => [row.name, [] as number[]]));
+      for (let round = 0; round < 3; round++) {
+        for (const row of rows) {
+          const result = await runWrk(row.url, {
+            durationSeconds: 2,
+            connections: 8,
+            headers: browserAccept,
+            ...(row.lua ? { lua: row.lua } : {}),
+          });
+          measured.get(row.name)!.push(result.requestsPerSec);
+        }
+      }
+      const explorer = measured.get(rows[0]!.name)!;
+      for (const row of rows) {
+        const values = measured.get(row.name)!;
+        results.push({
+          name: row.name,
+          opsPerSec: median(values),
+          ...(row === rows[0] ? {} : { baseline: rows[0]!.name, ratio: median(values.map((value, index) => value / explorer[index]!)) }),
+          note: '8 connections, Accept-Encoding of a browser',
+        });
+      }
     }
 
     if (!HAVE_CHROMIUM) {

@@ -9,6 +9,7 @@ import { loadConfig } from '../src/config.js';
 import { contrast, fillAccent, MIN_CONTRAST, themeAccent } from '../src/colour.js';
 import { applyBrand, brandCss } from '../src/http/brand.js';
 import { testApp } from './support/app.js';
+import { inlineParts } from './support/inline-page.js';
 import { useSmtpServer } from './support/auth-harness.js';
 
 const LOGO = 'data:image/png;base64,iVBORw0KGgo=';
@@ -125,7 +126,9 @@ describe('branded pages', () => {
     try {
       const signin = await app.inject({ method: 'GET', url: '/signin' });
       expect(signin.body).toContain('<title>Sign in · Acme ID</title>');
-      expect(signin.body).toMatch(/href="\/assets\/brand\.[0-9a-f]{16}\.css"/);
+      // The page carries the brand's styles inline; the stylesheet is also served for a linked page (the explorer).
+      expect(inlineParts(signin.body).style).toContain(`--accent: ${themeAccent('#ffcc00', 'light').accent};`);
+      expect((await app.inject({ method: 'GET', url: '/api-explorer' })).body).toMatch(/href="\/assets\/brand\.[0-9a-f]{16}\.css"/);
       const css = await app.inject({ method: 'GET', url: '/assets/brand.css' });
       expect(css.headers['content-type']).toBe('text/css; charset=utf-8');
       expect(css.body).toContain(`--accent: ${themeAccent('#ffcc00', 'light').accent};`);

@@ -25,9 +25,19 @@ describe('chooseEncoding', () => {
     ['BR;Q=0.000, GZIP', 'gzip'],
     ['gzip;q=0, br;q=0', null],
     ['*', 'br'],
+    ['*, br;q=0', 'gzip'],
     ['deflate', null],
   ])('Accept-Encoding %j → %s', (header, expected) => {
     expect(chooseEncoding(header)).toBe(expected);
+  });
+
+  it.each([
+    ['gzip, deflate, br, zstd', 'gzip'],
+    ['br', null],
+    ['*', 'gzip'],
+    ['*, gzip;q=0', null],
+  ])('Accept-Encoding %j, offering gzip alone → %s', (header, expected) => {
+    expect(chooseEncoding(header, ['gzip'])).toBe(expected);
   });
 });
 

@@ -11,7 +11,7 @@ import * as client from 'openid-client';
 import { ACR_BASIC, ACR_KEY, type IssuedClient, type OidcService } from '../src/oidc/index.js';
 import { newWallet, type Wallet } from './support/auth-client.js';
 import { AuthHarness, forEachEngine, LOCAL_ORIGIN, type TimedBrowser } from './support/auth-harness.js';
-import { PAGE_CSP } from '../src/http/pages.js';
+import { inlinePolicy } from './support/inline-page.js';
 import { WallClock } from './support/clock.js';
 import { discover, injectFetch, operatorRegistry, ProviderBrowser, type Hop } from './support/oidc-rp.js';
 import { SoftwareAuthenticator } from './support/webauthn-authenticator.js';
@@ -288,11 +288,11 @@ function providerSuite(engine: 'sqlite' | 'postgres'): void {
     });
     // A browser without a host session lands on the sign-in page, which names no app itself; its policy
     // allows the logo's origin, which the page's script learns with the name.
-    const logoCsp = PAGE_CSP.replace("img-src 'self' data:", "img-src 'self' data: https://logo.example");
     const host = harness.browser(app);
     const browser = new ProviderBrowser(app, host);
     const signin = await browser.follow(url.href);
     expect(new URL(signin.url).pathname).toBe('/signin');
+    const logoCsp = inlinePolicy(signin.body).replace("img-src 'self' data:", "img-src 'self' data: https://logo.example");
     expect(signin.headers['content-security-policy']).toBe(logoCsp);
     expect(signin.body).not.toContain('onerror');
     expect(signin.body).not.toContain('logo.example');
@@ -355,9 +355,8 @@ function providerSuite(engine: 'sqlite' | 'postgres'): void {
       client_id: issued.client_id,
       name: 'Plain logo',
     });
-    expect((await browser.request('GET', `/signin?return_to=${encodeURIComponent(back)}`)).headers['content-security-policy']).toBe(
-      PAGE_CSP,
-    );
+    const signin = await browser.request('GET', `/signin?return_to=${encodeURIComponent(back)}`);
+    expect(signin.headers['content-security-policy']).toBe(inlinePolicy(signin.body));
   });
 
   it('lists the apps an account allowed and withdraws one: its tokens stop and the next sign-in asks again', async () => {

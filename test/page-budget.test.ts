@@ -55,7 +55,7 @@ describe.skipIf(!HAVE_CHROMIUM)('page budgets in headless Chromium', () => {
           expect(again.urls, `${path} in ${locale}, again`).toEqual([`${site.base}${path}`]);
           expect(errors, `${path} in ${locale}`).toEqual([]);
           process.stdout.write(
-            `page-budget: ${path} ${locale}: ${first.requests} requests, ${first.bytes} bytes; again ${again.bytes} bytes\n`,
+            `page-budget: ${path} ${locale}: ${first.requests} requests (${first.urls.map((url) => new URL(url).pathname).join(' ')}), ${first.bytes} bytes; again ${again.bytes} bytes\n`,
           );
         } finally {
           await context.close();

@@ -4,7 +4,7 @@
  * asset table, and finding the files from the compiled `dist/src/`.
  * test/e2e-browser.test.ts drives the same pages in Chromium.
  */
-import { copyFileSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { copyFileSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
@@ -13,15 +13,17 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { brotliDecompressSync, gunzipSync } from 'node:zlib';
 import { LOCALES, PAGE_CATALOGS } from '../src/i18n/index.js';
 import { moduleGraph, withoutComments } from '../src/http/page-assets.js';
-import { findPagesDir, loadPageFiles, PAGE_CSP, renderTemplate, sudoPurpose } from '../src/http/pages.js';
+import { findPagesDir, loadPageFiles, localizedPages, PAGE_CSP, renderTemplate, sudoPurpose } from '../src/http/pages.js';
 import { testApp } from './support/app.js';
 import { Browser, newWallet } from './support/auth-client.js';
 import { hostileReturnTo } from './support/return-to.js';
+import { inlineParts, inlinePolicy } from './support/inline-page.js';
 
 const REPO = fileURLToPath(new URL('..', import.meta.url));
 const PAGES_DIR = join(REPO, 'src', 'pages');
 
 const PUBLIC_URL = 'http://localhost:8787';
+const NO_BRAND = { name: undefined, logoUrl: undefined, accent: undefined, supportUrl: undefined };
 let app: FastifyInstance;
 
 beforeAll(async () => {
@@ -106,6 +108,48 @@ describe('finding the page files', () => {
     }
   });
 
+  it('puts the styles, the catalog and the script inline in the pages a person signs in on, the same script and style in every language', () => {
+    const files = loadPageFiles(PAGES_DIR);
+    const { templates, csp } = localizedPages(files, NO_BRAND);
+    // The explorer, and the provider's pages, which are never compressed (BREACH), link theirs.
+    for (const page of ['explorer', 'consent', 'notice'] as const) {
+      expect(csp[page], page).toBe(PAGE_CSP);
+      expect(templates.en[page], page).not.toMatch(/<style|<script type="module">/);
+    }
+    for (const page of ['signin', 'account', 'sudo', 'phone'] as const) {
+      const english = inlineParts(templates.en[page]);
+      expect(csp[page], page).toBe(inlinePolicy(templates.en[page]));
+      // Every stylesheet the head linked, in order: app.css first, the page's own last.
+      expect(english.style.startsWith(files.assets.get('app.css')!.body.toString('utf8')), page).toBe(true);
+      expect(english.script, page).toBe(files.assets.get(`${page}-page.js`)!.body.toString('utf8'));
+      for (const locale of LOCALES) {
+        const parts = inlineParts(templates[locale][page]);
+        expect([parts.style, parts.script], `${page} in ${locale}`).toEqual([english.style, english.script]);
+        // The catalog's messages, the same as its module's, with no `<` left to end the element.
+        const module = files.assets.get(`messages-${page}-${locale}.js`)!.body.toString('utf8');
+        expect(parts.messages, `${page} in ${locale}`).toEqual(
+          JSON.parse(module.replace(/^export const messages = /, '').replace(/;\n$/, '')),
+        );
+        expect(parts.data, `${page} in ${locale}`).not.toContain('<');
+      }
+    }
+  });
+
+  it.each([
+    ["const end = '</script>';", 'an end tag'],
+    ["const start = '<!-- x';", 'the start of a comment or a script'],
+    ["const filled = '{{return_to}}';", 'a {{placeholder}}'],
+  ])('stops the start when a page script would go inline holding %s', (line, reason) => {
+    const dir = mkdtempSync(join(tmpdir(), 'oc-pages-'));
+    try {
+      for (const name of readdirSync(PAGES_DIR)) copyFileSync(join(PAGES_DIR, name), join(dir, name));
+      writeFileSync(join(dir, 'phone.js'), `${readFileSync(join(PAGES_DIR, 'phone.js'), 'utf8')}\nexport ${line}\n`);
+      expect(() => localizedPages(loadPageFiles(dir), NO_BRAND)).toThrow(`pages: phone-page.js cannot go inline: it holds ${reason}`);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
   it('escapes template values for attributes and refuses unknown placeholders', () => {
     expect(renderTemplate('<b data-x="{{value}}">', { value: `"><script>'&` })).toBe('<b data-x="&#34;&#62;&#60;script&#62;&#39;&#38;">');
     expect(() => renderTemplate('{{other}}', {})).toThrow(/no value for \{\{other\}\}/);
@@ -117,13 +161,16 @@ describe('GET /signin', () => {
     const reply = await app.inject({ method: 'GET', url: '/signin' });
     expect(reply.statusCode).toBe(200);
     expect(reply.headers['content-type']).toBe('text/html; charset=utf-8');
-    expect(reply.headers['content-security-policy']).toBe(PAGE_CSP);
+    // The policy allows the page's own inline style and script by their hashes, and nothing else inline.
+    expect(reply.headers['content-security-policy']).toBe(inlinePolicy(reply.body));
+    expect(reply.headers['content-security-policy']).not.toMatch(/unsafe-inline/);
     expect(reply.headers['x-content-type-options']).toBe('nosniff');
     expect(reply.headers['referrer-policy']).toBe('no-referrer');
     expect(reply.headers['cache-control']).toBe('no-cache');
     expect(reply.body).not.toMatch(/\{\{/);
-    expect(reply.body).not.toMatch(/<script(?![^>]*\bsrc=)[^>]*>/);
-    expect(reply.body).not.toMatch(/<style|\sstyle=/);
+    expect(reply.body.match(/<script\b[^>]*>/g)).toEqual(['<script type="application/json" id="page-messages">', '<script type="module">']);
+    expect(reply.body.match(/<style\b[^>]*>/g)).toEqual(['<style>']);
+    expect(reply.body).not.toMatch(/\sstyle=|\/assets\/[a-z0-9-]+(?:\.[0-9a-f]{16})?\.(?:css|js)\b/);
     expect(dataAttribute(reply.body, 'return-to')).toBe('');
     expect(dataAttribute(reply.body, 'add')).toBe('');
   });
@@ -198,8 +245,8 @@ describe('GET /account', () => {
     expect((await browser.signIn(newWallet())).status).toBe(200);
     const reply = await app.inject({ method: 'GET', url: '/account', headers: { cookie: `oc_session=${browser.cookie}` } });
     expect(reply.statusCode).toBe(200);
-    expect(reply.headers['content-security-policy']).toBe(PAGE_CSP);
-    expect(reply.body).toMatch(/<script type="module" src="\/assets\/account-page\.[0-9a-f]{16}\.js"><\/script>/);
+    expect(reply.headers['content-security-policy']).toBe(inlinePolicy(reply.body));
+    expect(inlineParts(reply.body).script).toContain("performance.mark('oc-page-ready')");
     expect(reply.body).not.toContain(browser.cookie!);
   });
 });
@@ -222,9 +269,8 @@ describe('GET /sudo', () => {
     const cookie = { cookie: `oc_session=${browser.cookie}` };
     const reply = await app.inject({ method: 'GET', url: asked, headers: cookie });
     expect(reply.statusCode).toBe(200);
-    expect(reply.headers['content-security-policy']).toBe(PAGE_CSP);
+    expect(reply.headers['content-security-policy']).toBe(inlinePolicy(reply.body));
     expect(reply.headers['cache-control']).toBe('no-cache');
-    expect(reply.body).toMatch(/<script type="module" src="\/assets\/sudo-page\.[0-9a-f]{16}\.js"><\/script>/);
     expect(dataAttribute(reply.body, 'return-to')).toBe('https://shop.example.com/keys');
     expect(dataAttribute(reply.body, 'return-to-refused')).toBe('');
     expect(dataAttribute(reply.body, 'purpose')).toBe('register a hardware key');
@@ -287,9 +333,10 @@ describe('GET /assets/<file>', () => {
         app.inject({ method: 'GET', url, headers: { cookie: `oc_session=${browser.cookie}` } }),
       ),
     );
-    for (const page of pages) {
+    for (const [index, page] of pages.entries()) {
       const references = [...page.body.matchAll(/(?:href|src)="(\/assets\/[^"]+)"/g)].map((match) => match[1]!);
-      expect(references.length).toBeGreaterThanOrEqual(5);
+      // The explorer links its styles, script and catalog; the other pages carry them inline and link the icon.
+      expect(references.length).toBeGreaterThanOrEqual(index === 2 ? 5 : 1);
       for (const reference of references) {
         expect(reference).toMatch(/^\/assets\/[a-z0-9-]+\.[0-9a-f]{16}\.(css|js|svg)$/);
         const asset = await app.inject({ method: 'GET', url: reference });

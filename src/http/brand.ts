@@ -1,8 +1,9 @@
 /**
  * The operator's brand in the pages (README "Your brand"): the name and logo
  * in the header and the titles, a support link in the footer, and the accent
- * colour as a stylesheet (`/assets/brand.css`; the pages' CSP allows no
- * inline style), adjusted per theme for contrast (src/colour.ts).
+ * colour as styles (inline in the pages that carry their styles, else
+ * `/assets/brand.css`; src/http/pages.ts), adjusted per theme for contrast
+ * (src/colour.ts).
  */
 import { fillAccent, themeAccent } from '../colour.js';
 import type { Brand } from '../config.js';

@@ -4,6 +4,9 @@
  *
  * - The page assets are compressed once at start at the best levels and
  *   served from memory (src/http/pages.ts, {@link compressAsset}).
+ * - The pages that carry their styles and script inline come compressed
+ *   from src/http/pages.ts (src/http/page-gzip.ts), with their
+ *   Content-Encoding set, which this hook leaves alone.
  * - Other answers of a compressible type (HTML, JSON, scripts, styles, SVG)
  *   of at least {@link DYNAMIC_MIN_BYTES} are compressed as they are sent at a
  *   cheap level (brotli 4, gzip 1: about 1 ms for the 130 KB OpenAPI
@@ -26,21 +29,25 @@ export const DYNAMIC_MIN_BYTES = 1024;
 
 const COMPRESSIBLE = /^(?:text\/(?:html|css|javascript|plain)|application\/(?:[a-z.+-]*\+)?json|image\/svg\+xml)\b/;
 
-/** The encoding to answer with: brotli when accepted, else gzip, else none (RFC 9110 §12.5.3; `q=0` refuses). */
-export function chooseEncoding(acceptEncoding: string | string[] | undefined): Encoding | null {
+/**
+ * The encoding to answer with: the first of `offered` (brotli, then gzip)
+ * the request accepts, else none (RFC 9110 §12.5.3; `q=0` refuses).
+ */
+export function chooseEncoding(
+  acceptEncoding: string | string[] | undefined,
+  offered: readonly Encoding[] = ['br', 'gzip'],
+): Encoding | null {
   const header = Array.isArray(acceptEncoding) ? acceptEncoding.join(',') : (acceptEncoding ?? '');
   const accepted = new Set<string>();
-  let star = false;
+  const refused = new Set<string>();
   for (const part of header.split(',')) {
-    const [name = '', ...parameters] = part.trim().toLowerCase().split(';');
-    const refused = parameters.some((parameter) => /^\s*q\s*=\s*0(?:\.0{0,3})?\s*$/.test(parameter));
-    if (refused) continue;
-    if (name.trim() === '*') star = true;
-    else accepted.add(name.trim());
+    const [rawName = '', ...parameters] = part.trim().toLowerCase().split(';');
+    const name = rawName.trim() === 'x-gzip' ? 'gzip' : rawName.trim();
+    const zero = parameters.some((parameter) => /^\s*q\s*=\s*0(?:\.0{0,3})?\s*$/.test(parameter));
+    (zero ? refused : accepted).add(name);
   }
-  if (accepted.has('br') || star) return 'br';
-  if (accepted.has('gzip') || accepted.has('x-gzip')) return 'gzip';
-  return null;
+  // `*` accepts every encoding the header does not name with q=0.
+  return offered.find((encoding) => accepted.has(encoding) || (accepted.has('*') && !refused.has(encoding))) ?? null;
 }
 
 /** Whether a Content-Type is worth compressing. */
@@ -116,8 +123,9 @@ export function registerCompression(app: FastifyInstance): void {
       done(null, payload);
       return;
     }
-    const body = typeof payload === 'string' ? Buffer.from(payload, 'utf8') : payload;
-    if (body.length < DYNAMIC_MIN_BYTES) {
+    // A string has at least as many bytes as characters: only a short one is measured.
+    const short = payload.length < DYNAMIC_MIN_BYTES;
+    if (short && (typeof payload !== 'string' || Buffer.byteLength(payload, 'utf8') < DYNAMIC_MIN_BYTES)) {
       done(null, payload);
       return;
     }
@@ -128,13 +136,14 @@ export function registerCompression(app: FastifyInstance): void {
       return;
     }
     reply.header('content-encoding', encoding).removeHeader('content-length');
+    // Looked up before the text is copied into bytes: a page answered again is the same string (src/http/pages.ts).
     const text = typeof payload === 'string' ? payload : undefined;
     const known = text === undefined ? undefined : recent.get(encoding, text);
     if (known !== undefined) {
       done(null, known);
       return;
     }
-    const compressed = compressDynamic(body, encoding);
+    const compressed = compressDynamic(typeof payload === 'string' ? Buffer.from(payload, 'utf8') : payload, encoding);
     if (text !== undefined) recent.set(encoding, text, compressed);
     done(null, compressed);
   });

@@ -15,7 +15,7 @@ import { formatHtml, isLocale, type Locale, type PageMessageKey } from '../i18n/
 import type { LogoutQuestion, OidcPages } from '../oidc/index.js';
 import type { ServiceContext } from './context.js';
 import { requestLocale } from './locale.js';
-import { loadPageFiles, localizedTemplates, PAGE_CSP, renderTemplate, type PageFiles } from './pages.js';
+import { loadPageFiles, localizedPages, renderTemplate, type PageFiles } from './pages.js';
 
 /** What the consent page shows. */
 export interface ConsentView {
@@ -52,19 +52,19 @@ function originOf(url: string | undefined): string | null {
   }
 }
 
-/** The page policy, with `form-action` allowing the redirect to `redirectUri` that follows the page's form. */
-function cspLeadingTo(redirectUri: string | undefined): string {
-  if (redirectUri === undefined) return PAGE_CSP;
+/** A page's policy `csp`, with `form-action` allowing the redirect to `redirectUri` that follows the page's form. */
+function cspLeadingTo(csp: string, redirectUri: string | undefined): string {
+  if (redirectUri === undefined) return csp;
   // A native app's custom scheme (`com.example.app:/cb`) is allowed by its scheme.
   const target = originOf(redirectUri) ?? /^[a-z][a-z0-9+.-]*:/i.exec(redirectUri)?.[0] ?? null;
-  return target === null ? PAGE_CSP : PAGE_CSP.replace("form-action 'self'", `form-action 'self' ${target}`);
+  return target === null ? csp : csp.replace("form-action 'self'", `form-action 'self' ${target}`);
 }
 
-/** The page policy with the consent page's additions: the redirect URI, and the logo's origin. */
-function consentCsp(redirectUri: string, logoUri: string | undefined): string {
+/** The consent page's policy `csp` with its additions: the redirect URI, and the logo's origin. */
+function consentCsp(csp: string, redirectUri: string, logoUri: string | undefined): string {
   const logo = logoUri?.startsWith('https://') ? originOf(logoUri) : null;
-  const csp = cspLeadingTo(redirectUri);
-  return logo === null ? csp : csp.replace("img-src 'self' data:", `img-src 'self' data: ${logo}`);
+  const leading = cspLeadingTo(csp, redirectUri);
+  return logo === null ? leading : leading.replace("img-src 'self' data:", `img-src 'self' data: ${logo}`);
 }
 
 function queryLocale(url: string | undefined): Locale | undefined {
@@ -87,7 +87,7 @@ export interface OidcPageRenderer {
 }
 
 export function oidcPageRenderer(context: ServiceContext, loaded: PageFiles = loadPageFiles()): OidcPageRenderer {
-  const templates = localizedTemplates(loaded, context.config.brand);
+  const { templates, csp } = localizedPages(loaded, context.config.brand);
   const brand = context.config.brand.name ?? 'oc-host';
   const localeOf = (request: IncomingMessage): Locale => queryLocale(request.url) ?? requestLocale(request);
 
@@ -123,8 +123,9 @@ export function oidcPageRenderer(context: ServiceContext, loaded: PageFiles = lo
   }
 
   const library: OidcPages = {
-    csp: PAGE_CSP,
-    cspLeadingTo,
+    // The library's pages are all the notice page: its policy.
+    csp: csp.notice,
+    cspLeadingTo: (redirectUri) => cspLeadingTo(csp.notice, redirectUri),
     error(request, error) {
       const locale = localeOf(request);
       const expired = error.code === 'invalid_request' && /interaction|session/i.test(error.description);
@@ -168,7 +169,7 @@ export function oidcPageRenderer(context: ServiceContext, loaded: PageFiles = lo
           switch_href: `/signin?add=1&return_to=${encodeURIComponent(back)}`,
         },
       );
-      return { html, csp: consentCsp(view.redirectUri, view.logoUri), locale };
+      return { html, csp: consentCsp(csp.consent, view.redirectUri, view.logoUri), locale };
     },
   };
 }

@@ -417,7 +417,7 @@ async function interactionOf(
     return details;
   } catch {
     const html = renderer.library.error(request.raw, { code: 'invalid_request', description: 'interaction expired or not found' });
-    securityHeaders(reply).header('cache-control', 'no-store').code(400).type('text/html; charset=utf-8').send(html);
+    securityHeaders(reply, renderer.library.csp).header('cache-control', 'no-store').code(400).type('text/html; charset=utf-8').send(html);
     return null;
   }
 }

@@ -314,17 +314,16 @@ export const PAGE_READY_MARK = 'oc-page-ready';
 /** A quoted message key in a script: the way test/i18n.test.ts requires every key a script uses to be written. */
 const QUOTED_KEY = /'([a-z0-9_]+(?:\.[a-z0-9_]+)+)'|"([a-z0-9_]+(?:\.[a-z0-9_]+)+)"/g;
 
-/** The catalog of the modules `sources` holds, as a module: the messages of `catalog` they name, in the catalog's order. */
-export function catalogModule(catalog: Readonly<Record<string, string>>, sources: readonly string[]): string {
+/** The messages of `catalog` that the modules `sources` holds name, in the catalog's order. */
+export function pageMessages(catalog: Readonly<Record<string, string>>, sources: readonly string[]): Record<string, string> {
   const named = new Set<string>();
   for (const source of sources) for (const match of source.matchAll(QUOTED_KEY)) named.add((match[1] ?? match[2]) as string);
-  const messages = Object.fromEntries(Object.entries(catalog).filter(([key]) => named.has(key)));
-  return `export const messages = ${JSON.stringify(messages)};\n`;
+  return Object.fromEntries(Object.entries(catalog).filter(([key]) => named.has(key)));
 }
 
-/** The whole catalog of `locale`, for a page that names no catalog of its own. */
-export function fullCatalogModule(catalog: Readonly<Record<string, string>>): string {
-  return `export const messages = ${JSON.stringify(catalog)};\n`;
+/** Messages as a module, the form a page catalog is served in under `/assets/`. */
+export function catalogModule(messages: Readonly<Record<string, string>>): string {
+  return `export const messages = ${JSON.stringify(messages)};\n`;
 }
 
 /** The plain name of a page script's own catalog in `locale`. */

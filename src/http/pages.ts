@@ -5,7 +5,11 @@
  * same-origin with the HttpOnly cookie, so no token ever appears in them.
  *
  * Every page answer carries a Content-Security-Policy without
- * `unsafe-inline`: no inline script or style exists, so none is allowed.
+ * `unsafe-inline`. The pages a person signs in on carry their style, catalog
+ * and script inline, so that a first visit is one request; their policy
+ * allows exactly that style and that script by their SHA-256 hashes, made at
+ * start ({@link localizedPages}). The other pages link their assets, and
+ * nothing inline is allowed on them.
  *
  * The four page templates share one head (`head.html`: the document head
  * and the page header); each template starts with a `<!--head …-->` line
@@ -21,12 +25,13 @@
  * The files are read once at start and made into what the pages load:
  * hashed names, one joined script per page, its catalogs, compressed forms
  * (src/http/page-assets.ts, docs/architecture.md "Page assets"); the
- * templates refer to the hashed names. All is served from memory:
+ * templates refer to the hashed names or carry the assets inline. All is served from memory:
  * `/assets/<file>` looks the name up in that table, so no request path ever reaches the file
  * system (no traversal to refuse, nothing to normalise). `tsc` does not copy
  * non-TypeScript files, so from `dist/src/http/` the folder is found back in
  * `<repo>/src/pages/` (see {@link findPagesDir}).
  */
+import { createHash } from 'node:crypto';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -41,11 +46,11 @@ import type { Brand } from '../config.js';
 import { escapeHtml, formatHtml, isLocale, LANGUAGE_NAMES, LOCALES, PAGE_CATALOGS, type Locale, type MessageKey } from '../i18n/index.js';
 import { requestLocale } from './locale.js';
 import { chooseEncoding, varyOnEncoding } from './compression.js';
+import { type GzipTemplate, gzipTemplate } from './page-gzip.js';
 import {
   type Asset,
   assetOf,
   catalogModule,
-  fullCatalogModule,
   HASHED_ASSET_NAME,
   hashedName,
   hashModules,
@@ -53,6 +58,7 @@ import {
   moduleGraph,
   PLAIN_ASSET_NAME,
   pageCatalogName,
+  pageMessages,
   pageModuleName,
 } from './page-assets.js';
 
@@ -87,7 +93,22 @@ export interface PageFiles extends Templates {
   readonly assets: ReadonlyMap<string, Asset>;
   /** An asset's plain name → its hashed name, which the pages reference. */
   readonly hashedNames: ReadonlyMap<string, string>;
+  /** A page catalog's plain name (`messages-<script>-<lang>.js`) → its messages, which a page carries inline. */
+  readonly messages: ReadonlyMap<string, Readonly<Record<string, string>>>;
 }
+
+/**
+ * The pages that link their styles, script and catalog as assets under
+ * hashed names; every other page carries them inline (see {@link inlineHead}).
+ * The API explorer is a developer's tool, opened again and again on a
+ * desktop, where the cached assets pay off on every visit after the first.
+ * The provider's consent and notice pages are answered under `/oidc`, which
+ * is never compressed (src/http/compression.ts, BREACH): inline, the consent
+ * page would be 47 KB on the wire at every visit instead of 5 KB and its
+ * assets, compressed and cached.
+ */
+const LINKED_TEMPLATES: ReadonlySet<keyof Templates> = new Set(['explorer', 'consent', 'notice']);
+const INLINE_TEMPLATES = TEMPLATE_NAMES.filter((name) => !LINKED_TEMPLATES.has(name));
 
 /**
  * `src/pages/` beside this module's folder (running from `src/` with tsx or
@@ -157,7 +178,8 @@ export function loadPageFiles(dir: string = findPagesDir()): PageFiles {
 
   const sources = new Map([...files].filter(([name]) => name.endsWith('.js')).map(([name, body]) => [name, body.toString('utf8')]));
   const generated = new Map<string, string>();
-  for (const locale of LOCALES) generated.set(`messages-${locale}.js`, fullCatalogModule(PAGE_CATALOGS[locale]));
+  for (const locale of LOCALES) generated.set(`messages-${locale}.js`, catalogModule(PAGE_CATALOGS[locale]));
+  const messages = new Map<string, Readonly<Record<string, string>>>();
   /** The scripts that say nothing in words (their modules never import i18n.js): no catalog, and their pages preload none. */
   const wordless = new Set<string>();
   for (const script of new Set(Object.values(templates).map((template) => template.script))) {
@@ -168,7 +190,11 @@ export function loadPageFiles(dir: string = findPagesDir()): PageFiles {
       continue;
     }
     const graph = names.map((name) => sources.get(name) as string);
-    for (const locale of LOCALES) generated.set(pageCatalogName(script, locale), catalogModule(PAGE_CATALOGS[locale], graph));
+    for (const locale of LOCALES) {
+      const name = pageCatalogName(script, locale);
+      messages.set(name, pageMessages(PAGE_CATALOGS[locale], graph));
+      generated.set(name, catalogModule(messages.get(name) as Record<string, string>));
+    }
   }
   for (const template of Object.values(templates)) {
     if (wordless.has(template.script)) template.html = template.html.replace(`${catalogPreload(template.script)}\n  `, '');
@@ -189,15 +215,21 @@ export function loadPageFiles(dir: string = findPagesDir()): PageFiles {
     assets.set(name, plain).set(hashed.name, hashed.asset);
     hashedNames.set(name, hashed.name);
   };
-  // The pages load the joined scripts, their catalogs, the styles and images, not the single modules or whole catalogs.
-  for (const [name, body] of files) add(name, body, !name.endsWith('.js'));
-  for (const [name, text] of generated) add(name, Buffer.from(text, 'utf8'), !/^messages-[a-z]{2}\.js$/.test(name));
+  // Compressed now: the styles and images, and the scripts and catalogs a linked page loads. The other
+  // pages carry theirs inline, so their joined scripts and catalogs, the single modules and the whole
+  // catalogs are asked for only by a page from before, or by hand.
+  const linked = TEMPLATE_NAMES.filter((name) => LINKED_TEMPLATES.has(name)).map((name) => templates[name].html);
+  const linkedNames = LOCALES.flatMap((locale) => linked.map((html) => html.replaceAll('{{lang}}', locale))).join('\n');
+  const loads = (name: string) => !name.endsWith('.js') || linkedNames.includes(`/assets/${name}"`);
+  for (const [name, body] of files) add(name, body, loads(name));
+  for (const [name, text] of generated) add(name, Buffer.from(text, 'utf8'), loads(name));
 
   const loaded: PageFiles = {
     dir,
     ...(Object.fromEntries(TEMPLATE_NAMES.map((name) => [name, templates[name].html])) as unknown as Templates),
     assets,
     hashedNames,
+    messages,
   };
   loadedDirs.set(dir, loaded);
   return loaded;
@@ -270,16 +302,113 @@ function withHashedNames(html: string, loaded: PageFiles, brand: Brand): string 
   });
 }
 
-/** Every template in every language, with the operator's brand (src/http/brand.ts), referring to hashed asset names, made once at start. */
-export function localizedTemplates(loaded: PageFiles, brand: Brand): Record<Locale, Templates> {
-  return Object.fromEntries(
-    LOCALES.map((locale) => [
-      locale,
-      Object.fromEntries(
-        TEMPLATE_NAMES.map((name) => [name, withHashedNames(localizeTemplate(loaded[name], locale, brand), loaded, brand)]),
-      ) as unknown as Templates,
-    ]),
+/** In a page's head as {@link withHead} wrote it: a stylesheet link, the catalog's preload, the module script. */
+const STYLESHEET_LINK = /\n {2}<link rel="stylesheet" href="\/assets\/([a-z0-9-]+\.css)">/g;
+const CATALOG_PRELOAD = /\n {2}<link rel="modulepreload" id="page-messages" href="\/assets\/([a-z0-9-]+\.js)">/;
+const MODULE_SCRIPT = /\n {2}<script type="module" src="\/assets\/([a-z0-9-]+\.js)"><\/script>/;
+/** Where a page's inline blocks go once its other `/assets/` references have their hashed names. */
+const INLINE_MARKER = '<!--inline-->';
+
+/** A CSP hash source of an inline block's text. */
+function cspHash(text: string): string {
+  return `'sha256-${createHash('sha256').update(text, 'utf8').digest('base64')}'`;
+}
+
+/**
+ * What an inline block must not hold, and why: what would end the element
+ * early, or what the per-request filling of the page (renderTemplate, the
+ * provider pages' `<!--…-->` markers) would change inside it, which would no
+ * longer match its hash. Checked at start; a match is a programming error.
+ */
+const UNSAFE_INLINE: ReadonlyArray<readonly [RegExp, string]> = [
+  [/<\/(?:script|style)/i, 'an end tag'],
+  [/<!--|<script/i, 'the start of a comment or a script'],
+  [/\{\{[a-z_]+\}\}/, 'a {{placeholder}}'],
+];
+
+function checkedInline(text: string, what: string): string {
+  for (const [pattern, reason] of UNSAFE_INLINE) {
+    if (pattern.test(text)) throw new Error(`pages: ${what} cannot go inline: it holds ${reason}`);
+  }
+  return text;
+}
+
+/**
+ * A page's head with its styles, catalog and script inline instead of
+ * linked (docs/architecture.md "Page assets"): one `<style>` with every
+ * stylesheet the head linked, in order (the brand's included); the page's
+ * catalog as a JSON data block that src/pages/i18n.js reads, with every `<`
+ * escaped; the joined module script. A first visit is then the HTML alone:
+ * nothing waits for a second round trip before the page can show and run.
+ * The page's policy allows the style and the script by their hashes.
+ */
+function inlineHead(html: string, loaded: PageFiles, brand: Brand, name: string): { html: string; blocks: string; hashes: string[] } {
+  const headEnd = html.indexOf('</head>');
+  const head = html.slice(0, headEnd);
+  const script = MODULE_SCRIPT.exec(head)?.[1];
+  if (script === undefined) throw new Error(`pages: ${name} has no module script to carry inline`);
+  const textOf = (asset: string): string => {
+    if (asset === 'brand.css') return brandCss(brand);
+    const body = loaded.assets.get(asset)?.body;
+    if (body === undefined) throw new Error(`pages: ${name} links /assets/${asset}, which is not an asset`);
+    return body.toString('utf8');
+  };
+  const css = checkedInline([...head.matchAll(STYLESHEET_LINK)].map((link) => textOf(link[1] as string)).join('\n'), `${name}'s styles`);
+  const js = checkedInline(textOf(script), script);
+  const catalog = CATALOG_PRELOAD.exec(head)?.[1];
+  const messages = catalog === undefined ? undefined : loaded.messages.get(catalog);
+  if (catalog !== undefined && messages === undefined) throw new Error(`pages: ${name} preloads ${catalog}, which is no page catalog`);
+  const data =
+    messages === undefined
+      ? ''
+      : `<script type="application/json" id="page-messages">${checkedInline(JSON.stringify(messages).replaceAll('<', '\\u003c'), catalog as string)}</script>\n  `;
+  return {
+    html:
+      head.replace(STYLESHEET_LINK, '').replace(CATALOG_PRELOAD, '').replace(MODULE_SCRIPT, `\n  ${INLINE_MARKER}`) + html.slice(headEnd),
+    blocks: `<style>${css}</style>\n  ${data}<script type="module">${js}</script>`,
+    hashes: [cspHash(css), cspHash(js)],
+  };
+}
+
+/** {@link PAGE_CSP} allowing a page's inline style and script by their hashes. */
+function inlineCsp([style, script]: readonly string[]): string {
+  return PAGE_CSP.replace("script-src 'self'", `script-src 'self' ${script}`).replace("style-src 'self'", `style-src 'self' ${style}`);
+}
+
+/** Every page in every language, and the policy each page is answered with. */
+export interface LocalizedPages {
+  readonly templates: Readonly<Record<Locale, Templates>>;
+  readonly csp: Readonly<Record<keyof Templates, string>>;
+}
+
+/**
+ * Every template in every language, with the operator's brand
+ * (src/http/brand.ts), its `/assets/` references turned into hashed names,
+ * and its styles, catalog and script inline unless it is a linked page
+ * ({@link LINKED_TEMPLATES}); with the policy of each page. Made once at start.
+ */
+export function localizedPages(loaded: PageFiles, brand: Brand): LocalizedPages {
+  const csp: Partial<Record<keyof Templates, string>> = {};
+  const templates = Object.fromEntries(
+    LOCALES.map((locale) => {
+      const localized = TEMPLATE_NAMES.map((name) => {
+        const html = localizeTemplate(loaded[name], locale, brand);
+        if (LINKED_TEMPLATES.has(name)) {
+          csp[name] = PAGE_CSP;
+          return [name, withHashedNames(html, loaded, brand)];
+        }
+        const inline = inlineHead(html, loaded, brand, `${name}.html`);
+        const policy = inlineCsp(inline.hashes);
+        // The style and the script are the same in every language; only the catalog's messages differ.
+        if (csp[name] !== undefined && csp[name] !== policy)
+          throw new Error(`pages: ${name}.html differs between languages in its style or script`);
+        csp[name] = policy;
+        return [name, withHashedNames(inline.html, loaded, brand).replace(INLINE_MARKER, () => inline.blocks)];
+      });
+      return [locale, Object.fromEntries(localized) as unknown as Templates];
+    }),
   ) as Record<Locale, Templates>;
+  return { templates, csp: csp as Record<keyof Templates, string> };
 }
 
 /** Fills `{{name}}` placeholders with escaped values (escapeHtml); an unknown placeholder is a programming error. */
@@ -302,14 +431,16 @@ function redirect(reply: FastifyReply, location: string): FastifyReply {
   return reply.code(302).header('location', location).send();
 }
 
-function sendPage(reply: FastifyReply, html: string, locale: Locale, csp: string = PAGE_CSP): FastifyReply {
-  // Pages are cheap and carry the checked return_to: always revalidate. Their language follows the request.
-  return securityHeaders(reply, csp)
-    .header('cache-control', 'no-cache')
-    .header('content-language', locale)
-    .header('vary', 'Accept-Language, Cookie')
-    .type('text/html; charset=utf-8')
-    .send(html);
+/** Compressed templates by their text: tests start many apps on the same pages. */
+const gzipTemplates = new Map<string, GzipTemplate>();
+
+function gzipTemplateOf(template: string): GzipTemplate {
+  let made = gzipTemplates.get(template);
+  if (made === undefined) {
+    made = gzipTemplate(template);
+    gzipTemplates.set(template, made);
+  }
+  return made;
 }
 
 function firstQueryValue(request: FastifyRequest, name: string): string | undefined {
@@ -345,7 +476,7 @@ const INTERACTION_RETURN = /^\/oidc\/interaction\/([A-Za-z0-9_-]{1,64})(?:\?hint
 
 export function registerPageRoutes(app: FastifyInstance, context: ServiceContext, loaded: PageFiles = loadPageFiles()): void {
   const isFamily = (origin: string) => context.origins.isFamilyOrigin(origin);
-  const pages = localizedTemplates(loaded, context.config.brand);
+  const { templates: pages, csp } = localizedPages(loaded, context.config.brand);
 
   /** The page's language: `?lang=` (a link that names one), else the cookie, else Accept-Language. */
   function pageLocale(request: FastifyRequest): Locale {
@@ -379,20 +510,59 @@ export function registerPageRoutes(app: FastifyInstance, context: ServiceContext
   ): Promise<FastifyReply> {
     const { returnTo, refused } = returnToOf(request);
     const locale = pageLocale(request);
-    const html = renderTemplate(pages[locale][page], { return_to: returnTo, return_to_refused: refused ? '1' : '', ...values });
-    return sendPage(reply, html, locale, await appLogoCsp(returnTo));
+    const filled = { return_to: returnTo, return_to_refused: refused ? '1' : '', ...values };
+    return sendPage(request, reply, page, locale, filled, await appLogoCsp(returnTo, csp[page]));
+  }
+
+  /** The inline pages, compressed once per language (src/http/page-gzip.ts). */
+  const gzipped = Object.fromEntries(
+    LOCALES.map((locale) => [
+      locale,
+      Object.fromEntries(INLINE_TEMPLATES.map((name) => [name, gzipTemplateOf(pages[locale][name])])) as Partial<
+        Record<keyof Templates, GzipTemplate>
+      >,
+    ]),
+  ) as Record<Locale, Partial<Record<keyof Templates, GzipTemplate>>>;
+
+  /**
+   * A page filled with `values`. An inline page goes gzip-encoded from its
+   * parts compressed at start when the request accepts gzip, even where it
+   * would take brotli: only the values are compressed per request. Else the
+   * text, which the compression hook may compress (src/http/compression.ts).
+   * Pages are cheap and carry the checked return_to: always revalidated.
+   * Their language follows the request.
+   */
+  function sendPage(
+    request: FastifyRequest,
+    reply: FastifyReply,
+    page: 'signin' | 'sudo' | 'account' | 'phone' | 'explorer',
+    locale: Locale,
+    values: Readonly<Record<string, string>> = {},
+    policy: string = csp[page],
+  ): FastifyReply {
+    securityHeaders(reply, policy)
+      .header('cache-control', 'no-cache')
+      .header('content-language', locale)
+      .header('vary', 'Accept-Language, Cookie')
+      .type('text/html; charset=utf-8');
+    const gzip = gzipped[locale][page];
+    if (gzip !== undefined && chooseEncoding(request.headers['accept-encoding'], ['gzip']) === 'gzip') {
+      varyOnEncoding(reply);
+      return reply.header('content-encoding', 'gzip').send(gzip.fill(values));
+    }
+    return reply.send(renderTemplate(pages[locale][page], values));
   }
 
   /**
-   * The page policy, with `img-src` naming the https logo origin of the app
+   * The page's policy, with `img-src` naming the https logo origin of the app
    * whose authorization `returnTo` goes back to, so the page can show the
    * logo it learns from GET /oidc/interaction/<uid>/app (docs/protocol.md §8
    * "Signing in").
    */
-  async function appLogoCsp(returnTo: string): Promise<string> {
+  async function appLogoCsp(returnTo: string, policy: string): Promise<string> {
     const uid = INTERACTION_RETURN.exec(returnTo)?.[1];
     const origin = uid === undefined ? null : await context.oidc.interactionLogoOrigin(uid);
-    return origin === null ? PAGE_CSP : PAGE_CSP.replace("img-src 'self' data:", `img-src 'self' data: ${origin}`);
+    return origin === null ? policy : policy.replace("img-src 'self' data:", `img-src 'self' data: ${origin}`);
   }
 
   app.get('/signin', { config: { policy: POLICY.unlimited }, schema: { hide: true } }, async (request, reply) => {
@@ -405,8 +575,7 @@ export function registerPageRoutes(app: FastifyInstance, context: ServiceContext
 
   // docs/protocol.md "Signing in from a phone": the phone key is in the fragment, which this request never carries.
   app.get('/signin/phone', { config: { policy: POLICY.unlimited }, schema: { hide: true } }, async (request, reply) => {
-    const locale = pageLocale(request);
-    return sendPage(reply, pages[locale].phone, locale);
+    return sendPage(request, reply, 'phone', pageLocale(request));
   });
 
   // The service's front door, and where a provider sign-in without
@@ -420,8 +589,7 @@ export function registerPageRoutes(app: FastifyInstance, context: ServiceContext
     if ((await currentSession(context, request)) === null) {
       return redirect(reply, '/signin?return_to=/account');
     }
-    const locale = pageLocale(request);
-    return sendPage(reply, pages[locale].account, locale);
+    return sendPage(request, reply, 'account', pageLocale(request));
   });
 
   // The re-proof a consumer site sends people to after 401 `sudo_required`
@@ -439,8 +607,7 @@ export function registerPageRoutes(app: FastifyInstance, context: ServiceContext
   // The interactive explorer of the OpenAPI document (src/pages/explorer.js).
   for (const url of ['/api-explorer', '/api-explorer/']) {
     app.get(url, { config: { policy: POLICY.unlimited }, schema: { hide: true } }, async (request, reply) => {
-      const locale = pageLocale(request);
-      return sendPage(reply, pages[locale].explorer, locale);
+      return sendPage(request, reply, 'explorer', pageLocale(request));
     });
   }
 

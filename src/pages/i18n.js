@@ -3,11 +3,12 @@
  * `oc_lang` cookie, else Accept-Language, else English), translated the
  * page's HTML and wrote it into `<html lang>`; the scripts' own sentences
  * come from the same catalogs (src/i18n/pages/) and are formatted with ICU
- * MessageFormat (./message-format.js). The server names the page's own
- * catalog (the language's messages this page's scripts use, src/http/pages.ts)
- * in a `<link rel="modulepreload" id="page-messages">`, so it is fetched
- * beside the scripts; a page without that link (one cached before it was
- * there) loads the language's whole catalog, `/assets/messages-<lang>.js`.
+ * MessageFormat (./message-format.js). The page's own catalog (the
+ * language's messages this page's scripts use, src/http/pages.ts) has the id
+ * `page-messages`: a JSON data block in the page itself, or, on a page that
+ * links its assets, a `<link rel="modulepreload">` of the catalog's module,
+ * fetched beside the script; a page with neither (one from before) loads the
+ * language's whole catalog, `/assets/messages-<lang>.js`.
  *
  * The footer's language form stores a choice in the `oc_lang` cookie for a
  * year and reloads the page in that language.
@@ -18,9 +19,17 @@ const SHIPPED = ['en', 'de', 'es', 'fr'];
 const asked = document.documentElement.lang;
 /** The page's language: one of the shipped ones. */
 export const locale = SHIPPED.includes(asked) ? asked : 'en';
-const preloaded = document.getElementById('page-messages');
-/** @type {{messages: Readonly<Record<string, string>>}} */
-const { messages } = await import(preloaded instanceof HTMLLinkElement ? preloaded.href : `./messages-${locale}.js`);
+/** @returns {Promise<Readonly<Record<string, string>>>} */
+async function loadMessages() {
+  const named = document.getElementById('page-messages');
+  // In the page itself: a JSON data block (no request, no code run).
+  if (named instanceof HTMLScriptElement) return JSON.parse(named.textContent ?? '{}');
+  // Linked: the module the preload names, else the whole catalog.
+  /** @type {{messages: Readonly<Record<string, string>>}} */
+  const module = await import(named instanceof HTMLLinkElement ? named.href : `/assets/messages-${locale}.js`);
+  return module.messages;
+}
+const messages = await loadMessages();
 
 /** @type {Map<string, import('./message-format.js').Part[]>} */
 const formats = new Map();
