@@ -127,7 +127,8 @@ describe.skipIf(!HAVE_CHROMIUM)('the API explorer in headless Chromium', () => {
       const page = await openExplorer('en-GB', viewport);
       const me = await openRoute(page, 'get auth me', 'get-api-auth-me');
       const success = me.locator('.response.is-ok');
-      expect(await success.count()).toBe(1);
+      // The route's answers are drawn when it opens: wait for them rather than count at once.
+      await expect.poll(() => success.count()).toBe(1);
       expect(await success.locator('.response-status').textContent()).toContain('200');
       expect(await success.locator('.markdown').textContent()).toBe(documented.description);
       const shown = success.locator('.response-example');
