@@ -136,7 +136,7 @@ export function registerCompression(app: FastifyInstance): void {
       return;
     }
     reply.header('content-encoding', encoding).removeHeader('content-length');
-    // Looked up before the text is copied into bytes: a page answered again is the same string (src/http/pages.ts).
+    // Looked up before the text is copied into bytes: an answer sent again (the OpenAPI document) needs no copy.
     const text = typeof payload === 'string' ? payload : undefined;
     const known = text === undefined ? undefined : recent.get(encoding, text);
     if (known !== undefined) {

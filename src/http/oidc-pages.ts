@@ -15,7 +15,7 @@ import { formatHtml, isLocale, type Locale, type PageMessageKey } from '../i18n/
 import type { LogoutQuestion, OidcPages } from '../oidc/index.js';
 import type { ServiceContext } from './context.js';
 import { requestLocale } from './locale.js';
-import { loadPageFiles, localizedPages, renderTemplate, type PageFiles } from './pages.js';
+import { allowingImagesFrom, loadPageFiles, localizedPages, renderTemplate, type PageFiles } from './pages.js';
 
 /** What the consent page shows. */
 export interface ConsentView {
@@ -64,7 +64,7 @@ function cspLeadingTo(csp: string, redirectUri: string | undefined): string {
 function consentCsp(csp: string, redirectUri: string, logoUri: string | undefined): string {
   const logo = logoUri?.startsWith('https://') ? originOf(logoUri) : null;
   const leading = cspLeadingTo(csp, redirectUri);
-  return logo === null ? leading : leading.replace("img-src 'self' data:", `img-src 'self' data: ${logo}`);
+  return logo === null ? leading : allowingImagesFrom(leading, logo);
 }
 
 function queryLocale(url: string | undefined): Locale | undefined {

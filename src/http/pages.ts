@@ -67,6 +67,11 @@ export const PAGE_CSP =
   "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; " +
   "frame-ancestors 'none'; base-uri 'none'; form-action 'self'";
 
+/** A page's policy `csp` with `img-src` allowing `origin` too (an app's https logo). */
+export function allowingImagesFrom(csp: string, origin: string): string {
+  return csp.replace("img-src 'self' data:", `img-src 'self' data: ${origin}`);
+}
+
 /** Assets under their plain names may be a little stale after a deploy, never for long. */
 const ASSET_MAX_AGE_SECONDS = 300;
 /** Assets under their hashed names never change: a year, and no revalidation. */
@@ -381,13 +386,32 @@ export interface LocalizedPages {
   readonly csp: Readonly<Record<keyof Templates, string>>;
 }
 
+/** The pages made for each pages folder and brand: an app's page routes and its provider pages share them, and tests start many apps. */
+const madePages = new WeakMap<PageFiles, Map<string, LocalizedPages>>();
+
 /**
  * Every template in every language, with the operator's brand
  * (src/http/brand.ts), its `/assets/` references turned into hashed names,
  * and its styles, catalog and script inline unless it is a linked page
- * ({@link LINKED_TEMPLATES}); with the policy of each page. Made once at start.
+ * ({@link LINKED_TEMPLATES}); with the policy of each page. Made once per
+ * pages folder and brand.
  */
 export function localizedPages(loaded: PageFiles, brand: Brand): LocalizedPages {
+  let byBrand = madePages.get(loaded);
+  if (byBrand === undefined) {
+    byBrand = new Map();
+    madePages.set(loaded, byBrand);
+  }
+  const key = JSON.stringify(brand);
+  let made = byBrand.get(key);
+  if (made === undefined) {
+    made = makeLocalizedPages(loaded, brand);
+    byBrand.set(key, made);
+  }
+  return made;
+}
+
+function makeLocalizedPages(loaded: PageFiles, brand: Brand): LocalizedPages {
   const csp: Partial<Record<keyof Templates, string>> = {};
   const templates = Object.fromEntries(
     LOCALES.map((locale) => {
@@ -431,14 +455,21 @@ function redirect(reply: FastifyReply, location: string): FastifyReply {
   return reply.code(302).header('location', location).send();
 }
 
-/** Compressed templates by their text: tests start many apps on the same pages. */
-const gzipTemplates = new Map<string, GzipTemplate>();
+type GzippedPages = Record<Locale, Partial<Record<keyof Templates, GzipTemplate>>>;
 
-function gzipTemplateOf(template: string): GzipTemplate {
-  let made = gzipTemplates.get(template);
+/** The inline pages compressed once per language (src/http/page-gzip.ts), for each made set of pages. */
+const gzippedPages = new WeakMap<LocalizedPages, GzippedPages>();
+
+function gzippedOf(localized: LocalizedPages): GzippedPages {
+  let made = gzippedPages.get(localized);
   if (made === undefined) {
-    made = gzipTemplate(template);
-    gzipTemplates.set(template, made);
+    made = Object.fromEntries(
+      LOCALES.map((locale) => [
+        locale,
+        Object.fromEntries(INLINE_TEMPLATES.map((name) => [name, gzipTemplate(localized.templates[locale][name])])),
+      ]),
+    ) as GzippedPages;
+    gzippedPages.set(localized, made);
   }
   return made;
 }
@@ -476,7 +507,9 @@ const INTERACTION_RETURN = /^\/oidc\/interaction\/([A-Za-z0-9_-]{1,64})(?:\?hint
 
 export function registerPageRoutes(app: FastifyInstance, context: ServiceContext, loaded: PageFiles = loadPageFiles()): void {
   const isFamily = (origin: string) => context.origins.isFamilyOrigin(origin);
-  const { templates: pages, csp } = localizedPages(loaded, context.config.brand);
+  const localized = localizedPages(loaded, context.config.brand);
+  const { templates: pages, csp } = localized;
+  const gzipped = gzippedOf(localized);
 
   /** The page's language: `?lang=` (a link that names one), else the cookie, else Accept-Language. */
   function pageLocale(request: FastifyRequest): Locale {
@@ -513,16 +546,6 @@ export function registerPageRoutes(app: FastifyInstance, context: ServiceContext
     const filled = { return_to: returnTo, return_to_refused: refused ? '1' : '', ...values };
     return sendPage(request, reply, page, locale, filled, await appLogoCsp(returnTo, csp[page]));
   }
-
-  /** The inline pages, compressed once per language (src/http/page-gzip.ts). */
-  const gzipped = Object.fromEntries(
-    LOCALES.map((locale) => [
-      locale,
-      Object.fromEntries(INLINE_TEMPLATES.map((name) => [name, gzipTemplateOf(pages[locale][name])])) as Partial<
-        Record<keyof Templates, GzipTemplate>
-      >,
-    ]),
-  ) as Record<Locale, Partial<Record<keyof Templates, GzipTemplate>>>;
 
   /**
    * A page filled with `values`. An inline page goes gzip-encoded from its
@@ -562,7 +585,7 @@ export function registerPageRoutes(app: FastifyInstance, context: ServiceContext
   async function appLogoCsp(returnTo: string, policy: string): Promise<string> {
     const uid = INTERACTION_RETURN.exec(returnTo)?.[1];
     const origin = uid === undefined ? null : await context.oidc.interactionLogoOrigin(uid);
-    return origin === null ? policy : policy.replace("img-src 'self' data:", `img-src 'self' data: ${origin}`);
+    return origin === null ? policy : allowingImagesFrom(policy, origin);
   }
 
   app.get('/signin', { config: { policy: POLICY.unlimited }, schema: { hide: true } }, async (request, reply) => {
