@@ -233,7 +233,8 @@ describe.skipIf(!HAVE_CHROMIUM)('the account page in sections and the account me
     await page.locator('#identities button.danger').first().focus();
     await page.keyboard.press('Enter');
     await page.locator('#confirm-yes').click();
-    await expect.poll(() => page.locator('#sudo-dialog').isVisible()).toBe(true);
+    // The step-up dialog opens after the removal's request comes back 401 sudo_required: a round trip, under load longer than the default second.
+    await expect.poll(() => page.locator('#sudo-dialog').isVisible(), { timeout: 10_000 }).toBe(true);
     await page.keyboard.press('Escape');
     await expect.poll(() => isFocused(page, '#identities button.danger')).toBe(true);
     await page.context().close();
