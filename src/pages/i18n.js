@@ -73,33 +73,51 @@ export function tNodes(key, values) {
   return parts.map((part) => (part instanceof Node ? part : String(part)));
 }
 
-const dateFormat = new Intl.DateTimeFormat(locale, { dateStyle: 'medium' });
-const dateTimeFormat = new Intl.DateTimeFormat(locale, { dateStyle: 'medium', timeStyle: 'short' });
-const timeFormat = new Intl.DateTimeFormat(locale, { hour: '2-digit', minute: '2-digit' });
+/**
+ * A formatter made at its first use, then kept: the first Intl formatter of
+ * a page loads the language's locale data, 37 to 77 ms measured in a new tab
+ * (docs/performance.md "Page weight"), which a page that shows no date at
+ * start should not spend before it is usable.
+ *
+ * @template T
+ * @param {() => T} make
+ * @returns {() => T}
+ */
+function once(make) {
+  /** @type {T | undefined} */
+  let made;
+  return () => {
+    if (made === undefined) made = make();
+    return made;
+  };
+}
+
+const dateFormat = once(() => new Intl.DateTimeFormat(locale, { dateStyle: 'medium' }));
+const dateTimeFormat = once(() => new Intl.DateTimeFormat(locale, { dateStyle: 'medium', timeStyle: 'short' }));
+const timeFormat = once(() => new Intl.DateTimeFormat(locale, { hour: '2-digit', minute: '2-digit' }));
+const listFormat = once(() => new Intl.ListFormat(locale, { type: 'conjunction' }));
 
 /** A day in the page's language and this device's time zone (`25 Nov 2026`); '' for a bad value. @param {string} iso */
 export function formatDate(iso) {
   const date = new Date(iso);
-  return Number.isNaN(date.getTime()) ? '' : dateFormat.format(date);
+  return Number.isNaN(date.getTime()) ? '' : dateFormat().format(date);
 }
 
 /** A day and time in the page's language and this device's time zone. @param {string} iso */
 export function formatDateTime(iso) {
   const date = new Date(iso);
-  return Number.isNaN(date.getTime()) ? '' : dateTimeFormat.format(date);
+  return Number.isNaN(date.getTime()) ? '' : dateTimeFormat().format(date);
 }
 
 /** A time of day such as `14:05` or `2:05 PM`. @param {string} iso */
 export function formatTime(iso) {
   const date = new Date(iso);
-  return Number.isNaN(date.getTime()) ? '' : timeFormat.format(date);
+  return Number.isNaN(date.getTime()) ? '' : timeFormat().format(date);
 }
-
-const listFormat = new Intl.ListFormat(locale, { type: 'conjunction' });
 
 /** Words joined as the language joins a list: `a, b and c`. @param {string[]} items */
 export function formatList(items) {
-  return listFormat.format(items);
+  return listFormat().format(items);
 }
 
 /** The language cookie: a year, this site only, sent on top-level navigations. @param {string} language */
