@@ -1017,7 +1017,18 @@ function storageConformance(engine: TestEngine, sqliteDriver?: SqliteDriverName)
       expect(await store.findLiveSessionByTabToken(hashes[2] as string, T0 + MINUTE)).not.toBeNull();
       const fresher = await store.updateSessionFreshness(row.jti, { sudo_at: T0 + MINUTE });
       expect(fresher?.sudo_at).toBe(T0 + MINUTE);
-      expect((await store.findLiveSessionByTabToken(hashes[2] as string, T0 + MINUTE))?.session.sudo_at).toBe(T0 + MINUTE);
+      // The row's claims are read with it; the token keeps those it was minted with (none here).
+      const afterStepUp = await store.findLiveSessionByTabToken(hashes[2] as string, T0 + MINUTE);
+      expect(afterStepUp?.session.sudo_at).toBe(T0 + MINUTE);
+      expect(afterStepUp?.tab).toEqual({ sudo_at: null, step_up_at: null, superseded_at: null });
+      // A token records the claims it carries.
+      const carrying = { hash: tokenHash(), jti: 'd'.repeat(32), sudo_at: T0 + MINUTE, step_up_at: T0 + 2 * MINUTE };
+      expect(await store.insertTabToken(row.jti, carrying, T0 + 2 * MINUTE, 3)).toBe(true);
+      expect((await store.findLiveSessionByTabToken(carrying.hash, T0 + 2 * MINUTE))?.tab).toEqual({
+        sudo_at: T0 + MINUTE,
+        step_up_at: T0 + 2 * MINUTE,
+        superseded_at: null,
+      });
 
       expect(await store.findLiveSessionByTabToken(hashes[3] as string, T0 + SESSION_LIFETIME)).toBeNull();
       await store.revokeSession(row.jti, T0 + HOUR);
@@ -1072,9 +1083,12 @@ function storageConformance(engine: TestEngine, sqliteDriver?: SqliteDriverName)
       const first = await store.listRevocations(null, T0 + 4 * MINUTE, 3);
       expect(first).toEqual(feed.slice(0, 3));
       expect(await store.listRevocations({ at: first[2]!.revoked_at, jti: first[2]!.jti }, T0 + 4 * MINUTE, 10)).toEqual(feed.slice(3));
-      // Past `keep` superseded tokens, the oldest are forgotten.
+      // However many are superseded since, none is forgotten before its row expires: the feed lists each until then.
       expect(await store.insertTabToken(row.jti, tab(6), T0 + 5 * MINUTE, 1)).toBe(true);
-      expect((await raw.db.selectFrom('tab_tokens').select('token_hash').where('jti', '=', row.jti).execute()).length).toBe(2);
+      expect((await raw.db.selectFrom('tab_tokens').select('token_hash').where('jti', '=', row.jti).execute()).length).toBe(5);
+      expect((await store.listRevocations(null, T0 + 6 * MINUTE, 10)).map((entry) => entry.jti)).toEqual(
+        expect.arrayContaining([t1!.jti, t2!.jti, t3!.jti, t4!.jti]),
+      );
       // Once the rows expire, nothing of them is listed.
       expect(await store.listRevocations(null, T0 + SESSION_LIFETIME + HOUR, 10)).toEqual([]);
     });

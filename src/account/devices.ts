@@ -62,7 +62,7 @@ export class DeviceService {
   /** Signs another device of the account out. The current session is a logout (the route's business). */
   async revoke(current: Authenticated, id: string): Promise<void> {
     const nowMs = this.#deps.now().getTime();
-    requireRecentStepUp(current.session, nowMs, 'sessions: signing another device out');
+    requireRecentStepUp(current, nowMs, 'sessions: signing another device out');
     if (!(await this.#deps.store.revokeSessionOfAccount(current.account.id, id, nowMs))) {
       throw new OcError('not_found', 'sessions: the active account has no live session with this id');
     }
@@ -93,7 +93,7 @@ export class DeviceService {
   /** Signs every other device of the account out; answers how many. */
   async revokeOthers(current: Authenticated): Promise<number> {
     const nowMs = this.#deps.now().getTime();
-    requireRecentStepUp(current.session, nowMs, 'sessions: signing the other devices out');
+    requireRecentStepUp(current, nowMs, 'sessions: signing the other devices out');
     const count = await this.#deps.store.revokeOtherSessionsOfAccount(current.account.id, current.session.jti, nowMs);
     await this.#deps.activity.record(current.account.id, 'sessions_revoked', { count, scope: 'others' });
     return count;

@@ -73,7 +73,7 @@ export class AccountLifecycle {
 
   /** GET /api/auth/account/export. */
   async export(current: Authenticated): Promise<AccountExport> {
-    requireFreshSudo(current.session, this.#deps.now().getTime());
+    requireFreshSudo(current, this.#deps.now().getTime());
     const document = await this.exportOf(current.account, current.session.jti);
     await this.#deps.activity.record(current.account.id, 'account_exported', {});
     return document;
@@ -165,7 +165,7 @@ export class AccountLifecycle {
 
   /** DELETE /api/auth/account: `confirm` must be the active account's did. */
   async delete(current: Authenticated, confirm: string): Promise<DeletedAccountRecord> {
-    requireFreshSudo(current.session, this.#deps.now().getTime());
+    requireFreshSudo(current, this.#deps.now().getTime());
     if (confirm !== didOf(current.account.id)) {
       throw new OcError('confirmation_mismatch', "account: send confirm equal to the active account's did_oc to delete it");
     }

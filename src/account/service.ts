@@ -140,7 +140,7 @@ export class AccountService {
     transfer: TransferAcceptance | null,
     ownBrowser: boolean,
   ): Promise<AccountChange> {
-    requireFreshLinkProof(current.session, this.#nowMs(), ownBrowser);
+    requireFreshLinkProof(current, this.#nowMs(), ownBrowser);
     // A link challenge may name the active account's did as its audience
     // (the OrangeCheck client does): a proof made for one account cannot be
     // replayed into another.
@@ -194,7 +194,7 @@ export class AccountService {
   /** Unlinks one identity of the active account; needs a fresh step-up. */
   async unlink(current: Authenticated, identityId: string): Promise<AccountChange> {
     const nowMs = this.#nowMs();
-    requireFreshSudo(current.session, nowMs);
+    requireFreshSudo(current, nowMs);
     const removed = (await this.#deps.store.listIdentities(current.account.id)).find((identity) => identity.id === identityId);
     await unlinkIdentity(this.#deps.store, current.account.id, identityId, nowMs, current.session.jti);
     if (removed !== undefined)

@@ -7,8 +7,9 @@
  *
  * Freshness is per account and per session row (docs/api.md Authentication
  * 7: "step_up_at and sudo_at are per account ... need their own
- * re-authentication even after a switch"): it is read from the row of the
- * presented token, never from another member of the roster.
+ * re-authentication even after a switch"), and per token: a gate reads the
+ * freshness of the presented token (session/freshness.ts), never another
+ * member's of the roster, nor its own row's when the token is a tab's.
  *
  * The same proof shapes serve the linking endpoints (purpose `link`), so both
  * are parsed here.
@@ -19,6 +20,7 @@ import { normalizeEmail } from '../mail/index.js';
 import { proveAddress, type ChallengeProofContext, type ChallengeProofInput } from '../signin/index.js';
 import type { EmailCodeService } from '../signin/index.js';
 import type { AccountRecord, SessionRecord, AccountStore } from '../storage/index.js';
+import type { Authenticated, TokenFreshness } from '../session/index.js';
 
 /** docs/protocol.md §6: "need `sudo_at` younger than 5 minutes". */
 export const SUDO_WINDOW_MS = 5 * 60 * 1000;
@@ -104,14 +106,21 @@ export async function proveIdentity(
   return { kind: 'btc', value: address };
 }
 
-/** True when the row's step-up is younger than {@link SUDO_WINDOW_MS}. */
-export function isSudoFresh(session: Pick<SessionRecord, 'sudo_at'>, nowMs: number): boolean {
-  return session.sudo_at !== null && nowMs - session.sudo_at < SUDO_WINDOW_MS;
+/**
+ * What a gate reads of the request's session: the freshness of the presented
+ * token (session/freshness.ts), never the row's columns, so a tab token
+ * passes only with the claims it was minted with.
+ */
+export type PresentedSession = Pick<Authenticated, 'freshness'>;
+
+/** True when the presented token's re-proof is younger than {@link SUDO_WINDOW_MS}. */
+export function isSudoFresh(freshness: Pick<TokenFreshness, 'sudo_at'>, nowMs: number): boolean {
+  return freshness.sudo_at !== null && nowMs - freshness.sudo_at < SUDO_WINDOW_MS;
 }
 
-/** 401 `sudo_required` unless this session row (this account) stepped up in the last 5 minutes. */
-export function requireFreshSudo(session: Pick<SessionRecord, 'sudo_at'>, nowMs: number): void {
-  if (!isSudoFresh(session, nowMs)) {
+/** 401 `sudo_required` unless the presented token (this account) carries a re-proof of the last 5 minutes. */
+export function requireFreshSudo(current: PresentedSession, nowMs: number): void {
+  if (!isSudoFresh(current.freshness, nowMs)) {
     throw new OcError('sudo_required', 'step-up: prove this account again with POST /api/auth/sudo; it stays valid 5 minutes');
   }
 }
@@ -138,11 +147,13 @@ export function isFreshProofSignIn(session: Pick<SessionRecord, 'signing_method'
  * meaning what consumer sites read into them.
  */
 export function requireFreshLinkProof(
-  session: Pick<SessionRecord, 'sudo_at' | 'signing_method' | 'created_at'>,
+  current: PresentedSession & Pick<Authenticated, 'session' | 'superseded'>,
   nowMs: number,
   ownBrowser: boolean,
 ): void {
-  if (isSudoFresh(session, nowMs) || (ownBrowser && isFreshProofSignIn(session, nowMs))) return;
+  if (isSudoFresh(current.freshness, nowMs)) return;
+  // A superseded token carries nothing, not even its row's sign-in.
+  if (ownBrowser && current.superseded !== true && isFreshProofSignIn(current.session, nowMs)) return;
   throw new OcError(
     'sudo_required',
     'link: prove this account again with POST /api/auth/sudo (or link within 5 minutes of signing in); it stays valid 5 minutes',
@@ -154,9 +165,10 @@ export function requireFreshLinkProof(
  * either way: a re-proof (`sudo_at`) or a key (`step_up_at`). For the
  * operations that accept both (removing a key, signing other devices out).
  */
-export function requireRecentStepUp(session: Pick<SessionRecord, 'sudo_at' | 'step_up_at'>, nowMs: number, what: string): void {
-  const keyFresh = session.step_up_at !== null && nowMs - session.step_up_at < SUDO_WINDOW_MS;
-  if (!isSudoFresh(session, nowMs) && !keyFresh) {
+export function requireRecentStepUp(current: PresentedSession, nowMs: number, what: string): void {
+  const { freshness } = current;
+  const keyFresh = freshness.step_up_at !== null && nowMs - freshness.step_up_at < SUDO_WINDOW_MS;
+  if (!isSudoFresh(freshness, nowMs) && !keyFresh) {
     throw new OcError('sudo_required', `${what} needs a step-up (POST /api/auth/sudo or a key assertion) younger than 5 minutes`);
   }
 }

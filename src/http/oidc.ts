@@ -119,11 +119,12 @@ const FORWARDED: ReadonlyArray<{
 
 /** How the provider sees a host session (docs/protocol.md §8 "How the person signed in"). */
 export function hostSessionView(context: ServiceContext, found: Authenticated): HostSessionView {
-  const { session } = found;
-  const amr = signInMethodClaims(session.signing_method, session.step_up_at).amr;
+  const { session, freshness } = found;
+  // The presented token's freshness (session/freshness.ts), as every other door reads it.
+  const amr = signInMethodClaims(session.signing_method, freshness.step_up_at).amr;
   return {
     accountId: didOf(found.account.id),
-    authTime: Math.max(session.created_at, session.sudo_at ?? 0, session.step_up_at ?? 0),
+    authTime: Math.max(session.created_at, freshness.sudo_at ?? 0, freshness.step_up_at ?? 0),
     amr,
     usedKey: amr.includes('hwk'),
     hasKey: async () => (await context.webauthn.list(found.account.id)).length > 0,

@@ -26,6 +26,9 @@ import { requestLocale } from './locale.js';
 const BEARER = /^Bearer ([A-Za-z0-9_.-]+)$/;
 const BEARER_TOKEN = /^[A-Za-z0-9_.-]+$/;
 
+/** The methods that change nothing, the only ones a superseded tab token is served on. */
+const READING_METHODS: ReadonlySet<string> = new Set(['GET', 'HEAD']);
+
 /** The header a pinned browser tab sends its own session token in (the OrangeCheck client's `TAB_SESSION_HEADER`). */
 export const TAB_SESSION_HEADER = 'x-oc-tab-session';
 
@@ -86,6 +89,9 @@ export async function currentSession(context: ServiceContext, request: FastifyRe
     let found: Authenticated | null;
     if (pinned !== undefined) {
       found = pinned === null ? null : await context.sessions.authenticatePinned(pinned, strict);
+      // A superseded tab token may still read through the host, but changes
+      // nothing (docs/protocol.md §3 "Freshness"): to every other method it is no session.
+      if (found?.superseded === true && !READING_METHODS.has(request.method)) found = null;
     } else {
       const tokens = presentedTokens(request);
       found = tokens.length === 0 ? null : await context.sessions.authenticate(tokens, isOwn, foreignSessionSeen(request));

@@ -382,7 +382,7 @@ export function registerWebAuthnRoutes(app: TypedApp, context: ServiceContext): 
         'step_up_at',
       );
       setSessionCookie(context, reply, issued);
-      return { ...sessionBody(issued), step_up_at: Math.floor((issued.session.step_up_at ?? 0) / 1000) };
+      return { ...sessionBody(issued), step_up_at: Math.floor((issued.freshness.step_up_at ?? 0) / 1000) };
     },
   );
 

@@ -44,4 +44,5 @@ export { loadKeyRing, loadServerSecret, rotateSigningKey } from './keystore.js';
 export { RevocationFeed } from './revocations.js';
 export { isRosterBinding, rosterBinding } from './roster-binding.js';
 export { SessionService } from './service.js';
+export { NO_FRESHNESS, freshnessOf, type TokenFreshness } from './freshness.js';
 export type { Authenticated, IssuedSession, SigningMethod } from './service.js';

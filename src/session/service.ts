@@ -6,7 +6,7 @@
  */
 import { randomBytes, randomUUID } from 'node:crypto';
 import { OcError } from '../errors.js';
-import type { AccountRecord, AccountStore, IdentityKind, SessionRecord, SessionStore } from '../storage/index.js';
+import type { AccountRecord, AccountStore, IdentityKind, RosterMemberRecord, SessionRecord, SessionStore } from '../storage/index.js';
 
 /** What sessions read and write: their own rows, and the accounts they point at. */
 export type SessionServiceStore = SessionStore & Pick<AccountStore, 'resolveCanonicalAccount' | 'listIdentities' | 'listMergedInto'>;
@@ -24,6 +24,7 @@ import { mintSessionJwt, SESSION_LIFETIME_SECONDS, tokenHash } from './jwt.js';
 import { signInMethodClaims } from './sign-in-method.js';
 import type { KeyRing } from './keys.js';
 import type { ClientFacts } from './device.js';
+import { freshnessOf, mintedFreshness, type TokenFreshness } from './freshness.js';
 
 /** A presented token that matched a live row, with the account it belongs to. */
 export interface Authenticated {
@@ -36,6 +37,16 @@ export interface Authenticated {
    * row's roster (set by the HTTP layer): the session is this browser's own.
    */
   readonly ownBrowser?: boolean;
+  /**
+   * The step-up claims the presented token carries (session/freshness.ts):
+   * what every step-up gate reads, never the row's own columns.
+   */
+  readonly freshness: TokenFreshness;
+  /**
+   * A tab token superseded by a step-up or by newer tokens: it still reads as
+   * its row on the host, with no freshness, and may change nothing.
+   */
+  readonly superseded?: boolean;
 }
 
 export interface IssuedSession {
@@ -44,13 +55,15 @@ export interface IssuedSession {
   readonly account: AccountView;
   /** Seconds until the row expires: the cookie's Max-Age. */
   readonly maxAgeSeconds: number;
+  /** The step-up claims the token carries (session/freshness.ts). */
+  readonly freshness: TokenFreshness;
   /** A pinned tab's own token (docs/protocol.md §3): answered to the tab, never set as the cookie. */
   readonly forTab?: boolean;
   /** With a tab token: the row's re-minted own token, to be set as the browser's cookie (a step-up from the tab, {@link SessionService.reissue}). */
   readonly cookie?: IssuedSession;
 }
 
-/** What a step-up writes to the row before its token is minted. */
+/** What a step-up proved just now: written to the row (the cookie) or carried by the tab token it mints. */
 type Freshness = { readonly sudo_at?: number; readonly step_up_at?: number };
 
 /** A row keeps at most this many tab tokens; minting one more drops the oldest. */
@@ -149,7 +162,7 @@ export class SessionService {
     onForeign?: () => void,
   ): Promise<Authenticated | null> {
     const now = this.#now().getTime();
-    let first: Authenticated | undefined;
+    let first: RosterMemberRecord | undefined;
     let otherRoster = false;
     for (const token of tokens) {
       const found = await this.#store.findLiveSessionWithAccount(tokenHash(token), now);
@@ -159,7 +172,7 @@ export class SessionService {
       if (found.account.merged_into !== null) continue;
       const rosterId = found.session.roster_id;
       if (isOwnRoster !== undefined) {
-        if (rosterId !== null && isOwnRoster(rosterId)) return this.#seen(found, now);
+        if (rosterId !== null && isOwnRoster(rosterId)) return this.#ownToken(found, now);
         first ??= found;
         continue;
       }
@@ -177,7 +190,7 @@ export class SessionService {
         'session: this browser holds sessions of several rosters (one was set by another site); sign in again',
       );
     }
-    return this.#seen(first, now);
+    return this.#ownToken(first, now);
   }
 
   /**
@@ -185,24 +198,39 @@ export class SessionService {
    * own token it is, or whose tab token it is (docs/protocol.md §3 "Pinned
    * tabs"). Only this token counts; the browser's cookies are not looked at.
    *
-   * A tab token superseded by a step-up still acts as its row unless
+   * A tab token superseded by a step-up still reads as its row unless
    * `strict` (GET /api/auth/me): there its 401 tells the client to pin
    * again, while the host's other routes keep serving a tab whose consumer
-   * site cannot learn of the supersession.
+   * site cannot learn of the supersession. It carries no freshness and is
+   * marked `superseded`, so it can change nothing (docs/protocol.md §3
+   * "Freshness"). A tab token's freshness is its own record's, never the row's.
    */
   async authenticatePinned(token: string, strict = false): Promise<Authenticated | null> {
     const now = this.#now().getTime();
     const hash = tokenHash(token);
-    const found =
-      (await this.#store.findLiveSessionWithAccount(hash, now)) ??
-      (await this.#store.findLiveSessionByTabToken(hash, now, { superseded: !strict }));
+    const own = await this.#store.findLiveSessionWithAccount(hash, now);
+    if (own !== null) return own.account.merged_into !== null ? null : { ...(await this.#ownToken(own, now)), pinned: true };
+    const found = await this.#store.findLiveSessionByTabToken(hash, now, { superseded: !strict });
     if (found === null || found.account.merged_into !== null) return null;
-    return { ...(await this.#seen(found, now)), pinned: true };
+    const seen = await this.#seen(found, now);
+    return {
+      session: seen.session,
+      account: seen.account,
+      freshness: freshnessOf(seen.session, found.tab),
+      pinned: true,
+      ...(found.tab.superseded_at === null ? {} : { superseded: true }),
+    };
   }
 
-  async #seen(found: Authenticated, now: number): Promise<Authenticated> {
+  async #seen(found: RosterMemberRecord, now: number): Promise<RosterMemberRecord> {
     if (now - found.session.last_seen_at >= this.#touchIntervalMs) await this.#store.touchSession(found.session.jti, now);
     return found;
+  }
+
+  /** The row's own token presented: its claims are the row's (re-minted at every change). */
+  async #ownToken(found: RosterMemberRecord, now: number): Promise<Authenticated> {
+    const seen = await this.#seen(found, now);
+    return { session: seen.session, account: seen.account, freshness: freshnessOf(seen.session) };
   }
 
   /** A fresh JWT for `session`, keeping its jti and its expiry (docs/protocol.md §3: never extended). */
@@ -231,8 +259,9 @@ export class SessionService {
     });
   }
 
-  #issued(token: string, session: SessionRecord, view: AccountView, nowMs: number): IssuedSession {
-    return { token, session, account: view, maxAgeSeconds: Math.max(0, Math.floor((session.expires_at - nowMs) / 1000)) };
+  #issued(token: string, session: SessionRecord, view: AccountView, nowMs: number, freshness = freshnessOf(session)): IssuedSession {
+    const maxAgeSeconds = Math.max(0, Math.floor((session.expires_at - nowMs) / 1000));
+    return { token, session, account: view, maxAgeSeconds, freshness };
   }
 
   /**
@@ -300,24 +329,32 @@ export class SessionService {
   /**
    * One more token for `session`, for a pinned tab: the row's own token stays
    * as it is, so the cookie (and every other tab) keeps working
-   * (docs/protocol.md §3). `freshness` is written to the row.
+   * (docs/protocol.md §3). The token carries `freshness` and the host honours
+   * no more for it (session/freshness.ts); the row is not changed.
    */
-  async mintForTab(session: SessionRecord, freshness?: Freshness): Promise<IssuedSession> {
+  async mintForTab(session: SessionRecord, freshness: TokenFreshness): Promise<IssuedSession> {
     // A jti of its own, so the token can be superseded and listed in the
     // revocation feed without revoking the row.
     const jti = randomBytes(16).toString('hex');
     const { token, view, nowMs } = await this.#nextToken(session, freshness, jti);
-    const updated = freshness === undefined ? session : await this.#store.updateSessionFreshness(session.jti, freshness);
-    if (!updated || !(await this.#store.insertTabToken(session.jti, { hash: tokenHash(token), jti }, nowMs, MAX_TAB_TOKENS_PER_SESSION))) {
+    const record = { hash: tokenHash(token), jti, sudo_at: freshness.sudo_at, step_up_at: freshness.step_up_at };
+    if (!(await this.#store.insertTabToken(session.jti, record, nowMs, MAX_TAB_TOKENS_PER_SESSION))) {
       throw new OcError('not_authenticated', 'session: the session ended meanwhile');
     }
-    return { ...this.#issued(token, updated, view, nowMs), forTab: true };
+    return { ...this.#issued(token, session, view, nowMs, freshness), forTab: true };
+  }
+
+  /** A superseded tab token mints nothing (docs/protocol.md §3 "Freshness"): its tab pins again from the cookie. */
+  #requireCurrentToken(current: Authenticated, what: string): void {
+    if (current.superseded === true) {
+      throw new OcError('not_authenticated', `${what}: this tab token was superseded; pin the tab again from the session`);
+    }
   }
 
   /** A JWT for the row as it will be with `freshness`, for its current (canonical) account. */
   async #nextToken(
     session: SessionRecord,
-    freshness: Freshness | undefined,
+    freshness: Freshness | TokenFreshness | undefined,
     jti = session.jti,
   ): Promise<{ token: string; view: AccountView; nowMs: number }> {
     const nowMs = this.#now().getTime();
@@ -344,10 +381,13 @@ export class SessionService {
    * cookie comes back with the fresh claim.
    */
   async reissue(current: Authenticated, freshness?: Freshness): Promise<IssuedSession> {
+    this.#requireCurrentToken(current, 'session');
     if (current.pinned !== true) return this.remint(current.session, freshness);
-    if (freshness === undefined || current.ownBrowser !== true) return this.mintForTab(current.session, freshness);
+    // A tab's new token carries what its old one did, raised only by this request's own proof.
+    if (freshness === undefined || current.ownBrowser !== true)
+      return this.mintForTab(current.session, mintedFreshness(current.freshness, freshness));
     const cookie = await this.remint(current.session, freshness);
-    const tab = await this.mintForTab(cookie.session);
+    const tab = await this.mintForTab(cookie.session, freshnessOf(cookie.session));
     await this.#store.supersedeTabTokens(current.session.jti, this.#now().getTime(), tokenHash(tab.token));
     return { ...tab, cookie };
   }
@@ -357,8 +397,12 @@ export class SessionService {
    * account of the same roster (`did`), checked like a switch.
    */
   async tabToken(current: Authenticated, did: string | undefined): Promise<IssuedSession> {
-    if (did === undefined || did === didOf(current.account.id)) return this.mintForTab(current.session);
-    return this.mintForTab(await this.#rosterRow(current, did, 'tab'));
+    this.#requireCurrentToken(current, 'tab');
+    // For the presented token's own account: no more than that token carries.
+    if (did === undefined || did === didOf(current.account.id)) return this.mintForTab(current.session, current.freshness);
+    // Another member: its row's, as a switch to it gives (docs/api.md "States and transitions").
+    const row = await this.#rosterRow(current, did, 'tab');
+    return this.mintForTab(row, freshnessOf(row));
   }
 
   /** The live row of the account `did` in the current session's roster (a switch, or a tab token for it). */
@@ -416,7 +460,7 @@ export class SessionService {
   }
 
   async #meOf(
-    current: Authenticated & { readonly facts?: ViewFacts },
+    current: Pick<Authenticated, 'account'> & { readonly facts?: ViewFacts },
     members: readonly { session: SessionRecord; account: AccountRecord; facts?: ViewFacts }[],
   ): Promise<MeView> {
     const account = await this.view(current.account, current.facts);
@@ -434,10 +478,11 @@ export class SessionService {
 
   /** POST /api/auth/switch (docs/api.md "Errors of POST /api/auth/switch"). */
   async switchTo(current: Authenticated, did: string): Promise<IssuedSession> {
+    this.#requireCurrentToken(current, 'switch');
     const row = await this.#rosterRow(current, did, 'switch');
     // The target keeps its own freshness claims and its row's expiry. A
     // pinned tab switches itself only: the browser's cookie stays.
-    return current.pinned === true ? this.mintForTab(row) : this.remint(row);
+    return current.pinned === true ? this.mintForTab(row, freshnessOf(row)) : this.remint(row);
   }
 
   /**
@@ -474,7 +519,8 @@ export class SessionService {
     remaining.sort((a, b) => b.session.last_seen_at - a.session.last_seen_at);
     for (const member of remaining) {
       try {
-        return { next: current.pinned === true ? await this.mintForTab(member.session) : await this.remint(member.session) };
+        const next = member.session;
+        return { next: current.pinned === true ? await this.mintForTab(next, freshnessOf(next)) : await this.remint(next) };
       } catch (error) {
         // Revoked by a concurrent logout between the listing and the re-mint: try the next one.
         if (!(error instanceof OcError && error.code === 'not_authenticated')) throw error;

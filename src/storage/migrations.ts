@@ -554,6 +554,19 @@ const emailCodeReplacedHashes: Migration = {
   },
 };
 
+const tabTokenFreshness: Migration = {
+  version: 19,
+  name: 'tab_token_freshness',
+  async up(db) {
+    // docs/protocol.md §3 "Freshness": a tab token carries the step-up claims
+    // it was minted with, and the host reads them from here, never from its
+    // row (whose own token a later step-up re-mints). Tokens minted before
+    // keep NULL: they carry no freshness the host honours.
+    await db.schema.alterTable('tab_tokens').addColumn('sudo_at', 'bigint').execute();
+    await db.schema.alterTable('tab_tokens').addColumn('step_up_at', 'bigint').execute();
+  },
+};
+
 /** Every migration, in version order. */
 export const MIGRATIONS: readonly Migration[] = [
   initialSchema,
@@ -574,6 +587,7 @@ export const MIGRATIONS: readonly Migration[] = [
   oidcBackchannelLogout,
   phoneHandoffs,
   emailCodeReplacedHashes,
+  tabTokenFreshness,
 ];
 
 // biome-ignore lint/suspicious/noExplicitAny: the migration runner works before and across schema versions.

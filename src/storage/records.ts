@@ -89,6 +89,28 @@ export interface AccountFacts {
   readonly nostr_npub: string | null;
 }
 
+/** What the host keeps of a tab token beside its row (docs/protocol.md §3 "Pinned tabs", "Freshness"). */
+export interface TabTokenRecord {
+  /** The step-up claims the token was minted with: the only ones the host honours for it. */
+  readonly sudo_at: EpochMilliseconds | null;
+  readonly step_up_at: EpochMilliseconds | null;
+  /** When it was superseded; null while it is live. */
+  readonly superseded_at: EpochMilliseconds | null;
+}
+
+/** A live row found by one of its tab tokens, with that token's own record. */
+export interface TabTokenMemberRecord extends RosterMemberRecord {
+  readonly tab: TabTokenRecord;
+}
+
+/** A tab token as it is recorded: its hash, its own jti and the claims it carries. */
+export interface NewTabToken {
+  readonly hash: string;
+  readonly jti: string;
+  readonly sudo_at?: EpochMilliseconds | null;
+  readonly step_up_at?: EpochMilliseconds | null;
+}
+
 export interface LiveRosterRecord {
   readonly current: RosterMemberRecord;
   readonly members: readonly RosterMemberRecord[];

@@ -179,6 +179,9 @@ export interface TabTokensTable {
   token_jti: string | null;
   /** When a step-up from its tab, or newer tokens past the row's limit, superseded it; NULL while it is live. */
   superseded_at: number | null;
+  /** The step-up claims the token was minted with (migration 19); NULL for none, and for tokens minted before. */
+  sudo_at: number | null;
+  step_up_at: number | null;
 }
 
 /** Registered WebAuthn credentials (migration 7, docs/protocol.md §6): public keys only. */

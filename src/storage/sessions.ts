@@ -13,6 +13,8 @@ import type {
   RevocationRecord,
   RosterMemberRecord,
   LiveRosterRecord,
+  NewTabToken,
+  TabTokenMemberRecord,
   SessionFreshness,
   SessionRecord,
   SessionStore,
@@ -30,6 +32,13 @@ function isLiveRosterConflict(error: unknown): boolean {
   const { constraint, message } = error as { constraint?: unknown; message?: unknown };
   if (constraint === LIVE_ROSTER_INDEX) return true;
   return typeof message === 'string' && message.includes('sessions.roster_id, sessions.account_id');
+}
+
+/** The tab token's own columns beside its row (findLiveSessionByTabToken); PostgreSQL answers a bigint as a string. */
+interface TabTokenColumns {
+  tab_sudo_at: number | string | bigint | null;
+  tab_step_up_at: number | string | bigint | null;
+  tab_superseded_at: number | string | bigint | null;
 }
 
 /** A session row joined with its account's columns, prefixed `account_`. */
@@ -311,7 +320,7 @@ export class SessionsArea implements SessionStore {
     return row ? toSessionRecord(row) : null;
   }
 
-  async insertTabToken(jti: string, token: { readonly hash: string; readonly jti: string }, now: number, keep: number): Promise<boolean> {
+  async insertTabToken(jti: string, token: NewTabToken, now: number, keep: number): Promise<boolean> {
     return this.#x.transaction(async (trx) => {
       // Serialized per row, so two tabs minting at once both stay within `keep`.
       await this.#x.lockKey(trx, `tab ${jti}`);
@@ -320,39 +329,37 @@ export class SessionsArea implements SessionStore {
       // Two mints of one row within a second can be the same JWT: recorded once.
       await trx
         .insertInto('tab_tokens')
-        .values({ token_hash: token.hash, jti, created_at: now, token_jti: token.jti })
+        .values({
+          token_hash: token.hash,
+          jti,
+          created_at: now,
+          token_jti: token.jti,
+          sudo_at: token.sudo_at ?? null,
+          step_up_at: token.step_up_at ?? null,
+        })
         .onConflict((conflict) => conflict.column('token_hash').doNothing())
         .execute();
       // Past `keep` live tokens the oldest are superseded (listed in the
-      // revocation feed), and past `keep` superseded ones the oldest of
-      // those are forgotten, so a row holds at most twice `keep`.
-      const newest = async (superseded: boolean) =>
-        (
-          await trx
-            .selectFrom('tab_tokens')
-            .select('token_hash')
-            .where('jti', '=', jti)
-            .where('superseded_at', superseded ? 'is not' : 'is', null)
-            .orderBy(superseded ? 'superseded_at' : 'created_at', 'desc')
-            .orderBy('created_at', 'desc')
-            .orderBy('token_hash', 'desc')
-            .limit(keep)
-            .execute()
-        ).map((row) => row.token_hash);
-      const liveHashes = await newest(false);
+      // revocation feed). Superseded ones are kept until their row expires
+      // (the purge takes them with it): the feed must list a token for as
+      // long as it could be presented, however many were minted since.
+      const liveHashes = (
+        await trx
+          .selectFrom('tab_tokens')
+          .select('token_hash')
+          .where('jti', '=', jti)
+          .where('superseded_at', 'is', null)
+          .orderBy('created_at', 'desc')
+          .orderBy('token_hash', 'desc')
+          .limit(keep)
+          .execute()
+      ).map((row) => row.token_hash);
       await trx
         .updateTable('tab_tokens')
         .set({ superseded_at: now })
         .where('jti', '=', jti)
         .where('superseded_at', 'is', null)
         .where('token_hash', 'not in', liveHashes)
-        .execute();
-      const kept = await newest(true);
-      await trx
-        .deleteFrom('tab_tokens')
-        .where('jti', '=', jti)
-        .where('superseded_at', 'is not', null)
-        .$if(kept.length > 0, (query) => query.where('token_hash', 'not in', kept))
         .execute();
       return true;
     });
@@ -373,24 +380,31 @@ export class SessionsArea implements SessionStore {
     tokenHash: string,
     now: number,
     options: { readonly superseded?: boolean } = {},
-  ): Promise<RosterMemberRecord | null> {
+  ): Promise<TabTokenMemberRecord | null> {
     const superseded = options.superseded === true;
-    const rows = await this.#x.runCompiled<SessionWithAccountRow>(
+    const rows = await this.#x.runCompiled<SessionWithAccountRow & TabTokenColumns>(
       superseded ? 'findLiveSessionByTabToken+superseded' : 'findLiveSessionByTabToken',
       () =>
         this.#sessionWithAccount()
-          .where('sessions.jti', '=', (eb) =>
-            eb
-              .selectFrom('tab_tokens')
-              .select('tab_tokens.jti')
-              .where('tab_tokens.token_hash', '=', tokenHash)
-              .$if(!superseded, (query) => query.where('tab_tokens.superseded_at', 'is', null)),
-          )
+          .innerJoin('tab_tokens', 'tab_tokens.jti', 'sessions.jti')
+          .select([
+            'tab_tokens.sudo_at as tab_sudo_at',
+            'tab_tokens.step_up_at as tab_step_up_at',
+            'tab_tokens.superseded_at as tab_superseded_at',
+          ])
+          .where('tab_tokens.token_hash', '=', tokenHash)
+          .$if(!superseded, (query) => query.where('tab_tokens.superseded_at', 'is', null))
           .where('sessions.revoked_at', 'is', null)
           .where('sessions.expires_at', '>', now),
       [tokenHash, now],
     );
-    return rows[0] ? toRosterMember(rows[0]) : null;
+    const row = rows[0];
+    if (!row) return null;
+    const instant = (value: number | string | bigint | null) => (value === null ? null : Number(value));
+    return {
+      ...toRosterMember(row),
+      tab: { sudo_at: instant(row.tab_sudo_at), step_up_at: instant(row.tab_step_up_at), superseded_at: instant(row.tab_superseded_at) },
+    };
   }
 
   async touchSession(jti: string, now: number): Promise<void> {

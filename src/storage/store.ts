@@ -29,6 +29,8 @@ import type {
   SessionRecord,
   DeviceSessionRecord,
   RosterMemberRecord,
+  NewTabToken,
+  TabTokenMemberRecord,
   LiveRosterRecord,
   SigningKeyRecord,
   EmailCodeRecord,
@@ -218,18 +220,14 @@ export interface SessionStore {
   updateSessionFreshness(jti: string, freshness: SessionFreshness): Promise<SessionRecord | null>;
 
   /**
-   * Records one more token of the row `jti` for a pinned tab: its hash and
-   * its own jti. Keeps the `keep` newest live tokens of the row and
-   * supersedes older ones (they stop working and the revocation feed lists
-   * them), forgetting superseded ones past `keep`. False when the row is gone
-   * or revoked (nothing is recorded).
+   * Records one more token of the row `jti` for a pinned tab: its hash, its
+   * own jti and the step-up claims it carries. Keeps the `keep` newest live
+   * tokens of the row and supersedes older ones (they stop working and the
+   * revocation feed lists them). A superseded token is kept until its row
+   * expires, so the feed lists it for as long as it could be presented.
+   * False when the row is gone or revoked (nothing is recorded).
    */
-  insertTabToken(
-    jti: string,
-    token: { readonly hash: string; readonly jti: string },
-    now: EpochMilliseconds,
-    keep: number,
-  ): Promise<boolean>;
+  insertTabToken(jti: string, token: NewTabToken, now: EpochMilliseconds, keep: number): Promise<boolean>;
 
   /**
    * Supersedes every live tab token of the row `jti` (but the one whose hash
@@ -247,7 +245,7 @@ export interface SessionStore {
     tokenHash: string,
     now: EpochMilliseconds,
     options?: { readonly superseded?: boolean },
-  ): Promise<RosterMemberRecord | null>;
+  ): Promise<TabTokenMemberRecord | null>;
 
   /** Sets last_seen_at of an unrevoked row; a no-op when it is already as recent. */
   touchSession(jti: string, now: EpochMilliseconds): Promise<void>;

@@ -232,7 +232,7 @@ export class WebAuthnService {
     input: { label?: string | undefined; sign_in?: boolean | undefined },
   ): Promise<CeremonyOptions<PublicKeyCredentialCreationOptionsJSON>> {
     const rpId = this.#rpId();
-    requireFreshSudo(current.session, this.#nowMs());
+    requireFreshSudo(current, this.#nowMs());
     const label = labelOf(input.label);
     const signIn = input.sign_in === true;
     const existing = await this.#deps.store.listWebAuthnCredentials(current.account.id);
@@ -372,7 +372,7 @@ export class WebAuthnService {
 
   /** DELETE /api/auth/webauthn/credentials/:id: needs `sudo_at` or `step_up_at` younger than 5 minutes. */
   async remove(current: Authenticated, id: string): Promise<void> {
-    requireRecentStepUp(current.session, this.#nowMs(), 'webauthn: removing a key');
+    requireRecentStepUp(current, this.#nowMs(), 'webauthn: removing a key');
     const credential = await this.#deps.store.findWebAuthnCredential(id);
     if (
       credential === null ||
