@@ -328,8 +328,10 @@ function logoutSuite(engine: 'sqlite' | 'postgres'): void {
     expect(token?.sid).toBe(claims.sid);
     const [failed, delivered] = receiver.received.filter((entry) => entry.path === registered.path);
     expect(failed?.status).toBe(500);
-    // Each attempt carries a token built for it.
+    // Each attempt carries a token built for it: delivery is at least once, and the app
+    // recognises a second delivery of one logout by its sid, never by its jti (docs/protocol.md §8 "Logout").
     expect(decodeJwt(failed?.token ?? '').jti).not.toBe(decodeJwt(delivered?.token ?? '').jti);
+    expect(decodeJwt(failed?.token ?? '').sid).toBe(claims.sid);
   });
 
   it('keeps a logout across a restart: queued by one instance, sent by the next', async () => {
