@@ -419,11 +419,17 @@ function logoutSuite(engine: 'sqlite' | 'postgres'): void {
     expect((await client.tokenIntrospection(registered.config, before.accessToken)).active).toBe(true);
     expect((await client.fetchUserInfo(registered.config, before.accessToken, first.did)).sub).toBe(first.did);
     expect((await client.tokenIntrospection(registered.config, after.accessToken)).active).toBe(true);
-    // The first account's app session ends with its host session, and only then.
+    // Back to the first account, and to the app again: the second account keeps its app session in turn.
     expect((await first.host.switchTo(first.did)).status).toBe(200);
+    const again = await signInTo(first.browser, registered.config);
+    expect(again.claims.sub).toBe(first.did);
+    await nothingAt(registered.path);
+    expect((await client.tokenIntrospection(registered.config, after.accessToken)).active).toBe(true);
+    // The first account's app sessions end with its host session, and only then: the one set aside too.
     expect((await first.host.logout('current')).status).toBe(200);
     const tokens = await logoutTokens(registered.path, registered.config);
-    expect(tokens.map((token) => [token.sub, token.sid])).toEqual([[first.did, before.claims.sid]]);
+    expect(tokens.map((token) => [token.sub, token.sid])).toEqual([[first.did, again.claims.sid]]);
+    expect((await client.tokenIntrospection(registered.config, again.accessToken)).active).toBe(false);
     expect((await client.tokenIntrospection(registered.config, before.accessToken)).active).toBe(false);
     expect((await client.tokenIntrospection(registered.config, after.accessToken)).active).toBe(true);
   });
