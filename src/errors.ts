@@ -35,6 +35,7 @@ export const ERROR_CODES = {
   unknown_provider: 404,
   no_roster: 409,
   handoff_used: 409,
+  handoff_mismatch: 409,
   address_linked_elsewhere: 409,
   email_linked_elsewhere: 409,
   last_identity: 409,

@@ -48,6 +48,13 @@ function handoffSuite(engine: 'sqlite' | 'postgres'): void {
   const claim = (client: Browser, started: Started, extra: Record<string, unknown> = {}): Promise<Reply> =>
     client.post('/api/auth/handoff/claim', { id: started.id, token: started.token, ...extra });
 
+  /** The desktop's poll finds the hand-off approved, and the person confirms the account it names. */
+  async function confirm(client: Browser, started: Started, extra: Record<string, unknown> = {}): Promise<Reply> {
+    const asked = await claim(client, started, extra);
+    expect(asked.body.status, JSON.stringify(asked.body)).toBe('approved');
+    return claim(client, started, { ...extra, confirm_address: asked.body.address });
+  }
+
   it('signs the desktop in once the phone approves, and the phone sees what it approves', async () => {
     const wallet = newWallet();
     const pc = desktop();
@@ -87,7 +94,10 @@ function handoffSuite(engine: 'sqlite' | 'postgres'): void {
     expect(approved.setCookies).toEqual([]);
     expect(handset.cookie).toBeUndefined();
 
-    const signedIn = await claim(pc, started);
+    const asked = await claim(pc, started);
+    expect(asked.body).toEqual({ ok: true, status: 'approved', address: wallet.address, expires_at: body.expires_at });
+    expect(asked.setCookies).toEqual([]);
+    const signedIn = await claim(pc, started, { confirm_address: wallet.address });
     expect(signedIn.status, JSON.stringify(signedIn.body)).toBe(200);
     expect(signedIn.body).toMatchObject({ ok: true, status: 'signed_in', return_to: '/account' });
     const token = expectSessionCookie(signedIn);
@@ -98,6 +108,63 @@ function handoffSuite(engine: 'sqlite' | 'postgres'): void {
     // The phone that approved has no session, and a second claim is refused.
     expect((await handset.me()).status).toBe(401);
     expectError(await claim(pc, started), 409, 'handoff_used');
+    expectError(await claim(pc, started, { confirm_address: wallet.address }), 409, 'handoff_used');
+  });
+
+  it('does not sign the desktop in on a stranger’s approval: the poll names the account and waits for the desktop’s confirmation', async () => {
+    const pc = desktop();
+    const started = await start(pc);
+    const stranger = newWallet();
+    expect((await approve(phone('203.0.113.9'), started.key, stranger)).status).toBe(200);
+    // The poll says who approved, and signs nobody in, however often it is asked.
+    for (let poll = 0; poll < 2; poll++) {
+      const asked = await claim(pc, started);
+      expect(asked.status, JSON.stringify(asked.body)).toBe(200);
+      expect(asked.body).toEqual({ ok: true, status: 'approved', address: stranger.address, expires_at: started.reply.body.expires_at });
+      expect(asked.setCookies).toEqual([]);
+    }
+    expect((await pc.me()).status).toBe(401);
+    // A confirmation naming another account is refused, and consumes nothing.
+    expectError(await claim(pc, started, { confirm_address: newWallet().address }), 409, 'handoff_mismatch');
+    expect(pc.cookie).toBeUndefined();
+    // The person cancels: the approval is discarded, and a later confirmation signs nobody in.
+    const cancelled = await pc.post('/api/auth/handoff/cancel', { id: started.id, token: started.token });
+    expect(cancelled.status, JSON.stringify(cancelled.body)).toBe(200);
+    expect((await claim(pc, started, { confirm_address: stranger.address })).body.status).toBe('declined');
+    expect((await pc.me()).status).toBe(401);
+    // Only the poll token cancels: the phone key, another hand-off's token, or a forged one are refused.
+    const other = await start(pc);
+    for (const token of [other.key, started.token, 'A'.repeat(43)]) {
+      expectError(await pc.post('/api/auth/handoff/cancel', { id: other.id, token }), 401, 'invalid_handoff');
+    }
+    expect((await claim(pc, other)).body.status).toBe('pending');
+  });
+
+  it('never switches a signed-in desktop to a stranger’s account with add=1 until the person confirms that account', async () => {
+    const pc = desktop();
+    const own = await pc.signIn(newWallet());
+    expect(own.status).toBe(200);
+    const started = await start(pc);
+    const stranger = newWallet();
+    expect((await approve(phone('203.0.113.9'), started.key, stranger)).status).toBe(200);
+    for (const asked of [
+      await pc.post(`/api/auth/handoff/claim?add=1`, { id: started.id, token: started.token }),
+      await claim(pc, started, { add: true }),
+    ]) {
+      expect(asked.body).toMatchObject({ ok: true, status: 'approved', address: stranger.address });
+      expect(asked.setCookies).toEqual([]);
+    }
+    // Still the browser's own account, alone in its roster.
+    const me = await pc.me();
+    expect(me.body.account.did_oc).toBe(own.body.account.did_oc);
+    expect(rosterDidsOf(me)).toEqual([]);
+    expectError(await claim(pc, started, { add: true, confirm_address: own.body.account.primary_btc }), 409, 'handoff_mismatch');
+    expect((await pc.me()).body.account.did_oc).toBe(own.body.account.did_oc);
+    // Confirmed by name, it joins the roster.
+    const added = await claim(pc, started, { add: true, confirm_address: stranger.address });
+    expect(added.body.status).toBe('signed_in');
+    expect(added.body.account.primary_btc).toBe(stranger.address);
+    expect(rosterDidsOf(await pc.me())).toEqual([own.body.account.did_oc]);
   });
 
   it('gives whoever holds only the QR code no session: approve, look and claims with the key all fail to sign them in', async () => {
@@ -112,7 +179,7 @@ function handoffSuite(engine: 'sqlite' | 'postgres'): void {
     expectError(await attacker.post('/api/auth/handoff/claim', { id: started.id, token: started.key }), 401, 'invalid_handoff');
     expect((await attacker.me()).status).toBe(401);
     // The desktop that started it is the only one signed in; the legitimate phone is told it was answered.
-    expect((await claim(pc, started)).body.status).toBe('signed_in');
+    expect((await confirm(pc, started)).body.status).toBe('signed_in');
     expectError(await approve(phone(), started.key), 409, 'handoff_used');
     expect((await attacker.me()).status).toBe(401);
   });
@@ -179,7 +246,7 @@ function handoffSuite(engine: 'sqlite' | 'postgres'): void {
     expect((await approve(phone(), late.key)).status).toBe(200);
     expect((await approve(phone(), later.key)).status).toBe(200);
     auth.harness.clock.advance(10 * SECOND);
-    expect((await claim(pc, late)).body.status).toBe('signed_in');
+    expect((await confirm(pc, late)).body.status).toBe('signed_in');
     auth.harness.clock.advance(MINUTE);
     expect((await claim(desktop(), later)).body.status).toBe('expired');
   });
@@ -242,7 +309,7 @@ function handoffSuite(engine: 'sqlite' | 'postgres'): void {
     expect(first.status).toBe(200);
     const started = await start(pc);
     expect((await approve(phone(), started.key)).status).toBe(200);
-    const added = await claim(pc, started, { add: true });
+    const added = await confirm(pc, started, { add: true });
     expect(added.body.status).toBe('signed_in');
     expect(rosterDidsOf(await pc.me())).toEqual([first.body.account.did_oc]);
   });
@@ -251,7 +318,8 @@ function handoffSuite(engine: 'sqlite' | 'postgres'): void {
     const pc = desktop();
     const started = await start(pc);
     expect((await approve(phone(), started.key)).status).toBe(200);
-    const claims = await Promise.all([0, 1, 2, 3].map(() => claim(desktop(), started)));
+    const address = (await claim(pc, started)).body.address;
+    const claims = await Promise.all([0, 1, 2, 3].map(() => claim(desktop(), started, { confirm_address: address })));
     const statuses = claims.map((reply) => reply.status).sort();
     expect(statuses).toEqual([200, 409, 409, 409]);
     expect(claims.filter((reply) => reply.setCookies.some((line) => line.startsWith('oc_session=ey'))).length).toBe(1);

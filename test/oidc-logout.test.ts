@@ -407,6 +407,35 @@ function logoutSuite(engine: 'sqlite' | 'postgres'): void {
     expect((await logoutTokens(registered.path, registered.config)).map((token) => token.sid)).toEqual([claims.sid]);
   });
 
+  it('keeps the previous account’s app session when the browser signs in to an app as another account of its roster', async () => {
+    const registered = await register();
+    const first = await signedIn();
+    const before = await signInTo(first.browser, registered.config);
+    // A second account joins the roster and becomes active; the same browser (its provider cookie too) goes to the app again.
+    const second = await signedIn(newWallet(), first.host);
+    const after = await signInTo(first.browser, registered.config);
+    expect(after.claims.sub).toBe(second.did);
+    expect(before.claims.sub).toBe(first.did);
+    // No end-session was submitted for the first account: no logout token, and its tokens still work.
+    await nothingAt(registered.path);
+    expect((await client.tokenIntrospection(registered.config, before.accessToken)).active).toBe(true);
+    expect((await client.fetchUserInfo(registered.config, before.accessToken, first.did)).sub).toBe(first.did);
+    expect((await client.tokenIntrospection(registered.config, after.accessToken)).active).toBe(true);
+    // Back to the first account, and to the app again: the second account keeps its app session in turn.
+    expect((await first.host.switchTo(first.did)).status).toBe(200);
+    const again = await signInTo(first.browser, registered.config);
+    expect(again.claims.sub).toBe(first.did);
+    await nothingAt(registered.path);
+    expect((await client.tokenIntrospection(registered.config, after.accessToken)).active).toBe(true);
+    // The first account's app sessions end with its host session, and only then: the one set aside too.
+    expect((await first.host.logout('current')).status).toBe(200);
+    const tokens = await logoutTokens(registered.path, registered.config);
+    expect(tokens.map((token) => [token.sub, token.sid])).toEqual([[first.did, again.claims.sid]]);
+    expect((await client.tokenIntrospection(registered.config, again.accessToken)).active).toBe(false);
+    expect((await client.tokenIntrospection(registered.config, before.accessToken)).active).toBe(false);
+    expect((await client.tokenIntrospection(registered.config, after.accessToken)).active).toBe(true);
+  });
+
   it('at the app’s end-session, “this app only” keeps the host session', async () => {
     const registered = await register();
     const { did, browser } = await signedIn();

@@ -4,8 +4,11 @@
  * and the phone dialog, the phone (390 px, with a UniSat-style wallet that
  * signs with a real key) opens the QR code's address, sees the same code and
  * the desktop's browser, and approves; the desktop ends signed in, the phone
- * does not. The dialog and the phone page are checked at desktop and phone
- * width, light and dark, with axe, in every language, with no CSP violation.
+ * does not, and only once the person confirmed, in the desktop's dialog,
+ * the account the phone approved with (whoever saw the QR code could have
+ * approved with their own wallet). The dialog, its question and the phone
+ * page are checked at desktop and phone width, light and dark, with axe, in
+ * every language, with no CSP violation.
  */
 import type { BrowserContext, ConsoleMessage, Page } from 'playwright-core';
 import { describe, expect, it } from 'vitest';
@@ -14,13 +17,16 @@ import { signBip322 } from './support/bitcoin-signer.js';
 import { CHROMIUM_PATH, DESKTOP, HAVE_CHROMIUM, IN_CI, PHONE, expectLaidOut, pageContext } from './support/chromium.js';
 import { usePageHost } from './support/page-host.js';
 
-/** The dialog's button and the phone's wallet button, as each language says them (src/i18n/pages/). */
-const WORDS: Readonly<Record<string, { readonly open: string; readonly sign: string }>> = {
-  'en-GB': { open: 'Use a wallet on your phone', sign: 'Sign in with UniSat' },
-  'de-DE': { open: 'Eine Wallet auf dem Telefon verwenden', sign: 'Mit UniSat anmelden' },
-  'es-ES': { open: 'Usar una cartera en tu teléfono', sign: 'Iniciar sesión con UniSat' },
-  'fr-FR': { open: 'Utiliser un portefeuille sur votre téléphone', sign: 'Se connecter avec UniSat' },
+/** The dialog's button, the phone's wallet button and the dialog's Confirm, as each language says them (src/i18n/pages/). */
+const WORDS: Readonly<Record<string, { readonly open: string; readonly sign: string; readonly confirm: string }>> = {
+  'en-GB': { open: 'Use a wallet on your phone', sign: 'Sign in with UniSat', confirm: 'Confirm' },
+  'de-DE': { open: 'Eine Wallet auf dem Telefon verwenden', sign: 'Mit UniSat anmelden', confirm: 'Bestätigen' },
+  'es-ES': { open: 'Usar una cartera en tu teléfono', sign: 'Iniciar sesión con UniSat', confirm: 'Confirmar' },
+  'fr-FR': { open: 'Utiliser un portefeuille sur votre téléphone', sign: 'Se connecter avec UniSat', confirm: 'Confirmer' },
 };
+
+/** How the dialog's question names an address: cut in the middle, as `shortName` does (src/pages/common.js). */
+const shortAddress = (address: string) => `${address.slice(0, 10)}…${address.slice(-6)}`;
 
 if (!HAVE_CHROMIUM && IN_CI) {
   it('has Chromium to drive (CI=true)', () => {
@@ -112,6 +118,14 @@ describe.skipIf(!HAVE_CHROMIUM)('signing in from a phone in headless Chromium', 
 
       await handset.getByRole('button', { name: words.sign }).click();
       await expect.poll(() => handset.locator('#phone-done').isVisible()).toBe(true);
+      // The desktop asks before it signs in, naming the address that approved; until Confirm nobody is signed in.
+      const question = pc.locator('#phone-signin-question');
+      await expect.poll(() => question.isVisible(), { timeout: 6000 }).toBe(true);
+      expect(await question.textContent()).toContain(shortAddress(wallet.address));
+      expect(await dialog.textContent()).toContain(wallet.address);
+      expect((await pc.request.get('/api/auth/me')).status()).toBe(401);
+      await laidOutAtBothWidths(pc, `${locale} question`, DESKTOP);
+      await pc.getByRole('button', { name: words.confirm }).click();
       await pc.waitForURL(`${site.base}/account`);
       const me = await pc.request.get('/api/auth/me');
       expect(me.status()).toBe(200);
@@ -145,6 +159,36 @@ describe.skipIf(!HAVE_CHROMIUM)('signing in from a phone in headless Chromium', 
       headers: { origin: site.base },
     });
     expect(stolen.status()).toBe(401);
+    await desktop.close();
+    expect(problems).toEqual([]);
+  }, 60_000);
+
+  it('signs nobody in when the person cancels the account a phone approved with', async () => {
+    const { desktop, pc } = await desktopPage('en-GB');
+    const started = await openDialog(pc, WORDS['en-GB']!.open);
+    const stranger = newWallet();
+    const phone = await phoneWithWallet('en-GB', stranger);
+    const handset = await phone.newPage();
+    watch(handset);
+    await handset.goto(started.phone_url);
+    await handset.getByRole('button', { name: WORDS['en-GB']!.sign }).click();
+    await expect
+      .poll(() => pc.locator('#phone-signin-question').textContent(), { timeout: 6000 })
+      .toBe(`Sign in as ${shortAddress(stranger.address)}?`);
+    expect(await pc.evaluate('document.activeElement.textContent')).toBe('Confirm');
+    await pc.getByRole('button', { name: 'Cancel' }).click();
+    await expect
+      .poll(() => pc.locator('dialog.phone-dialog [role="alert"]').textContent())
+      .toBe('The sign-in was cancelled. Ask for a new code to start again.');
+    await expect.poll(() => pc.getByRole('button', { name: 'New code' }).isVisible()).toBe(true);
+    // The approval is gone: a claim that confirms it afterwards signs nobody in.
+    const late = await pc.request.post('/api/auth/handoff/claim', {
+      data: { id: started.id, token: started.token, confirm_address: stranger.address },
+      headers: { origin: site.base },
+    });
+    expect((await late.json()).status).toBe('declined');
+    expect((await pc.request.get('/api/auth/me')).status()).toBe(401);
+    await phone.close();
     await desktop.close();
     expect(problems).toEqual([]);
   }, 60_000);

@@ -1579,6 +1579,34 @@ function storageConformance(engine: TestEngine, sqliteDriver?: SqliteDriverName)
       expect(await logouts('c1')).toHaveLength(1);
     });
 
+    it('ends a provider session superseded for a client once no link names it, and keeps one another link still names', async () => {
+      const account = await btcAccount();
+      const session = await store.insertSession(sessionFor(account.id, 'roster-superseded'));
+      const model = { payload: '{}', grant_id: null, user_code: null, expires_at: null };
+      await store.putOidcModel('Session', 'op-old', { ...model, uid: 'uid-old' });
+      await store.putOidcModel('Session', 'op-new', { ...model, uid: 'uid-new' });
+      const linkThrough = (clientId: string, uid: string) =>
+        store.linkOidcSession({
+          session_jti: session.jti,
+          client_id: clientId,
+          account_id: account.id,
+          sid: `${clientId}-${uid}`,
+          op_session_uid: uid,
+          backchannel: true,
+          created_at: T0 + 1,
+        });
+      expect(await linkThrough('c1', 'uid-old')).toBe(true);
+      expect(await linkThrough('c2', 'uid-old')).toBe(true);
+      // c1 signs in again through a newer provider session: the old one still holds c2.
+      expect(await linkThrough('c1', 'uid-new')).toBe(true);
+      expect(await store.findOidcModel('Session', 'op-old', T0)).not.toBeNull();
+      // c2 too: nothing names the old one any more, and it ends; no logout is queued for either.
+      expect(await linkThrough('c2', 'uid-new')).toBe(true);
+      expect(await store.findOidcModel('Session', 'op-old', T0)).toBeNull();
+      expect(await store.findOidcModel('Session', 'op-new', T0)).not.toBeNull();
+      expect([...(await logouts('c1')), ...(await logouts('c2'))]).toEqual([]);
+    });
+
     it('never leaves a link on a revoked session when a sign-in races the sign-out', async () => {
       const account = await btcAccount();
       for (let round = 0; round < 12; round++) {

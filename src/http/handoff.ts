@@ -1,8 +1,9 @@
 /**
  * Signing in on a desktop from a phone's wallet (docs/api.md "Signing in
  * from a phone", docs/protocol.md "Signing in from a phone"): the desktop
- * starts and polls, the phone looks, approves or declines. The claim that
- * finds the hand-off approved signs in through the one door
+ * starts and polls, the phone looks, approves or declines. The poll that
+ * finds the hand-off approved names the approving address; the claim that
+ * confirms that address signs in through the one door
  * (SignInService.complete), in the desktop's own request, so the cookie is
  * set in the browser that holds the poll token and nowhere else.
  */
@@ -106,25 +107,48 @@ const ClaimBody = Type.Object(
     id: Type.String({ minLength: 1, maxLength: 64 }),
     token: Secret('The poll token of the start'),
     add: Type.Optional(Type.Boolean({ description: 'Same as `?add=1`' })),
+    confirm_address: Type.Optional(
+      Type.String({
+        minLength: 1,
+        maxLength: 128,
+        description:
+          'The person confirmed signing in as this account: the `address` an `approved` answer named. Without it no claim signs in',
+      }),
+    ),
   },
   example({ id: EXAMPLE.id, token: EXAMPLE_SECRET }),
 );
 const Claimed = Type.Object(
   {
     ok: Type.Literal(true),
-    status: StringEnum(['pending', 'declined', 'expired', 'signed_in'] as const),
-    expires_at: Type.Optional(Type.String({ description: 'While pending, declined or expired' })),
+    status: StringEnum(['pending', 'approved', 'declined', 'expired', 'signed_in'] as const),
+    expires_at: Type.Optional(Type.String({ description: 'While pending, approved, declined or expired' })),
+    address: Type.Optional(
+      Type.String({
+        description:
+          'Once approved: the Bitcoin address the phone approved with. Ask the person "Sign in as …?", then claim again with it as `confirm_address`, or cancel',
+      }),
+    ),
     account: Type.Optional(Type.Ref('Account', { description: 'Once signed in, as POST /api/auth/signin answers' })),
     token: Type.Optional(Type.String({ description: 'Once signed in: the JWT also set as the `oc_session` cookie' })),
     return_to: Type.Optional(NullableString({ description: 'Once signed in: the checked `return_to` of the start, or null' })),
   },
-  answer('Where the hand-off stands; once the phone approved, this browser is signed in (as here)', {
+  answer('Where the hand-off stands; once the phone approved and the person confirmed the account, this browser is signed in (as here)', {
     ok: true,
     status: 'signed_in',
     account: EXAMPLE_ACCOUNT,
     token: ANSWER.token,
     return_to: '/account',
   }),
+);
+
+const CancelBody = Type.Object(
+  { id: Type.String({ minLength: 1, maxLength: 64 }), token: Secret('The poll token of the start') },
+  example({ id: EXAMPLE.id, token: EXAMPLE_SECRET }),
+);
+const Cancelled = Type.Object(
+  { ok: Type.Literal(true) },
+  answer('Cancelled: the hand-off is discarded, and its approval can no longer sign in', { ok: true }),
 );
 
 /** The phone routes: a credential (the key) is checked, so closed while the limit store is down. */
@@ -212,14 +236,29 @@ export function registerHandoffRoutes(app: TypedApp, context: ServiceContext): v
       response: { 200: Claimed, ...errorResponses(400, 401, 403, 409, 413, 415, 429, 503) },
     }),
     async (request, reply) => {
-      const { id, token, add } = request.body;
+      const { id, token, add, confirm_address: confirmAddress } = request.body;
       // Before the claim: a refused roster (ambiguous_session) must not consume the approval.
       const target = await signInTarget(context, request, wantsAdd(request.query, add));
-      const claimed = await context.handoffs.claim(id, token);
+      const claimed = await context.handoffs.claim(id, token, confirmAddress);
       noStore(reply);
-      if (claimed.status !== 'approved') return { ok: true, status: claimed.status, expires_at: claimed.expiresAt };
+      if (claimed.status === 'approved') {
+        return { ok: true, status: claimed.status, address: claimed.address, expires_at: claimed.expiresAt };
+      }
+      if (claimed.status !== 'confirmed') return { ok: true, status: claimed.status, expires_at: claimed.expiresAt };
       const issued = await context.signIn.complete({ ...target, identity: { kind: 'btc', value: claimed.address }, method: 'bip322' });
       return { ...answerIssued(context, reply, issued), status: 'signed_in' as const, return_to: claimed.returnTo };
+    },
+  );
+
+  app.post(
+    '/api/auth/handoff/cancel',
+    route(POLL, 'handoff', "The desktop's Cancel: discards the hand-off, approved or not", {
+      body: CancelBody,
+      response: { 200: Cancelled, ...errorResponses(400, 401, 403, 409, 413, 415, 429, 503) },
+    }),
+    async (request) => {
+      await context.handoffs.cancel(request.body.id, request.body.token);
+      return { ok: true };
     },
   );
 }

@@ -25,6 +25,7 @@ import {
   OIDC_ROUTES,
   OIDC_SCOPES,
   prefersKey,
+  setAsideProviderSession,
   type HostSessionView,
 } from '../oidc/index.js';
 import { accountIdFromDid, didOf, readSessionCookies, signInMethodClaims, type Authenticated } from '../session/index.js';
@@ -355,6 +356,8 @@ function registerInteractionRoutes(app: FastifyInstance, context: ServiceContext
         });
       }
     }
+    // Another account than the provider session's signs in: that session is kept for its account, not ended.
+    await setAsideProviderSession(provider, details, host.accountId);
     return finish(provider, request, reply, {
       login: {
         accountId: host.accountId,

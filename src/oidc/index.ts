@@ -9,6 +9,7 @@ export {
   loginHintOf,
   OIDC_ROUTES,
   prefersKey,
+  setAsideProviderSession,
   type HostSessionReader,
   type HostSessionView,
   type LogoutQuestion,

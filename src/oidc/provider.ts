@@ -451,6 +451,37 @@ function watchSessions(provider: Provider, hostSession: HostSessionReader, endHo
 }
 
 /**
+ * Before an interaction signs in another account than the one the browser's
+ * provider session holds (the person switched accounts on the host since):
+ * that session is set aside rather than ended (docs/protocol.md §8
+ * "Signing in"). Left as it is, the library would answer the resumed
+ * authorization with a self-submitting end-session for the previous account,
+ * which logs its apps out (back-channel) and revokes their grants, though
+ * that account is still signed in on the host.
+ *
+ * The session moves to a new identifier that no cookie holds, so the
+ * browser starts a fresh provider session for the new account; the old one
+ * keeps its uid, its clients and their tokens, and ends when its host
+ * session ends (src/storage/oidc-logouts.ts deletes it by uid) or at its
+ * own expiry. The interaction no longer names it.
+ */
+export async function setAsideProviderSession(
+  provider: Provider,
+  interaction: Awaited<ReturnType<Provider['interactionDetails']>>,
+  accountId: string,
+): Promise<void> {
+  const origin = interaction.session;
+  if (origin?.accountId === undefined || origin.accountId === accountId) return;
+  const session = await provider.Session.findByUid(origin.uid);
+  if (session !== undefined) {
+    session.resetIdentifier();
+    await session.persist();
+  }
+  interaction.session = undefined;
+  await interaction.persist();
+}
+
+/**
  * The grant an authorization may reuse: the one this consent just made, the
  * one the provider's session holds, or the consent the account gave the
  * client before in any browser (docs/protocol.md §8 "Consent"). A

@@ -6,8 +6,27 @@
  * show, and a countdown. It polls the claim every 2 seconds while the dialog
  * is open; closing it (Escape too) stops the polling. The poll token stays
  * in this module: the QR code carries only the phone key.
+ *
+ * Once a phone approves, the dialog asks "Sign in as …?" with the address
+ * that approved: whoever saw the QR code could have approved with their own
+ * wallet. Only Confirm claims it (naming that address back, which the
+ * server requires); Cancel, or closing the dialog, discards the hand-off.
  */
-import { accountName, afterProof, api, busy, clockText, countdown, describeError, h, safeReturnTo, say, t, tNodes } from './common.js';
+import {
+  accountName,
+  afterProof,
+  api,
+  busy,
+  clockText,
+  countdown,
+  describeError,
+  h,
+  safeReturnTo,
+  say,
+  shortName,
+  t,
+  tNodes,
+} from './common.js';
 
 const POLL_MS = 2000;
 const SVG = 'http://www.w3.org/2000/svg';
@@ -55,8 +74,20 @@ function mountPhoneSignIn(mount) {
   const clock = h('p', { class: 'countdown' });
   const status = h('p', { class: 'status', role: 'status', 'aria-live': 'polite' });
   const error = h('p', { class: 'form-error', role: 'alert' });
+  const question = h('p', { id: 'phone-signin-question', class: 'phone-question' });
+  const questionHint = h('p', { class: 'hint' });
+  const confirm = h('button', { type: 'button', class: 'button', text: t('phone_signin.confirm') });
+  const cancel = h('button', { type: 'button', class: 'button secondary', text: t('phone_signin.cancel') });
+  const asking = h(
+    'div',
+    { class: 'phone-confirm', hidden: true },
+    question,
+    questionHint,
+    h('div', { class: 'actions' }, confirm, cancel),
+  );
   const again = h('button', { type: 'button', class: 'button', hidden: true, text: t('phone_signin.new_code') });
   const close = h('button', { type: 'button', class: 'button secondary', text: t('phone_signin.close') });
+  const closing = h('div', { class: 'actions' }, again, close);
   const dialog = h(
     'dialog',
     { class: 'phone-dialog', 'aria-labelledby': 'phone-signin-title', 'aria-describedby': 'phone-signin-code' },
@@ -64,19 +95,31 @@ function mountPhoneSignIn(mount) {
     scan,
     qrHolder,
     code,
+    asking,
     clock,
     status,
     error,
-    h('div', { class: 'actions' }, again, close),
+    closing,
   );
   mount.append(opener, dialog);
 
   /** Ends this hand-off's polling and countdown; a newer one ends the older. */
   let stop = () => {};
+  /** The hand-off whose approval the dialog asks about, until it is confirmed, cancelled or ends. */
+  /** @type {{id: string, token: string, address: string} | null} */
+  let asked = null;
+
+  /** Leaves the question: the QR code's part of the dialog again. */
+  function unask() {
+    asked = null;
+    asking.hidden = true;
+    closing.hidden = false;
+  }
 
   /** Shows an ended hand-off: the reason, and a new code to ask for. @param {string} text */
   function ended(text) {
     stop();
+    unask();
     qrHolder.replaceChildren();
     say(status, '');
     say(error, text);
@@ -84,8 +127,36 @@ function mountPhoneSignIn(mount) {
     again.focus();
   }
 
+  /** The phone approved with `address`: asks whether to sign in as it. @param {{id: string, token: string}} handoff @param {string} address */
+  function ask(handoff, address) {
+    asked = { id: handoff.id, token: handoff.token, address };
+    qrHolder.replaceChildren();
+    scan.hidden = true;
+    code.hidden = true;
+    say(status, '');
+    const name = shortName({ did_oc: '', display_identity: { kind: 'btc', value: address } });
+    question.replaceChildren(...tNodes('phone_signin.confirm_question', { name: h('strong', { class: 'mono', text: name }) }));
+    questionHint.replaceChildren(...tNodes('phone_signin.confirm_hint', { address: h('span', { class: 'mono', text: address }) }));
+    closing.hidden = true;
+    asking.hidden = false;
+    dialog.setAttribute('aria-describedby', 'phone-signin-question');
+    confirm.focus();
+  }
+
+  /** Cancel, or closing the dialog while it asks: the hand-off is discarded on the server, so its approval signs nobody in. */
+  function discard() {
+    const handoff = asked;
+    if (handoff === null) return Promise.resolve(null);
+    asked = null;
+    return api('POST', '/api/auth/handoff/cancel', { id: handoff.id, token: handoff.token });
+  }
+
   async function begin() {
     stop();
+    unask();
+    scan.hidden = false;
+    code.hidden = false;
+    dialog.setAttribute('aria-describedby', 'phone-signin-code');
     again.hidden = true;
     say(error, '');
     qrHolder.replaceChildren();
@@ -124,11 +195,9 @@ function mountPhoneSignIn(mount) {
       const state = claimed.ok ? claimed.body.status : null;
       if (state === 'pending') {
         timer = setTimeout(poll, POLL_MS);
-      } else if (state === 'signed_in') {
-        stop();
-        say(status, t('phone_signin.signed_in', { name: accountName(claimed.body.account) }));
-        const next = safeReturnTo(claimed.body.return_to ?? undefined, returnTo === '' ? '/account' : returnTo);
-        window.location.assign(afterProof(next));
+      } else if (state === 'approved') {
+        clearTimeout(timer);
+        ask(handoff, String(claimed.body.address));
       } else if (state === 'declined') {
         ended(t('phone_signin.declined'));
       } else if (state === 'expired') {
@@ -137,10 +206,35 @@ function mountPhoneSignIn(mount) {
         // A dropped connection is not the end of the hand-off: try again.
         timer = setTimeout(poll, POLL_MS);
       } else {
-        ended(describeError(claimed, { handoff_used: t('phone_signin.used') }));
+        ended(describeError(claimed, ERRORS()));
       }
     };
     timer = setTimeout(poll, POLL_MS);
+  }
+
+  /** Confirm: the claim that names the approving address back signs this browser in. */
+  async function confirmAsked() {
+    const handoff = asked;
+    if (handoff === null) return;
+    const body = { id: handoff.id, token: handoff.token, confirm_address: handoff.address };
+    const claimed = await api('POST', `/api/auth/handoff/claim${adding ? '?add=1' : ''}`, body);
+    if (asked !== handoff) return;
+    const state = claimed.ok ? claimed.body.status : null;
+    if (state === 'signed_in') {
+      stop();
+      asked = null;
+      say(status, t('phone_signin.signed_in', { name: accountName(claimed.body.account) }));
+      const next = safeReturnTo(claimed.body.return_to ?? undefined, returnTo === '' ? '/account' : returnTo);
+      window.location.assign(afterProof(next));
+    } else if (state === 'expired') {
+      ended(t('phone_signin.expired'));
+    } else if (state === 'declined') {
+      ended(t('phone_signin.declined'));
+    } else if (claimed.code === 'network') {
+      say(error, describeError(claimed));
+    } else {
+      ended(describeError(claimed, ERRORS()));
+    }
   }
 
   opener.addEventListener('click', () => {
@@ -150,12 +244,26 @@ function mountPhoneSignIn(mount) {
   });
   again.addEventListener('click', () => void busy(again, begin));
   close.addEventListener('click', () => dialog.close());
-  // Escape (cancel) and Close both end here: no polling behind a closed dialog, and focus goes back.
+  confirm.addEventListener('click', () => void busy(confirm, confirmAsked));
+  cancel.addEventListener(
+    'click',
+    () =>
+      void busy(cancel, async () => {
+        await discard();
+        ended(t('phone_signin.cancelled'));
+      }),
+  );
+  // Escape (cancel) and Close both end here: no polling behind a closed dialog, no approval left to claim, and focus goes back.
   dialog.addEventListener('close', () => {
     stop();
+    void discard();
+    unask();
     opener.focus();
   });
 }
+
+/** The hand-off's own refusals, in this dialog's words. */
+const ERRORS = () => ({ handoff_used: t('phone_signin.used'), handoff_mismatch: t('phone_signin.mismatch') });
 
 const mount = document.getElementById('phone-signin');
 if (mount) mountPhoneSignIn(mount);

@@ -21,6 +21,12 @@
  * - Every change of state is one conditional update: approve and decline
  *   only from pending and before expiry, claim only from approved, so two
  *   phones cannot both approve and two claims cannot both sign in.
+ * - An approval does not sign the desktop in by itself: whoever sees the
+ *   QR code can approve with their own wallet. The desktop's poll answers
+ *   which address approved, and only a claim that names that address back
+ *   (the person's "Sign in as …?" answered Confirm) consumes the hand-off
+ *   and signs in; Cancel discards it. So no claim, with `add` or without,
+ *   makes an account the browser did not ask for active unseen.
  * - An approved hand-off may be claimed {@link HANDOFF_CLAIM_GRACE_MS} past
  *   its expiry, so an approval in its last second is not lost to the
  *   desktop's polling interval.
@@ -87,7 +93,10 @@ export interface HandoffView {
 
 export type ClaimResult =
   | { readonly status: 'pending' | 'declined' | 'expired'; readonly expiresAt: string }
-  | { readonly status: 'approved'; readonly address: string; readonly returnTo: string | null };
+  /** The phone approved with `address`: the desktop asks the person before it claims again with that address. */
+  | { readonly status: 'approved'; readonly address: string; readonly expiresAt: string }
+  /** Confirmed and consumed: the caller signs `address` in. */
+  | { readonly status: 'confirmed'; readonly address: string; readonly returnTo: string | null };
 
 function secret(): string {
   return randomBytes(SECRET_BYTES).toString('base64url');
@@ -103,6 +112,10 @@ function expired(): OcError {
 
 function used(): OcError {
   return new OcError('handoff_used', 'handoff: this sign-in was already answered');
+}
+
+function mismatch(): OcError {
+  return new OcError('handoff_mismatch', 'handoff: the phone approved another account than the one confirmed; ask for a new code');
 }
 
 /** `123 456` for display; the value itself is the 6 digits. */
@@ -176,15 +189,15 @@ export class HandoffService {
   }
 
   /**
-   * The desktop's poll. An approved hand-off is consumed here, by one
-   * conditional update: the caller that gets `approved` signs in, and any
-   * other claim of it is `handoff_used`.
+   * The desktop's poll. An approved hand-off answers the address that
+   * approved it, until the desktop claims it again naming that address
+   * (`confirmAddress`, the person's Confirm): then it is consumed, by one
+   * conditional update, so the caller that gets `confirmed` signs in and
+   * any other claim of it is `handoff_used`. A confirmation naming another
+   * address is `handoff_mismatch` and consumes nothing.
    */
-  async claim(id: string, token: string): Promise<ClaimResult> {
-    const row = ID_FORMAT.test(id) && SECRET_FORMAT.test(token) ? await this.#options.store.findHandoff({ id }) : null;
-    // Compared even when no row was found, against a hash of nothing, so the work does not tell ids apart.
-    const matches = timingSafeEqualString(sha256Hex(token), row?.token_hash ?? sha256Hex(''));
-    if (row === null || !matches) throw invalid();
+  async claim(id: string, token: string, confirmAddress?: string): Promise<ClaimResult> {
+    const row = await this.#byToken(id, token);
     const now = this.#options.now().getTime();
     const expiresAt = new Date(row.expires_at).toISOString();
     if (row.state === 'claimed') throw used();
@@ -192,8 +205,36 @@ export class HandoffService {
     if (row.state === 'pending') return { status: now < row.expires_at ? 'pending' : 'expired', expiresAt };
     const liveAfter = now - HANDOFF_CLAIM_GRACE_MS;
     if (row.expires_at <= liveAfter) return { status: 'expired', expiresAt };
+    const address = row.address ?? '';
+    if (confirmAddress === undefined) return { status: 'approved', address, expiresAt };
+    if (confirmAddress !== address) throw mismatch();
     if (!(await this.#options.store.moveHandoff(row.id, { from: 'approved', to: 'claimed', liveAfter }))) throw used();
-    return { status: 'approved', address: row.address ?? '', returnTo: row.return_to };
+    return { status: 'confirmed', address, returnTo: row.return_to };
+  }
+
+  /**
+   * The desktop's Cancel: a pending or approved hand-off is discarded (it
+   * reads as declined from then on), so its approval can never be claimed.
+   * Cancelling one already declined or cancelled changes nothing; one already
+   * claimed is `handoff_used`.
+   */
+  async cancel(id: string, token: string): Promise<void> {
+    const row = await this.#byToken(id, token);
+    for (const from of ['approved', 'pending'] as const) {
+      if (row.state === from && (await this.#options.store.moveHandoff(row.id, { from, to: 'declined', liveAfter: 0 }))) return;
+    }
+    // Moved meanwhile: by a claim (then it is too late), or by the phone's decline.
+    const now = await this.#options.store.findHandoff({ id: row.id });
+    if (now?.state === 'claimed') throw used();
+  }
+
+  /** The hand-off of the desktop's id and poll token; else `invalid_handoff`, whatever was wrong. */
+  async #byToken(id: string, token: string): Promise<HandoffRecord> {
+    const row = ID_FORMAT.test(id) && SECRET_FORMAT.test(token) ? await this.#options.store.findHandoff({ id }) : null;
+    // Compared even when no row was found, against a hash of nothing, so the work does not tell ids apart.
+    const matches = timingSafeEqualString(sha256Hex(token), row?.token_hash ?? sha256Hex(''));
+    if (row === null || !matches) throw invalid();
+    return row;
   }
 
   /** What the phone is told it signs in to: the host of a URL `return_to`, else this service's own. */

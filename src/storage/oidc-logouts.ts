@@ -140,6 +140,12 @@ export class OidcLogoutsArea implements OidcLogoutStore {
         created_at: link.created_at,
         expires_at: toNumber(live.expires_at),
       };
+      const earlier = await trx
+        .selectFrom('oidc_session_links')
+        .select('op_session_uid')
+        .where('session_jti', '=', link.session_jti)
+        .where('client_id', '=', link.client_id)
+        .executeTakeFirst();
       await trx
         .insertInto('oidc_session_links')
         .values(values)
@@ -152,6 +158,20 @@ export class OidcLogoutsArea implements OidcLogoutStore {
           }),
         )
         .execute();
+      // The account signed in to the client again through another provider session of this browser (it had been set
+      // aside for another account, src/oidc/provider.ts): the older one, once no link names it, would outlive the host
+      // session with its tokens, so it ends here, as endLinks would end it (docs/protocol.md §8 "Signing in").
+      const superseded = earlier?.op_session_uid;
+      if (superseded !== undefined && superseded !== link.op_session_uid) {
+        const named = await trx
+          .selectFrom('oidc_session_links')
+          .select('session_jti')
+          .where('op_session_uid', '=', superseded)
+          .executeTakeFirst();
+        if (named === undefined) {
+          await trx.deleteFrom('oidc_models').where('model', '=', 'Session').where('uid', '=', superseded).execute();
+        }
+      }
       return true;
     });
   }

@@ -583,4 +583,11 @@ export const pagesDe: Readonly<Record<PageMessageKey, string>> = {
   'phone_signin.close': 'Schließen',
   'phone_signin.signed_in': 'Angemeldet als {name}. Es geht weiter…',
   'phone_signin.used': 'Dieser Code wurde bereits verwendet. Fordern Sie einen neuen an.',
+  'phone_signin.confirm_question': 'Als {name} anmelden?',
+  'phone_signin.confirm_hint':
+    'Ein Telefon hat diese Anmeldung mit der Wallet-Adresse {address} bestätigt. Bestätigen Sie nur, wenn es Ihre ist.',
+  'phone_signin.confirm': 'Bestätigen',
+  'phone_signin.cancel': 'Abbrechen',
+  'phone_signin.cancelled': 'Die Anmeldung wurde abgebrochen. Fordern Sie einen neuen Code an, um neu zu beginnen.',
+  'phone_signin.mismatch': 'Das Telefon hat ein anderes Konto bestätigt. Fordern Sie einen neuen Code an.',
 };

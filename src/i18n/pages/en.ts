@@ -558,6 +558,12 @@ export const pagesEn = {
   'phone_signin.close': 'Close',
   'phone_signin.signed_in': 'Signed in as {name}. Taking you on…',
   'phone_signin.used': 'This code was already used. Ask for a new one.',
+  'phone_signin.confirm_question': 'Sign in as {name}?',
+  'phone_signin.confirm_hint': 'A phone approved this sign-in with the wallet address {address}. Confirm only if it is yours.',
+  'phone_signin.confirm': 'Confirm',
+  'phone_signin.cancel': 'Cancel',
+  'phone_signin.cancelled': 'The sign-in was cancelled. Ask for a new code to start again.',
+  'phone_signin.mismatch': 'The phone approved another account. Ask for a new code.',
 } as const;
 
 export type PageMessageKey = keyof typeof pagesEn;

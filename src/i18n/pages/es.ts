@@ -569,4 +569,10 @@ export const pagesEs: Readonly<Record<PageMessageKey, string>> = {
   'phone_signin.close': 'Cerrar',
   'phone_signin.signed_in': 'Sesión iniciada como {name}. Te llevamos…',
   'phone_signin.used': 'Este código ya se usó. Pide uno nuevo.',
+  'phone_signin.confirm_question': '¿Iniciar sesión como {name}?',
+  'phone_signin.confirm_hint': 'Un teléfono aprobó este inicio de sesión con la dirección de cartera {address}. Confirma solo si es tuya.',
+  'phone_signin.confirm': 'Confirmar',
+  'phone_signin.cancel': 'Cancelar',
+  'phone_signin.cancelled': 'Se canceló el inicio de sesión. Pide un código nuevo para empezar de nuevo.',
+  'phone_signin.mismatch': 'El teléfono aprobó otra cuenta. Pide un código nuevo.',
 };

@@ -569,4 +569,11 @@ export const pagesFr: Readonly<Record<PageMessageKey, string>> = {
   'phone_signin.close': 'Fermer',
   'phone_signin.signed_in': 'Connecté en tant que {name}. Redirection…',
   'phone_signin.used': 'Ce code a déjà été utilisé. Demandez-en un nouveau.',
+  'phone_signin.confirm_question': 'Se connecter en tant que {name} ?',
+  'phone_signin.confirm_hint':
+    'Un téléphone a approuvé cette connexion avec l’adresse de portefeuille {address}. Confirmez seulement si c’est la vôtre.',
+  'phone_signin.confirm': 'Confirmer',
+  'phone_signin.cancel': 'Annuler',
+  'phone_signin.cancelled': 'La connexion a été annulée. Demandez un nouveau code pour recommencer.',
+  'phone_signin.mismatch': 'Le téléphone a approuvé un autre compte. Demandez un nouveau code.',
 };
