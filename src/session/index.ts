@@ -45,3 +45,4 @@ export { RevocationFeed } from './revocations.js';
 export { isRosterBinding, rosterBinding } from './roster-binding.js';
 export { SessionService } from './service.js';
 export type { Authenticated, IssuedSession, SigningMethod } from './service.js';
+export { accountStanding, mayAct, standingAccount, type AccountStanding } from './standing.js';
