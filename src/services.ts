@@ -538,12 +538,14 @@ async function assemble(config: Config, deps: ServiceDeps, log: ServiceLog, clos
     attestations: attestationLookup,
     appOfApiKey: async (apiKey) => {
       try {
-        return (await connect.authenticate(`Bearer ${apiKey}`)).id;
+        return { appId: (await connect.authenticate(`Bearer ${apiKey}`)).id };
       } catch (error) {
         if (isOcError(error) && error.code === 'invalid_api_key') return null;
+        if (isOcError(error) && error.code === 'account_disabled') return { held: true };
         throw error;
       }
     },
+    appMayAct: (appId) => connect.appMayAct(appId),
     backchannelUriProblem: backchannelUriChecker(config),
     now,
   });

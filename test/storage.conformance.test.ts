@@ -1269,6 +1269,8 @@ function storageConformance(engine: TestEngine, sqliteDriver?: SqliteDriverName)
       expect(await store.listConnectApps(stranger.id)).toEqual([]);
       expect(await store.findConnectAppByKeyHash('key-2')).toEqual(second);
       expect(await store.findConnectAppByKeyHash('nope')).toBeNull();
+      expect(await store.findConnectApp('app2')).toEqual(second);
+      expect(await store.findConnectApp('nope')).toBeNull();
 
       expect(await store.rotateConnectAppKey(second.id, stranger.id, 'key-3', T0 + 2)).toBe(false);
       expect(await store.rotateConnectAppKey(second.id, owner.id, 'key-3', T0 + 2)).toBe(true);
@@ -1279,6 +1281,7 @@ function storageConformance(engine: TestEngine, sqliteDriver?: SqliteDriverName)
       expect(await store.deleteConnectApp(first.id, owner.id)).toBe(true);
       expect(await store.deleteConnectApp(first.id, owner.id)).toBe(false);
       expect((await store.listConnectApps(owner.id)).map((app) => app.id)).toEqual(['app2']);
+      expect(await store.findConnectApp(first.id)).toBeNull();
     });
   });
 

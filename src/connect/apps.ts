@@ -18,6 +18,7 @@ import type { ActivityLog } from '../account/index.js';
 import { cleanDisplayText } from '../account/index.js';
 import { timingSafeEqualString } from '../crypto.js';
 import { OcError } from '../errors.js';
+import { accountStanding, mayAct } from '../session/index.js';
 import type { AccountStore, ConnectAppRecord, ConnectStore, KeyStore, WebhookDeliveryRecord, WebhookStore } from '../storage/index.js';
 import { checkWebhookUrl, type EndpointRules } from './webhooks.js';
 import { apiKeyFromAuthorization, generateApiKey, hashApiKey } from './keys.js';
@@ -80,9 +81,16 @@ export interface ConnectService {
   /**
    * The app whose key an `Authorization: Bearer` header carries.
    * @throws OcError `invalid_api_key` when the header is missing, malformed,
-   *   or carries a key that is wrong, rotated away or of a deleted app.
+   *   or carries a key that is wrong, rotated away or of a deleted app;
+   *   `account_disabled` while the operator holds the app's owner
+   *   (docs/protocol.md §2 "Disabling and deleting").
    */
   authenticate(authorization: string | undefined): Promise<ConnectAppRecord>;
+  /**
+   * Whether the owner of the app `appId` may act (src/session/standing.ts):
+   * false for an unknown app and while the operator holds its owner.
+   */
+  appMayAct(appId: string): Promise<boolean>;
   /** @throws OcError `bad_request` */
   provision(app: ConnectAppRecord, input: ProvisionInput): Promise<Provisioned>;
   /** Sets (or with null, removes) the app's webhook endpoint. @throws OcError `not_found`, `invalid_webhook_url` */
@@ -178,7 +186,16 @@ export function createConnectService(options: ConnectServiceOptions): ConnectSer
       if (app === null || !timingSafeEqualString(app.key_hash, keyHash)) {
         throw new OcError('invalid_api_key', 'connect: the API key is wrong, was rotated, or its app was deleted');
       }
+      // The key acts for its owner: the owner's standing is the key's (one check, session/standing.ts).
+      const standing = accountStanding(await store.findAccount(app.owner_account_id));
+      if (standing === 'held') throw new OcError('account_disabled', 'connect: the account that owns this app is disabled by the operator');
+      if (standing === 'gone') throw new OcError('invalid_api_key', 'connect: the API key is wrong, was rotated, or its app was deleted');
       return app;
+    },
+
+    async appMayAct(appId) {
+      const app = await store.findConnectApp(appId);
+      return app !== null && mayAct(await store.findAccount(app.owner_account_id));
     },
 
     provision(app, input) {

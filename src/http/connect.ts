@@ -280,10 +280,10 @@ export function registerConnectRoutes(app: TypedApp, context: ServiceContext): v
           description:
             'Server to server: `Authorization: Bearer <api_key>`. The user is the identity `<app_id>:<user_id>` of a federated ' +
             'account; the app comes from the key, so an app can only reach its own users. A missing, wrong or rotated key is 401 ' +
-            '`invalid_api_key`.',
+            '`invalid_api_key`; the key of an app whose owner the operator disabled is 403 `account_disabled`.',
           security: [{ bearerAuth: [] }],
           body: ProvisionBody,
-          response: { 200: Provisioned, ...errorResponses(400, 401, 413, 415, 429, 503) },
+          response: { 200: Provisioned, ...errorResponses(400, 401, 403, 413, 415, 429, 503) },
         },
       ),
       // The key is checked before the body is even read: a caller without a

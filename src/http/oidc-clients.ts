@@ -201,14 +201,15 @@ export function registerOidcClientRoutes(app: TypedApp, context: ServiceContext)
       ...route(POLICY.serverCredential, 'connect', "The OpenID clients this app registered (the key's app)", {
         description:
           "Server to server: `Authorization: Bearer <api_key>`. Clients are registered at the discovery document's " +
-          '`registration_endpoint` (RFC 7591) with the same key as the initial access token.',
+          '`registration_endpoint` (RFC 7591) with the same key as the initial access token. The key of an app whose owner the ' +
+          'operator disabled is 403 `account_disabled` here and there.',
         security: BEARER,
         response: {
           200: Type.Object(
             { ok: Type.Literal(true), clients: Type.Array(Client) },
             answer("The app's OpenID clients", { ok: true, clients: [EXAMPLE_CLIENT] }),
           ),
-          ...errorResponses(401, 429, 503),
+          ...errorResponses(401, 403, 429, 503),
         },
       }),
       onRequest,
@@ -242,7 +243,7 @@ export function registerOidcClientRoutes(app: TypedApp, context: ServiceContext)
                 client_secret: 'bmV3IGZvciB0aGUgZXhhbXBsZXM6IG5vdCBhIHNlY3JldCBhdCBhbGwgZWl0aGVy',
               }),
             ),
-            ...errorResponses(400, 401, 404, 429, 503),
+            ...errorResponses(400, 401, 403, 404, 429, 503),
           },
         },
       ),
@@ -264,7 +265,7 @@ export function registerOidcClientRoutes(app: TypedApp, context: ServiceContext)
         params: ClientParams,
         response: {
           200: Type.Object({ ok: Type.Literal(true) }, answer('The client is deleted; its tokens stop working', { ok: true })),
-          ...errorResponses(401, 404, 429, 503),
+          ...errorResponses(401, 403, 404, 429, 503),
         },
       }),
       onRequest,

@@ -100,7 +100,8 @@ const FORWARDED: ReadonlyArray<{
     description:
       'The body is the client metadata (RFC 7591 §2), as JSON; `Authorization: Bearer <api_key>` of the Connect app is the ' +
       'initial access token. The answer carries `client_id` and, for a confidential client, `client_secret`, shown once. ' +
-      'Errors are OAuth errors (`invalid_client_metadata`, `invalid_redirect_uri`, `invalid_token`). Manage the clients with ' +
+      'Errors are OAuth errors (`invalid_client_metadata`, `invalid_redirect_uri`, `invalid_token`; 403 `account_disabled` for ' +
+      'the key of an app whose owner the operator disabled). Manage the clients with ' +
       '/api/connect/oidc-clients.',
     status: 201,
     answer: {

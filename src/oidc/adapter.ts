@@ -22,8 +22,17 @@ export interface AdapterDeps {
    * The Connect app whose API key this is, or null: an app's API key is its
    * initial access token for dynamic registration (docs/protocol.md §8 "Clients").
    */
-  readonly appOfApiKey?: ((apiKey: string) => Promise<string | null>) | undefined;
+  readonly appOfApiKey?: ((apiKey: string) => Promise<ApiKeyApp | null>) | undefined;
+  /**
+   * Whether the owner of a Connect app may act (src/session/standing.ts): a
+   * client of an app whose owner the operator holds is not found meanwhile,
+   * so it signs nobody in and its tokens answer nothing.
+   */
+  readonly appMayAct?: ((appId: string) => Promise<boolean>) | undefined;
 }
+
+/** The app an API key names, or, for the key of an app whose owner is held, that it is held. */
+export type ApiKeyApp = { readonly appId: string } | { readonly held: true };
 
 /**
  * Whether an id the library looks up can be stored at all: it hands on ids
@@ -60,11 +69,14 @@ export function storageAdapter(deps: AdapterDeps): new (name: string) => Adapter
       if (!storableId(id)) return undefined;
       if (this.#model === 'Client') {
         const client = await store.findOidcClient(id);
-        return client === null ? undefined : clientMetadataOf(client);
+        if (client === null) return undefined;
+        if (client.owner_app_id !== null && deps.appMayAct !== undefined && !(await deps.appMayAct(client.owner_app_id))) return undefined;
+        return clientMetadataOf(client);
       }
       if (this.#model === 'InitialAccessToken') {
-        const appId = deps.appOfApiKey === undefined ? null : await deps.appOfApiKey(id);
-        if (appId === null) return undefined;
+        // A held owner's key is found, so that the registration policy answers why it is refused.
+        const app = deps.appOfApiKey === undefined ? null : await deps.appOfApiKey(id);
+        if (app === null) return undefined;
         const iat = Math.floor(now() / 1000);
         return { jti: id, kind: 'InitialAccessToken', iat, exp: iat + INITIAL_ACCESS_TOKEN_SECONDS, policies: [CONNECT_APP_POLICY] };
       }

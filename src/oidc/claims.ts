@@ -7,7 +7,7 @@
  * How the person signed in travels as `acr` and `amr` (src/oidc/provider.ts).
  */
 import { parseSubject, type AttestationLookupService } from '../attest/index.js';
-import { accountIdFromDid } from '../session/index.js';
+import { accountIdFromDid, mayAct } from '../session/index.js';
 import type { AccountStore } from '../storage/index.js';
 
 /** The scopes a client may ask for. */
@@ -66,8 +66,8 @@ export function claimSource(deps: ClaimSourceDeps): ClaimSource {
     async claimsFor(sub, scopes) {
       const accountId = accountIdFromDid(sub);
       const account = accountId === null ? null : await deps.accounts.findAccount(accountId);
-      // A deleted or merged account answers `sub` alone: its tokens die with its sessions.
-      if (account === null || account.deleted_at !== null || account.merged_into !== null) return { sub };
+      // An account that may not act answers `sub` alone (findAccount has refused it already; src/session/standing.ts).
+      if (!mayAct(account)) return { sub };
       const wantsIdentities = scopes.has('email') || scopes.has('bitcoin');
       const identities = wantsIdentities ? await deps.accounts.listIdentities(account.id) : [];
       const claims: Record<string, unknown> & { sub: string } = { sub };

@@ -19,7 +19,7 @@ import { createHmac } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
 import type { default as Provider, Configuration, KoaContextWithOIDC, interactionPolicy as InteractionPolicy } from 'oidc-provider';
 import type { OidcStore } from '../storage/index.js';
-import { CONNECT_APP_POLICY, storageAdapter } from './adapter.js';
+import { CONNECT_APP_POLICY, storageAdapter, type ApiKeyApp } from './adapter.js';
 import { CLIENT_AUTH_METHODS, clientSecretMatches, newClientId, newSecret, OWNER_APP_METADATA } from './clients.js';
 import { OIDC_ALGORITHMS, type OidcPrivateJwk } from './keys.js';
 import { ACR_BASIC, ACR_KEY, OIDC_CLAIMS, OIDC_SCOPES, type ClaimSource } from './claims.js';
@@ -110,7 +110,15 @@ export interface OidcProviderOptions {
   readonly logouts: LogoutEvents;
   readonly pages: OidcPages;
   /** The Connect app of an API key (the initial access token of dynamic registration), or null. */
-  readonly appOfApiKey?: ((apiKey: string) => Promise<string | null>) | undefined;
+  readonly appOfApiKey?: ((apiKey: string) => Promise<ApiKeyApp | null>) | undefined;
+  /**
+   * Whether the account `sub` (a `did:oc`) may act (src/session/standing.ts):
+   * for one that may not, nothing is issued, refreshed or answered
+   * (docs/protocol.md §2 "Disabling and deleting").
+   */
+  readonly accountMayAct: (sub: string) => Promise<boolean>;
+  /** Whether the owner of a Connect app may act: the clients of an app whose owner may not are unknown meanwhile. */
+  readonly appMayAct?: ((appId: string) => Promise<boolean>) | undefined;
   /** Why a `backchannel_logout_uri` breaks the endpoint rules, or null (docs/protocol.md §8 "Logout"). */
   readonly backchannelUriProblem?: ((uri: string) => string | null) | undefined;
   readonly now: () => number;
@@ -254,6 +262,21 @@ function oncePerRequest(read: HostSessionReader): HostSessionReader {
   };
 }
 
+/**
+ * 403 `account_disabled`, the Connect API's answer to the key of an app
+ * whose owner the operator holds, as an OAuth error of the registration
+ * endpoint.
+ */
+function accountDisabled(library: OidcLibrary): Error {
+  const error = new library.errors.CustomOIDCProviderError(
+    'account_disabled',
+    'the account that owns this app is disabled by the operator',
+  );
+  error.status = 403;
+  error.statusCode = 403;
+  return error;
+}
+
 /** Builds the provider. Cheap enough to rebuild when the published keys change (src/oidc/service.ts). */
 export function createOidcProvider(library: OidcLibrary, options: OidcProviderOptions): Provider {
   const { interactionPolicy } = library;
@@ -261,7 +284,7 @@ export function createOidcProvider(library: OidcLibrary, options: OidcProviderOp
   const hostSession = oncePerRequest(options.hostSession);
   const signingAlgorithms = [...OIDC_ALGORITHMS];
   const configuration: Configuration = {
-    adapter: storageAdapter({ store, now: options.now, appOfApiKey: options.appOfApiKey }),
+    adapter: storageAdapter({ store, now: options.now, appOfApiKey: options.appOfApiKey, appMayAct: options.appMayAct }),
     clients: [],
     jwks: { keys: options.keys.map((key) => ({ ...key })) },
     cookies: {
@@ -311,10 +334,12 @@ export function createOidcProvider(library: OidcLibrary, options: OidcProviderOp
         policies: {
           [CONNECT_APP_POLICY]: async (ctx, properties) => {
             const token = ctx.oidc.entities.InitialAccessToken;
-            const appId = token === undefined || options.appOfApiKey === undefined ? null : await options.appOfApiKey(token.jti);
-            if (appId === null) throw new library.errors.InvalidToken('the API key is wrong, was rotated, or its app was deleted');
+            const app = token === undefined || options.appOfApiKey === undefined ? null : await options.appOfApiKey(token.jti);
+            if (app === null) throw new library.errors.InvalidToken('the API key is wrong, was rotated, or its app was deleted');
+            // The key of a held owner is known, and refused as the Connect API refuses it (docs/protocol.md §2 "Disabling and deleting").
+            if ('held' in app) throw accountDisabled(library);
             // The app comes from its key; whatever the request said is replaced.
-            properties[OWNER_APP_METADATA] = appId;
+            properties[OWNER_APP_METADATA] = app.appId;
             const uri = properties.backchannel_logout_uri;
             const problem = typeof uri === 'string' ? options.backchannelUriProblem?.(uri) : null;
             if (typeof problem === 'string') throw new library.errors.InvalidClientMetadata(`backchannel_logout_uri: ${problem}`);
@@ -323,7 +348,23 @@ export function createOidcProvider(library: OidcLibrary, options: OidcProviderOp
       },
       claimsParameter: { enabled: true },
       revocation: { enabled: true },
-      introspection: { enabled: true },
+      introspection: {
+        enabled: true,
+        // The library's own rule (a public client introspects only its own
+        // tokens), and the token's account must stand and its client be
+        // known: a held account's token is `active: false` (docs/protocol.md
+        // §2 "Disabling and deleting"), as the library does not look the
+        // account up here itself.
+        async allowedPolicy(ctx, client, token) {
+          if (client.clientAuthMethod === 'none' && token.clientId !== ctx.oidc.client?.clientId) return false;
+          const accountId = 'accountId' in token ? token.accountId : undefined;
+          if (typeof accountId === 'string' && !(await options.accountMayAct(accountId))) return false;
+          const clientId = token.clientId;
+          return (
+            clientId === client.clientId || (typeof clientId === 'string' && (await ctx.oidc.provider.Client.find(clientId)) !== undefined)
+          );
+        },
+      },
       // docs/protocol.md §8 "Logout": the tokens go through the outbox (backchannelLogout below).
       backchannelLogout: { enabled: true },
       userinfo: { enabled: true },
@@ -361,7 +402,11 @@ export function createOidcProvider(library: OidcLibrary, options: OidcProviderOp
       url: (_ctx, interaction) => `${INTERACTION_PATH}/${interaction.uid}`,
       policy: interactionPolicyFor(interactionPolicy, hostSession),
     },
+    // The library asks on every authorization, code exchange, refresh and
+    // userinfo: an account that may not act is not found, which it answers
+    // with invalid_grant or invalid_token (docs/protocol.md §2 "Disabling and deleting").
     async findAccount(_ctx, sub) {
+      if (!(await options.accountMayAct(sub))) return undefined;
       return {
         accountId: sub,
         async claims(_use, scope) {

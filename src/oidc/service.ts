@@ -11,8 +11,9 @@ import type Provider from 'oidc-provider';
 import type { AttestationLookupService } from '../attest/index.js';
 import { OcError } from '../errors.js';
 import { isJsonObject } from '../json.js';
-import { accountIdFromDid, didOf } from '../session/index.js';
+import { accountIdFromDid, didOf, mayAct } from '../session/index.js';
 import type { AccountStore, ClaimedOidcLogout, OidcLogoutStore, OidcStore } from '../storage/index.js';
+import type { ApiKeyApp } from './adapter.js';
 import type { LogoutToken } from './backchannel.js';
 import { claimSource, type ClaimSource } from './claims.js';
 import { ClientRegistry } from './clients.js';
@@ -35,7 +36,9 @@ export interface OidcServiceDeps {
   /** The `/api/check` look-up, for the `orangecheck` claim; the CLI, which answers no claims, has none. */
   readonly attestations?: Pick<AttestationLookupService, 'check'>;
   /** The Connect app of an API key, or null: the initial access token of dynamic registration. */
-  readonly appOfApiKey?: (apiKey: string) => Promise<string | null>;
+  readonly appOfApiKey?: (apiKey: string) => Promise<ApiKeyApp | null>;
+  /** Whether the owner of a Connect app may act (src/session/standing.ts); the CLI, which signs nobody in, has none. */
+  readonly appMayAct?: (appId: string) => Promise<boolean>;
   /**
    * Why a `backchannel_logout_uri` breaks the webhook endpoint rules, or null
    * (docs/protocol.md §8 "Logout"); the CLI, which sends nothing, has none.
@@ -168,12 +171,20 @@ export class OidcService {
         logouts: this.#logouts,
         pages: web.pages,
         appOfApiKey: this.#deps.appOfApiKey,
+        accountMayAct: (sub) => this.#accountMayAct(sub),
+        appMayAct: this.#deps.appMayAct,
         backchannelUriProblem: this.#deps.backchannelUriProblem,
         now: () => this.#deps.now().getTime(),
       });
       this.#built = { tag, web, provider };
     }
     return this.#built.provider;
+  }
+
+  /** Whether the account `sub` names may act: the account itself, a merged one's pointer not followed (src/session/standing.ts). */
+  async #accountMayAct(sub: string): Promise<boolean> {
+    const accountId = accountIdFromDid(sub);
+    return accountId !== null && mayAct(await this.#deps.store.findAccount(accountId));
   }
 
   /** Calls `listener` when the provider's own end-session queued a logout (the worker looks at once). */

@@ -46,3 +46,4 @@ export { isRosterBinding, rosterBinding } from './roster-binding.js';
 export { SessionService } from './service.js';
 export { NO_FRESHNESS, freshnessOf, type TokenFreshness } from './freshness.js';
 export type { Authenticated, IssuedSession, SigningMethod } from './service.js';
+export { accountStanding, mayAct, standingAccount, type AccountStanding } from './standing.js';

@@ -22,6 +22,7 @@ import {
 } from './accounts.js';
 import { mintSessionJwt, SESSION_LIFETIME_SECONDS, tokenHash } from './jwt.js';
 import { signInMethodClaims } from './sign-in-method.js';
+import { mayAct, standingAccount } from './standing.js';
 import type { KeyRing } from './keys.js';
 import type { ClientFacts } from './device.js';
 import { freshnessOf, mintedFreshness, type TokenFreshness } from './freshness.js';
@@ -94,17 +95,6 @@ export type SigningMethod = 'bip322' | 'email_otp' | 'passkey' | `oauth:${string
 
 const SESSION_LIFETIME_MS = SESSION_LIFETIME_SECONDS * 1000;
 
-/**
- * The account a sign-in, a switch or a tab lands in, or why not: a deleted
- * one is gone (`unknown_did_oc`), a disabled one is refused with
- * `account_disabled` (docs/protocol.md §2 "Disabling and deleting").
- */
-function usableAccount(account: AccountRecord | null, what: string): AccountRecord {
-  if (account === null || account.deleted_at !== null) throw new OcError('unknown_did_oc', `${what}: no such account`);
-  if (account.disabled_at !== null) throw new OcError('account_disabled', `${what}: this account is disabled by the operator`);
-  return account;
-}
-
 function seconds(ms: number | null): number | null {
   return ms === null ? null : Math.floor(ms / 1000);
 }
@@ -167,9 +157,10 @@ export class SessionService {
     for (const token of tokens) {
       const found = await this.#store.findLiveSessionWithAccount(tokenHash(token), now);
       if (!found) continue;
-      // A merged account's rows are revoked by the merge; a row that still
-      // points at one is treated as gone rather than silently re-targeted.
-      if (found.account.merged_into !== null) continue;
+      // A merged account's rows are revoked by the merge, a held one's by the
+      // hold; a row that still points at one (a sign-in that raced them) is
+      // treated as gone rather than silently re-targeted (session/standing.ts).
+      if (!mayAct(found.account)) continue;
       const rosterId = found.session.roster_id;
       if (isOwnRoster !== undefined) {
         if (rosterId !== null && isOwnRoster(rosterId)) return this.#ownToken(found, now);
@@ -209,9 +200,9 @@ export class SessionService {
     const now = this.#now().getTime();
     const hash = tokenHash(token);
     const own = await this.#store.findLiveSessionWithAccount(hash, now);
-    if (own !== null) return own.account.merged_into !== null ? null : { ...(await this.#ownToken(own, now)), pinned: true };
+    if (own !== null) return !mayAct(own.account) ? null : { ...(await this.#ownToken(own, now)), pinned: true };
     const found = await this.#store.findLiveSessionByTabToken(hash, now, { superseded: !strict });
-    if (found === null || found.account.merged_into !== null) return null;
+    if (found === null || !mayAct(found.account)) return null;
     const seen = await this.#seen(found, now);
     return {
       session: seen.session,
@@ -285,7 +276,7 @@ export class SessionService {
     // (the store refuses a row for a merged account): resolve again once.
     for (let attempt = 0; ; attempt += 1) {
       const nowMs = this.#now().getTime();
-      const account = usableAccount(await this.#store.resolveCanonicalAccount(input.accountId), 'sign-in');
+      const account = standingAccount(await this.#store.resolveCanonicalAccount(input.accountId), 'sign-in');
       const view = await this.view(account);
       const mergedFrom = await this.#store.listMergedInto(account.id);
       const draft = {
@@ -312,7 +303,7 @@ export class SessionService {
         });
         return this.#issued(token, session, view, nowMs);
       } catch (error) {
-        const again = attempt === 0 ? usableAccount(await this.#store.resolveCanonicalAccount(input.accountId), 'sign-in') : null;
+        const again = attempt === 0 ? standingAccount(await this.#store.resolveCanonicalAccount(input.accountId), 'sign-in') : null;
         if (again === null || again.id === account.id) throw error;
       }
     }
@@ -359,7 +350,8 @@ export class SessionService {
   ): Promise<{ token: string; view: AccountView; nowMs: number }> {
     const nowMs = this.#now().getTime();
     const account = await this.#store.resolveCanonicalAccount(session.account_id);
-    if (!account) throw new OcError('not_authenticated', 'session: the account no longer exists');
+    // Held or gone meanwhile: the row is as good as revoked (session/standing.ts).
+    if (!mayAct(account)) throw new OcError('not_authenticated', 'session: the account is disabled or no longer exists');
     const view = await this.view(account);
     const token = this.#mint({ ...session, ...freshness, jti }, account, view, await this.#store.listMergedInto(account.id), nowMs);
     return { token, view, nowMs };
@@ -410,7 +402,7 @@ export class SessionService {
     if (current.session.roster_id === null) throw new OcError('no_roster', `${what}: this session predates multi-account; sign in again`);
     const targetId = accountIdFromDid(did);
     if (targetId === null) throw new OcError('bad_request', 'did_oc: must be did:oc: followed by 32 lowercase hex characters');
-    const target = usableAccount(await this.#store.resolveCanonicalAccount(targetId), what);
+    const target = standingAccount(await this.#store.resolveCanonicalAccount(targetId), what);
     if (what === 'switch' && target.id === current.account.id)
       throw new OcError('already_active', 'switch: this account is already active');
     const row = await this.#store.findLiveSessionInRoster(current.session.roster_id, target.id, this.#now().getTime());
@@ -445,7 +437,7 @@ export class SessionService {
     const now = this.#now().getTime();
     for (const token of tokens) {
       const found = await this.#store.findLiveRosterByTokenHash(tokenHash(token), now);
-      if (!found || found.current.account.merged_into !== null) continue;
+      if (!found || !mayAct(found.current.account)) continue;
       const current = found.current;
       const rosterId = current.session.roster_id;
       if (isOwnRoster !== undefined && (rosterId === null || !isOwnRoster(rosterId))) {

@@ -36,6 +36,7 @@ import type {
 import { emailHintSetting, MergeRefused } from './store.js';
 import { enqueueWebhookEvents, webhookIdentity, webhookTargets } from './webhooks.js';
 import { endProviderAccess } from './oidc-logouts.js';
+import { deleteConsentTokens } from './oidc.js';
 
 export class AccountsArea implements AccountStore {
   readonly #x: StoreExecutor;
@@ -383,6 +384,8 @@ export class AccountsArea implements AccountStore {
         .where('id', '=', accountId)
         .execute();
       const revokedSessions = disabled ? await this.#x.revokeAccountSessions(trx, [accountId], now) : 0;
+      // What the provider issued ends with the sessions; the consents stay, like the account's identities and keys.
+      if (disabled) await deleteConsentTokens(trx, [`did:oc:${accountId}`]);
       return { account: (await this.#x.findAccount(trx, accountId))!, changed: true, revoked_sessions: revokedSessions };
     });
   }

@@ -39,6 +39,11 @@ export class ConnectArea implements ConnectStore {
     return row ? toConnectAppRecord(row) : null;
   }
 
+  async findConnectApp(appId: string): Promise<ConnectAppRecord | null> {
+    const row = await this.#x.db.selectFrom('connect_apps').selectAll().where('id', '=', appId).executeTakeFirst();
+    return row ? toConnectAppRecord(row) : null;
+  }
+
   async rotateConnectAppKey(appId: string, ownerAccountId: string, newKeyHash: string, at: number): Promise<boolean> {
     const result = await this.#x.db
       .updateTable('connect_apps')

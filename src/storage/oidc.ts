@@ -46,6 +46,17 @@ export async function deleteConsents(
   await trx.deleteFrom('oidc_consents').where(column, 'in', values).execute();
 }
 
+/**
+ * Deletes every code, access token and refresh token of the consents these
+ * accounts (`did:oc` values) gave, keeping the consents and their grants: the
+ * operator's hold (docs/protocol.md §2 "Disabling and deleting").
+ */
+export async function deleteConsentTokens(trx: Kysely<DatabaseSchema>, accountIds: readonly string[]): Promise<void> {
+  if (accountIds.length === 0) return;
+  const grants = trx.selectFrom('oidc_consents').select('grant_id').where('account_id', 'in', accountIds);
+  await trx.deleteFrom('oidc_models').where('grant_id', 'in', grants).where('model', '<>', 'Grant').execute();
+}
+
 export class OidcArea implements OidcStore {
   readonly #x: StoreExecutor;
 

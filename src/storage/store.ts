@@ -164,7 +164,8 @@ export interface AccountStore {
 
   /**
    * Sets (`disabled`) or clears `disabled_at`; disabling revokes every live
-   * session of the account in the same transaction. `changed` is false when
+   * session of the account and deletes every code and token the OpenID
+   * provider issued it (its consents stay) in the same transaction. `changed` is false when
    * the account already was so. Null when the account is unknown, merged or
    * deleted.
    */
@@ -400,6 +401,9 @@ export interface ConnectStore {
   listConnectApps(ownerAccountId: string): Promise<ConnectAppRecord[]>;
 
   findConnectAppByKeyHash(keyHash: string): Promise<ConnectAppRecord | null>;
+
+  /** The app of this id, or null. */
+  findConnectApp(appId: string): Promise<ConnectAppRecord | null>;
 
   /** False when no such app belongs to the owner. */
   rotateConnectAppKey(appId: string, ownerAccountId: string, newKeyHash: string, at: EpochMilliseconds): Promise<boolean>;
