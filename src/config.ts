@@ -58,11 +58,18 @@ export interface Config {
   readonly rateLimits: {
     readonly readPerMinute: number;
     readonly authPerMinute: number;
+    /** E-mail code starts per address and client network per hour (docs/protocol.md §4 "Rate limits"). */
     readonly otpPerHour: number;
     /**
-     * E-mail code starts per address per hour from all clients together, and
-     * resends per address per hour; default 10 × `otpPerHour`, which is per
-     * address and client network (docs/protocol.md §4 "Rate limits").
+     * E-mail code starts per client IP per hour, whatever the addresses;
+     * default 24 × `otpPerHour`, so an office or a campus behind one address
+     * is not locked out (docs/protocol.md §4 "Rate limits").
+     */
+    readonly otpIpPerHour: number;
+    /**
+     * E-mail code starts per address per hour from all clients together;
+     * default 10 × `otpPerHour`, which is per address and client network
+     * (docs/protocol.md §4 "Rate limits").
      */
     readonly otpAddressPerHour: number;
     readonly contactPerHour: number;
@@ -124,6 +131,13 @@ function read(env: Env, name: string): string | undefined {
 
 /** The default e-mail start ceiling per address is this many networks' worth of starts (docs/protocol.md §4 "Rate limits"). */
 const OTP_ADDRESS_NETWORKS = 10;
+
+/**
+ * The default e-mail start limit per client IP is this many addresses'
+ * worth of starts per address and network: 120 an hour, so thirty people of
+ * one office can each ask for a code at once (docs/protocol.md §4 "Rate limits").
+ */
+const OTP_IP_ADDRESSES = 24;
 
 function integer(env: Env, name: string, fallback: number, min: number, max: number): number {
   const raw = read(env, name);
@@ -454,6 +468,7 @@ export function loadConfig(env: Env = process.env): Config {
       readPerMinute: integer(env, 'RATE_LIMIT_READ_PER_MIN', 60, 0, 1_000_000),
       authPerMinute: integer(env, 'RATE_LIMIT_AUTH_PER_MIN', 20, 0, 1_000_000),
       otpPerHour,
+      otpIpPerHour: integer(env, 'RATE_LIMIT_OTP_IP_PER_HOUR', otpPerHour * OTP_IP_ADDRESSES, 0, 1_000_000),
       // Ten networks' worth of starts: a few networks cannot use up the address for its owner.
       otpAddressPerHour: integer(env, 'RATE_LIMIT_OTP_ADDRESS_PER_HOUR', otpPerHour * OTP_ADDRESS_NETWORKS, 0, 1_000_000),
       contactPerHour: integer(env, 'RATE_LIMIT_CONTACT_PER_HOUR', 5, 0, 1_000_000),

@@ -19,6 +19,7 @@ export const ERROR_CODES = {
   code_dead: 401,
   invalid_handoff: 401,
   code_replaced: 401,
+  link_elsewhere: 401,
   sudo_required: 401,
   invalid_api_key: 401,
   identity_not_linked: 401,

@@ -15,7 +15,14 @@ describe('loadConfig', () => {
     expect(config.esploraUrls).toEqual(['https://mempool.space/api', 'https://blockstream.info/api']);
     expect(config.nostrRelays).toEqual(['wss://relay.damus.io', 'wss://nos.lol', 'wss://relay.primal.net']);
     expect(config.familyOrigins).toEqual(['http://localhost:8787']);
-    expect(config.rateLimits).toEqual({ readPerMinute: 60, authPerMinute: 20, otpPerHour: 5, otpAddressPerHour: 50, contactPerHour: 5 });
+    expect(config.rateLimits).toEqual({
+      readPerMinute: 60,
+      authPerMinute: 20,
+      otpPerHour: 5,
+      otpIpPerHour: 120,
+      otpAddressPerHour: 50,
+      contactPerHour: 5,
+    });
     expect(config.minConfirmations).toBe(1);
     expect(config.chain).toEqual({ maxConnections: 16, tipSeconds: 5, cacheEntries: 10_000, cacheMegabytes: 32 });
     expect(Object.isFrozen(config)).toBe(true);
@@ -25,6 +32,10 @@ describe('loadConfig', () => {
     expect(loadConfig({ RATE_LIMIT_OTP_PER_HOUR: '3' }).rateLimits.otpAddressPerHour).toBe(30);
     expect(loadConfig({ RATE_LIMIT_OTP_PER_HOUR: '3', RATE_LIMIT_OTP_ADDRESS_PER_HOUR: '7' }).rateLimits.otpAddressPerHour).toBe(7);
     expect(loadConfig({ RATE_LIMIT_OTP_PER_HOUR: '0' }).rateLimits.otpAddressPerHour).toBe(0);
+    // The per-IP start limit is 24 addresses' worth (an office behind one address), and follows a 0.
+    expect(loadConfig({ RATE_LIMIT_OTP_PER_HOUR: '3' }).rateLimits.otpIpPerHour).toBe(72);
+    expect(loadConfig({ RATE_LIMIT_OTP_PER_HOUR: '3', RATE_LIMIT_OTP_IP_PER_HOUR: '9' }).rateLimits.otpIpPerHour).toBe(9);
+    expect(loadConfig({ RATE_LIMIT_OTP_PER_HOUR: '0' }).rateLimits.otpIpPerHour).toBe(0);
   });
 
   it('derives family origins from the cookie domain', () => {

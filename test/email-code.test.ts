@@ -14,6 +14,7 @@ import {
   createEmailCodeService,
   generateEmailCode,
   hashEmailCode,
+  hashEmailLink,
   type EmailCodeService,
 } from '../src/signin/email-code.js';
 import type { Store } from '../src/storage/index.js';
@@ -101,7 +102,7 @@ function emailCodeSuite(engine: TestEngine): void {
   it('mails a 6-digit code over SMTP that verifies, for the normalized address', async () => {
     const email = newAddress();
     const started = await service.start(`  ${email.toUpperCase()} `);
-    expect(started.token).toMatch(/^[0-9a-f]{32}$/);
+    expect(started.token).toMatch(/^[0-9a-f]{56}$/);
     expect(started.expiresAt).toBe(new Date(T0 + EMAIL_CODE_TTL_MS).toISOString());
     expect(started.expiresAt).toBe('2025-01-15T12:10:00.000Z');
 
@@ -113,24 +114,32 @@ function emailCodeSuite(engine: TestEngine): void {
     await expect(service.verify(email.toUpperCase(), code, started.token)).resolves.toEqual({ email });
   });
 
-  it('knows the token of the live code for a resend, and no other: replaced, used, expired, forged, foreign, malformed', async () => {
+  it("names a resend's chain for any unexpired token of the address, even one whose code a stranger's start replaced; none for forged, foreign, malformed or expired", async () => {
     const email = newAddress();
     const first = await startAndReadCode(email);
-    expect(await service.isLiveToken(email.toUpperCase(), first.token)).toBe(true);
-    const second = await startAndReadCode(email);
-    expect(await service.isLiveToken(email, first.token)).toBe(false); // replaced
-    const forged = second.token.slice(0, 16) + (second.token[16] === '0' ? '1' : '0') + second.token.slice(17);
-    expect(await service.isLiveToken(email, forged)).toBe(false);
-    expect(await service.isLiveToken(`other-${email}`, second.token)).toBe(false);
-    for (const malformed of [undefined, 42, '', second.token.toUpperCase(), `${second.token}0`]) {
-      expect(await service.isLiveToken(email, malformed)).toBe(false);
+    const chain = service.resendChainOf(email.toUpperCase(), first.token);
+    expect(chain).toMatch(/^[0-9a-f]{16}$/);
+    // A stranger's start replaces the code, not the asking browser's right to a resend.
+    const stranger = await startAndReadCode(email);
+    expect(service.resendChainOf(email, first.token)).toBe(chain);
+    expect(service.resendChainOf(email, stranger.token)).not.toBe(chain);
+    // A resend asked with the first token stays in its chain.
+    const { token: resent } = await service.start(email, 'en', first.token);
+    expect(service.resendChainOf(email, resent)).toBe(chain);
+    const forged = resent.slice(0, 16) + (resent[16] === '0' ? '1' : '0') + resent.slice(17);
+    expect(service.resendChainOf(email, forged)).toBeNull();
+    // A later expiry written into the token breaks its MAC.
+    const extended = `${resent.slice(0, 32)}ffffffff${resent.slice(40)}`;
+    expect(service.resendChainOf(email, extended)).toBeNull();
+    expect(service.resendChainOf(`other-${email}`, resent)).toBeNull();
+    for (const malformed of [undefined, 42, '', resent.toUpperCase(), `${resent}0`, resent.slice(0, 32)]) {
+      expect(service.resendChainOf(email, malformed)).toBeNull();
     }
-    expect(await service.isLiveToken('not an address', second.token)).toBe(false);
+    expect(service.resendChainOf('not an address', resent)).toBeNull();
+    clock = T0 + EMAIL_CODE_TTL_MS - 1000;
+    expect(service.resendChainOf(email, resent)).toBe(chain);
     clock = T0 + EMAIL_CODE_TTL_MS;
-    expect(await service.isLiveToken(email, second.token)).toBe(false); // expired
-    clock = T0;
-    await service.verify(email, second.code, second.token);
-    expect(await service.isLiveToken(email, second.token)).toBe(false); // used
+    expect(service.resendChainOf(email, resent)).toBeNull(); // expired with its code
   });
 
   it('says in the mail what the code is for, when it expires, and to ignore it if unasked; text and HTML', async () => {
@@ -453,13 +462,87 @@ function emailCodeSuite(engine: TestEngine): void {
     await expectCodeDead(service.verify(email, newer.code, newer.token));
   });
 
-  it('puts a sign-in link in the mail, with the code and the address in its fragment only', async () => {
+  /** The secret of the mail's sign-in link (`/signin#link=…&email=…`). */
+  function linkSecretOf(mail: ReceivedMail): string {
+    const found = /https:\/\/auth\.example\.com\/signin#(\S+)/.exec(mail.text ?? '');
+    if (!found) throw new Error('no sign-in link in the mail');
+    return new URLSearchParams(found[1]).get('link') ?? '';
+  }
+
+  it('puts a sign-in link in the mail with a secret of its own and the address in its fragment only, never the code; stores the secret only as a keyed hash', async () => {
     const email = newAddress();
     const { code, mail } = await startAndReadCode(email);
-    const link = `https://auth.example.com/signin#${new URLSearchParams({ code, email })}`;
+    const secret = linkSecretOf(mail);
+    expect(secret).toMatch(/^[A-Za-z0-9_-]{43}$/);
+    const link = `https://auth.example.com/signin#${new URLSearchParams({ link: secret, email })}`;
     expect(mail.text).toContain(`\n${link}\n`);
     expect(mail.html).toContain(`href="${link.replace(/&/g, '&amp;')}"`);
     expect(new URL(link).search).toBe('');
+    // The code is shown for typing, but the link does not carry it.
+    expect(new URL(link).hash).not.toContain(code);
+    const record = await store.findEmailCode(email);
+    expect(record?.link_hash).toBe(hashEmailLink(SECRET, email, secret));
+    expect(record?.link_hash).not.toContain(secret);
+    // Every start draws a new secret.
+    const again = await startAndReadCode(email);
+    expect(linkSecretOf(again.mail)).not.toBe(secret);
+  });
+
+  it("signs in by the mail's link only with the start's token: alone or with another start's token it is link_elsewhere, counts nothing and leaves the code usable", async () => {
+    const email = newAddress();
+    const { code, token, mail } = await startAndReadCode(email);
+    const link = linkSecretOf(mail);
+    const elsewhere = async (promise: Promise<unknown>) => {
+      const error = await ocFailure(promise);
+      expect(error.code).toBe('link_elsewhere');
+      expect(error.status).toBe(401);
+    };
+    const otherAddress = await startAndReadCode(newAddress());
+    for (const wrongToken of [undefined, '', 'f'.repeat(56), otherAddress.token, token.toUpperCase(), 42]) {
+      await elsewhere(service.verifyLink(email, link, wrongToken));
+    }
+    expect(await store.findEmailCode(email)).toMatchObject({ attempts: 0, tokenless_attempts: 0 });
+    // The code still works for typing, where the link did not.
+    await expect(service.verify(email, code, token)).resolves.toEqual({ email });
+    // And the link with the right token signs in, once.
+    const next = await startAndReadCode(email);
+    await expect(service.verifyLink(email.toUpperCase(), linkSecretOf(next.mail), next.token)).resolves.toEqual({ email });
+    await expectCodeDead(service.verifyLink(email, linkSecretOf(next.mail), next.token));
+    await expectCodeDead(service.verify(email, next.code, next.token));
+  });
+
+  it("a link that is not the live code's is code_dead: replaced, expired, tries spent, forged; with or without the token", async () => {
+    const email = newAddress();
+    const first = await startAndReadCode(email);
+    const second = await startAndReadCode(email);
+    // The first mail's link, with its own token or the newest: a newer start replaced it.
+    await expectCodeDead(service.verifyLink(email, linkSecretOf(first.mail), first.token));
+    await expectCodeDead(service.verifyLink(email, linkSecretOf(first.mail), second.token));
+    // A made-up link, and a malformed one.
+    await expectCodeDead(service.verifyLink(email, randomBytes(32).toString('base64url'), second.token));
+    await expectCodeDead(service.verifyLink(email, 'short', second.token));
+    await expectCodeDead(service.verifyLink(email, 42, second.token));
+    // Another address's link does not sign in here.
+    const other = newAddress();
+    const theirs = await startAndReadCode(other);
+    await expectCodeDead(service.verifyLink(email, linkSecretOf(theirs.mail), second.token));
+    // Five wrong tries with the token kill the link with the code; strangers' tokenless tries do not.
+    const third = await startAndReadCode(email);
+    for (let i = 0; i < EMAIL_CODE_MAX_ATTEMPTS; i++) await ocFailure(service.verify(email, wrongCode(third.code)));
+    for (let i = 0; i < EMAIL_CODE_MAX_ATTEMPTS - 1; i++) await ocFailure(service.verify(email, wrongCode(third.code), third.token));
+    expect(await store.findEmailCode(email)).toMatchObject({
+      attempts: EMAIL_CODE_MAX_ATTEMPTS - 1,
+      tokenless_attempts: EMAIL_CODE_MAX_ATTEMPTS,
+    });
+    await expect(service.verifyLink(email, linkSecretOf(third.mail), third.token)).resolves.toEqual({ email });
+    const fifth = await startAndReadCode(email);
+    for (let i = 0; i < EMAIL_CODE_MAX_ATTEMPTS; i++) await ocFailure(service.verify(email, wrongCode(fifth.code), fifth.token));
+    await expectCodeDead(service.verifyLink(email, linkSecretOf(fifth.mail), fifth.token));
+    // Expired: usable until 10 minutes, not at 10 minutes.
+    const sixth = await startAndReadCode(email);
+    clock = T0 + EMAIL_CODE_TTL_MS;
+    await expectCodeDead(service.verifyLink(email, linkSecretOf(sixth.mail), sixth.token));
+    await expect(service.verifyLink(other, linkSecretOf(theirs.mail), theirs.token)).rejects.toMatchObject({ code: 'code_dead' });
   });
 
   it('binds a verify to its start when the token is given', async () => {

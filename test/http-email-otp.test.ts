@@ -26,7 +26,11 @@ function emailOtpSuite(engine: TestEngine): void {
   );
 
   /** Starts a code (a resend with `token`) and reads it from the mail. */
-  async function codeFor(browser: Browser, email: string, token?: string): Promise<{ code: string; token: string }> {
+  async function codeFor(
+    browser: Browser,
+    email: string,
+    token?: string,
+  ): Promise<{ code: string; token: string; fragment: URLSearchParams }> {
     const before = smtp.messages().length;
     const started = await browser.post('/api/auth/email-otp/start', token === undefined ? { email } : { email, token });
     expect(started.status).toBe(200);
@@ -38,7 +42,9 @@ function emailOtpSuite(engine: TestEngine): void {
         (message.subject ?? '').includes('sign-in code'),
       5000,
     );
-    return { code: extractCode(mail), token: started.body.token };
+    const link = /https?:\/\/\S+\/signin#(\S+)/.exec(mail.text ?? '');
+    expect(link).not.toBeNull();
+    return { code: extractCode(mail), token: started.body.token, fragment: new URLSearchParams(link![1]) };
   }
 
   describe('e-mail code sign-in', () => {
@@ -249,6 +255,73 @@ function emailOtpSuite(engine: TestEngine): void {
         expectError(reply, 401, 'invalid_code');
         expect(reply.body).toEqual({ ok: false, error: 'invalid_code', reason: 'invalid_code' });
       }
+    });
+  });
+
+  describe("the mail's sign-in link signs in only in the browser that asked (docs/protocol.md §6)", () => {
+    const useLink = (browser: Browser, body: Record<string, unknown>, query = ''): Promise<Reply> =>
+      browser.post(`/api/auth/email-otp/link${query}`, body);
+
+    it('a link read by anyone else (a mail scanner, a forwarded mail) signs in nowhere and leaves the code to its owner', async () => {
+      const email = 'lena@example.org';
+      const owner = new Browser(app);
+      const { code, token, fragment } = await codeFor(owner, email);
+      expect(fragment.get('email')).toBe(email);
+      // The link does not carry the code: what it carries is no code on verify.
+      const scanner = new Browser(app);
+      expectError(await scanner.post('/api/auth/email-otp/verify', { email, code: fragment.get('code') ?? '' }), 401, 'invalid_code');
+      expect(fragment.get('code')).toBeNull();
+      expect(fragment.toString()).not.toContain(code);
+      // As a link: alone, with a made-up token, or with a token of another address's start, it is link_elsewhere.
+      const link = fragment.get('link') ?? '';
+      expect(link).toMatch(/^[A-Za-z0-9_-]{43}$/);
+      const othersToken = (await scanner.post('/api/auth/email-otp/start', { email: 'scanner@example.org' })).body.token as string;
+      for (const body of [
+        { email, link },
+        { email, link, token: randomBytes(28).toString('hex') },
+        { email, link, token: othersToken },
+      ]) {
+        const refused = await useLink(scanner, body);
+        expectError(refused, 401, 'link_elsewhere');
+        expect(refused.setCookies).toEqual([]);
+      }
+      expect(scanner.cookie).toBeUndefined();
+      expect((await scanner.me()).status).toBe(401);
+      // Nothing was counted: the owner's code and link both still work; the link signs in once.
+      const signedIn = await useLink(owner, { email: email.toUpperCase(), link, token });
+      expect(signedIn.status).toBe(200);
+      expect(signedIn.body.account.display_identity).toEqual({ kind: 'email', value: email });
+      expect(decodeJwt(signedIn.body.token).signing_method).toBe('email_otp');
+      expectError(await useLink(owner, { email, link, token }), 401, 'code_dead');
+      expectError(await owner.post('/api/auth/email-otp/verify', { email, code, token }), 401, 'code_dead');
+    });
+
+    it('the link keeps the code usable for typing after refusals, and add=1 keeps the roster', async () => {
+      const email = 'lars@example.org';
+      const browser = new Browser(app);
+      const btc = await browser.signIn(newWallet());
+      expect(btc.status).toBe(200);
+      const { code, token, fragment } = await codeFor(browser, email);
+      const link = fragment.get('link') ?? '';
+      expectError(await useLink(new Browser(app), { email, link }), 401, 'link_elsewhere');
+      // The typed code still works after the link was refused elsewhere; a new code then signs in by link with add=1.
+      expect((await new Browser(app).post('/api/auth/email-otp/verify', { email, code, token })).status).toBe(200);
+      const next = await codeFor(browser, email);
+      const added = await useLink(browser, { email, link: next.fragment.get('link'), token: next.token }, '?add=1');
+      expect(added.status).toBe(200);
+      const me = await browser.me();
+      expect(me.body.account.did_oc).toBe(added.body.account.did_oc);
+      expect(me.body.roster.map((entry: { did_oc: string }) => entry.did_oc)).toEqual([btc.body.account.did_oc]);
+    });
+
+    it('bad input: a missing or oversized link is 400, a cross-site post 403, a made-up link code_dead', async () => {
+      const browser = new Browser(app);
+      expectError(await useLink(browser, { email: 'a@example.org' }), 400, 'bad_request');
+      expectError(await useLink(browser, { email: 'a@example.org', link: 'x'.repeat(129) }), 400, 'bad_request');
+      expectError(await useLink(browser, { email: 'not-an-address', link: 'x'.repeat(43) }), 400, 'bad_request');
+      expectError(await useLink(browser, { email: 'a@example.org', link: 'x'.repeat(43), token: 'f'.repeat(56) }), 401, 'code_dead');
+      const evil = new Browser(app, 'https://evil.test');
+      expectError(await evil.post('/api/auth/email-otp/link', { email: 'a@example.org', link: 'x'.repeat(43) }), 403, 'cross_site');
     });
   });
 }

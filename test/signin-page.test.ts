@@ -415,7 +415,7 @@ describe.skipIf(!HAVE_CHROMIUM)('the sign-in page in headless Chromium', () => {
     await finish(page);
   }, 60_000);
 
-  it("the mail's link signs in in the browser that asked for the code (and the waiting tab goes on); elsewhere it asks for the code and sends nothing", async () => {
+  it("the mail's link signs in in the browser that asked for the code (and the waiting tab goes on); in a fresh browser it signs in nowhere, even sent by hand", async () => {
     const context = await pageContext(site.browser, site.base, 'en-GB', DESKTOP);
     const waiting = await watchedPage(context);
     await waiting.goto(`/signin?return_to=${encodeURIComponent('/account?from=mail')}`);
@@ -424,24 +424,63 @@ describe.skipIf(!HAVE_CHROMIUM)('the sign-in page in headless Chromium', () => {
     const mail = await askForCode(waiting, email.toUpperCase());
     const link = linkOf(mail);
     expect(new URL(link).pathname).toBe('/signin');
-    expect(new URLSearchParams(new URL(link).hash.slice(1)).get('code')).toBe(extractCode(mail));
+    // The link carries a secret of its own, never the code (which the mail shows for typing).
+    const fragment = new URLSearchParams(new URL(link).hash.slice(1));
+    expect(fragment.get('code')).toBeNull();
+    expect(fragment.get('link')).toMatch(/^[A-Za-z0-9_-]{43}$/);
+    expect(link).not.toContain(extractCode(mail));
 
-    // Another browser (a mail scanner, another device): the address is filled in, nothing is sent.
-    const elsewhere = await openPage('about:blank', PHONE);
-    const verifies: string[] = [];
-    elsewhere.on('request', (request) => {
-      if (request.url().includes('/api/auth/email-otp/')) verifies.push(request.url());
-    });
-    await elsewhere.goto(link);
-    await expect
-      .poll(() => elsewhere.locator('#notice').textContent())
-      .toMatch(/^This sign-in link works only in the browser where the code was asked for\./);
-    expect(new URL(elsewhere.url()).hash).toBe('');
-    expect(await elsewhere.getByLabel('E-mail address').inputValue()).toBe(email);
-    await expectLaidOut(elsewhere, 'link elsewhere');
-    expect(verifies).toEqual([]);
-    expect((await elsewhere.request.get('/api/auth/me')).status()).toBe(401);
-    await elsewhere.context().close();
+    // Another browser (a mail scanner, another device), phone and desktop: the address is filled in, nothing is sent.
+    for (const viewport of [PHONE, DESKTOP]) {
+      const elsewhere = await openPage('about:blank', viewport);
+      const verifies: string[] = [];
+      elsewhere.on('request', (request) => {
+        if (request.url().includes('/api/auth/email-otp/')) verifies.push(request.url());
+      });
+      await elsewhere.goto(link);
+      await expect
+        .poll(() => elsewhere.locator('#notice').textContent())
+        .toMatch(/^This sign-in link works only in the browser where the code was asked for\./);
+      expect(new URL(elsewhere.url()).hash).toBe('');
+      expect(await elsewhere.getByLabel('E-mail address').inputValue()).toBe(email);
+      await expectLaidOut(elsewhere, `link elsewhere ${viewport.width}`);
+      expect(verifies).toEqual([]);
+      // A scanner that posts the link itself, without the asking browser's token or with a token of its own start: refused.
+      const byHand = (await elsewhere.evaluate(
+        async ({ email, link }) => {
+          const post = (body: object) =>
+            fetch('/api/auth/email-otp/link', {
+              method: 'POST',
+              headers: { 'content-type': 'application/json' },
+              body: JSON.stringify(body),
+            });
+          const own = (await post({})).status;
+          const started = await fetch('/api/auth/email-otp/start', {
+            method: 'POST',
+            headers: { 'content-type': 'application/json' },
+            body: JSON.stringify({ email: `scanner-${email}` }),
+          });
+          const token: unknown = ((await started.json()) as { token?: unknown }).token;
+          const answers: Array<[number, unknown]> = [];
+          for (const body of [
+            { email, link },
+            { email, link, token },
+          ]) {
+            const reply = await post(body);
+            answers.push([reply.status, ((await reply.json()) as { error?: unknown }).error]);
+          }
+          return { own, answers };
+        },
+        { email, link: fragment.get('link') },
+      )) as { own: number; answers: Array<[number, string]> };
+      expect(byHand.own).toBe(400);
+      expect(byHand.answers).toEqual([
+        [401, 'link_elsewhere'],
+        [401, 'link_elsewhere'],
+      ]);
+      expect((await elsewhere.request.get('/api/auth/me')).status()).toBe(401);
+      await elsewhere.context().close();
+    }
 
     // The same browser, in a new tab: signed in with the start's token; the first tab notices and goes on.
     const opened = await watchedPage(context);

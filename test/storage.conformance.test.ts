@@ -217,6 +217,7 @@ function storageConformance(engine: TestEngine, sqliteDriver?: SqliteDriverName)
             code_hash: 'a'.repeat(64),
             attempts: 1,
             replaced_code_hashes: [],
+            link_hash: null,
           });
         } finally {
           await upgraded.close();
@@ -1181,6 +1182,7 @@ function storageConformance(engine: TestEngine, sqliteDriver?: SqliteDriverName)
         attempts: 0,
         tokenless_attempts: 0,
         replaced_code_hashes: [],
+        link_hash: null,
       });
       expect(await store.incrementEmailCodeAttempts('a@example.com', 'token-h1', 'token')).toBe(1);
       expect(await store.incrementEmailCodeAttempts('a@example.com', 'token-h1', 'token')).toBe(2);
@@ -1192,6 +1194,7 @@ function storageConformance(engine: TestEngine, sqliteDriver?: SqliteDriverName)
         attempts: 0,
         tokenless_attempts: 0,
         replaced_code_hashes: [],
+        link_hash: null,
       });
       expect(await store.incrementEmailCodeAttempts('nobody@example.com', 'token-h1', 'token')).toBeNull();
       await expect(store.putEmailCode(code('A@example.com', 'h3'))).rejects.toThrow(/lowercased/);
@@ -1208,6 +1211,13 @@ function storageConformance(engine: TestEngine, sqliteDriver?: SqliteDriverName)
       expect(await store.findEmailCode('a@example.com')).toMatchObject({ replaced_code_hashes: [] });
       // Stored as comma-separated hex: anything else is refused.
       await expect(store.putEmailCode({ ...code('a@example.com', 'h4'), replaced_code_hashes: ['a,b'] })).rejects.toThrow(/hex/);
+    });
+
+    it("keeps a code's link hash as given, and a newer code never keeps the older one's", async () => {
+      await store.putEmailCode({ ...code('a@example.com', 'h1'), link_hash: 'f'.repeat(64) });
+      expect(await store.findEmailCode('a@example.com')).toMatchObject({ code_hash: 'h1', link_hash: 'f'.repeat(64) });
+      await store.putEmailCode(code('a@example.com', 'h2'));
+      expect(await store.findEmailCode('a@example.com')).toMatchObject({ code_hash: 'h2', link_hash: null });
     });
 
     it('counts a try only on the code whose token was read, never on the code that replaced it', async () => {

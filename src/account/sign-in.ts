@@ -80,6 +80,12 @@ export class SignInService {
     return this.complete({ ...target, identity: { kind: 'email', value: email }, method: 'email_otp' });
   }
 
+  /** The mail's sign-in link with the start's token (docs/protocol.md §6 "E-mail codes"); the code is consumed. */
+  async withEmailLink(proof: { email: string; link: string; token?: string | undefined }, target: SignInTarget): Promise<IssuedSession> {
+    const { email } = await this.#deps.checkers().emailCodes.verifyLink(proof.email, proof.link, proof.token);
+    return this.complete({ ...target, identity: { kind: 'email', value: email }, method: 'email_otp' });
+  }
+
   /** A provider's callback, already checked by the provider registry (docs/protocol.md §6). */
   withProvider(result: ProviderSignIn, current: Authenticated | null, client?: ClientFacts): Promise<IssuedSession> {
     return this.complete({

@@ -152,7 +152,7 @@ export async function buildApp(config: Config, deps: AppDeps = {}): Promise<Fast
     config,
     services.rateLimiter,
     { onRejected: (name) => metrics.rateLimited.inc([name]) },
-    { isLiveStartToken: context.emailCodes.isLiveToken },
+    { resendChainOf: context.emailCodes.resendChainOf },
   );
   registerMetrics(app, config, metrics);
   await registerOpenApi(app, config, VERSION);

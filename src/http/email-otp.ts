@@ -19,7 +19,7 @@ const StartBody = Type.Object(
       Type.String({
         maxLength: 128,
         description:
-          "The token of this address's code, to ask for a new one (a resend): while that code is live the start is not counted against the limits per address, only against resends per address and the limit per IP, and a try with the new token of the replaced code, or of one of the codes it had replaced (the last 5 in all), is told as code_replaced. Any other value makes an ordinary start",
+          "A token that a start for this address answered, to ask for a new code (a resend): while it is unexpired (10 minutes), even when a later start replaced its code, the start is not counted against the limits per address, only against the resends of its start (3 an hour) and the limit per IP. When it is the live code's token, a try with the new token of the replaced code, or of one of the codes it had replaced (the last 5 in all), is told as code_replaced. Any other value makes an ordinary start",
       }),
     ),
   },
@@ -36,7 +36,7 @@ const Started = Type.Object(
   },
   answer('A code is on its way to the address, if it can receive mail here', {
     ok: true,
-    token: '3f9a0c7e5b21d84a6c0e9f13b7d52a86',
+    token: '3f9a0c7e5b21d84a6c0e9f13b7d52a869d41e0b26a3c5f7e2e4d1c8b0a7f3e5d9',
     expiresAt: '2026-04-22T12:10:00.000Z',
   }),
 );
@@ -50,6 +50,24 @@ const VerifyBody = Type.Object(
     add: Type.Optional(Type.Boolean({ description: 'Same as `?add=1`' })),
   },
   example({ email: EXAMPLE.email, code: EXAMPLE.code }),
+);
+const LinkBody = Type.Object(
+  {
+    email: Type.String({ minLength: 3, maxLength: 254 }),
+    link: Type.String({ maxLength: 128, description: "The `link` of the mail's sign-in link (`/signin#link=…&email=…`)" }),
+    token: Type.Optional(
+      Type.String({
+        maxLength: 128,
+        description: "The token of the start that mailed the link; without it, or with another start's, the answer is link_elsewhere",
+      }),
+    ),
+    add: Type.Optional(Type.Boolean({ description: 'Same as `?add=1`' })),
+  },
+  example({
+    email: EXAMPLE.email,
+    link: 'Qm9vdHN0cmFwLWxpbmstc2VjcmV0LWV4YW1wbGUtMzJi',
+    token: '3f9a0c7e5b21d84a6c0e9f13b7d52a869d41e0b26a3c5f7e2e4d1c8b0a7f3e5d9',
+  }),
 );
 
 export function registerEmailOtpRoutes(app: TypedApp, context: ServiceContext): void {
@@ -78,4 +96,21 @@ export function registerEmailOtpRoutes(app: TypedApp, context: ServiceContext): 
     const issued = await context.signIn.withEmailCode(body, await signInTarget(context, request, add));
     return answerIssued(context, reply, issued);
   });
+
+  // docs/protocol.md §6 "E-mail codes": the mail's link signs in only with the token of the browser that asked.
+  app.post(
+    '/api/auth/email-otp/link',
+    signInRoute(
+      'email-otp',
+      "Sign in with the mail's link, in the browser that asked for the code",
+      LinkBody,
+      "The link's secret and the start's token must both be the live code's: the right link without that token is 401 link_elsewhere and counts nothing (the code stays usable for typing); a link that is not the live code's is 401 code_dead.",
+    ),
+    async (request, reply) => {
+      const body = request.body;
+      const add = wantsAdd(request.query, body.add);
+      const issued = await context.signIn.withEmailLink(body, await signInTarget(context, request, add));
+      return answerIssued(context, reply, issued);
+    },
+  );
 }

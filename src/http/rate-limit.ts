@@ -14,27 +14,31 @@
  *   matches no route (a scan still spends a budget).
  * - auth (default 20/min): every other /api/auth/* route, POST
  *   /api/challenge, POST /api/attestations, /api/connect/*, /api/contact.
- * - also: POST /api/auth/email-otp/start 5/hour per IP, 5/hour per e-mail
- *   address and client network (IPv4 /24, IPv6 /48, as in
- *   src/session/device.ts), and by default 50/hour per e-mail address from
- *   all clients together (addresses keyed by a SHA-256 of the lowercased
- *   address, so no address is kept in memory or in Redis); POST
- *   /api/contact 5/hour per IP. The per-address ceiling is counted only for
- *   starts that passed the per-address-and-network limit, so one client
- *   cannot use it up for the owner of the address, and by default it is 10
- *   times that limit, so a handful of networks cannot reach it either.
- * - A resend (docs/protocol.md §6 "E-mail codes"): a start that carries the
- *   token of the address's live code skips the per-address-and-network
- *   limit and the ceiling, so whoever holds the code a start answered can
- *   ask for a new one after others used up the address's starts. It counts
- *   instead against resends per address (`otp_resend`, as many as the
- *   ceiling): a token proves a start, not the address (any start answers
- *   one), and without a bound its holder could pass the latest token from
- *   one IP to the next and mail the address, and guess at its codes, as
- *   often as it has IPs. Only whoever holds the live code's token can spend
- *   resends, and any other start kills that token; with resends spent, a
- *   start with a token is counted like any other. The per-IP limit always
- *   applies.
+ * - also: POST /api/auth/email-otp/start 5/hour per e-mail address and
+ *   client network (IPv4 /24, IPv6 /48, as in src/session/device.ts), by
+ *   default 50/hour per e-mail address from all clients together (addresses
+ *   keyed by a SHA-256 of the lowercased address, so no address is kept in
+ *   memory or in Redis), and by default 120/hour per IP whatever the
+ *   addresses; POST /api/contact 5/hour per IP. The mailbox is protected by
+ *   address: the per-address ceiling is counted only for starts that passed
+ *   the per-address-and-network limit, so one client cannot use it up for
+ *   the owner of the address, and by default it is 10 times that limit, so a
+ *   handful of networks cannot reach it either. The per-IP limit only stops
+ *   one client from mailing addresses without end: it is 24 addresses'
+ *   worth, so an office or a campus behind one IP is not locked out.
+ * - A resend (docs/protocol.md §6 "E-mail codes"): a start that carries an
+ *   unexpired token a start answered for the address skips the
+ *   per-address-and-network limit and the ceiling, so whoever asked for a
+ *   code can ask for a new one after others used up the address's starts,
+ *   even though their starts replaced its code. It counts instead against
+ *   the resends of its chain (`otp_resend`, {@link RESENDS_PER_START} an
+ *   hour): the first start and every resend asked with a token of it share
+ *   the chain its token names (src/signin/email-code.ts). A token proves a
+ *   start, not the address, so the bound is per chain: a stranger gets
+ *   chains only by starts the ceiling counted, and each chain adds at most
+ *   3 mails an hour (a token lives 10 minutes, so a chain ends unless
+ *   resent within them). With its resends spent, a start with a token is
+ *   counted like any other. The per-IP limit always applies.
  * - Not limited: OPTIONS preflights, /healthz, /readyz, the explorer's
  *   static assets, anything outside /api and JWKS.
  * - A limit of 0 turns its class off (docs/protocol.md §1).
@@ -79,9 +83,12 @@ export interface RateLimitEvents {
 }
 
 export interface RateLimitChecks {
-  /** Whether `token` is the token of the live e-mail code of `email` (src/signin/email-code.ts): a resend. */
-  isLiveStartToken?(email: string, token: string): Promise<boolean>;
+  /** The resend chain of `token` when it is an unexpired start token of `email` (src/signin/email-code.ts), else null. */
+  resendChainOf?(email: string, token: string): string | null;
 }
+
+/** Resends an hour per chain (one browser's start and its resends; docs/protocol.md §4 "Rate limits"). */
+export const RESENDS_PER_START = 3;
 
 const MINUTE = 60_000;
 const HOUR = 3_600_000;
@@ -158,10 +165,11 @@ export function registerRateLimits(
   const limits = config.rateLimits;
   const read: LimitSpec = { name: 'read', limit: limits.readPerMinute, windowMs: MINUTE };
   const auth: LimitSpec = { name: 'auth', limit: limits.authPerMinute, windowMs: MINUTE };
-  const otpIp: LimitSpec = { name: 'otp_ip', limit: limits.otpPerHour, windowMs: HOUR };
+  const otpIp: LimitSpec = { name: 'otp_ip', limit: limits.otpIpPerHour, windowMs: HOUR };
   const otpEmail: LimitSpec = { name: 'otp_email', limit: limits.otpPerHour, windowMs: HOUR };
   const otpAddress: LimitSpec = { name: 'otp_address', limit: limits.otpAddressPerHour, windowMs: HOUR };
-  const otpResend: LimitSpec = { name: 'otp_resend', limit: limits.otpAddressPerHour, windowMs: HOUR };
+  // Never more resends than starts per address and network: 0 there turns resends' own limit off too.
+  const otpResend: LimitSpec = { name: 'otp_resend', limit: Math.min(RESENDS_PER_START, limits.otpPerHour), windowMs: HOUR };
   const contact: LimitSpec = { name: 'contact', limit: limits.contactPerHour, windowMs: HOUR };
   const on = (spec: LimitSpec): boolean => spec.limit > 0;
   if (![read, auth, otpIp, otpEmail, otpAddress, contact].some(on)) return;
@@ -242,17 +250,16 @@ export function registerRateLimits(
 
   if (!on(otpEmail) && !on(otpAddress)) return;
 
-  /** A resend: the start carries its address's live token (see the file comment). */
-  async function isResend(email: string, token: unknown): Promise<boolean> {
-    if (typeof token !== 'string' || checks.isLiveStartToken === undefined) return false;
-    // A store that cannot answer makes it an ordinary start, counted as one.
-    return checks.isLiveStartToken(email, token).catch(() => false);
+  /** A resend's chain: the start carries an unexpired token of its address (see the file comment). */
+  function resendChainOf(email: string, token: unknown): string | null {
+    if (typeof token !== 'string' || checks.resendChainOf === undefined) return null;
+    return checks.resendChainOf(email, token);
   }
 
   // Per address: the body is parsed and validated by now (docs/api.md: `{email, token?}`).
   // First per address and network, then the ceiling per address, which only
   // starts that passed the first are counted against; a resend counts
-  // against resends per address instead, while it has some.
+  // against the resends of its chain instead, while it has some.
   app.addHook('preHandler', async (request, reply) => {
     if (policyOf(request).extra !== 'otp') return;
     const body = request.body as { email?: unknown; token?: unknown } | undefined;
@@ -260,9 +267,10 @@ export function registerRateLimits(
     if (typeof email !== 'string') return;
     const addressKey = createHash('sha256').update(email.trim().toLowerCase()).digest('hex');
     let applied = appliedOf.get(request);
-    if (await isResend(email, body?.token)) {
+    const chain = resendChainOf(email, body?.token);
+    if (chain !== null) {
       if (!on(otpResend)) return;
-      const answer = limiter.hit(`otp_resend:${addressKey}`, otpResend.limit, otpResend.windowMs, 'closed');
+      const answer = limiter.hit(`otp_resend:${addressKey}:${chain}`, otpResend.limit, otpResend.windowMs, 'closed');
       const decision = answer instanceof Promise ? await answer : answer;
       if (decision === 'unavailable') return storeDown(request, reply);
       if (decision.allowed) {

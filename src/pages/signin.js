@@ -811,18 +811,19 @@ byId('email-restart').addEventListener('click', () => {
 });
 
 /**
- * The mail's link: `/signin#code=<code>&email=<address>`. The fragment never
- * reaches a server or a log, and leaves the address bar at once. In the
- * browser that asked for the code (its start's token is kept here) the code
- * is sent with that token; anywhere else (another browser, a device, a mail
- * scanner) the address is filled in and the person is asked to type the
- * code: nothing is sent.
+ * The mail's link: `/signin#link=<secret>&email=<address>` (docs/protocol.md
+ * §6 "E-mail codes"). The fragment never reaches a server or a log, and
+ * leaves the address bar at once. In the browser that asked for the code
+ * (its start's token is kept here) the link's secret is sent with that
+ * token, and the service signs in only with both; anywhere else (another
+ * browser, a device, a mail scanner) the address is filled in and the
+ * person is asked to type the code: nothing is sent.
  */
-function openMailLink() {
+async function openMailLink() {
   const fragment = new URLSearchParams(window.location.hash.slice(1));
-  const code = fragment.get('code');
+  const link = fragment.get('link');
   const email = fragment.get('email');
-  if (code === null || email === null || !looksLikeEmail(email)) return;
+  if (link === null || email === null || !looksLikeEmail(email)) return;
   history.replaceState(null, '', window.location.pathname + window.location.search);
   const pending = pendingCode();
   if (pending === null || pending.email.toLowerCase() !== email.trim().toLowerCase()) {
@@ -835,8 +836,14 @@ function openMailLink() {
   emailCode.resume(pending.email, pending.token);
   showEmailStep(pending.email);
   startEmailCountdown(pending.expiresAt, null);
-  emailCodeField.value = code;
-  emailVerifyForm.requestSubmit();
+  const signedIn = await busy(emailSubmit, () =>
+    api('POST', `/api/auth/email-otp/link${addQuery()}`, { email: pending.email, link, token: pending.token }),
+  );
+  if (signedIn.ok) return codeTaken();
+  // The code stays usable for typing: the step waits for it, saying why the link did not sign in.
+  if (signedIn.code === 'code_dead') return codeGone(t('signin.code_dead'));
+  if (signedIn.code === 'link_elsewhere') return say(emailError, t('signin.link_elsewhere'));
+  emailCode.refused(signedIn, describeError(signedIn));
 }
 
 // ---- identity providers ----
@@ -966,4 +973,4 @@ setTimeout(showConnectButtons, 1000);
 void showProviders();
 setUpPasskeys();
 markLastWay();
-openMailLink();
+void openMailLink();

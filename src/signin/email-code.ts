@@ -25,10 +25,14 @@
  *
  * Whose tries (issue 10, item 5). The address is no secret, so tries by
  * whoever knows only the address must not use up the tries of the browser
- * that started the code. `start` answers a `token`: 8 random bytes and the
- * first 8 bytes of a MAC under the server secret of those bytes and the
- * address, so verify can tell a token it issued for this address from any
- * other string without storing old ones.
+ * that started the code. `start` answers a `token`: 8 random bytes naming
+ * the start's resend chain (the first start's, kept by its resends), 8
+ * random bytes, the code's expiry in Unix seconds (4 bytes), then the first
+ * 8 bytes of a MAC under the server secret of all that and the address, so
+ * verify can tell a token it issued for this address from any other string,
+ * and the rate limits can tell an unexpired one, without storing old ones.
+ * (Tokens issued before the chain and expiry were added are 8 random bytes
+ * and their MAC; they still count for verify, not for a resend.)
  * - With the code's own token, the try counts against the code (`attempts`):
  *   5 tries, then the code is dead and the answer is `code_dead`, as it is
  *   for a token of this address whose code is gone (replaced by a newer
@@ -60,12 +64,25 @@
  * is does not show in the timing. A code of a mail more than 5 resends back
  * is a wrong code like any other (`invalid_code`).
  *
- * A resend (docs/protocol.md §6 "E-mail codes"). A start may carry the token
- * of the address's code; `isLiveToken` tells whether it is that code's and
- * the code has not expired, so the rate limits can let its holder ask for a
- * new code when others have used up the address's starts. A token that is not
- * this address's is told apart by its MAC alone, without reading the store;
- * one whose MAC holds is then compared in constant time with the live code's.
+ * A resend (docs/protocol.md §6 "E-mail codes"). A start may carry a token
+ * this service issued for the address; `resendChainOf` tells, by the MAC and
+ * the expiry alone, whether it is one and unexpired, and names its chain, so
+ * the rate limits can let its holder ask for a new code when others have used
+ * up the address's starts, counting it against its own chain's resends. It
+ * need not be the live code's: a stranger's start replaces the code and so
+ * must not take the resend from the browser that asked first. The new code
+ * keeps the chain of the token it was asked with.
+ *
+ * The mail's link (docs/protocol.md §6 "E-mail codes", issue 35 item 12).
+ * The link carries no code but a secret of its own: 32 bytes from the
+ * CSPRNG, stored as a keyed hash like the code, compared in constant time.
+ * `verifyLink` signs in only when the link's secret and the start's token are
+ * both the live code's, so a link read anywhere but in the browser that asked
+ * (a mail scanner, a forwarded mail) signs in nowhere: `link_elsewhere`, and
+ * nothing is counted or used up, the code stays good for typing. A link that
+ * is not the live code's (a newer start replaced it, it was used, it expired,
+ * its 5 tries are spent, or it was never issued) is `code_dead`. The secret
+ * has 256 bits, so no try limit is needed to keep it from being guessed.
  *
  * Same work whether or not a code is pending: once the input is well formed,
  * verify always computes the code's keyed hash and the token's MAC, always
@@ -110,9 +127,17 @@ const CODE_FORMAT = /^[0-9]{6}$/;
  * replaced code in the second half of the salt; to verify a salt is opaque,
  * so they stay valid.)
  */
-const TOKEN_FORMAT = /^[0-9a-f]{32}$/;
+const TOKEN_FORMAT = /^(?:[0-9a-f]{32}|[0-9a-f]{56})$/;
 const TOKEN_SALT_BYTES = 8;
 const TOKEN_MAC_BYTES = 8;
+/** A token with a chain and an expiry: chain (8 bytes), salt (8), expiry in Unix seconds (4), MAC (8). */
+const CHAIN_TOKEN_HEX = 56;
+const TOKEN_CHAIN_BYTES = 8;
+const TOKEN_EXPIRY_BYTES = 4;
+
+/** The mail link's secret: 32 bytes from the CSPRNG, base64url without padding. */
+const LINK_BYTES = 32;
+const LINK_FORMAT = /^[A-Za-z0-9_-]{43}$/;
 
 /** docs/protocol.md §1: `OC_SERVER_SECRET` is 32+ bytes. */
 const MIN_SECRET_BYTES = 32;
@@ -123,6 +148,8 @@ const MIN_SECRET_BYTES = 32;
  */
 const CODE_HASH_LABEL = 'oc-host/email-code/v1';
 const TOKEN_LABEL = 'oc-host/email-code-token/v1';
+const CHAIN_TOKEN_LABEL = 'oc-host/email-code-token/v2';
+const LINK_HASH_LABEL = 'oc-host/email-link/v1';
 
 /** docs/protocol.md §6: a code remembers the codes of at most this many earlier mails of its resend chain. */
 export const REPLACED_CODES_KEPT = 5;
@@ -193,10 +220,20 @@ export interface EmailCodeService {
    */
   verify(email: unknown, code: unknown, token?: unknown, beforeConsume?: (email: string) => Promise<void>): Promise<EmailCodeVerified>;
   /**
-   * Whether `token` is the token of the live (unexpired, unused) code of
-   * `email`: false for anything else, malformed input included.
+   * Consumes the code with the mail's link secret and the start's token,
+   * both the live code's; `beforeConsume` as for {@link verify}.
+   * @throws OcError `link_elsewhere` when the link is the live code's but the
+   *   token is missing or not that code's (nothing is counted);
+   *   `code_dead` when the link is not the live code's (replaced, used,
+   *   expired, tries spent, never issued); `bad_request` for a malformed address.
    */
-  isLiveToken(email: unknown, token: unknown): Promise<boolean>;
+  verifyLink(email: unknown, link: unknown, token?: unknown, beforeConsume?: (email: string) => Promise<void>): Promise<EmailCodeVerified>;
+  /**
+   * The resend chain of `token` when it is a token this service issued for
+   * `email` and it has not expired, whether or not its code is still live;
+   * null for anything else, malformed input included. Reads no store.
+   */
+  resendChainOf(email: unknown, token: unknown): string | null;
 }
 
 /**
@@ -232,10 +269,24 @@ function tokenMac(secret: Uint8Array, email: string, saltHex: string): string {
     .toString('hex');
 }
 
-/** A fresh token for a start of `email`: a random salt, then its MAC. */
-function issueToken(secret: Uint8Array, email: string): string {
-  const salt = randomBytes(TOKEN_SALT_BYTES).toString('hex');
-  return salt + tokenMac(secret, email, salt);
+/** The MAC half of a chain token: HMAC-SHA256 of `label NUL email NUL body-hex`, cut to 8 bytes, as hex. */
+function chainTokenMac(secret: Uint8Array, email: string, bodyHex: string): string {
+  return Buffer.from(hmacSha256(secret, `${CHAIN_TOKEN_LABEL}\u0000${email}\u0000${bodyHex}`))
+    .subarray(0, TOKEN_MAC_BYTES)
+    .toString('hex');
+}
+
+/** A fresh token for a start of `email` in resend chain `chain` (16 hex), valid until `expiresAtMs`. */
+function issueToken(secret: Uint8Array, email: string, chain: string, expiresAtMs: number): string {
+  const expiry = Buffer.alloc(TOKEN_EXPIRY_BYTES);
+  expiry.writeUInt32BE(Math.floor(expiresAtMs / 1000));
+  const body = chain + randomBytes(TOKEN_SALT_BYTES).toString('hex') + expiry.toString('hex');
+  return body + chainTokenMac(secret, email, body);
+}
+
+/** The stored form of a link secret: keyed like the code's hash, under a label of its own. */
+export function hashEmailLink(secret: Uint8Array, email: string, link: string): string {
+  return Buffer.from(hmacSha256(secret, `${LINK_HASH_LABEL}\u0000${email}\u0000${link}`)).toString('hex');
 }
 
 /**
@@ -253,10 +304,23 @@ function isReplacedCode(codeHash: string, replaced: readonly string[]): boolean 
   return found;
 }
 
-/** Whether `token` (32 lowercase hex) was issued by this service for `email`; constant time in the MAC. */
+/** Whether `token` (of {@link TOKEN_FORMAT}) was issued by this service for `email`; constant time in the MAC. */
 function isTokenOf(secret: Uint8Array, email: string, token: string): boolean {
+  if (token.length === CHAIN_TOKEN_HEX) {
+    const body = token.slice(0, -TOKEN_MAC_BYTES * 2);
+    return timingSafeEqualString(token.slice(-TOKEN_MAC_BYTES * 2), chainTokenMac(secret, email, body));
+  }
   const salt = token.slice(0, TOKEN_SALT_BYTES * 2);
   return timingSafeEqualString(token.slice(TOKEN_SALT_BYTES * 2), tokenMac(secret, email, salt));
+}
+
+/** The chain of a chain token whose MAC holds and whose expiry is after `nowMs`, else null. */
+function chainOf(secret: Uint8Array, email: string, token: string, nowMs: number): string | null {
+  if (token.length !== CHAIN_TOKEN_HEX || !isTokenOf(secret, email, token)) return null;
+  const expiryStart = (TOKEN_CHAIN_BYTES + TOKEN_SALT_BYTES) * 2;
+  const expiresAtSeconds = Number.parseInt(token.slice(expiryStart, expiryStart + TOKEN_EXPIRY_BYTES * 2), 16);
+  if (nowMs >= expiresAtSeconds * 1000) return null;
+  return token.slice(0, TOKEN_CHAIN_BYTES * 2);
 }
 
 function invalidCode(attemptsLeft?: number): OcError {
@@ -269,6 +333,10 @@ function codeReplaced(): OcError {
 
 function codeDead(): OcError {
   return new OcError('code_dead', 'email code: this code can no longer be used, ask for a new code');
+}
+
+function linkElsewhere(): OcError {
+  return new OcError('link_elsewhere', 'email code: this link signs in only in the browser that asked for the code; type the code instead');
 }
 
 function serviceHost(publicUrl: string): string {
@@ -286,13 +354,14 @@ interface CodeMail {
 }
 
 /**
- * The mail's sign-in link: the sign-in page with the code and the address in
- * the fragment, which browsers never send to a server (so no log holds it).
- * The page signs in with it only where the start's token is kept, the
- * browser that asked for the code (docs/protocol.md §6 "E-mail codes").
+ * The mail's sign-in link: the sign-in page with the link's secret (never
+ * the code) and the address in the fragment, which browsers never send to a
+ * server (so no log holds it). It signs in only together with the start's
+ * token, which only the browser that asked for the code keeps
+ * (docs/protocol.md §6 "E-mail codes").
  */
-export function codeLink(publicUrl: string, email: string, code: string): string {
-  const fragment = new URLSearchParams({ code, email });
+export function codeLink(publicUrl: string, email: string, link: string): string {
+  const fragment = new URLSearchParams({ link, email });
   return `${new URL('/signin', publicUrl).href}#${fragment}`;
 }
 
@@ -304,6 +373,7 @@ export function codeLink(publicUrl: string, email: string, code: string): string
  */
 function composeCodeMail(
   code: string,
+  linkSecret: string,
   email: string,
   brand: MailBrand,
   publicUrl: string,
@@ -316,7 +386,7 @@ function composeCodeMail(
   const minutes = Math.max(1, Math.round(ttlMs / 60_000));
   const expires = t('code.expires', { minutes, ...formatUtcParts(expiresAt, locale) });
   const subject = t('code.subject', { code, name });
-  const link = codeLink(publicUrl, email, code);
+  const link = codeLink(publicUrl, email, linkSecret);
   const { text, html } = frameMail(brand, locale, publicUrl, {
     text: [
       t('code.intro', { name }),
@@ -373,10 +443,13 @@ export function createEmailCodeService(options: EmailCodeServiceOptions): EmailC
     const email = normalizeEmail(input, 'email');
     const code = generateEmailCode();
     const codeHash = hashEmailCode(secret, email, code);
+    const linkSecret = randomBytes(LINK_BYTES).toString('base64url');
     const replacedCodeHashes = await replacedHashesOf(email, replacing);
-    const token = issueToken(secret, email);
     const createdAt = now().getTime();
     const expiresAt = createdAt + ttlMs;
+    // A resend stays in the chain of the token it was asked with (the rate limits count its resends there).
+    const chain = resendChainOf(email, replacing) ?? randomBytes(TOKEN_CHAIN_BYTES).toString('hex');
+    const token = issueToken(secret, email, chain, expiresAt);
     // Stored before the mail goes out, so the code works the moment it arrives.
     await store.putEmailCode({
       email,
@@ -385,8 +458,9 @@ export function createEmailCodeService(options: EmailCodeServiceOptions): EmailC
       expires_at: expiresAt,
       created_at: createdAt,
       replaced_code_hashes: replacedCodeHashes,
+      link_hash: hashEmailLink(secret, email, linkSecret),
     });
-    const mail = composeCodeMail(code, email, brand, publicUrl, ttlMs, new Date(expiresAt), locale);
+    const mail = composeCodeMail(code, linkSecret, email, brand, publicUrl, ttlMs, new Date(expiresAt), locale);
     try {
       await mailer.send({ to: email, ...mail });
     } catch (error) {
@@ -458,21 +532,43 @@ export function createEmailCodeService(options: EmailCodeServiceOptions): EmailC
     return { email };
   }
 
-  async function isLiveToken(emailInput: unknown, tokenInput: unknown): Promise<boolean> {
+  async function verifyLink(
+    emailInput: unknown,
+    linkInput: unknown,
+    tokenInput?: unknown,
+    beforeConsume?: (email: string) => Promise<void>,
+  ): Promise<EmailCodeVerified> {
+    const email = normalizeEmail(emailInput, 'email');
+    // A link that is not one this service could have mailed is a dead link, asked of no store.
+    if (typeof linkInput !== 'string' || !LINK_FORMAT.test(linkInput)) throw codeDead();
+    // Without a well-formed token the link still gets its answer: it is the token that is wrong here.
+    const token = typeof tokenInput === 'string' && TOKEN_FORMAT.test(tokenInput) ? tokenInput : PLACEHOLDER.token;
+    const linkHash = hashEmailLink(secret, email, linkInput);
+    const record = await store.findEmailCode(email);
+    const live = record !== null && now().getTime() < record.expires_at && record.link_hash !== null;
+    // Both comparisons always run, against placeholders when no code is live.
+    const linkMatches = timingSafeEqualString(linkHash, live ? (record.link_hash ?? PLACEHOLDER.code_hash) : PLACEHOLDER.code_hash);
+    const tokenMatches = timingSafeEqualString(token, live ? record.token : PLACEHOLDER.token);
+    // Only the token's tries kill the code (the 5th wrong one): strangers' tokenless tries do not kill its link.
+    if (!live || !linkMatches || record.attempts >= maxAttempts) throw codeDead();
+    // The right link without its browser's token: nothing is counted, the code stays good for typing.
+    if (!tokenMatches || token === PLACEHOLDER.token) throw linkElsewhere();
+    await beforeConsume?.(email);
+    // Single use, shared with the code: the delete succeeds for one of the link and any parallel verify.
+    if (!(await store.deleteEmailCode(email, record.code_hash))) throw codeDead();
+    return { email };
+  }
+
+  function resendChainOf(emailInput: unknown, tokenInput: unknown): string | null {
     let email: string;
     try {
       email = normalizeEmail(emailInput, 'email');
     } catch {
-      return false;
+      return null;
     }
-    if (typeof tokenInput !== 'string' || !TOKEN_FORMAT.test(tokenInput)) return false;
-    // A forged token, or one of another address, fails here: only a token
-    // this service issued for this address costs a read.
-    if (!isTokenOf(secret, email, tokenInput)) return false;
-    const record = await store.findEmailCode(email);
-    const live = record !== null && now().getTime() < record.expires_at;
-    return timingSafeEqualString(tokenInput, live ? record.token : PLACEHOLDER.token) && live;
+    if (typeof tokenInput !== 'string' || !TOKEN_FORMAT.test(tokenInput)) return null;
+    return chainOf(secret, email, tokenInput, now().getTime());
   }
 
-  return { start, verify, isLiveToken };
+  return { start, verify, verifyLink, resendChainOf };
 }

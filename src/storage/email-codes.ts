@@ -33,6 +33,8 @@ export class EmailCodesArea implements EmailCodeStore {
       created_at: code.created_at,
       // Written on every put, so an ordinary start never inherits the older row's list.
       replaced_code_hashes: replacedCodeHashesColumn(code.replaced_code_hashes),
+      // Written on every put too: a newer code never keeps the older one's link.
+      link_hash: code.link_hash ?? null,
     };
     await this.#x.db
       .insertInto('email_codes')

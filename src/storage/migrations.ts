@@ -567,6 +567,17 @@ const tabTokenFreshness: Migration = {
   },
 };
 
+const emailCodeLinkHash: Migration = {
+  version: 20,
+  name: 'email_codes_link_hash',
+  async up(db) {
+    // docs/protocol.md §6 "E-mail codes": the keyed hash of the secret that
+    // the mail's link carries instead of the code. NULL for a code stored
+    // before (its link named the code), so such a link signs in nowhere.
+    await db.schema.alterTable('email_codes').addColumn('link_hash', 'text').execute();
+  },
+};
+
 /** Every migration, in version order. */
 export const MIGRATIONS: readonly Migration[] = [
   initialSchema,
@@ -588,6 +599,7 @@ export const MIGRATIONS: readonly Migration[] = [
   phoneHandoffs,
   emailCodeReplacedHashes,
   tabTokenFreshness,
+  emailCodeLinkHash,
 ];
 
 // biome-ignore lint/suspicious/noExplicitAny: the migration runner works before and across schema versions.

@@ -147,6 +147,12 @@ export interface EmailCodeRecord {
    * caller cuts the list); empty for a code of an ordinary start.
    */
   readonly replaced_code_hashes: readonly string[];
+  /**
+   * Keyed hash of the secret the mail's link carries (docs/protocol.md §6
+   * "E-mail codes"); null for a code stored without one, whose link then
+   * signs in nowhere.
+   */
+  readonly link_hash: string | null;
 }
 
 export interface ConnectAppRecord {
@@ -372,6 +378,8 @@ export interface NewEmailCode {
   readonly created_at: EpochMilliseconds;
   /** See {@link EmailCodeRecord.replaced_code_hashes}; absent or empty for an ordinary start. */
   readonly replaced_code_hashes?: readonly string[] | undefined;
+  /** See {@link EmailCodeRecord.link_hash}. */
+  readonly link_hash?: string | undefined;
 }
 
 export interface NewConnectApp {

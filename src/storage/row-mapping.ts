@@ -111,6 +111,7 @@ export function toEmailCodeRecord(row: EmailCodesTable): EmailCodeRecord {
     tokenless_attempts: toNumber(row.tokenless_attempts),
     created_at: toNumber(row.created_at),
     replaced_code_hashes: row.replaced_code_hashes === null || row.replaced_code_hashes === '' ? [] : row.replaced_code_hashes.split(','),
+    link_hash: row.link_hash ?? null,
   };
 }
 

@@ -105,6 +105,8 @@ export interface EmailCodesTable {
   created_at: number;
   /** Comma-separated keyed hashes of the codes this one's resends replaced, newest first; NULL when none. */
   replaced_code_hashes: string | null;
+  /** Keyed hash of the mail's link secret (docs/protocol.md §6 "E-mail codes"); NULL for a code stored before links had one. */
+  link_hash: string | null;
 }
 
 /** docs/protocol.md "Signing in from a phone": `state` is pending, approved, declined or claimed. */
