@@ -545,6 +545,7 @@ async function assemble(config: Config, deps: ServiceDeps, log: ServiceLog, clos
       }
     },
     backchannelUriProblem: backchannelUriChecker(config),
+    development: isDevelopmentUrl(config.publicUrl),
     now,
   });
   const reloadOidcKeys = setInterval(() => {
