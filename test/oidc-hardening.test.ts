@@ -322,12 +322,23 @@ function hardeningSuite(engine: 'sqlite' | 'postgres'): void {
   // ---- item 8: the service's headers on every answer under /oidc ----
 
   it('gives every answer under /oidc over https HSTS and Referrer-Policy, and the library’s own HTML the pages’ policy', async () => {
-    for (const url of ['/.well-known/openid-configuration', '/oidc/jwks', '/oidc/auth?client_id=nobody']) {
+    for (const url of ['/.well-known/openid-configuration', '/oidc/jwks', '/oidc/auth?client_id=nobody', '/oidc/interaction/unknown']) {
       const reply = await production.inject({ url });
       expect(reply.headers['strict-transport-security'], url).toBe(HSTS);
       expect(reply.headers['referrer-policy'], url).toBe('no-referrer');
       expect(reply.headers['x-content-type-options'], url).toBe('nosniff');
     }
+    // The interaction's own redirects too (a signed-in browser is sent straight back to the library).
+    const issued = await registry.clients.create({ client_name: 'Headers', redirect_uris: [REDIRECT] });
+    const browser = await signedInBrowser();
+    const started = await browser.request(
+      'GET',
+      `/oidc/auth?${new URLSearchParams({ client_id: issued.client_id, redirect_uri: REDIRECT, response_type: 'code', scope: 'openid', state: 's' })}`,
+    );
+    expect(started.location).toMatch(/\/oidc\/interaction\//);
+    const interaction = await browser.request('GET', started.location as string);
+    expect(interaction.status).toBe(303);
+    expect(interaction.headers['referrer-policy']).toBe('no-referrer');
     // The end-session of a browser with no session: the library's own self-submitting form.
     const form = await production.inject({ url: '/oidc/session/end' });
     expect(form.statusCode).toBe(200);

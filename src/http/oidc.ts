@@ -225,6 +225,10 @@ export function registerOidcRoutes(app: FastifyInstance, context: ServiceContext
     scope.removeAllContentTypeParsers();
     scope.addContentTypeParser('*', (_request, _payload, done) => done(null, undefined));
     scope.addHook('onRequest', async (request) => asIssuer(request.raw, issuer));
+    // The interaction's own answers (its redirects too) carry what forward() gives the library's.
+    scope.addHook('onSend', async (_request, reply) => {
+      reply.header('referrer-policy', 'no-referrer');
+    });
     for (const route of FORWARDED) {
       scope.route({
         method: [...route.methods],
