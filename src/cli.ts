@@ -11,6 +11,7 @@ import { parseArgs } from 'node:util';
 import { hexToBytes } from '@noble/hashes/utils.js';
 import { checkResultBody, parseSubject, verifyAttestation } from './attest/index.js';
 import { backchannelUriChecker, buildAttestationLookup, buildChain, buildRelayPool } from './services.js';
+import { isDevelopmentUrl } from './connect/index.js';
 import { readAttestationFile } from './cli/attestation-file.js';
 import { publishFromFile } from './cli/publish.js';
 import { UsageError } from './cli/usage.js';
@@ -125,6 +126,7 @@ async function run(argv: string[]): Promise<number> {
         issuer: config.publicUrl,
         serverSecret,
         backchannelUriProblem: backchannelUriChecker(config),
+        development: isDevelopmentUrl(config.publicUrl),
         now: () => new Date(),
       });
       return runOidcCommand(argv.slice(1), { oidc, io: terminalIo() });

@@ -547,6 +547,7 @@ async function assemble(config: Config, deps: ServiceDeps, log: ServiceLog, clos
     },
     appMayAct: (appId) => connect.appMayAct(appId),
     backchannelUriProblem: backchannelUriChecker(config),
+    development: isDevelopmentUrl(config.publicUrl),
     now,
   });
   const reloadOidcKeys = setInterval(() => {

@@ -107,6 +107,8 @@ function logoutSuite(engine: 'sqlite' | 'postgres'): void {
         backchannel_logout_uri: receiver.url(path),
         backchannel_logout_session_required: true,
         post_logout_redirect_uris: ['https://app.example/bye'],
+        // openid-client sends the secret in the body; a client authenticates only as it registered.
+        token_endpoint_auth_method: 'client_secret_post',
         ...extra,
       },
       undefined,

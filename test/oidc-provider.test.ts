@@ -552,7 +552,13 @@ function providerSuite(engine: 'sqlite' | 'postgres'): void {
 
     const config = await client.dynamicClientRegistration(
       new URL(LOCAL_ORIGIN),
-      { redirect_uris: [REDIRECT], client_name: 'Forum web', oc_owner_app: 'someone-else' },
+      // openid-client sends the secret in the body; a client authenticates only as it registered.
+      {
+        redirect_uris: [REDIRECT],
+        client_name: 'Forum web',
+        oc_owner_app: 'someone-else',
+        token_endpoint_auth_method: 'client_secret_post',
+      },
       undefined,
       { ...options, initialAccessToken: apiKey },
     );
@@ -585,17 +591,22 @@ function providerSuite(engine: 'sqlite' | 'postgres'): void {
     const secret = rotated.json().client_secret as string;
     // The old secret no longer authenticates the client; the new one does.
     await expect(client.tokenIntrospection(config, tokens.access_token)).rejects.toMatchObject({ status: 401 });
-    const fresh = await discover(app, metadata.client_id, secret);
+    const fresh = await discover(app, metadata.client_id, secret, { auth: 'post' });
     expect((await client.tokenIntrospection(fresh, tokens.access_token)).active).toBe(true);
 
     expect((await app.inject({ method: 'DELETE', url: path, headers: bearer(apiKey) })).statusCode).toBe(200);
     await expect(client.tokenIntrospection(fresh, tokens.access_token)).rejects.toMatchObject({ status: 401 });
 
     // Deleting the Connect app takes its clients with it.
-    const second = await client.dynamicClientRegistration(new URL(LOCAL_ORIGIN), { redirect_uris: [REDIRECT] }, undefined, {
-      ...options,
-      initialAccessToken: apiKey,
-    });
+    const second = await client.dynamicClientRegistration(
+      new URL(LOCAL_ORIGIN),
+      { redirect_uris: [REDIRECT], token_endpoint_auth_method: 'client_secret_post' },
+      undefined,
+      {
+        ...options,
+        initialAccessToken: apiKey,
+      },
+    );
     expect((await client.tokenIntrospection(second, 'unknown')).active).toBe(false);
     expect((await host.request('DELETE', `/api/connect/apps/${created.body.app.id}`)).status).toBe(200);
     await expect(client.tokenIntrospection(second, 'unknown')).rejects.toMatchObject({ status: 401 });

@@ -28,11 +28,13 @@ import { parseCommandLine, UsageError } from './usage.js';
 export const OIDC_HELP = `Usage:
   oc-host oidc clients add --name NAME --redirect-uri URI [--redirect-uri URI ...]
         [--post-logout-redirect-uri URI ...] [--public | --auth-method client_secret_basic|client_secret_post]
-        [--first-party] [--pairwise] [--alg RS256|ES256|EdDSA] [--logo-uri URL]
+        [--native] [--first-party] [--pairwise] [--alg RS256|ES256|EdDSA] [--logo-uri URL]
         [--client-uri URL] [--backchannel-logout-uri URL] [--json]
                                    register an app; a confidential one's secret is
                                    printed once (stored hashed); --public: no secret,
-                                   PKCE required; --first-party: no consent screen
+                                   PKCE required; --native: an app on the person's
+                                   device (http redirects to 127.0.0.1 or [::1] only);
+                                   --first-party: no consent screen
   oc-host oidc clients list [--json]
                                    every client: id, name, owner, redirect URIs
   oc-host oidc clients show <client_id> [--json]
@@ -59,6 +61,7 @@ const OPTIONS: Readonly<Record<string, readonly string[]>> = {
     'post-logout-redirect-uri',
     'public',
     'auth-method',
+    'native',
     'first-party',
     'pairwise',
     'alg',
@@ -102,6 +105,7 @@ export async function runOidcCommand(argv: readonly string[], deps: OidcCommandD
     'post-logout-redirect-uri': { type: 'string', multiple: true },
     public: { type: 'boolean' },
     'auth-method': { type: 'string' },
+    native: { type: 'boolean' },
     'first-party': { type: 'boolean' },
     pairwise: { type: 'boolean' },
     alg: { type: 'string' },
@@ -149,6 +153,7 @@ export async function runOidcCommand(argv: readonly string[], deps: OidcCommandD
             logo_uri: values['logo-uri'],
             client_uri: values['client-uri'],
             backchannel_logout_uri: values['backchannel-logout-uri'],
+            application_type: values.native ? 'native' : undefined,
           },
           { ownerAppId: null, firstParty: values['first-party'] === true },
         );

@@ -33,7 +33,7 @@ import { registerLifecycleRoutes } from './lifecycle.js';
 import { registerAccountRoutes } from './account.js';
 import { registerConnectRoutes } from './connect.js';
 import { registerPublicRoutes } from './public.js';
-import { registerPageRoutes } from './pages.js';
+import { HSTS_VALUE, registerPageRoutes } from './pages.js';
 import { registerOidcRoutes } from './oidc.js';
 import { registerConsentRoutes, registerOidcClientRoutes } from './oidc-clients.js';
 import { registerSessions } from './session.js';
@@ -63,9 +63,6 @@ const REQUEST_ID = /^[A-Za-z0-9._:-]{1,64}$/;
 
 /** How often Node looks for requests past their headers or request timeout. */
 const CONNECTIONS_CHECK_MS = 500;
-
-/** `Strict-Transport-Security` when `PUBLIC_URL` is https: one year. */
-export const HSTS_VALUE = 'max-age=31536000';
 
 /** Never log secrets, cookies or codes (docs/architecture.md, issue "Operations"). */
 export const LOG_REDACT = ['req.headers.cookie', 'req.headers.authorization', 'res.headers["set-cookie"]'];

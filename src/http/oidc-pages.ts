@@ -12,7 +12,7 @@
  */
 import type { IncomingMessage } from 'node:http';
 import { formatHtml, isLocale, type Locale, type PageMessageKey } from '../i18n/index.js';
-import type { LogoutQuestion, OidcPages } from '../oidc/index.js';
+import { cspSourceOf, type LogoutQuestion, type OidcPages } from '../oidc/index.js';
 import type { ServiceContext } from './context.js';
 import { requestLocale } from './locale.js';
 import { allowingImagesFrom, loadPageFiles, localizedPages, renderTemplate, type PageFiles } from './pages.js';
@@ -52,17 +52,23 @@ function originOf(url: string | undefined): string | null {
   }
 }
 
-/** A page's policy `csp`, with `form-action` allowing the redirect to `redirectUri` that follows the page's form. */
+/**
+ * A page's policy `csp`, with `form-action` allowing the redirect to
+ * `redirectUri` that follows the page's form. Only a scheme, host and port of
+ * the policy grammar is ever written (`cspSourceOf`, docs/protocol.md §8
+ * "Clients"): an http(s) URI whose host is not one adds nothing.
+ */
 function cspLeadingTo(csp: string, redirectUri: string | undefined): string {
   if (redirectUri === undefined) return csp;
+  const scheme = /^([a-z][a-z0-9+.-]*):/i.exec(redirectUri)?.[0]?.toLowerCase();
   // A native app's custom scheme (`com.example.app:/cb`) is allowed by its scheme.
-  const target = originOf(redirectUri) ?? /^[a-z][a-z0-9+.-]*:/i.exec(redirectUri)?.[0] ?? null;
+  const target = scheme === 'http:' || scheme === 'https:' ? cspSourceOf(redirectUri) : (scheme ?? null);
   return target === null ? csp : csp.replace("form-action 'self'", `form-action 'self' ${target}`);
 }
 
-/** The consent page's policy `csp` with its additions: the redirect URI, and the logo's origin. */
+/** The consent page's policy `csp` with its additions: the redirect URI, and the logo's https origin. */
 function consentCsp(csp: string, redirectUri: string, logoUri: string | undefined): string {
-  const logo = logoUri?.startsWith('https://') ? originOf(logoUri) : null;
+  const logo = cspSourceOf(logoUri, ['https:']);
   const leading = cspLeadingTo(csp, redirectUri);
   return logo === null ? leading : allowingImagesFrom(leading, logo);
 }

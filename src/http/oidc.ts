@@ -33,7 +33,7 @@ import type { ServiceContext } from './context.js';
 import { oidcPageRenderer, type OidcPageRenderer } from './oidc-pages.js';
 import { POLICY, type RoutePolicy } from './policy.js';
 import { ANSWER, answer, EXAMPLE_CLIENT_METADATA, errorResponses } from './schemas.js';
-import { securityHeaders, type PageFiles } from './pages.js';
+import { HSTS_VALUE, securityHeaders, type PageFiles } from './pages.js';
 import { clearedSessionCookieLines, currentSession, ownRosterCheck, sessionCookieLines } from './session.js';
 
 /** Browser navigations to the provider (authorization, end-session): read-limited, no CORS of ours. */
@@ -197,11 +197,14 @@ function asIssuer(request: IncomingMessage, issuer: URL): void {
 }
 
 /** Hands a request to the library; Fastify writes nothing more. */
-async function forward(provider: Provider, request: FastifyRequest, reply: FastifyReply): Promise<void> {
+async function forward(provider: Provider, request: FastifyRequest, reply: FastifyReply, https: boolean): Promise<void> {
   reply.hijack();
-  // What every answer carries (src/http/app.ts); hijacked answers skip the hooks that add it.
+  // What every answer carries (src/http/app.ts, src/http/pages.ts); hijacked answers skip the hooks that add it.
+  // The pages' policy is the library's to set (src/oidc/provider.ts), docs/protocol.md §8 "Endpoints".
   reply.raw.setHeader('x-request-id', request.id);
   reply.raw.setHeader('x-content-type-options', 'nosniff');
+  reply.raw.setHeader('referrer-policy', 'no-referrer');
+  if (https) reply.raw.setHeader('strict-transport-security', HSTS_VALUE);
   await provider.callback()(request.raw, reply.raw);
 }
 
@@ -225,6 +228,10 @@ export function registerOidcRoutes(app: FastifyInstance, context: ServiceContext
     scope.removeAllContentTypeParsers();
     scope.addContentTypeParser('*', (_request, _payload, done) => done(null, undefined));
     scope.addHook('onRequest', async (request) => asIssuer(request.raw, issuer));
+    // The interaction's own answers (its redirects too) carry what forward() gives the library's.
+    scope.addHook('onSend', async (_request, reply) => {
+      reply.header('referrer-policy', 'no-referrer');
+    });
     for (const route of FORWARDED) {
       scope.route({
         method: [...route.methods],
@@ -248,7 +255,7 @@ export function registerOidcRoutes(app: FastifyInstance, context: ServiceContext
                   ...errorResponses(429),
                 },
               },
-        handler: (request, reply) => forward(oidc.provider(), request, reply),
+        handler: (request, reply) => forward(oidc.provider(), request, reply, issuer.protocol === 'https:'),
       });
     }
     registerInteractionRoutes(scope, context, renderer);

@@ -444,6 +444,9 @@ export function renderTemplate(template: string, values: Readonly<Record<string,
   });
 }
 
+/** `Strict-Transport-Security` when `PUBLIC_URL` is https: one year (src/http/app.ts, and the provider's answers in src/http/oidc.ts). */
+export const HSTS_VALUE = 'max-age=31536000';
+
 /** The headers of every page answer; `csp` when a page needs a wider policy than {@link PAGE_CSP}. */
 export function securityHeaders(reply: FastifyReply, csp: string = PAGE_CSP): FastifyReply {
   return reply.header('content-security-policy', csp).header('x-content-type-options', 'nosniff').header('referrer-policy', 'no-referrer');

@@ -8,6 +8,7 @@
  * is one the provider accepts.
  */
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
+import { isIP } from 'node:net';
 import type { AdapterPayload } from 'oidc-provider';
 import { randomHex } from '../crypto.js';
 import { OcError } from '../errors.js';
@@ -37,6 +38,12 @@ export interface ClientInput {
   readonly backchannel_logout_uri?: string | undefined;
   /** Scopes the client may ask for; all of them when absent. */
   readonly scope?: string | undefined;
+  /**
+   * `native` for an app on the person's device (RFC 8252): only it may use a
+   * plain-http loopback redirect under the production rules; `web` (the
+   * default) otherwise.
+   */
+  readonly application_type?: 'web' | 'native' | undefined;
 }
 
 /** A client as the operator and its owner see it: its metadata without the secret's hash. */
@@ -208,5 +215,84 @@ function metadataFor(input: ClientInput, clientId: string, secret: string | unde
       ? {}
       : { backchannel_logout_uri: input.backchannel_logout_uri, backchannel_logout_session_required: true }),
     ...(input.scope === undefined ? {} : { scope: input.scope }),
+    ...(input.application_type === undefined ? {} : { application_type: input.application_type }),
   };
+}
+
+/** A DNS name as a CSP host-source may carry it: letters, digits and inner hyphens, dot-separated, no trailing dot. */
+const CSP_HOST_NAME = /^(?=.{1,253}$)[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?(?:\.[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?)*$/;
+
+/**
+ * The `scheme://host[:port]` of an http or https URL, fit to be written into
+ * a Content-Security-Policy, or null (docs/protocol.md §8 "Clients"). The
+ * WHATWG parser lets `;`, `'`, `,` and other characters through into a host
+ * name (`https://x;sandbox;report-uri/` has the host `x;sandbox;report-uri`),
+ * which would end the directive and add others; only a host of the CSP
+ * grammar's characters (a DNS name or a dotted IPv4 address, after the
+ * parser's punycode and number normalisation) and a numeric port are ever
+ * written, and IPv6 literals, which the grammar has no place for, are left out.
+ */
+export function cspSourceOf(url: unknown, schemes: readonly ('https:' | 'http:')[] = ['https:', 'http:']): string | null {
+  if (typeof url !== 'string') return null;
+  const parsed = URL.parse(url);
+  if (parsed === null || !(schemes as readonly string[]).includes(parsed.protocol)) return null;
+  const host = parsed.hostname;
+  if (!(isIP(host) === 4 || (isIP(host) === 0 && CSP_HOST_NAME.test(host)))) return null;
+  if (!/^[0-9]{0,5}$/.test(parsed.port)) return null;
+  return `${parsed.protocol}//${host}${parsed.port === '' ? '' : `:${parsed.port}`}`;
+}
+
+/** Loopback redirect hosts of a native app (RFC 8252 §7.3: IP literals; `localhost` is not recommended there and not taken here). */
+const NATIVE_LOOPBACK_HOSTS = new Set(['127.0.0.1', '[::1]']);
+
+/** Metadata that would make the provider fetch from an address the client chose (docs/protocol.md §8 "Clients"). */
+const FETCHED_METADATA = ['jwks_uri', 'sector_identifier_uri'] as const;
+
+/** What a client's metadata breaks of oc-host's own rules, beyond the library's: the member and why, or null. */
+export interface ClientMetadataProblem {
+  readonly member: string;
+  readonly reason: string;
+  /** Whether it is a redirect URI (RFC 7591 `invalid_redirect_uri`) rather than other metadata. */
+  readonly redirect: boolean;
+}
+
+/**
+ * oc-host's rules for a new client's metadata (docs/protocol.md §8
+ * "Clients"), checked at registration (RFC 7591 and `oc-host oidc clients
+ * add`) before the provider library sees it:
+ *
+ * - no `jwks_uri` or `sector_identifier_uri`: the provider fetches nothing a
+ *   client names (an app's own key set goes inline, in `jwks`);
+ * - under the production rules (`development` false: PUBLIC_URL is not http
+ *   on a loopback host), redirect and post-logout URIs are not plain http,
+ *   except a native app's loopback redirect (RFC 8252 §7.3, 127.0.0.1 or
+ *   [::1], any port).
+ */
+export function clientMetadataProblem(metadata: Readonly<Record<string, unknown>>, development: boolean): ClientMetadataProblem | null {
+  for (const member of FETCHED_METADATA) {
+    if (metadata[member] !== undefined) {
+      return {
+        member,
+        reason: 'is not accepted: the provider fetches nothing a client names (give an inline jwks instead)',
+        redirect: false,
+      };
+    }
+  }
+  if (development) return null;
+  const native = metadata.application_type === 'native';
+  for (const member of ['redirect_uris', 'post_logout_redirect_uris'] as const) {
+    const uris = metadata[member];
+    if (!Array.isArray(uris)) continue;
+    for (const uri of uris) {
+      const parsed = typeof uri === 'string' ? URL.parse(uri) : null;
+      if (parsed?.protocol !== 'http:') continue;
+      if (native && NATIVE_LOOPBACK_HOSTS.has(parsed.hostname)) continue;
+      return {
+        member,
+        reason: 'must use https (plain http only for a native app on 127.0.0.1 or [::1], RFC 8252)',
+        redirect: true,
+      };
+    }
+  }
+  return null;
 }

@@ -16,6 +16,13 @@ export {
   type OidcPages,
 } from './provider.js';
 export { ACR_BASIC, ACR_KEY, OIDC_SCOPES, type OrangeCheckClaim } from './claims.js';
-export { CLIENT_AUTH_METHODS, type ClientAuthMethod, type ClientInput, type ClientView, type IssuedClient } from './clients.js';
+export {
+  CLIENT_AUTH_METHODS,
+  cspSourceOf,
+  type ClientAuthMethod,
+  type ClientInput,
+  type ClientView,
+  type IssuedClient,
+} from './clients.js';
 export { ensureOidcKeys, listOidcKeys, rotateOidcKeys, OIDC_ALGORITHMS, type OidcAlgorithm, type OidcKeyListing } from './keys.js';
 export { BackchannelLogoutDispatcher, MAX_LOGOUT_ATTEMPTS, type BackchannelDispatcherDeps, type LogoutToken } from './backchannel.js';

@@ -20,7 +20,15 @@ import type { IncomingMessage } from 'node:http';
 import type { default as Provider, Configuration, KoaContextWithOIDC, interactionPolicy as InteractionPolicy } from 'oidc-provider';
 import type { OidcStore } from '../storage/index.js';
 import { CONNECT_APP_POLICY, storageAdapter, type ApiKeyApp } from './adapter.js';
-import { CLIENT_AUTH_METHODS, clientSecretMatches, newClientId, newSecret, OWNER_APP_METADATA } from './clients.js';
+import {
+  CLIENT_AUTH_METHODS,
+  clientMetadataProblem,
+  clientSecretMatches,
+  cspSourceOf,
+  newClientId,
+  newSecret,
+  OWNER_APP_METADATA,
+} from './clients.js';
 import { OIDC_ALGORITHMS, type OidcPrivateJwk } from './keys.js';
 import { ACR_BASIC, ACR_KEY, OIDC_CLAIMS, OIDC_SCOPES, type ClaimSource } from './claims.js';
 
@@ -121,6 +129,8 @@ export interface OidcProviderOptions {
   readonly appMayAct?: ((appId: string) => Promise<boolean>) | undefined;
   /** Why a `backchannel_logout_uri` breaks the endpoint rules, or null (docs/protocol.md §8 "Logout"). */
   readonly backchannelUriProblem?: ((uri: string) => string | null) | undefined;
+  /** PUBLIC_URL is http on a loopback host: plain-http redirect URIs are registered (docs/protocol.md §8 "Clients"). */
+  readonly development: boolean;
   readonly now: () => number;
 }
 
@@ -343,6 +353,11 @@ export function createOidcProvider(library: OidcLibrary, options: OidcProviderOp
             const uri = properties.backchannel_logout_uri;
             const problem = typeof uri === 'string' ? options.backchannelUriProblem?.(uri) : null;
             if (typeof problem === 'string') throw new library.errors.InvalidClientMetadata(`backchannel_logout_uri: ${problem}`);
+            const broken = clientMetadataProblem(properties, options.development);
+            if (broken !== null) {
+              const message = `${broken.member} ${broken.reason}`;
+              throw broken.redirect ? new library.errors.InvalidRedirectUri(message) : new library.errors.InvalidClientMetadata(message);
+            }
           },
         },
       },
@@ -350,16 +365,18 @@ export function createOidcProvider(library: OidcLibrary, options: OidcProviderOp
       revocation: { enabled: true },
       introspection: {
         enabled: true,
-        // The library's own rule (a public client introspects only its own
-        // tokens), and the token's account must stand and its client be
-        // known: a held account's token is `active: false` (docs/protocol.md
-        // §2 "Disabling and deleting"), as the library does not look the
-        // account up here itself.
+        // Only the client the token was issued to, or a client the token
+        // names as its audience (a resource server), learns anything about it
+        // (docs/protocol.md §8 "Flows"); and only while the token's account
+        // stands and its client is known: a held account's token, or one of a
+        // held owner's client, is `active: false` (docs/protocol.md §2
+        // "Disabling and deleting"), as the library does not look the account
+        // up here itself. Any other caller gets `active: false`.
         async allowedPolicy(ctx, client, token) {
-          if (client.clientAuthMethod === 'none' && token.clientId !== ctx.oidc.client?.clientId) return false;
+          const clientId = token.clientId;
+          if (clientId !== client.clientId && !audienceOf(token as { readonly aud?: unknown }).includes(client.clientId)) return false;
           const accountId = 'accountId' in token ? token.accountId : undefined;
           if (typeof accountId === 'string' && !(await options.accountMayAct(accountId))) return false;
-          const clientId = token.clientId;
           return (
             clientId === client.clientId || (typeof clientId === 'string' && (await ctx.oidc.provider.Client.find(clientId)) !== undefined)
           );
@@ -427,6 +444,13 @@ export function createOidcProvider(library: OidcLibrary, options: OidcProviderOp
       if (ctx.oidc.route !== 'token' && ctx.oidc.route !== 'userinfo') return false;
       return client.redirectUris?.some((uri) => originOf(uri) === origin) === true;
     },
+    // The library fetches a client's `jwks_uri` and `sector_identifier_uri`
+    // itself; registration refuses both and nothing else it would fetch is
+    // enabled, and a client stored before that rule is refused here, before
+    // any name is resolved or connection made (docs/protocol.md §8 "Clients").
+    fetch: async (input) => {
+      throw new Error(`oidc: the provider makes no outbound requests (${String(input instanceof Request ? input.url : input)})`);
+    },
     async renderError(ctx, out) {
       ctx.set('content-security-policy', pages.csp);
       ctx.type = 'html';
@@ -439,7 +463,22 @@ export function createOidcProvider(library: OidcLibrary, options: OidcProviderOp
   provider.proxy = true;
   // Secrets are stored as their SHA-256 (docs/protocol.md §8 "Clients"); the
   // library's documented place to compare them is this method.
-  provider.Client.prototype.compareClientSecret = function compareClientSecret(this: { clientSecret?: string }, actual: string) {
+  // A client authenticates only with the method it registered (docs/protocol.md §8
+  // "Clients"): the library takes a secret in the body or in the Authorization header
+  // alike, so the way this request carried it is checked first, before the secret.
+  const { InvalidClientAuth } = library.errors;
+  const { Provider: ProviderClass } = library;
+  provider.Client.prototype.compareClientSecret = function compareClientSecret(
+    this: { clientSecret?: string; clientAuthMethod?: string },
+    actual: string,
+  ) {
+    const ctx = ProviderClass.ctx;
+    if (ctx !== undefined) {
+      const carried = ctx.oidc.params?.client_secret !== undefined ? 'client_secret_post' : 'client_secret_basic';
+      if (carried !== this.clientAuthMethod) {
+        throw new InvalidClientAuth(`the client authenticates with ${String(this.clientAuthMethod)} only`);
+      }
+    }
     return clientSecretMatches(this.clientSecret, actual);
   };
   // The library POSTs logout tokens itself, inline, from this method; here
@@ -448,8 +487,46 @@ export function createOidcProvider(library: OidcLibrary, options: OidcProviderOp
   provider.Client.prototype.backchannelLogout = async function backchannelLogout(this: { clientId: string }, sub: string, sid: string) {
     await logouts.logout(this.clientId, sub, sid);
   };
+  provider.use(pagePolicy(pages));
   watchSessions(provider, hostSession, options.endHostSession, logouts);
   return provider;
+}
+
+/** The client ids a token names as its audience. */
+function audienceOf(token: { readonly aud?: unknown }): readonly string[] {
+  const { aud } = token;
+  return typeof aud === 'string' ? [aud] : Array.isArray(aud) ? aud.filter((one): one is string => typeof one === 'string') : [];
+}
+
+/**
+ * Every answer of the library carries the pages' policy (docs/protocol.md §8
+ * "Endpoints"): the pages oc-host draws set their own, and the library's own HTML
+ * (the auto-submitting forms of `response_mode=form_post` and of an
+ * end-session without a session) would otherwise have none. It is set before
+ * the library answers, so the library adds its inline script's hash to
+ * `script-src`; a form that posts an authorization's answer to the client's
+ * redirect URI gets that origin in `form-action`, and only when the URI is
+ * one the client registered.
+ */
+function pagePolicy(pages: OidcPages) {
+  return async (ctx: KoaContextWithOIDC, next: () => Promise<void>) => {
+    ctx.set('content-security-policy', pages.csp);
+    await next();
+    const oidc = (ctx as Partial<KoaContextWithOIDC>).oidc;
+    const target = oidc?.params?.redirect_uri;
+    if (
+      oidc?.params?.response_mode !== 'form_post' ||
+      typeof target !== 'string' ||
+      oidc.client?.redirectUris?.includes(target) !== true ||
+      !ctx.response.is('html')
+    ) {
+      return;
+    }
+    const source = cspSourceOf(target);
+    const policy = ctx.response.get('content-security-policy');
+    if (source !== null && typeof policy === 'string')
+      ctx.set('content-security-policy', policy.replace("form-action 'self'", `form-action 'self' ${source}`));
+  };
 }
 
 /**

@@ -16,7 +16,7 @@ import type { AccountStore, ClaimedOidcLogout, OidcLogoutStore, OidcStore } from
 import type { ApiKeyApp } from './adapter.js';
 import type { LogoutToken } from './backchannel.js';
 import { claimSource, type ClaimSource } from './claims.js';
-import { ClientRegistry } from './clients.js';
+import { ClientRegistry, clientMetadataProblem, cspSourceOf } from './clients.js';
 import { ensureOidcKeys, keySetTag, providerKeys, type OidcPrivateJwk } from './keys.js';
 import {
   createOidcProvider,
@@ -44,6 +44,12 @@ export interface OidcServiceDeps {
    * (docs/protocol.md §8 "Logout"); the CLI, which sends nothing, has none.
    */
   readonly backchannelUriProblem?: (uri: string) => string | null;
+  /**
+   * PUBLIC_URL is http on a loopback host (a developer's machine): plain-http
+   * redirect URIs are registered too. Absent, the production rules hold
+   * (docs/protocol.md §8 "Clients").
+   */
+  readonly development?: boolean;
   readonly now: () => Date;
 }
 
@@ -174,6 +180,7 @@ export class OidcService {
         accountMayAct: (sub) => this.#accountMayAct(sub),
         appMayAct: this.#deps.appMayAct,
         backchannelUriProblem: this.#deps.backchannelUriProblem,
+        development: this.#deps.development === true,
         now: () => this.#deps.now().getTime(),
       });
       this.#built = { tag, web, provider };
@@ -284,6 +291,8 @@ export class OidcService {
     const uri = metadata.backchannel_logout_uri;
     const problem = typeof uri === 'string' ? this.#deps.backchannelUriProblem?.(uri) : null;
     if (typeof problem === 'string') throw new OcError('bad_request', `oidc: backchannel_logout_uri: ${problem}`);
+    const broken = clientMetadataProblem(metadata, this.#deps.development === true);
+    if (broken !== null) throw new OcError('bad_request', `oidc: ${broken.member} ${broken.reason}`);
     try {
       await this.provider().Client.validate(metadata as Parameters<Provider['Client']['validate']>[0]);
     } catch (error) {
@@ -294,12 +303,7 @@ export class OidcService {
   }
 }
 
-/** The origin of an https URL, or null. */
+/** The origin of an https URL as a policy may name it (see {@link cspSourceOf}), or null. */
 export function httpsOrigin(url: unknown): string | null {
-  if (typeof url !== 'string' || !url.startsWith('https://')) return null;
-  try {
-    return new URL(url).origin;
-  } catch {
-    return null;
-  }
+  return cspSourceOf(url, ['https:']);
 }

@@ -7,6 +7,7 @@
  */
 import type { FastifyInstance } from 'fastify';
 import * as client from 'openid-client';
+import { isDevelopmentUrl } from '../../src/connect/index.js';
 import { OidcService, type OidcServiceDeps } from '../../src/oidc/index.js';
 import { sessionCookieHeader, type Browser } from './auth-client.js';
 import { LOCAL_ORIGIN } from './auth-harness.js';
@@ -16,7 +17,7 @@ import { LOCAL_ORIGIN } from './auth-harness.js';
  * open them (no claims look-up): tests register their clients through it.
  */
 export function operatorRegistry(store: OidcServiceDeps['store'], issuer: string, now: () => Date): Promise<OidcService> {
-  return OidcService.open({ store, issuer, serverSecret: new Uint8Array(32), now });
+  return OidcService.open({ store, issuer, serverSecret: new Uint8Array(32), development: isDevelopmentUrl(issuer), now });
 }
 
 /** `fetch` for openid-client, answered by the app in process. */
