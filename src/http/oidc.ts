@@ -132,6 +132,7 @@ export function hostSessionView(context: ServiceContext, found: Authenticated): 
     hasKey: async () => (await context.webauthn.list(found.account.id)).length > 0,
     matches: (hint) => accountMatches(context, found, hint),
     sessionJti: session.jti,
+    rosterSessionJtis: () => context.sessions.rosterSessionJtis(found),
   };
 }
 

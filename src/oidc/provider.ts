@@ -17,8 +17,15 @@
  */
 import { createHmac } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
-import type { default as Provider, Configuration, KoaContextWithOIDC, interactionPolicy as InteractionPolicy } from 'oidc-provider';
-import type { OidcStore } from '../storage/index.js';
+import type {
+  default as Provider,
+  Client,
+  Configuration,
+  KoaContextWithOIDC,
+  interactionPolicy as InteractionPolicy,
+  Session,
+} from 'oidc-provider';
+import type { OidcLogoutStore, OidcStore } from '../storage/index.js';
 import { CONNECT_APP_POLICY, storageAdapter, type ApiKeyApp } from './adapter.js';
 import {
   CLIENT_AUTH_METHODS,
@@ -48,6 +55,8 @@ export interface HostSessionView {
   matches(hint: string): Promise<boolean>;
   /** The host session row's jti: the clients signed in through it are logged out when it ends (docs/protocol.md §8 "Logout"). */
   readonly sessionJti: string;
+  /** The jtis of the live host sessions of this browser's roster, this one included (docs/protocol.md §8 "Logout"). */
+  rosterSessionJtis(): Promise<readonly string[]>;
 }
 
 /** Reads the host session of a raw request from its `oc_session` cookies; null when it has none. */
@@ -106,7 +115,8 @@ export interface OidcPages {
 export interface OidcProviderOptions {
   /** `PUBLIC_URL`: the issuer identifier. */
   readonly issuer: string;
-  readonly store: OidcStore;
+  /** The links of host sessions to app sessions find the provider sessions set aside (docs/protocol.md §8 "Logout"). */
+  readonly store: OidcStore & Pick<OidcLogoutStore, 'listOidcSessionLinks'>;
   readonly keys: readonly OidcPrivateJwk[];
   /** Keys the provider's cookies are signed with (derived from the server secret). */
   readonly cookieKeys: readonly string[];
@@ -292,6 +302,7 @@ export function createOidcProvider(library: OidcLibrary, options: OidcProviderOp
   const { interactionPolicy } = library;
   const { store, claims, pages, logouts } = options;
   const hostSession = oncePerRequest(options.hostSession);
+  const subject = (accountId: string, client: Client) => subjectOf(options.pairwiseSecret, accountId, client);
   const signingAlgorithms = [...OIDC_ALGORITHMS];
   const configuration: Configuration = {
     adapter: storageAdapter({ store, now: options.now, appOfApiKey: options.appOfApiKey, appMayAct: options.appMayAct }),
@@ -388,6 +399,10 @@ export function createOidcProvider(library: OidcLibrary, options: OidcProviderOp
       rpInitiatedLogout: {
         enabled: true,
         logoutSource: async (ctx, form) => {
+          // The hint may name an account the browser switched away from: its own app session is the one to end.
+          const aside = await setAsideAppSession(ctx, store, hostSession, subject);
+          if (aside === null) return nothingToEnd(ctx);
+          if (aside !== undefined && ctx.oidc.session?.state !== undefined) ctx.oidc.session.state[SET_ASIDE] = { ...aside };
           // The form's answer redirects to the app's (checked) post-logout address: form-action must allow it.
           const target = ctx.oidc.params?.post_logout_redirect_uri;
           ctx.set('content-security-policy', pages.cspLeadingTo(typeof target === 'string' ? target : undefined));
@@ -395,7 +410,7 @@ export function createOidcProvider(library: OidcLibrary, options: OidcProviderOp
           ctx.body = await pages.logout(ctx.req, form, {
             clientName: ctx.oidc.client?.clientName,
             hasClient: ctx.oidc.client !== undefined,
-            accountId: ctx.oidc.session?.accountId,
+            accountId: aside?.accountId ?? ctx.oidc.session?.accountId,
           });
         },
         postLogoutSuccessSource: async (ctx) => {
@@ -435,8 +450,7 @@ export function createOidcProvider(library: OidcLibrary, options: OidcProviderOp
       return loadGrant(ctx, store, options.now);
     },
     async pairwiseIdentifier(_ctx, accountId, client) {
-      const sector = client.sectorIdentifier ?? client.clientId;
-      return createHmac('sha256', options.pairwiseSecret).update(`${sector}\n${accountId}`, 'utf8').digest('base64url');
+      return pairwiseSubject(options.pairwiseSecret, accountId, client);
     },
     clientBasedCORS(ctx, origin, client) {
       // Browsers may call the token endpoint (public clients) and userinfo
@@ -488,8 +502,20 @@ export function createOidcProvider(library: OidcLibrary, options: OidcProviderOp
     await logouts.logout(this.clientId, sub, sid);
   };
   provider.use(pagePolicy(pages));
+  endSetAsideSessions(provider, library);
   watchSessions(provider, hostSession, options.endHostSession, logouts);
   return provider;
+}
+
+/** The pairwise `sub` of an account for a client (its sector, else its id). */
+function pairwiseSubject(secret: Uint8Array, accountId: string, client: Client): string {
+  const sector = client.sectorIdentifier ?? client.clientId;
+  return createHmac('sha256', secret).update(`${sector}\n${accountId}`, 'utf8').digest('base64url');
+}
+
+/** The `sub` the client's ID tokens carry for the account. */
+function subjectOf(secret: Uint8Array, accountId: string, client: Client): string {
+  return client.subjectType === 'pairwise' ? pairwiseSubject(secret, accountId, client) : accountId;
 }
 
 /** The client ids a token names as its audience. */
@@ -601,6 +627,131 @@ export async function setAsideProviderSession(
   }
   interaction.session = undefined;
   await interaction.persist();
+}
+
+/**
+ * An app session of another account than the browser's provider session
+ * holds, in a provider session this browser set aside ({@link setAsideProviderSession}).
+ */
+interface SetAsideAppSession {
+  /** The set-aside provider session's uid. */
+  readonly uid: string;
+  /** Its account, a `did:oc`. */
+  readonly accountId: string;
+  readonly clientId: string;
+  readonly sid: string;
+}
+
+/** Where the end-session question keeps, in the browser's own provider session's state, the set-aside session it is about. */
+const SET_ASIDE = 'ocSetAside';
+
+function setAsideOf(state: Session['state']): SetAsideAppSession | undefined {
+  const value = state?.[SET_ASIDE];
+  if (typeof value !== 'object' || value === null) return undefined;
+  const { uid, accountId, clientId, sid } = value as Record<string, unknown>;
+  return typeof uid === 'string' && typeof accountId === 'string' && typeof clientId === 'string' && typeof sid === 'string'
+    ? { uid, accountId, clientId, sid }
+    : undefined;
+}
+
+/**
+ * Which app session an end-session's `id_token_hint` names (docs/protocol.md
+ * §8 "Logout"). The library acts on the browser's provider session, whoever
+ * the hint names; after a switch that session is another account's, which
+ * the library would sign out of the app in its place. So:
+ *
+ * - undefined: no hint, or the hint's `sub` is the account of the browser's
+ *   provider session: the library's own way;
+ * - the app session of the hint's account that this browser set aside: the
+ *   answer is to end that one (the live host sessions of this browser's
+ *   roster link it, for this client, with the hint's `sid` when it has one);
+ * - null: the hint names another account that has no session with the app
+ *   in this browser any more: there is nothing to end.
+ */
+async function setAsideAppSession(
+  ctx: KoaContextWithOIDC,
+  store: Pick<OidcLogoutStore, 'listOidcSessionLinks'>,
+  hostSession: HostSessionReader,
+  subject: (accountId: string, client: Client) => string,
+): Promise<SetAsideAppSession | null | undefined> {
+  const hint = ctx.oidc.entities.IdTokenHint?.payload;
+  const client = ctx.oidc.client;
+  const own = ctx.oidc.session?.accountId;
+  if (hint === undefined || client === undefined || own === undefined || hint.sub === subject(own, client)) return undefined;
+  const host = await hostSession(ctx.req);
+  if (host === null) return null;
+  for (const jti of await host.rosterSessionJtis()) {
+    for (const link of await store.listOidcSessionLinks(jti)) {
+      const accountId = `did:oc:${link.account_id}`;
+      if (link.client_id !== client.clientId || subject(accountId, client) !== hint.sub) continue;
+      if (hint.sid !== undefined && hint.sid !== link.sid) continue;
+      const session = await ctx.oidc.provider.Session.findByUid(link.op_session_uid);
+      if (session?.accountId === accountId && session.sidFor(client.clientId) === link.sid) {
+        return { uid: session.uid, accountId, clientId: client.clientId, sid: link.sid };
+      }
+    }
+  }
+  return null;
+}
+
+/** An end-session with nothing to end in this browser goes on as a finished one would: to the app's post-logout address, else the success page. */
+function nothingToEnd(ctx: KoaContextWithOIDC): void {
+  const { params, client, session } = ctx.oidc;
+  if (session !== undefined) session.state = undefined;
+  const post = params?.post_logout_redirect_uri;
+  const url = new URL(typeof post === 'string' ? post : ctx.oidc.urlFor('end_session_success'));
+  if (typeof post === 'string' && typeof params?.state === 'string') url.searchParams.set('state', params.state);
+  if (typeof post !== 'string' && client !== undefined) url.searchParams.set('client_id', client.clientId);
+  ctx.status = 303;
+  ctx.redirect(url.href);
+}
+
+/**
+ * The confirm of an end-session whose question was about a set-aside app
+ * session ({@link setAsideAppSession}) runs the library's own end-session on
+ * that provider session instead of the browser's (docs/protocol.md §8
+ * "Logout"): with "this app only" the app's part of it ends (its back-channel
+ * logout with that `sid`, its grant's tokens revoked), with `logout=host` all
+ * of it (and watchSessions then ends that account's host session). The
+ * question's state, anti-forgery value included, stays in the browser's own
+ * session until the confirm succeeds, so the value is still checked against
+ * this browser's cookie. The browser's own provider session and its cookie
+ * are left as they are: the Set-Cookie lines the library writes for the
+ * session it ended are dropped.
+ */
+function endSetAsideSessions(provider: Provider, library: OidcLibrary): void {
+  const SessionModel = provider.Session;
+  const sessionOfCookie = SessionModel.get.bind(SessionModel);
+  const retargeted = new WeakMap<object, Session>();
+  SessionModel.get = async (ctx) => {
+    const own = await sessionOfCookie(ctx);
+    const aside = setAsideOf(own.state);
+    const oidc = (ctx as Partial<KoaContextWithOIDC>).oidc;
+    if (aside === undefined || oidc?.route !== 'end_session_confirm') return own;
+    const session = await SessionModel.findByUid(aside.uid);
+    if (session?.accountId !== aside.accountId || session.sidFor(aside.clientId) !== aside.sid) {
+      throw new library.errors.InvalidRequest('the app session this sign-out was asked for has ended');
+    }
+    const { [SET_ASIDE]: _, ...state } = own.state ?? {};
+    session.state = state;
+    oidc.entity('Session', session);
+    retargeted.set(ctx, own);
+    return session;
+  };
+  const cookie = new RegExp(`^${provider.cookieName('session')}(?:\\.sig)?=`);
+  provider.use(async (ctx, next) => {
+    await next();
+    const own = retargeted.get(ctx);
+    if (own === undefined) return;
+    const lines = ctx.res.getHeader('set-cookie');
+    const kept = (Array.isArray(lines) ? lines : typeof lines === 'string' ? [lines] : []).filter((line) => !cookie.test(line));
+    if (kept.length > 0) ctx.res.setHeader('set-cookie', kept);
+    else ctx.res.removeHeader('set-cookie');
+    if (ctx.status === 303) {
+      own.state = undefined;
+      await own.persist();
+    }
+  });
 }
 
 /**

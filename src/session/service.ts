@@ -410,6 +410,18 @@ export class SessionService {
     return row;
   }
 
+  /**
+   * The session rows of every live member of the current session's roster,
+   * its own included: the host sessions of this browser (an app's end-session
+   * looks among them for the provider session an account set aside,
+   * docs/protocol.md §8 "Logout").
+   */
+  async rosterSessionJtis(current: Authenticated): Promise<string[]> {
+    const rosterId = current.session.roster_id;
+    if (rosterId === null) return [current.session.jti];
+    return (await this.#store.listLiveRoster(rosterId, this.#now().getTime())).map((member) => member.session.jti);
+  }
+
   /** GET /api/auth/me: the active account and every other live member of the roster. */
   async me(current: Authenticated): Promise<MeView> {
     if (current.session.roster_id === null) return { account: await this.view(current.account), roster: [] };
