@@ -438,6 +438,104 @@ function logoutSuite(engine: 'sqlite' | 'postgres'): void {
     expect((await client.tokenIntrospection(registered.config, after.accessToken)).active).toBe(true);
   });
 
+  /**
+   * The attacker's path of issue 35: A signs in to the app, B joins the browser's roster and signs in to the same app
+   * (A's provider session is set aside), then the app asks to end A's session with A's ID token as the hint.
+   */
+  async function twoAccountsOfOneApp(extra: Record<string, unknown> = {}) {
+    const registered = await register(app, extra);
+    const first = await signedIn();
+    const a = await signInTo(first.browser, registered.config);
+    const second = await signedIn(newWallet(), first.host);
+    const b = await signInTo(first.browser, registered.config);
+    expect(a.claims.sub).not.toBe(b.claims.sub);
+    const question = await first.browser.follow(
+      client.buildEndSessionUrl(registered.config, { id_token_hint: a.idToken, post_logout_redirect_uri: 'https://app.example/bye' }).href,
+    );
+    expect(question.status, question.body.slice(0, 400)).toBe(200);
+    const xsrf = /name="xsrf" value="([^"]+)"/.exec(question.body)?.[1] as string;
+    return { registered, first, second, a, b, xsrf };
+  }
+
+  /** B's app session is as it was: its tokens work and a silent sign-in to the app answers B with the same sid. */
+  async function bKeepsItsAppSession(setup: Awaited<ReturnType<typeof twoAccountsOfOneApp>>): Promise<void> {
+    const { registered, first, b } = setup;
+    expect((await client.tokenIntrospection(registered.config, b.accessToken)).active).toBe(true);
+    expect((await client.fetchUserInfo(registered.config, b.accessToken, b.claims.sub as string)).sub).toBe(b.claims.sub);
+    const verifier = client.randomPKCECodeVerifier();
+    const silent = await first.browser.follow(
+      client.buildAuthorizationUrl(registered.config, {
+        redirect_uri: REDIRECT,
+        scope: 'openid',
+        prompt: 'none',
+        state: 'q',
+        code_challenge: await client.calculatePKCECodeChallenge(verifier),
+        code_challenge_method: 'S256',
+      }).href,
+    );
+    const tokens = await client.authorizationCodeGrant(registered.config, new URL(silent.location as string), {
+      pkceCodeVerifier: verifier,
+      expectedState: 'q',
+    });
+    expect([tokens.claims()?.sub, tokens.claims()?.sid]).toEqual([b.claims.sub, b.claims.sid]);
+  }
+
+  it('at the app’s end-session with the hint of an account the browser switched away from, “this app only” ends that account’s app session and never the active one’s', async () => {
+    const setup = await twoAccountsOfOneApp();
+    const { registered, first, second, a, xsrf } = setup;
+    const done = await first.browser.request('POST', '/oidc/session/end/confirm', { xsrf });
+    expect(done.status).toBe(303);
+    expect(done.location).toBe('https://app.example/bye');
+    // A's session with the app ended: a logout for A's sid, and A's tokens of it stop.
+    const tokens = await logoutTokens(registered.path, registered.config);
+    expect(tokens.map((token) => [token.sub, token.sid])).toEqual([[first.did, a.claims.sid]]);
+    expect((await client.tokenIntrospection(registered.config, a.accessToken)).active).toBe(false);
+    // Nothing reached the app for B, and the browser's provider cookie is untouched.
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    expect(receiver.delivered(registered.path)).toHaveLength(1);
+    expect(String(done.headers['set-cookie'] ?? '')).not.toContain('oc_op_session');
+    await bKeepsItsAppSession(setup);
+    // Both host sessions stay; the same confirm again finds nothing to do.
+    expect(await harness.liveRows(first.did.slice('did:oc:'.length))).toHaveLength(1);
+    expect(await harness.liveRows(second.did.slice('did:oc:'.length))).toHaveLength(1);
+    expect((await first.browser.request('POST', '/oidc/session/end/confirm', { xsrf })).status).toBe(400);
+    // The app asks again with A's hint: A has no session with it here any more, so nothing is asked or ended.
+    const again = await first.browser.follow(
+      client.buildEndSessionUrl(registered.config, {
+        id_token_hint: a.idToken,
+        post_logout_redirect_uri: 'https://app.example/bye',
+        state: 'st',
+      }).href,
+    );
+    expect(again.status).toBe(303);
+    expect(again.location).toBe('https://app.example/bye?state=st');
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    expect(receiver.delivered(registered.path)).toHaveLength(1);
+    await bKeepsItsAppSession(setup);
+  });
+
+  it('at the app’s end-session with the hint of an account the browser switched away from, “also sign out of oc-host” ends that account alone', async () => {
+    // A pairwise client: the hint's sub is the app's own value for A.
+    const setup = await twoAccountsOfOneApp({ subject_type: 'pairwise' });
+    const { registered, first, second, a, xsrf } = setup;
+    const done = await first.browser.request('POST', '/oidc/session/end/confirm', { xsrf, logout: 'host' });
+    expect(done.status).toBe(303);
+    expect(done.location).toBe('https://app.example/bye');
+    expect(await harness.liveRows(first.did.slice('did:oc:'.length))).toHaveLength(0);
+    expect(await harness.liveRows(second.did.slice('did:oc:'.length))).toHaveLength(1);
+    // The active account B keeps the browser: neither its host cookie nor its provider cookie changes.
+    expect(String(done.headers['set-cookie'] ?? '')).not.toContain('oc_session=');
+    expect(String(done.headers['set-cookie'] ?? '')).not.toContain('oc_op_session');
+    expect((await first.host.get('/api/auth/me')).body.account.did_oc).toBe(second.did);
+    const tokens = await logoutTokens(registered.path, registered.config);
+    expect(a.claims.sub).not.toBe(first.did);
+    expect(tokens.map((token) => [token.sub, token.sid])).toEqual([[a.claims.sub, a.claims.sid]]);
+    expect((await client.tokenIntrospection(registered.config, a.accessToken)).active).toBe(false);
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    expect(receiver.delivered(registered.path)).toHaveLength(1);
+    await bKeepsItsAppSession(setup);
+  });
+
   it('at the app’s end-session, “this app only” keeps the host session', async () => {
     const registered = await register();
     const { did, browser } = await signedIn();
