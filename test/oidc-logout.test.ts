@@ -536,6 +536,83 @@ function logoutSuite(engine: 'sqlite' | 'postgres'): void {
     await bKeepsItsAppSession(setup);
   });
 
+  /**
+   * Issue 35, the browser's own provider session empty: A and B signed in to the app from one browser (A's set aside),
+   * then B signed out of the host, which ended B's provider session; the app asks to end A's with A's hint.
+   */
+  async function activeAccountSignedOut(extra: Record<string, unknown> = {}) {
+    const registered = await register(app, extra);
+    const first = await signedIn();
+    const a = await signInTo(first.browser, registered.config);
+    const second = await signedIn(newWallet(), first.host);
+    const b = await signInTo(first.browser, registered.config);
+    expect((await first.host.logout('current')).status).toBe(200);
+    expect((await logoutTokens(registered.path, registered.config)).map((token) => [token.sub, token.sid])).toEqual([
+      [b.claims.sub, b.claims.sid],
+    ]);
+    expect((await first.host.get('/api/auth/me')).body.account.did_oc).toBe(first.did);
+    const question = await first.browser.follow(
+      client.buildEndSessionUrl(registered.config, { id_token_hint: a.idToken, post_logout_redirect_uri: 'https://app.example/bye' }).href,
+    );
+    return { registered, first, second, a, question };
+  }
+
+  it('asks about the switched-away account’s app session when the browser’s own provider session holds no account, and “this app only” ends it alone', async () => {
+    const { registered, first, a, question } = await activeAccountSignedOut();
+    // Before, the library posted its own confirm at once (a self-submitting form) and A's app session lived on.
+    expect(question.status, question.body.slice(0, 400)).toBe(200);
+    expect(question.body).not.toContain('op.logoutForm.submit');
+    expect(question.body).toContain('name="logout"');
+    const xsrf = /name="xsrf" value="([^"]+)"/.exec(question.body)?.[1] as string;
+    expect(xsrf).toMatch(/^[0-9a-f]{48}$/);
+    // A forged confirm (another value) ends nothing.
+    expect((await first.browser.request('POST', '/oidc/session/end/confirm', { xsrf: 'f'.repeat(48) })).status).toBe(400);
+    expect((await client.tokenIntrospection(registered.config, a.accessToken)).active).toBe(true);
+    const done = await first.browser.request('POST', '/oidc/session/end/confirm', { xsrf });
+    expect(done.status).toBe(303);
+    expect(done.location).toBe('https://app.example/bye');
+    const tokens = await logoutTokens(registered.path, registered.config, 2);
+    expect(tokens.map((token) => [token.sub, token.sid]).slice(1)).toEqual([[first.did, a.claims.sid]]);
+    expect((await client.tokenIntrospection(registered.config, a.accessToken)).active).toBe(false);
+    // A keeps the host: "this app only".
+    expect(await harness.liveRows(first.did.slice('did:oc:'.length))).toHaveLength(1);
+    expect((await first.host.get('/api/auth/me')).body.account.did_oc).toBe(first.did);
+    expect((await first.browser.request('POST', '/oidc/session/end/confirm', { xsrf })).status).toBe(400);
+  });
+
+  it('with the browser’s own provider session empty, “also sign out of oc-host” ends the hint’s account’s host session too', async () => {
+    const { registered, first, a, question } = await activeAccountSignedOut({ subject_type: 'pairwise' });
+    expect(question.status, question.body.slice(0, 400)).toBe(200);
+    const xsrf = /name="xsrf" value="([^"]+)"/.exec(question.body)?.[1] as string;
+    const done = await first.browser.request('POST', '/oidc/session/end/confirm', { xsrf, logout: 'host' });
+    expect(done.status).toBe(303);
+    const tokens = await logoutTokens(registered.path, registered.config, 2);
+    expect(a.claims.sub).not.toBe(first.did);
+    expect(tokens.map((token) => [token.sub, token.sid]).slice(1)).toEqual([[a.claims.sub, a.claims.sid]]);
+    expect((await client.tokenIntrospection(registered.config, a.accessToken)).active).toBe(false);
+    expect(await harness.liveRows(first.did.slice('did:oc:'.length))).toHaveLength(0);
+  });
+
+  it('with the browser’s own provider session empty, another browser holding the hint ends nothing', async () => {
+    const registered = await register();
+    const first = await signedIn();
+    const a = await signInTo(first.browser, registered.config);
+    // A browser of someone else, signed in to the host and to the app, with no provider account now: it replays A's hint.
+    const other = await signedIn();
+    const theirs = await signInTo(other.browser, registered.config);
+    expect((await other.host.logout('current')).status).toBe(200);
+    await logoutTokens(registered.path, registered.config);
+    const replay = await other.browser.follow(
+      client.buildEndSessionUrl(registered.config, { id_token_hint: a.idToken, post_logout_redirect_uri: 'https://app.example/bye' }).href,
+    );
+    // The library's own way for an empty session: its self-submitting confirm (which the browser follows), ending nothing of A's.
+    expect([replay.status, replay.location]).toEqual([303, 'https://app.example/bye']);
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    expect(receiver.delivered(registered.path)).toHaveLength(1);
+    expect((await client.tokenIntrospection(registered.config, a.accessToken)).active).toBe(true);
+    expect((await client.tokenIntrospection(registered.config, theirs.accessToken)).active).toBe(false);
+  });
+
   it('at the app’s end-session, “this app only” keeps the host session', async () => {
     const registered = await register();
     const { did, browser } = await signedIn();

@@ -402,16 +402,7 @@ export function createOidcProvider(library: OidcLibrary, options: OidcProviderOp
           // The hint may name an account the browser switched away from: its own app session is the one to end.
           const aside = await setAsideAppSession(ctx, store, hostSession, subject);
           if (aside === null) return nothingToEnd(ctx);
-          if (aside !== undefined && ctx.oidc.session?.state !== undefined) ctx.oidc.session.state[SET_ASIDE] = { ...aside };
-          // The form's answer redirects to the app's (checked) post-logout address: form-action must allow it.
-          const target = ctx.oidc.params?.post_logout_redirect_uri;
-          ctx.set('content-security-policy', pages.cspLeadingTo(typeof target === 'string' ? target : undefined));
-          ctx.type = 'html';
-          ctx.body = await pages.logout(ctx.req, form, {
-            clientName: ctx.oidc.client?.clientName,
-            hasClient: ctx.oidc.client !== undefined,
-            accountId: aside?.accountId ?? ctx.oidc.session?.accountId,
-          });
+          await askLogout(ctx, pages, form, aside);
         },
         postLogoutSuccessSource: async (ctx) => {
           ctx.set('content-security-policy', pages.csp);
@@ -502,6 +493,7 @@ export function createOidcProvider(library: OidcLibrary, options: OidcProviderOp
     await logouts.logout(this.clientId, sub, sid);
   };
   provider.use(pagePolicy(pages));
+  askAboutSetAsideWithoutAccount(provider, pages, async (ctx) => await setAsideAppSession(ctx, store, hostSession, subject));
   endSetAsideSessions(provider, library);
   watchSessions(provider, hostSession, options.endHostSession, logouts);
   return provider;
@@ -677,7 +669,7 @@ async function setAsideAppSession(
   const hint = ctx.oidc.entities.IdTokenHint?.payload;
   const client = ctx.oidc.client;
   const own = ctx.oidc.session?.accountId;
-  if (hint === undefined || client === undefined || own === undefined || hint.sub === subject(own, client)) return undefined;
+  if (hint === undefined || client === undefined || (own !== undefined && hint.sub === subject(own, client))) return undefined;
   const host = await hostSession(ctx.req);
   if (host === null) return null;
   for (const jti of await host.rosterSessionJtis()) {
@@ -692,6 +684,62 @@ async function setAsideAppSession(
     }
   }
   return null;
+}
+
+/**
+ * The end-session question (the first page of RP-initiated logout), about
+ * the browser's own provider session or, when `aside` names one, about an
+ * app session this browser set aside; the confirm then ends that one
+ * ({@link endSetAsideSessions}).
+ */
+async function askLogout(ctx: KoaContextWithOIDC, pages: OidcPages, form: string, aside: SetAsideAppSession | undefined): Promise<void> {
+  if (aside !== undefined && ctx.oidc.session?.state !== undefined) ctx.oidc.session.state[SET_ASIDE] = { ...aside };
+  // The form's answer redirects to the app's (checked) post-logout address: form-action must allow it.
+  const target = ctx.oidc.params?.post_logout_redirect_uri;
+  ctx.set('content-security-policy', pages.cspLeadingTo(typeof target === 'string' ? target : undefined));
+  ctx.status = 200;
+  ctx.type = 'html';
+  ctx.body = await pages.logout(ctx.req, form, {
+    clientName: ctx.oidc.client?.clientName,
+    hasClient: ctx.oidc.client !== undefined,
+    accountId: aside?.accountId ?? ctx.oidc.session?.accountId,
+  });
+}
+
+/**
+ * An end-session in a browser whose own provider session holds no account
+ * (the account it last signed in to an app signed out of the host since):
+ * the library does not ask then, it posts its own confirm with
+ * `logout=yes` at once, which ends nothing. When the hint names an app
+ * session of an account still in this browser's roster, set aside by a
+ * switch (docs/protocol.md §8 "Logout"), the answer is replaced by the
+ * question about that session, with the anti-forgery value the library
+ * has just stored in the browser's (empty) provider session.
+ */
+function askAboutSetAsideWithoutAccount(
+  provider: Provider,
+  pages: OidcPages,
+  setAside: (ctx: KoaContextWithOIDC) => Promise<SetAsideAppSession | null | undefined>,
+): void {
+  provider.use(async (ctx, next) => {
+    await next();
+    const oidc = (ctx as Partial<KoaContextWithOIDC>).oidc;
+    const session = oidc?.session;
+    const secret = session?.state?.secret;
+    if (oidc?.route !== 'end_session' || ctx.status !== 200 || session === undefined || session.accountId !== undefined) return;
+    if (typeof secret !== 'string') return;
+    const aside = await setAside(ctx as KoaContextWithOIDC);
+    if (aside === null || aside === undefined) return;
+    const action = oidc.urlFor('end_session_confirm');
+    const form = `<form id="op.logoutForm" method="post" action="${escapeAttribute(action)}"><input type="hidden" name="xsrf" value="${escapeAttribute(secret)}"/></form>`;
+    await askLogout(ctx as KoaContextWithOIDC, pages, form, aside);
+    await session.persist();
+  });
+}
+
+/** A value for a double-quoted HTML attribute. */
+function escapeAttribute(value: string): string {
+  return value.replaceAll('&', '&amp;').replaceAll('"', '&quot;').replaceAll('<', '&lt;');
 }
 
 /** An end-session with nothing to end in this browser goes on as a finished one would: to the app's post-logout address, else the success page. */
