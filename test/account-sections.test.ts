@@ -230,14 +230,24 @@ describe.skipIf(!HAVE_CHROMIUM)('the account page in sections and the account me
     }
     // A removal confirmed, then its step-up cancelled: focus is back on the removal's button too.
     await roundTrip('sign-in', '#identities button.danger', 'confirm-dialog', 'cancel');
+    // What the page sent for the removal, named in a failure's message.
+    const sent: string[] = [];
+    page.on('request', (request) => {
+      if (request.url().includes('/api/auth/identities')) sent.push(`${request.method()} ${request.url()}`);
+    });
+    page.on('requestfailed', (request) => sent.push(`failed: ${request.method()} ${request.failure()?.errorText}`));
     await page.locator('#identities button.danger').first().focus();
     await page.keyboard.press('Enter');
-    const removal = page.waitForResponse(
-      (response) => response.request().method() === 'DELETE' && response.url().includes('/api/auth/identities'),
-    );
-    await page.locator('#confirm-yes').click();
+    await expect.poll(() => page.locator('#confirm-dialog').isVisible(), { message: 'the removal asks first' }).toBe(true);
     // Six minutes past the sign-in, the removal asks for a step-up; the page opens its dialog on that answer.
-    const answered = await removal;
+    const [answered] = await Promise.all([
+      page
+        .waitForResponse((response) => response.request().method() === 'DELETE' && response.url().includes('/api/auth/identities'))
+        .catch((error: Error) => {
+          throw new Error(`${error.message}; the page sent: ${JSON.stringify(sent)}`);
+        }),
+      page.locator('#confirm-yes').click(),
+    ]);
     expect(`${answered.status()} ${await answered.text()}`).toMatch(/^401 .*"sudo_required"/);
     await expect.poll(() => page.locator('#sudo-dialog').isVisible()).toBe(true);
     await page.keyboard.press('Escape');
