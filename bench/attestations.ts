@@ -45,7 +45,7 @@ export function benchAttestations(series: number, count: number, issuedAt: Date 
 }
 
 /** One confirmed output of 2,500,000 sats, 90 days old, under a tip of 1000. */
-export function benchUtxo(index: number): EsploraUtxoJson {
+function benchUtxo(index: number): EsploraUtxoJson {
   return {
     txid: index.toString(16).padStart(64, 'a'),
     vout: 0,

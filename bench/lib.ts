@@ -100,10 +100,7 @@ export function measureRounds(
  * shared machine the load then falls on all contenders alike, which keeps
  * their ratios honest even when absolute figures swing. Returns ops/s by name.
  */
-export function measureInterleaved(
-  entries: readonly { name: string; fn: () => unknown }[],
-  options: MeasureOptions = {},
-): Map<string, number> {
+function measureInterleaved(entries: readonly { name: string; fn: () => unknown }[], options: MeasureOptions = {}): Map<string, number> {
   const minMs = options.minMs ?? 1000;
   const warmupMs = options.warmupMs ?? Math.max(50, minMs / 5);
   const now = clockOf(options);

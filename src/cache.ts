@@ -58,7 +58,7 @@ export interface LruCacheOptions<T> {
   readonly now: () => number;
 }
 
-export const DEFAULT_MAX_CACHE_ENTRIES = 10_000;
+const DEFAULT_MAX_CACHE_ENTRIES = 10_000;
 
 /** The in-memory cache: synchronous, with its size for tests and metrics. */
 export interface MemoryCache<T> extends ResultCache<T> {

@@ -8,7 +8,7 @@ import { isJsonObject } from './json.js';
 import { nodeSqliteSupported, type SqliteDriverChoice } from './storage/index.js';
 
 export type BitcoinNetwork = 'mainnet' | 'testnet' | 'signet' | 'regtest';
-export const BITCOIN_NETWORKS: readonly BitcoinNetwork[] = ['mainnet', 'testnet', 'signet', 'regtest'];
+const BITCOIN_NETWORKS: readonly BitcoinNetwork[] = ['mainnet', 'testnet', 'signet', 'regtest'];
 
 export interface OAuthProviderConfig {
   /** Lowercase provider name as used in paths: `github`, `google`, or any configured name. */
@@ -311,7 +311,7 @@ export interface Brand {
 }
 
 /** The longest data: logo accepted (it is sent in every page). */
-export const MAX_BRAND_LOGO_BYTES = 64 * 1024;
+const MAX_BRAND_LOGO_BYTES = 64 * 1024;
 
 /**
  * The mails' `From`: MAIL_FROM as given when it names a sender

@@ -58,7 +58,7 @@ export const ERROR_CODES = {
 export type ErrorCode = keyof typeof ERROR_CODES;
 
 /** An identity, key or app of the other account, as a `*_linked_elsewhere` refusal lists it. */
-export interface HeldItem {
+interface HeldItem {
   readonly id: string;
   readonly kind?: string;
   readonly value?: string;

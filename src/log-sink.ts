@@ -16,7 +16,7 @@
 import { writeSync } from 'node:fs';
 
 /** Lines past this much unwritten output are dropped (and counted), not kept. */
-export const LOG_BACKLOG_BYTES = 4 * 1024 * 1024;
+const LOG_BACKLOG_BYTES = 4 * 1024 * 1024;
 /** How often a backlog is offered to the reader again while it does not read. */
 const RETRY_MS = 50;
 

@@ -18,7 +18,7 @@ export interface OutboxWorkerOptions {
 }
 
 /** How long past the attempt's timeout a claim stays with its worker. */
-export const LEASE_MARGIN_MS = 5000;
+const LEASE_MARGIN_MS = 5000;
 
 /** A row of an outbox: its id and the attempts it has had. */
 export interface OutboxRow {

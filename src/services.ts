@@ -90,17 +90,17 @@ import {
 } from './connect/index.js';
 
 /** Per-relay deadline of a look-up or publication (docs/protocol.md §7: "with a per-relay timeout"). */
-export const DEFAULT_RELAY_TIMEOUT_MS = 4000;
+const DEFAULT_RELAY_TIMEOUT_MS = 4000;
 
 /** How often each instance's webhook worker looks for due deliveries (docs/protocol.md §6 "Webhooks"). */
-export const WEBHOOK_POLL_MS = 1000;
+const WEBHOOK_POLL_MS = 1000;
 
 /** Redis trouble is logged at most this often (each failure is still counted in the metrics). */
-export const REDIS_WARNING_INTERVAL_MS = 60_000;
+const REDIS_WARNING_INTERVAL_MS = 60_000;
 
 /** How often the key ring is re-read (a `keys rotate` reaches running instances) and expired rows purged. */
-export const KEY_REFRESH_MS = 60_000;
-export const PURGE_INTERVAL_MS = 10 * 60_000;
+const KEY_REFRESH_MS = 60_000;
+const PURGE_INTERVAL_MS = 10 * 60_000;
 
 const DAY_MS = 24 * 60 * 60 * 1000;
 

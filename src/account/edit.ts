@@ -23,9 +23,9 @@ import type { AccountPatch, AccountRecord, DisplayIdentityKind, IdentityRecord, 
 import { cleanDisplayText, codePointLength } from './display-text.js';
 
 /** Display names are at most 64 characters. */
-export const MAX_DISPLAY_NAME_LENGTH = 64;
+const MAX_DISPLAY_NAME_LENGTH = 64;
 
-export const DISPLAY_IDENTITY_KINDS: readonly DisplayIdentityKind[] = ['btc', 'email', 'did', 'nostr'];
+const DISPLAY_IDENTITY_KINDS: readonly DisplayIdentityKind[] = ['btc', 'email', 'did', 'nostr'];
 
 export interface AccountEditInput {
   readonly display_name?: string | null | undefined;
@@ -50,7 +50,7 @@ function isDisplayIdentityKind(value: string): value is DisplayIdentityKind {
 }
 
 /** The store patch for `input`, or 400 `bad_request` naming the field. */
-export function accountPatchOf(input: AccountEditInput, account: AccountRecord, identities: readonly IdentityRecord[]): AccountPatch {
+function accountPatchOf(input: AccountEditInput, account: AccountRecord, identities: readonly IdentityRecord[]): AccountPatch {
   const patch: { display_name?: string | null; display_identity_kind?: DisplayIdentityKind | null } = {};
   if (input.display_name !== undefined) {
     patch.display_name = input.display_name === null ? null : cleanDisplayText('display_name', input.display_name, MAX_DISPLAY_NAME_LENGTH);

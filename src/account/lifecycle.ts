@@ -21,11 +21,11 @@ import { activityView, type ActivityView } from './activity.js';
 import { requireFreshSudo } from './step-up.js';
 
 /** The export format's name and version, the document's first field. */
-export const EXPORT_FORMAT = 'oc-host.account-export.v1';
+const EXPORT_FORMAT = 'oc-host.account-export.v1';
 /** Session rows in an export at most (an account has far fewer within their 30-day life and the purge after). */
-export const EXPORT_MAX_SESSIONS = 5000;
+const EXPORT_MAX_SESSIONS = 5000;
 /** Activity events in an export at most (about 180 days of a busy account). */
-export const EXPORT_MAX_ACTIVITY = 20_000;
+const EXPORT_MAX_ACTIVITY = 20_000;
 
 const iso = (ms: number | null): string | null => (ms === null ? null : new Date(ms).toISOString());
 

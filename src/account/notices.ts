@@ -21,9 +21,9 @@ import { formatUtc, translator, type Locale } from '../i18n/index.js';
 import { localDeviceLabel, type SigningMethod } from '../session/index.js';
 import type { ActivityStore, AccountStore } from '../storage/index.js';
 
-export const HISTORY_EVENTS = 200;
-export const NEW_ACCOUNT_MS = 60_000;
-export const MAX_RECIPIENTS = 3;
+const HISTORY_EVENTS = 200;
+const NEW_ACCOUNT_MS = 60_000;
+const MAX_RECIPIENTS = 3;
 
 export interface SignInFacts {
   readonly method: SigningMethod;

@@ -53,7 +53,7 @@ export interface AccountChange {
 }
 
 /** The answer's account of a transfer (docs/protocol.md §2 "Merging"). */
-export interface MergeReport {
+interface MergeReport {
   readonly did_oc: string;
   readonly moved: { readonly identities: IdentityView[]; readonly apps: NamedItem[] };
   readonly removed: { readonly identities: IdentityView[]; readonly security_keys: NamedItem[]; readonly apps: NamedItem[] };

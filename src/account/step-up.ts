@@ -23,7 +23,7 @@ import type { AccountRecord, SessionRecord, AccountStore } from '../storage/inde
 import type { Authenticated, TokenFreshness } from '../session/index.js';
 
 /** docs/protocol.md §6: "need `sudo_at` younger than 5 minutes". */
-export const SUDO_WINDOW_MS = 5 * 60 * 1000;
+const SUDO_WINDOW_MS = 5 * 60 * 1000;
 
 /** A signed challenge (docs/protocol.md §5): the body docs/api.md gives POST /api/auth/signin, minus `add`. */
 export interface AddressProof extends Pick<ChallengeProofInput, 'message' | 'signature' | 'nonce' | 'address' | 'scheme'> {
@@ -114,7 +114,7 @@ export async function proveIdentity(
 export type PresentedSession = Pick<Authenticated, 'freshness'>;
 
 /** True when the presented token's re-proof is younger than {@link SUDO_WINDOW_MS}. */
-export function isSudoFresh(freshness: Pick<TokenFreshness, 'sudo_at'>, nowMs: number): boolean {
+function isSudoFresh(freshness: Pick<TokenFreshness, 'sudo_at'>, nowMs: number): boolean {
   return freshness.sudo_at !== null && nowMs - freshness.sudo_at < SUDO_WINDOW_MS;
 }
 
@@ -134,7 +134,7 @@ export function requireFreshSudo(current: PresentedSession, nowMs: number): void
 const PROOF_SIGN_INS: ReadonlySet<string> = new Set(['bip322', 'email_otp', 'passkey']);
 
 /** True when the row was opened by a proof sign-in ({@link PROOF_SIGN_INS}) less than {@link SUDO_WINDOW_MS} ago. */
-export function isFreshProofSignIn(session: Pick<SessionRecord, 'signing_method' | 'created_at'>, nowMs: number): boolean {
+function isFreshProofSignIn(session: Pick<SessionRecord, 'signing_method' | 'created_at'>, nowMs: number): boolean {
   return session.signing_method !== null && PROOF_SIGN_INS.has(session.signing_method) && nowMs - session.created_at < SUDO_WINDOW_MS;
 }
 

@@ -74,7 +74,7 @@ export interface SubjectQuery {
 export type SubjectParse = { readonly ok: true; readonly subject: CheckSubject } | { readonly ok: false; readonly detail: string };
 
 /** The verified result of one attestation, as cached (plain JSON data). */
-export interface CheckedAttestation {
+interface CheckedAttestation {
   /** The base result: true when no error-severity code is present. */
   readonly ok: boolean;
   readonly codes: readonly VerifyCode[];
@@ -90,7 +90,7 @@ export interface CheckedAttestation {
 }
 
 /** An envelope that was found but did not verify, with the codes that say why. */
-export interface RejectedAttestation {
+interface RejectedAttestation {
   readonly attestation_id: string;
   readonly address: string;
   readonly codes: readonly VerifyCode[];
@@ -102,7 +102,7 @@ export type CheckOutcome =
   | { readonly status: 'not_found'; readonly rejected: readonly RejectedAttestation[] }
   | { readonly status: 'relays_unavailable' };
 
-export interface CheckAnswer {
+interface CheckAnswer {
   readonly outcome: CheckOutcome;
   /** `hit` when served from the cache; callers that shared an in-flight look-up see `miss`. */
   readonly cache: 'hit' | 'miss';
@@ -111,7 +111,7 @@ export interface CheckAnswer {
 }
 
 /** One element of the discover answer: the §7 envelope plus where it was found. */
-export interface DiscoveredEnvelope extends AttestationEnvelope {
+interface DiscoveredEnvelope extends AttestationEnvelope {
   /** The Nostr event kept for this attestation (the newest copy). */
   readonly event_id: string;
   /** That event's `created_at`, unix seconds. */
@@ -120,7 +120,7 @@ export interface DiscoveredEnvelope extends AttestationEnvelope {
   readonly relays: readonly string[];
 }
 
-export interface DiscoverAnswer {
+interface DiscoverAnswer {
   readonly count: number;
   readonly total: number;
   readonly attestations: readonly DiscoveredEnvelope[];
@@ -163,13 +163,13 @@ export interface AttestationLookupService {
 }
 
 /** Lifetime of every outcome other than a verified result (errors are cached only briefly). */
-export const SHORT_TTL_MS = 5_000;
+const SHORT_TTL_MS = 5_000;
 /** Envelopes tried per check, newest first. */
-export const MAX_CANDIDATES = 50;
+const MAX_CANDIDATES = 50;
 /** Events asked of each relay for a check (the REQ limit, docs/protocol.md §7). */
-export const CHECK_QUERY_LIMIT = 100;
+const CHECK_QUERY_LIMIT = 100;
 /** Rejected envelopes reported on a 404. */
-export const MAX_REJECTED_REPORTED = 10;
+const MAX_REJECTED_REPORTED = 10;
 /** discover's `limit` (docs/protocol.md §7: default 50, max 200). */
 export const DISCOVER_DEFAULT_LIMIT = 50;
 export const DISCOVER_MAX_LIMIT = 200;

@@ -16,7 +16,7 @@ export interface BondMetricsInput {
   readonly now: Date;
 }
 
-export type BondCode = Extract<VerifyCode, 'bond_confirmed' | 'bond_zero' | 'bond_pending' | 'bond_insufficient'>;
+type BondCode = Extract<VerifyCode, 'bond_confirmed' | 'bond_zero' | 'bond_pending' | 'bond_insufficient'>;
 
 export interface BondMetrics {
   readonly sats: number;
@@ -27,7 +27,7 @@ export interface BondMetrics {
 const SECONDS_PER_DAY = 86_400;
 
 /** Confirmations of an output mined at `height`: the tip itself is one (docs/protocol.md §7). */
-export function confirmationsAt(height: number, tipHeight: number): number {
+function confirmationsAt(height: number, tipHeight: number): number {
   return tipHeight - height + 1;
 }
 

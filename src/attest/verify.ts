@@ -50,7 +50,7 @@ export interface SignatureVerdicts {
 }
 
 /** The default bound: 10,000 verdicts are about 2 MB. */
-export const DEFAULT_SIGNATURE_VERDICTS = 10_000;
+const DEFAULT_SIGNATURE_VERDICTS = 10_000;
 
 /** An in-memory LRU of verdicts (per instance: a check costs less than a round trip to Redis). */
 export function createSignatureVerdicts(maxEntries: number = DEFAULT_SIGNATURE_VERDICTS): SignatureVerdicts {
@@ -68,7 +68,7 @@ function verdictKey(input: { address: string; message: string; signature: string
     .digest('base64');
 }
 
-export interface AttestationMetrics {
+interface AttestationMetrics {
   readonly sats_bonded: number;
   readonly days_unspent: number;
   readonly score: number;

@@ -14,7 +14,7 @@ import { sha256 } from './bytes.js';
 
 export type AddressType = 'p2pkh' | 'p2sh' | 'p2wpkh' | 'p2wsh' | 'p2tr';
 /** testnet and signet share encodings, so an address can only say 'test'. */
-export type AddressNetwork = 'mainnet' | 'test' | 'regtest';
+type AddressNetwork = 'mainnet' | 'test' | 'regtest';
 
 export interface DecodedAddress {
   /** The address in canonical form (segwit addresses lowercased, BIP-173 §Uppercase/lowercase). */
@@ -143,7 +143,7 @@ function decodeSegwit(address: string): DecodedAddress {
 }
 
 /** The scriptPubKey (output script) of each type, from its program. */
-export function scriptPubKeyFor(type: AddressType, program: Uint8Array): Uint8Array {
+function scriptPubKeyFor(type: AddressType, program: Uint8Array): Uint8Array {
   const expected = type === 'p2wsh' || type === 'p2tr' ? 32 : 20;
   if (program.length !== expected) throw new AddressError(`${type} program must be ${expected} bytes`);
   switch (type) {

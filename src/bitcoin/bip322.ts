@@ -59,7 +59,7 @@ export type Bip322Outcome = 'valid' | 'invalid' | 'unsupported';
  * single-key full proof is under 300 bytes; the cap only bounds the work a
  * hostile caller can cause.
  */
-export const MAX_BIP322_SIGNATURE_BYTES = 4096;
+const MAX_BIP322_SIGNATURE_BYTES = 4096;
 const MAX_SIGNATURE_TEXT = 3 + 2 * MAX_BIP322_SIGNATURE_BYTES;
 
 type Form = 'simple' | 'full' | 'any';

@@ -238,7 +238,7 @@ export function serializeWitnessStack(stack: WitnessStack): Uint8Array {
   return out;
 }
 
-export interface TxInput {
+interface TxInput {
   prevTxid: Uint8Array;
   prevIndex: number;
   scriptSig: Uint8Array;
@@ -246,7 +246,7 @@ export interface TxInput {
   witness: WitnessStack;
 }
 
-export interface TxOutput {
+interface TxOutput {
   /** The 8-byte little-endian amount, kept raw: only "is it zero" matters here. */
   value: Uint8Array;
   script: Uint8Array;

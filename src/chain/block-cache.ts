@@ -65,13 +65,13 @@ export interface BlockCache extends ChainSource {
   readonly bytes: number;
 }
 
-export const DEFAULT_TIP_TTL_MS = 5_000;
+const DEFAULT_TIP_TTL_MS = 5_000;
 /** The short error lifetime: the check results keep a failure as long (src/attest/lookup.ts `SHORT_TTL_MS`). */
 export const FAILURE_TTL_MS = 5_000;
 /** An answer is read again after this even when no block came (a block is found every 10 minutes on average). */
 export const UTXO_MAX_AGE_MS = 10 * 60_000;
-export const DEFAULT_CHAIN_CACHE_ENTRIES = 10_000;
-export const DEFAULT_CHAIN_CACHE_BYTES = 32 * 1024 * 1024;
+const DEFAULT_CHAIN_CACHE_ENTRIES = 10_000;
+const DEFAULT_CHAIN_CACHE_BYTES = 32 * 1024 * 1024;
 /** A tip older than this share of its lifetime is read again in the background by the next request. */
 const REFRESH_AHEAD_SHARE = 0.8;
 

@@ -89,9 +89,9 @@ export class ChainUnavailableError extends Error {
   }
 }
 
-export const DEFAULT_ESPLORA_TIMEOUT_MS = 5_000;
+const DEFAULT_ESPLORA_TIMEOUT_MS = 5_000;
 /** `ESPLORA_MAX_CONNECTIONS`' default: enough for loopback or a nearby base, few enough not to look like a flood. */
-export const DEFAULT_ESPLORA_MAX_CONNECTIONS = 16;
+const DEFAULT_ESPLORA_MAX_CONNECTIONS = 16;
 
 /**
  * Upper bound of one answer's body. Esplora servers refuse addresses with very

@@ -16,7 +16,7 @@ import { open, type FileHandle } from 'node:fs/promises';
 import { UsageError } from './usage.js';
 
 /** Most bytes read from the file: the API's body limit (docs/protocol.md §4). */
-export const MAX_ATTESTATION_FILE_BYTES = 64 * 1024;
+const MAX_ATTESTATION_FILE_BYTES = 64 * 1024;
 
 export interface AttestationFile {
   readonly addr: string;

@@ -24,10 +24,10 @@ import { checkWebhookUrl, type EndpointRules } from './webhooks.js';
 import { apiKeyFromAuthorization, generateApiKey, hashApiKey } from './keys.js';
 import { provisionUser, type ProvisionInput, type Provisioned } from './provision.js';
 
-export const MAX_APP_NAME_LENGTH = 64;
+const MAX_APP_NAME_LENGTH = 64;
 
 /** An app as its owner sees it: never the key, never its hash. */
-export interface ConnectAppView {
+interface ConnectAppView {
   readonly id: string;
   readonly name: string;
   /** ISO 8601 UTC. */
@@ -39,7 +39,7 @@ export interface ConnectAppView {
 }
 
 /** One webhook delivery as the delivery log shows it. */
-export interface WebhookDeliveryView {
+interface WebhookDeliveryView {
   readonly id: string;
   readonly type: string;
   readonly state: 'pending' | 'delivered' | 'failed';
@@ -54,7 +54,7 @@ export interface WebhookDeliveryView {
   readonly delivered_at: string | null;
 }
 
-export interface IssuedApiKey {
+interface IssuedApiKey {
   readonly app: ConnectAppView;
   /** Shown once; only its hash is kept. */
   readonly api_key: string;
@@ -99,7 +99,7 @@ export interface ConnectService {
   listDeliveries(ownerAccountId: string, appId: string, limit: number): Promise<WebhookDeliveryView[]>;
 }
 
-export function connectAppView(app: ConnectAppRecord): ConnectAppView {
+function connectAppView(app: ConnectAppRecord): ConnectAppView {
   return {
     id: app.id,
     name: app.name,
@@ -111,7 +111,7 @@ export function connectAppView(app: ConnectAppRecord): ConnectAppView {
 
 const isoOrNull = (ms: number | null): string | null => (ms === null ? null : new Date(ms).toISOString());
 
-export function webhookDeliveryView(delivery: WebhookDeliveryRecord): WebhookDeliveryView {
+function webhookDeliveryView(delivery: WebhookDeliveryRecord): WebhookDeliveryView {
   return {
     id: delivery.id,
     type: delivery.event_type,

@@ -17,7 +17,7 @@
 import { randomBytes } from 'node:crypto';
 import { hmacSha256 } from '../crypto.js';
 
-export const API_KEY_PREFIX = 'oc_live_';
+const API_KEY_PREFIX = 'oc_live_';
 
 /** 32 random bytes are 43 base64url characters without padding. */
 const API_KEY_BYTES = 32;
@@ -31,7 +31,7 @@ export function generateApiKey(): string {
 }
 
 /** True when `text` has the form of a key this service issues (checked before any hashing or look-up). */
-export function isApiKeyFormat(text: string): boolean {
+function isApiKeyFormat(text: string): boolean {
   return API_KEY_FORMAT.test(text);
 }
 

@@ -29,7 +29,7 @@ import { didOf } from '../session/index.js';
 import { accountForIdentity } from '../account/index.js';
 import type { AccountStore, ConnectAppRecord, KeyStore } from '../storage/index.js';
 
-export const MAX_CONNECT_USER_ID_LENGTH = 256;
+const MAX_CONNECT_USER_ID_LENGTH = 256;
 
 const FORBIDDEN_IN_USER_ID = /[\p{Cc}\p{Cs}]/u;
 
@@ -45,7 +45,7 @@ export interface Provisioned {
 }
 
 /** The identity value of an integrator's user (docs/protocol.md §2). */
-export function connectIdentityValue(appId: string, userId: string): string {
+function connectIdentityValue(appId: string, userId: string): string {
   return `${appId}:${userId}`;
 }
 

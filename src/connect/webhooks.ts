@@ -35,9 +35,9 @@ import { isGloballyReachable, isLoopbackAddress } from './addresses.js';
 import type { ClaimedWebhookDelivery, KeyStore, WebhookStore } from '../storage/index.js';
 import { VERSION } from '../version.js';
 
-export const MAX_WEBHOOK_ATTEMPTS = 10;
-export const MAX_WEBHOOK_BACKOFF_MS = 6 * 60 * 60 * 1000;
-export const MAX_WEBHOOK_URL_LENGTH = 2048;
+const MAX_WEBHOOK_ATTEMPTS = 10;
+const MAX_WEBHOOK_BACKOFF_MS = 6 * 60 * 60 * 1000;
+const MAX_WEBHOOK_URL_LENGTH = 2048;
 /** Deliveries a worker sends at once. */
 const PARALLEL = 4;
 const WEBHOOK_KEY_SETTING = 'webhook_signing_key';

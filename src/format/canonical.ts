@@ -11,14 +11,14 @@ import { createHash } from 'node:crypto';
 import type { BitcoinNetwork } from '../config.js';
 import { compareCodeUnits, formatIdentity, isValidIdentifier, isValidProtocol, parseIdentityItem, type Identity } from './identities.js';
 
-export const MESSAGE_HEADER = 'orangecheck';
-export const MESSAGE_PURPOSE = 'portable reputation attestation (non-custodial)';
-export const MESSAGE_ACK = 'I attest control of this address and bind it to my identities.';
+const MESSAGE_HEADER = 'orangecheck';
+const MESSAGE_PURPOSE = 'portable reputation attestation (non-custodial)';
+const MESSAGE_ACK = 'I attest control of this address and bind it to my identities.';
 
 /** The six `key: value` core lines after the header, in their fixed order (docs/protocol.md §7). */
 const CORE_KEYS = ['identities', 'address', 'purpose', 'nonce', 'issued_at', 'ack'] as const;
 
-export const EXTENSION_KEY_PATTERN = /^[a-z][a-z0-9_]*$/;
+const EXTENSION_KEY_PATTERN = /^[a-z][a-z0-9_]*$/;
 const NONCE_PATTERN = /^[0-9a-f]{32}$/;
 /** docs/protocol.md §7: `issued_at` is RFC 3339 in UTC with `Z`, to the second or the millisecond. */
 const ISSUED_AT_PATTERN = /^(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2}):(\d{2})(?:\.(\d{3}))?Z$/;
@@ -40,7 +40,7 @@ export const MAX_BOND_SATS = 2_100_000_000_000_000;
  * signet; regtest is accepted as well because the service itself can run on
  * regtest (docs/protocol.md §1 `BITCOIN_NETWORK`).
  */
-export type AttestationNetwork = BitcoinNetwork;
+type AttestationNetwork = BitcoinNetwork;
 const NETWORKS: readonly AttestationNetwork[] = ['mainnet', 'testnet', 'signet', 'regtest'];
 
 export interface ParsedAttestation {
@@ -66,7 +66,7 @@ export type ParseResult =
   | { readonly ok: true; readonly value: ParsedAttestation }
   | { readonly ok: false; readonly code: 'decode_error'; readonly detail: string };
 
-export type ExtensionValue = string | number | bigint;
+type ExtensionValue = string | number | bigint;
 
 export interface AttestationFields {
   readonly address: string;
@@ -264,7 +264,7 @@ function extensionProblem(key: string, value: string): string | null {
 }
 
 /** Milliseconds since the epoch of a valid `issued_at`, or null. */
-export function parseIssuedAt(text: string): number | null {
+function parseIssuedAt(text: string): number | null {
   const match = ISSUED_AT_PATTERN.exec(text);
   if (match === null) return null;
   const [, year, month, day, hour, minute, second, millis] = match;

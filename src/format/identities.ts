@@ -11,13 +11,7 @@ export interface Identity {
 }
 
 /** docs/protocol.md §7: protocol names are lowercase ASCII, hyphen and underscore allowed. */
-export const IDENTITY_PROTOCOL_PATTERN = /^[a-z][a-z0-9_-]*$/;
-
-/**
- * Registered protocols (docs/protocol.md §7). Unknown protocols are kept as they
- * are, so this list only documents; it never filters.
- */
-export const REGISTERED_PROTOCOLS: readonly string[] = ['nostr', 'dns', 'x', 'github'];
+const IDENTITY_PROTOCOL_PATTERN = /^[a-z][a-z0-9_-]*$/;
 
 /**
  * Older messages name X by its former name; docs/protocol.md §7 says `twitter` is

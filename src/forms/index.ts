@@ -5,4 +5,4 @@ export {
   MAX_CONTACT_SUBJECT_LENGTH,
   createContactRelay,
 } from './contact.js';
-export type { ContactInput, ContactRelay, ContactRelayOptions } from './contact.js';
+export type { ContactInput, ContactRelay } from './contact.js';

@@ -39,8 +39,6 @@ import { registerConsentRoutes, registerOidcClientRoutes } from './oidc-clients.
 import { registerSessions } from './session.js';
 import { typed } from './schema-types.js';
 
-export { DEFAULT_RELAY_TIMEOUT_MS, KEY_REFRESH_MS, PURGE_INTERVAL_MS, REDIS_WARNING_INTERVAL_MS, WEBHOOK_POLL_MS } from '../services.js';
-
 export interface AppDeps extends ServiceDeps {
   /** Fastify logger option; defaults to pino at `config.logLevel`. `false` silences. */
   logger?: FastifyServerOptions['logger'];
@@ -57,7 +55,7 @@ export interface AppDeps extends ServiceDeps {
 const trustOneHop = (_address: string, hop: number): boolean => hop === 0;
 
 /** 64 KiB request bodies at most (docs/protocol.md §4). */
-export const BODY_LIMIT = 64 * 1024;
+const BODY_LIMIT = 64 * 1024;
 
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,64}$/;
 
@@ -65,7 +63,7 @@ const REQUEST_ID = /^[A-Za-z0-9._:-]{1,64}$/;
 const CONNECTIONS_CHECK_MS = 500;
 
 /** Never log secrets, cookies or codes (docs/architecture.md, issue "Operations"). */
-export const LOG_REDACT = ['req.headers.cookie', 'req.headers.authorization', 'res.headers["set-cookie"]'];
+const LOG_REDACT = ['req.headers.cookie', 'req.headers.authorization', 'res.headers["set-cookie"]'];
 
 export async function buildApp(config: Config, deps: AppDeps = {}): Promise<FastifyInstance> {
   const app = Fastify({

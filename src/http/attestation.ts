@@ -29,7 +29,7 @@ export const ATTESTATION_EXAMPLE = {
   scheme: 'bip322',
 };
 
-export const VerifyBody = Type.Object(
+const VerifyBody = Type.Object(
   {
     ...ATTESTATION_FIELDS,
     attestation_id: Type.Optional(Type.String({ maxLength: 128, description: 'Claimed id; must equal sha256 of msg' })),
@@ -50,7 +50,7 @@ export const VERIFIED_EXAMPLE = {
   issued_at: '2026-04-22T12:00:00Z',
 } as const;
 
-export const VerifyResult = Type.Object(
+const VerifyResult = Type.Object(
   {
     ok: Type.Boolean(),
     codes: Type.Array(Type.String(), { description: 'Status codes (docs/api.md "Verification status codes")' }),

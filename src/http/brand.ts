@@ -9,7 +9,7 @@ import { fillAccent, themeAccent } from '../colour.js';
 import type { Brand } from '../config.js';
 import { escapeHtml, formatHtml, type Locale } from '../i18n/index.js';
 
-export const DEFAULT_BRAND_NAME = 'oc-host';
+const DEFAULT_BRAND_NAME = 'oc-host';
 
 /** /assets/brand.css: empty (a comment) without an accent. */
 export function brandCss(brand: Brand): string {

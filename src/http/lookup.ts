@@ -38,7 +38,7 @@ const SUBJECT_FIELDS = {
 // Non-negative integers written in decimal; 20 digits is beyond any sats amount.
 const NON_NEGATIVE_INTEGER = '^[0-9]{1,20}$';
 
-export const CheckQuery = Type.Object({
+const CheckQuery = Type.Object({
   ...SUBJECT_FIELDS,
   min_sats: Type.Optional(
     Type.String({ pattern: NON_NEGATIVE_INTEGER, description: 'Minimum confirmed sats bonded; integer ≥ 0, default 0' }),
@@ -46,7 +46,7 @@ export const CheckQuery = Type.Object({
   min_days: Type.Optional(Type.String({ pattern: NON_NEGATIVE_INTEGER, description: 'Minimum age in days; integer ≥ 0, default 0' })),
 });
 
-export const DiscoverQuery = Type.Object({
+const DiscoverQuery = Type.Object({
   ...SUBJECT_FIELDS,
   limit: Type.Optional(
     Type.String({
@@ -56,10 +56,10 @@ export const DiscoverQuery = Type.Object({
   ),
 });
 
-export const PublishBody = Type.Object(ATTESTATION_FIELDS, example(ATTESTATION_EXAMPLE));
+const PublishBody = Type.Object(ATTESTATION_FIELDS, example(ATTESTATION_EXAMPLE));
 
 /** An attestation envelope as publishers send it, or the {addr, msg, sig} body; other envelope fields are allowed and ignored. */
-export const PublishEnvelopeBody = Type.Object(
+const PublishEnvelopeBody = Type.Object(
   {
     address: Type.Optional(Type.String({ minLength: 1, maxLength: 128 })),
     message: Type.Optional(Type.String({ minLength: 1, maxLength: MAX_MESSAGE })),
@@ -82,7 +82,7 @@ export const PublishEnvelopeBody = Type.Object(
   },
 );
 
-export const CheckResult = Type.Object(
+const CheckResult = Type.Object(
   {
     ok: Type.Boolean({ description: 'True when the attestation verifies and every threshold is met' }),
     sats: Type.Integer({ description: 'Confirmed sats bonded' }),
@@ -113,7 +113,7 @@ export const CheckResult = Type.Object(
   }),
 );
 
-export const CheckNotFound = Type.Object(
+const CheckNotFound = Type.Object(
   {
     ok: Type.Literal(false),
     reasons: Type.Array(Type.String(), { description: '`["not_found"]`' }),
@@ -126,7 +126,7 @@ export const CheckNotFound = Type.Object(
   answer('No attestation of the subject verifies', { ok: false, reasons: ['not_found'] }),
 );
 
-export const Envelope = Type.Object(
+const Envelope = Type.Object(
   {
     attestation_id: Type.String(),
     scheme: Type.String(),
@@ -159,7 +159,7 @@ const EXAMPLE_RELAYS = ['wss://relay.example.com', 'wss://nostr.example.org'];
 /** The id of the Nostr event that carries the example attestation. */
 const EXAMPLE_EVENT_ID = '5c2e7d9a41f08b63e1d4c7a2b9f05e18d3a6c4b7e2f91d08a5c3b6e4f7a20d19';
 
-export const DiscoverResult = Type.Object(
+const DiscoverResult = Type.Object(
   {
     count: Type.Integer(),
     total: Type.Integer({ description: 'Distinct attestations found (up to 500 per relay)' }),
@@ -192,7 +192,7 @@ export const DiscoverResult = Type.Object(
   }),
 );
 
-export const PublishResult = Type.Object(
+const PublishResult = Type.Object(
   {
     ok: Type.Boolean({ description: 'True when the attestation verified and at least one relay accepted it' }),
     attestation_id: Type.String(),

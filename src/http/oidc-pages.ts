@@ -18,7 +18,7 @@ import { requestLocale } from './locale.js';
 import { allowingImagesFrom, loadPageFiles, localizedPages, renderTemplate, type PageFiles } from './pages.js';
 
 /** What the consent page shows. */
-export interface ConsentView {
+interface ConsentView {
   readonly uid: string;
   readonly clientName: string;
   readonly logoUri: string | undefined;
@@ -79,7 +79,7 @@ function queryLocale(url: string | undefined): Locale | undefined {
 }
 
 /** The sign-out question, with how it names the account that signed in to the app (when this browser shows it). */
-export interface LogoutView extends Omit<LogoutQuestion, 'accountId'> {
+interface LogoutView extends Omit<LogoutQuestion, 'accountId'> {
   readonly accountName: string | undefined;
 }
 

@@ -120,7 +120,7 @@ const FORWARDED: ReadonlyArray<{
 ];
 
 /** How the provider sees a host session (docs/protocol.md §8 "How the person signed in"). */
-export function hostSessionView(context: ServiceContext, found: Authenticated): HostSessionView {
+function hostSessionView(context: ServiceContext, found: Authenticated): HostSessionView {
   const { session, freshness } = found;
   // The presented token's freshness (session/freshness.ts), as every other door reads it.
   const amr = signInMethodClaims(session.signing_method, freshness.step_up_at).amr;

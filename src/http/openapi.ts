@@ -11,7 +11,7 @@ import { Account, answer, ErrorBody, errorResponses, RosterEntry } from './schem
 import { POLICY } from './policy.js';
 import { route } from './route.js';
 
-export const OPENAPI_TAGS = [
+const OPENAPI_TAGS = [
   { name: 'auth', description: 'Session cookie, JWKS, me, sign-in, logout, switch, account' },
   { name: 'challenge', description: 'Generic BIP-322 signed-challenge primitive' },
   { name: 'webauthn', description: 'Security keys and passkeys: registering, step-up, passkey sign-in' },
@@ -30,7 +30,7 @@ export const OPENAPI_TAGS = [
  * the path's words in camel case, so every operation has a stable id that
  * client generators name their functions after.
  */
-export function operationIdOf(method: string, url: string): string {
+function operationIdOf(method: string, url: string): string {
   const words = url
     .replace(/^\/api\//, '/')
     .split(/[^A-Za-z0-9]+/)

@@ -32,7 +32,7 @@ export interface Asset {
   readonly encoded: Readonly<Partial<Record<Encoding, { readonly body: Buffer; readonly etag: string }>>>;
 }
 
-export const CONTENT_TYPES: Readonly<Record<string, string>> = {
+const CONTENT_TYPES: Readonly<Record<string, string>> = {
   '.css': 'text/css; charset=utf-8',
   '.js': 'text/javascript; charset=utf-8',
   '.svg': 'image/svg+xml',
@@ -49,7 +49,7 @@ function digest(body: Buffer | string): string {
   return createHash('sha256').update(body).digest('base64url');
 }
 
-export function etagOf(body: Buffer | string): string {
+function etagOf(body: Buffer | string): string {
   return `"${digest(body).slice(0, 22)}"`;
 }
 
@@ -103,7 +103,7 @@ const EXPORT_DECLARATION = /^export\s+((?:async\s+)?function\*?|const|class)\s+(
 const EXPORT_LIST = /^export\s*\{([^}]*)\};?[ \t]*$/gm;
 
 /** The modules `source` imports, in the order it names them. */
-export function importsOf(source: string): string[] {
+function importsOf(source: string): string[] {
   return [...source.matchAll(STATIC_IMPORT)].map((match) => match[3] as string);
 }
 

@@ -77,7 +77,7 @@ const ASSET_MAX_AGE_SECONDS = 300;
 /** Assets under their hashed names never change: a year, and no revalidation. */
 const HASHED_ASSET_CACHE = 'public, max-age=31536000, immutable';
 
-export interface Templates {
+interface Templates {
   readonly signin: string;
   readonly account: string;
   readonly sudo: string;
@@ -265,7 +265,7 @@ function languageForm(locale: Locale): string {
  * `{{lang}}`, the footer, the language form and the brand markers. Done once per
  * language at start; what is left are the per-request `{{placeholders}}`.
  */
-export function localizeTemplate(template: string, locale: Locale, brand: Brand): string {
+function localizeTemplate(template: string, locale: Locale, brand: Brand): string {
   const translated = template.replace(MESSAGE_MARKER, (_whole, key: string, options: string) => {
     if (!Object.hasOwn(PAGE_CATALOGS.en, key)) throw new Error(`pages: no message ${key}`);
     const tags = Object.fromEntries(
@@ -289,7 +289,7 @@ const ASSET_REFERENCE = /\/assets\/([a-z0-9][a-z0-9-]*\.(?:css|js|svg|png|ico))(
 /** The operator's stylesheet (src/http/brand.ts), fixed at start like the files: one per brand. */
 const brandAssets = new Map<string, { readonly name: string; readonly asset: Asset }>();
 
-export function brandAsset(brand: Brand): { readonly name: string; readonly asset: Asset } {
+function brandAsset(brand: Brand): { readonly name: string; readonly asset: Asset } {
   const css = brandCss(brand);
   let made = brandAssets.get(css);
   if (made === undefined) {
@@ -500,7 +500,7 @@ export function sudoPurpose(value: string | undefined): string {
  * app's OpenID request passes it on, docs/protocol.md §8 "Signing in"): one
  * line, bounded, else nothing. The page only ever uses it as a field's value.
  */
-export function loginHintField(value: string | undefined): string {
+function loginHintField(value: string | undefined): string {
   if (value === undefined || value.length > 256 || /[\u0000-\u001f\u007f-\u009f]/.test(value)) return '';
   return value.trim();
 }

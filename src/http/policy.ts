@@ -27,7 +27,7 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 export type CorsClass = 'public' | 'family' | 'same-origin' | 'none';
 export type LimitClass = 'read' | 'auth';
 /** `otp`: the e-mail start's limits per IP, per address and IP, and per address; `contact`: the contact form's per-IP limit. */
-export type ExtraLimit = 'otp' | 'contact';
+type ExtraLimit = 'otp' | 'contact';
 
 export interface RoutePolicy {
   readonly cors: CorsClass;
@@ -114,7 +114,7 @@ export function decodedPathOf(url: string): string {
   }
 }
 
-export interface DeclaredPolicies {
+interface DeclaredPolicies {
   /** The policy of `method route` (the route pattern, e.g. `/api/auth/:provider/start`), if declared. */
   of(method: string, route: string): RoutePolicy | undefined;
   /** The policy of the route that `method path` would reach, for a preflight. */

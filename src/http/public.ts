@@ -13,7 +13,7 @@ import type { TypedApp } from './schema-types.js';
 import { route } from './route.js';
 
 /** docs/protocol.md §6: "cached 60 s". */
-export const FAMILY_STATS_TTL_MS = 60_000;
+const FAMILY_STATS_TTL_MS = 60_000;
 
 const Count = Type.Integer({ minimum: 0 });
 const FamilyStatsBody = Type.Object(

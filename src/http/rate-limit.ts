@@ -63,7 +63,7 @@ import { coarseNetwork } from '../session/index.js';
 import { sendError } from './errors.js';
 import { policyOf, type RoutePolicy } from './policy.js';
 
-export type LimitName = 'read' | 'auth' | 'otp_ip' | 'otp_email' | 'otp_address' | 'otp_resend' | 'contact';
+type LimitName = 'read' | 'auth' | 'otp_ip' | 'otp_email' | 'otp_address' | 'otp_resend' | 'contact';
 
 interface LimitSpec {
   readonly name: LimitName;
@@ -88,12 +88,12 @@ export interface RateLimitChecks {
 }
 
 /** Resends an hour per chain (one browser's start and its resends; docs/protocol.md §4 "Rate limits"). */
-export const RESENDS_PER_START = 3;
+const RESENDS_PER_START = 3;
 
 const MINUTE = 60_000;
 const HOUR = 3_600_000;
 /** Seconds a client is asked to wait while the shared limit store is unreachable. */
-export const STORE_DOWN_RETRY_AFTER_SECONDS = 5;
+const STORE_DOWN_RETRY_AFTER_SECONDS = 5;
 
 /** The counting key of a client address: IPv4 as is, IPv6 by its /64. */
 export function clientKey(ip: string): string {

@@ -321,7 +321,7 @@ export const EXAMPLE_OTHER_ACCOUNT = {
 } as const;
 
 /** The answer of every sign-in, switch or re-mint, for the account of {@link EXAMPLE_ACCOUNT}. */
-export const EXAMPLE_SESSION = { ok: true, account: EXAMPLE_ACCOUNT, token: ANSWER.token } as const;
+const EXAMPLE_SESSION = { ok: true, account: EXAMPLE_ACCOUNT, token: ANSWER.token } as const;
 
 /** The answer of every successful sign-in, switch or re-mint (docs/protocol.md §3). */
 export const SessionIssued = Type.Object(

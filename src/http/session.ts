@@ -30,7 +30,7 @@ const BEARER_TOKEN = /^[A-Za-z0-9_.-]+$/;
 const READING_METHODS: ReadonlySet<string> = new Set(['GET', 'HEAD']);
 
 /** The header a pinned browser tab sends its own session token in (the OrangeCheck client's `TAB_SESSION_HEADER`). */
-export const TAB_SESSION_HEADER = 'x-oc-tab-session';
+const TAB_SESSION_HEADER = 'x-oc-tab-session';
 
 /**
  * Every token the request presents in its cookies and `Authorization`,
@@ -120,7 +120,7 @@ export function pinnedToken(request: FastifyRequest): string | null | undefined 
  * pinned tab checks what the cookie still holds): undefined when the request
  * carries no session cookie at all, null when the cookies hold no live session.
  */
-export async function cookieSession(context: ServiceContext, request: FastifyRequest): Promise<Authenticated | null | undefined> {
+async function cookieSession(context: ServiceContext, request: FastifyRequest): Promise<Authenticated | null | undefined> {
   const tokens = readSessionCookies(request.headers.cookie);
   if (tokens.length === 0) return undefined;
   try {

@@ -22,14 +22,14 @@ import { pagesFr } from './pages/fr.js';
 
 export const LOCALES = ['en', 'de', 'es', 'fr'] as const;
 export type Locale = (typeof LOCALES)[number];
-export const DEFAULT_LOCALE: Locale = 'en';
+const DEFAULT_LOCALE: Locale = 'en';
 /** The cookie that keeps a person's choice of language. */
 export const LANGUAGE_COOKIE = 'oc_lang';
 
 /** What a language is called in itself, for the language form. */
 export const LANGUAGE_NAMES: Readonly<Record<Locale, string>> = { en: 'English', de: 'Deutsch', es: 'Español', fr: 'Français' };
 
-export type { MailMessageKey, PageMessageKey };
+export type { PageMessageKey };
 export type MessageKey = MailMessageKey | PageMessageKey;
 type Catalog<Key extends string> = Readonly<Record<Key, string>>;
 

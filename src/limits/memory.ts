@@ -22,7 +22,7 @@ export interface MemoryRateLimiterOptions {
   readonly maxKeys?: number;
 }
 
-export const DEFAULT_MAX_KEYS = 100_000;
+const DEFAULT_MAX_KEYS = 100_000;
 /** Expired keys removed per hit at most, so one request never pays for a long sweep. */
 const SWEEP_PER_HIT = 8;
 

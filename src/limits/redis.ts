@@ -19,7 +19,7 @@ import type { Redis } from 'ioredis';
 import { checkLimitArguments, type RateDecision, type RateLimiter } from './limiter.js';
 
 /** Key prefix of every bucket; ioredis's own `keyPrefix` (from REDIS_URL) comes before it. */
-export const RATE_LIMIT_KEY_PREFIX = 'oc:rl:';
+const RATE_LIMIT_KEY_PREFIX = 'oc:rl:';
 
 // The twin of gcraStep(). Numbers leave the script as strings: Redis would
 // truncate Lua floats to integers. `%.3f` keeps sub-millisecond intervals

@@ -21,7 +21,7 @@ import { createMemoryRateLimiter } from './memory.js';
 export type FailureMode = 'open' | 'closed';
 
 /** A decision, or `unavailable` when the store failed on a `closed` limit. */
-export type GuardedDecision = RateDecision | 'unavailable';
+type GuardedDecision = RateDecision | 'unavailable';
 
 export interface ResilientLimiter {
   hit(key: string, limit: number, windowMs: number, mode: FailureMode): GuardedDecision | Promise<GuardedDecision>;

@@ -13,7 +13,7 @@
 import { OcError } from '../errors.js';
 
 /** RFC 5321 §4.5.3.1.3: a forward path is at most 256 octets including `<>`. */
-export const MAX_EMAIL_LENGTH = 254;
+const MAX_EMAIL_LENGTH = 254;
 
 /** RFC 5321 §4.5.3.1.1. */
 const MAX_LOCAL_PART_LENGTH = 64;

@@ -53,20 +53,20 @@ export interface MailLog {
  * sign-in request open for minutes when the SMTP server is dead; a few seconds
  * is plenty for a healthy one and lets the request fail fast with 503.
  */
-export interface SmtpTimeouts {
+interface SmtpTimeouts {
   readonly connectionMs: number;
   readonly greetingMs: number;
   readonly socketMs: number;
 }
 
-export const DEFAULT_SMTP_TIMEOUTS: SmtpTimeouts = Object.freeze({
+const DEFAULT_SMTP_TIMEOUTS: SmtpTimeouts = Object.freeze({
   connectionMs: 5_000,
   greetingMs: 5_000,
   socketMs: 10_000,
 });
 
 /** docs/protocol.md §1: where mail goes without `SMTP_URL`. */
-export const DEFAULT_OUTBOX_DIR = './data/outbox';
+const DEFAULT_OUTBOX_DIR = './data/outbox';
 
 /**
  * Logged (as a warning) at start when `SMTP_URL` is unset: docs/protocol.md §1 asks

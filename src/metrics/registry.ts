@@ -109,7 +109,7 @@ interface HistogramSeries {
   count: number;
 }
 
-export const DEFAULT_SECONDS_BUCKETS: readonly number[] = [0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
+const DEFAULT_SECONDS_BUCKETS: readonly number[] = [0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
 
 export class Histogram extends Labelled<HistogramSeries> {
   readonly #buckets: readonly number[];

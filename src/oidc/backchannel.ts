@@ -21,7 +21,7 @@
 import { type OutboxAttempt, OutboxWorker, type SendResult } from '../outbox-worker.js';
 import type { ClaimedOidcLogout, OidcLogoutStore } from '../storage/index.js';
 
-export const MAX_LOGOUT_ATTEMPTS = 10;
+const MAX_LOGOUT_ATTEMPTS = 10;
 /** Logouts a worker sends at once. */
 const PARALLEL = 4;
 

@@ -35,7 +35,7 @@ export const ACR_KEY = 'phrh';
 export const ACR_BASIC = 'urn:oc:acr:basic';
 
 /** The `orangecheck` claim: the primary address's attestation as `/api/check` finds it. */
-export interface OrangeCheckClaim {
+interface OrangeCheckClaim {
   readonly address: string;
   /** False when no attestation of the address was found (or the relays could not be asked). */
   readonly found: boolean;

@@ -102,7 +102,7 @@ function viewOf(record: OidcClientRecord): ClientView {
 }
 
 /** Checks metadata the way the provider will load it; throws `bad_request` with the library's reason. */
-export type ClientValidator = (metadata: Readonly<Record<string, unknown>>) => Promise<void>;
+type ClientValidator = (metadata: Readonly<Record<string, unknown>>) => Promise<void>;
 
 export interface ClientRegistryDeps {
   readonly store: OidcStore;

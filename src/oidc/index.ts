@@ -3,26 +3,24 @@
  * Connect provider, on the certified `oidc-provider` library, with its keys,
  * clients, claims and storage adapter.
  */
-export { httpsOrigin, OidcService, type ConsentedApp, type OidcServiceDeps, type OidcWeb } from './service.js';
+export { httpsOrigin, OidcService, type OidcServiceDeps } from './service.js';
 export {
   INTERACTION_PATH,
   loginHintOf,
   OIDC_ROUTES,
   prefersKey,
   setAsideProviderSession,
-  type HostSessionReader,
   type HostSessionView,
   type LogoutQuestion,
   type OidcPages,
 } from './provider.js';
-export { ACR_BASIC, ACR_KEY, OIDC_SCOPES, type OrangeCheckClaim } from './claims.js';
+export { ACR_BASIC, ACR_KEY, OIDC_SCOPES } from './claims.js';
 export {
   CLIENT_AUTH_METHODS,
   cspSourceOf,
   type ClientAuthMethod,
-  type ClientInput,
   type ClientView,
   type IssuedClient,
 } from './clients.js';
-export { ensureOidcKeys, listOidcKeys, rotateOidcKeys, OIDC_ALGORITHMS, type OidcAlgorithm, type OidcKeyListing } from './keys.js';
-export { BackchannelLogoutDispatcher, MAX_LOGOUT_ATTEMPTS, type BackchannelDispatcherDeps, type LogoutToken } from './backchannel.js';
+export { ensureOidcKeys, listOidcKeys, rotateOidcKeys, OIDC_ALGORITHMS, type OidcAlgorithm } from './keys.js';
+export { BackchannelLogoutDispatcher } from './backchannel.js';

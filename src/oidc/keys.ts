@@ -15,7 +15,7 @@ export const OIDC_ALGORITHMS = ['RS256', 'ES256', 'EdDSA'] as const;
 export type OidcAlgorithm = (typeof OIDC_ALGORITHMS)[number];
 
 /** How long a retired key stays in the JWKS: a week, far past an ID token's hour and any sane JWKS cache. */
-export const OIDC_KEY_OVERLAP_MS = 7 * 24 * 60 * 60 * 1000;
+const OIDC_KEY_OVERLAP_MS = 7 * 24 * 60 * 60 * 1000;
 
 /** A private JWK as the provider library takes it: `kid`, `alg` and `use` set. */
 export type OidcPrivateJwk = JsonWebKey & { readonly kid: string; readonly alg: OidcAlgorithm; readonly use: 'sig' };
@@ -28,7 +28,7 @@ const THUMBPRINT_MEMBERS: Readonly<Record<string, readonly string[]>> = {
 };
 
 /** The RFC 7638 thumbprint of a public key, base64url. */
-export function oidcKeyThumbprint(jwk: JsonWebKey): string {
+function oidcKeyThumbprint(jwk: JsonWebKey): string {
   const members = THUMBPRINT_MEMBERS[String(jwk.kty)];
   if (members === undefined) throw new TypeError(`oidc keys: no thumbprint for key type ${String(jwk.kty)}`);
   const canonical = `{${members.map((name) => `${JSON.stringify(name)}:${JSON.stringify(jwk[name as keyof JsonWebKey])}`).join(',')}}`;
@@ -40,7 +40,7 @@ function isOidcAlgorithm(value: string): value is OidcAlgorithm {
 }
 
 /** A fresh private key for `alg`, from the operating system's CSPRNG. */
-export function generateOidcKey(alg: OidcAlgorithm): OidcPrivateJwk {
+function generateOidcKey(alg: OidcAlgorithm): OidcPrivateJwk {
   const pair =
     alg === 'RS256'
       ? generateKeyPairSync('rsa', { modulusLength: 2048 })

@@ -24,9 +24,9 @@ import type { Redis } from 'ioredis';
 import type { CacheEntry, MemoryCache, ResultCache } from '../cache.js';
 import { isJsonObject } from '../json.js';
 
-export const CHECK_CACHE_KEY_PREFIX = 'oc:check:';
+const CHECK_CACHE_KEY_PREFIX = 'oc:check:';
 /** Where deleted check results are announced; under the client's `keyPrefix`, which Redis does not apply to channels. */
-export const CHECK_DELETIONS_CHANNEL = 'oc:check:deleted';
+const CHECK_DELETIONS_CHANNEL = 'oc:check:deleted';
 /** The chain answers per address (src/chain/block-cache.ts), each with the tip it was read under. */
 export const CHAIN_CACHE_KEY_PREFIX = 'oc:chain:';
 

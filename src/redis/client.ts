@@ -15,9 +15,9 @@
  */
 import { Redis } from 'ioredis';
 
-export const REDIS_CONNECT_TIMEOUT_MS = 2_000;
+const REDIS_CONNECT_TIMEOUT_MS = 2_000;
 /** A command that gets no answer in this time fails like a refused one. */
-export const REDIS_COMMAND_TIMEOUT_MS = 1_000;
+const REDIS_COMMAND_TIMEOUT_MS = 1_000;
 
 export function createRedisClient(url: string): Redis {
   return new Redis(url, {

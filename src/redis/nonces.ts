@@ -15,7 +15,7 @@ import type { Redis } from 'ioredis';
 import { OcError } from '../errors.js';
 import type { NonceGuard } from '../signin/index.js';
 
-export const NONCE_KEY_PREFIX = 'oc:nonce:';
+const NONCE_KEY_PREFIX = 'oc:nonce:';
 const MIN_LIFETIME_MS = 1_000;
 
 export interface RedisNonceGuardOptions {

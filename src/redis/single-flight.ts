@@ -23,11 +23,11 @@ import { randomBytes } from 'node:crypto';
 import type { Redis } from 'ioredis';
 import { createSingleFlight, type SingleFlight } from '../cache.js';
 
-export const FLIGHT_KEY_PREFIX = 'oc:flight:';
+const FLIGHT_KEY_PREFIX = 'oc:flight:';
 /** Longer than a cold check normally takes (relays 4 s, Esplora 5 s per base). */
-export const DEFAULT_LOCK_TTL_MS = 15_000;
+const DEFAULT_LOCK_TTL_MS = 15_000;
 /** How long a waiter waits for another instance before doing the work itself. */
-export const DEFAULT_WAIT_MS = 10_000;
+const DEFAULT_WAIT_MS = 10_000;
 const FIRST_POLL_MS = 20;
 const MAX_POLL_MS = 200;
 

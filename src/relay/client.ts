@@ -35,7 +35,7 @@ import { parseEnvelopeEvent, type AttestationEnvelope } from './envelope.js';
 import { envelopeMatches, lookupFilters, normalizeLookup, tagsMayMatch, type AttestationLookup, type NormalizedLookup } from './lookup.js';
 
 /** The constructor of a `ws`-compatible client socket (tests may pass their own). */
-export type WebSocketConstructor = new (address: string, options?: ClientOptions) => WebSocket;
+type WebSocketConstructor = new (address: string, options?: ClientOptions) => WebSocket;
 
 export interface RelayPoolOptions {
   /** `ws://` or `wss://` relay URLs (docs/protocol.md §1 `NOSTR_RELAYS`). */
@@ -61,9 +61,9 @@ export interface RelayPoolOptions {
  * - `disconnected`: the connection dropped or failed before the answer;
  * - `overflow`: the relay sent more events, bytes or a larger frame than allowed.
  */
-export type RelayStatus = 'answered' | 'refused' | 'timeout' | 'unreachable' | 'disconnected' | 'overflow';
+type RelayStatus = 'answered' | 'refused' | 'timeout' | 'unreachable' | 'disconnected' | 'overflow';
 
-export interface RelayOutcome {
+interface RelayOutcome {
   readonly relay: string;
   readonly status: RelayStatus;
   /** EVENT frames received for our subscription (before any filtering). */
@@ -83,7 +83,7 @@ export interface VerifiedEnvelope extends AttestationEnvelope {
   readonly relays: readonly string[];
 }
 
-export interface AttestationQueryOptions {
+interface AttestationQueryOptions {
   /**
    * Events asked of each relay (the REQ `limit`, split over the look-up's
    * filters), at most `maxEventsPerRelay`, which is also the default. The
@@ -101,7 +101,7 @@ export interface AttestationQueryResult {
   readonly outcomes: readonly RelayOutcome[];
 }
 
-export interface PublishResult {
+interface PublishResult {
   /** Relays that acknowledged the event with `["OK", id, true, …]`. */
   readonly published: readonly string[];
   /** Relays that refused it, timed out or could not be reached. */

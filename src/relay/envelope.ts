@@ -20,7 +20,7 @@ import { attestationId as attestationIdOf, identityKey, parseIdentityItem, type 
 
 // The format layer owns identities, their comparison key and the id; relay
 // callers keep reading them from here.
-export { attestationIdOf, identityKey, parseIdentityItem as parseIdentity, type Identity };
+export { attestationIdOf, identityKey, parseIdentityItem as parseIdentity };
 
 /** NIP-78 application data, parameterized replaceable (NIP-01 "Kinds"). */
 export const ATTESTATION_KIND = 30078;

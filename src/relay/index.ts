@@ -3,8 +3,6 @@
  * its kind-30078 event, and the pool that reads and publishes them.
  */
 export {
-  ATTESTATION_KIND,
-  LEGACY_D_PREFIX,
   MAX_CONTENT_BYTES,
   attestationIdOf,
   buildAttestationEvent,
@@ -13,17 +11,12 @@ export {
   parseEnvelopeEvent,
   parseIdentity,
 } from './envelope.js';
-export type { AttestationEnvelope, BuildEnvelopeInput, Identity } from './envelope.js';
+export type { AttestationEnvelope } from './envelope.js';
 export { createRelayPool } from './client.js';
 export type {
-  AttestationQueryOptions,
   AttestationQueryResult,
-  PublishResult,
-  RelayOutcome,
   RelayPool,
   RelayPoolOptions,
-  RelayStatus,
   VerifiedEnvelope,
-  WebSocketConstructor,
 } from './client.js';
 export type { AttestationLookup } from './lookup.js';

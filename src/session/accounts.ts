@@ -3,8 +3,6 @@
  */
 import type { AccountRecord, IdentityRecord } from '../storage/index.js';
 
-export type DisplayIdentityKindName = 'btc' | 'email' | 'did' | 'nostr';
-
 export interface AccountView {
   /** The internal id, equal to the JWT `sub` (docs/protocol.md §3). */
   readonly id: string;
@@ -38,7 +36,7 @@ export function factsOf(identities: readonly IdentityRecord[]): ViewFacts {
   return { has_email: identities.some((identity) => identity.kind === 'email'), nostr_npub: identityValue(identities, 'nostr') ?? null };
 }
 
-export const DID_PREFIX = 'did:oc:';
+const DID_PREFIX = 'did:oc:';
 const ACCOUNT_ID = /^[0-9a-f]{32}$/;
 
 export function didOf(accountId: string): string {
@@ -85,7 +83,7 @@ export function emailBadge(email: string): { kind: 'email'; value: string } {
  * `display_identity` defaults to the primary address, else the e-mail, else
  * the did (docs/protocol.md §2); a chosen kind wins when the account holds it.
  */
-export function displayIdentityOf(account: AccountRecord, identities?: readonly IdentityRecord[]): { kind: string; value: string } {
+function displayIdentityOf(account: AccountRecord, identities?: readonly IdentityRecord[]): { kind: string; value: string } {
   const chosen = account.display_identity_kind;
   if (chosen === 'btc' && account.primary_btc) return { kind: 'btc', value: account.primary_btc };
   if (chosen === 'email' || chosen === 'nostr') {

@@ -13,7 +13,7 @@ export const SESSION_COOKIE_NAME = 'oc_session';
  * The roster binding (roster-binding.ts). The `__Host-` prefix makes a
  * browser accept it only with Secure, Path=/ and no Domain, from this host.
  */
-export const ROSTER_COOKIE_NAME = '__Host-oc_roster';
+const ROSTER_COOKIE_NAME = '__Host-oc_roster';
 const ROSTER_VALUE = /^[A-Za-z0-9_-]{22}$/;
 
 /** At most this many `oc_session` values are taken from one request. */

@@ -24,7 +24,7 @@ export interface TokenFreshness {
 }
 
 /** No step-up at all: a superseded token's, or a sign-in's before any step-up. */
-export const NO_FRESHNESS: TokenFreshness = Object.freeze({ sudo_at: null, step_up_at: null });
+const NO_FRESHNESS: TokenFreshness = Object.freeze({ sudo_at: null, step_up_at: null });
 
 /**
  * The freshness of a presented token: its row's for the row's own token,

@@ -2,7 +2,7 @@
  * Sessions (docs/protocol.md §3): signing keys and the JWKS, the session JWT, and
  * the `oc_session` cookie.
  */
-export { clientFacts, coarseNetwork, deviceLabel, localDeviceLabel, type ClientFacts } from './device.js';
+export { clientFacts, coarseNetwork, localDeviceLabel, type ClientFacts } from './device.js';
 export {
   DEFAULT_KEY_OVERLAP_SECONDS,
   KeyRing,
@@ -12,17 +12,13 @@ export {
   signingKeyFromJwk,
   verificationKeyFromJwk,
 } from './keys.js';
-export type { KeyRingOptions, PrivateJwk, PublicJwk, SigningKey, StoredSigningKey, VerificationKey } from './keys.js';
+export type { SigningKey } from './keys.js';
 
 export { MAX_TOKEN_LENGTH, SESSION_LIFETIME_SECONDS, mintSessionJwt, tokenHash, verifySessionJwt } from './jwt.js';
-export { signInMethodClaims, type SignInMethodClaims } from './sign-in-method.js';
+export { signInMethodClaims } from './sign-in-method.js';
 export type {
-  AuthenticationMethod,
-  DisplayIdentity,
   SessionClaims,
   SessionClaimsInput,
-  VerificationKeySource,
-  VerifySessionOptions,
 } from './jwt.js';
 
 export {
@@ -37,13 +33,12 @@ export {
   serializeRosterCookie,
   serializeSessionCookie,
 } from './cookie.js';
-export type { ClearedSessionCookieOptions, SessionCookieOptions } from './cookie.js';
 export { accountIdFromDid, didOf } from './accounts.js';
 export type { AccountView } from './accounts.js';
 export { loadKeyRing, loadServerSecret, rotateSigningKey } from './keystore.js';
 export { RevocationFeed } from './revocations.js';
 export { isRosterBinding, rosterBinding } from './roster-binding.js';
 export { SessionService } from './service.js';
-export { NO_FRESHNESS, freshnessOf, type TokenFreshness } from './freshness.js';
+export type { TokenFreshness } from './freshness.js';
 export type { Authenticated, IssuedSession, SigningMethod } from './service.js';
-export { accountStanding, mayAct, standingAccount, type AccountStanding } from './standing.js';
+export { accountStanding, mayAct } from './standing.js';

@@ -15,7 +15,7 @@ import { decodeBase64url, sha256Hex } from '../crypto.js';
 import type { SigningKey, VerificationKey } from './keys.js';
 import type { AuthenticationMethod, DisplayIdentity, OcSessionClaims } from '../../packages/verify/src/claims.js';
 
-export type { AuthenticationMethod, DisplayIdentity };
+export type { AuthenticationMethod };
 
 export { SESSION_LIFETIME_SECONDS } from './lifetime.js';
 
@@ -77,7 +77,7 @@ function listClaim(value: unknown): string[] | undefined | null {
  * The masked form an e-mail display identity takes in a token: the first
  * character of the local part and the top-level domain, `j•••@•••.org`.
  */
-export const EMAIL_BADGE = /^[^\s@•]?•••@•••(?:\.[^\s@.•]+)?$/u;
+const EMAIL_BADGE = /^[^\s@•]?•••@•••(?:\.[^\s@.•]+)?$/u;
 
 /**
  * docs/protocol.md §3: never an e-mail address in the token. An `email`

@@ -27,7 +27,7 @@ export interface PublicJwk {
 }
 
 /** The private JWK as stored (database or `OC_AUTH_PRIVATE_JWK`). */
-export interface PrivateJwk {
+interface PrivateJwk {
   readonly kty: 'OKP';
   readonly crv: 'Ed25519';
   readonly x: string;

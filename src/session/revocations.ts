@@ -30,7 +30,7 @@ import type { SessionStore } from '../storage/index.js';
 
 export const MAX_REVOCATIONS_PER_PAGE = 1000;
 export const CLOCK_SKEW_MS = 5000;
-export const FEED_CACHE_MS = 1000;
+const FEED_CACHE_MS = 1000;
 /** Cached cursors at most; an attacker varying `since` cannot grow the cache without bound. */
 const MAX_CACHED_CURSORS = 256;
 

@@ -68,9 +68,9 @@ export interface IssuedSession {
 type Freshness = { readonly sudo_at?: number; readonly step_up_at?: number };
 
 /** A row keeps at most this many tab tokens; minting one more drops the oldest. */
-export const MAX_TAB_TOKENS_PER_SESSION = 32;
+const MAX_TAB_TOKENS_PER_SESSION = 32;
 
-export interface RosterEntry extends AccountView {
+interface RosterEntry extends AccountView {
   readonly last_seen_at: string;
 }
 

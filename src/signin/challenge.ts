@@ -20,9 +20,9 @@ import { OcError } from '../errors.js';
 const HEADER = 'orangecheck-auth';
 const ACK = 'I authorize this session under the OrangeCheck auth challenge.';
 
-export const DEFAULT_CHALLENGE_TTL_SECONDS = 300;
-export const MIN_CHALLENGE_TTL_SECONDS = 30;
-export const MAX_CHALLENGE_TTL_SECONDS = 3600;
+const DEFAULT_CHALLENGE_TTL_SECONDS = 300;
+const MIN_CHALLENGE_TTL_SECONDS = 30;
+const MAX_CHALLENGE_TTL_SECONDS = 3600;
 
 /**
  * The purpose of a challenge asked without one (docs/protocol.md §5): a
@@ -111,7 +111,7 @@ export interface CheckChallengeInput {
 /** docs/protocol.md §5 codes, in the order the checks run. */
 /** Why a challenge check failed; with the verification codes, what `invalid_challenge` carries in `codes` (docs/errors.md). */
 export const CHALLENGE_CODES: readonly string[] = ['decode_error', 'nonce_mismatch', 'expired', 'aud_mismatch', 'purpose_mismatch'];
-export type ChallengeFailureCode = 'decode_error' | 'nonce_mismatch' | 'expired' | 'aud_mismatch' | 'purpose_mismatch';
+type ChallengeFailureCode = 'decode_error' | 'nonce_mismatch' | 'expired' | 'aud_mismatch' | 'purpose_mismatch';
 
 export type ChallengeCheckResult =
   | { readonly ok: true; readonly address: string; readonly nonce: string; readonly expiresAt: Date }

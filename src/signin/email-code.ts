@@ -117,7 +117,7 @@ export const EMAIL_CODE_TTL_MS = 10 * 60 * 1000;
 export const EMAIL_CODE_MAX_ATTEMPTS = 5;
 
 /** docs/api.md Limits: "E-mail code length: 6 digits". */
-export const EMAIL_CODE_LENGTH = 6;
+const EMAIL_CODE_LENGTH = 6;
 
 const CODE_FORMAT = /^[0-9]{6}$/;
 
@@ -152,7 +152,7 @@ const CHAIN_TOKEN_LABEL = 'oc-host/email-code-token/v2';
 const LINK_HASH_LABEL = 'oc-host/email-link/v1';
 
 /** docs/protocol.md §6: a code remembers the codes of at most this many earlier mails of its resend chain. */
-export const REPLACED_CODES_KEPT = 5;
+const REPLACED_CODES_KEPT = 5;
 
 /**
  * What verify compares with when no live code can take the try: never equal
@@ -178,7 +178,7 @@ export interface EmailCodeServiceOptions {
 }
 
 /** The body of `start` without `ok` (docs/protocol.md §6: `{ok: true, token, expiresAt}`). */
-export interface EmailCodeStarted extends Pick<IssuedChallenge, 'expiresAt'> {
+interface EmailCodeStarted extends Pick<IssuedChallenge, 'expiresAt'> {
   /**
    * Opaque; the client sends it back with the code, so that its tries count
    * against this start's code and no one else's can use them up.
@@ -186,7 +186,7 @@ export interface EmailCodeStarted extends Pick<IssuedChallenge, 'expiresAt'> {
   readonly token: string;
 }
 
-export interface EmailCodeVerified {
+interface EmailCodeVerified {
   /** The normalized (trimmed, lowercased) address whose control was proven. */
   readonly email: string;
 }
@@ -360,7 +360,7 @@ interface CodeMail {
  * token, which only the browser that asked for the code keeps
  * (docs/protocol.md §6 "E-mail codes").
  */
-export function codeLink(publicUrl: string, email: string, link: string): string {
+function codeLink(publicUrl: string, email: string, link: string): string {
   const fragment = new URLSearchParams({ link, email });
   return `${new URL('/signin', publicUrl).href}#${fragment}`;
 }

@@ -38,10 +38,10 @@ import { HANDOFF_PURGE_DELAY_MS, type HandoffRecord, type HandoffStore } from '.
 import { proveAddress, type ChallengeProofContext } from './bip322-signin.js';
 
 /** docs/protocol.md "Signing in from a phone": a hand-off lives 3 minutes. */
-export const HANDOFF_TTL_MS = 3 * 60_000;
+const HANDOFF_TTL_MS = 3 * 60_000;
 
 /** How long after expiry an approved hand-off may still be claimed (shorter than the purge delay). */
-export const HANDOFF_CLAIM_GRACE_MS = 30_000;
+const HANDOFF_CLAIM_GRACE_MS = 30_000;
 
 if (HANDOFF_CLAIM_GRACE_MS >= HANDOFF_PURGE_DELAY_MS) throw new Error('handoff: the claim grace must end before the row is purged');
 
@@ -116,11 +116,6 @@ function used(): OcError {
 
 function mismatch(): OcError {
   return new OcError('handoff_mismatch', 'handoff: the phone approved another account than the one confirmed; ask for a new code');
-}
-
-/** `123 456` for display; the value itself is the 6 digits. */
-export function spacedCode(code: string): string {
-  return `${code.slice(0, 3)} ${code.slice(3)}`;
 }
 
 export class HandoffService {

@@ -18,7 +18,7 @@ import { ProviderError } from './oauth-errors.js';
 export const GITHUB_AUTH_BASE = 'https://github.com';
 export const GITHUB_API_BASE = 'https://api.github.com';
 /** `read:user` for the profile, `user:email` for `/user/emails`. */
-export const GITHUB_SCOPES = 'read:user user:email';
+const GITHUB_SCOPES = 'read:user user:email';
 
 /** GitHub refuses API requests without a User-Agent. */
 const USER_AGENT = 'oc-host';

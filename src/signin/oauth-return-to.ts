@@ -112,7 +112,7 @@ export function safeReturnTo(value: string, publicUrl: string, isAllowedOrigin: 
  * the tab takes up the cookie's account with its fresh claims instead of
  * keeping a token minted before the ceremony.
  */
-export const TAB_ADOPT_HASH = '#oc-adopt';
+const TAB_ADOPT_HASH = '#oc-adopt';
 
 /**
  * `returnTo` with {@link TAB_ADOPT_HASH}, when it is a URL of another origin

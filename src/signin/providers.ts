@@ -27,11 +27,10 @@ import { ConsumedStates, OAUTH_STATE_COOKIE_NAME, OAUTH_STATE_TTL_SECONDS, deriv
 
 export { PROVIDER_ERROR_CODES, ProviderError, isProviderError, type ProviderErrorCode } from './oauth-errors.js';
 export { OAUTH_STATE_COOKIE_NAME, OAUTH_STATE_TTL_SECONDS } from './oauth-state.js';
-export { RETURN_TO_DETAIL, TAB_ADOPT_HASH, checkReturnTo, withTabAdoptMarker } from './oauth-return-to.js';
-export type { ProviderProfile } from './oauth-oidc.js';
+export { RETURN_TO_DETAIL, checkReturnTo, withTabAdoptMarker } from './oauth-return-to.js';
 
 /** Outbound calls to a provider give up after this long (discovery, token, userinfo, keys). */
-export const DEFAULT_PROVIDER_TIMEOUT_SECONDS = 10;
+const DEFAULT_PROVIDER_TIMEOUT_SECONDS = 10;
 
 /** `OC_SERVER_SECRET` is 32+ bytes (docs/protocol.md §1). */
 const MIN_SECRET_BYTES = 32;
@@ -67,7 +66,7 @@ export interface ProviderRegistryOptions {
   readonly timeoutSeconds?: number;
 }
 
-export interface ProviderListing {
+interface ProviderListing {
   readonly id: string;
   readonly label: string;
 }
@@ -79,20 +78,20 @@ export interface StartOptions {
   readonly add?: boolean | undefined;
 }
 
-export interface StateCookie {
+interface StateCookie {
   /** `oc_oauth`; set with Path=/api/auth, HttpOnly, Secure, SameSite=Lax. */
   readonly name: string;
   readonly value: string;
   readonly maxAgeSeconds: number;
 }
 
-export interface StartResult {
+interface StartResult {
   /** The provider's consent screen; answer 302 to it. */
   readonly redirectUrl: string;
   readonly stateCookie: StateCookie;
 }
 
-export interface CallbackInput {
+interface CallbackInput {
   /** The callback's query string as received. */
   readonly query: URLSearchParams | Readonly<Record<string, string | undefined>>;
   /** The `oc_oauth` cookie value, if the browser sent one. */
@@ -125,7 +124,7 @@ export interface ProviderRegistry {
 type Provider = { kind: 'oidc'; client: OidcProvider } | { kind: 'github'; client: GitHubProvider };
 
 /** `GitHub`, `Google`, else the id title-cased (`my-corp` → `My Corp`). */
-export function providerLabel(id: string): string {
+function providerLabel(id: string): string {
   return (
     KNOWN_LABELS[id] ??
     id

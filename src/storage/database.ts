@@ -94,7 +94,7 @@ export interface OpenDatabase {
 }
 
 /** SQLite's busy_timeout: how long a writer waits for another process's lock. */
-export const SQLITE_BUSY_TIMEOUT_MS = 5000;
+const SQLITE_BUSY_TIMEOUT_MS = 5000;
 
 const SCHEMA_NAME = /^[A-Za-z_][A-Za-z0-9_]{0,62}$/;
 

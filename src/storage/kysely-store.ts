@@ -43,7 +43,7 @@ function methodsOf<T extends object>(area: T): { [K in keyof T]: T[K] } {
 }
 
 /** Builds the whole store over one open database. */
-export function createStore(executor: StoreExecutor): Store {
+function createStore(executor: StoreExecutor): Store {
   const db = executor.db;
   const oidc = new OidcArea(executor);
   return {

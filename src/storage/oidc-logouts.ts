@@ -76,7 +76,7 @@ export function logOutSessions(trx: Kysely<DatabaseSchema>, jtis: readonly strin
 }
 
 /** In a deletion's transaction: every client these accounts signed in to, through any host session, is logged out. */
-export function logOutAccounts(trx: Kysely<DatabaseSchema>, accountIds: readonly string[], now: number): Promise<number> {
+function logOutAccounts(trx: Kysely<DatabaseSchema>, accountIds: readonly string[], now: number): Promise<number> {
   return endLinks(trx, 'account_id', accountIds, now);
 }
 

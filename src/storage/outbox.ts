@@ -16,7 +16,7 @@ export type OutboxTable = 'webhook_deliveries' | 'oidc_logouts';
 type OutboxDatabase = Record<OutboxTable, OutboxColumns & { id: string }>;
 
 /** What every outbox row tells of its attempts, as the records give it. */
-export interface OutboxRow {
+interface OutboxRow {
   readonly state: string;
   readonly attempts: number | string;
   readonly next_attempt_at: number | string;
@@ -34,7 +34,7 @@ function outbox(db: Kysely<DatabaseSchema>): Kysely<OutboxDatabase> {
 const numberOrNull = (value: number | string | null): number | null => (value === null ? null : Number(value));
 
 /** The attempt fields of a row (the drivers answer numbers or numeric strings). */
-export function outboxState(row: OutboxRow): OutboxState {
+function outboxState(row: OutboxRow): OutboxState {
   return {
     state: row.state as OutboxState['state'],
     attempts: Number(row.attempts),
@@ -114,7 +114,7 @@ export async function claimRows<Claimed>(
 }
 
 /** Leases up to `limit` due rows of `table` to `owner` until `now + leaseMs`; the ids it got, oldest due first. */
-export async function claimDue(
+async function claimDue(
   db: Kysely<DatabaseSchema>,
   table: OutboxTable,
   owner: string,

@@ -32,7 +32,7 @@ export function toDatabaseBoolean(engine: DatabaseEngine, value: boolean): Datab
   return value ? 1 : 0;
 }
 
-export function fromDatabaseBoolean(value: DatabaseBoolean): boolean {
+function fromDatabaseBoolean(value: DatabaseBoolean): boolean {
   return value === true || value === 1;
 }
 

@@ -76,12 +76,12 @@ export interface SessionsTable {
   network: string | null;
 }
 
-export interface UsedNoncesTable {
+interface UsedNoncesTable {
   nonce: string;
   expires_at: number;
 }
 
-export interface SettingsTable {
+interface SettingsTable {
   key: string;
   value: string;
 }
@@ -150,7 +150,7 @@ export interface OutboxColumns {
   delivered_at: number | null;
 }
 
-export interface WebhookDeliveriesTable extends OutboxColumns {
+interface WebhookDeliveriesTable extends OutboxColumns {
   id: string;
   app_id: string;
   event_type: string;
@@ -159,7 +159,7 @@ export interface WebhookDeliveriesTable extends OutboxColumns {
   created_at: number;
 }
 
-export interface AttestEventsTable {
+interface AttestEventsTable {
   id: Generated<number>;
   kind: AttestEventKind;
   at: number;
@@ -172,7 +172,7 @@ export interface AttestEventsTable {
  * 6, docs/protocol.md §3): each is valid while its row is live, and a
  * re-mint of the row's own token leaves them alone.
  */
-export interface TabTokensTable {
+interface TabTokensTable {
   token_hash: string;
   /** The row the token belongs to. */
   jti: string;
@@ -211,7 +211,7 @@ export interface WebAuthnCredentialsTable {
 }
 
 /** Security events per account (migration 9, docs/protocol.md §6 "Activity"). */
-export interface ActivityTable {
+interface ActivityTable {
   id: string;
   account_id: string;
   at: number;
@@ -221,7 +221,7 @@ export interface ActivityTable {
 }
 
 /** The OpenID provider's signing keys (migration 15, docs/protocol.md §8). */
-export interface OidcKeysTable {
+interface OidcKeysTable {
   /** RFC 7638 thumbprint of the public key. */
   kid: string;
   /** `RS256`, `ES256` or `EdDSA`. */
@@ -272,7 +272,7 @@ export interface OidcConsentsTable {
  * host session (migration 16), so that ending the host session tells the
  * client. One row per (host session, client).
  */
-export interface OidcSessionLinksTable {
+interface OidcSessionLinksTable {
   /** The host session row's jti. */
   session_jti: string;
   client_id: string;
@@ -288,7 +288,7 @@ export interface OidcSessionLinksTable {
 }
 
 /** docs/protocol.md §8 "Logout": the back-channel logout outbox, one row per (client, sid) (migration 16). */
-export interface OidcLogoutsTable extends OutboxColumns {
+interface OidcLogoutsTable extends OutboxColumns {
   id: string;
   client_id: string;
   account_id: string;
@@ -296,7 +296,7 @@ export interface OidcLogoutsTable extends OutboxColumns {
   created_at: number;
 }
 
-export interface SchemaMigrationsTable {
+interface SchemaMigrationsTable {
   version: number;
   name: string;
   applied_at: number;

@@ -43,10 +43,10 @@ import {
 import type { RelyingParty } from './relying-party.js';
 
 /** Labels are short texts people give, under the display-name rules, at most this long. */
-export const MAX_CREDENTIAL_LABEL_LENGTH = 64;
+const MAX_CREDENTIAL_LABEL_LENGTH = 64;
 
 /** An account keeps at most this many keys: enough for every device a person owns, bounded for the options list. */
-export const MAX_CREDENTIALS_PER_ACCOUNT = 20;
+const MAX_CREDENTIALS_PER_ACCOUNT = 20;
 
 /** EdDSA, ES256, RS256 (COSE algorithm ids), in that order of preference. */
 const ALGORITHMS = [-8, -7, -257];
@@ -89,7 +89,7 @@ export interface WebAuthnServiceDeps {
   readonly activity: Pick<ActivityLog, 'record'>;
 }
 
-export function credentialView(record: WebAuthnCredentialRecord): CredentialView {
+function credentialView(record: WebAuthnCredentialRecord): CredentialView {
   return {
     id: record.id,
     label: record.label,

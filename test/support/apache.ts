@@ -17,11 +17,11 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
 export const APACHE_PATH = process.env.APACHE_PATH ?? '/usr/sbin/apache2';
-export const APACHE_MODULES = process.env.APACHE_MODULES ?? '/usr/lib/apache2/modules';
+const APACHE_MODULES = process.env.APACHE_MODULES ?? '/usr/lib/apache2/modules';
 export const HAVE_APACHE = existsSync(APACHE_PATH) && existsSync(join(APACHE_MODULES, 'mod_auth_openidc.so'));
 
 /** The claims the protected page shows, one `name: value` line each. */
-export const SHOWN_CLAIMS = ['sub', 'iss', 'email', 'email_verified', 'primary_btc', 'acr', 'amr'] as const;
+const SHOWN_CLAIMS = ['sub', 'iss', 'email', 'email_verified', 'primary_btc', 'acr', 'amr'] as const;
 
 export interface ApacheRelyingParty {
   /** `http://127.0.0.1:<port>` */
@@ -47,7 +47,7 @@ export interface ApacheOptions {
 }
 
 /** The whole configuration: what an operator's own holds, besides TLS and a real host name. */
-export function apacheConfig(directory: string, options: ApacheOptions, passphrase: string): string {
+function apacheConfig(directory: string, options: ApacheOptions, passphrase: string): string {
   // Started as root, Apache serves as another user (it refuses to serve as root).
   const user = process.getuid?.() === 0 ? 'User www-data\nGroup www-data\n' : '';
   return `ServerRoot "${directory}"
@@ -94,7 +94,7 @@ OIDCRemoteUserClaim sub
 }
 
 /** The protected page: the signed-in user and each claim, as mod_auth_openidc sets them for the request. */
-export function protectedPage(): string {
+function protectedPage(): string {
   const claimLines = SHOWN_CLAIMS.map((name) => `${name}: <!--#echo var="OIDC_CLAIM_${name}" -->`).join('\n');
   return `<!doctype html>\n<title>Protected</title>\n<pre id="claims">\nuser: <!--#echo var="REMOTE_USER" -->\n${claimLines}\n</pre>\n`;
 }

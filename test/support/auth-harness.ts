@@ -21,7 +21,7 @@ import { type Bend, SoftwareAuthenticator } from './webauthn-authenticator.js';
  * Rate limits off: these suites make hundreds of auth calls from one
  * loopback IP on purpose (the limits have their own tests).
  */
-export const AUTH_TEST_ENV: Readonly<Record<string, string>> = Object.freeze({
+const AUTH_TEST_ENV: Readonly<Record<string, string>> = Object.freeze({
   RATE_LIMIT_READ_PER_MIN: '0',
   RATE_LIMIT_AUTH_PER_MIN: '0',
 });

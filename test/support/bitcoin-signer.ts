@@ -28,8 +28,6 @@ import {
   type WitnessStack,
 } from '../../src/bitcoin/tx.js';
 
-export { messageHashBip322 } from '../../src/bitcoin/tx.js';
-
 export type SignerAddressType = 'p2pkh' | 'p2sh-p2wpkh' | 'p2wpkh' | 'p2tr';
 
 function assertPrivateKey(privateKey: Uint8Array): void {

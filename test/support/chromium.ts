@@ -42,7 +42,7 @@ export async function axeViolations(page: Page): Promise<string[]> {
 }
 
 /** Makes every Content-Security-Policy violation of the context's pages a console error, which the suites count as a problem. */
-export async function reportCspViolations(context: BrowserContext): Promise<void> {
+async function reportCspViolations(context: BrowserContext): Promise<void> {
   await context.addInitScript(() => {
     (
       globalThis as unknown as {
@@ -70,7 +70,7 @@ export async function pageContext(
 }
 
 /** Whether `page` scrolls sideways (a layout too wide for its viewport). */
-export function scrollsSideways(page: Page): Promise<boolean> {
+function scrollsSideways(page: Page): Promise<boolean> {
   return page.evaluate('document.documentElement.scrollWidth > window.innerWidth') as Promise<boolean>;
 }
 

@@ -15,8 +15,8 @@ import { extractCode, type TestSmtpServer } from './smtp-server.js';
 /** The host's PUBLIC_URL, so the `iss` of every token. */
 export const ISSUER = 'https://auth.example.com';
 /** A consumer site of the family (COOKIE_DOMAIN `.example.com`). */
-export const CONSUMER_ORIGIN = 'https://app.example.com';
-export const FAMILY_ENV: Readonly<Record<string, string>> = { PUBLIC_URL: ISSUER, COOKIE_DOMAIN: '.example.com' };
+const CONSUMER_ORIGIN = 'https://app.example.com';
+const FAMILY_ENV: Readonly<Record<string, string>> = { PUBLIC_URL: ISSUER, COOKIE_DOMAIN: '.example.com' };
 
 export interface RunningHost {
   readonly app: FastifyInstance;
@@ -45,7 +45,7 @@ export async function startHost(env: Record<string, string> = {}, deps: AppDeps 
 }
 
 /** The `oc_session` value a reply set (the family cookie), failing loudly when there is none. */
-export function sessionCookieOf(reply: Reply): string {
+function sessionCookieOf(reply: Reply): string {
   if (reply.status !== 200) throw new Error(`consumer test: sign-in failed with ${reply.status}: ${JSON.stringify(reply.body)}`);
   for (const line of reply.setCookies) {
     const match = /^oc_session=([^;]+);/.exec(line);

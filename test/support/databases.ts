@@ -24,7 +24,7 @@ import { nodeSqliteSupported, type SqliteDriverName } from '../../src/storage/sq
 
 export type TestEngine = 'sqlite' | 'postgres';
 
-export const DEFAULT_TEST_DATABASE_URL = 'postgres://postgres@127.0.0.1:5432/test';
+const DEFAULT_TEST_DATABASE_URL = 'postgres://postgres@127.0.0.1:5432/test';
 
 export function postgresTestUrl(): string {
   return process.env.TEST_DATABASE_URL || DEFAULT_TEST_DATABASE_URL;

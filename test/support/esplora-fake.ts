@@ -19,7 +19,7 @@ import type { AddressInfo } from 'node:net';
 import type { VerifyAttestationDeps } from '../../src/attest/index.js';
 import { createEsploraClient } from '../../src/chain/index.js';
 
-export type EsploraFakeMode = 'ok' | 'broken' | 'malformed' | 'slow' | 'http500';
+type EsploraFakeMode = 'ok' | 'broken' | 'malformed' | 'slow' | 'http500';
 
 /** A UTXO as Esplora serialises it. Tests may also serve deliberately wrong shapes. */
 export interface EsploraUtxoJson {
@@ -40,7 +40,7 @@ export interface EsploraFakeOptions {
   slowMs?: number;
 }
 
-export interface EsploraFakeRequests {
+interface EsploraFakeRequests {
   utxo: number;
   tipHeight: number;
   tipHash: number;

@@ -17,7 +17,7 @@ import { createHash, randomBytes } from 'node:crypto';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 
-export interface GitHubEmail {
+interface GitHubEmail {
   email: string;
   primary: boolean;
   verified: boolean;
@@ -34,7 +34,7 @@ export interface GitHubTestUser {
 }
 
 /** How the fake misbehaves: `user-error` / `emails-error` answer 500 on those routes. */
-export type GitHubFakeFailure = 'user-error' | 'emails-error' | undefined;
+type GitHubFakeFailure = 'user-error' | 'emails-error' | undefined;
 
 export interface GitHubFakeOptions {
   clientId: string;

@@ -18,7 +18,7 @@ export const SLOW_4G = {
   latency: 562.5,
 };
 
-export interface Fetched {
+interface Fetched {
   readonly url: string;
   /** The protocol's resource type: Document, Stylesheet, Script, Fetch, … */
   readonly type: string;

@@ -11,7 +11,7 @@ import { randomBytes } from 'node:crypto';
 import { Redis } from 'ioredis';
 import { freePort } from './instances.js';
 
-export const DEFAULT_TEST_REDIS_URL = 'redis://127.0.0.1:6379/0';
+const DEFAULT_TEST_REDIS_URL = 'redis://127.0.0.1:6379/0';
 
 export function redisTestBaseUrl(): string {
   return process.env.TEST_REDIS_URL || DEFAULT_TEST_REDIS_URL;

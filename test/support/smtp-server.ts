@@ -20,14 +20,14 @@ import { EventEmitter } from 'node:events';
 import type { AddressInfo } from 'node:net';
 import { SMTPServer } from 'smtp-server';
 
-export type SmtpServerMode = 'accept' | 'reject-rcpt' | 'reject-data' | 'silent';
+type SmtpServerMode = 'accept' | 'reject-rcpt' | 'reject-data' | 'silent';
 
 export interface SmtpServerOptions {
   readonly auth?: { readonly user: string; readonly pass: string } | undefined;
   readonly mode?: SmtpServerMode | undefined;
 }
 
-export interface ReceivedPart {
+interface ReceivedPart {
   /** Lowercase MIME type, e.g. `text/plain`. */
   readonly contentType: string;
   /** Decoded to text (UTF-8 unless the part says otherwise); text parts with `\n` line ends. */

@@ -9,7 +9,7 @@
  */
 import { createHash, generateKeyPairSync, randomBytes, sign, type KeyObject } from 'node:crypto';
 
-export type Algorithm = 'ES256' | 'EdDSA';
+type Algorithm = 'ES256' | 'EdDSA';
 
 // ---- a little CBOR (RFC 8949): what COSE keys and attestation objects use ----
 
@@ -25,7 +25,7 @@ function head(major: number, value: number): Buffer {
 
 type Cbor = number | string | Uint8Array | Map<number | string, Cbor> | Cbor[];
 
-export function cbor(value: Cbor): Buffer {
+function cbor(value: Cbor): Buffer {
   if (typeof value === 'number') return value >= 0 ? head(0, value) : head(1, -1 - value);
   if (typeof value === 'string') {
     const bytes = Buffer.from(value, 'utf8');

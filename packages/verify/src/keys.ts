@@ -40,7 +40,7 @@ export interface KeySource {
 }
 
 /** A token without a kid is tried against at most this many keys. */
-export const MAX_CANDIDATE_KEYS = 8;
+const MAX_CANDIDATE_KEYS = 8;
 
 /**
  * Why a JWK is not a usable Ed25519 public key, or null when it is. The

@@ -28,9 +28,9 @@ export interface RemoteKeySetOptions {
 }
 
 /** A JWKS larger than this is not the host's: a key is about 150 bytes. */
-export const MAX_JWKS_BYTES = 64 * 1024;
+const MAX_JWKS_BYTES = 64 * 1024;
 /** Keys kept from one JWKS (the host publishes the active key and the ones in their overlap window). */
-export const MAX_JWKS_KEYS = 32;
+const MAX_JWKS_KEYS = 32;
 
 export class RemoteKeySet implements KeySource {
   readonly #url: string;

@@ -21,7 +21,7 @@ export const SESSION_COOKIE_NAME = 'oc_session';
 export const TAB_SESSION_HEADER = 'x-oc-tab-session';
 
 /** At most this many tokens are taken from one request. */
-export const MAX_PRESENTED_TOKENS = 8;
+const MAX_PRESENTED_TOKENS = 8;
 
 /** Header values as node (a string or a list), fetch (a string) or a test (absent) presents them. */
 export type HeaderValue = string | readonly string[] | null | undefined;

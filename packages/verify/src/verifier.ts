@@ -29,9 +29,9 @@ export const PUBLIC_JWK_ENV = 'OC_AUTH_PUBLIC_JWK';
 /** Longest token looked at; the host mints none longer (browsers keep cookies up to about 4 KiB). */
 export const MAX_TOKEN_LENGTH = 8192;
 
-export const DEFAULT_JWKS_TIMEOUT_MS = 5000;
-export const DEFAULT_JWKS_COOLDOWN_SECONDS = 30;
-export const DEFAULT_JWKS_CACHE_MAX_AGE_SECONDS = 600;
+const DEFAULT_JWKS_TIMEOUT_MS = 5000;
+const DEFAULT_JWKS_COOLDOWN_SECONDS = 30;
+const DEFAULT_JWKS_CACHE_MAX_AGE_SECONDS = 600;
 
 export interface VerifySessionOptions {
   /**

@@ -21,7 +21,7 @@ import { RemoteKeySet } from './remote-jwks.js';
 
 export const DEFAULT_WEBHOOK_TOLERANCE_SECONDS = 300;
 /** A webhook body larger than this is not the host's (its events are a few hundred bytes). */
-export const MAX_WEBHOOK_BODY_BYTES = 256 * 1024;
+const MAX_WEBHOOK_BODY_BYTES = 256 * 1024;
 
 export type WebhookErrorCode = 'missing_header' | 'malformed' | 'stale' | 'unknown_key' | 'bad_signature';
 
