@@ -1016,7 +1016,7 @@ function storageConformance(engine: TestEngine, sqliteDriver?: SqliteDriverName)
 
       expect(await store.updateSessionToken(row.jti, tokenHash())).not.toBeNull();
       expect(await store.findLiveSessionByTabToken(hashes[2] as string, T0 + MINUTE)).not.toBeNull();
-      const fresher = await store.updateSessionFreshness(row.jti, { sudo_at: T0 + MINUTE });
+      const fresher = await store.updateSessionToken(row.jti, tokenHash(), { sudo_at: T0 + MINUTE });
       expect(fresher?.sudo_at).toBe(T0 + MINUTE);
       // The row's claims are read with it; the token keeps those it was minted with (none here).
       const afterStepUp = await store.findLiveSessionByTabToken(hashes[2] as string, T0 + MINUTE);
@@ -1035,7 +1035,7 @@ function storageConformance(engine: TestEngine, sqliteDriver?: SqliteDriverName)
       await store.revokeSession(row.jti, T0 + HOUR);
       expect(await store.findLiveSessionByTabToken(hashes[3] as string, T0 + HOUR)).toBeNull();
       expect(await store.insertTabToken(row.jti, { hash: tokenHash(), jti: 'a'.repeat(32) }, T0 + HOUR, 3)).toBe(false);
-      expect(await store.updateSessionFreshness(row.jti, { sudo_at: T0 + HOUR })).toBeNull();
+      expect(await store.updateSessionToken(row.jti, tokenHash(), { sudo_at: T0 + HOUR })).toBeNull();
       expect(await store.insertTabToken('no-such-row', { hash: tokenHash(), jti: 'b'.repeat(32) }, T0, 3)).toBe(false);
 
       // Purged with their row.

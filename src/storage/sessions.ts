@@ -302,12 +302,6 @@ export class SessionsArea implements SessionStore {
     return this.#updateLiveRow(jti, { token_hash: tokenHash, ...freshnessValues(freshness) });
   }
 
-  async updateSessionFreshness(jti: string, freshness: SessionFreshness): Promise<SessionRecord | null> {
-    // Nothing to change: setting the key to itself still answers the live row.
-    const values = freshnessValues(freshness);
-    return this.#updateLiveRow(jti, Object.keys(values).length === 0 ? { jti } : values);
-  }
-
   /** Sets `values` on the row if it is not revoked; the row as it is afterwards, or null. */
   async #updateLiveRow(jti: string, values: Updateable<SessionsTable>): Promise<SessionRecord | null> {
     const row = await this.#x.db

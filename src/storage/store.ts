@@ -217,9 +217,6 @@ export interface SessionStore {
    */
   updateSessionToken(jti: string, tokenHash: string, freshness?: SessionFreshness): Promise<SessionRecord | null>;
 
-  /** Changes the step-up claims of an unrevoked row without re-minting its token. Null when the row is gone or revoked. */
-  updateSessionFreshness(jti: string, freshness: SessionFreshness): Promise<SessionRecord | null>;
-
   /**
    * Records one more token of the row `jti` for a pinned tab: its hash, its
    * own jti and the step-up claims it carries. Keeps the `keep` newest live
