@@ -14,7 +14,6 @@ import { randomBytes } from 'node:crypto';
 import { sql } from 'kysely';
 import type { Compilable, CompiledQuery, Kysely, Transaction, UpdateQueryBuilder, UpdateResult } from 'kysely';
 import type { DatabaseEngine, OpenDatabase } from './database.js';
-import { logOutSessions } from './oidc-logouts.js';
 import { toAccountRecord, toIdentityRecord } from './row-mapping.js';
 import type { DatabaseSchema, IdentityKind } from './schema.js';
 import { MAX_MERGE_DEPTH, type AccountRecord, type IdentityRecord } from './store.js';
@@ -73,6 +72,9 @@ export async function identityValues(executor: Executor, accountIds: readonly st
   return rows.map((row) => row.value);
 }
 
+/** What happens, in the same transaction, when session rows are revoked ({@link StoreExecutor.revokeLiveSessions}). */
+export type SessionsRevoked = (trx: Executor, jtis: readonly string[], now: number) => Promise<unknown>;
+
 export class StoreExecutor {
   readonly engine: DatabaseEngine;
   readonly database: OpenDatabase;
@@ -84,10 +86,18 @@ export class StoreExecutor {
    */
   readonly #compiled = new Map<string, CompiledQuery>();
 
-  constructor(database: OpenDatabase) {
+  /**
+   * Runs in the transaction of every revocation of session rows, with the
+   * rows' `jti`s: the store gives the provider's logouts here
+   * (src/storage/oidc-logouts.ts), so this executor knows no feature.
+   */
+  readonly #onSessionsRevoked: SessionsRevoked;
+
+  constructor(database: OpenDatabase, onSessionsRevoked: SessionsRevoked = async () => {}) {
     this.database = database;
     this.db = database.db;
     this.engine = database.engine;
+    this.#onSessionsRevoked = onSessionsRevoked;
   }
 
   async runCompiled<Row>(key: string, build: () => Compilable, parameters: readonly unknown[]): Promise<Row[]> {
@@ -170,7 +180,7 @@ export class StoreExecutor {
       .where('revoked_at', 'is', null)
       .returning('jti')
       .execute();
-    await logOutSessions(
+    await this.#onSessionsRevoked(
       executor,
       revoked.map((row) => row.jti),
       now,

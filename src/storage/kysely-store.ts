@@ -22,7 +22,7 @@ import { StatsArea } from './stats.js';
 import { WebAuthnArea } from './webauthn.js';
 import { ActivityArea } from './activity.js';
 import { WebhooksArea } from './webhooks.js';
-import { OidcLogoutsArea } from './oidc-logouts.js';
+import { logOutSessions, OidcLogoutsArea } from './oidc-logouts.js';
 import { OidcArea } from './oidc.js';
 import {
   ATTEST_EVENT_RETENTION_MS,
@@ -146,5 +146,5 @@ export async function openStore(databaseUrl: string, options: OpenStoreOptions =
       throw error;
     }
   }
-  return createStore(new StoreExecutor(database));
+  return createStore(new StoreExecutor(database, logOutSessions));
 }
