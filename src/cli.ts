@@ -54,7 +54,7 @@ Usage:
                                      the OpenID provider's registered apps (--help for more)
   oc-host --help | --version
 
-Configuration comes from the environment (see README "Configuration").
+Configuration comes from the environment (see docs/configuration.md).
 Only serve and migrate create a database; other commands refuse a missing one (78).
 Exit codes: 0 ok, 1 the work failed, 2 usage error, 3 not confirmed, 78 bad configuration.`;
 

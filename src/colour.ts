@@ -1,5 +1,5 @@
 /**
- * Colours the brand accent takes (README "Your brand"): WCAG 2.x contrast,
+ * Colours the brand accent takes (docs/pages.md "Your brand"): WCAG 2.x contrast,
  * as axe measures it, and the accent as each theme of the pages uses it and
  * as a fill in the mails.
  *

@@ -52,7 +52,7 @@ export interface Config {
   readonly mailFrom: string;
   readonly oauthProviders: readonly OAuthProviderConfig[];
   readonly contactTo: string | undefined;
-  /** BRAND_*: the operator's brand in the pages and the e-mails (README "Your brand"). */
+  /** BRAND_*: the operator's brand in the pages and the e-mails (docs/pages.md "Your brand"). */
   readonly brand: Brand;
   readonly trustProxy: boolean;
   readonly rateLimits: {
@@ -316,7 +316,7 @@ const MAX_BRAND_LOGO_BYTES = 64 * 1024;
 /**
  * The mails' `From`: MAIL_FROM as given when it names a sender
  * (`Name <address>`); a bare address (or none: `no-reply@` the public host)
- * gets BRAND_NAME as its name, else "oc-host" (README "Your brand").
+ * gets BRAND_NAME as its name, else "oc-host" (docs/pages.md "Your brand").
  */
 export function mailSender(given: string | undefined, brandName: string | undefined, host: string): string {
   const trimmed = given?.trim();

@@ -1,5 +1,5 @@
 /**
- * The operator's brand (README "Your brand"): BRAND_* settings, the accent
+ * The operator's brand (docs/pages.md "Your brand"): BRAND_* settings, the accent
  * made readable in both themes, the branded page templates and stylesheet,
  * and the e-mails naming the brand and its support link (over a real SMTP
  * server on loopback).

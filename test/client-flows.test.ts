@@ -1,6 +1,6 @@
 /**
  * The OrangeCheck client's security flows, run in Chromium against the host
- * and two consumer sites of its family (README "Using the OrangeCheck client
+ * and two consumer sites of its family (docs/integrating.md "Using the OrangeCheck client
  * libraries"; docs/protocol.md §3 "Pinned tabs", §6 "Step-up"):
  *
  * - the host on http://localhost:<port>, its pages and API;

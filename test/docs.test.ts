@@ -1,7 +1,8 @@
 /**
  * The repository explains itself: every document a comment, test or page
  * cites is in `docs/`, every cited section and quoted heading exists there,
- * and every link in the README and the docs resolves. No file refers to a
+ * every link in the README and the docs resolves, and docs/architecture.md
+ * names only paths that exist. No file refers to a
  * document outside the repository.
  */
 import { execFileSync } from 'node:child_process';
@@ -56,6 +57,21 @@ describe('documents cited by the code', () => {
       }
     }
     expect(problems).toEqual([]);
+  });
+});
+
+describe('docs/architecture.md', () => {
+  it('names only files and folders that exist', () => {
+    const text = texts.get('docs/architecture.md')!;
+    const named = text.matchAll(/(?<![\w./-])((?:src|test|scripts|docs|bench|deploy|packages|types|\.ci)\/[\w./<>*{}-]*)/g);
+    const missing = new Set<string>();
+    for (const [, raw] of named) {
+      const path = raw!.replace(/[.,;:]+$/, '');
+      // A pattern or a placeholder (`src/pages/*.js`, `messages-<lang>.js`) names no one file.
+      if (/[<>*{}]/.test(path)) continue;
+      if (!existsSync(join(root, path))) missing.add(path);
+    }
+    expect([...missing]).toEqual([]);
   });
 });
 

@@ -1,6 +1,6 @@
 /**
  * The operator's OpenID client commands (docs/protocol.md §8 "Clients",
- * README "Sign in with Bitcoin for any app"):
+ * docs/oidc.md "Sign in with Bitcoin for any app"):
  *
  *   oc-host oidc clients add --name NAME --redirect-uri URI [...]
  *   oc-host oidc clients list [--json]

@@ -1,5 +1,5 @@
 /**
- * The operator's brand in the pages (README "Your brand"): the name and logo
+ * The operator's brand in the pages (docs/pages.md "Your brand"): the name and logo
  * in the header and the titles, a support link in the footer, and the accent
  * colour as styles (inline in the pages that carry their styles, else
  * `/assets/brand.css`; src/http/pages.ts), adjusted per theme for contrast

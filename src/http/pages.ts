@@ -16,7 +16,7 @@
  * naming its title, script and any extra stylesheet, then its own `<body>`
  * tag (see {@link withHead}).
  *
- * Every page is rendered in the request's language (README "Languages"):
+ * Every page is rendered in the request's language (docs/pages.md "Languages"):
  * the templates' `{{t:key}}` markers are filled from the page catalogs
  * (src/i18n/pages/) once per language at start, and each page's script
  * gets the messages it uses in its language, formatted in the browser by

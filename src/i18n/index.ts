@@ -1,5 +1,5 @@
 /**
- * Languages (README "Languages"): which of the shipped languages a request
+ * Languages (docs/pages.md "Languages"): which of the shipped languages a request
  * gets, and its messages formatted with ICU MessageFormat (FormatJS's
  * intl-messageformat: plurals, selects, numbers).
  *

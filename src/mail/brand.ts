@@ -1,5 +1,5 @@
 /**
- * The operator's brand in the e-mails (README "Your brand"): the name the
+ * The operator's brand in the e-mails (docs/pages.md "Your brand"): the name the
  * mails use for the service (BRAND_NAME, else the host of PUBLIC_URL, as
  * before any brand was set), a support line when BRAND_SUPPORT_URL is set,
  * in the mail's language (src/i18n), and the HTML part in the brand's

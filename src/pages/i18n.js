@@ -1,5 +1,5 @@
 /**
- * The page's language (README "Languages"). The server picked it (the
+ * The page's language (docs/pages.md "Languages"). The server picked it (the
  * `oc_lang` cookie, else Accept-Language, else English), translated the
  * page's HTML and wrote it into `<html lang>`; the scripts' own sentences
  * come from the same catalogs (src/i18n/pages/) and are formatted with ICU

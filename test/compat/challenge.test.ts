@@ -17,7 +17,7 @@
  * The one shape the interface does not allow to match: `expiresAt` of GET is
  * an ISO 8601 string here, so sdk-py's `int(d["expiresAt"])` cannot read it
  * and the TypeScript SDK's `Challenge` type (`expiresAt: number`) is wrong
- * about it; `expiresAtMs` beside it is the number (the README says so).
+ * about it; `expiresAtMs` beside it is the number (docs/integrating.md "Using the OrangeCheck client libraries" says so).
  */
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
@@ -73,9 +73,9 @@ describe('expiresAt and expiresAtMs of GET /api/challenge, for the SDKs that rea
     );
     const protocol = read('docs/protocol.md');
     expect(protocol.slice(protocol.indexOf('## 5. '), protocol.indexOf('## 6. '))).toContain('expiresAt, expiresAtMs}');
-    // The README's section on the client libraries names the contradiction for both SDKs and what to read instead.
-    const readme = read('README.md');
-    const libraries = readme.slice(readme.indexOf('### Using the OrangeCheck client libraries'), readme.indexOf('## Pages'));
+    // docs/integrating.md's section on the client libraries names the contradiction for both SDKs and what to read instead.
+    const integrating = read('docs/integrating.md');
+    const libraries = integrating.slice(integrating.indexOf('### Using the OrangeCheck client libraries'));
     const contradiction = libraries.slice(libraries.indexOf('**`expiresAt` of `GET /api/challenge`**'));
     expect(contradiction).toMatch(/challenge_issue[\s\S]*int\(\)/);
     expect(contradiction).toMatch(/TypeScript SDK[\s\S]*expiresAt: number/);

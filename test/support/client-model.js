@@ -9,7 +9,7 @@
 // tab to the token the host answers, and a key step-up that re-reads the
 // session afterwards. It is this project's own code, written from those
 // documented behaviours; the wire facts it relies on are listed in
-// README.md "Using the OrangeCheck client libraries".
+// docs/integrating.md "Using the OrangeCheck client libraries".
 
 const PIN_KEY = 'oc_tab_session';
 const PIN_HEADER = 'x-oc-tab-session';
