@@ -75,7 +75,7 @@ describe('expiresAt and expiresAtMs of GET /api/challenge, for the SDKs that rea
     expect(protocol.slice(protocol.indexOf('## 5. '), protocol.indexOf('## 6. '))).toContain('expiresAt, expiresAtMs}');
     // docs/integrating.md's section on the client libraries names the contradiction for both SDKs and what to read instead.
     const integrating = read('docs/integrating.md');
-    const libraries = integrating.slice(integrating.indexOf('### Using the OrangeCheck client libraries'));
+    const libraries = integrating.slice(integrating.indexOf('## Using the OrangeCheck client libraries'));
     const contradiction = libraries.slice(libraries.indexOf('**`expiresAt` of `GET /api/challenge`**'));
     expect(contradiction).toMatch(/challenge_issue[\s\S]*int\(\)/);
     expect(contradiction).toMatch(/TypeScript SDK[\s\S]*expiresAt: number/);
