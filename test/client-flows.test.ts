@@ -12,7 +12,7 @@
  *
  * Both consumers serve a page running test/support/client-model.js, which
  * pins each tab, sends the pin to both origins, re-pins when the me
- * endpoint (on the host, as the README configures it) answers 401, adopts
+ * endpoint (on the host, as docs/integrating.md configures it) answers 401, adopts
  * the account after `#oc-adopt`, and re-reads the session after a key
  * step-up. Cookies on localhost are shared by every port, so the three
  * servers are one family, each its own origin.
