@@ -185,7 +185,8 @@ describe('oc-host CLI', () => {
       await relay.close();
       await esplora.close();
     }
-  });
+    // Six processes, each compiling the CLI with tsx: like the other multi-command cases here, more than the default 30 s on a loaded machine.
+  }, 120_000);
 
   it('answers usage errors with 2 and --help with 0', async () => {
     expect((await cli(['frobnicate'], env())).code).toBe(2);
