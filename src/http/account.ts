@@ -22,7 +22,7 @@ import {
   NullableString,
   SessionIssued,
 } from './schemas.js';
-import { answerIssued, noStore, requireSession, sessionBody, setSessionCookie } from './session.js';
+import { answerIssued, noStore, signedIn, sessionBody, setSessionCookie } from './session.js';
 import { POLICY } from './policy.js';
 import type { TypedApp } from './schema-types.js';
 import { sessionRoute } from './route.js';
@@ -236,7 +236,7 @@ export function registerAccountRoutes(app: TypedApp, context: ServiceContext): v
     proof: Parameters<ServiceContext['accounts']['link']>[1],
     confirm: Parameters<typeof transferOf>[0],
   ) {
-    const current = await requireSession(context, request);
+    const current = signedIn(request);
     return changed(await context.accounts.link(current, proof, transferOf(confirm), current.ownBrowser === true), reply);
   }
 
@@ -257,7 +257,7 @@ export function registerAccountRoutes(app: TypedApp, context: ServiceContext): v
       },
     ),
     async (request, reply) => {
-      const current = await requireSession(context, request);
+      const current = signedIn(request);
       const { challenge_token: challengeToken, response, ...fields } = request.body;
       let issued;
       if (challengeToken === undefined && response === undefined) {
@@ -283,7 +283,7 @@ export function registerAccountRoutes(app: TypedApp, context: ServiceContext): v
       response: { 200: IdentitiesBody, ...errorResponses(401, 429) },
     }),
     async (request, reply) => {
-      const current = await requireSession(context, request);
+      const current = signedIn(request);
       noStore(reply);
       return { ok: true, ...(await context.accounts.overview(current.account)) };
     },
@@ -349,7 +349,7 @@ export function registerAccountRoutes(app: TypedApp, context: ServiceContext): v
       response: { 200: AccountWithIdentities, ...errorResponses(400, 401, 403, 404, 409, 429) },
     }),
     async (request, reply) => {
-      const current = await requireSession(context, request);
+      const current = signedIn(request);
       return changed(await context.accounts.unlink(current, request.query.id), reply);
     },
   );
@@ -362,7 +362,7 @@ export function registerAccountRoutes(app: TypedApp, context: ServiceContext): v
       response: { 200: SessionIssued, ...errorResponses(400, 401, 403, 413, 415, 429) },
     }),
     async (request, reply) => {
-      const current = await requireSession(context, request);
+      const current = signedIn(request);
       const issued = await context.accounts.edit(current, request.body);
       return answerIssued(context, reply, issued);
     },

@@ -36,7 +36,7 @@ import { registerPublicRoutes } from './public.js';
 import { HSTS_VALUE, registerPageRoutes } from './pages.js';
 import { registerOidcRoutes } from './oidc.js';
 import { registerConsentRoutes, registerOidcClientRoutes } from './oidc-clients.js';
-import { registerSessions } from './session.js';
+import { registerLoginGate, registerSessions } from './session.js';
 import { typed } from './schema-types.js';
 
 export interface AppDeps extends ServiceDeps {
@@ -149,6 +149,8 @@ export async function buildApp(config: Config, deps: AppDeps = {}): Promise<Fast
     { onRejected: (name) => metrics.rateLimited.inc([name]) },
     { resendChainOf: context.emailCodes.resendChainOf },
   );
+  // After the rate limits: a request refused for want of a session still counts.
+  registerLoginGate(app, context);
   registerMetrics(app, config, metrics);
   await registerOpenApi(app, config, VERSION);
   registerHealthRoutes(app, context);

@@ -16,7 +16,7 @@ import {
   ownRosterCheck,
   pinnedToken,
   presentedTokens,
-  requireSession,
+  signedIn,
   sessionBody,
   signInTarget,
   signOutCurrent,
@@ -118,12 +118,19 @@ export function registerAuthRoutes(app: TypedApp, context: ServiceContext): void
 
   app.get(
     '/api/auth/me',
-    sessionRoute(POLICY.familyRead, 'auth', 'The active account and the other accounts of this browser', {
-      response: {
-        200: Me,
-        ...errorResponses(401, 429),
+    sessionRoute(
+      POLICY.familyRead,
+      'auth',
+      'The active account and the other accounts of this browser',
+      {
+        response: {
+          200: Me,
+          ...errorResponses(401, 429),
+        },
+        // Its own lookup: one statement without a tab pin, and a strict one with it.
       },
-    }),
+      'handler',
+    ),
     async (request, reply) => {
       let me;
       if (pinnedToken(request) === undefined) {
@@ -171,13 +178,20 @@ export function registerAuthRoutes(app: TypedApp, context: ServiceContext): void
 
   app.post(
     '/api/auth/logout',
-    sessionRoute(POLICY.family, 'auth', 'Sign out of this account (scope=current) or of every account of this browser (scope=all)', {
-      querystring: LogoutQuery,
-      response: {
-        200: LoggedOut,
-        ...errorResponses(401, 403, 429),
+    sessionRoute(
+      POLICY.family,
+      'auth',
+      'Sign out of this account (scope=current) or of every account of this browser (scope=all)',
+      {
+        querystring: LogoutQuery,
+        response: {
+          200: LoggedOut,
+          ...errorResponses(401, 403, 429),
+        },
+        // Its own lookup: a dead cookie is cleared as it answers 401.
       },
-    }),
+      'handler',
+    ),
     async (request, reply) => {
       const scope = request.query.scope ?? 'all';
       const current = await currentSession(context, request);
@@ -218,7 +232,7 @@ export function registerAuthRoutes(app: TypedApp, context: ServiceContext): void
       },
     },
     async (request, reply) => {
-      const current = await requireSession(context, request);
+      const current = signedIn(request);
       const issued = await context.devices.tab(current, request.body.did_oc, clientFacts(request.headers['user-agent'], request.ip));
       noStore(reply);
       return sessionBody(issued);
@@ -232,7 +246,7 @@ export function registerAuthRoutes(app: TypedApp, context: ServiceContext): void
       response: { 200: SessionIssued, ...errorResponses(400, 401, 403, 404, 409, 429) },
     }),
     async (request, reply) => {
-      const current = await requireSession(context, request);
+      const current = signedIn(request);
       const issued = await context.sessions.switchTo(current, request.body.did_oc);
       return answerIssued(context, reply, issued);
     },

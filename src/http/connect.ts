@@ -11,7 +11,7 @@ import type { FastifyRequest } from 'fastify';
 import type { ConnectAppRecord } from '../storage/index.js';
 import type { ServiceContext } from './context.js';
 import { ANSWER, answer, EXAMPLE, errorResponses, example, NullableString } from './schemas.js';
-import { noStore, requireSession } from './session.js';
+import { noStore, signedIn } from './session.js';
 import { POLICY } from './policy.js';
 import type { TypedApp } from './schema-types.js';
 import { route, sessionRoute } from './route.js';
@@ -115,7 +115,7 @@ export function registerConnectRoutes(app: TypedApp, context: ServiceContext): v
       response: { 200: AppCreated, ...errorResponses(400, 401, 403, 413, 415, 429) },
     }),
     async (request, reply) => {
-      const current = await requireSession(context, request);
+      const current = signedIn(request);
       noStore(reply);
       return { ok: true, ...(await connect.createApp(current.account.id, request.body.name)) };
     },
@@ -130,7 +130,7 @@ export function registerConnectRoutes(app: TypedApp, context: ServiceContext): v
       },
     }),
     async (request, reply) => {
-      const current = await requireSession(context, request);
+      const current = signedIn(request);
       noStore(reply);
       return { ok: true, apps: await connect.listApps(current.account.id) };
     },
@@ -143,7 +143,7 @@ export function registerConnectRoutes(app: TypedApp, context: ServiceContext): v
       response: { 200: KeyRotated, ...errorResponses(401, 403, 404, 429) },
     }),
     async (request, reply) => {
-      const current = await requireSession(context, request);
+      const current = signedIn(request);
       noStore(reply);
       return { ok: true, ...(await connect.rotateKey(current.account.id, request.params.id)) };
     },
@@ -159,7 +159,7 @@ export function registerConnectRoutes(app: TypedApp, context: ServiceContext): v
       },
     }),
     async (request, reply) => {
-      const current = await requireSession(context, request);
+      const current = signedIn(request);
       noStore(reply);
       await connect.deleteApp(current.account.id, request.params.id);
       return { ok: true };
@@ -184,7 +184,7 @@ export function registerConnectRoutes(app: TypedApp, context: ServiceContext): v
       },
     }),
     async (request, reply) => {
-      const current = await requireSession(context, request);
+      const current = signedIn(request);
       noStore(reply);
       return { ok: true, app: await connect.setWebhook(current.account.id, request.params.id, request.body.url) };
     },
@@ -220,7 +220,7 @@ export function registerConnectRoutes(app: TypedApp, context: ServiceContext): v
       },
     }),
     async (request, reply) => {
-      const current = await requireSession(context, request);
+      const current = signedIn(request);
       const limit = request.query.limit === undefined ? 50 : Number(request.query.limit);
       if (limit < 1 || limit > 100) throw new OcError('bad_request', 'limit: 1 to 100');
       noStore(reply);

@@ -7,7 +7,7 @@
 import { Type } from 'typebox';
 import type { ServiceContext } from './context.js';
 import { ANSWER, answer, EXAMPLE, errorResponses, example, NullableString, SignedOutSwitch } from './schemas.js';
-import { noStore, requireSession, signOutCurrent } from './session.js';
+import { noStore, signedIn, signOutCurrent } from './session.js';
 import { POLICY } from './policy.js';
 import type { TypedApp } from './schema-types.js';
 import { sessionRoute } from './route.js';
@@ -64,7 +64,7 @@ export function registerDeviceRoutes(app: TypedApp, context: ServiceContext): vo
       },
     ),
     async (request, reply) => {
-      const current = await requireSession(context, request);
+      const current = signedIn(request);
       noStore(reply);
       return { ok: true, sessions: await context.devices.list(current) };
     },
@@ -95,7 +95,7 @@ export function registerDeviceRoutes(app: TypedApp, context: ServiceContext): vo
       },
     }),
     async (request, reply) => {
-      const current = await requireSession(context, request);
+      const current = signedIn(request);
       if (request.params.id === current.session.jti) return { current: true, ...(await signOutCurrent(context, request, reply, current)) };
       await context.devices.revoke(current, request.params.id);
       noStore(reply);
@@ -115,7 +115,7 @@ export function registerDeviceRoutes(app: TypedApp, context: ServiceContext): vo
       },
     }),
     async (request, reply) => {
-      const current = await requireSession(context, request);
+      const current = signedIn(request);
       const revoked = await context.devices.revokeOthers(current);
       noStore(reply);
       return { ok: true as const, revoked };

@@ -6,7 +6,7 @@
 import { Type } from 'typebox';
 import type { ServiceContext } from './context.js';
 import { ANSWER, answer, EXAMPLE, EXAMPLE_ACCOUNT, EXAMPLE_IDENTITIES, errorResponses, example } from './schemas.js';
-import { noStore, requireSession, signOutCurrent } from './session.js';
+import { noStore, signedIn, signOutCurrent } from './session.js';
 import { POLICY } from './policy.js';
 import type { TypedApp } from './schema-types.js';
 import { sessionRoute } from './route.js';
@@ -111,7 +111,7 @@ export function registerLifecycleRoutes(app: TypedApp, context: ServiceContext):
       },
     ),
     async (request, reply) => {
-      const current = await requireSession(context, request);
+      const current = signedIn(request);
       const document = await context.lifecycle.export(current);
       noStore(reply);
       const day = document.exported_at.slice(0, 10);
@@ -154,7 +154,7 @@ export function registerLifecycleRoutes(app: TypedApp, context: ServiceContext):
       },
     }),
     async (request, reply) => {
-      const current = await requireSession(context, request);
+      const current = signedIn(request);
       const deleted = await context.lifecycle.delete(current, request.body.confirm);
       const next = await signOutCurrent(context, request, reply, current);
       return {

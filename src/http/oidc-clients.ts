@@ -14,7 +14,7 @@ import type { ConnectAppRecord } from '../storage/index.js';
 import type { ServiceContext } from './context.js';
 import { POLICY } from './policy.js';
 import { route, sessionRoute } from './route.js';
-import { noStore, requireSession } from './session.js';
+import { noStore, signedIn } from './session.js';
 import { didOf } from '../session/index.js';
 import type { TypedApp } from './schema-types.js';
 import { ANSWER, answer, EXAMPLE_CLIENT_METADATA, errorResponses, example } from './schemas.js';
@@ -135,7 +135,7 @@ export function registerConsentRoutes(app: TypedApp, context: ServiceContext): v
       },
     }),
     async (request, reply) => {
-      const current = await requireSession(context, request);
+      const current = signedIn(request);
       noStore(reply);
       const apps = await oidc.appsOf(didOf(current.account.id));
       return {
@@ -164,7 +164,7 @@ export function registerConsentRoutes(app: TypedApp, context: ServiceContext): v
       },
     ),
     async (request, reply) => {
-      const current = await requireSession(context, request);
+      const current = signedIn(request);
       noStore(reply);
       if (!(await oidc.withdraw(didOf(current.account.id), request.params.client_id))) {
         throw new OcError('not_found', 'oidc: this account has not allowed this app');

@@ -22,14 +22,36 @@ export function route<Schema extends FastifySchema>(
 /** The session cookie, as the OpenAPI document names what authenticates a route (`cookieAuth` in openapi.ts). */
 const SESSION_COOKIE = [{ cookieAuth: [] }];
 
-/** {@link route} for a route that needs the session cookie: the document says so (`security`). */
+/**
+ * Who looks up the session of a {@link sessionRoute}: `gate` (the default),
+ * the login gate before the body is parsed or checked, which answers 401
+ * `not_authenticated` without one and hands the handler
+ * {@link import('./session.js').signedIn}; `handler`, a route that reads the
+ * session its own way and answers the same 401 itself (GET /api/auth/me's
+ * strict tab lookup, logout's clearing of a dead cookie).
+ */
+export type LoginCheck = 'gate' | 'handler';
+
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    /** Set by {@link sessionRoute}: who checks the route's session. */
+    login?: LoginCheck;
+  }
+}
+
+/** {@link route} for a route that needs a session: the document says so (`security`), and the login gate enforces it (session.ts). */
 export function sessionRoute<Schema extends FastifySchema>(
   policy: RoutePolicy,
   tag: string,
   summary: string,
   schema: Schema,
-): { config: { policy: RoutePolicy }; schema: { tags: string[]; summary: string; security: typeof SESSION_COOKIE } & Schema } {
-  return route(policy, tag, summary, { ...schema, security: SESSION_COOKIE });
+  login: LoginCheck = 'gate',
+): {
+  config: { policy: RoutePolicy; login: LoginCheck };
+  schema: { tags: string[]; summary: string; security: typeof SESSION_COOKIE } & Schema;
+} {
+  const options = route(policy, tag, summary, { ...schema, security: SESSION_COOKIE });
+  return { ...options, config: { ...options.config, login } };
 }
 
 /**

@@ -131,6 +131,29 @@ async function cookieSession(context: ServiceContext, request: FastifyRequest): 
   }
 }
 
+/**
+ * The session the login gate found for a {@link sessionRoute} (docs/architecture.md
+ * "Login by declaration"): a handler of such a route reads it here instead of looking it up.
+ */
+export function signedIn(request: FastifyRequest): Authenticated {
+  const found = request.authenticated;
+  if (found == null) throw new OcError('not_authenticated', 'session: sign in first');
+  return found;
+}
+
+/**
+ * The login gate: every route declared with `sessionRoute` (config `login: 'gate'`)
+ * has its session looked up by {@link requireSession} in `onRequest`, before
+ * its body is parsed or checked, so a request without a live session answers
+ * 401 `not_authenticated` whatever its body. Registered after the rate limits,
+ * so a refused request still counts against them.
+ */
+export function registerLoginGate(app: FastifyInstance, context: ServiceContext): void {
+  app.addHook('onRequest', async (request) => {
+    if (request.routeOptions.config.login === 'gate') await requireSession(context, request);
+  });
+}
+
 /** The current session, or 401 `not_authenticated` (docs/api.md Authentication 6). */
 export async function requireSession(context: ServiceContext, request: FastifyRequest): Promise<Authenticated> {
   const session = await currentSession(context, request);

@@ -10,7 +10,7 @@ import type { FastifyReply } from 'fastify';
 import type { AuthenticationResponseJSON, RegistrationResponseJSON } from '@simplewebauthn/server';
 import type { ServiceContext } from './context.js';
 import { ANSWER, answer, EXAMPLE, EXAMPLE_ACCOUNT, errorResponses, example, NullableString, StringEnum } from './schemas.js';
-import { answerIssued, noStore, requireSession, sessionBody, setSessionCookie, signInTarget, wantsAdd } from './session.js';
+import { answerIssued, noStore, signedIn, sessionBody, setSessionCookie, signInTarget, wantsAdd } from './session.js';
 import { POLICY } from './policy.js';
 import type { TypedApp } from './schema-types.js';
 import { route, sessionRoute, signInRoute } from './route.js';
@@ -233,7 +233,7 @@ export function registerWebAuthnRoutes(app: TypedApp, context: ServiceContext): 
       preValidation: emptyBodyIsObject,
     },
     async (request, reply) => {
-      const current = await requireSession(context, request);
+      const current = signedIn(request);
       noStore(reply);
       return { ok: true, ...(await webauthn.registrationOptions(current, request.body)) };
     },
@@ -254,7 +254,7 @@ export function registerWebAuthnRoutes(app: TypedApp, context: ServiceContext): 
       },
     }),
     async (request, reply) => {
-      const current = await requireSession(context, request);
+      const current = signedIn(request);
       const body = request.body;
       const credential = await webauthn.register(current, {
         challenge_token: body.challenge_token,
@@ -277,7 +277,7 @@ export function registerWebAuthnRoutes(app: TypedApp, context: ServiceContext): 
       },
     }),
     async (request, reply) => {
-      const current = await requireSession(context, request);
+      const current = signedIn(request);
       noStore(reply);
       return { ok: true, credentials: await webauthn.list(current.account.id) };
     },
@@ -294,7 +294,7 @@ export function registerWebAuthnRoutes(app: TypedApp, context: ServiceContext): 
       },
     }),
     async (request, reply) => {
-      const current = await requireSession(context, request);
+      const current = signedIn(request);
       return credentialAnswer(reply, await webauthn.update(current.account.id, request.params.id, request.body));
     },
   );
@@ -309,7 +309,7 @@ export function registerWebAuthnRoutes(app: TypedApp, context: ServiceContext): 
       },
     }),
     async (request, reply) => {
-      const current = await requireSession(context, request);
+      const current = signedIn(request);
       await webauthn.remove(current, request.params.id);
       noStore(reply);
       return { ok: true as const };
@@ -336,7 +336,7 @@ export function registerWebAuthnRoutes(app: TypedApp, context: ServiceContext): 
       preValidation: emptyBodyIsObject,
     },
     async (request, reply) => {
-      const current = await requireSession(context, request);
+      const current = signedIn(request);
       noStore(reply);
       return { ok: true, ...(await webauthn.assertionOptions(current)) };
     },
@@ -374,7 +374,7 @@ export function registerWebAuthnRoutes(app: TypedApp, context: ServiceContext): 
       },
     ),
     async (request, reply) => {
-      const current = await requireSession(context, request);
+      const current = signedIn(request);
       const body = request.body;
       const issued = await webauthn.stepUp(
         current,
