@@ -155,7 +155,7 @@ export function registerLoginGate(app: FastifyInstance, context: ServiceContext)
 }
 
 /** The current session, or 401 `not_authenticated` (docs/api.md Authentication 6). */
-export async function requireSession(context: ServiceContext, request: FastifyRequest): Promise<Authenticated> {
+async function requireSession(context: ServiceContext, request: FastifyRequest): Promise<Authenticated> {
   const session = await currentSession(context, request);
   if (!session) throw new OcError('not_authenticated', 'session: sign in first');
   return session;
