@@ -10,7 +10,7 @@ import { describe, expect, it } from 'vitest';
 import { signBip322 } from './support/bitcoin-signer.js';
 import { mintSessionJwt } from '../src/session/jwt.js';
 import { loadKeyRing } from '../src/session/keystore.js';
-import { newWallet, type Reply } from './support/auth-client.js';
+import { newWallet, type Reply, sessionCookieHeader } from './support/auth-client.js';
 import { LOCAL_ORIGIN, decodeJwt, expectError, forEachEngine, type TimedBrowser, useAuthSuite } from './support/auth-harness.js';
 import { DAY, SECOND } from './support/clock.js';
 
@@ -68,8 +68,11 @@ function badInputSuite(engine: 'sqlite' | 'postgres'): void {
 
   describe('request shape', () => {
     it('malformed JSON is 400 bad_request', async () => {
+      // Signed in: a route that needs a session answers 401 before it reads a body (test/login-gate.test.ts).
+      const { client } = await signedIn();
+      const headers = { cookie: sessionCookieHeader(client) };
       for (const url of ['/api/auth/signin', '/api/auth/switch', '/api/auth/logout', '/api/challenge']) {
-        const reply = await raw('POST', url, { body: '{"message": "abc",' });
+        const reply = await raw('POST', url, { body: '{"message": "abc",', headers });
         expectError(reply, 400, 'bad_request');
         expect(JSON.stringify(reply.body)).not.toMatch(/at .*\.(ts|js):\d+/);
       }
@@ -87,7 +90,11 @@ function badInputSuite(engine: 'sqlite' | 'postgres'): void {
       expectBadField(await client.post('/api/auth/logout?scope=everything'), 'scope');
       expectBadField(await client.post('/api/challenge', { message: 'm', signature: 's', expectedNonce: 1 }), 'expectedNonce');
       // A body that is JSON but not an object.
-      expectError(await raw('POST', '/api/auth/switch', { body: '["did:oc:00"]' }), 400, 'bad_request');
+      expectError(
+        await raw('POST', '/api/auth/switch', { body: '["did:oc:00"]', headers: { cookie: sessionCookieHeader(client) } }),
+        400,
+        'bad_request',
+      );
     });
 
     it('missing fields are 400 naming the field', async () => {
@@ -108,9 +115,10 @@ function badInputSuite(engine: 'sqlite' | 'postgres'): void {
     });
 
     it('bodies over 64 KiB are 413 payload_too_large', async () => {
+      const { client } = await signedIn();
       const huge = JSON.stringify({ message: 'x'.repeat(70 * 1024), signature: 's', nonce: 'n' });
       for (const url of ['/api/auth/signin', '/api/challenge', '/api/auth/switch'])
-        expectError(await raw('POST', url, { body: huge }), 413, 'payload_too_large');
+        expectError(await raw('POST', url, { body: huge, headers: { cookie: sessionCookieHeader(client) } }), 413, 'payload_too_large');
     });
 
     it('a non-JSON body is 415', async () => {
