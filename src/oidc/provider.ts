@@ -25,6 +25,7 @@ import type {
   interactionPolicy as InteractionPolicy,
   Session,
 } from 'oidc-provider';
+import { escapeHtml } from '../i18n/index.js';
 import type { OidcLogoutStore, OidcStore } from '../storage/index.js';
 import { CONNECT_APP_POLICY, storageAdapter, type ApiKeyApp } from './adapter.js';
 import {
@@ -731,15 +732,10 @@ function askAboutSetAsideWithoutAccount(
     const aside = await setAside(ctx as KoaContextWithOIDC);
     if (aside === null || aside === undefined) return;
     const action = oidc.urlFor('end_session_confirm');
-    const form = `<form id="op.logoutForm" method="post" action="${escapeAttribute(action)}"><input type="hidden" name="xsrf" value="${escapeAttribute(secret)}"/></form>`;
+    const form = `<form id="op.logoutForm" method="post" action="${escapeHtml(action)}"><input type="hidden" name="xsrf" value="${escapeHtml(secret)}"/></form>`;
     await askLogout(ctx as KoaContextWithOIDC, pages, form, aside);
     await session.persist();
   });
-}
-
-/** A value for a double-quoted HTML attribute. */
-function escapeAttribute(value: string): string {
-  return value.replaceAll('&', '&amp;').replaceAll('"', '&quot;').replaceAll('<', '&lt;');
 }
 
 /** An end-session with nothing to end in this browser goes on as a finished one would: to the app's post-logout address, else the success page. */

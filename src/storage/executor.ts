@@ -93,7 +93,7 @@ export class StoreExecutor {
    */
   readonly #onSessionsRevoked: SessionsRevoked;
 
-  constructor(database: OpenDatabase, onSessionsRevoked: SessionsRevoked = async () => {}) {
+  constructor(database: OpenDatabase, onSessionsRevoked: SessionsRevoked) {
     this.database = database;
     this.db = database.db;
     this.engine = database.engine;
