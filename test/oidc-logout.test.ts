@@ -456,20 +456,31 @@ function logoutSuite(engine: 'sqlite' | 'postgres'): void {
     expect((await client.tokenIntrospection(registered.config, after.accessToken)).active).toBe(true);
   });
 
-  /**
-   * The attacker's path of issue 35: A signs in to the app, B joins the browser's roster and signs in to the same app
-   * (A's provider session is set aside), then the app asks to end A's session with A's ID token as the hint.
-   */
-  async function twoAccountsOfOneApp(extra: Record<string, unknown> = {}) {
+  /** A signs in to the app, then B joins the browser's roster and signs in to the same app (A's provider session is set aside). */
+  async function bothSignedInToOneApp(extra: Record<string, unknown>) {
     const registered = await register(app, extra);
     const first = await signedIn();
     const a = await signInTo(first.browser, registered.config);
     const second = await signedIn(newWallet(), first.host);
     const b = await signInTo(first.browser, registered.config);
     expect(a.claims.sub).not.toBe(b.claims.sub);
-    const question = await first.browser.follow(
-      client.buildEndSessionUrl(registered.config, { id_token_hint: a.idToken, post_logout_redirect_uri: 'https://app.example/bye' }).href,
+    return { registered, first, second, a, b };
+  }
+
+  /** The app's end-session in `browser` with `idToken` as the hint, back to the app's post-logout address. */
+  function askToEnd(browser: ProviderBrowser, config: client.Configuration, idToken: string) {
+    return browser.follow(
+      client.buildEndSessionUrl(config, { id_token_hint: idToken, post_logout_redirect_uri: 'https://app.example/bye' }).href,
     );
+  }
+
+  /**
+   * The attacker's path of issue 35: A signs in to the app, B joins the browser's roster and signs in to the same app
+   * (A's provider session is set aside), then the app asks to end A's session with A's ID token as the hint.
+   */
+  async function twoAccountsOfOneApp(extra: Record<string, unknown> = {}) {
+    const { registered, first, second, a, b } = await bothSignedInToOneApp(extra);
+    const question = await askToEnd(first.browser, registered.config, a.idToken);
     expect(question.status, question.body.slice(0, 400)).toBe(200);
     const xsrf = /name="xsrf" value="([^"]+)"/.exec(question.body)?.[1] as string;
     return { registered, first, second, a, b, xsrf };
@@ -556,19 +567,13 @@ function logoutSuite(engine: 'sqlite' | 'postgres'): void {
    * then B signed out of the host, which ended B's provider session; the app asks to end A's with A's hint.
    */
   async function activeAccountSignedOut(extra: Record<string, unknown> = {}) {
-    const registered = await register(app, extra);
-    const first = await signedIn();
-    const a = await signInTo(first.browser, registered.config);
-    const second = await signedIn(newWallet(), first.host);
-    const b = await signInTo(first.browser, registered.config);
+    const { registered, first, second, a, b } = await bothSignedInToOneApp(extra);
     expect((await first.host.logout('current')).status).toBe(200);
     expect((await logoutTokens(registered.path, registered.config)).map((token) => [token.sub, token.sid])).toEqual([
       [b.claims.sub, b.claims.sid],
     ]);
     expect((await first.host.get('/api/auth/me')).body.account.did_oc).toBe(first.did);
-    const question = await first.browser.follow(
-      client.buildEndSessionUrl(registered.config, { id_token_hint: a.idToken, post_logout_redirect_uri: 'https://app.example/bye' }).href,
-    );
+    const question = await askToEnd(first.browser, registered.config, a.idToken);
     return { registered, first, second, a, question };
   }
 
@@ -617,9 +622,7 @@ function logoutSuite(engine: 'sqlite' | 'postgres'): void {
     const theirs = await signInTo(other.browser, registered.config);
     expect((await other.host.logout('current')).status).toBe(200);
     await logoutTokens(registered.path, registered.config);
-    const replay = await other.browser.follow(
-      client.buildEndSessionUrl(registered.config, { id_token_hint: a.idToken, post_logout_redirect_uri: 'https://app.example/bye' }).href,
-    );
+    const replay = await askToEnd(other.browser, registered.config, a.idToken);
     // The library's own way for an empty session: its self-submitting confirm (which the browser follows), ending nothing of A's.
     expect([replay.status, replay.location]).toEqual([303, 'https://app.example/bye']);
     await onlyDelivered(registered);
