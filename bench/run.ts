@@ -6,7 +6,6 @@
  * `dist/src/main.js`, as `npm start` does.
  */
 import { execFileSync } from 'node:child_process';
-import { runBuiltInstances } from '../test/support/instances.js';
 import { formatTable, type BenchResult } from './lib.js';
 
 const SUITES: Record<string, () => Promise<{ run: () => Promise<BenchResult[]> }>> = {
@@ -32,7 +31,6 @@ async function main(): Promise<void> {
   const names = asked.length > 0 ? asked : Object.keys(SUITES);
   // The suites that start the service in a process of its own measure the compiled service, as `npm start` runs it.
   execFileSync('npm', ['run', '--silent', 'build'], { stdio: ['ignore', 'ignore', 'inherit'] });
-  runBuiltInstances();
   process.stdout.write(`node ${process.version}, ${new Date().toISOString()}, the service as built by npm run build\n`);
   for (const name of names) {
     process.stdout.write(`\n## ${name}\n`);

@@ -13,6 +13,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runOidcCommand } from '../src/cli/oidc.js';
 import type { OperatorIo } from '../src/cli/operator.js';
 import { UsageError } from '../src/cli/usage.js';
+import { built } from './support/built.js';
 import type { OidcService } from '../src/oidc/index.js';
 import { operatorRegistry } from './support/oidc-rp.js';
 import { AuthHarness, forEachEngine, LOCAL_ORIGIN } from './support/auth-harness.js';
@@ -137,7 +138,7 @@ describe('oc-host keys with the OpenID provider', () => {
     return new Promise((resolve) => {
       execFile(
         process.execPath,
-        ['--import', 'tsx', join(root, 'src/cli.ts'), ...args],
+        [built('src/cli.ts'), ...args],
         { env: { ...process.env, LOG_LEVEL: 'silent', DATABASE_URL: `sqlite:${join(dir, 'oc.sqlite')}` }, cwd: root },
         (error, stdout, stderr) => resolve({ code: error ? Number(error.code ?? 1) : 0, stdout, stderr }),
       );

@@ -12,6 +12,7 @@ import pg from 'pg';
 import { describe, expect, it } from 'vitest';
 import { runOperatorCommand, type OperatorIo } from '../src/cli/operator.js';
 import { UsageError } from '../src/cli/usage.js';
+import { built } from './support/built.js';
 import { DatabaseMissingError, openStore } from '../src/storage/index.js';
 import { newWallet } from './support/auth-client.js';
 import { type AuthHarness, expectError, forEachEngine, useAuthSuite } from './support/auth-harness.js';
@@ -208,7 +209,7 @@ describe('the oc-host process', () => {
     return new Promise((resolve) => {
       const child = execFile(
         process.execPath,
-        ['--import', 'tsx', join(root, 'src/cli.ts'), ...args],
+        [built('src/cli.ts'), ...args],
         { env: { ...process.env, LOG_LEVEL: 'silent', DATABASE_URL: `sqlite:${join(dir, 'oc.sqlite')}` }, cwd: root },
         (error, stdout, stderr) => resolve({ code: error ? Number(error.code ?? 1) : 0, stdout, stderr }),
       );

@@ -14,6 +14,7 @@ import { signAttestation } from './support/attestations.js';
 import { startEsploraFake, type EsploraFake } from './support/esplora-fake.js';
 import { startNostrRelay } from './support/nostr-relay.js';
 import { freePort } from './support/instances.js';
+import { built } from './support/built.js';
 
 const root = new URL('..', import.meta.url).pathname;
 let dir: string;
@@ -30,7 +31,7 @@ function cli(args: string[], env: Record<string, string>, timeoutMs = 0): Promis
   return new Promise((resolve) => {
     execFile(
       process.execPath,
-      ['--import', 'tsx', join(root, 'src/cli.ts'), ...args],
+      [built('src/cli.ts'), ...args],
       { env: { ...process.env, LOG_LEVEL: 'silent', ...env }, cwd: root, timeout: timeoutMs, maxBuffer: 1024 * 1024 },
       (error, stdout, stderr) => {
         resolve({ code: error ? (typeof error.code === 'number' ? error.code : 1) : 0, stdout, stderr });
@@ -66,7 +67,7 @@ describe('server process', () => {
   it('finishes an in-flight request on SIGTERM, then exits 0', async () => {
     const port = await freePort();
     const url = `http://127.0.0.1:${port}`;
-    const child = spawn(process.execPath, ['--import', 'tsx', join(root, 'src/main.ts')], {
+    const child = spawn(process.execPath, [built('src/main.ts')], {
       cwd: root,
       env: {
         ...process.env,
@@ -86,12 +87,15 @@ describe('server process', () => {
       });
       // The chain answers slowly, so the request is in flight when SIGTERM arrives.
       esplora.setDelay(1500);
+      const chainCalls = () => esplora.requests.utxo + esplora.requests.tipHeight + esplora.requests.tipHash;
+      const before = chainCalls();
       const inFlight = fetch(`${url}/api/verify`, {
         method: 'POST',
         headers: { 'content-type': 'application/json' },
         body: JSON.stringify({ addr: address, msg, sig }),
       });
-      await new Promise((resolve) => setTimeout(resolve, 400));
+      // In flight once the service has asked the chain.
+      await expect.poll(chainCalls, { timeout: 10_000, interval: 10 }).toBeGreaterThan(before);
       const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
       child.kill('SIGTERM');
       const response = await inFlight;
@@ -185,7 +189,7 @@ describe('oc-host CLI', () => {
       await relay.close();
       await esplora.close();
     }
-    // Six processes, each compiling the CLI with tsx: like the other multi-command cases here, more than the default 30 s on a loaded machine.
+    // Six processes: like the other multi-command cases here, more than the default 30 s on a loaded machine.
   }, 120_000);
 
   it('answers usage errors with 2 and --help with 0', async () => {

@@ -19,6 +19,7 @@ import { signAttestation } from './support/attestations.js';
 import { FINAL_FLUSH_MS, REPEAT_WINDOW_MS, SHUTDOWN_GRACE_MS } from '../src/main.js';
 import { startEsploraFake, type EsploraFake } from './support/esplora-fake.js';
 import { freePort } from './support/instances.js';
+import { built } from './support/built.js';
 
 const root = new URL('..', import.meta.url).pathname;
 /** The documented bound (grace plus final flush) with slack for a loaded machine. */
@@ -34,16 +35,10 @@ let esplora: EsploraFake;
 
 beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), 'oc-shutdown-'));
+  // The compiled service comes from the tests' global setup
+  // (test/support/global-setup.ts), the same `npm run build` that `npm start` runs first.
   esplora = await startEsploraFake({ tipHeight: 100 });
-  // The compiled service, as `npm start` would build it first. Exit status
-  // 2 means type errors with the JavaScript emitted all the same: those are
-  // the typecheck's to report, these tests need only the output.
-  const build = spawnSync(process.execPath, [join(root, 'node_modules/typescript/bin/tsc'), '-p', 'tsconfig.build.json'], {
-    cwd: root,
-    stdio: 'ignore',
-  });
-  if (build.status !== 0 && build.status !== 2) throw new Error(`build failed (${build.status})`);
-}, 120_000);
+});
 afterAll(async () => {
   await esplora?.close();
   rmSync(dir, { recursive: true, force: true });
@@ -65,15 +60,15 @@ interface Started {
 async function start(how: How, name: string, env: Record<string, string> = {}): Promise<Started> {
   const port = await freePort();
   const database = join(dir, `${name}.sqlite`);
-  const node = [process.execPath, join(root, 'dist/src/main.js')];
+  const node = [process.execPath, built('src/main.ts')];
   const [command, ...args] =
     how === 'npm start'
-      ? // The build is done (beforeAll); the prestart build has a case of its own.
+      ? // The build is done (the global setup); the prestart build has a case of its own.
         ['npm', 'start', '--silent', '--ignore-scripts']
       : how === 'npm start with its build'
         ? ['npm', 'start', '--silent']
         : how === 'oc-host serve'
-          ? [process.execPath, join(root, 'dist/src/cli.js'), 'serve']
+          ? [process.execPath, built('src/cli.ts'), 'serve']
           : how === 'node dist/src/main.js as PID 1'
             ? ['unshare', '--pid', '--fork', '--kill-child', ...node]
             : node;

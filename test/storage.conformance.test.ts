@@ -8,7 +8,6 @@
 import { spawn } from 'node:child_process';
 import { createHash, randomBytes, randomUUID } from 'node:crypto';
 import { existsSync } from 'node:fs';
-import { fileURLToPath } from 'node:url';
 import { sql } from 'kysely';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { openDatabase, parseDatabaseUrl } from '../src/storage/database.js';
@@ -20,6 +19,7 @@ import { createTestDatabase, sqliteDrivers, testEngines } from './support/databa
 import type { SqliteDriverName } from '../src/storage/sqlite-driver.js';
 import type { TestDatabase, TestEngine } from './support/databases.js';
 import { mergeEverything } from './support/merge.js';
+import { built } from './support/built.js';
 
 const SECOND = 1000;
 const MINUTE = 60 * SECOND;
@@ -103,7 +103,8 @@ async function versionsRecorded(url: string): Promise<number[]> {
   }
 }
 
-const storageEntry = fileURLToPath(new URL('../src/storage/index.ts', import.meta.url));
+/** The compiled storage module (test/support/built.ts): a second instance starts as the service does, without a TypeScript loader. */
+const storageEntry = built('src/storage/index.ts');
 
 /** Runs `script` in a separate Node process (a second server instance) with `store` opened on `url`. */
 function runInstance(url: string, script: string): Promise<{ code: number | null; stdout: string; stderr: string }> {
@@ -113,7 +114,7 @@ function runInstance(url: string, script: string): Promise<{ code: number | null
     `try { ${script} } finally { await store.close(); }`,
   ].join('\n');
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', program], {
+    const child = spawn(process.execPath, ['--input-type=module', '-e', program], {
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     let stdout = '';

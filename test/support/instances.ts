@@ -1,28 +1,18 @@
 /**
- * Real oc-host processes for multi-instance tests and benches: `node
- * --import tsx src/main.ts` (main.ts serves when it is the entry) on a free
- * loopback port, with the environment given. The benches run the compiled
- * service instead, as `npm start` does ({@link runBuiltInstances}).
+ * Real oc-host processes for multi-instance tests and benches: the compiled
+ * service, `node dist/src/main.js` as `npm start` runs it (main.js serves
+ * when it is the entry), on a free loopback port, with the environment
+ * given. The tests' global setup (test/support/global-setup.ts) and
+ * `npm run bench` build it first.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createServer } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import { signBip322 } from './bitcoin-signer.js';
+import { built } from './built.js';
 import type { Wallet } from './auth-client.js';
 
 const root = fileURLToPath(new URL('../..', import.meta.url));
-
-/** What an instance runs: the TypeScript source through tsx, or the compiled service. */
-let entry: readonly string[] = ['--import', 'tsx', 'src/main.ts'];
-
-/**
- * Makes the instances started from now on run `dist/src/main.js`, built by
- * `npm run build`: what `npm start` runs, without the TypeScript loader's
- * thread and caches in its memory and CPU figures.
- */
-export function runBuiltInstances(): void {
-  entry = ['dist/src/main.js'];
-}
 
 export async function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
@@ -65,7 +55,7 @@ export async function startInstance(env: Record<string, string>, options: { read
   const port = env.PORT ? Number(env.PORT) : await freePort();
   const url = `http://127.0.0.1:${port}`;
   const debug = process.env.DEBUG_PROCESS !== undefined;
-  const child = spawn(process.execPath, [...entry], {
+  const child = spawn(process.execPath, [built('src/main.ts')], {
     cwd: root,
     env: { ...process.env, HOST: '127.0.0.1', LOG_LEVEL: debug ? 'info' : 'silent', ...env, PORT: String(port) },
     stdio: ['ignore', debug ? 'inherit' : 'ignore', 'pipe'],
