@@ -47,7 +47,11 @@ interface InPage {
     documentElement: { scrollWidth: number };
     body: { append(node: unknown): void };
     createElement(tag: 'script'): { textContent: string };
-    addEventListener(type: 'securitypolicyviolation', listener: (event: { violatedDirective: string; blockedURI: string }) => void): void;
+    addEventListener(
+      type: 'securitypolicyviolation',
+      listener: (event: { violatedDirective: string; blockedURI: string }) => void,
+      options?: { once: boolean },
+    ): void;
   };
   inlineRan?: boolean;
   unisat?: unknown;
@@ -357,12 +361,14 @@ describe.skipIf(!HAVE_CHROMIUM)('pages in headless Chromium', () => {
       const scope = globalThis as unknown as InPage;
       const script = scope.document.createElement('script');
       script.textContent = 'window.inlineRan = true;';
+      // The browser reports the blocked script by this event; by then it would have run.
+      const blocked = new Promise((resolve) => scope.document.addEventListener('securitypolicyviolation', resolve, { once: true }));
       scope.document.body.append(script);
-      await new Promise((resolve) => setTimeout(resolve, 100));
+      await blocked;
       return scope.inlineRan === true;
     });
     expect(ran).toBe(false);
-    expect(seen.some((text) => /CSP violation: script-src/.test(text))).toBe(true);
+    await expect.poll(() => seen.some((text) => /CSP violation: script-src/.test(text)), { timeout: 5_000 }).toBe(true);
     await probe.close();
   });
 

@@ -69,8 +69,7 @@ describe.skipIf(skip !== undefined)('the /api/check cache in Redis', () => {
     const cache = createRedisResultCache<number>({ redis: await serviceClient(), now: Date.now });
     await cache.set('short', 1, 50);
     expect(await cache.get('short')).toMatchObject({ value: 1 });
-    await new Promise((resolve) => setTimeout(resolve, 120));
-    expect(await cache.get('short')).toBeUndefined();
+    await expect.poll(() => cache.get('short'), { timeout: 5_000, interval: 20 }).toBeUndefined();
   });
 
   it('the local tier answers a repeated hit synchronously, keeping the shared expiry', async () => {
@@ -100,10 +99,10 @@ describe.skipIf(skip !== undefined)('the /api/check cache in Redis', () => {
     const subscriber = clientB.duplicate();
     subscriber.on('error', () => {});
     afterAllClients.push(subscriber);
-    const subscribed = new Promise<void>((resolve) => subscriber.once('ready', () => setTimeout(resolve, 50)));
     listenForDeletions({ subscriber, channel, local: localB });
     await subscriber.connect();
-    await subscribed;
+    // Subscribed once Redis counts the subscriber on the channel.
+    await expect.poll(async () => (await clientA.pubsub('NUMSUB', channel))[1], { timeout: 5_000, interval: 10 }).toBe(1);
     const a = createRedisResultCache<string>({ redis: clientA, now: () => now, channel });
     const b = createRedisResultCache<string>({ redis: clientB, now: () => now, local: localB, channel });
     await a.set('addr:bc1qexample', 'older', 60_000);
@@ -203,8 +202,7 @@ describe.skipIf(skip !== undefined)('the cross-instance single flight', () => {
   it('a failed task releases the lock and its error reaches the caller', async () => {
     const flight = createRedisSingleFlight({ redis: await serviceClient() });
     await expect(flight.run('failing', async () => Promise.reject(new Error('boom')))).rejects.toThrow('boom');
-    await new Promise((resolve) => setTimeout(resolve, 20));
-    expect(await redis.client().exists('oc:flight:failing')).toBe(0);
+    await expect.poll(() => redis.client().exists('oc:flight:failing'), { timeout: 5_000, interval: 10 }).toBe(0);
   });
 
   it('Redis down: the task runs without a lock', async () => {

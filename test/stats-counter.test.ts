@@ -1,4 +1,4 @@
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { createEventCounter } from '../src/stats/counter.js';
 
 describe('attestation call counter', () => {
@@ -34,8 +34,7 @@ describe('attestation call counter', () => {
     });
     counter.count('check');
     counter.count('check');
-    await new Promise((resolve) => setTimeout(resolve, 80));
-    expect(written).toEqual([2]);
+    await vi.waitFor(() => expect(written).toEqual([2]), { timeout: 5_000, interval: 10 });
     await counter.close();
   });
 
