@@ -396,7 +396,8 @@ describe('queryAttestations', () => {
     const pool = poolOf([silent!], { timeoutMs: 10_000 });
     const started = Date.now();
     const pending = pool.queryAttestations({ by: 'address', address: ALICE_ADDRESS });
-    await new Promise((resolve) => setTimeout(resolve, 100));
+    // In flight once the relay has the subscription.
+    await expect.poll(() => silent!.requestCount, { timeout: 5_000, interval: 10 }).toBeGreaterThan(0);
     await pool.close();
     const result = await pending;
     expect(Date.now() - started).toBeLessThan(1000);
