@@ -11,7 +11,6 @@ import { OcError } from '../errors.js';
 import { didOf } from '../session/index.js';
 import type { ClientFacts, Authenticated, IssuedSession, SessionService } from '../session/index.js';
 import type { SessionStore } from '../storage/index.js';
-import { requireRecentStepUp } from './step-up.js';
 import type { ActivityLog } from './activity.js';
 
 /** One device as GET /api/auth/sessions shows it. */
@@ -59,10 +58,12 @@ export class DeviceService {
     return [...views.filter((view) => view.current), ...views.filter((view) => !view.current)];
   }
 
-  /** Signs another device of the account out. The current session is a logout (the route's business). */
+  /**
+   * Signs another device of the account out. The current session is a
+   * logout, and the step-up another device needs is declared, both by the route (http/devices.ts).
+   */
   async revoke(current: Authenticated, id: string): Promise<void> {
     const nowMs = this.#deps.now().getTime();
-    requireRecentStepUp(current, nowMs, 'sessions: signing another device out');
     if (!(await this.#deps.store.revokeSessionOfAccount(current.account.id, id, nowMs))) {
       throw new OcError('not_found', 'sessions: the active account has no live session with this id');
     }
@@ -90,10 +91,9 @@ export class DeviceService {
     return issued;
   }
 
-  /** Signs every other device of the account out; answers how many. */
+  /** Signs every other device of the account out; answers how many. Its route declares the step-up it needs. */
   async revokeOthers(current: Authenticated): Promise<number> {
     const nowMs = this.#deps.now().getTime();
-    requireRecentStepUp(current, nowMs, 'sessions: signing the other devices out');
     const count = await this.#deps.store.revokeOtherSessionsOfAccount(current.account.id, current.session.jti, nowMs);
     await this.#deps.activity.record(current.account.id, 'sessions_revoked', { count, scope: 'others' });
     return count;

@@ -16,11 +16,7 @@ export { AccountService, type AccountChange } from './service.js';
 export { SignInService, type SignInTarget } from './sign-in.js';
 export { cleanDisplayText } from './display-text.js';
 export type { TransferAcceptance } from './linking.js';
-export {
-  proofFromFields,
-  requireFreshSudo,
-} from './step-up.js';
-export type { ProofCheckers } from './step-up.js';
+export { proofFromFields, requireFreshness } from './step-up.js';
+export type { FreshnessNeed, ProofCheckers } from './step-up.js';
 export { AccountLifecycle } from './lifecycle.js';
 export { SignInNotices } from './notices.js';
-export { requireRecentStepUp } from './step-up.js';

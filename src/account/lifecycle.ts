@@ -18,7 +18,6 @@ import type { Authenticated } from '../session/index.js';
 import { emailHintSetting, type AccountRecord, type ActivityRecord, type DeletedAccountRecord, type Store } from '../storage/index.js';
 import type { ActivityLog } from './activity.js';
 import { activityView, type ActivityView } from './activity.js';
-import { requireFreshSudo } from './step-up.js';
 
 /** The export format's name and version, the document's first field. */
 const EXPORT_FORMAT = 'oc-host.account-export.v1';
@@ -71,9 +70,8 @@ export class AccountLifecycle {
     this.#deps = deps;
   }
 
-  /** GET /api/auth/account/export. */
+  /** GET /api/auth/account/export; its route declares the re-proof it needs (http/lifecycle.ts). */
   async export(current: Authenticated): Promise<AccountExport> {
-    requireFreshSudo(current, this.#deps.now().getTime());
     const document = await this.exportOf(current.account, current.session.jti);
     await this.#deps.activity.record(current.account.id, 'account_exported', {});
     return document;
@@ -163,9 +161,8 @@ export class AccountLifecycle {
     return events.slice(0, EXPORT_MAX_ACTIVITY).map(activityView);
   }
 
-  /** DELETE /api/auth/account: `confirm` must be the active account's did. */
+  /** DELETE /api/auth/account: `confirm` must be the active account's did; its route declares the re-proof it needs. */
   async delete(current: Authenticated, confirm: string): Promise<DeletedAccountRecord> {
-    requireFreshSudo(current, this.#deps.now().getTime());
     if (confirm !== didOf(current.account.id)) {
       throw new OcError('confirmation_mismatch', "account: send confirm equal to the active account's did_oc to delete it");
     }

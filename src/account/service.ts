@@ -23,16 +23,7 @@ import {
 import { didOf } from '../session/index.js';
 import type { ActivityLog } from './activity.js';
 import { isOcError } from '../errors.js';
-import {
-  proveAccountAgain,
-  proveIdentity,
-  requireFreshLinkProof,
-  requireFreshSudo,
-  type AddressProof,
-  type EmailProof,
-  type IdentityProof,
-  type ProofCheckers,
-} from './step-up.js';
+import { proveAccountAgain, proveIdentity, type AddressProof, type EmailProof, type IdentityProof, type ProofCheckers } from './step-up.js';
 
 export interface AccountServiceDeps {
   readonly store: AccountStore;
@@ -131,16 +122,10 @@ export class AccountService {
    * Links the identity `proof` proves (purpose `link`); with a `transfer`
    * acceptance an identity of another account merges that account into this
    * one, moving only what the acceptance names (docs/protocol.md §2
-   * "Merging"). Needs a fresh step-up, or a proof sign-in in this browser (step-up.ts
-   * `requireFreshLinkProof`); checked before the proof is consumed.
+   * "Merging"). Its routes declare the freshness it needs (`link`, step-up.ts
+   * `requireFreshness`), checked before the body is read, so before the proof is consumed.
    */
-  async link(
-    current: Authenticated,
-    proof: AddressProof | EmailProof,
-    transfer: TransferAcceptance | null,
-    ownBrowser: boolean,
-  ): Promise<AccountChange> {
-    requireFreshLinkProof(current, this.#nowMs(), ownBrowser);
+  async link(current: Authenticated, proof: AddressProof | EmailProof, transfer: TransferAcceptance | null): Promise<AccountChange> {
     // A link challenge may name the active account's did as its audience
     // (the OrangeCheck client does): a proof made for one account cannot be
     // replayed into another.
@@ -191,10 +176,9 @@ export class AccountService {
     return { issued, identities: await this.identities(outcome.account.id), ...(merged === undefined ? {} : { merged }) };
   }
 
-  /** Unlinks one identity of the active account; needs a fresh step-up. */
+  /** Unlinks one identity of the active account; its route declares the re-proof it needs (http/account.ts). */
   async unlink(current: Authenticated, identityId: string): Promise<AccountChange> {
     const nowMs = this.#nowMs();
-    requireFreshSudo(current, nowMs);
     const removed = (await this.#deps.store.listIdentities(current.account.id)).find((identity) => identity.id === identityId);
     await unlinkIdentity(this.#deps.store, current.account.id, identityId, nowMs, current.session.jti);
     if (removed !== undefined)

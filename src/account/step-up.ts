@@ -118,12 +118,16 @@ function isSudoFresh(freshness: Pick<TokenFreshness, 'sudo_at'>, nowMs: number):
   return freshness.sudo_at !== null && nowMs - freshness.sudo_at < SUDO_WINDOW_MS;
 }
 
-/** 401 `sudo_required` unless the presented token (this account) carries a re-proof of the last 5 minutes. */
-export function requireFreshSudo(current: PresentedSession, nowMs: number): void {
-  if (!isSudoFresh(current.freshness, nowMs)) {
-    throw new OcError('sudo_required', 'step-up: prove this account again with POST /api/auth/sudo; it stays valid 5 minutes');
-  }
-}
+/**
+ * The freshness a route may need beyond a session, declared where the route
+ * is (`sessionRoute(…, { fresh })`, http/route.ts) and checked by
+ * {@link requireFreshness} before the body is read:
+ * - `sudo`: a re-proof (`sudo_at`, POST /api/auth/sudo) younger than 5 minutes;
+ * - `step-up`: a re-proof or a key assertion (`step_up_at`) younger than 5 minutes;
+ * - `link`: a re-proof, or a sign-in by a proof of the person's own in the
+ *   last 5 minutes presented by the browser that made it ({@link PROOF_SIGN_INS}).
+ */
+export type FreshnessNeed = 'sudo' | 'step-up' | 'link';
 
 /**
  * The ways in that are a proof the person made themselves in this browser:
@@ -139,38 +143,38 @@ function isFreshProofSignIn(session: Pick<SessionRecord, 'signing_method' | 'cre
 }
 
 /**
- * Linking's step-up rule (docs/protocol.md §6 "Step-up"): a re-proof younger
- * than 5 minutes, or a sign-in by a proof of the person's own in the last 5
- * minutes, presented by the browser that made it (`ownBrowser`: the request
- * carries the `__Host-oc_roster` binding of the row's roster, which no other
- * site can set). The sign-in never writes `sudo_at`: the token's claims keep
- * meaning what consumer sites read into them.
+ * The one check of a route's declared freshness ({@link FreshnessNeed}),
+ * for every door: it reads only what the presented token carries
+ * (`current.freshness`, session/freshness.ts), so a cookie, a bearer token
+ * and a tab token pass or fail alike. 401 `sudo_required` when the token is
+ * not fresh enough; `what` names the operation in the message.
+ *
+ * Linking's rule (docs/protocol.md §6 "Step-up") also takes a proof sign-in
+ * when `ownBrowser` (the request carries the `__Host-oc_roster` binding of
+ * the row's roster, which no other site can set). The sign-in never writes
+ * `sudo_at`: the token's claims keep meaning what consumer sites read into them.
  */
-export function requireFreshLinkProof(
-  current: PresentedSession & Pick<Authenticated, 'session' | 'superseded'>,
+export function requireFreshness(
+  need: FreshnessNeed,
+  current: PresentedSession & Pick<Authenticated, 'session' | 'superseded' | 'ownBrowser'>,
   nowMs: number,
-  ownBrowser: boolean,
+  what: string,
 ): void {
-  if (isSudoFresh(current.freshness, nowMs)) return;
-  // A superseded token carries nothing, not even its row's sign-in.
-  if (ownBrowser && current.superseded !== true && isFreshProofSignIn(current.session, nowMs)) return;
-  throw new OcError(
-    'sudo_required',
-    'link: prove this account again with POST /api/auth/sudo (or link within 5 minutes of signing in); it stays valid 5 minutes',
-  );
-}
-
-/**
- * 401 `sudo_required` unless this row stepped up in the last 5 minutes by
- * either way: a re-proof (`sudo_at`) or a key (`step_up_at`). For the
- * operations that accept both (removing a key, signing other devices out).
- */
-export function requireRecentStepUp(current: PresentedSession, nowMs: number, what: string): void {
   const { freshness } = current;
-  const keyFresh = freshness.step_up_at !== null && nowMs - freshness.step_up_at < SUDO_WINDOW_MS;
-  if (!isSudoFresh(freshness, nowMs) && !keyFresh) {
+  if (isSudoFresh(freshness, nowMs)) return;
+  if (need === 'sudo') {
+    throw new OcError('sudo_required', `${what}: prove this account again with POST /api/auth/sudo; it stays valid 5 minutes`);
+  }
+  if (need === 'step-up') {
+    if (freshness.step_up_at !== null && nowMs - freshness.step_up_at < SUDO_WINDOW_MS) return;
     throw new OcError('sudo_required', `${what} needs a step-up (POST /api/auth/sudo or a key assertion) younger than 5 minutes`);
   }
+  // A superseded token carries nothing, not even its row's sign-in.
+  if (current.ownBrowser === true && current.superseded !== true && isFreshProofSignIn(current.session, nowMs)) return;
+  throw new OcError(
+    'sudo_required',
+    `${what}: prove this account again with POST /api/auth/sudo (or link within 5 minutes of signing in); it stays valid 5 minutes`,
+  );
 }
 
 async function requireHeld(store: AccountStore, account: AccountRecord, identity: ProvenAddressOrEmail): Promise<void> {

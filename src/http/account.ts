@@ -237,7 +237,7 @@ export function registerAccountRoutes(app: TypedApp, context: ServiceContext): v
     confirm: Parameters<typeof transferOf>[0],
   ) {
     const current = signedIn(request);
-    return changed(await context.accounts.link(current, proof, transferOf(confirm), current.ownBrowser === true), reply);
+    return changed(await context.accounts.link(current, proof, transferOf(confirm)), reply);
   }
 
   app.post(
@@ -306,6 +306,7 @@ export function registerAccountRoutes(app: TypedApp, context: ServiceContext): v
         body: LinkBtcBody,
         response: { 200: AccountWithIdentities, ...errorResponses(400, 401, 403, 409, 413, 429, 503) },
       },
+      { fresh: { need: 'link', what: 'link' } },
     ),
     async (request, reply) => {
       const body = request.body;
@@ -333,6 +334,7 @@ export function registerAccountRoutes(app: TypedApp, context: ServiceContext): v
         body: LinkEmailBody,
         response: { 200: AccountWithIdentities, ...errorResponses(400, 401, 403, 409, 413, 429, 503) },
       },
+      { fresh: { need: 'link', what: 'link' } },
     ),
     async (request, reply) => {
       const body = request.body;
@@ -343,11 +345,19 @@ export function registerAccountRoutes(app: TypedApp, context: ServiceContext): v
 
   app.delete(
     '/api/auth/identities',
-    sessionRoute(POLICY.family, 'auth', 'Unlink an identity; needs a step-up younger than 5 minutes', {
-      description: '404 `not_found` for an id that is not on this account; 409 `last_identity` when none would remain.',
-      querystring: UnlinkQuery,
-      response: { 200: AccountWithIdentities, ...errorResponses(400, 401, 403, 404, 409, 429) },
-    }),
+    sessionRoute(
+      POLICY.family,
+      'auth',
+      'Unlink an identity; needs a step-up younger than 5 minutes',
+      {
+        description:
+          '404 `not_found` for an id that is not on this account; 409 `last_identity` when none would remain. 401 `sudo_required` ' +
+          'without a fresh `sudo_at` (POST /api/auth/sudo).',
+        querystring: UnlinkQuery,
+        response: { 200: AccountWithIdentities, ...errorResponses(400, 401, 403, 404, 409, 429) },
+      },
+      { fresh: { need: 'sudo', what: 'step-up' } },
+    ),
     async (request, reply) => {
       const current = signedIn(request);
       return changed(await context.accounts.unlink(current, request.query.id), reply);

@@ -129,7 +129,7 @@ export function registerAuthRoutes(app: TypedApp, context: ServiceContext): void
         },
         // Its own lookup: one statement without a tab pin, and a strict one with it.
       },
-      'handler',
+      { login: 'handler' },
     ),
     async (request, reply) => {
       let me;
@@ -190,7 +190,7 @@ export function registerAuthRoutes(app: TypedApp, context: ServiceContext): void
         },
         // Its own lookup: a dead cookie is cleared as it answers 401.
       },
-      'handler',
+      { login: 'handler' },
     ),
     async (request, reply) => {
       const scope = request.query.scope ?? 'all';

@@ -4,7 +4,9 @@
  * /api/auth/sessions/:id, POST /api/auth/sessions/revoke-others. Thin: a
  * schema, one call to src/account/devices.ts, a reply.
  */
+import type { FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
+import type { Authenticated } from '../session/index.js';
 import type { ServiceContext } from './context.js';
 import { ANSWER, answer, EXAMPLE, errorResponses, example, NullableString, SignedOutSwitch } from './schemas.js';
 import { noStore, signedIn, signOutCurrent } from './session.js';
@@ -23,6 +25,15 @@ const Device = Type.Object({
 });
 
 const SessionParams = Type.Object({ id: Type.String({ minLength: 1, maxLength: 64, pattern: '^[0-9a-f]+$', ...example(EXAMPLE.id) }) });
+
+/**
+ * DELETE /api/auth/sessions/:id of this browser's own session is a logout,
+ * which needs no step-up: known from the path before the body, so the login
+ * gate can tell (route.ts `FreshRule.unless`).
+ */
+function isOwnSession(request: FastifyRequest, current: Authenticated): boolean {
+  return (request.params as { id?: unknown }).id === current.session.jti;
+}
 
 export function registerDeviceRoutes(app: TypedApp, context: ServiceContext): void {
   app.get(
@@ -72,28 +83,34 @@ export function registerDeviceRoutes(app: TypedApp, context: ServiceContext): vo
 
   app.delete(
     '/api/auth/sessions/:id',
-    sessionRoute(POLICY.family, 'auth', 'Sign one device out; another device needs a step-up younger than 5 minutes', {
-      description:
-        "Another device's session is revoked at once (its browser's roster loses this account); that needs `sudo_at` or " +
-        "`step_up_at` younger than 5 minutes, else 401 `sudo_required`. This browser's own session is a logout with " +
-        '`scope=current` and answers like one.',
-      params: SessionParams,
-      response: {
-        200: Type.Object(
-          {
-            ok: Type.Literal(true),
-            current: Type.Boolean({ description: 'This browser signed itself out' }),
-            ...SignedOutSwitch,
-          },
-          answer(
-            "Signed out. For this browser's own session (as here) the answer of a logout with `scope=current`: `switched_to` " +
-              'names the account now active, or is null when none is left',
-            { ok: true, current: true, switched_to: null },
+    sessionRoute(
+      POLICY.family,
+      'auth',
+      'Sign one device out; another device needs a step-up younger than 5 minutes',
+      {
+        description:
+          "Another device's session is revoked at once (its browser's roster loses this account); that needs `sudo_at` or " +
+          "`step_up_at` younger than 5 minutes, else 401 `sudo_required`. This browser's own session is a logout with " +
+          '`scope=current` and answers like one.',
+        params: SessionParams,
+        response: {
+          200: Type.Object(
+            {
+              ok: Type.Literal(true),
+              current: Type.Boolean({ description: 'This browser signed itself out' }),
+              ...SignedOutSwitch,
+            },
+            answer(
+              "Signed out. For this browser's own session (as here) the answer of a logout with `scope=current`: `switched_to` " +
+                'names the account now active, or is null when none is left',
+              { ok: true, current: true, switched_to: null },
+            ),
           ),
-        ),
-        ...errorResponses(400, 401, 403, 404, 429),
+          ...errorResponses(400, 401, 403, 404, 429),
+        },
       },
-    }),
+      { fresh: { need: 'step-up', what: 'sessions: signing another device out', unless: isOwnSession } },
+    ),
     async (request, reply) => {
       const current = signedIn(request);
       if (request.params.id === current.session.jti) return { current: true, ...(await signOutCurrent(context, request, reply, current)) };
@@ -105,15 +122,22 @@ export function registerDeviceRoutes(app: TypedApp, context: ServiceContext): vo
 
   app.post(
     '/api/auth/sessions/revoke-others',
-    sessionRoute(POLICY.family, 'auth', 'Sign every other device of the active account out; needs a step-up younger than 5 minutes', {
-      response: {
-        200: Type.Object(
-          { ok: Type.Literal(true), revoked: Type.Integer({ description: 'Sessions signed out' }) },
-          answer('Every other device is signed out; this one stays', { ok: true, revoked: 1 }),
-        ),
-        ...errorResponses(401, 403, 429),
+    sessionRoute(
+      POLICY.family,
+      'auth',
+      'Sign every other device of the active account out; needs a step-up younger than 5 minutes',
+      {
+        description: 'Needs `sudo_at` or `step_up_at` younger than 5 minutes, else 401 `sudo_required`.',
+        response: {
+          200: Type.Object(
+            { ok: Type.Literal(true), revoked: Type.Integer({ description: 'Sessions signed out' }) },
+            answer('Every other device is signed out; this one stays', { ok: true, revoked: 1 }),
+          ),
+          ...errorResponses(401, 403, 429),
+        },
       },
-    }),
+      { fresh: { need: 'step-up', what: 'sessions: signing the other devices out' } },
+    ),
     async (request, reply) => {
       const current = signedIn(request);
       const revoked = await context.devices.revokeOthers(current);

@@ -109,6 +109,7 @@ export function registerLifecycleRoutes(app: TypedApp, context: ServiceContext):
           ...errorResponses(401, 403, 429),
         },
       },
+      { fresh: { need: 'sudo', what: 'step-up' } },
     ),
     async (request, reply) => {
       const current = signedIn(request);
@@ -122,37 +123,43 @@ export function registerLifecycleRoutes(app: TypedApp, context: ServiceContext):
 
   app.delete(
     '/api/auth/account',
-    sessionRoute(POLICY.family, 'auth', 'Delete the active account for good; needs a re-proof younger than 5 minutes and `confirm`', {
-      description:
-        "Revokes every session of the account (every browser's roster loses it), removes its identities (free for new " +
-        'sign-ups), security keys, Connect apps, activity and pending codes, and keeps a tombstone so its did is never issued ' +
-        "again. 400 `confirmation_mismatch` when `confirm` is not the account's `did_oc`. This browser moves on to the next " +
-        'account of its roster, as after a logout.',
-      body: DeleteBody,
-      response: {
-        200: Type.Object(
-          {
-            ok: Type.Literal(true),
-            deleted: Type.Object({
-              did_oc: Type.String(),
-              identities: Type.Integer(),
-              sessions: Type.Integer({ description: 'Sessions revoked' }),
-              keys: Type.Integer(),
-              connect_apps: Type.Integer(),
+    sessionRoute(
+      POLICY.family,
+      'auth',
+      'Delete the active account for good; needs a re-proof younger than 5 minutes and `confirm`',
+      {
+        description:
+          "Revokes every session of the account (every browser's roster loses it), removes its identities (free for new " +
+          'sign-ups), security keys, Connect apps, activity and pending codes, and keeps a tombstone so its did is never issued ' +
+          "again. 400 `confirmation_mismatch` when `confirm` is not the account's `did_oc`. This browser moves on to the next " +
+          'account of its roster, as after a logout.',
+        body: DeleteBody,
+        response: {
+          200: Type.Object(
+            {
+              ok: Type.Literal(true),
+              deleted: Type.Object({
+                did_oc: Type.String(),
+                identities: Type.Integer(),
+                sessions: Type.Integer({ description: 'Sessions revoked' }),
+                keys: Type.Integer(),
+                connect_apps: Type.Integer(),
+              }),
+              switched_to: Type.Union([Type.Object({ did_oc: Type.String() }), Type.Null()]),
+              account: Type.Optional(Type.Ref('Account')),
+              token: Type.Optional(Type.String()),
+            },
+            answer('Deleted, with what went with it; `switched_to` names the account of this browser now active, or is null', {
+              ok: true,
+              deleted: { did_oc: EXAMPLE.didOc, identities: 2, sessions: 2, keys: 0, connect_apps: 1 },
+              switched_to: null,
             }),
-            switched_to: Type.Union([Type.Object({ did_oc: Type.String() }), Type.Null()]),
-            account: Type.Optional(Type.Ref('Account')),
-            token: Type.Optional(Type.String()),
-          },
-          answer('Deleted, with what went with it; `switched_to` names the account of this browser now active, or is null', {
-            ok: true,
-            deleted: { did_oc: EXAMPLE.didOc, identities: 2, sessions: 2, keys: 0, connect_apps: 1 },
-            switched_to: null,
-          }),
-        ),
-        ...errorResponses(400, 401, 403, 413, 415, 429),
+          ),
+          ...errorResponses(400, 401, 403, 413, 415, 429),
+        },
       },
-    }),
+      { fresh: { need: 'sudo', what: 'step-up' } },
+    ),
     async (request, reply) => {
       const current = signedIn(request);
       const deleted = await context.lifecycle.delete(current, request.body.confirm);

@@ -5,7 +5,9 @@
  * registers the same route as the options written out, so a route file
  * states only what differs from route to route.
  */
-import type { FastifySchema } from 'fastify';
+import type { FastifyRequest, FastifySchema } from 'fastify';
+import type { FreshnessNeed } from '../account/index.js';
+import type { Authenticated } from '../session/index.js';
 import type { TSchema } from 'typebox';
 import { POLICY, type RoutePolicy } from './policy.js';
 import { AddQuery, errorResponses, SessionIssued } from './schemas.js';
@@ -32,26 +34,53 @@ const SESSION_COOKIE = [{ cookieAuth: [] }];
  */
 export type LoginCheck = 'gate' | 'handler';
 
+/**
+ * The freshness a {@link sessionRoute} needs beyond a session
+ * (account/step-up.ts `FreshnessNeed`), which the login gate checks before
+ * the body is parsed: a stale session answers 401 `sudo_required` whatever
+ * the body. The route's summary or description says so in the OpenAPI
+ * document, and test/login-gate.test.ts holds the two to the same set.
+ */
+export interface FreshRule {
+  readonly need: FreshnessNeed;
+  /** The operation, as the refusal names it ("webauthn: removing a key"). */
+  readonly what: string;
+  /**
+   * A request the route serves without the freshness, decided from what is
+   * known before the body: the path and the session (DELETE
+   * /api/auth/sessions/:id of this browser's own session is a logout).
+   */
+  readonly unless?: (request: FastifyRequest, current: Authenticated) => boolean;
+}
+
 declare module 'fastify' {
   interface FastifyContextConfig {
     /** Set by {@link sessionRoute}: who checks the route's session. */
     login?: LoginCheck;
+    /** Set by {@link sessionRoute}: the freshness the login gate requires. */
+    fresh?: FreshRule;
   }
 }
 
-/** {@link route} for a route that needs a session: the document says so (`security`), and the login gate enforces it (session.ts). */
+/**
+ * {@link route} for a route that needs a session: the document says so
+ * (`security`), and the login gate enforces it (session.ts), with the
+ * freshness `fresh` when given. `login: 'handler'` only for a route that
+ * reads its session its own way, which then needs no freshness.
+ */
 export function sessionRoute<Schema extends FastifySchema>(
   policy: RoutePolicy,
   tag: string,
   summary: string,
   schema: Schema,
-  login: LoginCheck = 'gate',
+  needs: { readonly login: 'handler' } | { readonly fresh?: FreshRule } = {},
 ): {
-  config: { policy: RoutePolicy; login: LoginCheck };
+  config: { policy: RoutePolicy; login: LoginCheck; fresh?: FreshRule };
   schema: { tags: string[]; summary: string; security: typeof SESSION_COOKIE } & Schema;
 } {
   const options = route(policy, tag, summary, { ...schema, security: SESSION_COOKIE });
-  return { ...options, config: { ...options.config, login } };
+  if ('login' in needs) return { ...options, config: { ...options.config, login: needs.login } };
+  return { ...options, config: { ...options.config, login: 'gate', ...(needs.fresh === undefined ? {} : { fresh: needs.fresh }) } };
 }
 
 /**

@@ -18,7 +18,7 @@ import {
   MAX_TOKEN_LENGTH,
   clientFacts,
 } from '../session/index.js';
-import type { SignInTarget } from '../account/index.js';
+import { requireFreshness, type FreshnessNeed, type SignInTarget } from '../account/index.js';
 import type { AccountView, Authenticated, IssuedSession } from '../session/index.js';
 import type { ServiceContext } from './context.js';
 import { requestLocale } from './locale.js';
@@ -63,6 +63,10 @@ export function ownRosterCheck(
 }
 
 declare module 'fastify' {
+  interface FastifyInstance {
+    /** The freshness each route declares (`sessionRoute(…, { fresh })`), by `METHOD /url/:param`. */
+    declaredFreshness: ReadonlyMap<string, FreshnessNeed>;
+  }
   interface FastifyRequest {
     /** The request's session once looked up: undefined before, null when there is none (see {@link currentSession}). */
     authenticated: Authenticated | null | undefined;
@@ -145,12 +149,28 @@ export function signedIn(request: FastifyRequest): Authenticated {
  * The login gate: every route declared with `sessionRoute` (config `login: 'gate'`)
  * has its session looked up by {@link requireSession} in `onRequest`, before
  * its body is parsed or checked, so a request without a live session answers
- * 401 `not_authenticated` whatever its body. Registered after the rate limits,
- * so a refused request still counts against them.
+ * 401 `not_authenticated` whatever its body. A route that declares a
+ * freshness (`fresh`, route.ts) is refused 401 `sudo_required` here too,
+ * by the one check every door's token goes through (account/step-up.ts
+ * `requireFreshness`). Registered after the rate limits, so a refused
+ * request still counts against them.
  */
 export function registerLoginGate(app: FastifyInstance, context: ServiceContext): void {
+  // What each route declares, for the OpenAPI walk of test/login-gate.test.ts to hold to the document.
+  const declared = new Map<string, FreshnessNeed>();
+  app.addHook('onRoute', (route) => {
+    const need = route.config?.fresh?.need;
+    if (need === undefined) return;
+    for (const method of [route.method].flat()) if (method !== 'HEAD') declared.set(`${method} ${route.url}`, need);
+  });
+  app.decorate('declaredFreshness', declared);
   app.addHook('onRequest', async (request) => {
-    if (request.routeOptions.config.login === 'gate') await requireSession(context, request);
+    const { login, fresh } = request.routeOptions.config;
+    if (login !== 'gate') return;
+    const current = await requireSession(context, request);
+    if (fresh !== undefined && fresh.unless?.(request, current) !== true) {
+      requireFreshness(fresh.need, current, context.now().getTime(), fresh.what);
+    }
   });
 }
 

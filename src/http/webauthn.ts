@@ -229,6 +229,7 @@ export function registerWebAuthnRoutes(app: TypedApp, context: ServiceContext): 
             ...errorResponses(400, 401, 403, 413, 415, 429, 503),
           },
         },
+        { fresh: { need: 'sudo', what: 'step-up' } },
       ),
       preValidation: emptyBodyIsObject,
     },
@@ -301,13 +302,19 @@ export function registerWebAuthnRoutes(app: TypedApp, context: ServiceContext): 
 
   app.delete(
     '/api/auth/webauthn/credentials/:id',
-    sessionRoute(POLICY.family, 'webauthn', 'Remove a key; needs `sudo_at` or `step_up_at` younger than 5 minutes', {
-      params: CredentialParams,
-      response: {
-        200: Type.Object({ ok: Type.Literal(true) }, answer('The key is removed', { ok: true })),
-        ...errorResponses(400, 401, 403, 404, 429),
+    sessionRoute(
+      POLICY.family,
+      'webauthn',
+      'Remove a key; needs `sudo_at` or `step_up_at` younger than 5 minutes',
+      {
+        params: CredentialParams,
+        response: {
+          200: Type.Object({ ok: Type.Literal(true) }, answer('The key is removed', { ok: true })),
+          ...errorResponses(400, 401, 403, 404, 429),
+        },
       },
-    }),
+      { fresh: { need: 'step-up', what: 'webauthn: removing a key' } },
+    ),
     async (request, reply) => {
       const current = signedIn(request);
       await webauthn.remove(current, request.params.id);

@@ -25,7 +25,7 @@ import {
 } from '@simplewebauthn/server';
 import { decodeAttestationObject, isoBase64URL } from '@simplewebauthn/server/helpers';
 import { createHash } from 'node:crypto';
-import { cleanDisplayText, requireFreshSudo, requireRecentStepUp } from '../account/index.js';
+import { cleanDisplayText } from '../account/index.js';
 import { decodeBase64url, hmacSha256 } from '../crypto.js';
 import { OcError, isOcError } from '../errors.js';
 import { didOf } from '../session/index.js';
@@ -226,13 +226,12 @@ export class WebAuthnService {
     }
   }
 
-  /** POST /api/auth/webauthn/register/options: needs a step-up (`sudo_at`) younger than 5 minutes. */
+  /** POST /api/auth/webauthn/register/options: its route declares the re-proof (`sudo_at`) it needs (http/webauthn.ts). */
   async registrationOptions(
     current: Authenticated,
     input: { label?: string | undefined; sign_in?: boolean | undefined },
   ): Promise<CeremonyOptions<PublicKeyCredentialCreationOptionsJSON>> {
     const rpId = this.#rpId();
-    requireFreshSudo(current, this.#nowMs());
     const label = labelOf(input.label);
     const signIn = input.sign_in === true;
     const existing = await this.#deps.store.listWebAuthnCredentials(current.account.id);
@@ -370,9 +369,8 @@ export class WebAuthnService {
     return credentialView(updated);
   }
 
-  /** DELETE /api/auth/webauthn/credentials/:id: needs `sudo_at` or `step_up_at` younger than 5 minutes. */
+  /** DELETE /api/auth/webauthn/credentials/:id: its route declares the step-up it needs (http/webauthn.ts). */
   async remove(current: Authenticated, id: string): Promise<void> {
-    requireRecentStepUp(current, this.#nowMs(), 'webauthn: removing a key');
     const credential = await this.#deps.store.findWebAuthnCredential(id);
     if (
       credential === null ||
