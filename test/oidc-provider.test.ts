@@ -611,6 +611,94 @@ function providerSuite(engine: 'sqlite' | 'postgres'): void {
     expect((await host.request('DELETE', `/api/connect/apps/${created.body.app.id}`)).status).toBe(200);
     await expect(client.tokenIntrospection(second, 'unknown')).rejects.toMatchObject({ status: 401 });
   });
+  it('answers every endpoint discovery advertises, and runs every grant it lists, a pushed authorization request included', async () => {
+    const doc = (await app.inject({ url: '/.well-known/openid-configuration' })).json() as Record<string, unknown>;
+    const issued = await confidential();
+    const basic = `Basic ${Buffer.from(`${issued.client_id}:${issued.client_secret}`).toString('base64')}`;
+    const form = { 'content-type': 'application/x-www-form-urlencoded', authorization: basic };
+    /** How each advertised endpoint is called, and the statuses an answer of the library (not a missing route) has. */
+    const calls: Record<string, { method: 'GET' | 'POST'; headers?: Record<string, string>; payload?: string; statuses: number[] }> = {
+      authorization_endpoint: { method: 'GET', statuses: [400] },
+      token_endpoint: { method: 'POST', headers: form, payload: 'grant_type=authorization_code&code=x', statuses: [400] },
+      userinfo_endpoint: { method: 'GET', statuses: [401] },
+      jwks_uri: { method: 'GET', statuses: [200] },
+      registration_endpoint: { method: 'POST', headers: { 'content-type': 'application/json' }, payload: '{}', statuses: [401] },
+      revocation_endpoint: { method: 'POST', headers: form, payload: 'token=x', statuses: [200] },
+      introspection_endpoint: { method: 'POST', headers: form, payload: 'token=x', statuses: [200] },
+      end_session_endpoint: { method: 'GET', statuses: [200] },
+      pushed_authorization_request_endpoint: {
+        method: 'POST',
+        headers: form,
+        payload: `client_id=${issued.client_id}&redirect_uri=${encodeURIComponent(REDIRECT)}&scope=openid&response_type=code`,
+        statuses: [201],
+      },
+    };
+    const advertised = Object.keys(doc).filter((key) => key.endsWith('_endpoint') || key === 'jwks_uri');
+    expect(advertised.sort()).toEqual(Object.keys(calls).sort());
+    for (const key of advertised) {
+      const url = new URL(String(doc[key]));
+      expect(url.origin, key).toBe(LOCAL_ORIGIN);
+      const call = calls[key] as (typeof calls)[string];
+      const reply = await app.inject({
+        method: call.method,
+        url: url.pathname,
+        ...(call.headers === undefined ? {} : { headers: call.headers }),
+        ...(call.payload === undefined ? {} : { payload: call.payload }),
+      });
+      expect(call.statuses, `${key} ${url.pathname}: ${reply.statusCode} ${reply.body.slice(0, 300)}`).toContain(reply.statusCode);
+    }
+
+    // authorization_code, its request pushed first, then refresh_token: the grants discovery lists.
+    expect(doc.grant_types_supported).toEqual(['authorization_code', 'refresh_token']);
+    const config = await discover(app, issued.client_id, issued.client_secret);
+    const { did, browser } = await signedInBrowser();
+    const { params, verifier } = await pkceParams({ scope: 'openid offline_access', prompt: 'consent', state: 'pushed' });
+    const pushed = await client.buildAuthorizationUrlWithPAR(config, params);
+    expect([...pushed.searchParams.keys()].sort()).toEqual(['client_id', 'request_uri']);
+    const { callback } = await authorize(browser, pushed);
+    const tokens = await client.authorizationCodeGrant(config, callback, { pkceCodeVerifier: verifier, expectedState: 'pushed' });
+    expect(tokens.claims()?.sub).toBe(did);
+    // No max_age was asked: the ID token still says when the person signed in.
+    expect(tokens.claims()?.auth_time).toBeTypeOf('number');
+    const refreshed = await client.refreshTokenGrant(config, tokens.refresh_token as string);
+    expect(refreshed.claims()?.auth_time).toBe(tokens.claims()?.auth_time);
+    // A pushed request is used once.
+    const again = await browser.follow(pushed.href);
+    expect(again.status).toBe(400);
+    expect(again.location).toBeUndefined();
+    expect(again.body).toContain('invalid_request_uri');
+  });
+
+  it('holds a client registered to require pushed requests to them, and every client to auth_time, whatever it registered', async () => {
+    const issued = await confidential({ require_pushed_authorization_requests: true });
+    const config = await discover(app, issued.client_id, issued.client_secret);
+    const { browser } = await signedInBrowser();
+    const { params, verifier } = await pkceParams({ state: 'plain' });
+    const plain = await browser.follow(client.buildAuthorizationUrl(config, params).href);
+    const refused = new URL(plain.location as string);
+    expect(refused.searchParams.get('error')).toBe('invalid_request');
+    expect(refused.searchParams.get('error_description')).toMatch(/pushed authorization request/i);
+    const { callback } = await authorize(browser, await client.buildAuthorizationUrlWithPAR(config, params));
+    const tokens = await client.authorizationCodeGrant(config, callback, { pkceCodeVerifier: verifier, expectedState: 'plain' });
+    expect(tokens.claims()?.auth_time).toBeTypeOf('number');
+
+    // A client that registered require_auth_time false gets it all the same.
+    const own = await registry.clients.create({ client_name: 'No auth time', redirect_uris: [REDIRECT] });
+    const stored = await harness.store.findOidcClient(own.client_id);
+    await harness.store.updateOidcClient(
+      own.client_id,
+      { metadata: JSON.stringify({ ...JSON.parse(stored?.metadata ?? '{}'), require_auth_time: false }) },
+      harness.clock.ms,
+    );
+    const ownConfig = await discover(app, own.client_id, own.client_secret);
+    const second = await pkceParams({ state: 'own' });
+    const back = await authorize(browser, client.buildAuthorizationUrl(ownConfig, second.params));
+    const ownTokens = await client.authorizationCodeGrant(ownConfig, back.callback, {
+      pkceCodeVerifier: second.verifier,
+      expectedState: 'own',
+    });
+    expect(ownTokens.claims()?.auth_time).toBeTypeOf('number');
+  });
 }
 
 await forEachEngine('the OpenID provider', providerSuite);

@@ -29,12 +29,13 @@ export const OIDC_HELP = `Usage:
   oc-host oidc clients add --name NAME --redirect-uri URI [--redirect-uri URI ...]
         [--post-logout-redirect-uri URI ...] [--public | --auth-method client_secret_basic|client_secret_post]
         [--native] [--first-party] [--pairwise] [--alg RS256|ES256|EdDSA] [--logo-uri URL]
-        [--client-uri URL] [--backchannel-logout-uri URL] [--json]
+        [--client-uri URL] [--backchannel-logout-uri URL] [--require-par] [--json]
                                    register an app; a confidential one's secret is
                                    printed once (stored hashed); --public: no secret,
                                    PKCE required; --native: an app on the person's
                                    device (http redirects to 127.0.0.1 or [::1] only);
-                                   --first-party: no consent screen
+                                   --first-party: no consent screen; --require-par:
+                                   authorization requests must be pushed first (RFC 9126)
   oc-host oidc clients list [--json]
                                    every client: id, name, owner, redirect URIs
   oc-host oidc clients show <client_id> [--json]
@@ -68,6 +69,7 @@ const OPTIONS: Readonly<Record<string, readonly string[]>> = {
     'logo-uri',
     'client-uri',
     'backchannel-logout-uri',
+    'require-par',
     'json',
   ],
   list: ['json'],
@@ -112,6 +114,7 @@ export async function runOidcCommand(argv: readonly string[], deps: OidcCommandD
     'logo-uri': { type: 'string' },
     'client-uri': { type: 'string' },
     'backchannel-logout-uri': { type: 'string' },
+    'require-par': { type: 'boolean' },
   });
   const { io, oidc } = deps;
   if (values.help) {
@@ -154,6 +157,7 @@ export async function runOidcCommand(argv: readonly string[], deps: OidcCommandD
             client_uri: values['client-uri'],
             backchannel_logout_uri: values['backchannel-logout-uri'],
             application_type: values.native ? 'native' : undefined,
+            require_pushed_authorization_requests: values['require-par'] === true ? true : undefined,
           },
           { ownerAppId: null, firstParty: values['first-party'] === true },
         );

@@ -2,8 +2,9 @@
  * The OpenID provider on HTTP (docs/protocol.md §8, docs/api.md "OpenID
  * provider"):
  *
- * - the library's endpoints (discovery, JWKS, authorization, token,
- *   userinfo, revocation, introspection, end-session) are Fastify routes
+ * - the library's endpoints (discovery, JWKS, authorization, pushed
+ *   authorization requests, token, userinfo, revocation, introspection,
+ *   end-session) are Fastify routes
  *   with their own policy, each handing the raw request to the library,
  *   which reads its own body (no Fastify parser touches it here);
  * - the interaction, where the library asks oc-host who is signing in and
@@ -72,6 +73,7 @@ const FORWARDED: ReadonlyArray<{
         revocation_endpoint: `${issuer}${OIDC_ROUTES.revocation}`,
         introspection_endpoint: `${issuer}${OIDC_ROUTES.introspection}`,
         end_session_endpoint: `${issuer}${OIDC_ROUTES.end_session}`,
+        pushed_authorization_request_endpoint: `${issuer}${OIDC_ROUTES.pushed_authorization_request}`,
         scopes_supported: [...OIDC_SCOPES],
         response_types_supported: ['code'],
         grant_types_supported: ['authorization_code', 'refresh_token'],
@@ -88,6 +90,7 @@ const FORWARDED: ReadonlyArray<{
   { url: OIDC_ROUTES.authorization, methods: ['GET', 'POST'], policy: BROWSER },
   { url: `${OIDC_ROUTES.authorization}/:uid`, methods: ['GET'], policy: BROWSER },
   { url: OIDC_ROUTES.token, methods: ['POST'], policy: CLIENT_CREDENTIAL },
+  { url: OIDC_ROUTES.pushed_authorization_request, methods: ['POST'], policy: CLIENT_CREDENTIAL },
   { url: OIDC_ROUTES.userinfo, methods: ['GET', 'POST'], policy: CLIENT_READ },
   { url: OIDC_ROUTES.revocation, methods: ['POST'], policy: CLIENT_CREDENTIAL },
   { url: OIDC_ROUTES.introspection, methods: ['POST'], policy: CLIENT_CREDENTIAL },

@@ -44,6 +44,8 @@ export interface ClientInput {
    * default) otherwise.
    */
   readonly application_type?: 'web' | 'native' | undefined;
+  /** The client must push its authorization requests first (RFC 9126); a plain one is refused. */
+  readonly require_pushed_authorization_requests?: boolean | undefined;
 }
 
 /** A client as the operator and its owner see it: its metadata without the secret's hash. */
@@ -216,6 +218,7 @@ function metadataFor(input: ClientInput, clientId: string, secret: string | unde
       : { backchannel_logout_uri: input.backchannel_logout_uri, backchannel_logout_session_required: true }),
     ...(input.scope === undefined ? {} : { scope: input.scope }),
     ...(input.application_type === undefined ? {} : { application_type: input.application_type }),
+    ...(input.require_pushed_authorization_requests === true ? { require_pushed_authorization_requests: true } : {}),
   };
 }
 

@@ -155,6 +155,7 @@ export const OIDC_ROUTES = Object.freeze({
   introspection: '/oidc/token/introspection',
   end_session: '/oidc/session/end',
   registration: '/oidc/register',
+  pushed_authorization_request: '/oidc/request',
 });
 
 /** Where the provider sends the browser to sign in and consent (src/http/oidc.ts). */
@@ -374,6 +375,11 @@ export function createOidcProvider(library: OidcLibrary, options: OidcProviderOp
         },
       },
       claimsParameter: { enabled: true },
+      // RFC 9126: a client may push its authorization request first, and a
+      // client registered with `require_pushed_authorization_requests` must
+      // (docs/protocol.md §8 "Flows"). The pushed request's redirect URI must
+      // be one the client registered, as for a plain request.
+      pushedAuthorizationRequests: { enabled: true, requirePushedAuthorizationRequests: false, allowUnregisteredRedirectUris: false },
       revocation: { enabled: true },
       introspection: {
         enabled: true,
@@ -420,7 +426,11 @@ export function createOidcProvider(library: OidcLibrary, options: OidcProviderOp
       Session: 14 * DAY,
       Grant: 365 * DAY,
       RefreshToken: 30 * DAY,
+      PushedAuthorizationRequest: 60,
     },
+    // Every ID token carries auth_time, not only those of a request with max_age (docs/protocol.md §8 "Tokens");
+    // the adapter sets it on every client it loads, this on the metadata a registration is checked with.
+    clientDefaults: { require_auth_time: true },
     rotateRefreshToken: true,
     interactions: {
       url: (_ctx, interaction) => `${INTERACTION_PATH}/${interaction.uid}`,
