@@ -699,6 +699,72 @@ function providerSuite(engine: 'sqlite' | 'postgres'): void {
     });
     expect(ownTokens.claims()?.auth_time).toBeTypeOf('number');
   });
+  it("answers a browser app's CORS preflight for its redirect URIs' origins alone, and the calls themselves for its own client", async () => {
+    const spa = 'https://spa.example';
+    const issued = await registry.clients.create({
+      client_name: 'Single page app',
+      redirect_uris: [`${spa}/callback`],
+      token_endpoint_auth_method: 'none',
+    });
+    const preflight = (url: string, origin: string, method = 'POST') =>
+      app.inject({
+        method: 'OPTIONS',
+        url,
+        headers: { origin, 'access-control-request-method': method, 'access-control-request-headers': 'authorization, dpop' },
+      });
+    for (const [url, method] of [
+      ['/oidc/token', 'POST'],
+      ['/oidc/userinfo', 'GET'],
+      ['/oidc/token/revocation', 'POST'],
+      ['/.well-known/openid-configuration', 'GET'],
+      ['/oidc/jwks', 'GET'],
+    ] as const) {
+      const allowed = await preflight(url, spa, method);
+      expect(allowed.statusCode, url).toBe(204);
+      expect(allowed.headers['access-control-allow-origin'], url).toBe(spa);
+      expect(String(allowed.headers['access-control-allow-methods']), url).toContain(method);
+      expect(String(allowed.headers['access-control-allow-headers']).toLowerCase(), url).toContain('authorization');
+      expect(allowed.headers['access-control-max-age'], url).toBe('3600');
+      expect(String(allowed.headers.vary), url).toContain('Origin');
+      // A site no client redirects to learns nothing from the client-bound endpoints; the public reads answer anyone.
+      const stranger = await preflight(url, 'https://evil.example', method);
+      expect(stranger.statusCode, url).toBe(204);
+      expect(stranger.headers['access-control-allow-origin'], url).toBe(
+        url.startsWith('/oidc/jwks') || url.startsWith('/.well-known') ? 'https://evil.example' : undefined,
+      );
+      expect(String(stranger.headers.vary), url).toContain('Origin');
+    }
+    // An OPTIONS that is no preflight is no error.
+    expect((await app.inject({ method: 'OPTIONS', url: '/oidc/userinfo', headers: { origin: spa } })).statusCode).toBeLessThan(500);
+
+    // The calls: userinfo and revocation answer the client's own origin, and refuse another client's origin.
+    const config = await discover(app, issued.client_id);
+    const { browser } = await signedInBrowser();
+    const { url, verifier } = await pkceUrl(config, { redirect_uri: `${spa}/callback`, scope: 'openid bitcoin' });
+    const { callback } = await authorize(browser, url);
+    const tokens = await client.authorizationCodeGrant(config, callback, { pkceCodeVerifier: verifier, expectedState: 's' });
+    const userinfo = await app.inject({ url: '/oidc/userinfo', headers: { origin: spa, authorization: `Bearer ${tokens.access_token}` } });
+    expect(userinfo.statusCode).toBe(200);
+    expect(userinfo.headers['access-control-allow-origin']).toBe(spa);
+    const elsewhere = await confidential();
+    const foreign = await app.inject({
+      url: '/oidc/userinfo',
+      headers: { origin: new URL(REDIRECT).origin, authorization: `Bearer ${tokens.access_token}` },
+    });
+    expect(elsewhere.client_id).not.toBe(issued.client_id);
+    expect(foreign.statusCode).toBe(400);
+    expect(foreign.headers['access-control-allow-origin']).toBeUndefined();
+    const revoked = await app.inject({
+      method: 'POST',
+      url: '/oidc/token/revocation',
+      headers: { origin: spa, 'content-type': 'application/x-www-form-urlencoded' },
+      payload: `client_id=${issued.client_id}&token=${tokens.access_token}`,
+    });
+    expect(revoked.statusCode).toBe(200);
+    expect(revoked.headers['access-control-allow-origin']).toBe(spa);
+    const after = await app.inject({ url: '/oidc/userinfo', headers: { authorization: `Bearer ${tokens.access_token}` } });
+    expect(after.statusCode).toBe(401);
+  });
 }
 
 await forEachEngine('the OpenID provider', providerSuite);

@@ -44,11 +44,20 @@ const CLIENT_CREDENTIAL: RoutePolicy = POLICY.serverCredential;
 /** Public reads the library answers CORS for itself (discovery, JWKS, userinfo). */
 const CLIENT_READ: RoutePolicy = BROWSER;
 
+/** A browser app's CORS preflight of a provider endpoint: read-limited, its CORS the library's. */
+const PREFLIGHT: RoutePolicy = BROWSER;
+
 /** Every path the library answers, its methods and its policy; discovery is also in the OpenAPI document. */
 const FORWARDED: ReadonlyArray<{
   readonly url: string;
   readonly methods: readonly ('GET' | 'POST')[];
   readonly policy: RoutePolicy;
+  /**
+   * The CORS preflight the library answers (docs/protocol.md §8 "Endpoints"):
+   * `any` origin (public reads), or only the origins of registered redirect
+   * URIs (`clients`: the request itself is then held to its own client's).
+   */
+  readonly preflight?: 'any' | 'clients';
   /** For the OpenAPI document: the routes an integrator calls itself. */
   readonly summary?: string;
   readonly description?: string;
@@ -60,6 +69,7 @@ const FORWARDED: ReadonlyArray<{
     url: '/.well-known/openid-configuration',
     methods: ['GET'],
     policy: CLIENT_READ,
+    preflight: 'any',
     summary: 'OpenID provider discovery (OpenID Connect Discovery 1.0): the issuer, its endpoints, scopes, claims and algorithms',
     answer: {
       description: 'The provider metadata (its main fields here; the library adds a few more)',
@@ -86,13 +96,13 @@ const FORWARDED: ReadonlyArray<{
       }),
     },
   },
-  { url: OIDC_ROUTES.jwks, methods: ['GET'], policy: CLIENT_READ },
+  { url: OIDC_ROUTES.jwks, methods: ['GET'], policy: CLIENT_READ, preflight: 'any' },
   { url: OIDC_ROUTES.authorization, methods: ['GET', 'POST'], policy: BROWSER },
   { url: `${OIDC_ROUTES.authorization}/:uid`, methods: ['GET'], policy: BROWSER },
-  { url: OIDC_ROUTES.token, methods: ['POST'], policy: CLIENT_CREDENTIAL },
+  { url: OIDC_ROUTES.token, methods: ['POST'], policy: CLIENT_CREDENTIAL, preflight: 'clients' },
   { url: OIDC_ROUTES.pushed_authorization_request, methods: ['POST'], policy: CLIENT_CREDENTIAL },
-  { url: OIDC_ROUTES.userinfo, methods: ['GET', 'POST'], policy: CLIENT_READ },
-  { url: OIDC_ROUTES.revocation, methods: ['POST'], policy: CLIENT_CREDENTIAL },
+  { url: OIDC_ROUTES.userinfo, methods: ['GET', 'POST'], policy: CLIENT_READ, preflight: 'clients' },
+  { url: OIDC_ROUTES.revocation, methods: ['POST'], policy: CLIENT_CREDENTIAL, preflight: 'clients' },
   { url: OIDC_ROUTES.introspection, methods: ['POST'], policy: CLIENT_CREDENTIAL },
   { url: OIDC_ROUTES.end_session, methods: ['GET', 'POST'], policy: BROWSER },
   {
@@ -260,6 +270,23 @@ export function registerOidcRoutes(app: FastifyInstance, context: ServiceContext
                 },
               },
         handler: (request, reply) => forward(oidc.provider(), request, reply, issuer.protocol === 'https:'),
+      });
+      const preflight = route.preflight;
+      if (preflight === undefined) continue;
+      // A browser app's preflight: the library answers it for an origin it
+      // may serve; any other gets what every other path gives a stranger,
+      // a 204 that allows nothing (src/http/cors.ts).
+      scope.route({
+        method: 'OPTIONS',
+        url: route.url,
+        config: { policy: PREFLIGHT },
+        schema: { hide: true },
+        handler: async (request, reply) => {
+          const origin = request.headers.origin;
+          const allowed = preflight === 'any' || (typeof origin === 'string' && (await oidc.clients.isBrowserOrigin(origin)));
+          if (allowed) return forward(oidc.provider(), request, reply, issuer.protocol === 'https:');
+          return reply.code(204).header('vary', 'Origin').send();
+        },
       });
     }
     registerInteractionRoutes(scope, context, renderer);

@@ -125,11 +125,65 @@ export function newSecret(): string {
   return randomBytes(CLIENT_SECRET_BYTES).toString('base64url');
 }
 
+/**
+ * How long the origins of the registered redirect URIs are kept in memory for
+ * the provider's CORS preflights, and how soon an origin not among them makes
+ * them read again (a client registered on another instance, or by RFC 7591,
+ * is allowed within that second; a flood of preflights from strangers costs
+ * one read a second).
+ */
+const BROWSER_ORIGINS_TTL_MS = 30_000;
+const BROWSER_ORIGINS_REREAD_MS = 1_000;
+
 export class ClientRegistry {
   readonly #deps: ClientRegistryDeps;
+  #browserOrigins: { readonly origins: ReadonlySet<string>; readonly at: number } | undefined;
+  #reading: Promise<ReadonlySet<string>> | undefined;
 
   constructor(deps: ClientRegistryDeps) {
     this.#deps = deps;
+  }
+
+  /**
+   * Whether `origin` is the origin of a redirect URI some client registered:
+   * the origins a browser app may call the provider's token, userinfo and
+   * revocation endpoints from (docs/protocol.md §8 "Endpoints"). A preflight
+   * names no client, so this answers for all of them; the request itself is
+   * then held to its own client's redirect URIs.
+   */
+  async isBrowserOrigin(origin: string): Promise<boolean> {
+    const now = this.#deps.now();
+    const known = this.#browserOrigins;
+    if (known !== undefined && now - known.at < BROWSER_ORIGINS_TTL_MS) {
+      if (known.origins.has(origin) || now - known.at < BROWSER_ORIGINS_REREAD_MS) return known.origins.has(origin);
+    }
+    return (await this.#readBrowserOrigins()).has(origin);
+  }
+
+  #readBrowserOrigins(): Promise<ReadonlySet<string>> {
+    this.#reading ??= (async () => {
+      try {
+        const at = this.#deps.now();
+        const origins = new Set<string>();
+        for (const record of await this.#deps.store.listOidcClients()) {
+          const uris = (JSON.parse(record.metadata) as { redirect_uris?: unknown }).redirect_uris;
+          for (const uri of Array.isArray(uris) ? uris : []) {
+            const parsed = typeof uri === 'string' ? URL.parse(uri) : null;
+            if (parsed !== null && (parsed.protocol === 'https:' || parsed.protocol === 'http:')) origins.add(parsed.origin);
+          }
+        }
+        this.#browserOrigins = { origins, at };
+        return origins;
+      } finally {
+        this.#reading = undefined;
+      }
+    })();
+    return this.#reading;
+  }
+
+  /** After a change here: the next preflight reads the clients again. */
+  #changed(): void {
+    this.#browserOrigins = undefined;
   }
 
   /** Registers a client; a confidential one's secret is in the answer only. */
@@ -154,6 +208,7 @@ export class ClientRegistry {
       updated_at: at,
     };
     if (!(await this.#deps.store.insertOidcClient(record))) throw new Error('oidc: a fresh client id was taken');
+    this.#changed();
     return { ...viewOf(record), ...(secret === undefined ? {} : { client_secret: secret }) };
   }
 
@@ -192,7 +247,9 @@ export class ClientRegistry {
 
   /** Deletes a client, its consents and every code and token it holds. */
   async remove(clientId: string): Promise<boolean> {
-    return this.#deps.store.deleteOidcClient(clientId);
+    const removed = await this.#deps.store.deleteOidcClient(clientId);
+    this.#changed();
+    return removed;
   }
 }
 

@@ -158,6 +158,9 @@ export const OIDC_ROUTES = Object.freeze({
   pushed_authorization_request: '/oidc/request',
 });
 
+/** The library's routes a browser app calls with its client's tokens, cross-origin from its redirect URIs' origins. */
+const BROWSER_ROUTES: ReadonlySet<string> = new Set(['token', 'userinfo', 'revocation']);
+
 /** Where the provider sends the browser to sign in and consent (src/http/oidc.ts). */
 export const INTERACTION_PATH = '/oidc/interaction';
 
@@ -380,7 +383,17 @@ export function createOidcProvider(library: OidcLibrary, options: OidcProviderOp
       // (docs/protocol.md §8 "Flows"). The pushed request's redirect URI must
       // be one the client registered, as for a plain request.
       pushedAuthorizationRequests: { enabled: true, requirePushedAuthorizationRequests: false, allowUnregisteredRedirectUris: false },
-      revocation: { enabled: true },
+      revocation: {
+        enabled: true,
+        // Only the token's own client may revoke it (docs/protocol.md §8
+        // "Flows"): a confidential client naming another's token is told so
+        // (RFC 7009 §2.1); a public client, which anyone can be, learns nothing.
+        allowedPolicy(_ctx, client, token) {
+          if (token.clientId === client.clientId) return true;
+          if (client.clientAuthMethod === 'none') return false;
+          throw new library.errors.InvalidRequest('client is not authorized to revoke the presented token');
+        },
+      },
       introspection: {
         enabled: true,
         // Only the client the token was issued to, or a client the token
@@ -455,9 +468,10 @@ export function createOidcProvider(library: OidcLibrary, options: OidcProviderOp
       return pairwiseSubject(options.pairwiseSecret, accountId, client);
     },
     clientBasedCORS(ctx, origin, client) {
-      // Browsers may call the token endpoint (public clients) and userinfo
-      // from the origins of the client's own redirect URIs; nothing else.
-      if (ctx.oidc.route !== 'token' && ctx.oidc.route !== 'userinfo') return false;
+      // Browsers may call the token endpoint (public clients), userinfo and
+      // revocation from the origins of the client's own redirect URIs;
+      // nothing else (docs/protocol.md §8 "Endpoints").
+      if (!BROWSER_ROUTES.has(String(ctx.oidc.route))) return false;
       return client.redirectUris?.some((uri) => originOf(uri) === origin) === true;
     },
     // The library fetches a client's `jwks_uri` and `sector_identifier_uri`
@@ -504,6 +518,7 @@ export function createOidcProvider(library: OidcLibrary, options: OidcProviderOp
     await logouts.logout(this.clientId, sub, sid);
   };
   provider.use(pagePolicy(pages));
+  provider.use(bareRevocationAnswer);
   askAboutSetAsideWithoutAccount(provider, pages, async (ctx) => await setAsideAppSession(ctx, store, hostSession, subject));
   endSetAsideSessions(provider, library);
   watchSessions(provider, hostSession, options.endHostSession, logouts);
@@ -556,6 +571,16 @@ function pagePolicy(pages: OidcPages) {
     if (source !== null && typeof policy === 'string')
       ctx.set('content-security-policy', policy.replace("form-action 'self'", `form-action 'self' ${source}`));
   };
+}
+
+/**
+ * A revocation's answer as RFC 7009 §2.2 has it: the status says it all, so
+ * the empty body goes without a type. The library answers `text/plain`, which
+ * the most used browser OpenID library (oidc-client-ts) refuses as not JSON.
+ */
+async function bareRevocationAnswer(ctx: KoaContextWithOIDC, next: () => Promise<void>): Promise<void> {
+  await next();
+  if (ctx.path === OIDC_ROUTES.revocation && ctx.status === 200 && ctx.body === '') ctx.remove('content-type');
 }
 
 /**
