@@ -16,12 +16,13 @@ import { createServer, type Server } from 'node:http';
 import { fileURLToPath } from 'node:url';
 import type { FastifyInstance } from 'fastify';
 import { chromium, type Browser, type Page } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, expect, it } from 'vitest';
 import { testApp } from './support/app.js';
 import { newWallet } from './support/auth-client.js';
+import { forEachEngine } from './support/auth-harness.js';
 import { signBip322 } from './support/bitcoin-signer.js';
 import { CHROMIUM_ARGS, CHROMIUM_PATH, HAVE_CHROMIUM, IN_CI } from './support/chromium.js';
-import { openTestStore, type TestStore } from './support/databases.js';
+import { openTestStore, type TestEngine, type TestStore } from './support/databases.js';
 import { reservePort } from './support/instances.js';
 import { operatorRegistry } from './support/oidc-rp.js';
 
@@ -86,7 +87,7 @@ window.spa = {
 if (location.pathname === '/callback') manager.signinRedirectCallback().then((user) => { window.spaResult = report(user); }, (error) => { window.spaResult = failure(error); });
 `;
 
-describe.skipIf(!HAVE_CHROMIUM)('a browser app signs in with oidc-client-ts', () => {
+function browserAppSuite(engine: TestEngine): void {
   let testStore: TestStore;
   let app: FastifyInstance;
   let spaServer: Server;
@@ -97,7 +98,7 @@ describe.skipIf(!HAVE_CHROMIUM)('a browser app signs in with oidc-client-ts', ()
   let spaPage = '';
 
   beforeAll(async () => {
-    testStore = await openTestStore('sqlite');
+    testStore = await openTestStore(engine);
     const reserved = await reservePort();
     base = `http://127.0.0.1:${reserved.port}`;
     // The provider library reads the wall clock: so does the host here.
@@ -201,4 +202,6 @@ describe.skipIf(!HAVE_CHROMIUM)('a browser app signs in with oidc-client-ts', ()
     expect((await context.request.get(`${base}/api/auth/me`)).status()).toBe(200);
     await context.close();
   });
-});
+}
+
+if (HAVE_CHROMIUM) await forEachEngine('a browser app signs in with oidc-client-ts', browserAppSuite);
