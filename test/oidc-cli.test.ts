@@ -120,6 +120,35 @@ function cliSuite(engine: 'sqlite' | 'postgres'): void {
     for (const args of cases) await expect(run(args), args.join(' ')).rejects.toBeInstanceOf(UsageError);
     expect(await harness.store.listOidcClients()).toHaveLength(1);
   });
+  it('warns when an added logo is not https, and still adds the client; an https logo gets no warning', async () => {
+    const plain = await run([
+      'clients',
+      'add',
+      '--name',
+      'Old',
+      '--redirect-uri',
+      'https://old.example/cb',
+      '--logo-uri',
+      'http://old.example/logo.png',
+    ]);
+    expect(plain.code).toBe(0);
+    expect(plain.io.errors).toContain('warning: --logo-uri is not https, so the sign-in and consent pages will not show it');
+    const secure = await run([
+      'clients',
+      'add',
+      '--name',
+      'New',
+      '--redirect-uri',
+      'https://new.example/cb',
+      '--logo-uri',
+      'https://new.example/logo.png',
+      '--require-par',
+      '--json',
+    ]);
+    expect(secure.code).toBe(0);
+    expect(secure.io.errors.filter((line) => line.startsWith('warning'))).toEqual([]);
+    expect(JSON.parse(secure.io.lines.join('\n')).metadata.require_pushed_authorization_requests).toBe(true);
+  });
 }
 
 await forEachEngine('oc-host oidc clients', cliSuite);

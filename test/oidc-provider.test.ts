@@ -765,6 +765,94 @@ function providerSuite(engine: 'sqlite' | 'postgres'): void {
     const after = await app.inject({ url: '/oidc/userinfo', headers: { authorization: `Bearer ${tokens.access_token}` } });
     expect(after.statusCode).toBe(401);
   });
+  it('lets a registered client read, update and delete its own registration with its registration access token (RFC 7592)', async () => {
+    const { host, browser } = await signedInBrowser();
+    const apiKey = (await host.post('/api/connect/apps', { name: 'Self-managed' })).body.api_key as string;
+    const register = (body: Record<string, unknown>) =>
+      app.inject({
+        method: 'POST',
+        url: '/oidc/register',
+        headers: { authorization: `Bearer ${apiKey}`, 'content-type': 'application/json' },
+        payload: body,
+      });
+    const first = await register({ redirect_uris: [REDIRECT], client_name: 'Kiosk', token_endpoint_auth_method: 'client_secret_post' });
+    expect(first.statusCode, first.body).toBe(201);
+    const issued = first.json() as Record<string, string>;
+    expect(issued.registration_access_token).toMatch(/^[A-Za-z0-9_-]{43}$/);
+    const uri = new URL(issued.registration_client_uri as string);
+    expect(uri.href).toBe(`${LOCAL_ORIGIN}/oidc/register/${issued.client_id}`);
+    const owner = (await harness.store.findOidcClient(issued.client_id as string))?.owner_app_id;
+    const other = (await register({ redirect_uris: [REDIRECT] })).json() as Record<string, string>;
+    const manage = (method: 'GET' | 'PUT' | 'DELETE', token: string, payload?: Record<string, unknown>) =>
+      app.inject({
+        method,
+        url: uri.pathname,
+        headers: { authorization: `Bearer ${token}`, ...(payload === undefined ? {} : { 'content-type': 'application/json' }) },
+        ...(payload === undefined ? {} : { payload }),
+      });
+
+    // Read: its metadata, never the stored hash of its secret.
+    const read = await manage('GET', issued.registration_access_token as string);
+    expect(read.statusCode, read.body).toBe(200);
+    expect(read.json()).toMatchObject({ client_id: issued.client_id, client_name: 'Kiosk', redirect_uris: [REDIRECT] });
+    expect(read.json()).not.toHaveProperty('client_secret');
+    expect(read.body).not.toContain('sha256:');
+    // Another client's token, or none, reads nothing.
+    expect((await manage('GET', other.registration_access_token as string)).statusCode).toBe(401);
+    expect((await app.inject({ url: uri.pathname })).statusCode).toBe(401);
+
+    // Update: a new name and redirect URI; the app stays the key's, the secret stays, the token rotates.
+    const later = 'https://app.example/later';
+    const updated = await manage('PUT', issued.registration_access_token as string, {
+      client_id: issued.client_id,
+      redirect_uris: [REDIRECT, later],
+      client_name: 'Kiosk 2',
+      token_endpoint_auth_method: 'client_secret_post',
+      oc_owner_app: 'someone-else',
+    });
+    expect(updated.statusCode, updated.body).toBe(200);
+    expect(updated.json()).toMatchObject({ client_name: 'Kiosk 2', redirect_uris: [REDIRECT, later] });
+    expect(updated.json()).not.toHaveProperty('client_secret');
+    const rotated = updated.json().registration_access_token as string;
+    expect(rotated).not.toBe(issued.registration_access_token);
+    expect((await manage('GET', issued.registration_access_token as string)).statusCode).toBe(401);
+    expect((await harness.store.findOidcClient(issued.client_id as string))?.owner_app_id).toBe(owner);
+    const config = await discover(app, issued.client_id as string, issued.client_secret, { auth: 'post' });
+    const { url, verifier } = await pkceUrl(config, { redirect_uri: later, state: 'l' });
+    const { callback } = await authorize(browser, url);
+    const tokens = await client.authorizationCodeGrant(config, callback, { pkceCodeVerifier: verifier, expectedState: 'l' });
+    // A client that sends its secret back (its registration answer, edited) is taken at its word when the secret is right.
+    // RFC 7592 §2.2: the answer's registration members and times are not sent back.
+    const {
+      registration_access_token: _token,
+      registration_client_uri: _uri,
+      client_secret_expires_at: _expires,
+      client_id_issued_at: _issued,
+      ...registration
+    } = issued;
+    const withSecret = await manage('PUT', rotated, { ...registration, client_name: 'Kiosk 3', redirect_uris: [REDIRECT, later] });
+    expect(withSecret.statusCode, withSecret.body).toBe(200);
+    expect(withSecret.json()).toMatchObject({ client_name: 'Kiosk 3' });
+    expect(withSecret.json()).not.toHaveProperty('client_secret');
+    const current = withSecret.json().registration_access_token as string;
+    const wrongSecret = await manage('PUT', current, { ...registration, client_secret: 'not-the-secret' });
+    expect(wrongSecret.statusCode).toBe(400);
+    expect(wrongSecret.json().error_description).toMatch(/client_secret does not match/);
+    expect((await discover(app, issued.client_id as string, issued.client_secret, { auth: 'post' })).clientMetadata().client_id).toBe(
+      issued.client_id,
+    );
+    // A refused change changes nothing.
+    const refused = await manage('PUT', current, { client_id: issued.client_id, redirect_uris: ['javascript:alert(1)'] });
+    expect(refused.statusCode).toBe(400);
+    expect(refused.json().error).toMatch(/^invalid_(redirect_uri|client_metadata)$/);
+
+    // Delete: the client goes, its tokens stop, its token manages nothing more.
+    expect((await manage('DELETE', current)).statusCode).toBe(204);
+    expect(await harness.store.findOidcClient(issued.client_id as string)).toBeNull();
+    const info = await app.inject({ url: '/oidc/userinfo', headers: { authorization: `Bearer ${tokens.access_token}` } });
+    expect(info.statusCode).toBe(401);
+    expect((await manage('GET', current)).statusCode).toBe(401);
+  });
 }
 
 await forEachEngine('the OpenID provider', providerSuite);

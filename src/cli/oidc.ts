@@ -161,6 +161,11 @@ export async function runOidcCommand(argv: readonly string[], deps: OidcCommandD
           },
           { ownerAppId: null, firstParty: values['first-party'] === true },
         );
+        // The pages show an app's logo only from https (docs/protocol.md §8 "Signing in"): said now, not found out later.
+        const logo = values['logo-uri'];
+        if (logo !== undefined && URL.parse(logo)?.protocol !== 'https:') {
+          io.err('warning: --logo-uri is not https, so the sign-in and consent pages will not show it');
+        }
         if (values.json) {
           io.out(JSON.stringify(issued, null, 2));
         } else {

@@ -14,10 +14,12 @@
  *   `POST …/confirm` and `POST …/abort` answer it.
  */
 import type { IncomingMessage } from 'node:http';
+import { Readable } from 'node:stream';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
 import type Provider from 'oidc-provider';
 import { isOcError } from '../errors.js';
+import { isJsonObject } from '../json.js';
 import {
   ACR_BASIC,
   ACR_KEY,
@@ -50,7 +52,7 @@ const PREFLIGHT: RoutePolicy = BROWSER;
 /** Every path the library answers, its methods and its policy; discovery is also in the OpenAPI document. */
 const FORWARDED: ReadonlyArray<{
   readonly url: string;
-  readonly methods: readonly ('GET' | 'POST')[];
+  readonly methods: readonly ('GET' | 'POST' | 'PUT' | 'DELETE')[];
   readonly policy: RoutePolicy;
   /**
    * The CORS preflight the library answers (docs/protocol.md §8 "Endpoints"):
@@ -128,6 +130,8 @@ const FORWARDED: ReadonlyArray<{
       }),
     },
   },
+  // RFC 7592: a client's own registration, with its registration access token.
+  { url: `${OIDC_ROUTES.registration}/:clientId`, methods: ['GET', 'PUT', 'DELETE'], policy: CLIENT_CREDENTIAL },
   { url: `${OIDC_ROUTES.end_session}/confirm`, methods: ['POST'], policy: BROWSER },
   { url: `${OIDC_ROUTES.end_session}/success`, methods: ['GET'], policy: BROWSER },
 ];
@@ -210,8 +214,69 @@ function asIssuer(request: IncomingMessage, issuer: URL): void {
   delete request.headers['x-forwarded-host'];
 }
 
+/** The largest RFC 7592 update read here: the library's own limit for a body. */
+const UPDATE_BODY_LIMIT = 56 * 1024;
+
+/**
+ * An RFC 7592 update whose body sends back the client's secret, as a client
+ * that kept its registration answer does: the library compares it with the
+ * stored value, which here is the secret's hash (docs/protocol.md §8
+ * "Clients"), so a secret that matches the hash is taken out of the body
+ * before the library reads it, and one that does not is left for the library
+ * to refuse. The library then reads the body as it came, or as changed.
+ */
+async function updateWithSecretChecked(context: ServiceContext, request: FastifyRequest, clientId: string): Promise<IncomingMessage> {
+  const raw = request.raw;
+  // Too long by its own word, or of no known length: the library reads and refuses it as it would have.
+  const declared = Number(raw.headers['content-length']);
+  if (!Number.isSafeInteger(declared) || declared > UPDATE_BODY_LIMIT) return raw;
+  const chunks: Buffer[] = [];
+  let received = 0;
+  // Read to the end (a stream left half-read would stall the connection); keep no more than the limit.
+  for await (const chunk of raw) {
+    received += (chunk as Buffer).length;
+    if (received <= UPDATE_BODY_LIMIT) chunks.push(chunk as Buffer);
+  }
+  let body = Buffer.concat(chunks);
+  const parsed = received === body.length ? parseJsonObject(body) : null;
+  if (
+    parsed !== null &&
+    typeof parsed.client_secret === 'string' &&
+    (await context.oidc.clients.secretMatches(clientId, parsed.client_secret))
+  ) {
+    delete parsed.client_secret;
+    body = Buffer.from(JSON.stringify(parsed), 'utf8');
+  }
+  // What the library reads of a request: its stream, method, URL, headers and socket.
+  const replay = Object.assign(Readable.from([body], { objectMode: false }), {
+    method: raw.method,
+    url: raw.url,
+    httpVersion: raw.httpVersion,
+    httpVersionMajor: raw.httpVersionMajor,
+    httpVersionMinor: raw.httpVersionMinor,
+    headers: { ...raw.headers, 'content-length': String(body.length) },
+    socket: raw.socket,
+  });
+  return replay as unknown as IncomingMessage;
+}
+
+function parseJsonObject(body: Buffer): Record<string, unknown> | null {
+  try {
+    const value: unknown = JSON.parse(body.toString('utf8'));
+    return isJsonObject(value) ? value : null;
+  } catch {
+    return null;
+  }
+}
+
 /** Hands a request to the library; Fastify writes nothing more. */
-async function forward(provider: Provider, request: FastifyRequest, reply: FastifyReply, https: boolean): Promise<void> {
+async function forward(
+  provider: Provider,
+  request: FastifyRequest,
+  reply: FastifyReply,
+  https: boolean,
+  incoming: IncomingMessage = request.raw,
+): Promise<void> {
   reply.hijack();
   // What every answer carries (src/http/app.ts, src/http/pages.ts); hijacked answers skip the hooks that add it.
   // The pages' policy is the library's to set (src/oidc/provider.ts), docs/protocol.md §8 "Endpoints".
@@ -219,7 +284,7 @@ async function forward(provider: Provider, request: FastifyRequest, reply: Fasti
   reply.raw.setHeader('x-content-type-options', 'nosniff');
   reply.raw.setHeader('referrer-policy', 'no-referrer');
   if (https) reply.raw.setHeader('strict-transport-security', HSTS_VALUE);
-  await provider.callback()(request.raw, reply.raw);
+  await provider.callback()(incoming, reply.raw);
 }
 
 export function registerOidcRoutes(app: FastifyInstance, context: ServiceContext, loaded?: PageFiles): void {
@@ -269,7 +334,12 @@ export function registerOidcRoutes(app: FastifyInstance, context: ServiceContext
                   ...errorResponses(429),
                 },
               },
-        handler: (request, reply) => forward(oidc.provider(), request, reply, issuer.protocol === 'https:'),
+        handler: async (request, reply) => {
+          const https = issuer.protocol === 'https:';
+          const clientId = (request.params as { clientId?: string }).clientId;
+          if (request.method !== 'PUT' || clientId === undefined) return forward(oidc.provider(), request, reply, https);
+          return forward(oidc.provider(), request, reply, https, await updateWithSecretChecked(context, request, clientId));
+        },
       });
       const preflight = route.preflight;
       if (preflight === undefined) continue;

@@ -99,7 +99,9 @@ export function storageAdapter(deps: AdapterDeps): new (name: string) => Adapter
     }
 
     async destroy(id: string): Promise<void> {
-      await store.deleteOidcModel(this.#model, id);
+      // A client deleting itself (RFC 7592) goes with its consents, codes and tokens, as an operator's delete.
+      if (this.#model === 'Client') await store.deleteOidcClient(id);
+      else await store.deleteOidcModel(this.#model, id);
     }
 
     async revokeByGrantId(grantId: string): Promise<void> {

@@ -217,6 +217,13 @@ export class ClientRegistry {
     return record === null ? null : viewOf(record);
   }
 
+  /** Whether `secret` is the client's current secret (constant time); false for an unknown or public client. */
+  async secretMatches(clientId: string, secret: string): Promise<boolean> {
+    const record = await this.#deps.store.findOidcClient(clientId);
+    if (record === null) return false;
+    return clientSecretMatches((JSON.parse(record.metadata) as { client_secret?: unknown }).client_secret, secret);
+  }
+
   /** Every client; one app's when `ownerAppId` is given, the operator's own when it is null. */
   async list(ownerAppId?: string | null): Promise<ClientView[]> {
     return (await this.#deps.store.listOidcClients(ownerAppId)).map(viewOf);

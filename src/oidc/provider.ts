@@ -33,6 +33,7 @@ import {
   clientMetadataProblem,
   clientSecretMatches,
   cspSourceOf,
+  isHashedClientSecret,
   newClientId,
   newSecret,
   OWNER_APP_METADATA,
@@ -354,18 +355,29 @@ export function createOidcProvider(library: OidcLibrary, options: OidcProviderOp
       registration: {
         enabled: true,
         initialAccessToken: true,
-        issueRegistrationAccessToken: false,
+        // RFC 7592: the answer carries a registration access token, with which
+        // the client reads, updates and deletes its own registration at
+        // `registration_client_uri` (docs/protocol.md §8 "Clients").
+        issueRegistrationAccessToken: true,
         idFactory: () => newClientId(),
         secretFactory: () => newSecret(),
         policies: {
           [CONNECT_APP_POLICY]: async (ctx, properties) => {
-            const token = ctx.oidc.entities.InitialAccessToken;
-            const app = token === undefined || options.appOfApiKey === undefined ? null : await options.appOfApiKey(token.jti);
-            if (app === null) throw new library.errors.InvalidToken('the API key is wrong, was rotated, or its app was deleted');
-            // The key of a held owner is known, and refused as the Connect API refuses it (docs/protocol.md §2 "Disabling and deleting").
-            if ('held' in app) throw accountDisabled(library);
-            // The app comes from its key; whatever the request said is replaced.
-            properties[OWNER_APP_METADATA] = app.appId;
+            const registering = ctx.oidc.entities.InitialAccessToken;
+            if (registering !== undefined) {
+              const app = options.appOfApiKey === undefined ? null : await options.appOfApiKey(registering.jti);
+              if (app === null) throw new library.errors.InvalidToken('the API key is wrong, was rotated, or its app was deleted');
+              // The key of a held owner is known, and refused as the Connect API refuses it (docs/protocol.md §2 "Disabling and deleting").
+              if ('held' in app) throw accountDisabled(library);
+              // The app comes from its key; whatever the request said is replaced.
+              properties[OWNER_APP_METADATA] = app.appId;
+            } else {
+              // An update with the client's registration access token (RFC 7592): the client keeps its app,
+              // whatever the request said (a held owner's client is not found, so it never gets here).
+              const owner = ctx.oidc.client?.metadata()[OWNER_APP_METADATA];
+              if (typeof owner !== 'string') throw new library.errors.InvalidToken('the client belongs to no Connect app');
+              properties[OWNER_APP_METADATA] = owner;
+            }
             const uri = properties.backchannel_logout_uri;
             const problem = typeof uri === 'string' ? options.backchannelUriProblem?.(uri) : null;
             if (typeof problem === 'string') throw new library.errors.InvalidClientMetadata(`backchannel_logout_uri: ${problem}`);
@@ -377,6 +389,8 @@ export function createOidcProvider(library: OidcLibrary, options: OidcProviderOp
           },
         },
       },
+      // Every update gives a new registration access token and ends the old one.
+      registrationManagement: { enabled: true, rotateRegistrationAccessToken: true },
       claimsParameter: { enabled: true },
       // RFC 9126: a client may push its authorization request first, and a
       // client registered with `require_pushed_authorization_requests` must
@@ -519,6 +533,7 @@ export function createOidcProvider(library: OidcLibrary, options: OidcProviderOp
   };
   provider.use(pagePolicy(pages));
   provider.use(bareRevocationAnswer);
+  provider.use(withoutStoredSecret);
   askAboutSetAsideWithoutAccount(provider, pages, async (ctx) => await setAsideAppSession(ctx, store, hostSession, subject));
   endSetAsideSessions(provider, library);
   watchSessions(provider, hostSession, options.endHostSession, logouts);
@@ -578,6 +593,19 @@ function pagePolicy(pages: OidcPages) {
  * the empty body goes without a type. The library answers `text/plain`, which
  * the most used browser OpenID library (oidc-client-ts) refuses as not JSON.
  */
+/**
+ * A client's registration as RFC 7592 reads and updates answer it, without
+ * the stored secret: oc-host keeps only its hash (docs/protocol.md §8
+ * "Clients"), which is no secret to hand out. A secret made by this very
+ * update (a public client turned confidential) is shown, once.
+ */
+async function withoutStoredSecret(ctx: KoaContextWithOIDC, next: () => Promise<void>): Promise<void> {
+  await next();
+  const body = ctx.body as { client_secret?: unknown } | undefined;
+  if (!ctx.path.startsWith(`${OIDC_ROUTES.registration}/`) || body === null || typeof body !== 'object') return;
+  if (typeof body.client_secret === 'string' && isHashedClientSecret(body.client_secret)) delete body.client_secret;
+}
+
 async function bareRevocationAnswer(ctx: KoaContextWithOIDC, next: () => Promise<void>): Promise<void> {
   await next();
   if (ctx.path === OIDC_ROUTES.revocation && ctx.status === 200 && ctx.body === '') ctx.remove('content-type');
