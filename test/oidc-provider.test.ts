@@ -8,6 +8,7 @@
 import { afterAll, beforeAll, expect, it, vi } from 'vitest';
 import type { FastifyInstance } from 'fastify';
 import * as client from 'openid-client';
+import { createLocalJWKSet, decodeProtectedHeader, jwtVerify } from 'jose';
 import { ACR_BASIC, ACR_KEY, type IssuedClient, type OidcService } from '../src/oidc/index.js';
 import { newWallet, type Wallet } from './support/auth-client.js';
 import { AuthHarness, forEachEngine, LOCAL_ORIGIN, type TimedBrowser } from './support/auth-harness.js';
@@ -648,8 +649,11 @@ function providerSuite(engine: 'sqlite' | 'postgres'): void {
       expect(call.statuses, `${key} ${url.pathname}: ${reply.statusCode} ${reply.body.slice(0, 300)}`).toContain(reply.statusCode);
     }
 
-    // authorization_code, its request pushed first, then refresh_token: the grants discovery lists.
-    expect(doc.grant_types_supported).toEqual(['authorization_code', 'refresh_token']);
+    // client_credentials above; authorization_code, its request pushed first, then refresh_token.
+    expect(doc.grant_types_supported).toEqual(['authorization_code', 'refresh_token', 'client_credentials']);
+    const machine = await registry.clients.create({ client_name: 'Discovery job', redirect_uris: [], machine: true });
+    const machineToken = await client.clientCredentialsGrant(await discover(app, machine.client_id, machine.client_secret), {});
+    expect(machineToken.token_type.toLowerCase()).toBe('bearer');
     const config = await discover(app, issued.client_id, issued.client_secret);
     const { did, browser } = await signedInBrowser();
     const { params, verifier } = await pkceParams({ scope: 'openid offline_access', prompt: 'consent', state: 'pushed' });
@@ -775,8 +779,15 @@ function providerSuite(engine: 'sqlite' | 'postgres'): void {
         headers: { authorization: `Bearer ${apiKey}`, 'content-type': 'application/json' },
         payload: body,
       });
-    const first = await register({ redirect_uris: [REDIRECT], client_name: 'Kiosk', token_endpoint_auth_method: 'client_secret_post' });
+    const first = await register({
+      redirect_uris: [REDIRECT],
+      client_name: 'Kiosk',
+      token_endpoint_auth_method: 'client_secret_post',
+      oc_api_scopes: ['write:invoices'],
+    });
     expect(first.statusCode, first.body).toBe(201);
+    // Which APIs a client reaches is the operator's to say, not the registering app's.
+    expect(first.json()).not.toHaveProperty('oc_api_scopes');
     const issued = first.json() as Record<string, string>;
     expect(issued.registration_access_token).toMatch(/^[A-Za-z0-9_-]{43}$/);
     const uri = new URL(issued.registration_client_uri as string);
@@ -852,6 +863,71 @@ function providerSuite(engine: 'sqlite' | 'postgres'): void {
     const info = await app.inject({ url: '/oidc/userinfo', headers: { authorization: `Bearer ${tokens.access_token}` } });
     expect(info.statusCode).toBe(401);
     expect((await manage('GET', current)).statusCode).toBe(401);
+  });
+  it('issues JWT access tokens (RFC 9068) for a registered API, to a person through an app and to a machine client', async () => {
+    const api = 'https://invoices.example/api';
+    await registry.resources.add({ uri: api, name: 'Invoices', scopes: ['read:invoices', 'write:invoices'] });
+    const keys = createLocalJWKSet((await app.inject({ url: '/oidc/jwks' })).json());
+    const checked = async (token: string) => {
+      expect(decodeProtectedHeader(token)).toMatchObject({ typ: 'at+jwt', alg: 'ES256' });
+      return (await jwtVerify(token, keys, { issuer: LOCAL_ORIGIN, audience: api, typ: 'at+jwt' })).payload;
+    };
+
+    // A person, through an app: the token names the account, the app, the scope granted, when and how the person signed in.
+    const issued = await confidential({ api_scopes: ['read:invoices'] });
+    const config = await discover(app, issued.client_id, issued.client_secret);
+    const { did, browser } = await signedInBrowser();
+    const { url, verifier } = await pkceUrl(config, { scope: 'openid read:invoices', resource: api, state: 'api' });
+    const { callback, consent } = await authorize(browser, url);
+    // The consent names the API by its name, with the scopes asked of it.
+    expect(consent?.body).toContain('Use <strong>Invoices</strong> for you, with these permissions: read:invoices');
+    const tokens = await client.authorizationCodeGrant(config, callback, { pkceCodeVerifier: verifier, expectedState: 'api' });
+    const person = await checked(tokens.access_token);
+    expect(person).toMatchObject({ sub: did, client_id: issued.client_id, scope: 'read:invoices', acr: ACR_BASIC });
+    expect(person.jti).toBeTypeOf('string');
+    expect((person.exp as number) - (person.iat as number)).toBe(600);
+    expect(person.auth_time).toBe(tokens.claims()?.auth_time);
+    // The token is the API's, not the provider's: userinfo does not take it.
+    expect((await app.inject({ url: '/oidc/userinfo', headers: { authorization: `Bearer ${tokens.access_token}` } })).statusCode).not.toBe(
+      200,
+    );
+
+    // A machine client: the client_credentials grant, no person, no refresh token; a scope outside its own is refused.
+    const machine = await registry.clients.create({
+      client_name: 'Billing job',
+      redirect_uris: [],
+      machine: true,
+      api_scopes: ['read:invoices'],
+    });
+    const machineConfig = await discover(app, machine.client_id, machine.client_secret);
+    const granted = await client.clientCredentialsGrant(machineConfig, { scope: 'read:invoices', resource: api });
+    expect(granted.refresh_token).toBeUndefined();
+    const service = await checked(granted.access_token);
+    expect(service).toMatchObject({ sub: machine.client_id, client_id: machine.client_id, scope: 'read:invoices' });
+    expect(service).not.toHaveProperty('auth_time');
+    await expect(client.clientCredentialsGrant(machineConfig, { scope: 'write:invoices', resource: api })).rejects.toMatchObject({
+      error: 'invalid_scope',
+    });
+    // An API nobody registered is no target; without a resource the token stays opaque, and introspection knows it.
+    await expect(
+      client.clientCredentialsGrant(machineConfig, { scope: 'read:invoices', resource: 'https://nowhere.example/' }),
+    ).rejects.toMatchObject({
+      error: 'invalid_target',
+    });
+    const opaque = await client.clientCredentialsGrant(machineConfig, {});
+    expect(opaque.access_token).toMatch(/^[A-Za-z0-9_-]{43}$/);
+    expect((await client.tokenIntrospection(machineConfig, opaque.access_token)).active).toBe(true);
+    // A person's app cannot use the machine grant.
+    await expect(client.clientCredentialsGrant(config, { resource: api })).rejects.toMatchObject({
+      error: 'invalid_request',
+      error_description: 'requested grant type is not allowed for this client',
+    });
+    // A client the operator allowed no scope of the API is no client of it.
+    const stranger = await confidential({ redirect_uris: [REDIRECT] });
+    const strangerConfig = await discover(app, stranger.client_id, stranger.client_secret);
+    const denied = await pkceUrl(strangerConfig, { scope: 'openid read:invoices', resource: api, state: 'x' });
+    const hop = await browser.follow(denied.url.href);
+    expect(new URL(hop.location as string).searchParams.get('error')).toBe('invalid_target');
   });
 }
 

@@ -363,6 +363,18 @@ export function registerOidcRoutes(app: FastifyInstance, context: ServiceContext
   });
 }
 
+/** The APIs a consent is asked for, by the names the operator gave them, each with its scopes not granted yet. */
+async function apisAsked(context: ServiceContext, missing: unknown): Promise<Array<{ name: string; scopes: string[] }>> {
+  if (missing === null || typeof missing !== 'object') return [];
+  const apis: Array<{ name: string; scopes: string[] }> = [];
+  for (const [indicator, scopes] of Object.entries(missing)) {
+    if (!Array.isArray(scopes) || scopes.length === 0) continue;
+    const resource = await context.oidc.resources.find(indicator);
+    apis.push({ name: resource?.name ?? indicator, scopes: scopes.map(String) });
+  }
+  return apis;
+}
+
 /** The interaction: who signs in, and what they agree to share. */
 function registerInteractionRoutes(app: FastifyInstance, context: ServiceContext, renderer: OidcPageRenderer): void {
   const oidc = context.oidc;
@@ -406,6 +418,7 @@ function registerInteractionRoutes(app: FastifyInstance, context: ServiceContext
       const missing = details.prompt.details.missingOIDCScope;
       const scopes = Array.isArray(missing) ? missing.map(String) : String(details.params.scope ?? '').split(' ');
       const page = renderer.consent(request.raw, {
+        apis: await apisAsked(context, details.prompt.details.missingResourceScopes),
         uid: request.params.uid,
         clientName: client.clientName ?? client.clientId,
         logoUri: client.logoUri,

@@ -44,6 +44,13 @@ export interface ClientInput {
    * default) otherwise.
    */
   readonly application_type?: 'web' | 'native' | undefined;
+  /**
+   * A machine client (a service calling an API, docs/protocol.md §8 "APIs"):
+   * the `client_credentials` grant only, no person, no redirect URI.
+   */
+  readonly machine?: boolean | undefined;
+  /** The scopes of the operator's APIs the client may ask for; none when absent. */
+  readonly api_scopes?: readonly string[] | undefined;
   /** The client must push its authorization requests first (RFC 9126); a plain one is refused. */
   readonly require_pushed_authorization_requests?: boolean | undefined;
 }
@@ -67,6 +74,17 @@ const SECRET_HASH_PREFIX = 'sha256:';
 
 /** The metadata member naming the Connect app that registered a client (set by the registration policy, never by the client). */
 export const OWNER_APP_METADATA = 'oc_owner_app';
+/**
+ * The scopes of the operator's APIs a client may ask for (docs/protocol.md §8
+ * "APIs"): set by the operator only; a registration by a Connect app cannot.
+ */
+export const API_SCOPES_METADATA = 'oc_api_scopes';
+
+/** The API scopes a client's metadata allows it (none unless the operator said). */
+export function apiScopesOf(metadata: Readonly<Record<string, unknown>>): ReadonlySet<string> {
+  const scopes = metadata[API_SCOPES_METADATA];
+  return new Set(Array.isArray(scopes) ? scopes.filter((scope): scope is string => typeof scope === 'string') : []);
+}
 
 /** Whether a stored `client_secret` is already in its hashed form. */
 export function isHashedClientSecret(value: string): boolean {
@@ -269,8 +287,8 @@ function metadataFor(input: ClientInput, clientId: string, secret: string | unde
     client_name: input.client_name,
     redirect_uris: [...input.redirect_uris],
     post_logout_redirect_uris: [...(input.post_logout_redirect_uris ?? [])],
-    grant_types: ['authorization_code', 'refresh_token'],
-    response_types: ['code'],
+    grant_types: input.machine === true ? ['client_credentials'] : ['authorization_code', 'refresh_token'],
+    response_types: input.machine === true ? [] : ['code'],
     token_endpoint_auth_method: input.token_endpoint_auth_method ?? 'client_secret_basic',
     id_token_signed_response_alg: alg,
     subject_type: input.subject_type ?? 'public',
@@ -283,6 +301,7 @@ function metadataFor(input: ClientInput, clientId: string, secret: string | unde
     ...(input.scope === undefined ? {} : { scope: input.scope }),
     ...(input.application_type === undefined ? {} : { application_type: input.application_type }),
     ...(input.require_pushed_authorization_requests === true ? { require_pushed_authorization_requests: true } : {}),
+    ...(input.api_scopes === undefined || input.api_scopes.length === 0 ? {} : { [API_SCOPES_METADATA]: [...new Set(input.api_scopes)] }),
   };
 }
 

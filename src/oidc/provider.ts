@@ -29,6 +29,8 @@ import { escapeHtml } from '../i18n/index.js';
 import type { OidcLogoutStore, OidcStore } from '../storage/index.js';
 import { CONNECT_APP_POLICY, storageAdapter, type ApiKeyApp } from './adapter.js';
 import {
+  API_SCOPES_METADATA,
+  apiScopesOf,
   CLIENT_AUTH_METHODS,
   clientMetadataProblem,
   clientSecretMatches,
@@ -39,6 +41,7 @@ import {
   OWNER_APP_METADATA,
 } from './clients.js';
 import { OIDC_ALGORITHMS, type OidcPrivateJwk } from './keys.js';
+import type { ResourceRegistry } from './resources.js';
 import { ACR_BASIC, ACR_KEY, OIDC_CLAIMS, OIDC_SCOPES, type ClaimSource } from './claims.js';
 
 /** The host session of a request, as the provider needs it. */
@@ -137,6 +140,8 @@ export interface OidcProviderOptions {
    * (docs/protocol.md §2 "Disabling and deleting").
    */
   readonly accountMayAct: (sub: string) => Promise<boolean>;
+  /** The APIs tokens can be asked for (docs/protocol.md §8 "APIs"). */
+  readonly resources: Pick<ResourceRegistry, 'find'>;
   /** Whether the owner of a Connect app may act: the clients of an app whose owner may not are unknown meanwhile. */
   readonly appMayAct?: ((appId: string) => Promise<boolean>) | undefined;
   /** Why a `backchannel_logout_uri` breaks the endpoint rules, or null (docs/protocol.md §8 "Logout"). */
@@ -341,10 +346,17 @@ export function createOidcProvider(library: OidcLibrary, options: OidcProviderOp
       clientAuthSigningAlgValues: ['RS256', 'PS256', 'ES256', 'EdDSA'],
     },
     extraClientMetadata: {
-      properties: [OWNER_APP_METADATA],
+      properties: [OWNER_APP_METADATA, API_SCOPES_METADATA],
       validator(_ctx, key, value) {
         if (key === OWNER_APP_METADATA && value !== undefined && typeof value !== 'string') {
           throw new library.errors.InvalidClientMetadata(`${OWNER_APP_METADATA} must be a string`);
+        }
+        if (
+          key === API_SCOPES_METADATA &&
+          value !== undefined &&
+          !(Array.isArray(value) && value.every((scope) => typeof scope === 'string'))
+        ) {
+          throw new library.errors.InvalidClientMetadata(`${API_SCOPES_METADATA} must be an array of scopes`);
         }
       },
     },
@@ -363,6 +375,8 @@ export function createOidcProvider(library: OidcLibrary, options: OidcProviderOp
         secretFactory: () => newSecret(),
         policies: {
           [CONNECT_APP_POLICY]: async (ctx, properties) => {
+            // Which APIs a client may reach is the operator's to say (docs/protocol.md §8 "APIs").
+            delete properties[API_SCOPES_METADATA];
             const registering = ctx.oidc.entities.InitialAccessToken;
             if (registering !== undefined) {
               const app = options.appOfApiKey === undefined ? null : await options.appOfApiKey(registering.jti);
@@ -391,6 +405,36 @@ export function createOidcProvider(library: OidcLibrary, options: OidcProviderOp
       },
       // Every update gives a new registration access token and ends the old one.
       registrationManagement: { enabled: true, rotateRegistrationAccessToken: true },
+      // docs/protocol.md §8 "APIs": a confidential machine client gets an access token for an API, with no person.
+      clientCredentials: { enabled: true },
+      // RFC 8707: an app names the API it wants a token for with `resource`; the
+      // token is then a JWT for that API alone (RFC 9068), which the API checks
+      // by itself. Without a resource the access token stays opaque.
+      resourceIndicators: {
+        enabled: true,
+        defaultResource: async (_ctx, _client, oneOf) => oneOf,
+        // A code exchange or refresh that names no resource gets a token for the one the person granted.
+        useGrantedResource: async () => true,
+        async getResourceServerInfo(ctx, indicator, client) {
+          const resource = await options.resources.find(indicator);
+          if (resource === null) throw new library.errors.InvalidTarget(`${indicator} is no API of this provider`);
+          // A client reaches an API's scopes the operator allowed it, and no others.
+          const allowed = apiScopesOf(client.metadata());
+          const scopes = resource.scopes.filter((scope) => allowed.has(scope));
+          if (scopes.length === 0) throw new library.errors.InvalidTarget(`the client may not ask for ${indicator}`);
+          const asked = String(ctx.oidc.params?.scope ?? '').split(' ');
+          const refused = asked.filter((scope) => resource.scopes.includes(scope) && !allowed.has(scope));
+          if (refused.length > 0)
+            throw new library.errors.InvalidScope(`the client may not ask for ${refused.join(' ')}`, refused.join(' '));
+          return {
+            scope: scopes.join(' '),
+            audience: resource.uri,
+            accessTokenTTL: resource.access_token_seconds,
+            accessTokenFormat: 'jwt',
+            jwt: { sign: { alg: resource.alg as 'RS256' | 'ES256' | 'EdDSA' } },
+          };
+        },
+      },
       claimsParameter: { enabled: true },
       // RFC 9126: a client may push its authorization request first, and a
       // client registered with `require_pushed_authorization_requests` must
@@ -446,7 +490,9 @@ export function createOidcProvider(library: OidcLibrary, options: OidcProviderOp
       },
     },
     ttl: {
-      AccessToken: 60 * 60,
+      // An API's token lives as long as its registration says (docs/protocol.md §8 "APIs"); the provider's own, an hour.
+      AccessToken: (_ctx, token) => token.resourceServer?.accessTokenTTL ?? 60 * 60,
+      ClientCredentials: (_ctx, token) => token.resourceServer?.accessTokenTTL ?? 10 * 60,
       AuthorizationCode: 60,
       IdToken: 60 * 60,
       Interaction: 60 * 60,
@@ -459,6 +505,15 @@ export function createOidcProvider(library: OidcLibrary, options: OidcProviderOp
     // the adapter sets it on every client it loads, this on the metadata a registration is checked with.
     clientDefaults: { require_auth_time: true },
     rotateRefreshToken: true,
+    // An access token a person's sign-in stands behind says when and how it
+    // was made, as the ID token does (RFC 9068 §2.2.1; docs/protocol.md §8 "APIs").
+    async extraTokenClaims(ctx, token) {
+      if (token.kind !== 'AccessToken') return undefined;
+      const { AuthorizationCode: code, RefreshToken: refresh } = ctx.oidc.entities;
+      const source = code ?? refresh;
+      if (source?.authTime === undefined) return undefined;
+      return { auth_time: source.authTime, ...(source.acr === undefined ? {} : { acr: source.acr }) };
+    },
     interactions: {
       url: (_ctx, interaction) => `${INTERACTION_PATH}/${interaction.uid}`,
       policy: interactionPolicyFor(interactionPolicy, hostSession),
@@ -889,6 +944,12 @@ async function loadGrant(ctx: KoaContextWithOIDC, store: OidcStore, now: () => n
   grant.addOIDCScope([...scope].join(' '));
   const claims = oidc.requestParamClaims;
   if (claims.size > 0) grant.addOIDCClaims([...claims]);
+  // And the scopes asked of an API (docs/protocol.md §8 "APIs"), those the API has.
+  for (const [indicator, server] of Object.entries(oidc.resourceServers ?? {})) {
+    const offered = new Set(server.scope.split(' '));
+    const asked = [...scope].filter((name) => offered.has(name));
+    if (asked.length > 0) grant.addResourceScope(indicator, asked.join(' '));
+  }
   const grantId = await grant.save();
   const at = now();
   await store.putOidcConsent({ account_id: accountId, client_id: client.clientId, grant_id: grantId, created_at: at, updated_at: at });
