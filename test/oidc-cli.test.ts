@@ -16,6 +16,7 @@ import { UsageError } from '../src/cli/usage.js';
 import { built } from './support/built.js';
 import type { OidcService } from '../src/oidc/index.js';
 import { operatorRegistry } from './support/oidc-rp.js';
+import { ResourceRegistry } from '../src/oidc/resources.js';
 import { AuthHarness, forEachEngine, LOCAL_ORIGIN } from './support/auth-harness.js';
 import { TestClock } from './support/clock.js';
 
@@ -120,6 +121,91 @@ function cliSuite(engine: 'sqlite' | 'postgres'): void {
     ];
     for (const args of cases) await expect(run(args), args.join(' ')).rejects.toBeInstanceOf(UsageError);
     expect(await harness.store.listOidcClients()).toHaveLength(1);
+  });
+  it('warns when an added logo is not https, and still adds the client; an https logo gets no warning', async () => {
+    const plain = await run([
+      'clients',
+      'add',
+      '--name',
+      'Old',
+      '--redirect-uri',
+      'https://old.example/cb',
+      '--logo-uri',
+      'http://old.example/logo.png',
+    ]);
+    expect(plain.code).toBe(0);
+    expect(plain.io.errors).toContain('warning: --logo-uri is not https, so the sign-in and consent pages will not show it');
+    const secure = await run([
+      'clients',
+      'add',
+      '--name',
+      'New',
+      '--redirect-uri',
+      'https://new.example/cb',
+      '--logo-uri',
+      'https://new.example/logo.png',
+      '--require-par',
+      '--json',
+    ]);
+    expect(secure.code).toBe(0);
+    expect(secure.io.errors.filter((line) => line.startsWith('warning'))).toEqual([]);
+    expect(JSON.parse(secure.io.lines.join('\n')).metadata.require_pushed_authorization_requests).toBe(true);
+  });
+  it('registers, lists and removes APIs, and adds a machine client allowed some of their scopes', async () => {
+    const added = await run([
+      'resources',
+      'add',
+      'https://ledger.example/api',
+      '--scopes',
+      'read:ledger write:ledger',
+      '--name',
+      'Ledger',
+      '--json',
+    ]);
+    expect(added.code).toBe(0);
+    expect(JSON.parse(added.io.lines.join('\n'))).toMatchObject({
+      uri: 'https://ledger.example/api',
+      name: 'Ledger',
+      scopes: ['read:ledger', 'write:ledger'],
+      alg: 'ES256',
+      access_token_seconds: 600,
+    });
+    await expect(run(['resources', 'add', 'https://ledger.example/api', '--scopes', 'x'])).rejects.toThrow(/registered already/);
+    // (This registry is a developer's, on http://localhost: plain http is allowed there, as for redirect URIs.)
+    await expect(run(['resources', 'add', 'ledger', '--scopes', 'x'])).rejects.toThrow(/absolute URI/);
+    await expect(run(['resources', 'add', 'https://other.example/#frag', '--scopes', 'x'])).rejects.toThrow(/fragment/);
+    await expect(run(['resources', 'add', 'https://other.example/', '--scopes', 'openid'])).rejects.toThrow(/OpenID scope/);
+    await expect(run(['resources', 'add', 'https://other.example/'])).rejects.toThrow(/--scopes is required/);
+    await expect(run(['resources', 'add', 'https://other.example/', '--scopes', 'x', '--token-seconds', '5'])).rejects.toThrow(
+      /60 to 86400/,
+    );
+    await expect(run(['resources', 'add', 'https://other.example/', '--scopes', 'x', '--alg', 'HS256'])).rejects.toThrow(/--alg/);
+    // Under the production rules an API is https (or any other absolute URI, a URN say), never plain http.
+    const production = new ResourceRegistry({ store: harness.store, now: () => harness.clock.ms, development: false });
+    await expect(production.add({ uri: 'http://ledger.example/v2', scopes: ['x'] })).rejects.toThrow(/must use https/);
+    expect((await production.add({ uri: 'urn:example:ledger', scopes: ['x'] })).uri).toBe('urn:example:ledger');
+    expect(await production.remove('urn:example:ledger')).toBe(true);
+    const listed = await run(['resources', 'list']);
+    expect(listed.io.lines).toEqual(['https://ledger.example/api  Ledger  ES256  600s  read:ledger write:ledger']);
+
+    const machine = await run(['clients', 'add', '--name', 'Nightly', '--machine', '--api-scopes', 'read:ledger', '--json']);
+    expect(machine.code).toBe(0);
+    const issued = JSON.parse(machine.io.lines.join('\n'));
+    expect(issued.client_secret).toMatch(/^[A-Za-z0-9_-]{43}$/);
+    expect(issued.metadata).toMatchObject({
+      grant_types: ['client_credentials'],
+      response_types: [],
+      redirect_uris: [],
+      oc_api_scopes: ['read:ledger'],
+    });
+    await expect(run(['clients', 'add', '--name', 'Bad', '--machine', '--redirect-uri', 'https://x.example/cb'])).rejects.toThrow(
+      /no redirect URIs/,
+    );
+
+    const refused = new RecordingIo();
+    expect((await run(['resources', 'remove', 'https://ledger.example/api'], refused)).code).toBe(3);
+    expect((await run(['resources', 'remove', 'https://ledger.example/api', '--yes'])).code).toBe(0);
+    expect((await run(['resources', 'remove', 'https://ledger.example/api', '--yes'])).code).toBe(1);
   });
 }
 

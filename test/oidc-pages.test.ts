@@ -79,6 +79,9 @@ if (!HAVE_CHROMIUM && IN_CI) {
   });
 }
 
+/** An API of the operator's that the consent page names (docs/protocol.md §8 "APIs"). */
+const API = 'https://dashboards.example/api';
+
 describe.skipIf(!HAVE_CHROMIUM)('the OpenID provider pages in headless Chromium', () => {
   let issued: IssuedClient;
   let hostile: IssuedClient;
@@ -89,7 +92,9 @@ describe.skipIf(!HAVE_CHROMIUM)('the OpenID provider pages in headless Chromium'
         client_name: 'Grafana at example',
         redirect_uris: [REDIRECT],
         post_logout_redirect_uris: ['https://app.example/bye'],
+        api_scopes: ['read:dashboards'],
       });
+      await oidc.resources.add({ uri: API, name: 'Dashboards API', scopes: ['read:dashboards', 'write:dashboards'] });
       hostile = await oidc.clients.create({
         client_name: '<img src=x onerror=alert(1)>',
         logo_uri: 'https://logo.example/app.png',
@@ -154,10 +159,12 @@ describe.skipIf(!HAVE_CHROMIUM)('the OpenID provider pages in headless Chromium'
         const context = await signedInContext(locale, viewport);
         const page = await context.newPage();
         watch(page);
-        await page.goto(authorizeUrl('openid profile email bitcoin orangecheck'));
+        await page.goto(authorizeUrl('openid profile email bitcoin orangecheck read:dashboards', issued.client_id, { resource: API }));
         await page.waitForURL(/\/oidc\/interaction\//);
         expect(await page.locator('h1').textContent()).toMatch(heading);
-        expect(await page.locator('.scope-list li').count()).toBe(5);
+        expect(await page.locator('.scope-list li').count()).toBe(6);
+        // The API by the name its operator gave it, with the scope asked of it.
+        expect(await page.locator('.scope-list li').last().textContent()).toMatch(/Dashboards API.*read:dashboards$/);
         await expectLaidOut(page, `${locale} ${viewport.width}px`);
         if (locale === 'en-GB' && viewport === DESKTOP) {
           await page.getByRole('button', { name: 'Allow' }).click();

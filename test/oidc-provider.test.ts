@@ -8,6 +8,7 @@
 import { afterAll, beforeAll, expect, it, vi } from 'vitest';
 import type { FastifyInstance } from 'fastify';
 import * as client from 'openid-client';
+import { createLocalJWKSet, decodeProtectedHeader, jwtVerify } from 'jose';
 import { ACR_BASIC, ACR_KEY, type IssuedClient, type OidcService } from '../src/oidc/index.js';
 import { newWallet, type Wallet } from './support/auth-client.js';
 import { AuthHarness, forEachEngine, LOCAL_ORIGIN, type TimedBrowser } from './support/auth-harness.js';
@@ -610,6 +611,323 @@ function providerSuite(engine: 'sqlite' | 'postgres'): void {
     expect((await client.tokenIntrospection(second, 'unknown')).active).toBe(false);
     expect((await host.request('DELETE', `/api/connect/apps/${created.body.app.id}`)).status).toBe(200);
     await expect(client.tokenIntrospection(second, 'unknown')).rejects.toMatchObject({ status: 401 });
+  });
+  it('answers every endpoint discovery advertises, and runs every grant it lists, a pushed authorization request included', async () => {
+    const doc = (await app.inject({ url: '/.well-known/openid-configuration' })).json() as Record<string, unknown>;
+    const issued = await confidential();
+    const basic = `Basic ${Buffer.from(`${issued.client_id}:${issued.client_secret}`).toString('base64')}`;
+    const form = { 'content-type': 'application/x-www-form-urlencoded', authorization: basic };
+    /** How each advertised endpoint is called, and the statuses an answer of the library (not a missing route) has. */
+    const calls: Record<string, { method: 'GET' | 'POST'; headers?: Record<string, string>; payload?: string; statuses: number[] }> = {
+      authorization_endpoint: { method: 'GET', statuses: [400] },
+      token_endpoint: { method: 'POST', headers: form, payload: 'grant_type=authorization_code&code=x', statuses: [400] },
+      userinfo_endpoint: { method: 'GET', statuses: [401] },
+      jwks_uri: { method: 'GET', statuses: [200] },
+      registration_endpoint: { method: 'POST', headers: { 'content-type': 'application/json' }, payload: '{}', statuses: [401] },
+      revocation_endpoint: { method: 'POST', headers: form, payload: 'token=x', statuses: [200] },
+      introspection_endpoint: { method: 'POST', headers: form, payload: 'token=x', statuses: [200] },
+      end_session_endpoint: { method: 'GET', statuses: [200] },
+      pushed_authorization_request_endpoint: {
+        method: 'POST',
+        headers: form,
+        payload: `client_id=${issued.client_id}&redirect_uri=${encodeURIComponent(REDIRECT)}&scope=openid&response_type=code`,
+        statuses: [201],
+      },
+    };
+    const advertised = Object.keys(doc).filter((key) => key.endsWith('_endpoint') || key === 'jwks_uri');
+    expect(advertised.sort()).toEqual(Object.keys(calls).sort());
+    for (const key of advertised) {
+      const url = new URL(String(doc[key]));
+      expect(url.origin, key).toBe(LOCAL_ORIGIN);
+      const call = calls[key] as (typeof calls)[string];
+      const reply = await app.inject({
+        method: call.method,
+        url: url.pathname,
+        ...(call.headers === undefined ? {} : { headers: call.headers }),
+        ...(call.payload === undefined ? {} : { payload: call.payload }),
+      });
+      expect(call.statuses, `${key} ${url.pathname}: ${reply.statusCode} ${reply.body.slice(0, 300)}`).toContain(reply.statusCode);
+    }
+
+    // client_credentials above; authorization_code, its request pushed first, then refresh_token.
+    expect(doc.grant_types_supported).toEqual(['authorization_code', 'refresh_token', 'client_credentials']);
+    const machine = await registry.clients.create({ client_name: 'Discovery job', redirect_uris: [], machine: true });
+    const machineToken = await client.clientCredentialsGrant(await discover(app, machine.client_id, machine.client_secret), {});
+    expect(machineToken.token_type.toLowerCase()).toBe('bearer');
+    const config = await discover(app, issued.client_id, issued.client_secret);
+    const { did, browser } = await signedInBrowser();
+    const { params, verifier } = await pkceParams({ scope: 'openid offline_access', prompt: 'consent', state: 'pushed' });
+    const pushed = await client.buildAuthorizationUrlWithPAR(config, params);
+    expect([...pushed.searchParams.keys()].sort()).toEqual(['client_id', 'request_uri']);
+    const { callback } = await authorize(browser, pushed);
+    const tokens = await client.authorizationCodeGrant(config, callback, { pkceCodeVerifier: verifier, expectedState: 'pushed' });
+    expect(tokens.claims()?.sub).toBe(did);
+    // No max_age was asked: the ID token still says when the person signed in.
+    expect(tokens.claims()?.auth_time).toBeTypeOf('number');
+    const refreshed = await client.refreshTokenGrant(config, tokens.refresh_token as string);
+    expect(refreshed.claims()?.auth_time).toBe(tokens.claims()?.auth_time);
+    // A pushed request is used once.
+    const again = await browser.follow(pushed.href);
+    expect(again.status).toBe(400);
+    expect(again.location).toBeUndefined();
+    expect(again.body).toContain('invalid_request_uri');
+  });
+
+  it('holds a client registered to require pushed requests to them, and every client to auth_time, whatever it registered', async () => {
+    const issued = await confidential({ require_pushed_authorization_requests: true });
+    const config = await discover(app, issued.client_id, issued.client_secret);
+    const { browser } = await signedInBrowser();
+    const { params, verifier } = await pkceParams({ state: 'plain' });
+    const plain = await browser.follow(client.buildAuthorizationUrl(config, params).href);
+    const refused = new URL(plain.location as string);
+    expect(refused.searchParams.get('error')).toBe('invalid_request');
+    expect(refused.searchParams.get('error_description')).toMatch(/pushed authorization request/i);
+    const { callback } = await authorize(browser, await client.buildAuthorizationUrlWithPAR(config, params));
+    const tokens = await client.authorizationCodeGrant(config, callback, { pkceCodeVerifier: verifier, expectedState: 'plain' });
+    expect(tokens.claims()?.auth_time).toBeTypeOf('number');
+
+    // A client that registered require_auth_time false gets it all the same.
+    const own = await registry.clients.create({ client_name: 'No auth time', redirect_uris: [REDIRECT] });
+    const stored = await harness.store.findOidcClient(own.client_id);
+    await harness.store.updateOidcClient(
+      own.client_id,
+      { metadata: JSON.stringify({ ...JSON.parse(stored?.metadata ?? '{}'), require_auth_time: false }) },
+      harness.clock.ms,
+    );
+    const ownConfig = await discover(app, own.client_id, own.client_secret);
+    const second = await pkceParams({ state: 'own' });
+    const back = await authorize(browser, client.buildAuthorizationUrl(ownConfig, second.params));
+    const ownTokens = await client.authorizationCodeGrant(ownConfig, back.callback, {
+      pkceCodeVerifier: second.verifier,
+      expectedState: 'own',
+    });
+    expect(ownTokens.claims()?.auth_time).toBeTypeOf('number');
+  });
+  it("answers a browser app's CORS preflight for its redirect URIs' origins alone, and the calls themselves for its own client", async () => {
+    const spa = 'https://spa.example';
+    const issued = await registry.clients.create({
+      client_name: 'Single page app',
+      redirect_uris: [`${spa}/callback`],
+      token_endpoint_auth_method: 'none',
+    });
+    const preflight = (url: string, origin: string, method = 'POST') =>
+      app.inject({
+        method: 'OPTIONS',
+        url,
+        headers: { origin, 'access-control-request-method': method, 'access-control-request-headers': 'authorization, dpop' },
+      });
+    for (const [url, method] of [
+      ['/oidc/token', 'POST'],
+      ['/oidc/userinfo', 'GET'],
+      ['/oidc/token/revocation', 'POST'],
+      ['/.well-known/openid-configuration', 'GET'],
+      ['/oidc/jwks', 'GET'],
+    ] as const) {
+      const allowed = await preflight(url, spa, method);
+      expect(allowed.statusCode, url).toBe(204);
+      expect(allowed.headers['access-control-allow-origin'], url).toBe(spa);
+      expect(String(allowed.headers['access-control-allow-methods']), url).toContain(method);
+      expect(String(allowed.headers['access-control-allow-headers']).toLowerCase(), url).toContain('authorization');
+      expect(allowed.headers['access-control-max-age'], url).toBe('3600');
+      expect(String(allowed.headers.vary), url).toContain('Origin');
+      // A site no client redirects to learns nothing from the client-bound endpoints; the public reads answer anyone.
+      const stranger = await preflight(url, 'https://evil.example', method);
+      expect(stranger.statusCode, url).toBe(204);
+      expect(stranger.headers['access-control-allow-origin'], url).toBe(
+        url.startsWith('/oidc/jwks') || url.startsWith('/.well-known') ? 'https://evil.example' : undefined,
+      );
+      expect(String(stranger.headers.vary), url).toContain('Origin');
+    }
+    // An OPTIONS that is no preflight is no error.
+    expect((await app.inject({ method: 'OPTIONS', url: '/oidc/userinfo', headers: { origin: spa } })).statusCode).toBeLessThan(500);
+
+    // The calls: userinfo and revocation answer the client's own origin, and refuse another client's origin.
+    const config = await discover(app, issued.client_id);
+    const { browser } = await signedInBrowser();
+    const { url, verifier } = await pkceUrl(config, { redirect_uri: `${spa}/callback`, scope: 'openid bitcoin' });
+    const { callback } = await authorize(browser, url);
+    const tokens = await client.authorizationCodeGrant(config, callback, { pkceCodeVerifier: verifier, expectedState: 's' });
+    const userinfo = await app.inject({ url: '/oidc/userinfo', headers: { origin: spa, authorization: `Bearer ${tokens.access_token}` } });
+    expect(userinfo.statusCode).toBe(200);
+    expect(userinfo.headers['access-control-allow-origin']).toBe(spa);
+    const elsewhere = await confidential();
+    const foreign = await app.inject({
+      url: '/oidc/userinfo',
+      headers: { origin: new URL(REDIRECT).origin, authorization: `Bearer ${tokens.access_token}` },
+    });
+    expect(elsewhere.client_id).not.toBe(issued.client_id);
+    expect(foreign.statusCode).toBe(400);
+    expect(foreign.headers['access-control-allow-origin']).toBeUndefined();
+    const revoked = await app.inject({
+      method: 'POST',
+      url: '/oidc/token/revocation',
+      headers: { origin: spa, 'content-type': 'application/x-www-form-urlencoded' },
+      payload: `client_id=${issued.client_id}&token=${tokens.access_token}`,
+    });
+    expect(revoked.statusCode).toBe(200);
+    expect(revoked.headers['access-control-allow-origin']).toBe(spa);
+    const after = await app.inject({ url: '/oidc/userinfo', headers: { authorization: `Bearer ${tokens.access_token}` } });
+    expect(after.statusCode).toBe(401);
+  });
+  it('lets a registered client read, update and delete its own registration with its registration access token (RFC 7592)', async () => {
+    const { host, browser } = await signedInBrowser();
+    const apiKey = (await host.post('/api/connect/apps', { name: 'Self-managed' })).body.api_key as string;
+    const register = (body: Record<string, unknown>) =>
+      app.inject({
+        method: 'POST',
+        url: '/oidc/register',
+        headers: { authorization: `Bearer ${apiKey}`, 'content-type': 'application/json' },
+        payload: body,
+      });
+    const first = await register({
+      redirect_uris: [REDIRECT],
+      client_name: 'Kiosk',
+      token_endpoint_auth_method: 'client_secret_post',
+      oc_api_scopes: ['write:invoices'],
+    });
+    expect(first.statusCode, first.body).toBe(201);
+    // Which APIs a client reaches is the operator's to say, not the registering app's.
+    expect(first.json()).not.toHaveProperty('oc_api_scopes');
+    const issued = first.json() as Record<string, string>;
+    expect(issued.registration_access_token).toMatch(/^[A-Za-z0-9_-]{43}$/);
+    const uri = new URL(issued.registration_client_uri as string);
+    expect(uri.href).toBe(`${LOCAL_ORIGIN}/oidc/register/${issued.client_id}`);
+    const owner = (await harness.store.findOidcClient(issued.client_id as string))?.owner_app_id;
+    const other = (await register({ redirect_uris: [REDIRECT] })).json() as Record<string, string>;
+    const manage = (method: 'GET' | 'PUT' | 'DELETE', token: string, payload?: Record<string, unknown>) =>
+      app.inject({
+        method,
+        url: uri.pathname,
+        headers: { authorization: `Bearer ${token}`, ...(payload === undefined ? {} : { 'content-type': 'application/json' }) },
+        ...(payload === undefined ? {} : { payload }),
+      });
+
+    // Read: its metadata, never the stored hash of its secret.
+    const read = await manage('GET', issued.registration_access_token as string);
+    expect(read.statusCode, read.body).toBe(200);
+    expect(read.json()).toMatchObject({ client_id: issued.client_id, client_name: 'Kiosk', redirect_uris: [REDIRECT] });
+    expect(read.json()).not.toHaveProperty('client_secret');
+    expect(read.body).not.toContain('sha256:');
+    // Another client's token, or none, reads nothing.
+    expect((await manage('GET', other.registration_access_token as string)).statusCode).toBe(401);
+    expect((await app.inject({ url: uri.pathname })).statusCode).toBe(401);
+
+    // Update: a new name and redirect URI; the app stays the key's, the secret stays, the token rotates.
+    const later = 'https://app.example/later';
+    const updated = await manage('PUT', issued.registration_access_token as string, {
+      client_id: issued.client_id,
+      redirect_uris: [REDIRECT, later],
+      client_name: 'Kiosk 2',
+      token_endpoint_auth_method: 'client_secret_post',
+      oc_owner_app: 'someone-else',
+    });
+    expect(updated.statusCode, updated.body).toBe(200);
+    expect(updated.json()).toMatchObject({ client_name: 'Kiosk 2', redirect_uris: [REDIRECT, later] });
+    expect(updated.json()).not.toHaveProperty('client_secret');
+    const rotated = updated.json().registration_access_token as string;
+    expect(rotated).not.toBe(issued.registration_access_token);
+    expect((await manage('GET', issued.registration_access_token as string)).statusCode).toBe(401);
+    expect((await harness.store.findOidcClient(issued.client_id as string))?.owner_app_id).toBe(owner);
+    const config = await discover(app, issued.client_id as string, issued.client_secret, { auth: 'post' });
+    const { url, verifier } = await pkceUrl(config, { redirect_uri: later, state: 'l' });
+    const { callback } = await authorize(browser, url);
+    const tokens = await client.authorizationCodeGrant(config, callback, { pkceCodeVerifier: verifier, expectedState: 'l' });
+    // A client that sends its secret back (its registration answer, edited) is taken at its word when the secret is right.
+    // RFC 7592 §2.2: the answer's registration members and times are not sent back.
+    const {
+      registration_access_token: _token,
+      registration_client_uri: _uri,
+      client_secret_expires_at: _expires,
+      client_id_issued_at: _issued,
+      ...registration
+    } = issued;
+    const withSecret = await manage('PUT', rotated, { ...registration, client_name: 'Kiosk 3', redirect_uris: [REDIRECT, later] });
+    expect(withSecret.statusCode, withSecret.body).toBe(200);
+    expect(withSecret.json()).toMatchObject({ client_name: 'Kiosk 3' });
+    expect(withSecret.json()).not.toHaveProperty('client_secret');
+    const current = withSecret.json().registration_access_token as string;
+    const wrongSecret = await manage('PUT', current, { ...registration, client_secret: 'not-the-secret' });
+    expect(wrongSecret.statusCode).toBe(400);
+    expect(wrongSecret.json().error_description).toMatch(/client_secret does not match/);
+    expect((await discover(app, issued.client_id as string, issued.client_secret, { auth: 'post' })).clientMetadata().client_id).toBe(
+      issued.client_id,
+    );
+    // A refused change changes nothing.
+    const refused = await manage('PUT', current, { client_id: issued.client_id, redirect_uris: ['javascript:alert(1)'] });
+    expect(refused.statusCode).toBe(400);
+    expect(refused.json().error).toMatch(/^invalid_(redirect_uri|client_metadata)$/);
+
+    // Delete: the client goes, its tokens stop, its token manages nothing more.
+    expect((await manage('DELETE', current)).statusCode).toBe(204);
+    expect(await harness.store.findOidcClient(issued.client_id as string)).toBeNull();
+    const info = await app.inject({ url: '/oidc/userinfo', headers: { authorization: `Bearer ${tokens.access_token}` } });
+    expect(info.statusCode).toBe(401);
+    expect((await manage('GET', current)).statusCode).toBe(401);
+  });
+  it('issues JWT access tokens (RFC 9068) for a registered API, to a person through an app and to a machine client', async () => {
+    const api = 'https://invoices.example/api';
+    await registry.resources.add({ uri: api, name: 'Invoices', scopes: ['read:invoices', 'write:invoices'] });
+    const keys = createLocalJWKSet((await app.inject({ url: '/oidc/jwks' })).json());
+    const checked = async (token: string) => {
+      expect(decodeProtectedHeader(token)).toMatchObject({ typ: 'at+jwt', alg: 'ES256' });
+      return (await jwtVerify(token, keys, { issuer: LOCAL_ORIGIN, audience: api, typ: 'at+jwt' })).payload;
+    };
+
+    // A person, through an app: the token names the account, the app, the scope granted, when and how the person signed in.
+    const issued = await confidential({ api_scopes: ['read:invoices'] });
+    const config = await discover(app, issued.client_id, issued.client_secret);
+    const { did, browser } = await signedInBrowser();
+    const { url, verifier } = await pkceUrl(config, { scope: 'openid read:invoices', resource: api, state: 'api' });
+    const { callback, consent } = await authorize(browser, url);
+    // The consent names the API by its name, with the scopes asked of it.
+    expect(consent?.body).toContain('Use <strong>Invoices</strong> for you, with these permissions: read:invoices');
+    const tokens = await client.authorizationCodeGrant(config, callback, { pkceCodeVerifier: verifier, expectedState: 'api' });
+    const person = await checked(tokens.access_token);
+    expect(person).toMatchObject({ sub: did, client_id: issued.client_id, scope: 'read:invoices', acr: ACR_BASIC });
+    expect(person.jti).toBeTypeOf('string');
+    expect((person.exp as number) - (person.iat as number)).toBe(600);
+    expect(person.auth_time).toBe(tokens.claims()?.auth_time);
+    // The token is the API's, not the provider's: userinfo does not take it.
+    expect((await app.inject({ url: '/oidc/userinfo', headers: { authorization: `Bearer ${tokens.access_token}` } })).statusCode).not.toBe(
+      200,
+    );
+
+    // A machine client: the client_credentials grant, no person, no refresh token; a scope outside its own is refused.
+    const machine = await registry.clients.create({
+      client_name: 'Billing job',
+      redirect_uris: [],
+      machine: true,
+      api_scopes: ['read:invoices'],
+    });
+    const machineConfig = await discover(app, machine.client_id, machine.client_secret);
+    const granted = await client.clientCredentialsGrant(machineConfig, { scope: 'read:invoices', resource: api });
+    expect(granted.refresh_token).toBeUndefined();
+    const service = await checked(granted.access_token);
+    expect(service).toMatchObject({ sub: machine.client_id, client_id: machine.client_id, scope: 'read:invoices' });
+    expect(service).not.toHaveProperty('auth_time');
+    await expect(client.clientCredentialsGrant(machineConfig, { scope: 'write:invoices', resource: api })).rejects.toMatchObject({
+      error: 'invalid_scope',
+    });
+    // An API nobody registered is no target; without a resource the token stays opaque, and introspection knows it.
+    await expect(
+      client.clientCredentialsGrant(machineConfig, { scope: 'read:invoices', resource: 'https://nowhere.example/' }),
+    ).rejects.toMatchObject({
+      error: 'invalid_target',
+    });
+    const opaque = await client.clientCredentialsGrant(machineConfig, {});
+    expect(opaque.access_token).toMatch(/^[A-Za-z0-9_-]{43}$/);
+    expect((await client.tokenIntrospection(machineConfig, opaque.access_token)).active).toBe(true);
+    // A person's app cannot use the machine grant.
+    await expect(client.clientCredentialsGrant(config, { resource: api })).rejects.toMatchObject({
+      error: 'invalid_request',
+      error_description: 'requested grant type is not allowed for this client',
+    });
+    // A client the operator allowed no scope of the API is no client of it.
+    const stranger = await confidential({ redirect_uris: [REDIRECT] });
+    const strangerConfig = await discover(app, stranger.client_id, stranger.client_secret);
+    const denied = await pkceUrl(strangerConfig, { scope: 'openid read:invoices', resource: api, state: 'x' });
+    const hop = await browser.follow(denied.url.href);
+    expect(new URL(hop.location as string).searchParams.get('error')).toBe('invalid_target');
   });
 }
 

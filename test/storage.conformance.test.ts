@@ -1487,6 +1487,26 @@ function storageConformance(engine: TestEngine, sqliteDriver?: SqliteDriverName)
       expect(await store.purgeOrphanOidcClients()).toBe(0);
     });
 
+    it('registers APIs once per URI, with their scopes, and deletes them', async () => {
+      const api = {
+        uri: 'https://api.example/',
+        name: 'Invoices',
+        scopes: ['read:invoices', 'write:invoices'],
+        alg: 'ES256',
+        access_token_seconds: 600,
+        created_at: T0,
+      };
+      expect(await store.insertOidcResource(api)).toBe(true);
+      expect(await store.insertOidcResource({ ...api, name: 'Again' })).toBe(false);
+      expect(await store.insertOidcResource({ ...api, uri: 'urn:example:ledger', scopes: [], created_at: T0 + 1 })).toBe(true);
+      expect(await store.findOidcResource('https://api.example/')).toEqual(api);
+      expect(await store.findOidcResource('https://api.example')).toBeNull();
+      expect((await store.listOidcResources()).map((resource) => resource.uri)).toEqual(['https://api.example/', 'urn:example:ledger']);
+      expect(await store.deleteOidcResource('urn:example:ledger')).toBe(true);
+      expect(await store.deleteOidcResource('urn:example:ledger')).toBe(false);
+      expect((await store.listOidcResources()).map((resource) => resource.uri)).toEqual(['https://api.example/']);
+    });
+
     it('stores the provider library objects: by id, uid and user code, expiring, consumed once, and by grant per model', async () => {
       const at = T0 + DAY;
       await store.putOidcModel('Session', 's1', {

@@ -3,7 +3,12 @@
  * docs/oidc.md "Sign in with Bitcoin for any app"):
  *
  *   oc-host oidc clients add --name NAME --redirect-uri URI [...]
- *   oc-host oidc clients list [--json]
+ *   oc-host oidc clients add --name NAME --machine --api-scopes "SCOPE ..." [--auth-method …] [--json]
+                                   a service calling an API (the client_credentials
+                                   grant: no person, no redirect URI)
+        --api-scopes "SCOPE ..."   (any client) the scopes of your APIs it may ask
+                                   for (oidc resources); none unless given
+  oc-host oidc clients list [--json]
  *   oc-host oidc clients show <client_id> [--json]
  *   oc-host oidc clients rotate-secret <client_id>
  *   oc-host oidc clients first-party <client_id> on|off
@@ -16,6 +21,7 @@
 import { isOcError } from '../errors.js';
 import {
   CLIENT_AUTH_METHODS,
+  isOidcAlgorithm,
   OIDC_ALGORITHMS,
   type ClientAuthMethod,
   type ClientView,
@@ -29,12 +35,13 @@ export const OIDC_HELP = `Usage:
   oc-host oidc clients add --name NAME --redirect-uri URI [--redirect-uri URI ...]
         [--post-logout-redirect-uri URI ...] [--public | --auth-method client_secret_basic|client_secret_post]
         [--native] [--first-party] [--pairwise] [--alg RS256|ES256|EdDSA] [--logo-uri URL]
-        [--client-uri URL] [--backchannel-logout-uri URL] [--json]
+        [--client-uri URL] [--backchannel-logout-uri URL] [--require-par] [--json]
                                    register an app; a confidential one's secret is
                                    printed once (stored hashed); --public: no secret,
                                    PKCE required; --native: an app on the person's
                                    device (http redirects to 127.0.0.1 or [::1] only);
-                                   --first-party: no consent screen
+                                   --first-party: no consent screen; --require-par:
+                                   authorization requests must be pushed first (RFC 9126)
   oc-host oidc clients list [--json]
                                    every client: id, name, owner, redirect URIs
   oc-host oidc clients show <client_id> [--json]
@@ -45,8 +52,17 @@ export const OIDC_HELP = `Usage:
                                    skip (on) or show (off) the consent screen
   oc-host oidc clients remove <client_id> [--yes]
                                    delete the client, its consents, codes and tokens
+  oc-host oidc resources add <uri> --scopes "SCOPE ..." [--name NAME]
+        [--alg ES256|RS256|EdDSA] [--token-seconds N] [--json]
+                                   register an API: apps ask for tokens for it with
+                                   resource=<uri> and get JWT access tokens (RFC 9068)
+                                   signed with --alg (ES256 unless told), living
+                                   --token-seconds (600 unless told)
+  oc-host oidc resources list [--json]
+  oc-host oidc resources remove <uri> [--yes]
+                                   tokens already issued for it live on until they expire
 
-Exit codes: 0 done, 1 no such client, 2 usage error or refused metadata,
+Exit codes: 0 done, 1 no such client or API, 2 usage error or refused metadata,
 3 not confirmed, 78 bad configuration.`;
 
 export interface OidcCommandDeps {
@@ -68,6 +84,9 @@ const OPTIONS: Readonly<Record<string, readonly string[]>> = {
     'logo-uri',
     'client-uri',
     'backchannel-logout-uri',
+    'require-par',
+    'machine',
+    'api-scopes',
     'json',
   ],
   list: ['json'],
@@ -76,6 +95,85 @@ const OPTIONS: Readonly<Record<string, readonly string[]>> = {
   'first-party': [],
   remove: ['yes'],
 };
+
+/** What each `oidc resources` action takes. */
+const RESOURCE_OPTIONS: Readonly<Record<string, readonly string[]>> = {
+  add: ['scopes', 'name', 'alg', 'token-seconds', 'json'],
+  list: ['json'],
+  remove: ['yes'],
+};
+
+/** Runs `oc-host oidc resources …`: the APIs the provider issues JWT access tokens for. */
+async function runResourcesCommand(
+  action: string | undefined,
+  subject: string | undefined,
+  extra: readonly string[],
+  values: Readonly<Record<string, string | boolean | readonly string[] | undefined>>,
+  deps: OidcCommandDeps,
+): Promise<number> {
+  const { io, oidc } = deps;
+  if (action === undefined || RESOURCE_OPTIONS[action] === undefined)
+    fail(`oidc resources: expected one of ${Object.keys(RESOURCE_OPTIONS).join(', ')}`);
+  const stray = Object.keys(values).filter((name) => values[name] !== undefined && !RESOURCE_OPTIONS[action]?.includes(name));
+  if (stray.length > 0) fail(`oidc resources ${action}: unexpected ${stray.map((name) => `--${name}`).join(' ')}`);
+  const takes = action === 'list' ? 0 : 1;
+  const given = [subject, ...extra].filter((value) => value !== undefined);
+  if (given.length > takes) fail(`oidc resources ${action}: unexpected "${given.slice(takes).join(' ')}"`);
+  if (given.length < takes) fail(`oidc resources ${action}: the API's URI is required`);
+  try {
+    switch (action) {
+      case 'add': {
+        const scopes = typeof values.scopes === 'string' ? values.scopes.split(/\s+/).filter(Boolean) : [];
+        if (scopes.length === 0) fail('oidc resources add: --scopes is required (the scopes an app may ask for this API)');
+        const seconds = values['token-seconds'];
+        if (seconds !== undefined && !/^[0-9]{1,6}$/.test(String(seconds))) fail('oidc resources add: --token-seconds must be a number');
+        const alg = values.alg;
+        if (alg !== undefined && !isOidcAlgorithm(String(alg)))
+          fail(`oidc resources add: --alg must be one of ${OIDC_ALGORITHMS.join(', ')}`);
+        const resource = await oidc.resources.add({
+          uri: subject as string,
+          name: typeof values.name === 'string' ? values.name : undefined,
+          scopes,
+          alg: alg as OidcAlgorithm | undefined,
+          accessTokenSeconds: seconds === undefined ? undefined : Number(seconds),
+        });
+        if (values.json) io.out(JSON.stringify(resource, null, 2));
+        else io.out(`${resource.uri}  ${resource.name}  ${resource.alg}  ${resource.access_token_seconds}s  ${resource.scopes.join(' ')}`);
+        return EXIT.ok;
+      }
+      case 'list': {
+        const resources = await oidc.resources.list();
+        if (values.json) io.out(JSON.stringify(resources, null, 2));
+        else if (resources.length === 0) io.err('no APIs');
+        else
+          for (const resource of resources)
+            io.out(`${resource.uri}  ${resource.name}  ${resource.alg}  ${resource.access_token_seconds}s  ${resource.scopes.join(' ')}`);
+        return EXIT.ok;
+      }
+      case 'remove': {
+        if (!values.yes) {
+          const answer = await io.ask(
+            `Remove the API ${subject}? Tokens already issued for it live on until they expire. Type "remove" to confirm: `,
+          );
+          if (answer?.trim().toLowerCase() !== 'remove') {
+            io.err('not confirmed; nothing was changed');
+            return EXIT.notConfirmed;
+          }
+        }
+        if (!(await oidc.resources.remove(subject as string))) {
+          io.err(`no API ${subject}`);
+          return EXIT.failed;
+        }
+        io.out(`removed ${subject}`);
+        return EXIT.ok;
+      }
+    }
+  } catch (error) {
+    if (isOcError(error) && error.code === 'bad_request') fail(error.message);
+    throw error;
+  }
+  return EXIT.usage;
+}
 
 function fail(message: string): never {
   throw new UsageError(message);
@@ -112,6 +210,11 @@ export async function runOidcCommand(argv: readonly string[], deps: OidcCommandD
     'logo-uri': { type: 'string' },
     'client-uri': { type: 'string' },
     'backchannel-logout-uri': { type: 'string' },
+    'require-par': { type: 'boolean' },
+    machine: { type: 'boolean' },
+    'api-scopes': { type: 'string' },
+    scopes: { type: 'string' },
+    'token-seconds': { type: 'string' },
   });
   const { io, oidc } = deps;
   if (values.help) {
@@ -119,7 +222,8 @@ export async function runOidcCommand(argv: readonly string[], deps: OidcCommandD
     return EXIT.ok;
   }
   const [group, action, subject, ...extra] = positionals;
-  if (group !== 'clients') fail(`oidc: expected "clients", got "${group ?? ''}"`);
+  if (group === 'resources') return runResourcesCommand(action, subject, extra, values, deps);
+  if (group !== 'clients') fail(`oidc: expected "clients" or "resources", got "${group ?? ''}"`);
   if (action === undefined || OPTIONS[action] === undefined) fail(`oidc clients: expected one of ${Object.keys(OPTIONS).join(', ')}`);
   const stray = Object.keys(values).filter((name) => values[name as keyof typeof values] !== undefined && !OPTIONS[action]?.includes(name));
   if (stray.length > 0) fail(`oidc clients ${action}: unexpected ${stray.map((name) => `--${name}`).join(' ')}`);
@@ -133,7 +237,11 @@ export async function runOidcCommand(argv: readonly string[], deps: OidcCommandD
       case 'add': {
         if (values.name === undefined || values.name.trim() === '') fail('oidc clients add: --name is required');
         const redirects = values['redirect-uri'] ?? [];
-        if (redirects.length === 0) fail('oidc clients add: at least one --redirect-uri is required');
+        const machine = values.machine === true;
+        if (machine && (values.public || redirects.length > 0 || values['post-logout-redirect-uri'] !== undefined)) {
+          fail('oidc clients add: a --machine client has a secret and no redirect URIs');
+        }
+        if (!machine && redirects.length === 0) fail('oidc clients add: at least one --redirect-uri is required');
         if (values.public && values['auth-method'] !== undefined) fail('oidc clients add: --public takes no --auth-method');
         const method = values.public ? 'none' : (values['auth-method'] ?? 'client_secret_basic');
         if (!(CLIENT_AUTH_METHODS as readonly string[]).includes(method) || (method === 'none' && !values.public)) {
@@ -154,9 +262,17 @@ export async function runOidcCommand(argv: readonly string[], deps: OidcCommandD
             client_uri: values['client-uri'],
             backchannel_logout_uri: values['backchannel-logout-uri'],
             application_type: values.native ? 'native' : undefined,
+            require_pushed_authorization_requests: values['require-par'] === true ? true : undefined,
+            machine: machine ? true : undefined,
+            api_scopes: values['api-scopes']?.split(/\s+/).filter(Boolean),
           },
           { ownerAppId: null, firstParty: values['first-party'] === true },
         );
+        // The pages show an app's logo only from https (docs/protocol.md §8 "Signing in"): said now, not found out later.
+        const logo = values['logo-uri'];
+        if (logo !== undefined && URL.parse(logo)?.protocol !== 'https:') {
+          io.err('warning: --logo-uri is not https, so the sign-in and consent pages will not show it');
+        }
         if (values.json) {
           io.out(JSON.stringify(issued, null, 2));
         } else {

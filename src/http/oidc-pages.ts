@@ -26,6 +26,8 @@ interface ConsentView {
   readonly accountName: string;
   /** The scopes asked for that the person has not granted yet, in the order the page lists them. */
   readonly scopes: readonly string[];
+  /** The APIs the app asks to use for the person, each with the scopes not granted yet (docs/protocol.md §8 "APIs"). */
+  readonly apis?: ReadonlyArray<{ readonly name: string; readonly scopes: readonly string[] }>;
   /** Where the app gets the answer. */
   readonly redirectUri: string;
 }
@@ -158,6 +160,11 @@ export function oidcPageRenderer(context: ServiceContext, loaded: PageFiles = lo
       const scopes = view.scopes
         .filter((scope) => Object.hasOwn(SCOPE_MESSAGES, scope))
         .map((scope) => `<li>${formatHtml(locale, SCOPE_MESSAGES[scope] as PageMessageKey)}</li>`)
+        .concat(
+          (view.apis ?? []).map(
+            (api) => `<li>${formatHtml(locale, 'consent.scope_api', { api: api.name, scopes: api.scopes.join(', ') }, BOLD)}</li>`,
+          ),
+        )
         .join('');
       const back = `/oidc/interaction/${encodeURIComponent(view.uid)}`;
       const host = originOf(view.redirectUri) ?? view.redirectUri;

@@ -2,8 +2,9 @@
  * The OpenID provider on HTTP (docs/protocol.md §8, docs/api.md "OpenID
  * provider"):
  *
- * - the library's endpoints (discovery, JWKS, authorization, token,
- *   userinfo, revocation, introspection, end-session) are Fastify routes
+ * - the library's endpoints (discovery, JWKS, authorization, pushed
+ *   authorization requests, token, userinfo, revocation, introspection,
+ *   end-session) are Fastify routes
  *   with their own policy, each handing the raw request to the library,
  *   which reads its own body (no Fastify parser touches it here);
  * - the interaction, where the library asks oc-host who is signing in and
@@ -13,10 +14,12 @@
  *   `POST …/confirm` and `POST …/abort` answer it.
  */
 import type { IncomingMessage } from 'node:http';
+import { Readable } from 'node:stream';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
 import type Provider from 'oidc-provider';
 import { isOcError } from '../errors.js';
+import { isJsonObject } from '../json.js';
 import {
   ACR_BASIC,
   ACR_KEY,
@@ -43,11 +46,20 @@ const CLIENT_CREDENTIAL: RoutePolicy = POLICY.serverCredential;
 /** Public reads the library answers CORS for itself (discovery, JWKS, userinfo). */
 const CLIENT_READ: RoutePolicy = BROWSER;
 
+/** A browser app's CORS preflight of a provider endpoint: read-limited, its CORS the library's. */
+const PREFLIGHT: RoutePolicy = BROWSER;
+
 /** Every path the library answers, its methods and its policy; discovery is also in the OpenAPI document. */
 const FORWARDED: ReadonlyArray<{
   readonly url: string;
-  readonly methods: readonly ('GET' | 'POST')[];
+  readonly methods: readonly ('GET' | 'POST' | 'PUT' | 'DELETE')[];
   readonly policy: RoutePolicy;
+  /**
+   * The CORS preflight the library answers (docs/protocol.md §8 "Endpoints"):
+   * `any` origin (public reads), or only the origins of registered redirect
+   * URIs (`clients`: the request itself is then held to its own client's).
+   */
+  readonly preflight?: 'any' | 'clients';
   /** For the OpenAPI document: the routes an integrator calls itself. */
   readonly summary?: string;
   readonly description?: string;
@@ -59,6 +71,7 @@ const FORWARDED: ReadonlyArray<{
     url: '/.well-known/openid-configuration',
     methods: ['GET'],
     policy: CLIENT_READ,
+    preflight: 'any',
     summary: 'OpenID provider discovery (OpenID Connect Discovery 1.0): the issuer, its endpoints, scopes, claims and algorithms',
     answer: {
       description: 'The provider metadata (its main fields here; the library adds a few more)',
@@ -72,6 +85,7 @@ const FORWARDED: ReadonlyArray<{
         revocation_endpoint: `${issuer}${OIDC_ROUTES.revocation}`,
         introspection_endpoint: `${issuer}${OIDC_ROUTES.introspection}`,
         end_session_endpoint: `${issuer}${OIDC_ROUTES.end_session}`,
+        pushed_authorization_request_endpoint: `${issuer}${OIDC_ROUTES.pushed_authorization_request}`,
         scopes_supported: [...OIDC_SCOPES],
         response_types_supported: ['code'],
         grant_types_supported: ['authorization_code', 'refresh_token'],
@@ -84,12 +98,13 @@ const FORWARDED: ReadonlyArray<{
       }),
     },
   },
-  { url: OIDC_ROUTES.jwks, methods: ['GET'], policy: CLIENT_READ },
+  { url: OIDC_ROUTES.jwks, methods: ['GET'], policy: CLIENT_READ, preflight: 'any' },
   { url: OIDC_ROUTES.authorization, methods: ['GET', 'POST'], policy: BROWSER },
   { url: `${OIDC_ROUTES.authorization}/:uid`, methods: ['GET'], policy: BROWSER },
-  { url: OIDC_ROUTES.token, methods: ['POST'], policy: CLIENT_CREDENTIAL },
-  { url: OIDC_ROUTES.userinfo, methods: ['GET', 'POST'], policy: CLIENT_READ },
-  { url: OIDC_ROUTES.revocation, methods: ['POST'], policy: CLIENT_CREDENTIAL },
+  { url: OIDC_ROUTES.token, methods: ['POST'], policy: CLIENT_CREDENTIAL, preflight: 'clients' },
+  { url: OIDC_ROUTES.pushed_authorization_request, methods: ['POST'], policy: CLIENT_CREDENTIAL },
+  { url: OIDC_ROUTES.userinfo, methods: ['GET', 'POST'], policy: CLIENT_READ, preflight: 'clients' },
+  { url: OIDC_ROUTES.revocation, methods: ['POST'], policy: CLIENT_CREDENTIAL, preflight: 'clients' },
   { url: OIDC_ROUTES.introspection, methods: ['POST'], policy: CLIENT_CREDENTIAL },
   { url: OIDC_ROUTES.end_session, methods: ['GET', 'POST'], policy: BROWSER },
   {
@@ -115,6 +130,8 @@ const FORWARDED: ReadonlyArray<{
       }),
     },
   },
+  // RFC 7592: a client's own registration, with its registration access token.
+  { url: `${OIDC_ROUTES.registration}/:clientId`, methods: ['GET', 'PUT', 'DELETE'], policy: CLIENT_CREDENTIAL },
   { url: `${OIDC_ROUTES.end_session}/confirm`, methods: ['POST'], policy: BROWSER },
   { url: `${OIDC_ROUTES.end_session}/success`, methods: ['GET'], policy: BROWSER },
 ];
@@ -197,8 +214,69 @@ function asIssuer(request: IncomingMessage, issuer: URL): void {
   delete request.headers['x-forwarded-host'];
 }
 
+/** The largest RFC 7592 update read here: the library's own limit for a body. */
+const UPDATE_BODY_LIMIT = 56 * 1024;
+
+/**
+ * An RFC 7592 update whose body sends back the client's secret, as a client
+ * that kept its registration answer does: the library compares it with the
+ * stored value, which here is the secret's hash (docs/protocol.md §8
+ * "Clients"), so a secret that matches the hash is taken out of the body
+ * before the library reads it, and one that does not is left for the library
+ * to refuse. The library then reads the body as it came, or as changed.
+ */
+async function updateWithSecretChecked(context: ServiceContext, request: FastifyRequest, clientId: string): Promise<IncomingMessage> {
+  const raw = request.raw;
+  // Too long by its own word, or of no known length: the library reads and refuses it as it would have.
+  const declared = Number(raw.headers['content-length']);
+  if (!Number.isSafeInteger(declared) || declared > UPDATE_BODY_LIMIT) return raw;
+  const chunks: Buffer[] = [];
+  let received = 0;
+  // Read to the end (a stream left half-read would stall the connection); keep no more than the limit.
+  for await (const chunk of raw) {
+    received += (chunk as Buffer).length;
+    if (received <= UPDATE_BODY_LIMIT) chunks.push(chunk as Buffer);
+  }
+  let body = Buffer.concat(chunks);
+  const parsed = received === body.length ? parseJsonObject(body) : null;
+  if (
+    parsed !== null &&
+    typeof parsed.client_secret === 'string' &&
+    (await context.oidc.clients.secretMatches(clientId, parsed.client_secret))
+  ) {
+    delete parsed.client_secret;
+    body = Buffer.from(JSON.stringify(parsed), 'utf8');
+  }
+  // What the library reads of a request: its stream, method, URL, headers and socket.
+  const replay = Object.assign(Readable.from([body], { objectMode: false }), {
+    method: raw.method,
+    url: raw.url,
+    httpVersion: raw.httpVersion,
+    httpVersionMajor: raw.httpVersionMajor,
+    httpVersionMinor: raw.httpVersionMinor,
+    headers: { ...raw.headers, 'content-length': String(body.length) },
+    socket: raw.socket,
+  });
+  return replay as unknown as IncomingMessage;
+}
+
+function parseJsonObject(body: Buffer): Record<string, unknown> | null {
+  try {
+    const value: unknown = JSON.parse(body.toString('utf8'));
+    return isJsonObject(value) ? value : null;
+  } catch {
+    return null;
+  }
+}
+
 /** Hands a request to the library; Fastify writes nothing more. */
-async function forward(provider: Provider, request: FastifyRequest, reply: FastifyReply, https: boolean): Promise<void> {
+async function forward(
+  provider: Provider,
+  request: FastifyRequest,
+  reply: FastifyReply,
+  https: boolean,
+  incoming: IncomingMessage = request.raw,
+): Promise<void> {
   reply.hijack();
   // What every answer carries (src/http/app.ts, src/http/pages.ts); hijacked answers skip the hooks that add it.
   // The pages' policy is the library's to set (src/oidc/provider.ts), docs/protocol.md §8 "Endpoints".
@@ -206,7 +284,7 @@ async function forward(provider: Provider, request: FastifyRequest, reply: Fasti
   reply.raw.setHeader('x-content-type-options', 'nosniff');
   reply.raw.setHeader('referrer-policy', 'no-referrer');
   if (https) reply.raw.setHeader('strict-transport-security', HSTS_VALUE);
-  await provider.callback()(request.raw, reply.raw);
+  await provider.callback()(incoming, reply.raw);
 }
 
 export function registerOidcRoutes(app: FastifyInstance, context: ServiceContext, loaded?: PageFiles): void {
@@ -256,11 +334,45 @@ export function registerOidcRoutes(app: FastifyInstance, context: ServiceContext
                   ...errorResponses(429),
                 },
               },
-        handler: (request, reply) => forward(oidc.provider(), request, reply, issuer.protocol === 'https:'),
+        handler: async (request, reply) => {
+          const https = issuer.protocol === 'https:';
+          const clientId = (request.params as { clientId?: string }).clientId;
+          if (request.method !== 'PUT' || clientId === undefined) return forward(oidc.provider(), request, reply, https);
+          return forward(oidc.provider(), request, reply, https, await updateWithSecretChecked(context, request, clientId));
+        },
+      });
+      const preflight = route.preflight;
+      if (preflight === undefined) continue;
+      // A browser app's preflight: the library answers it for an origin it
+      // may serve; any other gets what every other path gives a stranger,
+      // a 204 that allows nothing (src/http/cors.ts).
+      scope.route({
+        method: 'OPTIONS',
+        url: route.url,
+        config: { policy: PREFLIGHT },
+        schema: { hide: true },
+        handler: async (request, reply) => {
+          const origin = request.headers.origin;
+          const allowed = preflight === 'any' || (typeof origin === 'string' && (await oidc.clients.isBrowserOrigin(origin)));
+          if (allowed) return forward(oidc.provider(), request, reply, issuer.protocol === 'https:');
+          return reply.code(204).header('vary', 'Origin').send();
+        },
       });
     }
     registerInteractionRoutes(scope, context, renderer);
   });
+}
+
+/** The APIs a consent is asked for, by the names the operator gave them, each with its scopes not granted yet. */
+async function apisAsked(context: ServiceContext, missing: unknown): Promise<Array<{ name: string; scopes: string[] }>> {
+  if (missing === null || typeof missing !== 'object') return [];
+  const apis: Array<{ name: string; scopes: string[] }> = [];
+  for (const [indicator, scopes] of Object.entries(missing)) {
+    if (!Array.isArray(scopes) || scopes.length === 0) continue;
+    const resource = await context.oidc.resources.find(indicator);
+    apis.push({ name: resource?.name ?? indicator, scopes: scopes.map(String) });
+  }
+  return apis;
 }
 
 /** The interaction: who signs in, and what they agree to share. */
@@ -306,6 +418,7 @@ function registerInteractionRoutes(app: FastifyInstance, context: ServiceContext
       const missing = details.prompt.details.missingOIDCScope;
       const scopes = Array.isArray(missing) ? missing.map(String) : String(details.params.scope ?? '').split(' ');
       const page = renderer.consent(request.raw, {
+        apis: await apisAsked(context, details.prompt.details.missingResourceScopes),
         uid: request.params.uid,
         clientName: client.clientName ?? client.clientId,
         logoUri: client.logoUri,

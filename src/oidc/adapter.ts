@@ -71,7 +71,8 @@ export function storageAdapter(deps: AdapterDeps): new (name: string) => Adapter
         const client = await store.findOidcClient(id);
         if (client === null) return undefined;
         if (client.owner_app_id !== null && deps.appMayAct !== undefined && !(await deps.appMayAct(client.owner_app_id))) return undefined;
-        return clientMetadataOf(client);
+        // Every ID token names when the person signed in (docs/protocol.md §8 "Tokens"), whatever the client registered.
+        return { ...clientMetadataOf(client), require_auth_time: true };
       }
       if (this.#model === 'InitialAccessToken') {
         // A held owner's key is found, so that the registration policy answers why it is refused.
@@ -98,7 +99,9 @@ export function storageAdapter(deps: AdapterDeps): new (name: string) => Adapter
     }
 
     async destroy(id: string): Promise<void> {
-      await store.deleteOidcModel(this.#model, id);
+      // A client deleting itself (RFC 7592) goes with its consents, codes and tokens, as an operator's delete.
+      if (this.#model === 'Client') await store.deleteOidcClient(id);
+      else await store.deleteOidcModel(this.#model, id);
     }
 
     async revokeByGrantId(grantId: string): Promise<void> {

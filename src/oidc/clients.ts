@@ -44,6 +44,15 @@ export interface ClientInput {
    * default) otherwise.
    */
   readonly application_type?: 'web' | 'native' | undefined;
+  /**
+   * A machine client (a service calling an API, docs/protocol.md §8 "APIs"):
+   * the `client_credentials` grant only, no person, no redirect URI.
+   */
+  readonly machine?: boolean | undefined;
+  /** The scopes of the operator's APIs the client may ask for; none when absent. */
+  readonly api_scopes?: readonly string[] | undefined;
+  /** The client must push its authorization requests first (RFC 9126); a plain one is refused. */
+  readonly require_pushed_authorization_requests?: boolean | undefined;
 }
 
 /** A client as the operator and its owner see it: its metadata without the secret's hash. */
@@ -65,6 +74,17 @@ const SECRET_HASH_PREFIX = 'sha256:';
 
 /** The metadata member naming the Connect app that registered a client (set by the registration policy, never by the client). */
 export const OWNER_APP_METADATA = 'oc_owner_app';
+/**
+ * The scopes of the operator's APIs a client may ask for (docs/protocol.md §8
+ * "APIs"): set by the operator only; a registration by a Connect app cannot.
+ */
+export const API_SCOPES_METADATA = 'oc_api_scopes';
+
+/** The API scopes a client's metadata allows it (none unless the operator said). */
+export function apiScopesOf(metadata: Readonly<Record<string, unknown>>): ReadonlySet<string> {
+  const scopes = metadata[API_SCOPES_METADATA];
+  return new Set(Array.isArray(scopes) ? scopes.filter((scope): scope is string => typeof scope === 'string') : []);
+}
 
 /** Whether a stored `client_secret` is already in its hashed form. */
 export function isHashedClientSecret(value: string): boolean {
@@ -123,11 +143,65 @@ export function newSecret(): string {
   return randomBytes(CLIENT_SECRET_BYTES).toString('base64url');
 }
 
+/**
+ * How long the origins of the registered redirect URIs are kept in memory for
+ * the provider's CORS preflights, and how soon an origin not among them makes
+ * them read again (a client registered on another instance, or by RFC 7591,
+ * is allowed within that second; a flood of preflights from strangers costs
+ * one read a second).
+ */
+const BROWSER_ORIGINS_TTL_MS = 30_000;
+const BROWSER_ORIGINS_REREAD_MS = 1_000;
+
 export class ClientRegistry {
   readonly #deps: ClientRegistryDeps;
+  #browserOrigins: { readonly origins: ReadonlySet<string>; readonly at: number } | undefined;
+  #reading: Promise<ReadonlySet<string>> | undefined;
 
   constructor(deps: ClientRegistryDeps) {
     this.#deps = deps;
+  }
+
+  /**
+   * Whether `origin` is the origin of a redirect URI some client registered:
+   * the origins a browser app may call the provider's token, userinfo and
+   * revocation endpoints from (docs/protocol.md §8 "Endpoints"). A preflight
+   * names no client, so this answers for all of them; the request itself is
+   * then held to its own client's redirect URIs.
+   */
+  async isBrowserOrigin(origin: string): Promise<boolean> {
+    const now = this.#deps.now();
+    const known = this.#browserOrigins;
+    if (known !== undefined && now - known.at < BROWSER_ORIGINS_TTL_MS) {
+      if (known.origins.has(origin) || now - known.at < BROWSER_ORIGINS_REREAD_MS) return known.origins.has(origin);
+    }
+    return (await this.#readBrowserOrigins()).has(origin);
+  }
+
+  #readBrowserOrigins(): Promise<ReadonlySet<string>> {
+    this.#reading ??= (async () => {
+      try {
+        const at = this.#deps.now();
+        const origins = new Set<string>();
+        for (const record of await this.#deps.store.listOidcClients()) {
+          const uris = (JSON.parse(record.metadata) as { redirect_uris?: unknown }).redirect_uris;
+          for (const uri of Array.isArray(uris) ? uris : []) {
+            const parsed = typeof uri === 'string' ? URL.parse(uri) : null;
+            if (parsed !== null && (parsed.protocol === 'https:' || parsed.protocol === 'http:')) origins.add(parsed.origin);
+          }
+        }
+        this.#browserOrigins = { origins, at };
+        return origins;
+      } finally {
+        this.#reading = undefined;
+      }
+    })();
+    return this.#reading;
+  }
+
+  /** After a change here: the next preflight reads the clients again. */
+  #changed(): void {
+    this.#browserOrigins = undefined;
   }
 
   /** Registers a client; a confidential one's secret is in the answer only. */
@@ -152,12 +226,20 @@ export class ClientRegistry {
       updated_at: at,
     };
     if (!(await this.#deps.store.insertOidcClient(record))) throw new Error('oidc: a fresh client id was taken');
+    this.#changed();
     return { ...viewOf(record), ...(secret === undefined ? {} : { client_secret: secret }) };
   }
 
   async find(clientId: string): Promise<ClientView | null> {
     const record = await this.#deps.store.findOidcClient(clientId);
     return record === null ? null : viewOf(record);
+  }
+
+  /** Whether `secret` is the client's current secret (constant time); false for an unknown or public client. */
+  async secretMatches(clientId: string, secret: string): Promise<boolean> {
+    const record = await this.#deps.store.findOidcClient(clientId);
+    if (record === null) return false;
+    return clientSecretMatches((JSON.parse(record.metadata) as { client_secret?: unknown }).client_secret, secret);
   }
 
   /** Every client; one app's when `ownerAppId` is given, the operator's own when it is null. */
@@ -190,7 +272,9 @@ export class ClientRegistry {
 
   /** Deletes a client, its consents and every code and token it holds. */
   async remove(clientId: string): Promise<boolean> {
-    return this.#deps.store.deleteOidcClient(clientId);
+    const removed = await this.#deps.store.deleteOidcClient(clientId);
+    this.#changed();
+    return removed;
   }
 }
 
@@ -203,8 +287,8 @@ function metadataFor(input: ClientInput, clientId: string, secret: string | unde
     client_name: input.client_name,
     redirect_uris: [...input.redirect_uris],
     post_logout_redirect_uris: [...(input.post_logout_redirect_uris ?? [])],
-    grant_types: ['authorization_code', 'refresh_token'],
-    response_types: ['code'],
+    grant_types: input.machine === true ? ['client_credentials'] : ['authorization_code', 'refresh_token'],
+    response_types: input.machine === true ? [] : ['code'],
     token_endpoint_auth_method: input.token_endpoint_auth_method ?? 'client_secret_basic',
     id_token_signed_response_alg: alg,
     subject_type: input.subject_type ?? 'public',
@@ -216,6 +300,8 @@ function metadataFor(input: ClientInput, clientId: string, secret: string | unde
       : { backchannel_logout_uri: input.backchannel_logout_uri, backchannel_logout_session_required: true }),
     ...(input.scope === undefined ? {} : { scope: input.scope }),
     ...(input.application_type === undefined ? {} : { application_type: input.application_type }),
+    ...(input.require_pushed_authorization_requests === true ? { require_pushed_authorization_requests: true } : {}),
+    ...(input.api_scopes === undefined || input.api_scopes.length === 0 ? {} : { [API_SCOPES_METADATA]: [...new Set(input.api_scopes)] }),
   };
 }
 

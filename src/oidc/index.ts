@@ -22,5 +22,5 @@ export {
   type ClientView,
   type IssuedClient,
 } from './clients.js';
-export { ensureOidcKeys, listOidcKeys, rotateOidcKeys, OIDC_ALGORITHMS, type OidcAlgorithm } from './keys.js';
+export { ensureOidcKeys, listOidcKeys, rotateOidcKeys, isOidcAlgorithm, OIDC_ALGORITHMS, type OidcAlgorithm } from './keys.js';
 export { BackchannelLogoutDispatcher } from './backchannel.js';

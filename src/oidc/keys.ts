@@ -35,7 +35,7 @@ function oidcKeyThumbprint(jwk: JsonWebKey): string {
   return createHash('sha256').update(canonical, 'utf8').digest('base64url');
 }
 
-function isOidcAlgorithm(value: string): value is OidcAlgorithm {
+export function isOidcAlgorithm(value: string): value is OidcAlgorithm {
   return (OIDC_ALGORITHMS as readonly string[]).includes(value);
 }
 

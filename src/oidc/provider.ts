@@ -29,15 +29,19 @@ import { escapeHtml } from '../i18n/index.js';
 import type { OidcLogoutStore, OidcStore } from '../storage/index.js';
 import { CONNECT_APP_POLICY, storageAdapter, type ApiKeyApp } from './adapter.js';
 import {
+  API_SCOPES_METADATA,
+  apiScopesOf,
   CLIENT_AUTH_METHODS,
   clientMetadataProblem,
   clientSecretMatches,
   cspSourceOf,
+  isHashedClientSecret,
   newClientId,
   newSecret,
   OWNER_APP_METADATA,
 } from './clients.js';
 import { OIDC_ALGORITHMS, type OidcPrivateJwk } from './keys.js';
+import type { ResourceRegistry } from './resources.js';
 import { ACR_BASIC, ACR_KEY, OIDC_CLAIMS, OIDC_SCOPES, type ClaimSource } from './claims.js';
 
 /** The host session of a request, as the provider needs it. */
@@ -136,6 +140,8 @@ export interface OidcProviderOptions {
    * (docs/protocol.md §2 "Disabling and deleting").
    */
   readonly accountMayAct: (sub: string) => Promise<boolean>;
+  /** The APIs tokens can be asked for (docs/protocol.md §8 "APIs"). */
+  readonly resources: Pick<ResourceRegistry, 'find'>;
   /** Whether the owner of a Connect app may act: the clients of an app whose owner may not are unknown meanwhile. */
   readonly appMayAct?: ((appId: string) => Promise<boolean>) | undefined;
   /** Why a `backchannel_logout_uri` breaks the endpoint rules, or null (docs/protocol.md §8 "Logout"). */
@@ -155,7 +161,11 @@ export const OIDC_ROUTES = Object.freeze({
   introspection: '/oidc/token/introspection',
   end_session: '/oidc/session/end',
   registration: '/oidc/register',
+  pushed_authorization_request: '/oidc/request',
 });
+
+/** The library's routes a browser app calls with its client's tokens, cross-origin from its redirect URIs' origins. */
+const BROWSER_ROUTES: ReadonlySet<string> = new Set(['token', 'userinfo', 'revocation']);
 
 /** Where the provider sends the browser to sign in and consent (src/http/oidc.ts). */
 export const INTERACTION_PATH = '/oidc/interaction';
@@ -336,10 +346,17 @@ export function createOidcProvider(library: OidcLibrary, options: OidcProviderOp
       clientAuthSigningAlgValues: ['RS256', 'PS256', 'ES256', 'EdDSA'],
     },
     extraClientMetadata: {
-      properties: [OWNER_APP_METADATA],
+      properties: [OWNER_APP_METADATA, API_SCOPES_METADATA],
       validator(_ctx, key, value) {
         if (key === OWNER_APP_METADATA && value !== undefined && typeof value !== 'string') {
           throw new library.errors.InvalidClientMetadata(`${OWNER_APP_METADATA} must be a string`);
+        }
+        if (
+          key === API_SCOPES_METADATA &&
+          value !== undefined &&
+          !(Array.isArray(value) && value.every((scope) => typeof scope === 'string'))
+        ) {
+          throw new library.errors.InvalidClientMetadata(`${API_SCOPES_METADATA} must be an array of scopes`);
         }
       },
     },
@@ -350,18 +367,31 @@ export function createOidcProvider(library: OidcLibrary, options: OidcProviderOp
       registration: {
         enabled: true,
         initialAccessToken: true,
-        issueRegistrationAccessToken: false,
+        // RFC 7592: the answer carries a registration access token, with which
+        // the client reads, updates and deletes its own registration at
+        // `registration_client_uri` (docs/protocol.md §8 "Clients").
+        issueRegistrationAccessToken: true,
         idFactory: () => newClientId(),
         secretFactory: () => newSecret(),
         policies: {
           [CONNECT_APP_POLICY]: async (ctx, properties) => {
-            const token = ctx.oidc.entities.InitialAccessToken;
-            const app = token === undefined || options.appOfApiKey === undefined ? null : await options.appOfApiKey(token.jti);
-            if (app === null) throw new library.errors.InvalidToken('the API key is wrong, was rotated, or its app was deleted');
-            // The key of a held owner is known, and refused as the Connect API refuses it (docs/protocol.md §2 "Disabling and deleting").
-            if ('held' in app) throw accountDisabled(library);
-            // The app comes from its key; whatever the request said is replaced.
-            properties[OWNER_APP_METADATA] = app.appId;
+            // Which APIs a client may reach is the operator's to say (docs/protocol.md §8 "APIs").
+            delete properties[API_SCOPES_METADATA];
+            const registering = ctx.oidc.entities.InitialAccessToken;
+            if (registering !== undefined) {
+              const app = options.appOfApiKey === undefined ? null : await options.appOfApiKey(registering.jti);
+              if (app === null) throw new library.errors.InvalidToken('the API key is wrong, was rotated, or its app was deleted');
+              // The key of a held owner is known, and refused as the Connect API refuses it (docs/protocol.md §2 "Disabling and deleting").
+              if ('held' in app) throw accountDisabled(library);
+              // The app comes from its key; whatever the request said is replaced.
+              properties[OWNER_APP_METADATA] = app.appId;
+            } else {
+              // An update with the client's registration access token (RFC 7592): the client keeps its app,
+              // whatever the request said (a held owner's client is not found, so it never gets here).
+              const owner = ctx.oidc.client?.metadata()[OWNER_APP_METADATA];
+              if (typeof owner !== 'string') throw new library.errors.InvalidToken('the client belongs to no Connect app');
+              properties[OWNER_APP_METADATA] = owner;
+            }
             const uri = properties.backchannel_logout_uri;
             const problem = typeof uri === 'string' ? options.backchannelUriProblem?.(uri) : null;
             if (typeof problem === 'string') throw new library.errors.InvalidClientMetadata(`backchannel_logout_uri: ${problem}`);
@@ -373,8 +403,55 @@ export function createOidcProvider(library: OidcLibrary, options: OidcProviderOp
           },
         },
       },
+      // Every update gives a new registration access token and ends the old one.
+      registrationManagement: { enabled: true, rotateRegistrationAccessToken: true },
+      // docs/protocol.md §8 "APIs": a confidential machine client gets an access token for an API, with no person.
+      clientCredentials: { enabled: true },
+      // RFC 8707: an app names the API it wants a token for with `resource`; the
+      // token is then a JWT for that API alone (RFC 9068), which the API checks
+      // by itself. Without a resource the access token stays opaque.
+      resourceIndicators: {
+        enabled: true,
+        defaultResource: async (_ctx, _client, oneOf) => oneOf,
+        // A code exchange or refresh that names no resource gets a token for the one the person granted.
+        useGrantedResource: async () => true,
+        async getResourceServerInfo(ctx, indicator, client) {
+          const resource = await options.resources.find(indicator);
+          if (resource === null) throw new library.errors.InvalidTarget(`${indicator} is no API of this provider`);
+          // A client reaches an API's scopes the operator allowed it, and no others.
+          const allowed = apiScopesOf(client.metadata());
+          const scopes = resource.scopes.filter((scope) => allowed.has(scope));
+          if (scopes.length === 0) throw new library.errors.InvalidTarget(`the client may not ask for ${indicator}`);
+          const asked = String(ctx.oidc.params?.scope ?? '').split(' ');
+          const refused = asked.filter((scope) => resource.scopes.includes(scope) && !allowed.has(scope));
+          if (refused.length > 0)
+            throw new library.errors.InvalidScope(`the client may not ask for ${refused.join(' ')}`, refused.join(' '));
+          return {
+            scope: scopes.join(' '),
+            audience: resource.uri,
+            accessTokenTTL: resource.access_token_seconds,
+            accessTokenFormat: 'jwt',
+            jwt: { sign: { alg: resource.alg as 'RS256' | 'ES256' | 'EdDSA' } },
+          };
+        },
+      },
       claimsParameter: { enabled: true },
-      revocation: { enabled: true },
+      // RFC 9126: a client may push its authorization request first, and a
+      // client registered with `require_pushed_authorization_requests` must
+      // (docs/protocol.md §8 "Flows"). The pushed request's redirect URI must
+      // be one the client registered, as for a plain request.
+      pushedAuthorizationRequests: { enabled: true, requirePushedAuthorizationRequests: false, allowUnregisteredRedirectUris: false },
+      revocation: {
+        enabled: true,
+        // Only the token's own client may revoke it (docs/protocol.md §8
+        // "Flows"): a confidential client naming another's token is told so
+        // (RFC 7009 §2.1); a public client, which anyone can be, learns nothing.
+        allowedPolicy(_ctx, client, token) {
+          if (token.clientId === client.clientId) return true;
+          if (client.clientAuthMethod === 'none') return false;
+          throw new library.errors.InvalidRequest('client is not authorized to revoke the presented token');
+        },
+      },
       introspection: {
         enabled: true,
         // Only the client the token was issued to, or a client the token
@@ -413,15 +490,30 @@ export function createOidcProvider(library: OidcLibrary, options: OidcProviderOp
       },
     },
     ttl: {
-      AccessToken: 60 * 60,
+      // An API's token lives as long as its registration says (docs/protocol.md §8 "APIs"); the provider's own, an hour.
+      AccessToken: (_ctx, token) => token.resourceServer?.accessTokenTTL ?? 60 * 60,
+      ClientCredentials: (_ctx, token) => token.resourceServer?.accessTokenTTL ?? 10 * 60,
       AuthorizationCode: 60,
       IdToken: 60 * 60,
       Interaction: 60 * 60,
       Session: 14 * DAY,
       Grant: 365 * DAY,
       RefreshToken: 30 * DAY,
+      PushedAuthorizationRequest: 60,
     },
+    // Every ID token carries auth_time, not only those of a request with max_age (docs/protocol.md §8 "Tokens");
+    // the adapter sets it on every client it loads, this on the metadata a registration is checked with.
+    clientDefaults: { require_auth_time: true },
     rotateRefreshToken: true,
+    // An access token a person's sign-in stands behind says when and how it
+    // was made, as the ID token does (RFC 9068 §2.2.1; docs/protocol.md §8 "APIs").
+    async extraTokenClaims(ctx, token) {
+      if (token.kind !== 'AccessToken') return undefined;
+      const { AuthorizationCode: code, RefreshToken: refresh } = ctx.oidc.entities;
+      const source = code ?? refresh;
+      if (source?.authTime === undefined) return undefined;
+      return { auth_time: source.authTime, ...(source.acr === undefined ? {} : { acr: source.acr }) };
+    },
     interactions: {
       url: (_ctx, interaction) => `${INTERACTION_PATH}/${interaction.uid}`,
       policy: interactionPolicyFor(interactionPolicy, hostSession),
@@ -445,9 +537,10 @@ export function createOidcProvider(library: OidcLibrary, options: OidcProviderOp
       return pairwiseSubject(options.pairwiseSecret, accountId, client);
     },
     clientBasedCORS(ctx, origin, client) {
-      // Browsers may call the token endpoint (public clients) and userinfo
-      // from the origins of the client's own redirect URIs; nothing else.
-      if (ctx.oidc.route !== 'token' && ctx.oidc.route !== 'userinfo') return false;
+      // Browsers may call the token endpoint (public clients), userinfo and
+      // revocation from the origins of the client's own redirect URIs;
+      // nothing else (docs/protocol.md §8 "Endpoints").
+      if (!BROWSER_ROUTES.has(String(ctx.oidc.route))) return false;
       return client.redirectUris?.some((uri) => originOf(uri) === origin) === true;
     },
     // The library fetches a client's `jwks_uri` and `sector_identifier_uri`
@@ -494,6 +587,8 @@ export function createOidcProvider(library: OidcLibrary, options: OidcProviderOp
     await logouts.logout(this.clientId, sub, sid);
   };
   provider.use(pagePolicy(pages));
+  provider.use(bareRevocationAnswer);
+  provider.use(withoutStoredSecret);
   askAboutSetAsideWithoutAccount(provider, pages, async (ctx) => await setAsideAppSession(ctx, store, hostSession, subject));
   endSetAsideSessions(provider, library);
   watchSessions(provider, hostSession, options.endHostSession, logouts);
@@ -546,6 +641,29 @@ function pagePolicy(pages: OidcPages) {
     if (source !== null && typeof policy === 'string')
       ctx.set('content-security-policy', policy.replace("form-action 'self'", `form-action 'self' ${source}`));
   };
+}
+
+/**
+ * A revocation's answer as RFC 7009 §2.2 has it: the status says it all, so
+ * the empty body goes without a type. The library answers `text/plain`, which
+ * the most used browser OpenID library (oidc-client-ts) refuses as not JSON.
+ */
+/**
+ * A client's registration as RFC 7592 reads and updates answer it, without
+ * the stored secret: oc-host keeps only its hash (docs/protocol.md §8
+ * "Clients"), which is no secret to hand out. A secret made by this very
+ * update (a public client turned confidential) is shown, once.
+ */
+async function withoutStoredSecret(ctx: KoaContextWithOIDC, next: () => Promise<void>): Promise<void> {
+  await next();
+  const body = ctx.body as { client_secret?: unknown } | undefined;
+  if (!ctx.path.startsWith(`${OIDC_ROUTES.registration}/`) || body === null || typeof body !== 'object') return;
+  if (typeof body.client_secret === 'string' && isHashedClientSecret(body.client_secret)) delete body.client_secret;
+}
+
+async function bareRevocationAnswer(ctx: KoaContextWithOIDC, next: () => Promise<void>): Promise<void> {
+  await next();
+  if (ctx.path === OIDC_ROUTES.revocation && ctx.status === 200 && ctx.body === '') ctx.remove('content-type');
 }
 
 /**
@@ -826,6 +944,12 @@ async function loadGrant(ctx: KoaContextWithOIDC, store: OidcStore, now: () => n
   grant.addOIDCScope([...scope].join(' '));
   const claims = oidc.requestParamClaims;
   if (claims.size > 0) grant.addOIDCClaims([...claims]);
+  // And the scopes asked of an API (docs/protocol.md §8 "APIs"), those the API has.
+  for (const [indicator, server] of Object.entries(oidc.resourceServers ?? {})) {
+    const offered = new Set(server.scope.split(' '));
+    const asked = [...scope].filter((name) => offered.has(name));
+    if (asked.length > 0) grant.addResourceScope(indicator, asked.join(' '));
+  }
   const grantId = await grant.save();
   const at = now();
   await store.putOidcConsent({ account_id: accountId, client_id: client.clientId, grant_id: grantId, created_at: at, updated_at: at });

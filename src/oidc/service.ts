@@ -17,6 +17,7 @@ import type { ApiKeyApp } from './adapter.js';
 import type { LogoutToken } from './backchannel.js';
 import { claimSource, type ClaimSource } from './claims.js';
 import { ClientRegistry, clientMetadataProblem, cspSourceOf } from './clients.js';
+import { ResourceRegistry } from './resources.js';
 import { ensureOidcKeys, keySetTag, providerKeys, type OidcPrivateJwk } from './keys.js';
 import {
   createOidcProvider,
@@ -91,6 +92,8 @@ export class OidcService {
   readonly #deps: OidcServiceDeps;
   readonly #library: OidcLibrary;
   readonly clients: ClientRegistry;
+  /** The APIs the provider issues JWT access tokens for (docs/protocol.md §8 "APIs"). */
+  readonly resources: ResourceRegistry;
   readonly claims: ClaimSource;
   #keys: readonly OidcPrivateJwk[];
   #web: OidcWeb = DETACHED;
@@ -128,6 +131,11 @@ export class OidcService {
       accounts: deps.store,
       ...(deps.attestations === undefined ? {} : { attestations: deps.attestations }),
       now: () => deps.now().getTime(),
+    });
+    this.resources = new ResourceRegistry({
+      store: deps.store,
+      now: () => deps.now().getTime(),
+      development: deps.development === true,
     });
     this.clients = new ClientRegistry({
       store: deps.store,
@@ -178,6 +186,7 @@ export class OidcService {
         pages: web.pages,
         appOfApiKey: this.#deps.appOfApiKey,
         accountMayAct: (sub) => this.#accountMayAct(sub),
+        resources: this.resources,
         appMayAct: this.#deps.appMayAct,
         backchannelUriProblem: this.#deps.backchannelUriProblem,
         development: this.#deps.development === true,

@@ -68,6 +68,7 @@ export type {
   NonceStore,
   NewOidcModel,
   OidcClientRecord,
+  OidcResourceRecord,
   OidcConsentRecord,
   OidcKeyRecord,
   OidcModelRecord,

@@ -578,6 +578,25 @@ const emailCodeLinkHash: Migration = {
   },
 };
 
+const oidcResources: Migration = {
+  version: 21,
+  name: 'oidc_resources',
+  async up(db) {
+    // docs/protocol.md §8 "APIs": the APIs (resource servers, RFC 8707) the
+    // operator registers, each with the scopes an app may ask for it and how
+    // its JWT access tokens are signed.
+    await db.schema
+      .createTable('oidc_resources')
+      .addColumn('uri', 'text', (column) => column.primaryKey())
+      .addColumn('name', 'text', (column) => column.notNull())
+      .addColumn('scopes', 'text', (column) => column.notNull())
+      .addColumn('alg', 'text', (column) => column.notNull())
+      .addColumn('access_token_seconds', 'integer', (column) => column.notNull())
+      .addColumn('created_at', 'bigint', (column) => column.notNull())
+      .execute();
+  },
+};
+
 /** Every migration, in version order. */
 export const MIGRATIONS: readonly Migration[] = [
   initialSchema,
@@ -600,6 +619,7 @@ export const MIGRATIONS: readonly Migration[] = [
   emailCodeReplacedHashes,
   tabTokenFreshness,
   emailCodeLinkHash,
+  oidcResources,
 ];
 
 // biome-ignore lint/suspicious/noExplicitAny: the migration runner works before and across schema versions.

@@ -5,9 +5,17 @@
  * id) and the consents accounts gave clients.
  */
 import { rowsAffected, type StoreExecutor } from './executor.js';
-import type { NewOidcModel, OidcClientRecord, OidcConsentRecord, OidcKeyRecord, OidcModelRecord, OidcStore } from './store.js';
+import type {
+  NewOidcModel,
+  OidcClientRecord,
+  OidcConsentRecord,
+  OidcKeyRecord,
+  OidcModelRecord,
+  OidcResourceRecord,
+  OidcStore,
+} from './store.js';
 import type { Kysely } from 'kysely';
-import type { DatabaseSchema, OidcClientsTable, OidcConsentsTable, OidcModelsTable } from './schema.js';
+import type { DatabaseSchema, OidcClientsTable, OidcConsentsTable, OidcModelsTable, OidcResourcesTable } from './schema.js';
 import { toNumber } from './row-mapping.js';
 
 function toClientRecord(row: OidcClientsTable): OidcClientRecord {
@@ -18,6 +26,17 @@ function toClientRecord(row: OidcClientsTable): OidcClientRecord {
     first_party: Number(row.first_party) === 1,
     created_at: toNumber(row.created_at),
     updated_at: toNumber(row.updated_at),
+  };
+}
+
+function toResourceRecord(row: OidcResourcesTable): OidcResourceRecord {
+  return {
+    uri: row.uri,
+    name: row.name,
+    scopes: JSON.parse(row.scopes) as string[],
+    alg: row.alg,
+    access_token_seconds: toNumber(row.access_token_seconds),
+    created_at: toNumber(row.created_at),
   };
 }
 
@@ -168,6 +187,35 @@ export class OidcArea implements OidcStore {
     ).map((row) => row.client_id);
     for (const clientId of orphans) await this.deleteOidcClient(clientId);
     return orphans.length;
+  }
+
+  async insertOidcResource(resource: OidcResourceRecord): Promise<boolean> {
+    const result = await this.#x.db
+      .insertInto('oidc_resources')
+      .values({ ...resource, scopes: JSON.stringify(resource.scopes) })
+      .onConflict((conflict) => conflict.column('uri').doNothing())
+      .executeTakeFirst();
+    return rowsAffected(result.numInsertedOrUpdatedRows) === 1;
+  }
+
+  async findOidcResource(uri: string): Promise<OidcResourceRecord | null> {
+    // Asked at every token for an API (docs/performance.md "The OpenID provider").
+    const [row] = await this.#x.runCompiled<OidcResourcesTable>(
+      'findOidcResource',
+      () => this.#x.db.selectFrom('oidc_resources').selectAll().where('uri', '=', uri),
+      [uri],
+    );
+    return row ? toResourceRecord(row) : null;
+  }
+
+  async listOidcResources(): Promise<OidcResourceRecord[]> {
+    const rows = await this.#x.db.selectFrom('oidc_resources').selectAll().orderBy('created_at').orderBy('uri').execute();
+    return rows.map(toResourceRecord);
+  }
+
+  async deleteOidcResource(uri: string): Promise<boolean> {
+    const result = await this.#x.db.deleteFrom('oidc_resources').where('uri', '=', uri).executeTakeFirst();
+    return rowsAffected(result.numDeletedRows) > 0;
   }
 
   async deleteOidcClient(clientId: string): Promise<boolean> {

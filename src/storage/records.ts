@@ -517,6 +517,16 @@ export interface OidcKeyRecord {
 }
 
 /** A registered OpenID client (docs/protocol.md §8 "Clients"). */
+/** An API the provider issues JWT access tokens for (docs/protocol.md §8 "APIs"). */
+export interface OidcResourceRecord {
+  readonly uri: string;
+  readonly name: string;
+  readonly scopes: readonly string[];
+  readonly alg: string;
+  readonly access_token_seconds: number;
+  readonly created_at: EpochMilliseconds;
+}
+
 export interface OidcClientRecord {
   readonly client_id: string;
   /** JSON text of its metadata; `client_secret`, when present, is the secret's SHA-256. */

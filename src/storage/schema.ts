@@ -245,6 +245,19 @@ export interface OidcClientsTable {
   updated_at: number;
 }
 
+/** An API the provider issues JWT access tokens for (migration 21). */
+export interface OidcResourcesTable {
+  /** The resource indicator (RFC 8707): an absolute URI without a fragment. */
+  uri: string;
+  name: string;
+  /** JSON array of the scopes an app may ask for this API. */
+  scopes: string;
+  /** The JWS algorithm of its access tokens: RS256, ES256 or EdDSA. */
+  alg: string;
+  access_token_seconds: number;
+  created_at: number;
+}
+
 /** What the provider library stores: codes, tokens, grants, sessions and interactions (migration 15). */
 export interface OidcModelsTable {
   model: string;
@@ -319,6 +332,7 @@ export interface DatabaseSchema {
   webhook_deliveries: WebhookDeliveriesTable;
   oidc_keys: OidcKeysTable;
   oidc_clients: OidcClientsTable;
+  oidc_resources: OidcResourcesTable;
   oidc_models: OidcModelsTable;
   oidc_consents: OidcConsentsTable;
   oidc_session_links: OidcSessionLinksTable;

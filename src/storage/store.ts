@@ -42,6 +42,7 @@ import type {
   ActivityCursor,
   OidcKeyRecord,
   OidcClientRecord,
+  OidcResourceRecord,
   OidcModelRecord,
   NewOidcModel,
   OidcConsentRecord,
@@ -507,6 +508,14 @@ export interface OidcStore {
   deleteOidcClient(clientId: string): Promise<boolean>;
   /** Deletes the clients whose Connect app no longer exists (they already count as gone); how many. */
   purgeOrphanOidcClients(): Promise<number>;
+
+  /** False when an API with that URI is registered. */
+  insertOidcResource(resource: OidcResourceRecord): Promise<boolean>;
+  findOidcResource(uri: string): Promise<OidcResourceRecord | null>;
+  /** Every API, oldest first. */
+  listOidcResources(): Promise<OidcResourceRecord[]>;
+  /** False when unknown. Its tokens already issued stay valid until they expire. */
+  deleteOidcResource(uri: string): Promise<boolean>;
 
   /** Stores or replaces one object of the library. */
   putOidcModel(model: string, id: string, value: NewOidcModel): Promise<void>;

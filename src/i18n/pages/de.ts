@@ -500,6 +500,7 @@ export const pagesDe: Readonly<Record<PageMessageKey, string>> = {
   'consent.scope_orangecheck':
     'Die OrangeCheck-Angaben Ihrer Hauptadresse: wie viele Bitcoin sie hält, seit wie vielen Tagen, und ihre Bewertung',
   'consent.scope_offline_access': 'Zugriff darauf, auch wenn Sie die App nicht nutzen, bis Sie ihn widerrufen',
+  'consent.scope_api': '<b>{api}</b> in Ihrem Namen nutzen, mit diesen Berechtigungen: {scopes}',
   'consent.withdraw': 'Sie können das jederzeit auf Ihrer Kontoseite unter „Apps, bei denen Sie sich angemeldet haben“ widerrufen.',
   'consent.allow': 'Zulassen',
   'consent.deny': 'Abbrechen',

@@ -479,6 +479,7 @@ export const pagesEn = {
   'consent.scope_bitcoin': 'Your verified Bitcoin addresses',
   'consent.scope_orangecheck': 'The OrangeCheck facts of your main address: the bitcoin it holds, for how many days, and its score',
   'consent.scope_offline_access': 'Access to these while you are not using the app, until you withdraw it',
+  'consent.scope_api': 'Use <b>{api}</b> for you, with these permissions: {scopes}',
   'consent.withdraw': 'You can withdraw this at any time on your account page, under “Apps you signed in to”.',
   'consent.allow': 'Allow',
   'consent.deny': 'Cancel',

@@ -489,6 +489,7 @@ export const pagesEs: Readonly<Record<PageMessageKey, string>> = {
   'consent.scope_orangecheck':
     'Los datos OrangeCheck de tu dirección principal: los bitcoins que guarda, desde hace cuántos días, y su puntuación',
   'consent.scope_offline_access': 'Acceso a estos datos aunque no estés usando la aplicación, hasta que lo retires',
+  'consent.scope_api': 'Usar <b>{api}</b> en tu nombre, con estos permisos: {scopes}',
   'consent.withdraw':
     'Puedes retirar este permiso cuando quieras en la página de tu cuenta, en «Aplicaciones en las que has iniciado sesión».',
   'consent.allow': 'Permitir',

@@ -487,6 +487,7 @@ export const pagesFr: Readonly<Record<PageMessageKey, string>> = {
   'consent.scope_orangecheck':
     'Les données OrangeCheck de votre adresse principale : les bitcoins qu’elle détient, depuis combien de jours, et son score',
   'consent.scope_offline_access': 'Un accès à ces données même quand vous n’utilisez pas l’application, jusqu’à ce que vous le retiriez',
+  'consent.scope_api': 'Utiliser <b>{api}</b> en votre nom, avec ces autorisations : {scopes}',
   'consent.withdraw':
     'Vous pouvez retirer cette autorisation à tout moment sur la page de votre compte, sous « Applications auxquelles vous vous êtes connecté ».',
   'consent.allow': 'Autoriser',
