@@ -35,7 +35,7 @@ let esplora: EsploraFake;
 beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), 'oc-shutdown-'));
   esplora = await startEsploraFake({ tipHeight: 100 });
-  // The compiled service, as `npm start` would build it first. Exit status
+  // The compiled service, as `npm start` would build it first (`npm run build`). Exit status
   // 2 means type errors with the JavaScript emitted all the same: those are
   // the typecheck's to report, these tests need only the output.
   const build = spawnSync(process.execPath, [join(root, 'node_modules/typescript/bin/tsc'), '-p', 'tsconfig.build.json'], {
@@ -43,6 +43,9 @@ beforeAll(async () => {
     stdio: 'ignore',
   });
   if (build.status !== 0 && build.status !== 2) throw new Error(`build failed (${build.status})`);
+  // Then the page bundles, the rest of `npm run build`, which the compiled service reads (src/http/page-bundle.ts).
+  const pages = spawnSync(process.execPath, [join(root, 'dist/src/build-pages.js')], { cwd: root, stdio: 'ignore' });
+  if (pages.status !== 0) throw new Error(`page build failed (${pages.status})`);
 }, 120_000);
 afterAll(async () => {
   await esplora?.close();
