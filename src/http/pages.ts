@@ -23,7 +23,9 @@
  * src/pages/message-format.js.
  *
  * The files are read once at start and made into what the pages load:
- * hashed names, one joined script per page, its catalogs, compressed forms
+ * hashed names, one esbuild bundle per page script (written by `npm run
+ * build` to `dist/pages/`, or made at start when running from source:
+ * src/http/page-bundle.ts), its catalogs, compressed forms
  * (src/http/page-assets.ts, docs/architecture.md "Page assets"); the
  * templates refer to the hashed names or carry the assets inline. All is served from memory:
  * `/assets/<file>` looks the name up in that table, so no request path ever reaches the file
@@ -91,9 +93,9 @@ const TEMPLATE_NAMES = ['signin', 'account', 'sudo', 'explorer', 'consent', 'not
 
 export interface PageFiles extends Templates {
   readonly dir: string;
-  /** Every asset under every name it is served by: plain and hashed (src/http/page-assets.ts). */
+  /** Every asset under every name it is served by: plain, and hashed for what the pages reference (src/http/page-assets.ts). */
   readonly assets: ReadonlyMap<string, Asset>;
-  /** An asset's plain name → its hashed name, which the pages reference. */
+  /** An asset's plain name → its hashed name, which the pages reference; the single modules have none. */
   readonly hashedNames: ReadonlyMap<string, string>;
   /** A page catalog's plain name (`messages-<script>-<lang>.js`) → its messages, which a page carries inline. */
   readonly messages: ReadonlyMap<string, Readonly<Record<string, string>>>;
@@ -138,8 +140,8 @@ function catalogPreload(script: string): string {
 
 /**
  * A template with the shared head in place of its `<!--head …-->` line: the
- * document head with the page's title, script (joined with its imports,
- * src/http/page-assets.ts), the preload of its catalog and its extra
+ * document head with the page's title, script (bundled with its imports,
+ * src/http/page-bundle.ts), the preload of its catalog and its extra
  * stylesheet, then the page's own `<body>` tag, then the page header. Done
  * once at start, before the messages are filled in; a template without the
  * line is a programming error.
@@ -364,7 +366,7 @@ function checkedInline(text: string, what: string): string {
  * linked (docs/architecture.md "Page assets"): one `<style>` with every
  * stylesheet the head linked, in order (the brand's included); the page's
  * catalog as a JSON data block that src/pages/i18n.js reads, with every `<`
- * escaped; the joined module script. A first visit is then the HTML alone:
+ * escaped; the bundled module script. A first visit is then the HTML alone:
  * nothing waits for a second round trip before the page can show and run.
  * The page's policy allows the style and the script by their hashes.
  */
