@@ -13,6 +13,7 @@ import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import type * as Esbuild from 'esbuild';
 import { PAGE_READY_MARK } from './page-assets.js';
 
 /** A page script bundled with its imports. */
@@ -53,7 +54,7 @@ function sha256(text: Buffer | string): string {
  */
 export function bundlePageScripts(dir: string, scripts: readonly string[]): Map<string, PageBundle> {
   // Loaded here, not imported at the top: the compiled service imports this module but never bundles.
-  const esbuild = createRequire(import.meta.url)('esbuild') as typeof import('esbuild');
+  const esbuild = createRequire(import.meta.url)('esbuild') as typeof Esbuild;
   const result = esbuild.buildSync({
     absWorkingDir: dir,
     entryPoints: scripts.map((script) => ({ in: `./${script}`, out: pageModuleName(script).replace(/\.js$/, '') })),
