@@ -10,8 +10,8 @@
  *    at start: src/http/page-gzip.ts), the same and with a new return_to at
  *    every request, next to /api-explorer, a page that links its assets.
  * 2. /signin and /account (signed in) in headless Chromium with an empty
- *    cache, time from navigation until the page is usable (its joined script
- *    has run every module: the ready mark of src/http/page-assets.ts), on
+ *    cache, time from navigation until the page is usable (its bundled script
+ *    has run every module: the ready mark of src/http/page-bundle.ts), on
  *    DevTools' "Slow 4G" network with the CPU slowed 4x, next to the 1.5 s
  *    goal and to the same page loaded unthrottled in the same run. Median of
  *    {@link VISITS} visits each.

@@ -13,6 +13,7 @@
  */
 import { readFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
+import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { FastifyInstance } from 'fastify';
 import { chromium, type Browser, type Page } from 'playwright-core';
@@ -26,8 +27,9 @@ import { openTestStore, type TestEngine, type TestStore } from './support/databa
 import { reservePort } from './support/instances.js';
 import { operatorRegistry } from './support/oidc-rp.js';
 
+/** The library's own browser build (a script that defines the global `oidc`), from the installed package. */
 const LIBRARY = readFileSync(
-  fileURLToPath(new URL('../node_modules/oidc-client-ts/dist/browser/oidc-client-ts.min.js', import.meta.url)),
+  join(dirname(fileURLToPath(import.meta.resolve('oidc-client-ts/package.json'))), 'dist/browser/oidc-client-ts.min.js'),
   'utf8',
 );
 

@@ -12,8 +12,9 @@ import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { brotliDecompressSync, gunzipSync } from 'node:zlib';
 import { LOCALES, PAGE_CATALOGS } from '../src/i18n/index.js';
-import { moduleGraph, withoutComments } from '../src/http/page-assets.js';
-import { findPagesDir, loadPageFiles, localizedPages, PAGE_CSP, renderTemplate, sudoPurpose } from '../src/http/pages.js';
+import { PAGE_READY_MARK } from '../src/http/page-assets.js';
+import { bundlePageScripts, readPageBundles, writePageBundles } from '../src/http/page-bundle.js';
+import { findPagesDir, loadPageFiles, localizedPages, PAGE_CSP, pageScripts, renderTemplate, sudoPurpose } from '../src/http/pages.js';
 import { testApp } from './support/app.js';
 import { Browser, newWallet } from './support/auth-client.js';
 import { hostileReturnTo } from './support/return-to.js';
@@ -50,7 +51,7 @@ describe('finding the page files', () => {
     expect(() => findPagesDir(pathToFileURL('/nowhere/a/b/http/pages.js').href)).toThrow(/^pages: signin\.html not found in /);
   });
 
-  it('holds only assets with known names: no HTML, no TypeScript; each page script joined, its catalogs, and one whole catalog per language', () => {
+  it('holds only assets with known names: no HTML, no TypeScript; each page script bundled, its catalogs, and one whole catalog per language', () => {
     const files = loadPageFiles(PAGES_DIR);
     const plain = [...files.assets.keys()].filter((name) => !/\.[0-9a-f]{16}\./.test(name)).sort();
     const scripts = ['account', 'consent', 'explorer', 'phone', 'signin', 'sudo'];
@@ -68,9 +69,14 @@ describe('finding the page files', () => {
     );
     expect(files.notice).not.toContain('modulepreload');
     expect(files.consent).toContain('<link rel="modulepreload" id="page-messages"');
-    // Every asset also under its hashed name, and nothing else.
-    expect(files.assets.size).toBe(plain.length * 2);
-    for (const name of plain) expect(files.assets.has(files.hashedNames.get(name)!), name).toBe(true);
+    // Every asset also under its hashed name, and nothing else, but the single modules, which no page loads.
+    const modules = readdirSync(files.dir).filter((name) => /^[a-z0-9-]+\.js$/.test(name));
+    expect(modules).toContain('common.js');
+    expect(files.assets.size).toBe(plain.length * 2 - modules.length);
+    for (const name of plain) {
+      if (modules.includes(name)) expect(files.hashedNames.has(name), name).toBe(false);
+      else expect(files.assets.has(files.hashedNames.get(name)!), name).toBe(true);
+    }
     expect(files.assets.get('messages-de.js')!.body.toString('utf8')).toMatch(/^export const messages = \{"error\.network":/);
   });
 
@@ -136,8 +142,9 @@ describe('finding the page files', () => {
   });
 
   it.each([
-    ["const end = '</script>';", 'an end tag'],
-    ["const start = '<!-- x';", 'the start of a comment or a script'],
+    // esbuild writes `</script` in a string as `<\/script`; `</style` it leaves as it is.
+    ["const end = '</style>';", 'an end tag'],
+    ["const opening = '<!-- x';", 'the start of a comment or a script'],
     ["const filled = '{{return_to}}';", 'a {{placeholder}}'],
   ])('stops the start when a page script would go inline holding %s', (line, reason) => {
     const dir = mkdtempSync(join(tmpdir(), 'oc-pages-'));
@@ -346,29 +353,35 @@ describe('GET /assets/<file>', () => {
     }
   });
 
-  it('renames a module’s imports to their hashed names; the plain names keep working', async () => {
+  it('serves the single modules as written under their plain names only: no page loads them', async () => {
     const files = loadPageFiles(PAGES_DIR);
-    const hashed = await app.inject({ method: 'GET', url: `/assets/${files.hashedNames.get('common.js')}` });
-    expect(hashed.body).toContain(`from './${files.hashedNames.get('i18n.js')}';`);
-    expect(hashed.body).not.toContain("'./i18n.js'");
+    expect(files.hashedNames.has('common.js')).toBe(false);
     const plain = await app.inject({ method: 'GET', url: '/assets/common.js' });
-    expect(plain.body).toContain("from './i18n.js';");
+    expect(plain.body).toBe(readFileSync(join(PAGES_DIR, 'common.js'), 'utf8'));
     expect(plain.headers['cache-control']).toBe('public, max-age=300');
   });
 
-  it('joins each page script with its imports, and gives it a catalog of only the messages they name', async () => {
+  it('bundles each page script with its imports, minified, without comments, setting the ready mark last; a catalog of only the messages they name', async () => {
     const files = loadPageFiles(PAGES_DIR);
-    const joined = (await app.inject({ method: 'GET', url: `/assets/${files.hashedNames.get('signin-page.js')}` })).body;
-    const sources = new Map(
-      [...files.assets].filter(([name]) => /^[a-z0-9-]+\.js$/.test(name)).map(([name, asset]) => [name, asset.body.toString('utf8')]),
-    );
-    const graph = moduleGraph('signin.js', sources);
+    const scripts = pageScripts(PAGES_DIR);
+    expect(scripts.sort()).toEqual(['account.js', 'consent.js', 'explorer.js', 'notice.js', 'phone.js', 'signin.js', 'sudo.js']);
+    const bundles = bundlePageScripts(PAGES_DIR, scripts);
+    for (const script of scripts) {
+      const name = script.replace(/\.js$/, '-page.js');
+      const served = (await app.inject({ method: 'GET', url: `/assets/${files.hashedNames.get(name)}` })).body;
+      expect(served, script).toBe(bundles.get(script)!.code);
+      // One module, nothing left to import, no comment, and the mark once, after every module has run.
+      expect(served, script).not.toMatch(/(?:^|[;}])\s*import\s*[{*'"a-zA-Z]|\/\*|^\s*\/\//m);
+      expect(served.endsWith(`performance.mark('${PAGE_READY_MARK}');\n`), script).toBe(true);
+      expect(served.split(PAGE_READY_MARK), script).toHaveLength(2);
+      // Minified: far smaller than the modules as written.
+      const written = bundles.get(script)!.inputs.reduce((sum, input) => sum + files.assets.get(input)!.body.length, 0);
+      expect(served.length, script).toBeLessThan(written / 1.5);
+    }
+    const graph = bundles.get('signin.js')!.inputs;
     expect(graph).toEqual(expect.arrayContaining(['signin.js', 'common.js', 'i18n.js', 'message-format.js', 'wallets.js']));
     expect(graph).not.toContain('account.js');
-    // One function per module, without comments, and nothing left to import.
-    expect(joined.match(/= await \(async \(\) => \{\n/g)).toHaveLength(graph.length);
-    expect(joined).toContain('function parseMessage(source) {');
-    expect(joined).not.toMatch(/^(import|export)\b|\/\*\*/m);
+    expect(bundles.get('notice.js')!.inputs).not.toContain('i18n.js');
     for (const locale of LOCALES) {
       const catalog = (await app.inject({ method: 'GET', url: `/assets/${files.hashedNames.get(`messages-signin-${locale}.js`)}` })).body;
       const messages = JSON.parse(catalog.replace(/^export const messages = /, '').replace(/;\n$/, '')) as Record<string, string>;
@@ -379,34 +392,27 @@ describe('GET /assets/<file>', () => {
     }
   });
 
-  it('drops comments and indentation from a joined script, and nothing else', () => {
-    const source = [
-      '/** A doc comment. */',
-      'function f(a, b) {',
-      '  // a line comment',
-      '  const s = \'// not a comment\' + "/* nor this */";',
-      '  const t = `line one',
-      `    keeps its indentation \${a /* gone */ + \`nested \${b}\`} // and this\`;`,
-      "  const r = /\\/\\/[/*]'/g; /* a comment",
-      '  over two lines */ const d = a / b / 2;',
-      '  return [s, t, r, d];',
-      '}',
-    ].join('\n');
-    expect(withoutComments(source)).toBe(
-      [
-        ' ',
-        'function f(a, b) {',
-        'const s = \'// not a comment\' + "/* nor this */";',
-        'const t = `line one',
-        `    keeps its indentation \${a   + \`nested \${b}\`} // and this\`;`,
-        "const r = /\\/\\/[/*]'/g; ",
-        ' const d = a / b / 2;',
-        'return [s, t, r, d];',
-        '}',
-      ].join('\n'),
-    );
-    // What would not parse any more is left as it was.
-    expect(withoutComments('const a = 1 /* x */ +')).toBe('const a = 1 /* x */ +');
+  it('reads the bundles npm run build wrote, the same as made at start; a bundle older than a module, or none, stops the start', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'oc-pages-'));
+    const out = mkdtempSync(join(tmpdir(), 'oc-built-pages-'));
+    try {
+      for (const name of readdirSync(PAGES_DIR)) copyFileSync(join(PAGES_DIR, name), join(dir, name));
+      const scripts = pageScripts(dir);
+      expect(() => readPageBundles(dir, scripts, out)).toThrow(`pages: no page bundles in ${out}: run npm run build`);
+      writePageBundles(dir, scripts, out);
+      expect(readdirSync(out).sort()).toEqual(['manifest.json', ...scripts.map((script) => script.replace(/\.js$/, '-page.js'))].sort());
+      const built = loadPageFiles(dir, out);
+      const made = loadPageFiles(dir);
+      expect([...built.hashedNames]).toEqual([...made.hashedNames]);
+      for (const [name, asset] of made.assets) expect(built.assets.get(name)!.body.equals(asset.body), name).toBe(true);
+      writeFileSync(join(dir, 'message-format.js'), `${readFileSync(join(dir, 'message-format.js'), 'utf8')}\n`);
+      expect(() => readPageBundles(dir, scripts, out)).toThrow(
+        /^pages: the bundle of [a-z]+\.js in .* is older than message-format\.js: run npm run build$/,
+      );
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+      rmSync(out, { recursive: true, force: true });
+    }
   });
 
   it('answers brotli, else gzip, else the plain bytes, each with its own ETag and Vary: Accept-Encoding', async () => {

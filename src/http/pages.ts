@@ -23,7 +23,9 @@
  * src/pages/message-format.js.
  *
  * The files are read once at start and made into what the pages load:
- * hashed names, one joined script per page, its catalogs, compressed forms
+ * hashed names, one esbuild bundle per page script (written by `npm run
+ * build` to `dist/pages/`, or made at start when running from source:
+ * src/http/page-bundle.ts), its catalogs, compressed forms
  * (src/http/page-assets.ts, docs/architecture.md "Page assets"); the
  * templates refer to the hashed names or carry the assets inline. All is served from memory:
  * `/assets/<file>` looks the name up in that table, so no request path ever reaches the file
@@ -53,14 +55,11 @@ import {
   catalogModule,
   HASHED_ASSET_NAME,
   hashedName,
-  hashModules,
-  joinModules,
-  moduleGraph,
   PLAIN_ASSET_NAME,
   pageCatalogName,
   pageMessages,
-  pageModuleName,
 } from './page-assets.js';
+import { BUILT_PAGES_DIR, bundlePageScripts, type PageBundle, pageModuleName, readPageBundles } from './page-bundle.js';
 
 /** The policy of every page answer: same-origin scripts, styles and fetches only. */
 export const PAGE_CSP =
@@ -94,9 +93,9 @@ const TEMPLATE_NAMES = ['signin', 'account', 'sudo', 'explorer', 'consent', 'not
 
 export interface PageFiles extends Templates {
   readonly dir: string;
-  /** Every asset under every name it is served by: plain and hashed (src/http/page-assets.ts). */
+  /** Every asset under every name it is served by: plain, and hashed for what the pages reference (src/http/page-assets.ts). */
   readonly assets: ReadonlyMap<string, Asset>;
-  /** An asset's plain name → its hashed name, which the pages reference. */
+  /** An asset's plain name → its hashed name, which the pages reference; the single modules have none. */
   readonly hashedNames: ReadonlyMap<string, string>;
   /** A page catalog's plain name (`messages-<script>-<lang>.js`) → its messages, which a page carries inline. */
   readonly messages: ReadonlyMap<string, Readonly<Record<string, string>>>;
@@ -141,8 +140,8 @@ function catalogPreload(script: string): string {
 
 /**
  * A template with the shared head in place of its `<!--head …-->` line: the
- * document head with the page's title, script (joined with its imports,
- * src/http/page-assets.ts), the preload of its catalog and its extra
+ * document head with the page's title, script (bundled with its imports,
+ * src/http/page-bundle.ts), the preload of its catalog and its extra
  * stylesheet, then the page's own `<body>` tag, then the page header. Done
  * once at start, before the messages are filled in; a template without the
  * line is a programming error.
@@ -163,16 +162,36 @@ function withHead(template: string, head: string, name: string): { readonly html
   return { html: filled + template.slice(line.length), script };
 }
 
+/** The entry scripts the templates of `dir` name in their head lines, each once: what is bundled. */
+export function pageScripts(dir: string): string[] {
+  const scripts = TEMPLATE_NAMES.map((name) => {
+    const script = HEAD_MARKER.exec(readFileSync(join(dir, `${name}.html`), 'utf8'))?.[2];
+    if (script === undefined) throw new Error(`pages: ${name}.html does not start with <!--head title=… script=…--> and its <body> tag`);
+    return script;
+  });
+  return [...new Set(scripts)];
+}
+
+/**
+ * Whether this module runs compiled (`dist/src/`), where `npm run build`
+ * has bundled the page scripts into `dist/pages/`; else it runs from source
+ * (tsx, vitest) and bundles them at start (src/http/page-bundle.ts).
+ */
+const COMPILED = !import.meta.url.endsWith('.ts');
+
 /** The files of each pages folder, read and prepared once per process (tests start many apps). */
 const loadedDirs = new Map<string, PageFiles>();
 
 /**
  * Reads the pages and every asset once, and makes what the pages load from
- * them: hashed names, each page script joined with its imports, each page
- * script's catalog per language, compressed forms (src/http/page-assets.ts).
+ * them: hashed names, each page script's bundle, each page script's catalog
+ * per language, compressed forms (src/http/page-assets.ts). The bundles are
+ * read from `built`, where `npm run build` wrote them, or, without one,
+ * made now with esbuild (src/http/page-bundle.ts).
  */
-export function loadPageFiles(dir: string = findPagesDir()): PageFiles {
-  const known = loadedDirs.get(dir);
+export function loadPageFiles(dir: string = findPagesDir(), built: string | undefined = COMPILED ? BUILT_PAGES_DIR : undefined): PageFiles {
+  const key = `${dir}\n${built ?? ''}`;
+  const known = loadedDirs.get(key);
   if (known !== undefined) return known;
   const files = new Map<string, Buffer>();
   for (const name of readdirSync(dir)) if (PLAIN_ASSET_NAME.test(name)) files.set(name, readFileSync(join(dir, name)));
@@ -181,20 +200,22 @@ export function loadPageFiles(dir: string = findPagesDir()): PageFiles {
     TEMPLATE_NAMES.map((name) => [name, withHead(readFileSync(join(dir, `${name}.html`), 'utf8'), head, `${name}.html`)]),
   ) as Record<keyof Templates, { html: string; readonly script: string }>;
 
-  const sources = new Map([...files].filter(([name]) => name.endsWith('.js')).map(([name, body]) => [name, body.toString('utf8')]));
+  const scripts = [...new Set(Object.values(templates).map((template) => template.script))];
+  const bundles: ReadonlyMap<string, PageBundle> =
+    built === undefined ? bundlePageScripts(dir, scripts) : readPageBundles(dir, scripts, built);
   const generated = new Map<string, string>();
   for (const locale of LOCALES) generated.set(`messages-${locale}.js`, catalogModule(PAGE_CATALOGS[locale]));
   const messages = new Map<string, Readonly<Record<string, string>>>();
-  /** The scripts that say nothing in words (their modules never import i18n.js): no catalog, and their pages preload none. */
+  /** The scripts that say nothing in words (their graph has no i18n.js): no catalog, and their pages preload none. */
   const wordless = new Set<string>();
-  for (const script of new Set(Object.values(templates).map((template) => template.script))) {
-    const names = moduleGraph(script, sources);
-    generated.set(pageModuleName(script), joinModules(script, sources));
-    if (!names.includes('i18n.js')) {
+  for (const [script, bundle] of bundles) {
+    generated.set(pageModuleName(script), bundle.code);
+    if (!bundle.inputs.includes('i18n.js')) {
       wordless.add(script);
       continue;
     }
-    const graph = names.map((name) => sources.get(name) as string);
+    // The catalog is read off the modules as written: minified, a key is still a quoted string, but the rule is the source's.
+    const graph = bundle.inputs.map((input) => files.get(input)?.toString('utf8') ?? '');
     for (const locale of LOCALES) {
       const name = pageCatalogName(script, locale);
       messages.set(name, pageMessages(PAGE_CATALOGS[locale], graph));
@@ -204,29 +225,31 @@ export function loadPageFiles(dir: string = findPagesDir()): PageFiles {
   for (const template of Object.values(templates)) {
     if (wordless.has(template.script)) template.html = template.html.replace(`${catalogPreload(template.script)}\n  `, '');
   }
-  const modules = hashModules(sources);
   const assets = new Map<string, Asset>();
   const hashedNames = new Map<string, string>();
-  /** `loads`: whether the pages load the asset (else only a page cached before a deploy might, by its plain name). */
-  const add = (name: string, body: Buffer, loads: boolean) => {
+  /**
+   * `loads`: whether the pages load the asset (else only a page cached before a deploy might, by its plain
+   * name). `hashed`: whether it is served under a hashed name too, which everything the pages reference is.
+   */
+  const add = (name: string, body: Buffer, loads: boolean, hashed = true) => {
     if (assets.has(name)) throw new Error(`pages: ${name} is both a file and a made asset`);
-    const compress = loads ? 'now' : 'on first use';
-    const plain = assetOf(name, body, compress);
-    const module = modules.get(name);
-    const hashed =
-      module === undefined
-        ? { name: hashedName(name, body), asset: plain }
-        : { name: module.name, asset: assetOf(name, Buffer.from(module.text, 'utf8'), compress) };
-    assets.set(name, plain).set(hashed.name, hashed.asset);
-    hashedNames.set(name, hashed.name);
+    const plain = assetOf(name, body, loads ? 'now' : 'on first use');
+    assets.set(name, plain);
+    if (!hashed) return;
+    const hashedAs = hashedName(name, body);
+    assets.set(hashedAs, plain);
+    hashedNames.set(name, hashedAs);
   };
-  // Compressed now: the styles and images, and the scripts and catalogs a linked page loads. The other
-  // pages carry theirs inline, so their joined scripts and catalogs, the single modules and the whole
-  // catalogs are asked for only by a page from before, or by hand.
+  // Compressed now: the styles and images, and the bundles and catalogs a linked page loads. The other
+  // pages carry theirs inline, so their bundles and catalogs, and the whole catalogs, are asked for
+  // only by a page from before, or by hand.
   const linked = TEMPLATE_NAMES.filter((name) => LINKED_TEMPLATES.has(name)).map((name) => templates[name].html);
   const linkedNames = LOCALES.flatMap((locale) => linked.map((html) => html.replaceAll('{{lang}}', locale))).join('\n');
   const loads = (name: string) => !name.endsWith('.js') || linkedNames.includes(`/assets/${name}"`);
-  for (const [name, body] of files) add(name, body, loads(name));
+  // The single modules, as written, under their plain names only: no page loads them (each loads its
+  // bundle), but a module may be imported on its own by name (test/e2e-browser.test.ts imports
+  // passkeys.js), and their relative imports find each other under those names.
+  for (const [name, body] of files) add(name, body, loads(name), !name.endsWith('.js'));
   for (const [name, text] of generated) add(name, Buffer.from(text, 'utf8'), loads(name));
 
   const loaded: PageFiles = {
@@ -236,7 +259,7 @@ export function loadPageFiles(dir: string = findPagesDir()): PageFiles {
     hashedNames,
     messages,
   };
-  loadedDirs.set(dir, loaded);
+  loadedDirs.set(key, loaded);
   return loaded;
 }
 
@@ -343,7 +366,7 @@ function checkedInline(text: string, what: string): string {
  * linked (docs/architecture.md "Page assets"): one `<style>` with every
  * stylesheet the head linked, in order (the brand's included); the page's
  * catalog as a JSON data block that src/pages/i18n.js reads, with every `<`
- * escaped; the joined module script. A first visit is then the HTML alone:
+ * escaped; the bundled module script. A first visit is then the HTML alone:
  * nothing waits for a second round trip before the page can show and run.
  * The page's policy allows the style and the script by their hashes.
  */

@@ -8,11 +8,40 @@
  * than a dozen of those.
  */
 import { spawnSync } from 'node:child_process';
+import { readdirSync, statSync } from 'node:fs';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const root = fileURLToPath(new URL('../..', import.meta.url));
 
+/** What the build reads: the service's and the pages' sources, the claims it imports, and what says how to build. */
+const BUILD_INPUTS = ['src', 'packages/verify/src/claims.ts', 'package.json', 'tsconfig.json', 'tsconfig.build.json'];
+/** The last thing `npm run build` writes (src/build-pages.ts). */
+const BUILD_OUTPUT = 'dist/pages/manifest.json';
+
+function modifiedAt(path: string): number {
+  const stat = statSync(join(root, path));
+  if (!stat.isDirectory()) return stat.mtimeMs;
+  let latest = stat.mtimeMs;
+  for (const name of readdirSync(join(root, path), { recursive: true, encoding: 'utf8' })) {
+    latest = Math.max(latest, statSync(join(root, path, name)).mtimeMs);
+  }
+  return latest;
+}
+
+/** Whether dist/ was built after every input last changed: a run of one test file then skips the build. */
+function builtSinceChange(): boolean {
+  try {
+    const built = statSync(join(root, BUILD_OUTPUT)).mtimeMs;
+    return BUILD_INPUTS.every((input) => modifiedAt(input) <= built);
+  } catch {
+    return false;
+  }
+}
+
 export default function setup(): void {
+  // On CI the build always runs: a clean clone has no dist/ of its own to trust.
+  if (process.env.CI !== 'true' && builtSinceChange()) return;
   const build = spawnSync('npm', ['run', '--silent', 'build'], { cwd: root, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
   // tsc exits 2 when it finds type errors and has emitted the JavaScript all
   // the same: those are `npm run typecheck`'s to report, and the tests that

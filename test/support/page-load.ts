@@ -4,8 +4,8 @@
  * the wire, whether a cache answered it, and what started it, so the page
  * budget test (test/page-budget.test.ts) and the page benchmark
  * (bench/pages.bench.ts) count the same things. The load is over when the
- * page's joined script has run all its modules: the User Timing mark
- * src/http/page-assets.ts appends to it.
+ * page's bundled script has run all its modules: the User Timing mark
+ * src/http/page-bundle.ts appends to it.
  */
 import type { CDPSession, Page } from 'playwright-core';
 import { PAGE_READY_MARK } from '../../src/http/page-assets.js';
