@@ -19,7 +19,7 @@ const LAYERS: readonly (readonly string[])[] = [
   ['redis', 'connect', 'webauthn', 'oidc'],
   ['services'],
   ['http'],
-  ['main'],
+  ['main', 'build-pages'],
   ['cli'],
 ];
 
