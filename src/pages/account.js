@@ -272,15 +272,17 @@ function showDialog(dialog, onClose = () => {}) {
   const returnFocus = document.activeElement;
   dialog.returnValue = '';
   return new Promise((resolve) => {
-    dialog.addEventListener(
-      'close',
-      () => {
-        onClose();
-        if (returnFocus instanceof HTMLElement && returnFocus.isConnected) returnFocus.focus();
-        resolve(dialog.returnValue);
-      },
-      { once: true },
-    );
+    const closed = () => {
+      // A close event runs a task after the closing: one queued by the
+      // previous closing can arrive after this opening. The dialog is open
+      // then, and this answer is still to come.
+      if (dialog.open) return;
+      dialog.removeEventListener('close', closed);
+      onClose();
+      if (returnFocus instanceof HTMLElement && returnFocus.isConnected) returnFocus.focus();
+      resolve(dialog.returnValue);
+    };
+    dialog.addEventListener('close', closed);
     dialog.showModal();
   });
 }

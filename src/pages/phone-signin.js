@@ -255,6 +255,8 @@ function mountPhoneSignIn(mount) {
   );
   // Escape (cancel) and Close both end here: no polling behind a closed dialog, no approval left to claim, and focus goes back.
   dialog.addEventListener('close', () => {
+    // Queued by a closing that a reopening has already followed: the new opening goes on.
+    if (dialog.open) return;
     stop();
     void discard();
     unask();

@@ -248,6 +248,8 @@ function openWallet(wallet, opener) {
 
 // Cancel, Escape (the dialog's cancel event) and any other close give up the try and return focus to the opener.
 walletDialog.addEventListener('close', () => {
+  // Queued by a closing that a reopening has already followed: the new try goes on.
+  if (walletDialog.open) return;
   walletTry += 1;
   const opener = walletTurn?.opener;
   walletTurn = null;
