@@ -10,7 +10,8 @@
 import { Type } from 'typebox';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { proofFromFields, type AccountChange, type TransferAcceptance } from '../account/index.js';
-import type { ServiceContext } from './context.js';
+import type { AccountService } from '../account/index.js';
+import type { WebAuthnService } from '../webauthn/index.js';
 import {
   ANSWER,
   answer,
@@ -22,7 +23,7 @@ import {
   NullableString,
   SessionIssued,
 } from './schemas.js';
-import { answerIssued, noStore, signedIn, sessionBody, setSessionCookie } from './session.js';
+import { noStore, signedIn, sessionBody, type SessionDoor } from './session.js';
 import { POLICY } from './policy.js';
 import type { TypedApp } from './schema-types.js';
 import { sessionRoute } from './route.js';
@@ -223,21 +224,28 @@ const AccountWithIdentities = Type.Object(
   }),
 );
 
-export function registerAccountRoutes(app: TypedApp, context: ServiceContext): void {
+/** What the account's own routes use (link, step-up, overview, unlink, edit). */
+export interface AccountRoutes {
+  readonly door: SessionDoor;
+  readonly accounts: AccountService;
+  readonly webauthn: WebAuthnService;
+}
+
+export function registerAccountRoutes(app: TypedApp, deps: AccountRoutes): void {
   /** Sets the re-minted cookie and answers with the identities (and the merged account, after a transfer). */
   function changed(change: AccountChange, reply: FastifyReply) {
-    setSessionCookie(context, reply, change.issued);
+    deps.door.setCookie(reply, change.issued);
     return { ...sessionBody(change.issued), identities: change.identities, ...(change.merged ? { merged: change.merged } : {}) };
   }
   /** Links the identity `proof` proves to the signed-in account, with the transfer `confirm` accepts. */
   async function linked(
     request: FastifyRequest,
     reply: FastifyReply,
-    proof: Parameters<ServiceContext['accounts']['link']>[1],
+    proof: Parameters<AccountService['link']>[1],
     confirm: Parameters<typeof transferOf>[0],
   ) {
     const current = signedIn(request);
-    return changed(await context.accounts.link(current, proof, transferOf(confirm)), reply);
+    return changed(await deps.accounts.link(current, proof, transferOf(confirm)), reply);
   }
 
   app.post(
@@ -261,19 +269,15 @@ export function registerAccountRoutes(app: TypedApp, context: ServiceContext): v
       const { challenge_token: challengeToken, response, ...fields } = request.body;
       let issued;
       if (challengeToken === undefined && response === undefined) {
-        issued = await context.accounts.stepUp(current, proofFromFields(fields));
+        issued = await deps.accounts.stepUp(current, proofFromFields(fields));
       } else {
         // A key: the assertion is the re-proof; it sets `sudo_at` like the other two.
         if (challengeToken === undefined || response === undefined || Object.values(fields).some((value) => value !== undefined)) {
           throw new OcError('bad_request', 'body: a key re-proof is {challenge_token, response} and nothing else');
         }
-        issued = await context.webauthn.stepUp(
-          current,
-          { challenge_token: challengeToken, response: asAuthentication(response) },
-          'sudo_at',
-        );
+        issued = await deps.webauthn.stepUp(current, { challenge_token: challengeToken, response: asAuthentication(response) }, 'sudo_at');
       }
-      return answerIssued(context, reply, issued);
+      return deps.door.answerIssued(reply, issued);
     },
   );
 
@@ -285,7 +289,7 @@ export function registerAccountRoutes(app: TypedApp, context: ServiceContext): v
     async (request, reply) => {
       const current = signedIn(request);
       noStore(reply);
-      return { ok: true, ...(await context.accounts.overview(current.account)) };
+      return { ok: true, ...(await deps.accounts.overview(current.account)) };
     },
   );
 
@@ -360,7 +364,7 @@ export function registerAccountRoutes(app: TypedApp, context: ServiceContext): v
     ),
     async (request, reply) => {
       const current = signedIn(request);
-      return changed(await context.accounts.unlink(current, request.query.id), reply);
+      return changed(await deps.accounts.unlink(current, request.query.id), reply);
     },
   );
 
@@ -373,8 +377,8 @@ export function registerAccountRoutes(app: TypedApp, context: ServiceContext): v
     }),
     async (request, reply) => {
       const current = signedIn(request);
-      const issued = await context.accounts.edit(current, request.body);
-      return answerIssued(context, reply, issued);
+      const issued = await deps.accounts.edit(current, request.body);
+      return deps.door.answerIssued(reply, issued);
     },
   );
 }

@@ -5,7 +5,7 @@
  */
 import { Type } from 'typebox';
 import { ACTIVITY_KINDS, DEFAULT_ACTIVITY_PAGE, MAX_ACTIVITY_PAGE } from '../account/index.js';
-import type { ServiceContext } from './context.js';
+import type { ActivityLog } from '../account/index.js';
 import { ANSWER, answer, EXAMPLE, errorResponses, NullableString, StringEnum } from './schemas.js';
 import { noStore, signedIn } from './session.js';
 import { POLICY } from './policy.js';
@@ -29,7 +29,12 @@ const Event = Type.Object({
   ),
 });
 
-export function registerActivityRoutes(app: TypedApp, context: ServiceContext): void {
+/** What the activity route uses. */
+export interface ActivityRoutes {
+  readonly activity: ActivityLog;
+}
+
+export function registerActivityRoutes(app: TypedApp, deps: ActivityRoutes): void {
   app.get(
     '/api/auth/activity',
     sessionRoute(POLICY.familyRead, 'auth', 'The security events of the active account, newest first', {
@@ -69,7 +74,7 @@ export function registerActivityRoutes(app: TypedApp, context: ServiceContext): 
       const { before, limit } = request.query;
       return {
         ok: true,
-        ...(await context.activity.page(current.account.id, { before, limit: limit === undefined ? undefined : Number(limit) })),
+        ...(await deps.activity.page(current.account.id, { before, limit: limit === undefined ? undefined : Number(limit) })),
       };
     },
   );

@@ -36,7 +36,7 @@ import { registerPublicRoutes } from './public.js';
 import { HSTS_VALUE, registerPageRoutes } from './pages.js';
 import { registerOidcRoutes } from './oidc.js';
 import { registerConsentRoutes, registerOidcClientRoutes } from './oidc-clients.js';
-import { registerLoginGate, registerSessions } from './session.js';
+import { registerLoginGate, registerSessions, sessionDoor } from './session.js';
 import { typed } from './schema-types.js';
 
 export interface AppDeps extends ServiceDeps {
@@ -153,23 +153,52 @@ export async function buildApp(config: Config, deps: AppDeps = {}): Promise<Fast
   registerLoginGate(app, context);
   registerMetrics(app, config, metrics);
   await registerOpenApi(app, config, VERSION);
-  registerHealthRoutes(app, context);
+  registerHealthRoutes(app, { readiness: context.readiness });
+  // Each route family is handed what it uses and no more (docs/architecture.md
+  // "Routes get what they use"): the session door keeps the roster secret
+  // inside, and only the signed-challenge primitive holds the server secret.
+  const door = sessionDoor(context);
+  const { now } = context;
   const routes = typed(app);
-  registerAttestationRoutes(routes, context);
-  registerLookupRoutes(routes, context);
-  registerChallengeRoutes(routes, context);
-  registerAuthRoutes(routes, context);
-  registerEmailOtpRoutes(routes, context);
-  registerHandoffRoutes(routes, context);
-  registerProviderRoutes(routes, context);
-  registerAccountRoutes(routes, context);
-  registerWebAuthnRoutes(routes, context);
-  registerDeviceRoutes(routes, context);
-  registerLifecycleRoutes(routes, context);
-  registerActivityRoutes(routes, context);
+  registerAttestationRoutes(routes, {
+    chain: context.chain,
+    signatureVerdicts: context.signatureVerdicts,
+    attestCounter: context.attestCounter,
+    network: config.bitcoinNetwork,
+    minConfirmations: config.minConfirmations,
+    now,
+  });
+  registerLookupRoutes(routes, {
+    attestationLookup: context.attestationLookup,
+    attestationPublisher: context.attestationPublisher,
+    attestCounter: context.attestCounter,
+    now,
+  });
+  registerChallengeRoutes(routes, { serverSecret: context.serverSecret, network: config.bitcoinNetwork, publicUrl: config.publicUrl, now });
+  registerAuthRoutes(routes, {
+    door,
+    sessions: context.sessions,
+    signIn: context.signIn,
+    devices: context.devices,
+    keyRing: context.keyRing,
+  });
+  registerEmailOtpRoutes(routes, { door, emailCodes: context.emailCodes, signIn: context.signIn });
+  registerHandoffRoutes(routes, {
+    door,
+    handoffs: context.handoffs,
+    origins: context.origins,
+    signIn: context.signIn,
+    publicUrl: config.publicUrl,
+  });
+  registerProviderRoutes(routes, { door, providers: context.providers, signIn: context.signIn, publicUrl: config.publicUrl });
+  registerAccountRoutes(routes, { door, accounts: context.accounts, webauthn: context.webauthn });
+  registerWebAuthnRoutes(routes, { door, webauthn: context.webauthn });
+  registerDeviceRoutes(routes, { door, devices: context.devices });
+  registerLifecycleRoutes(routes, { door, lifecycle: context.lifecycle });
+  registerActivityRoutes(routes, { activity: context.activity });
   registerRevocationRoutes(routes, context);
-  registerConnectRoutes(routes, context);
-  registerPublicRoutes(routes, context);
+  registerConnectRoutes(routes, { connect: context.connect, webhookKey: context.webhookKey });
+  registerPublicRoutes(routes, { stats: context.stats, attestCounter: context.attestCounter, contact: context.contact, now });
   registerPageRoutes(app, context);
   registerOidcRoutes(app, context);
   registerOidcClientRoutes(routes, context);

@@ -4,7 +4,10 @@
  */
 import { Type } from 'typebox';
 import { verifyAttestation } from '../attest/index.js';
-import type { ServiceContext } from './context.js';
+import type { ChainSource } from '../chain/index.js';
+import type { SignatureVerdicts } from '../attest/index.js';
+import type { EventCounter } from '../stats/counter.js';
+import type { BitcoinNetwork } from '../config.js';
 import { answer, EXAMPLE, errorResponses, example, Identity } from './schemas.js';
 import { POLICY } from './policy.js';
 import type { TypedApp } from './schema-types.js';
@@ -80,7 +83,19 @@ const VerifyResult = Type.Object(
   }),
 );
 
-export function registerAttestationRoutes(app: TypedApp, context: ServiceContext): void {
+/** What the attestation verifier's route uses. */
+export interface AttestationRoutes {
+  readonly chain: ChainSource;
+  /** Verdicts of the signatures already checked. */
+  readonly signatureVerdicts: SignatureVerdicts;
+  /** Counts calls for /api/family-stats. */
+  readonly attestCounter: EventCounter;
+  readonly network: BitcoinNetwork;
+  readonly minConfirmations: number;
+  readonly now: () => Date;
+}
+
+export function registerAttestationRoutes(app: TypedApp, deps: AttestationRoutes): void {
   app.post(
     '/api/verify',
     route(POLICY.attestationRead, 'attestation', 'Verify an attestation (raw: no relay look-up, no thresholds, not cached)', {
@@ -92,15 +107,15 @@ export function registerAttestationRoutes(app: TypedApp, context: ServiceContext
       const result = await verifyAttestation(
         { addr: body.addr, msg: body.msg, sig: body.sig, scheme: body.scheme, attestationId: body.attestation_id },
         {
-          chain: context.chain,
-          network: context.config.bitcoinNetwork,
-          minConfirmations: context.config.minConfirmations,
-          now: context.now,
-          signatures: context.signatureVerdicts,
+          chain: deps.chain,
+          network: deps.network,
+          minConfirmations: deps.minConfirmations,
+          now: deps.now,
+          signatures: deps.signatureVerdicts,
         },
       );
       // /api/family-stats counts these (docs/protocol.md §6); counted in memory, written in batches.
-      context.attestCounter.count('verify');
+      deps.attestCounter.count('verify');
       reply.header('cache-control', 'no-store');
       return result;
     },

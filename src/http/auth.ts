@@ -6,22 +6,9 @@
 import { Type } from 'typebox';
 import { OcError } from '../errors.js';
 import { clientFacts } from '../session/index.js';
-import type { ServiceContext } from './context.js';
-import {
-  answerIssued,
-  clearSessionCookie,
-  currentSession,
-  foreignSessionSeen,
-  noStore,
-  ownRosterCheck,
-  pinnedToken,
-  presentedTokens,
-  signedIn,
-  sessionBody,
-  signInTarget,
-  signOutCurrent,
-  wantsAdd,
-} from './session.js';
+import type { KeyRing, SessionService } from '../session/index.js';
+import type { DeviceService, SignInService } from '../account/index.js';
+import { foreignSessionSeen, noStore, pinnedToken, presentedTokens, signedIn, sessionBody, wantsAdd, type SessionDoor } from './session.js';
 import {
   ANSWER,
   answer,
@@ -102,7 +89,16 @@ const LoggedOut = Type.Object(
   ),
 );
 
-export function registerAuthRoutes(app: TypedApp, context: ServiceContext): void {
+/** What the session routes use (sign-in by address, me, logout, switch, tab). */
+export interface AuthRoutes {
+  readonly door: SessionDoor;
+  readonly sessions: SessionService;
+  readonly signIn: SignInService;
+  readonly devices: DeviceService;
+  readonly keyRing: () => KeyRing;
+}
+
+export function registerAuthRoutes(app: TypedApp, deps: AuthRoutes): void {
   for (const url of ['/api/auth/jwks', '/.well-known/jwks.json']) {
     app.get(
       url,
@@ -111,7 +107,7 @@ export function registerAuthRoutes(app: TypedApp, context: ServiceContext): void
       }),
       async (_request, reply) => {
         reply.header('cache-control', 'public, max-age=300');
-        return context.keyRing().jwks();
+        return deps.keyRing().jwks();
       },
     );
   }
@@ -138,12 +134,12 @@ export function registerAuthRoutes(app: TypedApp, context: ServiceContext): void
         me =
           tokens.length === 0
             ? null
-            : await context.sessions.meByTokens(tokens, ownRosterCheck(context, request), foreignSessionSeen(request));
+            : await deps.sessions.meByTokens(tokens, deps.door.ownRosterCheck(request), foreignSessionSeen(request));
       } else {
         // A pinned tab's token may be a tab token, which the one-statement path does not look up.
         // A superseded one answers 401 here only: the client's cue to pin again (docs/protocol.md §3 "Pinned tabs").
-        const current = await currentSession(context, request, true);
-        me = current === null ? null : await context.sessions.me(current);
+        const current = await deps.door.current(request, true);
+        me = current === null ? null : await deps.sessions.me(current);
       }
       if (me === null) throw new OcError('not_authenticated', 'session: sign in first');
       noStore(reply);
@@ -159,8 +155,8 @@ export function registerAuthRoutes(app: TypedApp, context: ServiceContext): void
       const query = request.query;
       const nonce = body.nonce ?? body.expectedNonce;
       if (nonce === undefined) throw new OcError('bad_request', 'body.nonce: required (or expectedNonce)');
-      const target = await signInTarget(context, request, wantsAdd(query, body.add));
-      const issued = await context.signIn.withAddress(
+      const target = await deps.door.signInTarget(request, wantsAdd(query, body.add));
+      const issued = await deps.signIn.withAddress(
         {
           message: body.message,
           signature: body.signature,
@@ -172,7 +168,7 @@ export function registerAuthRoutes(app: TypedApp, context: ServiceContext): void
         },
         target,
       );
-      return answerIssued(context, reply, issued);
+      return deps.door.answerIssued(reply, issued);
     },
   );
 
@@ -194,18 +190,18 @@ export function registerAuthRoutes(app: TypedApp, context: ServiceContext): void
     ),
     async (request, reply) => {
       const scope = request.query.scope ?? 'all';
-      const current = await currentSession(context, request);
+      const current = await deps.door.current(request);
       if (!current) {
         // Whatever the browser held is not a live session: make sure it holds nothing.
-        clearSessionCookie(context, reply);
+        deps.door.clearCookie(reply);
         throw new OcError('not_authenticated', 'session: sign in first');
       }
       if (scope === 'all') {
-        await context.sessions.logout(current, scope);
-        clearSessionCookie(context, reply);
+        await deps.sessions.logout(current, scope);
+        deps.door.clearCookie(reply);
         return { ok: true, scope };
       }
-      return { scope, ...(await signOutCurrent(context, request, reply, current)) };
+      return { scope, ...(await deps.door.signOutCurrent(request, reply, current)) };
     },
   );
 
@@ -233,7 +229,7 @@ export function registerAuthRoutes(app: TypedApp, context: ServiceContext): void
     },
     async (request, reply) => {
       const current = signedIn(request);
-      const issued = await context.devices.tab(current, request.body.did_oc, clientFacts(request.headers['user-agent'], request.ip));
+      const issued = await deps.devices.tab(current, request.body.did_oc, clientFacts(request.headers['user-agent'], request.ip));
       noStore(reply);
       return sessionBody(issued);
     },
@@ -247,8 +243,8 @@ export function registerAuthRoutes(app: TypedApp, context: ServiceContext): void
     }),
     async (request, reply) => {
       const current = signedIn(request);
-      const issued = await context.sessions.switchTo(current, request.body.did_oc);
-      return answerIssued(context, reply, issued);
+      const issued = await deps.sessions.switchTo(current, request.body.did_oc);
+      return deps.door.answerIssued(reply, issued);
     },
   );
 }

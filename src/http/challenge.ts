@@ -14,7 +14,7 @@ import {
   MAX_CHALLENGE_FIELD_LENGTH,
   parseChallengeMessage,
 } from '../signin/index.js';
-import type { ServiceContext } from './context.js';
+import type { BitcoinNetwork } from '../config.js';
 import { ANSWER, answer, EXAMPLE, errorResponses, example } from './schemas.js';
 import { POLICY } from './policy.js';
 import type { TypedApp } from './schema-types.js';
@@ -119,7 +119,16 @@ const ChallengeOutcome = Type.Union(
   }),
 );
 
-export function registerChallengeRoutes(app: TypedApp, context: ServiceContext): void {
+/** What the signed-challenge primitive uses: the secret that keys its nonces, and nothing of any account. */
+export interface ChallengeRoutes {
+  readonly serverSecret: Uint8Array;
+  readonly network: BitcoinNetwork;
+  /** The default audience. */
+  readonly publicUrl: string;
+  readonly now: () => Date;
+}
+
+export function registerChallengeRoutes(app: TypedApp, deps: ChallengeRoutes): void {
   app.get(
     '/api/challenge',
     route(POLICY.publicRead, 'challenge', 'Issue a challenge message to sign (stateless: the nonce is a MAC)', {
@@ -129,8 +138,8 @@ export function registerChallengeRoutes(app: TypedApp, context: ServiceContext):
     async (request, reply) => {
       const query = request.query;
       const decoded = tryDecodeAddress(query.addr);
-      if (!decoded || !addressMatchesNetwork(decoded, context.config.bitcoinNetwork)) {
-        throw new OcError('bad_request', `addr: not a valid ${context.config.bitcoinNetwork} Bitcoin address`);
+      if (!decoded || !addressMatchesNetwork(decoded, deps.network)) {
+        throw new OcError('bad_request', `addr: not a valid ${deps.network} Bitcoin address`);
       }
       const ttlSeconds = query.ttl === undefined ? undefined : Number(query.ttl);
       if (ttlSeconds !== undefined && (ttlSeconds < 30 || ttlSeconds > 3600))
@@ -143,11 +152,11 @@ export function registerChallengeRoutes(app: TypedApp, context: ServiceContext):
       const challenge = issueChallenge(
         {
           address: query.addr,
-          audience: query.audience ?? context.config.publicUrl,
+          audience: query.audience ?? deps.publicUrl,
           purpose: query.purpose ?? DEFAULT_CHALLENGE_PURPOSE,
           ttlSeconds,
         },
-        { secret: context.serverSecret, now: context.now() },
+        { secret: deps.serverSecret, now: deps.now() },
       );
       reply.header('cache-control', 'no-store');
       return { ...challenge, expiresAtMs: Date.parse(challenge.expiresAt) };
@@ -173,10 +182,10 @@ export function registerChallengeRoutes(app: TypedApp, context: ServiceContext):
         {
           message: body.message,
           expectedNonce: body.expectedNonce ?? parsed?.nonce,
-          expectedAudience: expectedField(body.expectedAudience, parsed?.audience, context.config.publicUrl),
+          expectedAudience: expectedField(body.expectedAudience, parsed?.audience, deps.publicUrl),
           expectedPurpose: expectedField(body.expectedPurpose, parsed?.purpose, DEFAULT_CHALLENGE_PURPOSE),
         },
-        { secret: context.serverSecret, now: context.now() },
+        { secret: deps.serverSecret, now: deps.now() },
       );
       if (!checked.ok) return { ok: false, reason: 'invalid_challenge', codes: [checked.code] };
       const scheme = body.scheme;

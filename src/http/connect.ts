@@ -9,7 +9,7 @@
 import { Type } from 'typebox';
 import type { FastifyRequest } from 'fastify';
 import type { ConnectAppRecord } from '../storage/index.js';
-import type { ServiceContext } from './context.js';
+import type { ConnectService, WebhookKey } from '../connect/index.js';
 import { ANSWER, answer, EXAMPLE, errorResponses, example, NullableString } from './schemas.js';
 import { noStore, signedIn } from './session.js';
 import { POLICY } from './policy.js';
@@ -103,8 +103,15 @@ const Provisioned = Type.Object(
   }),
 );
 
-export function registerConnectRoutes(app: TypedApp, context: ServiceContext): void {
-  const connect = context.connect;
+/** What Connect's routes use. */
+export interface ConnectRoutes {
+  readonly connect: ConnectService;
+  /** The public half of the webhook signing key is all they show. */
+  readonly webhookKey: () => WebhookKey;
+}
+
+export function registerConnectRoutes(app: TypedApp, deps: ConnectRoutes): void {
+  const connect = deps.connect;
   /** The app whose key authenticated a provision request. */
   const integrators = new WeakMap<FastifyRequest, ConnectAppRecord>();
 
@@ -265,7 +272,7 @@ export function registerConnectRoutes(app: TypedApp, context: ServiceContext): v
     }),
     async (_request, reply) => {
       reply.header('cache-control', 'public, max-age=300');
-      return { keys: [context.webhookKey().publicJwk] };
+      return { keys: [deps.webhookKey().publicJwk] };
     },
   );
 

@@ -7,9 +7,9 @@
 import type { FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
 import type { Authenticated } from '../session/index.js';
-import type { ServiceContext } from './context.js';
+import type { DeviceService } from '../account/index.js';
 import { ANSWER, answer, EXAMPLE, errorResponses, example, NullableString, SignedOutSwitch } from './schemas.js';
-import { noStore, signedIn, signOutCurrent } from './session.js';
+import { noStore, signedIn, type SessionDoor } from './session.js';
 import { POLICY } from './policy.js';
 import type { TypedApp } from './schema-types.js';
 import { sessionRoute } from './route.js';
@@ -35,7 +35,13 @@ function isOwnSession(request: FastifyRequest, current: Authenticated): boolean 
   return (request.params as { id?: unknown }).id === current.session.jti;
 }
 
-export function registerDeviceRoutes(app: TypedApp, context: ServiceContext): void {
+/** What the devices routes use. */
+export interface DeviceRoutes {
+  readonly door: SessionDoor;
+  readonly devices: DeviceService;
+}
+
+export function registerDeviceRoutes(app: TypedApp, deps: DeviceRoutes): void {
   app.get(
     '/api/auth/sessions',
     sessionRoute(
@@ -77,7 +83,7 @@ export function registerDeviceRoutes(app: TypedApp, context: ServiceContext): vo
     async (request, reply) => {
       const current = signedIn(request);
       noStore(reply);
-      return { ok: true, sessions: await context.devices.list(current) };
+      return { ok: true, sessions: await deps.devices.list(current) };
     },
   );
 
@@ -113,8 +119,8 @@ export function registerDeviceRoutes(app: TypedApp, context: ServiceContext): vo
     ),
     async (request, reply) => {
       const current = signedIn(request);
-      if (request.params.id === current.session.jti) return { current: true, ...(await signOutCurrent(context, request, reply, current)) };
-      await context.devices.revoke(current, request.params.id);
+      if (request.params.id === current.session.jti) return { current: true, ...(await deps.door.signOutCurrent(request, reply, current)) };
+      await deps.devices.revoke(current, request.params.id);
       noStore(reply);
       return { ok: true as const, current: false };
     },
@@ -140,7 +146,7 @@ export function registerDeviceRoutes(app: TypedApp, context: ServiceContext): vo
     ),
     async (request, reply) => {
       const current = signedIn(request);
-      const revoked = await context.devices.revokeOthers(current);
+      const revoked = await deps.devices.revokeOthers(current);
       noStore(reply);
       return { ok: true as const, revoked };
     },

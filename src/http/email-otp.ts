@@ -4,9 +4,10 @@
  * BIP-322 path.
  */
 import { Type } from 'typebox';
-import type { ServiceContext } from './context.js';
+import type { EmailCodeService } from '../signin/index.js';
+import type { SignInService } from '../account/index.js';
 import { answer, EXAMPLE, errorResponses, example } from './schemas.js';
-import { answerIssued, noStore, signInTarget, wantsAdd } from './session.js';
+import { noStore, wantsAdd, type SessionDoor } from './session.js';
 import { POLICY } from './policy.js';
 import type { TypedApp } from './schema-types.js';
 import { route, signInRoute } from './route.js';
@@ -70,7 +71,14 @@ const LinkBody = Type.Object(
   }),
 );
 
-export function registerEmailOtpRoutes(app: TypedApp, context: ServiceContext): void {
+/** What signing in with an e-mail code uses. */
+export interface EmailCodeRoutes {
+  readonly door: SessionDoor;
+  readonly emailCodes: EmailCodeService;
+  readonly signIn: SignInService;
+}
+
+export function registerEmailOtpRoutes(app: TypedApp, deps: EmailCodeRoutes): void {
   app.post(
     '/api/auth/email-otp/start',
     route(
@@ -84,7 +92,7 @@ export function registerEmailOtpRoutes(app: TypedApp, context: ServiceContext): 
     ),
     async (request, reply) => {
       // The token only decides which limits count the start (src/http/rate-limit.ts); a resend is a start.
-      const started = await context.emailCodes.start(request.body.email, requestLocale(request), request.body.token);
+      const started = await deps.emailCodes.start(request.body.email, requestLocale(request), request.body.token);
       noStore(reply);
       return { ok: true, token: started.token, expiresAt: started.expiresAt };
     },
@@ -93,8 +101,8 @@ export function registerEmailOtpRoutes(app: TypedApp, context: ServiceContext): 
   app.post('/api/auth/email-otp/verify', signInRoute('email-otp', 'Sign in with the mailed code', VerifyBody), async (request, reply) => {
     const body = request.body;
     const add = wantsAdd(request.query, body.add);
-    const issued = await context.signIn.withEmailCode(body, await signInTarget(context, request, add));
-    return answerIssued(context, reply, issued);
+    const issued = await deps.signIn.withEmailCode(body, await deps.door.signInTarget(request, add));
+    return deps.door.answerIssued(reply, issued);
   });
 
   // docs/protocol.md §6 "E-mail codes": the mail's link signs in only with the token of the browser that asked.
@@ -109,8 +117,8 @@ export function registerEmailOtpRoutes(app: TypedApp, context: ServiceContext): 
     async (request, reply) => {
       const body = request.body;
       const add = wantsAdd(request.query, body.add);
-      const issued = await context.signIn.withEmailLink(body, await signInTarget(context, request, add));
-      return answerIssued(context, reply, issued);
+      const issued = await deps.signIn.withEmailLink(body, await deps.door.signInTarget(request, add));
+      return deps.door.answerIssued(reply, issued);
     },
   );
 }

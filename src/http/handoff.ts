@@ -12,9 +12,10 @@ import { encode } from 'uqr';
 import { clientFacts, localDeviceLabel } from '../session/index.js';
 import { requestLocale } from './locale.js';
 import { checkReturnTo } from '../signin/index.js';
-import type { ServiceContext } from './context.js';
+import type { HandoffService, OriginRules } from '../signin/index.js';
+import type { SignInService } from '../account/index.js';
 import { AddQuery, ANSWER, answer, EXAMPLE, EXAMPLE_ACCOUNT, errorResponses, example, NullableString, StringEnum } from './schemas.js';
-import { answerIssued, noStore, signInTarget, wantsAdd } from './session.js';
+import { noStore, wantsAdd, type SessionDoor } from './session.js';
 import { POLICY } from './policy.js';
 import type { TypedApp } from './schema-types.js';
 import { route } from './route.js';
@@ -162,9 +163,16 @@ function qrRows(text: string): { size: number; rows: string[] } {
   return { size: qr.size, rows: qr.data.map((row) => row.map((dark) => (dark ? '1' : '0')).join('')) };
 }
 
-export function registerHandoffRoutes(app: TypedApp, context: ServiceContext): void {
-  const { config } = context;
+/** What signing in from a phone uses. */
+export interface HandoffRoutes {
+  readonly door: SessionDoor;
+  readonly handoffs: HandoffService;
+  readonly origins: OriginRules;
+  readonly signIn: SignInService;
+  readonly publicUrl: string;
+}
 
+export function registerHandoffRoutes(app: TypedApp, deps: HandoffRoutes): void {
   app.post(
     '/api/auth/handoff',
     {
@@ -179,9 +187,9 @@ export function registerHandoffRoutes(app: TypedApp, context: ServiceContext): v
     },
     async (request, reply) => {
       const asked = request.body.return_to;
-      const returnTo = asked === undefined || asked === '' ? null : checkReturnTo(asked, config.publicUrl, context.origins.isFamilyOrigin);
+      const returnTo = asked === undefined || asked === '' ? null : checkReturnTo(asked, deps.publicUrl, deps.origins.isFamilyOrigin);
       const facts = clientFacts(request.headers['user-agent'], request.ip);
-      const started = await context.handoffs.start({ desktop: facts.device, network: facts.network, returnTo });
+      const started = await deps.handoffs.start({ desktop: facts.device, network: facts.network, returnTo });
       noStore(reply);
       return {
         ok: true,
@@ -200,7 +208,7 @@ export function registerHandoffRoutes(app: TypedApp, context: ServiceContext): v
     route(PHONE, 'handoff', summary, { body, response: { 200: answer, ...errorResponses(400, 401, 403, 409, 410, 413, 415, 429, 503) } });
 
   app.post('/api/auth/handoff/look', phoneRoute('The phone: what it is asked to approve', KeyBody, Looked), async (request, reply) => {
-    const view = await context.handoffs.look(request.body.key, clientFacts(undefined, request.ip).network);
+    const view = await deps.handoffs.look(request.body.key, clientFacts(undefined, request.ip).network);
     noStore(reply);
     return {
       ok: true,
@@ -218,13 +226,13 @@ export function registerHandoffRoutes(app: TypedApp, context: ServiceContext): v
     phoneRoute("The phone: approve with the wallet's signature of a login challenge", ApproveBody, Approved),
     async (request) => {
       const { key, message, signature } = request.body;
-      await context.handoffs.approve(key, { message, signature });
+      await deps.handoffs.approve(key, { message, signature });
       return { ok: true };
     },
   );
 
   app.post('/api/auth/handoff/decline', phoneRoute("The phone: this wasn't me", KeyBody, Declined), async (request) => {
-    await context.handoffs.decline(request.body.key);
+    await deps.handoffs.decline(request.body.key);
     return { ok: true };
   });
 
@@ -238,15 +246,15 @@ export function registerHandoffRoutes(app: TypedApp, context: ServiceContext): v
     async (request, reply) => {
       const { id, token, add, confirm_address: confirmAddress } = request.body;
       // Before the claim: a refused roster (ambiguous_session) must not consume the approval.
-      const target = await signInTarget(context, request, wantsAdd(request.query, add));
-      const claimed = await context.handoffs.claim(id, token, confirmAddress);
+      const target = await deps.door.signInTarget(request, wantsAdd(request.query, add));
+      const claimed = await deps.handoffs.claim(id, token, confirmAddress);
       noStore(reply);
       if (claimed.status === 'approved') {
         return { ok: true, status: claimed.status, address: claimed.address, expires_at: claimed.expiresAt };
       }
       if (claimed.status !== 'confirmed') return { ok: true, status: claimed.status, expires_at: claimed.expiresAt };
-      const issued = await context.signIn.complete({ ...target, identity: { kind: 'btc', value: claimed.address }, method: 'bip322' });
-      return { ...answerIssued(context, reply, issued), status: 'signed_in' as const, return_to: claimed.returnTo };
+      const issued = await deps.signIn.complete({ ...target, identity: { kind: 'btc', value: claimed.address }, method: 'bip322' });
+      return { ...deps.door.answerIssued(reply, issued), status: 'signed_in' as const, return_to: claimed.returnTo };
     },
   );
 
@@ -257,7 +265,7 @@ export function registerHandoffRoutes(app: TypedApp, context: ServiceContext): v
       response: { 200: Cancelled, ...errorResponses(400, 401, 403, 409, 413, 415, 429, 503) },
     }),
     async (request) => {
-      await context.handoffs.cancel(request.body.id, request.body.token);
+      await deps.handoffs.cancel(request.body.id, request.body.token);
       return { ok: true };
     },
   );

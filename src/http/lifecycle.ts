@@ -4,9 +4,9 @@
  * one call to src/account/lifecycle.ts, a reply.
  */
 import { Type } from 'typebox';
-import type { ServiceContext } from './context.js';
+import type { AccountLifecycle } from '../account/index.js';
 import { ANSWER, answer, EXAMPLE, EXAMPLE_ACCOUNT, EXAMPLE_IDENTITIES, errorResponses, example } from './schemas.js';
-import { noStore, signedIn, signOutCurrent } from './session.js';
+import { noStore, signedIn, type SessionDoor } from './session.js';
 import { POLICY } from './policy.js';
 import type { TypedApp } from './schema-types.js';
 import { sessionRoute } from './route.js';
@@ -19,7 +19,13 @@ const DeleteBody = Type.Object(
   { additionalProperties: false, ...example({ confirm: EXAMPLE.didOc }) },
 );
 
-export function registerLifecycleRoutes(app: TypedApp, context: ServiceContext): void {
+/** What export and deletion use. */
+export interface LifecycleRoutes {
+  readonly door: SessionDoor;
+  readonly lifecycle: AccountLifecycle;
+}
+
+export function registerLifecycleRoutes(app: TypedApp, deps: LifecycleRoutes): void {
   app.get(
     '/api/auth/account/export',
     sessionRoute(
@@ -113,7 +119,7 @@ export function registerLifecycleRoutes(app: TypedApp, context: ServiceContext):
     ),
     async (request, reply) => {
       const current = signedIn(request);
-      const document = await context.lifecycle.export(current);
+      const document = await deps.lifecycle.export(current);
       noStore(reply);
       const day = document.exported_at.slice(0, 10);
       reply.header('content-disposition', `attachment; filename="account-${current.account.id.slice(0, 12)}-${day}.json"`);
@@ -162,8 +168,8 @@ export function registerLifecycleRoutes(app: TypedApp, context: ServiceContext):
     ),
     async (request, reply) => {
       const current = signedIn(request);
-      const deleted = await context.lifecycle.delete(current, request.body.confirm);
-      const next = await signOutCurrent(context, request, reply, current);
+      const deleted = await deps.lifecycle.delete(current, request.body.confirm);
+      const next = await deps.door.signOutCurrent(request, reply, current);
       return {
         ...next,
         deleted: {

@@ -22,7 +22,8 @@ import { OcError } from '../errors.js';
 import { attestationId } from '../format/index.js';
 import type { PublishAttestationInput } from '../attest/index.js';
 import { ATTESTATION_EXAMPLE, ATTESTATION_FIELDS, MAX_MESSAGE, MAX_SIGNATURE, VERIFIED_EXAMPLE } from './attestation.js';
-import type { ServiceContext } from './context.js';
+import type { AttestationLookupService, AttestationPublisher } from '../attest/index.js';
+import type { EventCounter } from '../stats/counter.js';
 import { sendError } from './errors.js';
 import { answer, EXAMPLE, errorResponses, example, Identity } from './schemas.js';
 import { POLICY } from './policy.js';
@@ -269,9 +270,17 @@ function createSubjectReader(): (query: SubjectQuery) => CheckSubject {
   };
 }
 
-export function registerLookupRoutes(app: TypedApp, context: ServiceContext): void {
-  const lookup = context.attestationLookup;
-  const publisher = context.attestationPublisher;
+/** What /api/check, /api/discover and publishing use. */
+export interface LookupRoutes {
+  readonly attestationLookup: AttestationLookupService;
+  readonly attestationPublisher: AttestationPublisher;
+  readonly attestCounter: EventCounter;
+  readonly now: () => Date;
+}
+
+export function registerLookupRoutes(app: TypedApp, deps: LookupRoutes): void {
+  const lookup = deps.attestationLookup;
+  const publisher = deps.attestationPublisher;
   const subjectOf = createSubjectReader();
   const serializedCheckResult = createResultSerializer();
 
@@ -301,7 +310,7 @@ export function registerLookupRoutes(app: TypedApp, context: ServiceContext): vo
       };
       const answer = await lookup.check(subject);
       // /api/family-stats counts these (docs/protocol.md §6); counted in memory, written in batches.
-      context.attestCounter.count('check');
+      deps.attestCounter.count('check');
       reply.header('x-cache', answer.cache);
       const outcome = answer.outcome;
       if (outcome.status === 'relays_unavailable') {
@@ -309,7 +318,7 @@ export function registerLookupRoutes(app: TypedApp, context: ServiceContext): vo
         return sendError(request, reply, new OcError('relays_unavailable'));
       }
       // The entry's remaining lifetime, so that no HTTP cache keeps it longer than we do.
-      const maxAge = Math.max(0, Math.floor((answer.expiresAtMs - context.now().getTime()) / 1000));
+      const maxAge = Math.max(0, Math.floor((answer.expiresAtMs - deps.now().getTime()) / 1000));
       reply.header('cache-control', `public, max-age=${maxAge}`);
       if (outcome.status === 'not_found') {
         return reply

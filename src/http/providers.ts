@@ -9,9 +9,10 @@ import type { FastifyReply } from 'fastify';
 import { isOcError, OcError } from '../errors.js';
 import { readCookie } from '../session/index.js';
 import { isProviderError, OAUTH_STATE_COOKIE_NAME, withTabAdoptMarker, type ProviderSignIn, oauthErrorLocation } from '../signin/index.js';
-import type { ServiceContext } from './context.js';
+import type { ProviderRegistry } from '../signin/index.js';
+import type { SignInService } from '../account/index.js';
 import { answer, errorResponses, example } from './schemas.js';
-import { clearSessionCookie, noStore, setSessionCookie, signInTarget } from './session.js';
+import { noStore, type SessionDoor } from './session.js';
 import type { SignInTarget } from '../account/index.js';
 import { POLICY } from './policy.js';
 import type { TypedApp } from './schema-types.js';
@@ -45,7 +46,15 @@ function redirect(reply: FastifyReply, location: string): FastifyReply {
   return reply.code(302).header('location', location).send();
 }
 
-export function registerProviderRoutes(app: TypedApp, context: ServiceContext): void {
+/** What signing in with an external provider uses. */
+export interface ProviderRoutes {
+  readonly door: SessionDoor;
+  readonly providers: ProviderRegistry;
+  readonly signIn: SignInService;
+  readonly publicUrl: string;
+}
+
+export function registerProviderRoutes(app: TypedApp, deps: ProviderRoutes): void {
   app.get(
     '/api/auth/providers',
     route(POLICY.familyRead, 'oauth', 'The configured identity providers, for sign-in buttons', {
@@ -53,7 +62,7 @@ export function registerProviderRoutes(app: TypedApp, context: ServiceContext): 
     }),
     async (_request, reply) => {
       reply.header('cache-control', 'public, max-age=60');
-      return { providers: context.providers.list() };
+      return { providers: deps.providers.list() };
     },
   );
 
@@ -67,10 +76,10 @@ export function registerProviderRoutes(app: TypedApp, context: ServiceContext): 
     async (request, reply) => {
       const { provider } = request.params;
       const query = request.query;
-      if (!context.providers.has(provider)) throw new OcError('unknown_provider', `provider: "${provider}" is not configured`);
+      if (!deps.providers.has(provider)) throw new OcError('unknown_provider', `provider: "${provider}" is not configured`);
       let started;
       try {
-        started = await context.providers.start(provider, {
+        started = await deps.providers.start(provider, {
           ...(query.return_to === undefined ? {} : { returnTo: query.return_to }),
           add: query.add === '1' || query.add === 'true',
         });
@@ -113,12 +122,12 @@ export function registerProviderRoutes(app: TypedApp, context: ServiceContext): 
     ),
     async (request, reply) => {
       const { provider } = request.params;
-      if (!context.providers.has(provider)) throw new OcError('unknown_provider', `provider: "${provider}" is not configured`);
+      if (!deps.providers.has(provider)) throw new OcError('unknown_provider', `provider: "${provider}" is not configured`);
       // The state cookie is single-use whatever happens next.
       reply.header('set-cookie', stateCookie('', 0));
       let result: ProviderSignIn;
       try {
-        result = await context.providers.callback(provider, {
+        result = await deps.providers.callback(provider, {
           query: request.query,
           stateCookie: readCookie(request.headers.cookie, OAUTH_STATE_COOKIE_NAME),
         });
@@ -131,10 +140,10 @@ export function registerProviderRoutes(app: TypedApp, context: ServiceContext): 
       // (session/roster-binding.ts); checked before an account is made.
       let target: SignInTarget;
       try {
-        target = await signInTarget(context, request, result.add);
+        target = await deps.door.signInTarget(request, result.add);
       } catch (error) {
         if (!(isOcError(error) && error.code === 'ambiguous_session')) throw error;
-        clearSessionCookie(context, reply);
+        deps.door.clearCookie(reply);
         return redirect(reply, oauthErrorLocation('ambiguous_session'));
       }
       // The Location value is settled before any session exists: if it could
@@ -142,10 +151,10 @@ export function registerProviderRoutes(app: TypedApp, context: ServiceContext): 
       // ASCII; a value that is not (a state sealed by an older version) goes home.
       // Back on another family site, a pinned tab takes up the account just
       // signed in (#oc-adopt, docs/protocol.md §6 "return_to").
-      const location = HEADER_SAFE.test(result.returnTo) ? withTabAdoptMarker(result.returnTo, context.config.publicUrl) : '/';
+      const location = HEADER_SAFE.test(result.returnTo) ? withTabAdoptMarker(result.returnTo, deps.publicUrl) : '/';
       // Fastify appends Set-Cookie headers: the spent state's, then the session's.
       try {
-        setSessionCookie(context, reply, await context.signIn.withProvider(result, target.current, target.client));
+        deps.door.setCookie(reply, await deps.signIn.withProvider(result, target.current, target.client));
       } catch (error) {
         if (!(isOcError(error) && error.code === 'account_disabled')) throw error;
         return redirect(reply, oauthErrorLocation('account_disabled'));

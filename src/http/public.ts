@@ -6,7 +6,7 @@
 import { Type } from 'typebox';
 import type { FamilyStats, StatsStore } from '../storage/index.js';
 import type { EventCounter } from '../stats/counter.js';
-import type { ServiceContext } from './context.js';
+import type { ContactRelay } from '../forms/index.js';
 import { ANSWER, answer, EXAMPLE, errorResponses, example } from './schemas.js';
 import { POLICY } from './policy.js';
 import type { TypedApp } from './schema-types.js';
@@ -87,8 +87,16 @@ function createFamilyStatsCache(store: StatsStore, counter: EventCounter, now: (
   };
 }
 
-export function registerPublicRoutes(app: TypedApp, context: ServiceContext): void {
-  const familyStats = createFamilyStatsCache(context.stats, context.attestCounter, context.now);
+/** What the statistics and the contact relay use. */
+export interface PublicRoutes {
+  readonly stats: StatsStore;
+  readonly attestCounter: EventCounter;
+  readonly contact: ContactRelay;
+  readonly now: () => Date;
+}
+
+export function registerPublicRoutes(app: TypedApp, deps: PublicRoutes): void {
+  const familyStats = createFamilyStatsCache(deps.stats, deps.attestCounter, deps.now);
 
   app.get(
     '/api/family-stats',
@@ -98,7 +106,7 @@ export function registerPublicRoutes(app: TypedApp, context: ServiceContext): vo
     async (_request, reply) => {
       const stats = await familyStats();
       // The entry's remaining lifetime, so no HTTP cache keeps the counts past the 60 s.
-      const maxAge = Math.max(0, Math.ceil((stats.expiresAtMs - context.now().getTime()) / 1000));
+      const maxAge = Math.max(0, Math.ceil((stats.expiresAtMs - deps.now().getTime()) / 1000));
       reply.header('cache-control', `public, max-age=${maxAge}`);
       return stats.body;
     },
@@ -117,7 +125,7 @@ export function registerPublicRoutes(app: TypedApp, context: ServiceContext): vo
       },
     }),
     async (request, reply) => {
-      const result = await context.contact.relay(request.body);
+      const result = await deps.contact.relay(request.body);
       reply.header('cache-control', 'no-store');
       return result;
     },

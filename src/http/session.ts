@@ -20,7 +20,8 @@ import {
 } from '../session/index.js';
 import { requireFreshness, type FreshnessNeed, type SignInTarget } from '../account/index.js';
 import type { AccountView, Authenticated, IssuedSession } from '../session/index.js';
-import type { ServiceContext } from './context.js';
+import type { Config } from '../config.js';
+import type { SessionService } from '../session/index.js';
 import { requestLocale } from './locale.js';
 
 const BEARER = /^Bearer ([A-Za-z0-9_.-]+)$/;
@@ -31,6 +32,59 @@ const READING_METHODS: ReadonlySet<string> = new Set(['GET', 'HEAD']);
 
 /** The header a pinned browser tab sends its own session token in (the OrangeCheck client's `TAB_SESSION_HEADER`). */
 const TAB_SESSION_HEADER = 'x-oc-tab-session';
+
+/**
+ * What reading and writing the session takes: the session service, the
+ * clock, the cookie's domain and the server secret that binds a roster to
+ * its browser. Only the session door ({@link sessionDoor}) and the login
+ * gate hold these; a route is handed the door, whose functions keep the
+ * secret inside.
+ */
+export interface SessionParts {
+  readonly sessions: SessionService;
+  readonly serverSecret: Uint8Array;
+  readonly now: () => Date;
+  readonly config: Pick<Config, 'cookieDomain'>;
+}
+
+/** The body every successful sign-in, switch or re-mint answers (docs/protocol.md §3). */
+export interface SessionBody {
+  readonly ok: true;
+  readonly account: IssuedSession['account'];
+  readonly token: string;
+}
+
+/**
+ * The session as a route sees it (docs/architecture.md "Routes get what they
+ * use"): the session of a request, where a sign-in goes, and the cookies of
+ * an answer. Built once by the app; a route holds this, never the parts.
+ */
+export interface SessionDoor {
+  /** The request's session, or null (see {@link currentSession}). */
+  current(request: FastifyRequest, strict?: boolean): Promise<Authenticated | null>;
+  /** Whether a roster is this browser's own (see {@link ownRosterCheck}). */
+  ownRosterCheck(request: { readonly headers: FastifyRequest['headers'] }): ((rosterId: string) => boolean) | undefined;
+  /** Where a sign-in goes (see {@link signInTarget}). */
+  signInTarget(request: FastifyRequest, add: boolean): Promise<SignInTarget>;
+  setCookie(reply: FastifyReply, issued: IssuedSession): void;
+  clearCookie(reply: FastifyReply): void;
+  /** Sets the cookie of a session just issued and answers with its body. */
+  answerIssued(reply: FastifyReply, issued: IssuedSession): SessionBody;
+  /** Signs the active account out of this browser (see {@link signOutCurrent}). */
+  signOutCurrent(request: FastifyRequest, reply: FastifyReply, current: Authenticated): ReturnType<typeof signOutCurrent>;
+}
+
+export function sessionDoor(parts: SessionParts): SessionDoor {
+  return {
+    current: (request, strict) => currentSession(parts, request, strict),
+    ownRosterCheck: (request) => ownRosterCheck(parts, request),
+    signInTarget: (request, add) => signInTarget(parts, request, add),
+    setCookie: (reply, issued) => setSessionCookie(parts, reply, issued),
+    clearCookie: (reply) => clearSessionCookie(parts, reply),
+    answerIssued: (reply, issued) => answerIssued(parts, reply, issued),
+    signOutCurrent: (request, reply, current) => signOutCurrent(parts, request, reply, current),
+  };
+}
 
 /**
  * Every token the request presents in its cookies and `Authorization`,
@@ -49,7 +103,7 @@ export function presentedTokens(request: FastifyRequest): string[] {
 
 /** Whether a roster is this browser's own, by its `__Host-oc_roster` cookie (session/roster-binding.ts). */
 export function ownRosterCheck(
-  context: ServiceContext,
+  context: SessionParts,
   request: { readonly headers: FastifyRequest['headers'] },
 ): ((rosterId: string) => boolean) | undefined {
   const binding = readRosterCookie(request.headers.cookie);
@@ -86,7 +140,7 @@ export function foreignSessionSeen(request: FastifyRequest): () => void {
  * The current session, or null; looked up once per request. `strict` (GET
  * /api/auth/me) refuses a superseded tab token (SessionService.authenticatePinned).
  */
-export async function currentSession(context: ServiceContext, request: FastifyRequest, strict = false): Promise<Authenticated | null> {
+export async function currentSession(context: SessionParts, request: FastifyRequest, strict = false): Promise<Authenticated | null> {
   if (request.authenticated === undefined) {
     const isOwn = ownRosterCheck(context, request);
     const pinned = pinnedToken(request);
@@ -124,7 +178,7 @@ export function pinnedToken(request: FastifyRequest): string | null | undefined 
  * pinned tab checks what the cookie still holds): undefined when the request
  * carries no session cookie at all, null when the cookies hold no live session.
  */
-async function cookieSession(context: ServiceContext, request: FastifyRequest): Promise<Authenticated | null | undefined> {
+async function cookieSession(context: SessionParts, request: FastifyRequest): Promise<Authenticated | null | undefined> {
   const tokens = readSessionCookies(request.headers.cookie);
   if (tokens.length === 0) return undefined;
   try {
@@ -155,7 +209,7 @@ export function signedIn(request: FastifyRequest): Authenticated {
  * `requireFreshness`). Registered after the rate limits, so a refused
  * request still counts against them.
  */
-export function registerLoginGate(app: FastifyInstance, context: ServiceContext): void {
+export function registerLoginGate(app: FastifyInstance, context: SessionParts): void {
   // What each route declares, for the OpenAPI walk of test/login-gate.test.ts to hold to the document.
   const declared = new Map<string, FreshnessNeed>();
   app.addHook('onRoute', (route) => {
@@ -175,7 +229,7 @@ export function registerLoginGate(app: FastifyInstance, context: ServiceContext)
 }
 
 /** The current session, or 401 `not_authenticated` (docs/api.md Authentication 6). */
-async function requireSession(context: ServiceContext, request: FastifyRequest): Promise<Authenticated> {
+async function requireSession(context: SessionParts, request: FastifyRequest): Promise<Authenticated> {
   const session = await currentSession(context, request);
   if (!session) throw new OcError('not_authenticated', 'session: sign in first');
   return session;
@@ -187,7 +241,7 @@ export function noStore(reply: FastifyReply): void {
 }
 
 /** The Set-Cookie lines of a browser's (not a pinned tab's) re-minted session: its cookie and its roster binding. */
-export function sessionCookieLines(context: ServiceContext, issued: IssuedSession): string[] {
+export function sessionCookieLines(context: SessionParts, issued: IssuedSession): string[] {
   const lines = [serializeSessionCookie(issued.token, { maxAgeSeconds: issued.maxAgeSeconds, domain: context.config.cookieDomain })];
   const rosterId = issued.session.roster_id;
   if (rosterId !== null) lines.push(serializeRosterCookie(rosterBinding(context.serverSecret, rosterId), issued.maxAgeSeconds));
@@ -195,12 +249,12 @@ export function sessionCookieLines(context: ServiceContext, issued: IssuedSessio
 }
 
 /** The Set-Cookie lines that leave a browser with no session. */
-export function clearedSessionCookieLines(context: ServiceContext): string[] {
+export function clearedSessionCookieLines(context: SessionParts): string[] {
   return [...clearedSessionCookies({ domain: context.config.cookieDomain }), serializeClearedRosterCookie()];
 }
 
 /** Sets the cookie to `issued`; a pinned tab's token is only answered, never set (docs/protocol.md §3). */
-export function setSessionCookie(context: ServiceContext, reply: FastifyReply, issued: IssuedSession): void {
+function setSessionCookie(context: SessionParts, reply: FastifyReply, issued: IssuedSession): void {
   noStore(reply);
   if (issued.forTab === true) {
     // A step-up from a pinned tab also re-mints the cookie (SessionService.reissue).
@@ -212,7 +266,7 @@ export function setSessionCookie(context: ServiceContext, reply: FastifyReply, i
   reply.header('set-cookie', sessionCookieLines(context, issued));
 }
 
-export function clearSessionCookie(context: ServiceContext, reply: FastifyReply): void {
+function clearSessionCookie(context: SessionParts, reply: FastifyReply): void {
   noStore(reply);
   reply.header('set-cookie', clearedSessionCookieLines(context));
 }
@@ -226,7 +280,7 @@ export function clearSessionCookie(context: ServiceContext, reply: FastifyReply)
  * Call it before the proof is checked: a refused request
  * (`ambiguous_session`) must not have consumed the proof or made an account.
  */
-export async function signInTarget(context: ServiceContext, request: FastifyRequest, add: boolean): Promise<SignInTarget> {
+async function signInTarget(context: SessionParts, request: FastifyRequest, add: boolean): Promise<SignInTarget> {
   const client = { ...clientFacts(request.headers['user-agent'], request.ip), locale: requestLocale(request) };
   if (!add) return { add, current: null, client };
   const current = await currentSession(context, request);
@@ -234,16 +288,12 @@ export async function signInTarget(context: ServiceContext, request: FastifyRequ
 }
 
 /** The body every successful sign-in, switch or re-mint answers (docs/protocol.md §3). */
-export function sessionBody(issued: IssuedSession): { ok: true; account: IssuedSession['account']; token: string } {
+export function sessionBody(issued: IssuedSession): SessionBody {
   return { ok: true, account: issued.account, token: issued.token };
 }
 
 /** Sets the cookie of a session just issued and answers with its body: how a sign-in or a re-mint ends. */
-export function answerIssued(
-  context: ServiceContext,
-  reply: FastifyReply,
-  issued: IssuedSession,
-): { ok: true; account: IssuedSession['account']; token: string } {
+function answerIssued(context: SessionParts, reply: FastifyReply, issued: IssuedSession): SessionBody {
   setSessionCookie(context, reply, issued);
   return sessionBody(issued);
 }
@@ -255,7 +305,7 @@ export function answerIssued(
  * fresh roster with its own binding, and a planted family cookie at the same
  * path is overwritten by the clearing.
  */
-export function registerSessions(app: FastifyInstance, context: ServiceContext): void {
+export function registerSessions(app: FastifyInstance, context: SessionParts): void {
   app.decorateRequest('authenticated', undefined);
   app.decorateRequest('foreignSession', false);
   app.addHook('onError', (_request, reply, error, done) => {
@@ -281,8 +331,8 @@ function setsSession(header: ReturnType<FastifyReply['getHeader']>): boolean {
  * signs the active account out of this browser and moves to the most recently
  * seen other member, setting or clearing the cookie as docs/protocol.md §3 says.
  */
-export async function signOutCurrent(
-  context: ServiceContext,
+async function signOutCurrent(
+  context: SessionParts,
   request: FastifyRequest,
   reply: FastifyReply,
   current: Authenticated,

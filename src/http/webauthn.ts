@@ -8,9 +8,9 @@
 import { Type } from 'typebox';
 import type { FastifyReply } from 'fastify';
 import type { AuthenticationResponseJSON, RegistrationResponseJSON } from '@simplewebauthn/server';
-import type { ServiceContext } from './context.js';
+import type { WebAuthnService } from '../webauthn/index.js';
 import { ANSWER, answer, EXAMPLE, EXAMPLE_ACCOUNT, errorResponses, example, NullableString, StringEnum } from './schemas.js';
-import { answerIssued, noStore, signedIn, sessionBody, setSessionCookie, signInTarget, wantsAdd } from './session.js';
+import { noStore, signedIn, sessionBody, wantsAdd, type SessionDoor } from './session.js';
 import { POLICY } from './policy.js';
 import type { TypedApp } from './schema-types.js';
 import { route, sessionRoute, signInRoute } from './route.js';
@@ -191,8 +191,14 @@ function credentialAnswer<C>(reply: FastifyReply, credential: C): { ok: true; cr
 
 export const WEBAUTHN_ASSERTION_FIELDS = { challenge_token: CHALLENGE_TOKEN, response: AuthenticationResponse };
 
-export function registerWebAuthnRoutes(app: TypedApp, context: ServiceContext): void {
-  const webauthn = context.webauthn;
+/** What the security-key and passkey routes use. */
+export interface WebAuthnRoutes {
+  readonly door: SessionDoor;
+  readonly webauthn: WebAuthnService;
+}
+
+export function registerWebAuthnRoutes(app: TypedApp, deps: WebAuthnRoutes): void {
+  const webauthn = deps.webauthn;
 
   app.post(
     '/api/auth/webauthn/register/options',
@@ -388,7 +394,7 @@ export function registerWebAuthnRoutes(app: TypedApp, context: ServiceContext): 
         { challenge_token: body.challenge_token, response: asAuthentication(body.response) },
         'step_up_at',
       );
-      setSessionCookie(context, reply, issued);
+      deps.door.setCookie(reply, issued);
       return { ...sessionBody(issued), step_up_at: Math.floor((issued.freshness.step_up_at ?? 0) / 1000) };
     },
   );
@@ -427,9 +433,9 @@ export function registerWebAuthnRoutes(app: TypedApp, context: ServiceContext): 
     ),
     async (request, reply) => {
       const body = request.body;
-      const target = await signInTarget(context, request, wantsAdd(request.query, body.add));
+      const target = await deps.door.signInTarget(request, wantsAdd(request.query, body.add));
       const issued = await webauthn.signIn({ challenge_token: body.challenge_token, response: asAuthentication(body.response) }, target);
-      return answerIssued(context, reply, issued);
+      return deps.door.answerIssued(reply, issued);
     },
   );
 }
