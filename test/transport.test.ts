@@ -7,7 +7,7 @@
 import { connect, type Socket } from 'node:net';
 import type { AddressInfo } from 'node:net';
 import type { FastifyInstance } from 'fastify';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { ConfigError, loadConfig } from '../src/config.js';
 import { testApp } from './support/app.js';
 
@@ -61,13 +61,18 @@ async function healthz(port: number): Promise<number> {
   return response.status;
 }
 
-/** Starts an app with `env` on a loopback port before the block's tests, hands `assign` its port, and closes it after. */
-function useListeningApp(env: Record<string, string>, assign: (port: number) => void): void {
+/** How many connections the app's server holds open now. */
+function openConnections(app: FastifyInstance): Promise<number> {
+  return new Promise((resolve, reject) => app.server.getConnections((error, count) => (error ? reject(error) : resolve(count))));
+}
+
+/** Starts an app with `env` on a loopback port before the block's tests, hands `assign` its port (and the app), and closes it after. */
+function useListeningApp(env: Record<string, string>, assign: (port: number, app: FastifyInstance) => void): void {
   let app: FastifyInstance | undefined;
   beforeAll(async () => {
     app = await testApp(env);
     await app.listen({ host: '127.0.0.1', port: 0 });
-    assign((app.server.address() as AddressInfo).port);
+    assign((app.server.address() as AddressInfo).port, app);
   });
   afterAll(async () => {
     await app?.close();
@@ -135,6 +140,7 @@ describe('slow clients', () => {
 
 describe('the connection cap', () => {
   let port: number;
+  let app: FastifyInstance;
   useListeningApp(
     {
       HTTP_MAX_CONNECTIONS: '3',
@@ -142,15 +148,16 @@ describe('the connection cap', () => {
       HTTP_REQUEST_TIMEOUT_SECONDS: '20',
       HTTP_KEEP_ALIVE_TIMEOUT_SECONDS: '20',
     },
-    (listening) => {
+    (listening, listeningApp) => {
       port = listening;
+      app = listeningApp;
     },
   );
 
   it('closes connections past the cap at once, and serves again when one frees up', async () => {
     const held = [await openSocket(port), await openSocket(port), await openSocket(port)];
-    // Let the server accept the three before the fourth arrives.
-    await new Promise((resolve) => setTimeout(resolve, 100));
+    // The server has accepted the three before the fourth arrives.
+    await vi.waitFor(async () => expect(await openConnections(app)).toBe(3), { timeout: 3000, interval: 10 });
     const extra = await openSocket(port);
     const refused = await watch(extra, 3000);
     expect(refused.closedAfterMs, 'the fourth connection was closed').toBeDefined();
@@ -160,7 +167,8 @@ describe('the connection cap', () => {
     const firstClosed = watch(first, 3000);
     first.destroy();
     await firstClosed;
-    await new Promise((resolve) => setTimeout(resolve, 100));
+    // Once the server has let the first go, there is room again.
+    await vi.waitFor(async () => expect(await openConnections(app)).toBe(2), { timeout: 3000, interval: 10 });
     expect(await healthz(port)).toBe(200);
     for (const socket of held) socket.destroy();
   });

@@ -28,6 +28,7 @@ import {
   type OidcAlgorithm,
   type OidcService,
 } from '../oidc/index.js';
+import type { OidcResourceRecord } from '../storage/index.js';
 import { EXIT, type OperatorIo } from './operator.js';
 import { parseCommandLine, UsageError } from './usage.js';
 
@@ -103,6 +104,35 @@ const RESOURCE_OPTIONS: Readonly<Record<string, readonly string[]>> = {
   remove: ['yes'],
 };
 
+/** One line of `oidc resources add|list`: URI, name, algorithm, token lifetime, scopes. */
+function resourceLine(resource: OidcResourceRecord): string {
+  return `${resource.uri}  ${resource.name}  ${resource.alg}  ${resource.access_token_seconds}s  ${resource.scopes.join(' ')}`;
+}
+
+/**
+ * A removal the operator confirms by typing "remove", unless `--yes` was
+ * given: exits 3 when not confirmed, 1 when there was nothing to remove.
+ */
+async function removeConfirmed(
+  { io }: OidcCommandDeps,
+  values: Readonly<Record<string, string | boolean | readonly string[] | undefined>>,
+  what: { question: string; remove: () => Promise<boolean>; subject: string; missing: string },
+): Promise<number> {
+  if (!values.yes) {
+    const answer = await io.ask(`${what.question} Type "remove" to confirm: `);
+    if (answer?.trim().toLowerCase() !== 'remove') {
+      io.err('not confirmed; nothing was changed');
+      return EXIT.notConfirmed;
+    }
+  }
+  if (!(await what.remove())) {
+    io.err(what.missing);
+    return EXIT.failed;
+  }
+  io.out(`removed ${what.subject}`);
+  return EXIT.ok;
+}
+
 /** Runs `oc-host oidc resources …`: the APIs the provider issues JWT access tokens for. */
 async function runResourcesCommand(
   action: string | undefined,
@@ -138,35 +168,23 @@ async function runResourcesCommand(
           accessTokenSeconds: seconds === undefined ? undefined : Number(seconds),
         });
         if (values.json) io.out(JSON.stringify(resource, null, 2));
-        else io.out(`${resource.uri}  ${resource.name}  ${resource.alg}  ${resource.access_token_seconds}s  ${resource.scopes.join(' ')}`);
+        else io.out(resourceLine(resource));
         return EXIT.ok;
       }
       case 'list': {
         const resources = await oidc.resources.list();
         if (values.json) io.out(JSON.stringify(resources, null, 2));
         else if (resources.length === 0) io.err('no APIs');
-        else
-          for (const resource of resources)
-            io.out(`${resource.uri}  ${resource.name}  ${resource.alg}  ${resource.access_token_seconds}s  ${resource.scopes.join(' ')}`);
+        else for (const resource of resources) io.out(resourceLine(resource));
         return EXIT.ok;
       }
-      case 'remove': {
-        if (!values.yes) {
-          const answer = await io.ask(
-            `Remove the API ${subject}? Tokens already issued for it live on until they expire. Type "remove" to confirm: `,
-          );
-          if (answer?.trim().toLowerCase() !== 'remove') {
-            io.err('not confirmed; nothing was changed');
-            return EXIT.notConfirmed;
-          }
-        }
-        if (!(await oidc.resources.remove(subject as string))) {
-          io.err(`no API ${subject}`);
-          return EXIT.failed;
-        }
-        io.out(`removed ${subject}`);
-        return EXIT.ok;
-      }
+      case 'remove':
+        return removeConfirmed(deps, values, {
+          question: `Remove the API ${subject}? Tokens already issued for it live on until they expire.`,
+          remove: () => oidc.resources.remove(subject as string),
+          subject: subject as string,
+          missing: `no API ${subject}`,
+        });
     }
   } catch (error) {
     if (isOcError(error) && error.code === 'bad_request') fail(error.message);
@@ -321,21 +339,13 @@ export async function runOidcCommand(argv: readonly string[], deps: OidcCommandD
         io.out(`${client.client_id} first-party ${client.first_party ? 'on: no consent screen' : 'off: the consent screen is shown'}`);
         return EXIT.ok;
       }
-      case 'remove': {
-        if (!values.yes) {
-          const answer = await io.ask(`Delete client ${subject}, its consents and its tokens? Type "remove" to confirm: `);
-          if (answer?.trim().toLowerCase() !== 'remove') {
-            io.err('not confirmed; nothing was changed');
-            return EXIT.notConfirmed;
-          }
-        }
-        if (!(await oidc.clients.remove(subject as string))) {
-          io.err(`no client ${subject}`);
-          return EXIT.failed;
-        }
-        io.out(`removed ${subject}`);
-        return EXIT.ok;
-      }
+      case 'remove':
+        return removeConfirmed(deps, values, {
+          question: `Delete client ${subject}, its consents and its tokens?`,
+          remove: () => oidc.clients.remove(subject as string),
+          subject: subject as string,
+          missing: `no client ${subject}`,
+        });
     }
   } catch (error) {
     if (isOcError(error) && error.code === 'not_found') {

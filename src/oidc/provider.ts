@@ -412,7 +412,6 @@ export function createOidcProvider(library: OidcLibrary, options: OidcProviderOp
       // by itself. Without a resource the access token stays opaque.
       resourceIndicators: {
         enabled: true,
-        defaultResource: async (_ctx, _client, oneOf) => oneOf,
         // A code exchange or refresh that names no resource gets a token for the one the person granted.
         useGrantedResource: async () => true,
         async getResourceServerInfo(ctx, indicator, client) {

@@ -39,9 +39,18 @@ function builtSinceChange(): boolean {
   }
 }
 
+/**
+ * Whether the dist/ there is may be trusted when it is fresh. On CI the
+ * build always runs, since a clean clone has no dist/ of its own to trust,
+ * except in a second test run that the same CI job's first run built for
+ * (`OC_TEST_DIST=built`, set by .ci/run for its run on another Node).
+ */
+function mayReuseBuild(): boolean {
+  return process.env.CI !== 'true' || process.env.OC_TEST_DIST === 'built';
+}
+
 export default function setup(): void {
-  // On CI the build always runs: a clean clone has no dist/ of its own to trust.
-  if (process.env.CI !== 'true' && builtSinceChange()) return;
+  if (mayReuseBuild() && builtSinceChange()) return;
   const build = spawnSync('npm', ['run', '--silent', 'build'], { cwd: root, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
   // tsc exits 2 when it finds type errors and has emitted the JavaScript all
   // the same: those are `npm run typecheck`'s to report, and the tests that
