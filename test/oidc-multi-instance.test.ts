@@ -14,8 +14,8 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import * as client from 'openid-client';
-import { exportJWK, generateKeyPair, SignJWT } from 'jose';
-import type { OidcService } from '../src/oidc/index.js';
+import { decodeProtectedHeader, exportJWK, generateKeyPair, SignJWT } from 'jose';
+import { rotateOidcKeys, type OidcService } from '../src/oidc/index.js';
 import { openStore } from '../src/storage/index.js';
 import { newWallet } from './support/auth-client.js';
 import { createTestDatabase, testEngines, type TestDatabase } from './support/databases.js';
@@ -393,5 +393,30 @@ describe.skipIf(skip !== undefined)('the OpenID provider on two instances behind
     const raced = await Promise.all([ask(racing), ask(racing)]);
     expect(new Set(raced.map((answer) => answer.headers.get('x-served-by')))).toEqual(new Set(['0', '1']));
     expect(raced.map((answer) => answer.status).sort()).toEqual([200, 400]);
+  });
+  it('publishes keys rotated by the operator from both instances at once, and ID tokens from either verify', async () => {
+    // As `oc-host keys rotate --oidc` on the shared database, between the instances' periodic reloads.
+    const added = await rotateOidcKeys(store, Date.now());
+    const keySets = await Promise.all(instances.map(async (instance) => (await fetch(`${instance.url}/oidc/jwks`)).json() as Promise<any>));
+    expect(keySets[0]).toEqual(keySets[1]);
+    const published = keySets[0].keys.map((key: { kid: string }) => key.kid);
+    expect(published).toEqual(expect.arrayContaining(added.map((key) => key.kid)));
+    expect(published).toHaveLength(6); // the retired keys stay published
+
+    const issued = await registry.clients.create({ client_name: 'After the rotation', redirect_uris: [REDIRECT] });
+    const config = await relyingParty(issued.client_id, issued.client_secret);
+    const { browser, did } = await signedIn();
+    for (let i = 0; i < 2; i++) {
+      const authorized = await authorize(browser, config, { scope: 'openid' });
+      proxy.steerAwayFrom(i);
+      const tokens = await client.authorizationCodeGrant(config, authorized.callback, {
+        pkceCodeVerifier: authorized.verifier,
+        expectedState: authorized.state,
+        expectedNonce: authorized.nonce,
+      });
+      expect(proxy.lastServed((served) => served.path === '/oidc/token')).toBe(1 - i);
+      expect(tokens.claims()?.sub).toBe(did);
+      expect(added.map((key) => key.kid)).toContain(decodeProtectedHeader(tokens.id_token as string).kid);
+    }
   });
 });
