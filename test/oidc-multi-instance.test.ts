@@ -98,11 +98,34 @@ function relyingParty(clientId: string, secret?: string): Promise<client.Configu
   });
 }
 
-interface Authorized {
-  readonly callback: URL;
+/** An authorization request an app made: where it sends the browser, and what it keeps to check the answer. */
+interface Request {
+  readonly url: URL;
   readonly verifier: string;
   readonly state: string;
-  readonly nonce: string;
+  readonly nonce: string | undefined;
+}
+
+/** A code flow request with PKCE, a state and a nonce, consent asked for. */
+async function codeRequest(config: client.Configuration, scope = 'openid profile offline_access'): Promise<Request> {
+  const verifier = client.randomPKCECodeVerifier();
+  const state = client.randomState();
+  const nonce = client.randomNonce();
+  const url = client.buildAuthorizationUrl(config, {
+    redirect_uri: REDIRECT,
+    scope,
+    prompt: 'consent',
+    state,
+    nonce,
+    code_challenge: await client.calculatePKCECodeChallenge(verifier),
+    code_challenge_method: 'S256',
+  });
+  return { url, verifier, state, nonce };
+}
+
+interface Authorized {
+  readonly request: Request;
+  readonly callback: URL;
   /** Whether the person was asked to consent. */
   readonly consented: boolean;
   /** The backend whose answer carried the code. */
@@ -111,42 +134,27 @@ interface Authorized {
 
 /**
  * Runs an authorization through the proxy in `browser` (signed in to the
- * host): from `url` (or a URL made here with PKCE) to the app's redirect
- * URI, allowing the consent page when one is shown. The building block of
- * every flow here; a device flow would run its verification page the same way.
+ * host): from the request's URL (or `from`, a step of it such as the
+ * interaction) to the app's redirect URI, allowing the consent page when one
+ * is shown. The building block of every flow here; a device flow's
+ * verification page would be run the same way.
  */
-async function authorize(
-  browser: ProxyBrowser,
-  config: client.Configuration,
-  options: { readonly url?: URL; readonly verifier?: string; readonly scope?: string } = {},
-): Promise<Authorized> {
-  const verifier = options.verifier ?? client.randomPKCECodeVerifier();
-  const state = client.randomState();
-  const nonce = client.randomNonce();
-  const url =
-    options.url ??
-    client.buildAuthorizationUrl(config, {
-      redirect_uri: REDIRECT,
-      scope: options.scope ?? 'openid profile offline_access',
-      prompt: 'consent',
-      state,
-      nonce,
-      code_challenge: await client.calculatePKCECodeChallenge(verifier),
-      code_challenge_method: 'S256',
-    });
-  let hop = await browser.follow(url.href);
+async function authorize(browser: ProxyBrowser, request: Request, from: URL = request.url): Promise<Authorized> {
+  let hop = await browser.follow(from.href);
   const consented = hop.status === 200 && hop.url.includes('/oidc/interaction/');
   if (consented) hop = await browser.allow(hop);
   expect(hop.location, `${hop.status} ${hop.url}\n${hop.body.slice(0, 600)}`).toMatch(/^https:\/\/app\.example\//);
-  const callback = new URL(hop.location as string);
-  return {
-    callback,
-    verifier,
-    state: options.url === undefined ? state : (callback.searchParams.get('state') ?? ''),
-    nonce,
-    consented,
-    codeFrom: lastBackend(),
-  };
+  return { request, callback: new URL(hop.location as string), consented, codeFrom: lastBackend() };
+}
+
+/** The code exchange of an authorization, checked as the app checks it. */
+function exchange(config: client.Configuration, authorized: Authorized) {
+  const { request } = authorized;
+  return client.authorizationCodeGrant(config, authorized.callback, {
+    pkceCodeVerifier: request.verifier,
+    expectedState: request.state,
+    ...(request.nonce === undefined ? {} : { expectedNonce: request.nonce }),
+  });
 }
 
 /** A browser signed in to the host through the proxy, and its account's DID. */
@@ -179,29 +187,40 @@ describe.skipIf(skip !== undefined)('the OpenID provider on two instances behind
     const issued = await registry.clients.create({ client_name: 'Two-instance app', redirect_uris: [REDIRECT] });
     const config = await relyingParty(issued.client_id, issued.client_secret);
     const mark = proxy.served.length;
-    const { browser, did } = await signedIn();
-    // The challenge came from one instance and the signed answer went to the other.
+    // The app sends a browser with no host session: the interaction sends it to the sign-in page.
+    const browser = new ProxyBrowser(issuer);
+    const request = await codeRequest(config);
+    const first = await browser.follow(request.url.href);
+    expect(first.status).toBe(200);
+    const signinPage = new URL(first.url);
+    expect(signinPage.pathname).toBe('/signin');
+    const back = signinPage.searchParams.get('return_to') as string;
+    expect(back).toMatch(/^\/oidc\/interaction\/[A-Za-z0-9_-]+$/);
+    const interactionFrom = proxy.lastServed((served) => served.path.startsWith('/oidc/interaction/'));
+    // The wallet signs in: the challenge from one instance, the signed answer to the other.
+    const did = await browser.signIn(newWallet());
     const challengeFrom = proxy.lastServed((served) => served.path.startsWith('/api/challenge'));
     expect(proxy.lastServed((served) => served.path === '/api/auth/signin')).not.toBe(challengeFrom);
 
-    const authorized = await authorize(browser, config);
+    // Back to the interaction on the instance that did not start it, consent, code.
+    proxy.steerAwayFrom(interactionFrom);
+    const resumed = proxy.served.length;
+    const authorized = await authorize(browser, request, new URL(back, issuer));
+    expect(proxy.served[resumed]?.backend).not.toBe(interactionFrom);
     expect(authorized.consented).toBe(true);
     expect(servedSince(mark)).toEqual(new Set([0, 1]));
-    // The interaction page and its confirmation were served by different instances.
+    // The interaction's pages and its confirmation were served by both.
     const interactions = proxy.served.slice(mark).filter((served) => served.path.startsWith('/oidc/interaction/'));
     expect(new Set(interactions.map((served) => served.backend))).toEqual(new Set([0, 1]));
 
     // The code is exchanged on the instance that did not issue it.
     proxy.steerAwayFrom(authorized.codeFrom);
-    const tokens = await client.authorizationCodeGrant(config, authorized.callback, {
-      pkceCodeVerifier: authorized.verifier,
-      expectedState: authorized.state,
-      expectedNonce: authorized.nonce,
-    });
+    const tokens = await exchange(config, authorized);
     const tokenFrom = proxy.lastServed((served) => served.path === '/oidc/token');
     expect(tokenFrom).not.toBe(authorized.codeFrom);
     expect(tokens.claims()?.sub).toBe(did);
     expect(tokens.claims()?.iss).toBe(issuer);
+    expect(tokens.claims()?.nonce).toBe(request.nonce);
 
     proxy.steerAwayFrom(tokenFrom);
     const info = await client.fetchUserInfo(config, tokens.access_token, did);
@@ -221,12 +240,7 @@ describe.skipIf(skip !== undefined)('the OpenID provider on two instances behind
     for (let i = 0; i < 2; i++) expect((await client.tokenIntrospection(config, again.access_token)).active).toBe(false);
 
     // Revoked on one, inactive on the other.
-    const fresh = await authorize(browser, config, { scope: 'openid' });
-    const freshTokens = await client.authorizationCodeGrant(config, fresh.callback, {
-      pkceCodeVerifier: fresh.verifier,
-      expectedState: fresh.state,
-      expectedNonce: fresh.nonce,
-    });
+    const freshTokens = await exchange(config, await authorize(browser, await codeRequest(config, 'openid')));
     await client.tokenRevocation(config, freshTokens.access_token);
     const revokedOn = lastBackend();
     proxy.steerAwayFrom(revokedOn);
@@ -238,14 +252,19 @@ describe.skipIf(skip !== undefined)('the OpenID provider on two instances behind
     const issued = await registry.clients.create({ client_name: 'Racing app', redirect_uris: [REDIRECT] });
     const config = await relyingParty(issued.client_id, issued.client_secret);
     const { browser } = await signedIn();
-    const authorized = await authorize(browser, config, { scope: 'openid' });
+    const authorized = await authorize(browser, await codeRequest(config, 'openid'));
     const code = authorized.callback.searchParams.get('code') as string;
     const basic = `Basic ${Buffer.from(`${encodeURIComponent(issued.client_id)}:${encodeURIComponent(issued.client_secret as string)}`).toString('base64')}`;
     const exchange = () =>
       fetch(`${issuer}/oidc/token`, {
         method: 'POST',
         headers: { authorization: basic, 'content-type': 'application/x-www-form-urlencoded' },
-        body: new URLSearchParams({ grant_type: 'authorization_code', code, redirect_uri: REDIRECT, code_verifier: authorized.verifier }),
+        body: new URLSearchParams({
+          grant_type: 'authorization_code',
+          code,
+          redirect_uri: REDIRECT,
+          code_verifier: authorized.request.verifier,
+        }),
       });
     const answers = await Promise.all([exchange(), exchange()]);
     expect(new Set(answers.map((answer) => answer.headers.get('x-served-by')))).toEqual(new Set(['0', '1']));
@@ -278,13 +297,10 @@ describe.skipIf(skip !== undefined)('the OpenID provider on two instances behind
     const pushedTo = proxy.lastServed((served) => served.path === '/oidc/request');
     proxy.steerAwayFrom(pushedTo);
     const mark = proxy.served.length;
-    const authorized = await authorize(browser, config, { url, verifier });
+    const authorized = await authorize(browser, { url, verifier, state: 'pushed', nonce: undefined });
     expect(proxy.served[mark]?.backend).not.toBe(pushedTo);
     expect(proxy.served[mark]?.path).toMatch(/^\/oidc\/auth\?/);
-    const tokens = await client.authorizationCodeGrant(config, authorized.callback, {
-      pkceCodeVerifier: verifier,
-      expectedState: 'pushed',
-    });
+    const tokens = await exchange(config, authorized);
     expect(tokens.claims()?.sub).toBe(did);
     // The pushed request is used: presented again (to either instance) it is refused.
     for (let i = 0; i < 2; i++) {
@@ -302,12 +318,7 @@ describe.skipIf(skip !== undefined)('the OpenID provider on two instances behind
     });
     const config = await relyingParty(issued.client_id, issued.client_secret);
     const { browser } = await signedIn();
-    const authorized = await authorize(browser, config, { scope: 'openid' });
-    const tokens = await client.authorizationCodeGrant(config, authorized.callback, {
-      pkceCodeVerifier: authorized.verifier,
-      expectedState: authorized.state,
-      expectedNonce: authorized.nonce,
-    });
+    const tokens = await exchange(config, await authorize(browser, await codeRequest(config, 'openid')));
     const question = await browser.follow(
       client.buildEndSessionUrl(config, { id_token_hint: tokens.id_token as string, post_logout_redirect_uri: AFTER_LOGOUT }).href,
     );
@@ -347,13 +358,9 @@ describe.skipIf(skip !== undefined)('the OpenID provider on two instances behind
     const config = await relyingParty(metadata.client_id, metadata.client_secret as string);
     proxy.steerAwayFrom(registeredOn);
     const mark = proxy.served.length;
-    const authorized = await authorize(browser, config);
+    const authorized = await authorize(browser, await codeRequest(config));
     expect(proxy.served[mark]?.backend).not.toBe(registeredOn);
-    const tokens = await client.authorizationCodeGrant(config, authorized.callback, {
-      pkceCodeVerifier: authorized.verifier,
-      expectedState: authorized.state,
-      expectedNonce: authorized.nonce,
-    });
+    const tokens = await exchange(config, authorized);
     expect(tokens.claims()?.sub).toBe(did);
   });
 
@@ -407,13 +414,9 @@ describe.skipIf(skip !== undefined)('the OpenID provider on two instances behind
     const config = await relyingParty(issued.client_id, issued.client_secret);
     const { browser, did } = await signedIn();
     for (let i = 0; i < 2; i++) {
-      const authorized = await authorize(browser, config, { scope: 'openid' });
+      const authorized = await authorize(browser, await codeRequest(config, 'openid'));
       proxy.steerAwayFrom(i);
-      const tokens = await client.authorizationCodeGrant(config, authorized.callback, {
-        pkceCodeVerifier: authorized.verifier,
-        expectedState: authorized.state,
-        expectedNonce: authorized.nonce,
-      });
+      const tokens = await exchange(config, authorized);
       expect(proxy.lastServed((served) => served.path === '/oidc/token')).toBe(1 - i);
       expect(tokens.claims()?.sub).toBe(did);
       expect(added.map((key) => key.kid)).toContain(decodeProtectedHeader(tokens.id_token as string).kid);
