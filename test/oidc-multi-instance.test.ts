@@ -334,7 +334,7 @@ describe.skipIf(skip !== undefined)('the OpenID provider on two instances behind
     for (let i = 0; i < 2; i++) expect((await client.tokenIntrospection(config, tokens.access_token)).active).toBe(false);
   });
 
-  it('registers a client on one instance (RFC 7591) and signs in with it on the other at once', async () => {
+  it('registers a client on one instance (RFC 7591), signs in with it on the other at once, and deletes it for both', async () => {
     const { browser, did } = await signedIn();
     const app = await browser.api('POST', '/api/connect/apps', { name: 'Two-instance shop' });
     expect(app.status, JSON.stringify(app.body)).toBe(200);
@@ -362,6 +362,26 @@ describe.skipIf(skip !== undefined)('the OpenID provider on two instances behind
     expect(proxy.served[mark]?.backend).not.toBe(registeredOn);
     const tokens = await exchange(config, authorized);
     expect(tokens.claims()?.sub).toBe(did);
+
+    // The client deletes itself (RFC 7592) on one instance; the other refuses it at its next request.
+    const deleted = await fetch(metadata.registration_client_uri as string, {
+      method: 'DELETE',
+      headers: { authorization: `Bearer ${metadata.registration_access_token as string}` },
+    });
+    expect(deleted.status).toBe(204);
+    proxy.steerAwayFrom(Number(deleted.headers.get('x-served-by')));
+    expect(metadata.token_endpoint_auth_method).toBe('client_secret_basic');
+    const refused = await fetch(`${issuer}/oidc/token`, {
+      method: 'POST',
+      headers: {
+        authorization: `Basic ${Buffer.from(`${encodeURIComponent(metadata.client_id)}:${encodeURIComponent(metadata.client_secret as string)}`).toString('base64')}`,
+        'content-type': 'application/x-www-form-urlencoded',
+      },
+      body: new URLSearchParams({ grant_type: 'refresh_token', refresh_token: tokens.refresh_token as string }),
+    });
+    expect(refused.headers.get('x-served-by')).not.toBe(deleted.headers.get('x-served-by'));
+    expect(refused.status).toBe(401);
+    expect(await refused.json()).toMatchObject({ error: 'invalid_client' });
   });
 
   it('refuses a DPoP proof on the second instance that the first already took', async () => {
