@@ -17,6 +17,7 @@ export const RUNTIME_TESTS: readonly string[] = [
   'test/database-files.test.ts',
   'test/storage-plans.test.ts',
   'test/multi-instance.test.ts',
+  'test/oidc-multi-instance.test.ts',
   'test/auth-races.test.ts',
   'test/lifecycle.test.ts',
   // Node's crypto: JWTs, keys, cookies, WebAuthn, secp256k1 and BIP-322.

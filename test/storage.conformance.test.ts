@@ -1535,9 +1535,19 @@ function storageConformance(engine: TestEngine, sqliteDriver?: SqliteDriverName)
         user_code: null,
         expires_at: at + MINUTE,
       });
-      await store.consumeOidcModel('AuthorizationCode', 'c1', at);
-      await store.consumeOidcModel('AuthorizationCode', 'c1', at + 1);
-      expect(await store.findOidcModel('AuthorizationCode', 'c1', at)).toEqual({ payload: '{}', consumed_at: at });
+      // Of racing uses, exactly one is the first; an unknown object is used by none.
+      const uses = await Promise.all([at, at + 1, at + 2].map((when) => store.consumeOidcModel('AuthorizationCode', 'c1', when)));
+      expect(uses.filter((first) => first)).toEqual([true]);
+      expect(await store.consumeOidcModel('AuthorizationCode', 'c1', at + 3)).toBe(false);
+      expect(await store.consumeOidcModel('AuthorizationCode', 'nowhere', at)).toBe(false);
+      expect((await store.findOidcModel('AuthorizationCode', 'c1', at))?.consumed_at).toBe(at + uses.indexOf(true));
+      // A claim is stored once until it expires; then it may be claimed again.
+      const claim = (expiresAt: number) => ({ payload: '{}', grant_id: null, uid: null, user_code: null, expires_at: expiresAt });
+      const claims = await Promise.all([1, 2, 3].map(() => store.claimOidcModel('ReplayDetection', 'r1', claim(at + MINUTE), at)));
+      expect(claims.filter((first) => first)).toEqual([true]);
+      expect(await store.claimOidcModel('ReplayDetection', 'r1', claim(at + 2 * MINUTE), at + MINUTE - 1)).toBe(false);
+      expect(await store.claimOidcModel('ReplayDetection', 'r1', claim(at + 2 * MINUTE), at + MINUTE)).toBe(true);
+      expect(await store.findOidcModel('ReplayDetection', 'r1', at + MINUTE + 1)).not.toBeNull();
       await store.putOidcModel('AccessToken', 't1', { payload: '{}', grant_id: 'g2', uid: null, user_code: null, expires_at: null });
       await store.deleteOidcGrant('g2', 'AccessToken');
       expect(await store.findOidcModel('AccessToken', 't1', at)).toBeNull();

@@ -337,6 +337,9 @@ export function registerOidcRoutes(app: FastifyInstance, context: ServiceContext
         handler: async (request, reply) => {
           const https = issuer.protocol === 'https:';
           const clientId = (request.params as { clientId?: string }).clientId;
+          if (route.url === OIDC_ROUTES.jwks) {
+            await oidc.refreshKeysForJwks((error) => request.log.error({ err: error }, 'oidc: could not read the keys for the JWKS'));
+          }
           if (request.method !== 'PUT' || clientId === undefined) return forward(oidc.provider(), request, reply, https);
           return forward(oidc.provider(), request, reply, https, await updateWithSecretChecked(context, request, clientId));
         },

@@ -3,7 +3,15 @@
  * "Storage"): every code, token, grant, session and interaction is a row of
  * `oidc_models`, so every instance on the database sees the same ones, on
  * SQLite and PostgreSQL alike. Clients come from `oidc_clients`, where the
- * secret is kept as its SHA-256 (src/oidc/clients.ts).
+ * secret is kept as its SHA-256 (src/oidc/clients.ts). Nothing is held in
+ * memory: a flow may hop between instances at every request
+ * (docs/operations.md "Several instances behind a proxy").
+ *
+ * The two checks that must hold however requests race, on one instance or
+ * several, are single statements of the database: a use of a code, a
+ * refresh token, a device code or a pushed request (`consume`) succeeds once,
+ * and a proof id the replay detection sees (DPoP proofs, client assertions)
+ * is new once.
  */
 import type { Adapter, AdapterPayload } from 'oidc-provider';
 import type { OidcStore } from '../storage/index.js';
@@ -14,6 +22,12 @@ export const CONNECT_APP_POLICY = 'connect-app';
 
 /** How long an initial access token found by the adapter is good for: this one request. */
 const INITIAL_ACCESS_TOKEN_SECONDS = 60;
+
+/**
+ * How long the replay detection's claim of an id holds before the library
+ * saves it with its own lifetime, moments later in the same request.
+ */
+const REPLAY_CLAIM_MS = 10 * 60 * 1000;
 
 export interface AdapterDeps {
   readonly store: OidcStore;
@@ -29,6 +43,12 @@ export interface AdapterDeps {
    * so it signs nobody in and its tokens answer nothing.
    */
   readonly appMayAct?: ((appId: string) => Promise<boolean>) | undefined;
+  /**
+   * The library's error for an object used a second time by a request that
+   * raced the first (the model's name says which): the library checks
+   * `consumed` before it consumes, so only the store can tell the later of two.
+   */
+  readonly usedTwice: (model: string) => Error;
 }
 
 /** The app an API key names, or, for the key of an app whose owner is held, that it is held. */
@@ -56,13 +76,7 @@ export function storageAdapter(deps: AdapterDeps): new (name: string) => Adapter
 
     async upsert(id: string, payload: AdapterPayload, expiresIn?: number): Promise<void> {
       if (this.#model === 'Client') return upsertClient(store, id, payload, now());
-      await store.putOidcModel(this.#model, id, {
-        payload: JSON.stringify(payload),
-        grant_id: typeof payload.grantId === 'string' ? payload.grantId : null,
-        uid: typeof payload.uid === 'string' ? payload.uid : null,
-        user_code: typeof payload.userCode === 'string' ? payload.userCode : null,
-        expires_at: expiresIn === undefined ? null : now() + expiresIn * 1000,
-      });
+      await store.putOidcModel(this.#model, id, rowOf(payload, expiresIn === undefined ? null : now() + expiresIn * 1000));
     }
 
     async find(id: string): Promise<AdapterPayload | undefined> {
@@ -81,6 +95,15 @@ export function storageAdapter(deps: AdapterDeps): new (name: string) => Adapter
         const iat = Math.floor(now() / 1000);
         return { jti: id, kind: 'InitialAccessToken', iat, exp: iat + INITIAL_ACCESS_TOKEN_SECONDS, policies: [CONNECT_APP_POLICY] };
       }
+      if (this.#model === 'ReplayDetection') {
+        // The library looks an id up, then saves it when it was not found: two
+        // requests with one proof would both find nothing. Here the look-up
+        // claims the id in one statement, and only the first finds nothing;
+        // the save that follows gives the row the library's lifetime.
+        const at = now();
+        const claimed = await store.claimOidcModel(this.#model, id, rowOf({ jti: id }, at + REPLAY_CLAIM_MS), at);
+        return claimed ? undefined : { jti: id };
+      }
       return this.#payloadOf(await store.findOidcModel(this.#model, id, now()));
     }
 
@@ -95,7 +118,16 @@ export function storageAdapter(deps: AdapterDeps): new (name: string) => Adapter
     }
 
     async consume(id: string): Promise<void> {
-      await store.consumeOidcModel(this.#model, id, now());
+      if (await store.consumeOidcModel(this.#model, id, now())) return;
+      // Another request used it in the meantime (on this instance or another):
+      // as the library does for a second use, what was issued from its grant ends.
+      const row = await store.findOidcModel(this.#model, id, now());
+      const grantId = row === null ? undefined : (JSON.parse(row.payload) as AdapterPayload).grantId;
+      if (typeof grantId === 'string' && this.#model !== 'PushedAuthorizationRequest') {
+        await store.deleteOidcGrant(grantId);
+        await store.deleteOidcModel('Grant', grantId);
+      }
+      throw deps.usedTwice(this.#model);
     }
 
     async destroy(id: string): Promise<void> {
@@ -114,6 +146,17 @@ export function storageAdapter(deps: AdapterDeps): new (name: string) => Adapter
       // The library treats a truthy `consumed` as "used": a second use of a code revokes its grant.
       return found.consumed_at === null ? payload : { ...payload, consumed: Math.floor(found.consumed_at / 1000) };
     }
+  };
+}
+
+/** The row of one object of the library. */
+function rowOf(payload: AdapterPayload, expiresAt: number | null) {
+  return {
+    payload: JSON.stringify(payload),
+    grant_id: typeof payload.grantId === 'string' ? payload.grantId : null,
+    uid: typeof payload.uid === 'string' ? payload.uid : null,
+    user_code: typeof payload.userCode === 'string' ? payload.userCode : null,
+    expires_at: expiresAt,
   };
 }
 

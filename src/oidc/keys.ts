@@ -8,7 +8,7 @@
  * parties' cached copies of the JWKS, stay good.
  */
 import { createHash, generateKeyPairSync, type JsonWebKey } from 'node:crypto';
-import type { OidcKeyRecord, OidcStore } from '../storage/index.js';
+import type { KeyStore, OidcKeyRecord, OidcStore } from '../storage/index.js';
 
 /** The algorithms ID tokens and userinfo responses may be signed with; the first is the default. */
 export const OIDC_ALGORITHMS = ['RS256', 'ES256', 'EdDSA'] as const;
@@ -66,15 +66,33 @@ async function storeKey(store: OidcStore, alg: OidcAlgorithm, at: number): Promi
   return jwk;
 }
 
+/** The setting that holds an algorithm's first key until it is stored: what instances starting together agree on. */
+function firstKeySetting(alg: OidcAlgorithm): string {
+  return `oidc_first_key_${alg}`;
+}
+
 /**
  * Makes sure every algorithm has a key that signs, generating what is
- * missing. Two instances starting at once may both generate one: both rows
- * stay, and every instance signs with the newest.
+ * missing. Instances starting at once on an empty database must not each
+ * make their own, or for a while each would sign with a key the others do
+ * not publish (docs/operations.md "Several instances behind a proxy"): an
+ * algorithm's first key is agreed through an insert-if-absent setting, then
+ * stored (the insert is idempotent per kid). An algorithm whose every key
+ * an operator retired gets a fresh one.
  */
-export async function ensureOidcKeys(store: OidcStore, at: number): Promise<void> {
-  const live = (await store.listOidcKeys()).filter((key) => key.retired_at === null);
+export async function ensureOidcKeys(store: OidcStore & Pick<KeyStore, 'getOrCreateSetting'>, at: number): Promise<void> {
+  const stored = await store.listOidcKeys();
   for (const alg of OIDC_ALGORITHMS) {
-    if (!live.some((key) => key.alg === alg)) await storeKey(store, alg, at);
+    const own = stored.filter((key) => key.alg === alg);
+    if (own.some((key) => key.retired_at === null)) continue;
+    if (own.length > 0) {
+      await storeKey(store, alg, at);
+      continue;
+    }
+    const agreed = await store.getOrCreateSetting(firstKeySetting(alg), () => JSON.stringify(generateOidcKey(alg)));
+    const jwk = parseStoredKey({ kid: '', alg, private_jwk: agreed, created_at: at, retired_at: null });
+    const kid = oidcKeyThumbprint(jwk);
+    await store.insertOidcKey({ kid, alg, private_jwk: JSON.stringify({ ...jwk, kid }), created_at: at });
   }
 }
 

@@ -316,7 +316,17 @@ export function createOidcProvider(library: OidcLibrary, options: OidcProviderOp
   const subject = (accountId: string, client: Client) => subjectOf(options.pairwiseSecret, accountId, client);
   const signingAlgorithms = [...OIDC_ALGORITHMS];
   const configuration: Configuration = {
-    adapter: storageAdapter({ store, now: options.now, appOfApiKey: options.appOfApiKey, appMayAct: options.appMayAct }),
+    adapter: storageAdapter({
+      store,
+      now: options.now,
+      appOfApiKey: options.appOfApiKey,
+      appMayAct: options.appMayAct,
+      // The words the library uses for a second use it sees itself.
+      usedTwice: (model) =>
+        model === 'PushedAuthorizationRequest'
+          ? new library.errors.InvalidRequestUri('request_uri is invalid, expired, or was already used')
+          : new library.errors.InvalidGrant(model === 'RefreshToken' ? 'refresh token already used' : 'grant already used'),
+    }),
     clients: [],
     jwks: { keys: options.keys.map((key) => ({ ...key })) },
     cookies: {

@@ -12,7 +12,7 @@ import type { AttestationLookupService } from '../attest/index.js';
 import { OcError } from '../errors.js';
 import { isJsonObject } from '../json.js';
 import { accountIdFromDid, didOf, mayAct } from '../session/index.js';
-import type { AccountStore, ClaimedOidcLogout, OidcLogoutStore, OidcStore } from '../storage/index.js';
+import type { AccountStore, ClaimedOidcLogout, KeyStore, OidcLogoutStore, OidcStore } from '../storage/index.js';
 import type { ApiKeyApp } from './adapter.js';
 import type { LogoutToken } from './backchannel.js';
 import { claimSource, type ClaimSource } from './claims.js';
@@ -30,7 +30,7 @@ import {
 } from './provider.js';
 
 export interface OidcServiceDeps {
-  readonly store: OidcStore & OidcLogoutStore & Pick<AccountStore, 'findAccount' | 'listIdentities'>;
+  readonly store: OidcStore & OidcLogoutStore & Pick<AccountStore, 'findAccount' | 'listIdentities'> & Pick<KeyStore, 'getOrCreateSetting'>;
   /** `PUBLIC_URL`. */
   readonly issuer: string;
   readonly serverSecret: Uint8Array;
@@ -156,6 +156,21 @@ export class OidcService {
     const at = this.#deps.now().getTime();
     await ensureOidcKeys(this.#deps.store, at);
     this.#keys = providerKeys(await this.#deps.store.listOidcKeys(), at);
+  }
+
+  /**
+   * Reads the keys before the JWKS is answered: a key another instance
+   * already signs with (it reloaded sooner after a rotation) is published by
+   * every instance a relying party asks, not only after this one's next
+   * periodic reload (docs/operations.md "Several instances behind a proxy").
+   * A failed read keeps the keys this instance has.
+   */
+  async refreshKeysForJwks(onError: (error: unknown) => void): Promise<void> {
+    try {
+      this.#keys = providerKeys(await this.#deps.store.listOidcKeys(), this.#deps.now().getTime());
+    } catch (error) {
+      onError(error);
+    }
   }
 
   /** The published keys, signing keys first. */

@@ -242,6 +242,30 @@ export class OidcArea implements OidcStore {
       .execute();
   }
 
+  async claimOidcModel(model: string, id: string, value: NewOidcModel, now: number): Promise<boolean> {
+    // Insert-if-absent in one statement; a row past its expiry is taken over.
+    const rows = await this.#x.db
+      .insertInto('oidc_models')
+      .values({ model, id, ...value, consumed_at: null })
+      .onConflict((conflict) =>
+        conflict
+          .columns(['model', 'id'])
+          .doUpdateSet({
+            payload: value.payload,
+            grant_id: value.grant_id,
+            uid: value.uid,
+            user_code: value.user_code,
+            expires_at: value.expires_at,
+            consumed_at: null,
+          })
+          .where('oidc_models.expires_at', 'is not', null)
+          .where('oidc_models.expires_at', '<=', now),
+      )
+      .returning('id')
+      .execute();
+    return rows.length === 1;
+  }
+
   async #findBy(model: string, column: 'id' | 'uid' | 'user_code', value: string, now: number): Promise<OidcModelRecord | null> {
     // Every code exchange and userinfo reads three or four of these (docs/performance.md "The OpenID provider").
     const [row] = await this.#x.runCompiled<Pick<OidcModelsTable, 'payload' | 'consumed_at' | 'expires_at'>>(
@@ -271,8 +295,9 @@ export class OidcArea implements OidcStore {
     return this.#findBy(model, 'user_code', userCode, now);
   }
 
-  async consumeOidcModel(model: string, id: string, at: number): Promise<void> {
-    await this.#x.runCompiled(
+  async consumeOidcModel(model: string, id: string, at: number): Promise<boolean> {
+    // One statement decides which of two racing uses (on one instance or two) is the first.
+    const rows = await this.#x.runCompiled<{ id: string }>(
       'consumeOidcModel',
       () =>
         this.#x.db
@@ -280,9 +305,11 @@ export class OidcArea implements OidcStore {
           .set({ consumed_at: at })
           .where('model', '=', model)
           .where('id', '=', id)
-          .where('consumed_at', 'is', null),
+          .where('consumed_at', 'is', null)
+          .returning('id'),
       [at, model, id],
     );
+    return rows.length === 1;
   }
 
   async deleteOidcModel(model: string, id: string): Promise<void> {

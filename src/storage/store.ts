@@ -519,12 +519,21 @@ export interface OidcStore {
 
   /** Stores or replaces one object of the library. */
   putOidcModel(model: string, id: string, value: NewOidcModel): Promise<void>;
+  /**
+   * Stores the object unless one with that id is there and not past its
+   * expiry: true for the one call that stored it (the provider's replay
+   * detection, src/oidc/adapter.ts).
+   */
+  claimOidcModel(model: string, id: string, value: NewOidcModel, now: EpochMilliseconds): Promise<boolean>;
   /** The object unless it is unknown or past its expiry. */
   findOidcModel(model: string, id: string, now: EpochMilliseconds): Promise<OidcModelRecord | null>;
   findOidcModelByUid(model: string, uid: string, now: EpochMilliseconds): Promise<OidcModelRecord | null>;
   findOidcModelByUserCode(model: string, userCode: string, now: EpochMilliseconds): Promise<OidcModelRecord | null>;
-  /** Marks the object used (a code, a rotated refresh token). */
-  consumeOidcModel(model: string, id: string, at: EpochMilliseconds): Promise<void>;
+  /**
+   * Marks the object used (a code, a rotated refresh token, a pushed request):
+   * true for the one call that did, false when it was used already or is unknown.
+   */
+  consumeOidcModel(model: string, id: string, at: EpochMilliseconds): Promise<boolean>;
   deleteOidcModel(model: string, id: string): Promise<void>;
   /** Deletes the objects of one model (or of every model) that belong to a grant. */
   deleteOidcGrant(grantId: string, model?: string): Promise<void>;

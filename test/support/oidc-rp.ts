@@ -165,7 +165,7 @@ function htmlDecoded(value: string): string {
 }
 
 /** The form of a page the provider library answers to be submitted by its own script (a form post), or null. */
-function selfSubmitting(hop: Hop): { action: string; fields: Record<string, string> } | null {
+export function selfSubmitting(hop: Hop): { action: string; fields: Record<string, string> } | null {
   if (hop.status !== 200 || !hop.body.includes('document.forms[0].submit()')) return null;
   const action = /<form method="post" action="([^"]+)">/.exec(hop.body)?.[1];
   if (action === undefined) return null;
