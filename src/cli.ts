@@ -222,7 +222,15 @@ async function run(argv: string[]): Promise<number> {
           const session = await store.listSigningKeys();
           for (const key of session) {
             const published = key.retired_at === null || now - key.retired_at < DEFAULT_KEY_OVERLAP_SECONDS * 1000;
-            const state = key.kid === signing ? 'signing' : published ? 'published' : 'withdrawn';
+            const pending = key.retired_at === null && key.activated_at > now;
+            const state =
+              key.kid === signing
+                ? 'signing'
+                : pending
+                  ? `published, signs from ${new Date(key.activated_at).toISOString()}`
+                  : published
+                    ? 'published'
+                    : 'withdrawn';
             out(`session  EdDSA  ${key.kid}  ${state}  created ${new Date(key.created_at).toISOString()}`);
           }
           for (const key of listOidcKeys(await store.listOidcKeys(), now)) {
@@ -235,7 +243,9 @@ async function run(argv: string[]): Promise<number> {
         return withStore(config, async (store) => {
           const key = await rotateSigningKey(store, new Date());
           out(`new signing key ${key.kid}`);
-          progress('running instances start signing with it within a minute; older keys stay in the JWKS for 31 days');
+          progress(
+            'running instances publish it within a minute and sign with it 90 s from now, once all of them publish it; older keys stay in the JWKS for 31 days',
+          );
           if (config.authPrivateJwk)
             progress('note: OC_AUTH_PRIVATE_JWK is set, and a configured key always signs; rotate it in the configuration instead');
           return 0;

@@ -18,6 +18,7 @@ import {
 } from 'jose';
 import { describe, expect, it } from 'vitest';
 import { rotateSigningKey } from '../src/session/keystore.js';
+import { KEY_PUBLISH_LEAD_MS } from '../src/session/index.js';
 import { newWallet, type Reply } from './support/auth-client.js';
 import { UUID_ANYWHERE, expectError, expectSessionCookie, forEachEngine, type TimedBrowser, useAuthSuite } from './support/auth-harness.js';
 import { DAY, HOUR } from './support/clock.js';
@@ -202,6 +203,10 @@ function consumerSuite(engine: 'sqlite' | 'postgres'): void {
 
       auth.harness.clock.advance(DAY);
       const rotated = await rotateSigningKey(auth.harness.store, auth.harness.clock.now());
+      // Published at once, before any instance signs with it (docs/operations.md "Signing keys").
+      const waiting = await jwks(await auth.harness.app(FAMILY_ENV));
+      expect(waiting.keys.map((key) => key.kid)).toEqual([oldKid, rotated.kid]);
+      auth.harness.clock.advance(KEY_PUBLISH_LEAD_MS);
       const rebuilt = await auth.harness.app(FAMILY_ENV);
 
       const after = await jwks(rebuilt);

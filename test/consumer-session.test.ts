@@ -23,6 +23,7 @@ import {
   type VerifySessionOptions,
 } from '../packages/verify/src/index.js';
 import { rotateSigningKey } from '../src/session/keystore.js';
+import { KEY_PUBLISH_LEAD_MS } from '../src/session/index.js';
 import { openStore, type Store } from '../src/storage/index.js';
 import { newWallet } from './support/auth-client.js';
 import {
@@ -456,7 +457,8 @@ describe('key rotation through the JWKS URL', () => {
     expect(counted.count(), 'keys are cached').toBe(1);
 
     // The operator rotates; the host restarts on the same store and address.
-    await rotateSigningKey(store, new Date());
+    // A rotation made a publish lead ago: the new key signs from the restart on.
+    await rotateSigningKey(store, new Date(Date.now() - KEY_PUBLISH_LEAD_MS));
     await first.close();
     // Let this process's fetch pool see the old host's connections end before one is reused for the new host.
     await sleep(50);

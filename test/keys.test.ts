@@ -3,6 +3,7 @@ import { calculateJwkThumbprint, exportJWK, generateKeyPair, importJWK } from 'j
 import { describe, expect, it } from 'vitest';
 import {
   DEFAULT_KEY_OVERLAP_SECONDS,
+  KEY_PUBLISH_LEAD_MS,
   KeyRing,
   SESSION_LIFETIME_SECONDS,
   generateSigningKey,
@@ -165,6 +166,23 @@ describe('KeyRing', () => {
     );
     expect(ring.active).toBe(middle);
     expect(ring.jwks().keys.map((jwk) => jwk.kid)).toEqual([middle.kid, newest.kid]);
+  });
+
+  it('publishes a key before its activation and signs with it from then on; a lone waiting key signs at once', () => {
+    const stored = [
+      { key: middle, createdAt: new Date(now.getTime() - 100 * DAY) },
+      { key: newest, createdAt: now, activatesAt: new Date(now.getTime() + KEY_PUBLISH_LEAD_MS) },
+    ];
+    const waiting = new KeyRing(stored, { now: new Date(now.getTime() + KEY_PUBLISH_LEAD_MS - 1) });
+    expect(waiting.active).toBe(middle);
+    expect(waiting.jwks().keys.map((jwk) => jwk.kid)).toEqual([middle.kid, newest.kid]);
+    const due = new KeyRing(stored, { now: new Date(now.getTime() + KEY_PUBLISH_LEAD_MS) });
+    expect(due.active).toBe(newest);
+    expect(due.jwks().keys.map((jwk) => jwk.kid)).toEqual([newest.kid, middle.kid]);
+    // With no other key to sign (a first start), the waiting key signs.
+    expect(new KeyRing([stored[1]!], { now }).active).toBe(newest);
+    // More than a minute of lead: every instance re-reads the ring each minute.
+    expect(KEY_PUBLISH_LEAD_MS).toBeGreaterThan(60_000);
   });
 
   it('counts a retirement scheduled in the future as not yet retired', () => {

@@ -138,9 +138,15 @@ describe('oc-host CLI', () => {
     expect(JSON.parse(Buffer.from(encoded.stdout.trim(), 'base64url').toString('utf8'))).toEqual(jwk);
     const rotated = await cli(['keys', 'rotate'], env());
     expect(rotated.code).toBe(0);
-    const after = JSON.parse((await cli(['keys', 'public'], env())).stdout);
-    expect(after.kid).not.toBe(jwk.kid);
-    expect(rotated.stdout).toContain(after.kid);
+    const kid = /^new signing key (\S+)$/m.exec(rotated.stdout)?.[1];
+    expect(kid).toBeDefined();
+    expect(kid).not.toBe(jwk.kid);
+    // The new key is published at once and signs 90 s later: until then the
+    // active key, the one `keys public` prints, is the one before it.
+    expect(JSON.parse((await cli(['keys', 'public'], env())).stdout).kid).toBe(jwk.kid);
+    const listed = await cli(['keys', 'list'], env());
+    expect(listed.stdout).toMatch(new RegExp(`^session {2}EdDSA {2}${kid} {2}published, signs from \\S+ {2}created `, 'm'));
+    expect(listed.stdout).toMatch(new RegExp(`^session {2}EdDSA {2}${jwk.kid} {2}signing {2}`, 'm'));
   });
 
   it('publish --file puts an attestation on the relays, check --addr answers the threshold question', async () => {

@@ -8,6 +8,7 @@ export {
   KeyRing,
   generateSigningKey,
   jwkThumbprint,
+  KEY_PUBLISH_LEAD_MS,
   publicJwkForConsumers,
   signingKeyFromJwk,
   verificationKeyFromJwk,

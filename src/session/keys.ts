@@ -164,9 +164,23 @@ function isSigningKey(key: VerificationKey | SigningKey): key is SigningKey {
 export interface StoredSigningKey {
   readonly key: SigningKey | VerificationKey;
   readonly createdAt: Date;
+  /**
+   * From when the key may sign; absent, from its creation. Until then it is
+   * only published, so that every instance has it in its JWKS, and a
+   * consumer's fetch of the JWKS finds it, before a token needs it
+   * ({@link KEY_PUBLISH_LEAD_MS}).
+   */
+  readonly activatesAt?: Date;
   /** When the key stopped signing; null or absent while it may still sign. */
   readonly retiredAt?: Date | null;
 }
+
+/**
+ * How long a rotated-in key is published before it signs: longer than the
+ * minute in which every running instance re-reads the key ring, so no
+ * instance signs with a key another instance does not yet publish.
+ */
+export const KEY_PUBLISH_LEAD_MS = 90_000;
 
 export interface KeyRingOptions {
   /** The moment the ring describes; retirement and the overlap window are measured from it. */
@@ -190,8 +204,10 @@ function millis(date: Date, what: string): number {
 
 /**
  * The keys the service signs and verifies with. `active` signs new tokens: the
- * newest key that is not retired and whose private half is held (ties broken
- * by kid, so every instance reading the same rows picks the same key).
+ * newest key that is not retired, whose private half is held and whose
+ * activation time has come (ties broken by kid, so every instance reading the
+ * same rows picks the same key); only when no key has come of age does the
+ * newest such key sign at once (a first start).
  * `verificationKeys` (and the JWKS) hold every key that is not retired plus
  * every key retired less than the overlap window ago.
  *
@@ -217,19 +233,24 @@ export class KeyRing {
     const entries = stored.map((entry) => {
       const created = millis(entry.createdAt, 'createdAt');
       const retired = entry.retiredAt == null ? null : millis(entry.retiredAt, 'retiredAt');
-      return { key: entry.key, created, retired: retired !== null && retired <= now ? retired : null };
+      const activates = entry.activatesAt === undefined ? created : millis(entry.activatesAt, 'activatesAt');
+      return { key: entry.key, created, activates, retired: retired !== null && retired <= now ? retired : null };
     });
     // Newest first, kid as the tie-break: the order of the JWKS and the choice of `active`.
     entries.sort((a, b) => b.created - a.created || (a.key.kid < b.key.kid ? 1 : a.key.kid > b.key.kid ? -1 : 0));
 
     const byKid = new Map<string, VerificationKey>();
     let active: SigningKey | undefined;
+    let newest: SigningKey | undefined;
     for (const entry of entries) {
       const published = entry.retired === null || now - entry.retired < overlapSeconds * 1000;
       if (!published || byKid.has(entry.key.kid)) continue;
       byKid.set(entry.key.kid, entry.key);
-      if (active === undefined && entry.retired === null && isSigningKey(entry.key)) active = entry.key;
+      if (entry.retired !== null || !isSigningKey(entry.key)) continue;
+      newest ??= entry.key;
+      if (active === undefined && entry.activates <= now) active = entry.key;
     }
+    active ??= newest;
     if (active === undefined) {
       throw new Error('session keys: no signing key that is not retired; generate one before building the key ring');
     }

@@ -6,7 +6,15 @@
  */
 import { randomBytes } from 'node:crypto';
 import type { KeyStore } from '../storage/index.js';
-import { generateSigningKey, KeyRing, signingKeyFromJwk, verificationKeyFromJwk, type SigningKey, type StoredSigningKey } from './keys.js';
+import {
+  generateSigningKey,
+  KEY_PUBLISH_LEAD_MS,
+  KeyRing,
+  signingKeyFromJwk,
+  verificationKeyFromJwk,
+  type SigningKey,
+  type StoredSigningKey,
+} from './keys.js';
 
 const SERVER_SECRET_SETTING = 'server_secret';
 const FIRST_KEY_SETTING = 'first_signing_key';
@@ -18,13 +26,13 @@ export async function loadServerSecret(store: KeyStore, configured: Uint8Array |
   return new Uint8Array(Buffer.from(hex, 'hex'));
 }
 
-async function insertKey(store: KeyStore, key: SigningKey, at: number): Promise<void> {
+async function insertKey(store: KeyStore, key: SigningKey, at: number, activatesAt = at): Promise<void> {
   await store.insertSigningKey({
     kid: key.kid,
     private_jwk: JSON.stringify(key.privateJwk),
     public_jwk: JSON.stringify(key.publicJwk),
     created_at: at,
-    activated_at: at,
+    activated_at: activatesAt,
   });
 }
 
@@ -45,10 +53,14 @@ async function ensureStoredKey(store: KeyStore, now: number): Promise<void> {
   await insertKey(store, generateSigningKey(), now);
 }
 
-/** Adds a new signing key that takes over from now; older keys stay published for the overlap window. */
+/**
+ * Adds a new signing key, published at once and signing from
+ * {@link KEY_PUBLISH_LEAD_MS} on; older keys stay published for the overlap window.
+ */
 export async function rotateSigningKey(store: KeyStore, now: Date): Promise<SigningKey> {
   const key = generateSigningKey();
-  await insertKey(store, key, now.getTime());
+  // Published at once, signing once every instance has re-read the ring (KEY_PUBLISH_LEAD_MS).
+  await insertKey(store, key, now.getTime(), now.getTime() + KEY_PUBLISH_LEAD_MS);
   return key;
 }
 
@@ -69,6 +81,7 @@ export async function loadKeyRing(
     .map((row) => ({
       key: configuredJwk ? verificationKeyFromJwk(JSON.parse(row.public_jwk)) : signingKeyFromJwk(JSON.parse(row.private_jwk)),
       createdAt: new Date(row.created_at),
+      activatesAt: new Date(row.activated_at),
       retiredAt: configuredJwk
         ? new Date(Math.min(row.retired_at ?? nowMs, nowMs))
         : row.retired_at === null
