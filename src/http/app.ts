@@ -199,7 +199,13 @@ export async function buildApp(config: Config, deps: AppDeps = {}): Promise<Fast
   registerRevocationRoutes(routes, context);
   registerConnectRoutes(routes, { connect: context.connect, webhookKey: context.webhookKey });
   registerPublicRoutes(routes, { stats: context.stats, attestCounter: context.attestCounter, contact: context.contact, now });
-  registerPageRoutes(app, context);
+  registerPageRoutes(app, {
+    door,
+    origins: context.origins,
+    brand: config.brand,
+    publicUrl: config.publicUrl,
+    interactionLogoOrigin: (uid) => context.oidc.interactionLogoOrigin(uid),
+  });
   registerOidcRoutes(app, context);
   registerOidcClientRoutes(routes, context);
   registerConsentRoutes(routes, context);

@@ -40,8 +40,8 @@ import { fileURLToPath } from 'node:url';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { OcError } from '../errors.js';
 import { checkReturnTo } from '../signin/index.js';
-import type { ServiceContext } from './context.js';
-import { currentSession } from './session.js';
+import type { OriginRules } from '../signin/index.js';
+import type { SessionDoor } from './session.js';
 import { POLICY } from './policy.js';
 import { applyBrand, brandCss } from './brand.js';
 import type { Brand } from '../config.js';
@@ -531,9 +531,19 @@ function loginHintField(value: string | undefined): string {
 /** A `return_to` that goes back to an authorization's interaction (src/http/oidc.ts), and its uid. */
 const INTERACTION_RETURN = /^\/oidc\/interaction\/([A-Za-z0-9_-]{1,64})(?:\?hinted=1)?$/;
 
-export function registerPageRoutes(app: FastifyInstance, context: ServiceContext, loaded: PageFiles = loadPageFiles()): void {
-  const isFamily = (origin: string) => context.origins.isFamilyOrigin(origin);
-  const localized = localizedPages(loaded, context.config.brand);
+/** What the pages use: the session door, the family's origins, the operator's brand and one question to the OpenID provider. */
+export interface PageRoutes {
+  readonly door: SessionDoor;
+  readonly origins: OriginRules;
+  readonly brand: Brand;
+  readonly publicUrl: string;
+  /** The origin of the logo of the app whose interaction `uid` is, or null (src/oidc). */
+  readonly interactionLogoOrigin: (uid: string) => Promise<string | null>;
+}
+
+export function registerPageRoutes(app: FastifyInstance, deps: PageRoutes, loaded: PageFiles = loadPageFiles()): void {
+  const isFamily = (origin: string) => deps.origins.isFamilyOrigin(origin);
+  const localized = localizedPages(loaded, deps.brand);
   const { templates: pages, csp } = localized;
   const gzipped = gzippedOf(localized);
 
@@ -542,7 +552,7 @@ export function registerPageRoutes(app: FastifyInstance, context: ServiceContext
     const asked = firstQueryValue(request, 'lang');
     return isLocale(asked) ? asked : requestLocale(request);
   }
-  const brand = brandAsset(context.config.brand);
+  const brand = brandAsset(deps.brand);
 
   /**
    * `return_to` by the rule the provider start applies (docs/protocol.md §6
@@ -554,7 +564,7 @@ export function registerPageRoutes(app: FastifyInstance, context: ServiceContext
     const asked = firstQueryValue(request, 'return_to') ?? '';
     if (asked === '') return { returnTo: '', refused: false };
     try {
-      return { returnTo: checkReturnTo(asked, context.config.publicUrl, isFamily), refused: false };
+      return { returnTo: checkReturnTo(asked, deps.publicUrl, isFamily), refused: false };
     } catch {
       return { returnTo: '', refused: true };
     }
@@ -610,7 +620,7 @@ export function registerPageRoutes(app: FastifyInstance, context: ServiceContext
    */
   async function appLogoCsp(returnTo: string, policy: string): Promise<string> {
     const uid = INTERACTION_RETURN.exec(returnTo)?.[1];
-    const origin = uid === undefined ? null : await context.oidc.interactionLogoOrigin(uid);
+    const origin = uid === undefined ? null : await deps.interactionLogoOrigin(uid);
     return origin === null ? policy : allowingImagesFrom(policy, origin);
   }
 
@@ -635,7 +645,7 @@ export function registerPageRoutes(app: FastifyInstance, context: ServiceContext
 
   app.get('/account', { config: { policy: POLICY.unlimited }, schema: { hide: true } }, async (request, reply) => {
     // Server-side first; the page also goes to /signin when /me answers 401.
-    if ((await currentSession(context, request)) === null) {
+    if ((await deps.door.current(request)) === null) {
       return redirect(reply, '/signin?return_to=/account');
     }
     return sendPage(request, reply, 'account', pageLocale(request));
@@ -644,7 +654,7 @@ export function registerPageRoutes(app: FastifyInstance, context: ServiceContext
   // The re-proof a consumer site sends people to after 401 `sudo_required`
   // (docs/protocol.md §6 "Step-up"): prove the active account again, then back to return_to.
   app.get('/sudo', { config: { policy: POLICY.unlimited }, schema: { hide: true } }, async (request, reply) => {
-    if ((await currentSession(context, request)) === null) {
+    if ((await deps.door.current(request)) === null) {
       return redirect(reply, `/signin?return_to=${encodeURIComponent(request.url)}`);
     }
     return sendReturningPage(request, reply, 'sudo', {
