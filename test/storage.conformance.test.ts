@@ -1472,8 +1472,8 @@ function storageConformance(engine: TestEngine, sqliteDriver?: SqliteDriverName)
       await store.putOidcModel('Grant', 'g1', { ...model, grant_id: null });
       await store.putOidcModel('RefreshToken', 'rt1', { ...model, grant_id: 'g1' });
       await store.putOidcConsent({ account_id: 'a'.repeat(32), client_id: 'oc_app', grant_id: 'g1', created_at: T0, updated_at: T0 });
-      expect(await store.deleteOidcClient('oc_app')).toBe(true);
-      expect(await store.deleteOidcClient('oc_app')).toBe(false);
+      expect(await store.deleteOidcClient('oc_app', T0)).toBe(true);
+      expect(await store.deleteOidcClient('oc_app', T0)).toBe(false);
       expect(await store.findOidcModel('RefreshToken', 'rt1', T0)).toBeNull();
       expect(await store.findOidcModel('Grant', 'g1', T0)).toBeNull();
       expect(await store.findOidcConsent('a'.repeat(32), 'oc_app')).toBeNull();
@@ -1483,8 +1483,8 @@ function storageConformance(engine: TestEngine, sqliteDriver?: SqliteDriverName)
       expect(await store.deleteConnectApp(app1, owner.account.id)).toBe(true);
       expect(await store.findOidcClient('oc_orphan')).toBeNull();
       expect((await store.listOidcClients()).map((client) => client.client_id)).toEqual(['oc_op']);
-      expect(await store.purgeOrphanOidcClients()).toBe(1);
-      expect(await store.purgeOrphanOidcClients()).toBe(0);
+      expect(await store.purgeOrphanOidcClients(T0)).toBe(1);
+      expect(await store.purgeOrphanOidcClients(T0)).toBe(0);
     });
 
     it('registers APIs once per URI, with their scopes, and deletes them', async () => {
@@ -1559,8 +1559,8 @@ function storageConformance(engine: TestEngine, sqliteDriver?: SqliteDriverName)
       ]);
       await store.putOidcModel('Grant', 'g3', { payload: '{}', grant_id: null, uid: null, user_code: null, expires_at: null });
       await store.putOidcModel('AccessToken', 'a3', { payload: '{}', grant_id: 'g3', uid: null, user_code: null, expires_at: null });
-      expect(await store.deleteOidcConsent(account, 'c1')).toBe(true);
-      expect(await store.deleteOidcConsent(account, 'c1')).toBe(false);
+      expect(await store.deleteOidcConsent(account, 'c1', T0)).toBe(true);
+      expect(await store.deleteOidcConsent(account, 'c1', T0)).toBe(false);
       expect(await store.findOidcModel('AccessToken', 'a3', T0)).toBeNull();
       expect(await store.findOidcModel('Grant', 'g3', T0)).toBeNull();
       expect(await store.findOidcConsent(account, 'c1')).toBeNull();
