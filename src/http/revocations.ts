@@ -26,7 +26,8 @@ export function registerRevocationRoutes(app: TypedApp, context: ServiceContext)
     '/api/auth/revocations',
     route(POLICY.publicRead, 'auth', 'Sessions revoked before their expiry, for consumer sites to refuse', {
       description:
-        'Each entry is a revoked session whose token has not expired: keep its `jti` until `exp`. Poll with `since=<cursor>`; ' +
+        'Each entry is a revoked session whose token has not expired: keep its `jti` until `exp`. Entries with a `kind` end ' +
+        'the OpenID provider\'s JWT access tokens for APIs (docs/protocol.md §8 "Revoking API tokens"). Poll with `since=<cursor>`; ' +
         'when `more` is true, ask again at once. At most 1000 entries per answer; cached 1 second; send If-None-Match with the ' +
         'ETag to get 304.',
       querystring: RevocationsQuery,
