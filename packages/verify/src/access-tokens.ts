@@ -177,7 +177,8 @@ export function createAccessTokenVerifier(options: AccessTokenVerifierOptions): 
   if (typeof options !== 'object' || options === null) fail('options are required ({ issuer, audience })');
   const { issuer, audience } = options;
   if (typeof issuer !== 'string' || issuer.trim() === '') fail("issuer must be the provider's issuer (the host's PUBLIC_URL)");
-  if (typeof audience !== 'string' || audience.trim() === '') fail("audience must be the API's resource URI");
+  if (typeof audience !== 'string' || audience.trim() === '' || /[\u0000-\u001f\u007f]/.test(audience))
+    fail("audience must be the API's resource URI");
   const algorithms = algorithmsOf(options.algorithms);
   const clockTolerance = optionalNumber(options.clockToleranceSeconds, 'clockToleranceSeconds', 0, 0);
   const clock = clockOf(options.now);
