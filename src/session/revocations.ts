@@ -32,6 +32,7 @@
 import { createHash } from 'node:crypto';
 import { OcError } from '../errors.js';
 import type { RevocationRecord, SessionStore } from '../storage/index.js';
+import type { RevocationFeedEntry } from '../../packages/verify/src/revocation-feed.js';
 
 export const MAX_REVOCATIONS_PER_PAGE = 1000;
 export const CLOCK_SKEW_MS = 5000;
@@ -39,14 +40,8 @@ const FEED_CACHE_MS = 1000;
 /** Cached cursors at most; an attacker varying `since` cannot grow the cache without bound. */
 const MAX_CACHED_CURSORS = 256;
 
-/** One entry of the feed (docs/protocol.md §3 "Revocations" and §8 "Revoking API tokens"). */
-type RevocationEntry =
-  | { readonly jti: string; readonly exp: number }
-  | { readonly jti: string; readonly exp: number; readonly kind: 'access_token' }
-  | { readonly jti: string; readonly exp: number; readonly kind: 'grant'; readonly grant: string; readonly iat_before: number }
-  | { readonly jti: string; readonly exp: number; readonly kind: 'client'; readonly client_id: string; readonly iat_before: number };
-
-function entryOf(row: RevocationRecord): RevocationEntry {
+/** One entry of the feed, as the consumer package defines it (packages/verify/src/revocation-feed.ts). */
+function entryOf(row: RevocationRecord): RevocationFeedEntry {
   const exp = Math.floor(row.expires_at / 1000);
   const access = row.access;
   if (access === undefined) return { jti: row.jti, exp };
@@ -57,7 +52,7 @@ function entryOf(row: RevocationRecord): RevocationEntry {
 }
 
 export interface RevocationPage {
-  readonly revocations: readonly RevocationEntry[];
+  readonly revocations: readonly RevocationFeedEntry[];
   readonly cursor: string;
   readonly more: boolean;
   /** A strong validator of this answer, for If-None-Match. */

@@ -29,6 +29,7 @@ export type { AccessGuard, AccessGuardCode, AccessRefusal, AccessTokenGuardOptio
 export { parsePublicJwk } from './keys.js';
 export { stopRevocationPolling, DEFAULT_REVOCATION_INTERVAL_SECONDS } from './revocations.js';
 export type { RevocationOptions } from './revocations.js';
+export type { RevocationFeedEntry } from './revocation-feed.js';
 export type { Ed25519PublicJwk, JwkObject, PublicJwkInput } from './keys.js';
 export {
   bearerToken,

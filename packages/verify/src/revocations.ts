@@ -39,6 +39,7 @@ const MAX_PAGES_PER_POLL = 50;
 const STALE_INTERVALS = 3;
 const MAX_FIRST_WAIT_MS = 10_000;
 
+/** An entry as read from the wire (revocation-feed.ts), before its members are checked. */
 interface FeedEntry {
   readonly jti?: unknown;
   readonly exp?: unknown;
