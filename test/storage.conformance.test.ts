@@ -1589,17 +1589,24 @@ function storageConformance(engine: TestEngine, sqliteDriver?: SqliteDriverName)
         updated_at: T0,
       });
       expect(await store.deleteOidcClient('oc_gone', T0 + 4 * SECOND)).toBe(true);
+      // The operator's hold ends the tokens of the account's grants, which stay.
+      const held = await btcAccount();
+      await store.putOidcConsent({ account_id: `did:oc:${held.id}`, client_id: 'c3', grant_id: 'g3', created_at: T0, updated_at: T0 });
+      await store.setAccountDisabled(held.id, true, T0 + 5 * SECOND);
       const seconds = (ms: number) => Math.floor(ms / 1000);
-      expect(await ended(T0 + 5 * SECOND)).toEqual([
+      expect(await ended(T0 + 6 * SECOND)).toEqual([
         ['access_token', 'token-1', null, T0 + 10 * MINUTE],
         ['grant', grantReference('g1'), seconds(T0 + 2 * SECOND), T0 + 2 * SECOND + DAY],
         ['grant', grantReference('g2'), seconds(T0 + 3 * SECOND), T0 + 3 * SECOND + DAY],
         ['client', 'oc_gone', seconds(T0 + 4 * SECOND), T0 + 4 * SECOND + DAY],
+        ['grant', grantReference('g3'), seconds(T0 + 5 * SECOND), T0 + 5 * SECOND + DAY],
       ]);
+      expect(await store.findOidcConsent(`did:oc:${held.id}`, 'c3')).not.toBeNull();
       // Paged by the feed's cursor (revocation time, then the entry's id), and gone once lapsed, then purged.
-      const [first] = await store.listRevocations(null, T0 + 5 * SECOND, 1);
-      expect((await store.listRevocations({ at: first!.revoked_at, jti: first!.jti }, T0 + 5 * SECOND, 100)).length).toBe(3);
-      expect((await ended(T0 + 11 * MINUTE)).map((row) => row[0])).toEqual(['grant', 'grant', 'client']);
+      const [first] = await store.listRevocations(null, T0 + 6 * SECOND, 1);
+      expect(first?.access?.kind).toBe('access_token');
+      expect((await store.listRevocations({ at: first!.revoked_at, jti: first!.jti }, T0 + 6 * SECOND, 100)).length).toBe(4);
+      expect((await ended(T0 + 11 * MINUTE)).map((row) => row[0])).toEqual(['grant', 'grant', 'client', 'grant']);
       await store.purgeExpired(T0 + 2 * DAY);
       expect(await ended(T0)).toEqual([]);
     });
