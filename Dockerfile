@@ -14,9 +14,11 @@ COPY packages/verify/package.json ./packages/verify/package.json
 RUN npm ci --omit=optional --no-audit --no-fund
 COPY tsconfig.json tsconfig.build.json ./
 COPY src ./src
-# The session claims have one definition, in the consumer package; the
-# service imports its type (src/session/jwt.ts), so the build reads it.
+# The session claims and the revocation feed's entries have one definition,
+# in the consumer package; the service imports their types
+# (src/session/jwt.ts, src/session/revocations.ts), so the build reads them.
 COPY packages/verify/src/claims.ts ./packages/verify/src/claims.ts
+COPY packages/verify/src/revocation-feed.ts ./packages/verify/src/revocation-feed.ts
 RUN npm run build \
  && npm prune --omit=dev --no-audit --no-fund
 

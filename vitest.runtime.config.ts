@@ -52,6 +52,7 @@ export const RUNTIME_TESTS: readonly string[] = [
   'test/consumer-session.test.ts',
   'test/consumer-middleware.test.ts',
   'test/consumer-frameworks.test.ts',
+  'test/verify-access-token.test.ts',
   'test/compat/*.test.ts',
   // One whole sign-in in Chromium.
   'test/e2e-browser.test.ts',

@@ -36,13 +36,13 @@ export interface JwtBenchOptions {
   clock?: 'cpu' | 'wall';
 }
 
-type Case = { name: string; baseline?: string } & ({ sync: () => unknown } | { async: () => Promise<unknown> });
+export type Case = { name: string; baseline?: string } & ({ sync: () => unknown } | { async: () => Promise<unknown> });
 
 /**
  * bench/lib.ts measures synchronous functions only; jose's API is async, so
  * this timer runs both kinds in the same interleaved rounds.
  */
-async function timeCase(testCase: Case, millis: number, clock: () => number): Promise<number> {
+export async function timeCase(testCase: Case, millis: number, clock: () => number): Promise<number> {
   let operations = 0;
   const start = clock();
   let elapsed = 0;
@@ -55,7 +55,7 @@ async function timeCase(testCase: Case, millis: number, clock: () => number): Pr
   return (operations * 1000) / elapsed;
 }
 
-function cpuMillis(): number {
+export function cpuMillis(): number {
   const usage = process.cpuUsage();
   return (usage.user + usage.system) / 1000;
 }

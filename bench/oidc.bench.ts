@@ -19,6 +19,11 @@
  *    second of the service's CPU time (its one process: the one core the
  *    JavaScript runs on).
  *
+ * 4. an API's local check of a JWT access token (bench/access-token.ts):
+ *    an ES256 token from the service's `client_credentials` grant, checked
+ *    in this process with `@oc-host/verify`, as a ratio to the package's
+ *    session-cookie check in the same rounds. It needs no wrk.
+ *
  * The token and userinfo rows are ratios to the bare Fastify route measured
  * with wrk just before each, median of {@link ROUNDS} rounds, with p50/p99
  * and the service CPU time each request cost.
@@ -32,11 +37,14 @@ import { RATE_LIMITS_OFF } from '../test/support/app.js';
 import { newWallet } from '../test/support/auth-client.js';
 import { freePort, signInOnInstance, startInstance, type Instance } from '../test/support/instances.js';
 import { operatorRegistry } from '../test/support/oidc-rp.js';
+import { localCheck } from './access-token.js';
 import { loadNote, medianRun } from './http-verify.bench.js';
 import { median, type BenchResult } from './lib.js';
 import { cpuMsOf, luaList, luaString, peakRssMb, runWrk, startBareFastify, wrkAvailable, type WrkResult } from './wrk.js';
 
 const REDIRECT = 'https://app.example/callback';
+/** The API the machine client asks a token for. */
+const API = 'https://invoices.example/api';
 const SCOPE = 'openid profile bitcoin';
 /** Rounds of (bare route, the endpoint), so each ratio compares two runs taken seconds apart on a shared machine. */
 const ROUNDS = 3;
@@ -78,6 +86,27 @@ interface Setup {
   /** `Authorization: Basic …` of the client. */
   readonly basic: string;
   readonly hostCookie: string;
+  /** `Authorization: Basic …` of a machine client allowed {@link API}'s scope. */
+  readonly machineBasic: string;
+}
+
+/** RFC 6749 §2.3.1: the id and secret are form-encoded before base64. */
+function basicOf(clientId: string, secret: string): string {
+  return `Basic ${Buffer.from(`${encodeURIComponent(clientId)}:${encodeURIComponent(secret)}`).toString('base64')}`;
+}
+
+/** A JWT access token for {@link API}, from the service's client_credentials grant. */
+async function apiToken(setup: Setup): Promise<string> {
+  const response = await fetch(`${setup.issuer}/oidc/token`, {
+    method: 'POST',
+    headers: { authorization: setup.machineBasic, 'content-type': FORM },
+    body: new URLSearchParams({ grant_type: 'client_credentials', scope: 'read:invoices', resource: API }).toString(),
+  });
+  const answer = (await response.json()) as { access_token?: string };
+  if (response.status !== 200 || answer.access_token === undefined) {
+    throw new Error(`bench: client_credentials answered ${response.status} ${JSON.stringify(answer)}`);
+  }
+  return answer.access_token;
 }
 
 /** PKCE with one verifier for every authorization of the bench: the exchange checks it the same way. */
@@ -181,12 +210,23 @@ async function startService(dir: string): Promise<Setup> {
   const store = await openStore(databaseUrl);
   let clientId: string;
   let secret: string;
+  let machineBasic: string;
   try {
     const registry = await operatorRegistry(store, issuer, () => new Date());
     const issued = await registry.clients.create({ client_name: 'Bench app', redirect_uris: [REDIRECT] }, { firstParty: true });
     if (issued.client_secret === undefined) throw new Error('bench: the client has no secret');
     clientId = issued.client_id;
     secret = issued.client_secret;
+    // An API and a machine client of it (`oc-host oidc resources add`, `oc-host oidc clients add --machine`).
+    await registry.resources.add({ uri: API, name: 'Invoices', scopes: ['read:invoices'] });
+    const machine = await registry.clients.create({
+      client_name: 'Bench job',
+      redirect_uris: [],
+      machine: true,
+      api_scopes: ['read:invoices'],
+    });
+    if (machine.client_secret === undefined) throw new Error('bench: the machine client has no secret');
+    machineBasic = basicOf(machine.client_id, machine.client_secret);
   } finally {
     await store.close();
   }
@@ -201,9 +241,7 @@ async function startService(dir: string): Promise<Setup> {
   });
   try {
     const token = await signInOnInstance(service, issuer, newWallet());
-    // RFC 6749 §2.3.1: the id and secret are form-encoded before base64.
-    const basic = `Basic ${Buffer.from(`${encodeURIComponent(clientId)}:${encodeURIComponent(secret)}`).toString('base64')}`;
-    return { service, issuer, clientId, basic, hostCookie: `oc_session=${token}` };
+    return { service, issuer, clientId, basic: basicOf(clientId, secret), hostCookie: `oc_session=${token}`, machineBasic };
   } catch (error) {
     await service.stop();
     throw error;
@@ -235,7 +273,6 @@ function cpuNote(rounds: readonly Measured[]): string {
 }
 
 export async function run(options: { durationSeconds?: number } = {}): Promise<BenchResult[]> {
-  if (!wrkAvailable()) return [{ name: 'OpenID provider', opsPerSec: 0, note: 'skipped: wrk not installed (apt-get install wrk)' }];
   const durationSeconds = options.durationSeconds ?? 3;
   const dir = mkdtempSync(join(tmpdir(), 'oc-bench-oidc-'));
   const bare = await startBareFastify();
@@ -243,6 +280,19 @@ export async function run(options: { durationSeconds?: number } = {}): Promise<B
   try {
     const setup = await startService(dir);
     try {
+      // An API's local check first: it runs in this process and needs no wrk.
+      results.push(
+        ...(await localCheck({
+          issuer: setup.issuer,
+          audience: API,
+          accessToken: await apiToken(setup),
+          sessionToken: setup.hostCookie.slice('oc_session='.length),
+        })),
+      );
+      if (!wrkAvailable()) {
+        results.push({ name: 'OpenID provider endpoints', opsPerSec: 0, note: 'skipped: wrk not installed (apt-get install wrk)' });
+        return results;
+      }
       const pid = setup.service.child.pid!;
       // One browser signed in to the provider: every later authorization of it is one redirect with a code.
       const jar = new CookieJar(setup.hostCookie);

@@ -13,7 +13,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { openDatabase, parseDatabaseUrl } from '../src/storage/database.js';
 import type { OpenDatabase } from '../src/storage/database.js';
 import { applyMigrations } from '../src/storage/migrations.js';
-import { MIGRATIONS, MergeRefused, migrate, openStore } from '../src/storage/index.js';
+import { grantReference, MIGRATIONS, MergeRefused, migrate, openStore } from '../src/storage/index.js';
 import type { AccountRecord, NewHandoff, NewSession, SessionRecord, Store, WebAuthnCredentialRecord } from '../src/storage/index.js';
 import { createTestDatabase, sqliteDrivers, testEngines } from './support/databases.js';
 import type { SqliteDriverName } from '../src/storage/sqlite-driver.js';
@@ -1472,8 +1472,8 @@ function storageConformance(engine: TestEngine, sqliteDriver?: SqliteDriverName)
       await store.putOidcModel('Grant', 'g1', { ...model, grant_id: null });
       await store.putOidcModel('RefreshToken', 'rt1', { ...model, grant_id: 'g1' });
       await store.putOidcConsent({ account_id: 'a'.repeat(32), client_id: 'oc_app', grant_id: 'g1', created_at: T0, updated_at: T0 });
-      expect(await store.deleteOidcClient('oc_app')).toBe(true);
-      expect(await store.deleteOidcClient('oc_app')).toBe(false);
+      expect(await store.deleteOidcClient('oc_app', T0)).toBe(true);
+      expect(await store.deleteOidcClient('oc_app', T0)).toBe(false);
       expect(await store.findOidcModel('RefreshToken', 'rt1', T0)).toBeNull();
       expect(await store.findOidcModel('Grant', 'g1', T0)).toBeNull();
       expect(await store.findOidcConsent('a'.repeat(32), 'oc_app')).toBeNull();
@@ -1483,8 +1483,8 @@ function storageConformance(engine: TestEngine, sqliteDriver?: SqliteDriverName)
       expect(await store.deleteConnectApp(app1, owner.account.id)).toBe(true);
       expect(await store.findOidcClient('oc_orphan')).toBeNull();
       expect((await store.listOidcClients()).map((client) => client.client_id)).toEqual(['oc_op']);
-      expect(await store.purgeOrphanOidcClients()).toBe(1);
-      expect(await store.purgeOrphanOidcClients()).toBe(0);
+      expect(await store.purgeOrphanOidcClients(T0)).toBe(1);
+      expect(await store.purgeOrphanOidcClients(T0)).toBe(0);
     });
 
     it('registers APIs once per URI, with their scopes, and deletes them', async () => {
@@ -1569,11 +1569,56 @@ function storageConformance(engine: TestEngine, sqliteDriver?: SqliteDriverName)
       ]);
       await store.putOidcModel('Grant', 'g3', { payload: '{}', grant_id: null, uid: null, user_code: null, expires_at: null });
       await store.putOidcModel('AccessToken', 'a3', { payload: '{}', grant_id: 'g3', uid: null, user_code: null, expires_at: null });
-      expect(await store.deleteOidcConsent(account, 'c1')).toBe(true);
-      expect(await store.deleteOidcConsent(account, 'c1')).toBe(false);
+      expect(await store.deleteOidcConsent(account, 'c1', T0)).toBe(true);
+      expect(await store.deleteOidcConsent(account, 'c1', T0)).toBe(false);
       expect(await store.findOidcModel('AccessToken', 'a3', T0)).toBeNull();
       expect(await store.findOidcModel('Grant', 'g3', T0)).toBeNull();
       expect(await store.findOidcConsent(account, 'c1')).toBeNull();
+    });
+
+    it('lists JWT access tokens ended early in the revocation feed: one by jti, a cut-off per grant or client, each until it lapses', async () => {
+      const account = 'c'.repeat(32);
+      const ended = async (now: number) =>
+        (await store.listRevocations(null, now, 100))
+          .filter((row) => row.access !== undefined)
+          .map((row) => [row.access?.kind, row.access?.subject, row.access?.iat_before, row.expires_at]);
+      await store.revokeOidcAccessToken('token-1', T0 + 10 * MINUTE, T0);
+      // The same token again changes nothing.
+      await store.revokeOidcAccessToken('token-1', T0 + 10 * MINUTE, T0 + 1);
+      await store.putOidcModel('AccessToken', 'a1', { payload: '{}', grant_id: 'g1', uid: null, user_code: null, expires_at: null });
+      await store.endOidcGrantAccessTokens('g1', T0 + 2 * SECOND);
+      expect(await store.findOidcModel('AccessToken', 'a1', T0)).toBeNull();
+      await store.putOidcConsent({ account_id: account, client_id: 'c2', grant_id: 'g2', created_at: T0, updated_at: T0 });
+      expect(await store.deleteOidcConsent(account, 'c2', T0 + 3 * SECOND)).toBe(true);
+      await store.insertOidcClient({
+        client_id: 'oc_gone',
+        metadata: '{}',
+        owner_app_id: null,
+        first_party: false,
+        created_at: T0,
+        updated_at: T0,
+      });
+      expect(await store.deleteOidcClient('oc_gone', T0 + 4 * SECOND)).toBe(true);
+      // The operator's hold ends the tokens of the account's grants, which stay.
+      const held = await btcAccount();
+      await store.putOidcConsent({ account_id: `did:oc:${held.id}`, client_id: 'c3', grant_id: 'g3', created_at: T0, updated_at: T0 });
+      await store.setAccountDisabled(held.id, true, T0 + 5 * SECOND);
+      const seconds = (ms: number) => Math.floor(ms / 1000);
+      expect(await ended(T0 + 6 * SECOND)).toEqual([
+        ['access_token', 'token-1', null, T0 + 10 * MINUTE],
+        ['grant', grantReference('g1'), seconds(T0 + 2 * SECOND), T0 + 2 * SECOND + DAY],
+        ['grant', grantReference('g2'), seconds(T0 + 3 * SECOND), T0 + 3 * SECOND + DAY],
+        ['client', 'oc_gone', seconds(T0 + 4 * SECOND), T0 + 4 * SECOND + DAY],
+        ['grant', grantReference('g3'), seconds(T0 + 5 * SECOND), T0 + 5 * SECOND + DAY],
+      ]);
+      expect(await store.findOidcConsent(`did:oc:${held.id}`, 'c3')).not.toBeNull();
+      // Paged by the feed's cursor (revocation time, then the entry's id), and gone once lapsed, then purged.
+      const [first] = await store.listRevocations(null, T0 + 6 * SECOND, 1);
+      expect(first?.access?.kind).toBe('access_token');
+      expect((await store.listRevocations({ at: first!.revoked_at, jti: first!.jti }, T0 + 6 * SECOND, 100)).length).toBe(4);
+      expect((await ended(T0 + 11 * MINUTE)).map((row) => row[0])).toEqual(['grant', 'grant', 'client', 'grant']);
+      await store.purgeExpired(T0 + 2 * DAY);
+      expect(await ended(T0)).toEqual([]);
     });
   });
 

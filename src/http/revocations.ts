@@ -26,7 +26,8 @@ export function registerRevocationRoutes(app: TypedApp, context: ServiceContext)
     '/api/auth/revocations',
     route(POLICY.publicRead, 'auth', 'Sessions revoked before their expiry, for consumer sites to refuse', {
       description:
-        'Each entry is a revoked session whose token has not expired: keep its `jti` until `exp`. Poll with `since=<cursor>`; ' +
+        'Each entry is a revoked session whose token has not expired: keep its `jti` until `exp`. Entries with a `kind` end ' +
+        'the OpenID provider\'s JWT access tokens for APIs (docs/protocol.md §8 "Revoking API tokens"). Poll with `since=<cursor>`; ' +
         'when `more` is true, ask again at once. At most 1000 entries per answer; cached 1 second; send If-None-Match with the ' +
         'ETag to get 304.',
       querystring: RevocationsQuery,
@@ -35,7 +36,20 @@ export function registerRevocationRoutes(app: TypedApp, context: ServiceContext)
           {
             ok: Type.Literal(true),
             revocations: Type.Array(
-              Type.Object({ jti: Type.String(), exp: Type.Integer({ description: "Unix seconds: the token's own exp" }) }),
+              Type.Object({
+                jti: Type.String({ description: "The session's jti; for an access token, its jti; for a cut-off, the entry's id" }),
+                exp: Type.Integer({ description: "Unix seconds: the token's own exp (for a cut-off, the last exp it covers)" }),
+                kind: Type.Optional(
+                  Type.Union([Type.Literal('access_token'), Type.Literal('grant'), Type.Literal('client')], {
+                    description: 'Absent for a session; else what the entry ends of the JWT access tokens for APIs (docs/protocol.md §8)',
+                  }),
+                ),
+                grant: Type.Optional(Type.String({ description: "kind grant: the grant's reference, the `oc_grant` claim of its tokens" })),
+                client_id: Type.Optional(Type.String({ description: 'kind client: the client whose tokens end' })),
+                iat_before: Type.Optional(
+                  Type.Integer({ description: 'kind grant or client: tokens issued (iat) at or before this Unix second end' }),
+                ),
+              }),
             ),
             cursor: Type.String({ description: 'Pass as `since` next time' }),
             more: Type.Boolean({ description: 'Another page follows' }),

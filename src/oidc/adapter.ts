@@ -132,12 +132,14 @@ export function storageAdapter(deps: AdapterDeps): new (name: string) => Adapter
 
     async destroy(id: string): Promise<void> {
       // A client deleting itself (RFC 7592) goes with its consents, codes and tokens, as an operator's delete.
-      if (this.#model === 'Client') await store.deleteOidcClient(id);
+      if (this.#model === 'Client') await store.deleteOidcClient(id, now());
       else await store.deleteOidcModel(this.#model, id);
     }
 
     async revokeByGrantId(grantId: string): Promise<void> {
-      await store.deleteOidcGrant(grantId, this.#model);
+      // A grant's JWT access tokens are not stored: the feed lists a cut-off for them (docs/protocol.md §8 "Revoking API tokens").
+      if (this.#model === 'AccessToken') await store.endOidcGrantAccessTokens(grantId, now());
+      else await store.deleteOidcGrant(grantId, this.#model);
     }
 
     #payloadOf(found: { readonly payload: string; readonly consumed_at: number | null } | null): AdapterPayload | undefined {

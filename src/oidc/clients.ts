@@ -272,7 +272,7 @@ export class ClientRegistry {
 
   /** Deletes a client, its consents and every code and token it holds. */
   async remove(clientId: string): Promise<boolean> {
-    const removed = await this.#deps.store.deleteOidcClient(clientId);
+    const removed = await this.#deps.store.deleteOidcClient(clientId, this.#deps.now());
     this.#changed();
     return removed;
   }

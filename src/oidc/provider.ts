@@ -26,7 +26,7 @@ import type {
   Session,
 } from 'oidc-provider';
 import { escapeHtml } from '../i18n/index.js';
-import type { OidcLogoutStore, OidcStore } from '../storage/index.js';
+import { grantReference, type OidcLogoutStore, type OidcStore } from '../storage/index.js';
 import { CONNECT_APP_POLICY, storageAdapter, type ApiKeyApp } from './adapter.js';
 import {
   API_SCOPES_METADATA,
@@ -42,6 +42,7 @@ import {
 } from './clients.js';
 import { OIDC_ALGORITHMS, type OidcPrivateJwk } from './keys.js';
 import type { ResourceRegistry } from './resources.js';
+import { revokeJwtAccessTokens } from './token-revocation.js';
 import { ACR_BASIC, ACR_KEY, OIDC_CLAIMS, OIDC_SCOPES, type ClaimSource } from './claims.js';
 
 /** The host session of a request, as the provider needs it. */
@@ -516,12 +517,16 @@ export function createOidcProvider(library: OidcLibrary, options: OidcProviderOp
     rotateRefreshToken: true,
     // An access token a person's sign-in stands behind says when and how it
     // was made, as the ID token does (RFC 9068 §2.2.1; docs/protocol.md §8 "APIs").
+    // An API's token also names its grant, by a reference the revocation feed
+    // uses to end every token of the grant at once (docs/protocol.md §8 "Revoking API tokens").
     async extraTokenClaims(ctx, token) {
       if (token.kind !== 'AccessToken') return undefined;
+      const grant =
+        token.resourceServer !== undefined && typeof token.grantId === 'string' ? { oc_grant: grantReference(token.grantId) } : {};
       const { AuthorizationCode: code, RefreshToken: refresh } = ctx.oidc.entities;
       const source = code ?? refresh;
-      if (source?.authTime === undefined) return undefined;
-      return { auth_time: source.authTime, ...(source.acr === undefined ? {} : { acr: source.acr }) };
+      if (source?.authTime === undefined) return { ...grant };
+      return { ...grant, auth_time: source.authTime, ...(source.acr === undefined ? {} : { acr: source.acr }) };
     },
     interactions: {
       url: (_ctx, interaction) => `${INTERACTION_PATH}/${interaction.uid}`,
@@ -597,6 +602,7 @@ export function createOidcProvider(library: OidcLibrary, options: OidcProviderOp
   };
   provider.use(pagePolicy(pages));
   provider.use(bareRevocationAnswer);
+  revokeJwtAccessTokens(provider, { issuer: options.issuer, keys: options.keys, store, now: options.now, path: OIDC_ROUTES.revocation });
   provider.use(withoutStoredSecret);
   askAboutSetAsideWithoutAccount(provider, pages, async (ctx) => await setAsideAppSession(ctx, store, hostSession, subject));
   endSetAsideSessions(provider, library);

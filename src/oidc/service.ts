@@ -307,7 +307,7 @@ export class OidcService {
 
   /** Withdraws the account's consent to a client: its grant and every token of it end; false when there was none. */
   withdraw(accountId: string, clientId: string): Promise<boolean> {
-    return this.#deps.store.deleteOidcConsent(accountId, clientId);
+    return this.#deps.store.deleteOidcConsent(accountId, clientId, this.#deps.now().getTime());
   }
 
   /** Checks client metadata the way the provider loads it: `bad_request` with the library's reason. */

@@ -4,7 +4,12 @@
  * revoked before their `exp`.
  *
  * - An entry is `{jti, exp}` for a revoked row whose token has not expired;
- *   consumers keep each until its `exp`.
+ *   consumers keep each until its `exp`. Entries with a `kind` are about the
+ *   OpenID provider's JWT access tokens (docs/protocol.md §8 "Revoking API
+ *   tokens"): `access_token` (the token's jti), `grant` and `client` (every
+ *   token of that grant or client issued at or before `iat_before`). They
+ *   carry a `jti` and an `exp` too, so a consumer that knows only sessions
+ *   keeps them as it keeps any entry, and no session has their jti.
  * - The cursor is opaque (base64url of a revocation time and jti). A page
  *   holds at most {@link MAX_REVOCATIONS_PER_PAGE}; `more` says another
  *   follows at once.
@@ -26,7 +31,8 @@
  */
 import { createHash } from 'node:crypto';
 import { OcError } from '../errors.js';
-import type { SessionStore } from '../storage/index.js';
+import type { RevocationRecord, SessionStore } from '../storage/index.js';
+import type { RevocationFeedEntry } from '../../packages/verify/src/revocation-feed.js';
 
 export const MAX_REVOCATIONS_PER_PAGE = 1000;
 export const CLOCK_SKEW_MS = 5000;
@@ -34,8 +40,19 @@ const FEED_CACHE_MS = 1000;
 /** Cached cursors at most; an attacker varying `since` cannot grow the cache without bound. */
 const MAX_CACHED_CURSORS = 256;
 
+/** One entry of the feed, as the consumer package defines it (packages/verify/src/revocation-feed.ts). */
+function entryOf(row: RevocationRecord): RevocationFeedEntry {
+  const exp = Math.floor(row.expires_at / 1000);
+  const access = row.access;
+  if (access === undefined) return { jti: row.jti, exp };
+  if (access.kind === 'access_token') return { jti: access.subject, exp, kind: 'access_token' };
+  const iatBefore = access.iat_before ?? 0;
+  if (access.kind === 'grant') return { jti: row.jti, exp, kind: 'grant', grant: access.subject, iat_before: iatBefore };
+  return { jti: row.jti, exp, kind: 'client', client_id: access.subject, iat_before: iatBefore };
+}
+
 export interface RevocationPage {
-  readonly revocations: ReadonlyArray<{ readonly jti: string; readonly exp: number }>;
+  readonly revocations: readonly RevocationFeedEntry[];
   readonly cursor: string;
   readonly more: boolean;
   /** A strong validator of this answer, for If-None-Match. */
@@ -98,7 +115,7 @@ export class RevocationFeed {
       position = answered === null || isBefore(skewFloor, answered) ? skewFloor : answered;
     }
     const cursor = encode(position.at, position.jti);
-    const revocations = rows.map((row) => ({ jti: row.jti, exp: Math.floor(row.expires_at / 1000) }));
+    const revocations = rows.map(entryOf);
     const etag = `"${createHash('sha256')
       .update(JSON.stringify([revocations, cursor, more]))
       .digest('base64url')

@@ -385,7 +385,7 @@ export class AccountsArea implements AccountStore {
         .execute();
       const revokedSessions = disabled ? await this.#x.revokeAccountSessions(trx, [accountId], now) : 0;
       // What the provider issued ends with the sessions; the consents stay, like the account's identities and keys.
-      if (disabled) await deleteConsentTokens(trx, [`did:oc:${accountId}`]);
+      if (disabled) await deleteConsentTokens(trx, [`did:oc:${accountId}`], now);
       return { account: (await this.#x.findAccount(trx, accountId))!, changed: true, revoked_sessions: revokedSessions };
     });
   }

@@ -8,6 +8,7 @@ export { openStore } from './kysely-store.js';
 export type { OpenStoreOptions } from './kysely-store.js';
 export { migrate, MIGRATIONS } from './migrations.js';
 export { HANDOFF_PURGE_DELAY_MS } from './handoffs.js';
+export { grantReference } from './oidc-token-revocations.js';
 export type { Migration, MigrationReport } from './migrations.js';
 export { DatabaseMissingError, exposedFileWarning, octalMode, parseDatabaseUrl, redactDatabaseUrl } from './database.js';
 export type { DatabaseEngine, DatabaseLocation, ExposedFile, OpenDatabaseOptions } from './database.js';

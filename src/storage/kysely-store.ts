@@ -106,7 +106,8 @@ function createStore(executor: StoreExecutor): Store {
         .executeTakeFirst();
       await db.deleteFrom('oidc_session_links').where('expires_at', '<=', now).execute();
       const oidcModels = await db.deleteFrom('oidc_models').where('expires_at', '<=', now).executeTakeFirst();
-      await oidc.purgeOrphanOidcClients();
+      await db.deleteFrom('oidc_token_revocations').where('expires_at', '<=', now).execute();
+      await oidc.purgeOrphanOidcClients(now);
       return {
         sessions: rowsAffected(sessions.numDeletedRows),
         nonces: rowsAffected(nonces.numDeletedRows),

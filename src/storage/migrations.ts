@@ -597,6 +597,27 @@ const oidcResources: Migration = {
   },
 };
 
+const oidcTokenRevocations: Migration = {
+  version: 22,
+  name: 'oidc_token_revocations',
+  async up(db) {
+    // docs/protocol.md §8 "Revoking API tokens": JWT access tokens are not
+    // stored, so those ended early are written here, for the revocation feed,
+    // which reads them in its order (revocation time, then id).
+    await db.schema
+      .createTable('oidc_token_revocations')
+      .addColumn('id', 'text', (column) => column.primaryKey())
+      .addColumn('kind', 'text', (column) => column.notNull())
+      .addColumn('subject', 'text', (column) => column.notNull())
+      .addColumn('iat_before', 'bigint')
+      .addColumn('revoked_at', 'bigint', (column) => column.notNull())
+      .addColumn('expires_at', 'bigint', (column) => column.notNull())
+      .execute();
+    await db.schema.createIndex('oidc_token_revocations_revoked_at').on('oidc_token_revocations').columns(['revoked_at', 'id']).execute();
+    await db.schema.createIndex('oidc_token_revocations_expires_at').on('oidc_token_revocations').column('expires_at').execute();
+  },
+};
+
 /** Every migration, in version order. */
 export const MIGRATIONS: readonly Migration[] = [
   initialSchema,
@@ -620,6 +641,7 @@ export const MIGRATIONS: readonly Migration[] = [
   tabTokenFreshness,
   emailCodeLinkHash,
   oidcResources,
+  oidcTokenRevocations,
 ];
 
 // biome-ignore lint/suspicious/noExplicitAny: the migration runner works before and across schema versions.

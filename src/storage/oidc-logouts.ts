@@ -16,6 +16,7 @@ import { randomBytes } from 'node:crypto';
 import type { Kysely } from 'kysely';
 import type { DatabaseSchema } from './schema.js';
 import type { StoreExecutor } from './executor.js';
+import { endSessionBoundGrants } from './oidc-token-revocations.js';
 import { deleteConsents } from './oidc.js';
 import { claimRows, finishAttempt, newOutboxRow, outboxLog, outboxRecord } from './outbox.js';
 import type { ClaimedOidcLogout, OidcLogoutRecord, OidcLogoutStore, OidcSessionLink, WebhookAttempt } from './store.js';
@@ -65,6 +66,7 @@ async function endLinks(
     now,
   );
   const uids = [...new Set(links.map((link) => link.op_session_uid))];
+  await endSessionBoundGrants(db, uids, now);
   await db.deleteFrom('oidc_models').where('model', '=', 'Session').where('uid', 'in', uids).execute();
   await db.deleteFrom('oidc_session_links').where(pick, 'in', values).execute();
   return added;
@@ -92,6 +94,7 @@ export async function endProviderAccess(trx: Kysely<DatabaseSchema>, accountIds:
     trx,
     'account_id',
     accountIds.map((id) => `did:oc:${id}`),
+    now,
   );
 }
 
@@ -169,6 +172,7 @@ export class OidcLogoutsArea implements OidcLogoutStore {
           .where('op_session_uid', '=', superseded)
           .executeTakeFirst();
         if (named === undefined) {
+          await endSessionBoundGrants(trx, [superseded], link.created_at);
           await trx.deleteFrom('oidc_models').where('model', '=', 'Session').where('uid', '=', superseded).execute();
         }
       }

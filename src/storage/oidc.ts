@@ -17,6 +17,7 @@ import type {
 import type { Kysely } from 'kysely';
 import type { DatabaseSchema, OidcClientsTable, OidcConsentsTable, OidcModelsTable, OidcResourcesTable } from './schema.js';
 import { toNumber } from './row-mapping.js';
+import { cutOffClients, cutOffGrants, revokeAccessToken } from './oidc-token-revocations.js';
 
 function toClientRecord(row: OidcClientsTable): OidcClientRecord {
   return {
@@ -50,14 +51,25 @@ function toConsentRecord(row: OidcConsentsTable): OidcConsentRecord {
   };
 }
 
-/** Deletes the consents of these clients or accounts, with their grants' own rows and every object of those grants. */
+/**
+ * Deletes the consents of these clients or accounts, with their grants' own
+ * rows and every object of those grants; the JWT access tokens of those
+ * grants (and, for clients, every one of theirs) end at `now` too.
+ */
 export async function deleteConsents(
   trx: Kysely<DatabaseSchema>,
   column: 'client_id' | 'account_id',
   values: readonly string[],
+  now: number,
 ): Promise<void> {
   if (values.length === 0) return;
   const grants = trx.selectFrom('oidc_consents').select('grant_id').where(column, 'in', values);
+  await cutOffGrants(
+    trx,
+    (await grants.execute()).map((row) => row.grant_id),
+    now,
+  );
+  if (column === 'client_id') await cutOffClients(trx, values, now);
   await trx
     .deleteFrom('oidc_models')
     .where((eb) => eb.or([eb('grant_id', 'in', grants), eb.and([eb('model', '=', 'Grant'), eb('id', 'in', grants)])]))
@@ -68,11 +80,17 @@ export async function deleteConsents(
 /**
  * Deletes every code, access token and refresh token of the consents these
  * accounts (`did:oc` values) gave, keeping the consents and their grants: the
- * operator's hold (docs/protocol.md §2 "Disabling and deleting").
+ * operator's hold (docs/protocol.md §2 "Disabling and deleting"). Their JWT
+ * access tokens end at `now`; those the grants issue after a lifted hold do not.
  */
-export async function deleteConsentTokens(trx: Kysely<DatabaseSchema>, accountIds: readonly string[]): Promise<void> {
+export async function deleteConsentTokens(trx: Kysely<DatabaseSchema>, accountIds: readonly string[], now: number): Promise<void> {
   if (accountIds.length === 0) return;
   const grants = trx.selectFrom('oidc_consents').select('grant_id').where('account_id', 'in', accountIds);
+  await cutOffGrants(
+    trx,
+    (await grants.execute()).map((row) => row.grant_id),
+    now,
+  );
   await trx.deleteFrom('oidc_models').where('grant_id', 'in', grants).where('model', '<>', 'Grant').execute();
 }
 
@@ -170,7 +188,7 @@ export class OidcArea implements OidcStore {
     return rowsAffected(result.numUpdatedRows) > 0;
   }
 
-  async purgeOrphanOidcClients(): Promise<number> {
+  async purgeOrphanOidcClients(now: number): Promise<number> {
     const orphans = (
       await this.#x.db
         .selectFrom('oidc_clients')
@@ -185,7 +203,7 @@ export class OidcArea implements OidcStore {
         )
         .execute()
     ).map((row) => row.client_id);
-    for (const clientId of orphans) await this.deleteOidcClient(clientId);
+    for (const clientId of orphans) await this.deleteOidcClient(clientId, now);
     return orphans.length;
   }
 
@@ -218,9 +236,9 @@ export class OidcArea implements OidcStore {
     return rowsAffected(result.numDeletedRows) > 0;
   }
 
-  async deleteOidcClient(clientId: string): Promise<boolean> {
+  async deleteOidcClient(clientId: string, now: number): Promise<boolean> {
     return this.#x.transaction(async (trx) => {
-      await deleteConsents(trx, 'client_id', [clientId]);
+      await deleteConsents(trx, 'client_id', [clientId], now);
       const result = await trx.deleteFrom('oidc_clients').where('client_id', '=', clientId).executeTakeFirst();
       return rowsAffected(result.numDeletedRows) > 0;
     });
@@ -316,6 +334,17 @@ export class OidcArea implements OidcStore {
     await this.#x.db.deleteFrom('oidc_models').where('model', '=', model).where('id', '=', id).execute();
   }
 
+  async endOidcGrantAccessTokens(grantId: string, now: number): Promise<void> {
+    await this.#x.transaction(async (trx) => {
+      await cutOffGrants(trx, [grantId], now);
+      await trx.deleteFrom('oidc_models').where('grant_id', '=', grantId).where('model', '=', 'AccessToken').execute();
+    });
+  }
+
+  async revokeOidcAccessToken(jti: string, expiresAt: number, now: number): Promise<void> {
+    await revokeAccessToken(this.#x.db, jti, expiresAt, now);
+  }
+
   async deleteOidcGrant(grantId: string, model?: string): Promise<void> {
     let query = this.#x.db.deleteFrom('oidc_models').where('grant_id', '=', grantId);
     if (model !== undefined) query = query.where('model', '=', model);
@@ -353,7 +382,7 @@ export class OidcArea implements OidcStore {
     return rows.map(toConsentRecord);
   }
 
-  async deleteOidcConsent(accountId: string, clientId: string): Promise<boolean> {
+  async deleteOidcConsent(accountId: string, clientId: string, now: number): Promise<boolean> {
     return this.#x.transaction(async (trx) => {
       const row = await trx
         .deleteFrom('oidc_consents')
@@ -362,6 +391,7 @@ export class OidcArea implements OidcStore {
         .returning('grant_id')
         .executeTakeFirst();
       if (!row) return false;
+      await cutOffGrants(trx, [row.grant_id], now);
       await trx
         .deleteFrom('oidc_models')
         .where((eb) => eb.or([eb('grant_id', '=', row.grant_id), eb.and([eb('model', '=', 'Grant'), eb('id', '=', row.grant_id)])]))

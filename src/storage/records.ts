@@ -359,9 +359,20 @@ export interface NewSession
   readonly network?: string | null;
 }
 
-/** A revoked session whose token has not expired yet (GET /api/auth/revocations). */
+/**
+ * A revoked session whose token has not expired yet (GET /api/auth/revocations),
+ * or, with `access`, JWT access tokens ended early (docs/protocol.md §8
+ * "Revoking API tokens"); `jti` is then the entry's id, which orders the feed.
+ */
 export interface RevocationRecord extends Pick<SessionRecord, 'jti' | 'expires_at'> {
   readonly revoked_at: EpochMilliseconds;
+  readonly access?: {
+    readonly kind: 'access_token' | 'grant' | 'client';
+    /** The token's jti, the grant's reference or the client id. */
+    readonly subject: string;
+    /** For a grant or a client: tokens issued at or before this (Unix seconds) are ended. */
+    readonly iat_before: number | null;
+  };
 }
 
 /** Step-up claims to change on a re-mint; fields left out stay as they are. */

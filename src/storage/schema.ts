@@ -258,6 +258,24 @@ export interface OidcResourcesTable {
   created_at: number;
 }
 
+/**
+ * JWT access tokens ended before their expiry (migration 22), for the
+ * revocation feed (docs/protocol.md §8 "Revoking API tokens"): one token by
+ * its jti, or every token of a grant or of a client issued until a time.
+ */
+export interface OidcTokenRevocationsTable {
+  /** 32 hex characters: orders the feed after `revoked_at`, as a session's jti does. */
+  id: string;
+  kind: 'access_token' | 'grant' | 'client';
+  /** The token's jti, the grant's reference (its tokens' `oc_grant` claim) or the client id. */
+  subject: string;
+  /** For a grant or a client: tokens issued (`iat`, Unix seconds) at or before this are ended; null for one token. */
+  iat_before: number | null;
+  revoked_at: number;
+  /** When the entry leaves the feed: the token's own expiry, or when the last token it covers expires. */
+  expires_at: number;
+}
+
 /** What the provider library stores: codes, tokens, grants, sessions and interactions (migration 15). */
 export interface OidcModelsTable {
   model: string;
@@ -334,6 +352,7 @@ export interface DatabaseSchema {
   oidc_clients: OidcClientsTable;
   oidc_resources: OidcResourcesTable;
   oidc_models: OidcModelsTable;
+  oidc_token_revocations: OidcTokenRevocationsTable;
   oidc_consents: OidcConsentsTable;
   oidc_session_links: OidcSessionLinksTable;
   oidc_logouts: OidcLogoutsTable;

@@ -1,6 +1,7 @@
 /**
  * Session rows and the rosters they form (docs/protocol.md §3): one live row per (roster, account), look-ups by token hash, re-mints and revocations.
  */
+import { listTokenRevocations } from './oidc-token-revocations.js';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { sql, type Updateable } from 'kysely';
 import { isUniqueViolation, rowsAffected, type StoreExecutor } from './executor.js';
@@ -442,7 +443,7 @@ export class SessionsArea implements SessionStore {
     // on; and the tab tokens of revoked rows that were still live then, at
     // their row's revocation time. A tab token minted before migration 14
     // carries its row's jti and is covered by the row's entry.
-    const [rows, superseded, ofRevoked] = await Promise.all([
+    const [rows, superseded, ofRevoked, accessTokens] = await Promise.all([
       db
         .selectFrom('sessions')
         .select(['sessions.jti as jti', 'sessions.revoked_at as at', 'sessions.expires_at as expires_at'])
@@ -493,12 +494,22 @@ export class SessionsArea implements SessionStore {
         .orderBy('tab_tokens.token_jti')
         .limit(limit)
         .execute(),
+      // JWT access tokens the OpenID provider ended early (docs/protocol.md §8 "Revoking API tokens").
+      listTokenRevocations(db, after, now, limit),
     ]);
-    const merged = [...rows, ...superseded, ...ofRevoked].map((row) => ({
+    const merged: RevocationRecord[] = [...rows, ...superseded, ...ofRevoked].map((row) => ({
       jti: row.jti as string,
       revoked_at: Number(row.at),
       expires_at: Number(row.expires_at),
     }));
+    for (const row of accessTokens) {
+      merged.push({
+        jti: row.id,
+        revoked_at: row.revoked_at,
+        expires_at: row.expires_at,
+        access: { kind: row.kind, subject: row.subject, iat_before: row.iat_before },
+      });
+    }
     merged.sort((a, b) => a.revoked_at - b.revoked_at || (a.jti < b.jti ? -1 : a.jti > b.jti ? 1 : 0));
     return merged.slice(0, limit);
   }

@@ -505,9 +505,9 @@ export interface OidcStore {
    * Deletes the client with every consent given to it and every object of
    * those grants (its codes and tokens stop working); false when unknown.
    */
-  deleteOidcClient(clientId: string): Promise<boolean>;
+  deleteOidcClient(clientId: string, now: EpochMilliseconds): Promise<boolean>;
   /** Deletes the clients whose Connect app no longer exists (they already count as gone); how many. */
-  purgeOrphanOidcClients(): Promise<number>;
+  purgeOrphanOidcClients(now: EpochMilliseconds): Promise<number>;
 
   /** False when an API with that URI is registered. */
   insertOidcResource(resource: OidcResourceRecord): Promise<boolean>;
@@ -535,6 +535,14 @@ export interface OidcStore {
    */
   consumeOidcModel(model: string, id: string, at: EpochMilliseconds): Promise<boolean>;
   deleteOidcModel(model: string, id: string): Promise<void>;
+  /**
+   * Deletes a grant's access tokens and ends its JWT access tokens issued
+   * until `now` (the revocation feed lists the cut-off, docs/protocol.md §8
+   * "Revoking API tokens").
+   */
+  endOidcGrantAccessTokens(grantId: string, now: EpochMilliseconds): Promise<void>;
+  /** Lists one JWT access token in the revocation feed until `expiresAt`. */
+  revokeOidcAccessToken(jti: string, expiresAt: EpochMilliseconds, now: EpochMilliseconds): Promise<void>;
   /** Deletes the objects of one model (or of every model) that belong to a grant. */
   deleteOidcGrant(grantId: string, model?: string): Promise<void>;
 
@@ -544,7 +552,7 @@ export interface OidcStore {
   /** The account's consents, newest first. */
   listOidcConsents(accountId: string): Promise<OidcConsentRecord[]>;
   /** Withdraws a consent with its grant and every object of the grant; false when there was none. */
-  deleteOidcConsent(accountId: string, clientId: string): Promise<boolean>;
+  deleteOidcConsent(accountId: string, clientId: string, now: EpochMilliseconds): Promise<boolean>;
 }
 
 /**

@@ -14,8 +14,15 @@ import { fileURLToPath } from 'node:url';
 
 const root = fileURLToPath(new URL('../..', import.meta.url));
 
-/** What the build reads: the service's and the pages' sources, the claims it imports, and what says how to build. */
-const BUILD_INPUTS = ['src', 'packages/verify/src/claims.ts', 'package.json', 'tsconfig.json', 'tsconfig.build.json'];
+/** What the build reads: the service's and the pages' sources, the wire types it imports, and what says how to build. */
+const BUILD_INPUTS = [
+  'src',
+  'packages/verify/src/claims.ts',
+  'packages/verify/src/revocation-feed.ts',
+  'package.json',
+  'tsconfig.json',
+  'tsconfig.build.json',
+];
 /** The last thing `npm run build` writes (src/build-pages.ts). */
 const BUILD_OUTPUT = 'dist/pages/manifest.json';
 

@@ -6,11 +6,18 @@
  *   app.post('/keys', requireFreshSudo(300), handler); // 401 sudo_required
  *   app.post('/pay', requireFreshStepUp(300), handler); // 401 step_up_required
  *
+ * An API that takes the provider's access tokens (docs/protocol.md §8 "APIs"):
+ *
+ *   app.get('/invoices', requireAccessToken({ issuer, audience, scopes: ['read:invoices'] }), handler);
+ *   // req.ocAccessToken: the token's claims; 401 invalid_token, 403 insufficient_scope
+ *
  * Written against the public shapes of Express's request and response (node's
  * IncomingMessage headers; `res.status().json()`, `res.setHeader()`), so this
  * package does not depend on Express.
  */
 import type { OcSessionClaims } from './claims.js';
+import type { AccessTokenClaims } from './access-tokens.js';
+import { accessTokenGuard, type AccessTokenGuardOptions } from './access-guards.js';
 import {
   freshStepUpGuard,
   freshSudoGuard,
@@ -30,6 +37,8 @@ declare global {
     interface Request {
       ocSession?: OcSessionClaims | null;
       ocSessionReason?: NoSessionReason | null;
+      /** The verified access token's claims, set by `requireAccessToken()`. */
+      ocAccessToken?: AccessTokenClaims;
     }
   }
 }
@@ -40,6 +49,7 @@ export interface ExpressLikeRequest {
   ocSession?: OcSessionClaims | null;
   /** Why `ocSession` is null: `no_session`, or `tab_invalid` for a pinned tab's token that does not verify; null with a session. */
   ocSessionReason?: NoSessionReason | null;
+  ocAccessToken?: AccessTokenClaims;
 }
 
 /** The parts of an Express response the guards use. */
@@ -109,6 +119,30 @@ export function requireFreshStepUp(maxAgeSeconds: number, options?: FreshStepUpO
   return guarded(freshStepUpGuard(maxAgeSeconds, options));
 }
 
+/**
+ * Lets the request through only with a valid access token of the API
+ * (`Authorization: Bearer`) carrying every scope in `scopes`, and sets
+ * `req.ocAccessToken`. Else 401 `not_authenticated` (no token) or
+ * `invalid_token`, or 403 `insufficient_scope`, with RFC 6750's
+ * `WWW-Authenticate`. Throws at setup for bad options.
+ */
+export function requireAccessToken(options: AccessTokenGuardOptions): ExpressMiddleware {
+  const guard = accessTokenGuard(options);
+  return (request, response, next) => {
+    guard(request.headers.authorization).then(({ claims, refusal }) => {
+      if (refusal === null) {
+        request.ocAccessToken = claims;
+        next();
+        return;
+      }
+      for (const [name, value] of Object.entries(refusal.headers)) response.setHeader(name, value);
+      response.status(refusal.status).json(refusal.body);
+    }, next);
+  };
+}
+
+export type { AccessTokenClaims } from './access-tokens.js';
+export type { AccessTokenGuardOptions } from './access-guards.js';
 export type { OcSessionClaims } from './claims.js';
 export type { VerifierInput } from './verifier-input.js';
 export type { NoSessionReason } from './resolve.js';

@@ -12,9 +12,16 @@
  * `skip-override` mark that fastify-plugin sets), so registering it on the
  * root covers every route. `ocSessionHook()` gives the same hook for a single
  * route or scope.
+ *
+ * An API that takes the provider's access tokens (docs/protocol.md §8 "APIs"):
+ *
+ *   app.get('/invoices', { preHandler: requireAccessToken({ issuer, audience, scopes: ['read:invoices'] }) }, handler);
+ *   // request.ocAccessToken: the token's claims; 401 invalid_token, 403 insufficient_scope
  */
 import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 import type { OcSessionClaims } from './claims.js';
+import type { AccessTokenClaims } from './access-tokens.js';
+import { accessTokenGuard, type AccessTokenGuardOptions } from './access-guards.js';
 import {
   freshStepUpGuard,
   freshSudoGuard,
@@ -34,6 +41,8 @@ declare module 'fastify' {
     ocSession: OcSessionClaims | null;
     /** Why `ocSession` is null: `no_session`, or `tab_invalid` for a pinned tab's token that does not verify; null with a session. */
     ocSessionReason: NoSessionReason | null;
+    /** The verified access token's claims, set by `requireAccessToken()`; undefined on routes without it. */
+    ocAccessToken?: AccessTokenClaims;
   }
 }
 
@@ -106,5 +115,27 @@ export function requireFreshStepUp(maxAgeSeconds: number, options?: FreshStepUpO
   return guarded(freshStepUpGuard(maxAgeSeconds, options));
 }
 
+/**
+ * A `preHandler` (or `onRequest`) hook: lets the request through only with a
+ * valid access token of the API (`Authorization: Bearer`) carrying every
+ * scope in `scopes`, and sets `request.ocAccessToken`. Else 401
+ * `not_authenticated` (no token) or `invalid_token`, or 403
+ * `insufficient_scope`, with RFC 6750's `WWW-Authenticate`. Throws at setup
+ * for bad options.
+ */
+export function requireAccessToken(options: AccessTokenGuardOptions): OcGuardHook {
+  const guard = accessTokenGuard(options);
+  return async (request, reply) => {
+    const { claims, refusal } = await guard(request.headers.authorization);
+    if (refusal === null) {
+      request.ocAccessToken = claims;
+      return undefined;
+    }
+    return reply.code(refusal.status).headers(refusal.headers).send(refusal.body);
+  };
+}
+
+export type { AccessTokenClaims } from './access-tokens.js';
+export type { AccessTokenGuardOptions } from './access-guards.js';
 export type { OcSessionClaims } from './claims.js';
 export type { NoSessionReason } from './resolve.js';

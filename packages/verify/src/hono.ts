@@ -7,12 +7,20 @@
  *   app.post('/keys', requireFreshSudo(300), handler);
  *   app.post('/pay', requireFreshStepUp(300), handler);
  *
+ * An API that takes the provider's access tokens (docs/protocol.md §8 "APIs"):
+ *
+ *   const api = new Hono<{ Variables: OcAccessTokenVariables }>();
+ *   api.get('/invoices', requireAccessToken({ issuer, audience, scopes: ['read:invoices'] }), handler);
+ *   // c.get('ocAccessToken'): the token's claims; 401 invalid_token, 403 insufficient_scope
+ *
  * Written against the public shape of Hono's Context (`c.req.header()`,
  * `c.set()`, `c.get()`, `c.header()`, `c.json()`), so this package does not
  * depend on Hono, and it uses only web-standard APIs (WebCrypto through
  * jose, fetch), so it runs wherever Hono does.
  */
 import type { OcSessionClaims } from './claims.js';
+import type { AccessTokenClaims } from './access-tokens.js';
+import { accessTokenGuard, type AccessTokenGuardOptions } from './access-guards.js';
 import {
   freshStepUpGuard,
   freshSudoGuard,
@@ -48,6 +56,41 @@ export interface HonoLikeContext {
 }
 
 export type HonoLikeNext = () => Promise<void>;
+
+/** The context variable `requireAccessToken()` sets: `new Hono<{ Variables: OcAccessTokenVariables }>()`. */
+export type OcAccessTokenVariables = { ocAccessToken: AccessTokenClaims };
+
+/** The parts of Hono's Context `requireAccessToken()` uses. */
+export interface HonoLikeApiContext {
+  readonly req: { header(name: string): string | undefined };
+  set(key: 'ocAccessToken', value: AccessTokenClaims): void;
+  header(name: string, value: string): void;
+  json(body: unknown, status?: number): Response;
+}
+
+/**
+ * Lets the request through only with a valid access token of the API
+ * (`Authorization: Bearer`) carrying every scope in `scopes`, and sets
+ * `c.get('ocAccessToken')`. Else 401 `not_authenticated` (no token) or
+ * `invalid_token`, or 403 `insufficient_scope`, with RFC 6750's
+ * `WWW-Authenticate`. Throws at setup for bad options.
+ */
+export function requireAccessToken(
+  options: AccessTokenGuardOptions,
+  // biome-ignore lint/suspicious/noConfusingVoidType: Hono's own MiddlewareHandler answers Promise<Response | void>; this type must match it.
+): (c: HonoLikeApiContext, next: HonoLikeNext) => Promise<Response | void> {
+  const guard = accessTokenGuard(options);
+  return async (c, next) => {
+    const { claims, refusal } = await guard(c.req.header('authorization'));
+    if (refusal !== null) {
+      for (const [name, value] of Object.entries(refusal.headers)) c.header(name, value);
+      return c.json(refusal.body, refusal.status);
+    }
+    c.set('ocAccessToken', claims);
+    await next();
+    return undefined;
+  };
+}
 
 // biome-ignore lint/suspicious/noConfusingVoidType: Hono's own MiddlewareHandler answers Promise<Response | void>; this type must match it.
 export type HonoMiddleware = (c: HonoLikeContext, next: HonoLikeNext) => Promise<Response | void>;
@@ -103,6 +146,8 @@ export function requireFreshStepUp(maxAgeSeconds: number, options?: FreshStepUpO
   return guarded(freshStepUpGuard(maxAgeSeconds, options));
 }
 
+export type { AccessTokenClaims } from './access-tokens.js';
+export type { AccessTokenGuardOptions } from './access-guards.js';
 export type { OcSessionClaims } from './claims.js';
 export type { VerifierInput } from './verifier-input.js';
 export type { NoSessionReason } from './resolve.js';

@@ -5,15 +5,31 @@
  *   import { verifySession } from '@oc-host/verify';
  *   const session = await verifySession(token, { issuer: 'https://auth.example.com' }); // OC_AUTH_PUBLIC_JWK
  *
+ * An API checks the provider's access tokens (RFC 9068) with
+ * `createAccessTokenVerifier({ issuer, audience })`, or the frameworks'
+ * `requireAccessToken({ issuer, audience, scopes })` guards.
+ *
  * Framework middleware lives in `@oc-host/verify/express`, `/fastify` and
  * `/hono`; the client for the public routes in `@oc-host/verify/client`.
  */
 export { createSessionVerifier, verifySession, PUBLIC_JWK_ENV, MAX_TOKEN_LENGTH } from './verifier.js';
 export type { SessionVerifier, VerifySessionOptions } from './verifier.js';
 export type { AuthenticationMethod, DisplayIdentity, OcSessionClaims, SigningMethod } from './claims.js';
+export { createAccessTokenVerifier, ACCESS_TOKEN_ALGORITHMS } from './access-tokens.js';
+export type {
+  AccessTokenAlgorithm,
+  AccessTokenClaims,
+  AccessTokenProblem,
+  AccessTokenResult,
+  AccessTokenVerifier,
+  AccessTokenVerifierOptions,
+} from './access-tokens.js';
+export { accessTokenGuard } from './access-guards.js';
+export type { AccessGuard, AccessGuardCode, AccessRefusal, AccessTokenGuardOptions } from './access-guards.js';
 export { parsePublicJwk } from './keys.js';
 export { stopRevocationPolling, DEFAULT_REVOCATION_INTERVAL_SECONDS } from './revocations.js';
 export type { RevocationOptions } from './revocations.js';
+export type { RevocationFeedEntry } from './revocation-feed.js';
 export type { Ed25519PublicJwk, JwkObject, PublicJwkInput } from './keys.js';
 export {
   bearerToken,

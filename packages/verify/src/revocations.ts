@@ -10,6 +10,11 @@
  *   and runs on an unref'd timer, so it never keeps a process alive.
  * - The first verification waits for the first poll (at most
  *   `intervalSeconds`, capped at 10 s).
+ * - The same feed lists the JWT access tokens the provider ended early
+ *   (docs/protocol.md §8 "Revoking API tokens"): one token by its jti (kept
+ *   with the sessions' jtis: they never collide), or a cut-off for every
+ *   token of a grant (`oc_grant`) or of a client issued at or before
+ *   `iat_before`. An access-token verifier asks {@link RevocationPoller.refusesAccessToken}.
  * - Fail open by default: when the feed cannot be read, revocations already
  *   learnt still apply and other sessions verify. With `failClosed: true`,
  *   once no poll has succeeded for three intervals, every session is refused
@@ -34,10 +39,49 @@ const MAX_PAGES_PER_POLL = 50;
 const STALE_INTERVALS = 3;
 const MAX_FIRST_WAIT_MS = 10_000;
 
+/** An entry as read from the wire (revocation-feed.ts), before its members are checked. */
+interface FeedEntry {
+  readonly jti?: unknown;
+  readonly exp?: unknown;
+  readonly kind?: unknown;
+  readonly grant?: unknown;
+  readonly client_id?: unknown;
+  readonly iat_before?: unknown;
+}
+
 interface FeedAnswer {
-  readonly revocations?: ReadonlyArray<{ readonly jti?: unknown; readonly exp?: unknown }>;
+  readonly revocations?: readonly FeedEntry[];
   readonly cursor?: unknown;
   readonly more?: unknown;
+}
+
+/** A cut-off: tokens issued (`iat`) at or before `iatBefore` are refused, until `exp` (Unix seconds). */
+interface CutOff {
+  iatBefore: number;
+  exp: number;
+}
+
+/** The claims of an access token the feed can end. */
+export interface RevocableAccessToken {
+  readonly jti: string;
+  readonly iat: number;
+  readonly client_id: string;
+  readonly oc_grant?: unknown;
+}
+
+function remember(cutOffs: Map<string, CutOff>, key: string, iatBefore: number, exp: number): void {
+  const held = cutOffs.get(key);
+  if (held === undefined) cutOffs.set(key, { iatBefore, exp });
+  else {
+    held.iatBefore = Math.max(held.iatBefore, iatBefore);
+    held.exp = Math.max(held.exp, exp);
+  }
+}
+
+function cutsOff(cutOffs: ReadonlyMap<string, CutOff>, key: unknown, iat: number, nowSeconds: number): boolean {
+  if (typeof key !== 'string') return false;
+  const held = cutOffs.get(key);
+  return held !== undefined && held.exp > nowSeconds && iat <= held.iatBefore;
 }
 
 export class RevocationPoller {
@@ -46,6 +90,8 @@ export class RevocationPoller {
   readonly #intervalMs: number;
   readonly #clock: () => Date;
   readonly #revoked = new Map<string, number>();
+  readonly #grants = new Map<string, CutOff>();
+  readonly #clients = new Map<string, CutOff>();
   #cursor: string | undefined;
   #etag: { readonly since: string | undefined; readonly tag: string } | undefined;
   #lastSuccessMs = Number.NEGATIVE_INFINITY;
@@ -73,10 +119,34 @@ export class RevocationPoller {
 
   /** True when the session `jti` must be refused: revoked, or (fail closed) the feed is stale. */
   async refuses(jti: string, failClosed: boolean): Promise<boolean> {
+    const nowMs = await this.#ready();
+    if (failClosed && nowMs - this.#lastSuccessMs > STALE_INTERVALS * this.#intervalMs) return true;
+    return this.#jtiRevoked(jti, nowMs);
+  }
+
+  /**
+   * True when the access token must be refused: its jti revoked, a cut-off
+   * of its grant or client covers its `iat`, or (fail closed) the feed is stale.
+   */
+  async refusesAccessToken(token: RevocableAccessToken, failClosed: boolean): Promise<boolean> {
+    const nowMs = await this.#ready();
+    if (failClosed && nowMs - this.#lastSuccessMs > STALE_INTERVALS * this.#intervalMs) return true;
+    const nowSeconds = nowMs / 1000;
+    return (
+      this.#jtiRevoked(token.jti, nowMs) ||
+      cutsOff(this.#grants, token.oc_grant, token.iat, nowSeconds) ||
+      cutsOff(this.#clients, token.client_id, token.iat, nowSeconds)
+    );
+  }
+
+  /** Waits for the first poll (bounded); the time now, ms. */
+  async #ready(): Promise<number> {
     const first = this.start();
     await Promise.race([first, new Promise((resolve) => setTimeout(resolve, Math.min(this.#intervalMs, MAX_FIRST_WAIT_MS)).unref?.())]);
-    const nowMs = this.#clock().getTime();
-    if (failClosed && nowMs - this.#lastSuccessMs > STALE_INTERVALS * this.#intervalMs) return true;
+    return this.#clock().getTime();
+  }
+
+  #jtiRevoked(jti: string, nowMs: number): boolean {
     const exp = this.#revoked.get(jti);
     return exp !== undefined && exp * 1000 > nowMs;
   }
@@ -105,9 +175,7 @@ export class RevocationPoller {
       const body = (await response.json()) as FeedAnswer;
       if (!Array.isArray(body.revocations) || typeof body.cursor !== 'string')
         throw new Error(`${AREA}: revocation feed answered an unknown shape`);
-      for (const entry of body.revocations) {
-        if (typeof entry.jti === 'string' && typeof entry.exp === 'number') this.#revoked.set(entry.jti, entry.exp);
-      }
+      for (const entry of body.revocations) this.#learn(entry);
       const tag = response.headers.get('etag');
       this.#etag = tag === null ? undefined : { since, tag };
       this.#cursor = body.cursor;
@@ -117,9 +185,24 @@ export class RevocationPoller {
     this.#forgetExpired();
   }
 
+  #learn(entry: FeedEntry): void {
+    if (typeof entry.exp !== 'number') return;
+    if (entry.kind === 'grant' || entry.kind === 'client') {
+      const key = entry.kind === 'grant' ? entry.grant : entry.client_id;
+      if (typeof key === 'string' && typeof entry.iat_before === 'number')
+        remember(entry.kind === 'grant' ? this.#grants : this.#clients, key, entry.iat_before, entry.exp);
+      return;
+    }
+    // A session, an access token, or a kind this version does not know: kept by jti, which is all it can be refused by.
+    if (typeof entry.jti === 'string') this.#revoked.set(entry.jti, entry.exp);
+  }
+
   #forgetExpired(): void {
     const nowSeconds = this.#clock().getTime() / 1000;
     for (const [jti, exp] of this.#revoked) if (exp <= nowSeconds) this.#revoked.delete(jti);
+    for (const cutOffs of [this.#grants, this.#clients]) {
+      for (const [key, held] of cutOffs) if (held.exp <= nowSeconds) cutOffs.delete(key);
+    }
   }
 }
 

@@ -29,9 +29,9 @@ export const PUBLIC_JWK_ENV = 'OC_AUTH_PUBLIC_JWK';
 /** Longest token looked at; the host mints none longer (browsers keep cookies up to about 4 KiB). */
 export const MAX_TOKEN_LENGTH = 8192;
 
-const DEFAULT_JWKS_TIMEOUT_MS = 5000;
-const DEFAULT_JWKS_COOLDOWN_SECONDS = 30;
-const DEFAULT_JWKS_CACHE_MAX_AGE_SECONDS = 600;
+export const DEFAULT_JWKS_TIMEOUT_MS = 5000;
+export const DEFAULT_JWKS_COOLDOWN_SECONDS = 30;
+export const DEFAULT_JWKS_CACHE_MAX_AGE_SECONDS = 600;
 
 export interface VerifySessionOptions {
   /**
@@ -82,15 +82,15 @@ export interface SessionVerifier {
   verifyAny(tokens: readonly string[]): Promise<OcSessionClaims | null>;
 }
 
-const COMPACT_JWS = /^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+$/;
+export const COMPACT_JWS = /^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+$/;
 /** Candidate tokens looked at per request; more is not a browser. */
 const MAX_TOKENS = 8;
 
-function fail(message: string): never {
+export function fail(message: string): never {
   throw new TypeError(`${AREA}: ${message}`);
 }
 
-function optionalNumber(value: unknown, name: string, fallback: number, minimum: number): number {
+export function optionalNumber(value: unknown, name: string, fallback: number, minimum: number): number {
   if (value === undefined) return fallback;
   if (typeof value !== 'number' || !Number.isFinite(value) || value < minimum)
     fail(`${name} must be a number ≥ ${minimum}, got ${String(value)}`);
@@ -101,7 +101,7 @@ function isLoopback(hostname: string): boolean {
   return hostname === 'localhost' || hostname === '[::1]' || /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(hostname);
 }
 
-function checkedUrl(value: string | URL, allowInsecure: boolean, name: string): string {
+export function checkedUrl(value: string | URL, allowInsecure: boolean, name: string): string {
   let url: URL;
   try {
     url = new URL(String(value));
@@ -117,7 +117,7 @@ function checkedUrl(value: string | URL, allowInsecure: boolean, name: string): 
   return url.href;
 }
 
-function clockOf(now: VerifySessionOptions['now']): () => Date {
+export function clockOf(now: VerifySessionOptions['now']): () => Date {
   if (now === undefined) return () => new Date();
   if (typeof now === 'function') return now;
   if (!(now instanceof Date) || !Number.isFinite(now.getTime())) fail('now must be a valid Date or a function returning one');
@@ -132,7 +132,7 @@ function publicJwkFromEnvironment(): string {
   return text;
 }
 
-interface ResolvedOptions {
+export interface ResolvedOptions {
   readonly issuer: string;
   readonly clock: () => Date;
   readonly clockTolerance: number;
@@ -183,7 +183,7 @@ function resolve(options: VerifySessionOptions): { resolved: ResolvedOptions; or
   return { resolved: { issuer, clock, clockTolerance, revocations: resolveRevocations(options) }, origin };
 }
 
-function resolveRevocations(options: VerifySessionOptions): ResolvedOptions['revocations'] {
+export function resolveRevocations(options: Pick<VerifySessionOptions, 'revocations' | 'fetch'>): ResolvedOptions['revocations'] {
   const revocations = options.revocations;
   if (revocations === undefined) return undefined;
   if (typeof revocations !== 'object' || revocations === null) fail('revocations must be { url, intervalSeconds?, failClosed? }');
