@@ -113,9 +113,9 @@ describe('layers of src/', () => {
     expect(outside.map((file) => relative(SRC, file))).toEqual([]);
   });
   // docs/architecture.md "Routes get what they use". The OpenID provider's
-  // routes and the revocation feed still take the whole context: their turn comes with
+  // routes still take the whole context: their turn comes with
   // the feature folders.
-  const WHOLE_CONTEXT = new Set(['app.ts', 'context.ts', 'oidc.ts', 'oidc-clients.ts', 'oidc-pages.ts', 'revocations.ts']);
+  const WHOLE_CONTEXT = new Set(['app.ts', 'context.ts', 'oidc.ts', 'oidc-clients.ts', 'oidc-pages.ts']);
 
   it('hands each route file only what it uses: no route file but those listed takes the whole service context', () => {
     const routeFiles = readdirSync(join(SRC, 'http')).filter((name) => name.endsWith('.ts') && !WHOLE_CONTEXT.has(name));

@@ -196,7 +196,7 @@ export async function buildApp(config: Config, deps: AppDeps = {}): Promise<Fast
   registerDeviceRoutes(routes, { door, devices: context.devices });
   registerLifecycleRoutes(routes, { door, lifecycle: context.lifecycle });
   registerActivityRoutes(routes, { activity: context.activity });
-  registerRevocationRoutes(routes, context);
+  registerRevocationRoutes(routes, { revocations: context.revocations });
   registerConnectRoutes(routes, { connect: context.connect, webhookKey: context.webhookKey });
   registerPublicRoutes(routes, { stats: context.stats, attestCounter: context.attestCounter, contact: context.contact, now });
   registerPageRoutes(app, {

@@ -5,7 +5,7 @@
  * a second, and answered 304 to a matching If-None-Match.
  */
 import { Type } from 'typebox';
-import type { ServiceContext } from './context.js';
+import type { RevocationFeed } from '../session/index.js';
 import { ANSWER, answer, errorResponses } from './schemas.js';
 import { POLICY } from './policy.js';
 import type { TypedApp } from './schema-types.js';
@@ -21,7 +21,12 @@ const RevocationsQuery = Type.Object({
   ),
 });
 
-export function registerRevocationRoutes(app: TypedApp, context: ServiceContext): void {
+/** What the revocation feed's route uses. */
+export interface RevocationRoutes {
+  readonly revocations: RevocationFeed;
+}
+
+export function registerRevocationRoutes(app: TypedApp, deps: RevocationRoutes): void {
   app.get(
     '/api/auth/revocations',
     route(POLICY.publicRead, 'auth', 'Sessions revoked before their expiry, for consumer sites to refuse', {
@@ -66,7 +71,7 @@ export function registerRevocationRoutes(app: TypedApp, context: ServiceContext)
       },
     }),
     async (request, reply) => {
-      const page = await context.revocations.page(request.query.since);
+      const page = await deps.revocations.page(request.query.since);
       reply.header('etag', page.etag);
       reply.header('cache-control', 'public, max-age=1');
       const match = request.headers['if-none-match'];
