@@ -171,7 +171,7 @@ export async function buildApp(config: Config, deps: AppDeps = {}): Promise<Fast
   registerConnectRoutes(routes, context);
   registerPublicRoutes(routes, context);
   registerPageRoutes(app, context);
-  registerOidcRoutes(app, context);
+  registerOidcRoutes(app, context, services.rateLimiter);
   registerOidcClientRoutes(routes, context);
   registerConsentRoutes(routes, context);
   // Last, so that it sees each answer's final type and Cache-Control (src/http/compression.ts).

@@ -15,6 +15,16 @@ export const CONNECT_APP_POLICY = 'connect-app';
 /** How long an initial access token found by the adapter is good for: this one request. */
 const INITIAL_ACCESS_TOKEN_SECONDS = 60;
 
+/**
+ * How long a device code is kept after it expires (docs/protocol.md §8
+ * "Devices"): the store finds no expired row, and the library tells an
+ * expired code from an unknown one only when it finds it (RFC 8628
+ * `expired_token` to the device, "expired" on the verification page), so
+ * the row outlives the code by this much. The library checks the code's
+ * own expiry on every use.
+ */
+const DEVICE_CODE_KEPT_SECONDS = 10 * 60;
+
 export interface AdapterDeps {
   readonly store: OidcStore;
   readonly now: () => number;
@@ -61,7 +71,8 @@ export function storageAdapter(deps: AdapterDeps): new (name: string) => Adapter
         grant_id: typeof payload.grantId === 'string' ? payload.grantId : null,
         uid: typeof payload.uid === 'string' ? payload.uid : null,
         user_code: typeof payload.userCode === 'string' ? payload.userCode : null,
-        expires_at: expiresIn === undefined ? null : now() + expiresIn * 1000,
+        expires_at:
+          expiresIn === undefined ? null : now() + (expiresIn + (this.#model === 'DeviceCode' ? DEVICE_CODE_KEPT_SECONDS : 0)) * 1000,
       });
     }
 
