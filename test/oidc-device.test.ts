@@ -201,7 +201,7 @@ function deviceSuite(engine: 'sqlite' | 'postgres'): void {
       await page.getByRole('button', { name: 'Continue' }).click();
       await page.waitForSelector('.device-facts');
       expect(await page.locator('h1').textContent()).toBe('Is this your device?');
-      const facts = await page.locator('.device-facts').innerText();
+      const facts = await page.locator('.device-facts').textContent();
       expect(facts).toContain('Living-room TV');
       expect(facts).toContain('tv.example');
       expect(facts).toContain('127.0.0.0/24');
@@ -234,9 +234,9 @@ function deviceSuite(engine: 'sqlite' | 'postgres'): void {
       await page.goto('/oidc/device');
       await page.getByLabel('Code from your device').fill(asked.user_code);
       await page.getByRole('button', { name: 'Continue' }).click();
-      await expect.poll(() => page.locator('[role="alert"]').textContent()).toBe(
-        'That code has already been used. Start again on your device to get a new one.',
-      );
+      await expect
+        .poll(() => page.locator('[role="alert"]').textContent())
+        .toBe('That code has already been used. Start again on your device to get a new one.');
       expect((await poll(asked.device_code)).body.error).toBe('invalid_grant');
       const revoked = await app.inject({ url: '/oidc/userinfo', headers: { authorization: `Bearer ${tokens.access_token}` } });
       expect(revoked.statusCode).toBe(401);
@@ -246,53 +246,61 @@ function deviceSuite(engine: 'sqlite' | 'postgres'): void {
     120_000,
   );
 
-  it.skipIf(!HAVE_CHROMIUM)('a denial from the QR code page reaches the device as access_denied', async () => {
-    const asked = await client.initiateDeviceAuthorization(config, { scope: 'openid' });
-    const problems: string[] = [];
-    const context = await walletContext();
-    const page = await context.newPage();
-    watch(page, problems);
-    // The QR code's address carries the code: the page asks at once.
-    await page.goto(asked.verification_uri_complete as string);
-    await page.waitForSelector('h1:text("Is this your device?")');
-    await page.getByRole('button', { name: 'Deny' }).click();
-    await expect.poll(() => page.locator('[role="alert"]').textContent()).toBe(
-      'You said no, so the device was not signed in. It has been told.',
-    );
-    const refused = await client.pollDeviceAuthorizationGrant(config, asked).then(
-      () => null,
-      (error: unknown) => error,
-    );
-    expect(refused).toBeInstanceOf(client.ResponseBodyError);
-    expect((refused as client.ResponseBodyError).error).toBe('access_denied');
-    expect(problems).toEqual([]);
-    await context.close();
-  }, 60_000);
+  it.skipIf(!HAVE_CHROMIUM)(
+    'a denial from the QR code page reaches the device as access_denied',
+    async () => {
+      const asked = await client.initiateDeviceAuthorization(config, { scope: 'openid' });
+      const problems: string[] = [];
+      const context = await walletContext();
+      const page = await context.newPage();
+      watch(page, problems);
+      // The QR code's address carries the code: the page asks at once.
+      await page.goto(asked.verification_uri_complete as string);
+      await page.waitForSelector('h1:text("Is this your device?")');
+      await page.getByRole('button', { name: 'Deny' }).click();
+      await expect
+        .poll(() => page.locator('[role="alert"]').textContent())
+        .toBe('You said no, so the device was not signed in. It has been told.');
+      const refused = await client.pollDeviceAuthorizationGrant(config, asked).then(
+        () => null,
+        (error: unknown) => error,
+      );
+      expect(refused).toBeInstanceOf(client.ResponseBodyError);
+      expect((refused as client.ResponseBodyError).error).toBe('access_denied');
+      expect(problems).toEqual([]);
+      await context.close();
+    },
+    60_000,
+  );
 
-  it.skipIf(!HAVE_CHROMIUM)('draws the code entry and the question in every language, at desktop and phone width, light and dark', async () => {
-    const problems: string[] = [];
-    for (const [locale, question] of Object.entries(QUESTION)) {
-      for (const viewport of [DESKTOP, PHONE]) {
-        const asked = await client.initiateDeviceAuthorization(config, { scope: 'openid profile' });
-        const context = await pageContext(browser, base, locale, viewport);
-        const page = await context.newPage();
-        watch(page, problems);
-        if (viewport === DESKTOP) {
-          await page.goto('/oidc/device');
-          expect(await page.locator('h1').textContent()).toBe(ENTRY[locale]);
-          await expectLaidOut(page, `${locale} entry`);
+  it.skipIf(!HAVE_CHROMIUM)(
+    'draws the code entry and the question in every language, at desktop and phone width, light and dark',
+    async () => {
+      const problems: string[] = [];
+      for (const [locale, question] of Object.entries(QUESTION)) {
+        for (const viewport of [DESKTOP, PHONE]) {
+          const asked = await client.initiateDeviceAuthorization(config, { scope: 'openid profile' });
+          const context = await pageContext(browser, base, locale, viewport);
+          const page = await context.newPage();
+          watch(page, problems);
+          if (viewport === DESKTOP) {
+            await page.goto('/oidc/device');
+            expect(await page.locator('h1').textContent()).toBe(ENTRY[locale]);
+            await expectLaidOut(page, `${locale} entry`);
+          }
+          await page.goto(asked.verification_uri_complete as string);
+          await page.waitForSelector('.device-facts');
+          expect(await page.locator('h1').textContent()).toBe(question.heading);
+          expect(await page.locator('main .lead').textContent()).toBe(question.text);
+          expect(await page.getByRole('button', { name: question.confirm, exact: true }).count()).toBe(1);
+          await expectLaidOut(page, `${locale} ${viewport.width}px question`);
+          await context.close();
         }
-        await page.goto(asked.verification_uri_complete as string);
-        await page.waitForSelector('.device-facts');
-        expect(await page.locator('h1').textContent()).toBe(question.heading);
-        expect(await page.locator('main .lead').textContent()).toBe(question.text);
-        expect(await page.getByRole('button', { name: question.confirm, exact: true }).count()).toBe(1);
-        await expectLaidOut(page, `${locale} ${viewport.width}px question`);
-        await context.close();
       }
-    }
-    expect(problems).toEqual([]);
-  }, 120_000);
+      expect(problems).toEqual([]);
+    },
+    120_000,
+  );
 
   it('answers authorization_pending, then slow_down to a device that polls too soon', async () => {
     const asked = await client.initiateDeviceAuthorization(config, { scope: 'openid' });
@@ -332,7 +340,11 @@ function deviceSuite(engine: 'sqlite' | 'postgres'): void {
 
   it('refuses a client not registered for the grant, and answers the grant in discovery', async () => {
     const registry = await operatorRegistry(harness.store, base, harness.clock.now);
-    const web = await registry.clients.create({ client_name: 'Web app', redirect_uris: ['https://app.example/cb'], token_endpoint_auth_method: 'none' });
+    const web = await registry.clients.create({
+      client_name: 'Web app',
+      redirect_uris: ['https://app.example/cb'],
+      token_endpoint_auth_method: 'none',
+    });
     const reply = await app.inject({
       method: 'POST',
       url: '/oidc/device/auth',

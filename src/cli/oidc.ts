@@ -255,7 +255,8 @@ export async function runOidcCommand(argv: readonly string[], deps: OidcCommandD
         if (!machine && !device && redirects.length === 0) fail('oidc clients add: at least one --redirect-uri is required');
         if (values.public && values['auth-method'] !== undefined) fail('oidc clients add: --public takes no --auth-method');
         // A device keeps no secret well: public unless told otherwise.
-        const method = values.public || (device && values['auth-method'] === undefined) ? 'none' : (values['auth-method'] ?? 'client_secret_basic');
+        const method =
+          values.public || (device && values['auth-method'] === undefined) ? 'none' : (values['auth-method'] ?? 'client_secret_basic');
         if (!(CLIENT_AUTH_METHODS as readonly string[]).includes(method) || (method === 'none' && !values.public && !device)) {
           fail(`oidc clients add: --auth-method must be client_secret_basic or client_secret_post`);
         }

@@ -176,7 +176,8 @@ export function oidcPageRenderer(context: ServiceContext, loaded: PageFiles = lo
     },
     deviceEntry(request, entry) {
       const locale = localeOf(request);
-      const problem = entry.problem === undefined ? '' : `<p class="notice error" role="alert">${formatHtml(locale, DEVICE_PROBLEMS[entry.problem])}</p>`;
+      const problem =
+        entry.problem === undefined ? '' : `<p class="notice error" role="alert">${formatHtml(locale, DEVICE_PROBLEMS[entry.problem])}</p>`;
       // A code that was wrong is shown again to be corrected; after any other problem the field starts empty.
       const value = entry.problem === 'wrong' && entry.code !== undefined ? ` value="${escapeHtml(entry.code)}"` : '';
       const invalid = entry.problem === 'wrong' ? ' aria-invalid="true"' : '';
@@ -219,7 +220,9 @@ export function oidcPageRenderer(context: ServiceContext, loaded: PageFiles = lo
       row('oidc.device_code', `<code class="device-code">${escapeHtml(question.userCode)}</code>`) +
       '</dl>' +
       `<p class="hint">${formatHtml(locale, 'oidc.device_compare')}</p>` +
-      (scopes === '' ? '' : `<h2 class="consent-intro">${formatHtml(locale, 'oidc.device_intro', { app })}</h2><ul class="scope-list">${scopes}</ul>`) +
+      (scopes === ''
+        ? ''
+        : `<h2 class="consent-intro">${formatHtml(locale, 'oidc.device_intro', { app })}</h2><ul class="scope-list">${scopes}</ul>`) +
       `<p class="notice">${formatHtml(locale, 'oidc.device_warning')}</p>` +
       `<form method="post" action="${escapeHtml(question.action)}" id="device-form">` +
       `<input type="hidden" name="xsrf" value="${escapeHtml(question.xsrf)}">` +

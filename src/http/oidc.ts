@@ -143,7 +143,7 @@ const FORWARDED: ReadonlyArray<{
     summary: 'Start a device sign-in (RFC 8628 device authorization request)',
     description:
       'For an app on a device without a handy browser (a TV, a console, a command-line tool): the body is ' +
-      '`application/x-www-form-urlencoded` with `client_id` (and the client\'s secret when it has one) and `scope`. ' +
+      "`application/x-www-form-urlencoded` with `client_id` (and the client's secret when it has one) and `scope`. " +
       'The device shows `user_code` and `verification_uri` (or a QR code of `verification_uri_complete`) and polls ' +
       `the token endpoint with \`grant_type=${DEVICE_CODE_GRANT}\` and \`device_code\` every \`interval\` seconds: ` +
       '`authorization_pending` while the person has not answered, `slow_down` when it polls sooner, `access_denied` when ' +

@@ -290,7 +290,9 @@ export const DEVICE_CODE_GRANT = 'urn:ietf:params:oauth:grant-type:device_code';
 function grantTypesOf(input: ClientInput): string[] {
   if (input.machine === true) return ['client_credentials'];
   if (input.device !== true) return ['authorization_code', 'refresh_token'];
-  return input.redirect_uris.length === 0 ? [DEVICE_CODE_GRANT, 'refresh_token'] : ['authorization_code', DEVICE_CODE_GRANT, 'refresh_token'];
+  return input.redirect_uris.length === 0
+    ? [DEVICE_CODE_GRANT, 'refresh_token']
+    : ['authorization_code', DEVICE_CODE_GRANT, 'refresh_token'];
 }
 
 /** The RFC 7591 metadata of a new client, with the provider's defaults spelt out. */

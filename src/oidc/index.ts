@@ -12,7 +12,6 @@ export {
   prefersKey,
   setAsideProviderSession,
   type DeviceCodeProblem,
-  type DeviceEntry,
   type DeviceQuestion,
   type HostSessionView,
   type LogoutQuestion,

@@ -110,7 +110,7 @@ export interface LogoutQuestion {
 export type DeviceCodeProblem = 'wrong' | 'expired' | 'used' | 'denied' | 'failed';
 
 /** The code entry of the verification page. */
-export interface DeviceEntry {
+interface DeviceEntry {
   /** Where the form posts (the verification URI). */
   readonly action: string;
   /** The library's anti-forgery value, which the form carries. */
@@ -121,7 +121,7 @@ export interface DeviceEntry {
 }
 
 /** What the device was when it asked (docs/protocol.md §8 "Devices"): coarse, as a session row keeps it. */
-export interface DeviceFacts {
+interface DeviceFacts {
   /** "Chrome 120 on Linux" when the User-Agent says so, else the first characters of the User-Agent, or null. */
   readonly device: string | null;
   /** The device's network, /24 or /48, or null. */
@@ -737,7 +737,11 @@ const MAX_SOFTWARE_LENGTH = 64;
 
 /** A User-Agent no browser parser reads, cut to its printable start; null when there is none. */
 function softwareOf(userAgent: string | undefined): string | null {
-  const text = (userAgent ?? '').replace(/[^\p{L}\p{N} ._/()+;:,-]/gu, '').trim().slice(0, MAX_SOFTWARE_LENGTH).trim();
+  const text = (userAgent ?? '')
+    .replace(/[^\p{L}\p{N} ._/()+;:,-]/gu, '')
+    .trim()
+    .slice(0, MAX_SOFTWARE_LENGTH)
+    .trim();
   return text === '' ? null : text;
 }
 
