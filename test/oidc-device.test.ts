@@ -247,7 +247,7 @@ function deviceSuite(engine: 'sqlite' | 'postgres'): void {
   );
 
   it.skipIf(!HAVE_CHROMIUM)(
-    'a denial from the QR code page reaches the device as access_denied',
+    'a denial, on the question from a QR code or on the consent page, reaches the device as access_denied',
     async () => {
       const asked = await client.initiateDeviceAuthorization(config, { scope: 'openid' });
       const problems: string[] = [];
@@ -267,6 +267,19 @@ function deviceSuite(engine: 'sqlite' | 'postgres'): void {
       );
       expect(refused).toBeInstanceOf(client.ResponseBodyError);
       expect((refused as client.ResponseBodyError).error).toBe('access_denied');
+
+      // Cancel on the consent page, after signing in, denies too.
+      const again = await client.initiateDeviceAuthorization(config, { scope: 'openid email' });
+      await page.goto(again.verification_uri_complete as string);
+      await page.getByRole('button', { name: 'Continue' }).click();
+      await page.waitForURL((url) => url.pathname === '/signin');
+      await page.getByRole('button', { name: 'Connect UniSat' }).click();
+      await page.waitForURL((url) => url.pathname.startsWith('/oidc/interaction/'));
+      await page.getByRole('button', { name: 'Cancel' }).click();
+      await expect
+        .poll(() => page.locator('[role="alert"]').textContent())
+        .toBe('You said no, so the device was not signed in. It has been told.');
+      expect((await poll(again.device_code)).body.error).toBe('access_denied');
       expect(problems).toEqual([]);
       await context.close();
     },
