@@ -11,7 +11,13 @@
  *    small jar, and wrk's script posts them in turn;
  * 2. userinfo: `GET /oidc/userinfo` with one bearer access token, through
  *    wrk, 50 connections;
- * 3. the whole code flow, for a browser the provider has not seen: the
+ * 3. the device grant's poll (RFC 8628, docs/protocol.md §8 "Devices"):
+ *    `POST /oidc/token` with `grant_type=…:device_code` for codes nobody
+ *    has answered yet, each `authorization_pending`, through wrk, 50
+ *    connections, cycling through {@link DEVICE_CODES} codes so that each
+ *    is polled no sooner than its interval (a device that keeps time),
+ *    never `slow_down`;
+ * 4. the whole code flow, for a browser the provider has not seen: the
  *    authorization, the interaction that signs the host session in, the
  *    redirect back with a code, the code exchange and userinfo, from this
  *    process (Node's fetch, keep-alive, {@link FLOW_WORKERS} flows at a
@@ -19,13 +25,13 @@
  *    second of the service's CPU time (its one process: the one core the
  *    JavaScript runs on).
  *
- * 4. an API's local check of a JWT access token (bench/access-token.ts):
+ * 5. an API's local check of a JWT access token (bench/access-token.ts):
  *    an ES256 token from the service's `client_credentials` grant, checked
  *    in this process with `@oc-host/verify`, as a ratio to the package's
  *    session-cookie check in the same rounds. It needs no wrk.
  *
- * The token and userinfo rows are ratios to the bare Fastify route measured
- * with wrk just before each, median of {@link ROUNDS} rounds, with p50/p99
+ * The token, userinfo and device poll rows are ratios to the bare Fastify
+ * route measured with wrk just before each, median of {@link ROUNDS} rounds, with p50/p99
  * and the service CPU time each request cost.
  */
 import { createHash, randomBytes } from 'node:crypto';
@@ -52,6 +58,11 @@ const ROUNDS = 3;
 const FLOW_WORKERS = 8;
 /** Authorizations run at once while minting codes. */
 const MINT_WORKERS = 8;
+/** Device codes the poll figure cycles through: a code comes round again no sooner than its interval below 9,600 polls a second. */
+const DEVICE_CODES = 12000;
+/** The service's poll interval here (OIDC_DEVICE_POLL_SECONDS), seconds. */
+const DEVICE_POLL_SECONDS = 1;
+const DEVICE_GRANT = 'urn:ietf:params:oauth:grant-type:device_code';
 
 /** The clock ticks of /proc/<pid>/stat, read once. */
 /** The host session cookie and the provider's own cookies of one browser. */
@@ -85,6 +96,8 @@ interface Setup {
   readonly clientId: string;
   /** `Authorization: Basic …` of the client. */
   readonly basic: string;
+  /** A public device client (RFC 8628). */
+  readonly deviceClientId: string;
   readonly hostCookie: string;
   /** `Authorization: Basic …` of a machine client allowed {@link API}'s scope. */
   readonly machineBasic: string;
@@ -189,6 +202,47 @@ async function pooled<T>(count: number, workers: number, task: (index: number) =
   return results;
 }
 
+/** A device authorization (RFC 8628) of the bench's device client: its device code. */
+async function deviceCode(setup: Setup): Promise<string> {
+  const response = await fetch(`${setup.issuer}/oidc/device/auth`, {
+    method: 'POST',
+    headers: { 'content-type': FORM },
+    body: new URLSearchParams({ client_id: setup.deviceClientId, scope: 'openid' }).toString(),
+  });
+  const answer = (await response.json()) as { device_code?: string };
+  if (response.status !== 200 || answer.device_code === undefined) {
+    throw new Error(`bench: the device authorization answered ${response.status} ${JSON.stringify(answer)}`);
+  }
+  return answer.device_code;
+}
+
+function pollBody(setup: Setup, code: string): string {
+  return new URLSearchParams({ grant_type: DEVICE_GRANT, device_code: code, client_id: setup.deviceClientId }).toString();
+}
+
+/** One poll of a device code: what the token endpoint says. */
+async function pollOnce(setup: Setup, code: string): Promise<string> {
+  const response = await fetch(`${setup.issuer}/oidc/token`, {
+    method: 'POST',
+    headers: { 'content-type': FORM },
+    body: pollBody(setup, code),
+  });
+  return String(((await response.json()) as { error?: unknown }).error);
+}
+
+/** A wrk script that polls the device codes in turn, round and round (one wrk thread: one counter). */
+function pollingInTurn(bodies: readonly string[]): string {
+  return [
+    luaList('bodies', bodies),
+    `local headers = { ["content-type"] = ${luaString(FORM)} }`,
+    'local next = 0',
+    'request = function()',
+    `  next = next % ${bodies.length} + 1`,
+    '  return wrk.format("POST", "/oidc/token", headers, bodies[next])',
+    'end',
+  ].join('\n');
+}
+
 /** A wrk script that posts one code each, in turn (one wrk thread: one counter). */
 function exchangingInTurn(setup: Setup, bodies: readonly string[]): string {
   return [
@@ -211,6 +265,7 @@ async function startService(dir: string): Promise<Setup> {
   let clientId: string;
   let secret: string;
   let machineBasic: string;
+  let deviceClientId: string;
   try {
     const registry = await operatorRegistry(store, issuer, () => new Date());
     const issued = await registry.clients.create({ client_name: 'Bench app', redirect_uris: [REDIRECT] }, { firstParty: true });
@@ -227,6 +282,13 @@ async function startService(dir: string): Promise<Setup> {
     });
     if (machine.client_secret === undefined) throw new Error('bench: the machine client has no secret');
     machineBasic = basicOf(machine.client_id, machine.client_secret);
+    const device = await registry.clients.create({
+      client_name: 'Bench TV',
+      redirect_uris: [],
+      device: true,
+      token_endpoint_auth_method: 'none',
+    });
+    deviceClientId = device.client_id;
   } finally {
     await store.close();
   }
@@ -238,10 +300,19 @@ async function startService(dir: string): Promise<Setup> {
     ESPLORA_URLS: 'http://127.0.0.1:9',
     // Figures of the routes themselves: the rate limits are measured in scale.bench.ts.
     ...RATE_LIMITS_OFF,
+    OIDC_DEVICE_POLL_SECONDS: String(DEVICE_POLL_SECONDS),
   });
   try {
     const token = await signInOnInstance(service, issuer, newWallet());
-    return { service, issuer, clientId, basic: basicOf(clientId, secret), hostCookie: `oc_session=${token}`, machineBasic };
+    return {
+      service,
+      issuer,
+      clientId,
+      basic: basicOf(clientId, secret),
+      deviceClientId,
+      hostCookie: `oc_session=${token}`,
+      machineBasic,
+    };
   } catch (error) {
     await service.stop();
     throw error;
@@ -362,6 +433,33 @@ export async function run(options: { durationSeconds?: number } = {}): Promise<B
         baseline: 'bare Fastify JSON route',
         ratio: median(userinfoRuns.map((round, index) => round.wrk.requestsPerSec / userinfoBare[index]!.requestsPerSec)),
         note: loadNote(info, `${cpuNote(userinfoRuns)}; bare ${Math.round(median(userinfoBare.map((run) => run.requestsPerSec)))}/s`),
+      });
+
+      // The device grant's poll: pending codes, each polled no sooner than its interval.
+      const codes = await pooled(DEVICE_CODES, MINT_WORKERS, () => deviceCode(setup));
+      const first = await pollOnce(setup, codes[0]!);
+      if (first !== 'authorization_pending') throw new Error(`bench: a pending device code was answered ${first}`);
+      const pollScript = pollingInTurn(codes.map((code) => pollBody(setup, code)));
+      const pollBare: WrkResult[] = [];
+      const pollRuns: Measured[] = [];
+      for (let round = 0; round < ROUNDS; round++) {
+        pollBare.push(await runWrk(bare.url, { durationSeconds }));
+        const measured = await measuredWrk(setup, `${setup.issuer}/oidc/token`, { durationSeconds, lua: pollScript });
+        // Every answer is 400 authorization_pending; a code polled again within its interval would be slow_down instead.
+        if (measured.wrk.requestsPerSec * DEVICE_POLL_SECONDS * 1.25 > DEVICE_CODES) {
+          throw new Error(
+            `bench: ${Math.round(measured.wrk.requestsPerSec)} polls a second come round to a code too soon; raise DEVICE_CODES`,
+          );
+        }
+        pollRuns.push(measured);
+      }
+      const poll = medianRun(pollRuns.map((round) => round.wrk));
+      results.push({
+        name: 'POST /oidc/token, device code poll (RFC 8628), authorization_pending, SQLite (wrk, 50 conns)',
+        opsPerSec: poll.requestsPerSec,
+        baseline: 'bare Fastify JSON route',
+        ratio: median(pollRuns.map((round, index) => round.wrk.requestsPerSec / pollBare[index]!.requestsPerSec)),
+        note: loadNote(poll, `${cpuNote(pollRuns)}; ${DEVICE_CODES} pending codes in turn`),
       });
 
       // The whole flow for a browser new to the provider: a jar with the host session alone.

@@ -73,7 +73,14 @@ export interface Config {
      */
     readonly otpAddressPerHour: number;
     readonly contactPerHour: number;
+    /**
+     * Posts of the device verification page per client network per hour:
+     * each code typed, and each answer to a code (docs/protocol.md §8 "Devices").
+     */
+    readonly deviceCodePerHour: number;
   };
+  /** OIDC_DEVICE_POLL_SECONDS: how long a device waits between polls of the token endpoint (RFC 8628 `interval`). */
+  readonly oidcDevicePollSeconds: number;
   readonly checkCacheSeconds: number;
   /** ACTIVITY_RETENTION_DAYS: how long security events are kept (docs/protocol.md §6 "Activity"). */
   readonly activityRetentionDays: number;
@@ -472,7 +479,9 @@ export function loadConfig(env: Env = process.env): Config {
       // Ten networks' worth of starts: a few networks cannot use up the address for its owner.
       otpAddressPerHour: integer(env, 'RATE_LIMIT_OTP_ADDRESS_PER_HOUR', otpPerHour * OTP_ADDRESS_NETWORKS, 0, 1_000_000),
       contactPerHour: integer(env, 'RATE_LIMIT_CONTACT_PER_HOUR', 5, 0, 1_000_000),
+      deviceCodePerHour: integer(env, 'RATE_LIMIT_DEVICE_CODE_PER_HOUR', 20, 0, 1_000_000),
     }),
+    oidcDevicePollSeconds: integer(env, 'OIDC_DEVICE_POLL_SECONDS', 5, 1, 60),
     checkCacheSeconds: integer(env, 'CHECK_CACHE_SECONDS', 60, 0, 86_400),
     activityRetentionDays: integer(env, 'ACTIVITY_RETENTION_DAYS', 180, 1, 3650),
     notifyNewSignin: read(env, 'NOTIFY_NEW_SIGNIN') === undefined ? smtpUrl !== undefined : bool(env, 'NOTIFY_NEW_SIGNIN'),

@@ -548,6 +548,7 @@ async function assemble(config: Config, deps: ServiceDeps, log: ServiceLog, clos
     appMayAct: (appId) => connect.appMayAct(appId),
     backchannelUriProblem: backchannelUriChecker(config),
     development: isDevelopmentUrl(config.publicUrl),
+    devicePollSeconds: config.oidcDevicePollSeconds,
     now,
   });
   const reloadOidcKeys = setInterval(() => {

@@ -22,7 +22,9 @@ describe('loadConfig', () => {
       otpIpPerHour: 120,
       otpAddressPerHour: 50,
       contactPerHour: 5,
+      deviceCodePerHour: 20,
     });
+    expect(config.oidcDevicePollSeconds).toBe(5);
     expect(config.minConfirmations).toBe(1);
     expect(config.chain).toEqual({ maxConnections: 16, tipSeconds: 5, cacheEntries: 10_000, cacheMegabytes: 32 });
     expect(Object.isFrozen(config)).toBe(true);

@@ -104,6 +104,41 @@ function cliSuite(engine: 'sqlite' | 'postgres'): void {
     await expect(run(['clients', 'rotate-secret', issued.client_id])).rejects.toThrow(/public client has no secret/);
   });
 
+  it('adds a device client (RFC 8628): public unless given a method, no redirect URI, the device grant', async () => {
+    const tv = await run(['clients', 'add', '--name', 'TV', '--device', '--json']);
+    expect(tv.code).toBe(0);
+    const issued = JSON.parse(tv.io.lines.join('\n'));
+    expect(issued.client_secret).toBeUndefined();
+    expect(issued.metadata).toMatchObject({
+      token_endpoint_auth_method: 'none',
+      redirect_uris: [],
+      response_types: [],
+      grant_types: ['urn:ietf:params:oauth:grant-type:device_code', 'refresh_token'],
+    });
+    const both = await run([
+      'clients',
+      'add',
+      '--name',
+      'Both ways',
+      '--device',
+      '--auth-method',
+      'client_secret_post',
+      '--redirect-uri',
+      'https://b.example/cb',
+      '--json',
+    ]);
+    const confidential = JSON.parse(both.io.lines.join('\n'));
+    expect(confidential.client_secret).toBeTypeOf('string');
+    expect(confidential.metadata.grant_types).toEqual([
+      'authorization_code',
+      'urn:ietf:params:oauth:grant-type:device_code',
+      'refresh_token',
+    ]);
+    await expect(run(['clients', 'add', '--name', 'Bad', '--device', '--machine'])).rejects.toThrow(/either --machine or --device/);
+    await run(['clients', 'remove', issued.client_id, '--yes']);
+    await run(['clients', 'remove', confidential.client_id, '--yes']);
+  });
+
   it('refuses metadata the provider would not load, and bad usage, as usage errors', async () => {
     const cases: string[][] = [
       ['clients', 'add', '--name', 'Frag', '--redirect-uri', 'https://a.example/cb#x'],

@@ -627,6 +627,8 @@ function providerSuite(engine: 'sqlite' | 'postgres'): void {
       revocation_endpoint: { method: 'POST', headers: form, payload: 'token=x', statuses: [200] },
       introspection_endpoint: { method: 'POST', headers: form, payload: 'token=x', statuses: [200] },
       end_session_endpoint: { method: 'GET', statuses: [200] },
+      // This client is not registered for the device grant: the library's refusal (test/oidc-device.test.ts runs the grant).
+      device_authorization_endpoint: { method: 'POST', headers: form, payload: 'scope=openid', statuses: [400] },
       pushed_authorization_request_endpoint: {
         method: 'POST',
         headers: form,
@@ -649,8 +651,14 @@ function providerSuite(engine: 'sqlite' | 'postgres'): void {
       expect(call.statuses, `${key} ${url.pathname}: ${reply.statusCode} ${reply.body.slice(0, 300)}`).toContain(reply.statusCode);
     }
 
-    // client_credentials above; authorization_code, its request pushed first, then refresh_token.
-    expect(doc.grant_types_supported).toEqual(['authorization_code', 'refresh_token', 'client_credentials']);
+    // client_credentials above; authorization_code, its request pushed first, then refresh_token; the device
+    // grant (RFC 8628) in test/oidc-device.test.ts.
+    expect(doc.grant_types_supported).toEqual([
+      'authorization_code',
+      'refresh_token',
+      'client_credentials',
+      'urn:ietf:params:oauth:grant-type:device_code',
+    ]);
     const machine = await registry.clients.create({ client_name: 'Discovery job', redirect_uris: [], machine: true });
     const machineToken = await client.clientCredentialsGrant(await discover(app, machine.client_id, machine.client_secret), {});
     expect(machineToken.token_type.toLowerCase()).toBe('bearer');

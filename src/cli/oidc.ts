@@ -4,11 +4,8 @@
  *
  *   oc-host oidc clients add --name NAME --redirect-uri URI [...]
  *   oc-host oidc clients add --name NAME --machine --api-scopes "SCOPE ..." [--auth-method …] [--json]
-                                   a service calling an API (the client_credentials
-                                   grant: no person, no redirect URI)
-        --api-scopes "SCOPE ..."   (any client) the scopes of your APIs it may ask
-                                   for (oidc resources); none unless given
-  oc-host oidc clients list [--json]
+ *   oc-host oidc clients add --name NAME --device [--auth-method …] [--logo-uri URL] [--client-uri URL] [--json]
+ *   oc-host oidc clients list [--json]
  *   oc-host oidc clients show <client_id> [--json]
  *   oc-host oidc clients rotate-secret <client_id>
  *   oc-host oidc clients first-party <client_id> on|off
@@ -43,6 +40,18 @@ export const OIDC_HELP = `Usage:
                                    device (http redirects to 127.0.0.1 or [::1] only);
                                    --first-party: no consent screen; --require-par:
                                    authorization requests must be pushed first (RFC 9126)
+  oc-host oidc clients add --name NAME --device [--redirect-uri URI ...]
+        [--auth-method client_secret_basic|client_secret_post] [--logo-uri URL] [--client-uri URL] [--json]
+                                   an app on a device that shows a code to type on
+                                   another screen (a TV, a console, a command-line
+                                   tool: RFC 8628 device grant); public (no secret)
+                                   unless --auth-method; no redirect URI needed
+  oc-host oidc clients add --name NAME --machine --api-scopes "SCOPE ..."
+        [--auth-method client_secret_basic|client_secret_post] [--alg RS256|ES256|EdDSA] [--json]
+                                   a service calling an API (the client_credentials
+                                   grant: no person, no redirect URI)
+        --api-scopes "SCOPE ..."   (any client) the scopes of your APIs it may ask
+                                   for (oidc resources); none unless given
   oc-host oidc clients list [--json]
                                    every client: id, name, owner, redirect URIs
   oc-host oidc clients show <client_id> [--json]
@@ -87,6 +96,7 @@ const OPTIONS: Readonly<Record<string, readonly string[]>> = {
     'backchannel-logout-uri',
     'require-par',
     'machine',
+    'device',
     'api-scopes',
     'json',
   ],
@@ -230,6 +240,7 @@ export async function runOidcCommand(argv: readonly string[], deps: OidcCommandD
     'backchannel-logout-uri': { type: 'string' },
     'require-par': { type: 'boolean' },
     machine: { type: 'boolean' },
+    device: { type: 'boolean' },
     'api-scopes': { type: 'string' },
     scopes: { type: 'string' },
     'token-seconds': { type: 'string' },
@@ -259,10 +270,14 @@ export async function runOidcCommand(argv: readonly string[], deps: OidcCommandD
         if (machine && (values.public || redirects.length > 0 || values['post-logout-redirect-uri'] !== undefined)) {
           fail('oidc clients add: a --machine client has a secret and no redirect URIs');
         }
-        if (!machine && redirects.length === 0) fail('oidc clients add: at least one --redirect-uri is required');
+        const device = values.device === true;
+        if (machine && device) fail('oidc clients add: a client is either --machine or --device');
+        if (!machine && !device && redirects.length === 0) fail('oidc clients add: at least one --redirect-uri is required');
         if (values.public && values['auth-method'] !== undefined) fail('oidc clients add: --public takes no --auth-method');
-        const method = values.public ? 'none' : (values['auth-method'] ?? 'client_secret_basic');
-        if (!(CLIENT_AUTH_METHODS as readonly string[]).includes(method) || (method === 'none' && !values.public)) {
+        // A device keeps no secret well: public unless told otherwise.
+        const method =
+          values.public || (device && values['auth-method'] === undefined) ? 'none' : (values['auth-method'] ?? 'client_secret_basic');
+        if (!(CLIENT_AUTH_METHODS as readonly string[]).includes(method) || (method === 'none' && !values.public && !device)) {
           fail(`oidc clients add: --auth-method must be client_secret_basic or client_secret_post`);
         }
         const alg = values.alg;
@@ -282,6 +297,7 @@ export async function runOidcCommand(argv: readonly string[], deps: OidcCommandD
             application_type: values.native ? 'native' : undefined,
             require_pushed_authorization_requests: values['require-par'] === true ? true : undefined,
             machine: machine ? true : undefined,
+            device: device ? true : undefined,
             api_scopes: values['api-scopes']?.split(/\s+/).filter(Boolean),
           },
           { ownerAppId: null, firstParty: values['first-party'] === true },

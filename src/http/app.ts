@@ -206,7 +206,7 @@ export async function buildApp(config: Config, deps: AppDeps = {}): Promise<Fast
     publicUrl: config.publicUrl,
     interactionLogoOrigin: (uid) => context.oidc.interactionLogoOrigin(uid),
   });
-  registerOidcRoutes(app, context);
+  registerOidcRoutes(app, context, services.rateLimiter);
   registerOidcClientRoutes(routes, context);
   registerConsentRoutes(routes, context);
   // Last, so that it sees each answer's final type and Cache-Control (src/http/compression.ts).

@@ -2,8 +2,10 @@
  * The OpenID provider's pages in the host's look and the person's language
  * (docs/protocol.md §8 "Consent"): the consent page, and the pages the
  * provider library draws itself (an error, the sign-out question and its
- * answer), from the templates `consent.html` and `notice.html`. Every
- * dynamic word goes through `formatHtml`, which escapes it.
+ * answer, the device verification page of RFC 8628 and its answers), from
+ * the templates `consent.html` and `notice.html`. Every dynamic word goes
+ * through `formatHtml` or `escapeHtml`, which escape it: the device's own
+ * description comes from its User-Agent, which anyone can write.
  *
  * The consent page's policy is the pages' own with two additions: its form
  * may lead on to the app's redirect URI (browsers apply `form-action` to
@@ -11,8 +13,9 @@
  * client's `logo_uri` origin.
  */
 import type { IncomingMessage } from 'node:http';
-import { formatHtml, isLocale, type Locale, type PageMessageKey } from '../i18n/index.js';
-import { cspSourceOf, type LogoutQuestion, type OidcPages } from '../oidc/index.js';
+import { escapeHtml, formatHtml, isLocale, type Locale, type PageMessageKey } from '../i18n/index.js';
+import { cspSourceOf, type DeviceCodeProblem, type DeviceQuestion, type LogoutQuestion, type OidcPages } from '../oidc/index.js';
+import { localDeviceLabel } from '../session/index.js';
 import type { ServiceContext } from './context.js';
 import { requestLocale } from './locale.js';
 import { allowingImagesFrom, loadPageFiles, localizedPages, renderTemplate, type PageFiles } from './pages.js';
@@ -28,8 +31,8 @@ interface ConsentView {
   readonly scopes: readonly string[];
   /** The APIs the app asks to use for the person, each with the scopes not granted yet (docs/protocol.md §8 "APIs"). */
   readonly apis?: ReadonlyArray<{ readonly name: string; readonly scopes: readonly string[] }>;
-  /** Where the app gets the answer. */
-  readonly redirectUri: string;
+  /** Where the app gets the answer; none for a device's sign-in (RFC 8628), whose device gets it. */
+  readonly redirectUri: string | undefined;
 }
 
 /** The scopes the page names, each with its sentence. */
@@ -43,6 +46,9 @@ const SCOPE_MESSAGES: Readonly<Record<string, PageMessageKey>> = {
 };
 
 const BOLD = { b: '<strong>' };
+
+/** The verification URI's path (src/oidc/provider.ts). */
+const OIDC_DEVICE_PATH = '/oidc/device';
 
 function originOf(url: string | undefined): string | null {
   if (url === undefined) return null;
@@ -69,7 +75,7 @@ function cspLeadingTo(csp: string, redirectUri: string | undefined): string {
 }
 
 /** The consent page's policy `csp` with its additions: the redirect URI, and the logo's https origin. */
-function consentCsp(csp: string, redirectUri: string, logoUri: string | undefined): string {
+function consentCsp(csp: string, redirectUri: string | undefined, logoUri: string | undefined): string {
   const logo = cspSourceOf(logoUri, ['https:']);
   const leading = cspLeadingTo(csp, redirectUri);
   return logo === null ? leading : allowingImagesFrom(leading, logo);
@@ -90,8 +96,27 @@ export interface OidcPageRenderer {
   logout(request: IncomingMessage, form: string, view: LogoutView): string;
   /** The consent page and its policy. */
   consent(request: IncomingMessage, view: ConsentView): { readonly html: string; readonly csp: string; readonly locale: Locale };
+  /** The verification page past its network's budget of codes (docs/protocol.md §8 "Devices"). */
+  deviceLimited(request: IncomingMessage, retryAfterSeconds: number): string;
   /** The pages the provider library draws. */
   readonly library: OidcPages;
+}
+
+/** What the code entry says after each problem. */
+const DEVICE_PROBLEMS: Readonly<Record<DeviceCodeProblem, PageMessageKey>> = {
+  wrong: 'oidc.device_wrong',
+  expired: 'oidc.device_expired',
+  used: 'oidc.device_used',
+  denied: 'oidc.device_denied',
+  failed: 'oidc.device_failed',
+};
+
+/** The scopes as the consent page lists them, each once, in the order asked. */
+function scopeItems(locale: Locale, scopes: readonly string[]): string {
+  return [...new Set(scopes)]
+    .filter((scope) => Object.hasOwn(SCOPE_MESSAGES, scope))
+    .map((scope) => `<li>${formatHtml(locale, SCOPE_MESSAGES[scope] as PageMessageKey)}</li>`)
+    .join('');
 }
 
 export function oidcPageRenderer(context: ServiceContext, loaded: PageFiles = loadPageFiles()): OidcPageRenderer {
@@ -149,17 +174,90 @@ export function oidcPageRenderer(context: ServiceContext, loaded: PageFiles = lo
       const app = clientName ?? formatHtml(locale, 'oidc.an_app');
       return notice(request, formatHtml(locale, 'oidc.logged_out_heading'), formatHtml(locale, 'oidc.logged_out_text', { app }));
     },
+    deviceEntry(request, entry) {
+      const locale = localeOf(request);
+      const problem =
+        entry.problem === undefined ? '' : `<p class="notice error" role="alert">${formatHtml(locale, DEVICE_PROBLEMS[entry.problem])}</p>`;
+      // A code that was wrong is shown again to be corrected; after any other problem the field starts empty.
+      const value = entry.problem === 'wrong' && entry.code !== undefined ? ` value="${escapeHtml(entry.code)}"` : '';
+      const invalid = entry.problem === 'wrong' ? ' aria-invalid="true"' : '';
+      const form =
+        `${problem}<form method="post" action="${escapeHtml(entry.action)}" id="device-form">` +
+        `<input type="hidden" name="xsrf" value="${escapeHtml(entry.xsrf)}">` +
+        `<label for="user-code">${formatHtml(locale, 'oidc.device_code_label')}</label>` +
+        `<input id="user-code" name="user_code" class="code-input device-code" type="text"${value}${invalid} required maxlength="32" ` +
+        'autocomplete="one-time-code" autocapitalize="characters" spellcheck="false" autofocus aria-describedby="user-code-hint">' +
+        `<p class="hint" id="user-code-hint">${formatHtml(locale, 'oidc.device_code_hint')}</p>` +
+        `<div class="actions"><button type="submit">${formatHtml(locale, 'oidc.device_continue')}</button></div></form>`;
+      return notice(request, formatHtml(locale, 'oidc.device_heading'), formatHtml(locale, 'oidc.device_entry_text', { brand }), form);
+    },
+    deviceQuestion(request, question) {
+      return deviceQuestion(request, question);
+    },
+    deviceDone(request, clientName) {
+      const locale = localeOf(request);
+      const app = clientName ?? formatHtml(locale, 'oidc.an_app');
+      return notice(request, formatHtml(locale, 'oidc.device_done_heading'), formatHtml(locale, 'oidc.device_done_text', { app }));
+    },
   };
+
+  /** "Is this your device?": the app, the device, the code to compare and what the app gets, then Continue or Deny. */
+  function deviceQuestion(request: IncomingMessage, question: DeviceQuestion): { html: string; csp: string } {
+    const locale = localeOf(request);
+    const app = question.clientName;
+    const unknown = formatHtml(locale, 'oidc.device_unknown');
+    const logo = cspSourceOf(question.logoUri, ['https:']) === null ? undefined : question.logoUri;
+    const row = (label: PageMessageKey, value: string) => `<dt>${formatHtml(locale, label)}</dt><dd>${value}</dd>`;
+    const domain = question.domain === undefined ? '' : ` <span class="hint">${escapeHtml(question.domain)}</span>`;
+    const device = question.device.device === null ? unknown : escapeHtml(localDeviceLabel(question.device.device, locale));
+    const scopes = scopeItems(locale, question.scopes);
+    const body =
+      (logo === undefined ? '' : `<img class="app-logo-small" src="${escapeHtml(logo)}" alt="" width="40" height="40">`) +
+      '<dl class="device-facts">' +
+      row('oidc.device_app', `<strong>${escapeHtml(app)}</strong>${domain}`) +
+      row('oidc.device_device', device) +
+      row('oidc.device_network', question.device.network === null ? unknown : escapeHtml(question.device.network)) +
+      row('oidc.device_code', `<code class="device-code">${escapeHtml(question.userCode)}</code>`) +
+      '</dl>' +
+      `<p class="hint">${formatHtml(locale, 'oidc.device_compare')}</p>` +
+      (scopes === ''
+        ? ''
+        : `<h2 class="consent-intro">${formatHtml(locale, 'oidc.device_intro', { app })}</h2><ul class="scope-list">${scopes}</ul>`) +
+      `<p class="notice">${formatHtml(locale, 'oidc.device_warning')}</p>` +
+      `<form method="post" action="${escapeHtml(question.action)}" id="device-form">` +
+      `<input type="hidden" name="xsrf" value="${escapeHtml(question.xsrf)}">` +
+      `<input type="hidden" name="user_code" value="${escapeHtml(question.userCode)}">` +
+      '<div class="actions">' +
+      `<button type="submit" name="confirm" value="yes" autofocus>${formatHtml(locale, 'oidc.device_confirm')}</button>` +
+      `<button type="submit" name="abort" value="yes" class="secondary">${formatHtml(locale, 'oidc.device_deny')}</button>` +
+      '</div></form>';
+    const html = notice(
+      request,
+      formatHtml(locale, 'oidc.device_question_heading'),
+      formatHtml(locale, 'oidc.device_question_text', { app, brand }, BOLD),
+      body,
+    );
+    return { html, csp: logo === undefined ? csp.notice : allowingImagesFrom(csp.notice, cspSourceOf(logo, ['https:']) as string) };
+  }
 
   return {
     library,
     logout,
+    deviceLimited(request, retryAfterSeconds) {
+      const locale = localeOf(request);
+      const minutes = Math.max(1, Math.ceil(retryAfterSeconds / 60));
+      const back = `<p><a class="link" href="${OIDC_DEVICE_PATH}">${formatHtml(locale, 'oidc.device_try_again')}</a></p>`;
+      return notice(
+        request,
+        formatHtml(locale, 'oidc.device_limited_heading'),
+        formatHtml(locale, 'oidc.device_limited_text', { minutes }),
+        back,
+      );
+    },
     consent(request, view) {
       const locale = localeOf(request);
       const app = view.clientName;
-      const scopes = view.scopes
-        .filter((scope) => Object.hasOwn(SCOPE_MESSAGES, scope))
-        .map((scope) => `<li>${formatHtml(locale, SCOPE_MESSAGES[scope] as PageMessageKey)}</li>`)
+      const scopes = [scopeItems(locale, view.scopes)]
         .concat(
           (view.apis ?? []).map(
             (api) => `<li>${formatHtml(locale, 'consent.scope_api', { api: api.name, scopes: api.scopes.join(', ') }, BOLD)}</li>`,
@@ -167,14 +265,16 @@ export function oidcPageRenderer(context: ServiceContext, loaded: PageFiles = lo
         )
         .join('');
       const back = `/oidc/interaction/${encodeURIComponent(view.uid)}`;
-      const host = originOf(view.redirectUri) ?? view.redirectUri;
+      const host = view.redirectUri === undefined ? undefined : (originOf(view.redirectUri) ?? view.redirectUri);
       const html = renderTemplate(
         templates[locale].consent
           .replace('<!--consent-heading-->', () => formatHtml(locale, 'consent.heading', { app, brand }, BOLD))
           .replace('<!--consent-account-->', () => formatHtml(locale, 'consent.account', { account: view.accountName }, BOLD))
           .replace('<!--consent-intro-->', () => formatHtml(locale, 'consent.intro', { app }))
           .replace('<!--consent-scopes-->', () => scopes)
-          .replace('<!--consent-return-->', () => formatHtml(locale, 'consent.return', { host }, BOLD)),
+          .replace('<!--consent-return-->', () =>
+            host === undefined ? formatHtml(locale, 'consent.return_device') : formatHtml(locale, 'consent.return', { host }, BOLD),
+          ),
         {
           logo_uri: view.logoUri ?? '',
           confirm_action: `${back}/confirm`,

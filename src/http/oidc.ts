@@ -3,8 +3,9 @@
  * provider"):
  *
  * - the library's endpoints (discovery, JWKS, authorization, pushed
- *   authorization requests, token, userinfo, revocation, introspection,
- *   end-session) are Fastify routes
+ *   authorization requests, device authorization and its verification
+ *   page, token, userinfo, revocation, introspection, end-session) are
+ *   Fastify routes
  *   with their own policy, each handing the raw request to the library,
  *   which reads its own body (no Fastify parser touches it here);
  * - the interaction, where the library asks oc-host who is signing in and
@@ -19,10 +20,13 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
 import type Provider from 'oidc-provider';
 import { isOcError } from '../errors.js';
+import type { ResilientLimiter } from '../limits/index.js';
 import { isJsonObject } from '../json.js';
 import {
   ACR_BASIC,
   ACR_KEY,
+  DEVICE_CODE_GRANT,
+  DEVICE_CODE_SECONDS,
   INTERACTION_PATH,
   loginHintOf,
   OIDC_ROUTES,
@@ -31,12 +35,13 @@ import {
   setAsideProviderSession,
   type HostSessionView,
 } from '../oidc/index.js';
-import { accountIdFromDid, didOf, readSessionCookies, signInMethodClaims, type Authenticated } from '../session/index.js';
+import { accountIdFromDid, coarseNetwork, didOf, readSessionCookies, signInMethodClaims, type Authenticated } from '../session/index.js';
 import type { ServiceContext } from './context.js';
 import { oidcPageRenderer, type OidcPageRenderer } from './oidc-pages.js';
 import { POLICY, type RoutePolicy } from './policy.js';
 import { ANSWER, answer, EXAMPLE_CLIENT_METADATA, errorResponses } from './schemas.js';
 import { HSTS_VALUE, securityHeaders, type PageFiles } from './pages.js';
+import { clientKey } from './rate-limit.js';
 import { clearedSessionCookieLines, currentSession, ownRosterCheck, sessionCookieLines } from './session.js';
 
 /** Browser navigations to the provider (authorization, end-session): read-limited, no CORS of ours. */
@@ -86,9 +91,10 @@ const FORWARDED: ReadonlyArray<{
         introspection_endpoint: `${issuer}${OIDC_ROUTES.introspection}`,
         end_session_endpoint: `${issuer}${OIDC_ROUTES.end_session}`,
         pushed_authorization_request_endpoint: `${issuer}${OIDC_ROUTES.pushed_authorization_request}`,
+        device_authorization_endpoint: `${issuer}${OIDC_ROUTES.device_authorization}`,
         scopes_supported: [...OIDC_SCOPES],
         response_types_supported: ['code'],
-        grant_types_supported: ['authorization_code', 'refresh_token'],
+        grant_types_supported: ['authorization_code', 'refresh_token', 'client_credentials', DEVICE_CODE_GRANT],
         subject_types_supported: ['public', 'pairwise'],
         acr_values_supported: [ACR_BASIC, ACR_KEY],
         code_challenge_methods_supported: ['S256'],
@@ -130,6 +136,35 @@ const FORWARDED: ReadonlyArray<{
       }),
     },
   },
+  {
+    url: OIDC_ROUTES.device_authorization,
+    methods: ['POST'],
+    policy: CLIENT_CREDENTIAL,
+    summary: 'Start a device sign-in (RFC 8628 device authorization request)',
+    description:
+      'For an app on a device without a handy browser (a TV, a console, a command-line tool): the body is ' +
+      "`application/x-www-form-urlencoded` with `client_id` (and the client's secret when it has one) and `scope`. " +
+      'The device shows `user_code` and `verification_uri` (or a QR code of `verification_uri_complete`) and polls ' +
+      `the token endpoint with \`grant_type=${DEVICE_CODE_GRANT}\` and \`device_code\` every \`interval\` seconds: ` +
+      '`authorization_pending` while the person has not answered, `slow_down` when it polls sooner, `access_denied` when ' +
+      'they said no, `expired_token` after `expires_in`. The client must be registered with this grant type. ' +
+      'Errors are OAuth errors: `invalid_client`, `invalid_scope`, `invalid_request` (also for a client not registered ' +
+      'for the grant).',
+    answer: {
+      description: 'The device code, the user code and where the person types it',
+      example: (issuer) => ({
+        device_code: 'Vh3Qm0tD5oJwq3FPZ0-Tn2vHr8kX6bqS1yL4eAcW9uE',
+        user_code: 'BCDF-GHJK',
+        verification_uri: `${issuer}${OIDC_ROUTES.code_verification}`,
+        verification_uri_complete: `${issuer}${OIDC_ROUTES.code_verification}?user_code=BCDF-GHJK`,
+        expires_in: DEVICE_CODE_SECONDS,
+        interval: 5,
+      }),
+    },
+  },
+  // The verification page (GET: the code entry; POST: a code typed, then the answer) and its return from the interaction.
+  { url: OIDC_ROUTES.code_verification, methods: ['GET', 'POST'], policy: BROWSER },
+  { url: `${OIDC_ROUTES.code_verification}/:uid`, methods: ['GET'], policy: BROWSER },
   // RFC 7592: a client's own registration, with its registration access token.
   { url: `${OIDC_ROUTES.registration}/:clientId`, methods: ['GET', 'PUT', 'DELETE'], policy: CLIENT_CREDENTIAL },
   { url: `${OIDC_ROUTES.end_session}/confirm`, methods: ['POST'], policy: BROWSER },
@@ -287,10 +322,23 @@ async function forward(
   await provider.callback()(incoming, reply.raw);
 }
 
-export function registerOidcRoutes(app: FastifyInstance, context: ServiceContext, loaded?: PageFiles): void {
+const HOUR = 3_600_000;
+
+/**
+ * Whether a device polled too soon (docs/protocol.md §8 "Devices"): one poll
+ * per interval per device code, counted in the shared limit store. With the
+ * store away the polls go untimed rather than refused.
+ */
+async function polledTooSoon(limiter: ResilientLimiter, key: string, seconds: number): Promise<boolean> {
+  const answer = await limiter.hit(`device_poll:${key}`, 1, seconds * 1000, 'open');
+  return answer !== 'unavailable' && !answer.allowed;
+}
+
+export function registerOidcRoutes(app: FastifyInstance, context: ServiceContext, limiter: ResilientLimiter, loaded?: PageFiles): void {
   const oidc = context.oidc;
   const issuer = new URL(context.config.publicUrl);
   const renderer: OidcPageRenderer = oidcPageRenderer(context, loaded);
+  const pollSeconds = context.config.oidcDevicePollSeconds;
   oidc.attach({
     hostSession: (request) => hostSessionOfRaw(context, request),
     endHostSession: (request, accountId) => endHostSessionOfRaw(context, request, accountId),
@@ -299,14 +347,43 @@ export function registerOidcRoutes(app: FastifyInstance, context: ServiceContext
       logout: async (request, form, question) =>
         renderer.logout(request, form, { ...question, accountName: await accountNameOfRaw(context, request, question.accountId) }),
     },
+    devicePolledTooSoon: (key) => polledTooSoon(limiter, key, pollSeconds),
   });
+  const codesPerHour = context.config.rateLimits.deviceCodePerHour;
+
+  /**
+   * A post of the verification page counts against its network's hourly
+   * budget (docs/protocol.md §8 "Devices"), so user codes cannot be guessed:
+   * past it, the page says to wait, and the library does not look the code up.
+   * True when the request was answered here.
+   */
+  async function deviceCodeRefused(request: FastifyRequest, reply: FastifyReply): Promise<boolean> {
+    if (codesPerHour === 0) return false;
+    const network = coarseNetwork(request.ip) ?? clientKey(request.ip);
+    const answer = await limiter.hit(`device_code:${network}`, codesPerHour, HOUR, 'closed');
+    if (answer !== 'unavailable' && answer.allowed) return false;
+    const seconds = answer === 'unavailable' ? 5 : answer.retryAfterSeconds;
+    securityHeaders(reply, renderer.library.csp)
+      .code(answer === 'unavailable' ? 503 : 429)
+      .header('retry-after', seconds)
+      .header('cache-control', 'no-store')
+      .header('referrer-policy', 'no-referrer')
+      .type('text/html; charset=utf-8')
+      .send(renderer.deviceLimited(request.raw, seconds));
+    return true;
+  }
 
   // The library reads its own bodies, and the interaction's forms carry
   // none that matter: in this scope no parser consumes a body.
   app.register(async (scope) => {
     scope.removeAllContentTypeParsers();
     scope.addContentTypeParser('*', (_request, _payload, done) => done(null, undefined));
-    scope.addHook('onRequest', async (request) => asIssuer(request.raw, issuer));
+    scope.addHook('onRequest', async (request) => {
+      asIssuer(request.raw, issuer);
+      // The library reads the client's address from this header (it trusts the proxy headers, which this sets):
+      // the address the host itself decided on (TRUST_PROXY), never one the request made up.
+      request.raw.headers['x-forwarded-for'] = request.ip;
+    });
     // The interaction's own answers (its redirects too) carry what forward() gives the library's.
     scope.addHook('onSend', async (_request, reply) => {
       reply.header('referrer-policy', 'no-referrer');
@@ -336,6 +413,7 @@ export function registerOidcRoutes(app: FastifyInstance, context: ServiceContext
               },
         handler: async (request, reply) => {
           const https = issuer.protocol === 'https:';
+          if (route.url === OIDC_ROUTES.code_verification && request.method === 'POST' && (await deviceCodeRefused(request, reply))) return;
           const clientId = (request.params as { clientId?: string }).clientId;
           if (route.url === OIDC_ROUTES.jwks) {
             await oidc.refreshKeysForJwks((error) => request.log.error({ err: error }, 'oidc: could not read the keys for the JWKS'));
@@ -427,7 +505,8 @@ function registerInteractionRoutes(app: FastifyInstance, context: ServiceContext
         logoUri: client.logoUri,
         accountName: found.account.display_name ?? found.account.primary_btc ?? didOf(found.account.id),
         scopes,
-        redirectUri: String(details.params.redirect_uri),
+        // A device's sign-in (RFC 8628) has no redirect URI: the answer goes to the device.
+        redirectUri: typeof details.params.redirect_uri === 'string' ? details.params.redirect_uri : undefined,
       });
       return securityHeaders(reply, page.csp)
         .header('cache-control', 'no-store')

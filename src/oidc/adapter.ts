@@ -29,6 +29,16 @@ const INITIAL_ACCESS_TOKEN_SECONDS = 60;
  */
 const REPLAY_CLAIM_MS = 10 * 60 * 1000;
 
+/**
+ * How long a device code is kept after it expires (docs/protocol.md §8
+ * "Devices"): the store finds no expired row, and the library tells an
+ * expired code from an unknown one only when it finds it (RFC 8628
+ * `expired_token` to the device, "expired" on the verification page), so
+ * the row outlives the code by this much. The library checks the code's
+ * own expiry on every use.
+ */
+const DEVICE_CODE_KEPT_SECONDS = 10 * 60;
+
 export interface AdapterDeps {
   readonly store: OidcStore;
   readonly now: () => number;
@@ -76,7 +86,8 @@ export function storageAdapter(deps: AdapterDeps): new (name: string) => Adapter
 
     async upsert(id: string, payload: AdapterPayload, expiresIn?: number): Promise<void> {
       if (this.#model === 'Client') return upsertClient(store, id, payload, now());
-      await store.putOidcModel(this.#model, id, rowOf(payload, expiresIn === undefined ? null : now() + expiresIn * 1000));
+      const kept = this.#model === 'DeviceCode' ? DEVICE_CODE_KEPT_SECONDS : 0;
+      await store.putOidcModel(this.#model, id, rowOf(payload, expiresIn === undefined ? null : now() + (expiresIn + kept) * 1000));
     }
 
     async find(id: string): Promise<AdapterPayload | undefined> {

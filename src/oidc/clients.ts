@@ -49,6 +49,12 @@ export interface ClientInput {
    * the `client_credentials` grant only, no person, no redirect URI.
    */
   readonly machine?: boolean | undefined;
+  /**
+   * A device app (RFC 8628, docs/protocol.md §8 "Devices"): the device
+   * authorization grant and refresh tokens; with redirect URIs, the
+   * authorization code grant too.
+   */
+  readonly device?: boolean | undefined;
   /** The scopes of the operator's APIs the client may ask for; none when absent. */
   readonly api_scopes?: readonly string[] | undefined;
   /** The client must push its authorization requests first (RFC 9126); a plain one is refused. */
@@ -278,6 +284,17 @@ export class ClientRegistry {
   }
 }
 
+/** RFC 8628's grant type. */
+export const DEVICE_CODE_GRANT = 'urn:ietf:params:oauth:grant-type:device_code';
+
+function grantTypesOf(input: ClientInput): string[] {
+  if (input.machine === true) return ['client_credentials'];
+  if (input.device !== true) return ['authorization_code', 'refresh_token'];
+  return input.redirect_uris.length === 0
+    ? [DEVICE_CODE_GRANT, 'refresh_token']
+    : ['authorization_code', DEVICE_CODE_GRANT, 'refresh_token'];
+}
+
 /** The RFC 7591 metadata of a new client, with the provider's defaults spelt out. */
 function metadataFor(input: ClientInput, clientId: string, secret: string | undefined): Record<string, unknown> {
   const alg = input.id_token_signed_response_alg ?? OIDC_ALGORITHMS[0];
@@ -287,8 +304,8 @@ function metadataFor(input: ClientInput, clientId: string, secret: string | unde
     client_name: input.client_name,
     redirect_uris: [...input.redirect_uris],
     post_logout_redirect_uris: [...(input.post_logout_redirect_uris ?? [])],
-    grant_types: input.machine === true ? ['client_credentials'] : ['authorization_code', 'refresh_token'],
-    response_types: input.machine === true ? [] : ['code'],
+    grant_types: grantTypesOf(input),
+    response_types: input.machine === true || (input.device === true && input.redirect_uris.length === 0) ? [] : ['code'],
     token_endpoint_auth_method: input.token_endpoint_auth_method ?? 'client_secret_basic',
     id_token_signed_response_alg: alg,
     subject_type: input.subject_type ?? 'public',

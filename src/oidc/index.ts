@@ -5,11 +5,14 @@
  */
 export { httpsOrigin, OidcService, type OidcServiceDeps } from './service.js';
 export {
+  DEVICE_CODE_SECONDS,
   INTERACTION_PATH,
   loginHintOf,
   OIDC_ROUTES,
   prefersKey,
   setAsideProviderSession,
+  type DeviceCodeProblem,
+  type DeviceQuestion,
   type HostSessionView,
   type LogoutQuestion,
   type OidcPages,
@@ -18,6 +21,7 @@ export { ACR_BASIC, ACR_KEY, OIDC_SCOPES } from './claims.js';
 export {
   CLIENT_AUTH_METHODS,
   cspSourceOf,
+  DEVICE_CODE_GRANT,
   type ClientAuthMethod,
   type ClientView,
   type IssuedClient,

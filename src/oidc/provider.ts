@@ -13,9 +13,10 @@
  * - storage (src/oidc/adapter.ts), keys (src/oidc/keys.ts) and the hashed
  *   client secrets (src/oidc/clients.ts);
  * - the pages the library itself renders (an error, the end-session
- *   question and its answer), in the host's look and language ({@link OidcPages}).
+ *   question and its answer, the device pages of RFC 8628), in the host's
+ *   look and language ({@link OidcPages}).
  */
-import { createHmac } from 'node:crypto';
+import { createHash, createHmac } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
 import type {
   default as Provider,
@@ -26,6 +27,7 @@ import type {
   Session,
 } from 'oidc-provider';
 import { escapeHtml } from '../i18n/index.js';
+import { clientFacts } from '../session/index.js';
 import { grantReference, type OidcLogoutStore, type OidcStore } from '../storage/index.js';
 import { CONNECT_APP_POLICY, storageAdapter, type ApiKeyApp } from './adapter.js';
 import {
@@ -100,6 +102,48 @@ export interface LogoutQuestion {
   readonly accountId: string | undefined;
 }
 
+/**
+ * What went wrong with a code typed at the verification page (docs/protocol.md
+ * §8 "Devices"): `wrong` (no such code, or none typed), `expired`, `used`
+ * (approved or denied already), `denied` (the person just said no),
+ * `failed` (anything else, such as a form sent twice).
+ */
+export type DeviceCodeProblem = 'wrong' | 'expired' | 'used' | 'denied' | 'failed';
+
+/** The code entry of the verification page. */
+interface DeviceEntry {
+  /** Where the form posts (the verification URI). */
+  readonly action: string;
+  /** The library's anti-forgery value, which the form carries. */
+  readonly xsrf: string;
+  /** What the person typed, shown again after a problem. */
+  readonly code?: string | undefined;
+  readonly problem?: DeviceCodeProblem | undefined;
+}
+
+/** What the device was when it asked (docs/protocol.md §8 "Devices"): coarse, as a session row keeps it. */
+interface DeviceFacts {
+  /** "Chrome 120 on Linux" when the User-Agent says so, else the first characters of the User-Agent, or null. */
+  readonly device: string | null;
+  /** The device's network, /24 or /48, or null. */
+  readonly network: string | null;
+}
+
+/** The question "Is this your device?" of the verification page. */
+export interface DeviceQuestion {
+  readonly action: string;
+  readonly xsrf: string;
+  /** The code as the device shows it (`BCDF-GHJK`). */
+  readonly userCode: string;
+  readonly clientName: string;
+  readonly logoUri: string | undefined;
+  /** The host of the app's `client_uri`, when it registered one. */
+  readonly domain: string | undefined;
+  readonly device: DeviceFacts;
+  /** The scopes the device asks for. */
+  readonly scopes: readonly string[];
+}
+
 /** The pages the library renders, drawn by the HTTP layer in the host's look; each answers a whole HTML document. */
 export interface OidcPages {
   /** An error the person sees (an authorization request that cannot be answered to the app). */
@@ -112,6 +156,12 @@ export interface OidcPages {
   logout(request: IncomingMessage, form: string, question: LogoutQuestion): Promise<string>;
   /** After an end-session without a return address. */
   loggedOut(request: IncomingMessage, clientName: string | undefined): string;
+  /** The verification page's code entry, after a problem when there was one (docs/protocol.md §8 "Devices"). */
+  deviceEntry(request: IncomingMessage, entry: DeviceEntry): string;
+  /** The verification page's question about the device a code names, and its policy (the app's logo may be shown). */
+  deviceQuestion(request: IncomingMessage, question: DeviceQuestion): { readonly html: string; readonly csp: string };
+  /** The device has its answer: the person may go back to it. */
+  deviceDone(request: IncomingMessage, clientName: string | undefined): string;
   /** The Content-Security-Policy of these pages. */
   readonly csp: string;
   /** The policy of a page whose form's answer redirects to `target` (browsers apply `form-action` to that redirect). */
@@ -149,6 +199,14 @@ export interface OidcProviderOptions {
   readonly backchannelUriProblem?: ((uri: string) => string | null) | undefined;
   /** PUBLIC_URL is http on a loopback host: plain-http redirect URIs are registered (docs/protocol.md §8 "Clients"). */
   readonly development: boolean;
+  /** Seconds a device waits between polls of the token endpoint (RFC 8628 `interval`; docs/protocol.md §8 "Devices"). */
+  readonly devicePollSeconds: number;
+  /**
+   * Counts a poll of the device code whose key is `key` (a hash of the code);
+   * true when it came sooner than the interval after the one before, which is
+   * answered `slow_down`. Absent, polls are not timed.
+   */
+  readonly devicePolledTooSoon?: ((key: string) => Promise<boolean>) | undefined;
   readonly now: () => number;
 }
 
@@ -163,6 +221,9 @@ export const OIDC_ROUTES = Object.freeze({
   end_session: '/oidc/session/end',
   registration: '/oidc/register',
   pushed_authorization_request: '/oidc/request',
+  // RFC 8628: the device asks here; the person goes to the verification URI (docs/protocol.md §8 "Devices").
+  device_authorization: '/oidc/device/auth',
+  code_verification: '/oidc/device',
 });
 
 /** The library's routes a browser app calls with its client's tokens, cross-origin from its redirect URIs' origins. */
@@ -175,6 +236,17 @@ export const INTERACTION_PATH = '/oidc/interaction';
 const COOKIE_NAMES = Object.freeze({ session: 'oc_op_session', interaction: 'oc_op_interaction', resume: 'oc_op_resume' });
 
 const DAY = 24 * 60 * 60;
+
+/** How long a device code and its user code live (RFC 8628 `expires_in`). */
+export const DEVICE_CODE_SECONDS = 10 * 60;
+
+/**
+ * The user code (docs/protocol.md §8 "Devices"): eight letters of the
+ * library's base-20 alphabet (consonants without look-alikes: no vowels, so
+ * no words, and no I, O, 0 or 1), shown as `BCDF-GHJK`; typed in any case,
+ * with or without the dash or spaces. 20^8 is about 2.6 × 10^10 codes.
+ */
+const USER_CODE = Object.freeze({ charset: 'base-20', mask: '****-****' } as const);
 
 /**
  * The login check oc-host adds: the provider's session must stand on the
@@ -446,6 +518,49 @@ export function createOidcProvider(library: OidcLibrary, options: OidcProviderOp
         },
       },
       claimsParameter: { enabled: true },
+      // RFC 8628 (docs/protocol.md §8 "Devices"): the library runs the grant; oc-host draws its pages.
+      deviceFlow: {
+        enabled: true,
+        ...USER_CODE,
+        deviceInfo: (ctx): Record<string, unknown> => {
+          const ua = ctx.get('user-agent');
+          // Coarse, as a session row keeps it: a label and the network, never the whole address.
+          const facts = clientFacts(ua, ctx.ip);
+          return { device: facts.device ?? softwareOf(ua), network: facts.network };
+        },
+        userCodeInputSource: (ctx, _form, _out, err) => {
+          const userCode = (err as { userCode?: unknown } | undefined)?.userCode;
+          ctx.set('content-security-policy', pages.csp);
+          ctx.type = 'html';
+          ctx.body = pages.deviceEntry(ctx.req, {
+            action: ctx.oidc.urlFor('code_verification'),
+            xsrf: String(ctx.oidc.session?.state?.secret ?? ''),
+            code: typeof userCode === 'string' ? userCode : undefined,
+            problem: deviceProblemOf(err),
+          });
+        },
+        userCodeConfirmSource: (ctx, _form, client, deviceInfo, userCode) => {
+          const scope = ctx.oidc.entities.DeviceCode?.params?.scope;
+          const page = pages.deviceQuestion(ctx.req, {
+            action: ctx.oidc.urlFor('code_verification'),
+            xsrf: String(ctx.oidc.session?.state?.secret ?? ''),
+            userCode,
+            clientName: client.clientName ?? client.clientId,
+            logoUri: client.logoUri,
+            domain: hostOf(client.clientUri),
+            device: factsOf(deviceInfo),
+            scopes: typeof scope === 'string' ? scope.split(' ').filter((one) => one !== '') : [],
+          });
+          ctx.set('content-security-policy', page.csp);
+          ctx.type = 'html';
+          ctx.body = page.html;
+        },
+        successSource: (ctx) => {
+          ctx.set('content-security-policy', pages.csp);
+          ctx.type = 'html';
+          ctx.body = pages.deviceDone(ctx.req, ctx.oidc.client?.clientName);
+        },
+      },
       // RFC 9126: a client may push its authorization request first, and a
       // client registered with `require_pushed_authorization_requests` must
       // (docs/protocol.md §8 "Flows"). The pushed request's redirect URI must
@@ -510,6 +625,7 @@ export function createOidcProvider(library: OidcLibrary, options: OidcProviderOp
       Grant: 365 * DAY,
       RefreshToken: 30 * DAY,
       PushedAuthorizationRequest: 60,
+      DeviceCode: DEVICE_CODE_SECONDS,
     },
     // Every ID token carries auth_time, not only those of a request with max_age (docs/protocol.md §8 "Tokens");
     // the adapter sets it on every client it loads, this on the metadata a registration is checked with.
@@ -523,8 +639,8 @@ export function createOidcProvider(library: OidcLibrary, options: OidcProviderOp
       if (token.kind !== 'AccessToken') return undefined;
       const grant =
         token.resourceServer !== undefined && typeof token.grantId === 'string' ? { oc_grant: grantReference(token.grantId) } : {};
-      const { AuthorizationCode: code, RefreshToken: refresh } = ctx.oidc.entities;
-      const source = code ?? refresh;
+      const { AuthorizationCode: code, RefreshToken: refresh, DeviceCode: device } = ctx.oidc.entities;
+      const source = code ?? device ?? refresh;
       if (source?.authTime === undefined) return { ...grant };
       return { ...grant, auth_time: source.authTime, ...(source.acr === undefined ? {} : { acr: source.acr }) };
     },
@@ -604,10 +720,95 @@ export function createOidcProvider(library: OidcLibrary, options: OidcProviderOp
   provider.use(bareRevocationAnswer);
   revokeJwtAccessTokens(provider, { issuer: options.issuer, keys: options.keys, store, now: options.now, path: OIDC_ROUTES.revocation });
   provider.use(withoutStoredSecret);
+  provider.use(devicePollInterval(options.devicePollSeconds));
+  timeDevicePolls(provider, library, options.devicePolledTooSoon);
   askAboutSetAsideWithoutAccount(provider, pages, async (ctx) => await setAsideAppSession(ctx, store, hostSession, subject));
   endSetAsideSessions(provider, library);
   watchSessions(provider, hostSession, options.endHostSession, logouts);
   return provider;
+}
+
+/** Which problem of the verification page a library error is (its re-render errors, by name). */
+function deviceProblemOf(err: unknown): DeviceCodeProblem | undefined {
+  if (err === undefined) return undefined;
+  const { name, userCode } = err as { name?: unknown; userCode?: unknown };
+  switch (name) {
+    case 'NotFoundError':
+    case 'NoCodeError':
+      return 'wrong';
+    case 'ExpiredError':
+      return 'expired';
+    case 'AlreadyUsedError':
+      return 'used';
+    case 'AbortedError':
+      return 'denied';
+    default:
+      return userCode === undefined ? 'failed' : 'wrong';
+  }
+}
+
+/** The longest piece of a device's own User-Agent kept when it names no browser ("MyTV/2.1"). */
+const MAX_SOFTWARE_LENGTH = 64;
+
+/** A User-Agent no browser parser reads, cut to its printable start; null when there is none. */
+function softwareOf(userAgent: string | undefined): string | null {
+  const text = (userAgent ?? '')
+    .replace(/[^\p{L}\p{N} ._/()+;:,-]/gu, '')
+    .trim()
+    .slice(0, MAX_SOFTWARE_LENGTH)
+    .trim();
+  return text === '' ? null : text;
+}
+
+/** The device facts a device code keeps ({@link DeviceFacts}), read back from its stored form. */
+function factsOf(deviceInfo: unknown): DeviceFacts {
+  const { device, network } = (typeof deviceInfo === 'object' && deviceInfo !== null ? deviceInfo : {}) as Record<string, unknown>;
+  return { device: typeof device === 'string' ? device : null, network: typeof network === 'string' ? network : null };
+}
+
+function hostOf(url: string | undefined): string | undefined {
+  if (url === undefined) return undefined;
+  const parsed = URL.parse(url);
+  return parsed === null || (parsed.protocol !== 'https:' && parsed.protocol !== 'http:') ? undefined : parsed.host;
+}
+
+/**
+ * The device authorization's answer names the poll interval (RFC 8628 §3.2
+ * `interval`): without it a device waits 5 seconds, which this says when
+ * the interval is another.
+ */
+function devicePollInterval(seconds: number) {
+  return async (ctx: KoaContextWithOIDC, next: () => Promise<void>) => {
+    await next();
+    const oidc = (ctx as Partial<KoaContextWithOIDC>).oidc;
+    const body = ctx.body as Record<string, unknown> | undefined;
+    if (oidc?.route === 'device_authorization' && ctx.status === 200 && typeof body?.device_code === 'string') body.interval = seconds;
+  };
+}
+
+/**
+ * `slow_down` (RFC 8628 §3.5): a device that polls the token endpoint sooner
+ * than the interval after its last poll, while its code waits for the
+ * person, is told so, and its token request goes no further. The library
+ * names the error but does not time polls; the poll is seen where the token
+ * endpoint looks its device code up.
+ */
+function timeDevicePolls(provider: Provider, library: OidcLibrary, tooSoon: ((key: string) => Promise<boolean>) | undefined): void {
+  if (tooSoon === undefined) return;
+  const DeviceCode = provider.DeviceCode;
+  type Found = InstanceType<typeof DeviceCode> | undefined;
+  const find = DeviceCode.find.bind(DeviceCode) as (id: string, options?: { ignoreExpiration?: boolean }) => Promise<Found>;
+  const timed = async (id: string, options?: { ignoreExpiration?: boolean }): Promise<Found> => {
+    const code = await find(id, options);
+    const ctx = library.Provider.ctx;
+    const pending = code !== undefined && !code.isExpired && code.accountId === undefined && code.error === undefined;
+    if (pending && ctx?.oidc.route === 'token') {
+      const key = createHash('sha256').update(code.jti, 'utf8').digest('base64url');
+      if (await tooSoon(key)) throw new library.errors.SlowDown();
+    }
+    return code;
+  };
+  DeviceCode.find = timed as typeof DeviceCode.find;
 }
 
 /** The pairwise `sub` of an account for a client (its sector, else its id). */

@@ -51,6 +51,8 @@ export interface OidcServiceDeps {
    * (docs/protocol.md §8 "Clients").
    */
   readonly development?: boolean;
+  /** Seconds a device waits between polls (RFC 8628 `interval`, docs/protocol.md §8 "Devices"); 5 when absent. */
+  readonly devicePollSeconds?: number;
   readonly now: () => Date;
 }
 
@@ -69,6 +71,8 @@ export interface OidcWeb {
   readonly hostSession: HostSessionReader;
   readonly endHostSession: HostSessionEnder;
   readonly pages: OidcPages;
+  /** Times a device's polls (`slow_down`, docs/protocol.md §8 "Devices"): true when this one came too soon. */
+  readonly devicePolledTooSoon?: (key: string) => Promise<boolean>;
 }
 
 /** Until the HTTP layer attaches its own: no host session, plain pages (the CLI validates clients with this). */
@@ -81,8 +85,14 @@ const DETACHED: OidcWeb = {
     error: (_request, error) => `<!doctype html><title>${error.code}</title><p>${error.code}</p>`,
     logout: async (_request, form) => `<!doctype html><title>Sign out</title>${form}`,
     loggedOut: () => '<!doctype html><title>Signed out</title>',
+    deviceEntry: () => '<!doctype html><title>Device</title>',
+    deviceQuestion: () => ({ html: '<!doctype html><title>Device</title>', csp: "default-src 'none'" }),
+    deviceDone: () => '<!doctype html><title>Device</title>',
   },
 };
+
+/** RFC 8628 §3.2: a device that is told no interval waits 5 seconds. */
+const DEFAULT_DEVICE_POLL_SECONDS = 5;
 
 function derivedKey(secret: Uint8Array, purpose: string): string {
   return createHmac('sha256', secret).update(`oc-host oidc ${purpose}`, 'utf8').digest('base64url');
@@ -205,6 +215,8 @@ export class OidcService {
         appMayAct: this.#deps.appMayAct,
         backchannelUriProblem: this.#deps.backchannelUriProblem,
         development: this.#deps.development === true,
+        devicePollSeconds: this.#deps.devicePollSeconds ?? DEFAULT_DEVICE_POLL_SECONDS,
+        devicePolledTooSoon: web.devicePolledTooSoon,
         now: () => this.#deps.now().getTime(),
       });
       this.#built = { tag, web, provider };
