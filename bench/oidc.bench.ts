@@ -462,20 +462,33 @@ export async function run(options: { durationSeconds?: number } = {}): Promise<B
         note: loadNote(poll, `${cpuNote(pollRuns)}; ${DEVICE_CODES} pending codes in turn`),
       });
 
-      // The whole flow for a browser new to the provider: a jar with the host session alone.
-      const flow = async () => {
-        const tokens = await exchange(setup, await authorize(setup, new CookieJar(setup.hostCookie)));
+      // The whole flow for a browser new to the provider: a jar with a host
+      // session alone. Each worker is one browser with a host session of its
+      // own: one host session's flows through several provider sessions at
+      // once are not a browser's, and the provider ends the provider session
+      // a later sign-in of the same host session to the same app supersedes
+      // (docs/protocol.md §8 "Signing in").
+      const browsers = await Promise.all(
+        Array.from({ length: FLOW_WORKERS }, async () => `oc_session=${await signInOnInstance(setup.service, setup.issuer, newWallet())}`),
+      );
+      const flow = async (worker: number) => {
+        const tokens = await exchange(setup, await authorize(setup, new CookieJar(browsers[worker]!)));
         await userinfo(setup, tokens.access_token);
       };
-      await pooled(50, FLOW_WORKERS, flow); // warm-up
+      // Warm-up: six flows per browser, one at a time in each.
+      await Promise.all(
+        browsers.map(async (_, worker) => {
+          for (let round = 0; round < 6; round++) await flow(worker);
+        }),
+      );
       const cpuBefore = cpuMsOf(pid);
       const ownBefore = process.cpuUsage();
       const started = performance.now();
       let flows = 0;
       await Promise.all(
-        Array.from({ length: FLOW_WORKERS }, async () => {
+        Array.from({ length: FLOW_WORKERS }, async (_, worker) => {
           while (performance.now() - started < durationSeconds * 1000 * 2) {
-            await flow();
+            await flow(worker);
             flows += 1;
           }
         }),

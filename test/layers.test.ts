@@ -112,20 +112,18 @@ describe('layers of src/', () => {
     );
     expect(outside.map((file) => relative(SRC, file))).toEqual([]);
   });
-  // docs/architecture.md "Routes get what they use". The OpenID provider's
-  // routes still take the whole context: their turn comes with
-  // the feature folders.
-  const WHOLE_CONTEXT = new Set(['app.ts', 'context.ts', 'oidc.ts', 'oidc-clients.ts', 'oidc-pages.ts']);
+  // docs/architecture.md "Routes get what they use": buildApp alone holds the whole service context.
+  const COMPOSITION = 'app.ts';
 
-  it('hands each route file only what it uses: no route file but those listed takes the whole service context', () => {
-    const routeFiles = readdirSync(join(SRC, 'http')).filter((name) => name.endsWith('.ts') && !WHOLE_CONTEXT.has(name));
+  it('hands each route file only what it uses: none but buildApp takes the whole service context', () => {
+    const routeFiles = readdirSync(join(SRC, 'http')).filter((name) => name.endsWith('.ts') && name !== COMPOSITION);
     const whole = routeFiles.filter((name) => /\bServiceContext\b|services\.js'/.test(readFileSync(join(SRC, 'http', name), 'utf8')));
     expect(whole).toEqual([]);
   });
 
   it('lets only the signed-challenge routes and the session door hold the server secret', () => {
     const holders = readdirSync(join(SRC, 'http')).filter(
-      (name) => name.endsWith('.ts') && !WHOLE_CONTEXT.has(name) && /\bserverSecret\b/.test(readFileSync(join(SRC, 'http', name), 'utf8')),
+      (name) => name.endsWith('.ts') && name !== COMPOSITION && /\bserverSecret\b/.test(readFileSync(join(SRC, 'http', name), 'utf8')),
     );
     expect(holders.sort()).toEqual(['challenge.ts', 'session.ts']);
   });

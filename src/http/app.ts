@@ -206,9 +206,24 @@ export async function buildApp(config: Config, deps: AppDeps = {}): Promise<Fast
     publicUrl: config.publicUrl,
     interactionLogoOrigin: (uid) => context.oidc.interactionLogoOrigin(uid),
   });
-  registerOidcRoutes(app, context, services.rateLimiter);
-  registerOidcClientRoutes(routes, context);
-  registerConsentRoutes(routes, context);
+  registerOidcRoutes(
+    app,
+    {
+      door,
+      oidc: context.oidc,
+      sessions: context.sessions,
+      accounts: context.accounts,
+      webauthn: context.webauthn,
+      now,
+      publicUrl: config.publicUrl,
+      brand: config.brand,
+      devicePollSeconds: config.oidcDevicePollSeconds,
+      deviceCodePerHour: config.rateLimits.deviceCodePerHour,
+    },
+    services.rateLimiter,
+  );
+  registerOidcClientRoutes(routes, { connect: context.connect, oidc: context.oidc });
+  registerConsentRoutes(routes, { oidc: context.oidc });
   // Last, so that it sees each answer's final type and Cache-Control (src/http/compression.ts).
   registerCompression(app);
   return app;

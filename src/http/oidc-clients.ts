@@ -11,7 +11,8 @@ import { OcError } from '../errors.js';
 import type { ClientView } from '../oidc/index.js';
 import { httpsOrigin, INTERACTION_PATH } from '../oidc/index.js';
 import type { ConnectAppRecord } from '../storage/index.js';
-import type { ServiceContext } from './context.js';
+import type { ConnectService } from '../connect/index.js';
+import type { OidcService } from '../oidc/index.js';
 import { POLICY } from './policy.js';
 import { route, sessionRoute } from './route.js';
 import { noStore, signedIn } from './session.js';
@@ -68,9 +69,12 @@ const INTERACTION_READ = Object.freeze({ ...POLICY.publicRead, cors: 'none' as c
  * "Consent"), and withdrawing one; and the app an authorization of this
  * browser is for, which the sign-in and re-proof pages name (§8 "Signing in").
  */
-export function registerConsentRoutes(app: TypedApp, context: ServiceContext): void {
-  const { oidc } = context;
+/** What the consent routes use. */
+export interface ConsentRoutes {
+  readonly oidc: OidcService;
+}
 
+export function registerConsentRoutes(app: TypedApp, { oidc }: ConsentRoutes): void {
   // Under the interaction's own path, where the library's interaction cookie
   // (scoped to that path) comes with the request: only the browser that
   // started the authorization learns which app it is for.
@@ -174,8 +178,13 @@ export function registerConsentRoutes(app: TypedApp, context: ServiceContext): v
   );
 }
 
-export function registerOidcClientRoutes(app: TypedApp, context: ServiceContext): void {
-  const { connect, oidc } = context;
+/** What a Connect app's client routes use. */
+export interface OidcClientRoutes {
+  readonly connect: ConnectService;
+  readonly oidc: OidcService;
+}
+
+export function registerOidcClientRoutes(app: TypedApp, { connect, oidc }: OidcClientRoutes): void {
   /** The app whose key authenticated the request. */
   const integrators = new WeakMap<FastifyRequest, ConnectAppRecord>();
   // The key is checked before anything else, as on /api/connect/provision.

@@ -13,10 +13,10 @@
  * client's `logo_uri` origin.
  */
 import type { IncomingMessage } from 'node:http';
+import type { Brand } from '../config.js';
 import { escapeHtml, formatHtml, isLocale, type Locale, type PageMessageKey } from '../i18n/index.js';
 import { cspSourceOf, type DeviceCodeProblem, type DeviceQuestion, type LogoutQuestion, type OidcPages } from '../oidc/index.js';
 import { localDeviceLabel } from '../session/index.js';
-import type { ServiceContext } from './context.js';
 import { requestLocale } from './locale.js';
 import { allowingImagesFrom, loadPageFiles, localizedPages, renderTemplate, type PageFiles } from './pages.js';
 
@@ -119,9 +119,9 @@ function scopeItems(locale: Locale, scopes: readonly string[]): string {
     .join('');
 }
 
-export function oidcPageRenderer(context: ServiceContext, loaded: PageFiles = loadPageFiles()): OidcPageRenderer {
-  const { templates, csp } = localizedPages(loaded, context.config.brand);
-  const brand = context.config.brand.name ?? 'oc-host';
+export function oidcPageRenderer(brandOf: Brand, loaded: PageFiles = loadPageFiles()): OidcPageRenderer {
+  const { templates, csp } = localizedPages(loaded, brandOf);
+  const brand = brandOf.name ?? 'oc-host';
   const localeOf = (request: IncomingMessage): Locale => queryLocale(request.url) ?? requestLocale(request);
 
   function notice(request: IncomingMessage, heading: string, text: string, body = ''): string {

@@ -34,15 +34,19 @@ import {
   prefersKey,
   setAsideProviderSession,
   type HostSessionView,
+  type OidcService,
 } from '../oidc/index.js';
+import type { AccountService } from '../account/index.js';
+import type { Brand } from '../config.js';
+import type { SessionService } from '../session/index.js';
+import type { WebAuthnService } from '../webauthn/index.js';
 import { accountIdFromDid, coarseNetwork, didOf, readSessionCookies, signInMethodClaims, type Authenticated } from '../session/index.js';
-import type { ServiceContext } from './context.js';
 import { oidcPageRenderer, type OidcPageRenderer } from './oidc-pages.js';
 import { POLICY, type RoutePolicy } from './policy.js';
 import { ANSWER, answer, EXAMPLE_CLIENT_METADATA, errorResponses } from './schemas.js';
 import { HSTS_VALUE, securityHeaders, type PageFiles } from './pages.js';
 import { clientKey } from './rate-limit.js';
-import { clearedSessionCookieLines, currentSession, ownRosterCheck, sessionCookieLines } from './session.js';
+import type { SessionDoor } from './session.js';
 
 /** Browser navigations to the provider (authorization, end-session): read-limited, no CORS of ours. */
 const BROWSER: RoutePolicy = Object.freeze({ ...POLICY.publicRead, cors: 'none' as const });
@@ -172,7 +176,7 @@ const FORWARDED: ReadonlyArray<{
 ];
 
 /** How the provider sees a host session (docs/protocol.md §8 "How the person signed in"). */
-function hostSessionView(context: ServiceContext, found: Authenticated): HostSessionView {
+function hostSessionView(deps: OidcRoutes, found: Authenticated): HostSessionView {
   const { session, freshness } = found;
   // The presented token's freshness (session/freshness.ts), as every other door reads it.
   const amr = signInMethodClaims(session.signing_method, freshness.step_up_at).amr;
@@ -181,17 +185,17 @@ function hostSessionView(context: ServiceContext, found: Authenticated): HostSes
     authTime: Math.max(session.created_at, freshness.sudo_at ?? 0, freshness.step_up_at ?? 0),
     amr,
     usedKey: amr.includes('hwk'),
-    hasKey: async () => (await context.webauthn.list(found.account.id)).length > 0,
-    matches: (hint) => accountMatches(context, found, hint),
+    hasKey: async () => (await deps.webauthn.list(found.account.id)).length > 0,
+    matches: (hint) => accountMatches(deps, found, hint),
     sessionJti: session.jti,
-    rosterSessionJtis: () => context.sessions.rosterSessionJtis(found),
+    rosterSessionJtis: () => deps.sessions.rosterSessionJtis(found),
   };
 }
 
 /** The host session of a raw request (the library's login checks), from the browser's cookies alone. */
-async function hostSessionOfRaw(context: ServiceContext, request: IncomingMessage): Promise<HostSessionView | null> {
-  const found = await ownSessionOfRaw(context, request);
-  return found === null ? null : hostSessionView(context, found);
+async function hostSessionOfRaw(deps: OidcRoutes, request: IncomingMessage): Promise<HostSessionView | null> {
+  const found = await ownSessionOfRaw(deps, request);
+  return found === null ? null : hostSessionView(deps, found);
 }
 
 /**
@@ -199,11 +203,11 @@ async function hostSessionOfRaw(context: ServiceContext, request: IncomingMessag
  * finds it: a cookie of a roster this browser's binding does not name
  * (planted) counts as none (docs/protocol.md §3 "Planted cookies").
  */
-async function ownSessionOfRaw(context: ServiceContext, request: IncomingMessage): Promise<Authenticated | null> {
+async function ownSessionOfRaw(deps: OidcRoutes, request: IncomingMessage): Promise<Authenticated | null> {
   const tokens = readSessionCookies(request.headers.cookie);
   if (tokens.length === 0) return null;
   try {
-    return await context.sessions.authenticate(tokens, ownRosterCheck(context, request));
+    return await deps.sessions.authenticate(tokens, deps.door.ownRosterCheck(request));
   } catch (error) {
     if (isOcError(error) && error.code === 'ambiguous_session') return null;
     throw error;
@@ -216,23 +220,19 @@ async function ownSessionOfRaw(context: ServiceContext, request: IncomingMessage
  * roster stay; when it was the active one, the cookie moves to the most
  * recently seen remaining account, or is cleared.
  */
-async function endHostSessionOfRaw(context: ServiceContext, request: IncomingMessage, accountDid: string): Promise<string[]> {
+async function endHostSessionOfRaw(deps: OidcRoutes, request: IncomingMessage, accountDid: string): Promise<string[]> {
   const accountId = accountIdFromDid(accountDid);
-  const current = await ownSessionOfRaw(context, request);
+  const current = await ownSessionOfRaw(deps, request);
   if (accountId === null || current === null) return [];
-  const { next } = await context.sessions.logoutAccount(current, accountId);
+  const { next } = await deps.sessions.logoutAccount(current, accountId);
   if (next === undefined) return [];
-  return next === null ? clearedSessionCookieLines(context) : sessionCookieLines(context, next);
+  return next === null ? deps.door.clearedCookieLines() : deps.door.cookieLines(next);
 }
 
 /** How the sign-out question names the account that signed in to the app: when it is this browser's active account. */
-async function accountNameOfRaw(
-  context: ServiceContext,
-  request: IncomingMessage,
-  accountDid: string | undefined,
-): Promise<string | undefined> {
+async function accountNameOfRaw(deps: OidcRoutes, request: IncomingMessage, accountDid: string | undefined): Promise<string | undefined> {
   if (accountDid === undefined) return undefined;
-  const current = await ownSessionOfRaw(context, request);
+  const current = await ownSessionOfRaw(deps, request);
   if (current === null || didOf(current.account.id) !== accountDid) return undefined;
   return current.account.display_name ?? current.account.primary_btc ?? accountDid;
 }
@@ -260,7 +260,7 @@ const UPDATE_BODY_LIMIT = 56 * 1024;
  * before the library reads it, and one that does not is left for the library
  * to refuse. The library then reads the body as it came, or as changed.
  */
-async function updateWithSecretChecked(context: ServiceContext, request: FastifyRequest, clientId: string): Promise<IncomingMessage> {
+async function updateWithSecretChecked(deps: OidcRoutes, request: FastifyRequest, clientId: string): Promise<IncomingMessage> {
   const raw = request.raw;
   // Too long by its own word, or of no known length: the library reads and refuses it as it would have.
   const declared = Number(raw.headers['content-length']);
@@ -277,7 +277,7 @@ async function updateWithSecretChecked(context: ServiceContext, request: Fastify
   if (
     parsed !== null &&
     typeof parsed.client_secret === 'string' &&
-    (await context.oidc.clients.secretMatches(clientId, parsed.client_secret))
+    (await deps.oidc.clients.secretMatches(clientId, parsed.client_secret))
   ) {
     delete parsed.client_secret;
     body = Buffer.from(JSON.stringify(parsed), 'utf8');
@@ -334,22 +334,41 @@ async function polledTooSoon(limiter: ResilientLimiter, key: string, seconds: nu
   return answer !== 'unavailable' && !answer.allowed;
 }
 
-export function registerOidcRoutes(app: FastifyInstance, context: ServiceContext, limiter: ResilientLimiter, loaded?: PageFiles): void {
-  const oidc = context.oidc;
-  const issuer = new URL(context.config.publicUrl);
-  const renderer: OidcPageRenderer = oidcPageRenderer(context, loaded);
-  const pollSeconds = context.config.oidcDevicePollSeconds;
+/**
+ * What the provider's routes use: the provider, the session door and the
+ * session service (a raw request's host session, signing one account out),
+ * an account's identities and keys (a login hint, the key step-up), and the
+ * settings of its pages and device grant.
+ */
+export interface OidcRoutes {
+  readonly door: SessionDoor;
+  readonly oidc: OidcService;
+  readonly sessions: SessionService;
+  readonly accounts: AccountService;
+  readonly webauthn: WebAuthnService;
+  readonly now: () => Date;
+  readonly publicUrl: string;
+  readonly brand: Brand;
+  readonly devicePollSeconds: number;
+  readonly deviceCodePerHour: number;
+}
+
+export function registerOidcRoutes(app: FastifyInstance, deps: OidcRoutes, limiter: ResilientLimiter, loaded?: PageFiles): void {
+  const oidc = deps.oidc;
+  const issuer = new URL(deps.publicUrl);
+  const renderer: OidcPageRenderer = oidcPageRenderer(deps.brand, loaded);
+  const pollSeconds = deps.devicePollSeconds;
   oidc.attach({
-    hostSession: (request) => hostSessionOfRaw(context, request),
-    endHostSession: (request, accountId) => endHostSessionOfRaw(context, request, accountId),
+    hostSession: (request) => hostSessionOfRaw(deps, request),
+    endHostSession: (request, accountId) => endHostSessionOfRaw(deps, request, accountId),
     pages: {
       ...renderer.library,
       logout: async (request, form, question) =>
-        renderer.logout(request, form, { ...question, accountName: await accountNameOfRaw(context, request, question.accountId) }),
+        renderer.logout(request, form, { ...question, accountName: await accountNameOfRaw(deps, request, question.accountId) }),
     },
     devicePolledTooSoon: (key) => polledTooSoon(limiter, key, pollSeconds),
   });
-  const codesPerHour = context.config.rateLimits.deviceCodePerHour;
+  const codesPerHour = deps.deviceCodePerHour;
 
   /**
    * A post of the verification page counts against its network's hourly
@@ -419,7 +438,7 @@ export function registerOidcRoutes(app: FastifyInstance, context: ServiceContext
             await oidc.refreshKeysForJwks((error) => request.log.error({ err: error }, 'oidc: could not read the keys for the JWKS'));
           }
           if (request.method !== 'PUT' || clientId === undefined) return forward(oidc.provider(), request, reply, https);
-          return forward(oidc.provider(), request, reply, https, await updateWithSecretChecked(context, request, clientId));
+          return forward(oidc.provider(), request, reply, https, await updateWithSecretChecked(deps, request, clientId));
         },
       });
       const preflight = route.preflight;
@@ -440,25 +459,25 @@ export function registerOidcRoutes(app: FastifyInstance, context: ServiceContext
         },
       });
     }
-    registerInteractionRoutes(scope, context, renderer);
+    registerInteractionRoutes(scope, deps, renderer);
   });
 }
 
 /** The APIs a consent is asked for, by the names the operator gave them, each with its scopes not granted yet. */
-async function apisAsked(context: ServiceContext, missing: unknown): Promise<Array<{ name: string; scopes: string[] }>> {
+async function apisAsked(deps: OidcRoutes, missing: unknown): Promise<Array<{ name: string; scopes: string[] }>> {
   if (missing === null || typeof missing !== 'object') return [];
   const apis: Array<{ name: string; scopes: string[] }> = [];
   for (const [indicator, scopes] of Object.entries(missing)) {
     if (!Array.isArray(scopes) || scopes.length === 0) continue;
-    const resource = await context.oidc.resources.find(indicator);
+    const resource = await deps.oidc.resources.find(indicator);
     apis.push({ name: resource?.name ?? indicator, scopes: scopes.map(String) });
   }
   return apis;
 }
 
 /** The interaction: who signs in, and what they agree to share. */
-function registerInteractionRoutes(app: FastifyInstance, context: ServiceContext, renderer: OidcPageRenderer): void {
-  const oidc = context.oidc;
+function registerInteractionRoutes(app: FastifyInstance, deps: OidcRoutes, renderer: OidcPageRenderer): void {
+  const oidc = deps.oidc;
   /** A route of the interaction: its handler runs with the interaction of this browser, which answers an error page otherwise. */
   function interactionRoute(
     method: 'GET' | 'POST',
@@ -484,8 +503,8 @@ function registerInteractionRoutes(app: FastifyInstance, context: ServiceContext
     if (request.query.cancel !== undefined) {
       return finish(provider, request, reply, { error: 'access_denied', error_description: 'the person did not confirm' });
     }
-    const found = await currentSession(context, request);
-    const host = found === null ? null : hostSessionView(context, found);
+    const found = await deps.door.current(request);
+    const host = found === null ? null : hostSessionView(deps, found);
     // A consent page shown for one account, answered after a switch to another, signs the new one in first.
     if (
       details.prompt.name === 'login' ||
@@ -499,7 +518,7 @@ function registerInteractionRoutes(app: FastifyInstance, context: ServiceContext
       const missing = details.prompt.details.missingOIDCScope;
       const scopes = Array.isArray(missing) ? missing.map(String) : String(details.params.scope ?? '').split(' ');
       const page = renderer.consent(request.raw, {
-        apis: await apisAsked(context, details.prompt.details.missingResourceScopes),
+        apis: await apisAsked(deps, details.prompt.details.missingResourceScopes),
         uid: request.params.uid,
         clientName: client.clientName ?? client.clientId,
         logoUri: client.logoUri,
@@ -537,7 +556,7 @@ function registerInteractionRoutes(app: FastifyInstance, context: ServiceContext
     const base = interactionPath(request.params.uid);
     if (found === null || host === null) return seeOther(reply, signInUrl(base, details));
     const hint = loginHintOf(details.params.login_hint);
-    if (hint !== null && !hinted && !(await accountMatches(context, found, hint))) {
+    if (hint !== null && !hinted && !(await accountMatches(deps, found, hint))) {
       return seeOther(reply, signInUrl(base, details, true));
     }
     // Back here from /sudo without asking about the hint again.
@@ -545,7 +564,7 @@ function registerInteractionRoutes(app: FastifyInstance, context: ServiceContext
     const reasons = new Set(details.prompt.reasons);
     const startedAt = (details.iat ?? 0) * 1000;
     const maxAge = typeof details.params.max_age === 'number' ? details.params.max_age : Number(details.params.max_age);
-    const tooOld = Number.isFinite(maxAge) && context.now().getTime() - host.authTime > maxAge * 1000;
+    const tooOld = Number.isFinite(maxAge) && deps.now().getTime() - host.authTime > maxAge * 1000;
     // prompt=login and max_age ask for a proof made now: /sudo, then back here.
     if ((reasons.has('login_prompt') && host.authTime < startedAt) || (reasons.has('max_age') && tooOld)) {
       return seeOther(reply, `/sudo?return_to=${encodeURIComponent(here)}`);
@@ -576,7 +595,7 @@ function registerInteractionRoutes(app: FastifyInstance, context: ServiceContext
 
   interactionRoute('POST', '/confirm', POLICY.sameOrigin, async (provider, details, request, reply) => {
     const accountId = details.session?.accountId;
-    const found = await currentSession(context, request);
+    const found = await deps.door.current(request);
     // Only the account the page was shown for can agree, in the browser it was shown in.
     if (details.prompt.name !== 'consent' || accountId === undefined || found === null || didOf(found.account.id) !== accountId) {
       return seeOther(reply, `${INTERACTION_PATH}/${encodeURIComponent(request.params.uid)}`);
@@ -655,10 +674,10 @@ function interactionPath(uid: string): string {
  * addresses (any case), or one of its verified Bitcoin addresses (bech32 in
  * any case, base58 exactly).
  */
-async function accountMatches(context: ServiceContext, found: Authenticated, hint: string): Promise<boolean> {
+async function accountMatches(deps: OidcRoutes, found: Authenticated, hint: string): Promise<boolean> {
   if (hint === didOf(found.account.id)) return true;
   const lower = hint.toLowerCase();
-  for (const identity of await context.accounts.identities(found.account.id)) {
+  for (const identity of await deps.accounts.identities(found.account.id)) {
     if (!identity.verified) continue;
     if (identity.kind === 'email' && identity.value === lower) return true;
     if (identity.kind === 'btc' && (identity.value === hint || (/^(bc|tb|bcrt)1/i.test(hint) && identity.value.toLowerCase() === lower))) {

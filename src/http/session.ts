@@ -67,6 +67,10 @@ export interface SessionDoor {
   /** Where a sign-in goes (see {@link signInTarget}). */
   signInTarget(request: FastifyRequest, add: boolean): Promise<SignInTarget>;
   setCookie(reply: FastifyReply, issued: IssuedSession): void;
+  /** The Set-Cookie lines of a re-minted session, for an answer Fastify does not send (see {@link sessionCookieLines}). */
+  cookieLines(issued: IssuedSession): string[];
+  /** The Set-Cookie lines that leave a browser with no session. */
+  clearedCookieLines(): string[];
   clearCookie(reply: FastifyReply): void;
   /** Sets the cookie of a session just issued and answers with its body. */
   answerIssued(reply: FastifyReply, issued: IssuedSession): SessionBody;
@@ -80,6 +84,8 @@ export function sessionDoor(parts: SessionParts): SessionDoor {
     ownRosterCheck: (request) => ownRosterCheck(parts, request),
     signInTarget: (request, add) => signInTarget(parts, request, add),
     setCookie: (reply, issued) => setSessionCookie(parts, reply, issued),
+    cookieLines: (issued) => sessionCookieLines(parts, issued),
+    clearedCookieLines: () => clearedSessionCookieLines(parts),
     clearCookie: (reply) => clearSessionCookie(parts, reply),
     answerIssued: (reply, issued) => answerIssued(parts, reply, issued),
     signOutCurrent: (request, reply, current) => signOutCurrent(parts, request, reply, current),
@@ -102,7 +108,7 @@ export function presentedTokens(request: FastifyRequest): string[] {
 }
 
 /** Whether a roster is this browser's own, by its `__Host-oc_roster` cookie (session/roster-binding.ts). */
-export function ownRosterCheck(
+function ownRosterCheck(
   context: SessionParts,
   request: { readonly headers: FastifyRequest['headers'] },
 ): ((rosterId: string) => boolean) | undefined {
@@ -140,7 +146,7 @@ export function foreignSessionSeen(request: FastifyRequest): () => void {
  * The current session, or null; looked up once per request. `strict` (GET
  * /api/auth/me) refuses a superseded tab token (SessionService.authenticatePinned).
  */
-export async function currentSession(context: SessionParts, request: FastifyRequest, strict = false): Promise<Authenticated | null> {
+async function currentSession(context: SessionParts, request: FastifyRequest, strict = false): Promise<Authenticated | null> {
   if (request.authenticated === undefined) {
     const isOwn = ownRosterCheck(context, request);
     const pinned = pinnedToken(request);
@@ -241,7 +247,7 @@ export function noStore(reply: FastifyReply): void {
 }
 
 /** The Set-Cookie lines of a browser's (not a pinned tab's) re-minted session: its cookie and its roster binding. */
-export function sessionCookieLines(context: SessionParts, issued: IssuedSession): string[] {
+function sessionCookieLines(context: SessionParts, issued: IssuedSession): string[] {
   const lines = [serializeSessionCookie(issued.token, { maxAgeSeconds: issued.maxAgeSeconds, domain: context.config.cookieDomain })];
   const rosterId = issued.session.roster_id;
   if (rosterId !== null) lines.push(serializeRosterCookie(rosterBinding(context.serverSecret, rosterId), issued.maxAgeSeconds));
@@ -249,7 +255,7 @@ export function sessionCookieLines(context: SessionParts, issued: IssuedSession)
 }
 
 /** The Set-Cookie lines that leave a browser with no session. */
-export function clearedSessionCookieLines(context: SessionParts): string[] {
+function clearedSessionCookieLines(context: SessionParts): string[] {
   return [...clearedSessionCookies({ domain: context.config.cookieDomain }), serializeClearedRosterCookie()];
 }
 
