@@ -55,7 +55,10 @@ export async function startInstance(env: Record<string, string>, options: { read
   const port = env.PORT ? Number(env.PORT) : await freePort();
   const url = `http://127.0.0.1:${port}`;
   const debug = process.env.DEBUG_PROCESS !== undefined;
-  const child = spawn(process.execPath, [built('src/main.ts')], {
+  // OC_CPU_PROF_DIR: each instance writes a V8 CPU profile there when it exits (docs/testing.md "Profiling").
+  const profileDir = process.env.OC_CPU_PROF_DIR;
+  const profiling = profileDir === undefined || profileDir === '' ? [] : ['--cpu-prof', '--cpu-prof-dir', profileDir];
+  const child = spawn(process.execPath, [...profiling, built('src/main.ts')], {
     cwd: root,
     env: { ...process.env, HOST: '127.0.0.1', LOG_LEVEL: debug ? 'info' : 'silent', ...env, PORT: String(port) },
     stdio: ['ignore', debug ? 'inherit' : 'ignore', 'pipe'],
