@@ -18,7 +18,7 @@ import { finalizeEvent, generateSecretKey } from 'nostr-tools/pure';
 import { attestationId, buildAttestationMessage } from '../src/attest/index.js';
 import { addressFromPrivateKey, signBip322 } from '../test/support/bitcoin-signer.js';
 import { loadConfig } from '../src/config.js';
-import { buildApp } from '../src/http/app.js';
+import { buildApp } from '../src/app.js';
 import { buildAttestationEvent, buildEnvelope } from '../src/relay/index.js';
 import { startEsploraFake, type EsploraFake } from '../test/support/esplora-fake.js';
 import { startNostrRelay, type NostrRelay } from '../test/support/nostr-relay.js';

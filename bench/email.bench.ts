@@ -5,7 +5,7 @@
  * one at a time through inject, on in-memory SQLite.
  */
 import { loadConfig } from '../src/config.js';
-import { buildApp } from '../src/http/app.js';
+import { buildApp } from '../src/app.js';
 import { RATE_LIMITS_OFF } from '../test/support/app.js';
 import { Browser, newWallet } from '../test/support/auth-client.js';
 import { extractCode, startSmtpServer } from '../test/support/smtp-server.js';

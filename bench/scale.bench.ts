@@ -24,7 +24,7 @@ import pg from 'pg';
 import type { FastifyInstance } from 'fastify';
 import { signBip322 } from '../test/support/bitcoin-signer.js';
 import { loadConfig } from '../src/config.js';
-import { buildApp } from '../src/http/app.js';
+import { buildApp } from '../src/app.js';
 import { RATE_LIMITS_OFF } from '../test/support/app.js';
 import { newWallet } from '../test/support/auth-client.js';
 import { HttpBrowser } from '../test/support/http-client.js';

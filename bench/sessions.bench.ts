@@ -20,7 +20,7 @@ import * as secp from 'tiny-secp256k1';
 import { sha256 } from '@noble/hashes/sha2.js';
 import type { FastifyInstance } from 'fastify';
 import { loadConfig } from '../src/config.js';
-import { buildApp } from '../src/http/app.js';
+import { buildApp } from '../src/app.js';
 import { openStore } from '../src/storage/index.js';
 import { Browser, newWallet } from '../test/support/auth-client.js';
 import type { BenchResult } from './lib.js';

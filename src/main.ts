@@ -86,7 +86,7 @@ export async function serve(env: NodeJS.ProcessEnv = process.env): Promise<void>
   // with this flush, and it cannot outlast its deadline.
   process.on('exit', () => sink.flushSync(FINAL_FLUSH_MS));
 
-  const { buildApp } = await import('./http/app.js');
+  const { buildApp } = await import('./app.js');
   if (stoppedBy() !== undefined) process.exit(0);
   const built = await buildApp(config, { logStream: sink });
   const early = stoppedBy();

@@ -2,7 +2,7 @@
  * The composition root's first half (docs/architecture.md "Composition
  * root"): the config and the injected dependencies in; the domain services,
  * as the routes are handed them (`ServiceContext`), and what stops them out.
- * `buildApp` (src/http/app.ts) registers HTTP on the result; the command line
+ * `buildApp` (src/app.ts) registers HTTP on the result; the command line
  * (src/cli.ts) builds the parts its commands need with the same functions,
  * so a timeout or a default lives in one place.
  *

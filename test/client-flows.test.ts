@@ -31,7 +31,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ocSession, requireFreshStepUp, requireFreshSudo, requireSession } from '../packages/verify/src/fastify.js';
 import { signBip322 } from './support/bitcoin-signer.js';
 import { loadConfig } from '../src/config.js';
-import { buildApp } from '../src/http/app.js';
+import { buildApp } from '../src/app.js';
 import { newWallet, type Wallet } from './support/auth-client.js';
 import { reservePort } from './support/instances.js';
 import { CHROMIUM_ARGS, CHROMIUM_PATH, HAVE_CHROMIUM, IN_CI, virtualAuthenticator } from './support/chromium.js';

@@ -23,7 +23,7 @@ import { chromium, type Browser, type BrowserContext, type Page } from 'playwrig
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { signBip322, signLegacy } from './support/bitcoin-signer.js';
 import { loadConfig } from '../src/config.js';
-import { buildApp } from '../src/http/app.js';
+import { buildApp } from '../src/app.js';
 import { inlinePolicy } from './support/inline-page.js';
 import { newWallet, type Wallet } from './support/auth-client.js';
 import { startOidcProvider, type TestOidcProvider } from './support/oidc-provider.js';

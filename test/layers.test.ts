@@ -1,8 +1,8 @@
 /**
  * The layers of src/ (docs/architecture.md "Layers"): a unit may import only
  * from units on a lower layer or from itself, so arrows between folders run
- * one way and a cycle cannot form. Framework code stays in http/ (and main.ts,
- * which starts the server).
+ * one way and a cycle cannot form. Framework code stays in http/ (and app.ts,
+ * which builds the app, and main.ts, which starts the server).
  */
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { dirname, join, normalize, relative } from 'node:path';
@@ -17,8 +17,8 @@ const LAYERS: readonly (readonly string[])[] = [
   ['relay', 'session', 'signin', 'stats'],
   ['attest', 'account', 'forms', 'metrics'],
   ['redis', 'connect', 'webauthn', 'oidc'],
-  ['services'],
-  ['http'],
+  ['services', 'http'],
+  ['app'],
   ['main', 'build-pages'],
   ['cli'],
 ];
@@ -106,24 +106,22 @@ describe('layers of src/', () => {
     expect(outside).toEqual([]);
   });
 
-  it('keeps Fastify inside http/ and main.ts, which starts the server', () => {
+  it('keeps Fastify inside http/, app.ts, which builds the app, and main.ts, which starts the server', () => {
     const outside = files.filter(
-      (file) => !['http', 'main'].includes(unitOf(file)) && /from '(?:fastify|@fastify\/[^']+)'/.test(readFileSync(file, 'utf8')),
+      (file) => !['http', 'app', 'main'].includes(unitOf(file)) && /from '(?:fastify|@fastify\/[^']+)'/.test(readFileSync(file, 'utf8')),
     );
     expect(outside.map((file) => relative(SRC, file))).toEqual([]);
   });
-  // docs/architecture.md "Routes get what they use": buildApp alone holds the whole service context.
-  const COMPOSITION = 'app.ts';
-
-  it('hands each route file only what it uses: none but buildApp takes the whole service context', () => {
-    const routeFiles = readdirSync(join(SRC, 'http')).filter((name) => name.endsWith('.ts') && name !== COMPOSITION);
+  // docs/architecture.md "Routes get what they use": buildApp (src/app.ts) alone holds the whole service context.
+  it('hands each route file only what it uses: no file of http/ takes the whole service context', () => {
+    const routeFiles = readdirSync(join(SRC, 'http')).filter((name) => name.endsWith('.ts'));
     const whole = routeFiles.filter((name) => /\bServiceContext\b|services\.js'/.test(readFileSync(join(SRC, 'http', name), 'utf8')));
     expect(whole).toEqual([]);
   });
 
   it('lets only the signed-challenge routes and the session door hold the server secret', () => {
     const holders = readdirSync(join(SRC, 'http')).filter(
-      (name) => name.endsWith('.ts') && name !== COMPOSITION && /\bserverSecret\b/.test(readFileSync(join(SRC, 'http', name), 'utf8')),
+      (name) => name.endsWith('.ts') && /\bserverSecret\b/.test(readFileSync(join(SRC, 'http', name), 'utf8')),
     );
     expect(holders.sort()).toEqual(['challenge.ts', 'session.ts']);
   });

@@ -313,7 +313,7 @@ async function forward(
   incoming: IncomingMessage = request.raw,
 ): Promise<void> {
   reply.hijack();
-  // What every answer carries (src/http/app.ts, src/http/pages.ts); hijacked answers skip the hooks that add it.
+  // What every answer carries (src/app.ts, src/http/pages.ts); hijacked answers skip the hooks that add it.
   // The pages' policy is the library's to set (src/oidc/provider.ts), docs/protocol.md §8 "Endpoints".
   reply.raw.setHeader('x-request-id', request.id);
   reply.raw.setHeader('x-content-type-options', 'nosniff');

@@ -467,7 +467,7 @@ export function renderTemplate(template: string, values: Readonly<Record<string,
   });
 }
 
-/** `Strict-Transport-Security` when `PUBLIC_URL` is https: one year (src/http/app.ts, and the provider's answers in src/http/oidc.ts). */
+/** `Strict-Transport-Security` when `PUBLIC_URL` is https: one year (src/app.ts, and the provider's answers in src/http/oidc.ts). */
 export const HSTS_VALUE = 'max-age=31536000';
 
 /** The headers of every page answer; `csp` when a page needs a wider policy than {@link PAGE_CSP}. */

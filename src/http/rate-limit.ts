@@ -44,7 +44,7 @@
  * - A limit of 0 turns its class off (docs/protocol.md §1).
  * - The client IP is `request.ip`: the socket address, or with
  *   `TRUST_PROXY` the address the proxy in front added to X-Forwarded-For
- *   (src/http/app.ts). IPv6 clients are counted per /64, the block one
+ *   (src/app.ts). IPv6 clients are counted per /64, the block one
  *   subscriber usually holds, so rotating addresses inside it gains nothing.
  * - Every limited response carries `X-RateLimit-Limit`, `-Remaining` and
  *   `-Reset` (seconds until the bucket is full again) of the tightest limit

@@ -4,7 +4,7 @@
  */
 import type { FastifyInstance } from 'fastify';
 import { loadConfig, type Config } from '../../src/config.js';
-import { buildApp, type AppDeps } from '../../src/http/app.js';
+import { buildApp, type AppDeps } from '../../src/app.js';
 
 /**
  * Rate limits are off unless a test sets them: most tests send far more than

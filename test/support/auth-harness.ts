@@ -10,7 +10,7 @@ import { tokenHash } from '../../src/session/jwt.js';
 import { openDatabase, type OpenDatabase } from '../../src/storage/database.js';
 import type { SessionRecord, Store } from '../../src/storage/index.js';
 import { testApp } from './app.js';
-import type { AppDeps } from '../../src/http/app.js';
+import type { AppDeps } from '../../src/app.js';
 import { Browser, type Reply, type Wallet } from './auth-client.js';
 import { SECOND, TestClock } from './clock.js';
 import { openTestStore, testEngines, type TestEngine, type TestStore } from './databases.js';

@@ -7,7 +7,7 @@
 import type { AddressInfo } from 'node:net';
 import type { FastifyInstance } from 'fastify';
 import { decodeJwt } from 'jose';
-import { buildApp, type AppDeps } from '../../src/http/app.js';
+import { buildApp, type AppDeps } from '../../src/app.js';
 import { testConfig } from './app.js';
 import { Browser, newWallet, type Reply, type Wallet } from './auth-client.js';
 import { extractCode, type TestSmtpServer } from './smtp-server.js';

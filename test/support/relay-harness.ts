@@ -5,7 +5,7 @@
  */
 import type { FastifyInstance } from 'fastify';
 import { afterEach } from 'vitest';
-import type { AppDeps } from '../../src/http/app.js';
+import type { AppDeps } from '../../src/app.js';
 import { testApp } from './app.js';
 import { startNostrRelay, type NostrRelay, type RelayMode } from './nostr-relay.js';
 
