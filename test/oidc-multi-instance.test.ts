@@ -597,11 +597,11 @@ describe.skipIf(skip !== undefined)('the OpenID provider on two instances behind
     expect(done.body).toContain('Your device is signed in');
     expect(servedSince(mark)).toEqual(new Set([0, 1]));
 
-    // The answer is seen by the instance that said pending: the tokens come from it
-    // (an answered code is not timed, so this poll right after the last is not too soon).
-    proxy.steerAwayFrom(tooSoon.servedBy);
+    // The tokens come from the other instance than the one that said pending (an answered
+    // code is not timed, so this poll right after the one that was too soon goes through).
+    proxy.steerAwayFrom(pending.servedBy);
     const granted = await devicePoll(tv.client_id, asked.device_code);
-    expect(granted.servedBy).toBe(pending.servedBy);
+    expect(granted.servedBy).not.toBe(pending.servedBy);
     expect(granted.status, JSON.stringify(granted.body)).toBe(200);
     expect(decodeJwt(granted.body.id_token as string).sub).toBe(did);
     expect(granted.body.refresh_token).toBeTypeOf('string');
