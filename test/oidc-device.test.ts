@@ -8,7 +8,8 @@
  * device as `access_denied`, polls before the answer are
  * `authorization_pending` and polls too close together `slow_down`, an
  * expired code is `expired_token` and is refused on the page, a code works
- * once, and a network that guesses codes is stopped after its budget. The
+ * once, and a network that guesses codes is stopped after its budget (and,
+ * with Redis away, the page answers 503 rather than count nothing). The
  * pages are checked in the four languages, at desktop and phone width,
  * light and dark, with axe. On SQLite and PostgreSQL.
  *
@@ -28,6 +29,7 @@ import { CHROMIUM_ARGS, CHROMIUM_PATH, DESKTOP, expectLaidOut, HAVE_CHROMIUM, IN
 import { MINUTE, SECOND, WallClock } from './support/clock.js';
 import { freePort } from './support/instances.js';
 import { operatorRegistry } from './support/oidc-rp.js';
+import { closedRedisUrl } from './support/redis.js';
 
 /** The user code's shape: two groups of four consonants without look-alikes (src/oidc/provider.ts). */
 const USER_CODE = /^[BCDFGHJKLMNPQRSTVWXZ]{4}-[BCDFGHJKLMNPQRSTVWXZ]{4}$/;
@@ -123,8 +125,8 @@ function deviceSuite(engine: 'sqlite' | 'postgres'): void {
   });
 
   /** The device's poll, by hand: what the token endpoint answers now. */
-  async function poll(deviceCode: string): Promise<PollAnswer> {
-    const reply = await app.inject({
+  async function poll(deviceCode: string, on: FastifyInstance = app): Promise<PollAnswer> {
+    const reply = await on.inject({
       method: 'POST',
       url: '/oidc/token',
       headers: { 'content-type': 'application/x-www-form-urlencoded' },
@@ -133,9 +135,13 @@ function deviceSuite(engine: 'sqlite' | 'postgres'): void {
     return { status: reply.statusCode, body: reply.json() as Record<string, unknown> };
   }
 
-  /** A code typed at the verification page by a browser at `ip` without a session: the page's answer. */
-  async function typeCode(code: string, ip = '127.0.0.1'): Promise<{ status: number; body: string; headers: Record<string, unknown> }> {
-    const entry = await app.inject({ url: '/oidc/device', remoteAddress: ip });
+  /** A code typed at the verification page (of `on`) by a browser at `ip` without a session: the page's answer. */
+  async function typeCode(
+    code: string,
+    ip = '127.0.0.1',
+    on: FastifyInstance = app,
+  ): Promise<{ status: number; body: string; headers: Record<string, unknown> }> {
+    const entry = await on.inject({ url: '/oidc/device', remoteAddress: ip });
     expect(entry.statusCode).toBe(200);
     const cookie = [entry.headers['set-cookie'] ?? []]
       .flat()
@@ -143,7 +149,7 @@ function deviceSuite(engine: 'sqlite' | 'postgres'): void {
       .join('; ');
     const xsrf = /name="xsrf" value="([^"]+)"/.exec(entry.body)?.[1];
     expect(xsrf).toBeDefined();
-    const reply = await app.inject({
+    const reply = await on.inject({
       method: 'POST',
       url: '/oidc/device',
       remoteAddress: ip,
@@ -341,6 +347,29 @@ function deviceSuite(engine: 'sqlite' | 'postgres'): void {
     const other = await typeCode(asked.user_code.toLowerCase(), '198.51.100.20');
     expect(other.status).toBe(200);
     expect(other.body).toContain('Living-room TV');
+  });
+
+  it('with Redis away: the page answers 503 and looks no code up; polls are timed by the instance alone', async () => {
+    const away = await harness.app({
+      PUBLIC_URL: base,
+      OIDC_DEVICE_POLL_SECONDS: '1',
+      RATE_LIMIT_DEVICE_CODE_PER_HOUR: String(CODES_PER_HOUR),
+      REDIS_URL: await closedRedisUrl(),
+    });
+    const asked = await client.initiateDeviceAuthorization(config, { scope: 'openid' });
+    // The budget is what keeps codes from being guessed: with its count unknown, no code is looked up.
+    const refused = await typeCode(asked.user_code, '192.0.2.50', away);
+    expect(refused.status).toBe(503);
+    expect(refused.headers['retry-after']).toBe('5');
+    expect(refused.headers['cache-control']).toBe('no-store');
+    expect(refused.body).toContain('Codes cannot be checked right now');
+    expect(refused.body).not.toContain('Too many codes tried');
+    expect(refused.body).not.toContain('Living-room TV');
+    // The poll timing falls back to the instance's own count: still slow_down when too soon.
+    expect((await poll(asked.device_code, away)).body.error).toBe('authorization_pending');
+    expect((await poll(asked.device_code, away)).body.error).toBe('slow_down');
+    // The instance with its store is not affected.
+    expect((await typeCode(asked.user_code, '192.0.2.50')).body).toContain('Living-room TV');
   });
 
   it('ends an unanswered code after ten minutes: expired_token to the device, refused on the page', async () => {

@@ -6,15 +6,19 @@
  * `PUBLIC_URL`, so the issuer, and every flow here runs through it with a
  * real relying party (openid-client) and the host's real wallet sign-in; a
  * step that must hop to the other instance is steered there and checked.
+ * The device authorization runs here too, with the limits it keeps in
+ * Redis (the poll interval, the verification page's budget per network)
+ * checked across the two.
  *
  * Mandatory under CI=true (PostgreSQL and Redis must be up); elsewhere it is
  * skipped with a message when either is missing. SQLite is for one instance
  * (docs/operations.md), so it is not run here.
  */
 import { randomUUID } from 'node:crypto';
+import { request as httpRequest, type IncomingHttpHeaders } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import * as client from 'openid-client';
-import { decodeProtectedHeader, exportJWK, generateKeyPair, SignJWT } from 'jose';
+import { decodeJwt, decodeProtectedHeader, exportJWK, generateKeyPair, SignJWT } from 'jose';
 import { rotateOidcKeys, type OidcService } from '../src/oidc/index.js';
 import { openStore } from '../src/storage/index.js';
 import { newWallet } from './support/auth-client.js';
@@ -28,6 +32,9 @@ import { redisSkipReason, testRedis, type TestRedis } from './support/redis.js';
 
 const REDIRECT = 'https://app.example/callback';
 const AFTER_LOGOUT = 'https://app.example/bye';
+const DEVICE_GRANT = 'urn:ietf:params:oauth:grant-type:device_code';
+/** Posts of the device verification page a network may make in an hour, on both instances together. */
+const DEVICE_CODES_PER_HOUR = 10;
 const postgresSkip = (await testEngines()).find((engine) => engine.engine === 'postgres')?.skipReason;
 const redisSkip = await redisSkipReason();
 const skip = postgresSkip ?? redisSkip;
@@ -61,6 +68,9 @@ beforeAll(async () => {
     // Every request comes through the one proxy from one loopback client.
     RATE_LIMIT_READ_PER_MIN: '100000',
     RATE_LIMIT_AUTH_PER_MIN: '100000',
+    // The verification page's budget per network, and an interval no test run outlasts between two polls.
+    RATE_LIMIT_DEVICE_CODE_PER_HOUR: String(DEVICE_CODES_PER_HOUR),
+    OIDC_DEVICE_POLL_SECONDS: '60',
   };
   // Both at once on an empty schema: the keys they make must be the same ones.
   instances = await Promise.all([startInstance(env, { readyTimeoutMs: 60_000 }), startInstance(env, { readyTimeoutMs: 60_000 })]);
@@ -136,8 +146,8 @@ interface Authorized {
  * Runs an authorization through the proxy in `browser` (signed in to the
  * host): from the request's URL (or `from`, a step of it such as the
  * interaction) to the app's redirect URI, allowing the consent page when one
- * is shown. The building block of every flow here; a device flow's
- * verification page would be run the same way.
+ * is shown. The building block of every flow here that ends at the app's
+ * redirect URI (the device flow ends on the host's own page instead).
  */
 async function authorize(browser: ProxyBrowser, request: Request, from: URL = request.url): Promise<Authorized> {
   let hop = await browser.follow(from.href);
@@ -162,6 +172,90 @@ async function signedIn(): Promise<{ browser: ProxyBrowser; did: string }> {
   const browser = new ProxyBrowser(issuer);
   const did = await browser.signIn(newWallet());
   return { browser, did };
+}
+
+/** What a device's poll of the token endpoint got, and which instance answered it. */
+interface Polled {
+  readonly status: number;
+  readonly body: Record<string, unknown>;
+  readonly servedBy: number;
+}
+
+/** A device's poll of the token endpoint through the proxy (a public client: its id, no secret). */
+async function devicePoll(clientId: string, deviceCode: string): Promise<Polled> {
+  const answer = await fetch(`${issuer}/oidc/token`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/x-www-form-urlencoded' },
+    body: new URLSearchParams({ grant_type: DEVICE_GRANT, device_code: deviceCode, client_id: clientId }),
+  });
+  return {
+    status: answer.status,
+    body: (await answer.json()) as Record<string, unknown>,
+    servedBy: Number(answer.headers.get('x-served-by')),
+  };
+}
+
+/** The anti-forgery value and target of the verification page's form (the code entry or the question). */
+function deviceForm(page: string): { action: string; xsrf: string } {
+  const action = /<form method="post" action="([^"]+)" id="device-form">/.exec(page)?.[1];
+  const xsrf = /name="xsrf" value="([^"]+)"/.exec(page)?.[1];
+  if (action === undefined || xsrf === undefined) throw new Error(`not the device verification page:\n${page.slice(0, 600)}`);
+  return { action: action.replaceAll('&amp;', '&'), xsrf };
+}
+
+/** An HTTP request to the proxy from the loopback address `from`: the proxy adds it to X-Forwarded-For as the client's. */
+function requestFrom(
+  from: string,
+  method: 'GET' | 'POST',
+  path: string,
+  headers: Record<string, string> = {},
+  body?: string,
+): Promise<{ status: number; headers: IncomingHttpHeaders; body: string }> {
+  return new Promise((resolve, reject) => {
+    const target = new URL(path, issuer);
+    const outgoing = httpRequest(
+      { host: target.hostname, port: target.port, path: `${target.pathname}${target.search}`, method, headers, localAddress: from },
+      (answer) => {
+        const chunks: Buffer[] = [];
+        answer.on('data', (chunk: Buffer) => chunks.push(chunk));
+        answer.on('end', () =>
+          resolve({ status: answer.statusCode ?? 0, headers: answer.headers, body: Buffer.concat(chunks).toString('utf8') }),
+        );
+        answer.on('error', reject);
+      },
+    );
+    outgoing.on('error', reject);
+    outgoing.end(body);
+  });
+}
+
+/**
+ * A code typed at the verification page by a browser without a session,
+ * from the loopback address `from` (its network, a /24, is what the page's
+ * budget counts): the entry page from the other instance, the code posted
+ * to instance `postTo`.
+ */
+async function typeDeviceCode(
+  from: string,
+  code: string,
+  postTo: number,
+): Promise<{ status: number; body: string; retryAfter: string | undefined }> {
+  proxy.steerAwayFrom(postTo);
+  const entry = await requestFrom(from, 'GET', '/oidc/device');
+  expect(entry.status).toBe(200);
+  const cookie = (entry.headers['set-cookie'] ?? []).map((line) => line.split(';')[0]).join('; ');
+  const { action, xsrf } = deviceForm(entry.body);
+  const answer = await requestFrom(
+    from,
+    'POST',
+    action,
+    { cookie, origin: issuer, 'content-type': 'application/x-www-form-urlencoded' },
+    new URLSearchParams({ xsrf, user_code: code }).toString(),
+  );
+  expect(entry.headers['x-served-by']).toBe(String(1 - postTo));
+  expect(answer.headers['x-served-by']).toBe(String(postTo));
+  const retryAfter = answer.headers['retry-after'];
+  return { status: answer.status, body: answer.body, retryAfter };
 }
 
 describe.skipIf(skip !== undefined)('the OpenID provider on two instances behind a round-robin proxy', () => {
@@ -441,5 +535,121 @@ describe.skipIf(skip !== undefined)('the OpenID provider on two instances behind
       expect(tokens.claims()?.sub).toBe(did);
       expect(added.map((key) => key.kid)).toContain(decodeProtectedHeader(tokens.id_token as string).kid);
     }
+  });
+  it('runs a device authorization across both: code, the page, sign-in and consent hop; polls are timed and the code is used once for both', async () => {
+    const tv = await registry.clients.create({
+      client_name: 'Two-instance TV',
+      redirect_uris: [],
+      device: true,
+      token_endpoint_auth_method: 'none',
+    });
+    const config = await relyingParty(tv.client_id);
+    const asked = await client.initiateDeviceAuthorization(config, { scope: 'openid offline_access' });
+    const askedOn = proxy.lastServed((served) => served.path === '/oidc/device/auth');
+    expect(asked.interval).toBe(60);
+
+    // The device polls the other instance: pending. Its next poll, at once, on the first: too soon,
+    // because the last poll's time is in Redis, not in the instance that saw it.
+    proxy.steerAwayFrom(askedOn);
+    const pending = await devicePoll(tv.client_id, asked.device_code);
+    expect(pending.servedBy).not.toBe(askedOn);
+    expect(pending).toMatchObject({ status: 400, body: { error: 'authorization_pending' } });
+    proxy.steerAwayFrom(pending.servedBy);
+    const tooSoon = await devicePoll(tv.client_id, asked.device_code);
+    expect(tooSoon.servedBy).not.toBe(pending.servedBy);
+    expect(tooSoon).toMatchObject({ status: 400, body: { error: 'slow_down' } });
+
+    // The person types the code: the entry page from one instance, the code posted to the other,
+    // the question's answer to the first again.
+    const browser = new ProxyBrowser(issuer);
+    const mark = proxy.served.length;
+    const entry = await browser.request('GET', '/oidc/device');
+    expect(entry.status).toBe(200);
+    const entryOn = lastBackend();
+    const typed = deviceForm(entry.body);
+    proxy.steerAwayFrom(entryOn);
+    const question = await browser.request('POST', typed.action, { xsrf: typed.xsrf, user_code: asked.user_code.toLowerCase() });
+    const questionOn = lastBackend();
+    expect(questionOn).not.toBe(entryOn);
+    expect(question.status, question.body.slice(0, 600)).toBe(200);
+    expect(question.body).toContain('Is this your device?');
+    expect(question.body).toContain('Two-instance TV');
+    const confirm = deviceForm(question.body);
+    proxy.steerAwayFrom(questionOn);
+    const confirmed = proxy.served.length;
+    const signinHop = await browser.follow(confirm.action, 'POST', { xsrf: confirm.xsrf, user_code: asked.user_code, confirm: 'yes' });
+    expect(proxy.served[confirmed]?.backend).not.toBe(questionOn);
+    // No host session: the interaction sends the browser to the sign-in page and back.
+    expect(new URL(signinHop.url).pathname, `${signinHop.status} ${signinHop.url}`).toBe('/signin');
+    const back = new URL(signinHop.url).searchParams.get('return_to') as string;
+    expect(back).toMatch(/^\/oidc\/interaction\/[A-Za-z0-9_-]+$/);
+    const interactionFrom = proxy.lastServed((served) => served.path.startsWith('/oidc/interaction/'));
+    const did = await browser.signIn(newWallet());
+    proxy.steerAwayFrom(interactionFrom);
+    const resumed = proxy.served.length;
+    const consent = await browser.follow(new URL(back, issuer).href);
+    expect(proxy.served[resumed]?.backend).not.toBe(interactionFrom);
+    expect(consent.status).toBe(200);
+    expect(consent.url).toContain('/oidc/interaction/');
+    const done = await browser.allow(consent);
+    expect(done.status, `${done.url}\n${done.body.slice(0, 600)}`).toBe(200);
+    expect(new URL(done.url).pathname).toMatch(/^\/oidc\/device\//);
+    expect(done.body).toContain('Your device is signed in');
+    expect(servedSince(mark)).toEqual(new Set([0, 1]));
+
+    // The tokens come from the other instance than the one that said pending (an answered
+    // code is not timed, so this poll right after the one that was too soon goes through).
+    proxy.steerAwayFrom(pending.servedBy);
+    const granted = await devicePoll(tv.client_id, asked.device_code);
+    expect(granted.servedBy).not.toBe(pending.servedBy);
+    expect(granted.status, JSON.stringify(granted.body)).toBe(200);
+    expect(decodeJwt(granted.body.id_token as string).sub).toBe(did);
+    expect(granted.body.refresh_token).toBeTypeOf('string');
+    proxy.steerAwayFrom(granted.servedBy);
+    const info = await client.fetchUserInfo(config, granted.body.access_token as string, did);
+    expect(info.sub).toBe(did);
+
+    // Used once: polled again on the other instance it is refused, and the replay ends what it gave, on both.
+    proxy.steerAwayFrom(granted.servedBy);
+    const again = await devicePoll(tv.client_id, asked.device_code);
+    expect(again.servedBy).not.toBe(granted.servedBy);
+    expect(again).toMatchObject({ status: 400, body: { error: 'invalid_grant' } });
+    for (const instance of instances) {
+      const userinfo = await fetch(`${instance.url}/oidc/userinfo`, {
+        headers: { authorization: `Bearer ${granted.body.access_token as string}` },
+      });
+      expect(userinfo.status).toBe(401);
+    }
+  });
+
+  it("counts the verification page's guesses from one network on both instances against one budget", async () => {
+    const tv = await registry.clients.create({
+      client_name: 'Guessed TV',
+      redirect_uris: [],
+      device: true,
+      token_endpoint_auth_method: 'none',
+    });
+    const asked = await client.initiateDeviceAuthorization(await relyingParty(tv.client_id), { scope: 'openid' });
+    // Addresses of their own in 127.0.0.0/8, on networks no other case here uses.
+    const guesser = '127.0.40.1';
+    const wrong = asked.user_code === 'ZZZZ-ZZZZ' ? 'ZZZZ-ZZZX' : 'ZZZZ-ZZZZ';
+    // Half the guesses on each instance: a count per instance would allow as many again on each.
+    for (let tried = 0; tried < DEVICE_CODES_PER_HOUR; tried++) {
+      const guess = await typeDeviceCode(guesser, wrong, tried % 2);
+      expect(guess.status, `guess ${tried}`).toBe(200);
+      expect(guess.body).toContain('That code is not right.');
+    }
+    // Past the budget, on either instance, even the right code is not looked up from that network.
+    for (const instance of [0, 1]) {
+      const stopped = await typeDeviceCode(guesser, asked.user_code, instance);
+      expect(stopped.status).toBe(429);
+      expect(Number(stopped.retryAfter)).toBeGreaterThan(0);
+      expect(stopped.body).toContain('Too many codes tried');
+      expect(stopped.body).not.toContain('Guessed TV');
+    }
+    // Another network is not held back.
+    const other = await typeDeviceCode('127.0.41.1', asked.user_code, 0);
+    expect(other.status).toBe(200);
+    expect(other.body).toContain('Guessed TV');
   });
 });

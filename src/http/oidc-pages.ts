@@ -96,8 +96,12 @@ export interface OidcPageRenderer {
   logout(request: IncomingMessage, form: string, view: LogoutView): string;
   /** The consent page and its policy. */
   consent(request: IncomingMessage, view: ConsentView): { readonly html: string; readonly csp: string; readonly locale: Locale };
-  /** The verification page past its network's budget of codes (docs/protocol.md §8 "Devices"). */
-  deviceLimited(request: IncomingMessage, retryAfterSeconds: number): string;
+  /**
+   * The verification page past its network's budget of codes, or while the
+   * budget's count cannot be read (`retryAfterSeconds` undefined: the limit
+   * store is away), docs/protocol.md §8 "Devices".
+   */
+  deviceLimited(request: IncomingMessage, retryAfterSeconds: number | undefined): string;
   /** The pages the provider library draws. */
   readonly library: OidcPages;
 }
@@ -245,8 +249,16 @@ export function oidcPageRenderer(brandOf: Brand, loaded: PageFiles = loadPageFil
     logout,
     deviceLimited(request, retryAfterSeconds) {
       const locale = localeOf(request);
-      const minutes = Math.max(1, Math.ceil(retryAfterSeconds / 60));
       const back = `<p><a class="link" href="${OIDC_DEVICE_PATH}">${formatHtml(locale, 'oidc.device_try_again')}</a></p>`;
+      if (retryAfterSeconds === undefined) {
+        return notice(
+          request,
+          formatHtml(locale, 'oidc.device_unavailable_heading'),
+          formatHtml(locale, 'oidc.device_unavailable_text'),
+          back,
+        );
+      }
+      const minutes = Math.max(1, Math.ceil(retryAfterSeconds / 60));
       return notice(
         request,
         formatHtml(locale, 'oidc.device_limited_heading'),

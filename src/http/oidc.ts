@@ -323,11 +323,15 @@ async function forward(
 }
 
 const HOUR = 3_600_000;
+/** When the page says to come back while the limit store is away (as the API's `not_ready`, docs/operations.md). */
+const STORE_AWAY_RETRY_SECONDS = 5;
 
 /**
  * Whether a device polled too soon (docs/protocol.md §8 "Devices"): one poll
- * per interval per device code, counted in the shared limit store. With the
- * store away the polls go untimed rather than refused.
+ * per interval per device code, counted in the shared limit store (Redis
+ * when configured, so every instance sees the last poll). With Redis away
+ * each instance times the polls it sees, as for every `open` limit
+ * (src/limits/resilient.ts): a poll is never refused for the outage alone.
  */
 async function polledTooSoon(limiter: ResilientLimiter, key: string, seconds: number): Promise<boolean> {
   const answer = await limiter.hit(`device_poll:${key}`, 1, seconds * 1000, 'open');
@@ -381,14 +385,14 @@ export function registerOidcRoutes(app: FastifyInstance, deps: OidcRoutes, limit
     const network = coarseNetwork(request.ip) ?? clientKey(request.ip);
     const answer = await limiter.hit(`device_code:${network}`, codesPerHour, HOUR, 'closed');
     if (answer !== 'unavailable' && answer.allowed) return false;
-    const seconds = answer === 'unavailable' ? 5 : answer.retryAfterSeconds;
+    const seconds = answer === 'unavailable' ? STORE_AWAY_RETRY_SECONDS : answer.retryAfterSeconds;
     securityHeaders(reply, renderer.library.csp)
       .code(answer === 'unavailable' ? 503 : 429)
       .header('retry-after', seconds)
       .header('cache-control', 'no-store')
       .header('referrer-policy', 'no-referrer')
       .type('text/html; charset=utf-8')
-      .send(renderer.deviceLimited(request.raw, seconds));
+      .send(renderer.deviceLimited(request.raw, answer === 'unavailable' ? undefined : seconds));
     return true;
   }
 

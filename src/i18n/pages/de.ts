@@ -551,6 +551,8 @@ export const pagesDe: Readonly<Record<PageMessageKey, string>> = {
   'oidc.device_limited_text':
     'Aus Ihrem Netzwerk wurden zu oft Codes eingegeben. Versuchen Sie es in {minutes, plural, one {# Minute} other {# Minuten}} erneut.',
   'oidc.device_try_again': 'Code eingeben',
+  'oidc.device_unavailable_heading': 'Codes können gerade nicht geprüft werden',
+  'oidc.device_unavailable_text': 'Das liegt an uns, nicht an Ihnen. Warten Sie ein paar Sekunden und geben Sie den Code erneut ein.',
   // Jede Seite: Hilfe-Zeile und Sprachauswahl in der Fußzeile
   'page.support': 'Brauchen Sie Hilfe? <link>Support von {name} kontaktieren</link>.',
   'page.language': 'Sprache',

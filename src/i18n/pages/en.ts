@@ -529,6 +529,8 @@ export const pagesEn = {
   'oidc.device_limited_text':
     'Codes were typed from your network too often. Try again in {minutes, plural, one {# minute} other {# minutes}}.',
   'oidc.device_try_again': 'Type a code',
+  'oidc.device_unavailable_heading': 'Codes cannot be checked right now',
+  'oidc.device_unavailable_text': 'This is on our side, not yours. Wait a few seconds and type the code again.',
   // Every page: the footer's support line and language form
   'page.support': 'Need help? <link>Contact {name} support</link>.',
   'page.language': 'Language',

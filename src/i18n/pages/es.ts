@@ -540,6 +540,8 @@ export const pagesEs: Readonly<Record<PageMessageKey, string>> = {
   'oidc.device_limited_text':
     'Se han escrito códigos desde su red demasiadas veces. Vuelva a intentarlo dentro de {minutes, plural, one {# minuto} other {# minutos}}.',
   'oidc.device_try_again': 'Escribir un código',
+  'oidc.device_unavailable_heading': 'Ahora no se pueden comprobar los códigos',
+  'oidc.device_unavailable_text': 'El problema es nuestro, no suyo. Espere unos segundos y vuelva a escribir el código.',
   // Todas las páginas: ayuda y selector de idioma en el pie
   'page.support': '¿Necesitas ayuda? <link>Contacta con el soporte de {name}</link>.',
   'page.language': 'Idioma',

@@ -539,6 +539,8 @@ export const pagesFr: Readonly<Record<PageMessageKey, string>> = {
   'oidc.device_limited_text':
     'Des codes ont été saisis trop souvent depuis votre réseau. Réessayez dans {minutes, plural, one {# minute} other {# minutes}}.',
   'oidc.device_try_again': 'Saisir un code',
+  'oidc.device_unavailable_heading': 'Les codes ne peuvent pas être vérifiés pour le moment',
+  'oidc.device_unavailable_text': 'Le problème vient de chez nous, pas de vous. Attendez quelques secondes et saisissez le code à nouveau.',
   // Toutes les pages : aide et choix de la langue dans le pied de page
   'page.support': 'Besoin d’aide ? <link>Contacter le support de {name}</link>.',
   'page.language': 'Langue',
