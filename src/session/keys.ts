@@ -204,7 +204,7 @@ function millis(date: Date, what: string): number {
 
 /**
  * The keys the service signs and verifies with. `active` signs new tokens: the
- * newest key that is not retired, whose private half is held and whose
+ * key activated last that is not retired, whose private half is held and whose
  * activation time has come (ties broken by kid, so every instance reading the
  * same rows picks the same key); only when no key has come of age does the
  * newest such key sign at once (a first start).
@@ -236,8 +236,11 @@ export class KeyRing {
       const activates = entry.activatesAt === undefined ? created : millis(entry.activatesAt, 'activatesAt');
       return { key: entry.key, created, activates, retired: retired !== null && retired <= now ? retired : null };
     });
-    // Newest first, kid as the tie-break: the order of the JWKS and the choice of `active`.
-    entries.sort((a, b) => b.created - a.created || (a.key.kid < b.key.kid ? 1 : a.key.kid > b.key.kid ? -1 : 0));
+    // Latest activation first, then newest, kid as the tie-break: the order of
+    // the JWKS and the choice of `active` (as storage lists the keys).
+    entries.sort(
+      (a, b) => b.activates - a.activates || b.created - a.created || (a.key.kid < b.key.kid ? 1 : a.key.kid > b.key.kid ? -1 : 0),
+    );
 
     const byKid = new Map<string, VerificationKey>();
     let active: SigningKey | undefined;
