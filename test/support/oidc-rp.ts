@@ -81,65 +81,37 @@ export interface Hop {
  * follows redirects on the host and stops at the first that leaves it (the
  * app's redirect URI) or at a page.
  */
-export class ProviderBrowser {
-  readonly #app: FastifyInstance;
-  readonly host: Browser;
+/**
+ * A browser that walks the provider's pages: its own cookie jar, redirects
+ * followed while they stay on `origin`, the library's self-submitting forms
+ * submitted (its script would), the consent page allowed. How one request is
+ * made is the kind's own: in-process (ProviderBrowser) or over a real socket
+ * (test/support/proxy.ts).
+ */
+export abstract class FollowingBrowser {
   readonly jar = new Map<string, string>();
 
-  constructor(app: FastifyInstance, host: Browser) {
-    this.#app = app;
-    this.host = host;
-  }
+  constructor(readonly origin: string) {}
 
-  #cookieHeader(): string {
-    const own = [...this.jar].map(([name, value]) => `${name}=${value}`);
-    return [sessionCookieHeader(this.host), ...own].filter((pair) => pair !== '').join('; ');
-  }
+  /** One request; a form body for a POST. */
+  abstract request(method: 'GET' | 'POST', url: string, form?: Record<string, string>): Promise<Hop>;
 
-  #keep(setCookie: string | string[] | undefined): void {
-    for (const line of [setCookie ?? []].flat()) {
+  /** Keeps the cookies an answer set, and forgets the ones it cleared; `kept` picks which names this jar holds. */
+  protected keep(setCookies: readonly string[], kept: (name: string) => boolean = () => true): void {
+    for (const line of setCookies) {
       const match = /^([^=]+)=([^;]*)/.exec(line);
-      if (!match?.[1]) continue;
-      if (match[1] === 'oc_session' || match[1] === '__Host-oc_roster') continue;
+      if (!match?.[1] || !kept(match[1])) continue;
       if (/expires=Thu, 01 Jan 1970/i.test(line) || /Max-Age=0(;|$)/i.test(line) || match[2] === '') this.jar.delete(match[1]);
       else this.jar.set(match[1], match[2] ?? '');
     }
   }
 
-  /** One request on the host. */
-  async request(method: 'GET' | 'POST', url: string, form?: Record<string, string>): Promise<Hop> {
-    const target = new URL(url, LOCAL_ORIGIN);
-    const reply = await this.#app.inject({
-      method,
-      url: target.pathname + target.search,
-      headers: {
-        host: target.host,
-        cookie: this.#cookieHeader(),
-        ...(method === 'POST' ? { origin: LOCAL_ORIGIN, 'content-type': 'application/x-www-form-urlencoded' } : {}),
-      },
-      ...(form === undefined ? {} : { payload: new URLSearchParams(form).toString() }),
-    });
-    this.#keep(reply.headers['set-cookie']);
-    const location = reply.headers.location;
-    return {
-      status: reply.statusCode,
-      url: target.href,
-      location: typeof location === 'string' ? new URL(location, target).href : undefined,
-      body: reply.body,
-      headers: reply.headers,
-    };
-  }
-
-  /**
-   * Follows redirects from `url` while they stay on the host, and submits the
-   * library's self-submitting forms (its script would), the way a browser
-   * does; the last hop.
-   */
+  /** Follows redirects from `url` while they stay on `origin`, and submits the library's self-submitting forms; the last hop. */
   async follow(url: string, method: 'GET' | 'POST' = 'GET', form?: Record<string, string>): Promise<Hop> {
     let hop = await this.request(method, url, form);
     for (let count = 0; count < 20; count++) {
       if (hop.location !== undefined && hop.status >= 300 && hop.status < 400) {
-        if (new URL(hop.location).origin !== LOCAL_ORIGIN) return hop;
+        if (new URL(hop.location).origin !== this.origin) return hop;
         hop = await this.request('GET', hop.location);
         continue;
       }
@@ -158,6 +130,49 @@ export class ProviderBrowser {
   }
 }
 
+/** The host's cookies are the host browser's; the jar holds the provider's own. */
+const HOST_COOKIES: ReadonlySet<string> = new Set(['oc_session', '__Host-oc_roster']);
+
+export class ProviderBrowser extends FollowingBrowser {
+  readonly #app: FastifyInstance;
+  readonly host: Browser;
+
+  constructor(app: FastifyInstance, host: Browser) {
+    super(LOCAL_ORIGIN);
+    this.#app = app;
+    this.host = host;
+  }
+
+  #cookieHeader(): string {
+    const own = [...this.jar].map(([name, value]) => `${name}=${value}`);
+    return [sessionCookieHeader(this.host), ...own].filter((pair) => pair !== '').join('; ');
+  }
+
+  /** One request on the host. */
+  async request(method: 'GET' | 'POST', url: string, form?: Record<string, string>): Promise<Hop> {
+    const target = new URL(url, LOCAL_ORIGIN);
+    const reply = await this.#app.inject({
+      method,
+      url: target.pathname + target.search,
+      headers: {
+        host: target.host,
+        cookie: this.#cookieHeader(),
+        ...(method === 'POST' ? { origin: LOCAL_ORIGIN, 'content-type': 'application/x-www-form-urlencoded' } : {}),
+      },
+      ...(form === undefined ? {} : { payload: new URLSearchParams(form).toString() }),
+    });
+    this.keep([reply.headers['set-cookie'] ?? []].flat(), (name) => !HOST_COOKIES.has(name));
+    const location = reply.headers.location;
+    return {
+      status: reply.statusCode,
+      url: target.href,
+      location: typeof location === 'string' ? new URL(location, target).href : undefined,
+      body: reply.body,
+      headers: reply.headers,
+    };
+  }
+}
+
 function htmlDecoded(value: string): string {
   return value.replace(/&(amp|quot|lt|gt|#x27|#39);/g, (_whole, name: string) =>
     name === 'amp' ? '&' : name === 'quot' ? '"' : name === 'lt' ? '<' : name === 'gt' ? '>' : "'",
@@ -165,7 +180,7 @@ function htmlDecoded(value: string): string {
 }
 
 /** The form of a page the provider library answers to be submitted by its own script (a form post), or null. */
-export function selfSubmitting(hop: Hop): { action: string; fields: Record<string, string> } | null {
+function selfSubmitting(hop: Hop): { action: string; fields: Record<string, string> } | null {
   if (hop.status !== 200 || !hop.body.includes('document.forms[0].submit()')) return null;
   const action = /<form method="post" action="([^"]+)">/.exec(hop.body)?.[1];
   if (action === undefined) return null;

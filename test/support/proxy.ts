@@ -13,7 +13,7 @@
 import { Agent, createServer, request as httpRequest, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { signBip322 } from './bitcoin-signer.js';
 import type { Wallet } from './auth-client.js';
-import { selfSubmitting, type Hop } from './oidc-rp.js';
+import { FollowingBrowser, type Hop } from './oidc-rp.js';
 
 export interface Served {
   /** The backend's index in the order given to {@link RoundRobinProxy.route}. */
@@ -122,20 +122,7 @@ export class RoundRobinProxy {
 }
 
 /** A browser of the deployment behind the proxy. */
-export class ProxyBrowser {
-  readonly jar = new Map<string, string>();
-
-  constructor(readonly origin: string) {}
-
-  #keep(setCookies: readonly string[]): void {
-    for (const line of setCookies) {
-      const match = /^([^=]+)=([^;]*)/.exec(line);
-      if (!match?.[1]) continue;
-      if (/expires=Thu, 01 Jan 1970/i.test(line) || /Max-Age=0(;|$)/i.test(line) || match[2] === '') this.jar.delete(match[1]);
-      else this.jar.set(match[1], match[2] ?? '');
-    }
-  }
-
+export class ProxyBrowser extends FollowingBrowser {
   /** One request: a form body or JSON for a POST, the family Origin on anything but GET. */
   async request(method: 'GET' | 'POST', url: string, body?: Record<string, string> | { json: unknown }): Promise<Hop> {
     const target = new URL(url, this.origin);
@@ -151,7 +138,7 @@ export class ProxyBrowser {
       payload = new URLSearchParams(body as Record<string, string>).toString();
     }
     const response = await fetch(target, { method, headers, redirect: 'manual', ...(payload === undefined ? {} : { body: payload }) });
-    this.#keep(response.headers.getSetCookie());
+    this.keep(response.headers.getSetCookie());
     const location = response.headers.get('location');
     const answerHeaders: Record<string, string> = {};
     response.headers.forEach((value, name) => {
@@ -164,29 +151,6 @@ export class ProxyBrowser {
       body: await response.text(),
       headers: answerHeaders,
     };
-  }
-
-  /** Follows redirects while they stay on the proxy and submits the library's self-submitting forms; the last hop. */
-  async follow(url: string, method: 'GET' | 'POST' = 'GET', form?: Record<string, string>): Promise<Hop> {
-    let hop = await this.request(method, url, form);
-    for (let count = 0; count < 20; count++) {
-      if (hop.location !== undefined && hop.status >= 300 && hop.status < 400) {
-        if (new URL(hop.location).origin !== this.origin) return hop;
-        hop = await this.request('GET', hop.location);
-        continue;
-      }
-      const posted = selfSubmitting(hop);
-      if (posted === null) return hop;
-      hop = await this.request('POST', posted.action, posted.fields);
-    }
-    return hop;
-  }
-
-  /** Allows the consent page at `hop` and follows on. */
-  async allow(hop: Hop): Promise<Hop> {
-    const action = /<form method="post" action="([^"]+)"/.exec(hop.body)?.[1];
-    if (action === undefined) throw new Error(`not a consent page: ${hop.status} ${hop.url}\n${hop.body.slice(0, 400)}`);
-    return this.follow(action.replaceAll('&amp;', '&'), 'POST');
   }
 
   /** Signs `wallet` in to the host (challenge, BIP-322 signature, sign-in); the DID of the account. */
