@@ -19,7 +19,7 @@ import { AuthHarness, expectError, forEachEngine, LOCAL_ORIGIN, type TimedBrowse
 import { TestClock } from './support/clock.js';
 import { startGitHubFake, type GitHubFake } from './support/github-fake.js';
 import { followRedirects } from './support/oidc-provider.js';
-import { discover, operatorRegistry, ProviderBrowser, type Hop } from './support/oidc-rp.js';
+import { deviceForm, discover, operatorRegistry, ProviderBrowser, type Hop } from './support/oidc-rp.js';
 import { SoftwareAuthenticator } from './support/webauthn-authenticator.js';
 
 const REDIRECT = 'https://app.example/callback';
@@ -179,6 +179,42 @@ function standingSuite(engine: 'sqlite' | 'postgres'): void {
     });
     const silent = await browser.follow(url.href);
     expect(new URL(silent.location as string).searchParams.get('error')).toBe('login_required');
+  });
+
+  it('asks the standing at the device grant: a code approved for an account another instance then held answers nothing, and answers once it stands again', async () => {
+    const tv = await registry.clients.create({
+      client_name: 'Standing TV',
+      redirect_uris: [],
+      device: true,
+      token_endpoint_auth_method: 'none',
+    });
+    const asked = await answer('POST', '/oidc/device/auth', {}, { client_id: tv.client_id, scope: 'openid' });
+    expect(asked.status, JSON.stringify(asked.body)).toBe(200);
+    // The person approves on their signed-in browser: the code typed, the device confirmed, consent given.
+    const person = await signedIn();
+    const browser = new ProviderBrowser(app, person.browser);
+    const typed = deviceForm((await browser.request('GET', '/oidc/device')).body);
+    const question = await browser.request('POST', typed.action, { xsrf: typed.xsrf, user_code: asked.body.user_code as string });
+    const confirm = deviceForm(question.body);
+    const consent = await browser.follow(confirm.action, 'POST', {
+      xsrf: confirm.xsrf,
+      user_code: asked.body.user_code as string,
+      confirm: 'yes',
+    });
+    expect((await browser.allow(consent)).body).toContain('Your device is signed in');
+
+    // Held by a write no revocation went with (another instance's hold): only the standing check stands between.
+    const raw = await harness.raw();
+    await raw.db.updateTable('accounts').set({ disabled_at: harness.clock.ms }).where('id', '=', person.id).execute();
+    const poll = {
+      grant_type: 'urn:ietf:params:oauth:grant-type:device_code',
+      device_code: asked.body.device_code as string,
+      client_id: tv.client_id,
+    };
+    expect(await answer('POST', '/oidc/token', {}, poll)).toMatchObject({ status: 400, body: { error: 'invalid_grant' } });
+    // The library uses the code before it asks for the account: refused once, it is spent, and the device starts again.
+    await raw.db.updateTable('accounts').set({ disabled_at: null }).where('id', '=', person.id).execute();
+    expect(await answer('POST', '/oidc/token', {}, poll)).toMatchObject({ status: 400, body: { error: 'invalid_grant' } });
   });
 
   it('ends what the provider issued at the hold and keeps the consent: after the hold the old tokens stay dead, a new sign-in asks no consent', async () => {

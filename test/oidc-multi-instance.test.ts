@@ -26,7 +26,7 @@ import { createTestDatabase, testEngines, type TestDatabase } from './support/da
 import { startEsploraFake, type EsploraFake } from './support/esplora-fake.js';
 import { startInstance, type Instance } from './support/instances.js';
 import { startNostrRelay, type NostrRelay } from './support/nostr-relay.js';
-import { operatorRegistry } from './support/oidc-rp.js';
+import { deviceForm, operatorRegistry } from './support/oidc-rp.js';
 import { ProxyBrowser, RoundRobinProxy } from './support/proxy.js';
 import { redisSkipReason, testRedis, type TestRedis } from './support/redis.js';
 
@@ -193,14 +193,6 @@ async function devicePoll(clientId: string, deviceCode: string): Promise<Polled>
     body: (await answer.json()) as Record<string, unknown>,
     servedBy: Number(answer.headers.get('x-served-by')),
   };
-}
-
-/** The anti-forgery value and target of the verification page's form (the code entry or the question). */
-function deviceForm(page: string): { action: string; xsrf: string } {
-  const action = /<form method="post" action="([^"]+)" id="device-form">/.exec(page)?.[1];
-  const xsrf = /name="xsrf" value="([^"]+)"/.exec(page)?.[1];
-  if (action === undefined || xsrf === undefined) throw new Error(`not the device verification page:\n${page.slice(0, 600)}`);
-  return { action: action.replaceAll('&amp;', '&'), xsrf };
 }
 
 /** An HTTP request to the proxy from the loopback address `from`: the proxy adds it to X-Forwarded-For as the client's. */

@@ -190,3 +190,11 @@ function selfSubmitting(hop: Hop): { action: string; fields: Record<string, stri
   }
   return { action: htmlDecoded(action), fields };
 }
+
+/** The anti-forgery value and target of the verification page's form (the code entry or the question). */
+export function deviceForm(page: string): { action: string; xsrf: string } {
+  const action = /<form method="post" action="([^"]+)" id="device-form">/.exec(page)?.[1];
+  const xsrf = /name="xsrf" value="([^"]+)"/.exec(page)?.[1];
+  if (action === undefined || xsrf === undefined) throw new Error(`not the device verification page:\n${page.slice(0, 600)}`);
+  return { action: action.replaceAll('&amp;', '&'), xsrf };
+}
