@@ -16,7 +16,7 @@ COPY tsconfig.json tsconfig.build.json ./
 COPY src ./src
 # The session claims and the revocation feed's entries have one definition,
 # in the consumer package; the service imports their types
-# (src/session/jwt.ts, src/session/revocations.ts), so the build reads them.
+# (src/identity/session/jwt.ts, src/identity/session/revocations.ts), so the build reads them.
 COPY packages/verify/src/claims.ts ./packages/verify/src/claims.ts
 COPY packages/verify/src/revocation-feed.ts ./packages/verify/src/revocation-feed.ts
 RUN npm run build \
@@ -30,7 +30,7 @@ WORKDIR /app
 COPY --from=build /app/package.json ./package.json
 COPY --from=build /app/node_modules ./node_modules
 COPY --from=build /app/dist ./dist
-# Served by the service itself (src/http/pages.ts looks for them here).
+# Served by the service itself (src/web/pages.ts looks for them here).
 COPY --from=build /app/src/pages ./src/pages
 # The SQLite database (default DATABASE_URL sqlite:./data/oc.sqlite) and the
 # development outbox live here; with PostgreSQL it stays empty.

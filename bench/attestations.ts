@@ -3,7 +3,7 @@
  * P2WPKH wallet per address, a realistic confirmed UTXO each, served by the
  * loopback Esplora fake.
  */
-import { buildAttestationMessage } from '../src/attest/index.js';
+import { buildAttestationMessage } from '../src/features/attestations/index.js';
 import { addressFromPrivateKey, signBip322 } from '../test/support/bitcoin-signer.js';
 import type { EsploraFake, EsploraUtxoJson } from '../test/support/esplora-fake.js';
 

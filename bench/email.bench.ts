@@ -4,7 +4,7 @@
  * BIP-322 sign-ins (GET challenge, sign, POST signin) in the same run. Both
  * one at a time through inject, on in-memory SQLite.
  */
-import { loadConfig } from '../src/config.js';
+import { loadConfig } from '../src/platform/config.js';
 import { buildApp } from '../src/app.js';
 import { RATE_LIMITS_OFF } from '../test/support/app.js';
 import { Browser, newWallet } from '../test/support/auth-client.js';

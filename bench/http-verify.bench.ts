@@ -15,7 +15,7 @@
  * verify's time goes: the Esplora client alone and the verifier with the
  * chain answered from memory.
  */
-import { verifyAttestation } from '../src/attest/index.js';
+import { verifyAttestation } from '../src/features/attestations/index.js';
 import { createEsploraClient, type ChainSource } from '../src/chain/index.js';
 import { startEsploraFake, type EsploraFake } from '../test/support/esplora-fake.js';
 import { startInstance } from '../test/support/instances.js';

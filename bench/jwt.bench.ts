@@ -20,7 +20,7 @@ import {
   tokenHash,
   verifySessionJwt,
   type SessionClaimsInput,
-} from '../src/session/index.js';
+} from '../src/identity/session/index.js';
 import { formatTable, median, roundRatio, type BenchResult } from './lib.js';
 
 export interface JwtBenchOptions {

@@ -12,7 +12,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import { generateSecretKey } from 'nostr-tools/pure';
-import { attestationId } from '../src/attest/index.js';
+import { attestationId } from '../src/features/attestations/index.js';
 import { newWallet } from '../test/support/auth-client.js';
 import { attestationEvent } from '../test/support/attestations.js';
 import { startEsploraFake, type EsploraFake } from '../test/support/esplora-fake.js';

@@ -7,11 +7,11 @@
  *    answer in the same rounds, so the ratio is what compressing on the fly
  *    costs the largest dynamic answer. Then, over HTTP with wrk, /signin
  *    (which carries its styles, catalog and script inline, compressed once
- *    at start: src/http/page-gzip.ts), the same and with a new return_to at
+ *    at start: src/platform/http/page-gzip.ts), the same and with a new return_to at
  *    every request, next to /api-explorer, a page that links its assets.
  * 2. /signin and /account (signed in) in headless Chromium with an empty
  *    cache, time from navigation until the page is usable (its bundled script
- *    has run every module: the ready mark of src/http/page-bundle.ts), on
+ *    has run every module: the ready mark of src/platform/http/page-bundle.ts), on
  *    DevTools' "Slow 4G" network with the CPU slowed 4x, next to the 1.5 s
  *    goal and to the same page loaded unthrottled in the same run. Median of
  *    {@link VISITS} visits each.
@@ -23,7 +23,7 @@ import { CHROMIUM_ARGS, CHROMIUM_PATH, HAVE_CHROMIUM, pageContext, PHONE } from 
 import { TestClock } from '../test/support/clock.js';
 import { freePort } from '../test/support/instances.js';
 import { loadPage, pageWeight, SLOW_4G } from '../test/support/page-load.js';
-import { compressDynamic } from '../src/http/compression.js';
+import { compressDynamic } from '../src/platform/http/compression.js';
 import { measureRounds, median, type BenchResult } from './lib.js';
 import { runWrk, wrkAvailable } from './wrk.js';
 

@@ -23,7 +23,7 @@ import { Redis } from 'ioredis';
 import pg from 'pg';
 import type { FastifyInstance } from 'fastify';
 import { signBip322 } from '../test/support/bitcoin-signer.js';
-import { loadConfig } from '../src/config.js';
+import { loadConfig } from '../src/platform/config.js';
 import { buildApp } from '../src/app.js';
 import { RATE_LIMITS_OFF } from '../test/support/app.js';
 import { newWallet } from '../test/support/auth-client.js';

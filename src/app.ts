@@ -7,37 +7,37 @@
  */
 import { randomUUID } from 'node:crypto';
 import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify';
-import type { Config } from './config.js';
+import type { Config } from './platform/config.js';
 import { buildServices, type ServiceDeps } from './services.js';
-import { VERSION } from './version.js';
-import { registerAuthRoutes } from './http/auth.js';
-import { registerEmailOtpRoutes } from './http/email-otp.js';
-import { registerHandoffRoutes } from './http/handoff.js';
-import { registerProviderRoutes } from './http/providers.js';
-import { registerChallengeRoutes } from './http/challenge.js';
-import { registerAttestationRoutes } from './http/attestation.js';
-import { registerCompression } from './http/compression.js';
-import { registerCors } from './http/cors.js';
-import { registerErrorHandling } from './http/errors.js';
-import { registerHealthRoutes } from './http/health.js';
-import { registerLookupRoutes } from './http/lookup.js';
-import { registerOpenApi } from './http/openapi.js';
-import { registerMetrics } from './http/metrics.js';
-import { registerRateLimits } from './http/rate-limit.js';
-import { requirePolicies } from './http/policy.js';
-import { registerWebAuthnRoutes } from './http/webauthn.js';
-import { registerDeviceRoutes } from './http/devices.js';
-import { registerActivityRoutes } from './http/activity.js';
-import { registerRevocationRoutes } from './http/revocations.js';
-import { registerLifecycleRoutes } from './http/lifecycle.js';
-import { registerAccountRoutes } from './http/account.js';
-import { registerConnectRoutes } from './http/connect.js';
-import { registerPublicRoutes } from './http/public.js';
-import { HSTS_VALUE, registerPageRoutes } from './http/pages.js';
-import { registerOidcRoutes } from './http/oidc.js';
-import { registerConsentRoutes, registerOidcClientRoutes } from './http/oidc-clients.js';
-import { registerLoginGate, registerSessions, sessionDoor } from './http/session.js';
-import { typed } from './http/schema-types.js';
+import { VERSION } from './platform/version.js';
+import { registerSessionChangeRoutes, registerSessionReadRoutes } from './features/session/routes.js';
+import { registerWalletRoutes } from './features/wallet/routes.js';
+import { registerEmailOtpRoutes } from './features/email-code/routes.js';
+import { registerHandoffRoutes } from './features/phone/routes.js';
+import { registerProviderRoutes } from './features/providers/routes.js';
+import { registerChallengeRoutes } from './features/challenge/routes.js';
+import { registerAttestationRoutes, registerLookupRoutes } from './features/attestations/index.js';
+import { registerCompression } from './platform/http/compression.js';
+import { registerCors } from './web/cors.js';
+import { registerErrorHandling } from './platform/http/errors.js';
+import { registerHealthRoutes } from './features/operations/health-routes.js';
+import { registerOpenApi } from './web/openapi.js';
+import { registerMetrics } from './features/operations/metrics-routes.js';
+import { registerRateLimits } from './web/rate-limit.js';
+import { requirePolicies } from './platform/http/policy.js';
+import { registerWebAuthnRoutes } from './features/passkeys/index.js';
+import { registerDeviceRoutes } from './features/devices/routes.js';
+import { registerActivityRoutes } from './features/activity/routes.js';
+import { registerRevocationRoutes } from './features/session/revocation-routes.js';
+import { registerLifecycleRoutes } from './features/account-data/routes.js';
+import { registerAccountRoutes } from './features/account/routes.js';
+import { registerConnectRoutes } from './features/connect/index.js';
+import { registerStatsRoutes } from './features/stats/routes.js';
+import { registerContactRoutes } from './features/contact/index.js';
+import { HSTS_VALUE, registerPageRoutes } from './web/pages.js';
+import { registerConsentRoutes, registerOidcClientRoutes, registerOidcRoutes } from './features/oidc/index.js';
+import { registerLoginGate, registerSessions, sessionDoor } from './web/session.js';
+import { typed } from './platform/http/schema-types.js';
 
 export interface AppDeps extends ServiceDeps {
   /** Fastify logger option; defaults to pino at `config.logLevel`. `false` silences. */
@@ -175,13 +175,9 @@ export async function buildApp(config: Config, deps: AppDeps = {}): Promise<Fast
     now,
   });
   registerChallengeRoutes(routes, { serverSecret: context.serverSecret, network: config.bitcoinNetwork, publicUrl: config.publicUrl, now });
-  registerAuthRoutes(routes, {
-    door,
-    sessions: context.sessions,
-    signIn: context.signIn,
-    devices: context.devices,
-    keyRing: context.keyRing,
-  });
+  registerSessionReadRoutes(routes, { door, sessions: context.sessions, keyRing: context.keyRing });
+  registerWalletRoutes(routes, { door, signIn: context.signIn });
+  registerSessionChangeRoutes(routes, { door, sessions: context.sessions, devices: context.devices });
   registerEmailOtpRoutes(routes, { door, emailCodes: context.emailCodes, signIn: context.signIn });
   registerHandoffRoutes(routes, {
     door,
@@ -198,7 +194,8 @@ export async function buildApp(config: Config, deps: AppDeps = {}): Promise<Fast
   registerActivityRoutes(routes, { activity: context.activity });
   registerRevocationRoutes(routes, { revocations: context.revocations });
   registerConnectRoutes(routes, { connect: context.connect, webhookKey: context.webhookKey });
-  registerPublicRoutes(routes, { stats: context.stats, attestCounter: context.attestCounter, contact: context.contact, now });
+  registerStatsRoutes(routes, { stats: context.stats, attestCounter: context.attestCounter, now });
+  registerContactRoutes(routes, { contact: context.contact });
   registerPageRoutes(app, {
     door,
     origins: context.origins,
@@ -224,7 +221,7 @@ export async function buildApp(config: Config, deps: AppDeps = {}): Promise<Fast
   );
   registerOidcClientRoutes(routes, { connect: context.connect, oidc: context.oidc });
   registerConsentRoutes(routes, { oidc: context.oidc });
-  // Last, so that it sees each answer's final type and Cache-Control (src/http/compression.ts).
+  // Last, so that it sees each answer's final type and Cache-Control (src/platform/http/compression.ts).
   registerCompression(app);
   return app;
 }

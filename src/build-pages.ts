@@ -1,10 +1,10 @@
 /**
  * The last step of `npm run build` (`node dist/src/build-pages.js`): the
  * page scripts the templates name, bundled into `dist/pages/`, where the
- * compiled service reads them (src/http/page-bundle.ts).
+ * compiled service reads them (src/platform/http/page-bundle.ts).
  */
-import { writePageBundles } from './http/page-bundle.js';
-import { findPagesDir, pageScripts } from './http/pages.js';
+import { writePageBundles } from './platform/http/page-bundle.js';
+import { findPagesDir, pageScripts } from './web/pages.js';
 
 const dir = findPagesDir();
 writePageBundles(dir, pageScripts(dir));

@@ -9,20 +9,26 @@
  */
 import { parseArgs } from 'node:util';
 import { hexToBytes } from '@noble/hashes/utils.js';
-import { checkResultBody, parseSubject, verifyAttestation } from './attest/index.js';
+import { checkResultBody, parseSubject, verifyAttestation } from './features/attestations/index.js';
 import { backchannelUriChecker, buildAttestationLookup, buildChain, buildRelayPool } from './services.js';
-import { isDevelopmentUrl } from './connect/index.js';
+import { isDevelopmentUrl } from './features/connect/index.js';
 import { readAttestationFile } from './cli/attestation-file.js';
 import { publishFromFile } from './cli/publish.js';
 import { UsageError } from './cli/usage.js';
 import { OPERATOR_COMMANDS, operatorHelp, runOperatorCommand, terminalIo } from './cli/operator.js';
 import { OIDC_HELP, runOidcCommand } from './cli/oidc.js';
-import { ensureOidcKeys, listOidcKeys, OIDC_ALGORITHMS, OidcService, rotateOidcKeys, type OidcAlgorithm } from './oidc/index.js';
-import { ConfigError, loadConfig, type Config } from './config.js';
+import { ensureOidcKeys, listOidcKeys, OIDC_ALGORITHMS, OidcService, rotateOidcKeys, type OidcAlgorithm } from './features/oidc/index.js';
+import { ConfigError, loadConfig, type Config } from './platform/config.js';
 import { serve } from './main.js';
-import { publicJwkForConsumers, loadKeyRing, loadServerSecret, rotateSigningKey, DEFAULT_KEY_OVERLAP_SECONDS } from './session/index.js';
-import { DatabaseMissingError, migrate, openStore, redactDatabaseUrl } from './storage/index.js';
-import { VERSION } from './version.js';
+import {
+  publicJwkForConsumers,
+  loadKeyRing,
+  loadServerSecret,
+  rotateSigningKey,
+  DEFAULT_KEY_OVERLAP_SECONDS,
+} from './identity/session/index.js';
+import { DatabaseMissingError, migrate, openStore, redactDatabaseUrl } from './platform/storage/index.js';
+import { VERSION } from './platform/version.js';
 
 const USAGE = `oc-host ${VERSION}: sign-in host and OrangeCheck attestation verifier
 

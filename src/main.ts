@@ -7,7 +7,7 @@
  * What used to keep a stopped service running, and what answers it here:
  * - the logger's flush at exit retried for as long as nobody read the log
  *   pipe: the log goes through a sink whose flush has a deadline
- *   (src/log-sink.ts);
+ *   (src/platform/log-sink.ts);
  * - a signal that came while the modules loaded or the app was built found
  *   no handler, and as PID 1 of a container such a signal is ignored: the
  *   handlers come first, the app's modules are loaded after them;
@@ -16,7 +16,7 @@
  *   request, only a later one means "exit now".
  */
 import type { FastifyInstance } from 'fastify';
-import { createLogSink } from './log-sink.js';
+import { createLogSink } from './platform/log-sink.js';
 
 /** How long in-flight requests get to finish after the first signal. */
 export const SHUTDOWN_GRACE_MS = 10_000;
@@ -69,7 +69,7 @@ export async function serve(env: NodeJS.ProcessEnv = process.env): Promise<void>
 
   // The configuration module pulls in the storage layer (its SQLite driver
   // check), which takes a few hundred milliseconds to load: after the handlers.
-  const { ConfigError, loadConfig } = await import('./config.js');
+  const { ConfigError, loadConfig } = await import('./platform/config.js');
   if (stoppedBy() !== undefined) process.exit(0);
   let config;
   try {

@@ -13,33 +13,22 @@
 import { bytesToHex, hexToBytes } from '@noble/hashes/utils.js';
 import { generateSecretKey } from 'nostr-tools/pure';
 import type { Redis } from 'ioredis';
-import type { Config } from './config.js';
+import type { Config } from './platform/config.js';
 import { createBlockCache, createEsploraClient, type ChainAnswer, type ChainSource } from './chain/index.js';
-import {
-  originRules,
-  type OriginRules,
-  createEmailCodeService,
-  type EmailCodeService,
-  createProviderRegistry,
-  type ProviderRegistry,
-  HandoffService,
-} from './signin/index.js';
-import {
-  AccountService,
-  ActivityLog,
-  DeviceService,
-  SignInService,
-  type ProofCheckers,
-  SignInNotices,
-  AccountLifecycle,
-} from './account/index.js';
-import { exposedFileWarning, octalMode, openStore, type StatsStore, type Store } from './storage/index.js';
-import { loadKeyRing, loadServerSecret, SessionService, RevocationFeed } from './session/index.js';
-import type { KeyRing } from './session/index.js';
-import type { NonceGuard } from './signin/index.js';
-import { createMailer, OUTBOX_WARNING, type Mailer } from './mail/index.js';
-import { createContactRelay, type ContactRelay } from './forms/index.js';
-import { createEventCounter, type EventCounter } from './stats/counter.js';
+import { originRules, type OriginRules } from './identity/signin/index.js';
+import { createEmailCodeService, type EmailCodeService } from './features/email-code/email-code.js';
+import { createProviderRegistry, type ProviderRegistry } from './features/providers/providers.js';
+import { HandoffService } from './features/phone/handoff.js';
+import { AccountService, ActivityLog, SignInService, type ProofCheckers, SignInNotices } from './identity/account/index.js';
+import { DeviceService } from './features/devices/devices.js';
+import { AccountLifecycle } from './features/account-data/lifecycle.js';
+import { exposedFileWarning, octalMode, openStore, type StatsStore, type Store } from './platform/storage/index.js';
+import { loadKeyRing, loadServerSecret, SessionService, RevocationFeed } from './identity/session/index.js';
+import type { KeyRing } from './identity/session/index.js';
+import type { NonceGuard } from './platform/storage/index.js';
+import { createMailer, OUTBOX_WARNING, type Mailer } from './platform/mail/index.js';
+import { createContactRelay, type ContactRelay } from './features/contact/index.js';
+import { createEventCounter, type EventCounter } from './features/stats/counter.js';
 import {
   createAttestationLookup,
   createAttestationPublisher,
@@ -52,18 +41,24 @@ import {
   type ResultCache,
   type SignatureVerdicts,
   type SingleFlight,
-} from './attest/index.js';
+} from './features/attestations/index.js';
 import { createRelayPool, type RelayPool } from './relay/index.js';
-import { VERSION } from './version.js';
-import { isOcError, OcError } from './errors.js';
+import { VERSION } from './platform/version.js';
+import { isOcError, OcError } from './platform/errors.js';
 import {
   createMemoryRateLimiter,
   createRedisRateLimiter,
   createResilientLimiter,
   createThrottle,
   type ResilientLimiter,
-} from './limits/index.js';
-import { createServiceMetrics, meteredChain, meteredChainReader, meteredRelays, type ServiceMetrics } from './metrics/index.js';
+} from './platform/limits/index.js';
+import {
+  createServiceMetrics,
+  meteredChain,
+  meteredChainReader,
+  meteredRelays,
+  type ServiceMetrics,
+} from './features/operations/service-metrics.js';
 import {
   CHAIN_CACHE_KEY_PREFIX,
   connectRedis,
@@ -74,9 +69,9 @@ import {
   deletionsChannel,
   listenForDeletions,
   pingRedis,
-} from './redis/index.js';
-import { relyingParty, WebAuthnService } from './webauthn/index.js';
-import { BackchannelLogoutDispatcher, OidcService } from './oidc/index.js';
+} from './platform/redis/index.js';
+import { relyingParty, WebAuthnService } from './features/passkeys/index.js';
+import { BackchannelLogoutDispatcher, OidcService } from './features/oidc/index.js';
 import {
   createConnectService,
   isDevelopmentUrl,
@@ -87,7 +82,7 @@ import {
   webhookBackoffMs,
   type ConnectService,
   type WebhookKey,
-} from './connect/index.js';
+} from './features/connect/index.js';
 
 /** Per-relay deadline of a look-up or publication (docs/protocol.md §7: "with a per-relay timeout"). */
 const DEFAULT_RELAY_TIMEOUT_MS = 4000;
@@ -152,13 +147,13 @@ interface ServiceContext {
   /** The clock; injectable so tests can freeze or move time. */
   readonly now: () => Date;
   readonly chain: ChainSource;
-  /** Verdicts of the signatures /api/verify already checked (src/attest/verify.ts). */
+  /** Verdicts of the signatures /api/verify already checked (src/features/attestations/verify.ts). */
   readonly signatureVerdicts: SignatureVerdicts;
   /** Nostr relays read by /api/check and /api/discover and written by /api/attestations (docs/protocol.md §7). */
   readonly relays: RelayPool;
-  /** The check/discover service with its result cache (src/attest/lookup.ts). */
+  /** The check/discover service with its result cache (src/features/attestations/lookup.ts). */
   readonly attestationLookup: AttestationLookupService;
-  /** Publishes wallet-signed attestations to the relays (src/attest/publish.ts). */
+  /** Publishes wallet-signed attestations to the relays (src/features/attestations/publish.ts). */
   readonly attestationPublisher: AttestationPublisher;
   /** The service's own Nostr secret key (32 bytes): signs the events it publishes. */
   readonly nostrSecretKey: Uint8Array;
@@ -171,23 +166,23 @@ interface ServiceContext {
   readonly nonces: NonceGuard;
   /** The current key ring (reloaded periodically so rotations reach every instance). */
   keyRing(): KeyRing;
-  /** Family origins and challenge audiences (src/signin/origins.ts). */
+  /** Family origins and challenge audiences (src/identity/signin/origins.ts). */
   readonly origins: OriginRules;
-  /** Step-up, link, unlink, edit (src/account/service.ts). */
+  /** Step-up, link, unlink, edit (src/identity/account/service.ts). */
   readonly accounts: AccountService;
-  /** The door every sign-in goes through: identity to account to session, with its side effects (src/account/sign-in.ts). */
+  /** The door every sign-in goes through: identity to account to session, with its side effects (src/identity/account/sign-in.ts). */
   readonly signIn: SignInService;
-  /** Revoked sessions for consumer sites (src/session/revocations.ts). */
+  /** Revoked sessions for consumer sites (src/identity/session/revocations.ts). */
   readonly revocations: RevocationFeed;
-  /** The account's security events (src/account/activity.ts). */
+  /** The account's security events (src/identity/account/activity.ts). */
   readonly activity: ActivityLog;
-  /** Where the active account is signed in (src/account/devices.ts). */
+  /** Where the active account is signed in (src/features/devices/devices.ts). */
   readonly devices: DeviceService;
-  /** Export, deletion and the operator's hold (src/account/lifecycle.ts). */
+  /** Export, deletion and the operator's hold (src/features/account-data/lifecycle.ts). */
   readonly lifecycle: AccountLifecycle;
-  /** The key that signs Connect webhooks (src/connect/webhooks.ts). */
+  /** The key that signs Connect webhooks (src/features/connect/webhooks.ts). */
   readonly webhookKey: () => WebhookKey;
-  /** Security keys and passkeys (src/webauthn). */
+  /** Security keys and passkeys (src/features/passkeys). */
   readonly webauthn: WebAuthnService;
   readonly mailer: Mailer;
   /** E-mail one-time codes (docs/protocol.md §6). */
@@ -200,9 +195,9 @@ interface ServiceContext {
   readonly contact: ContactRelay;
   /** Counts /api/check and /api/verify calls for /api/family-stats, written in batches. */
   readonly attestCounter: EventCounter;
-  /** Integrator apps and their webhooks (src/connect). */
+  /** Integrator apps and their webhooks (src/features/connect). */
   readonly connect: ConnectService;
-  /** The OpenID provider: its keys, clients, claims and consents (src/oidc). */
+  /** The OpenID provider: its keys, clients, claims and consents (src/features/oidc). */
   readonly oidc: OidcService;
   /** Named readiness checks, each `ok` or a short reason. */
   readiness(): Promise<Record<string, string>>;
@@ -263,7 +258,7 @@ export function buildRelayPool(config: Pick<Config, 'nostrRelays'>, timeoutMs: n
   return createRelayPool({ relays: config.nostrRelays, timeoutMs });
 }
 
-/** The check/discover service over `chain` and `relays` (src/attest/lookup.ts), with an in-process cache unless one is given. */
+/** The check/discover service over `chain` and `relays` (src/features/attestations/lookup.ts), with an in-process cache unless one is given. */
 export function buildAttestationLookup(
   config: Pick<Config, 'bitcoinNetwork' | 'minConfirmations' | 'checkCacheSeconds' | 'publicUrl'>,
   parts: {
@@ -291,7 +286,7 @@ export function buildAttestationLookup(
 /**
  * The /api/check cache shared through Redis: a local tier in front, and a
  * connection of its own that listens for the keys other instances delete
- * (a publication: src/redis/cache.ts), closed with the services.
+ * (a publication: src/platform/redis/cache.ts), closed with the services.
  */
 function sharedCheckCache(
   redis: Redis,

@@ -16,7 +16,7 @@ import { CHROMIUM_PATH, DESKTOP, expectLaidOut, HAVE_CHROMIUM, IN_CI, PHONE, pag
 import { MINUTE } from './support/clock.js';
 import { usePageHost } from './support/page-host.js';
 
-/** The sections' links as each language names them (src/i18n/pages/). */
+/** The sections' links as each language names them (src/platform/i18n/pages/). */
 const NAV: Readonly<Record<string, readonly string[]>> = {
   'en-GB': ['Profile', 'Ways to sign in', 'Security', 'Apps', 'Your data'],
   'de-DE': ['Profil', 'Anmeldewege', 'Sicherheit', 'Apps', 'Ihre Daten'],

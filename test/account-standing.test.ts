@@ -1,6 +1,6 @@
 /**
  * Whether an account may act (docs/protocol.md §2 "Disabling and deleting",
- * src/session/standing.ts), played from the attacker's side on every engine:
+ * src/identity/session/standing.ts), played from the attacker's side on every engine:
  * once the operator holds an account, nothing is issued, refreshed or
  * answered for it at any door. Its OpenID refresh token, an unexchanged code
  * and its access token get nothing (token, userinfo, introspection); its
@@ -13,7 +13,7 @@
 import type { FastifyInstance } from 'fastify';
 import * as client from 'openid-client';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import type { IssuedClient, OidcService } from '../src/oidc/index.js';
+import type { IssuedClient, OidcService } from '../src/features/oidc/index.js';
 import { newWallet, type Reply, type Wallet } from './support/auth-client.js';
 import { AuthHarness, expectError, forEachEngine, LOCAL_ORIGIN, type TimedBrowser } from './support/auth-harness.js';
 import { TestClock } from './support/clock.js';

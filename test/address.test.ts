@@ -17,7 +17,7 @@ import {
 } from '../src/bitcoin/address.js';
 import { sha256 } from '../src/bitcoin/bytes.js';
 import { addressFromPrivateKey } from './support/bitcoin-signer.js';
-import type { BitcoinNetwork } from '../src/config.js';
+import type { BitcoinNetwork } from '../src/platform/config.js';
 
 const hex = (bytes: Uint8Array): string => Buffer.from(bytes).toString('hex');
 

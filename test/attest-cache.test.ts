@@ -1,10 +1,10 @@
 /**
  * The /api/check result cache (LRU with a TTL per entry) and the single
- * flight in front of it (src/cache.ts; docs/protocol.md §7: the verified
+ * flight in front of it (src/platform/cache.ts; docs/protocol.md §7: the verified
  * result is cached per subject).
  */
 import { describe, expect, it } from 'vitest';
-import { createLruCache, createSingleFlight } from '../src/attest/index.js';
+import { createLruCache, createSingleFlight } from '../src/features/attestations/index.js';
 
 function clock(start = 1_000_000) {
   let now = start;

@@ -1,5 +1,5 @@
 /**
- * The check/discover service (src/attest/lookup.ts) against real NIP-01
+ * The check/discover service (src/features/attestations/lookup.ts) against real NIP-01
  * relays and a real Esplora fake on loopback (docs/protocol.md §7 "Relay
  * envelopes" and "Chain metrics"): relays down, silent or lying, forged
  * events, several addresses per identity, expiry, and the cache.
@@ -15,7 +15,7 @@ import {
   type AttestationLookupService,
   type CheckOutcome,
   type CheckSubject,
-} from '../src/attest/index.js';
+} from '../src/features/attestations/index.js';
 import { addressFromPrivateKey } from './support/bitcoin-signer.js';
 import { createEsploraClient } from '../src/chain/index.js';
 import { createRelayPool, type RelayPool } from '../src/relay/index.js';

@@ -3,7 +3,7 @@
  * no-bond and bond rules, the bond codes, and day counting.
  */
 import { describe, expect, it } from 'vitest';
-import { computeBondMetrics, daysSince } from '../src/attest/metrics.js';
+import { computeBondMetrics, daysSince } from '../src/features/attestations/metrics.js';
 import type { Utxo } from '../src/chain/index.js';
 import { loadEsploraFixture } from './support/esplora-fake.js';
 

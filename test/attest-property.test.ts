@@ -13,9 +13,9 @@ import {
   parseAttestationMessage,
   type AttestationFields,
 } from '../src/format/canonical.js';
-import { codesPass } from '../src/attest/codes.js';
+import { codesPass } from '../src/features/attestations/codes.js';
 import { formatIdentity, type Identity } from '../src/format/identities.js';
-import { verifyAttestation, type VerifyAttestationDeps } from '../src/attest/verify.js';
+import { verifyAttestation, type VerifyAttestationDeps } from '../src/features/attestations/verify.js';
 import { addressFromPrivateKey, signBip322 } from './support/bitcoin-signer.js';
 import { loadEsploraFixture, startEsploraFake, type EsploraFake, verifyDepsOver } from './support/esplora-fake.js';
 

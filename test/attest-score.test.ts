@@ -3,7 +3,7 @@
  * half away from zero.
  */
 import { describe, expect, it } from 'vitest';
-import { roundHalfAwayFromZero, scoreV0 } from '../src/attest/score.js';
+import { roundHalfAwayFromZero, scoreV0 } from '../src/features/attestations/score.js';
 
 describe('scoreV0', () => {
   // The four fixed points of docs/protocol.md §7.

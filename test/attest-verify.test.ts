@@ -6,7 +6,7 @@
  */
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { attestationId, buildAttestationMessage, type AttestationFields } from '../src/format/canonical.js';
-import { scoreV0 } from '../src/attest/score.js';
+import { scoreV0 } from '../src/features/attestations/score.js';
 import {
   applyThresholds,
   createSignatureVerdicts,
@@ -14,7 +14,7 @@ import {
   type AttestationResult,
   type SignatureVerdicts,
   type VerifyAttestationDeps,
-} from '../src/attest/verify.js';
+} from '../src/features/attestations/verify.js';
 import { addressFromPrivateKey, signBip322, signLegacy } from './support/bitcoin-signer.js';
 import { createEsploraClient, type ChainSource } from '../src/chain/index.js';
 import { closedPortUrl, loadEsploraFixture, startEsploraFake, type EsploraFake, verifyDepsOver } from './support/esplora-fake.js';

@@ -17,8 +17,8 @@ import {
   type JWTPayload,
 } from 'jose';
 import { describe, expect, it } from 'vitest';
-import { rotateSigningKey } from '../src/session/keystore.js';
-import { KEY_PUBLISH_LEAD_MS } from '../src/session/index.js';
+import { rotateSigningKey } from '../src/identity/session/keystore.js';
+import { KEY_PUBLISH_LEAD_MS } from '../src/identity/session/index.js';
 import { newWallet, type Reply } from './support/auth-client.js';
 import { UUID_ANYWHERE, expectError, expectSessionCookie, forEachEngine, type TimedBrowser, useAuthSuite } from './support/auth-harness.js';
 import { DAY, HOUR } from './support/clock.js';

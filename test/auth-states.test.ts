@@ -6,9 +6,9 @@
  */
 import { randomBytes } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { SESSION_LIFETIME_SECONDS, mintSessionJwt, tokenHash } from '../src/session/jwt.js';
+import { SESSION_LIFETIME_SECONDS, mintSessionJwt, tokenHash } from '../src/identity/session/jwt.js';
 import { signLegacy } from './support/bitcoin-signer.js';
-import { loadKeyRing } from '../src/session/keystore.js';
+import { loadKeyRing } from '../src/identity/session/keystore.js';
 import { newWallet, type Reply, type Wallet } from './support/auth-client.js';
 import {
   DID_FORMAT,

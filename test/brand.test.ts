@@ -5,9 +5,9 @@
  * server on loopback).
  */
 import { describe, expect, it } from 'vitest';
-import { loadConfig } from '../src/config.js';
-import { contrast, fillAccent, MIN_CONTRAST, themeAccent } from '../src/colour.js';
-import { applyBrand, brandCss } from '../src/http/brand.js';
+import { loadConfig } from '../src/platform/config.js';
+import { contrast, fillAccent, MIN_CONTRAST, themeAccent } from '../src/platform/colour.js';
+import { applyBrand, brandCss } from '../src/platform/http/brand.js';
 import { testApp } from './support/app.js';
 import { inlineParts } from './support/inline-page.js';
 import { useSmtpServer } from './support/auth-harness.js';

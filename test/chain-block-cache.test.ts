@@ -23,7 +23,7 @@ import {
   createRedisClient,
   createRedisResultCache,
   createRedisSingleFlight,
-} from '../src/redis/index.js';
+} from '../src/platform/redis/index.js';
 import { fakeBlockHash, loadEsploraFixture, startEsploraFake, type EsploraFake } from './support/esplora-fake.js';
 import { redisSkipReason, testRedis, type TestRedis } from './support/redis.js';
 

@@ -8,7 +8,7 @@ import { randomBytes } from 'node:crypto';
 import type { FastifyInstance } from 'fastify';
 import { describe, expect, it } from 'vitest';
 import { signBip322, signLegacy } from './support/bitcoin-signer.js';
-import { issueChallenge } from '../src/signin/challenge.js';
+import { issueChallenge } from '../src/identity/signin/challenge.js';
 import { Browser, newWallet, type Reply, type Wallet } from './support/auth-client.js';
 import { type AuthHarness, expectError, forEachEngine, LOCAL_ORIGIN, type TimedBrowser, useAuthHarness } from './support/auth-harness.js';
 import { CLOCK_START, SECOND } from './support/clock.js';

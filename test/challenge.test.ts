@@ -1,8 +1,8 @@
 import { createHmac } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { newAccountId, randomHex, sha256Hex, timingSafeEqualString } from '../src/crypto.js';
-import { OcError } from '../src/errors.js';
-import { checkChallenge, issueChallenge, parseChallengeMessage, type IssueChallengeInput } from '../src/signin/index.js';
+import { newAccountId, randomHex, sha256Hex, timingSafeEqualString } from '../src/platform/crypto.js';
+import { OcError } from '../src/platform/errors.js';
+import { checkChallenge, issueChallenge, parseChallengeMessage, type IssueChallengeInput } from '../src/identity/signin/index.js';
 
 const SECRET = new Uint8Array(32).fill(7);
 const NOW = new Date('2026-11-21T12:34:56.789Z');
@@ -306,7 +306,7 @@ describe('checkChallenge (docs/protocol.md §5, in order)', () => {
   });
 });
 
-describe('src/crypto.ts helpers the challenge relies on', () => {
+describe('src/platform/crypto.ts helpers the challenge relies on', () => {
   it('timingSafeEqualString compares content and length', () => {
     expect(timingSafeEqualString('abc', 'abc')).toBe(true);
     expect(timingSafeEqualString('abc', 'abd')).toBe(false);

@@ -30,7 +30,7 @@ import { chromium, type Browser, type BrowserContext, type Page } from 'playwrig
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ocSession, requireFreshStepUp, requireFreshSudo, requireSession } from '../packages/verify/src/fastify.js';
 import { signBip322 } from './support/bitcoin-signer.js';
-import { loadConfig } from '../src/config.js';
+import { loadConfig } from '../src/platform/config.js';
 import { buildApp } from '../src/app.js';
 import { newWallet, type Wallet } from './support/auth-client.js';
 import { reservePort } from './support/instances.js';

@@ -1,5 +1,5 @@
 /**
- * Compressed answers (src/http/compression.ts, docs/operations.md
+ * Compressed answers (src/platform/http/compression.ts, docs/operations.md
  * "Compression"): the encoding by Accept-Encoding, brotli first; which
  * answers are compressed on the fly and which never are (BREACH: no-store
  * answers and everything under /oidc); the OpenAPI document and the pages
@@ -9,7 +9,7 @@ import Fastify from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { brotliDecompressSync, gunzipSync } from 'node:zlib';
 import type { FastifyInstance } from 'fastify';
-import { chooseEncoding, DYNAMIC_MIN_BYTES, registerCompression } from '../src/http/compression.js';
+import { chooseEncoding, DYNAMIC_MIN_BYTES, registerCompression } from '../src/platform/http/compression.js';
 import { testApp } from './support/app.js';
 
 describe('chooseEncoding', () => {

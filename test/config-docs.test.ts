@@ -1,6 +1,6 @@
 /**
  * The configuration reference (docs/configuration.md "Configuration") is the
- * settings `src/config.ts` reads, no more and no fewer: every variable the
+ * settings `src/platform/config.ts` reads, no more and no fewer: every variable the
  * code reads has a row with its default, every row names a variable the code
  * reads, and a default written as a plain value is the one the code uses
  * (setting the variable to it changes nothing).
@@ -8,7 +8,7 @@
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import { loadConfig } from '../src/config.js';
+import { loadConfig } from '../src/platform/config.js';
 
 const doc = readFileSync(fileURLToPath(new URL('../docs/configuration.md', import.meta.url)), 'utf8');
 

@@ -1,8 +1,8 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { ConfigError, loadConfig, mailSender, originMatches } from '../src/config.js';
-import { nodeSqliteSupported, resolveSqliteDriver } from '../src/storage/sqlite-driver.js';
-import { VERSION } from '../src/version.js';
+import { ConfigError, loadConfig, mailSender, originMatches } from '../src/platform/config.js';
+import { nodeSqliteSupported, resolveSqliteDriver } from '../src/platform/storage/sqlite-driver.js';
+import { VERSION } from '../src/platform/version.js';
 
 describe('loadConfig', () => {
   it('gives a working service with no settings at all (docs/protocol.md §1)', () => {

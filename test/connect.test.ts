@@ -5,7 +5,7 @@
  */
 import type { LightMyRequestResponse } from 'fastify';
 import { describe, expect, it } from 'vitest';
-import { emailHintSetting } from '../src/connect/index.js';
+import { emailHintSetting } from '../src/features/connect/index.js';
 import { newWallet, type Reply } from './support/auth-client.js';
 import { DID_FORMAT, expectError, forEachEngine, type TimedBrowser, useAuthSuite } from './support/auth-harness.js';
 

@@ -22,9 +22,9 @@ import {
   type SigningMethod,
   type VerifySessionOptions,
 } from '../packages/verify/src/index.js';
-import { rotateSigningKey } from '../src/session/keystore.js';
-import { KEY_PUBLISH_LEAD_MS } from '../src/session/index.js';
-import { openStore, type Store } from '../src/storage/index.js';
+import { rotateSigningKey } from '../src/identity/session/keystore.js';
+import { KEY_PUBLISH_LEAD_MS } from '../src/identity/session/index.js';
+import { openStore, type Store } from '../src/platform/storage/index.js';
 import { newWallet } from './support/auth-client.js';
 import {
   ISSUER,

@@ -10,8 +10,8 @@ import {
   createContactRelay,
   type ContactInput,
   type ContactRelay,
-} from '../src/forms/index.js';
-import { createSmtpMailer, type Mailer } from '../src/mail/index.js';
+} from '../src/features/contact/index.js';
+import { createSmtpMailer, type Mailer } from '../src/platform/mail/index.js';
 import { useSmtpServer } from './support/auth-harness.js';
 import { ocFailure } from './support/errors.js';
 

@@ -5,7 +5,7 @@ import {
   readSessionCookies,
   serializeClearedSessionCookie,
   serializeSessionCookie,
-} from '../src/session/index.js';
+} from '../src/identity/session/index.js';
 
 const TOKEN = 'eyJhbGciOiJFZERTQSJ9.eyJzdWIiOiJ4In0.c2lnbmF0dXJl';
 const OTHER = 'eyJhbGciOiJFZERTQSJ9.eyJzdWIiOiJ5In0.b3RoZXI';

@@ -13,7 +13,7 @@ import { usePageHost } from './support/page-host.js';
 const IPHONE =
   'Mozilla/5.0 (iPhone; CPU iPhone OS 18_0 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/18.0 Mobile/15E148 Safari/604.1';
 
-/** "Safari 18 on iOS (mobile)" as each language says it (src/i18n/pages/). */
+/** "Safari 18 on iOS (mobile)" as each language says it (src/platform/i18n/pages/). */
 const LABELS: Readonly<Record<string, string>> = {
   'en-GB': 'Safari 18 on iOS (phone)',
   'de-DE': 'Safari 18 unter iOS (Smartphone)',

@@ -196,7 +196,7 @@ await forEachEngine('devices', devicesSuite);
 
 describe('device facts', () => {
   it('labels browsers coarsely and keeps only a /24 or /48 of the address', async () => {
-    const { coarseNetwork, deviceLabel } = await import('../src/session/device.js');
+    const { coarseNetwork, deviceLabel } = await import('../src/identity/session/device.js');
     expect(deviceLabel(IPHONE)).toBe('Safari 18 on iOS (mobile)');
     expect(deviceLabel(LINUX_FIREFOX)).toBe('Firefox 140 on Linux');
     expect(
@@ -217,7 +217,7 @@ describe('device facts', () => {
   });
 
   it('says a label in each language, and a label of another shape as it is', async () => {
-    const { localDeviceLabel } = await import('../src/session/device.js');
+    const { localDeviceLabel } = await import('../src/identity/session/device.js');
     expect(localDeviceLabel('Safari 18 on iOS (mobile)', 'en')).toBe('Safari 18 on iOS (phone)');
     expect(localDeviceLabel('Safari 18 on iOS (mobile)', 'de')).toBe('Safari 18 unter iOS (Smartphone)');
     expect(localDeviceLabel('Firefox 140 on Linux', 'fr')).toBe('Firefox 140 sur Linux');

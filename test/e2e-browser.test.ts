@@ -22,7 +22,7 @@ import type { FastifyInstance } from 'fastify';
 import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { signBip322, signLegacy } from './support/bitcoin-signer.js';
-import { loadConfig } from '../src/config.js';
+import { loadConfig } from '../src/platform/config.js';
 import { buildApp } from '../src/app.js';
 import { inlinePolicy } from './support/inline-page.js';
 import { newWallet, type Wallet } from './support/auth-client.js';
@@ -318,7 +318,7 @@ describe.skipIf(!HAVE_CHROMIUM)('pages in headless Chromium', () => {
     expect(headers['referrer-policy']).toBe('no-referrer');
     await expect.poll(() => page.getByRole('link', { name: 'Continue with Acme' }).isVisible()).toBe(true);
 
-    // Its style, its catalog (data, never run) and its script, inline (src/http/pages.ts); nothing else.
+    // Its style, its catalog (data, never run) and its script, inline (src/web/pages.ts); nothing else.
     expect(await page.locator('script:not([src])').evaluateAll((scripts) => scripts.map((script) => script.getAttribute('type')))).toEqual([
       'application/json',
       'module',

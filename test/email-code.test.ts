@@ -6,8 +6,8 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { randomBytes } from 'node:crypto';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import type { OcError } from '../src/errors.js';
-import { createSmtpMailer, type Mailer } from '../src/mail/index.js';
+import type { OcError } from '../src/platform/errors.js';
+import { createSmtpMailer, type Mailer } from '../src/platform/mail/index.js';
 import {
   EMAIL_CODE_MAX_ATTEMPTS,
   EMAIL_CODE_TTL_MS,
@@ -16,8 +16,8 @@ import {
   hashEmailCode,
   hashEmailLink,
   type EmailCodeService,
-} from '../src/signin/email-code.js';
-import type { Store } from '../src/storage/index.js';
+} from '../src/features/email-code/email-code.js';
+import type { Store } from '../src/platform/storage/index.js';
 import { openTestStore, testEngines, type TestEngine, type TestStore } from './support/databases.js';
 import { extractCode, startSmtpServer, type ReceivedMail, type TestSmtpServer } from './support/smtp-server.js';
 import { ocFailure } from './support/errors.js';

@@ -2,10 +2,10 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import { VERIFY_CODES } from '../src/attest/codes.js';
-import { ERROR_CODES, OcError } from '../src/errors.js';
-import { OAUTH_REDIRECT_CODES, PROVIDER_ERROR_CODES } from '../src/signin/oauth-errors.js';
-import { CHALLENGE_CODES } from '../src/signin/challenge.js';
+import { VERIFY_CODES } from '../src/features/attestations/codes.js';
+import { ERROR_CODES, OcError } from '../src/platform/errors.js';
+import { OAUTH_REDIRECT_CODES, PROVIDER_ERROR_CODES } from '../src/features/providers/oauth-errors.js';
+import { CHALLENGE_CODES } from '../src/identity/signin/challenge.js';
 
 const doc = readFileSync(new URL('../docs/errors.md', import.meta.url), 'utf8');
 

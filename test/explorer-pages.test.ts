@@ -22,7 +22,7 @@ const run = promisify(execFile);
 const CURL = '/usr/bin/curl';
 const SCREENSHOT_DIR = fileURLToPath(new URL('../docs/screenshots/', import.meta.url));
 
-/** The explorer's own words in each language (src/i18n/pages/). */
+/** The explorer's own words in each language (src/platform/i18n/pages/). */
 const WORDS: Readonly<Record<string, { send: string; copy: string; url: string; error: string; body: string }>> = {
   'en-GB': { send: 'Send request', copy: 'Copy as curl', url: 'Request URL', error: 'Error', body: 'Request body (JSON)' },
   'de-DE': { send: 'Anfrage senden', copy: 'Als curl kopieren', url: 'Anfrage-URL', error: 'Fehler', body: 'Anfragetext (JSON)' },

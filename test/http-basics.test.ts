@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { FastifyInstance } from 'fastify';
 import { testApp } from './support/app.js';
-import { PAGE_CSP } from '../src/http/pages.js';
+import { PAGE_CSP } from '../src/web/pages.js';
 
 let app: FastifyInstance;
 

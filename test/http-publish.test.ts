@@ -1,5 +1,5 @@
 /**
- * POST /api/attestations and the publish CLI command (src/attest/publish.ts,
+ * POST /api/attestations and the publish CLI command (src/features/attestations/publish.ts,
  * src/cli/publish.ts; docs/protocol.md §7 "Relay envelopes"): a wallet-signed
  * attestation goes to real relays on loopback, signed with the service's
  * Nostr key, and is then found through /api/check and /api/discover.
@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { FastifyInstance } from 'fastify';
 import { generateSecretKey, getPublicKey, verifyEvent, type NostrEvent } from 'nostr-tools/pure';
-import { attestationId, buildAttestationMessage } from '../src/attest/index.js';
+import { attestationId, buildAttestationMessage } from '../src/features/attestations/index.js';
 import { addressFromPrivateKey, signBip322, signLegacy } from './support/bitcoin-signer.js';
 import { publishFromFile } from '../src/cli/publish.js';
 import { testConfig } from './support/app.js';

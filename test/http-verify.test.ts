@@ -5,7 +5,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { FastifyInstance } from 'fastify';
-import { attestationId, buildAttestationMessage } from '../src/attest/index.js';
+import { attestationId, buildAttestationMessage } from '../src/features/attestations/index.js';
 import { addressFromPrivateKey, signBip322, signLegacy } from './support/bitcoin-signer.js';
 import { startEsploraFake, type EsploraFake } from './support/esplora-fake.js';
 import { testApp } from './support/app.js';

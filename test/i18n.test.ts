@@ -1,5 +1,5 @@
 /**
- * Languages (src/i18n): every catalog has every key of the English one, the
+ * Languages (src/platform/i18n): every catalog has every key of the English one, the
  * same values and tags in each message, and each message parses and formats;
  * every key the pages and their scripts use exists and every key is used; a
  * request's language comes from `?lang=` on a page, else its cookie, else
@@ -21,8 +21,8 @@ import {
   PAGE_CATALOGS,
   translator,
   type MessageKey,
-} from '../src/i18n/index.js';
-import { findPagesDir } from '../src/http/pages.js';
+} from '../src/platform/i18n/index.js';
+import { findPagesDir } from '../src/web/pages.js';
 import { testApp } from './support/app.js';
 import { useSmtpServer } from './support/auth-harness.js';
 
@@ -92,7 +92,7 @@ describe('catalogs', () => {
     const sources = readdirSync(dir)
       .filter((name) => /\.(html|js)$/.test(name))
       .map((name) => readFileSync(join(dir, name), 'utf8'));
-    const server = ['../src/http/pages.ts', '../src/http/brand.ts', '../src/http/oidc-pages.ts'].map((path) =>
+    const server = ['../src/web/pages.ts', '../src/platform/http/brand.ts', '../src/features/oidc/page-routes.ts'].map((path) =>
       readFileSync(new URL(path, import.meta.url), 'utf8'),
     );
     const used = new Set<string>();

@@ -2,7 +2,7 @@ import { createHash, createHmac, sign } from 'node:crypto';
 import fc from 'fast-check';
 import { createLocalJWKSet, importJWK, jwtVerify } from 'jose';
 import { describe, expect, it } from 'vitest';
-import { decodeBase64url } from '../src/crypto.js';
+import { decodeBase64url } from '../src/platform/crypto.js';
 import {
   KeyRing,
   MAX_TOKEN_LENGTH,
@@ -15,7 +15,7 @@ import {
   type SessionClaims,
   type SessionClaimsInput,
   type SigningKey,
-} from '../src/session/index.js';
+} from '../src/identity/session/index.js';
 import { SESSION_CLAIMS } from './support/session-claims.js';
 
 const ISSUER = 'https://auth.example.com';

@@ -11,7 +11,7 @@ import {
   publicJwkForConsumers,
   signingKeyFromJwk,
   verificationKeyFromJwk,
-} from '../src/session/index.js';
+} from '../src/identity/session/index.js';
 
 /** RFC 8037 Appendix A.1 (private key), A.2 (public key) and A.3 (thumbprint). */
 const RFC8037 = {

@@ -5,19 +5,61 @@
  * which builds the app, and main.ts, which starts the server).
  */
 import { readdirSync, readFileSync, statSync } from 'node:fs';
-import { dirname, join, normalize, relative } from 'node:path';
+import { basename, dirname, join, normalize, relative, sep } from 'node:path';
 import { describe, expect, it } from 'vitest';
 
-/** Lowest first. A unit is a folder of src/ or a file directly in it (without `.ts`). */
+/**
+ * Lowest first. A unit is a folder of src/ or a file directly in it (without
+ * `.ts`); inside platform/, identity/ and features/ it is the folder (or file)
+ * one level down: `platform/storage`, `identity/session`, `features/oidc`.
+ */
 const LAYERS: readonly (readonly string[])[] = [
-  ['json', 'crypto', 'cache', 'colour', 'outbox-worker'],
-  ['errors', 'version', 'log-sink', 'storage', 'limits', 'chain'],
-  ['config', 'i18n'],
-  ['format', 'bitcoin', 'mail'],
-  ['relay', 'session', 'signin', 'stats'],
-  ['attest', 'account', 'forms', 'metrics'],
-  ['redis', 'connect', 'webauthn', 'oidc'],
-  ['services', 'http'],
+  // The platform: knows no feature.
+  [
+    'platform/json',
+    'platform/crypto',
+    'platform/cache',
+    'platform/colour',
+    'platform/outbox-worker',
+    'platform/errors',
+    'platform/version',
+    'platform/log-sink',
+    'platform/i18n',
+    'platform/limits',
+    'platform/metrics',
+  ],
+  ['platform/storage'],
+  ['platform/config', 'platform/redis'],
+  ['platform/mail', 'platform/http'],
+  // Libraries of the domain: Bitcoin, the attestation format, the chain, Nostr.
+  ['format', 'bitcoin', 'chain'],
+  ['relay'],
+  // The identity core: sessions, the proofs every way in shares, accounts and the one sign-in door.
+  ['identity/session'],
+  ['identity/signin'],
+  ['identity/account'],
+  // The HTTP edge every feature's routes stand on: the session door, route declarations, pages, CORS, limits.
+  ['web'],
+  // The features, lowest first.
+  [
+    'features/wallet',
+    'features/challenge',
+    'features/email-code',
+    'features/providers',
+    'features/phone',
+    'features/passkeys',
+    'features/connect',
+    'features/stats',
+    'features/contact',
+    'features/devices',
+    'features/activity',
+    'features/account-data',
+    'features/operations',
+  ],
+  ['features/account', 'features/session', 'features/attestations'],
+  ['features/oidc'],
+  // The composition root, the server and the command line.
+  ['services'],
   ['app'],
   ['main', 'build-pages'],
   ['cli'],
@@ -34,9 +76,18 @@ function sourceFiles(folder: string): string[] {
   });
 }
 
+const NESTED = new Set(['platform', 'identity', 'features']);
+
 function unitOf(path: string): string {
-  const first = relative(SRC, path).split(/[\\/]/)[0]!;
-  return first.replace(/\.(ts|js)$/, '');
+  const parts = relative(SRC, path).split(/[\\/]/);
+  const unit = NESTED.has(parts[0]!) && parts.length > 1 ? `${parts[0]}/${parts[1]}` : parts[0]!;
+  return unit.replace(/\.(ts|js)$/, '');
+}
+
+/** Files that declare routes: the HTTP edge's own, and every feature's `routes.ts` or `*-routes.ts`. */
+function isRouteFile(path: string): boolean {
+  const name = relative(SRC, path);
+  return name.startsWith(`web${sep}`) || (name.startsWith(`features${sep}`) && /(?:^|-)routes\.ts$/.test(basename(name)));
 }
 
 /** Relative specifiers of static imports, re-exports and dynamic imports. */
@@ -106,23 +157,27 @@ describe('layers of src/', () => {
     expect(outside).toEqual([]);
   });
 
-  it('keeps Fastify inside http/, app.ts, which builds the app, and main.ts, which starts the server', () => {
+  it("keeps Fastify inside the platform's HTTP server, the HTTP edge (web/), route files, app.ts, which builds the app, and main.ts, which starts the server", () => {
     const outside = files.filter(
-      (file) => !['http', 'app', 'main'].includes(unitOf(file)) && /from '(?:fastify|@fastify\/[^']+)'/.test(readFileSync(file, 'utf8')),
+      (file) =>
+        !['platform/http', 'web', 'app', 'main'].includes(unitOf(file)) &&
+        !isRouteFile(file) &&
+        /from '(?:fastify|@fastify\/[^']+)'/.test(readFileSync(file, 'utf8')),
     );
     expect(outside.map((file) => relative(SRC, file))).toEqual([]);
   });
+
   // docs/architecture.md "Routes get what they use": buildApp (src/app.ts) alone holds the whole service context.
-  it('hands each route file only what it uses: no file of http/ takes the whole service context', () => {
-    const routeFiles = readdirSync(join(SRC, 'http')).filter((name) => name.endsWith('.ts'));
-    const whole = routeFiles.filter((name) => /\bServiceContext\b|services\.js'/.test(readFileSync(join(SRC, 'http', name), 'utf8')));
-    expect(whole).toEqual([]);
+  it('hands each route file only what it uses: no route file takes the whole service context', () => {
+    const whole = files.filter((file) => isRouteFile(file) && /\bServiceContext\b|services\.js'/.test(readFileSync(file, 'utf8')));
+    expect(whole.map((file) => relative(SRC, file))).toEqual([]);
   });
 
   it('lets only the signed-challenge routes and the session door hold the server secret', () => {
-    const holders = readdirSync(join(SRC, 'http')).filter(
-      (name) => name.endsWith('.ts') && /\bserverSecret\b/.test(readFileSync(join(SRC, 'http', name), 'utf8')),
-    );
-    expect(holders.sort()).toEqual(['challenge.ts', 'session.ts']);
+    const holders = files.filter((file) => isRouteFile(file) && /\bserverSecret\b/.test(readFileSync(file, 'utf8')));
+    expect(holders.map((file) => relative(SRC, file)).sort()).toEqual([
+      join('features', 'challenge', 'routes.ts'),
+      join('web', 'session.ts'),
+    ]);
   });
 });

@@ -1,5 +1,5 @@
 /**
- * The log sink (src/log-sink.ts, docs/operations.md "Stopping") on a real
+ * The log sink (src/platform/log-sink.ts, docs/operations.md "Stopping") on a real
  * pipe: lines arrive whole and in order while the reader reads; when it
  * stops reading, the backlog stays bounded, what is dropped is counted in
  * the output, and the final flush gives up at its deadline instead of
@@ -10,7 +10,7 @@ import { closeSync, constants, mkdtempSync, openSync, readSync, rmSync } from 'n
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { createLogSink } from '../src/log-sink.js';
+import { createLogSink } from '../src/platform/log-sink.js';
 
 let dir: string;
 let writeEnd: number;

@@ -1,5 +1,5 @@
 /**
- * The mailer (src/mail) against a real SMTP server on loopback
+ * The mailer (src/platform/mail) against a real SMTP server on loopback
  * (test/support/smtp-server.ts), and the development outbox on a real
  * temporary directory (docs/protocol.md §1 `SMTP_URL`, `MAIL_FROM`).
  */
@@ -7,7 +7,7 @@ import { mkdtemp, readdir, readFile, rm, stat, writeFile } from 'node:fs/promise
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { OcError } from '../src/errors.js';
+import { OcError } from '../src/platform/errors.js';
 import {
   OUTBOX_WARNING,
   createMailer,
@@ -18,7 +18,7 @@ import {
   normalizeEmail,
   type MailLog,
   type MailMessage,
-} from '../src/mail/index.js';
+} from '../src/platform/mail/index.js';
 import { parseMail, startSmtpServer, type TestSmtpServer } from './support/smtp-server.js';
 import { ocFailure } from './support/errors.js';
 import { useTempDir } from './support/temp-dir.js';

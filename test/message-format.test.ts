@@ -7,7 +7,7 @@
  */
 import { IntlMessageFormat } from 'intl-messageformat';
 import { describe, expect, it } from 'vitest';
-import { LOCALES, PAGE_CATALOGS } from '../src/i18n/index.js';
+import { LOCALES, PAGE_CATALOGS } from '../src/platform/i18n/index.js';
 
 type Sample = Record<string, string | number | object>;
 

@@ -9,7 +9,7 @@ import type { FastifyInstance } from 'fastify';
 import { generateSecretKey } from 'nostr-tools/pure';
 import { addressFromPrivateKey } from './support/bitcoin-signer.js';
 import { attestationEvent, signAttestation } from './support/attestations.js';
-import { Registry } from '../src/metrics/index.js';
+import { Registry } from '../src/platform/metrics/index.js';
 import { testApp } from './support/app.js';
 import { Browser, newWallet } from './support/auth-client.js';
 import { closedPortUrl, startEsploraFake, type EsploraFake } from './support/esplora-fake.js';

@@ -7,14 +7,14 @@
  */
 import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { composeSignInNotice, SignInNotices } from '../src/account/notices.js';
-import { loadConfig } from '../src/config.js';
-import { OcError } from '../src/errors.js';
-import type { Mailer, MailMessage } from '../src/mail/index.js';
+import { composeSignInNotice, SignInNotices } from '../src/identity/account/notices.js';
+import { loadConfig } from '../src/platform/config.js';
+import { OcError } from '../src/platform/errors.js';
+import type { Mailer, MailMessage } from '../src/platform/mail/index.js';
 import { AuthHarness, type TimedBrowser } from './support/auth-harness.js';
 import { MINUTE } from './support/clock.js';
 import { extractCode, startSmtpServer, type ReceivedMail, type TestSmtpServer } from './support/smtp-server.js';
-import { formatUtc } from '../src/i18n/index.js';
+import { formatUtc } from '../src/platform/i18n/index.js';
 
 const FIREFOX = 'Mozilla/5.0 (X11; Linux x86_64; rv:140.0) Gecko/20100101 Firefox/140.0';
 const IPHONE =

@@ -14,9 +14,9 @@ import { runOidcCommand } from '../src/cli/oidc.js';
 import type { OperatorIo } from '../src/cli/operator.js';
 import { UsageError } from '../src/cli/usage.js';
 import { built } from './support/built.js';
-import type { OidcService } from '../src/oidc/index.js';
+import type { OidcService } from '../src/features/oidc/index.js';
 import { operatorRegistry } from './support/oidc-rp.js';
-import { ResourceRegistry } from '../src/oidc/resources.js';
+import { ResourceRegistry } from '../src/features/oidc/resources.js';
 import { AuthHarness, forEachEngine, LOCAL_ORIGIN } from './support/auth-harness.js';
 import { TestClock } from './support/clock.js';
 

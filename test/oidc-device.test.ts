@@ -21,7 +21,7 @@ import type { FastifyInstance } from 'fastify';
 import * as client from 'openid-client';
 import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
 import { afterAll, beforeAll, expect, it, vi } from 'vitest';
-import type { IssuedClient } from '../src/oidc/index.js';
+import type { IssuedClient } from '../src/features/oidc/index.js';
 import { newWallet } from './support/auth-client.js';
 import { AuthHarness, forEachEngine } from './support/auth-harness.js';
 import { signBip322 } from './support/bitcoin-signer.js';
@@ -31,13 +31,13 @@ import { freePort } from './support/instances.js';
 import { operatorRegistry } from './support/oidc-rp.js';
 import { closedRedisUrl } from './support/redis.js';
 
-/** The user code's shape: two groups of four consonants without look-alikes (src/oidc/provider.ts). */
+/** The user code's shape: two groups of four consonants without look-alikes (src/features/oidc/provider.ts). */
 const USER_CODE = /^[BCDFGHJKLMNPQRSTVWXZ]{4}-[BCDFGHJKLMNPQRSTVWXZ]{4}$/;
 /** Posts of the verification page a network may make in an hour, here. */
 const CODES_PER_HOUR = 40;
 const DEVICE_GRANT = 'urn:ietf:params:oauth:grant-type:device_code';
 
-/** The question page's heading and the app's sentence in each language (src/i18n/pages/). */
+/** The question page's heading and the app's sentence in each language (src/platform/i18n/pages/). */
 const QUESTION: Readonly<Record<string, { heading: string; text: string; confirm: string }>> = {
   'en-GB': {
     heading: 'Is this your device?',

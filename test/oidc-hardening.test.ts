@@ -25,7 +25,7 @@ import { afterAll, beforeAll, expect, it } from 'vitest';
 import { runOidcCommand } from '../src/cli/oidc.js';
 import type { OperatorIo } from '../src/cli/operator.js';
 import { UsageError } from '../src/cli/usage.js';
-import { cspSourceOf, OidcService, type IssuedClient } from '../src/oidc/index.js';
+import { cspSourceOf, OidcService, type IssuedClient } from '../src/features/oidc/index.js';
 import { newWallet } from './support/auth-client.js';
 import { AuthHarness, forEachEngine, LOCAL_ORIGIN } from './support/auth-harness.js';
 import { TestClock } from './support/clock.js';

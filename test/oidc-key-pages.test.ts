@@ -10,8 +10,8 @@
  */
 import type { BrowserContext, Page } from 'playwright-core';
 import { describe, expect, it } from 'vitest';
-import { PAGE_CATALOGS, type Locale } from '../src/i18n/index.js';
-import { ACR_KEY, type IssuedClient } from '../src/oidc/index.js';
+import { PAGE_CATALOGS, type Locale } from '../src/platform/i18n/index.js';
+import { ACR_KEY, type IssuedClient } from '../src/features/oidc/index.js';
 import { newWallet } from './support/auth-client.js';
 import {
   CHROMIUM_PATH,

@@ -17,7 +17,7 @@ import { createHmac, createPublicKey } from 'node:crypto';
 import type { FastifyInstance } from 'fastify';
 import * as client from 'openid-client';
 import { afterAll, afterEach, beforeAll, expect, it, vi } from 'vitest';
-import type { IssuedClient, OidcService } from '../src/oidc/index.js';
+import type { IssuedClient, OidcService } from '../src/features/oidc/index.js';
 import { newWallet } from './support/auth-client.js';
 import { AuthHarness, forEachEngine, LOCAL_ORIGIN } from './support/auth-harness.js';
 import { HOUR, SECOND, TestClock } from './support/clock.js';

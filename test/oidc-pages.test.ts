@@ -12,7 +12,7 @@
  */
 import type { BrowserContext, Page } from 'playwright-core';
 import { describe, expect, it } from 'vitest';
-import type { IssuedClient } from '../src/oidc/index.js';
+import type { IssuedClient } from '../src/features/oidc/index.js';
 import { operatorRegistry } from './support/oidc-rp.js';
 import { newWallet } from './support/auth-client.js';
 import { axeViolations, CHROMIUM_PATH, DESKTOP, expectLaidOut, HAVE_CHROMIUM, IN_CI, PHONE, pageContext } from './support/chromium.js';
@@ -25,7 +25,7 @@ const ONE_PIXEL_PNG = Buffer.from(
   'base64',
 );
 
-/** The consent page's heading in each language, for an app named "Grafana at example" (src/i18n/pages/). */
+/** The consent page's heading in each language, for an app named "Grafana at example" (src/platform/i18n/pages/). */
 const HEADINGS: Readonly<Record<string, RegExp>> = {
   'en-GB': /^Grafana at example wants to sign you in with your oc-host account$/,
   'de-DE': /^Grafana at example möchte Sie mit Ihrem oc-host-Konto anmelden$/,
@@ -49,7 +49,7 @@ const APPS_TITLE: Readonly<Record<string, string>> = {
   'es-ES': 'Aplicaciones en las que has iniciado sesión',
 };
 
-/** The sign-out question's heading and its two answers in each language (src/i18n/pages/). */
+/** The sign-out question's heading and its two answers in each language (src/platform/i18n/pages/). */
 const LOGOUT: Readonly<Record<string, { heading: RegExp; appOnly: string; host: string }>> = {
   'en-GB': {
     heading: /^Sign out of Grafana at example\?$/,

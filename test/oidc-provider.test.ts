@@ -9,7 +9,7 @@ import { afterAll, beforeAll, expect, it, vi } from 'vitest';
 import type { FastifyInstance } from 'fastify';
 import * as client from 'openid-client';
 import { createLocalJWKSet, decodeProtectedHeader, jwtVerify } from 'jose';
-import { ACR_BASIC, ACR_KEY, type IssuedClient, type OidcService } from '../src/oidc/index.js';
+import { ACR_BASIC, ACR_KEY, type IssuedClient, type OidcService } from '../src/features/oidc/index.js';
 import { newWallet, type Wallet } from './support/auth-client.js';
 import { AuthHarness, forEachEngine, LOCAL_ORIGIN, type TimedBrowser } from './support/auth-harness.js';
 import { inlinePolicy } from './support/inline-page.js';

@@ -13,7 +13,7 @@ import { describe, expect, it } from 'vitest';
 import { runOperatorCommand, type OperatorIo } from '../src/cli/operator.js';
 import { UsageError } from '../src/cli/usage.js';
 import { built } from './support/built.js';
-import { DatabaseMissingError, openStore } from '../src/storage/index.js';
+import { DatabaseMissingError, openStore } from '../src/platform/storage/index.js';
 import { newWallet } from './support/auth-client.js';
 import { type AuthHarness, expectError, forEachEngine, useAuthSuite } from './support/auth-harness.js';
 import { createTestDatabase, postgresTestUrl } from './support/databases.js';

@@ -95,7 +95,7 @@ describe('packaging', () => {
   it('the service imports at run time only its production dependencies', () => {
     const manifest = readManifest('package.json');
     // Optional dependencies ship too (npm prune --omit=dev keeps them); the
-    // code that loads one must survive its absence (src/storage/sqlite-driver.ts).
+    // code that loads one must survive its absence (src/platform/storage/sqlite-driver.ts).
     const production = new Set([...Object.keys(manifest.dependencies ?? {}), ...Object.keys(manifest.optionalDependencies ?? {})]);
     const imported = importedPackages('src');
     expect(imported.size).toBeGreaterThan(5);

@@ -11,7 +11,7 @@
  * network and the ready mark.
  */
 import { describe, expect, it } from 'vitest';
-import { LOCALES } from '../src/i18n/index.js';
+import { LOCALES } from '../src/platform/i18n/index.js';
 import { newWallet } from './support/auth-client.js';
 import { CHROMIUM_PATH, DESKTOP, HAVE_CHROMIUM, IN_CI, pageContext } from './support/chromium.js';
 import { loadPage, pageWeight } from './support/page-load.js';

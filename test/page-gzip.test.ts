@@ -1,13 +1,13 @@
 /**
- * Pages compressed once and filled per request (src/http/page-gzip.ts):
+ * Pages compressed once and filled per request (src/platform/http/page-gzip.ts):
  * the gzip answer is the page exactly as renderTemplate fills it, for any
  * template and any value, and it is what the inline pages are answered with.
  */
 import { gunzipSync } from 'node:zlib';
 import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { gzipTemplate } from '../src/http/page-gzip.js';
-import { renderTemplate } from '../src/http/pages.js';
+import { gzipTemplate } from '../src/platform/http/page-gzip.js';
+import { renderTemplate } from '../src/web/pages.js';
 import { testApp } from './support/app.js';
 import { Browser, newWallet } from './support/auth-client.js';
 

@@ -1,7 +1,7 @@
 /**
  * Every element id a page's scripts look up is on the page: for each page
  * script, the ids its module graph (the modules esbuild bundles with it,
- * src/http/page-bundle.ts) asks for by `byId('x')`, `focusHeading('x')`,
+ * src/platform/http/page-bundle.ts) asks for by `byId('x')`, `focusHeading('x')`,
  * `getElementById('x')` or `querySelector('#x')`, against the page as it is
  * served (its template with head.html, the footer's language form and the
  * catalog's `page-messages` block), or made by the scripts themselves
@@ -13,8 +13,8 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import { bundlePageScripts } from '../src/http/page-bundle.js';
-import { loadPageFiles, localizedPages, pageScripts } from '../src/http/pages.js';
+import { bundlePageScripts } from '../src/platform/http/page-bundle.js';
+import { loadPageFiles, localizedPages, pageScripts } from '../src/web/pages.js';
 
 const PAGES_DIR = fileURLToPath(new URL('../src/pages/', import.meta.url));
 const NO_BRAND = { name: undefined, logoUrl: undefined, accent: undefined, supportUrl: undefined };

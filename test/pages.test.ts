@@ -1,5 +1,5 @@
 /**
- * The page routes over HTTP (src/http/pages.ts), without a browser: headers,
+ * The page routes over HTTP (src/web/pages.ts), without a browser: headers,
  * the server-side return_to check, the signed-out redirect of /account, the
  * asset table, and finding the files from the compiled `dist/src/`.
  * test/e2e-browser.test.ts drives the same pages in Chromium.
@@ -11,10 +11,10 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { brotliDecompressSync, gunzipSync } from 'node:zlib';
-import { LOCALES, PAGE_CATALOGS } from '../src/i18n/index.js';
-import { PAGE_READY_MARK } from '../src/http/page-assets.js';
-import { bundlePageScripts, readPageBundles, writePageBundles } from '../src/http/page-bundle.js';
-import { findPagesDir, loadPageFiles, localizedPages, PAGE_CSP, pageScripts, renderTemplate, sudoPurpose } from '../src/http/pages.js';
+import { LOCALES, PAGE_CATALOGS } from '../src/platform/i18n/index.js';
+import { PAGE_READY_MARK } from '../src/platform/http/page-assets.js';
+import { bundlePageScripts, readPageBundles, writePageBundles } from '../src/platform/http/page-bundle.js';
+import { findPagesDir, loadPageFiles, localizedPages, PAGE_CSP, pageScripts, renderTemplate, sudoPurpose } from '../src/web/pages.js';
 import { testApp } from './support/app.js';
 import { Browser, newWallet } from './support/auth-client.js';
 import { hostileReturnTo } from './support/return-to.js';
@@ -39,12 +39,12 @@ function dataAttribute(html: string, name: string): string | undefined {
 }
 
 describe('finding the page files', () => {
-  it('finds src/pages from src/http (tsx, vitest)', () => {
-    expect(findPagesDir(pathToFileURL(join(REPO, 'src', 'http', 'pages.ts')).href)).toBe(PAGES_DIR);
+  it('finds src/pages from src/web (tsx, vitest)', () => {
+    expect(findPagesDir(pathToFileURL(join(REPO, 'src', 'web', 'pages.ts')).href)).toBe(PAGES_DIR);
   });
 
-  it('falls back to <repo>/src/pages from the compiled dist/src/http, which has no pages', () => {
-    expect(findPagesDir(pathToFileURL(join(REPO, 'dist', 'src', 'http', 'pages.js')).href)).toBe(PAGES_DIR);
+  it('falls back to <repo>/src/pages from the compiled dist/src/web, which has no pages', () => {
+    expect(findPagesDir(pathToFileURL(join(REPO, 'dist', 'src', 'web', 'pages.js')).href)).toBe(PAGES_DIR);
   });
 
   it('stops the start with a message naming where it looked', () => {

@@ -17,7 +17,7 @@ import { signBip322 } from './support/bitcoin-signer.js';
 import { CHROMIUM_PATH, DESKTOP, HAVE_CHROMIUM, IN_CI, PHONE, expectLaidOut, pageContext } from './support/chromium.js';
 import { usePageHost } from './support/page-host.js';
 
-/** The dialog's button, the phone's wallet button and the dialog's Confirm, as each language says them (src/i18n/pages/). */
+/** The dialog's button, the phone's wallet button and the dialog's Confirm, as each language says them (src/platform/i18n/pages/). */
 const WORDS: Readonly<Record<string, { readonly open: string; readonly sign: string; readonly confirm: string }>> = {
   'en-GB': { open: 'Use a wallet on your phone', sign: 'Sign in with UniSat', confirm: 'Confirm' },
   'de-DE': { open: 'Eine Wallet auf dem Telefon verwenden', sign: 'Mit UniSat anmelden', confirm: 'Bestätigen' },

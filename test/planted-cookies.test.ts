@@ -3,7 +3,7 @@
  * family domain: a live session of its own roster. The browser then sends
  * two, in either order, or it overwrites the browser's own and the browser
  * sends the planted one alone. The `__Host-oc_roster` binding decides
- * whenever it is present (session/roster-binding.ts): the host takes only a
+ * whenever it is present (identity/session/roster-binding.ts): the host takes only a
  * session of the roster it names, and a browser presenting nothing else is
  * signed out and loses its cookies. Without a binding, sessions of several
  * rosters are refused as `ambiguous_session`. A sign-in with `add` joins only

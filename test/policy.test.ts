@@ -1,11 +1,11 @@
 /**
- * Route policy (src/http/policy.ts): every route declares its CORS class,
+ * Route policy (src/platform/http/policy.ts): every route declares its CORS class,
  * rate-limit class, behaviour with the limit store down and error shape; a
  * route without one cannot be registered.
  */
 import Fastify from 'fastify';
 import { afterAll, describe, expect, it } from 'vitest';
-import { POLICY, requirePolicies, unmatchedPolicy } from '../src/http/policy.js';
+import { POLICY, requirePolicies, unmatchedPolicy } from '../src/platform/http/policy.js';
 import { testApp } from './support/app.js';
 
 const app = await testApp({});

@@ -8,7 +8,7 @@ import { existsSync, mkdirSync, mkdtempSync, rmSync, statSync, writeFileSync } f
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { buildAttestationMessage } from '../src/attest/index.js';
+import { buildAttestationMessage } from '../src/features/attestations/index.js';
 import { addressFromPrivateKey, signBip322 } from './support/bitcoin-signer.js';
 import { signAttestation } from './support/attestations.js';
 import { startEsploraFake, type EsploraFake } from './support/esplora-fake.js';

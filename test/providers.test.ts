@@ -7,7 +7,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { originMatches, type OAuthProviderConfig } from '../src/config.js';
+import { originMatches, type OAuthProviderConfig } from '../src/platform/config.js';
 import {
   OAUTH_STATE_COOKIE_NAME,
   OAUTH_STATE_TTL_SECONDS,
@@ -20,8 +20,8 @@ import {
   type ProviderRegistry,
   type ProviderRegistryOptions,
   type StartOptions,
-} from '../src/signin/providers.js';
-import { deriveStateKey, openState, sealState } from '../src/signin/oauth-state.js';
+} from '../src/features/providers/providers.js';
+import { deriveStateKey, openState, sealState } from '../src/features/providers/oauth-state.js';
 import { failureOf, ocFailure } from './support/errors.js';
 import { hostileReturnTo } from './support/return-to.js';
 import { DEFAULT_GITHUB_USER, startGitHubFake, type GitHubFake } from './support/github-fake.js';

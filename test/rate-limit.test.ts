@@ -7,10 +7,10 @@
  */
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { FastifyInstance, LightMyRequestResponse } from 'fastify';
-import { createMemoryRateLimiter, createRedisRateLimiter, gcraStep } from '../src/limits/index.js';
-import { clientKey } from '../src/http/rate-limit.js';
-import { unmatchedPolicy, type LimitClass } from '../src/http/policy.js';
-import type { Mailer } from '../src/mail/index.js';
+import { createMemoryRateLimiter, createRedisRateLimiter, gcraStep } from '../src/platform/limits/index.js';
+import { clientKey } from '../src/web/rate-limit.js';
+import { unmatchedPolicy, type LimitClass } from '../src/platform/http/policy.js';
+import type { Mailer } from '../src/platform/mail/index.js';
 import { testApp } from './support/app.js';
 import { closedRedisUrl, redisSkipReason, testRedis, type TestRedis } from './support/redis.js';
 
@@ -50,7 +50,7 @@ async function appWith(env: Record<string, string>, clock?: { ms: number }): Pro
 }
 
 /**
- * The limit class a route declares in its policy (src/http/policy.ts); the
+ * The limit class a route declares in its policy (src/platform/http/policy.ts); the
  * preflight catch-all's for OPTIONS, and the path's for a path no route matches.
  */
 async function limitClassOf(method: string, route: string, built?: FastifyInstance): Promise<LimitClass | undefined> {
@@ -121,7 +121,7 @@ function expectLimitHeaders(response: LightMyRequestResponse, limit: number): vo
   expect(response.headers['x-ratelimit-reset']).toMatch(/^\d+$/);
 }
 
-describe('GCRA arithmetic (src/limits/limiter.ts)', () => {
+describe('GCRA arithmetic (src/platform/limits/limiter.ts)', () => {
   it('allows `limit` at once, then one per window/limit, and says when', () => {
     let tat: number | undefined;
     const now = 1_000_000;

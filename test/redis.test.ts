@@ -5,8 +5,8 @@
  */
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import type { Redis } from 'ioredis';
-import { createLruCache } from '../src/attest/index.js';
-import { OcError } from '../src/errors.js';
+import { createLruCache } from '../src/features/attestations/index.js';
+import { OcError } from '../src/platform/errors.js';
 import {
   connectRedis,
   createRedisClient,
@@ -16,7 +16,7 @@ import {
   deletionsChannel,
   listenForDeletions,
   pingRedis,
-} from '../src/redis/index.js';
+} from '../src/platform/redis/index.js';
 import { closedRedisUrl, redisSkipReason, testRedis, type TestRedis } from './support/redis.js';
 
 const skip = await redisSkipReason();

@@ -17,7 +17,7 @@ import {
 } from '../src/relay/index.js';
 import { startNostrRelay, type NostrRelay, type RelayMode } from './support/nostr-relay.js';
 
-// --- a §7 canonical message, written here so these tests do not depend on src/attest
+// --- a §7 canonical message, written here so these tests do not depend on src/features/attestations
 function attestationMessage(address: string, identities: string[], issuedAt: string, nonce: string): string {
   return [
     'orangecheck',

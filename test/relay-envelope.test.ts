@@ -16,7 +16,7 @@ import {
   type AttestationEnvelope,
 } from '../src/relay/index.js';
 
-// --- a §7 canonical message, written here so these tests do not depend on src/attest
+// --- a §7 canonical message, written here so these tests do not depend on src/features/attestations
 interface MessageFields {
   address: string;
   identities?: string[];

@@ -90,7 +90,7 @@ describe('GET /api/auth/revocations', () => {
 describe('the feed over a store', () => {
   it('pages 1000 at a time, then steps the cursor back over the clock-skew window so a late stamp is not skipped', async () => {
     const { openTestStore } = await import('./support/databases.js');
-    const { RevocationFeed, MAX_REVOCATIONS_PER_PAGE, CLOCK_SKEW_MS } = await import('../src/session/revocations.js');
+    const { RevocationFeed, MAX_REVOCATIONS_PER_PAGE, CLOCK_SKEW_MS } = await import('../src/identity/session/revocations.js');
     const testStore = await openTestStore('sqlite');
     try {
       const store = testStore.store;

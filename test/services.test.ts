@@ -5,7 +5,7 @@
  */
 import { Redis } from 'ioredis';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { loadConfig } from '../src/config.js';
+import { loadConfig } from '../src/platform/config.js';
 import { buildServices, type ServiceLog } from '../src/services.js';
 import { redisSkipReason, redisTestBaseUrl } from './support/redis.js';
 import { openTestStore } from './support/databases.js';

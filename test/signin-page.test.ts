@@ -25,7 +25,7 @@ const SHOP = 'https://shop.example';
 /** An address as the page names an account (common.js shortName). */
 const shortened = (address: string): string => `${address.slice(0, 10)}…${address.slice(-6)}`;
 
-/** The card's words that are new, as each language says them (src/i18n/pages/). */
+/** The card's words that are new, as each language says them (src/platform/i18n/pages/). */
 const WORDS: Readonly<Record<string, { continue: string; firstTime: RegExp; byHand: string; checkWallet: string; checkEmail: string }>> = {
   'en-GB': {
     continue: 'Continue',

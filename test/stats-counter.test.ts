@@ -1,5 +1,5 @@
 import { describe, expect, it, vi } from 'vitest';
-import { createEventCounter } from '../src/stats/counter.js';
+import { createEventCounter } from '../src/features/stats/counter.js';
 
 describe('attestation call counter', () => {
   it('writes one row per kind per batch, not one per call', async () => {

@@ -10,8 +10,8 @@
  */
 import { createRequire } from 'node:module';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import type { NewSession } from '../src/storage/store.js';
-import { openSqliteConnection, resolveSqliteDriver } from '../src/storage/sqlite-driver.js';
+import type { NewSession } from '../src/platform/storage/store.js';
+import { openSqliteConnection, resolveSqliteDriver } from '../src/platform/storage/sqlite-driver.js';
 import { openTestStore, type TestStore } from './support/databases.js';
 import { mergeEverything } from './support/merge.js';
 

@@ -1,5 +1,5 @@
 /**
- * One conformance suite for the Store (src/storage/store.ts), run against real
+ * One conformance suite for the Store (src/platform/storage/store.ts), run against real
  * SQLite and real PostgreSQL (docs/architecture.md: "One conformance suite runs on SQLite
  * and on PostgreSQL"). Each test gets a fresh, migrated database, so counts
  * are exact. Invariants that docs/protocol.md requires of the schema itself are
@@ -10,13 +10,20 @@ import { createHash, randomBytes, randomUUID } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { sql } from 'kysely';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { openDatabase, parseDatabaseUrl } from '../src/storage/database.js';
-import type { OpenDatabase } from '../src/storage/database.js';
-import { applyMigrations } from '../src/storage/migrations.js';
-import { grantReference, MIGRATIONS, MergeRefused, migrate, openStore } from '../src/storage/index.js';
-import type { AccountRecord, NewHandoff, NewSession, SessionRecord, Store, WebAuthnCredentialRecord } from '../src/storage/index.js';
+import { openDatabase, parseDatabaseUrl } from '../src/platform/storage/database.js';
+import type { OpenDatabase } from '../src/platform/storage/database.js';
+import { applyMigrations } from '../src/platform/storage/migrations.js';
+import { grantReference, MIGRATIONS, MergeRefused, migrate, openStore } from '../src/platform/storage/index.js';
+import type {
+  AccountRecord,
+  NewHandoff,
+  NewSession,
+  SessionRecord,
+  Store,
+  WebAuthnCredentialRecord,
+} from '../src/platform/storage/index.js';
 import { createTestDatabase, sqliteDrivers, testEngines } from './support/databases.js';
-import type { SqliteDriverName } from '../src/storage/sqlite-driver.js';
+import type { SqliteDriverName } from '../src/platform/storage/sqlite-driver.js';
 import type { TestDatabase, TestEngine } from './support/databases.js';
 import { mergeEverything } from './support/merge.js';
 import { built } from './support/built.js';
@@ -54,7 +61,7 @@ function credentialFor(accountId: string, overrides: Partial<WebAuthnCredentialR
   };
 }
 
-/** A pending phone hand-off as src/signin/handoff.ts stores it. */
+/** A pending phone hand-off as src/features/phone/handoff.ts stores it. */
 function handoffFor(id: string, overrides: Partial<NewHandoff> = {}): NewHandoff {
   return {
     id,
@@ -104,7 +111,7 @@ async function versionsRecorded(url: string): Promise<number[]> {
 }
 
 /** The compiled storage module (test/support/built.ts): a second instance starts as the service does, without a TypeScript loader. */
-const storageEntry = built('src/storage/index.ts');
+const storageEntry = built('src/platform/storage/index.ts');
 
 /** Runs `script` in a separate Node process (a second server instance) with `store` opened on `url`. */
 function runInstance(url: string, script: string): Promise<{ code: number | null; stdout: string; stderr: string }> {

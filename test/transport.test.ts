@@ -8,7 +8,7 @@ import { connect, type Socket } from 'node:net';
 import type { AddressInfo } from 'node:net';
 import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { ConfigError, loadConfig } from '../src/config.js';
+import { ConfigError, loadConfig } from '../src/platform/config.js';
 import { testApp } from './support/app.js';
 
 /** What happened to a raw connection: when it closed and what the server wrote. */

@@ -15,7 +15,7 @@ import { Hono } from 'hono';
 import { decodeJwt, decodeProtectedHeader, exportJWK, generateKeyPair, SignJWT } from 'jose';
 import * as client from 'openid-client';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { rotateOidcKeys, type OidcService } from '../src/oidc/index.js';
+import { rotateOidcKeys, type OidcService } from '../src/features/oidc/index.js';
 import { createAccessTokenVerifier, stopRevocationPolling, type AccessTokenVerifier } from '../packages/verify/src/index.js';
 import * as forExpress from '../packages/verify/src/express.js';
 import * as forFastify from '../packages/verify/src/fastify.js';

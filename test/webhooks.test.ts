@@ -22,8 +22,8 @@ import {
   WebhookDispatcher,
   webhookBackoffMs,
   type WebhookDispatcherDeps,
-} from '../src/connect/index.js';
-import { openStore, type ClaimedWebhookDelivery, type WebhookAttempt } from '../src/storage/index.js';
+} from '../src/features/connect/index.js';
+import { openStore, type ClaimedWebhookDelivery, type WebhookAttempt } from '../src/platform/storage/index.js';
 import { newWallet, type Wallet } from './support/auth-client.js';
 import { expectError, forEachEngine, useAuthSuite, type TimedBrowser } from './support/auth-harness.js';
 import { MINUTE, SECOND } from './support/clock.js';
@@ -33,7 +33,7 @@ type Mode = 'ok' | 'fail' | 'hang';
 
 /**
  * One address or more from every range a webhook may not reach
- * (docs/protocol.md §6 "Webhooks", src/connect/addresses.ts), the IPv6 forms
+ * (docs/protocol.md §6 "Webhooks", src/features/connect/addresses.ts), the IPv6 forms
  * that carry a refused IPv4 address among them.
  */
 const REFUSED_ADDRESSES = [

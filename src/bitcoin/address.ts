@@ -9,7 +9,7 @@
  * because nothing downstream could check a signature for it.
  */
 import { bech32, bech32m, createBase58check } from '@scure/base';
-import type { BitcoinNetwork } from '../config.js';
+import type { BitcoinNetwork } from '../platform/config.js';
 import { sha256 } from './bytes.js';
 
 export type AddressType = 'p2pkh' | 'p2sh' | 'p2wpkh' | 'p2wsh' | 'p2tr';

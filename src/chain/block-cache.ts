@@ -24,7 +24,7 @@
  *   instance only, so an outage costs a few queries, not one per request,
  *   and a recovery shows within seconds.
  */
-import { createLruCache, createSingleFlight, type ResultCache, type SingleFlight } from '../cache.js';
+import { createLruCache, createSingleFlight, type ResultCache, type SingleFlight } from '../platform/cache.js';
 import {
   atLeastTheirBlocks,
   ChainUnavailableError,
@@ -66,7 +66,7 @@ export interface BlockCache extends ChainSource {
 }
 
 const DEFAULT_TIP_TTL_MS = 5_000;
-/** The short error lifetime: the check results keep a failure as long (src/attest/lookup.ts `SHORT_TTL_MS`). */
+/** The short error lifetime: the check results keep a failure as long (src/features/attestations/lookup.ts `SHORT_TTL_MS`). */
 export const FAILURE_TTL_MS = 5_000;
 /** An answer is read again after this even when no block came (a block is found every 10 minutes on average). */
 export const UTXO_MAX_AGE_MS = 10 * 60_000;

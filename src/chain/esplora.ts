@@ -21,7 +21,7 @@
  */
 import http from 'node:http';
 import https from 'node:https';
-import { isJsonObject } from '../json.js';
+import { isJsonObject } from '../platform/json.js';
 
 /** One unspent output as Esplora reports it; fields Esplora adds (e.g. `block_hash`) are dropped. */
 export interface Utxo {

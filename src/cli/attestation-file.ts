@@ -10,7 +10,7 @@
  * the rule it breaks, never quoting what the file holds (the file may be
  * another one than meant, and a secret).
  */
-import { isJsonObject } from '../json.js';
+import { isJsonObject } from '../platform/json.js';
 import { constants } from 'node:fs';
 import { open, type FileHandle } from 'node:fs/promises';
 import { UsageError } from './usage.js';

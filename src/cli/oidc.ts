@@ -15,7 +15,7 @@
  * Exit codes: 0 done; 1 no such client; 2 a usage error or metadata the
  * provider refuses; 3 the removal was not confirmed.
  */
-import { isOcError } from '../errors.js';
+import { isOcError } from '../platform/errors.js';
 import {
   CLIENT_AUTH_METHODS,
   isOidcAlgorithm,
@@ -24,8 +24,8 @@ import {
   type ClientView,
   type OidcAlgorithm,
   type OidcService,
-} from '../oidc/index.js';
-import type { OidcResourceRecord } from '../storage/index.js';
+} from '../features/oidc/index.js';
+import type { OidcResourceRecord } from '../platform/storage/index.js';
 import { EXIT, type OperatorIo } from './operator.js';
 import { parseCommandLine, UsageError } from './usage.js';
 

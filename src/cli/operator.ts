@@ -16,11 +16,11 @@
  * - Each command is recorded in the account's activity with `by: "operator"`.
  */
 import { createInterface } from 'node:readline';
-import { activityView } from '../account/index.js';
+import { activityView } from '../identity/account/index.js';
 import { buildLifecycle } from '../services.js';
-import { normalizeEmail } from '../mail/index.js';
-import { accountIdFromDid, didOf } from '../session/index.js';
-import type { AccountRecord, Store } from '../storage/index.js';
+import { normalizeEmail } from '../platform/mail/index.js';
+import { accountIdFromDid, didOf } from '../identity/session/index.js';
+import type { AccountRecord, Store } from '../platform/storage/index.js';
 import { parseCommandLine, UsageError } from './usage.js';
 
 /** Where the commands read and write; the real one is the process's terminal. */

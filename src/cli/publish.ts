@@ -1,6 +1,6 @@
 /**
  * `oc-host publish <file>`: publishes a wallet-signed attestation read from a
- * JSON file, exactly as POST /api/attestations does (src/attest/publish.ts):
+ * JSON file, exactly as POST /api/attestations does (src/features/attestations/publish.ts):
  * verify (without the chain), wrap in a kind-30078 event signed with the
  * service's Nostr key, send to every configured relay (docs/protocol.md §7).
  *
@@ -10,8 +10,8 @@
  * success only for `published`.
  */
 import { generateSecretKey } from 'nostr-tools/pure';
-import { createAttestationPublisher, type PublishOutcome } from '../attest/index.js';
-import type { Config } from '../config.js';
+import { createAttestationPublisher, type PublishOutcome } from '../features/attestations/index.js';
+import type { Config } from '../platform/config.js';
 import { buildRelayPool } from '../services.js';
 import { readAttestationFile } from './attestation-file.js';
 

@@ -8,7 +8,7 @@
  * `decode_error`; the parser never throws.
  */
 import { createHash } from 'node:crypto';
-import type { BitcoinNetwork } from '../config.js';
+import type { BitcoinNetwork } from '../platform/config.js';
 import { compareCodeUnits, formatIdentity, isValidIdentifier, isValidProtocol, parseIdentityItem, type Identity } from './identities.js';
 
 const MESSAGE_HEADER = 'orangecheck';

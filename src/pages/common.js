@@ -130,7 +130,7 @@ const CHALLENGE_MESSAGES = {
 };
 
 /**
- * The `oauth_error` codes the provider callback redirects with (src/signin/oauth-errors.ts): their message keys.
+ * The `oauth_error` codes the provider callback redirects with (src/features/providers/oauth-errors.ts): their message keys.
  *
  * @type {Readonly<Record<string, string>>}
  */
@@ -193,7 +193,7 @@ export function oauthErrorText(code) {
 /**
  * Where to go after signing in: the value the server rendered, exactly as it
  * is. The server normalised it with the URL parser and checked it against
- * this service and the family origins (src/signin/oauth-return-to.ts,
+ * this service and the family origins (src/identity/signin/oauth-return-to.ts,
  * docs/protocol.md §6 "return_to"); resolving it again here could only give
  * it another meaning. This look keeps only the shapes the server renders: a
  * path that starts with one `/` (never `//` or `/\`, which a browser reads as
@@ -212,7 +212,7 @@ export function safeReturnTo(value, fallback) {
  * Where to go after a sign-in or a re-proof: `returnTo`, with `#oc-adopt`
  * when it is a page of another family site without a fragment of its own,
  * so a tab the OrangeCheck client pinned there takes up the account just
- * proven (docs/protocol.md §6 "return_to"; src/signin/oauth-return-to.ts
+ * proven (docs/protocol.md §6 "return_to"; src/identity/signin/oauth-return-to.ts
  * does the same for the provider callback).
  *
  * @param {string} returnTo a value {@link safeReturnTo} kept
@@ -591,7 +591,7 @@ export async function nameInteractionApp(returnTo, holder, key) {
   const logo = answer.body?.logo_uri;
   let badge = avatar;
   if (typeof logo === 'string' && /^https:\/\//.test(logo)) {
-    // The page's policy names this logo's origin (src/http/pages.ts); the initial comes back when it does not load.
+    // The page's policy names this logo's origin (src/web/pages.ts); the initial comes back when it does not load.
     badge = h('img', { class: 'app-logo-small', src: logo, alt: '', width: '40', height: '40' });
     badge.addEventListener('error', () => badge.replaceWith(avatar));
   }

@@ -2,9 +2,9 @@
  * The page's language (docs/pages.md "Languages"). The server picked it (the
  * `oc_lang` cookie, else Accept-Language, else English), translated the
  * page's HTML and wrote it into `<html lang>`; the scripts' own sentences
- * come from the same catalogs (src/i18n/pages/) and are formatted with ICU
+ * come from the same catalogs (src/platform/i18n/pages/) and are formatted with ICU
  * MessageFormat (./message-format.js). The page's own catalog (the
- * language's messages this page's scripts use, src/http/pages.ts) has the id
+ * language's messages this page's scripts use, src/web/pages.ts) has the id
  * `page-messages`: a JSON data block in the page itself, or, on a page that
  * links its assets, a `<link rel="modulepreload">` of the catalog's module,
  * fetched beside the script; a page with neither (one from before) loads the

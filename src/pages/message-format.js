@@ -1,12 +1,12 @@
 /**
- * ICU MessageFormat as far as the page catalogs (src/i18n/pages/) use it:
+ * ICU MessageFormat as far as the page catalogs (src/platform/i18n/pages/) use it:
  * `{name}`, `{n, plural, one {…} other {…}}` with `#` and `=N`, and
  * `{kind, select, a {…} other {…}}`, with ICU's apostrophe quoting. It
  * formats every catalog message exactly as intl-messageformat does with
  * `ignoreTag` (test/message-format.test.ts checks each message in the four
  * languages against it), at a twentieth of its size: the pages load it
  * instead of the library (docs/performance.md "Page weight"). The server
- * keeps the library (src/i18n/index.ts). A message using anything else
+ * keeps the library (src/platform/i18n/index.ts). A message using anything else
  * (a number or date style, `offset:`, `selectordinal`) is refused with an
  * error naming it, so a new kind of message fails its test instead of
  * formatting differently.

@@ -19,7 +19,7 @@
  * starts the ways.
  *
  * `return_to` and `add` come from data attributes the server rendered after
- * checking them (src/http/pages.ts); `add=1` is passed on every path so the
+ * checking them (src/web/pages.ts); `add=1` is passed on every path so the
  * new account joins this browser's roster instead of replacing it.
  */
 import { showAccountMenu, summaryOf } from './account-menu.js';

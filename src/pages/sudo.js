@@ -7,7 +7,7 @@
  * (docs/protocol.md §6 "Step-up").
  *
  * `return_to` and `purpose` come from data attributes the server rendered
- * after checking `return_to` against the family origins (src/http/pages.ts);
+ * after checking `return_to` against the family origins (src/web/pages.ts);
  * `purpose` is only ever shown as text.
  */
 import { afterProof, api, byId, h, nameInteractionApp, say, safeReturnTo, shortName, t, tNodes } from './common.js';

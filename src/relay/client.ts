@@ -26,7 +26,7 @@
  * SimplePool because the pool keeps connections open, retries, and hides
  * per-relay outcomes; here each of those needs to be explicit.
  */
-import { isJsonObject } from '../json.js';
+import { isJsonObject } from '../platform/json.js';
 import { randomBytes } from 'node:crypto';
 import WebSocket from 'ws';
 import type { ClientOptions, RawData } from 'ws';

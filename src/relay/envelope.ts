@@ -5,17 +5,17 @@
  *
  * Trust model. A relay is an untrusted cache. The only things that bind an
  * envelope are the signed attestation message (its SHA-256 is the attestation
- * id) and, later, the Bitcoin signature over it (checked in src/attest, not
+ * id) and, later, the Bitcoin signature over it (checked in src/features/attestations, not
  * here). So every envelope field that restates the message (address,
  * identities, issued_at, expires_at) must agree with the message, and the
  * event's Nostr signature must verify so that a relay cannot alter an event in
  * transit. The event pubkey is a transport key and is trusted for nothing
  * else (docs/protocol.md §7 "Relay envelopes").
  */
-import { isJsonObject } from '../json.js';
+import { isJsonObject } from '../platform/json.js';
 import { verifyEvent } from 'nostr-tools/pure';
 import type { EventTemplate, NostrEvent } from 'nostr-tools/pure';
-import { decodeBase64url } from '../crypto.js';
+import { decodeBase64url } from '../platform/crypto.js';
 import { attestationId as attestationIdOf, identityKey, parseIdentityItem, type Identity } from '../format/index.js';
 
 // The format layer owns identities, their comparison key and the id; relay
@@ -108,7 +108,7 @@ const CORE_KEYS = ['identities', 'address', 'purpose', 'nonce', 'issued_at', 'ac
 
 /**
  * Reads the fields an envelope restates from a §7 canonical message. This is
- * deliberately not the full canonical parser (src/attest owns that, and the
+ * deliberately not the full canonical parser (src/features/attestations owns that, and the
  * Bitcoin-signature layer runs it before anything is trusted): it checks only
  * the frame (header, LF endings, one trailing LF, core keys in order) and the
  * values we compare against the envelope and its tags.

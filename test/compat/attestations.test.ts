@@ -14,7 +14,7 @@
 import type { FastifyInstance } from 'fastify';
 import { finalizeEvent, generateSecretKey } from 'nostr-tools/pure';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { parseAttestationMessage } from '../../src/attest/index.js';
+import { parseAttestationMessage } from '../../src/features/attestations/index.js';
 import { addressFromPrivateKey } from '../support/bitcoin-signer.js';
 import { buildAttestationEvent, buildEnvelope, type AttestationEnvelope } from '../../src/relay/index.js';
 import { githubAliceEnvelope, signAttestation, type SignedAttestation } from '../support/attestations.js';

@@ -18,7 +18,7 @@ import { testApp } from '../support/app.js';
 const app = await testApp({ OAUTH_GITHUB_CLIENT_ID: 'id', OAUTH_GITHUB_CLIENT_SECRET: 'secret' });
 afterAll(() => app.close());
 const document = (await app.inject({ method: 'GET', url: '/api/openapi' })).json();
-/** The address and the attestation of the request examples (src/http/schemas.ts `EXAMPLE`). */
+/** The address and the attestation of the request examples (src/platform/http/schemas.ts `EXAMPLE`). */
 const EXAMPLE_ADDRESS = 'bc1q0xcqpzrky6eff2g52qdye53xkk9jxkvrh6yhyw';
 const ATTESTATION_ID = 'b854fac83c3ea6f79924cd7b925745826404127f897cc3cfe39cc2d0e356d274';
 

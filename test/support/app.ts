@@ -3,7 +3,7 @@
  * default config, with the clock and the chain injectable.
  */
 import type { FastifyInstance } from 'fastify';
-import { loadConfig, type Config } from '../../src/config.js';
+import { loadConfig, type Config } from '../../src/platform/config.js';
 import { buildApp, type AppDeps } from '../../src/app.js';
 
 /**

@@ -5,7 +5,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import { finalizeEvent, type NostrEvent } from 'nostr-tools/pure';
-import { attestationId, buildAttestationMessage, parseAttestationMessage, scoreV0 } from '../../src/attest/index.js';
+import { attestationId, buildAttestationMessage, parseAttestationMessage, scoreV0 } from '../../src/features/attestations/index.js';
 import { signBip322 } from './bitcoin-signer.js';
 import { buildAttestationEvent, buildEnvelope } from '../../src/relay/index.js';
 

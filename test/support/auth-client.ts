@@ -5,7 +5,7 @@
  */
 import type { FastifyInstance, LightMyRequestResponse } from 'fastify';
 import { addressFromPrivateKey, signBip322 } from './bitcoin-signer.js';
-import type { BitcoinNetwork } from '../../src/config.js';
+import type { BitcoinNetwork } from '../../src/platform/config.js';
 
 export interface Wallet {
   readonly privateKey: Uint8Array;

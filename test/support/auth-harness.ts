@@ -6,9 +6,9 @@
  */
 import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect } from 'vitest';
-import { tokenHash } from '../../src/session/jwt.js';
-import { openDatabase, type OpenDatabase } from '../../src/storage/database.js';
-import type { SessionRecord, Store } from '../../src/storage/index.js';
+import { tokenHash } from '../../src/identity/session/jwt.js';
+import { openDatabase, type OpenDatabase } from '../../src/platform/storage/database.js';
+import type { SessionRecord, Store } from '../../src/platform/storage/index.js';
 import { testApp } from './app.js';
 import type { AppDeps } from '../../src/app.js';
 import { Browser, type Reply, type Wallet } from './auth-client.js';

@@ -10,7 +10,7 @@
 import { randomBytes } from 'node:crypto';
 import { createBase58check } from '@scure/base';
 import * as secp from 'tiny-secp256k1';
-import type { BitcoinNetwork } from '../../src/config.js';
+import type { BitcoinNetwork } from '../../src/platform/config.js';
 import { decodeAddress, encodeAddress } from '../../src/bitcoin/address.js';
 import { concatBytes, equalBytes, hash160, sha256, taggedHash, toBase64, toHex } from '../../src/bitcoin/bytes.js';
 import { encodeDer } from '../../src/bitcoin/ecdsa.js';

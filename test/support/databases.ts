@@ -17,10 +17,10 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
-import { openStore } from '../../src/storage/index.js';
-import type { OpenStoreOptions, Store } from '../../src/storage/index.js';
-import { redactDatabaseUrl } from '../../src/storage/index.js';
-import { nodeSqliteSupported, type SqliteDriverName } from '../../src/storage/sqlite-driver.js';
+import { openStore } from '../../src/platform/storage/index.js';
+import type { OpenStoreOptions, Store } from '../../src/platform/storage/index.js';
+import { redactDatabaseUrl } from '../../src/platform/storage/index.js';
+import { nodeSqliteSupported, type SqliteDriverName } from '../../src/platform/storage/sqlite-driver.js';
 
 export type TestEngine = 'sqlite' | 'postgres';
 

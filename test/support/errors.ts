@@ -1,6 +1,6 @@
 /** Reading the errors the service throws. */
 import { expect } from 'vitest';
-import { OcError } from '../../src/errors.js';
+import { OcError } from '../../src/platform/errors.js';
 
 /** The error of class `type` that `promise` rejects with; the test fails if it resolves or rejects with anything else. */
 export async function failureOf<E extends Error>(type: abstract new (...args: never[]) => E, promise: Promise<unknown>): Promise<E> {

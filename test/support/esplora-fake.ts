@@ -16,7 +16,7 @@
 import { readFileSync } from 'node:fs';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import type { VerifyAttestationDeps } from '../../src/attest/index.js';
+import type { VerifyAttestationDeps } from '../../src/features/attestations/index.js';
 import { createEsploraClient } from '../../src/chain/index.js';
 
 type EsploraFakeMode = 'ok' | 'broken' | 'malformed' | 'slow' | 'http500';

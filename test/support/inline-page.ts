@@ -1,11 +1,11 @@
 /**
- * What a page carries inline (src/http/pages.ts `inlineHead`,
+ * What a page carries inline (src/web/pages.ts `inlineHead`,
  * docs/architecture.md "Page assets"): its one style, its catalog's JSON
  * data block and its one module script, read back out of the HTML, and the
  * policy that allows exactly those by their hashes.
  */
 import { createHash } from 'node:crypto';
-import { PAGE_CSP } from '../../src/http/pages.js';
+import { PAGE_CSP } from '../../src/web/pages.js';
 
 export interface InlineParts {
   readonly style: string;

@@ -7,8 +7,8 @@
  */
 import type { FastifyInstance } from 'fastify';
 import * as client from 'openid-client';
-import { isDevelopmentUrl } from '../../src/connect/index.js';
-import { OidcService, type OidcServiceDeps } from '../../src/oidc/index.js';
+import { isDevelopmentUrl } from '../../src/features/connect/index.js';
+import { OidcService, type OidcServiceDeps } from '../../src/features/oidc/index.js';
 import { sessionCookieHeader, type Browser } from './auth-client.js';
 import { LOCAL_ORIGIN } from './auth-harness.js';
 

@@ -5,10 +5,10 @@
  * budget test (test/page-budget.test.ts) and the page benchmark
  * (bench/pages.bench.ts) count the same things. The load is over when the
  * page's bundled script has run all its modules: the User Timing mark
- * src/http/page-bundle.ts appends to it.
+ * src/platform/http/page-bundle.ts appends to it.
  */
 import type { CDPSession, Page } from 'playwright-core';
-import { PAGE_READY_MARK } from '../../src/http/page-assets.js';
+import { PAGE_READY_MARK } from '../../src/platform/http/page-assets.js';
 
 /** DevTools' "Slow 4G" preset (its network conditions, in bytes per second and ms). */
 export const SLOW_4G = {

@@ -5,7 +5,7 @@
  * `did:oc:` + `sub` (docs/protocol.md §2).
  *
  * This is the one definition of the claims: the host mints its tokens
- * against these types too (src/session/jwt.ts), so the two cannot drift.
+ * against these types too (src/identity/session/jwt.ts), so the two cannot drift.
  */
 
 /** How the account is shown: `kind` is `btc`, `did`, `nostr`, or `email` as a masked badge (`j•••@•••.org`, never the address). */

@@ -2,7 +2,7 @@
  * The wire type of the host's revocation feed, `GET /api/auth/revocations`
  * (docs/protocol.md §3 "Revocations" and §8 "Revoking API tokens"). This is
  * the one definition: the host answers with these types
- * (src/session/revocations.ts), and revocations.ts reads them.
+ * (src/identity/session/revocations.ts), and revocations.ts reads them.
  */
 
 /** A revoked session (`{jti, exp}`), or, with a `kind`, JWT access tokens of the OpenID provider ended early. */

@@ -1,0 +1,24 @@
+/**
+ * Connect (docs/protocol.md §6): integrator apps, their API keys, and
+ * provisioning `did:oc` accounts for an integrator's own users.
+ */
+export { createConnectService } from './apps.js';
+
+export type { ConnectService } from './apps.js';
+
+export { emailHintSetting } from './provision.js';
+
+export {
+  WebhookDispatcher,
+  addressAllowed,
+  checkWebhookUrl,
+  isDevelopmentUrl,
+  loadWebhookKey,
+  signWebhook,
+  webhookBackoffMs,
+  postToEndpoint,
+} from './webhooks.js';
+
+export type { WebhookDispatcherDeps, WebhookKey } from './webhooks.js';
+
+export { registerConnectRoutes } from './routes.js';

@@ -1,0 +1,6 @@
+/** Security keys and passkeys (docs/protocol.md §6). */
+export { relyingParty } from './relying-party.js';
+
+export { WebAuthnService } from './service.js';
+
+export { asAuthentication, registerWebAuthnRoutes, WEBAUTHN_ASSERTION_FIELDS } from './routes.js';

@@ -1,8 +1,0 @@
-/** Form relays (docs/protocol.md §6 `/api/contact`). */
-export {
-  MAX_CONTACT_MESSAGE_LENGTH,
-  MAX_CONTACT_NAME_LENGTH,
-  MAX_CONTACT_SUBJECT_LENGTH,
-  createContactRelay,
-} from './contact.js';
-export type { ContactInput, ContactRelay } from './contact.js';

@@ -1,9 +1,0 @@
-/** Prometheus metrics (docs/operations.md "Metrics"): the registry, the service's metrics and the wrappers that feed them. */
-export { PROMETHEUS_CONTENT_TYPE, Registry } from './registry.js';
-export {
-  createServiceMetrics,
-  meteredChain,
-  meteredChainReader,
-  meteredRelays,
-  type ServiceMetrics,
-} from './service.js';

@@ -1,0 +1,625 @@
+/**
+ * The storage interfaces of the service: one method per domain action, so the
+ * session, sign-in and HTTP layers never write SQL and never learn which
+ * engine they run on. They come in areas (accounts and identities, sessions
+ * and rosters, nonces, keys and settings, e-mail codes, Connect and its
+ * webhook outbox, statistics, security keys and passkeys, activity), each
+ * implemented in its own file over one shared executor (executor.ts) and
+ * each the only thing a service is handed; {@link Store} is all of them
+ * together, as kysely-store.ts builds it for SQLite and PostgreSQL. The
+ * records they answer and the inputs they take are in records.ts.
+ * test/storage.conformance.test.ts holds every area to it on both engines and
+ * both SQLite drivers.
+ *
+ * Conventions:
+ * - Every time is a number: milliseconds since the epoch. The caller passes
+ *   the clock (`now`, `at`) so tests can freeze time; the store never reads
+ *   the wall clock for domain decisions.
+ * - Records use the column names (snake_case), as the wire formats do.
+ * - "Not found" is `null`. Expected conflicts (an identity linked elsewhere,
+ *   removing the last identity) are ordinary results, not exceptions.
+ *   Exceptions mean programmer misuse (an upper-case e-mail, a malformed
+ *   account id, merging an account into itself) or a broken database.
+ */
+import type { DatabaseEngine } from './database.js';
+import type {
+  EpochMilliseconds,
+  AccountRecord,
+  IdentityRecord,
+  SessionRecord,
+  DeviceSessionRecord,
+  RosterMemberRecord,
+  NewTabToken,
+  TabTokenMemberRecord,
+  LiveRosterRecord,
+  SigningKeyRecord,
+  EmailCodeRecord,
+  ConnectAppRecord,
+  WebAuthnCredentialRecord,
+  WebAuthnUse,
+  ActivityRecord,
+  ActivityValue,
+  ActivityCursor,
+  OidcKeyRecord,
+  OidcClientRecord,
+  OidcResourceRecord,
+  OidcModelRecord,
+  NewOidcModel,
+  OidcConsentRecord,
+  FamilyStats,
+  PurgeCounts,
+  NewAccount,
+  NewIdentity,
+  CreateAccountResult,
+  AddIdentityResult,
+  RemoveIdentityResult,
+  AccountPatch,
+  TransferHoldings,
+  MergeSelection,
+  MergeResult,
+  NewSession,
+  RevocationRecord,
+  SessionFreshness,
+  NewSigningKey,
+  NewEmailCode,
+  NewConnectApp,
+  MergedAccountRecord,
+  PurgeOptions,
+  DeletedAccountRecord,
+  WebhookDeliveryRecord,
+  ClaimedWebhookDelivery,
+  WebhookAttempt,
+  OidcSessionLink,
+  OidcLogoutRecord,
+  ClaimedOidcLogout,
+  AttestEventKind,
+  IdentityKind,
+} from './records.js';
+
+export * from './records.js';
+
+/** Accounts and their identities, merges included (docs/protocol.md §2). */
+export interface AccountStore {
+  /**
+   * Creates an account and its first identity atomically. When the identity
+   * already exists, returns its owner's canonical account instead (so
+   * concurrent first sign-ins with one address end with one account).
+   */
+  createAccountWithIdentity(input: { readonly account: NewAccount; readonly identity: NewIdentity }): Promise<CreateAccountResult>;
+
+  /** The account row as stored, merged or not. */
+  findAccount(accountId: string): Promise<AccountRecord | null>;
+
+  /** Follows merged_into to the surviving account. Throws on a loop or a chain longer than MAX_MERGE_DEPTH. */
+  resolveCanonicalAccount(accountId: string): Promise<AccountRecord | null>;
+
+  /** The ids of the accounts merged into this one (their `merged_into`), sorted. */
+  listMergedInto(accountId: string): Promise<string[]>;
+
+  /** The accounts merged into this one, with when each was created and last signed in (null when no session row is left). */
+  listMergedAccounts(accountId: string): Promise<MergedAccountRecord[]>;
+
+  /** The canonical account that holds this identity. */
+  findAccountByIdentity(kind: IdentityKind, value: string): Promise<AccountRecord | null>;
+
+  /** Oldest first. */
+  listIdentities(accountId: string): Promise<IdentityRecord[]>;
+
+  addIdentity(input: NewIdentity & { readonly account_id: string }): Promise<AddIdentityResult>;
+
+  /**
+   * Unlinks one identity, never the account's last one. When the removed
+   * identity was the primary address, the oldest remaining address takes its
+   * place (or none); when no identity of the display kind remains, the display
+   * kind is cleared so the docs/protocol.md §2 default applies.
+   */
+  /**
+   * Unlinks an identity (refusing the last one) and, in the same transaction,
+   * revokes every live session that was signed in through it, except
+   * `keepSessionJti` (the session doing the unlink).
+   */
+  removeIdentity(accountId: string, identityId: string, now: EpochMilliseconds, keepSessionJti?: string): Promise<RemoveIdentityResult>;
+
+  updateAccount(accountId: string, patch: AccountPatch, now: EpochMilliseconds): Promise<AccountRecord | null>;
+
+  /**
+   * Merges `fromId` into `intoId` (resolved to its canonical account) in one
+   * transaction (docs/protocol.md §2, docs/api.md states table):
+   * - only what `selection` names moves to `into`: identities and Connect
+   *   apps of `from`, by id (the caller puts the proven identity there). The
+   *   rest of `from`'s identities and apps, and every security key and
+   *   passkey of `from`, are removed, so nothing reaches `into` that the
+   *   person merging did not see and accept (docs/protocol.md §2 "Merging");
+   * - refused with {@link MergeRefused}: `account_disabled` when either
+   *   account is disabled or deleted, `selection_changed` when the selection
+   *   names an identity or app `from` does not hold;
+   * - accounts merged into `from` earlier are repointed to `into`, so chains
+   *   stay one step long;
+   * - `from.merged_into` is set; `into` adopts `from`'s display name where its
+   *   own is empty, and its primary address when that address moved;
+   * - every session row of `from` is revoked, and no roster gains a row for
+   *   `into`: a merge gives no one access they did not have. Rosters that
+   *   held `from` simply lose it on their next /me; `into` stays only where
+   *   it already was (the roster of the session that performed the merge).
+   * A JWT issued for `from` stops working on the host at once; its holder
+   * signs in again (proving one of the moved identities) and lands in the
+   * canonical account.
+   */
+  mergeAccounts(fromId: string, intoId: string, now: EpochMilliseconds, selection: MergeSelection): Promise<MergeResult>;
+
+  /** What `accountId` holds that a merge of it could move or would remove; null for an unknown account. */
+  transferHoldings(accountId: string): Promise<TransferHoldings | null>;
+
+  /**
+   * Deletes an account (docs/protocol.md §2 "Disabling and deleting") in one
+   * transaction, together with the accounts merged into it earlier: every
+   * session row is revoked (and forgets its device and network; the rows stay
+   * until their tokens expire, for the revocation feed), and its identities,
+   * security keys, Connect apps, activity, pending e-mail codes and Connect
+   * e-mail hints are removed. The account rows stay as tombstones
+   * (`deleted_at` set, names cleared), so the ids are never issued again, and
+   * the identities are free for new sign-ups. Null when the account is
+   * unknown, merged or already deleted.
+   */
+  deleteAccount(accountId: string, now: EpochMilliseconds): Promise<DeletedAccountRecord | null>;
+
+  /**
+   * Sets (`disabled`) or clears `disabled_at`; disabling revokes every live
+   * session of the account and deletes every code and token the OpenID
+   * provider issued it (its consents stay) in the same transaction. `changed` is false when
+   * the account already was so. Null when the account is unknown, merged or
+   * deleted.
+   */
+  setAccountDisabled(
+    accountId: string,
+    disabled: boolean,
+    now: EpochMilliseconds,
+  ): Promise<{ readonly account: AccountRecord; readonly changed: boolean; readonly revoked_sessions: number } | null>;
+}
+
+/** Session rows and the rosters they form (docs/protocol.md §3). */
+export interface SessionStore {
+  /**
+   * Inserts a session row. For a roster row, in the same transaction, first
+   * revokes every unrevoked row of that (roster, account): expired ones (so
+   * the live-row unique index admits the new row) and a live one (a sign-in of
+   * an account already in the roster is a re-authentication, docs/api.md).
+   * Safe under concurrency: parallel inserts for one (roster, account) all
+   * succeed and leave exactly one live row, the last one committed.
+   * Throws when the account does not exist or has been merged.
+   */
+  insertSession(session: NewSession): Promise<SessionRecord>;
+
+  /** The live row holding this token hash (one indexed lookup). */
+  findLiveSessionByTokenHash(tokenHash: string, now: EpochMilliseconds): Promise<SessionRecord | null>;
+
+  /**
+   * The hot path of every authenticated request: the live row holding this
+   * token hash together with its account row (merged or not), in one query.
+   */
+  findLiveSessionWithAccount(tokenHash: string, now: EpochMilliseconds): Promise<RosterMemberRecord | null>;
+
+  /**
+   * GET /api/auth/me in one statement: the live row holding this token hash
+   * (`current`) and every live member of its roster, itself included, oldest
+   * first. A row without a roster comes back as its only member.
+   */
+  findLiveRosterByTokenHash(tokenHash: string, now: EpochMilliseconds): Promise<LiveRosterRecord | null>;
+
+  findLiveSessionInRoster(rosterId: string, accountId: string, now: EpochMilliseconds): Promise<SessionRecord | null>;
+
+  /** Every live row of the roster with its account, in the order they joined. */
+  listLiveRoster(rosterId: string, now: EpochMilliseconds): Promise<RosterMemberRecord[]>;
+
+  /**
+   * Points an unrevoked row at a newly minted JWT (switch, step-up, account
+   * edit) and optionally changes its step-up claims. Never changes expires_at.
+   * Null when the row is gone or revoked (e.g. a concurrent logout won).
+   */
+  updateSessionToken(jti: string, tokenHash: string, freshness?: SessionFreshness): Promise<SessionRecord | null>;
+
+  /**
+   * Records one more token of the row `jti` for a pinned tab: its hash, its
+   * own jti and the step-up claims it carries. Keeps the `keep` newest live
+   * tokens of the row and supersedes older ones (they stop working and the
+   * revocation feed lists them). A superseded token is kept until its row
+   * expires, so the feed lists it for as long as it could be presented.
+   * False when the row is gone or revoked (nothing is recorded).
+   */
+  insertTabToken(jti: string, token: NewTabToken, now: EpochMilliseconds, keep: number): Promise<boolean>;
+
+  /**
+   * Supersedes every live tab token of the row `jti` (but the one whose hash
+   * is `except`): they stop working on the host and the revocation feed lists
+   * them from `now`. Returns how many.
+   */
+  supersedeTabTokens(jti: string, now: EpochMilliseconds, except?: string): Promise<number>;
+
+  /**
+   * Like {@link findLiveSessionWithAccount}, for a token recorded by
+   * {@link insertTabToken}: a live one, or with `superseded` also one
+   * superseded while its row lives on.
+   */
+  findLiveSessionByTabToken(
+    tokenHash: string,
+    now: EpochMilliseconds,
+    options?: { readonly superseded?: boolean },
+  ): Promise<TabTokenMemberRecord | null>;
+
+  /** Sets last_seen_at of an unrevoked row; a no-op when it is already as recent. */
+  touchSession(jti: string, now: EpochMilliseconds): Promise<void>;
+
+  /** True when this call revoked the row. */
+  revokeSession(jti: string, now: EpochMilliseconds): Promise<boolean>;
+
+  /** Revokes the account's row(s) in one roster (logout scope=current). Returns the rows revoked. */
+  revokeAccountInRoster(rosterId: string, accountId: string, now: EpochMilliseconds): Promise<number>;
+
+  /** Revokes every row of the roster (logout scope=all). Returns the rows revoked. */
+  revokeRoster(rosterId: string, now: EpochMilliseconds): Promise<number>;
+
+  /** Revokes every row of the account, in every roster. Returns the rows revoked. */
+  revokeAllForAccount(accountId: string, now: EpochMilliseconds): Promise<number>;
+
+  /**
+   * Tokens revoked after `after` (by revocation time, then jti) whose expiry
+   * is still ahead of `now`, oldest revocation first, at most `limit`: revoked
+   * rows, superseded tab tokens, and the tab tokens of revoked rows (each
+   * with its own jti).
+   */
+  listRevocations(
+    after: { readonly at: EpochMilliseconds; readonly jti: string } | null,
+    now: EpochMilliseconds,
+    limit: number,
+  ): Promise<RevocationRecord[]>;
+
+  /** Every session row of the account, revoked and expired ones not yet purged included, newest first, at most `limit`. */
+  listSessionsOfAccount(accountId: string, limit: number): Promise<DeviceSessionRecord[]>;
+
+  /** Every live row of the account, in every roster, most recently seen first, with its device facts. */
+  listLiveSessionsOfAccount(accountId: string, now: EpochMilliseconds): Promise<DeviceSessionRecord[]>;
+
+  /** Revokes the row `jti` when it is a live row of the account. True when this call revoked it. */
+  revokeSessionOfAccount(accountId: string, jti: string, now: EpochMilliseconds): Promise<boolean>;
+
+  /** Revokes every live row of the account except `keepJti`. Returns the rows revoked. */
+  revokeOtherSessionsOfAccount(accountId: string, keepJti: string, now: EpochMilliseconds): Promise<number>;
+}
+
+/** Single-use challenge nonces (docs/protocol.md §5). */
+/** Consumes a nonce once across every instance: the used-nonce table, or Redis `SET NX` (src/platform/redis). */
+export interface NonceGuard {
+  consume(nonce: string, expiresAtMs: number): Promise<boolean>;
+}
+
+export interface NonceStore {
+  /**
+   * Marks a nonce used. True for exactly one caller, ever (until the row is
+   * purged after `expiresAt`, when the challenge itself has expired). A nonce
+   * that has already expired is refused.
+   */
+  consumeNonce(nonce: string, expiresAt: EpochMilliseconds, now: EpochMilliseconds): Promise<boolean>;
+}
+
+/** Settings and the signing key ring (docs/protocol.md §1, §3). */
+export interface KeyStore {
+  /**
+   * The value of `key`; when absent, stores `create()` and returns it. Instances
+   * racing on an empty database all get the one value that was stored first.
+   */
+  getOrCreateSetting(key: string, create: () => string): Promise<string>;
+
+  getSetting(key: string): Promise<string | null>;
+
+  /** Every key, retired ones too, newest activation first. Publish the ones still in their overlap window. */
+  listSigningKeys(): Promise<SigningKeyRecord[]>;
+
+  /** The key that signs now: the newest unretired key whose activation has come. */
+  findActiveSigningKey(now: EpochMilliseconds): Promise<SigningKeyRecord | null>;
+
+  /** False when a key with this kid already exists (the same key, as kid is its thumbprint). */
+  insertSigningKey(key: NewSigningKey): Promise<boolean>;
+
+  /** True when this call retired the key. */
+  retireSigningKey(kid: string, at: EpochMilliseconds): Promise<boolean>;
+}
+
+/** E-mail one-time codes (docs/protocol.md §6). */
+export interface EmailCodeStore {
+  /**
+   * Stores the code for its address, replacing (killing) an older one; both
+   * try counts start at 0. The row's list of replaced codes becomes
+   * `replaced_code_hashes` (empty when absent), whatever the older row held:
+   * the caller, on a resend, passes the replaced code's hash followed by that
+   * code's own list, cut to 5 (src/features/email-code/email-code.ts).
+   */
+  putEmailCode(code: NewEmailCode): Promise<void>;
+
+  findEmailCode(email: string): Promise<EmailCodeRecord | null>;
+
+  /**
+   * Counts one try atomically, in `attempts` (`kind: 'token'`) or in
+   * `tokenless_attempts`, and only on the code whose token is `token` (the
+   * one the caller read), so a try never lands on a newer code that replaced
+   * it. Returns the new count of that kind, or null when no such code exists.
+   */
+  incrementEmailCodeAttempts(email: string, token: string, kind: 'token' | 'tokenless'): Promise<number | null>;
+
+  /**
+   * Deletes the address's code. With `codeHash`, only if the stored code is
+   * that one. True for exactly one caller: the verifier that gets true has
+   * consumed the code (single use, docs/protocol.md §6).
+   */
+  deleteEmailCode(email: string, codeHash?: string): Promise<boolean>;
+}
+
+/** Where a phone hand-off is (docs/protocol.md "Signing in from a phone"). */
+export type HandoffState = 'pending' | 'approved' | 'declined' | 'claimed';
+
+/** A new hand-off, always `pending`; both secrets as lowercase hex SHA-256. */
+export interface NewHandoff {
+  readonly id: string;
+  readonly token_hash: string;
+  readonly key_hash: string;
+  readonly code: string;
+  /** The desktop's device label (src/identity/session/device.ts). */
+  readonly desktop: string | null;
+  /** The desktop's coarse network (/24, /48), never its address. */
+  readonly network: string | null;
+  /** What the phone is told it signs in to: `return_to`'s host, or this service's. */
+  readonly site: string | null;
+  readonly return_to: string | null;
+  readonly created_at: EpochMilliseconds;
+  readonly expires_at: EpochMilliseconds;
+}
+
+export interface HandoffRecord extends NewHandoff {
+  readonly state: HandoffState;
+  /** The address the phone proved, once approved. */
+  readonly address: string | null;
+}
+
+/** One conditional change of state: only from `from`, and only while `expires_at > liveAfter`. */
+export interface HandoffTransition {
+  readonly from: HandoffState;
+  readonly to: HandoffState;
+  readonly liveAfter: EpochMilliseconds;
+  readonly address?: string;
+}
+
+/** Phone hand-offs (docs/protocol.md "Signing in from a phone"). */
+export interface HandoffStore {
+  putHandoff(handoff: NewHandoff): Promise<void>;
+  /** By the desktop's id, or by the hash of the phone's key. */
+  findHandoff(by: { readonly id: string } | { readonly keyHash: string }): Promise<HandoffRecord | null>;
+  /** True for exactly one of several racing callers: the one whose update moved the row. */
+  moveHandoff(id: string, move: HandoffTransition): Promise<boolean>;
+}
+
+/** Connect apps and their API keys (docs/protocol.md §6). */
+export interface ConnectStore {
+  createConnectApp(app: NewConnectApp): Promise<ConnectAppRecord>;
+
+  /** Oldest first. */
+  listConnectApps(ownerAccountId: string): Promise<ConnectAppRecord[]>;
+
+  findConnectAppByKeyHash(keyHash: string): Promise<ConnectAppRecord | null>;
+
+  /** The app of this id, or null. */
+  findConnectApp(appId: string): Promise<ConnectAppRecord | null>;
+
+  /** False when no such app belongs to the owner. */
+  rotateConnectAppKey(appId: string, ownerAccountId: string, newKeyHash: string, at: EpochMilliseconds): Promise<boolean>;
+
+  /** False when no such app belongs to the owner. Its webhook deliveries go with it. */
+  deleteConnectApp(appId: string, ownerAccountId: string): Promise<boolean>;
+
+  /** Sets or clears the app's webhook endpoint; null when no such app belongs to the owner. */
+  setConnectAppWebhook(appId: string, ownerAccountId: string, url: string | null): Promise<ConnectAppRecord | null>;
+}
+
+/** The webhook outbox (docs/protocol.md §6 "Webhooks"). Rows are written by the account changes themselves, in their transactions. */
+export interface WebhookStore {
+  /**
+   * Claims up to `limit` due deliveries for `owner` until `now + leaseMs`:
+   * each row is taken by a compare-and-set on its lease, so across instances
+   * one worker holds a delivery at a time. A lease that ran out (a worker
+   * that died mid-delivery) is taken over.
+   */
+  claimWebhookDeliveries(owner: string, now: EpochMilliseconds, leaseMs: number, limit: number): Promise<ClaimedWebhookDelivery[]>;
+
+  /** Records an attempt and releases the lease; false when `owner` no longer held it. */
+  finishWebhookAttempt(id: string, owner: string, attempt: WebhookAttempt): Promise<boolean>;
+
+  /** The app's deliveries, newest first. */
+  listWebhookDeliveries(appId: string, limit: number): Promise<WebhookDeliveryRecord[]>;
+}
+
+/** Attestation call counts and the public statistics (docs/protocol.md §6 /api/family-stats). */
+export interface StatsStore {
+  /** Records `count` calls (default 1) of `kind` at `at`; callers batch them. */
+  recordAttestEvent(kind: AttestEventKind, at: EpochMilliseconds, count?: number): Promise<void>;
+
+  familyStats(now: EpochMilliseconds): Promise<FamilyStats>;
+}
+
+/** Security keys and passkeys (docs/protocol.md §6 "Security keys and passkeys"). */
+export interface WebAuthnStore {
+  /** False when a credential with this id is already registered (to any account): ids are unique per host. */
+  insertWebAuthnCredential(credential: WebAuthnCredentialRecord): Promise<boolean>;
+
+  /** The account's credentials, oldest first. */
+  listWebAuthnCredentials(accountId: string): Promise<WebAuthnCredentialRecord[]>;
+
+  findWebAuthnCredential(id: string): Promise<WebAuthnCredentialRecord | null>;
+
+  /** Changes the label or the sign-in choice of the account's credential; null when the account has no such credential. */
+  updateWebAuthnCredential(
+    id: string,
+    accountId: string,
+    patch: { readonly label?: string; readonly sign_in?: boolean },
+  ): Promise<WebAuthnCredentialRecord | null>;
+
+  /** False when the account has no such credential. */
+  deleteWebAuthnCredential(id: string, accountId: string): Promise<boolean>;
+
+  /**
+   * Records a use: counter, backup state and last_used_at, in one
+   * compare-and-set on the counter. False when the stored counter is no
+   * longer `expected_counter` (a concurrent use won) or the credential is gone.
+   */
+  recordWebAuthnUse(id: string, use: WebAuthnUse): Promise<boolean>;
+}
+
+/** Security events per account (docs/protocol.md §6 "Activity"). */
+export interface ActivityStore {
+  /** Stores one event; the id is generated when absent. */
+  recordActivity(event: {
+    readonly id?: string;
+    readonly account_id: string;
+    readonly at: EpochMilliseconds;
+    readonly kind: string;
+    readonly detail: Readonly<Record<string, ActivityValue>>;
+  }): Promise<ActivityRecord>;
+
+  /** The account's events, newest first, at most `limit`, older than `before` when given. */
+  listActivity(accountId: string, options: { readonly before?: ActivityCursor; readonly limit: number }): Promise<ActivityRecord[]>;
+}
+
+/** The OpenID provider's keys, clients, stored objects and consents (docs/protocol.md §8). */
+export interface OidcStore {
+  /** Every key, newest first. */
+  listOidcKeys(): Promise<OidcKeyRecord[]>;
+  /** False when a key with that kid exists. */
+  insertOidcKey(key: Omit<OidcKeyRecord, 'retired_at'>): Promise<boolean>;
+  /** False when the key is unknown or already retired. */
+  retireOidcKey(kid: string, at: EpochMilliseconds): Promise<boolean>;
+
+  /** False when the client id is taken. */
+  insertOidcClient(client: OidcClientRecord): Promise<boolean>;
+  findOidcClient(clientId: string): Promise<OidcClientRecord | null>;
+  /** Every client, oldest first; only one app's when `ownerAppId` is given, only the operator's when it is null. */
+  listOidcClients(ownerAppId?: string | null): Promise<OidcClientRecord[]>;
+  /** Replaces the metadata (and the first-party mark when given); false when the client is unknown. */
+  updateOidcClient(
+    clientId: string,
+    change: { readonly metadata: string; readonly first_party?: boolean },
+    at: EpochMilliseconds,
+  ): Promise<boolean>;
+  /**
+   * Deletes the client with every consent given to it and every object of
+   * those grants (its codes and tokens stop working); false when unknown.
+   */
+  deleteOidcClient(clientId: string, now: EpochMilliseconds): Promise<boolean>;
+  /** Deletes the clients whose Connect app no longer exists (they already count as gone); how many. */
+  purgeOrphanOidcClients(now: EpochMilliseconds): Promise<number>;
+
+  /** False when an API with that URI is registered. */
+  insertOidcResource(resource: OidcResourceRecord): Promise<boolean>;
+  findOidcResource(uri: string): Promise<OidcResourceRecord | null>;
+  /** Every API, oldest first. */
+  listOidcResources(): Promise<OidcResourceRecord[]>;
+  /** False when unknown. Its tokens already issued stay valid until they expire. */
+  deleteOidcResource(uri: string): Promise<boolean>;
+
+  /** Stores or replaces one object of the library. */
+  putOidcModel(model: string, id: string, value: NewOidcModel): Promise<void>;
+  /**
+   * Stores the object unless one with that id is there and not past its
+   * expiry: true for the one call that stored it (the provider's replay
+   * detection, src/features/oidc/adapter.ts).
+   */
+  claimOidcModel(model: string, id: string, value: NewOidcModel, now: EpochMilliseconds): Promise<boolean>;
+  /** The object unless it is unknown or past its expiry. */
+  findOidcModel(model: string, id: string, now: EpochMilliseconds): Promise<OidcModelRecord | null>;
+  findOidcModelByUid(model: string, uid: string, now: EpochMilliseconds): Promise<OidcModelRecord | null>;
+  findOidcModelByUserCode(model: string, userCode: string, now: EpochMilliseconds): Promise<OidcModelRecord | null>;
+  /**
+   * Marks the object used (a code, a rotated refresh token, a pushed request):
+   * true for the one call that did, false when it was used already or is unknown.
+   */
+  consumeOidcModel(model: string, id: string, at: EpochMilliseconds): Promise<boolean>;
+  deleteOidcModel(model: string, id: string): Promise<void>;
+  /**
+   * Deletes a grant's access tokens and ends its JWT access tokens issued
+   * until `now` (the revocation feed lists the cut-off, docs/protocol.md §8
+   * "Revoking API tokens").
+   */
+  endOidcGrantAccessTokens(grantId: string, now: EpochMilliseconds): Promise<void>;
+  /** Lists one JWT access token in the revocation feed until `expiresAt`. */
+  revokeOidcAccessToken(jti: string, expiresAt: EpochMilliseconds, now: EpochMilliseconds): Promise<void>;
+  /** Deletes the objects of one model (or of every model) that belong to a grant. */
+  deleteOidcGrant(grantId: string, model?: string): Promise<void>;
+
+  findOidcConsent(accountId: string, clientId: string): Promise<OidcConsentRecord | null>;
+  /** Records (or replaces) the grant of an account's consent to a client. */
+  putOidcConsent(consent: OidcConsentRecord): Promise<void>;
+  /** The account's consents, newest first. */
+  listOidcConsents(accountId: string): Promise<OidcConsentRecord[]>;
+  /** Withdraws a consent with its grant and every object of the grant; false when there was none. */
+  deleteOidcConsent(accountId: string, clientId: string, now: EpochMilliseconds): Promise<boolean>;
+}
+
+/**
+ * Back-channel logout (docs/protocol.md §8 "Logout"): which clients signed in
+ * through which host session, and the outbox of logouts. Revoking a host
+ * session enqueues its clients' logouts in the same transaction
+ * (src/platform/storage/oidc-logouts.ts).
+ */
+export interface OidcLogoutStore {
+  /**
+   * Records that the provider signed a client in through a live host session
+   * of the account (replacing an earlier link of the pair); false, and
+   * nothing recorded, when that session is no longer live.
+   */
+  linkOidcSession(link: Omit<OidcSessionLink, 'expires_at'>): Promise<boolean>;
+  /** The clients linked to a host session, by client id. */
+  listOidcSessionLinks(sessionJti: string): Promise<OidcSessionLink[]>;
+  /** Stores one logout; false when this (client, sid) already has one. */
+  enqueueOidcLogout(logout: { client_id: string; account_id: string; sid: string }, now: EpochMilliseconds): Promise<boolean>;
+  /** Claims due logouts for `owner` until `now + leaseMs`, by a compare-and-set on each row's lease. */
+  claimOidcLogouts(owner: string, now: EpochMilliseconds, leaseMs: number, limit: number): Promise<ClaimedOidcLogout[]>;
+  /** Records an attempt and releases the lease; false when `owner` no longer held it. */
+  finishOidcLogoutAttempt(id: string, owner: string, attempt: WebhookAttempt): Promise<boolean>;
+  /** The client's logouts, newest first. */
+  listOidcLogouts(clientId: string, limit: number): Promise<OidcLogoutRecord[]>;
+}
+
+/**
+ * The whole storage: every area on one database, and what spans them
+ * (purging, readiness, closing). Services take only the area they need.
+ */
+export interface Store
+  extends AccountStore,
+    SessionStore,
+    NonceStore,
+    KeyStore,
+    EmailCodeStore,
+    HandoffStore,
+    ConnectStore,
+    StatsStore,
+    WebAuthnStore,
+    ActivityStore,
+    WebhookStore,
+    OidcStore,
+    OidcLogoutStore {
+  readonly engine: DatabaseEngine;
+
+  // ---- maintenance ----
+
+  /**
+   * Deletes: session rows expired longer than the retention ago, and rows
+   * revoked longer than the retention ago once they have expired (the
+   * revocation feed lists a revoked row until its token expires),
+   * used nonces past expiry, e-mail codes past expiry, phone hand-offs
+   * a minute past expiry, attestation events
+   * older than 48 hours, activity older than its retention.
+   */
+  purgeExpired(now: EpochMilliseconds, options?: PurgeOptions): Promise<PurgeCounts>;
+
+  /** Resolves when the database answers a trivial query (readiness). */
+  ping(): Promise<void>;
+
+  /** Closes the connection or pool. Safe to call twice. */
+  close(): Promise<void>;
+}

@@ -1,3 +1,0 @@
-/** Security keys and passkeys (docs/protocol.md §6). */
-export { relyingParty } from './relying-party.js';
-export { WebAuthnService } from './service.js';
