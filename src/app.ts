@@ -10,33 +10,16 @@ import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastif
 import type { Config } from './platform/config.js';
 import { buildServices, type ServiceDeps } from './services.js';
 import { VERSION } from './platform/version.js';
-import { registerSessionChangeRoutes, registerSessionReadRoutes } from './features/session/routes.js';
-import { registerWalletRoutes } from './features/wallet/routes.js';
-import { registerEmailOtpRoutes } from './features/email-code/routes.js';
-import { registerHandoffRoutes } from './features/phone/routes.js';
-import { registerProviderRoutes } from './features/providers/routes.js';
-import { registerChallengeRoutes } from './features/challenge/routes.js';
-import { registerAttestationRoutes, registerLookupRoutes } from './features/attestations/index.js';
 import { registerCompression } from './platform/http/compression.js';
 import { registerCors } from './web/cors.js';
 import { registerErrorHandling } from './platform/http/errors.js';
-import { registerHealthRoutes } from './features/operations/health-routes.js';
 import { registerOpenApi } from './web/openapi.js';
 import { registerMetrics } from './features/operations/metrics-routes.js';
 import { registerRateLimits } from './web/rate-limit.js';
 import { requirePolicies } from './platform/http/policy.js';
-import { registerWebAuthnRoutes } from './features/passkeys/index.js';
-import { registerDeviceRoutes } from './features/devices/routes.js';
-import { registerActivityRoutes } from './features/activity/routes.js';
-import { registerRevocationRoutes } from './features/session/revocation-routes.js';
-import { registerLifecycleRoutes } from './features/account-data/routes.js';
-import { registerAccountRoutes } from './features/account/routes.js';
-import { registerConnectRoutes } from './features/connect/index.js';
-import { registerStatsRoutes } from './features/stats/routes.js';
-import { registerContactRoutes } from './features/contact/index.js';
 import { HSTS_VALUE, registerPageRoutes } from './web/pages.js';
-import { registerConsentRoutes, registerOidcClientRoutes, registerOidcRoutes } from './features/oidc/index.js';
 import { registerLoginGate, registerSessions, sessionDoor } from './web/session.js';
+import { FEATURE_ROUTES } from './feature-list.js';
 import { typed } from './platform/http/schema-types.js';
 
 export interface AppDeps extends ServiceDeps {
@@ -153,49 +136,10 @@ export async function buildApp(config: Config, deps: AppDeps = {}): Promise<Fast
   registerLoginGate(app, context);
   registerMetrics(app, config, metrics);
   await registerOpenApi(app, config, VERSION);
-  registerHealthRoutes(app, { readiness: context.readiness });
-  // Each route family is handed what it uses and no more (docs/architecture.md
-  // "Routes get what they use"): the session door keeps the roster secret
-  // inside, and only the signed-challenge primitive holds the server secret.
+  // Each feature's routes, in the list's order (src/feature-list.ts), each route file handed what it uses and no more
+  // (docs/architecture.md "Routes get what they use"): the session door keeps the roster secret inside, and
+  // only the signed-challenge primitive holds the server secret.
   const door = sessionDoor(context);
-  const { now } = context;
-  const routes = typed(app);
-  registerAttestationRoutes(routes, {
-    chain: context.chain,
-    signatureVerdicts: context.signatureVerdicts,
-    attestCounter: context.attestCounter,
-    network: config.bitcoinNetwork,
-    minConfirmations: config.minConfirmations,
-    now,
-  });
-  registerLookupRoutes(routes, {
-    attestationLookup: context.attestationLookup,
-    attestationPublisher: context.attestationPublisher,
-    attestCounter: context.attestCounter,
-    now,
-  });
-  registerChallengeRoutes(routes, { serverSecret: context.serverSecret, network: config.bitcoinNetwork, publicUrl: config.publicUrl, now });
-  registerSessionReadRoutes(routes, { door, sessions: context.sessions, keyRing: context.keyRing });
-  registerWalletRoutes(routes, { door, signIn: context.signIn });
-  registerSessionChangeRoutes(routes, { door, sessions: context.sessions, devices: context.devices });
-  registerEmailOtpRoutes(routes, { door, emailCodes: context.emailCodes, signIn: context.signIn });
-  registerHandoffRoutes(routes, {
-    door,
-    handoffs: context.handoffs,
-    origins: context.origins,
-    signIn: context.signIn,
-    publicUrl: config.publicUrl,
-  });
-  registerProviderRoutes(routes, { door, providers: context.providers, signIn: context.signIn, publicUrl: config.publicUrl });
-  registerAccountRoutes(routes, { door, accounts: context.accounts, webauthn: context.webauthn });
-  registerWebAuthnRoutes(routes, { door, webauthn: context.webauthn });
-  registerDeviceRoutes(routes, { door, devices: context.devices });
-  registerLifecycleRoutes(routes, { door, lifecycle: context.lifecycle });
-  registerActivityRoutes(routes, { activity: context.activity });
-  registerRevocationRoutes(routes, { revocations: context.revocations });
-  registerConnectRoutes(routes, { connect: context.connect, webhookKey: context.webhookKey });
-  registerStatsRoutes(routes, { stats: context.stats, attestCounter: context.attestCounter, now });
-  registerContactRoutes(routes, { contact: context.contact });
   registerPageRoutes(app, {
     door,
     origins: context.origins,
@@ -203,24 +147,8 @@ export async function buildApp(config: Config, deps: AppDeps = {}): Promise<Fast
     publicUrl: config.publicUrl,
     interactionLogoOrigin: (uid) => context.oidc.interactionLogoOrigin(uid),
   });
-  registerOidcRoutes(
-    app,
-    {
-      door,
-      oidc: context.oidc,
-      sessions: context.sessions,
-      accounts: context.accounts,
-      webauthn: context.webauthn,
-      now,
-      publicUrl: config.publicUrl,
-      brand: config.brand,
-      devicePollSeconds: config.oidcDevicePollSeconds,
-      deviceCodePerHour: config.rateLimits.deviceCodePerHour,
-    },
-    services.rateLimiter,
-  );
-  registerOidcClientRoutes(routes, { connect: context.connect, oidc: context.oidc });
-  registerConsentRoutes(routes, { oidc: context.oidc });
+  const kit = { app, routes: typed(app), context, config, door, rateLimiter: services.rateLimiter };
+  for (const entry of FEATURE_ROUTES) entry.register(kit);
   // Last, so that it sees each answer's final type and Cache-Control (src/platform/http/compression.ts).
   registerCompression(app);
   return app;

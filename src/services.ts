@@ -142,7 +142,7 @@ export interface ServiceDeps {
 }
 
 /** What the routes are handed: the parsed config and the domain services. Routes never construct services. */
-interface ServiceContext {
+export interface ServiceContext {
   readonly config: Config;
   /** The clock; injectable so tests can freeze or move time. */
   readonly now: () => Date;

@@ -60,6 +60,7 @@ const LAYERS: readonly (readonly string[])[] = [
   ['features/oidc'],
   // The composition root, the server and the command line.
   ['services'],
+  ['feature-list'],
   ['app'],
   ['main', 'build-pages'],
   ['cli'],
@@ -157,10 +158,10 @@ describe('layers of src/', () => {
     expect(outside).toEqual([]);
   });
 
-  it("keeps Fastify inside the platform's HTTP server, the HTTP edge (web/), route files, app.ts, which builds the app, and main.ts, which starts the server", () => {
+  it("keeps Fastify inside the platform's HTTP server, the HTTP edge (web/), route files, the list of features and app.ts, which build the app, and main.ts, which starts the server", () => {
     const outside = files.filter(
       (file) =>
-        !['platform/http', 'web', 'app', 'main'].includes(unitOf(file)) &&
+        !['platform/http', 'web', 'feature-list', 'app', 'main'].includes(unitOf(file)) &&
         !isRouteFile(file) &&
         /from '(?:fastify|@fastify\/[^']+)'/.test(readFileSync(file, 'utf8')),
     );
