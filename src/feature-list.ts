@@ -34,7 +34,7 @@ import { registerContactRoutes } from './features/contact/index.js';
 import { registerConsentRoutes, registerOidcClientRoutes, registerOidcRoutes } from './features/oidc/index.js';
 
 /** What a feature's routes are built from: the app, the services, the settings and the session door. */
-export interface RouteKit {
+interface RouteKit {
   /** The app, for the routes that mount a library (the OpenID provider) or need no schema types. */
   readonly app: FastifyInstance;
   /** The same app, with the request types of the route schemas. */
