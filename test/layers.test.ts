@@ -34,7 +34,8 @@ const LAYERS: readonly (readonly string[])[] = [
   // Libraries of the domain: Bitcoin, the attestation format, the chain, Nostr.
   ['format', 'bitcoin', 'chain'],
   ['relay'],
-  // The identity core: sessions, the proofs every way in shares, accounts and the one sign-in door.
+  // The identity core: its storage, sessions, the proofs every way in shares, accounts and the one sign-in door.
+  ['identity/storage'],
   ['identity/session'],
   ['identity/signin'],
   ['identity/account'],
@@ -58,6 +59,8 @@ const LAYERS: readonly (readonly string[])[] = [
   ],
   ['features/account', 'features/session', 'features/attestations'],
   ['features/oidc'],
+  // The whole storage, from the identity core's and every feature's parts.
+  ['store'],
   // The composition root, the server and the command line.
   ['services'],
   ['app'],

@@ -8,7 +8,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { migrate } from '../src/platform/storage/index.js';
+import { migrate } from '../src/store.js';
 import { createTestDatabase, testEngines } from './support/databases.js';
 import { dumpSchema } from './support/schema-dump.js';
 

@@ -17,8 +17,8 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
-import { openStore } from '../../src/platform/storage/index.js';
-import type { OpenStoreOptions, Store } from '../../src/platform/storage/index.js';
+import { openStore, type OpenStoreOptions } from '../../src/store.js';
+import type { Store } from '../../src/platform/storage/index.js';
 import { redactDatabaseUrl } from '../../src/platform/storage/index.js';
 import { nodeSqliteSupported, type SqliteDriverName } from '../../src/platform/storage/sqlite-driver.js';
 

@@ -4,14 +4,14 @@
  * row mapping, the SQLite locking dialect) is an implementation detail; the
  * conformance suite reaches it through its own paths.
  */
-export { openStore } from './kysely-store.js';
+export { openKyselyStore } from './kysely-store.js';
 export type { OpenStoreOptions } from './kysely-store.js';
-export { migrate, MIGRATIONS } from './migrations.js';
+export { applyMigrations, booleanColumnType, mergeMigrations, migrateDatabase } from './migrations.js';
 export { HANDOFF_PURGE_DELAY_MS } from './handoffs.js';
 export { grantReference } from './oidc-token-revocations.js';
 export type { Migration, MigrationReport } from './migrations.js';
 export { DatabaseMissingError, exposedFileWarning, octalMode, parseDatabaseUrl, redactDatabaseUrl } from './database.js';
-export type { DatabaseEngine, DatabaseLocation, ExposedFile, OpenDatabaseOptions } from './database.js';
+export type { DatabaseEngine, DatabaseLocation, ExposedFile, OpenDatabase, OpenDatabaseOptions } from './database.js';
 export {
   ATTEST_EVENT_RETENTION_MS,
   DEFAULT_ACTIVITY_RETENTION_MS,

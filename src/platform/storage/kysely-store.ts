@@ -15,7 +15,7 @@ import { EmailCodesArea } from './email-codes.js';
 import { HANDOFF_PURGE_DELAY_MS, HandoffsArea } from './handoffs.js';
 import { rowsAffected, StoreExecutor } from './executor.js';
 import { KeysArea } from './keys.js';
-import { applyMigrations } from './migrations.js';
+import { applyMigrations, type Migration } from './migrations.js';
 import { NoncesArea } from './nonces.js';
 import { SessionsArea } from './sessions.js';
 import { StatsArea } from './stats.js';
@@ -136,12 +136,19 @@ export interface OpenStoreOptions extends OpenDatabaseOptions {
   readonly migrate?: boolean;
 }
 
-/** Opens the database of `databaseUrl` (docs/protocol.md §1 `DATABASE_URL`), migrated, as a {@link Store}. */
-export async function openStore(databaseUrl: string, options: OpenStoreOptions = {}): Promise<Store> {
+/**
+ * Opens the database of `databaseUrl` (docs/protocol.md §1 `DATABASE_URL`),
+ * migrated by `migrations` (every owner's, src/store.ts), as a {@link Store}.
+ */
+export async function openKyselyStore(
+  databaseUrl: string,
+  migrations: readonly Migration[],
+  options: OpenStoreOptions = {},
+): Promise<Store> {
   const database = await openDatabase(databaseUrl, options);
   if (options.migrate ?? true) {
     try {
-      await applyMigrations(database);
+      await applyMigrations(database, migrations);
     } catch (error) {
       await database.close();
       throw error;
