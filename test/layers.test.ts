@@ -54,10 +54,9 @@ const LAYERS: readonly (readonly string[])[] = [
     'features/contact',
     'features/devices',
     'features/activity',
-    'features/account-data',
     'features/operations',
   ],
-  ['features/account', 'features/session', 'features/attestations'],
+  ['features/account', 'features/session', 'features/attestations', 'features/account-data'],
   ['features/oidc'],
   // The whole storage, from the identity core's and every feature's parts.
   ['store'],

@@ -12,16 +12,11 @@ import { sql } from 'kysely';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { openDatabase, parseDatabaseUrl } from '../src/platform/storage/database.js';
 import type { OpenDatabase } from '../src/platform/storage/database.js';
-import { applyMigrations, MIGRATIONS, migrate, openStore } from '../src/store.js';
+import { applyMigrations, MIGRATIONS, migrate, openStore, type Store } from '../src/store.js';
 import { grantReference, MergeRefused } from '../src/platform/storage/index.js';
-import type {
-  AccountRecord,
-  NewHandoff,
-  NewSession,
-  SessionRecord,
-  Store,
-  WebAuthnCredentialRecord,
-} from '../src/platform/storage/index.js';
+import type { AccountRecord, NewSession, SessionRecord } from '../src/platform/storage/index.js';
+import type { WebAuthnCredentialRecord } from '../src/features/passkeys/index.js';
+import type { NewHandoff } from '../src/features/phone/store.js';
 import { createTestDatabase, sqliteDrivers, testEngines } from './support/databases.js';
 import type { SqliteDriverName } from '../src/platform/storage/sqlite-driver.js';
 import type { TestDatabase, TestEngine } from './support/databases.js';

@@ -8,6 +8,26 @@
 import { sql } from 'kysely';
 import type { Migration } from '../../platform/storage/index.js';
 
+export interface EmailCodesTable {
+  email: string;
+  code_hash: string;
+  token: string;
+  expires_at: number;
+  attempts: number;
+  tokenless_attempts: number;
+  created_at: number;
+  /** Comma-separated keyed hashes of the codes this one's resends replaced, newest first; NULL when none. */
+  replaced_code_hashes: string | null;
+  /** Keyed hash of the mail's link secret (docs/protocol.md §6 "E-mail codes"); NULL for a code stored before links had one. */
+  link_hash: string | null;
+}
+
+declare module '../../platform/storage/schema.js' {
+  interface DatabaseSchema {
+    email_codes: EmailCodesTable;
+  }
+}
+
 const emailCodes: Migration = {
   version: 2,
   name: 'email_codes_connect_apps_attest_events',

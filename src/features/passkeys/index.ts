@@ -6,3 +6,5 @@ export { WebAuthnService } from './service.js';
 export { asAuthentication, registerWebAuthnRoutes, WEBAUTHN_ASSERTION_FIELDS } from './routes.js';
 
 export { PASSKEY_MIGRATIONS } from './store-schema.js';
+export { WebAuthnArea } from './store.js';
+export type { WebAuthnCredentialRecord, WebAuthnStore } from './store.js';

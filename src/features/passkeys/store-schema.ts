@@ -6,7 +6,43 @@
  * Like every migration, a part is never edited once released.
  */
 import { sql } from 'kysely';
-import { type Migration, booleanColumnType } from '../../platform/storage/index.js';
+import { booleanColumnType, type DatabaseBoolean, type Migration } from '../../platform/storage/index.js';
+
+/** How the browser reported the authenticator: built in, or a key that travels (WebAuthn `authenticatorAttachment`). */
+export type WebAuthnAuthenticatorType = 'platform' | 'cross-platform' | 'unknown';
+
+/** WebAuthn Level 3 backup eligibility: `multiDevice` credentials may be synced (the BE flag). */
+export type WebAuthnDeviceType = 'singleDevice' | 'multiDevice';
+
+/** Registered WebAuthn credentials (migration 7, docs/protocol.md §6): public keys only. */
+export interface WebAuthnCredentialsTable {
+  /** The credential id, base64url. */
+  id: string;
+  account_id: string;
+  /** The COSE public key, base64url. */
+  public_key: string;
+  counter: number;
+  /** Comma-separated transports the browser reported (`usb,nfc`), or empty. */
+  transports: string;
+  label: string;
+  authenticator_type: WebAuthnAuthenticatorType;
+  device_type: WebAuthnDeviceType;
+  backed_up: DatabaseBoolean;
+  user_verified: DatabaseBoolean;
+  /** Chosen as a sign-in passkey (discoverable, user-verifying); otherwise step-up only. */
+  sign_in: DatabaseBoolean;
+  /** The WebAuthn user handle the credential was created for, base64url. */
+  user_handle: string;
+  aaguid: string;
+  created_at: number;
+  last_used_at: number | null;
+}
+
+declare module '../../platform/storage/schema.js' {
+  interface DatabaseSchema {
+    webauthn_credentials: WebAuthnCredentialsTable;
+  }
+}
 
 const webauthnCredentials: Migration = {
   version: 7,

@@ -7,6 +7,28 @@
  */
 import type { Migration } from '../../platform/storage/index.js';
 
+/** docs/protocol.md "Signing in from a phone": `state` is pending, approved, declined or claimed. */
+export interface HandoffsTable {
+  id: string;
+  token_hash: string;
+  key_hash: string;
+  code: string;
+  desktop: string | null;
+  network: string | null;
+  site: string | null;
+  return_to: string | null;
+  state: string;
+  address: string | null;
+  created_at: number;
+  expires_at: number;
+}
+
+declare module '../../platform/storage/schema.js' {
+  interface DatabaseSchema {
+    handoffs: HandoffsTable;
+  }
+}
+
 /** The columns of `handoffs` after its id: name, type, and whether a value is required. */
 const HANDOFF_COLUMNS: ReadonlyArray<readonly [string, 'text' | 'bigint', boolean]> = [
   ['token_hash', 'text', true],

@@ -5,8 +5,25 @@
  * released with, and applies them in a fixed order of owners (src/store.ts).
  * Like every migration, a part is never edited once released.
  */
-import { sql } from 'kysely';
+import { sql, type Generated } from 'kysely';
 import type { Migration } from '../../platform/storage/index.js';
+
+/** docs/api.md: the two attestation routes counted by /api/family-stats. */
+export type AttestEventKind = 'check' | 'verify';
+
+interface AttestEventsTable {
+  id: Generated<number>;
+  kind: AttestEventKind;
+  at: number;
+  /** Calls this row stands for (migration 3); the counter writes batches. */
+  count: Generated<number>;
+}
+
+declare module '../../platform/storage/schema.js' {
+  interface DatabaseSchema {
+    attest_events: AttestEventsTable;
+  }
+}
 
 const attestEvents: Migration = {
   version: 2,
