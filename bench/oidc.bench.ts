@@ -38,7 +38,7 @@ import { createHash, randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { openStore } from '../src/platform/storage/index.js';
+import { openStore } from '../src/store.js';
 import { RATE_LIMITS_OFF } from '../test/support/app.js';
 import { newWallet } from '../test/support/auth-client.js';
 import { freePort, signInOnInstance, startInstance, type Instance } from '../test/support/instances.js';

@@ -21,7 +21,7 @@ import { sha256 } from '@noble/hashes/sha2.js';
 import type { FastifyInstance } from 'fastify';
 import { loadConfig } from '../src/platform/config.js';
 import { buildApp } from '../src/app.js';
-import { openStore } from '../src/platform/storage/index.js';
+import { openStore } from '../src/store.js';
 import { Browser, newWallet } from '../test/support/auth-client.js';
 import type { BenchResult } from './lib.js';
 import { measure, median, roundRatio } from './lib.js';

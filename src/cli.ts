@@ -27,7 +27,8 @@ import {
   rotateSigningKey,
   DEFAULT_KEY_OVERLAP_SECONDS,
 } from './identity/session/index.js';
-import { DatabaseMissingError, migrate, openStore, redactDatabaseUrl } from './platform/storage/index.js';
+import { DatabaseMissingError, redactDatabaseUrl } from './platform/storage/index.js';
+import { migrate, openStore } from './store.js';
 import { VERSION } from './platform/version.js';
 
 const USAGE = `oc-host ${VERSION}: sign-in host and OrangeCheck attestation verifier

@@ -24,7 +24,7 @@ import {
 } from '../packages/verify/src/index.js';
 import { rotateSigningKey } from '../src/identity/session/keystore.js';
 import { KEY_PUBLISH_LEAD_MS } from '../src/identity/session/index.js';
-import { openStore, type Store } from '../src/platform/storage/index.js';
+import { openStore, type Store } from '../src/store.js';
 import { newWallet } from './support/auth-client.js';
 import {
   ISSUER,

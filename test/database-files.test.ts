@@ -10,7 +10,7 @@ import { chmod, readdir, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { buildApp } from '../src/app.js';
-import { openStore } from '../src/platform/storage/index.js';
+import { openStore } from '../src/store.js';
 import { testConfig } from './support/app.js';
 import { useTempDir } from './support/temp-dir.js';
 

@@ -17,7 +17,7 @@ import {
   hashEmailLink,
   type EmailCodeService,
 } from '../src/features/email-code/email-code.js';
-import type { Store } from '../src/platform/storage/index.js';
+import type { Store } from '../src/store.js';
 import { openTestStore, testEngines, type TestEngine, type TestStore } from './support/databases.js';
 import { extractCode, startSmtpServer, type ReceivedMail, type TestSmtpServer } from './support/smtp-server.js';
 import { ocFailure } from './support/errors.js';

@@ -34,7 +34,8 @@ const LAYERS: readonly (readonly string[])[] = [
   // Libraries of the domain: Bitcoin, the attestation format, the chain, Nostr.
   ['format', 'bitcoin', 'chain'],
   ['relay'],
-  // The identity core: sessions, the proofs every way in shares, accounts and the one sign-in door.
+  // The identity core: its storage, sessions, the proofs every way in shares, accounts and the one sign-in door.
+  ['identity/storage'],
   ['identity/session'],
   ['identity/signin'],
   ['identity/account'],
@@ -53,11 +54,12 @@ const LAYERS: readonly (readonly string[])[] = [
     'features/contact',
     'features/devices',
     'features/activity',
-    'features/account-data',
     'features/operations',
   ],
-  ['features/account', 'features/session', 'features/attestations'],
+  ['features/account', 'features/session', 'features/attestations', 'features/account-data'],
   ['features/oidc'],
+  // The whole storage, from the identity core's and every feature's parts.
+  ['store'],
   // The composition root, the server and the command line.
   ['services'],
   ['feature-list'],

@@ -20,7 +20,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import * as client from 'openid-client';
 import { decodeJwt, decodeProtectedHeader, exportJWK, generateKeyPair, SignJWT } from 'jose';
 import { rotateOidcKeys, type OidcService } from '../src/features/oidc/index.js';
-import { openStore } from '../src/platform/storage/index.js';
+import { openStore } from '../src/store.js';
 import { newWallet } from './support/auth-client.js';
 import { createTestDatabase, testEngines, type TestDatabase } from './support/databases.js';
 import { startEsploraFake, type EsploraFake } from './support/esplora-fake.js';

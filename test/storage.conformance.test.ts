@@ -12,16 +12,11 @@ import { sql } from 'kysely';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { openDatabase, parseDatabaseUrl } from '../src/platform/storage/database.js';
 import type { OpenDatabase } from '../src/platform/storage/database.js';
-import { applyMigrations } from '../src/platform/storage/migrations.js';
-import { grantReference, MIGRATIONS, MergeRefused, migrate, openStore } from '../src/platform/storage/index.js';
-import type {
-  AccountRecord,
-  NewHandoff,
-  NewSession,
-  SessionRecord,
-  Store,
-  WebAuthnCredentialRecord,
-} from '../src/platform/storage/index.js';
+import { applyMigrations, MIGRATIONS, migrate, openStore, type Store } from '../src/store.js';
+import { grantReference, MergeRefused } from '../src/platform/storage/index.js';
+import type { AccountRecord, NewSession, SessionRecord } from '../src/platform/storage/index.js';
+import type { WebAuthnCredentialRecord } from '../src/features/passkeys/index.js';
+import type { NewHandoff } from '../src/features/phone/store.js';
 import { createTestDatabase, sqliteDrivers, testEngines } from './support/databases.js';
 import type { SqliteDriverName } from '../src/platform/storage/sqlite-driver.js';
 import type { TestDatabase, TestEngine } from './support/databases.js';
@@ -111,7 +106,7 @@ async function versionsRecorded(url: string): Promise<number[]> {
 }
 
 /** The compiled storage module (test/support/built.ts): a second instance starts as the service does, without a TypeScript loader. */
-const storageEntry = built('src/platform/storage/index.ts');
+const storageEntry = built('src/store.ts');
 
 /** Runs `script` in a separate Node process (a second server instance) with `store` opened on `url`. */
 function runInstance(url: string, script: string): Promise<{ code: number | null; stdout: string; stderr: string }> {

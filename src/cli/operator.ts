@@ -20,7 +20,8 @@ import { activityView } from '../identity/account/index.js';
 import { buildLifecycle } from '../services.js';
 import { normalizeEmail } from '../platform/mail/index.js';
 import { accountIdFromDid, didOf } from '../identity/session/index.js';
-import type { AccountRecord, Store } from '../platform/storage/index.js';
+import type { AccountRecord } from '../platform/storage/index.js';
+import type { Store } from '../store.js';
 import { parseCommandLine, UsageError } from './usage.js';
 
 /** Where the commands read and write; the real one is the process's terminal. */

@@ -17,8 +17,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
-import { openStore } from '../../src/platform/storage/index.js';
-import type { OpenStoreOptions, Store } from '../../src/platform/storage/index.js';
+import { openStore, type OpenStoreOptions, type Store } from '../../src/store.js';
 import { redactDatabaseUrl } from '../../src/platform/storage/index.js';
 import { nodeSqliteSupported, type SqliteDriverName } from '../../src/platform/storage/sqlite-driver.js';
 

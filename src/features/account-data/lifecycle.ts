@@ -19,9 +19,14 @@ import {
   emailHintSetting,
   type AccountRecord,
   type ActivityRecord,
+  type AccountStore,
+  type ActivityStore,
+  type ConnectStore,
   type DeletedAccountRecord,
-  type Store,
+  type KeyStore,
+  type SessionStore,
 } from '../../platform/storage/index.js';
+import type { WebAuthnStore } from '../passkeys/index.js';
 import { activityView, type ActivityLog, type ActivityView } from '../../identity/account/index.js';
 
 /** The export format's name and version, the document's first field. */
@@ -52,7 +57,7 @@ export type Actor = 'self' | 'operator';
 
 export interface LifecycleDeps {
   readonly store: Pick<
-    Store,
+    AccountStore & SessionStore & WebAuthnStore & ConnectStore & ActivityStore & KeyStore,
     | 'listIdentities'
     | 'listMergedAccounts'
     | 'listSessionsOfAccount'

@@ -22,3 +22,5 @@ export {
 export type { WebhookDispatcherDeps, WebhookKey } from './webhooks.js';
 
 export { registerConnectRoutes } from './routes.js';
+
+export { CONNECT_MIGRATIONS } from './store-schema.js';

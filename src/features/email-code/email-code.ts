@@ -107,7 +107,7 @@ import { escapeHtml, normalizeEmail, frameMail, mailBrandOf, type MailBrand } fr
 import type { Mailer } from '../../platform/mail/index.js';
 import { formatUtcParts, translator, type Locale } from '../../platform/i18n/index.js';
 import type { Brand } from '../../platform/config.js';
-import type { EmailCodeStore } from '../../platform/storage/index.js';
+import type { EmailCodeStore } from './store.js';
 import type { IssuedChallenge } from '../../identity/signin/index.js';
 
 /** docs/protocol.md §6: valid 10 minutes. */

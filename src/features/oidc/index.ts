@@ -12,3 +12,5 @@ export { BackchannelLogoutDispatcher } from './backchannel.js';
 
 export { registerOidcRoutes } from './routes.js';
 export { registerConsentRoutes, registerOidcClientRoutes } from './client-routes.js';
+
+export { OIDC_MIGRATIONS } from './store-schema.js';

@@ -32,7 +32,7 @@ import { didOf } from '../../identity/session/index.js';
 import type { Authenticated, IssuedSession, SessionService } from '../../identity/session/index.js';
 import type { NonceGuard } from '../../platform/storage/index.js';
 import type { SignInService, SignInTarget, ActivityLog } from '../../identity/account/index.js';
-import type { WebAuthnAuthenticatorType, WebAuthnCredentialRecord, WebAuthnStore } from '../../platform/storage/index.js';
+import type { WebAuthnAuthenticatorType, WebAuthnCredentialRecord, WebAuthnStore } from './store.js';
 import {
   issueChallengeToken,
   openChallengeToken,

@@ -34,7 +34,7 @@
 import { randomBytes, randomInt } from 'node:crypto';
 import { randomHex, sha256Hex, timingSafeEqualString } from '../../platform/crypto.js';
 import { OcError } from '../../platform/errors.js';
-import { HANDOFF_PURGE_DELAY_MS, type HandoffRecord, type HandoffStore } from '../../platform/storage/index.js';
+import { HANDOFF_PURGE_DELAY_MS, type HandoffRecord, type HandoffStore } from './store.js';
 import { proveAddress, type ChallengeProofContext } from '../../identity/signin/index.js';
 
 /** docs/protocol.md "Signing in from a phone": a hand-off lives 3 minutes. */

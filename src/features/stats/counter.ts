@@ -4,7 +4,7 @@
  * busy /api/check (a cache hit serves tens of thousands of requests a second)
  * never writes to the database per request.
  */
-import type { AttestEventKind } from '../../platform/storage/index.js';
+import type { AttestEventKind } from './store.js';
 
 export interface EventCounter {
   count(kind: AttestEventKind): void;

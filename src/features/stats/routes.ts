@@ -4,7 +4,7 @@
  * one cached domain call, a reply.
  */
 import { Type } from 'typebox';
-import type { FamilyStats, StatsStore } from '../../platform/storage/index.js';
+import type { FamilyStats, StatsStore } from './store.js';
 import type { EventCounter } from './counter.js';
 import { ANSWER, answer, errorResponses } from '../../platform/http/schemas.js';
 import { POLICY } from '../../platform/http/policy.js';

@@ -1,19 +1,40 @@
 /**
- * Storage: the {@link Store} interface, its areas, and how to open one.
- * Everything else in this folder (the area implementations, Kysely tables,
- * row mapping, the SQLite locking dialect) is an implementation detail; the
- * conformance suite reaches it through its own paths.
+ * Storage: the databases and what every storage area is built on (the
+ * executor, row mapping, the migration runner, the outbox), and the areas
+ * that still live here. The store as a whole is composed in src/store.ts;
+ * each feature keeps its own area beside its code. Everything else in this
+ * folder (the SQLite locking dialect, the drivers) is an implementation
+ * detail; the conformance suite reaches it through its own paths.
  */
-export { openStore } from './kysely-store.js';
-export type { OpenStoreOptions } from './kysely-store.js';
-export { migrate, MIGRATIONS } from './migrations.js';
-export { HANDOFF_PURGE_DELAY_MS } from './handoffs.js';
+export { methodsOf, openStoreExecutor } from './open.js';
+export type { OpenStoreOptions } from './open.js';
+export {
+  assertLowercaseEmail,
+  heldRows,
+  isUniqueViolation,
+  rowsAffected,
+  StoreExecutor,
+  type Executor,
+  type SessionsRevoked,
+} from './executor.js';
+export { fromDatabaseBoolean, toCount, toDatabaseBoolean, toNumber, toNumberOrNull } from './row-mapping.js';
+export type { DatabaseBoolean, DatabaseSchema } from './schema.js';
+export { AccountsArea } from './accounts.js';
+export { ActivityArea } from './activity.js';
+export { ConnectArea } from './connect.js';
+export { KeysArea } from './keys.js';
+export { NoncesArea } from './nonces.js';
+export { OidcArea } from './oidc.js';
+export { logOutSessions, OidcLogoutsArea } from './oidc-logouts.js';
+export { SessionsArea } from './sessions.js';
+export { WebhooksArea } from './webhooks.js';
+export { applyMigrations, booleanColumnType, mergeMigrations, migrateDatabase } from './migrations.js';
 export { grantReference } from './oidc-token-revocations.js';
 export type { Migration, MigrationReport } from './migrations.js';
 export { DatabaseMissingError, exposedFileWarning, octalMode, parseDatabaseUrl, redactDatabaseUrl } from './database.js';
-export type { DatabaseEngine, DatabaseLocation, ExposedFile, OpenDatabaseOptions } from './database.js';
+export type { DatabaseEngine, DatabaseLocation, ExposedFile, OpenDatabase, OpenDatabaseOptions } from './database.js';
 export {
-  ATTEST_EVENT_RETENTION_MS,
+  WEBHOOK_LOG_RETENTION_MS,
   DEFAULT_ACTIVITY_RETENTION_MS,
   DEFAULT_SESSION_RETENTION_MS,
   MAX_MERGE_DEPTH,
@@ -31,7 +52,6 @@ export type {
   ActivityStore,
   ActivityValue,
   AddIdentityResult,
-  AttestEventKind,
   ClaimedWebhookDelivery,
   ClaimedOidcLogout,
   OidcLogoutRecord,
@@ -43,14 +63,7 @@ export type {
   DeletedAccountRecord,
   DeviceSessionRecord,
   DisplayIdentityKind,
-  EmailCodeRecord,
-  EmailCodeStore,
   EpochMilliseconds,
-  FamilyStats,
-  HandoffRecord,
-  HandoffState,
-  HandoffStore,
-  HandoffTransition,
   IdentityKind,
   IdentityRecord,
   KeyStore,
@@ -61,8 +74,6 @@ export type {
   NamedItem,
   NewAccount,
   NewConnectApp,
-  NewEmailCode,
-  NewHandoff,
   NewIdentity,
   NewSession,
   NewSigningKey,
@@ -75,8 +86,6 @@ export type {
   OidcKeyRecord,
   OidcModelRecord,
   OidcStore,
-  PurgeCounts,
-  PurgeOptions,
   RemoveIdentityResult,
   RevocationRecord,
   RosterMemberRecord,
@@ -87,14 +96,7 @@ export type {
   SessionRecord,
   SessionStore,
   SigningKeyRecord,
-  StatsStore,
-  Store,
   TransferHoldings,
-  WebAuthnAuthenticatorType,
-  WebAuthnCredentialRecord,
-  WebAuthnDeviceType,
-  WebAuthnStore,
-  WebAuthnUse,
   WebhookAttempt,
   WebhookDeliveryRecord,
   WebhookStore,

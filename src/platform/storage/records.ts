@@ -4,15 +4,12 @@
  * purges. Conventions as in store.ts: times are milliseconds since the
  * epoch, and records use the column names (snake_case).
  */
-import type { AccountKind, DisplayIdentityKind, IdentityKind, WebAuthnAuthenticatorType, WebAuthnDeviceType } from './schema.js';
+import type { AccountKind, DisplayIdentityKind, IdentityKind } from './schema.js';
 
 export type {
   AccountKind,
-  AttestEventKind,
   DisplayIdentityKind,
   IdentityKind,
-  WebAuthnAuthenticatorType,
-  WebAuthnDeviceType,
 } from './schema.js';
 
 /** Milliseconds since 1970-01-01T00:00:00Z. */
@@ -129,32 +126,6 @@ export interface SigningKeyRecord {
   readonly retired_at: EpochMilliseconds | null;
 }
 
-export interface EmailCodeRecord {
-  /** Lowercased. */
-  readonly email: string;
-  /** Keyed hash of the 6-digit code; the code itself is never stored (docs/protocol.md §6). */
-  readonly code_hash: string;
-  readonly token: string;
-  readonly expires_at: EpochMilliseconds;
-  /** Tries so far that carried this code's `token` (the browser that started it). */
-  readonly attempts: number;
-  /** Tries so far without a token: a budget of their own, so they cannot use up `attempts`. */
-  readonly tokenless_attempts: number;
-  readonly created_at: EpochMilliseconds;
-  /**
-   * Keyed hashes (as `code_hash`) of the codes of earlier mails that the
-   * resends leading to this code replaced, newest first, at most 5 (the
-   * caller cuts the list); empty for a code of an ordinary start.
-   */
-  readonly replaced_code_hashes: readonly string[];
-  /**
-   * Keyed hash of the secret the mail's link carries (docs/protocol.md §6
-   * "E-mail codes"); null for a code stored without one, whose link then
-   * signs in nowhere.
-   */
-  readonly link_hash: string | null;
-}
-
 export interface ConnectAppRecord {
   readonly id: string;
   readonly owner_account_id: string;
@@ -164,41 +135,6 @@ export interface ConnectAppRecord {
   readonly rotated_at: EpochMilliseconds | null;
   /** Where the app's webhooks go (docs/protocol.md §6 "Webhooks"), or null. */
   readonly webhook_url: string | null;
-}
-
-/** A registered security key or passkey (docs/protocol.md §6): its public key and what the host learnt about it. */
-export interface WebAuthnCredentialRecord {
-  /** The credential id, base64url; unique on this host. */
-  readonly id: string;
-  readonly account_id: string;
-  /** COSE public key, base64url. */
-  readonly public_key: string;
-  /** The authenticator's signature counter as last seen; 0 for authenticators that keep none. */
-  readonly counter: number;
-  readonly transports: readonly string[];
-  readonly label: string;
-  readonly authenticator_type: WebAuthnAuthenticatorType;
-  /** Backup eligibility, fixed at registration (WebAuthn Level 3: the BE flag never changes). */
-  readonly device_type: WebAuthnDeviceType;
-  /** Backup state (the BS flag) as last seen; it may change between uses. */
-  readonly backed_up: boolean;
-  /** The authenticator verified the person (PIN, biometrics) when the credential was made. */
-  readonly user_verified: boolean;
-  /** A sign-in passkey; otherwise the key only steps up an account already signed in. */
-  readonly sign_in: boolean;
-  /** The WebAuthn user handle it was created for, base64url. */
-  readonly user_handle: string;
-  readonly aaguid: string;
-  readonly created_at: EpochMilliseconds;
-  readonly last_used_at: EpochMilliseconds | null;
-}
-
-/** What a successful assertion writes: the new counter, only if the stored one is still `expected_counter`. */
-export interface WebAuthnUse {
-  readonly expected_counter: number;
-  readonly counter: number;
-  readonly backed_up: boolean;
-  readonly at: EpochMilliseconds;
 }
 
 /** One security event of an account (docs/protocol.md §6 "Activity"). */
@@ -218,32 +154,6 @@ export type ActivityValue = string | number | boolean | null | readonly string[]
 export interface ActivityCursor {
   readonly at: EpochMilliseconds;
   readonly id: string;
-}
-
-/** docs/protocol.md §6 `/api/family-stats`, without `ok` and `generated_at`. */
-export interface FamilyStats {
-  /** Canonical accounts only: merged ones are not counted twice. */
-  readonly accounts: { readonly total: number; readonly btc: number; readonly federated: number };
-  /** Unrevoked, unexpired session rows. */
-  readonly sessions: { readonly active: number };
-  /** Rosters holding two or more live rows. */
-  readonly rosters: { readonly multi_account: number };
-  readonly attest: { readonly checks_24h: number; readonly verifies_24h: number };
-}
-
-/** Rows deleted by {@link Store.purgeExpired}. */
-export interface PurgeCounts {
-  readonly sessions: number;
-  readonly nonces: number;
-  readonly email_codes: number;
-  readonly handoffs: number;
-  readonly attest_events: number;
-  readonly activity: number;
-  readonly webhook_deliveries: number;
-  /** Back-channel logouts finished 30 days ago and links of host sessions that expired. */
-  readonly oidc_logouts: number;
-  /** The OpenID provider's codes, tokens and interactions past their expiry. */
-  readonly oidc_models: number;
 }
 
 export interface NewAccount {
@@ -381,18 +291,6 @@ export type SessionFreshness = Pick<NewSession, 'step_up_at' | 'sudo_at'>;
 /** A key as it is first stored: not retired yet. */
 export type NewSigningKey = Omit<SigningKeyRecord, 'retired_at'>;
 
-export interface NewEmailCode {
-  readonly email: string;
-  readonly code_hash: string;
-  readonly token: string;
-  readonly expires_at: EpochMilliseconds;
-  readonly created_at: EpochMilliseconds;
-  /** See {@link EmailCodeRecord.replaced_code_hashes}; absent or empty for an ordinary start. */
-  readonly replaced_code_hashes?: readonly string[] | undefined;
-  /** See {@link EmailCodeRecord.link_hash}. */
-  readonly link_hash?: string | undefined;
-}
-
 export interface NewConnectApp {
   /** Generated (32 lowercase hex) when absent; it must not contain `:` (docs/protocol.md §2). */
   readonly id?: string;
@@ -408,16 +306,6 @@ export interface MergedAccountRecord {
   readonly last_signed_in_at: EpochMilliseconds | null;
 }
 
-export interface PurgeOptions {
-  /**
-   * How long revoked and expired session rows are kept before deletion, for
-   * inspection after an incident. Default {@link DEFAULT_SESSION_RETENTION_MS}.
-   */
-  readonly sessionRetentionMs?: number;
-  /** How long activity events are kept. Default {@link DEFAULT_ACTIVITY_RETENTION_MS}. */
-  readonly activityRetentionMs?: number;
-}
-
 /** Activity events are kept 180 days unless ACTIVITY_RETENTION_DAYS says otherwise. */
 export const DEFAULT_ACTIVITY_RETENTION_MS = 180 * 24 * 60 * 60 * 1000;
 
@@ -426,9 +314,6 @@ export const DEFAULT_SESSION_RETENTION_MS = 7 * 24 * 60 * 60 * 1000;
 
 /** Finished webhook deliveries stay in the delivery log 30 days (docs/protocol.md §6 "Webhooks"). */
 export const WEBHOOK_LOG_RETENTION_MS = 30 * 24 * 60 * 60 * 1000;
-
-/** Attestation events are kept 48 hours: twice the 24-hour window they are counted in. */
-export const ATTEST_EVENT_RETENTION_MS = 48 * 60 * 60 * 1000;
 
 /** merged_into chains are followed at most this far (mergeAccounts keeps them at length 1). */
 export const MAX_MERGE_DEPTH = 8;

@@ -7,32 +7,15 @@
  *   here keeps a row correct even if a value arrives as a string or bigint.
  */
 import type { DatabaseEngine } from './database.js';
-import type {
-  AccountsTable,
-  ConnectAppsTable,
-  DatabaseBoolean,
-  EmailCodesTable,
-  IdentitiesTable,
-  SessionsTable,
-  SigningKeysTable,
-  WebAuthnCredentialsTable,
-} from './schema.js';
-import type {
-  AccountRecord,
-  ConnectAppRecord,
-  EmailCodeRecord,
-  IdentityRecord,
-  SessionRecord,
-  SigningKeyRecord,
-  WebAuthnCredentialRecord,
-} from './store.js';
+import type { AccountsTable, ConnectAppsTable, DatabaseBoolean, IdentitiesTable, SessionsTable, SigningKeysTable } from './schema.js';
+import type { AccountRecord, ConnectAppRecord, IdentityRecord, SessionRecord, SigningKeyRecord } from './store.js';
 
 export function toDatabaseBoolean(engine: DatabaseEngine, value: boolean): DatabaseBoolean {
   if (engine === 'postgres') return value;
   return value ? 1 : 0;
 }
 
-function fromDatabaseBoolean(value: DatabaseBoolean): boolean {
+export function fromDatabaseBoolean(value: DatabaseBoolean): boolean {
   return value === true || value === 1;
 }
 
@@ -40,7 +23,7 @@ export function toNumber(value: number | string | bigint): number {
   return typeof value === 'number' ? value : Number(value);
 }
 
-function toNumberOrNull(value: number | string | bigint | null): number | null {
+export function toNumberOrNull(value: number | string | bigint | null): number | null {
   return value === null ? null : toNumber(value);
 }
 
@@ -101,20 +84,6 @@ export function toSigningKeyRecord(row: SigningKeysTable): SigningKeyRecord {
   };
 }
 
-export function toEmailCodeRecord(row: EmailCodesTable): EmailCodeRecord {
-  return {
-    email: row.email,
-    code_hash: row.code_hash,
-    token: row.token,
-    expires_at: toNumber(row.expires_at),
-    attempts: toNumber(row.attempts),
-    tokenless_attempts: toNumber(row.tokenless_attempts),
-    created_at: toNumber(row.created_at),
-    replaced_code_hashes: row.replaced_code_hashes === null || row.replaced_code_hashes === '' ? [] : row.replaced_code_hashes.split(','),
-    link_hash: row.link_hash ?? null,
-  };
-}
-
 export function toConnectAppRecord(row: ConnectAppsTable): ConnectAppRecord {
   return {
     id: row.id,
@@ -124,25 +93,5 @@ export function toConnectAppRecord(row: ConnectAppsTable): ConnectAppRecord {
     created_at: toNumber(row.created_at),
     rotated_at: toNumberOrNull(row.rotated_at),
     webhook_url: row.webhook_url,
-  };
-}
-
-export function toWebAuthnCredentialRecord(row: WebAuthnCredentialsTable): WebAuthnCredentialRecord {
-  return {
-    id: row.id,
-    account_id: row.account_id,
-    public_key: row.public_key,
-    counter: toNumber(row.counter),
-    transports: row.transports === '' ? [] : row.transports.split(','),
-    label: row.label,
-    authenticator_type: row.authenticator_type,
-    device_type: row.device_type,
-    backed_up: fromDatabaseBoolean(row.backed_up),
-    user_verified: fromDatabaseBoolean(row.user_verified),
-    sign_in: fromDatabaseBoolean(row.sign_in),
-    user_handle: row.user_handle,
-    aaguid: row.aaguid,
-    created_at: toNumber(row.created_at),
-    last_used_at: toNumberOrNull(row.last_used_at),
   };
 }

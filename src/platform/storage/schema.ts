@@ -7,7 +7,6 @@
  * row-mapping.ts turns them into plain records. Domain code never sees these
  * types; it sees the records of store.ts.
  */
-import type { Generated } from 'kysely';
 
 /** docs/protocol.md §2: an account is `btc` (first proof a Bitcoin address) or `federated`. */
 export type AccountKind = 'btc' | 'federated';
@@ -17,15 +16,6 @@ export type IdentityKind = 'btc' | 'email' | 'oauth' | 'connect';
 
 /** docs/protocol.md §2: `display_identity.kind` values. */
 export type DisplayIdentityKind = 'btc' | 'email' | 'did' | 'nostr';
-
-/** docs/api.md: the two attestation routes counted by /api/family-stats. */
-export type AttestEventKind = 'check' | 'verify';
-
-/** How the browser reported the authenticator: built in, or a key that travels (WebAuthn `authenticatorAttachment`). */
-export type WebAuthnAuthenticatorType = 'platform' | 'cross-platform' | 'unknown';
-
-/** WebAuthn Level 3 backup eligibility: `multiDevice` credentials may be synced (the BE flag). */
-export type WebAuthnDeviceType = 'singleDevice' | 'multiDevice';
 
 /** 0/1 on SQLite, true/false on PostgreSQL. */
 export type DatabaseBoolean = boolean | 0 | 1;
@@ -95,36 +85,6 @@ export interface SigningKeysTable {
   retired_at: number | null;
 }
 
-export interface EmailCodesTable {
-  email: string;
-  code_hash: string;
-  token: string;
-  expires_at: number;
-  attempts: number;
-  tokenless_attempts: number;
-  created_at: number;
-  /** Comma-separated keyed hashes of the codes this one's resends replaced, newest first; NULL when none. */
-  replaced_code_hashes: string | null;
-  /** Keyed hash of the mail's link secret (docs/protocol.md §6 "E-mail codes"); NULL for a code stored before links had one. */
-  link_hash: string | null;
-}
-
-/** docs/protocol.md "Signing in from a phone": `state` is pending, approved, declined or claimed. */
-export interface HandoffsTable {
-  id: string;
-  token_hash: string;
-  key_hash: string;
-  code: string;
-  desktop: string | null;
-  network: string | null;
-  site: string | null;
-  return_to: string | null;
-  state: string;
-  address: string | null;
-  created_at: number;
-  expires_at: number;
-}
-
 export interface ConnectAppsTable {
   id: string;
   owner_account_id: string;
@@ -159,14 +119,6 @@ interface WebhookDeliveriesTable extends OutboxColumns {
   created_at: number;
 }
 
-interface AttestEventsTable {
-  id: Generated<number>;
-  kind: AttestEventKind;
-  at: number;
-  /** Calls this row stands for (migration 3); the counter writes batches. */
-  count: Generated<number>;
-}
-
 /**
  * Extra tokens of a session row, minted for pinned browser tabs (migration
  * 6, docs/protocol.md §3): each is valid while its row is live, and a
@@ -184,30 +136,6 @@ interface TabTokensTable {
   /** The step-up claims the token was minted with (migration 19); NULL for none, and for tokens minted before. */
   sudo_at: number | null;
   step_up_at: number | null;
-}
-
-/** Registered WebAuthn credentials (migration 7, docs/protocol.md §6): public keys only. */
-export interface WebAuthnCredentialsTable {
-  /** The credential id, base64url. */
-  id: string;
-  account_id: string;
-  /** The COSE public key, base64url. */
-  public_key: string;
-  counter: number;
-  /** Comma-separated transports the browser reported (`usb,nfc`), or empty. */
-  transports: string;
-  label: string;
-  authenticator_type: WebAuthnAuthenticatorType;
-  device_type: WebAuthnDeviceType;
-  backed_up: DatabaseBoolean;
-  user_verified: DatabaseBoolean;
-  /** Chosen as a sign-in passkey (discoverable, user-verifying); otherwise step-up only. */
-  sign_in: DatabaseBoolean;
-  /** The WebAuthn user handle the credential was created for, base64url. */
-  user_handle: string;
-  aaguid: string;
-  created_at: number;
-  last_used_at: number | null;
 }
 
 /** Security events per account (migration 9, docs/protocol.md §6 "Activity"). */
@@ -341,11 +269,7 @@ export interface DatabaseSchema {
   used_nonces: UsedNoncesTable;
   settings: SettingsTable;
   signing_keys: SigningKeysTable;
-  email_codes: EmailCodesTable;
-  handoffs: HandoffsTable;
   connect_apps: ConnectAppsTable;
-  attest_events: AttestEventsTable;
-  webauthn_credentials: WebAuthnCredentialsTable;
   activity: ActivityTable;
   webhook_deliveries: WebhookDeliveriesTable;
   oidc_keys: OidcKeysTable;

@@ -5,8 +5,8 @@
  * and rosters, nonces, keys and settings, e-mail codes, Connect and its
  * webhook outbox, statistics, security keys and passkeys, activity), each
  * implemented in its own file over one shared executor (executor.ts) and
- * each the only thing a service is handed; {@link Store} is all of them
- * together, as kysely-store.ts builds it for SQLite and PostgreSQL. The
+ * each the only thing a service is handed; `Store` (src/store.ts) is all of
+ * them together with each feature's own areas, for SQLite and PostgreSQL. The
  * records they answer and the inputs they take are in records.ts.
  * test/storage.conformance.test.ts holds every area to it on both engines and
  * both SQLite drivers.
@@ -21,7 +21,6 @@
  *   Exceptions mean programmer misuse (an upper-case e-mail, a malformed
  *   account id, merging an account into itself) or a broken database.
  */
-import type { DatabaseEngine } from './database.js';
 import type {
   EpochMilliseconds,
   AccountRecord,
@@ -33,10 +32,7 @@ import type {
   TabTokenMemberRecord,
   LiveRosterRecord,
   SigningKeyRecord,
-  EmailCodeRecord,
   ConnectAppRecord,
-  WebAuthnCredentialRecord,
-  WebAuthnUse,
   ActivityRecord,
   ActivityValue,
   ActivityCursor,
@@ -46,8 +42,6 @@ import type {
   OidcModelRecord,
   NewOidcModel,
   OidcConsentRecord,
-  FamilyStats,
-  PurgeCounts,
   NewAccount,
   NewIdentity,
   CreateAccountResult,
@@ -61,10 +55,8 @@ import type {
   RevocationRecord,
   SessionFreshness,
   NewSigningKey,
-  NewEmailCode,
   NewConnectApp,
   MergedAccountRecord,
-  PurgeOptions,
   DeletedAccountRecord,
   WebhookDeliveryRecord,
   ClaimedWebhookDelivery,
@@ -72,7 +64,6 @@ import type {
   OidcSessionLink,
   OidcLogoutRecord,
   ClaimedOidcLogout,
-  AttestEventKind,
   IdentityKind,
 } from './records.js';
 
@@ -324,78 +315,6 @@ export interface KeyStore {
   retireSigningKey(kid: string, at: EpochMilliseconds): Promise<boolean>;
 }
 
-/** E-mail one-time codes (docs/protocol.md §6). */
-export interface EmailCodeStore {
-  /**
-   * Stores the code for its address, replacing (killing) an older one; both
-   * try counts start at 0. The row's list of replaced codes becomes
-   * `replaced_code_hashes` (empty when absent), whatever the older row held:
-   * the caller, on a resend, passes the replaced code's hash followed by that
-   * code's own list, cut to 5 (src/features/email-code/email-code.ts).
-   */
-  putEmailCode(code: NewEmailCode): Promise<void>;
-
-  findEmailCode(email: string): Promise<EmailCodeRecord | null>;
-
-  /**
-   * Counts one try atomically, in `attempts` (`kind: 'token'`) or in
-   * `tokenless_attempts`, and only on the code whose token is `token` (the
-   * one the caller read), so a try never lands on a newer code that replaced
-   * it. Returns the new count of that kind, or null when no such code exists.
-   */
-  incrementEmailCodeAttempts(email: string, token: string, kind: 'token' | 'tokenless'): Promise<number | null>;
-
-  /**
-   * Deletes the address's code. With `codeHash`, only if the stored code is
-   * that one. True for exactly one caller: the verifier that gets true has
-   * consumed the code (single use, docs/protocol.md §6).
-   */
-  deleteEmailCode(email: string, codeHash?: string): Promise<boolean>;
-}
-
-/** Where a phone hand-off is (docs/protocol.md "Signing in from a phone"). */
-export type HandoffState = 'pending' | 'approved' | 'declined' | 'claimed';
-
-/** A new hand-off, always `pending`; both secrets as lowercase hex SHA-256. */
-export interface NewHandoff {
-  readonly id: string;
-  readonly token_hash: string;
-  readonly key_hash: string;
-  readonly code: string;
-  /** The desktop's device label (src/identity/session/device.ts). */
-  readonly desktop: string | null;
-  /** The desktop's coarse network (/24, /48), never its address. */
-  readonly network: string | null;
-  /** What the phone is told it signs in to: `return_to`'s host, or this service's. */
-  readonly site: string | null;
-  readonly return_to: string | null;
-  readonly created_at: EpochMilliseconds;
-  readonly expires_at: EpochMilliseconds;
-}
-
-export interface HandoffRecord extends NewHandoff {
-  readonly state: HandoffState;
-  /** The address the phone proved, once approved. */
-  readonly address: string | null;
-}
-
-/** One conditional change of state: only from `from`, and only while `expires_at > liveAfter`. */
-export interface HandoffTransition {
-  readonly from: HandoffState;
-  readonly to: HandoffState;
-  readonly liveAfter: EpochMilliseconds;
-  readonly address?: string;
-}
-
-/** Phone hand-offs (docs/protocol.md "Signing in from a phone"). */
-export interface HandoffStore {
-  putHandoff(handoff: NewHandoff): Promise<void>;
-  /** By the desktop's id, or by the hash of the phone's key. */
-  findHandoff(by: { readonly id: string } | { readonly keyHash: string }): Promise<HandoffRecord | null>;
-  /** True for exactly one of several racing callers: the one whose update moved the row. */
-  moveHandoff(id: string, move: HandoffTransition): Promise<boolean>;
-}
-
 /** Connect apps and their API keys (docs/protocol.md §6). */
 export interface ConnectStore {
   createConnectApp(app: NewConnectApp): Promise<ConnectAppRecord>;
@@ -433,42 +352,6 @@ export interface WebhookStore {
 
   /** The app's deliveries, newest first. */
   listWebhookDeliveries(appId: string, limit: number): Promise<WebhookDeliveryRecord[]>;
-}
-
-/** Attestation call counts and the public statistics (docs/protocol.md §6 /api/family-stats). */
-export interface StatsStore {
-  /** Records `count` calls (default 1) of `kind` at `at`; callers batch them. */
-  recordAttestEvent(kind: AttestEventKind, at: EpochMilliseconds, count?: number): Promise<void>;
-
-  familyStats(now: EpochMilliseconds): Promise<FamilyStats>;
-}
-
-/** Security keys and passkeys (docs/protocol.md §6 "Security keys and passkeys"). */
-export interface WebAuthnStore {
-  /** False when a credential with this id is already registered (to any account): ids are unique per host. */
-  insertWebAuthnCredential(credential: WebAuthnCredentialRecord): Promise<boolean>;
-
-  /** The account's credentials, oldest first. */
-  listWebAuthnCredentials(accountId: string): Promise<WebAuthnCredentialRecord[]>;
-
-  findWebAuthnCredential(id: string): Promise<WebAuthnCredentialRecord | null>;
-
-  /** Changes the label or the sign-in choice of the account's credential; null when the account has no such credential. */
-  updateWebAuthnCredential(
-    id: string,
-    accountId: string,
-    patch: { readonly label?: string; readonly sign_in?: boolean },
-  ): Promise<WebAuthnCredentialRecord | null>;
-
-  /** False when the account has no such credential. */
-  deleteWebAuthnCredential(id: string, accountId: string): Promise<boolean>;
-
-  /**
-   * Records a use: counter, backup state and last_used_at, in one
-   * compare-and-set on the counter. False when the stored counter is no
-   * longer `expected_counter` (a concurrent use won) or the credential is gone.
-   */
-  recordWebAuthnUse(id: string, use: WebAuthnUse): Promise<boolean>;
 }
 
 /** Security events per account (docs/protocol.md §6 "Activity"). */
@@ -583,43 +466,4 @@ export interface OidcLogoutStore {
   finishOidcLogoutAttempt(id: string, owner: string, attempt: WebhookAttempt): Promise<boolean>;
   /** The client's logouts, newest first. */
   listOidcLogouts(clientId: string, limit: number): Promise<OidcLogoutRecord[]>;
-}
-
-/**
- * The whole storage: every area on one database, and what spans them
- * (purging, readiness, closing). Services take only the area they need.
- */
-export interface Store
-  extends AccountStore,
-    SessionStore,
-    NonceStore,
-    KeyStore,
-    EmailCodeStore,
-    HandoffStore,
-    ConnectStore,
-    StatsStore,
-    WebAuthnStore,
-    ActivityStore,
-    WebhookStore,
-    OidcStore,
-    OidcLogoutStore {
-  readonly engine: DatabaseEngine;
-
-  // ---- maintenance ----
-
-  /**
-   * Deletes: session rows expired longer than the retention ago, and rows
-   * revoked longer than the retention ago once they have expired (the
-   * revocation feed lists a revoked row until its token expires),
-   * used nonces past expiry, e-mail codes past expiry, phone hand-offs
-   * a minute past expiry, attestation events
-   * older than 48 hours, activity older than its retention.
-   */
-  purgeExpired(now: EpochMilliseconds, options?: PurgeOptions): Promise<PurgeCounts>;
-
-  /** Resolves when the database answers a trivial query (readiness). */
-  ping(): Promise<void>;
-
-  /** Closes the connection or pool. Safe to call twice. */
-  close(): Promise<void>;
 }

@@ -1,10 +1,32 @@
 /**
  * Attestation call counts and the public statistics (docs/protocol.md §6 /api/family-stats).
  */
-import type { StoreExecutor } from './executor.js';
-import { toCount } from './row-mapping.js';
-import type { AttestEventKind } from './schema.js';
-import type { FamilyStats, StatsStore } from './store.js';
+import { toCount, type EpochMilliseconds, type StoreExecutor } from '../../platform/storage/index.js';
+import type { AttestEventKind } from './store-schema.js';
+
+export type { AttestEventKind } from './store-schema.js';
+
+/** Attestation events are kept 48 hours: twice the 24-hour window they are counted in. */
+export const ATTEST_EVENT_RETENTION_MS = 48 * 60 * 60 * 1000;
+
+/** docs/protocol.md §6 `/api/family-stats`, without `ok` and `generated_at`. */
+export interface FamilyStats {
+  /** Canonical accounts only: merged ones are not counted twice. */
+  readonly accounts: { readonly total: number; readonly btc: number; readonly federated: number };
+  /** Unrevoked, unexpired session rows. */
+  readonly sessions: { readonly active: number };
+  /** Rosters holding two or more live rows. */
+  readonly rosters: { readonly multi_account: number };
+  readonly attest: { readonly checks_24h: number; readonly verifies_24h: number };
+}
+
+/** Attestation call counts and the public statistics (docs/protocol.md §6 /api/family-stats). */
+export interface StatsStore {
+  /** Records `count` calls (default 1) of `kind` at `at`; callers batch them. */
+  recordAttestEvent(kind: AttestEventKind, at: EpochMilliseconds, count?: number): Promise<void>;
+
+  familyStats(now: EpochMilliseconds): Promise<FamilyStats>;
+}
 
 /** /api/family-stats counts attestation calls of the last 24 hours (docs/protocol.md §6). */
 const ATTEST_COUNT_WINDOW_MS = 24 * 60 * 60 * 1000;

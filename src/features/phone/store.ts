@@ -3,10 +3,51 @@
  * sign-in waiting for a phone's signature. Every change of state is one
  * conditional update, so of two racing requests exactly one moves a row.
  */
-import { rowsAffected, type StoreExecutor } from './executor.js';
-import { toNumber } from './row-mapping.js';
-import type { HandoffStore, HandoffRecord, HandoffState, HandoffTransition, NewHandoff } from './store.js';
-import type { HandoffsTable } from './schema.js';
+import { rowsAffected, toNumber, type EpochMilliseconds, type StoreExecutor } from '../../platform/storage/index.js';
+import type { HandoffsTable } from './store-schema.js';
+
+/** Where a phone hand-off is (docs/protocol.md "Signing in from a phone"). */
+type HandoffState = 'pending' | 'approved' | 'declined' | 'claimed';
+
+/** A new hand-off, always `pending`; both secrets as lowercase hex SHA-256. */
+export interface NewHandoff {
+  readonly id: string;
+  readonly token_hash: string;
+  readonly key_hash: string;
+  readonly code: string;
+  /** The desktop's device label (src/identity/session/device.ts). */
+  readonly desktop: string | null;
+  /** The desktop's coarse network (/24, /48), never its address. */
+  readonly network: string | null;
+  /** What the phone is told it signs in to: `return_to`'s host, or this service's. */
+  readonly site: string | null;
+  readonly return_to: string | null;
+  readonly created_at: EpochMilliseconds;
+  readonly expires_at: EpochMilliseconds;
+}
+
+export interface HandoffRecord extends NewHandoff {
+  readonly state: HandoffState;
+  /** The address the phone proved, once approved. */
+  readonly address: string | null;
+}
+
+/** One conditional change of state: only from `from`, and only while `expires_at > liveAfter`. */
+export interface HandoffTransition {
+  readonly from: HandoffState;
+  readonly to: HandoffState;
+  readonly liveAfter: EpochMilliseconds;
+  readonly address?: string;
+}
+
+/** Phone hand-offs (docs/protocol.md "Signing in from a phone"). */
+export interface HandoffStore {
+  putHandoff(handoff: NewHandoff): Promise<void>;
+  /** By the desktop's id, or by the hash of the phone's key. */
+  findHandoff(by: { readonly id: string } | { readonly keyHash: string }): Promise<HandoffRecord | null>;
+  /** True for exactly one of several racing callers: the one whose update moved the row. */
+  moveHandoff(id: string, move: HandoffTransition): Promise<boolean>;
+}
 
 /**
  * How long past its expiry a hand-off row is kept: longer than the grace in
