@@ -7,8 +7,7 @@
  * else English; pages are served in it and e-mail codes are mailed in it (a
  * real SMTP server on loopback).
  */
-import { readdirSync, readFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { readFileSync } from 'node:fs';
 import { IntlMessageFormat } from 'intl-messageformat';
 import { describe, expect, it } from 'vitest';
 import {
@@ -22,7 +21,7 @@ import {
   translator,
   type MessageKey,
 } from '../src/platform/i18n/index.js';
-import { findPagesDir } from '../src/web/pages.js';
+import { findPageRoot, pageFilesOf } from '../src/web/pages.js';
 import { testApp } from './support/app.js';
 import { useSmtpServer } from './support/auth-harness.js';
 
@@ -88,10 +87,10 @@ describe('catalogs', () => {
   });
 
   it('every message key the pages use exists, and every page message is used', () => {
-    const dir = findPagesDir();
-    const sources = readdirSync(dir)
-      .filter((name) => /\.(html|js)$/.test(name))
-      .map((name) => readFileSync(join(dir, name), 'utf8'));
+    // Every page folder's templates and scripts: the shared one's and each feature's.
+    const sources = [...pageFilesOf(findPageRoot())]
+      .filter(([name]) => /\.(html|js)$/.test(name))
+      .map(([, path]) => readFileSync(path, 'utf8'));
     const server = ['../src/web/pages.ts', '../src/platform/http/brand.ts', '../src/features/oidc/page-routes.ts'].map((path) =>
       readFileSync(new URL(path, import.meta.url), 'utf8'),
     );
