@@ -21,7 +21,8 @@
  *
  * Every page is rendered in the request's language (docs/pages.md "Languages"):
  * the templates' `{{t:key}}` markers are filled from the page catalogs
- * (src/platform/i18n/pages/) once per language at start, and each page's script
+ * (src/platform/i18n/pages/ and each feature's `messages/`, joined by
+ * src/web/page-words.ts) once per language at start, and each page's script
  * gets the messages it uses in its language, formatted in the browser by
  * src/pages/message-format.js.
  *
@@ -58,6 +59,8 @@ import {
   type Locale,
   type MessageKey,
 } from '../platform/i18n/index.js';
+// Every feature's page words joined to the catalogs before a page is made from them.
+import './page-words.js';
 import { requestLocale } from './locale.js';
 import { chooseEncoding, varyOnEncoding } from '../platform/http/compression.js';
 import { type GzipTemplate, gzipTemplate } from '../platform/http/page-gzip.js';
