@@ -11,6 +11,7 @@ import { readFileSync } from 'node:fs';
 import { IntlMessageFormat } from 'intl-messageformat';
 import { describe, expect, it } from 'vitest';
 import {
+  addPageWords,
   CATALOGS,
   formatHtml,
   formatUtc,
@@ -65,6 +66,17 @@ function sampleFor(args: Arguments): Record<string, string | number> {
 
 describe('catalogs', () => {
   const english = Object.keys(CATALOGS.en).sort() as MessageKey[];
+
+  it("holds every feature's page words beside the shared ones, each key in one place: a second definition stops the start", () => {
+    // Joined by src/web/page-words.ts, which src/web/pages.ts imports: the OpenID provider's words and the wallet's.
+    expect(PAGE_CATALOGS.en['oidc.an_app']).toBeTypeOf('string');
+    expect(PAGE_CATALOGS.de['wallet.connect']).toBeTypeOf('string');
+    const twice = { 'error.network': 'again' };
+    expect(() => addPageWords({ en: twice, de: twice, es: twice, fr: twice })).toThrow(
+      'i18n: the page message error.network is defined twice',
+    );
+    expect(PAGE_CATALOGS.en['error.network']).not.toBe('again');
+  });
 
   it.each(LOCALES)('%s has exactly the English keys, with the same values and tags, and every message formats', (locale) => {
     expect(Object.keys(CATALOGS[locale]).sort()).toEqual(english);
