@@ -12,15 +12,19 @@ COPY packages/verify/package.json ./packages/verify/package.json
 # Node 24 has SQLite built in (node:sqlite), so the optional native
 # better-sqlite3, needed only on Node 20, is left out: nothing compiles.
 RUN npm ci --omit=optional --no-audit --no-fund
-COPY tsconfig.json tsconfig.build.json ./
+COPY tsconfig.json tsconfig.build.json tsconfig.page-folders.json ./
 COPY src ./src
 # The session claims and the revocation feed's entries have one definition,
 # in the consumer package; the service imports their types
 # (src/identity/session/jwt.ts, src/identity/session/revocations.ts), so the build reads them.
 COPY packages/verify/src/claims.ts ./packages/verify/src/claims.ts
 COPY packages/verify/src/revocation-feed.ts ./packages/verify/src/revocation-feed.ts
+# The page files, for the runtime stage: the shared folder and each
+# feature's, in their places under src/ (src/web/pages.ts finds them there).
 RUN npm run build \
- && npm prune --omit=dev --no-audit --no-fund
+ && npm prune --omit=dev --no-audit --no-fund \
+ && mkdir -p page-files/src \
+ && cd src && cp -r --parents pages features/*/pages ../page-files/src/
 
 FROM node:24-slim
 ENV NODE_ENV=production \
@@ -30,8 +34,9 @@ WORKDIR /app
 COPY --from=build /app/package.json ./package.json
 COPY --from=build /app/node_modules ./node_modules
 COPY --from=build /app/dist ./dist
-# Served by the service itself (src/web/pages.ts looks for them here).
-COPY --from=build /app/src/pages ./src/pages
+# Served by the service itself (src/web/pages.ts looks for them here):
+# src/pages/ and every src/features/<name>/pages/, and nothing else of src/.
+COPY --from=build /app/page-files/src ./src
 # The SQLite database (default DATABASE_URL sqlite:./data/oc.sqlite) and the
 # development outbox live here; with PostgreSQL it stays empty.
 RUN mkdir -p /app/data && chown node:node /app/data

@@ -4,7 +4,7 @@
  * compiled service reads them (src/platform/http/page-bundle.ts).
  */
 import { writePageBundles } from './platform/http/page-bundle.js';
-import { findPagesDir, pageScripts } from './web/pages.js';
+import { findPageRoot, pageFilesOf, pageScripts } from './web/pages.js';
 
-const dir = findPagesDir();
-writePageBundles(dir, pageScripts(dir));
+const files = pageFilesOf(findPageRoot());
+writePageBundles(files, pageScripts(files));

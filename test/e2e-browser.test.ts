@@ -74,7 +74,7 @@ function shortened(value: string): string {
   return value.length <= 24 ? value : `${value.slice(0, 10)}…${value.slice(-6)}`;
 }
 
-/** The wallets whose documented browser APIs the sign-in page drives (src/pages/wallets.js). */
+/** The wallets whose documented browser APIs the sign-in page drives (src/features/wallet/pages/wallets.js). */
 type FakeWalletKind = 'unisat' | 'okx' | 'xverse' | 'leather' | 'phantom';
 const FAKE_WALLETS: ReadonlyArray<readonly [FakeWalletKind, string]> = [
   ['unisat', 'UniSat'],

@@ -7,11 +7,11 @@
  * else English; pages are served in it and e-mail codes are mailed in it (a
  * real SMTP server on loopback).
  */
-import { readdirSync, readFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { readFileSync } from 'node:fs';
 import { IntlMessageFormat } from 'intl-messageformat';
 import { describe, expect, it } from 'vitest';
 import {
+  addPageWords,
   CATALOGS,
   formatHtml,
   formatUtc,
@@ -22,7 +22,7 @@ import {
   translator,
   type MessageKey,
 } from '../src/platform/i18n/index.js';
-import { findPagesDir } from '../src/web/pages.js';
+import { findPageRoot, pageFilesOf } from '../src/web/pages.js';
 import { testApp } from './support/app.js';
 import { useSmtpServer } from './support/auth-harness.js';
 
@@ -67,6 +67,17 @@ function sampleFor(args: Arguments): Record<string, string | number> {
 describe('catalogs', () => {
   const english = Object.keys(CATALOGS.en).sort() as MessageKey[];
 
+  it("holds every feature's page words beside the shared ones, each key in one place: a second definition stops the start", () => {
+    // Joined by src/web/page-words.ts, which src/web/pages.ts imports: the OpenID provider's words and the wallet's.
+    expect(PAGE_CATALOGS.en['oidc.an_app']).toBeTypeOf('string');
+    expect(PAGE_CATALOGS.de['wallet.connect']).toBeTypeOf('string');
+    const twice = { 'error.network': 'again' };
+    expect(() => addPageWords({ en: twice, de: twice, es: twice, fr: twice })).toThrow(
+      'i18n: the page message error.network is defined twice',
+    );
+    expect(PAGE_CATALOGS.en['error.network']).not.toBe('again');
+  });
+
   it.each(LOCALES)('%s has exactly the English keys, with the same values and tags, and every message formats', (locale) => {
     expect(Object.keys(CATALOGS[locale]).sort()).toEqual(english);
     const t = translator(locale);
@@ -88,10 +99,10 @@ describe('catalogs', () => {
   });
 
   it('every message key the pages use exists, and every page message is used', () => {
-    const dir = findPagesDir();
-    const sources = readdirSync(dir)
-      .filter((name) => /\.(html|js)$/.test(name))
-      .map((name) => readFileSync(join(dir, name), 'utf8'));
+    // Every page folder's templates and scripts: the shared one's and each feature's.
+    const sources = [...pageFilesOf(findPageRoot())]
+      .filter(([name]) => /\.(html|js)$/.test(name))
+      .map(([, path]) => readFileSync(path, 'utf8'));
     const server = ['../src/web/pages.ts', '../src/platform/http/brand.ts', '../src/features/oidc/page-routes.ts'].map((path) =>
       readFileSync(new URL(path, import.meta.url), 'utf8'),
     );

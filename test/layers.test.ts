@@ -4,14 +4,26 @@
  * one way and a cycle cannot form. Framework code stays in http/ (and app.ts,
  * which builds the app, and main.ts, which starts the server).
  */
-import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { basename, dirname, join, normalize, relative, sep } from 'node:path';
 import { describe, expect, it } from 'vitest';
+
+const SRC = join(import.meta.dirname, '..', 'src');
+
+/**
+ * Each feature's page words (`features/<name>/messages/`): data that imports
+ * nothing but its own English keys, a unit of its own below the HTTP edge,
+ * which joins them to the catalogs (src/web/page-words.ts).
+ */
+const FEATURE_WORDS = readdirSync(join(SRC, 'features'))
+  .filter((name) => existsSync(join(SRC, 'features', name, 'messages')))
+  .map((name) => `features/${name}/messages`);
 
 /**
  * Lowest first. A unit is a folder of src/ or a file directly in it (without
  * `.ts`); inside platform/, identity/ and features/ it is the folder (or file)
- * one level down: `platform/storage`, `identity/session`, `features/oidc`.
+ * one level down: `platform/storage`, `identity/session`, `features/oidc`;
+ * a feature's words are `features/<name>/messages`.
  */
 const LAYERS: readonly (readonly string[])[] = [
   // The platform: knows no feature.
@@ -28,6 +40,8 @@ const LAYERS: readonly (readonly string[])[] = [
     'platform/limits',
     'platform/metrics',
   ],
+  // The features' page words: data.
+  FEATURE_WORDS,
   ['platform/storage'],
   ['platform/config', 'platform/redis'],
   ['platform/mail', 'platform/http'],
@@ -68,7 +82,6 @@ const LAYERS: readonly (readonly string[])[] = [
   ['cli'],
 ];
 
-const SRC = join(import.meta.dirname, '..', 'src');
 const rank = new Map<string, number>(LAYERS.flatMap((units, index) => units.map((unit) => [unit, index] as const)));
 
 function sourceFiles(folder: string): string[] {
@@ -83,6 +96,7 @@ const NESTED = new Set(['platform', 'identity', 'features']);
 
 function unitOf(path: string): string {
   const parts = relative(SRC, path).split(/[\\/]/);
+  if (parts[0] === 'features' && parts[2] === 'messages' && parts.length > 3) return `features/${parts[1]}/messages`;
   const unit = NESTED.has(parts[0]!) && parts.length > 1 ? `${parts[0]}/${parts[1]}` : parts[0]!;
   return unit.replace(/\.(ts|js)$/, '');
 }

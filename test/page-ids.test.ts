@@ -10,13 +10,13 @@
  * Ids built at run time (`byId(\`panel-${name}\`)`) are not read.
  */
 import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { bundlePageScripts } from '../src/platform/http/page-bundle.js';
 import { loadPageFiles, localizedPages, pageScripts } from '../src/web/pages.js';
 
-const PAGES_DIR = fileURLToPath(new URL('../src/pages/', import.meta.url));
+/** The root of the page folders: src/pages/ and every src/features/<name>/pages/. */
+const SRC = fileURLToPath(new URL('../src/', import.meta.url));
 const NO_BRAND = { name: undefined, logoUrl: undefined, accent: undefined, supportUrl: undefined };
 
 /**
@@ -51,10 +51,10 @@ function idsOf(html: string): Set<string> {
   return new Set([...html.matchAll(/\sid="([^"]+)"/g)].map((match) => match[1] as string));
 }
 
-const files = loadPageFiles(PAGES_DIR);
+const files = loadPageFiles(SRC);
 const { templates } = localizedPages(files, NO_BRAND);
-const scripts = pageScripts(PAGES_DIR);
-const bundles = bundlePageScripts(PAGES_DIR, scripts);
+const scripts = pageScripts(files.files);
+const bundles = bundlePageScripts(files.files, scripts);
 /** The page each script is the entry of: its template's name. */
 const PAGE_OF: Readonly<Record<string, keyof (typeof templates)['en']>> = {
   'signin.js': 'signin',
@@ -73,7 +73,7 @@ describe('element ids the page scripts look up', () => {
 
   /** Each page script's lookups, and the ids on its page or made by its modules. */
   const pages = scripts.map((script) => {
-    const sources = new Map(bundles.get(script)!.inputs.map((input) => [input, readFileSync(join(PAGES_DIR, input), 'utf8')]));
+    const sources = new Map(bundles.get(script)!.inputs.map((input) => [input, readFileSync(files.files.get(input)!, 'utf8')]));
     const present = idsOf(templates.en[PAGE_OF[script]!]);
     for (const source of sources.values()) for (const match of source.matchAll(MADE)) present.add((match[1] ?? match[2]) as string);
     return { script, lookups: lookedUp(sources), present };

@@ -1,10 +1,11 @@
 /**
  * The page routes over HTTP (src/web/pages.ts), without a browser: headers,
  * the server-side return_to check, the signed-out redirect of /account, the
- * asset table, and finding the files from the compiled `dist/src/`.
+ * asset table, and finding the files (the shared folder's and every
+ * feature's) from the compiled `dist/src/`.
  * test/e2e-browser.test.ts drives the same pages in Chromium.
  */
-import { copyFileSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { copyFileSync, cpSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
@@ -14,14 +15,33 @@ import { brotliDecompressSync, gunzipSync } from 'node:zlib';
 import { LOCALES, PAGE_CATALOGS } from '../src/platform/i18n/index.js';
 import { PAGE_READY_MARK } from '../src/platform/http/page-assets.js';
 import { bundlePageScripts, readPageBundles, writePageBundles } from '../src/platform/http/page-bundle.js';
-import { findPagesDir, loadPageFiles, localizedPages, PAGE_CSP, pageScripts, renderTemplate, sudoPurpose } from '../src/web/pages.js';
+import {
+  findPageRoot,
+  loadPageFiles,
+  localizedPages,
+  PAGE_CSP,
+  pageFilesOf,
+  pageFolders,
+  pageScripts,
+  renderTemplate,
+  sudoPurpose,
+} from '../src/web/pages.js';
 import { testApp } from './support/app.js';
 import { Browser, newWallet } from './support/auth-client.js';
 import { hostileReturnTo } from './support/return-to.js';
 import { inlineParts, inlinePolicy } from './support/inline-page.js';
 
 const REPO = fileURLToPath(new URL('..', import.meta.url));
-const PAGES_DIR = join(REPO, 'src', 'pages');
+/** The root of the page folders: src/pages/ and every src/features/<name>/pages/. */
+const SRC = join(REPO, 'src');
+const PAGES_DIR = join(SRC, 'pages');
+
+/** A copy of every page folder under a new root, each in its place; the caller removes it. */
+function copyOfPages(): string {
+  const root = mkdtempSync(join(tmpdir(), 'oc-pages-'));
+  for (const folder of pageFolders(SRC)) cpSync(join(SRC, folder), join(root, folder), { recursive: true });
+  return root;
+}
 
 const PUBLIC_URL = 'http://localhost:8787';
 const NO_BRAND = { name: undefined, logoUrl: undefined, accent: undefined, supportUrl: undefined };
@@ -39,28 +59,54 @@ function dataAttribute(html: string, name: string): string | undefined {
 }
 
 describe('finding the page files', () => {
-  it('finds src/pages from src/web (tsx, vitest)', () => {
-    expect(findPagesDir(pathToFileURL(join(REPO, 'src', 'web', 'pages.ts')).href)).toBe(PAGES_DIR);
+  it('finds the page folders under src/ from src/web (tsx, vitest)', () => {
+    expect(findPageRoot(pathToFileURL(join(REPO, 'src', 'web', 'pages.ts')).href)).toBe(SRC);
   });
 
-  it('falls back to <repo>/src/pages from the compiled dist/src/web, which has no pages', () => {
-    expect(findPagesDir(pathToFileURL(join(REPO, 'dist', 'src', 'web', 'pages.js')).href)).toBe(PAGES_DIR);
+  it('falls back to <repo>/src from the compiled dist/src/web, which has no pages', () => {
+    expect(findPageRoot(pathToFileURL(join(REPO, 'dist', 'src', 'web', 'pages.js')).href)).toBe(SRC);
   });
 
   it('stops the start with a message naming where it looked', () => {
-    expect(() => findPagesDir(pathToFileURL('/nowhere/a/b/http/pages.js').href)).toThrow(/^pages: signin\.html not found in /);
+    expect(() => findPageRoot(pathToFileURL('/nowhere/a/b/http/pages.js').href)).toThrow(/^pages: pages\/signin\.html not found in /);
+  });
+
+  it("finds the shared folder and each feature's pages folder by a walk, and nothing else of src/", () => {
+    const folders = pageFolders(SRC);
+    expect(folders[0]).toBe('pages');
+    const features = readdirSync(join(SRC, 'features')).filter((name) => readdirSync(join(SRC, 'features', name)).includes('pages'));
+    expect(folders.slice(1)).toEqual(features.sort().map((name) => join('features', name, 'pages')));
+    expect(folders).toEqual(expect.arrayContaining([join('features', 'wallet', 'pages'), join('features', 'oidc', 'pages')]));
+  });
+
+  it('holds the typecheck of the page scripts and knip to the same folders (tsconfig.page-folders.json)', () => {
+    const config = JSON.parse(readFileSync(join(REPO, 'tsconfig.page-folders.json'), 'utf8').replace(/^\s*\/\/.*$/gm, '')) as {
+      compilerOptions: { rootDirs: string[] };
+    };
+    expect(config.compilerOptions.rootDirs).toEqual([...pageFolders(SRC).map((folder) => `src/${folder}`), 'types/pages']);
+  });
+
+  it('stops the start when two page folders hold the same name: /assets/ serves one flat namespace', () => {
+    const root = copyOfPages();
+    try {
+      copyFileSync(join(root, 'pages', 'common.js'), join(root, 'features', 'wallet', 'pages', 'common.js'));
+      expect(() => pageFilesOf(root)).toThrow(/^pages: common\.js is in two page folders: /);
+      expect(() => loadPageFiles(root)).toThrow(/^pages: common\.js is in two page folders: /);
+    } finally {
+      rmSync(root, { recursive: true, force: true });
+    }
   });
 
   it('holds only assets with known names: no HTML, no TypeScript; each page script bundled, its catalogs, and one whole catalog per language', () => {
-    const files = loadPageFiles(PAGES_DIR);
+    const files = loadPageFiles(SRC);
     const plain = [...files.assets.keys()].filter((name) => !/\.[0-9a-f]{16}\./.test(name)).sort();
     const scripts = ['account', 'consent', 'explorer', 'phone', 'signin', 'sudo'];
     // The provider's notices say nothing from a script: their script has no catalog.
     const wordless = ['notice'];
     expect(plain).toEqual(
       [
-        // Every script, style and picture of the folder as it is…
-        ...readdirSync(files.dir).filter((name) => /^[a-z0-9-]+\.(?:js|css|svg|png|ico)$/.test(name)),
+        // Every script, style and picture of the folders as it is…
+        ...[...files.files.keys()].filter((name) => /^[a-z0-9-]+\.(?:js|css|svg|png|ico)$/.test(name)),
         // …and what is made of them at start.
         ...LOCALES.map((locale) => `messages-${locale}.js`),
         ...scripts.flatMap((script) => [`${script}-page.js`, ...LOCALES.map((locale) => `messages-${script}-${locale}.js`)]),
@@ -70,7 +116,7 @@ describe('finding the page files', () => {
     expect(files.notice).not.toContain('modulepreload');
     expect(files.consent).toContain('<link rel="modulepreload" id="page-messages"');
     // Every asset also under its hashed name, and nothing else, but the single modules, which no page loads.
-    const modules = readdirSync(files.dir).filter((name) => /^[a-z0-9-]+\.js$/.test(name));
+    const modules = [...files.files.keys()].filter((name) => /^[a-z0-9-]+\.js$/.test(name));
     expect(modules).toContain('common.js');
     expect(files.assets.size).toBe(plain.length * 2 - modules.length);
     for (const name of plain) {
@@ -81,7 +127,7 @@ describe('finding the page files', () => {
   });
 
   it('gives every template the one head of head.html, with its own title, stylesheets, script and body tag', () => {
-    const files = loadPageFiles(PAGES_DIR);
+    const files = loadPageFiles(SRC);
     for (const page of ['signin', 'account', 'sudo', 'explorer'] as const) {
       const html = files[page];
       expect(html.startsWith('<!doctype html>\n<html lang="{{lang}}">\n<head>\n'), page).toBe(true);
@@ -106,8 +152,9 @@ describe('finding the page files', () => {
   it('stops the start on a template without its head line', () => {
     const dir = mkdtempSync(join(tmpdir(), 'oc-pages-'));
     try {
-      for (const name of ['head.html', 'account.html', 'sudo.html', 'explorer.html']) copyFileSync(join(PAGES_DIR, name), join(dir, name));
-      writeFileSync(join(dir, 'signin.html'), '<!doctype html>\n<body>\n');
+      mkdirSync(join(dir, 'pages'));
+      for (const name of ['head.html', 'sudo.html', 'explorer.html']) copyFileSync(join(PAGES_DIR, name), join(dir, 'pages', name));
+      writeFileSync(join(dir, 'pages', 'signin.html'), '<!doctype html>\n<body>\n');
       expect(() => loadPageFiles(dir)).toThrow(/^pages: signin\.html does not start with <!--head/);
     } finally {
       rmSync(dir, { recursive: true, force: true });
@@ -115,7 +162,7 @@ describe('finding the page files', () => {
   });
 
   it('puts the styles, the catalog and the script inline in the pages a person signs in on, the same script and style in every language', () => {
-    const files = loadPageFiles(PAGES_DIR);
+    const files = loadPageFiles(SRC);
     const { templates, csp } = localizedPages(files, NO_BRAND);
     // The explorer, and the provider's pages, which are never compressed (BREACH), link theirs.
     for (const page of ['explorer', 'consent', 'notice'] as const) {
@@ -147,10 +194,10 @@ describe('finding the page files', () => {
     ["const opening = '<!-- x';", 'the start of a comment or a script'],
     ["const filled = '{{return_to}}';", 'a {{placeholder}}'],
   ])('stops the start when a page script would go inline holding %s', (line, reason) => {
-    const dir = mkdtempSync(join(tmpdir(), 'oc-pages-'));
+    const dir = copyOfPages();
     try {
-      for (const name of readdirSync(PAGES_DIR)) copyFileSync(join(PAGES_DIR, name), join(dir, name));
-      writeFileSync(join(dir, 'phone.js'), `${readFileSync(join(PAGES_DIR, 'phone.js'), 'utf8')}\nexport ${line}\n`);
+      const phone = join(dir, 'features', 'phone', 'pages', 'phone.js');
+      writeFileSync(phone, `${readFileSync(phone, 'utf8')}\nexport ${line}\n`);
       expect(() => localizedPages(loadPageFiles(dir), NO_BRAND)).toThrow(`pages: phone-page.js cannot go inline: it holds ${reason}`);
     } finally {
       rmSync(dir, { recursive: true, force: true });
@@ -354,7 +401,7 @@ describe('GET /assets/<file>', () => {
   });
 
   it('serves the single modules as written under their plain names only: no page loads them', async () => {
-    const files = loadPageFiles(PAGES_DIR);
+    const files = loadPageFiles(SRC);
     expect(files.hashedNames.has('common.js')).toBe(false);
     const plain = await app.inject({ method: 'GET', url: '/assets/common.js' });
     expect(plain.body).toBe(readFileSync(join(PAGES_DIR, 'common.js'), 'utf8'));
@@ -362,10 +409,10 @@ describe('GET /assets/<file>', () => {
   });
 
   it('bundles each page script with its imports, minified, without comments, setting the ready mark last; a catalog of only the messages they name', async () => {
-    const files = loadPageFiles(PAGES_DIR);
-    const scripts = pageScripts(PAGES_DIR);
+    const files = loadPageFiles(SRC);
+    const scripts = pageScripts(files.files);
     expect(scripts.sort()).toEqual(['account.js', 'consent.js', 'explorer.js', 'notice.js', 'phone.js', 'signin.js', 'sudo.js']);
-    const bundles = bundlePageScripts(PAGES_DIR, scripts);
+    const bundles = bundlePageScripts(files.files, scripts);
     for (const script of scripts) {
       const name = script.replace(/\.js$/, '-page.js');
       const served = (await app.inject({ method: 'GET', url: `/assets/${files.hashedNames.get(name)}` })).body;
@@ -393,20 +440,27 @@ describe('GET /assets/<file>', () => {
   });
 
   it('reads the bundles npm run build wrote, the same as made at start; a bundle older than a module, or none, stops the start', () => {
-    const dir = mkdtempSync(join(tmpdir(), 'oc-pages-'));
+    const dir = copyOfPages();
     const out = mkdtempSync(join(tmpdir(), 'oc-built-pages-'));
     try {
-      for (const name of readdirSync(PAGES_DIR)) copyFileSync(join(PAGES_DIR, name), join(dir, name));
-      const scripts = pageScripts(dir);
-      expect(() => readPageBundles(dir, scripts, out)).toThrow(`pages: no page bundles in ${out}: run npm run build`);
-      writePageBundles(dir, scripts, out);
+      const sources = pageFilesOf(dir);
+      const scripts = pageScripts(sources);
+      expect(() => readPageBundles(sources, scripts, out)).toThrow(`pages: no page bundles in ${out}: run npm run build`);
+      writePageBundles(sources, scripts, out);
       expect(readdirSync(out).sort()).toEqual(['manifest.json', ...scripts.map((script) => script.replace(/\.js$/, '-page.js'))].sort());
       const built = loadPageFiles(dir, out);
       const made = loadPageFiles(dir);
       expect([...built.hashedNames]).toEqual([...made.hashedNames]);
       for (const [name, asset] of made.assets) expect(built.assets.get(name)!.body.equals(asset.body), name).toBe(true);
-      writeFileSync(join(dir, 'message-format.js'), `${readFileSync(join(dir, 'message-format.js'), 'utf8')}\n`);
-      expect(() => readPageBundles(dir, scripts, out)).toThrow(
+      // A module moved to another folder as it was is the same module: the bundle still holds.
+      mkdirSync(join(dir, 'features', 'contact', 'pages'), { recursive: true });
+      cpSync(join(dir, 'pages', 'curl.js'), join(dir, 'features', 'contact', 'pages', 'curl.js'));
+      rmSync(join(dir, 'pages', 'curl.js'));
+      expect(readPageBundles(pageFilesOf(dir), scripts, out).get('explorer.js')!.code).toBe(
+        made.assets.get('explorer-page.js')!.body.toString('utf8'),
+      );
+      writeFileSync(join(dir, 'pages', 'message-format.js'), `${readFileSync(join(dir, 'pages', 'message-format.js'), 'utf8')}\n`);
+      expect(() => readPageBundles(pageFilesOf(dir), scripts, out)).toThrow(
         /^pages: the bundle of [a-z]+\.js in .* is older than message-format\.js: run npm run build$/,
       );
     } finally {
@@ -416,7 +470,7 @@ describe('GET /assets/<file>', () => {
   });
 
   it('answers brotli, else gzip, else the plain bytes, each with its own ETag and Vary: Accept-Encoding', async () => {
-    const name = loadPageFiles(PAGES_DIR).hashedNames.get('account-page.js');
+    const name = loadPageFiles(SRC).hashedNames.get('account-page.js');
     const url = `/assets/${name}`;
     const plain = await app.inject({ method: 'GET', url });
     const br = await app.inject({ method: 'GET', url, headers: { 'accept-encoding': 'gzip, deflate, br' } });

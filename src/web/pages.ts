@@ -1,7 +1,10 @@
 /**
  * The browser pages of the host: `/signin`, `/account`, `/sudo`, the API
  * explorer at `/api-explorer`, and their static assets under `/assets/<file>`. The pages are plain HTML, CSS
- * and hand-written JavaScript modules in `src/pages/`; they call the API
+ * and hand-written JavaScript modules: what every page shares (the head, the
+ * styles, the API and message helpers, the sign-in card's frame) in
+ * `src/pages/`, and what belongs to a feature in that feature's own
+ * `src/features/<name>/pages/` (see {@link pageFolders}). They call the API
  * same-origin with the HttpOnly cookie, so no token ever appears in them.
  *
  * Every page answer carries a Content-Security-Policy without
@@ -18,7 +21,8 @@
  *
  * Every page is rendered in the request's language (docs/pages.md "Languages"):
  * the templates' `{{t:key}}` markers are filled from the page catalogs
- * (src/platform/i18n/pages/) once per language at start, and each page's script
+ * (src/platform/i18n/pages/ and each feature's `messages/`, joined by
+ * src/web/page-words.ts) once per language at start, and each page's script
  * gets the messages it uses in its language, formatted in the browser by
  * src/pages/message-format.js.
  *
@@ -30,11 +34,11 @@
  * templates refer to the hashed names or carry the assets inline. All is served from memory:
  * `/assets/<file>` looks the name up in that table, so no request path ever reaches the file
  * system (no traversal to refuse, nothing to normalise). `tsc` does not copy
- * non-TypeScript files, so from `dist/src/web/` the folder is found back in
- * `<repo>/src/pages/` (see {@link findPagesDir}).
+ * non-TypeScript files, so from `dist/src/web/` the folders are found back
+ * in `<repo>/src/` (see {@link findPageRoot}).
  */
 import { createHash } from 'node:crypto';
-import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
@@ -55,6 +59,8 @@ import {
   type Locale,
   type MessageKey,
 } from '../platform/i18n/index.js';
+// Every feature's page words joined to the catalogs before a page is made from them.
+import './page-words.js';
 import { requestLocale } from './locale.js';
 import { chooseEncoding, varyOnEncoding } from '../platform/http/compression.js';
 import { type GzipTemplate, gzipTemplate } from '../platform/http/page-gzip.js';
@@ -68,7 +74,14 @@ import {
   pageCatalogName,
   pageMessages,
 } from '../platform/http/page-assets.js';
-import { BUILT_PAGES_DIR, bundlePageScripts, type PageBundle, pageModuleName, readPageBundles } from '../platform/http/page-bundle.js';
+import {
+  BUILT_PAGES_DIR,
+  bundlePageScripts,
+  type PageBundle,
+  type PageSources,
+  pageModuleName,
+  readPageBundles,
+} from '../platform/http/page-bundle.js';
 
 /** The policy of every page answer: same-origin scripts, styles and fetches only. */
 export const PAGE_CSP =
@@ -94,14 +107,17 @@ interface Templates {
   readonly consent: string;
   /** The OpenID provider's other pages: an error, the sign-out question and its answer. */
   readonly notice: string;
-  /** The phone's side of signing in from a phone (src/pages/phone.js). */
+  /** The phone's side of signing in from a phone (src/features/phone/pages/phone.js). */
   readonly phone: string;
 }
 
 const TEMPLATE_NAMES = ['signin', 'account', 'sudo', 'explorer', 'consent', 'notice', 'phone'] as const;
 
 export interface PageFiles extends Templates {
-  readonly dir: string;
+  /** The folder the page folders were found in (src/, {@link pageFolders}). */
+  readonly root: string;
+  /** Every page file by the name it is served under, with its path. */
+  readonly files: PageSources;
   /** Every asset under every name it is served by: plain, and hashed for what the pages reference (src/platform/http/page-assets.ts). */
   readonly assets: ReadonlyMap<string, Asset>;
   /** An asset's plain name → its hashed name, which the pages reference; the single modules have none. */
@@ -123,16 +139,63 @@ export interface PageFiles extends Templates {
 const LINKED_TEMPLATES: ReadonlySet<keyof Templates> = new Set(['explorer', 'consent', 'notice']);
 const INLINE_TEMPLATES = TEMPLATE_NAMES.filter((name) => !LINKED_TEMPLATES.has(name));
 
+/** The folder of what every page shares, under the root: the head, the styles, the helpers, the sign-in card's frame. */
+const SHARED_PAGES = 'pages';
+
 /**
- * `src/pages/` beside this module's folder (running from `src/` with tsx or
- * vitest), else `<repo>/src/pages/` (running the compiled `dist/src/`).
+ * The root of the page folders: `src/`, beside this module's folder
+ * (running from `src/` with tsx or vitest), else `<repo>/src/` (running
+ * the compiled `dist/src/`), found by its shared folder's `signin.html`.
  */
-export function findPagesDir(moduleUrl: string = import.meta.url): string {
+export function findPageRoot(moduleUrl: string = import.meta.url): string {
   const here = dirname(fileURLToPath(moduleUrl));
-  const candidates = [resolve(here, '../pages'), resolve(here, '../../../src/pages')];
-  const found = candidates.find((candidate) => existsSync(join(candidate, 'signin.html')));
-  if (found === undefined) throw new Error(`pages: signin.html not found in ${candidates.join(' or ')}`);
+  const candidates = [resolve(here, '..'), resolve(here, '../../../src')];
+  const found = candidates.find((candidate) => existsSync(join(candidate, SHARED_PAGES, 'signin.html')));
+  if (found === undefined) throw new Error(`pages: ${SHARED_PAGES}/signin.html not found in ${candidates.join(' or ')}`);
   return found;
+}
+
+/**
+ * The page folders under `root`, by a walk, so no list names them: the
+ * shared `pages/`, then `features/<name>/pages/` of every feature that has
+ * pages, in the order of the names. Paths relative to `root`.
+ */
+export function pageFolders(root: string): string[] {
+  const isFolder = (path: string) => existsSync(path) && statSync(path).isDirectory();
+  const features = join(root, 'features');
+  const featureFolders = isFolder(features)
+    ? readdirSync(features)
+        .sort()
+        .map((name) => join('features', name, 'pages'))
+        .filter((folder) => isFolder(join(root, folder)))
+    : [];
+  return [SHARED_PAGES, ...featureFolders];
+}
+
+/**
+ * Every file of the page folders under `root` by its name, which is the
+ * name `/assets/` serves it under and the one the modules import it by
+ * (`./common.js`): one flat namespace, so two folders holding the same name
+ * stop the start.
+ */
+export function pageFilesOf(root: string): Map<string, string> {
+  const files = new Map<string, string>();
+  for (const folder of pageFolders(root)) {
+    for (const name of readdirSync(join(root, folder)).sort()) {
+      const path = join(root, folder, name);
+      const known = files.get(name);
+      if (known !== undefined) throw new Error(`pages: ${name} is in two page folders: ${known} and ${path}`);
+      files.set(name, path);
+    }
+  }
+  return files;
+}
+
+/** The file `name` of the page folders; one they do not hold is a programming error. */
+function pageFile(files: PageSources, name: string): string {
+  const path = files.get(name);
+  if (path === undefined) throw new Error(`pages: no page file ${name}`);
+  return path;
 }
 
 /**
@@ -142,7 +205,7 @@ export function findPagesDir(moduleUrl: string = import.meta.url): string {
  */
 const HEAD_MARKER = /^<!--head title=([a-z0-9_.]+) script=([a-z0-9-]+\.js)(?: styles=([a-z0-9-]+\.css))?-->\n(<body\b[^\n]*)\n/;
 
-/** The page's own catalog, preloaded beside its script; src/pages/i18n.js finds it by its id. */
+/** The page's own catalog, preloaded beside its script; i18n.js finds it by its id. */
 function catalogPreload(script: string): string {
   return `<link rel="modulepreload" id="page-messages" href="/assets/${pageCatalogName(script, '{{lang}}')}">`;
 }
@@ -171,10 +234,10 @@ function withHead(template: string, head: string, name: string): { readonly html
   return { html: filled + template.slice(line.length), script };
 }
 
-/** The entry scripts the templates of `dir` name in their head lines, each once: what is bundled. */
-export function pageScripts(dir: string): string[] {
+/** The entry scripts the templates of `files` name in their head lines, each once: what is bundled. */
+export function pageScripts(files: PageSources): string[] {
   const scripts = TEMPLATE_NAMES.map((name) => {
-    const script = HEAD_MARKER.exec(readFileSync(join(dir, `${name}.html`), 'utf8'))?.[2];
+    const script = HEAD_MARKER.exec(readFileSync(pageFile(files, `${name}.html`), 'utf8'))?.[2];
     if (script === undefined) throw new Error(`pages: ${name}.html does not start with <!--head title=… script=…--> and its <body> tag`);
     return script;
   });
@@ -188,7 +251,7 @@ export function pageScripts(dir: string): string[] {
  */
 const COMPILED = !import.meta.url.endsWith('.ts');
 
-/** The files of each pages folder, read and prepared once per process (tests start many apps). */
+/** The files of each root's page folders, read and prepared once per process (tests start many apps). */
 const loadedDirs = new Map<string, PageFiles>();
 
 /**
@@ -198,20 +261,24 @@ const loadedDirs = new Map<string, PageFiles>();
  * read from `built`, where `npm run build` wrote them, or, without one,
  * made now with esbuild (src/platform/http/page-bundle.ts).
  */
-export function loadPageFiles(dir: string = findPagesDir(), built: string | undefined = COMPILED ? BUILT_PAGES_DIR : undefined): PageFiles {
-  const key = `${dir}\n${built ?? ''}`;
+export function loadPageFiles(
+  root: string = findPageRoot(),
+  built: string | undefined = COMPILED ? BUILT_PAGES_DIR : undefined,
+): PageFiles {
+  const key = `${root}\n${built ?? ''}`;
   const known = loadedDirs.get(key);
   if (known !== undefined) return known;
+  const paths = pageFilesOf(root);
   const files = new Map<string, Buffer>();
-  for (const name of readdirSync(dir)) if (PLAIN_ASSET_NAME.test(name)) files.set(name, readFileSync(join(dir, name)));
-  const head = readFileSync(join(dir, 'head.html'), 'utf8');
+  for (const [name, path] of paths) if (PLAIN_ASSET_NAME.test(name)) files.set(name, readFileSync(path));
+  const head = readFileSync(pageFile(paths, 'head.html'), 'utf8');
   const templates = Object.fromEntries(
-    TEMPLATE_NAMES.map((name) => [name, withHead(readFileSync(join(dir, `${name}.html`), 'utf8'), head, `${name}.html`)]),
+    TEMPLATE_NAMES.map((name) => [name, withHead(readFileSync(pageFile(paths, `${name}.html`), 'utf8'), head, `${name}.html`)]),
   ) as Record<keyof Templates, { html: string; readonly script: string }>;
 
   const scripts = [...new Set(Object.values(templates).map((template) => template.script))];
   const bundles: ReadonlyMap<string, PageBundle> =
-    built === undefined ? bundlePageScripts(dir, scripts) : readPageBundles(dir, scripts, built);
+    built === undefined ? bundlePageScripts(paths, scripts) : readPageBundles(paths, scripts, built);
   const generated = new Map<string, string>();
   for (const locale of LOCALES) generated.set(`messages-${locale}.js`, catalogModule(PAGE_CATALOGS[locale]));
   const messages = new Map<string, Readonly<Record<string, string>>>();
@@ -262,7 +329,8 @@ export function loadPageFiles(dir: string = findPagesDir(), built: string | unde
   for (const [name, text] of generated) add(name, Buffer.from(text, 'utf8'), loads(name));
 
   const loaded: PageFiles = {
-    dir,
+    root,
+    files: paths,
     ...(Object.fromEntries(TEMPLATE_NAMES.map((name) => [name, templates[name].html])) as unknown as Templates),
     assets,
     hashedNames,
@@ -278,7 +346,7 @@ const MESSAGE_MARKER = /\{\{t:([a-z0-9_.]+)((?:\|[a-z]+=<[^>]*>)*)\}\}/g;
 /** `<!--footer-->`: a page's footer holding only the support line and the language form. */
 const FOOTER = '<footer class="site-footer"><div class="wrap"><!--support-line--><!--languages--></div></footer>';
 
-/** The language form of every page's footer (src/pages/i18n.js stores the choice). */
+/** The language form of every page's footer (i18n.js, src/pages/, stores the choice). */
 function languageForm(locale: Locale): string {
   const options = LOCALES.map(
     (option) =>
@@ -374,7 +442,7 @@ function checkedInline(text: string, what: string): string {
  * A page's head with its styles, catalog and script inline instead of
  * linked (docs/architecture.md "Page assets"): one `<style>` with every
  * stylesheet the head linked, in order (the brand's included); the page's
- * catalog as a JSON data block that src/pages/i18n.js reads, with every `<`
+ * catalog as a JSON data block that i18n.js (src/pages/) reads, with every `<`
  * escaped; the bundled module script. A first visit is then the HTML alone:
  * nothing waits for a second round trip before the page can show and run.
  * The page's policy allows the style and the script by their hashes.

@@ -9,17 +9,27 @@
  * the compiled service, whose image has no development dependencies.
  */
 import { createHash } from 'node:crypto';
-import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type * as Esbuild from 'esbuild';
 import { PAGE_READY_MARK } from './page-assets.js';
 
+/**
+ * The page files by the name each is served under (`common.js`), each with
+ * its path: the shared folder's and every feature's (src/web/pages.ts
+ * `pageFilesOf`). The names are one flat namespace, the one `/assets/`
+ * serves, and the modules import each other by it (`./common.js`), wherever
+ * their folder is.
+ */
+export type PageSources = ReadonlyMap<string, string>;
+
 /** A page script bundled with its imports. */
 export interface PageBundle {
   readonly code: string;
-  /** The modules of `src/pages/` that went into it, the entry included: its module graph. */
+  /** The page modules that went into it by their names, the entry included: its module graph. */
   readonly inputs: readonly string[];
 }
 
@@ -46,13 +56,29 @@ function sha256(text: Buffer | string): string {
 }
 
 /**
- * Each of `scripts` (files of `dir`) bundled with what it imports: ES module,
- * minified, no comments (legal ones neither), and at its end the User Timing
- * mark {@link PAGE_READY_MARK}, set once every module has run, top-level
- * awaits included, which tests and benchmarks wait for without depending on
- * any page's markup.
+ * Each of `scripts` (page modules of `sources`) bundled with what it
+ * imports: ES module, minified, no comments (legal ones neither), and at its
+ * end the User Timing mark {@link PAGE_READY_MARK}, set once every module has
+ * run, top-level awaits included, which tests and benchmarks wait for
+ * without depending on any page's markup.
+ *
+ * The modules import each other by their served names (`./common.js`) from
+ * whichever folder they are in, as the browser resolves a single module
+ * under `/assets/`; esbuild's synchronous API takes no resolver plugin, so
+ * the modules are copied into one flat folder for the build, where those
+ * imports resolve as written, and removed after it.
  */
-export function bundlePageScripts(dir: string, scripts: readonly string[]): Map<string, PageBundle> {
+export function bundlePageScripts(sources: PageSources, scripts: readonly string[]): Map<string, PageBundle> {
+  const dir = realpathSync(mkdtempSync(join(tmpdir(), 'oc-page-modules-')));
+  try {
+    for (const [name, path] of sources) if (name.endsWith('.js')) copyFileSync(path, join(dir, name));
+    return bundleFlat(dir, scripts);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+function bundleFlat(dir: string, scripts: readonly string[]): Map<string, PageBundle> {
   // Loaded here, not imported at the top: the compiled service imports this module but never bundles.
   const esbuild = createRequire(import.meta.url)('esbuild') as typeof Esbuild;
   const result = esbuild.buildSync({
@@ -87,16 +113,23 @@ export const BUILT_PAGES_DIR = fileURLToPath(new URL('../../../pages/', import.m
 
 const MANIFEST = 'manifest.json';
 
+/** The file of the page module `name`; a name no folder holds is a programming error. */
+function pathOf(sources: PageSources, name: string): string {
+  const path = sources.get(name);
+  if (path === undefined) throw new Error(`pages: no page file ${name}`);
+  return path;
+}
+
 /** Writes the bundles of `scripts` and their manifest to `outDir`, replacing what was there. */
-export function writePageBundles(dir: string, scripts: readonly string[], outDir: string = BUILT_PAGES_DIR): void {
-  const bundles = bundlePageScripts(dir, scripts);
+export function writePageBundles(sources: PageSources, scripts: readonly string[], outDir: string = BUILT_PAGES_DIR): void {
+  const bundles = bundlePageScripts(sources, scripts);
   rmSync(outDir, { recursive: true, force: true });
   mkdirSync(outDir, { recursive: true });
   const manifest: Record<string, BuiltBundle> = {};
   for (const [script, bundle] of bundles) {
     const file = pageModuleName(script);
     writeFileSync(join(outDir, file), bundle.code);
-    const inputs = Object.fromEntries(bundle.inputs.map((input) => [input, sha256(readFileSync(join(dir, input)))]));
+    const inputs = Object.fromEntries(bundle.inputs.map((input) => [input, sha256(readFileSync(pathOf(sources, input)))]));
     manifest[script] = { file, inputs };
   }
   writeFileSync(join(outDir, MANIFEST), `${JSON.stringify(manifest, null, 2)}\n`);
@@ -104,10 +137,16 @@ export function writePageBundles(dir: string, scripts: readonly string[], outDir
 
 /**
  * The bundles `npm run build` wrote to `outDir` for `scripts`. A bundle
- * made from modules other than those in `dir` now (a page edited since the
- * build) or a missing one stops the start: the pages would run old code.
+ * made from modules other than those of `sources` now (a page edited since
+ * the build) or a missing one stops the start: the pages would run old code.
+ * A module is known by its name, so one moved to another folder as it was
+ * still matches.
  */
-export function readPageBundles(dir: string, scripts: readonly string[], outDir: string = BUILT_PAGES_DIR): Map<string, PageBundle> {
+export function readPageBundles(
+  sources: PageSources,
+  scripts: readonly string[],
+  outDir: string = BUILT_PAGES_DIR,
+): Map<string, PageBundle> {
   let manifest: Record<string, BuiltBundle>;
   try {
     manifest = JSON.parse(readFileSync(join(outDir, MANIFEST), 'utf8')) as Record<string, BuiltBundle>;
@@ -121,7 +160,7 @@ export function readPageBundles(dir: string, scripts: readonly string[], outDir:
     for (const [input, hash] of Object.entries(built.inputs)) {
       let now: string | undefined;
       try {
-        now = sha256(readFileSync(join(dir, input)));
+        now = sha256(readFileSync(pathOf(sources, input)));
       } catch {
         now = undefined;
       }

@@ -16,7 +16,7 @@ import { en, type MailMessageKey } from './messages/en.js';
 import { es } from './messages/es.js';
 import { fr } from './messages/fr.js';
 import { pagesDe } from './pages/de.js';
-import { pagesEn, type PageMessageKey } from './pages/en.js';
+import { pagesEn, type SharedPageMessageKey } from './pages/en.js';
 import { pagesEs } from './pages/es.js';
 import { pagesFr } from './pages/fr.js';
 
@@ -29,19 +29,56 @@ export const LANGUAGE_COOKIE = 'oc_lang';
 /** What a language is called in itself, for the language form. */
 export const LANGUAGE_NAMES: Readonly<Record<Locale, string>> = { en: 'English', de: 'Deutsch', es: 'Español', fr: 'Français' };
 
-export type { PageMessageKey };
+/**
+ * The keys of the pages' words: the shared ones of `./pages/`, and each
+ * feature's, which src/web/page-words.ts adds to this interface by
+ * declaration merging as it adds their words ({@link addPageWords}); the
+ * platform names no feature.
+ *
+ * @public (reached by that declaration, not by an import)
+ */
+export interface PageWords extends Readonly<Record<SharedPageMessageKey, string>> {}
+export type PageMessageKey = keyof PageWords;
 export type MessageKey = MailMessageKey | PageMessageKey;
 type Catalog<Key extends string> = Readonly<Record<Key, string>>;
 
-/** The pages' messages per language: served to the browser (src/web/pages.ts) as well as used in the HTML. */
-export const PAGE_CATALOGS: Readonly<Record<Locale, Catalog<PageMessageKey>>> = { en: pagesEn, de: pagesDe, es: pagesEs, fr: pagesFr };
-/** Every message per language: the e-mails' and the pages'. */
-export const CATALOGS: Readonly<Record<Locale, Catalog<MessageKey>>> = {
+const pageCatalogs: Record<Locale, Record<string, string>> = {
+  en: { ...pagesEn },
+  de: { ...pagesDe },
+  es: { ...pagesEs },
+  fr: { ...pagesFr },
+};
+const allCatalogs: Record<Locale, Record<string, string>> = {
   en: { ...en, ...pagesEn },
   de: { ...de, ...pagesDe },
   es: { ...es, ...pagesEs },
   fr: { ...fr, ...pagesFr },
 };
+
+/**
+ * The pages' messages per language: served to the browser (src/web/pages.ts) as well as used in the HTML.
+ * The shared words, and each feature's once src/web/page-words.ts has added them.
+ */
+export const PAGE_CATALOGS = pageCatalogs as unknown as Readonly<Record<Locale, Catalog<PageMessageKey>>>;
+/** Every message per language: the e-mails' and the pages'. */
+export const CATALOGS = allCatalogs as unknown as Readonly<Record<Locale, Catalog<MessageKey>>>;
+
+/**
+ * Adds a feature's page words, in every language, to the catalogs
+ * (src/web/page-words.ts, once, before a page is made). A page key already
+ * there is a programming error: one key, one place. A page's word wins over
+ * a mail's of the same key, as in the catalogs above (the device names of
+ * the account page and of the mails are the same words).
+ */
+export function addPageWords(words: Readonly<Record<Locale, Readonly<Record<string, string>>>>): void {
+  for (const locale of LOCALES) {
+    for (const [key, text] of Object.entries(words[locale])) {
+      if (Object.hasOwn(pageCatalogs[locale], key)) throw new Error(`i18n: the page message ${key} is defined twice`);
+      pageCatalogs[locale][key] = text;
+      allCatalogs[locale][key] = text;
+    }
+  }
+}
 
 export function isLocale(value: unknown): value is Locale {
   return typeof value === 'string' && (LOCALES as readonly string[]).includes(value);

@@ -293,7 +293,7 @@ function showDialog(dialog, onClose = () => {}) {
  * when the person confirmed.
  *
  * `details` are shown under the text, such as the choices of a merge
- * (src/pages/link.js); the caller keeps them to read the choices after the
+ * (link.js); the caller keeps them to read the choices after the
  * answer. With details the dialog opens focused on its title, not on Cancel:
  * a long list would otherwise open scrolled to its end, and a screen reader
  * starts from the question.

@@ -1,5 +1,5 @@
 /**
- * The OpenID provider's notices (src/pages/notice.html, docs/protocol.md §8):
+ * The OpenID provider's notices (notice.html, docs/protocol.md §8):
  * the app's logo and forms sent once; no account menu, so none of its code.
  */
 import { sendFormsOnce, showAppLogo } from './oidc-page.js';

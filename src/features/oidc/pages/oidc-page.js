@@ -1,6 +1,6 @@
 /**
- * What the OpenID provider's pages share (src/pages/consent.html,
- * src/pages/notice.html, docs/protocol.md §8 "Consent"): they work without
+ * What the OpenID provider's pages share (consent.html,
+ * notice.html, docs/protocol.md §8 "Consent"): they work without
  * scripts (plain forms); these show the app's logo when it has one and keep
  * a form from being sent twice while the browser goes on to the app.
  */

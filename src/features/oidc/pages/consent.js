@@ -1,5 +1,5 @@
 /**
- * The OpenID provider's consent page (src/pages/consent.html,
+ * The OpenID provider's consent page (consent.html,
  * docs/protocol.md §8 "Consent"): the app's logo, forms sent once, and the
  * header's account menu, since the question is asked of one account.
  */

@@ -1,0 +1,61 @@
+import type { ActivityPageMessageKey } from './en.js';
+
+/** Deutsch (Sie, wie in den E-Mails). */
+export const activityPagesDe: Readonly<Record<ActivityPageMessageKey, string>> = {
+  // Kontoseite (account.js)
+  'method.bip322': 'Bitcoin-Wallet',
+  'method.email_otp': 'E-Mail-Code',
+  'method.passkey': 'Passkey',
+  'method.key': 'einem Sicherheitsschlüssel',
+  'method.unknown': 'unbekanntem Weg',
+  'account.unknown_browser': 'Ein unbekannter Browser',
+  // A device label ("Chrome 156 on Linux (mobile)", src/identity/session/device.ts) in this language.
+  'device.on': '{browser} unter {os}',
+  'device.mobile': '{device} (Smartphone)',
+  'device.tablet': '{device} (Tablet)',
+  'device.some_browser': 'Ein Browser',
+  'account.device_signed_in': 'Angemeldet am {date} mit {method}',
+  'account.device_seen': 'zuletzt gesehen am {date}',
+  'account.network': 'Netz {network}',
+  'account.this_browser': 'Dieser Browser',
+  'account.sign_out_this_browser': '{name} abmelden (dieser Browser)',
+  'account.sign_out_named': '{name} abmelden',
+  'action.sign_out_device': '{name} abzumelden',
+  'account.no_browser_signed_out': 'Es wurde kein Browser abgemeldet.',
+  'account.browser_gone': 'Dieser Browser war bereits abgemeldet.',
+  'account.browser_signed_out': '{name} wurde von diesem Konto abgemeldet.',
+  'action.sign_out_others': 'alle anderen Browser abzumelden',
+  'account.others_signed_out': '{count, plural, one {Ein anderer Browser wurde abgemeldet.} other {# andere Browser wurden abgemeldet.}}',
+  'field.display_name': 'Anzeigename',
+  'event.signin':
+    'Angemeldet mit {method}{placed, select, yes { ({where})} other {}}{added, select, yes {, hinzugefügt in einem Browser mit einem anderen Konto} other {}}',
+  'event.sudo': 'Mit {method} bestätigt, dass Sie es sind',
+  'event.sudo_key': 'Mit dem Schlüssel {key} bestätigt, dass Sie es sind',
+  'event.sudo_failed': 'Eine Bestätigung mit {method} ist fehlgeschlagen ({reason})',
+  'event.step_up': 'Mit dem Schlüssel {key} bestätigt',
+  'event.step_up_failed': 'Eine Bestätigung mit einem Sicherheitsschlüssel ist fehlgeschlagen ({reason})',
+  'event.identity_linked':
+    '{kind, select, btc {Bitcoin-Adresse} email {E-Mail} did {Konto-ID} nostr {Nostr-Schlüssel} oauth {Anmeldeanbieter} connect {Verbundene App} other {Identität}} {value} verknüpft',
+  'event.identity_unlinked':
+    '{kind, select, btc {Bitcoin-Adresse} email {E-Mail} did {Konto-ID} nostr {Nostr-Schlüssel} oauth {Anmeldeanbieter} connect {Verbundene App} other {Identität}} {value} entfernt',
+  'event.merged_from': 'Das Konto {account} wurde mit diesem zusammengeführt',
+  'event.merged_into': 'Dieses Konto wurde mit {account} zusammengeführt',
+  'event.edited': '{fields} geändert',
+  'event.edited_account': 'Das Konto geändert',
+  'event.key_added': '{passkey, select, yes {Passkey} other {Sicherheitsschlüssel}} {name} hinzugefügt',
+  'event.key_removed': 'Schlüssel {name} entfernt',
+  'event.revoked_all': 'Der Betreiber hat dieses Konto überall abgemeldet ({count, plural, one {# Browser} other {# Browser}})',
+  'event.revoked_others': 'Überall sonst abgemeldet ({count, plural, one {# Browser} other {# Browser}})',
+  'event.revoked_one': 'Einen anderen Browser abgemeldet',
+  'event.tab_pinned':
+    'Ein Tab wurde mit diesem Konto geöffnet, während das Konto {account} aktiv war{placed, select, yes { ({where})} other {}}',
+  'event.app_created': 'Connect-App {name} erstellt',
+  'event.app_rotated': 'API-Schlüssel der Connect-App {name} ersetzt',
+  'event.app_deleted': 'Connect-App {name} gelöscht',
+  'event.app_webhook_removed': 'Webhook der Connect-App {name} entfernt',
+  'event.app_webhook_set': 'Webhook der Connect-App {name} auf {url} gesetzt',
+  'event.exported': 'Die Daten des Kontos heruntergeladen',
+  'event.disabled': 'Der Betreiber hat dieses Konto gesperrt',
+  'event.enabled': 'Der Betreiber hat dieses Konto wieder freigegeben',
+  'account.failed': 'Fehlgeschlagen',
+};

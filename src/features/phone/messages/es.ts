@@ -1,0 +1,47 @@
+import type { PhonePageMessageKey } from './en.js';
+
+/** Español (tú, como en los correos). */
+export const phonePagesEs: Readonly<Record<PhonePageMessageKey, string>> = {
+  // Página de inicio de sesión (signin.js)
+  'wallet.connecting': 'Conectando con {wallet}…',
+  // Signing in from a phone (docs/protocol.md §6 "Signing in from a phone"): the phone page and the dialog of /signin
+  'phone.title': 'Iniciar sesión en otra pantalla',
+  'phone.lead': 'Tu cartera firma aquí un mensaje corto y la pantalla que mostró el código inicia sesión.',
+  'phone.loading': 'Buscando el inicio de sesión…',
+  'phone.question': '¿Iniciar sesión en {desktop} en {site}?',
+  'phone.question_unknown': '¿Iniciar sesión en otro navegador en {site}?',
+  'phone.caution': 'Continúa solo si lo empezaste tú en una pantalla que tienes delante y muestra el código {code}.',
+  'phone.other_network': 'Cuidado: esa pantalla está en otra red que este teléfono. Si no estás tú delante de esa pantalla, no continúes.',
+  'phone.expires': 'Esta solicitud caduca en {clock}.',
+  'phone.sign_with': 'Iniciar sesión con {wallet}',
+  'phone.no_wallet':
+    'No se encontró ninguna cartera en este navegador. Abre esta página en el navegador de tu app de cartera: escanea el código con la cartera.',
+  'phone.decline': 'No fui yo',
+  'phone.approved_title': 'Hecho',
+  'phone.approved': 'Firmado como {address}. La otra pantalla está iniciando sesión; puedes cerrar esta página.',
+  'phone.declined_title': 'Detenido',
+  'phone.declined': 'Se detuvo el inicio de sesión. No se inició ninguna sesión.',
+  'phone.no_key': 'Este enlace está incompleto. Vuelve a escanear el código de la otra pantalla.',
+  'phone.invalid': 'No se encontró este inicio de sesión. Vuelve a escanear el código de la otra pantalla.',
+  'phone.used': 'Este inicio de sesión ya tuvo respuesta. Si no fuiste tú, vuelve a empezar en la otra pantalla.',
+  'phone.expired': 'Este inicio de sesión ha caducado. Vuelve a empezar en la otra pantalla para obtener un código nuevo.',
+  'phone_signin.open': 'Usar una cartera en tu teléfono',
+  'phone_signin.title': 'Iniciar sesión con tu teléfono',
+  'phone_signin.scan': 'Escanea este código con tu teléfono, en el navegador de tu app de cartera si tiene uno.',
+  'phone_signin.qr_label': 'Código QR para iniciar sesión en tu teléfono',
+  'phone_signin.code': 'Tu teléfono mostrará el código {code}.',
+  'phone_signin.waiting': 'Confirma en tu teléfono.',
+  'phone_signin.expires': 'El código caduca en {clock}.',
+  'phone_signin.expired': 'El código ha caducado. Pide uno nuevo.',
+  'phone_signin.declined': 'Se detuvo el inicio de sesión en el teléfono.',
+  'phone_signin.new_code': 'Código nuevo',
+  'phone_signin.close': 'Cerrar',
+  'phone_signin.signed_in': 'Sesión iniciada como {name}. Te llevamos…',
+  'phone_signin.used': 'Este código ya se usó. Pide uno nuevo.',
+  'phone_signin.confirm_question': '¿Iniciar sesión como {name}?',
+  'phone_signin.confirm_hint': 'Un teléfono aprobó este inicio de sesión con la dirección de cartera {address}. Confirma solo si es tuya.',
+  'phone_signin.confirm': 'Confirmar',
+  'phone_signin.cancel': 'Cancelar',
+  'phone_signin.cancelled': 'Se canceló el inicio de sesión. Pide un código nuevo para empezar de nuevo.',
+  'phone_signin.mismatch': 'El teléfono aprobó otra cuenta. Pide un código nuevo.',
+};
