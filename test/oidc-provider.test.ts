@@ -116,6 +116,8 @@ function providerSuite(engine: 'sqlite' | 'postgres'): void {
     expect(claims?.iss).toBe(LOCAL_ORIGIN);
     expect(claims?.amr).toEqual(['swk']);
     expect(claims?.acr).toBe('urn:oc:acr:basic');
+    // The ID token keeps the openid claims; the scope's others are userinfo's.
+    expect(claims).not.toHaveProperty('btc_addresses');
     expect(tokens.refresh_token).toBeDefined();
 
     const info = await client.fetchUserInfo(config, tokens.access_token, did);
@@ -421,6 +423,23 @@ function providerSuite(engine: 'sqlite' | 'postgres'): void {
     const { params, verifier } = await pkceParams(extra);
     return { url: client.buildAuthorizationUrl(config, params), verifier };
   }
+
+  it('puts in the ID token the claims the claims parameter names for it, and no other claim of the scope', async () => {
+    const issued = await confidential();
+    const config = await discover(app, issued.client_id, issued.client_secret);
+    const { browser, did, wallet } = await signedInBrowser();
+    const { url, verifier } = await pkceUrl(config, {
+      scope: 'openid profile bitcoin',
+      prompt: 'consent',
+      claims: JSON.stringify({ id_token: { btc_addresses: null } }),
+    });
+    const { callback } = await authorize(browser, url);
+    const tokens = await client.authorizationCodeGrant(config, callback, { pkceCodeVerifier: verifier, expectedState: 's' });
+    const claims = tokens.claims();
+    expect(claims?.sub).toBe(did);
+    expect(claims?.btc_addresses).toEqual([wallet.address]);
+    expect(claims).not.toHaveProperty('primary_btc');
+  });
 
   it('honours login_hint: the signed-in account goes through, another is asked to sign in once, a stranger gets the field filled', async () => {
     const issued = await confidential();

@@ -8,7 +8,7 @@
  */
 import { parseSubject, type AttestationLookupService } from '../attestations/index.js';
 import { accountIdFromDid, mayAct } from '../../identity/session/index.js';
-import type { AccountStore } from '../../platform/storage/index.js';
+import type { AccountRecord, AccountStore } from '../../platform/storage/index.js';
 
 /** The scopes a client may ask for. */
 export const OIDC_SCOPES = ['openid', 'offline_access', 'profile', 'email', 'bitcoin', 'orangecheck'] as const;
@@ -50,8 +50,33 @@ interface OrangeCheckClaim {
 }
 
 export interface ClaimSource {
-  /** The claims of the account `sub` (a `did:oc`) for the granted scopes. */
-  claimsFor(sub: string, scopes: ReadonlySet<string>): Promise<Record<string, unknown> & { sub: string }>;
+  /**
+   * The claims of the account `sub` (a `did:oc`) for the granted scopes.
+   * `account` is its row as the same request's standing check just read it
+   * (src/identity/session/standing.ts), which saves reading it again; without it, it is read.
+   */
+  claimsFor(sub: string, scopes: ReadonlySet<string>, account?: AccountRecord): Promise<Record<string, unknown> & { sub: string }>;
+}
+
+/** The scope whose claims hold `claim`, for a claim the claims parameter asks for by name. */
+const SCOPE_OF_CLAIM: ReadonlyMap<string, string> = new Map(
+  Object.entries(OIDC_CLAIMS).flatMap(([scope, names]) => (names === null ? [] : names.map((name) => [name, scope] as const))),
+);
+
+/**
+ * The scopes whose claims an ID token issued with an access token for
+ * userinfo keeps: `openid` (its `sub`), and those of claims the claims
+ * parameter asked for in the ID token by name. The library's
+ * `conformIdTokenClaims` (its default, with userinfo on) leaves every other
+ * claim of the scope to userinfo, so those need not be read.
+ */
+export function idTokenScopes(requested: Readonly<Record<string, unknown>> | undefined): Set<string> {
+  const scopes = new Set(['openid']);
+  for (const name of Object.keys(requested ?? {})) {
+    const scope = SCOPE_OF_CLAIM.get(name);
+    if (scope !== undefined) scopes.add(scope);
+  }
+  return scopes;
 }
 
 export interface ClaimSourceDeps {
@@ -63,9 +88,9 @@ export interface ClaimSourceDeps {
 
 export function claimSource(deps: ClaimSourceDeps): ClaimSource {
   return {
-    async claimsFor(sub, scopes) {
+    async claimsFor(sub, scopes, read) {
       const accountId = accountIdFromDid(sub);
-      const account = accountId === null ? null : await deps.accounts.findAccount(accountId);
+      const account = accountId === null ? null : read?.id === accountId ? read : await deps.accounts.findAccount(accountId);
       // An account that may not act answers `sub` alone (findAccount has refused it already; src/identity/session/standing.ts).
       if (!mayAct(account)) return { sub };
       const wantsIdentities = scopes.has('email') || scopes.has('bitcoin');

@@ -28,7 +28,7 @@ import type {
 } from 'oidc-provider';
 import { escapeHtml } from '../../platform/i18n/index.js';
 import { clientFacts } from '../../identity/session/index.js';
-import { grantReference, type OidcLogoutStore, type OidcStore } from '../../platform/storage/index.js';
+import { grantReference, type AccountRecord, type OidcLogoutStore, type OidcStore } from '../../platform/storage/index.js';
 import { CONNECT_APP_POLICY, storageAdapter, type ApiKeyApp } from './adapter.js';
 import {
   API_SCOPES_METADATA,
@@ -45,7 +45,7 @@ import {
 import { OIDC_ALGORITHMS, type OidcPrivateJwk } from './keys.js';
 import type { ResourceRegistry } from './resources.js';
 import { revokeJwtAccessTokens } from './token-revocation.js';
-import { ACR_BASIC, ACR_KEY, OIDC_CLAIMS, OIDC_SCOPES, type ClaimSource } from './claims.js';
+import { ACR_BASIC, ACR_KEY, idTokenScopes, OIDC_CLAIMS, OIDC_SCOPES, type ClaimSource } from './claims.js';
 
 /** The host session of a request, as the provider needs it. */
 export interface HostSessionView {
@@ -186,11 +186,11 @@ export interface OidcProviderOptions {
   /** The Connect app of an API key (the initial access token of dynamic registration), or null. */
   readonly appOfApiKey?: ((apiKey: string) => Promise<ApiKeyApp | null>) | undefined;
   /**
-   * Whether the account `sub` (a `did:oc`) may act (src/identity/session/standing.ts):
-   * for one that may not, nothing is issued, refreshed or answered
-   * (docs/protocol.md §2 "Disabling and deleting").
+   * The account `sub` (a `did:oc`) names, when it may act
+   * (src/identity/session/standing.ts), else null: for one that may not, nothing is
+   * issued, refreshed or answered (docs/protocol.md §2 "Disabling and deleting").
    */
-  readonly accountMayAct: (sub: string) => Promise<boolean>;
+  readonly standingAccount: (sub: string) => Promise<AccountRecord | null>;
   /** The APIs tokens can be asked for (docs/protocol.md §8 "APIs"). */
   readonly resources: Pick<ResourceRegistry, 'find'>;
   /** Whether the owner of a Connect app may act: the clients of an app whose owner may not are unknown meanwhile. */
@@ -590,7 +590,7 @@ export function createOidcProvider(library: OidcLibrary, options: OidcProviderOp
           const clientId = token.clientId;
           if (clientId !== client.clientId && !audienceOf(token as { readonly aud?: unknown }).includes(client.clientId)) return false;
           const accountId = 'accountId' in token ? token.accountId : undefined;
-          if (typeof accountId === 'string' && !(await options.accountMayAct(accountId))) return false;
+          if (typeof accountId === 'string' && (await options.standingAccount(accountId)) === null) return false;
           return (
             clientId === client.clientId || (typeof clientId === 'string' && (await ctx.oidc.provider.Client.find(clientId)) !== undefined)
           );
@@ -651,12 +651,14 @@ export function createOidcProvider(library: OidcLibrary, options: OidcProviderOp
     // The library asks on every authorization, code exchange, refresh and
     // userinfo: an account that may not act is not found, which it answers
     // with invalid_grant or invalid_token (docs/protocol.md §2 "Disabling and deleting").
-    async findAccount(_ctx, sub) {
-      if (!(await options.accountMayAct(sub))) return undefined;
+    // The claims come from the account this check read, in the same request.
+    async findAccount(ctx, sub) {
+      const account = await options.standingAccount(sub);
+      if (account === null) return undefined;
       return {
         accountId: sub,
-        async claims(_use, scope) {
-          return claims.claimsFor(sub, new Set(scope.split(' ')));
+        async claims(use, scope, requested) {
+          return claims.claimsFor(sub, idTokenKeepsOpenidOnly(ctx, use) ? idTokenScopes(requested) : new Set(scope.split(' ')), account);
         },
       };
     },
@@ -726,6 +728,19 @@ export function createOidcProvider(library: OidcLibrary, options: OidcProviderOp
   endSetAsideSessions(provider, library);
   watchSessions(provider, hostSession, options.endHostSession, logouts);
   return provider;
+}
+
+/**
+ * Whether the ID token these claims are for keeps only the `openid` scope's
+ * claims and those the claims parameter names: one the token endpoint issues
+ * with an access token for userinfo (no audience), as the library's
+ * `conformIdTokenClaims` (on by default, userinfo enabled) has it. Anything
+ * else is given every claim of its scope.
+ */
+function idTokenKeepsOpenidOnly(ctx: KoaContextWithOIDC, use: string): boolean {
+  if (use !== 'id_token' || ctx.oidc.route !== 'token') return false;
+  const accessToken = ctx.oidc.entities.AccessToken;
+  return accessToken !== undefined && accessToken.aud === undefined;
 }
 
 /** Which problem of the verification page a library error is (its re-render errors, by name). */

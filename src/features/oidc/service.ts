@@ -12,7 +12,7 @@ import type { AttestationLookupService } from '../attestations/index.js';
 import { OcError } from '../../platform/errors.js';
 import { isJsonObject } from '../../platform/json.js';
 import { accountIdFromDid, didOf, mayAct } from '../../identity/session/index.js';
-import type { AccountStore, ClaimedOidcLogout, KeyStore, OidcLogoutStore, OidcStore } from '../../platform/storage/index.js';
+import type { AccountRecord, AccountStore, ClaimedOidcLogout, KeyStore, OidcLogoutStore, OidcStore } from '../../platform/storage/index.js';
 import type { ApiKeyApp } from './adapter.js';
 import type { LogoutToken } from './backchannel.js';
 import { claimSource, type ClaimSource } from './claims.js';
@@ -210,7 +210,7 @@ export class OidcService {
         logouts: this.#logouts,
         pages: web.pages,
         appOfApiKey: this.#deps.appOfApiKey,
-        accountMayAct: (sub) => this.#accountMayAct(sub),
+        standingAccount: (sub) => this.#standingAccount(sub),
         resources: this.resources,
         appMayAct: this.#deps.appMayAct,
         backchannelUriProblem: this.#deps.backchannelUriProblem,
@@ -224,10 +224,11 @@ export class OidcService {
     return this.#built.provider;
   }
 
-  /** Whether the account `sub` names may act: the account itself, a merged one's pointer not followed (src/identity/session/standing.ts). */
-  async #accountMayAct(sub: string): Promise<boolean> {
+  /** The account `sub` names when it may act, else null: the account itself, a merged one's pointer not followed (src/identity/session/standing.ts). */
+  async #standingAccount(sub: string): Promise<AccountRecord | null> {
     const accountId = accountIdFromDid(sub);
-    return accountId !== null && mayAct(await this.#deps.store.findAccount(accountId));
+    const account = accountId === null ? null : await this.#deps.store.findAccount(accountId);
+    return mayAct(account) ? account : null;
   }
 
   /** Calls `listener` when the provider's own end-session queued a logout (the worker looks at once). */

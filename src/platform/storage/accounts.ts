@@ -8,6 +8,7 @@ import {
   assertIdentityValue,
   assertLowercaseEmail,
   heldRows,
+  heldRowsQuery,
   identityValues,
   isUniqueViolation,
   newRandomId,
@@ -103,8 +104,14 @@ export class AccountsArea implements AccountStore {
     return { created: true, account: toAccountRecord(accountRow), identity: toIdentityRecord(identityRow) };
   }
 
-  findAccount(accountId: string): Promise<AccountRecord | null> {
-    return this.#x.findAccount(this.#x.db, accountId);
+  async findAccount(accountId: string): Promise<AccountRecord | null> {
+    // Every door's standing check reads it (docs/performance.md "The OpenID provider").
+    const [row] = await this.#x.runCompiled<AccountsTable>(
+      'findAccount',
+      () => this.#x.db.selectFrom('accounts').selectAll().where('id', '=', accountId),
+      [accountId],
+    );
+    return row ? toAccountRecord(row) : null;
   }
 
   resolveCanonicalAccount(accountId: string): Promise<AccountRecord | null> {
@@ -152,8 +159,12 @@ export class AccountsArea implements AccountStore {
     return account.merged_into === null ? account : this.#x.resolveCanonical(this.#x.db, account.merged_into);
   }
 
-  listIdentities(accountId: string): Promise<IdentityRecord[]> {
-    return identitiesOf(this.#x.db, accountId);
+  async listIdentities(accountId: string): Promise<IdentityRecord[]> {
+    // Read for the claims of userinfo (docs/performance.md "The OpenID provider"); in heldRows' order.
+    const rows = await this.#x.runCompiled<IdentitiesTable>('listIdentities', () => heldRowsQuery(this.#x.db, 'identities', accountId), [
+      accountId,
+    ]);
+    return rows.map(toIdentityRecord);
   }
 
   async addIdentity(input: NewIdentity & { readonly account_id: string }): Promise<AddIdentityResult> {

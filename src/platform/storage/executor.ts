@@ -32,17 +32,14 @@ type HeldTable = keyof typeof HOLDER_COLUMN;
  * which its identities, security keys and apps are listed.
  */
 export function heldRows<T extends HeldTable>(executor: Executor, table: T, accountId: string): Promise<DatabaseSchema[T][]> {
-  const held: HeldTable = table;
-  const rows = executor
-    .selectFrom(held)
-    .selectAll()
-    .where(HOLDER_COLUMN[held], '=', accountId)
-    .orderBy('created_at')
-    .orderBy('id')
-    .execute();
   // Kysely types the rows of a table chosen at run time as those of any of
   // the three; `T` is the one this call chose.
-  return rows as Promise<DatabaseSchema[T][]>;
+  return heldRowsQuery(executor, table, accountId).execute() as Promise<DatabaseSchema[T][]>;
+}
+
+/** The query of {@link heldRows}, to compile once where it is hot. */
+export function heldRowsQuery(executor: Executor, table: HeldTable, accountId: string) {
+  return executor.selectFrom(table).selectAll().where(HOLDER_COLUMN[table], '=', accountId).orderBy('created_at').orderBy('id');
 }
 
 /** First key of the two-key advisory lock that serializes inserts per (roster, account). ("oc" 0x0002) */

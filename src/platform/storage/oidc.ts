@@ -245,19 +245,34 @@ export class OidcArea implements OidcStore {
   }
 
   async putOidcModel(model: string, id: string, value: NewOidcModel): Promise<void> {
-    await this.#x.db
-      .insertInto('oidc_models')
-      .values({ model, id, ...value, consumed_at: null })
-      .onConflict((conflict) =>
-        conflict.columns(['model', 'id']).doUpdateSet({
-          payload: value.payload,
-          grant_id: value.grant_id,
-          uid: value.uid,
-          user_code: value.user_code,
-          expires_at: value.expires_at,
-        }),
-      )
-      .execute();
+    // Every token, code, session and interaction the provider saves (docs/performance.md "The OpenID provider").
+    await this.#x.runCompiled(
+      'putOidcModel',
+      () =>
+        this.#x.db
+          .insertInto('oidc_models')
+          // Spelled out: the parameters below follow this order, whatever the caller's object had.
+          .values({
+            model,
+            id,
+            payload: value.payload,
+            grant_id: value.grant_id,
+            uid: value.uid,
+            user_code: value.user_code,
+            expires_at: value.expires_at,
+            consumed_at: null,
+          })
+          .onConflict((conflict) =>
+            conflict.columns(['model', 'id']).doUpdateSet((eb) => ({
+              payload: eb.ref('excluded.payload'),
+              grant_id: eb.ref('excluded.grant_id'),
+              uid: eb.ref('excluded.uid'),
+              user_code: eb.ref('excluded.user_code'),
+              expires_at: eb.ref('excluded.expires_at'),
+            })),
+          ),
+      [model, id, value.payload, value.grant_id, value.uid, value.user_code, value.expires_at, null],
+    );
   }
 
   async claimOidcModel(model: string, id: string, value: NewOidcModel, now: number): Promise<boolean> {
@@ -331,7 +346,12 @@ export class OidcArea implements OidcStore {
   }
 
   async deleteOidcModel(model: string, id: string): Promise<void> {
-    await this.#x.db.deleteFrom('oidc_models').where('model', '=', model).where('id', '=', id).execute();
+    // An interaction's end, on every sign-in through the provider.
+    await this.#x.runCompiled(
+      'deleteOidcModel',
+      () => this.#x.db.deleteFrom('oidc_models').where('model', '=', model).where('id', '=', id),
+      [model, id],
+    );
   }
 
   async endOidcGrantAccessTokens(grantId: string, now: number): Promise<void> {
@@ -352,12 +372,12 @@ export class OidcArea implements OidcStore {
   }
 
   async findOidcConsent(accountId: string, clientId: string): Promise<OidcConsentRecord | null> {
-    const row = await this.#x.db
-      .selectFrom('oidc_consents')
-      .selectAll()
-      .where('account_id', '=', accountId)
-      .where('client_id', '=', clientId)
-      .executeTakeFirst();
+    // Asked at every authorization (docs/performance.md "The OpenID provider").
+    const [row] = await this.#x.runCompiled<OidcConsentsTable>(
+      'findOidcConsent',
+      () => this.#x.db.selectFrom('oidc_consents').selectAll().where('account_id', '=', accountId).where('client_id', '=', clientId),
+      [accountId, clientId],
+    );
     return row ? toConsentRecord(row) : null;
   }
 
