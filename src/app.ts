@@ -20,6 +20,7 @@ import { requirePolicies } from './platform/http/policy.js';
 import { HSTS_VALUE, registerPageRoutes } from './web/pages.js';
 import { registerLoginGate, registerSessions, sessionDoor } from './web/session.js';
 import { FEATURE_ROUTES } from './feature-list.js';
+import './page-words.js';
 import { typed } from './platform/http/schema-types.js';
 
 export interface AppDeps extends ServiceDeps {

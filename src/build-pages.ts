@@ -3,6 +3,7 @@
  * page scripts the templates name, bundled into `dist/pages/`, where the
  * compiled service reads them (src/platform/http/page-bundle.ts).
  */
+import './page-words.js';
 import { writePageBundles } from './platform/http/page-bundle.js';
 import { findPageRoot, pageFilesOf, pageScripts } from './web/pages.js';
 

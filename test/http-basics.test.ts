@@ -1,6 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { FastifyInstance } from 'fastify';
 import { testApp } from './support/app.js';
+// Every feature's page words, joined to the shared ones (src/page-words.ts), as the app does at start.
+import '../src/page-words.js';
 import { PAGE_CSP } from '../src/web/pages.js';
 
 let app: FastifyInstance;

@@ -22,6 +22,8 @@ import {
   translator,
   type MessageKey,
 } from '../src/platform/i18n/index.js';
+// Every feature's page words, joined to the shared ones (src/page-words.ts), as the app does at start.
+import '../src/page-words.js';
 import { findPageRoot, pageFilesOf } from '../src/web/pages.js';
 import { testApp } from './support/app.js';
 import { useSmtpServer } from './support/auth-harness.js';
@@ -68,7 +70,7 @@ describe('catalogs', () => {
   const english = Object.keys(CATALOGS.en).sort() as MessageKey[];
 
   it("holds every feature's page words beside the shared ones, each key in one place: a second definition stops the start", () => {
-    // Joined by src/web/page-words.ts, which src/web/pages.ts imports: the OpenID provider's words and the wallet's.
+    // Joined by src/page-words.ts, imported above as the app does at start: the OpenID provider's words and the wallet's.
     expect(PAGE_CATALOGS.en['oidc.an_app']).toBeTypeOf('string');
     expect(PAGE_CATALOGS.de['wallet.connect']).toBeTypeOf('string');
     const twice = { 'error.network': 'again' };

@@ -12,8 +12,9 @@ const SRC = join(import.meta.dirname, '..', 'src');
 
 /**
  * Each feature's page words (`features/<name>/messages/`): data that imports
- * nothing but its own English keys, a unit of its own below the HTTP edge,
- * which joins them to the catalogs (src/web/page-words.ts).
+ * nothing but its own English keys, a unit of its own just above the
+ * platform's catalogs; src/page-words.ts, above the features, joins them to
+ * the catalogs.
  */
 const FEATURE_WORDS = readdirSync(join(SRC, 'features'))
   .filter((name) => existsSync(join(SRC, 'features', name, 'messages')))
@@ -73,7 +74,7 @@ const LAYERS: readonly (readonly string[])[] = [
   ['features/account', 'features/session', 'features/attestations', 'features/account-data'],
   ['features/oidc'],
   // The whole storage, from the identity core's and every feature's parts.
-  ['store'],
+  ['store', 'page-words'],
   // The composition root, the server and the command line.
   ['services'],
   ['feature-list'],

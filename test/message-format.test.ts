@@ -8,8 +8,8 @@
 import { IntlMessageFormat } from 'intl-messageformat';
 import { describe, expect, it } from 'vitest';
 import { LOCALES, PAGE_CATALOGS } from '../src/platform/i18n/index.js';
-// Every feature's page words, joined to the shared ones (src/web/page-words.ts).
-import '../src/web/page-words.js';
+// Every feature's page words, joined to the shared ones (src/page-words.ts).
+import '../src/page-words.js';
 
 type Sample = Record<string, string | number | object>;
 

@@ -7,6 +7,8 @@ import { gunzipSync } from 'node:zlib';
 import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { gzipTemplate } from '../src/platform/http/page-gzip.js';
+// Every feature's page words, joined to the shared ones (src/page-words.ts), as the app does at start.
+import '../src/page-words.js';
 import { renderTemplate } from '../src/web/pages.js';
 import { testApp } from './support/app.js';
 import { Browser, newWallet } from './support/auth-client.js';

@@ -13,6 +13,8 @@ import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { bundlePageScripts } from '../src/platform/http/page-bundle.js';
+// Every feature's page words, joined to the shared ones (src/page-words.ts), as the app does at start.
+import '../src/page-words.js';
 import { loadPageFiles, localizedPages, pageScripts } from '../src/web/pages.js';
 
 /** The root of the page folders: src/pages/ and every src/features/<name>/pages/. */

@@ -15,6 +15,8 @@ import { brotliDecompressSync, gunzipSync } from 'node:zlib';
 import { LOCALES, PAGE_CATALOGS } from '../src/platform/i18n/index.js';
 import { PAGE_READY_MARK } from '../src/platform/http/page-assets.js';
 import { bundlePageScripts, readPageBundles, writePageBundles } from '../src/platform/http/page-bundle.js';
+// Every feature's page words, joined to the shared ones (src/page-words.ts), as the app does at start.
+import '../src/page-words.js';
 import {
   findPageRoot,
   loadPageFiles,

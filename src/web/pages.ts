@@ -22,7 +22,7 @@
  * Every page is rendered in the request's language (docs/pages.md "Languages"):
  * the templates' `{{t:key}}` markers are filled from the page catalogs
  * (src/platform/i18n/pages/ and each feature's `messages/`, joined by
- * src/web/page-words.ts) once per language at start, and each page's script
+ * src/page-words.ts) once per language at start, and each page's script
  * gets the messages it uses in its language, formatted in the browser by
  * src/pages/message-format.js.
  *
@@ -60,7 +60,6 @@ import {
   type MessageKey,
 } from '../platform/i18n/index.js';
 // Every feature's page words joined to the catalogs before a page is made from them.
-import './page-words.js';
 import { requestLocale } from './locale.js';
 import { chooseEncoding, varyOnEncoding } from '../platform/http/compression.js';
 import { type GzipTemplate, gzipTemplate } from '../platform/http/page-gzip.js';

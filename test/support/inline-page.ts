@@ -5,6 +5,8 @@
  * policy that allows exactly those by their hashes.
  */
 import { createHash } from 'node:crypto';
+// Every feature's page words, joined to the shared ones (src/page-words.ts), as the app does at start.
+import '../../src/page-words.js';
 import { PAGE_CSP } from '../../src/web/pages.js';
 
 export interface InlineParts {

@@ -31,7 +31,7 @@ export const LANGUAGE_NAMES: Readonly<Record<Locale, string>> = { en: 'English',
 
 /**
  * The keys of the pages' words: the shared ones of `./pages/`, and each
- * feature's, which src/web/page-words.ts adds to this interface by
+ * feature's, which src/page-words.ts adds to this interface by
  * declaration merging as it adds their words ({@link addPageWords}); the
  * platform names no feature.
  *
@@ -57,7 +57,7 @@ const allCatalogs: Record<Locale, Record<string, string>> = {
 
 /**
  * The pages' messages per language: served to the browser (src/web/pages.ts) as well as used in the HTML.
- * The shared words, and each feature's once src/web/page-words.ts has added them.
+ * The shared words, and each feature's once src/page-words.ts has added them.
  */
 export const PAGE_CATALOGS = pageCatalogs as unknown as Readonly<Record<Locale, Catalog<PageMessageKey>>>;
 /** Every message per language: the e-mails' and the pages'. */
@@ -65,7 +65,7 @@ export const CATALOGS = allCatalogs as unknown as Readonly<Record<Locale, Catalo
 
 /**
  * Adds a feature's page words, in every language, to the catalogs
- * (src/web/page-words.ts, once, before a page is made). A page key already
+ * (src/page-words.ts, once, before a page is made). A page key already
  * there is a programming error: one key, one place. A page's word wins over
  * a mail's of the same key, as in the catalogs above (the device names of
  * the account page and of the mails are the same words).

@@ -2,7 +2,7 @@
  * English: the reference catalog of the words every page shares (src/pages/,
  * and a word more than one feature's pages use). A feature's own page words
  * are in its `src/features/<name>/messages/`, joined to these at start
- * (src/web/page-words.ts). Every other language has exactly these keys
+ * (src/page-words.ts). Every other language has exactly these keys
  * (test/i18n.test.ts), and every key is used by a page or a script (the
  * same test reads them).
  *
