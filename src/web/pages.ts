@@ -78,6 +78,7 @@ import {
   bundlePageScripts,
   type PageBundle,
   type PageSources,
+  pageFilePath,
   pageModuleName,
   readPageBundles,
 } from '../platform/http/page-bundle.js';
@@ -190,13 +191,6 @@ export function pageFilesOf(root: string): Map<string, string> {
   return files;
 }
 
-/** The file `name` of the page folders; one they do not hold is a programming error. */
-function pageFile(files: PageSources, name: string): string {
-  const path = files.get(name);
-  if (path === undefined) throw new Error(`pages: no page file ${name}`);
-  return path;
-}
-
 /**
  * `<!--head title=<message key> script=<file>.js [styles=<file>.css]-->`, a
  * template's first line, and the template's own `<body …>` tag, the whole
@@ -236,7 +230,7 @@ function withHead(template: string, head: string, name: string): { readonly html
 /** The entry scripts the templates of `files` name in their head lines, each once: what is bundled. */
 export function pageScripts(files: PageSources): string[] {
   const scripts = TEMPLATE_NAMES.map((name) => {
-    const script = HEAD_MARKER.exec(readFileSync(pageFile(files, `${name}.html`), 'utf8'))?.[2];
+    const script = HEAD_MARKER.exec(readFileSync(pageFilePath(files, `${name}.html`), 'utf8'))?.[2];
     if (script === undefined) throw new Error(`pages: ${name}.html does not start with <!--head title=… script=…--> and its <body> tag`);
     return script;
   });
@@ -270,9 +264,9 @@ export function loadPageFiles(
   const paths = pageFilesOf(root);
   const files = new Map<string, Buffer>();
   for (const [name, path] of paths) if (PLAIN_ASSET_NAME.test(name)) files.set(name, readFileSync(path));
-  const head = readFileSync(pageFile(paths, 'head.html'), 'utf8');
+  const head = readFileSync(pageFilePath(paths, 'head.html'), 'utf8');
   const templates = Object.fromEntries(
-    TEMPLATE_NAMES.map((name) => [name, withHead(readFileSync(pageFile(paths, `${name}.html`), 'utf8'), head, `${name}.html`)]),
+    TEMPLATE_NAMES.map((name) => [name, withHead(readFileSync(pageFilePath(paths, `${name}.html`), 'utf8'), head, `${name}.html`)]),
   ) as Record<keyof Templates, { html: string; readonly script: string }>;
 
   const scripts = [...new Set(Object.values(templates).map((template) => template.script))];

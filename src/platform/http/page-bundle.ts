@@ -113,8 +113,8 @@ export const BUILT_PAGES_DIR = fileURLToPath(new URL('../../../pages/', import.m
 
 const MANIFEST = 'manifest.json';
 
-/** The file of the page module `name`; a name no folder holds is a programming error. */
-function pathOf(sources: PageSources, name: string): string {
+/** The file of the page file `name`; a name no page folder holds is a programming error. */
+export function pageFilePath(sources: PageSources, name: string): string {
   const path = sources.get(name);
   if (path === undefined) throw new Error(`pages: no page file ${name}`);
   return path;
@@ -129,7 +129,7 @@ export function writePageBundles(sources: PageSources, scripts: readonly string[
   for (const [script, bundle] of bundles) {
     const file = pageModuleName(script);
     writeFileSync(join(outDir, file), bundle.code);
-    const inputs = Object.fromEntries(bundle.inputs.map((input) => [input, sha256(readFileSync(pathOf(sources, input)))]));
+    const inputs = Object.fromEntries(bundle.inputs.map((input) => [input, sha256(readFileSync(pageFilePath(sources, input)))]));
     manifest[script] = { file, inputs };
   }
   writeFileSync(join(outDir, MANIFEST), `${JSON.stringify(manifest, null, 2)}\n`);
@@ -160,7 +160,7 @@ export function readPageBundles(
     for (const [input, hash] of Object.entries(built.inputs)) {
       let now: string | undefined;
       try {
-        now = sha256(readFileSync(pathOf(sources, input)));
+        now = sha256(readFileSync(pageFilePath(sources, input)));
       } catch {
         now = undefined;
       }
