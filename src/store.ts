@@ -10,25 +10,18 @@ import {
   AccountsArea,
   ActivityArea,
   applyMigrations as applyMigrationList,
-  ConnectArea,
   DEFAULT_ACTIVITY_RETENTION_MS,
   DEFAULT_SESSION_RETENTION_MS,
   KeysArea,
-  logOutSessions,
   mergeMigrations,
   methodsOf,
   migrateDatabase,
   NoncesArea,
-  OidcArea,
-  OidcLogoutsArea,
   openStoreExecutor,
   rowsAffected,
   SessionsArea,
-  WEBHOOK_LOG_RETENTION_MS,
-  WebhooksArea,
   type AccountStore,
   type ActivityStore,
-  type ConnectStore,
   type DatabaseEngine,
   type DatabaseSchema,
   type EpochMilliseconds,
@@ -36,22 +29,30 @@ import {
   type Migration,
   type MigrationReport,
   type NonceStore,
-  type OidcLogoutStore,
-  type OidcStore,
   type OpenDatabase,
   type OpenDatabaseOptions,
   type OpenStoreOptions,
   type SessionStore,
   type StoreExecutor,
-  type WebhookStore,
+  type StoreHooks,
 } from './platform/storage/index.js';
+import {
+  ConnectArea,
+  connectAccountHooks,
+  WEBHOOK_LOG_RETENTION_MS,
+  WebhooksArea,
+  webhookNotices,
+  type ConnectStore,
+  type WebhookStore,
+} from './features/connect/index.js';
+import { OidcArea, OidcLogoutsArea, oidcStoreHooks, type OidcLogoutStore, type OidcStore } from './features/oidc/index.js';
 import { IDENTITY_MIGRATIONS } from './identity/storage/schema.js';
-import { EmailCodesArea, type EmailCodeStore } from './features/email-code/store.js';
+import { EmailCodesArea, forgetEmailCodes, type EmailCodeStore } from './features/email-code/store.js';
 import { EMAIL_CODE_MIGRATIONS } from './features/email-code/store-schema.js';
 import { CONNECT_MIGRATIONS } from './features/connect/index.js';
 import { ATTEST_EVENT_RETENTION_MS, StatsArea, type StatsStore } from './features/stats/store.js';
 import { STATS_MIGRATIONS } from './features/stats/store-schema.js';
-import { PASSKEY_MIGRATIONS, WebAuthnArea, type WebAuthnStore } from './features/passkeys/index.js';
+import { PASSKEY_MIGRATIONS, passkeyAccountHooks, WebAuthnArea, type WebAuthnStore } from './features/passkeys/index.js';
 import { HANDOFF_PURGE_DELAY_MS, HandoffsArea, type HandoffStore } from './features/phone/store.js';
 import { PHONE_MIGRATIONS } from './features/phone/store-schema.js';
 import { OIDC_MIGRATIONS } from './features/oidc/index.js';
@@ -73,6 +74,20 @@ export const MIGRATIONS: readonly Migration[] = mergeMigrations([
   PHONE_MIGRATIONS,
   OIDC_MIGRATIONS,
 ]);
+
+/**
+ * Where a change to an account or a session reaches the features' tables, in
+ * its own transaction (src/platform/storage/hooks.ts): the OpenID provider's
+ * logouts, links, feed entries and tokens; the keys of the passkeys; the
+ * apps and webhooks of Connect; the e-mail codes in flight.
+ */
+const STORE_HOOKS: StoreHooks = {
+  ...oidcStoreHooks,
+  keys: passkeyAccountHooks,
+  apps: connectAccountHooks,
+  appNotices: webhookNotices,
+  forgetEmails: forgetEmailCodes,
+};
 
 /** Rows deleted by {@link Store.purgeExpired}. */
 interface PurgeCounts {
@@ -241,5 +256,5 @@ export function migrate(databaseUrl: string, options: OpenDatabaseOptions = {}):
 
 /** Opens the database of `databaseUrl` (docs/protocol.md §1 `DATABASE_URL`), migrated, as a {@link Store}. */
 export async function openStore(databaseUrl: string, options: OpenStoreOptions = {}): Promise<Store> {
-  return createStore(await openStoreExecutor(databaseUrl, MIGRATIONS, logOutSessions, options));
+  return createStore(await openStoreExecutor(databaseUrl, MIGRATIONS, STORE_HOOKS, options));
 }

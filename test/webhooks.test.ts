@@ -23,7 +23,8 @@ import {
   webhookBackoffMs,
   type WebhookDispatcherDeps,
 } from '../src/features/connect/index.js';
-import type { ClaimedWebhookDelivery, WebhookAttempt } from '../src/platform/storage/index.js';
+import type { WebhookAttempt } from '../src/platform/storage/index.js';
+import type { ClaimedWebhookDelivery } from '../src/features/connect/index.js';
 import { openStore } from '../src/store.js';
 import { newWallet, type Wallet } from './support/auth-client.js';
 import { expectError, forEachEngine, useAuthSuite, type TimedBrowser } from './support/auth-harness.js';

@@ -25,7 +25,7 @@ import {
   type OidcAlgorithm,
   type OidcService,
 } from '../features/oidc/index.js';
-import type { OidcResourceRecord } from '../platform/storage/index.js';
+import type { OidcResourceRecord } from '../features/oidc/index.js';
 import { EXIT, type OperatorIo } from './operator.js';
 import { parseCommandLine, UsageError } from './usage.js';
 

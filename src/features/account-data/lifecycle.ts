@@ -21,11 +21,11 @@ import {
   type ActivityRecord,
   type AccountStore,
   type ActivityStore,
-  type ConnectStore,
   type DeletedAccountRecord,
   type KeyStore,
   type SessionStore,
 } from '../../platform/storage/index.js';
+import type { ConnectStore } from '../connect/index.js';
 import type { WebAuthnStore } from '../passkeys/index.js';
 import { activityView, type ActivityLog, type ActivityView } from '../../identity/account/index.js';
 

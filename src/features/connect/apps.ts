@@ -19,14 +19,8 @@ import { cleanDisplayText } from '../../identity/account/index.js';
 import { timingSafeEqualString } from '../../platform/crypto.js';
 import { OcError } from '../../platform/errors.js';
 import { accountStanding, mayAct } from '../../identity/session/index.js';
-import type {
-  AccountStore,
-  ConnectAppRecord,
-  ConnectStore,
-  KeyStore,
-  WebhookDeliveryRecord,
-  WebhookStore,
-} from '../../platform/storage/index.js';
+import type { AccountStore, KeyStore } from '../../platform/storage/index.js';
+import type { ConnectAppRecord, ConnectStore, WebhookDeliveryRecord, WebhookStore } from './store.js';
 import { checkWebhookUrl, type EndpointRules } from './webhooks.js';
 import { apiKeyFromAuthorization, generateApiKey, hashApiKey } from './keys.js';
 import { provisionUser, type ProvisionInput, type Provisioned } from './provision.js';

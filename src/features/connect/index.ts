@@ -24,3 +24,7 @@ export type { WebhookDispatcherDeps, WebhookKey } from './webhooks.js';
 export { registerConnectRoutes } from './routes.js';
 
 export { CONNECT_MIGRATIONS } from './store-schema.js';
+
+export { ConnectArea, connectAccountHooks, WEBHOOK_LOG_RETENTION_MS } from './store.js';
+export type { ClaimedWebhookDelivery, ConnectAppRecord, ConnectStore, WebhookStore } from './store.js';
+export { WebhooksArea, webhookNotices } from './webhook-store.js';

@@ -27,7 +27,8 @@ import { OcError } from '../../platform/errors.js';
 import { normalizeEmail } from '../../platform/mail/index.js';
 import { didOf } from '../../identity/session/index.js';
 import { accountForIdentity } from '../../identity/account/index.js';
-import type { AccountStore, ConnectAppRecord, KeyStore } from '../../platform/storage/index.js';
+import type { AccountStore, KeyStore } from '../../platform/storage/index.js';
+import type { ConnectAppRecord } from './store.js';
 
 const MAX_CONNECT_USER_ID_LENGTH = 256;
 

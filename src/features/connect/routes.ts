@@ -8,7 +8,7 @@
  */
 import { Type } from 'typebox';
 import type { FastifyRequest } from 'fastify';
-import type { ConnectAppRecord } from '../../platform/storage/index.js';
+import type { ConnectAppRecord } from './store.js';
 import type { ConnectService } from './apps.js';
 import type { WebhookKey } from './webhooks.js';
 import { ANSWER, answer, EXAMPLE, errorResponses, example, NullableString } from '../../platform/http/schemas.js';

@@ -6,7 +6,34 @@
  * Like every migration, a part is never edited once released.
  */
 import { sql } from 'kysely';
-import type { Migration } from '../../platform/storage/index.js';
+import type { Migration, OutboxColumns } from '../../platform/storage/index.js';
+
+export interface ConnectAppsTable {
+  id: string;
+  owner_account_id: string;
+  name: string;
+  key_hash: string;
+  created_at: number;
+  rotated_at: number | null;
+  webhook_url: string | null;
+}
+
+/** docs/protocol.md §6 "Webhooks": one row per (event, app), the outbox and the delivery log in one. */
+interface WebhookDeliveriesTable extends OutboxColumns {
+  id: string;
+  app_id: string;
+  event_type: string;
+  /** The request body exactly as signed and sent. */
+  payload: string;
+  created_at: number;
+}
+
+declare module '../../platform/storage/schema.js' {
+  interface DatabaseSchema {
+    connect_apps: ConnectAppsTable;
+    webhook_deliveries: WebhookDeliveriesTable;
+  }
+}
 
 const connectApps: Migration = {
   version: 2,

@@ -17,7 +17,7 @@
  *   refused unless `WEBHOOK_ALLOW_PRIVATE` (or development, for loopback), so
  *   an endpoint cannot reach the service's own network.
  * - Delivery: every instance runs a worker. It claims due rows by their lease
- *   (src/platform/storage/webhooks.ts), POSTs each with a timeout, follows no redirect,
+ *   (webhook-store.ts), POSTs each with a timeout, follows no redirect,
  *   and counts any 2xx as delivered. Otherwise it retries after
  *   `WEBHOOK_RETRY_SECONDS × 3^(attempt−1)` (±20%, at most 6 hours) and gives
  *   up after {@link MAX_WEBHOOK_ATTEMPTS} attempts. A kill -9 mid-delivery
@@ -32,7 +32,8 @@ import { isIP } from 'node:net';
 import { OcError } from '../../platform/errors.js';
 import { type OutboxAttempt, OutboxWorker, type SendResult } from '../../platform/outbox-worker.js';
 import { isGloballyReachable, isLoopbackAddress } from './addresses.js';
-import type { ClaimedWebhookDelivery, KeyStore, WebhookStore } from '../../platform/storage/index.js';
+import type { KeyStore } from '../../platform/storage/index.js';
+import type { ClaimedWebhookDelivery, WebhookStore } from './store.js';
 import { VERSION } from '../../platform/version.js';
 
 const MAX_WEBHOOK_ATTEMPTS = 10;

@@ -6,9 +6,11 @@ import {
   rowsAffected,
   toCount,
   toNumber,
+  type DatabaseSchema,
   type EpochMilliseconds,
   type StoreExecutor,
 } from '../../platform/storage/index.js';
+import type { Transaction } from 'kysely';
 import type { EmailCodesTable } from './store-schema.js';
 
 export interface EmailCodeRecord {
@@ -157,4 +159,9 @@ export class EmailCodesArea implements EmailCodeStore {
     const result = await query.executeTakeFirst();
     return rowsAffected(result.numDeletedRows) > 0;
   }
+}
+
+/** A deletion forgets the codes in flight to the account's addresses (src/platform/storage/hooks.ts). */
+export async function forgetEmailCodes(trx: Transaction<DatabaseSchema>, emails: readonly string[]): Promise<void> {
+  await trx.deleteFrom('email_codes').where('email', 'in', emails).execute();
 }

@@ -14,7 +14,7 @@
  * is new once.
  */
 import type { Adapter, AdapterPayload } from 'oidc-provider';
-import type { OidcStore } from '../../platform/storage/index.js';
+import type { OidcStore } from './store.js';
 import { clientMetadataOf, hashClientSecret, isHashedClientSecret, OWNER_APP_METADATA } from './clients.js';
 
 /** The policy every client registered with a Connect app's key gets (src/features/oidc/provider.ts). */

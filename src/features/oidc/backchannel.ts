@@ -2,7 +2,7 @@
  * Back-channel logout delivery (docs/protocol.md §8 "Logout", OpenID Connect
  * Back-Channel Logout 1.0). Every logout the provider decides on (the
  * library's own end-session, and every host session revoked) is a row of the
- * outbox (src/platform/storage/oidc-logouts.ts); this worker sends them.
+ * outbox (src/features/oidc/logout-store.ts); this worker sends them.
  *
  * - The logout token is built when it is sent, so each attempt carries a
  *   fresh `iat` and `jti`; it is signed by the library's own IdToken
@@ -19,7 +19,7 @@
  *   requires a `sid` the row cannot give, ends the row as failed at once.
  */
 import { type OutboxAttempt, OutboxWorker, type SendResult } from '../../platform/outbox-worker.js';
-import type { ClaimedOidcLogout, OidcLogoutStore } from '../../platform/storage/index.js';
+import type { ClaimedOidcLogout, OidcLogoutStore } from './logout-store.js';
 
 const MAX_LOGOUT_ATTEMPTS = 10;
 /** Logouts a worker sends at once. */

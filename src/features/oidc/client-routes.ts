@@ -11,7 +11,7 @@ import { OcError } from '../../platform/errors.js';
 import type { ClientView } from './clients.js';
 import { httpsOrigin } from './service.js';
 import { INTERACTION_PATH } from './provider.js';
-import type { ConnectAppRecord } from '../../platform/storage/index.js';
+import type { ConnectAppRecord } from '../connect/index.js';
 import type { ConnectService } from '../connect/index.js';
 import type { OidcService } from './service.js';
 import { POLICY } from '../../platform/http/policy.js';

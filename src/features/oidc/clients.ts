@@ -12,7 +12,7 @@ import { isIP } from 'node:net';
 import type { AdapterPayload } from 'oidc-provider';
 import { randomHex } from '../../platform/crypto.js';
 import { OcError } from '../../platform/errors.js';
-import type { OidcClientRecord, OidcStore } from '../../platform/storage/index.js';
+import type { OidcClientRecord, OidcStore } from './store.js';
 import { OIDC_ALGORITHMS, type OidcAlgorithm } from './keys.js';
 
 /** The token endpoint authentication methods a client may register (no shared-key JWTs: the secret is only kept hashed). */

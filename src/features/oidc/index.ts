@@ -14,3 +14,9 @@ export { registerOidcRoutes } from './routes.js';
 export { registerConsentRoutes, registerOidcClientRoutes } from './client-routes.js';
 
 export { OIDC_MIGRATIONS } from './store-schema.js';
+
+export { OidcArea } from './store.js';
+export type { OidcResourceRecord, OidcStore } from './store.js';
+export { OidcLogoutsArea, oidcStoreHooks } from './logout-store.js';
+export type { OidcLogoutStore } from './logout-store.js';
+export { grantReference } from './token-revocation-store.js';

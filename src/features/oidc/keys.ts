@@ -8,7 +8,8 @@
  * parties' cached copies of the JWKS, stay good.
  */
 import { createHash, generateKeyPairSync, type JsonWebKey } from 'node:crypto';
-import type { KeyStore, OidcKeyRecord, OidcStore } from '../../platform/storage/index.js';
+import type { KeyStore } from '../../platform/storage/index.js';
+import type { OidcKeyRecord, OidcStore } from './store.js';
 
 /** The algorithms ID tokens and userinfo responses may be signed with; the first is the default. */
 export const OIDC_ALGORITHMS = ['RS256', 'ES256', 'EdDSA'] as const;

@@ -28,7 +28,10 @@ import type {
 } from 'oidc-provider';
 import { escapeHtml } from '../../platform/i18n/index.js';
 import { clientFacts } from '../../identity/session/index.js';
-import { grantReference, type AccountRecord, type OidcLogoutStore, type OidcStore } from '../../platform/storage/index.js';
+import type { AccountRecord } from '../../platform/storage/index.js';
+import { grantReference } from './token-revocation-store.js';
+import type { OidcLogoutStore } from './logout-store.js';
+import type { OidcStore } from './store.js';
 import { CONNECT_APP_POLICY, storageAdapter, type ApiKeyApp } from './adapter.js';
 import {
   API_SCOPES_METADATA,
@@ -952,7 +955,7 @@ function watchSessions(provider: Provider, hostSession: HostSessionReader, endHo
  * The session moves to a new identifier that no cookie holds, so the
  * browser starts a fresh provider session for the new account; the old one
  * keeps its uid, its clients and their tokens, and ends when its host
- * session ends (src/platform/storage/oidc-logouts.ts deletes it by uid) or at its
+ * session ends (src/features/oidc/logout-store.ts deletes it by uid) or at its
  * own expiry. The interaction no longer names it.
  */
 export async function setAsideProviderSession(

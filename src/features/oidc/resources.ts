@@ -7,7 +7,7 @@
  * API checks by itself (RFC 9068). Without a resource, tokens stay opaque.
  */
 import { OcError } from '../../platform/errors.js';
-import type { OidcResourceRecord, OidcStore } from '../../platform/storage/index.js';
+import type { OidcResourceRecord, OidcStore } from './store.js';
 import { OIDC_SCOPES } from './claims.js';
 import { isOidcAlgorithm, type OidcAlgorithm } from './keys.js';
 

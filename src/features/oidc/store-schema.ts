@@ -5,7 +5,127 @@
  * released with, and applies them in a fixed order of owners (src/store.ts).
  * Like every migration, a part is never edited once released.
  */
-import type { Migration } from '../../platform/storage/index.js';
+import type { Migration, OutboxColumns } from '../../platform/storage/index.js';
+
+/** The OpenID provider's signing keys (migration 15, docs/protocol.md §8). */
+interface OidcKeysTable {
+  /** RFC 7638 thumbprint of the public key. */
+  kid: string;
+  /** `RS256`, `ES256` or `EdDSA`. */
+  alg: string;
+  /** JSON text of the private JWK. */
+  private_jwk: string;
+  created_at: number;
+  retired_at: number | null;
+}
+
+/** Registered OpenID clients (migration 15): their metadata, with the secret as its SHA-256. */
+export interface OidcClientsTable {
+  client_id: string;
+  /** JSON text of the client metadata (RFC 7591); `client_secret` holds the secret's hash. */
+  metadata: string;
+  /** The Connect app that registered the client, or NULL for the operator's. */
+  owner_app_id: string | null;
+  /** 1: the operator's own app, no consent screen; 0 otherwise. */
+  first_party: number;
+  created_at: number;
+  updated_at: number;
+}
+
+/** An API the provider issues JWT access tokens for (migration 21). */
+export interface OidcResourcesTable {
+  /** The resource indicator (RFC 8707): an absolute URI without a fragment. */
+  uri: string;
+  name: string;
+  /** JSON array of the scopes an app may ask for this API. */
+  scopes: string;
+  /** The JWS algorithm of its access tokens: RS256, ES256 or EdDSA. */
+  alg: string;
+  access_token_seconds: number;
+  created_at: number;
+}
+
+/**
+ * JWT access tokens ended before their expiry (migration 22), for the
+ * revocation feed (docs/protocol.md §8 "Revoking API tokens"): one token by
+ * its jti, or every token of a grant or of a client issued until a time.
+ */
+export interface OidcTokenRevocationsTable {
+  /** 32 hex characters: orders the feed after `revoked_at`, as a session's jti does. */
+  id: string;
+  kind: 'access_token' | 'grant' | 'client';
+  /** The token's jti, the grant's reference (its tokens' `oc_grant` claim) or the client id. */
+  subject: string;
+  /** For a grant or a client: tokens issued (`iat`, Unix seconds) at or before this are ended; null for one token. */
+  iat_before: number | null;
+  revoked_at: number;
+  /** When the entry leaves the feed: the token's own expiry, or when the last token it covers expires. */
+  expires_at: number;
+}
+
+/** What the provider library stores: codes, tokens, grants, sessions and interactions (migration 15). */
+export interface OidcModelsTable {
+  model: string;
+  id: string;
+  /** JSON text of the library's payload. */
+  payload: string;
+  grant_id: string | null;
+  uid: string | null;
+  user_code: string | null;
+  expires_at: number | null;
+  consumed_at: number | null;
+}
+
+/** The consent an account gave a client: the grant that holds its scopes (migration 15). */
+export interface OidcConsentsTable {
+  account_id: string;
+  client_id: string;
+  grant_id: string;
+  created_at: number;
+  updated_at: number;
+}
+
+/**
+ * docs/protocol.md §8 "Logout": a client the provider signed in through a
+ * host session (migration 16), so that ending the host session tells the
+ * client. One row per (host session, client).
+ */
+interface OidcSessionLinksTable {
+  /** The host session row's jti. */
+  session_jti: string;
+  client_id: string;
+  account_id: string;
+  /** The provider's `sid` for this client in its session. */
+  sid: string;
+  /** The provider session's uid (its cookie value), ended with the host session. */
+  op_session_uid: string;
+  /** 1 when the client had a `backchannel_logout_uri` when it signed in. */
+  backchannel: number;
+  created_at: number;
+  expires_at: number;
+}
+
+/** docs/protocol.md §8 "Logout": the back-channel logout outbox, one row per (client, sid) (migration 16). */
+interface OidcLogoutsTable extends OutboxColumns {
+  id: string;
+  client_id: string;
+  account_id: string;
+  sid: string;
+  created_at: number;
+}
+
+declare module '../../platform/storage/schema.js' {
+  interface DatabaseSchema {
+    oidc_keys: OidcKeysTable;
+    oidc_clients: OidcClientsTable;
+    oidc_resources: OidcResourcesTable;
+    oidc_models: OidcModelsTable;
+    oidc_token_revocations: OidcTokenRevocationsTable;
+    oidc_consents: OidcConsentsTable;
+    oidc_session_links: OidcSessionLinksTable;
+    oidc_logouts: OidcLogoutsTable;
+  }
+}
 
 const openIdProvider: Migration = {
   version: 15,

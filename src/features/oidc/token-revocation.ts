@@ -13,7 +13,7 @@
  */
 import { createLocalJWKSet, jwtVerify, type JSONWebKeySet, type JWK } from 'jose';
 import type { KoaContextWithOIDC, Provider } from 'oidc-provider';
-import type { OidcStore } from '../../platform/storage/index.js';
+import type { OidcStore } from './store.js';
 import { OIDC_ALGORITHMS, type OidcPrivateJwk } from './keys.js';
 
 /** The members of a private JWK that make it private (RFC 7518 §6.2.2, §6.3.2; RFC 8037 §2). */

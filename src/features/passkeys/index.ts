@@ -8,3 +8,4 @@ export { asAuthentication, registerWebAuthnRoutes, WEBAUTHN_ASSERTION_FIELDS } f
 export { PASSKEY_MIGRATIONS } from './store-schema.js';
 export { WebAuthnArea } from './store.js';
 export type { WebAuthnCredentialRecord, WebAuthnStore } from './store.js';
+export { passkeyAccountHooks } from './store.js';

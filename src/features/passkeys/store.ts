@@ -4,15 +4,17 @@
  */
 import {
   fromDatabaseBoolean,
-  heldRows,
   isUniqueViolation,
   rowsAffected,
   toDatabaseBoolean,
   toNumber,
   toNumberOrNull,
+  type DatabaseSchema,
   type EpochMilliseconds,
   type StoreExecutor,
+  type StoreHooks,
 } from '../../platform/storage/index.js';
+import type { Kysely } from 'kysely';
 import type { WebAuthnAuthenticatorType, WebAuthnCredentialsTable, WebAuthnDeviceType } from './store-schema.js';
 
 export type { WebAuthnAuthenticatorType } from './store-schema.js';
@@ -130,7 +132,7 @@ export class WebAuthnArea implements WebAuthnStore {
   }
 
   async listWebAuthnCredentials(accountId: string): Promise<WebAuthnCredentialRecord[]> {
-    return (await heldRows(this.#x.db, 'webauthn_credentials', accountId)).map(toWebAuthnCredentialRecord);
+    return (await keysOf(this.#x.db, accountId).execute()).map(toWebAuthnCredentialRecord);
   }
 
   async findWebAuthnCredential(id: string): Promise<WebAuthnCredentialRecord | null> {
@@ -177,3 +179,23 @@ export class WebAuthnArea implements WebAuthnStore {
     return rowsAffected(result.numUpdatedRows) > 0;
   }
 }
+
+/** An account's keys, oldest first and ties by id (the order every list of them has). */
+function keysOf(db: Kysely<DatabaseSchema>, accountId: string) {
+  return db.selectFrom('webauthn_credentials').selectAll().where('account_id', '=', accountId).orderBy('created_at').orderBy('id');
+}
+
+/**
+ * What a merge or a deletion does to an account's keys
+ * (src/platform/storage/hooks.ts): a merge lists them and removes them, since
+ * a key proves whoever registered it and never moves; a deletion removes them.
+ */
+export const passkeyAccountHooks: StoreHooks['keys'] = {
+  async list(db, accountId) {
+    return (await keysOf(db, accountId).execute()).map((key) => ({ id: key.id, name: key.label }));
+  },
+  async removeOf(trx, accountIds) {
+    const removed = await trx.deleteFrom('webauthn_credentials').where('account_id', 'in', accountIds).executeTakeFirst();
+    return rowsAffected(removed.numDeletedRows);
+  },
+};

@@ -7,8 +7,6 @@ import {
   assertAccountId,
   assertIdentityValue,
   assertLowercaseEmail,
-  heldRows,
-  heldRowsQuery,
   identityValues,
   isUniqueViolation,
   newRandomId,
@@ -25,7 +23,6 @@ import type {
   IdentityRecord,
   MergeResult,
   MergeSelection,
-  NamedItem,
   TransferHoldings,
   NewAccount,
   NewIdentity,
@@ -35,9 +32,6 @@ import type {
   DeletedAccountRecord,
 } from './store.js';
 import { emailHintSetting, MergeRefused } from './store.js';
-import { enqueueWebhookEvents, webhookIdentity, webhookTargets } from './webhooks.js';
-import { endProviderAccess } from './oidc-logouts.js';
-import { deleteConsentTokens } from './oidc.js';
 
 export class AccountsArea implements AccountStore {
   readonly #x: StoreExecutor;
@@ -160,10 +154,8 @@ export class AccountsArea implements AccountStore {
   }
 
   async listIdentities(accountId: string): Promise<IdentityRecord[]> {
-    // Read for the claims of userinfo (docs/performance.md "The OpenID provider"); in heldRows' order.
-    const rows = await this.#x.runCompiled<IdentitiesTable>('listIdentities', () => heldRowsQuery(this.#x.db, 'identities', accountId), [
-      accountId,
-    ]);
+    // Read for the claims of userinfo (docs/performance.md "The OpenID provider"); oldest first.
+    const rows = await this.#x.runCompiled<IdentitiesTable>('listIdentities', () => identitiesQuery(this.#x.db, accountId), [accountId]);
     return rows.map(toIdentityRecord);
   }
 
@@ -173,8 +165,8 @@ export class AccountsArea implements AccountStore {
     try {
       await this.#x.transaction(async (trx) => {
         await trx.insertInto('identities').values(row).execute();
-        const targets = await webhookTargets(trx, [row.account_id]);
-        await enqueueWebhookEvents(trx, targets, 'identity.linked', row.account_id, { identity: webhookIdentity(row) }, row.created_at);
+        const tell = await this.#x.hooks.appNotices(trx, [row.account_id]);
+        await tell({ type: 'identity.linked', identity: toIdentityRecord(row) }, row.account_id, row.created_at);
       });
       return { status: 'added', identity: toIdentityRecord(row) };
     } catch (error) {
@@ -202,9 +194,9 @@ export class AccountsArea implements AccountStore {
       const remaining = identities.filter((identity) => identity.id !== identityId);
       if (remaining.length === 0) return 'last_identity';
       // Before the delete: an app whose own user this identity is hears of it too.
-      const targets = await webhookTargets(trx, [accountId]);
+      const tell = await this.#x.hooks.appNotices(trx, [accountId]);
       await trx.deleteFrom('identities').where('id', '=', identityId).execute();
-      await enqueueWebhookEvents(trx, targets, 'identity.unlinked', accountId, { identity: webhookIdentity(removed) }, now);
+      await tell({ type: 'identity.unlinked', identity: removed }, accountId, now);
       // What the identity opened goes with it (docs/protocol.md, linking).
       let revoke = trx
         .updateTable('sessions')
@@ -245,7 +237,7 @@ export class AccountsArea implements AccountStore {
 
   async transferHoldings(accountId: string): Promise<TransferHoldings | null> {
     const account = await this.#x.findAccount(this.#x.db, accountId);
-    return account === null ? null : readHoldings(this.#x.db, accountId);
+    return account === null ? null : this.#readHoldings(this.#x.db, accountId);
   }
 
   async mergeAccounts(fromId: string, intoId: string, now: number, selection: MergeSelection): Promise<MergeResult> {
@@ -270,7 +262,7 @@ export class AccountsArea implements AccountStore {
       }
 
       // Read under the lock: exactly what the selection is checked against and what the merge moves or removes.
-      const { identities, keys, apps } = await readHoldings(trx, from.id);
+      const { identities, keys, apps } = await this.#readHoldings(trx, from.id);
       const chosenIdentities = new Set(selection.identityIds);
       const chosenApps = new Set(selection.appIds);
       if (
@@ -285,27 +277,29 @@ export class AccountsArea implements AccountStore {
       const droppedApps = apps.filter((app) => !chosenApps.has(app.id));
 
       // The apps that provisioned `from` (read while their identities are still there) hear of what left it.
-      const fromTargets = await webhookTargets(trx, [from.id]);
+      const tellFrom = await this.#x.hooks.appNotices(trx, [from.id]);
       const droppedIds = dropped.map((identity) => identity.id);
       if (droppedIds.length > 0) {
         await trx.deleteFrom('identities').where('id', 'in', droppedIds).execute();
-        for (const identity of dropped) {
-          await enqueueWebhookEvents(trx, fromTargets, 'identity.unlinked', from.id, { identity: webhookIdentity(identity) }, now);
-        }
+        for (const identity of dropped) await tellFrom({ type: 'identity.unlinked', identity }, from.id, now);
       }
       const movingIds = moving.map((identity) => identity.id);
       if (movingIds.length > 0) await trx.updateTable('identities').set({ account_id: into.id }).where('id', 'in', movingIds).execute();
-      const movingAppIds = movingApps.map((app) => app.id);
-      if (movingAppIds.length > 0) {
-        await trx.updateTable('connect_apps').set({ owner_account_id: into.id }).where('id', 'in', movingAppIds).execute();
+      if (movingApps.length > 0) {
+        await this.#x.hooks.apps.move(
+          trx,
+          movingApps.map((app) => app.id),
+          into.id,
+        );
       }
       if (droppedApps.length > 0) {
-        const ids = droppedApps.map((app) => app.id);
-        await trx.deleteFrom('webhook_deliveries').where('app_id', 'in', ids).execute();
-        await trx.deleteFrom('connect_apps').where('id', 'in', ids).execute();
+        await this.#x.hooks.apps.remove(
+          trx,
+          droppedApps.map((app) => app.id),
+        );
       }
       // A key proves whoever registered it, not the person merging: it never moves.
-      await trx.deleteFrom('webauthn_credentials').where('account_id', '=', from.id).execute();
+      await this.#x.hooks.keys.removeOf(trx, [from.id]);
       // Accounts merged into `from` earlier now point straight at the survivor,
       // so every chain stays one step long.
       await trx.updateTable('accounts').set({ merged_into: into.id, updated_at: now }).where('merged_into', '=', from.id).execute();
@@ -316,8 +310,8 @@ export class AccountsArea implements AccountStore {
       if (into.primary_btc === null && primaryMoved) adopted.primary_btc = from.primary_btc;
       const survivor = await trx.updateTable('accounts').set(adopted).where('id', '=', into.id).returningAll().executeTakeFirstOrThrow();
       // Every app that provisioned either account (what moved is on `into` now).
-      const targets = await webhookTargets(trx, [into.id]);
-      await enqueueWebhookEvents(trx, targets, 'account.merged', into.id, { merged_from: [`did:oc:${from.id}`] }, now);
+      const tellInto = await this.#x.hooks.appNotices(trx, [into.id]);
+      await tellInto({ type: 'account.merged', merged_from: [`did:oc:${from.id}`] }, into.id, now);
 
       // The merge gives no one access they did not already have
       // (docs/protocol.md, merging): every session of `from` is revoked, and no
@@ -326,7 +320,7 @@ export class AccountsArea implements AccountStore {
       // `into`, and other rosters simply lose `from` on their next /me.
       const revoked = await this.#x.revokeAccountSessions(trx, [from.id], now);
       // Apps signed in as `from` (offline access included) lose it too; the person signs in to them again as `into`.
-      await endProviderAccess(trx, [from.id], now);
+      await this.#x.hooks.endProviderAccess(trx, [from.id], now);
       return {
         account: toAccountRecord(survivor),
         moved_identities: moving.length,
@@ -344,21 +338,18 @@ export class AccountsArea implements AccountStore {
       const merged = await trx.selectFrom('accounts').select('id').where('merged_into', '=', accountId).execute();
       const ids = [accountId, ...merged.map((row) => row.id)];
       const emails = await identityValues(trx, ids, 'email');
-      if (emails.length > 0) await trx.deleteFrom('email_codes').where('email', 'in', emails).execute();
+      if (emails.length > 0) await this.#x.hooks.forgetEmails(trx, emails);
       await trx.deleteFrom('settings').where('key', 'in', ids.map(emailHintSetting)).execute();
-      const keys = await trx.deleteFrom('webauthn_credentials').where('account_id', 'in', ids).executeTakeFirst();
-      const owned = await trx.selectFrom('connect_apps').select('id').where('owner_account_id', 'in', ids).execute();
-      const ownedIds = owned.map((app) => app.id);
-      if (ownedIds.length > 0) await trx.deleteFrom('webhook_deliveries').where('app_id', 'in', ownedIds).execute();
-      const apps = await trx.deleteFrom('connect_apps').where('owner_account_id', 'in', ids).executeTakeFirst();
+      const keys = await this.#x.hooks.keys.removeOf(trx, ids);
+      const apps = await this.#x.hooks.apps.removeOwnedBy(trx, ids);
       // The apps that provisioned it (their `connect` identities, read before those go) hear of the deletion.
-      const targets = await webhookTargets(trx, ids);
-      await enqueueWebhookEvents(trx, targets, 'account.deleted', accountId, {}, now);
+      const tell = await this.#x.hooks.appNotices(trx, ids);
+      await tell({ type: 'account.deleted' }, accountId, now);
       const identities = await trx.deleteFrom('identities').where('account_id', 'in', ids).executeTakeFirst();
       const activity = await trx.deleteFrom('activity').where('account_id', 'in', ids).executeTakeFirst();
       // Every client the account signed in to hears of it, through whichever host session (docs/protocol.md §8 "Logout"),
       // and what the provider issued the account ends: its consents, their grants and every token of them.
-      await endProviderAccess(trx, ids, now);
+      await this.#x.hooks.endProviderAccess(trx, ids, now);
       const revoked = await this.#x.revokeAccountSessions(trx, ids, now);
       // The rows stay for the revocation feed until their tokens expire; what they knew of the browser goes now.
       await trx.updateTable('sessions').set({ device: null, network: null }).where('account_id', 'in', ids).execute();
@@ -373,8 +364,8 @@ export class AccountsArea implements AccountStore {
         merged_accounts: merged.length,
         identities: rowsAffected(identities.numDeletedRows),
         revoked_sessions: revoked,
-        keys: rowsAffected(keys.numDeletedRows),
-        connect_apps: rowsAffected(apps.numDeletedRows),
+        keys,
+        connect_apps: apps,
         activity: rowsAffected(activity.numDeletedRows),
       };
     });
@@ -396,25 +387,30 @@ export class AccountsArea implements AccountStore {
         .execute();
       const revokedSessions = disabled ? await this.#x.revokeAccountSessions(trx, [accountId], now) : 0;
       // What the provider issued ends with the sessions; the consents stay, like the account's identities and keys.
-      if (disabled) await deleteConsentTokens(trx, [`did:oc:${accountId}`], now);
+      if (disabled) await this.#x.hooks.endProviderTokens(trx, [accountId], now);
       return { account: (await this.#x.findAccount(trx, accountId))!, changed: true, revoked_sessions: revokedSessions };
     });
   }
+
+  /**
+   * What an account holds that a merge moves or removes (docs/protocol.md §2
+   * "Merging"), oldest first: for the 409's list and, inside the merge's
+   * transaction, for the merge itself.
+   */
+  async #readHoldings(db: Kysely<DatabaseSchema>, accountId: string): Promise<TransferHoldings> {
+    const identities = await identitiesOf(db, accountId);
+    const keys = await this.#x.hooks.keys.list(db, accountId);
+    const apps = await this.#x.hooks.apps.list(db, accountId);
+    return { identities, keys, apps };
+  }
+}
+
+/** The query of an account's identities, oldest first and ties by id (the order every list of them has). */
+function identitiesQuery(db: Kysely<DatabaseSchema>, accountId: string) {
+  return db.selectFrom('identities').selectAll().where('account_id', '=', accountId).orderBy('created_at').orderBy('id');
 }
 
 /** The identities of an account, oldest first. */
 async function identitiesOf(db: Kysely<DatabaseSchema>, accountId: string): Promise<IdentityRecord[]> {
-  return (await heldRows(db, 'identities', accountId)).map(toIdentityRecord);
-}
-
-/**
- * What an account holds that a merge moves or removes (docs/protocol.md §2
- * "Merging"), oldest first: for the 409's list and, inside the merge's
- * transaction, for the merge itself.
- */
-async function readHoldings(db: Kysely<DatabaseSchema>, accountId: string): Promise<TransferHoldings> {
-  const identities = await identitiesOf(db, accountId);
-  const keys: NamedItem[] = (await heldRows(db, 'webauthn_credentials', accountId)).map((key) => ({ id: key.id, name: key.label }));
-  const apps: NamedItem[] = (await heldRows(db, 'connect_apps', accountId)).map((app) => ({ id: app.id, name: app.name }));
-  return { identities, keys, apps };
+  return (await identitiesQuery(db, accountId).execute()).map(toIdentityRecord);
 }

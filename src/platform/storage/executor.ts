@@ -14,6 +14,7 @@ import { randomBytes } from 'node:crypto';
 import { sql } from 'kysely';
 import type { Compilable, CompiledQuery, Kysely, Transaction, UpdateQueryBuilder, UpdateResult } from 'kysely';
 import type { DatabaseEngine, OpenDatabase } from './database.js';
+import type { StoreHooks } from './hooks.js';
 import { toAccountRecord, toIdentityRecord } from './row-mapping.js';
 import type { DatabaseSchema, IdentityKind } from './schema.js';
 import { MAX_MERGE_DEPTH, type AccountRecord, type IdentityRecord } from './store.js';
@@ -22,25 +23,6 @@ export type Executor = Kysely<DatabaseSchema>;
 
 /** An update of `sessions`, before its WHERE is complete. */
 export type SessionsUpdate = UpdateQueryBuilder<DatabaseSchema, 'sessions', 'sessions', UpdateResult>;
-
-/** The tables whose rows an account holds, each with the column that names the account. */
-const HOLDER_COLUMN = { identities: 'account_id', webauthn_credentials: 'account_id', connect_apps: 'owner_account_id' } as const;
-type HeldTable = keyof typeof HOLDER_COLUMN;
-
-/**
- * An account's rows of `table`, oldest first and ties by id: the order in
- * which its identities, security keys and apps are listed.
- */
-export function heldRows<T extends HeldTable>(executor: Executor, table: T, accountId: string): Promise<DatabaseSchema[T][]> {
-  // Kysely types the rows of a table chosen at run time as those of any of
-  // the three; `T` is the one this call chose.
-  return heldRowsQuery(executor, table, accountId).execute() as Promise<DatabaseSchema[T][]>;
-}
-
-/** The query of {@link heldRows}, to compile once where it is hot. */
-export function heldRowsQuery(executor: Executor, table: HeldTable, accountId: string) {
-  return executor.selectFrom(table).selectAll().where(HOLDER_COLUMN[table], '=', accountId).orderBy('created_at').orderBy('id');
-}
 
 /** First key of the two-key advisory lock that serializes inserts per (roster, account). ("oc" 0x0002) */
 const SESSION_LOCK_CLASS = 0x6f630002;
@@ -69,9 +51,6 @@ export async function identityValues(executor: Executor, accountIds: readonly st
   return rows.map((row) => row.value);
 }
 
-/** What happens, in the same transaction, when session rows are revoked ({@link StoreExecutor.revokeLiveSessions}). */
-export type SessionsRevoked = (trx: Executor, jtis: readonly string[], now: number) => Promise<unknown>;
-
 export class StoreExecutor {
   readonly engine: DatabaseEngine;
   readonly database: OpenDatabase;
@@ -84,17 +63,17 @@ export class StoreExecutor {
   readonly #compiled = new Map<string, CompiledQuery>();
 
   /**
-   * Runs in the transaction of every revocation of session rows, with the
-   * rows' `jti`s: the store gives the provider's logouts here
-   * (src/platform/storage/oidc-logouts.ts), so this executor knows no feature.
+   * What the features' tables do when the core's rows change, in the same
+   * transaction (hooks.ts); src/store.ts fills them, so this storage names
+   * no feature's table.
    */
-  readonly #onSessionsRevoked: SessionsRevoked;
+  readonly hooks: StoreHooks;
 
-  constructor(database: OpenDatabase, onSessionsRevoked: SessionsRevoked) {
+  constructor(database: OpenDatabase, hooks: StoreHooks) {
     this.database = database;
     this.db = database.db;
     this.engine = database.engine;
-    this.#onSessionsRevoked = onSessionsRevoked;
+    this.hooks = hooks;
   }
 
   async runCompiled<Row>(key: string, build: () => Compilable, parameters: readonly unknown[]): Promise<Row[]> {
@@ -177,8 +156,8 @@ export class StoreExecutor {
       .where('revoked_at', 'is', null)
       .returning('jti')
       .execute();
-    await this.#onSessionsRevoked(
-      executor,
+    await this.hooks.sessionsRevoked(
+      executor as Transaction<DatabaseSchema>,
       revoked.map((row) => row.jti),
       now,
     );

@@ -1,7 +1,8 @@
 /**
  * Storage: the databases and what every storage area is built on (the
- * executor, row mapping, the migration runner, the outbox), and the areas
- * that still live here. The store as a whole is composed in src/store.ts;
+ * executor, row mapping, the migration runner, the outbox, the hooks that
+ * carry an account's changes to the features' tables), and the identity
+ * core's areas. The store as a whole is composed in src/store.ts;
  * each feature keeps its own area beside its code. Everything else in this
  * folder (the SQLite locking dialect, the drivers) is an implementation
  * detail; the conformance suite reaches it through its own paths.
@@ -10,31 +11,27 @@ export { methodsOf, openStoreExecutor } from './open.js';
 export type { OpenStoreOptions } from './open.js';
 export {
   assertLowercaseEmail,
-  heldRows,
+  identityValues,
+  newRandomId,
   isUniqueViolation,
   rowsAffected,
   StoreExecutor,
   type Executor,
-  type SessionsRevoked,
 } from './executor.js';
 export { fromDatabaseBoolean, toCount, toDatabaseBoolean, toNumber, toNumberOrNull } from './row-mapping.js';
-export type { DatabaseBoolean, DatabaseSchema } from './schema.js';
+export type { DatabaseBoolean, DatabaseSchema, OutboxColumns } from './schema.js';
+export { claimRows, finishAttempt, newOutboxRow, outboxLog, outboxRecord } from './outbox.js';
+export type { AccountEvent, AccountNotice, StoreHooks } from './hooks.js';
 export { AccountsArea } from './accounts.js';
 export { ActivityArea } from './activity.js';
-export { ConnectArea } from './connect.js';
 export { KeysArea } from './keys.js';
 export { NoncesArea } from './nonces.js';
-export { OidcArea } from './oidc.js';
-export { logOutSessions, OidcLogoutsArea } from './oidc-logouts.js';
 export { SessionsArea } from './sessions.js';
-export { WebhooksArea } from './webhooks.js';
 export { applyMigrations, booleanColumnType, mergeMigrations, migrateDatabase } from './migrations.js';
-export { grantReference } from './oidc-token-revocations.js';
 export type { Migration, MigrationReport } from './migrations.js';
 export { DatabaseMissingError, exposedFileWarning, octalMode, parseDatabaseUrl, redactDatabaseUrl } from './database.js';
 export type { DatabaseEngine, DatabaseLocation, ExposedFile, OpenDatabase, OpenDatabaseOptions } from './database.js';
 export {
-  WEBHOOK_LOG_RETENTION_MS,
   DEFAULT_ACTIVITY_RETENTION_MS,
   DEFAULT_SESSION_RETENTION_MS,
   MAX_MERGE_DEPTH,
@@ -52,13 +49,6 @@ export type {
   ActivityStore,
   ActivityValue,
   AddIdentityResult,
-  ClaimedWebhookDelivery,
-  ClaimedOidcLogout,
-  OidcLogoutRecord,
-  OidcLogoutStore,
-  OidcSessionLink,
-  ConnectAppRecord,
-  ConnectStore,
   CreateAccountResult,
   DeletedAccountRecord,
   DeviceSessionRecord,
@@ -73,19 +63,11 @@ export type {
   MergeSelection,
   NamedItem,
   NewAccount,
-  NewConnectApp,
   NewIdentity,
   NewSession,
   NewSigningKey,
   NonceGuard,
   NonceStore,
-  NewOidcModel,
-  OidcClientRecord,
-  OidcResourceRecord,
-  OidcConsentRecord,
-  OidcKeyRecord,
-  OidcModelRecord,
-  OidcStore,
   RemoveIdentityResult,
   RevocationRecord,
   RosterMemberRecord,
@@ -97,10 +79,8 @@ export type {
   SessionStore,
   SigningKeyRecord,
   TransferHoldings,
+  OutboxState,
   WebhookAttempt,
-  WebhookDeliveryRecord,
-  WebhookStore,
 } from './store.js';
-export type { WebhookEventType, WebhookTargets } from './webhooks.js';
 export { nodeSqliteSupported } from './sqlite-driver.js';
 export type { SqliteDriverChoice } from './sqlite-driver.js';

@@ -6,7 +6,8 @@
  */
 import { openDatabase } from './database.js';
 import type { OpenDatabaseOptions } from './database.js';
-import { StoreExecutor, type SessionsRevoked } from './executor.js';
+import { StoreExecutor } from './executor.js';
+import type { StoreHooks } from './hooks.js';
 import { applyMigrations, type Migration } from './migrations.js';
 
 /** The area's methods, bound to it, as own properties (so they can be spread into one object). */
@@ -27,13 +28,13 @@ export interface OpenStoreOptions extends OpenDatabaseOptions {
 /**
  * Opens the database of `databaseUrl` (docs/protocol.md §1 `DATABASE_URL`),
  * migrated by `migrations` (every owner's, src/store.ts), as the executor
- * every area of the store runs on; `onSessionsRevoked` runs in the
- * transaction of every revocation of session rows (executor.ts).
+ * every area of the store runs on, with the `hooks` that carry the core's
+ * changes to the features' tables (hooks.ts).
  */
 export async function openStoreExecutor(
   databaseUrl: string,
   migrations: readonly Migration[],
-  onSessionsRevoked: SessionsRevoked,
+  hooks: StoreHooks,
   options: OpenStoreOptions = {},
 ): Promise<StoreExecutor> {
   const database = await openDatabase(databaseUrl, options);
@@ -45,5 +46,5 @@ export async function openStoreExecutor(
       throw error;
     }
   }
-  return new StoreExecutor(database, onSessionsRevoked);
+  return new StoreExecutor(database, hooks);
 }

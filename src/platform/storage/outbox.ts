@@ -3,15 +3,19 @@
  * writes in its own transaction, which workers on every instance claim by a
  * compare-and-set on a lease (one worker holds a row at a time; a worker
  * that died loses its rows when the lease runs out), attempt, and finish as
- * delivered, failed or to be retried. The webhook deliveries and the
- * back-channel logouts are both such tables, with the same columns for it.
+ * delivered, failed or to be retried. Any table with the outbox columns
+ * is one (the webhook deliveries of Connect and the back-channel logouts of
+ * the OpenID provider are); its owner declares it in the schema.
  */
 import type { Kysely } from 'kysely';
 import { rowsAffected } from './executor.js';
 import type { DatabaseSchema, OutboxColumns } from './schema.js';
 import type { OutboxState, WebhookAttempt } from './records.js';
 
-export type OutboxTable = 'webhook_deliveries' | 'oidc_logouts';
+/** The tables of the schema whose rows are outbox rows: an id, a creation time and the outbox columns. */
+export type OutboxTable = {
+  [Table in keyof DatabaseSchema]: DatabaseSchema[Table] extends OutboxColumns & { id: string; created_at: number } ? Table : never;
+}[keyof DatabaseSchema];
 
 type OutboxDatabase = Record<OutboxTable, OutboxColumns & { id: string }>;
 
@@ -78,16 +82,16 @@ export function outboxRecord<Row extends OutboxColumns & { readonly created_at: 
 export async function outboxLog<Table extends OutboxTable>(
   db: Kysely<DatabaseSchema>,
   table: Table,
-  of: { readonly column: 'app_id' | 'client_id'; readonly value: string },
+  of: { readonly column: string; readonly value: string },
   limit: number,
 ): Promise<DatabaseSchema[Table][]> {
-  // Each table has its own owner column (the other is never asked of it); Kysely cannot type a table chosen at run time.
-  const tables = db as unknown as Kysely<Record<OutboxTable, { id: string; created_at: number; app_id: string; client_id: string }>>;
+  // Each table names its owner in a column of its own; Kysely cannot type a table or column chosen at run time.
+  const tables = db as unknown as Kysely<Record<OutboxTable, { id: string; created_at: number; owner: string }>>;
   const name: OutboxTable = table;
   const rows = await tables
     .selectFrom(name)
     .selectAll()
-    .where(of.column, '=', of.value)
+    .where(of.column as 'owner', '=', of.value)
     .orderBy('created_at', 'desc')
     .orderBy('id', 'desc')
     .limit(limit)

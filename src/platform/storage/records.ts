@@ -126,17 +126,6 @@ export interface SigningKeyRecord {
   readonly retired_at: EpochMilliseconds | null;
 }
 
-export interface ConnectAppRecord {
-  readonly id: string;
-  readonly owner_account_id: string;
-  readonly name: string;
-  readonly key_hash: string;
-  readonly created_at: EpochMilliseconds;
-  readonly rotated_at: EpochMilliseconds | null;
-  /** Where the app's webhooks go (docs/protocol.md §6 "Webhooks"), or null. */
-  readonly webhook_url: string | null;
-}
-
 /** One security event of an account (docs/protocol.md §6 "Activity"). */
 export interface ActivityRecord {
   /** 32 lowercase hex: the time, a per-process sequence and random bits, so ids of one instance sort as recorded. */
@@ -291,15 +280,6 @@ export type SessionFreshness = Pick<NewSession, 'step_up_at' | 'sudo_at'>;
 /** A key as it is first stored: not retired yet. */
 export type NewSigningKey = Omit<SigningKeyRecord, 'retired_at'>;
 
-export interface NewConnectApp {
-  /** Generated (32 lowercase hex) when absent; it must not contain `:` (docs/protocol.md §2). */
-  readonly id?: string;
-  readonly owner_account_id: string;
-  readonly name: string;
-  readonly key_hash: string;
-  readonly created_at: EpochMilliseconds;
-}
-
 export interface MergedAccountRecord {
   readonly id: string;
   readonly created_at: EpochMilliseconds;
@@ -311,9 +291,6 @@ export const DEFAULT_ACTIVITY_RETENTION_MS = 180 * 24 * 60 * 60 * 1000;
 
 /** Revoked or expired session rows are deleted after 7 days. */
 export const DEFAULT_SESSION_RETENTION_MS = 7 * 24 * 60 * 60 * 1000;
-
-/** Finished webhook deliveries stay in the delivery log 30 days (docs/protocol.md §6 "Webhooks"). */
-export const WEBHOOK_LOG_RETENTION_MS = 30 * 24 * 60 * 60 * 1000;
 
 /** merged_into chains are followed at most this far (mergeAccounts keeps them at length 1). */
 export const MAX_MERGE_DEPTH = 8;
@@ -347,49 +324,6 @@ export interface OutboxState {
   readonly delivered_at: EpochMilliseconds | null;
 }
 
-/** A webhook delivery (docs/protocol.md §6 "Webhooks"): an outbox row and its log. */
-export interface WebhookDeliveryRecord extends OutboxState {
-  readonly id: string;
-  readonly app_id: string;
-  readonly event_type: string;
-  readonly payload: string;
-  readonly created_at: EpochMilliseconds;
-}
-
-/** A claimed delivery with where it goes now (null: the app's webhook was removed since). */
-export interface ClaimedWebhookDelivery extends WebhookDeliveryRecord {
-  readonly url: string | null;
-}
-
-/** docs/protocol.md §8 "Logout": a client the provider signed in through a host session. */
-export interface OidcSessionLink {
-  /** The host session row's jti. */
-  readonly session_jti: string;
-  readonly client_id: string;
-  /** The account (32 hex), as the host session names it. */
-  readonly account_id: string;
-  /** The provider's `sid` of the client in its session. */
-  readonly sid: string;
-  /** The provider session's uid; it ends with the host session. */
-  readonly op_session_uid: string;
-  /** Whether the client had a `backchannel_logout_uri` when it signed in. */
-  readonly backchannel: boolean;
-  readonly created_at: EpochMilliseconds;
-  /** The host session's expiry (set by the store from its row). */
-  readonly expires_at: EpochMilliseconds;
-}
-
-/** A back-channel logout to send (docs/protocol.md §8 "Logout"): an outbox row and its log. */
-export interface OidcLogoutRecord extends OutboxState {
-  readonly id: string;
-  readonly client_id: string;
-  readonly account_id: string;
-  readonly sid: string;
-  readonly created_at: EpochMilliseconds;
-}
-
-export type ClaimedOidcLogout = OidcLogoutRecord;
-
 /** How one attempt ended. */
 export interface WebhookAttempt {
   readonly at: EpochMilliseconds;
@@ -399,64 +333,4 @@ export interface WebhookAttempt {
   /** `delivered`; `retry` at `next_attempt_at`; `failed` for good. */
   readonly outcome: 'delivered' | 'retry' | 'failed';
   readonly next_attempt_at?: EpochMilliseconds;
-}
-
-/** One of the OpenID provider's signing keys (docs/protocol.md §8 "Keys"). */
-export interface OidcKeyRecord {
-  readonly kid: string;
-  /** `RS256`, `ES256` or `EdDSA`. */
-  readonly alg: string;
-  /** JSON text of the private JWK. */
-  readonly private_jwk: string;
-  readonly created_at: EpochMilliseconds;
-  readonly retired_at: EpochMilliseconds | null;
-}
-
-/** A registered OpenID client (docs/protocol.md §8 "Clients"). */
-/** An API the provider issues JWT access tokens for (docs/protocol.md §8 "APIs"). */
-export interface OidcResourceRecord {
-  readonly uri: string;
-  readonly name: string;
-  readonly scopes: readonly string[];
-  readonly alg: string;
-  readonly access_token_seconds: number;
-  readonly created_at: EpochMilliseconds;
-}
-
-export interface OidcClientRecord {
-  readonly client_id: string;
-  /** JSON text of its metadata; `client_secret`, when present, is the secret's SHA-256. */
-  readonly metadata: string;
-  /** The Connect app that registered it; null for the operator's clients. */
-  readonly owner_app_id: string | null;
-  /** The operator's own app: no consent screen. */
-  readonly first_party: boolean;
-  readonly created_at: EpochMilliseconds;
-  readonly updated_at: EpochMilliseconds;
-}
-
-/** One stored object of the provider library (a code, a token, a grant, a session, an interaction). */
-export interface OidcModelRecord {
-  /** JSON text of the library's payload. */
-  readonly payload: string;
-  readonly consumed_at: EpochMilliseconds | null;
-}
-
-/** What {@link OidcModelRecord} is stored with, besides its payload. */
-export interface NewOidcModel {
-  readonly payload: string;
-  readonly grant_id: string | null;
-  readonly uid: string | null;
-  readonly user_code: string | null;
-  /** Null: kept until destroyed. */
-  readonly expires_at: EpochMilliseconds | null;
-}
-
-/** The consent an account gave a client: the grant holding what it agreed to share. */
-export interface OidcConsentRecord {
-  readonly account_id: string;
-  readonly client_id: string;
-  readonly grant_id: string;
-  readonly created_at: EpochMilliseconds;
-  readonly updated_at: EpochMilliseconds;
 }

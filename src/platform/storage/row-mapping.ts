@@ -7,8 +7,8 @@
  *   here keeps a row correct even if a value arrives as a string or bigint.
  */
 import type { DatabaseEngine } from './database.js';
-import type { AccountsTable, ConnectAppsTable, DatabaseBoolean, IdentitiesTable, SessionsTable, SigningKeysTable } from './schema.js';
-import type { AccountRecord, ConnectAppRecord, IdentityRecord, SessionRecord, SigningKeyRecord } from './store.js';
+import type { AccountsTable, DatabaseBoolean, IdentitiesTable, SessionsTable, SigningKeysTable } from './schema.js';
+import type { AccountRecord, IdentityRecord, SessionRecord, SigningKeyRecord } from './store.js';
 
 export function toDatabaseBoolean(engine: DatabaseEngine, value: boolean): DatabaseBoolean {
   if (engine === 'postgres') return value;
@@ -81,17 +81,5 @@ export function toSigningKeyRecord(row: SigningKeysTable): SigningKeyRecord {
     created_at: toNumber(row.created_at),
     activated_at: toNumber(row.activated_at),
     retired_at: toNumberOrNull(row.retired_at),
-  };
-}
-
-export function toConnectAppRecord(row: ConnectAppsTable): ConnectAppRecord {
-  return {
-    id: row.id,
-    owner_account_id: row.owner_account_id,
-    name: row.name,
-    key_hash: row.key_hash,
-    created_at: toNumber(row.created_at),
-    rotated_at: toNumberOrNull(row.rotated_at),
-    webhook_url: row.webhook_url,
   };
 }

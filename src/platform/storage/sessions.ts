@@ -1,11 +1,9 @@
 /**
  * Session rows and the rosters they form (docs/protocol.md §3): one live row per (roster, account), look-ups by token hash, re-mints and revocations.
  */
-import { listTokenRevocations } from './oidc-token-revocations.js';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { sql, type Updateable } from 'kysely';
 import { isUniqueViolation, rowsAffected, type StoreExecutor } from './executor.js';
-import { moveLinks } from './oidc-logouts.js';
 import { toAccountRecord, toSessionRecord } from './row-mapping.js';
 import type { AccountsTable, SessionsTable } from './schema.js';
 import type {
@@ -146,7 +144,7 @@ export class SessionsArea implements SessionStore {
               .where('revoked_at', 'is', null)
               .where('expires_at', '>', row.created_at)
               .execute();
-            await moveLinks(
+            await this.#x.hooks.sessionsReplaced(
               trx,
               replaced.map((one) => one.jti),
               row,
@@ -495,21 +493,14 @@ export class SessionsArea implements SessionStore {
         .limit(limit)
         .execute(),
       // JWT access tokens the OpenID provider ended early (docs/protocol.md §8 "Revoking API tokens").
-      listTokenRevocations(db, after, now, limit),
+      this.#x.hooks.moreRevocations(db, after, now, limit),
     ]);
     const merged: RevocationRecord[] = [...rows, ...superseded, ...ofRevoked].map((row) => ({
       jti: row.jti as string,
       revoked_at: Number(row.at),
       expires_at: Number(row.expires_at),
     }));
-    for (const row of accessTokens) {
-      merged.push({
-        jti: row.id,
-        revoked_at: row.revoked_at,
-        expires_at: row.expires_at,
-        access: { kind: row.kind, subject: row.subject, iat_before: row.iat_before },
-      });
-    }
+    merged.push(...accessTokens);
     merged.sort((a, b) => a.revoked_at - b.revoked_at || (a.jti < b.jti ? -1 : a.jti > b.jti ? 1 : 0));
     return merged.slice(0, limit);
   }

@@ -2,11 +2,10 @@
  * The storage interfaces of the service: one method per domain action, so the
  * session, sign-in and HTTP layers never write SQL and never learn which
  * engine they run on. They come in areas (accounts and identities, sessions
- * and rosters, nonces, keys and settings, e-mail codes, Connect and its
- * webhook outbox, statistics, security keys and passkeys, activity), each
- * implemented in its own file over one shared executor (executor.ts) and
- * each the only thing a service is handed; `Store` (src/store.ts) is all of
- * them together with each feature's own areas, for SQLite and PostgreSQL. The
+ * and rosters, nonces, keys and settings, activity), each implemented in
+ * its own file over one shared executor (executor.ts) and each the only
+ * thing a service is handed; `Store` (src/store.ts) is all of them together
+ * with each feature's own areas, for SQLite and PostgreSQL. The
  * records they answer and the inputs they take are in records.ts.
  * test/storage.conformance.test.ts holds every area to it on both engines and
  * both SQLite drivers.
@@ -32,16 +31,9 @@ import type {
   TabTokenMemberRecord,
   LiveRosterRecord,
   SigningKeyRecord,
-  ConnectAppRecord,
   ActivityRecord,
   ActivityValue,
   ActivityCursor,
-  OidcKeyRecord,
-  OidcClientRecord,
-  OidcResourceRecord,
-  OidcModelRecord,
-  NewOidcModel,
-  OidcConsentRecord,
   NewAccount,
   NewIdentity,
   CreateAccountResult,
@@ -55,15 +47,8 @@ import type {
   RevocationRecord,
   SessionFreshness,
   NewSigningKey,
-  NewConnectApp,
   MergedAccountRecord,
   DeletedAccountRecord,
-  WebhookDeliveryRecord,
-  ClaimedWebhookDelivery,
-  WebhookAttempt,
-  OidcSessionLink,
-  OidcLogoutRecord,
-  ClaimedOidcLogout,
   IdentityKind,
 } from './records.js';
 
@@ -315,45 +300,6 @@ export interface KeyStore {
   retireSigningKey(kid: string, at: EpochMilliseconds): Promise<boolean>;
 }
 
-/** Connect apps and their API keys (docs/protocol.md §6). */
-export interface ConnectStore {
-  createConnectApp(app: NewConnectApp): Promise<ConnectAppRecord>;
-
-  /** Oldest first. */
-  listConnectApps(ownerAccountId: string): Promise<ConnectAppRecord[]>;
-
-  findConnectAppByKeyHash(keyHash: string): Promise<ConnectAppRecord | null>;
-
-  /** The app of this id, or null. */
-  findConnectApp(appId: string): Promise<ConnectAppRecord | null>;
-
-  /** False when no such app belongs to the owner. */
-  rotateConnectAppKey(appId: string, ownerAccountId: string, newKeyHash: string, at: EpochMilliseconds): Promise<boolean>;
-
-  /** False when no such app belongs to the owner. Its webhook deliveries go with it. */
-  deleteConnectApp(appId: string, ownerAccountId: string): Promise<boolean>;
-
-  /** Sets or clears the app's webhook endpoint; null when no such app belongs to the owner. */
-  setConnectAppWebhook(appId: string, ownerAccountId: string, url: string | null): Promise<ConnectAppRecord | null>;
-}
-
-/** The webhook outbox (docs/protocol.md §6 "Webhooks"). Rows are written by the account changes themselves, in their transactions. */
-export interface WebhookStore {
-  /**
-   * Claims up to `limit` due deliveries for `owner` until `now + leaseMs`:
-   * each row is taken by a compare-and-set on its lease, so across instances
-   * one worker holds a delivery at a time. A lease that ran out (a worker
-   * that died mid-delivery) is taken over.
-   */
-  claimWebhookDeliveries(owner: string, now: EpochMilliseconds, leaseMs: number, limit: number): Promise<ClaimedWebhookDelivery[]>;
-
-  /** Records an attempt and releases the lease; false when `owner` no longer held it. */
-  finishWebhookAttempt(id: string, owner: string, attempt: WebhookAttempt): Promise<boolean>;
-
-  /** The app's deliveries, newest first. */
-  listWebhookDeliveries(appId: string, limit: number): Promise<WebhookDeliveryRecord[]>;
-}
-
 /** Security events per account (docs/protocol.md §6 "Activity"). */
 export interface ActivityStore {
   /** Stores one event; the id is generated when absent. */
@@ -367,103 +313,4 @@ export interface ActivityStore {
 
   /** The account's events, newest first, at most `limit`, older than `before` when given. */
   listActivity(accountId: string, options: { readonly before?: ActivityCursor; readonly limit: number }): Promise<ActivityRecord[]>;
-}
-
-/** The OpenID provider's keys, clients, stored objects and consents (docs/protocol.md §8). */
-export interface OidcStore {
-  /** Every key, newest first. */
-  listOidcKeys(): Promise<OidcKeyRecord[]>;
-  /** False when a key with that kid exists. */
-  insertOidcKey(key: Omit<OidcKeyRecord, 'retired_at'>): Promise<boolean>;
-  /** False when the key is unknown or already retired. */
-  retireOidcKey(kid: string, at: EpochMilliseconds): Promise<boolean>;
-
-  /** False when the client id is taken. */
-  insertOidcClient(client: OidcClientRecord): Promise<boolean>;
-  findOidcClient(clientId: string): Promise<OidcClientRecord | null>;
-  /** Every client, oldest first; only one app's when `ownerAppId` is given, only the operator's when it is null. */
-  listOidcClients(ownerAppId?: string | null): Promise<OidcClientRecord[]>;
-  /** Replaces the metadata (and the first-party mark when given); false when the client is unknown. */
-  updateOidcClient(
-    clientId: string,
-    change: { readonly metadata: string; readonly first_party?: boolean },
-    at: EpochMilliseconds,
-  ): Promise<boolean>;
-  /**
-   * Deletes the client with every consent given to it and every object of
-   * those grants (its codes and tokens stop working); false when unknown.
-   */
-  deleteOidcClient(clientId: string, now: EpochMilliseconds): Promise<boolean>;
-  /** Deletes the clients whose Connect app no longer exists (they already count as gone); how many. */
-  purgeOrphanOidcClients(now: EpochMilliseconds): Promise<number>;
-
-  /** False when an API with that URI is registered. */
-  insertOidcResource(resource: OidcResourceRecord): Promise<boolean>;
-  findOidcResource(uri: string): Promise<OidcResourceRecord | null>;
-  /** Every API, oldest first. */
-  listOidcResources(): Promise<OidcResourceRecord[]>;
-  /** False when unknown. Its tokens already issued stay valid until they expire. */
-  deleteOidcResource(uri: string): Promise<boolean>;
-
-  /** Stores or replaces one object of the library. */
-  putOidcModel(model: string, id: string, value: NewOidcModel): Promise<void>;
-  /**
-   * Stores the object unless one with that id is there and not past its
-   * expiry: true for the one call that stored it (the provider's replay
-   * detection, src/features/oidc/adapter.ts).
-   */
-  claimOidcModel(model: string, id: string, value: NewOidcModel, now: EpochMilliseconds): Promise<boolean>;
-  /** The object unless it is unknown or past its expiry. */
-  findOidcModel(model: string, id: string, now: EpochMilliseconds): Promise<OidcModelRecord | null>;
-  findOidcModelByUid(model: string, uid: string, now: EpochMilliseconds): Promise<OidcModelRecord | null>;
-  findOidcModelByUserCode(model: string, userCode: string, now: EpochMilliseconds): Promise<OidcModelRecord | null>;
-  /**
-   * Marks the object used (a code, a rotated refresh token, a pushed request):
-   * true for the one call that did, false when it was used already or is unknown.
-   */
-  consumeOidcModel(model: string, id: string, at: EpochMilliseconds): Promise<boolean>;
-  deleteOidcModel(model: string, id: string): Promise<void>;
-  /**
-   * Deletes a grant's access tokens and ends its JWT access tokens issued
-   * until `now` (the revocation feed lists the cut-off, docs/protocol.md §8
-   * "Revoking API tokens").
-   */
-  endOidcGrantAccessTokens(grantId: string, now: EpochMilliseconds): Promise<void>;
-  /** Lists one JWT access token in the revocation feed until `expiresAt`. */
-  revokeOidcAccessToken(jti: string, expiresAt: EpochMilliseconds, now: EpochMilliseconds): Promise<void>;
-  /** Deletes the objects of one model (or of every model) that belong to a grant. */
-  deleteOidcGrant(grantId: string, model?: string): Promise<void>;
-
-  findOidcConsent(accountId: string, clientId: string): Promise<OidcConsentRecord | null>;
-  /** Records (or replaces) the grant of an account's consent to a client. */
-  putOidcConsent(consent: OidcConsentRecord): Promise<void>;
-  /** The account's consents, newest first. */
-  listOidcConsents(accountId: string): Promise<OidcConsentRecord[]>;
-  /** Withdraws a consent with its grant and every object of the grant; false when there was none. */
-  deleteOidcConsent(accountId: string, clientId: string, now: EpochMilliseconds): Promise<boolean>;
-}
-
-/**
- * Back-channel logout (docs/protocol.md §8 "Logout"): which clients signed in
- * through which host session, and the outbox of logouts. Revoking a host
- * session enqueues its clients' logouts in the same transaction
- * (src/platform/storage/oidc-logouts.ts).
- */
-export interface OidcLogoutStore {
-  /**
-   * Records that the provider signed a client in through a live host session
-   * of the account (replacing an earlier link of the pair); false, and
-   * nothing recorded, when that session is no longer live.
-   */
-  linkOidcSession(link: Omit<OidcSessionLink, 'expires_at'>): Promise<boolean>;
-  /** The clients linked to a host session, by client id. */
-  listOidcSessionLinks(sessionJti: string): Promise<OidcSessionLink[]>;
-  /** Stores one logout; false when this (client, sid) already has one. */
-  enqueueOidcLogout(logout: { client_id: string; account_id: string; sid: string }, now: EpochMilliseconds): Promise<boolean>;
-  /** Claims due logouts for `owner` until `now + leaseMs`, by a compare-and-set on each row's lease. */
-  claimOidcLogouts(owner: string, now: EpochMilliseconds, leaseMs: number, limit: number): Promise<ClaimedOidcLogout[]>;
-  /** Records an attempt and releases the lease; false when `owner` no longer held it. */
-  finishOidcLogoutAttempt(id: string, owner: string, attempt: WebhookAttempt): Promise<boolean>;
-  /** The client's logouts, newest first. */
-  listOidcLogouts(clientId: string, limit: number): Promise<OidcLogoutRecord[]>;
 }

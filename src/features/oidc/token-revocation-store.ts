@@ -17,8 +17,8 @@
  */
 import { createHash, randomBytes } from 'node:crypto';
 import type { Kysely } from 'kysely';
-import type { DatabaseSchema, OidcTokenRevocationsTable } from './schema.js';
-import type { EpochMilliseconds } from './records.js';
+import type { DatabaseSchema, EpochMilliseconds, RevocationRecord } from '../../platform/storage/index.js';
+import type { OidcTokenRevocationsTable } from './store-schema.js';
 
 /** The longest an API's access token lives (src/features/oidc/resources.ts): a cut-off stays in the feed that long. */
 const LONGEST_ACCESS_TOKEN_MS = 24 * 60 * 60 * 1000;
@@ -101,23 +101,13 @@ export async function revokeAccessToken(
     .execute();
 }
 
-/** A feed entry of an ended access token (or of a cut-off), in the feed's order. */
-export interface TokenRevocationRow {
-  readonly id: string;
-  readonly kind: Row['kind'];
-  readonly subject: string;
-  readonly iat_before: number | null;
-  readonly revoked_at: number;
-  readonly expires_at: number;
-}
-
-/** Entries revoked after `after` (revocation time, then id) that have not lapsed by `now`, oldest first, at most `limit`. */
+/** Entries revoked after `after` (revocation time, then id) that have not lapsed by `now`, oldest first, at most `limit`, as revocation feed entries. */
 export async function listTokenRevocations(
   db: Kysely<DatabaseSchema>,
   after: { readonly at: number; readonly jti: string } | null,
   now: EpochMilliseconds,
   limit: number,
-): Promise<TokenRevocationRow[]> {
+): Promise<RevocationRecord[]> {
   const rows = await db
     .selectFrom('oidc_token_revocations')
     .selectAll()
@@ -132,11 +122,9 @@ export async function listTokenRevocations(
     .limit(limit)
     .execute();
   return rows.map((row) => ({
-    id: row.id,
-    kind: row.kind,
-    subject: row.subject,
-    iat_before: row.iat_before === null ? null : Number(row.iat_before),
+    jti: row.id,
     revoked_at: Number(row.revoked_at),
     expires_at: Number(row.expires_at),
+    access: { kind: row.kind, subject: row.subject, iat_before: row.iat_before === null ? null : Number(row.iat_before) },
   }));
 }

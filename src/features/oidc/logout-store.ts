@@ -5,8 +5,8 @@
  *
  * Whatever revokes a host session row (sign-out, device sign-out, sign-out
  * everywhere, a merge, a deletion, a hold) goes through
- * `StoreExecutor.revokeLiveSessions`, which calls {@link logOutSessions} in
- * the same transaction: the logouts are stored exactly when the revocation
+ * `StoreExecutor.revokeLiveSessions`, whose hook calls {@link logOutSessions}
+ * in the same transaction (src/platform/storage/hooks.ts): the logouts are stored exactly when the revocation
  * is, so a crash loses neither. The provider's own session of each link ends
  * there too (its cookie finds nothing, and the tokens that expire
  * with it stop). A worker sends the outbox (src/features/oidc/backchannel.ts) with the
@@ -14,12 +14,75 @@
  */
 import { randomBytes } from 'node:crypto';
 import type { Kysely } from 'kysely';
-import type { DatabaseSchema } from './schema.js';
-import type { StoreExecutor } from './executor.js';
-import { endSessionBoundGrants } from './oidc-token-revocations.js';
-import { deleteConsents } from './oidc.js';
-import { claimRows, finishAttempt, newOutboxRow, outboxLog, outboxRecord } from './outbox.js';
-import type { ClaimedOidcLogout, OidcLogoutRecord, OidcLogoutStore, OidcSessionLink, WebhookAttempt } from './store.js';
+import {
+  claimRows,
+  finishAttempt,
+  newOutboxRow,
+  outboxLog,
+  outboxRecord,
+  type DatabaseSchema,
+  type EpochMilliseconds,
+  type OutboxState,
+  type StoreExecutor,
+  type StoreHooks,
+  type WebhookAttempt,
+} from '../../platform/storage/index.js';
+import { endSessionBoundGrants, listTokenRevocations } from './token-revocation-store.js';
+import { deleteConsents, deleteConsentTokens } from './store.js';
+
+/** docs/protocol.md §8 "Logout": a client the provider signed in through a host session. */
+export interface OidcSessionLink {
+  /** The host session row's jti. */
+  readonly session_jti: string;
+  readonly client_id: string;
+  /** The account (32 hex), as the host session names it. */
+  readonly account_id: string;
+  /** The provider's `sid` of the client in its session. */
+  readonly sid: string;
+  /** The provider session's uid; it ends with the host session. */
+  readonly op_session_uid: string;
+  /** Whether the client had a `backchannel_logout_uri` when it signed in. */
+  readonly backchannel: boolean;
+  readonly created_at: EpochMilliseconds;
+  /** The host session's expiry (set by the store from its row). */
+  readonly expires_at: EpochMilliseconds;
+}
+
+/** A back-channel logout to send (docs/protocol.md §8 "Logout"): an outbox row and its log. */
+export interface OidcLogoutRecord extends OutboxState {
+  readonly id: string;
+  readonly client_id: string;
+  readonly account_id: string;
+  readonly sid: string;
+  readonly created_at: EpochMilliseconds;
+}
+
+export type ClaimedOidcLogout = OidcLogoutRecord;
+
+/**
+ * Back-channel logout (docs/protocol.md §8 "Logout"): which clients signed in
+ * through which host session, and the outbox of logouts. Revoking a host
+ * session enqueues its clients' logouts in the same transaction
+ * (the storage hook below).
+ */
+export interface OidcLogoutStore {
+  /**
+   * Records that the provider signed a client in through a live host session
+   * of the account (replacing an earlier link of the pair); false, and
+   * nothing recorded, when that session is no longer live.
+   */
+  linkOidcSession(link: Omit<OidcSessionLink, 'expires_at'>): Promise<boolean>;
+  /** The clients linked to a host session, by client id. */
+  listOidcSessionLinks(sessionJti: string): Promise<OidcSessionLink[]>;
+  /** Stores one logout; false when this (client, sid) already has one. */
+  enqueueOidcLogout(logout: { client_id: string; account_id: string; sid: string }, now: EpochMilliseconds): Promise<boolean>;
+  /** Claims due logouts for `owner` until `now + leaseMs`, by a compare-and-set on each row's lease. */
+  claimOidcLogouts(owner: string, now: EpochMilliseconds, leaseMs: number, limit: number): Promise<ClaimedOidcLogout[]>;
+  /** Records an attempt and releases the lease; false when `owner` no longer held it. */
+  finishOidcLogoutAttempt(id: string, owner: string, attempt: WebhookAttempt): Promise<boolean>;
+  /** The client's logouts, newest first. */
+  listOidcLogouts(clientId: string, limit: number): Promise<OidcLogoutRecord[]>;
+}
 
 function toNumber(value: number | string | bigint): number {
   return Number(value);
@@ -73,7 +136,7 @@ async function endLinks(
 }
 
 /** In the revoking transaction: the clients signed in through these host sessions are logged out. */
-export function logOutSessions(trx: Kysely<DatabaseSchema>, jtis: readonly string[], now: number): Promise<number> {
+function logOutSessions(trx: Kysely<DatabaseSchema>, jtis: readonly string[], now: number): Promise<number> {
   return endLinks(trx, 'session_jti', jtis, now);
 }
 
@@ -88,7 +151,7 @@ function logOutAccounts(trx: Kysely<DatabaseSchema>, accountIds: readonly string
  * consents, the grants of those and every token of the grants (offline
  * access included), so no app keeps acting for an account that is gone.
  */
-export async function endProviderAccess(trx: Kysely<DatabaseSchema>, accountIds: readonly string[], now: number): Promise<void> {
+async function endProviderAccess(trx: Kysely<DatabaseSchema>, accountIds: readonly string[], now: number): Promise<void> {
   await logOutAccounts(trx, accountIds, now);
   await deleteConsents(
     trx,
@@ -99,11 +162,7 @@ export async function endProviderAccess(trx: Kysely<DatabaseSchema>, accountIds:
 }
 
 /** A host session that replaces another of the same account in the same browser keeps its clients. */
-export async function moveLinks(
-  trx: Kysely<DatabaseSchema>,
-  fromJtis: readonly string[],
-  to: { jti: string; expires_at: number },
-): Promise<void> {
+async function moveLinks(trx: Kysely<DatabaseSchema>, fromJtis: readonly string[], to: { jti: string; expires_at: number }): Promise<void> {
   if (fromJtis.length === 0) return;
   await trx
     .updateTable('oidc_session_links')
@@ -218,3 +277,23 @@ export class OidcLogoutsArea implements OidcLogoutStore {
     return (await outboxLog(this.#x.db, 'oidc_logouts', { column: 'client_id', value: clientId }, limit)).map((row) => outboxRecord(row));
   }
 }
+
+/**
+ * What the provider's tables do when a host session or an account changes
+ * (src/platform/storage/hooks.ts), in that change's transaction.
+ */
+export const oidcStoreHooks: Pick<
+  StoreHooks,
+  'sessionsRevoked' | 'sessionsReplaced' | 'moreRevocations' | 'endProviderAccess' | 'endProviderTokens'
+> = {
+  sessionsRevoked: logOutSessions,
+  sessionsReplaced: moveLinks,
+  moreRevocations: listTokenRevocations,
+  endProviderAccess,
+  endProviderTokens: (trx, accountIds, now) =>
+    deleteConsentTokens(
+      trx,
+      accountIds.map((id) => `did:oc:${id}`),
+      now,
+    ),
+};

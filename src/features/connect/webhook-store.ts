@@ -5,29 +5,39 @@
  * claim and finish them by the leases of src/platform/storage/outbox.ts.
  */
 import type { Transaction } from 'kysely';
-import { identityValues, newRandomId, type StoreExecutor } from './executor.js';
-import { claimRows, finishAttempt, newOutboxRow, outboxLog, outboxRecord } from './outbox.js';
-import type { DatabaseSchema } from './schema.js';
-import type { ClaimedWebhookDelivery, WebhookAttempt, WebhookDeliveryRecord, WebhookStore } from './store.js';
+import {
+  claimRows,
+  finishAttempt,
+  identityValues,
+  newOutboxRow,
+  newRandomId,
+  outboxLog,
+  outboxRecord,
+  type AccountNotice,
+  type DatabaseSchema,
+  type StoreExecutor,
+  type WebhookAttempt,
+} from '../../platform/storage/index.js';
+import type { ClaimedWebhookDelivery, WebhookDeliveryRecord, WebhookStore } from './store.js';
 
-export type WebhookEventType = 'account.merged' | 'account.deleted' | 'identity.linked' | 'identity.unlinked';
+type WebhookEventType = 'account.merged' | 'account.deleted' | 'identity.linked' | 'identity.unlinked';
 
 /** The apps to tell about an account, each with its users on it: app id → user ids. Only apps with a webhook. */
-export type WebhookTargets = ReadonlyMap<string, readonly string[]>;
+type WebhookTargets = ReadonlyMap<string, readonly string[]>;
 
 /**
  * An identity as a webhook names it: its kind and id, and the address of a
  * Bitcoin identity (public anyway). E-mail addresses and provider subjects
  * are personal data an integrator has no need of, so they are left out.
  */
-export function webhookIdentity(identity: { readonly id: string; readonly kind: string; readonly value: string }): Record<string, string> {
+function webhookIdentity(identity: { readonly id: string; readonly kind: string; readonly value: string }): Record<string, string> {
   return identity.kind === 'btc'
     ? { id: identity.id, kind: identity.kind, address: identity.value }
     : { id: identity.id, kind: identity.kind };
 }
 
 /** The apps that provisioned any of `accountIds` (their `connect` identities) and have a webhook. */
-export async function webhookTargets(trx: Transaction<DatabaseSchema>, accountIds: readonly string[]): Promise<WebhookTargets> {
+async function webhookTargets(trx: Transaction<DatabaseSchema>, accountIds: readonly string[]): Promise<WebhookTargets> {
   if (accountIds.length === 0) return new Map();
   const users = new Map<string, string[]>();
   for (const value of await identityValues(trx, accountIds, 'connect')) {
@@ -50,7 +60,7 @@ export async function webhookTargets(trx: Transaction<DatabaseSchema>, accountId
  * Writes one delivery per target app, in the caller's transaction. The body
  * is fixed here, so every retry sends the same bytes.
  */
-export async function enqueueWebhookEvents(
+async function enqueueWebhookEvents(
   trx: Transaction<DatabaseSchema>,
   targets: WebhookTargets,
   type: WebhookEventType,
@@ -108,4 +118,25 @@ export class WebhooksArea implements WebhookStore {
   async listWebhookDeliveries(appId: string, limit: number): Promise<WebhookDeliveryRecord[]> {
     return (await outboxLog(this.#x.db, 'webhook_deliveries', { column: 'app_id', value: appId }, limit)).map((row) => outboxRecord(row));
   }
+}
+
+/**
+ * What tells the apps that provisioned these accounts of an account event
+ * (src/platform/storage/hooks.ts): the apps are read now, before the change
+ * removes the identities that name them; each event is written to the outbox
+ * in the same transaction.
+ */
+export async function webhookNotices(trx: Transaction<DatabaseSchema>, accountIds: readonly string[]): Promise<AccountNotice> {
+  const targets = await webhookTargets(trx, accountIds);
+  return async (event, accountId, at) => {
+    if (targets.size === 0) return;
+    const { type } = event;
+    const data =
+      event.type === 'account.merged'
+        ? { merged_from: event.merged_from }
+        : event.type === 'account.deleted'
+          ? {}
+          : { identity: webhookIdentity(event.identity) };
+    await enqueueWebhookEvents(trx, targets, type, accountId, data, at);
+  };
 }

@@ -4,20 +4,144 @@
  * tokens, grants, sessions, interactions: one row each, keyed by model and
  * id) and the consents accounts gave clients.
  */
-import { rowsAffected, type StoreExecutor } from './executor.js';
-import type {
-  NewOidcModel,
-  OidcClientRecord,
-  OidcConsentRecord,
-  OidcKeyRecord,
-  OidcModelRecord,
-  OidcResourceRecord,
-  OidcStore,
-} from './store.js';
 import type { Kysely } from 'kysely';
-import type { DatabaseSchema, OidcClientsTable, OidcConsentsTable, OidcModelsTable, OidcResourcesTable } from './schema.js';
-import { toNumber } from './row-mapping.js';
-import { cutOffClients, cutOffGrants, revokeAccessToken } from './oidc-token-revocations.js';
+import { rowsAffected, toNumber, type DatabaseSchema, type EpochMilliseconds, type StoreExecutor } from '../../platform/storage/index.js';
+import type { OidcClientsTable, OidcConsentsTable, OidcModelsTable, OidcResourcesTable } from './store-schema.js';
+import { cutOffClients, cutOffGrants, revokeAccessToken } from './token-revocation-store.js';
+
+/** One of the OpenID provider's signing keys (docs/protocol.md §8 "Keys"). */
+export interface OidcKeyRecord {
+  readonly kid: string;
+  /** `RS256`, `ES256` or `EdDSA`. */
+  readonly alg: string;
+  /** JSON text of the private JWK. */
+  readonly private_jwk: string;
+  readonly created_at: EpochMilliseconds;
+  readonly retired_at: EpochMilliseconds | null;
+}
+
+/** An API the provider issues JWT access tokens for (docs/protocol.md §8 "APIs"). */
+export interface OidcResourceRecord {
+  readonly uri: string;
+  readonly name: string;
+  readonly scopes: readonly string[];
+  readonly alg: string;
+  readonly access_token_seconds: number;
+  readonly created_at: EpochMilliseconds;
+}
+
+/** A registered OpenID client (docs/protocol.md §8 "Clients"). */
+export interface OidcClientRecord {
+  readonly client_id: string;
+  /** JSON text of its metadata; `client_secret`, when present, is the secret's SHA-256. */
+  readonly metadata: string;
+  /** The Connect app that registered it; null for the operator's clients. */
+  readonly owner_app_id: string | null;
+  /** The operator's own app: no consent screen. */
+  readonly first_party: boolean;
+  readonly created_at: EpochMilliseconds;
+  readonly updated_at: EpochMilliseconds;
+}
+
+/** One stored object of the provider library (a code, a token, a grant, a session, an interaction). */
+export interface OidcModelRecord {
+  /** JSON text of the library's payload. */
+  readonly payload: string;
+  readonly consumed_at: EpochMilliseconds | null;
+}
+
+/** What {@link OidcModelRecord} is stored with, besides its payload. */
+export interface NewOidcModel {
+  readonly payload: string;
+  readonly grant_id: string | null;
+  readonly uid: string | null;
+  readonly user_code: string | null;
+  /** Null: kept until destroyed. */
+  readonly expires_at: EpochMilliseconds | null;
+}
+
+/** The consent an account gave a client: the grant holding what it agreed to share. */
+export interface OidcConsentRecord {
+  readonly account_id: string;
+  readonly client_id: string;
+  readonly grant_id: string;
+  readonly created_at: EpochMilliseconds;
+  readonly updated_at: EpochMilliseconds;
+}
+
+/** The OpenID provider's keys, clients, stored objects and consents (docs/protocol.md §8). */
+export interface OidcStore {
+  /** Every key, newest first. */
+  listOidcKeys(): Promise<OidcKeyRecord[]>;
+  /** False when a key with that kid exists. */
+  insertOidcKey(key: Omit<OidcKeyRecord, 'retired_at'>): Promise<boolean>;
+  /** False when the key is unknown or already retired. */
+  retireOidcKey(kid: string, at: EpochMilliseconds): Promise<boolean>;
+
+  /** False when the client id is taken. */
+  insertOidcClient(client: OidcClientRecord): Promise<boolean>;
+  findOidcClient(clientId: string): Promise<OidcClientRecord | null>;
+  /** Every client, oldest first; only one app's when `ownerAppId` is given, only the operator's when it is null. */
+  listOidcClients(ownerAppId?: string | null): Promise<OidcClientRecord[]>;
+  /** Replaces the metadata (and the first-party mark when given); false when the client is unknown. */
+  updateOidcClient(
+    clientId: string,
+    change: { readonly metadata: string; readonly first_party?: boolean },
+    at: EpochMilliseconds,
+  ): Promise<boolean>;
+  /**
+   * Deletes the client with every consent given to it and every object of
+   * those grants (its codes and tokens stop working); false when unknown.
+   */
+  deleteOidcClient(clientId: string, now: EpochMilliseconds): Promise<boolean>;
+  /** Deletes the clients whose Connect app no longer exists (they already count as gone); how many. */
+  purgeOrphanOidcClients(now: EpochMilliseconds): Promise<number>;
+
+  /** False when an API with that URI is registered. */
+  insertOidcResource(resource: OidcResourceRecord): Promise<boolean>;
+  findOidcResource(uri: string): Promise<OidcResourceRecord | null>;
+  /** Every API, oldest first. */
+  listOidcResources(): Promise<OidcResourceRecord[]>;
+  /** False when unknown. Its tokens already issued stay valid until they expire. */
+  deleteOidcResource(uri: string): Promise<boolean>;
+
+  /** Stores or replaces one object of the library. */
+  putOidcModel(model: string, id: string, value: NewOidcModel): Promise<void>;
+  /**
+   * Stores the object unless one with that id is there and not past its
+   * expiry: true for the one call that stored it (the provider's replay
+   * detection, src/features/oidc/adapter.ts).
+   */
+  claimOidcModel(model: string, id: string, value: NewOidcModel, now: EpochMilliseconds): Promise<boolean>;
+  /** The object unless it is unknown or past its expiry. */
+  findOidcModel(model: string, id: string, now: EpochMilliseconds): Promise<OidcModelRecord | null>;
+  findOidcModelByUid(model: string, uid: string, now: EpochMilliseconds): Promise<OidcModelRecord | null>;
+  findOidcModelByUserCode(model: string, userCode: string, now: EpochMilliseconds): Promise<OidcModelRecord | null>;
+  /**
+   * Marks the object used (a code, a rotated refresh token, a pushed request):
+   * true for the one call that did, false when it was used already or is unknown.
+   */
+  consumeOidcModel(model: string, id: string, at: EpochMilliseconds): Promise<boolean>;
+  deleteOidcModel(model: string, id: string): Promise<void>;
+  /**
+   * Deletes a grant's access tokens and ends its JWT access tokens issued
+   * until `now` (the revocation feed lists the cut-off, docs/protocol.md §8
+   * "Revoking API tokens").
+   */
+  endOidcGrantAccessTokens(grantId: string, now: EpochMilliseconds): Promise<void>;
+  /** Lists one JWT access token in the revocation feed until `expiresAt`. */
+  revokeOidcAccessToken(jti: string, expiresAt: EpochMilliseconds, now: EpochMilliseconds): Promise<void>;
+  /** Deletes the objects of one model (or of every model) that belong to a grant. */
+  deleteOidcGrant(grantId: string, model?: string): Promise<void>;
+
+  findOidcConsent(accountId: string, clientId: string): Promise<OidcConsentRecord | null>;
+  /** Records (or replaces) the grant of an account's consent to a client. */
+  putOidcConsent(consent: OidcConsentRecord): Promise<void>;
+  /** The account's consents, newest first. */
+  listOidcConsents(accountId: string): Promise<OidcConsentRecord[]>;
+  /** Withdraws a consent with its grant and every object of the grant; false when there was none. */
+  deleteOidcConsent(accountId: string, clientId: string, now: EpochMilliseconds): Promise<boolean>;
+}
 
 function toClientRecord(row: OidcClientsTable): OidcClientRecord {
   return {
