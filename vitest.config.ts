@@ -1,4 +1,13 @@
+import { availableParallelism } from 'node:os';
 import { defineConfig } from 'vitest/config';
+
+/**
+ * Test files run side by side, two at least: vitest's own choice is one core
+ * less than the machine has, one file at a time on a two-core machine, where
+ * most of a file's time is spent waiting on the processes, servers and
+ * browsers it started (docs/operations.md "Continuous integration").
+ */
+const WORKERS = Math.max(2, availableParallelism() - 1);
 
 export default defineConfig({
   test: {
@@ -9,9 +18,8 @@ export default defineConfig({
     // One build of the service before any file runs: the tests that start it
     // as a process run the compiled JavaScript (test/support/built.ts).
     globalSetup: ['./test/support/global-setup.ts'],
-    // Files may run side by side (they never share a port, schema or key
-    // prefix); how many is vitest's own choice, one core less than the
-    // machine has: docs/operations.md "Continuous integration" says why not more.
+    // Files never share a port, schema or key prefix (docs/operations.md "Continuous integration").
+    maxWorkers: WORKERS,
     reporters: ['default', './test/support/summary-reporter.ts'],
   },
 });
