@@ -57,6 +57,9 @@ Usage:
                                      sign an account out of every browser
   oc-host activity --account DID [--json]
                                      an account's security events
+  oc-host operators add|remove|list|tokens|audit ...
+                                     who may operate, their API tokens, the audit log
+                                     (--help for more)
   oc-host oidc clients add|list|show|rotate-secret|first-party|remove ...
                                      the OpenID provider's registered apps (--help for more)
   oc-host --help | --version

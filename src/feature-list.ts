@@ -32,6 +32,7 @@ import { registerConnectRoutes } from './features/connect/index.js';
 import { registerStatsRoutes } from './features/stats/routes.js';
 import { registerContactRoutes } from './features/contact/index.js';
 import { registerConsentRoutes, registerOidcClientRoutes, registerOidcRoutes } from './features/oidc/index.js';
+import { registerAdminRoutes } from './features/admin/index.js';
 
 /** What a feature's routes are built from: the app, the services, the settings and the session door. */
 interface RouteKit {
@@ -184,5 +185,9 @@ export const FEATURE_ROUTES: readonly FeatureRoutes[] = [
       registerOidcClientRoutes(routes, { connect: context.connect, oidc: context.oidc });
       registerConsentRoutes(routes, { oidc: context.oidc });
     },
+  },
+  {
+    feature: 'admin',
+    register: ({ routes, context }) => registerAdminRoutes(routes, { operators: context.operators }),
   },
 ];

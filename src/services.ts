@@ -10,6 +10,7 @@
  * reverse order of opening, and a build that fails half-way closes what it
  * had opened before it rethrows.
  */
+import { OperatorService } from './features/admin/index.js';
 import { bytesToHex, hexToBytes } from '@noble/hashes/utils.js';
 import { generateSecretKey } from 'nostr-tools/pure';
 import type { Redis } from 'ioredis';
@@ -201,6 +202,8 @@ export interface ServiceContext {
   readonly connect: ConnectService;
   /** The OpenID provider: its keys, clients, claims and consents (src/features/oidc). */
   readonly oidc: OidcService;
+  /** Who may operate, their API tokens and the audit log (src/features/admin). */
+  readonly operators: OperatorService;
   /** Named readiness checks, each `ok` or a short reason. */
   readiness(): Promise<Record<string, string>>;
 }
@@ -404,7 +407,10 @@ async function assemble(config: Config, deps: ServiceDeps, log: ServiceLog, clos
   refreshKeys.unref();
   const purge = setInterval(() => {
     store
-      .purgeExpired(nowMs(), { activityRetentionMs: config.activityRetentionDays * DAY_MS })
+      .purgeExpired(nowMs(), {
+        activityRetentionMs: config.activityRetentionDays * DAY_MS,
+        auditRetentionMs: config.auditRetentionDays * DAY_MS,
+      })
       .catch((error: unknown) => log.error({ err: error }, 'storage: purge failed'));
   }, PURGE_INTERVAL_MS);
   purge.unref();
@@ -610,6 +616,7 @@ async function assemble(config: Config, deps: ServiceDeps, log: ServiceLog, clos
     activity,
     connect,
     oidc,
+    operators: new OperatorService({ operators: store, accounts: store, now }),
     revocations: new RevocationFeed(store, now),
     readiness: async () => {
       const checks: Record<string, string> = { config: 'ok', keys: keysReady ? 'ok' : 'key ring reload failing' };

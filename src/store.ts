@@ -56,6 +56,7 @@ import { PASSKEY_MIGRATIONS, passkeyAccountHooks, WebAuthnArea, type WebAuthnSto
 import { HANDOFF_PURGE_DELAY_MS, HandoffsArea, type HandoffStore } from './features/phone/store.js';
 import { PHONE_MIGRATIONS } from './features/phone/store-schema.js';
 import { OIDC_MIGRATIONS } from './features/oidc/index.js';
+import { ADMIN_MIGRATIONS, OperatorsArea, type OperatorStore } from './features/admin/index.js';
 
 export type { OpenStoreOptions } from './platform/storage/index.js';
 
@@ -73,6 +74,7 @@ export const MIGRATIONS: readonly Migration[] = mergeMigrations([
   PASSKEY_MIGRATIONS,
   PHONE_MIGRATIONS,
   OIDC_MIGRATIONS,
+  ADMIN_MIGRATIONS,
 ]);
 
 /**
@@ -102,6 +104,7 @@ interface PurgeCounts {
   readonly oidc_logouts: number;
   /** The OpenID provider's codes, tokens and interactions past their expiry. */
   readonly oidc_models: number;
+  readonly audit_log: number;
 }
 
 interface PurgeOptions {
@@ -112,7 +115,12 @@ interface PurgeOptions {
   readonly sessionRetentionMs?: number;
   /** How long activity events are kept. Default {@link DEFAULT_ACTIVITY_RETENTION_MS}. */
   readonly activityRetentionMs?: number;
+  /** How long the audit log is kept. Default {@link DEFAULT_AUDIT_RETENTION_MS}. */
+  readonly auditRetentionMs?: number;
 }
+
+/** The audit log is kept 400 days unless AUDIT_RETENTION_DAYS says otherwise: a year of it, and a margin. */
+const DEFAULT_AUDIT_RETENTION_MS = 400 * 24 * 60 * 60 * 1000;
 
 /**
  * The whole storage: every area on one database, and what spans them
@@ -131,7 +139,8 @@ export interface Store
     ActivityStore,
     WebhookStore,
     OidcStore,
-    OidcLogoutStore {
+    OidcLogoutStore,
+    OperatorStore {
   readonly engine: DatabaseEngine;
 
   // ---- maintenance ----
@@ -157,6 +166,7 @@ export interface Store
 function createStore(executor: StoreExecutor): Store {
   const db = executor.db;
   const oidc = new OidcArea(executor);
+  const operators = new OperatorsArea(executor);
   return {
     ...methodsOf(new AccountsArea(executor)),
     ...methodsOf(new SessionsArea(executor)),
@@ -171,6 +181,7 @@ function createStore(executor: StoreExecutor): Store {
     ...methodsOf(new WebhooksArea(executor)),
     ...methodsOf(new OidcLogoutsArea(executor)),
     ...methodsOf(oidc),
+    ...methodsOf(operators),
     engine: executor.engine,
     async purgeExpired(now: number, options: PurgeOptions = {}): Promise<PurgeCounts> {
       const retention = options.sessionRetentionMs ?? DEFAULT_SESSION_RETENTION_MS;
@@ -218,6 +229,9 @@ function createStore(executor: StoreExecutor): Store {
       const oidcModels = await db.deleteFrom('oidc_models').where('expires_at', '<=', now).executeTakeFirst();
       await db.deleteFrom('oidc_token_revocations').where('expires_at', '<=', now).execute();
       await oidc.purgeOrphanOidcClients(now);
+      const auditRetention = options.auditRetentionMs ?? DEFAULT_AUDIT_RETENTION_MS;
+      if (!(auditRetention >= 0)) throw new Error('storage: auditRetentionMs must be a non-negative number');
+      const auditLog = await operators.purgeAudit(now - auditRetention);
       return {
         sessions: rowsAffected(sessions.numDeletedRows),
         nonces: rowsAffected(nonces.numDeletedRows),
@@ -228,6 +242,7 @@ function createStore(executor: StoreExecutor): Store {
         webhook_deliveries: rowsAffected(webhookDeliveries.numDeletedRows),
         oidc_logouts: rowsAffected(oidcLogouts.numDeletedRows),
         oidc_models: rowsAffected(oidcModels.numDeletedRows),
+        audit_log: auditLog,
       };
     },
 

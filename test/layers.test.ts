@@ -73,6 +73,7 @@ const LAYERS: readonly (readonly string[])[] = [
   ],
   ['features/account', 'features/session', 'features/attestations', 'features/account-data'],
   ['features/oidc'],
+  ['features/admin'],
   // The whole storage, from the identity core's and every feature's parts.
   ['store', 'page-words'],
   // The composition root, the server and the command line.

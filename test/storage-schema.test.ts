@@ -3,7 +3,8 @@
  * migrations produced before each owner contributed its own parts
  * (docs/architecture.md "A storage area"): the fixtures were taken from that
  * list, on each engine, and every table, column, index and constraint must
- * match them, as must the versions recorded and their names.
+ * match them, as must the versions recorded and their names. A migration
+ * added since adds what it creates to them.
  */
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';

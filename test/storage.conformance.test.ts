@@ -1883,7 +1883,15 @@ function storageConformance(engine: TestEngine, sqliteDriver?: SqliteDriverName)
       // A hand-off is purged a minute past its expiry (an approved one may be claimed a little after it).
       await store.putHandoff(handoffFor('h_old', { expires_at: now - MINUTE }));
       await store.putHandoff(handoffFor('h_recent', { expires_at: now - 30 * SECOND }));
-      const counts = await store.purgeExpired(now, { sessionRetentionMs: retention, activityRetentionMs: 30 * DAY });
+      // The audit log keeps its retention, then drops the row whole.
+      const auditEntry = { actor: 'cli', via: 'cli', action: 'account.view', target: null, reason: null, network: null, detail: null };
+      await store.appendAudit({ ...auditEntry, id: 'a'.repeat(32), at: now - 40 * DAY });
+      await store.appendAudit({ ...auditEntry, id: 'b'.repeat(32), at: now - 20 * DAY });
+      const counts = await store.purgeExpired(now, {
+        sessionRetentionMs: retention,
+        activityRetentionMs: 30 * DAY,
+        auditRetentionMs: 30 * DAY,
+      });
       // The long-revoked row stays: its token has not expired, and the revocation feed lists it.
       expect(counts).toEqual({
         sessions: 1,
@@ -1895,7 +1903,9 @@ function storageConformance(engine: TestEngine, sqliteDriver?: SqliteDriverName)
         webhook_deliveries: 1,
         oidc_logouts: 0,
         oidc_models: 1,
+        audit_log: 1,
       });
+      expect((await store.listAudit({ limit: 10 })).map((entry) => entry.id)).toEqual(['b'.repeat(32)]);
       expect(await store.findOidcModel('AccessToken', 'at_live', now)).not.toBeNull();
       expect(await store.findOidcModel('Grant', 'kept', now)).not.toBeNull();
       expect((await raw.db.selectFrom('webhook_deliveries').select('id').orderBy('id').execute()).map((row) => row.id)).toEqual([
@@ -1921,6 +1931,7 @@ function storageConformance(engine: TestEngine, sqliteDriver?: SqliteDriverName)
         webhook_deliveries: 0,
         oidc_logouts: 0,
         oidc_models: 0,
+        audit_log: 0,
       });
       // Default retention (7 days) applies when none is given.
       expect((await store.purgeExpired(now + 40 * DAY)).sessions).toBe(4);

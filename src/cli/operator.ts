@@ -13,15 +13,20 @@
  * - A destructive command (disable, delete, sessions revoke) asks on the
  *   terminal for the word it names, unless `--yes` is given; without a
  *   terminal, stdin's first line answers.
- * - Each command is recorded in the account's activity with `by: "operator"`.
+ * - Each command is recorded in the account's activity with `by: "operator"`,
+ *   and in the operators' audit log (`operators audit`): what changes an
+ *   account and what reads one person's data (`show`, `activity`).
+ * - `operators …` (src/cli/operators.ts) names the operators, mints their
+ *   tokens and reads the audit log.
  */
 import { createInterface } from 'node:readline';
 import { activityView } from '../identity/account/index.js';
 import { buildLifecycle } from '../services.js';
-import { normalizeEmail } from '../platform/mail/index.js';
 import { accountIdFromDid, didOf } from '../identity/session/index.js';
 import type { AccountRecord } from '../platform/storage/index.js';
 import type { Store } from '../store.js';
+import { COMMAND_LINE, OperatorService } from '../features/admin/index.js';
+import { OPERATORS_HELP, accountOfSubject, runOperatorsCommand } from './operators.js';
 import { parseCommandLine, UsageError } from './usage.js';
 
 /** Where the commands read and write; the real one is the process's terminal. */
@@ -32,7 +37,7 @@ export interface OperatorIo {
   ask(prompt: string): Promise<string | null>;
 }
 
-export const OPERATOR_COMMANDS = ['accounts', 'sessions', 'activity'] as const;
+export const OPERATOR_COMMANDS = ['accounts', 'sessions', 'activity', 'operators'] as const;
 
 export const EXIT = { ok: 0, failed: 1, usage: 2, notConfirmed: 3 } as const;
 
@@ -63,6 +68,7 @@ nothing to do, 2 usage error, 3 not confirmed, 78 bad configuration.`,
                                    (default 50, at most 1000)
 
 Exit codes: 0 done, 1 no such account, 2 usage error, 78 bad configuration.`,
+  operators: OPERATORS_HELP,
 };
 
 function fail(message: string): never {
@@ -147,6 +153,14 @@ export async function runOperatorCommand(argv: readonly string[], deps: Operator
   const { values, positionals } = parseCommandLine(argv, {
     account: { type: 'string' },
     limit: { type: 'string' },
+    operator: { type: 'string' },
+    name: { type: 'string' },
+    scope: { type: 'string', multiple: true },
+    days: { type: 'string' },
+    target: { type: 'string' },
+    action: { type: 'string' },
+    since: { type: 'string' },
+    jsonl: { type: 'boolean' },
   });
   const [command, action, subject, ...extra] = positionals;
   if (command === undefined || !(OPERATOR_COMMANDS as readonly string[]).includes(command)) fail(`unknown command "${command ?? ''}"`);
@@ -167,6 +181,16 @@ export async function runOperatorCommand(argv: readonly string[], deps: Operator
     return false;
   }
 
+  const operators = new OperatorService({ operators: store, accounts: store, now: deps.now });
+  /** Writes the audit entry of an account command by the command line. */
+  const audited = (what: string, id: string) => operators.audit(COMMAND_LINE, { action: what, target: didOf(id) });
+
+  if (command === 'operators') {
+    const { help: _help, account, ...own } = values;
+    if (account !== undefined) fail('operators: unexpected --account');
+    return runOperatorsCommand(positionals.slice(1), own, { store, operators, out: io.out, err: io.err, confirmed });
+  }
+
   async function existing(id: string): Promise<AccountRecord | null> {
     const account = await store.findAccount(id);
     if (account === null) io.err(`no account ${didOf(id)}`);
@@ -179,22 +203,13 @@ export async function runOperatorCommand(argv: readonly string[], deps: Operator
     switch (action) {
       case 'show': {
         if (subject === undefined) fail('accounts show: a did, an e-mail address or a Bitcoin address is required');
-        let account: AccountRecord | null;
-        if (subject.startsWith('did:oc:') || /^[0-9a-f]{32}$/.test(subject))
-          account = await store.findAccount(didArgument(subject, 'accounts show'));
-        else if (subject.includes('@')) {
-          let email: string;
-          try {
-            email = normalizeEmail(subject);
-          } catch {
-            fail(`accounts show: "${subject}" is not an e-mail address`);
-          }
-          account = await store.findAccountByIdentity('email', email);
-        } else account = await store.findAccountByIdentity('btc', subject);
+        const account = await accountOfSubject(store, subject, 'accounts show');
         if (account === null) {
           io.err(`no account holds ${subject}`);
           return EXIT.failed;
         }
+        // One person's data is read: the audit log says so before it is shown.
+        await audited('account.view', account.id);
         const [identities, live, keys, apps] = await Promise.all([
           store.listIdentities(account.id),
           store.listLiveSessionsOfAccount(account.id, deps.now().getTime()),
@@ -267,6 +282,7 @@ export async function runOperatorCommand(argv: readonly string[], deps: Operator
           return EXIT.notConfirmed;
         const result = await lifecycle.setDisabled(id, action === 'disable');
         if (result === null) return EXIT.failed;
+        if (result.changed) await audited(`account.${action}`, id);
         if (!result.changed) {
           io.out(`${didOf(id)} was already ${action}d`);
           return EXIT.ok;
@@ -290,6 +306,7 @@ export async function runOperatorCommand(argv: readonly string[], deps: Operator
           io.err(`${didOf(id)} could not be deleted (deleted or merged meanwhile)`);
           return EXIT.failed;
         }
+        await audited('account.delete', id);
         io.out(
           `deleted ${didOf(id)}: ${deleted.identities} identity(ies), ${deleted.revoked_sessions} session(s) revoked, ` +
             `${deleted.keys} key(s), ${deleted.connect_apps} Connect app(s)`,
@@ -309,6 +326,7 @@ export async function runOperatorCommand(argv: readonly string[], deps: Operator
     if (!(await confirmed('revoke', `Sign ${didOf(id)} out of every browser?`))) return EXIT.notConfirmed;
     const count = await store.revokeAllForAccount(id, deps.now().getTime());
     await activity.record(id, 'sessions_revoked', { count, scope: 'all', by: 'operator' });
+    await audited('sessions.revoke', id);
     io.out(`revoked ${count} session(s) of ${didOf(id)}`);
     return EXIT.ok;
   }
@@ -324,6 +342,7 @@ export async function runOperatorCommand(argv: readonly string[], deps: Operator
     limit = Number(values.limit);
   }
   if ((await existing(id)) === null) return EXIT.failed;
+  await audited('account.activity.view', id);
   const events = (await store.listActivity(id, { limit })).map(activityView);
   if (values.json) {
     io.out(JSON.stringify(events, null, 2));

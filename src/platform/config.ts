@@ -84,6 +84,8 @@ export interface Config {
   readonly checkCacheSeconds: number;
   /** ACTIVITY_RETENTION_DAYS: how long security events are kept (docs/protocol.md §6 "Activity"). */
   readonly activityRetentionDays: number;
+  /** AUDIT_RETENTION_DAYS: how long the operators' audit log is kept (docs/operations.md "Operators and the audit log"). */
+  readonly auditRetentionDays: number;
   /** NOTIFY_NEW_SIGNIN: mail a notice of a sign-in from a new device (docs/protocol.md §6 "New sign-in notice"); default on with SMTP_URL. */
   readonly notifyNewSignin: boolean;
   /** WEBHOOK_TIMEOUT_SECONDS: how long one webhook or back-channel logout attempt may take (docs/protocol.md §6 "Webhooks", §8 "Logout"). */
@@ -484,6 +486,7 @@ export function loadConfig(env: Env = process.env): Config {
     oidcDevicePollSeconds: integer(env, 'OIDC_DEVICE_POLL_SECONDS', 5, 1, 60),
     checkCacheSeconds: integer(env, 'CHECK_CACHE_SECONDS', 60, 0, 86_400),
     activityRetentionDays: integer(env, 'ACTIVITY_RETENTION_DAYS', 180, 1, 3650),
+    auditRetentionDays: integer(env, 'AUDIT_RETENTION_DAYS', 400, 30, 3650),
     notifyNewSignin: read(env, 'NOTIFY_NEW_SIGNIN') === undefined ? smtpUrl !== undefined : bool(env, 'NOTIFY_NEW_SIGNIN'),
     webhookTimeoutSeconds: integer(env, 'WEBHOOK_TIMEOUT_SECONDS', 10, 1, 60),
     webhookRetrySeconds: integer(env, 'WEBHOOK_RETRY_SECONDS', 10, 1, 3600),

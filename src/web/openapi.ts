@@ -23,6 +23,7 @@ const OPENAPI_TAGS = [
   { name: 'forms', description: 'Contact-form relay' },
   { name: 'attestation', description: 'OrangeCheck attestation check, verify and discover' },
   { name: 'ops', description: 'Health and readiness' },
+  { name: 'admin', description: 'The operators’ admin API, for an operator’s API token' },
 ];
 
 /**

@@ -73,6 +73,11 @@ export const POLICY = Object.freeze({
   familyCredential: policy('family', 'auth', 'closed'),
   /** Server-to-server routes with their own credential (Connect provisioning). */
   serverCredential: policy('none', 'auth', 'closed'),
+  /**
+   * The admin API, for an operator's token: the CORS and limit of a path no
+   * route serves, which is how it answers a request without one.
+   */
+  operator: policy('none', 'read'),
   /** Posts accepted only from this service's own pages (the contact form). */
   sameOrigin: policy('same-origin', 'auth', 'closed'),
 });

@@ -1,0 +1,17 @@
+/**
+ * The operators (docs/operations.md "Operators and the audit log"): who may
+ * operate, their API tokens, and the audit log of what they did.
+ */
+export {
+  COMMAND_LINE,
+  DEFAULT_TOKEN_DAYS,
+  MAX_TOKEN_DAYS,
+  OPERATOR_SCOPES,
+  OperatorService,
+  auditLine,
+} from './operators.js';
+export { OperatorsArea } from './store.js';
+export type { OperatorScope, OperatorStore } from './store.js';
+export { ADMIN_MIGRATIONS } from './store-schema.js';
+
+export { registerAdminRoutes } from './routes.js';

@@ -1,0 +1,137 @@
+/**
+ * The admin API (docs/api.md "Admin"): `GET /api/admin/audit`, the audit
+ * log, for an operator's API token. Whatever a request lacks (no token, a
+ * malformed, unknown, revoked or expired one, a removed operator's, an
+ * account that may not act, a token without the scope), it is answered
+ * exactly as a path no route serves: 404 `not_found`, `no route <method>
+ * <path>`, before its query is read, so a caller without an operator's token
+ * learns nothing of what is here.
+ */
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import { Type } from 'typebox';
+import { OcError } from '../../platform/errors.js';
+import { decodedPathOf, POLICY } from '../../platform/http/policy.js';
+import { answer, errorResponses, NullableString } from '../../platform/http/schemas.js';
+import type { TypedApp } from '../../platform/http/schema-types.js';
+import { route } from '../../web/route.js';
+import { auditLine, type OperatorService } from './operators.js';
+import type { OperatorScope } from './store.js';
+
+/** What the admin routes use. */
+export interface AdminRoutes {
+  readonly operators: OperatorService;
+}
+
+const MAX_AUDIT_PAGE = 500;
+const DEFAULT_AUDIT_PAGE = 100;
+
+const AuditQuery = Type.Object({
+  actor: Type.Optional(Type.String({ minLength: 1, maxLength: 100, description: '`cli` or an operator’s `did:oc`' })),
+  action: Type.Optional(Type.String({ minLength: 1, maxLength: 64, description: 'An action, e.g. `account.disable`' })),
+  target: Type.Optional(Type.String({ minLength: 1, maxLength: 200, description: 'What was acted on, e.g. a `did:oc`' })),
+  since: Type.Optional(Type.String({ format: 'date-time', description: 'Entries at or after this time (ISO 8601)' })),
+  before: Type.Optional(Type.String({ pattern: '^[0-9]{1,15}\\.[0-9a-f]{32}$', description: 'The `next` of the previous page' })),
+  limit: Type.Optional(
+    Type.String({ pattern: '^[0-9]{1,3}$', description: `Entries per page, 1 to ${MAX_AUDIT_PAGE}; default ${DEFAULT_AUDIT_PAGE}` }),
+  ),
+});
+
+const AuditEntry = Type.Object({
+  id: Type.String(),
+  at: Type.String({ description: 'ISO 8601 UTC' }),
+  actor: Type.String({ description: '`cli`, or the operator’s `did:oc`' }),
+  via: Type.String({ description: '`cli`, `console`, or `token:<id>`' }),
+  action: Type.String(),
+  target: NullableString(),
+  reason: NullableString(),
+  network: NullableString({ description: 'The coarse network (/24, /48) of the request; null from the command line' }),
+  detail: Type.Union([Type.Object({}, { additionalProperties: true }), Type.Null()]),
+});
+
+const OPERATOR_TOKEN = [{ bearerAuth: [] }];
+
+/**
+ * The gate of an admin route that needs `scope`: lets in a request whose
+ * bearer token opens an operator with that scope, and answers every other
+ * as the not-found handler answers an unknown path.
+ */
+function operatorGate(operators: OperatorService, scope: OperatorScope) {
+  return async (request: FastifyRequest, _reply: FastifyReply): Promise<void> => {
+    const header = request.headers.authorization;
+    const presented = typeof header === 'string' && header.startsWith('Bearer ') ? header.slice(7).trim() : '';
+    const principal = presented === '' ? null : await operators.authenticate(presented);
+    if (principal === null || !principal.token.scopes.includes(scope)) {
+      throw new OcError('not_found', `no route ${request.method} ${decodedPathOf(request.url)}`);
+    }
+  };
+}
+
+export function registerAdminRoutes(app: TypedApp, deps: AdminRoutes): void {
+  app.get(
+    '/api/admin/audit',
+    {
+      ...route(POLICY.operator, 'admin', 'The audit log, newest first (an operator’s API token with the read scope)', {
+        description:
+          'Every action of the console, the admin API and the command line that changes something or reads one ' +
+          'person’s data. Mint a token with `oc-host operators tokens mint`. Without a valid operator token the ' +
+          'answer is the one a path no route serves: 404 `not_found`.',
+        security: OPERATOR_TOKEN,
+        querystring: AuditQuery,
+        response: {
+          200: Type.Object(
+            {
+              ok: Type.Literal(true),
+              entries: Type.Array(AuditEntry),
+              next: NullableString({ description: 'Pass as `before` for older entries; null on the last page' }),
+            },
+            answer('A page of the audit log, newest first', {
+              ok: true,
+              entries: [
+                {
+                  id: '4f3c2b1a0e9d8c7b6a5f4e3d2c1b0a99',
+                  at: '2026-11-28T10:00:00.000Z',
+                  actor: 'cli',
+                  via: 'cli',
+                  action: 'account.disable',
+                  target: 'did:oc:0123456789abcdef0123456789abcdef',
+                  reason: null,
+                  network: null,
+                  detail: null,
+                },
+              ],
+              next: null,
+            }),
+          ),
+          ...errorResponses(400, 404, 429),
+        },
+      }),
+      onRequest: operatorGate(deps.operators, 'read'),
+    },
+    async (request, reply) => {
+      reply.header('cache-control', 'no-store');
+      const { actor, action, target, since, before, limit } = request.query;
+      const size = limit === undefined ? DEFAULT_AUDIT_PAGE : Number(limit);
+      if (!(size >= 1 && size <= MAX_AUDIT_PAGE)) throw new OcError('bad_request', `admin: limit must be 1 to ${MAX_AUDIT_PAGE}`);
+      let cursor: { at: number; id: string } | undefined;
+      if (before !== undefined) {
+        const dot = before.indexOf('.');
+        cursor = { at: Number(before.slice(0, dot)), id: before.slice(dot + 1) };
+      }
+      const rows = await deps.operators.listAudit({
+        ...(actor === undefined ? {} : { actor }),
+        ...(action === undefined ? {} : { action }),
+        ...(target === undefined ? {} : { target }),
+        ...(since === undefined ? {} : { since: Date.parse(since) }),
+        ...(cursor === undefined ? {} : { before: cursor }),
+        limit: size + 1,
+      });
+      const page = rows.slice(0, size);
+      const last = page.at(-1);
+      return {
+        ok: true,
+        entries: page.map(auditLine),
+        next: rows.length > size && last !== undefined ? `${last.at}.${last.id}` : null,
+      };
+    },
+  );
+}

@@ -1,0 +1,263 @@
+/**
+ * Operators, their API tokens and the audit log (docs/operations.md
+ * "Operators and the audit log"), on every engine: the command line names
+ * operators and mints tokens; every change and every read of one person's
+ * data by the command line is audited; the admin API answers an operator's
+ * token and, to anything else, exactly what a path no route serves; the
+ * audit log refuses an UPDATE and keeps rows for its retention.
+ */
+import { sql } from 'kysely';
+import { expect, it } from 'vitest';
+import { runOperatorCommand, type OperatorIo } from '../src/cli/operator.js';
+import { UsageError } from '../src/cli/usage.js';
+import { newWallet } from './support/auth-client.js';
+import { forEachEngine, useAuthSuite } from './support/auth-harness.js';
+import { DAY } from './support/clock.js';
+
+interface Captured extends OperatorIo {
+  readonly lines: string[];
+  readonly errors: string[];
+}
+
+function capture(answers: string[] = []): Captured {
+  const io: Captured = {
+    lines: [],
+    errors: [],
+    out: (line) => io.lines.push(line),
+    err: (line) => io.errors.push(line),
+    ask: async () => answers.shift() ?? null,
+  };
+  return io;
+}
+
+function operatorsSuite(engine: 'sqlite' | 'postgres'): void {
+  const auth = useAuthSuite(engine);
+
+  const run = (argv: string[], io: Captured = capture()) =>
+    runOperatorCommand(argv, { store: auth.harness.store, io, now: auth.harness.clock.now, publicUrl: 'http://localhost:8787' });
+
+  async function account(): Promise<{ did: string; address: string; client: ReturnType<typeof auth.harness.browser> }> {
+    const wallet = newWallet();
+    const client = auth.harness.browser(auth.app);
+    const reply = await client.signIn(wallet);
+    expect(reply.status).toBe(200);
+    return { did: reply.body.account.did_oc, address: wallet.address, client };
+  }
+
+  /** Names a new account an operator and mints it a token with `scopes`; the token. */
+  async function operatorToken(scopes: string[] = ['read']): Promise<{ did: string; token: string; tokenId: string }> {
+    const { did, address } = await account();
+    expect(await run(['operators', 'add', address])).toBe(0);
+    const io = capture();
+    const args = ['operators', 'tokens', 'mint', '--operator', did, '--name', 'nightly export'];
+    for (const scope of scopes) args.push('--scope', scope);
+    expect(await run(args, io)).toBe(0);
+    const token = io.lines[0] ?? '';
+    expect(token).toMatch(/^oc_op_[A-Za-z0-9_-]{43}$/);
+    const tokenId = /token ([0-9a-f]{32})/.exec(io.errors[0] ?? '')?.[1] ?? '';
+    return { did, token, tokenId };
+  }
+
+  const audit = (token: string | undefined, query = '') =>
+    auth.app.inject({
+      method: 'GET',
+      url: `/api/admin/audit${query}`,
+      headers: token === undefined ? {} : { authorization: `Bearer ${token}` },
+    });
+
+  /**
+   * What a path no route serves answers, to compare the refusals with: its
+   * status, its body (which names the path asked for) and its headers' names.
+   */
+  async function unknownPath(query = ''): Promise<{ status: number; body: unknown; headers: string[] }> {
+    const reply = await auth.app.inject({ method: 'GET', url: `/api/admin/nothing${query}` });
+    const body = reply.json() as { detail: string };
+    return {
+      status: reply.statusCode,
+      body: { ...body, detail: body.detail.replace('/api/admin/nothing', '/api/admin/audit') },
+      headers: Object.keys(reply.headers).sort(),
+    };
+  }
+
+  it('names operators from the command line by address, e-mail or did, lists and removes them, and audits each change', async () => {
+    const { did, address } = await account();
+    let io = capture();
+    expect(await run(['operators', 'list'], io)).toBe(0);
+    expect(io.lines).toEqual(['no operators; name one with: oc-host operators add <did|email|address>']);
+    io = capture();
+    expect(await run(['operators', 'add', address], io)).toBe(0);
+    expect(io.lines).toEqual([`${did} is an operator now`]);
+    io = capture();
+    expect(await run(['operators', 'add', did], io)).toBe(0);
+    expect(io.lines).toEqual([`${did} already was an operator`]);
+    io = capture();
+    expect(await run(['operators', 'list', '--json'], io)).toBe(0);
+    expect(JSON.parse(io.lines[0] ?? '')).toEqual([{ did_oc: did, added_at: expect.any(String), added_by: 'cli' }]);
+    io = capture();
+    expect(await run(['operators', 'add', 'nobody@example.org'], io)).toBe(1);
+    expect(io.errors).toEqual(['no account holds nobody@example.org']);
+
+    io = capture(['no']);
+
+    expect(await run(['operators', 'remove', did], io)).toBe(3);
+    io = capture();
+    expect(await run(['operators', 'remove', did, '--yes'], io)).toBe(0);
+    io = capture();
+    expect(await run(['operators', 'remove', did, '--yes'], io)).toBe(1);
+    expect(io.errors).toEqual([`${did} is not an operator`]);
+
+    io = capture();
+
+    expect(await run(['operators', 'audit', '--target', did, '--jsonl'], io)).toBe(0);
+    const entries = io.lines.map((line) => JSON.parse(line));
+    expect(entries.map((entry) => [entry.action, entry.actor, entry.via, entry.target])).toEqual([
+      ['operator.remove', 'cli', 'cli', did],
+      ['operator.add', 'cli', 'cli', did],
+    ]);
+  });
+
+  it('refuses a disabled account as an operator, and usage errors before anything changes', async () => {
+    const { did } = await account();
+    expect(await run(['accounts', 'disable', did, '--yes'])).toBe(0);
+    const io = capture();
+    expect(await run(['operators', 'add', did], io)).toBe(1);
+    expect(io.errors[0]).toContain('only an active account can operate');
+    await expect(run(['operators', 'tokens', 'mint', '--operator', did, '--name', 'x', '--scope', 'root'])).rejects.toThrow(UsageError);
+    await expect(run(['operators', 'tokens', 'mint', '--operator', did, '--name', 'x', '--days', '400'])).rejects.toThrow(UsageError);
+    await expect(run(['operators', 'list', '--yes'])).rejects.toThrow(UsageError);
+    await expect(run(['operators', 'audit', '--since', 'yesterday'])).rejects.toThrow(UsageError);
+    await expect(run(['operators', 'promote', did])).rejects.toThrow(UsageError);
+    expect(await run(['operators', 'tokens', 'mint', '--operator', did, '--name', 'x'], capture())).toBe(1);
+  });
+
+  it('audits what the account commands change and every read of one person’s data', async () => {
+    const { did } = await account();
+    expect(await run(['accounts', 'show', did])).toBe(0);
+    expect(await run(['activity', '--account', did])).toBe(0);
+    expect(await run(['accounts', 'disable', did, '--yes'])).toBe(0);
+    expect(await run(['accounts', 'enable', did])).toBe(0);
+    expect(await run(['sessions', 'revoke', '--account', did, '--yes'])).toBe(0);
+    expect(await run(['accounts', 'delete', did, '--yes'])).toBe(0);
+    const io = capture();
+    expect(await run(['operators', 'audit', '--target', did, '--jsonl'], io)).toBe(0);
+    expect(io.lines.map((line) => JSON.parse(line).action).reverse()).toEqual([
+      'account.view',
+      'account.activity.view',
+      'account.disable',
+      'account.enable',
+      'sessions.revoke',
+      'account.delete',
+    ]);
+    const text = capture();
+    expect(await run(['operators', 'audit', '--action', 'account.delete', '--limit', '1'], text)).toBe(0);
+    expect(text.lines).toHaveLength(1);
+    expect(text.lines[0]).toMatch(new RegExp(`^\\d{4}-\\d\\d-\\d\\dT.*cli\\s+account\\.delete\\s+${did}$`));
+  });
+
+  it('answers the audit log to an operator token with the read scope, paged newest first', async () => {
+    const { did, token, tokenId } = await operatorToken();
+    for (let n = 0; n < 3; n += 1) {
+      auth.harness.clock.advance(1000);
+      expect(await run(['accounts', 'show', did])).toBe(0);
+    }
+    const first = await audit(token, `?limit=2&action=account.view&target=${did}`);
+    expect(first.statusCode, first.body).toBe(200);
+    expect(first.headers['cache-control']).toBe('no-store');
+    const page = first.json();
+    expect(page.entries).toHaveLength(2);
+    expect(page.entries[0]).toMatchObject({ actor: 'cli', via: 'cli', action: 'account.view', target: did, detail: null });
+    expect(page.next).toMatch(/^\d+\.[0-9a-f]{32}$/);
+    const second = (await audit(token, `?limit=2&action=account.view&target=${did}&before=${page.next}`)).json();
+    expect(second.entries).toHaveLength(1);
+    expect(second.next).toBeNull();
+    const all = (await audit(token, `?target=${did}`)).json();
+    expect(all.entries.map((entry: { action: string }) => entry.action)).toEqual([
+      'account.view',
+      'account.view',
+      'account.view',
+      'token.mint',
+      'operator.add',
+    ]);
+    expect(all.entries[3].detail).toMatchObject({ token_id: tokenId, name: 'nightly export', scopes: 'read' });
+    const bad = await audit(token, '?limit=0');
+    expect(bad.statusCode).toBe(400);
+    expect(bad.json().error).toBe('bad_request');
+  });
+
+  it('answers every request without a valid operator token exactly as a path no route serves', async () => {
+    const { did, token, tokenId } = await operatorToken();
+    const writeOnly = await operatorToken(['write']);
+    const expected = await unknownPath();
+    expect(expected.status).toBe(404);
+    const refused = async (presented: string | undefined, query = '') => {
+      const reply = await audit(presented, query);
+      expect({ status: reply.statusCode, body: reply.json(), headers: Object.keys(reply.headers).sort() }).toEqual(
+        await unknownPath(query),
+      );
+      expect(reply.statusCode).toBe(404);
+    };
+    await refused(undefined);
+    await refused('oc_op_short');
+    await refused(`oc_op_${'A'.repeat(43)}`);
+    await refused(`${token}x`);
+    // A bad query is not even read: the gate answers first.
+    await refused(undefined, '?limit=0');
+    await refused(writeOnly.token);
+    expect((await audit(token)).statusCode).toBe(200);
+
+    // Revoked.
+    expect(await run(['operators', 'tokens', 'revoke', tokenId])).toBe(0);
+    await refused(token);
+    expect(await run(['operators', 'tokens', 'revoke', tokenId])).toBe(1);
+
+    // Expired, removed, disabled: each on a token that worked a moment before.
+    const expiring = await operatorToken();
+    expect((await audit(expiring.token)).statusCode).toBe(200);
+    auth.harness.clock.advance(91 * DAY);
+    await refused(expiring.token);
+
+    const removed = await operatorToken();
+    expect((await audit(removed.token)).statusCode).toBe(200);
+    expect(await run(['operators', 'remove', removed.did, '--yes'])).toBe(0);
+    await refused(removed.token);
+    const list = capture();
+    expect(await run(['operators', 'tokens', 'list', '--operator', removed.did, '--json'], list)).toBe(0);
+    expect(JSON.parse(list.lines[0] ?? '')).toEqual([]);
+
+    const held = await operatorToken();
+    expect((await audit(held.token)).statusCode).toBe(200);
+    expect(await run(['accounts', 'disable', held.did, '--yes'])).toBe(0);
+    await refused(held.token);
+    expect(await run(['accounts', 'enable', held.did])).toBe(0);
+    expect((await audit(held.token)).statusCode).toBe(200);
+    expect(did).not.toBe(held.did);
+  });
+
+  it('keeps the token hashed: the database holds no token, and lists show when it was last used', async () => {
+    const { did, token } = await operatorToken();
+    expect((await audit(token)).statusCode).toBe(200);
+    const rows = await auth.harness.store.listOperatorTokens();
+    expect(JSON.stringify(rows)).not.toContain(token.slice(6));
+    const io = capture();
+    expect(await run(['operators', 'tokens', 'list', '--operator', did, '--json'], io)).toBe(0);
+    const [listed] = JSON.parse(io.lines[0] ?? '');
+    expect(listed).toMatchObject({ operator: did, name: 'nightly export', scopes: ['read'], revoked_at: null });
+    expect(listed.last_used_at).toMatch(/^\d{4}-/);
+  });
+
+  it('refuses to change an audit entry, and drops entries past the retention', async () => {
+    const { did } = await account();
+    expect(await run(['accounts', 'show', did])).toBe(0);
+    const raw = await auth.harness.raw();
+    await expect(sql`UPDATE audit_log SET action = 'nothing'`.execute(raw.db)).rejects.toThrow(/append-only/);
+    const now = auth.harness.clock.now().getTime();
+    // This suite's clock has moved 91 days at most: the default retention (400 days) keeps all of it.
+    expect((await auth.harness.store.purgeExpired(now)).audit_log).toBe(0);
+    expect((await auth.harness.store.purgeExpired(now + 401 * DAY, { auditRetentionMs: 400 * DAY })).audit_log).toBeGreaterThan(0);
+    const io = capture();
+    expect(await run(['operators', 'audit'], io)).toBe(0);
+    expect(io.lines).toEqual(['no entries']);
+  });
+}
+
+await forEachEngine('operators and the audit log', operatorsSuite);
