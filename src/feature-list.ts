@@ -188,6 +188,6 @@ export const FEATURE_ROUTES: readonly FeatureRoutes[] = [
   },
   {
     feature: 'admin',
-    register: ({ routes, context }) => registerAdminRoutes(routes, { operators: context.operators }),
+    register: ({ routes, context }) => registerAdminRoutes(routes, { operators: context.operators, accounts: context.adminAccounts }),
   },
 ];

@@ -10,7 +10,7 @@
  * reverse order of opening, and a build that fails half-way closes what it
  * had opened before it rethrows.
  */
-import { OperatorService } from './features/admin/index.js';
+import { AdminAccounts, OperatorService } from './features/admin/index.js';
 import { bytesToHex, hexToBytes } from '@noble/hashes/utils.js';
 import { generateSecretKey } from 'nostr-tools/pure';
 import type { Redis } from 'ioredis';
@@ -204,6 +204,8 @@ export interface ServiceContext {
   readonly oidc: OidcService;
   /** Who may operate, their API tokens and the audit log (src/features/admin). */
   readonly operators: OperatorService;
+  /** One person's account as an operator sees and holds it (src/features/admin). */
+  readonly adminAccounts: AdminAccounts;
   /** Named readiness checks, each `ok` or a short reason. */
   readiness(): Promise<Record<string, string>>;
 }
@@ -586,6 +588,7 @@ async function assemble(config: Config, deps: ServiceDeps, log: ServiceLog, clos
     },
   });
 
+  const operators = new OperatorService({ operators: store, accounts: store, now });
   const context: ServiceContext = {
     config,
     now,
@@ -616,7 +619,8 @@ async function assemble(config: Config, deps: ServiceDeps, log: ServiceLog, clos
     activity,
     connect,
     oidc,
-    operators: new OperatorService({ operators: store, accounts: store, now }),
+    operators,
+    adminAccounts: new AdminAccounts({ store, oidc, lifecycle, operators, now }),
     revocations: new RevocationFeed(store, now),
     readiness: async () => {
       const checks: Record<string, string> = { config: 'ok', keys: keysReady ? 'ok' : 'key ring reload failing' };

@@ -233,6 +233,70 @@ function operatorsSuite(engine: 'sqlite' | 'postgres'): void {
     expect(did).not.toBe(held.did);
   });
 
+  it('shows one account to a read token and holds it with a reason for a write token, auditing both', async () => {
+    const reader = await operatorToken(['read']);
+    const writer = await operatorToken(['read', 'write']);
+    const person = await account();
+    const view = await auth.app.inject({
+      method: 'GET',
+      url: `/api/admin/accounts/${person.did}`,
+      headers: { authorization: `Bearer ${reader.token}` },
+    });
+    expect(view.statusCode, view.body).toBe(200);
+    const shown = view.json().account;
+    expect(shown).toMatchObject({ did_oc: person.did, status: 'active', kind: 'btc', keys: [], connect_apps: [], signed_in_apps: [] });
+    expect(shown.identities).toEqual([{ id: expect.any(String), kind: 'btc', value: person.address, created_at: expect.any(String) }]);
+    expect(shown.sessions).toHaveLength(1);
+    expect(shown.activity[0]).toMatchObject({ kind: 'signin' });
+
+    const hold = (token: string, body: unknown, action = 'disable') =>
+      auth.app.inject({
+        method: 'POST',
+        url: `/api/admin/accounts/${person.did}/${action}`,
+        headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+        payload: JSON.stringify(body),
+      });
+    // A token without the write scope is answered as a path no route serves; so is the body never read.
+    const readOnly = await hold(reader.token, { reason: 'fraud report #12' });
+    expect(readOnly.statusCode).toBe(404);
+    expect(readOnly.json().detail).toBe(`no route POST /api/admin/accounts/${person.did}/disable`);
+    expect((await person.client.me()).status).toBe(200);
+    expect((await hold(writer.token, {})).statusCode).toBe(400);
+    expect((await hold(writer.token, { reason: '' })).statusCode).toBe(400);
+
+    const held = await hold(writer.token, { reason: 'fraud report #12' });
+    expect(held.statusCode, held.body).toBe(200);
+    expect(held.json()).toEqual({ ok: true, changed: true, revoked_sessions: 1 });
+    expect((await person.client.me()).status).toBe(401);
+    expect((await hold(writer.token, { reason: 'again' })).json()).toEqual({ ok: true, changed: false, revoked_sessions: 0 });
+    const lifted = await hold(writer.token, {}, 'enable');
+    expect(lifted.json()).toEqual({ ok: true, changed: true, revoked_sessions: 0 });
+
+    const unknown = await auth.app.inject({
+      method: 'GET',
+      url: `/api/admin/accounts/did:oc:${'0'.repeat(32)}`,
+      headers: { authorization: `Bearer ${reader.token}` },
+    });
+    expect(unknown.statusCode).toBe(404);
+    expect(unknown.json().error).toBe('unknown_did_oc');
+
+    const trail = (await audit(reader.token, `?target=${person.did}`)).json().entries;
+    expect(
+      trail.map((entry: { action: string; actor: string; via: string; reason: string | null }) => [
+        entry.action,
+        entry.actor,
+        entry.via,
+        entry.reason,
+      ]),
+    ).toEqual([
+      ['account.enable', writer.did, `token:${writer.tokenId}`, null],
+      ['account.disable', writer.did, `token:${writer.tokenId}`, 'fraud report #12'],
+      ['account.view', reader.did, `token:${reader.tokenId}`, null],
+    ]);
+    expect(trail[1].network).toMatch(/^127\.0\.0\.0\/24$/);
+    expect(trail[1].detail).toEqual({ revoked_sessions: 1 });
+  });
+
   it('keeps the token hashed: the database holds no token, and lists show when it was last used', async () => {
     const { did, token } = await operatorToken();
     expect((await audit(token)).statusCode).toBe(200);

@@ -15,3 +15,4 @@ export type { OperatorScope, OperatorStore } from './store.js';
 export { ADMIN_MIGRATIONS } from './store-schema.js';
 
 export { registerAdminRoutes } from './routes.js';
+export { AdminAccounts } from './accounts.js';

@@ -1,6 +1,6 @@
 /**
- * The admin API (docs/api.md "Admin"): `GET /api/admin/audit`, the audit
- * log, for an operator's API token. Whatever a request lacks (no token, a
+ * The admin API (docs/api.md "Admin"), for an operator's API token: the
+ * audit log, one person's account, and the hold with a reason. Whatever a request lacks (no token, a
  * malformed, unknown, revoked or expired one, a removed operator's, an
  * account that may not act, a token without the scope), it is answered
  * exactly as a path no route serves: 404 `not_found`, `no route <method>
@@ -11,15 +11,18 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
 import { OcError } from '../../platform/errors.js';
 import { decodedPathOf, POLICY } from '../../platform/http/policy.js';
-import { answer, errorResponses, NullableString } from '../../platform/http/schemas.js';
+import { answer, errorResponses, example, NullableString } from '../../platform/http/schemas.js';
 import type { TypedApp } from '../../platform/http/schema-types.js';
 import { route } from '../../web/route.js';
-import { auditLine, type OperatorService } from './operators.js';
+import { coarseNetwork } from '../../identity/session/index.js';
+import type { AdminAccounts } from './accounts.js';
+import { auditLine, type Actor, type OperatorPrincipal, type OperatorService } from './operators.js';
 import type { OperatorScope } from './store.js';
 
 /** What the admin routes use. */
 export interface AdminRoutes {
   readonly operators: OperatorService;
+  readonly accounts: AdminAccounts;
 }
 
 const MAX_AUDIT_PAGE = 500;
@@ -50,6 +53,26 @@ const AuditEntry = Type.Object({
 
 const OPERATOR_TOKEN = [{ bearerAuth: [] }];
 
+/** The operator each admin request was let in as, set by its gate before anything else of the request is read. */
+const admitted = new WeakMap<FastifyRequest, OperatorPrincipal>();
+
+/** Who acts, for the audit log: the token's operator, the token, the request's coarse network. */
+function actorOf(request: FastifyRequest): Actor {
+  const principal = admitted.get(request);
+  if (principal === undefined) throw new Error('admin: a handler ran without its gate');
+  return { accountId: principal.account.id, via: `token:${principal.token.id}`, network: coarseNetwork(request.ip) };
+}
+
+const DidParams = Type.Object({
+  did: Type.String({
+    pattern: '^did:oc:[0-9a-f]{32}$',
+    description: 'The account’s `did:oc`',
+    examples: ['did:oc:0123456789abcdef0123456789abcdef'],
+  }),
+});
+
+const Reason = Type.String({ minLength: 1, maxLength: 500, description: 'Why; kept in the audit log' });
+
 /**
  * The gate of an admin route that needs `scope`: lets in a request whose
  * bearer token opens an operator with that scope, and answers every other
@@ -63,6 +86,7 @@ function operatorGate(operators: OperatorService, scope: OperatorScope) {
     if (principal === null || !principal.token.scopes.includes(scope)) {
       throw new OcError('not_found', `no route ${request.method} ${decodedPathOf(request.url)}`);
     }
+    admitted.set(request, principal);
   };
 }
 
@@ -134,4 +158,91 @@ export function registerAdminRoutes(app: TypedApp, deps: AdminRoutes): void {
       };
     },
   );
+
+  const AccountView = Type.Object({}, { additionalProperties: true });
+  app.get(
+    '/api/admin/accounts/:did',
+    {
+      ...route(POLICY.operator, 'admin', 'One account as an operator sees it (the read scope; audited)', {
+        description:
+          'Its status, identities, live sessions (device, network, last seen), keys and passkeys, the Connect apps it ' +
+          'owns, the apps it signed in to and its latest 20 events. Written to the audit log as `account.view`.',
+        security: OPERATOR_TOKEN,
+        params: DidParams,
+        response: {
+          200: Type.Object(
+            { ok: Type.Literal(true), account: AccountView },
+            answer('The account', {
+              ok: true,
+              account: {
+                did_oc: 'did:oc:0123456789abcdef0123456789abcdef',
+                status: 'active',
+                kind: 'btc',
+                display_name: null,
+                created_at: '2026-11-01T09:00:00.000Z',
+                disabled_at: null,
+                identities: [],
+                sessions: [],
+                keys: [],
+                connect_apps: [],
+                signed_in_apps: [],
+                activity: [],
+              },
+            }),
+          ),
+          ...errorResponses(400, 404, 429),
+        },
+      }),
+      onRequest: operatorGate(deps.operators, 'read'),
+    },
+    async (request, reply) => {
+      reply.header('cache-control', 'no-store');
+      return { ok: true, account: await deps.accounts.view(request.params.did, actorOf(request)) };
+    },
+  );
+
+  for (const action of ['disable', 'enable'] as const) {
+    const disabling = action === 'disable';
+    app.post(
+      `/api/admin/accounts/:did/${action}`,
+      {
+        ...route(
+          POLICY.operator,
+          'admin',
+          disabling
+            ? 'Hold an account: its sessions and the tokens apps hold for it end (the write scope; audited)'
+            : 'Lift the hold on an account (the write scope; audited)',
+          {
+            description: disabling
+              ? 'As `oc-host accounts disable`: every sign-in, switch and Connect key of the account then answers 403 ' +
+                '`account_disabled`. The reason is kept in the audit log with `account.disable`.'
+              : 'As `oc-host accounts enable`. The reason, when given, is kept in the audit log with `account.enable`.',
+            security: OPERATOR_TOKEN,
+            params: DidParams,
+            body: Type.Object(
+              { reason: disabling ? Reason : Type.Optional(Reason) },
+              { additionalProperties: false, ...example({ reason: disabling ? 'Fraud report #12' : 'Cleared after review' }) },
+            ),
+            response: {
+              200: Type.Object(
+                {
+                  ok: Type.Literal(true),
+                  changed: Type.Boolean({ description: 'False when the account already was so' }),
+                  revoked_sessions: Type.Integer({ minimum: 0 }),
+                },
+                answer(disabling ? 'Held' : 'The hold is lifted', { ok: true, changed: true, revoked_sessions: disabling ? 2 : 0 }),
+              ),
+              ...errorResponses(400, 404, 413, 415, 429),
+            },
+          },
+        ),
+        onRequest: operatorGate(deps.operators, 'write'),
+      },
+      async (request, reply) => {
+        reply.header('cache-control', 'no-store');
+        const result = await deps.accounts.setDisabled(request.params.did, disabling, request.body.reason ?? null, actorOf(request));
+        return { ok: true, ...result };
+      },
+    );
+  }
 }

@@ -1,0 +1,145 @@
+/**
+ * One person's account as an operator sees and acts on it
+ * (docs/operations.md "Operators and the audit log"): what it holds, and the
+ * hold with a reason. Each view and each change is written to the audit log
+ * before it is answered.
+ */
+import { activityView, type ActivityView } from '../../identity/account/index.js';
+import { accountIdFromDid, didOf } from '../../identity/session/index.js';
+import { OcError } from '../../platform/errors.js';
+import type { AccountRecord, AccountStore, ActivityStore, SessionStore } from '../../platform/storage/index.js';
+import type { AccountLifecycle } from '../account-data/lifecycle.js';
+import type { ConnectStore } from '../connect/index.js';
+import type { OidcService } from '../oidc/index.js';
+import type { WebAuthnStore } from '../passkeys/index.js';
+import type { Actor, OperatorService } from './operators.js';
+
+/** How many of the account's latest events the view carries. */
+const RECENT_EVENTS = 20;
+
+export interface AdminAccountView {
+  readonly did_oc: string;
+  readonly status: 'active' | 'disabled' | 'deleted' | 'merged';
+  readonly kind: string;
+  readonly display_name: string | null;
+  readonly created_at: string;
+  readonly disabled_at: string | null;
+  readonly identities: ReadonlyArray<{ readonly id: string; readonly kind: string; readonly value: string; readonly created_at: string }>;
+  readonly sessions: ReadonlyArray<{
+    readonly id: string;
+    readonly device: string | null;
+    readonly network: string | null;
+    readonly signing_method: string | null;
+    readonly last_seen_at: string;
+  }>;
+  readonly keys: ReadonlyArray<{ readonly id: string; readonly label: string; readonly last_used_at: string | null }>;
+  readonly connect_apps: ReadonlyArray<{ readonly id: string; readonly name: string }>;
+  readonly signed_in_apps: ReadonlyArray<{ readonly client_id: string; readonly name: string }>;
+  readonly activity: readonly ActivityView[];
+}
+
+export interface AdminAccountsDeps {
+  readonly store: Pick<AccountStore, 'findAccount' | 'listIdentities'> &
+    Pick<SessionStore, 'listLiveSessionsOfAccount'> &
+    Pick<WebAuthnStore, 'listWebAuthnCredentials'> &
+    Pick<ConnectStore, 'listConnectApps'> &
+    Pick<ActivityStore, 'listActivity'>;
+  readonly oidc: Pick<OidcService, 'appsOf'>;
+  readonly lifecycle: Pick<AccountLifecycle, 'setDisabled'>;
+  readonly operators: Pick<OperatorService, 'audit'>;
+  readonly now: () => Date;
+}
+
+function iso(ms: number): string {
+  return new Date(ms).toISOString();
+}
+
+function statusOf(account: AccountRecord): AdminAccountView['status'] {
+  if (account.deleted_at !== null) return 'deleted';
+  if (account.merged_into !== null) return 'merged';
+  return account.disabled_at === null ? 'active' : 'disabled';
+}
+
+export class AdminAccounts {
+  readonly #deps: AdminAccountsDeps;
+
+  constructor(deps: AdminAccountsDeps) {
+    this.#deps = deps;
+  }
+
+  /** The account a `did:oc` names, or 404 `unknown_did_oc`. */
+  async #account(did: string): Promise<AccountRecord> {
+    const id = accountIdFromDid(did);
+    const account = id === null ? null : await this.#deps.store.findAccount(id);
+    if (account === null) throw new OcError('unknown_did_oc', 'admin: no such account');
+    return account;
+  }
+
+  /** Everything the account holds, for the operator; audited as `account.view`. */
+  async view(did: string, actor: Actor): Promise<AdminAccountView> {
+    const account = await this.#account(did);
+    await this.#deps.operators.audit(actor, { action: 'account.view', target: didOf(account.id) });
+    const { store } = this.#deps;
+    const [identities, sessions, keys, apps, signedIn, events] = await Promise.all([
+      store.listIdentities(account.id),
+      store.listLiveSessionsOfAccount(account.id, this.#deps.now().getTime()),
+      store.listWebAuthnCredentials(account.id),
+      store.listConnectApps(account.id),
+      this.#deps.oidc.appsOf(didOf(account.id)),
+      store.listActivity(account.id, { limit: RECENT_EVENTS }),
+    ]);
+    return {
+      did_oc: didOf(account.id),
+      status: statusOf(account),
+      kind: account.kind,
+      display_name: account.display_name,
+      created_at: iso(account.created_at),
+      disabled_at: account.disabled_at === null ? null : iso(account.disabled_at),
+      identities: identities.map((identity) => ({
+        id: identity.id,
+        kind: identity.kind,
+        value: identity.value,
+        created_at: iso(identity.created_at),
+      })),
+      sessions: sessions.map((session) => ({
+        id: session.jti,
+        device: session.device,
+        network: session.network,
+        signing_method: session.signing_method,
+        last_seen_at: iso(session.last_seen_at),
+      })),
+      keys: keys.map((key) => ({ id: key.id, label: key.label, last_used_at: key.last_used_at === null ? null : iso(key.last_used_at) })),
+      connect_apps: apps.map((app) => ({ id: app.id, name: app.name })),
+      signed_in_apps: signedIn.map((app) => ({ client_id: app.client_id, name: app.name })),
+      activity: events.map(activityView),
+    };
+  }
+
+  /**
+   * Holds the account (its sessions and the tokens apps hold for it end) or
+   * lifts the hold, with the operator's reason; audited as
+   * `account.disable` or `account.enable` when it changed anything.
+   */
+  async setDisabled(
+    did: string,
+    disabled: boolean,
+    reason: string | null,
+    actor: Actor,
+  ): Promise<{ changed: boolean; revoked_sessions: number }> {
+    const account = await this.#account(did);
+    if (account.deleted_at !== null || account.merged_into !== null) {
+      throw new OcError('unknown_did_oc', 'admin: this account is deleted or merged into another');
+    }
+    const result = await this.#deps.lifecycle.setDisabled(account.id, disabled);
+    if (result === null) throw new OcError('unknown_did_oc', 'admin: this account is deleted or merged into another');
+    if (result.changed) {
+      await this.#deps.operators.audit(actor, {
+        action: disabled ? 'account.disable' : 'account.enable',
+        target: didOf(account.id),
+        reason,
+        detail: disabled ? { revoked_sessions: result.revoked_sessions } : null,
+      });
+    }
+    return { changed: result.changed, revoked_sessions: result.revoked_sessions };
+  }
+}
