@@ -620,7 +620,7 @@ async function assemble(config: Config, deps: ServiceDeps, log: ServiceLog, clos
     connect,
     oidc,
     operators,
-    adminAccounts: new AdminAccounts({ store, oidc, lifecycle, operators, now }),
+    adminAccounts: new AdminAccounts({ store, oidc, lifecycle, activity, operators, now }),
     revocations: new RevocationFeed(store, now),
     readiness: async () => {
       const checks: Record<string, string> = { config: 'ok', keys: keysReady ? 'ok' : 'key ring reload failing' };

@@ -36,12 +36,17 @@ function operatorsSuite(engine: 'sqlite' | 'postgres'): void {
   const run = (argv: string[], io: Captured = capture()) =>
     runOperatorCommand(argv, { store: auth.harness.store, io, now: auth.harness.clock.now, publicUrl: 'http://localhost:8787' });
 
-  async function account(): Promise<{ did: string; address: string; client: ReturnType<typeof auth.harness.browser> }> {
+  async function account(): Promise<{
+    did: string;
+    address: string;
+    wallet: ReturnType<typeof newWallet>;
+    client: ReturnType<typeof auth.harness.browser>;
+  }> {
     const wallet = newWallet();
     const client = auth.harness.browser(auth.app);
     const reply = await client.signIn(wallet);
     expect(reply.status).toBe(200);
-    return { did: reply.body.account.did_oc, address: wallet.address, client };
+    return { did: reply.body.account.did_oc, address: wallet.address, wallet, client };
   }
 
   /** Names a new account an operator and mints it a token with `scopes`; the token. */
@@ -295,6 +300,45 @@ function operatorsSuite(engine: 'sqlite' | 'postgres'): void {
     ]);
     expect(trail[1].network).toMatch(/^127\.0\.0\.0\/24$/);
     expect(trail[1].detail).toEqual({ revoked_sessions: 1 });
+  });
+
+  it('signs an account out of one browser or all for a write token; the person’s activity names the operator', async () => {
+    const writer = await operatorToken(['read', 'write']);
+    const person = await account();
+    const second = auth.harness.browser(auth.app);
+    expect((await second.signIn(person.wallet)).status).toBe(200);
+    const signOut = (body: unknown) =>
+      auth.app.inject({
+        method: 'POST',
+        url: `/api/admin/accounts/${person.did}/sessions/revoke`,
+        headers: { authorization: `Bearer ${writer.token}`, 'content-type': 'application/json' },
+        payload: JSON.stringify(body),
+      });
+    const view = (
+      await auth.app.inject({
+        method: 'GET',
+        url: `/api/admin/accounts/${person.did}`,
+        headers: { authorization: `Bearer ${writer.token}` },
+      })
+    ).json().account;
+    expect(view.sessions).toHaveLength(2);
+    expect((await signOut({ session: view.sessions[0].id })).statusCode).toBe(400);
+    const one = await signOut({ reason: 'lost phone', session: view.sessions[0].id });
+    expect(one.json()).toEqual({ ok: true, revoked_sessions: 1 });
+    expect([(await person.client.me()).status, (await second.me()).status].sort()).toEqual([200, 401]);
+    expect((await signOut({ reason: 'account takeover' })).json()).toEqual({ ok: true, revoked_sessions: 1 });
+    expect((await person.client.me()).status).toBe(401);
+    expect((await second.me()).status).toBe(401);
+    const events = await auth.harness.store.listActivity(person.did.slice('did:oc:'.length), { limit: 5 });
+    expect(events.filter((event) => event.kind === 'sessions_revoked').map((event) => event.detail)).toEqual([
+      { count: 1, scope: 'all', by: 'operator' },
+      { count: 1, scope: 'one', by: 'operator' },
+    ]);
+    const trail = (await audit(writer.token, `?target=${person.did}&action=sessions.revoke`)).json().entries;
+    expect(trail.map((entry: { reason: string; detail: unknown }) => [entry.reason, entry.detail])).toEqual([
+      ['account takeover', { count: 1, scope: 'all' }],
+      ['lost phone', { count: 1, scope: 'one' }],
+    ]);
   });
 
   it('keeps the token hashed: the database holds no token, and lists show when it was last used', async () => {

@@ -4,7 +4,7 @@
  * hold with a reason. Each view and each change is written to the audit log
  * before it is answered.
  */
-import { activityView, type ActivityView } from '../../identity/account/index.js';
+import { activityView, type ActivityLog, type ActivityView } from '../../identity/account/index.js';
 import { accountIdFromDid, didOf } from '../../identity/session/index.js';
 import { OcError } from '../../platform/errors.js';
 import type { AccountRecord, AccountStore, ActivityStore, SessionStore } from '../../platform/storage/index.js';
@@ -40,12 +40,13 @@ export interface AdminAccountView {
 
 export interface AdminAccountsDeps {
   readonly store: Pick<AccountStore, 'findAccount' | 'listIdentities'> &
-    Pick<SessionStore, 'listLiveSessionsOfAccount'> &
+    Pick<SessionStore, 'listLiveSessionsOfAccount' | 'revokeAllForAccount' | 'revokeSessionOfAccount'> &
     Pick<WebAuthnStore, 'listWebAuthnCredentials'> &
     Pick<ConnectStore, 'listConnectApps'> &
     Pick<ActivityStore, 'listActivity'>;
   readonly oidc: Pick<OidcService, 'appsOf'>;
   readonly lifecycle: Pick<AccountLifecycle, 'setDisabled'>;
+  readonly activity: Pick<ActivityLog, 'record'>;
   readonly operators: Pick<OperatorService, 'audit'>;
   readonly now: () => Date;
 }
@@ -141,5 +142,31 @@ export class AdminAccounts {
       });
     }
     return { changed: result.changed, revoked_sessions: result.revoked_sessions };
+  }
+
+  /**
+   * Signs the account out of one browser (`session`, a session id the view
+   * lists) or of every one; the person's activity says an operator did it,
+   * and the audit log keeps the reason. How many sessions ended.
+   */
+  async signOut(did: string, session: string | null, reason: string | null, actor: Actor): Promise<number> {
+    const account = await this.#account(did);
+    const now = this.#deps.now().getTime();
+    const count =
+      session === null
+        ? await this.#deps.store.revokeAllForAccount(account.id, now)
+        : (await this.#deps.store.revokeSessionOfAccount(account.id, session, now))
+          ? 1
+          : 0;
+    if (count > 0) {
+      await this.#deps.activity.record(account.id, 'sessions_revoked', { count, scope: session === null ? 'all' : 'one', by: 'operator' });
+    }
+    await this.#deps.operators.audit(actor, {
+      action: 'sessions.revoke',
+      target: didOf(account.id),
+      reason,
+      detail: { count, scope: session === null ? 'all' : 'one' },
+    });
+    return count;
   }
 }

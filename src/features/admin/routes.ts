@@ -245,4 +245,38 @@ export function registerAdminRoutes(app: TypedApp, deps: AdminRoutes): void {
       },
     );
   }
+
+  app.post(
+    '/api/admin/accounts/:did/sessions/revoke',
+    {
+      ...route(POLICY.operator, 'admin', 'Sign an account out of one browser or of all (the write scope; audited)', {
+        description:
+          'With `session` (an id of the account view’s `sessions`), that one; without, every live session. Consumer ' +
+          'sites that poll the revocation feed refuse the cookies too. The person’s activity says an operator did it; ' +
+          'the reason is kept in the audit log with `sessions.revoke`.',
+        security: OPERATOR_TOKEN,
+        params: DidParams,
+        body: Type.Object(
+          {
+            reason: Reason,
+            session: Type.Optional(Type.String({ pattern: '^[0-9a-f]{32}$', description: 'One session’s id; all when left out' })),
+          },
+          { additionalProperties: false, ...example({ reason: 'Lost laptop, reported by phone' }) },
+        ),
+        response: {
+          200: Type.Object(
+            { ok: Type.Literal(true), revoked_sessions: Type.Integer({ minimum: 0 }) },
+            answer('Signed out', { ok: true, revoked_sessions: 2 }),
+          ),
+          ...errorResponses(400, 404, 413, 415, 429),
+        },
+      }),
+      onRequest: operatorGate(deps.operators, 'write'),
+    },
+    async (request, reply) => {
+      reply.header('cache-control', 'no-store');
+      const { reason, session } = request.body;
+      return { ok: true, revoked_sessions: await deps.accounts.signOut(request.params.did, session ?? null, reason, actorOf(request)) };
+    },
+  );
 }
