@@ -184,6 +184,20 @@ function operatorsSuite(engine: 'sqlite' | 'postgres'): void {
       'operator.add',
     ]);
     expect(all.entries[3].detail).toMatchObject({ token_id: tokenId, name: 'nightly export', scopes: 'read' });
+    const exported = await auth.app.inject({
+      method: 'GET',
+      url: '/api/admin/audit/export',
+      headers: { authorization: `Bearer ${token}` },
+    });
+    expect(exported.statusCode).toBe(200);
+    expect(exported.headers['content-type']).toBe('application/jsonl; charset=utf-8');
+    const lines = exported.body
+      .trimEnd()
+      .split('\n')
+      .map((line) => JSON.parse(line));
+    const mine = lines.filter((line) => line.target === did).map((line) => line.action);
+    expect(mine).toEqual(['operator.add', 'token.mint', 'account.view', 'account.view', 'account.view']);
+    expect(Object.keys(lines[0]).sort()).toEqual(['action', 'actor', 'at', 'detail', 'id', 'network', 'reason', 'target', 'via']);
     const bad = await audit(token, '?limit=0');
     expect(bad.statusCode).toBe(400);
     expect(bad.json().error).toBe('bad_request');

@@ -27,6 +27,8 @@ export interface AdminRoutes {
 
 const MAX_AUDIT_PAGE = 500;
 const DEFAULT_AUDIT_PAGE = 100;
+/** The most lines one export holds: a year of a busy console. */
+const MAX_EXPORT = 100_000;
 
 const AuditQuery = Type.Object({
   actor: Type.Optional(Type.String({ minLength: 1, maxLength: 100, description: '`cli` or an operator’s `did:oc`' })),
@@ -277,6 +279,38 @@ export function registerAdminRoutes(app: TypedApp, deps: AdminRoutes): void {
       reply.header('cache-control', 'no-store');
       const { reason, session } = request.body;
       return { ok: true, revoked_sessions: await deps.accounts.signOut(request.params.did, session ?? null, reason, actorOf(request)) };
+    },
+  );
+
+  app.get(
+    '/api/admin/audit/export',
+    {
+      ...route(POLICY.operator, 'admin', 'The audit log as JSON lines, oldest first (the read scope)', {
+        description:
+          'One entry a line, in the form of `GET /api/admin/audit`’s entries, at or after `since` (all of it when left out) ' +
+          `and at most ${MAX_EXPORT} lines; the same as \`oc-host operators audit --jsonl\`.`,
+        security: OPERATOR_TOKEN,
+        querystring: Type.Object({
+          since: Type.Optional(Type.String({ format: 'date-time', description: 'Entries at or after this time (ISO 8601)' })),
+        }),
+        response: {
+          200: {
+            description: 'JSON lines (`application/jsonl`), oldest first',
+            content: { 'application/jsonl': { schema: { type: 'string' } } },
+          },
+          ...errorResponses(400, 404, 429),
+        },
+      }),
+      onRequest: operatorGate(deps.operators, 'read'),
+    },
+    async (request, reply) => {
+      const since = request.query.since === undefined ? undefined : Date.parse(request.query.since);
+      const rows = await deps.operators.listAudit({ ...(since === undefined ? {} : { since }), limit: MAX_EXPORT });
+      reply.header('cache-control', 'no-store').type('application/jsonl; charset=utf-8');
+      return rows
+        .reverse()
+        .map((row) => `${JSON.stringify(auditLine(row))}\n`)
+        .join('');
     },
   );
 }
