@@ -223,6 +223,10 @@ function operatorsSuite(engine: 'sqlite' | 'postgres'): void {
     await refused(undefined, '?limit=0');
     await refused(writeOnly.token);
     expect((await audit(token)).statusCode).toBe(200);
+    // The scheme's name is case-insensitive (RFC 6750 §2.1).
+    expect(
+      (await auth.app.inject({ method: 'GET', url: '/api/admin/audit', headers: { authorization: `bearer ${token}` } })).statusCode,
+    ).toBe(200);
 
     // Revoked.
     expect(await run(['operators', 'tokens', 'revoke', tokenId])).toBe(0);

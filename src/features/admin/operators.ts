@@ -36,7 +36,7 @@ const MAX_REASON = 500;
 
 /** Who did something, and how they came. */
 export interface Actor {
-  /** `cli`, or the operator's account id. */
+  /** The operator's account id; null for the command line. */
   readonly accountId: string | null;
   /** `cli`, `console`, or `token:<id>`. */
   readonly via: string;

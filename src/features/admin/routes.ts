@@ -82,8 +82,8 @@ const Reason = Type.String({ minLength: 1, maxLength: 500, description: 'Why; ke
  */
 function operatorGate(operators: OperatorService, scope: OperatorScope) {
   return async (request: FastifyRequest, _reply: FastifyReply): Promise<void> => {
-    const header = request.headers.authorization;
-    const presented = typeof header === 'string' && header.startsWith('Bearer ') ? header.slice(7).trim() : '';
+    // RFC 6750 §2.1: the scheme's name is case-insensitive.
+    const presented = /^bearer +(\S+) *$/i.exec(request.headers.authorization ?? '')?.[1] ?? '';
     const principal = presented === '' ? null : await operators.authenticate(presented);
     if (principal === null || !principal.token.scopes.includes(scope)) {
       throw new OcError('not_found', `no route ${request.method} ${decodedPathOf(request.url)}`);
