@@ -221,6 +221,11 @@ function operatorsSuite(engine: 'sqlite' | 'postgres'): void {
     await refused(`${token}x`);
     // A bad query is not even read: the gate answers first.
     await refused(undefined, '?limit=0');
+    // A path with escapes is named as it was sent, as a path no route serves is.
+    const escaped = await auth.app.inject({ method: 'GET', url: `/api/admin/accounts/did%3Aoc%3A${'0'.repeat(32)}` });
+    const unserved = await auth.app.inject({ method: 'GET', url: `/api/admin/nothing/did%3Aoc%3A${'0'.repeat(32)}` });
+    expect(escaped.statusCode).toBe(404);
+    expect(escaped.json().detail).toBe(unserved.json().detail.replace('/nothing/', '/accounts/'));
     await refused(writeOnly.token);
     expect((await audit(token)).statusCode).toBe(200);
     // The scheme's name is case-insensitive (RFC 6750 §2.1).

@@ -10,7 +10,7 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
 import { OcError } from '../../platform/errors.js';
-import { decodedPathOf, POLICY } from '../../platform/http/policy.js';
+import { POLICY } from '../../platform/http/policy.js';
 import { answer, errorResponses, example, NullableString } from '../../platform/http/schemas.js';
 import type { TypedApp } from '../../platform/http/schema-types.js';
 import { route } from '../../web/route.js';
@@ -86,7 +86,8 @@ function operatorGate(operators: OperatorService, scope: OperatorScope) {
     const presented = /^bearer +(\S+) *$/i.exec(request.headers.authorization ?? '')?.[1] ?? '';
     const principal = presented === '' ? null : await operators.authenticate(presented);
     if (principal === null || !principal.token.scopes.includes(scope)) {
-      throw new OcError('not_found', `no route ${request.method} ${decodedPathOf(request.url)}`);
+      // Word for word what the not-found handler says (src/platform/http/errors.ts): the path as it was sent.
+      throw new OcError('not_found', `no route ${request.method} ${request.url.split('?')[0]}`);
     }
     admitted.set(request, principal);
   };
