@@ -22,12 +22,12 @@
 import { createInterface } from 'node:readline';
 import { activityView } from '../identity/account/index.js';
 import { buildLifecycle } from '../services.js';
-import { accountIdFromDid, didOf } from '../identity/session/index.js';
+import { didOf } from '../identity/session/index.js';
 import type { AccountRecord } from '../platform/storage/index.js';
 import type { Store } from '../store.js';
 import { COMMAND_LINE, OperatorService } from '../features/admin/index.js';
 import { OPERATORS_HELP, accountOfSubject, runOperatorsCommand } from './operators.js';
-import { parseCommandLine, UsageError } from './usage.js';
+import { didArgument, iso, parseCommandLine, UsageError } from './usage.js';
 
 /** Where the commands read and write; the real one is the process's terminal. */
 export interface OperatorIo {
@@ -95,22 +95,11 @@ function onlyOptions(command: string, values: Readonly<Record<string, unknown>>)
   if (stray.length > 0) fail(`${command}: unexpected ${stray.map((name) => `--${name}`).join(' ')}`);
 }
 
-function iso(ms: number | null): string {
-  return ms === null ? '-' : new Date(ms).toISOString();
-}
-
 function status(account: AccountRecord): string {
   if (account.deleted_at !== null) return `deleted ${iso(account.deleted_at)}`;
   if (account.merged_into !== null) return `merged into ${didOf(account.merged_into)}`;
   if (account.disabled_at !== null) return `disabled since ${iso(account.disabled_at)}`;
   return 'active';
-}
-
-function didArgument(value: string | undefined, what: string): string {
-  if (value === undefined) fail(`${what}: a did (did:oc:<32 hex>) is required`);
-  const id = accountIdFromDid(value.startsWith('did:oc:') ? value : `did:oc:${value}`);
-  if (id === null) fail(`${what}: "${value}" is not a did (did:oc:<32 hex>)`);
-  return id;
 }
 
 export interface OperatorDeps {

@@ -12,7 +12,7 @@
  * Each change is written to the audit log by `cli`; the first operator can
  * only be named here.
  */
-import { accountIdFromDid, didOf } from '../identity/session/index.js';
+import { didOf } from '../identity/session/index.js';
 import { normalizeEmail } from '../platform/mail/index.js';
 import type { AccountRecord } from '../platform/storage/index.js';
 import {
@@ -25,7 +25,7 @@ import {
   type OperatorService,
 } from '../features/admin/index.js';
 import type { Store } from '../store.js';
-import { UsageError } from './usage.js';
+import { didArgument, iso, UsageError } from './usage.js';
 
 export const OPERATORS_HELP = `Usage:
   oc-host operators add <did|email|address>
@@ -81,17 +81,6 @@ const OPERATORS_OPTIONS: Readonly<Record<string, readonly string[]>> = {
 
 function fail(message: string): never {
   throw new UsageError(message);
-}
-
-function iso(ms: number | null): string {
-  return ms === null ? '-' : new Date(ms).toISOString();
-}
-
-function didArgument(value: string | undefined, what: string): string {
-  if (value === undefined) fail(`${what}: a did (did:oc:<32 hex>) is required`);
-  const id = accountIdFromDid(value.startsWith('did:oc:') ? value : `did:oc:${value}`);
-  if (id === null) fail(`${what}: "${value}" is not a did (did:oc:<32 hex>)`);
-  return id;
 }
 
 /** The account a did, an e-mail address or a Bitcoin address names, following merges. */

@@ -1,4 +1,5 @@
 import { parseArgs, type ParseArgsConfig } from 'node:util';
+import { accountIdFromDid } from '../identity/session/index.js';
 
 type OptionsConfig = NonNullable<ParseArgsConfig['options']>;
 
@@ -26,4 +27,17 @@ export function parseCommandLine<T extends OptionsConfig>(
     allowPositionals: true,
     options: { ...COMMAND_OPTIONS, ...options },
   });
+}
+
+/** A time as the commands print it: ISO 8601, or `-` for none. */
+export function iso(ms: number | null): string {
+  return ms === null ? '-' : new Date(ms).toISOString();
+}
+
+/** The account id of a `did:oc` argument (the `did:oc:` prefix may be left out); a usage error for anything else. */
+export function didArgument(value: string | undefined, what: string): string {
+  if (value === undefined) throw new UsageError(`${what}: a did (did:oc:<32 hex>) is required`);
+  const id = accountIdFromDid(value.startsWith('did:oc:') ? value : `did:oc:${value}`);
+  if (id === null) throw new UsageError(`${what}: "${value}" is not a did (did:oc:<32 hex>)`);
+  return id;
 }

@@ -18,7 +18,7 @@ import { randomBytes } from 'node:crypto';
 import { newRandomId } from '../../platform/storage/index.js';
 import { sha256Hex } from '../../platform/crypto.js';
 import { isJsonObject } from '../../platform/json.js';
-import { mayAct } from '../../identity/session/index.js';
+import { didOf, mayAct } from '../../identity/session/index.js';
 import type { AccountRecord, AccountStore } from '../../platform/storage/index.js';
 import type { AuditQuery, AuditRecord, OperatorRecord, OperatorScope, OperatorStore, OperatorTokenRecord } from './store.js';
 
@@ -64,10 +64,6 @@ export interface OperatorServiceDeps {
   readonly operators: OperatorStore;
   readonly accounts: Pick<AccountStore, 'findAccount'>;
   readonly now: () => Date;
-}
-
-function didOf(accountId: string): string {
-  return `did:oc:${accountId}`;
 }
 
 /**
@@ -208,15 +204,8 @@ export class OperatorService {
 }
 
 /** An audit entry as the export and the admin API give it: one JSON object, times in ISO 8601. */
-export interface AuditLine {
-  readonly id: string;
+export interface AuditLine extends Omit<AuditRecord, 'at' | 'detail'> {
   readonly at: string;
-  readonly actor: string;
-  readonly via: string;
-  readonly action: string;
-  readonly target: string | null;
-  readonly reason: string | null;
-  readonly network: string | null;
   readonly detail: Readonly<Record<string, unknown>> | null;
 }
 
