@@ -12,8 +12,13 @@ import { startNostrRelay, type NostrRelay, type RelayMode } from './nostr-relay.
 export interface RelayHarness {
   /** Relays in the given modes, closed after the test. */
   relays(...modes: RelayMode[]): Promise<NostrRelay[]>;
-  /** An app whose NOSTR_RELAYS are `relayList` (none: the test default, a closed port), closed after the test. */
-  appOver(relayList: readonly NostrRelay[], env?: Record<string, string>): Promise<FastifyInstance>;
+  /**
+   * An app whose NOSTR_RELAYS are `relayList` (none: the test default, a
+   * closed port), closed after the test; `deps` overrides the harness's own
+   * (a longer relay time-out where every relay answers and the test sends
+   * many events).
+   */
+  appOver(relayList: readonly NostrRelay[], env?: Record<string, string>, deps?: AppDeps): Promise<FastifyInstance>;
 }
 
 /**
@@ -34,10 +39,10 @@ export function useRelayHarness(options: { env?: () => Record<string, string>; d
       started.push(...relays);
       return relays;
     },
-    async appOver(relayList, env = {}) {
+    async appOver(relayList, env = {}, deps = {}) {
       const app = await testApp(
         { ...options.env?.(), ...(relayList.length === 0 ? {} : { NOSTR_RELAYS: relayList.map((relay) => relay.url).join(',') }), ...env },
-        { relayTimeoutMs: 400, ...options.deps?.() },
+        { relayTimeoutMs: 400, ...options.deps?.(), ...deps },
       );
       apps.push(app);
       return app;
