@@ -19,9 +19,10 @@ import { registerRateLimits } from './web/rate-limit.js';
 import { requirePolicies } from './platform/http/policy.js';
 import { HSTS_VALUE, registerPageRoutes } from './web/pages.js';
 import { registerLoginGate, registerSessions, sessionDoor } from './web/session.js';
-import { FEATURE_ROUTES } from './feature-list.js';
 import './page-words.js';
+import { FEATURES } from './feature-list.js';
 import { typed } from './platform/http/schema-types.js';
+import type { RouteKit } from './feature-kit.js';
 
 export interface AppDeps extends ServiceDeps {
   /** Fastify logger option; defaults to pino at `config.logLevel`. `false` silences. */
@@ -148,8 +149,8 @@ export async function buildApp(config: Config, deps: AppDeps = {}): Promise<Fast
     publicUrl: config.publicUrl,
     interactionLogoOrigin: (uid) => context.oidc.interactionLogoOrigin(uid),
   });
-  const kit = { app, routes: typed(app), context, config, door, rateLimiter: services.rateLimiter };
-  for (const entry of FEATURE_ROUTES) entry.register(kit);
+  const kit: RouteKit = { app, routes: typed(app), context, config, door, rateLimiter: services.rateLimiter };
+  for (const entry of FEATURES) entry.routes?.(kit);
   // Last, so that it sees each answer's final type and Cache-Control (src/platform/http/compression.ts).
   registerCompression(app);
   return app;

@@ -10,7 +10,9 @@
 import { parseArgs } from 'node:util';
 import { hexToBytes } from '@noble/hashes/utils.js';
 import { checkResultBody, parseSubject, verifyAttestation } from './features/attestations/index.js';
-import { backchannelUriChecker, buildAttestationLookup, buildChain, buildRelayPool } from './services.js';
+import { buildChain, buildRelayPool } from './services.js';
+import { buildAttestationLookup } from './features/attestations/index.js';
+import { backchannelUriChecker } from './features/oidc/index.js';
 import { isDevelopmentUrl } from './features/connect/index.js';
 import { readAttestationFile } from './cli/attestation-file.js';
 import { publishFromFile } from './cli/publish.js';

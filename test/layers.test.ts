@@ -21,6 +21,21 @@ const FEATURE_WORDS = readdirSync(join(SRC, 'features'))
   .map((name) => `features/${name}/messages`);
 
 /**
+ * The features that stand on others, lowest first. Every other folder of
+ * src/features/ imports no feature and sits on the lowest feature layer, so
+ * a new feature needs no line here until it uses another.
+ */
+const RAISED_FEATURES: readonly (readonly string[])[] = [
+  ['features/account', 'features/session', 'features/attestations', 'features/account-data'],
+  ['features/oidc'],
+  ['features/admin'],
+];
+const LOWEST_FEATURES = readdirSync(join(SRC, 'features'))
+  .filter((name) => statSync(join(SRC, 'features', name)).isDirectory())
+  .map((name) => `features/${name}`)
+  .filter((unit) => !RAISED_FEATURES.flat().includes(unit));
+
+/**
  * Lowest first. A unit is a folder of src/ or a file directly in it (without
  * `.ts`); inside platform/, identity/ and features/ it is the folder (or file)
  * one level down: `platform/storage`, `identity/session`, `features/oidc`;
@@ -56,29 +71,16 @@ const LAYERS: readonly (readonly string[])[] = [
   ['identity/account'],
   // The HTTP edge every feature's routes stand on: the session door, route declarations, pages, CORS, limits.
   ['web'],
-  // The features, lowest first.
-  [
-    'features/wallet',
-    'features/challenge',
-    'features/email-code',
-    'features/providers',
-    'features/phone',
-    'features/passkeys',
-    'features/connect',
-    'features/stats',
-    'features/contact',
-    'features/devices',
-    'features/activity',
-    'features/operations',
-  ],
-  ['features/account', 'features/session', 'features/attestations', 'features/account-data'],
-  ['features/oidc'],
-  ['features/admin'],
-  // The whole storage, from the identity core's and every feature's parts.
+  // The features, lowest first: the folders that import no other feature, then those above them.
+  LOWEST_FEATURES,
+  ...RAISED_FEATURES,
+  // What a feature is made of, and the one list of the features.
+  ['feature-kit'],
+  ['feature-list'],
+  // The whole storage and the page words, from the identity core's and every feature's parts.
   ['store', 'page-words'],
   // The composition root, the server and the command line.
   ['services'],
-  ['feature-list'],
   ['app'],
   ['main', 'build-pages'],
   ['cli'],
@@ -176,10 +178,10 @@ describe('layers of src/', () => {
     expect(outside).toEqual([]);
   });
 
-  it("keeps Fastify inside the platform's HTTP server, the HTTP edge (web/), route files, the list of features and app.ts, which build the app, and main.ts, which starts the server", () => {
+  it("keeps Fastify inside the platform's HTTP server, the HTTP edge (web/), route files, the kit and list of the features and app.ts, which build the app, and main.ts, which starts the server", () => {
     const outside = files.filter(
       (file) =>
-        !['platform/http', 'web', 'feature-list', 'app', 'main'].includes(unitOf(file)) &&
+        !['platform/http', 'web', 'feature-kit', 'feature-list', 'app', 'main'].includes(unitOf(file)) &&
         !isRouteFile(file) &&
         /from '(?:fastify|@fastify\/[^']+)'/.test(readFileSync(file, 'utf8')),
     );

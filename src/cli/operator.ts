@@ -20,8 +20,8 @@
  *   tokens and reads the audit log.
  */
 import { createInterface } from 'node:readline';
-import { activityView } from '../identity/account/index.js';
-import { buildLifecycle } from '../services.js';
+import { ActivityLog, activityView } from '../identity/account/index.js';
+import { AccountLifecycle } from '../features/account-data/lifecycle.js';
 import { didOf } from '../identity/session/index.js';
 import type { AccountRecord } from '../platform/storage/index.js';
 import type { Store } from '../store.js';
@@ -158,9 +158,13 @@ export async function runOperatorCommand(argv: readonly string[], deps: Operator
     return EXIT.ok;
   }
   const { io, store } = deps;
-  const { activity, lifecycle } = buildLifecycle(store, { publicUrl: deps.publicUrl }, deps.now, (error: unknown) =>
-    io.err(`warning: the event was not recorded: ${(error as Error).message}`),
-  );
+  // The account lifecycle (export, deletion, the operator's hold) and the activity log it records to, as the service builds them.
+  const activity = new ActivityLog({
+    store,
+    now: deps.now,
+    onError: (error: unknown) => io.err(`warning: the event was not recorded: ${(error as Error).message}`),
+  });
+  const lifecycle = new AccountLifecycle({ store, activity, now: deps.now, publicUrl: deps.publicUrl });
 
   async function confirmed(word: string, question: string): Promise<boolean> {
     if (values.yes) return true;

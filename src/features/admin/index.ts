@@ -10,9 +10,8 @@ export {
   OperatorService,
   auditLine,
 } from './operators.js';
-export { OperatorsArea } from './store.js';
-export type { OperatorScope, OperatorStore } from './store.js';
-export { ADMIN_MIGRATIONS } from './store-schema.js';
+export type { OperatorScope } from './store.js';
+export { ADMIN_TABLES } from './tables.js';
 
 export { registerAdminRoutes } from './routes.js';
 export { AdminAccounts } from './accounts.js';

@@ -27,3 +27,4 @@ export {
 export { createAttestationPublisher, type AttestationPublisher, type PublishOutcome } from './publish.js';
 export { registerAttestationRoutes } from './routes.js';
 export { registerLookupRoutes } from './lookup-routes.js';
+export { buildAttestationLookup, sharedCheckCache, verificationUrlOf } from './assemble.js';

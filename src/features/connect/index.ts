@@ -23,8 +23,6 @@ export type { WebhookDispatcherDeps, WebhookKey } from './webhooks.js';
 
 export { registerConnectRoutes } from './routes.js';
 
-export { CONNECT_MIGRATIONS } from './store-schema.js';
-
-export { ConnectArea, connectAccountHooks, WEBHOOK_LOG_RETENTION_MS } from './store.js';
-export type { ClaimedWebhookDelivery, ConnectAppRecord, ConnectStore, WebhookStore } from './store.js';
-export { WebhooksArea, webhookNotices } from './webhook-store.js';
+export { WEBHOOK_LOG_RETENTION_MS } from './store.js';
+export type { ClaimedWebhookDelivery, ConnectAppRecord, ConnectStore } from './store.js';
+export { CONNECT_TABLES } from './tables.js';

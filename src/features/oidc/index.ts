@@ -13,10 +13,8 @@ export { BackchannelLogoutDispatcher } from './backchannel.js';
 export { registerOidcRoutes } from './routes.js';
 export { registerConsentRoutes, registerOidcClientRoutes } from './client-routes.js';
 
-export { OIDC_MIGRATIONS } from './store-schema.js';
-
-export { OidcArea } from './store.js';
-export type { OidcResourceRecord, OidcStore } from './store.js';
-export { OidcLogoutsArea, oidcStoreHooks } from './logout-store.js';
-export type { OidcLogoutStore } from './logout-store.js';
+export type { OidcResourceRecord } from './store.js';
+export { OIDC_TABLES } from './tables.js';
 export { grantReference } from './token-revocation-store.js';
+export { backchannelUriChecker } from './backchannel-uri.js';
+export { OIDC_WORDS } from './words.js';

@@ -5,7 +5,6 @@ export { WebAuthnService } from './service.js';
 
 export { asAuthentication, registerWebAuthnRoutes, WEBAUTHN_ASSERTION_FIELDS } from './routes.js';
 
-export { PASSKEY_MIGRATIONS } from './store-schema.js';
-export { WebAuthnArea } from './store.js';
+export { PASSKEY_TABLES } from './tables.js';
 export type { WebAuthnCredentialRecord, WebAuthnStore } from './store.js';
-export { passkeyAccountHooks } from './store.js';
+export { PASSKEYS_WORDS } from './words.js';

@@ -31,14 +31,17 @@ export const LANGUAGE_NAMES: Readonly<Record<Locale, string>> = { en: 'English',
 
 /**
  * The keys of the pages' words: the shared ones of `./pages/`, and each
- * feature's, which src/page-words.ts adds to this interface by
- * declaration merging as it adds their words ({@link addPageWords}); the
- * platform names no feature.
+ * feature's, which its `words.ts` adds to this interface by declaration
+ * merging; src/page-words.ts adds the words themselves
+ * ({@link addPageWords}) from the list of the features. The platform names
+ * no feature.
  *
  * @public (reached by that declaration, not by an import)
  */
 export interface PageWords extends Readonly<Record<SharedPageMessageKey, string>> {}
 export type PageMessageKey = keyof PageWords;
+/** One feature's page words in every language. */
+export type PageWordSet = Readonly<Record<Locale, Readonly<Record<string, string>>>>;
 export type MessageKey = MailMessageKey | PageMessageKey;
 type Catalog<Key extends string> = Readonly<Record<Key, string>>;
 
@@ -70,7 +73,7 @@ export const CATALOGS = allCatalogs as unknown as Readonly<Record<Locale, Catalo
  * a mail's of the same key, as in the catalogs above (the device names of
  * the account page and of the mails are the same words).
  */
-export function addPageWords(words: Readonly<Record<Locale, Readonly<Record<string, string>>>>): void {
+export function addPageWords(words: PageWordSet): void {
   for (const locale of LOCALES) {
     for (const [key, text] of Object.entries(words[locale])) {
       if (Object.hasOwn(pageCatalogs[locale], key)) throw new Error(`i18n: the page message ${key} is defined twice`);

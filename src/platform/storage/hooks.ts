@@ -71,3 +71,35 @@ export interface StoreHooks {
   /** A deletion: what is kept under the accounts' e-mail addresses goes (codes in flight). */
   forgetEmails(trx: Transaction<DatabaseSchema>, emails: readonly string[]): Promise<void>;
 }
+
+/** The hooks no owner fills: nothing held, nothing to end, no one to tell. */
+const NOTHING_HELD: HeldItems = { list: async () => [] };
+const NO_HOOKS: StoreHooks = {
+  sessionsRevoked: async () => undefined,
+  sessionsReplaced: async () => {},
+  moreRevocations: async () => [],
+  keys: { ...NOTHING_HELD, removeOf: async () => 0 },
+  apps: { ...NOTHING_HELD, move: async () => {}, remove: async () => {}, removeOwnedBy: async () => 0 },
+  appNotices: async () => async () => {},
+  endProviderAccess: async () => {},
+  endProviderTokens: async () => {},
+  forgetEmails: async () => {},
+};
+
+/**
+ * The hooks of a store from the parts its owners fill. Each hook has one
+ * owner: a hook filled twice is a mistake in the list of the features, and
+ * refused when the store is built; a hook no owner fills does nothing.
+ */
+export function joinStoreHooks(parts: ReadonlyArray<Partial<StoreHooks> | undefined>): StoreHooks {
+  const filled = new Set<string>();
+  const hooks: Record<string, unknown> = { ...NO_HOOKS };
+  for (const part of parts) {
+    for (const [name, hook] of Object.entries(part ?? {})) {
+      if (filled.has(name)) throw new Error(`storage: the hook ${name} is filled by two owners of tables`);
+      filled.add(name);
+      hooks[name] = hook;
+    }
+  }
+  return hooks as unknown as StoreHooks;
+}

@@ -84,3 +84,6 @@ export type {
 } from './store.js';
 export { nodeSqliteSupported } from './sqlite-driver.js';
 export type { SqliteDriverChoice } from './sqlite-driver.js';
+export { joinStoreHooks } from './hooks.js';
+export { composeStore, retentionMs } from './tables.js';
+export type { OwnedTables, PurgeCounts, Retention, Store, StoreAreas, TableOwner } from './tables.js';
