@@ -15,7 +15,7 @@
  */
 import { readFileSync } from 'node:fs';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { connect, type AddressInfo } from 'node:net';
 import type { VerifyAttestationDeps } from '../../src/features/attestations/index.js';
 import { createEsploraClient } from '../../src/chain/index.js';
 
@@ -260,7 +260,29 @@ export function verifyDepsOver(esplora: EsploraFake, now: Date): VerifyAttestati
   };
 }
 
+const CLOSED_PORT = 4;
+
+/** Whether a TCP connection to the port is refused at once (nothing listens there). */
+function refused(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const socket = connect({ host: '127.0.0.1', port });
+    socket.once('connect', () => {
+      socket.destroy();
+      resolve(false);
+    });
+    socket.once('error', (error: NodeJS.ErrnoException) => resolve(error.code === 'ECONNREFUSED'));
+  });
+}
+
+/**
+ * A base URL whose port refuses connections. Port 4 (privileged and
+ * unassigned, so no test server is handed it, and not on the ports fetch
+ * refuses to try) stays refused; a port freed after listening on it could be
+ * handed to the next server a test starts, which would then answer for both,
+ * so that is only the fallback.
+ */
 export async function closedPortUrl(): Promise<string> {
+  if (await refused(CLOSED_PORT)) return `http://127.0.0.1:${CLOSED_PORT}`;
   const server = createServer();
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', () => resolve()));
   const { port } = server.address() as AddressInfo;
