@@ -19,6 +19,7 @@ const SUITES: Record<string, () => Promise<{ run: () => Promise<BenchResult[]> }
   scale: () => import('./scale.bench.js'),
   oidc: () => import('./oidc.bench.js'),
   pages: () => import('./pages.bench.js'),
+  admin: () => import('./admin.bench.js'),
 };
 
 async function main(): Promise<void> {

@@ -13,6 +13,7 @@ import type { ConnectStore } from '../connect/index.js';
 import type { OidcService } from '../oidc/index.js';
 import type { WebAuthnStore } from '../passkeys/index.js';
 import type { Actor, OperatorService } from './operators.js';
+import type { OperatorStore } from './store.js';
 
 /** How many of the account's latest events the view carries. */
 const RECENT_EVENTS = 20;
@@ -38,12 +39,32 @@ export interface AdminAccountView {
   readonly activity: readonly ActivityView[];
 }
 
+/** One match of the people search: the account, and the identity that matched (none when its `did:oc` did). */
+export interface PersonFound {
+  readonly did_oc: string;
+  readonly status: AdminAccountView['status'];
+  readonly kind: string;
+  readonly display_name: string | null;
+  readonly created_at: string;
+  readonly matched: { readonly kind: string; readonly value: string } | null;
+}
+
+/** A page of the people search; `next` goes on after its last match. */
+export interface PeoplePage {
+  readonly people: readonly PersonFound[];
+  readonly next: string | null;
+}
+
+/** A `did:oc` or the start of one: the account ids it covers start with the hex after it. */
+const DID_PREFIX = /^did:oc:([0-9a-f]{0,32})$/i;
+
 export interface AdminAccountsDeps {
   readonly store: Pick<AccountStore, 'findAccount' | 'listIdentities'> &
     Pick<SessionStore, 'listLiveSessionsOfAccount' | 'revokeAllForAccount' | 'revokeSessionOfAccount'> &
     Pick<WebAuthnStore, 'listWebAuthnCredentials'> &
     Pick<ConnectStore, 'listConnectApps'> &
-    Pick<ActivityStore, 'listActivity'>;
+    Pick<ActivityStore, 'listActivity'> &
+    Pick<OperatorStore, 'searchIdentities' | 'searchAccountIds'>;
   readonly oidc: Pick<OidcService, 'appsOf'>;
   readonly lifecycle: Pick<AccountLifecycle, 'setDisabled'>;
   readonly activity: Pick<ActivityLog, 'record'>;
@@ -74,6 +95,56 @@ export class AdminAccounts {
     const account = id === null ? null : await this.#deps.store.findAccount(id);
     if (account === null) throw new OcError('unknown_did_oc', 'admin: no such account');
     return account;
+  }
+
+  /**
+   * The people whose `did:oc`, Bitcoin address, e-mail or provider subject
+   * (`<provider>:<subject>`) starts with `text`, case-insensitively, a page
+   * of `limit` at a time after `after` (the `next` of the page before).
+   * Audited as `account.search` with the text and how many it found.
+   */
+  async search(text: string, after: string | undefined, limit: number, actor: Actor): Promise<PeoplePage> {
+    const query = text.trim();
+    if (query === '') throw new OcError('bad_request', 'admin: say what to search for');
+    const { store } = this.#deps;
+    const byDid = DID_PREFIX.exec(query);
+    const people: PersonFound[] = [];
+    let next: string | null = null;
+    if (byDid !== null) {
+      // One more than the page: whether there is a next one.
+      const ids = await store.searchAccountIds(byDid[1]!.toLowerCase(), after, limit + 1);
+      const page = ids.slice(0, limit);
+      for (const id of page) {
+        const account = await store.findAccount(id);
+        if (account !== null) people.push(this.#found(account, null));
+      }
+      next = ids.length > limit ? page.at(-1)! : null;
+    } else {
+      const matches = await store.searchIdentities({ prefix: query, after, limit: limit + 1 });
+      const page = matches.slice(0, limit);
+      for (const { identity } of page) {
+        const account = await store.findAccount(identity.account_id);
+        if (account !== null) people.push(this.#found(account, { kind: identity.kind, value: identity.value }));
+      }
+      next = matches.length > limit ? page.at(-1)!.identity.id : null;
+    }
+    await this.#deps.operators.audit(actor, {
+      action: 'account.search',
+      target: null,
+      detail: { query, by: byDid === null ? 'identity' : 'did_oc', found: people.length, page: after === undefined ? 'first' : 'next' },
+    });
+    return { people, next };
+  }
+
+  #found(account: AccountRecord, matched: PersonFound['matched']): PersonFound {
+    return {
+      did_oc: didOf(account.id),
+      status: statusOf(account),
+      kind: account.kind,
+      display_name: account.display_name,
+      created_at: iso(account.created_at),
+      matched,
+    };
   }
 
   /** Everything the account holds, for the operator; audited as `account.view`. */

@@ -27,6 +27,8 @@ export interface AdminRoutes {
 
 const MAX_AUDIT_PAGE = 500;
 const DEFAULT_AUDIT_PAGE = 100;
+const MAX_PEOPLE_PAGE = 100;
+const DEFAULT_PEOPLE_PAGE = 20;
 /** The most lines one export holds: a year of a busy console. */
 const MAX_EXPORT = 100_000;
 
@@ -159,6 +161,74 @@ export function registerAdminRoutes(app: TypedApp, deps: AdminRoutes): void {
         entries: page.map(auditLine),
         next: rows.length > size && last !== undefined ? `${last.at}.${last.id}` : null,
       };
+    },
+  );
+
+  app.get(
+    '/api/admin/accounts',
+    {
+      ...route(POLICY.operator, 'admin', 'Find people by did:oc, Bitcoin address, e-mail or provider subject (the read scope; audited)', {
+        description:
+          'Every account with an identity whose value starts with `q`, case-insensitively: a Bitcoin address, an e-mail ' +
+          'address, or `<provider>:<subject>` for an identity provider’s account; or, when `q` starts with `did:oc:`, ' +
+          'every account whose `did:oc` starts with it. One match per identity, in the order of its value; pass `next` ' +
+          'as `after` for the next page. Written to the audit log as `account.search`, with `q`.',
+        security: OPERATOR_TOKEN,
+        querystring: Type.Object({
+          q: Type.String({ minLength: 1, maxLength: 200, description: 'What the identity or the `did:oc` starts with' }),
+          after: Type.Optional(Type.String({ pattern: '^[0-9a-f]{32}$', description: 'The `next` of the previous page' })),
+          limit: Type.Optional(
+            Type.String({
+              pattern: '^[0-9]{1,3}$',
+              description: `Matches per page, 1 to ${MAX_PEOPLE_PAGE}; default ${DEFAULT_PEOPLE_PAGE}`,
+            }),
+          ),
+        }),
+        response: {
+          200: Type.Object(
+            {
+              ok: Type.Literal(true),
+              people: Type.Array(
+                Type.Object({
+                  did_oc: Type.String(),
+                  status: Type.Union([Type.Literal('active'), Type.Literal('disabled'), Type.Literal('deleted'), Type.Literal('merged')]),
+                  kind: Type.String({ description: '`btc` (a wallet’s account) or `federated` (an e-mail’s, a provider’s or an app’s)' }),
+                  display_name: NullableString(),
+                  created_at: Type.String({ description: 'ISO 8601 UTC' }),
+                  matched: Type.Union([
+                    Type.Object({ kind: Type.String(), value: Type.String() }, { description: 'The identity that matched' }),
+                    Type.Null(),
+                  ]),
+                }),
+              ),
+              next: NullableString({ description: 'Pass as `after` for the next page; null on the last page' }),
+            },
+            answer('A page of matches', {
+              ok: true,
+              people: [
+                {
+                  did_oc: 'did:oc:0123456789abcdef0123456789abcdef',
+                  status: 'active',
+                  kind: 'federated',
+                  display_name: null,
+                  created_at: '2026-11-01T09:00:00.000Z',
+                  matched: { kind: 'email', value: 'alice@example.org' },
+                },
+              ],
+              next: null,
+            }),
+          ),
+          ...errorResponses(400, 404, 429),
+        },
+      }),
+      onRequest: operatorGate(deps.operators, 'read'),
+    },
+    async (request, reply) => {
+      reply.header('cache-control', 'no-store');
+      const { q, after, limit } = request.query;
+      const size = limit === undefined ? DEFAULT_PEOPLE_PAGE : Number(limit);
+      if (!(size >= 1 && size <= MAX_PEOPLE_PAGE)) throw new OcError('bad_request', `admin: limit must be 1 to ${MAX_PEOPLE_PAGE}`);
+      return { ok: true, ...(await deps.accounts.search(q, after, size, actorOf(request))) };
     },
   );
 

@@ -4,12 +4,17 @@
  * audit log, to which rows are only added and from which only the retention
  * removes them.
  */
+import { sql, type Kysely, type RawBuilder } from 'kysely';
 import {
   isUniqueViolation,
   rowsAffected,
+  toIdentityRecord,
   toNumber,
   toNumberOrNull,
+  type DatabaseEngine,
+  type DatabaseSchema,
   type EpochMilliseconds,
+  type IdentityRecord,
   type StoreExecutor,
 } from '../../platform/storage/index.js';
 import type { AuditLogTable, OperatorTokensTable, OperatorsTable } from './store-schema.js';
@@ -62,6 +67,21 @@ export interface AuditQuery {
   readonly limit: number;
 }
 
+/** A page of the people search: the text to start with, and where the last page ended. */
+export interface PeopleQuery {
+  /** Compared case-insensitively: the database folds it as it folds the values. */
+  readonly prefix: string;
+  /** The identity id of the last match of the previous page. */
+  readonly after?: string | undefined;
+  readonly limit: number;
+}
+
+/** An identity whose value starts with the search text, with its value as the search folds it. */
+export interface IdentityMatch {
+  readonly identity: IdentityRecord;
+  readonly folded: string;
+}
+
 export interface OperatorStore {
   /** False when the account already is one. */
   addOperator(operator: OperatorRecord): Promise<boolean>;
@@ -83,6 +103,53 @@ export interface OperatorStore {
   listAudit(query: AuditQuery): Promise<AuditRecord[]>;
   /** Deletes rows at or before `cutoff`; how many. */
   purgeAudit(cutoff: EpochMilliseconds): Promise<number>;
+
+  /** Identities whose value starts with the prefix, case-insensitively, in the order of their folded value and id. */
+  searchIdentities(query: PeopleQuery): Promise<IdentityMatch[]>;
+  /** Ids of accounts (live or not) that start with the prefix (lowercase hex), in order. */
+  searchAccountIds(prefix: string, afterId: string | undefined, limit: number): Promise<string[]>;
+}
+
+/**
+ * An identity's value as the people search folds it: the expression of the
+ * index `identities_folded_value` (store-schema.ts), in byte order.
+ */
+function foldedValue(engine: DatabaseEngine): RawBuilder<string> {
+  return engine === 'postgres' ? sql<string>`(lower(value) COLLATE "C")` : sql<string>`lower(value)`;
+}
+
+/** The search text folded by the database as the values are, in the same byte order. */
+function foldedText(engine: DatabaseEngine, text: string): RawBuilder<string> {
+  return engine === 'postgres' ? sql<string>`(lower(${text}) COLLATE "C")` : sql<string>`lower(${text})`;
+}
+
+/**
+ * The people search's query: one range of the index `identities_folded_value`
+ * in its order, the page's rows and no more. Exported for the test that
+ * holds it to that index on both engines.
+ */
+export function identityMatchesQuery(db: Kysely<DatabaseSchema>, engine: DatabaseEngine, query: PeopleQuery) {
+  const folded = foldedValue(engine);
+  let select = db
+    .selectFrom('identities')
+    .selectAll()
+    .select(folded.as('folded'))
+    .where(sql<boolean>`${folded} >= ${foldedText(engine, query.prefix)}`)
+    .where(sql<boolean>`${folded} < ${pastPrefix(engine, query.prefix)}`);
+  const after = query.after;
+  if (after !== undefined) {
+    // Past the last match of the previous page; if that identity is gone since, the page is empty.
+    const last = sql<string>`(SELECT ${folded} FROM identities WHERE id = ${after})`;
+    select = select.where(sql<boolean>`(${folded} > ${last} OR (${folded} = ${last} AND id > ${after}))`);
+  }
+  return select.orderBy(folded).orderBy('id').limit(query.limit);
+}
+
+/** Past every string that starts with the text: the text and the last code point (U+10FFFF), byte order. */
+function pastPrefix(engine: DatabaseEngine, text: string): RawBuilder<string> {
+  return engine === 'postgres'
+    ? sql<string>`((lower(${text}) || chr(1114111)) COLLATE "C")`
+    : sql<string>`(lower(${text}) || char(1114111))`;
 }
 
 const SCOPES: readonly OperatorScope[] = ['read', 'write'];
@@ -210,5 +277,18 @@ export class OperatorsArea implements OperatorStore {
   async purgeAudit(cutoff: number): Promise<number> {
     const result = await this.#x.db.deleteFrom('audit_log').where('at', '<=', cutoff).executeTakeFirst();
     return rowsAffected(result.numDeletedRows);
+  }
+
+  async searchIdentities(query: PeopleQuery): Promise<IdentityMatch[]> {
+    const rows = await identityMatchesQuery(this.#x.db, this.#x.engine, query).execute();
+    return rows.map(({ folded: value, ...row }) => ({ identity: toIdentityRecord(row), folded: value }));
+  }
+
+  async searchAccountIds(prefix: string, afterId: string | undefined, limit: number): Promise<string[]> {
+    // Account ids are 32 lowercase hex: a prefix is one range of the primary key.
+    let select = this.#x.db.selectFrom('accounts').select('id').where('id', '>=', prefix).where('id', '<', `${prefix}g`);
+    if (afterId !== undefined) select = select.where('id', '>', afterId);
+    const rows = await select.orderBy('id').limit(limit).execute();
+    return rows.map((row) => row.id);
   }
 }

@@ -18,7 +18,7 @@ export {
   StoreExecutor,
   type Executor,
 } from './executor.js';
-export { fromDatabaseBoolean, toCount, toDatabaseBoolean, toNumber, toNumberOrNull } from './row-mapping.js';
+export { fromDatabaseBoolean, toCount, toDatabaseBoolean, toIdentityRecord, toNumber, toNumberOrNull } from './row-mapping.js';
 export type { DatabaseBoolean, DatabaseSchema, OutboxColumns } from './schema.js';
 export { claimRows, finishAttempt, newOutboxRow, outboxLog, outboxRecord } from './outbox.js';
 export type { AccountEvent, AccountNotice, StoreHooks } from './hooks.js';
