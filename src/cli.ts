@@ -22,13 +22,7 @@ import { OIDC_HELP, runOidcCommand } from './cli/oidc.js';
 import { ensureOidcKeys, listOidcKeys, OIDC_ALGORITHMS, OidcService, rotateOidcKeys, type OidcAlgorithm } from './features/oidc/index.js';
 import { ConfigError, loadConfig, type Config } from './platform/config.js';
 import { serve } from './main.js';
-import {
-  publicJwkForConsumers,
-  loadKeyRing,
-  loadServerSecret,
-  rotateSigningKey,
-  DEFAULT_KEY_OVERLAP_SECONDS,
-} from './identity/session/index.js';
+import { publicJwkForConsumers, loadKeyRing, loadServerSecret, rotateSigningKey, sessionKeyStates } from './identity/session/index.js';
 import { DatabaseMissingError, redactDatabaseUrl } from './platform/storage/index.js';
 import { migrate, openStore } from './store.js';
 import { VERSION } from './platform/version.js';
@@ -231,18 +225,8 @@ async function run(argv: string[]): Promise<number> {
           // Like a starting instance, listing makes the keys that do not exist yet.
           const signing = (await loadKeyRing(store, config.authPrivateJwk, new Date(now))).active.kid;
           await ensureOidcKeys(store, now);
-          const session = await store.listSigningKeys();
-          for (const key of session) {
-            const published = key.retired_at === null || now - key.retired_at < DEFAULT_KEY_OVERLAP_SECONDS * 1000;
-            const pending = key.retired_at === null && key.activated_at > now;
-            const state =
-              key.kid === signing
-                ? 'signing'
-                : pending
-                  ? `published, signs from ${new Date(key.activated_at).toISOString()}`
-                  : published
-                    ? 'published'
-                    : 'withdrawn';
+          for (const key of await sessionKeyStates(store, signing, now)) {
+            const state = key.state === 'pending' ? `published, signs from ${new Date(key.signs_from).toISOString()}` : key.state;
             out(`session  EdDSA  ${key.kid}  ${state}  created ${new Date(key.created_at).toISOString()}`);
           }
           for (const key of listOidcKeys(await store.listOidcKeys(), now)) {

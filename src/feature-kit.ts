@@ -41,7 +41,7 @@ import type {
 import type { WebAuthnService } from './features/passkeys/index.js';
 import type { OidcService } from './features/oidc/index.js';
 import type { ConnectService, WebhookKey } from './features/connect/index.js';
-import type { AdminAccounts, OperatorService } from './features/admin/index.js';
+import type { AdminAccounts, AdminClients, AdminKeys, OperatorService } from './features/admin/index.js';
 
 /** Where the services report what goes wrong: pino's shape (the app's logger), never a secret or personal data. */
 export interface ServiceLog {
@@ -149,6 +149,10 @@ export interface ServiceContext {
   readonly operators: OperatorService;
   /** One person's account as an operator sees and holds it (src/features/admin). */
   readonly adminAccounts: AdminAccounts;
+  /** The OpenID clients as an operator manages them (src/features/admin). */
+  readonly adminClients: AdminClients;
+  /** The signing keys as an operator lists and rotates them (src/features/admin). */
+  readonly adminKeys: AdminKeys;
   /** Named readiness checks, each `ok` or a short reason. */
   readiness(): Promise<Record<string, string>>;
 }

@@ -82,7 +82,16 @@ import {
   registerOidcClientRoutes,
   registerOidcRoutes,
 } from './features/oidc/index.js';
-import { ADMIN_TABLES, AdminAccounts, OperatorService, registerAdminRoutes } from './features/admin/index.js';
+import {
+  ADMIN_TABLES,
+  AdminAccounts,
+  AdminClients,
+  AdminKeys,
+  OperatorService,
+  registerAdminClientRoutes,
+  registerAdminKeyRoutes,
+  registerAdminRoutes,
+} from './features/admin/index.js';
 
 /** How often each instance's webhook and logout workers look for due deliveries (docs/protocol.md §6 "Webhooks"). */
 const OUTBOX_POLL_MS = 1000;
@@ -398,8 +407,17 @@ export const FEATURES: readonly Feature[] = [
         operators,
         now,
       });
-      return { operators, adminAccounts };
+      return {
+        operators,
+        adminAccounts,
+        adminClients: new AdminClients({ oidc: use('oidc'), operators }),
+        adminKeys: new AdminKeys({ store, keyRing: use('keyRing'), webhookKey: use('webhookKey'), operators, now }),
+      };
     },
-    routes: ({ routes, context }) => registerAdminRoutes(routes, { operators: context.operators, accounts: context.adminAccounts }),
+    routes: ({ routes, context }) => {
+      registerAdminRoutes(routes, { operators: context.operators, accounts: context.adminAccounts });
+      registerAdminClientRoutes(routes, { operators: context.operators, clients: context.adminClients });
+      registerAdminKeyRoutes(routes, { operators: context.operators, keys: context.adminKeys });
+    },
   },
 ];

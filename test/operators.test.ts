@@ -6,6 +6,7 @@
  * token and, to anything else, exactly what a path no route serves; the
  * audit log refuses an UPDATE and keeps rows for its retention.
  */
+import { randomBytes } from 'node:crypto';
 import { CompiledQuery, sql } from 'kysely';
 import { identityMatchesQuery } from '../src/features/admin/store.js';
 import { expect, it } from 'vitest';
@@ -474,6 +475,189 @@ function operatorsSuite(engine: 'sqlite' | 'postgres'): void {
       // Read in the index's order: no sort of the matches.
       expect(shown).not.toMatch(/TEMP B-TREE FOR ORDER BY|Sort Key/);
     }
+  });
+
+  it('removes a key, hands over the export and deletes an account for a write token, each with its reason, audited', async () => {
+    const reader = await operatorToken(['read']);
+    const writer = await operatorToken(['read', 'write']);
+    const person = await account();
+    const keyId = randomBytes(32).toString('base64url');
+    await auth.harness.store.insertWebAuthnCredential({
+      id: keyId,
+      account_id: person.did.slice('did:oc:'.length),
+      public_key: randomBytes(77).toString('base64url'),
+      counter: 0,
+      transports: ['usb'],
+      label: 'Office key',
+      authenticator_type: 'cross-platform',
+      device_type: 'singleDevice',
+      backed_up: false,
+      user_verified: true,
+      sign_in: false,
+      user_handle: randomBytes(16).toString('base64url'),
+      aaguid: '00000000-0000-0000-0000-000000000000',
+      created_at: auth.harness.clock.now().getTime(),
+      last_used_at: null,
+    });
+    const post = (token: string, url: string, body: unknown) =>
+      auth.app.inject({
+        method: 'POST',
+        url,
+        headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+        payload: JSON.stringify(body),
+      });
+
+    // The key: a read token is refused as a path no route serves; a key the account does not hold is 404 not_found.
+    const removeUrl = `/api/admin/accounts/${person.did}/keys/${keyId}/remove`;
+    expect((await post(reader.token, removeUrl, { reason: 'stolen' })).statusCode).toBe(404);
+    expect(await auth.harness.store.findWebAuthnCredential(keyId)).not.toBeNull();
+    expect((await post(writer.token, removeUrl, {})).statusCode).toBe(400);
+    const other = await post(writer.token, `/api/admin/accounts/${person.did}/keys/bm9uZQ/remove`, { reason: 'stolen' });
+    expect(other.statusCode).toBe(404);
+    expect(other.json().error).toBe('not_found');
+    const removed = await post(writer.token, removeUrl, { reason: 'Key reported stolen' });
+    expect(removed.statusCode, removed.body).toBe(200);
+    expect(await auth.harness.store.findWebAuthnCredential(keyId)).toBeNull();
+    const events = (await person.client.get('/api/auth/activity')).body.events;
+    expect(events[0]).toMatchObject({ kind: 'key_removed', detail: expect.objectContaining({ label: 'Office key', by: 'operator' }) });
+
+    // The export, as the person's own, sent as a file.
+    const exported = await auth.app.inject({
+      method: 'GET',
+      url: `/api/admin/accounts/${person.did}/export`,
+      headers: { authorization: `Bearer ${reader.token}` },
+    });
+    expect(exported.statusCode, exported.body).toBe(200);
+    expect(exported.headers['content-disposition']).toMatch(/^attachment; filename="account-[0-9a-f]{12}-\d{4}-\d{2}-\d{2}\.json"$/);
+    expect(exported.json()).toMatchObject({
+      format: 'oc-host.account-export.v1',
+      identities: [expect.objectContaining({ value: person.address })],
+    });
+
+    // The deletion: the did again, or nothing goes.
+    const deleteUrl = `/api/admin/accounts/${person.did}/delete`;
+    const mismatch = await post(writer.token, deleteUrl, { confirm: 'did:oc:0123456789abcdef0123456789abcdef', reason: 'ticket 88' });
+    expect(mismatch.statusCode).toBe(400);
+    expect(mismatch.json().error).toBe('confirmation_mismatch');
+    expect((await person.client.me()).status).toBe(200);
+    const deleted = await post(writer.token, deleteUrl, { confirm: person.did, reason: 'Deletion requested by e-mail, ticket 88' });
+    expect(deleted.statusCode, deleted.body).toBe(200);
+    expect(deleted.json()).toEqual({ ok: true, identities: 1, revoked_sessions: 1 });
+    expect((await person.client.me()).status).toBe(401);
+    expect((await post(writer.token, deleteUrl, { confirm: person.did, reason: 'again' })).json().error).toBe('unknown_did_oc');
+
+    const trail = (await audit(reader.token, `?target=${person.did}`)).json().entries;
+    expect(trail.map((entry: { action: string }) => entry.action)).toEqual(['account.delete', 'account.export', 'key.remove']);
+    expect(trail[0]).toMatchObject({
+      actor: writer.did,
+      reason: 'Deletion requested by e-mail, ticket 88',
+      detail: expect.objectContaining({ identities: 1 }),
+    });
+    expect(trail[2]).toMatchObject({ reason: 'Key reported stolen', detail: { key: keyId } });
+  });
+
+  it('registers, lists, re-keys, marks first-party and deletes OpenID clients for the right token, each audited, no secret kept', async () => {
+    const reader = await operatorToken(['read']);
+    const writer = await operatorToken(['read', 'write']);
+    const send = (token: string, method: 'GET' | 'POST', url: string, body?: unknown) =>
+      auth.app.inject({
+        method,
+        url,
+        headers: { authorization: `Bearer ${token}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+        ...(body === undefined ? {} : { payload: JSON.stringify(body) }),
+      });
+    const acme = { client_name: 'Acme', redirect_uris: ['https://acme.example/callback'] };
+
+    // A read token cannot register: answered as a path no route serves, and nothing is made.
+    const refused = await send(reader.token, 'POST', '/api/admin/clients', acme);
+    expect(refused.statusCode).toBe(404);
+    expect(refused.json().detail).toBe('no route POST /api/admin/clients');
+    for (const bad of [{ ...acme, redirect_uris: ['not a url'] }, { ...acme, client_name: '' }, { ...acme, extra: 1 }, {}]) {
+      const reply = await send(writer.token, 'POST', '/api/admin/clients', bad);
+      expect(reply.statusCode, JSON.stringify(bad)).toBe(400);
+      expect(reply.json().error).toBe('bad_request');
+    }
+    expect((await send(reader.token, 'GET', '/api/admin/clients')).json().clients).toEqual([]);
+
+    const created = await send(writer.token, 'POST', '/api/admin/clients', { ...acme, first_party: true });
+    expect(created.statusCode, created.body).toBe(201);
+    const client = created.json().client;
+    expect(client).toMatchObject({ owner_app_id: null, first_party: true, metadata: { client_name: 'Acme' } });
+    expect(client.client_secret).toMatch(/.{32,}/);
+    expect(JSON.stringify(client.metadata)).not.toContain(client.client_secret);
+    const listed = (await send(reader.token, 'GET', '/api/admin/clients')).json().clients;
+    expect(listed).toEqual([expect.objectContaining({ client_id: client.client_id, first_party: true })]);
+    expect(listed[0]).not.toHaveProperty('client_secret');
+
+    const rotated = await send(writer.token, 'POST', `/api/admin/clients/${client.client_id}/rotate`, { reason: 'leaked in a log' });
+    expect(rotated.statusCode, rotated.body).toBe(200);
+    expect(rotated.json().client.client_secret).not.toBe(client.client_secret);
+    const flag = await send(writer.token, 'POST', `/api/admin/clients/${client.client_id}/first-party`, { first_party: false });
+    expect(flag.json().client.first_party).toBe(false);
+    expect((await send(writer.token, 'POST', '/api/admin/clients/oc_unknown/rotate', {})).json().error).toBe('not_found');
+
+    const deleteUrl = `/api/admin/clients/${client.client_id}/delete`;
+    expect((await send(writer.token, 'POST', deleteUrl, {})).statusCode).toBe(400);
+    expect((await send(writer.token, 'POST', deleteUrl, { reason: 'retired' })).statusCode).toBe(200);
+    expect((await send(writer.token, 'POST', deleteUrl, { reason: 'again' })).json().error).toBe('not_found');
+    expect((await send(reader.token, 'GET', '/api/admin/clients')).json().clients).toEqual([]);
+
+    const trail = (await audit(reader.token, `?target=client:${client.client_id}`)).json().entries;
+    expect(trail.map((entry: { action: string }) => entry.action)).toEqual([
+      'client.delete',
+      'client.first_party',
+      'client.rotate',
+      'client.create',
+    ]);
+    expect(trail.every((entry: { actor: string }) => entry.actor === writer.did)).toBe(true);
+    const whole = JSON.stringify(trail);
+    expect(whole).not.toContain(client.client_secret);
+    expect(whole).not.toContain(rotated.json().client.client_secret);
+    expect(trail[2]).toMatchObject({ reason: 'leaked in a log' });
+  });
+
+  it('lists the signing keys and rotates the session and the provider keys for a write token, audited', async () => {
+    const reader = await operatorToken(['read']);
+    const writer = await operatorToken(['read', 'write']);
+    const keys = async () => {
+      const reply = await auth.app.inject({ method: 'GET', url: '/api/admin/keys', headers: { authorization: `Bearer ${reader.token}` } });
+      expect(reply.statusCode, reply.body).toBe(200);
+      return reply.json().keys as Array<{ use: string; alg: string; kid: string; state: string; signs_from: string | null }>;
+    };
+    const before = await keys();
+    const signing = before.filter((key) => key.state === 'signing');
+    expect(signing.map((key) => `${key.use} ${key.alg}`).sort()).toEqual([
+      'oidc ES256',
+      'oidc EdDSA',
+      'oidc RS256',
+      'session EdDSA',
+      'webhook EdDSA',
+    ]);
+    expect(JSON.stringify(before)).not.toMatch(/"d":|private/);
+
+    const rotate = (token: string, use: string, body: unknown = {}) =>
+      auth.app.inject({
+        method: 'POST',
+        url: `/api/admin/keys/${use}/rotate`,
+        headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+        payload: JSON.stringify(body),
+      });
+    expect((await rotate(reader.token, 'session')).statusCode).toBe(404);
+    expect((await rotate(writer.token, 'webhook')).statusCode).toBe(400);
+    const session = await rotate(writer.token, 'session', { reason: 'Quarterly rotation' });
+    expect(session.statusCode, session.body).toBe(200);
+    const [kid] = session.json().kids;
+    expect((await keys()).find((key) => key.kid === kid)).toMatchObject({
+      use: 'session',
+      state: 'pending',
+      signs_from: expect.any(String),
+    });
+    const oidc = await rotate(writer.token, 'oidc');
+    expect(oidc.json().kids).toHaveLength(3);
+
+    const trail = (await audit(reader.token, '?action=keys.rotate')).json().entries;
+    expect(trail.map((entry: { target: string }) => entry.target)).toEqual(['key:oidc', 'key:session']);
+    expect(trail[1]).toMatchObject({ actor: writer.did, reason: 'Quarterly rotation', detail: { kids: [kid] } });
   });
 
   it('keeps the token hashed: the database holds no token, and lists show when it was last used', async () => {

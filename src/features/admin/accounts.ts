@@ -8,7 +8,7 @@ import { activityView, type ActivityLog, type ActivityView } from '../../identit
 import { accountIdFromDid, didOf } from '../../identity/session/index.js';
 import { OcError } from '../../platform/errors.js';
 import type { AccountRecord, AccountStore, ActivityStore, SessionStore } from '../../platform/storage/index.js';
-import type { AccountLifecycle } from '../account-data/lifecycle.js';
+import type { AccountExport, AccountLifecycle } from '../account-data/lifecycle.js';
 import type { ConnectStore } from '../connect/index.js';
 import type { OidcService } from '../oidc/index.js';
 import type { WebAuthnStore } from '../passkeys/index.js';
@@ -61,12 +61,12 @@ const DID_PREFIX = /^did:oc:([0-9a-f]{0,32})$/i;
 export interface AdminAccountsDeps {
   readonly store: Pick<AccountStore, 'findAccount' | 'listIdentities'> &
     Pick<SessionStore, 'listLiveSessionsOfAccount' | 'revokeAllForAccount' | 'revokeSessionOfAccount'> &
-    Pick<WebAuthnStore, 'listWebAuthnCredentials'> &
+    Pick<WebAuthnStore, 'listWebAuthnCredentials' | 'findWebAuthnCredential' | 'deleteWebAuthnCredential'> &
     Pick<ConnectStore, 'listConnectApps'> &
     Pick<ActivityStore, 'listActivity'> &
     Pick<OperatorStore, 'searchIdentities' | 'searchAccountIds'>;
   readonly oidc: Pick<OidcService, 'appsOf'>;
-  readonly lifecycle: Pick<AccountLifecycle, 'setDisabled'>;
+  readonly lifecycle: Pick<AccountLifecycle, 'setDisabled' | 'exportOf' | 'deleteById'>;
   readonly activity: Pick<ActivityLog, 'record'>;
   readonly operators: Pick<OperatorService, 'audit'>;
   readonly now: () => Date;
@@ -239,5 +239,67 @@ export class AdminAccounts {
       detail: { count, scope: session === null ? 'all' : 'one' },
     });
     return count;
+  }
+
+  /**
+   * Removes one of the account's security keys or passkeys (an id the view
+   * lists); the person's activity says an operator did, and the audit log
+   * keeps the reason. 404 `not_found` for a key the account does not hold.
+   */
+  async removeKey(did: string, keyId: string, reason: string, actor: Actor): Promise<void> {
+    const account = await this.#live(did);
+    const { store } = this.#deps;
+    const key = await store.findWebAuthnCredential(keyId);
+    if (key === null || key.account_id !== account.id || !(await store.deleteWebAuthnCredential(keyId, account.id))) {
+      throw new OcError('not_found', 'admin: the account has no key with this id');
+    }
+    await this.#deps.activity.record(account.id, 'key_removed', { label: key.label, by: 'operator' });
+    await this.#deps.operators.audit(actor, { action: 'key.remove', target: didOf(account.id), reason, detail: { key: keyId } });
+  }
+
+  /**
+   * The account's export document, as the person downloads it
+   * (`GET /api/auth/account/export`), for the operator to keep before a
+   * deletion; audited as `account.export`.
+   */
+  async exportOf(did: string, actor: Actor): Promise<AccountExport> {
+    const account = await this.#account(did);
+    if (account.deleted_at !== null) throw new OcError('unknown_did_oc', 'admin: this account is deleted');
+    await this.#deps.operators.audit(actor, { action: 'account.export', target: didOf(account.id) });
+    return this.#deps.lifecycle.exportOf(account);
+  }
+
+  /**
+   * Deletes the account as `oc-host accounts delete` does: `confirm` must be
+   * its `did:oc`, so a request meant for another account deletes nothing.
+   * Audited as `account.delete` with the reason and what went.
+   */
+  async delete(did: string, confirm: string, reason: string, actor: Actor): Promise<{ identities: number; revoked_sessions: number }> {
+    if (confirm !== did) throw new OcError('confirmation_mismatch', 'admin: send confirm equal to the did_oc of the account to delete');
+    const account = await this.#live(did);
+    const deleted = await this.#deps.lifecycle.deleteById(account.id, 'operator');
+    if (deleted === null) throw new OcError('unknown_did_oc', 'admin: this account is deleted or merged into another');
+    await this.#deps.operators.audit(actor, {
+      action: 'account.delete',
+      target: didOf(account.id),
+      reason,
+      detail: {
+        identities: deleted.identities,
+        sessions: deleted.revoked_sessions,
+        keys: deleted.keys,
+        connect_apps: deleted.connect_apps,
+        merged_accounts: deleted.merged_accounts,
+      },
+    });
+    return { identities: deleted.identities, revoked_sessions: deleted.revoked_sessions };
+  }
+
+  /** The account a `did:oc` names, neither deleted nor merged, or 404 `unknown_did_oc`. */
+  async #live(did: string): Promise<AccountRecord> {
+    const account = await this.#account(did);
+    if (account.deleted_at !== null || account.merged_into !== null) {
+      throw new OcError('unknown_did_oc', 'admin: this account is deleted or merged into another');
+    }
+    return account;
   }
 }

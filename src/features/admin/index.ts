@@ -15,3 +15,7 @@ export { ADMIN_TABLES } from './tables.js';
 
 export { registerAdminRoutes } from './routes.js';
 export { AdminAccounts } from './accounts.js';
+export { AdminClients } from './clients.js';
+export { registerAdminClientRoutes } from './client-routes.js';
+export { AdminKeys } from './keys.js';
+export { registerAdminKeyRoutes } from './keys-routes.js';

@@ -55,13 +55,13 @@ const AuditEntry = Type.Object({
   detail: Type.Union([Type.Object({}, { additionalProperties: true }), Type.Null()]),
 });
 
-const OPERATOR_TOKEN = [{ bearerAuth: [] }];
+export const OPERATOR_TOKEN = [{ bearerAuth: [] }];
 
 /** The operator each admin request was let in as, set by its gate before anything else of the request is read. */
 const admitted = new WeakMap<FastifyRequest, OperatorPrincipal>();
 
 /** Who acts, for the audit log: the token's operator, the token, the request's coarse network. */
-function actorOf(request: FastifyRequest): Actor {
+export function actorOf(request: FastifyRequest): Actor {
   const principal = admitted.get(request);
   if (principal === undefined) throw new Error('admin: a handler ran without its gate');
   return { accountId: principal.account.id, via: `token:${principal.token.id}`, network: coarseNetwork(request.ip) };
@@ -75,14 +75,14 @@ const DidParams = Type.Object({
   }),
 });
 
-const Reason = Type.String({ minLength: 1, maxLength: 500, description: 'Why; kept in the audit log' });
+export const Reason = Type.String({ minLength: 1, maxLength: 500, description: 'Why; kept in the audit log' });
 
 /**
  * The gate of an admin route that needs `scope`: lets in a request whose
  * bearer token opens an operator with that scope, and answers every other
  * as the not-found handler answers an unknown path.
  */
-function operatorGate(operators: OperatorService, scope: OperatorScope) {
+export function operatorGate(operators: OperatorService, scope: OperatorScope) {
   return async (request: FastifyRequest, _reply: FastifyReply): Promise<void> => {
     // RFC 6750 §2.1: the scheme's name is case-insensitive.
     const presented = /^bearer +(\S+) *$/i.exec(request.headers.authorization ?? '')?.[1] ?? '';
@@ -175,7 +175,12 @@ export function registerAdminRoutes(app: TypedApp, deps: AdminRoutes): void {
           'as `after` for the next page. Written to the audit log as `account.search`, with `q`.',
         security: OPERATOR_TOKEN,
         querystring: Type.Object({
-          q: Type.String({ minLength: 1, maxLength: 200, description: 'What the identity or the `did:oc` starts with' }),
+          q: Type.String({
+            minLength: 1,
+            maxLength: 200,
+            description: 'What the identity or the `did:oc` starts with',
+            examples: ['alice@'],
+          }),
           after: Type.Optional(Type.String({ pattern: '^[0-9a-f]{32}$', description: 'The `next` of the previous page' })),
           limit: Type.Optional(
             Type.String({
@@ -382,6 +387,110 @@ export function registerAdminRoutes(app: TypedApp, deps: AdminRoutes): void {
         .reverse()
         .map((row) => `${JSON.stringify(auditLine(row))}\n`)
         .join('');
+    },
+  );
+
+  app.post(
+    '/api/admin/accounts/:did/keys/:key/remove',
+    {
+      ...route(POLICY.operator, 'admin', 'Remove one security key or passkey of an account (the write scope; audited)', {
+        description:
+          'For a lost or stolen key the person cannot remove themselves. `key` is an id of the account view’s `keys`. ' +
+          'The person’s activity records `key_removed` with `by: "operator"`; the reason is kept in the audit log with ' +
+          '`key.remove`. 404 `not_found` for a key the account does not hold.',
+        security: OPERATOR_TOKEN,
+        params: Type.Object({
+          did: DidParams.properties.did,
+          key: Type.String({
+            minLength: 1,
+            maxLength: 1400,
+            pattern: '^[A-Za-z0-9_-]+$',
+            description: 'The key’s id (base64url)',
+            examples: ['AQIDBAUGBwgJCgsMDQ4PEA'],
+          }),
+        }),
+        body: Type.Object({ reason: Reason }, { additionalProperties: false, ...example({ reason: 'Key reported stolen' }) }),
+        response: {
+          200: Type.Object({ ok: Type.Literal(true) }, answer('Removed', { ok: true })),
+          ...errorResponses(400, 404, 413, 415, 429),
+        },
+      }),
+      onRequest: operatorGate(deps.operators, 'write'),
+    },
+    async (request, reply) => {
+      reply.header('cache-control', 'no-store');
+      await deps.accounts.removeKey(request.params.did, request.params.key, request.body.reason, actorOf(request));
+      return { ok: true as const };
+    },
+  );
+
+  app.get(
+    '/api/admin/accounts/:did/export',
+    {
+      ...route(POLICY.operator, 'admin', 'Everything stored about an account, as the person’s own export (the read scope; audited)', {
+        description:
+          'The document `GET /api/auth/account/export` gives the person (format `oc-host.account-export.v1`), sent as a ' +
+          'file: keep it before a deletion. Written to the audit log as `account.export`.',
+        security: OPERATOR_TOKEN,
+        params: DidParams,
+        response: {
+          200: Type.Object(
+            { format: Type.Literal('oc-host.account-export.v1') },
+            {
+              additionalProperties: true,
+              ...answer('The export, sent as a file to save', { format: 'oc-host.account-export.v1' }),
+            },
+          ),
+          ...errorResponses(400, 404, 429),
+        },
+      }),
+      onRequest: operatorGate(deps.operators, 'read'),
+    },
+    async (request, reply) => {
+      const document = await deps.accounts.exportOf(request.params.did, actorOf(request));
+      reply.header('cache-control', 'no-store');
+      const hex = request.params.did.slice('did:oc:'.length, 'did:oc:'.length + 12);
+      reply.header('content-disposition', `attachment; filename="account-${hex}-${document.exported_at.slice(0, 10)}.json"`);
+      return document;
+    },
+  );
+
+  app.post(
+    '/api/admin/accounts/:did/delete',
+    {
+      ...route(POLICY.operator, 'admin', 'Delete an account (the write scope; audited)', {
+        description:
+          'As `oc-host accounts delete`: the deletion the person can make themselves (docs/protocol.md §2), recorded as ' +
+          '`by: "operator"`. `confirm` must be the account’s `did:oc` (400 `confirmation_mismatch` otherwise). Take the ' +
+          'export first (`GET /api/admin/accounts/{did}/export`): nothing brings the data back. The reason and what went ' +
+          'are kept in the audit log with `account.delete`.',
+        security: OPERATOR_TOKEN,
+        params: DidParams,
+        body: Type.Object(
+          { confirm: Type.String({ minLength: 1, maxLength: 100, description: 'The account’s `did:oc`, again' }), reason: Reason },
+          {
+            additionalProperties: false,
+            ...example({ confirm: 'did:oc:0123456789abcdef0123456789abcdef', reason: 'Deletion requested by e-mail, ticket 88' }),
+          },
+        ),
+        response: {
+          200: Type.Object(
+            {
+              ok: Type.Literal(true),
+              identities: Type.Integer({ minimum: 0 }),
+              revoked_sessions: Type.Integer({ minimum: 0 }),
+            },
+            answer('Deleted', { ok: true, identities: 2, revoked_sessions: 1 }),
+          ),
+          ...errorResponses(400, 404, 413, 415, 429),
+        },
+      }),
+      onRequest: operatorGate(deps.operators, 'write'),
+    },
+    async (request, reply) => {
+      reply.header('cache-control', 'no-store');
+      const { confirm, reason } = request.body;
+      return { ok: true as const, ...(await deps.accounts.delete(request.params.did, confirm, reason, actorOf(request))) };
     },
   );
 }

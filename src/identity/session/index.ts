@@ -36,7 +36,7 @@ export {
 } from './cookie.js';
 export { accountIdFromDid, didOf } from './accounts.js';
 export type { AccountView } from './accounts.js';
-export { loadKeyRing, loadServerSecret, rotateSigningKey } from './keystore.js';
+export { loadKeyRing, loadServerSecret, rotateSigningKey, sessionKeyStates } from './keystore.js';
 export { RevocationFeed } from './revocations.js';
 export { isRosterBinding, rosterBinding } from './roster-binding.js';
 export { SessionService } from './service.js';

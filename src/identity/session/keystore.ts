@@ -7,6 +7,7 @@
 import { randomBytes } from 'node:crypto';
 import type { KeyStore } from '../../platform/storage/index.js';
 import {
+  DEFAULT_KEY_OVERLAP_SECONDS,
   generateSigningKey,
   KEY_PUBLISH_LEAD_MS,
   KeyRing,
@@ -93,4 +94,29 @@ export async function loadKeyRing(
     entries.push({ key: configured, createdAt: new Date(nowMs + 1), retiredAt: null });
   }
   return new KeyRing(entries, { now });
+}
+
+/** Where a stored session key stands: signing, published (verifying only), published and signing from a time, or withdrawn. */
+export type SessionKeyState =
+  | { readonly state: 'signing' | 'published' | 'withdrawn' }
+  | { readonly state: 'pending'; readonly signs_from: number };
+
+/**
+ * Every stored session key and where it stands at `now`, the one
+ * `signingKid` names signing (the ring's active key: a configured
+ * `OC_AUTH_PRIVATE_JWK` is never stored, so then none of these signs).
+ * `oc-host keys list` and the admin API say the same.
+ */
+export async function sessionKeyStates(
+  store: KeyStore,
+  signingKid: string,
+  now: number,
+): Promise<Array<{ readonly kid: string; readonly created_at: number; readonly retired_at: number | null } & SessionKeyState>> {
+  return (await store.listSigningKeys()).map((key) => {
+    const base = { kid: key.kid, created_at: key.created_at, retired_at: key.retired_at };
+    if (key.kid === signingKid) return { ...base, state: 'signing' as const };
+    if (key.retired_at === null && key.activated_at > now) return { ...base, state: 'pending' as const, signs_from: key.activated_at };
+    const published = key.retired_at === null || now - key.retired_at < DEFAULT_KEY_OVERLAP_SECONDS * 1000;
+    return { ...base, state: published ? ('published' as const) : ('withdrawn' as const) };
+  });
 }
