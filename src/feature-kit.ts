@@ -22,26 +22,8 @@ import type { AccountService, ActivityLog, ProofCheckers, SignInService } from '
 import type { KeyRing, RevocationFeed, SessionService } from './identity/session/index.js';
 import type { SessionDoor } from './web/session.js';
 import type { ServiceMetrics } from './features/operations/service-metrics.js';
-import type { EmailCodeService } from './features/email-code/email-code.js';
-import type { ProviderRegistry } from './features/providers/providers.js';
-import type { HandoffService } from './features/phone/handoff.js';
-import type { DeviceService } from './features/devices/devices.js';
-import type { AccountLifecycle } from './features/account-data/lifecycle.js';
-import type { StatsStore } from './features/stats/store.js';
-import type { ContactRelay } from './features/contact/index.js';
-import type { EventCounter } from './features/stats/counter.js';
-import type {
-  AttestationLookupService,
-  AttestationPublisher,
-  CheckOutcome,
-  ResultCache,
-  SignatureVerdicts,
-  SingleFlight,
-} from './features/attestations/index.js';
-import type { WebAuthnService } from './features/passkeys/index.js';
-import type { OidcService } from './features/oidc/index.js';
-import type { ConnectService, WebhookKey } from './features/connect/index.js';
-import type { AdminAccounts, AdminClients, AdminKeys, OperatorService } from './features/admin/index.js';
+import type { CheckOutcome, ResultCache, SingleFlight } from './features/attestations/index.js';
+import type { FeatureServices } from './platform/services.js';
 
 /** Where the services report what goes wrong: pino's shape (the app's logger), never a secret or personal data. */
 export interface ServiceLog {
@@ -85,24 +67,20 @@ export interface ServiceDeps {
   webhookPollMs?: number;
 }
 
-/** What the routes are handed: the parsed config and the domain services. Routes never construct services. */
-export interface ServiceContext {
+/**
+ * What the routes are handed: the settings, the platform's parts and the
+ * identity core's services, built by src/services.ts, and every feature's,
+ * which each feature declares from its folder (`FeatureServices`,
+ * src/platform/services.ts) and builds in its entry of the list. Routes
+ * never construct services.
+ */
+export interface ServiceContext extends FeatureServices {
   readonly config: Config;
   /** The clock; injectable so tests can freeze or move time. */
   readonly now: () => Date;
   readonly chain: ChainSource;
-  /** Verdicts of the signatures /api/verify already checked (src/features/attestations/verify.ts). */
-  readonly signatureVerdicts: SignatureVerdicts;
   /** Nostr relays read by /api/check and /api/discover and written by /api/attestations (docs/protocol.md §7). */
   readonly relays: RelayPool;
-  /** The check/discover service with its result cache (src/features/attestations/lookup.ts). */
-  readonly attestationLookup: AttestationLookupService;
-  /** Publishes wallet-signed attestations to the relays (src/features/attestations/publish.ts). */
-  readonly attestationPublisher: AttestationPublisher;
-  /** The service's own Nostr secret key (32 bytes): signs the events it publishes. */
-  readonly nostrSecretKey: Uint8Array;
-  /** The statistics area of storage, for /api/family-stats; services hold the areas they need. */
-  readonly stats: StatsStore;
   readonly sessions: SessionService;
   /** `OC_SERVER_SECRET`, or the one kept in storage: keys challenge nonces, e-mail code hashes, OAuth state. */
   readonly serverSecret: Uint8Array;
@@ -122,37 +100,7 @@ export interface ServiceContext {
   readonly revocations: RevocationFeed;
   /** The account's security events (src/identity/account/activity.ts). */
   readonly activity: ActivityLog;
-  /** Where the active account is signed in (src/features/devices/devices.ts). */
-  readonly devices: DeviceService;
-  /** Export, deletion and the operator's hold (src/features/account-data/lifecycle.ts). */
-  readonly lifecycle: AccountLifecycle;
-  /** The key that signs Connect webhooks (src/features/connect/webhooks.ts). */
-  readonly webhookKey: () => WebhookKey;
-  /** Security keys and passkeys (src/features/passkeys). */
-  readonly webauthn: WebAuthnService;
   readonly mailer: Mailer;
-  /** E-mail one-time codes (docs/protocol.md §6). */
-  readonly emailCodes: EmailCodeService;
-  /** Configured identity providers (docs/protocol.md §6). */
-  readonly providers: ProviderRegistry;
-  /** Signing in on a desktop from a phone's wallet (docs/protocol.md "Signing in from a phone"). */
-  readonly handoffs: HandoffService;
-  /** The contact-form relay (docs/protocol.md §6). */
-  readonly contact: ContactRelay;
-  /** Counts /api/check and /api/verify calls for /api/family-stats, written in batches. */
-  readonly attestCounter: EventCounter;
-  /** Integrator apps and their webhooks (src/features/connect). */
-  readonly connect: ConnectService;
-  /** The OpenID provider: its keys, clients, claims and consents (src/features/oidc). */
-  readonly oidc: OidcService;
-  /** Who may operate, their API tokens and the audit log (src/features/admin). */
-  readonly operators: OperatorService;
-  /** One person's account as an operator sees and holds it (src/features/admin). */
-  readonly adminAccounts: AdminAccounts;
-  /** The OpenID clients as an operator manages them (src/features/admin). */
-  readonly adminClients: AdminClients;
-  /** The signing keys as an operator lists and rotates them (src/features/admin). */
-  readonly adminKeys: AdminKeys;
   /** Named readiness checks, each `ok` or a short reason. */
   readiness(): Promise<Record<string, string>>;
 }

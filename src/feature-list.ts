@@ -85,9 +85,11 @@ import {
 import {
   ADMIN_TABLES,
   AdminAccounts,
+  AdminApps,
   AdminClients,
   AdminKeys,
   OperatorService,
+  registerAdminAppRoutes,
   registerAdminClientRoutes,
   registerAdminKeyRoutes,
   registerAdminRoutes,
@@ -412,12 +414,14 @@ export const FEATURES: readonly Feature[] = [
         adminAccounts,
         adminClients: new AdminClients({ oidc: use('oidc'), operators }),
         adminKeys: new AdminKeys({ store, keyRing: use('keyRing'), webhookKey: use('webhookKey'), operators, now }),
+        adminApps: new AdminApps({ store, connect: use('connect'), operators, now }),
       };
     },
     routes: ({ routes, context }) => {
       registerAdminRoutes(routes, { operators: context.operators, accounts: context.adminAccounts });
       registerAdminClientRoutes(routes, { operators: context.operators, clients: context.adminClients });
       registerAdminKeyRoutes(routes, { operators: context.operators, keys: context.adminKeys });
+      registerAdminAppRoutes(routes, { operators: context.operators, apps: context.adminApps });
     },
   },
 ];

@@ -45,6 +45,7 @@ const LAYERS: readonly (readonly string[])[] = [
   // The platform: knows no feature.
   [
     'platform/json',
+    'platform/services',
     'platform/crypto',
     'platform/cache',
     'platform/colour',

@@ -6,9 +6,9 @@
  * token and, to anything else, exactly what a path no route serves; the
  * audit log refuses an UPDATE and keeps rows for its retention.
  */
-import { randomBytes } from 'node:crypto';
 import { CompiledQuery, sql } from 'kysely';
 import { identityMatchesQuery } from '../src/features/admin/store.js';
+import { credentialRecord } from './support/credential-record.js';
 import { expect, it } from 'vitest';
 import { runOperatorCommand, type OperatorIo } from '../src/cli/operator.js';
 import { UsageError } from '../src/cli/usage.js';
@@ -481,24 +481,12 @@ function operatorsSuite(engine: 'sqlite' | 'postgres'): void {
     const reader = await operatorToken(['read']);
     const writer = await operatorToken(['read', 'write']);
     const person = await account();
-    const keyId = randomBytes(32).toString('base64url');
-    await auth.harness.store.insertWebAuthnCredential({
-      id: keyId,
-      account_id: person.did.slice('did:oc:'.length),
-      public_key: randomBytes(77).toString('base64url'),
-      counter: 0,
-      transports: ['usb'],
+    const key = credentialRecord(person.did.slice('did:oc:'.length), auth.harness.clock.now().getTime(), {
       label: 'Office key',
-      authenticator_type: 'cross-platform',
-      device_type: 'singleDevice',
-      backed_up: false,
-      user_verified: true,
-      sign_in: false,
-      user_handle: randomBytes(16).toString('base64url'),
-      aaguid: '00000000-0000-0000-0000-000000000000',
-      created_at: auth.harness.clock.now().getTime(),
-      last_used_at: null,
+      transports: ['usb'],
     });
+    const keyId = key.id;
+    await auth.harness.store.insertWebAuthnCredential(key);
     const post = (token: string, url: string, body: unknown) =>
       auth.app.inject({
         method: 'POST',
@@ -658,6 +646,85 @@ function operatorsSuite(engine: 'sqlite' | 'postgres'): void {
     const trail = (await audit(reader.token, '?action=keys.rotate')).json().entries;
     expect(trail.map((entry: { target: string }) => entry.target)).toEqual(['key:oidc', 'key:session']);
     expect(trail[1]).toMatchObject({ actor: writer.did, reason: 'Quarterly rotation', detail: { kids: [kid] } });
+  });
+
+  it('lists every owner’s apps, re-keys one on its owner’s behalf, shows its deliveries and sends a failed one again, audited', async () => {
+    const reader = await operatorToken(['read']);
+    const writer = await operatorToken(['read', 'write']);
+    const owner = await account();
+    const at = auth.harness.clock.now().getTime();
+    const app = await auth.harness.store.createConnectApp({
+      owner_account_id: owner.did.slice('did:oc:'.length),
+      name: 'Acme',
+      key_hash: 'a'.repeat(64),
+      created_at: at,
+    });
+    const raw = await auth.harness.raw();
+    const delivery = (id: string, state: string) => ({
+      id,
+      app_id: app.id,
+      event_type: 'identity.linked',
+      payload: '{}',
+      created_at: at,
+      state,
+      attempts: state === 'failed' ? 8 : 1,
+      next_attempt_at: at,
+      lease_owner: null,
+      lease_until: null,
+      last_attempt_at: at,
+      last_status: state === 'failed' ? 503 : 200,
+      last_error: state === 'failed' ? 'http_503' : null,
+      delivered_at: state === 'delivered' ? at : null,
+    });
+    const failedId = 'f'.repeat(32);
+    const deliveredId = 'd'.repeat(32);
+    await raw.db
+      .insertInto('webhook_deliveries')
+      .values([delivery(failedId, 'failed'), delivery(deliveredId, 'delivered')])
+      .execute();
+    const send = (token: string, method: 'GET' | 'POST', url: string, body?: unknown) =>
+      auth.app.inject({
+        method,
+        url,
+        headers: { authorization: `Bearer ${token}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+        ...(body === undefined ? {} : { payload: JSON.stringify(body) }),
+      });
+
+    const listed = await send(reader.token, 'GET', '/api/admin/apps');
+    expect(listed.statusCode, listed.body).toBe(200);
+    expect(listed.json().apps).toEqual([expect.objectContaining({ id: app.id, name: 'Acme', owner: owner.did, webhook_url: null })]);
+    expect((await send(reader.token, 'GET', '/api/admin/apps?limit=0')).statusCode).toBe(400);
+
+    const deliveries = (await send(reader.token, 'GET', `/api/admin/apps/${app.id}/deliveries`)).json().deliveries;
+    expect(deliveries).toEqual(
+      expect.arrayContaining([
+        expect.objectContaining({ id: failedId, state: 'failed', attempts: 8, last_status: 503, last_error: 'http_503' }),
+      ]),
+    );
+    const resend = (id: string) => send(writer.token, 'POST', `/api/admin/apps/${app.id}/deliveries/${id}/resend`, {});
+    expect((await send(reader.token, 'POST', `/api/admin/apps/${app.id}/deliveries/${failedId}/resend`, {})).statusCode).toBe(404);
+    const notFailed = await resend(deliveredId);
+    expect(notFailed.statusCode).toBe(409);
+    expect(notFailed.json().error).toBe('delivery_not_failed');
+    expect((await resend('e'.repeat(32))).json().error).toBe('not_found');
+    const queued = await resend(failedId);
+    expect(queued.statusCode, queued.body).toBe(202);
+    const row = await raw.db.selectFrom('webhook_deliveries').selectAll().where('id', '=', failedId).executeTakeFirstOrThrow();
+    expect(row).toMatchObject({ state: 'pending', payload: '{}' });
+    expect((await resend(failedId)).statusCode).toBe(409);
+
+    const rotated = await send(writer.token, 'POST', `/api/admin/apps/${app.id}/rotate-key`, {
+      reason: 'Key found in a public repository',
+    });
+    expect(rotated.statusCode, rotated.body).toBe(200);
+    const apiKey = rotated.json().api_key as string;
+    expect((await auth.harness.store.findConnectApp(app.id))?.key_hash).not.toBe('a'.repeat(64));
+    expect((await send(writer.token, 'POST', '/api/admin/apps/nothing/rotate-key', { reason: 'x' })).json().error).toBe('not_found');
+
+    const trail = (await audit(reader.token, `?target=app:${app.id}`)).json().entries;
+    expect(trail.map((entry: { action: string }) => entry.action)).toEqual(['app.rotate_key', 'webhook.resend']);
+    expect(trail[0]).toMatchObject({ reason: 'Key found in a public repository', detail: { owner: owner.did } });
+    expect(JSON.stringify(trail)).not.toContain(apiKey);
   });
 
   it('keeps the token hashed: the database holds no token, and lists show when it was last used', async () => {

@@ -17,6 +17,7 @@ import { MergeRefused } from '../src/platform/storage/index.js';
 import { grantReference } from '../src/features/oidc/index.js';
 import type { AccountRecord, NewSession, SessionRecord } from '../src/platform/storage/index.js';
 import type { WebAuthnCredentialRecord } from '../src/features/passkeys/index.js';
+import { credentialRecord } from './support/credential-record.js';
 import type { NewHandoff } from '../src/features/phone/store.js';
 import { createTestDatabase, sqliteDrivers, testEngines } from './support/databases.js';
 import type { SqliteDriverName } from '../src/platform/storage/sqlite-driver.js';
@@ -37,24 +38,7 @@ const LATEST_VERSION = Math.max(...MIGRATIONS.map((migration) => migration.versi
 
 /** A stored security key of `accountId`, as registration would keep it. */
 function credentialFor(accountId: string, overrides: Partial<WebAuthnCredentialRecord> = {}): WebAuthnCredentialRecord {
-  return {
-    id: randomBytes(32).toString('base64url'),
-    account_id: accountId,
-    public_key: randomBytes(77).toString('base64url'),
-    counter: 0,
-    transports: ['usb', 'nfc'],
-    label: 'Key',
-    authenticator_type: 'cross-platform',
-    device_type: 'singleDevice',
-    backed_up: false,
-    user_verified: true,
-    sign_in: false,
-    user_handle: randomBytes(16).toString('base64url'),
-    aaguid: '00000000-0000-0000-0000-000000000000',
-    created_at: T0,
-    last_used_at: null,
-    ...overrides,
-  };
+  return credentialRecord(accountId, T0, overrides);
 }
 
 /** A pending phone hand-off as src/features/phone/handoff.ts stores it. */

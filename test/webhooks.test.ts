@@ -547,6 +547,9 @@ describe('webhook parts', () => {
       async listWebhookDeliveries() {
         return [];
       },
+      async resendWebhookDelivery() {
+        return 'unknown' as const;
+      },
     };
     const dispatcher = new WebhookDispatcher({
       store,

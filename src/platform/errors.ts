@@ -43,6 +43,7 @@ export const ERROR_CODES = {
   transfer_changed: 409,
   no_credentials_registered: 409,
   credential_exists: 409,
+  delivery_not_failed: 409,
   handoff_expired: 410,
   payload_too_large: 413,
   unsupported_media_type: 415,

@@ -209,3 +209,10 @@ export class AccountLifecycle {
     return result;
   }
 }
+
+declare module '../../platform/services.js' {
+  interface FeatureServices {
+    /** Export, deletion and the operator's hold. */
+    readonly lifecycle: AccountLifecycle;
+  }
+}

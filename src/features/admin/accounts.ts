@@ -303,3 +303,10 @@ export class AdminAccounts {
     return account;
   }
 }
+
+declare module '../../platform/services.js' {
+  interface FeatureServices {
+    /** One person's account as an operator sees and holds it. */
+    readonly adminAccounts: AdminAccounts;
+  }
+}

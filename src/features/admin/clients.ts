@@ -65,3 +65,10 @@ export class AdminClients {
     await this.#deps.operators.audit(actor, { action: 'client.delete', target: target(clientId), reason });
   }
 }
+
+declare module '../../platform/services.js' {
+  interface FeatureServices {
+    /** The OpenID clients as an operator manages them. */
+    readonly adminClients: AdminClients;
+  }
+}

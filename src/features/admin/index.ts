@@ -19,3 +19,5 @@ export { AdminClients } from './clients.js';
 export { registerAdminClientRoutes } from './client-routes.js';
 export { AdminKeys } from './keys.js';
 export { registerAdminKeyRoutes } from './keys-routes.js';
+export { AdminApps } from './apps.js';
+export { registerAdminAppRoutes } from './apps-routes.js';

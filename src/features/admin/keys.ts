@@ -96,3 +96,10 @@ export class AdminKeys {
     return kids;
   }
 }
+
+declare module '../../platform/services.js' {
+  interface FeatureServices {
+    /** The signing keys as an operator lists and rotates them. */
+    readonly adminKeys: AdminKeys;
+  }
+}

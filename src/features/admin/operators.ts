@@ -227,3 +227,10 @@ export function auditLine(record: AuditRecord): AuditLine {
     detail,
   };
 }
+
+declare module '../../platform/services.js' {
+  interface FeatureServices {
+    /** Who may operate, their API tokens and the audit log. */
+    readonly operators: OperatorService;
+  }
+}

@@ -7,7 +7,7 @@ export {
 
 export { scoreV0 } from './score.js';
 
-export { createSignatureVerdicts, verifyAttestation, type SignatureVerdicts, type VerifyAttestationDeps } from './verify.js';
+export { createSignatureVerdicts, verifyAttestation, type VerifyAttestationDeps } from './verify.js';
 export {
   createLruCache,
   createSingleFlight,
@@ -24,7 +24,7 @@ export {
   type CheckOutcome,
   type CheckSubject,
 } from './lookup.js';
-export { createAttestationPublisher, type AttestationPublisher, type PublishOutcome } from './publish.js';
+export { createAttestationPublisher, type PublishOutcome } from './publish.js';
 export { registerAttestationRoutes } from './routes.js';
 export { registerLookupRoutes } from './lookup-routes.js';
 export { buildAttestationLookup, sharedCheckCache, verificationUrlOf } from './assemble.js';

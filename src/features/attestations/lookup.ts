@@ -427,3 +427,10 @@ export function createAttestationLookup(deps: AttestationLookupDeps): Attestatio
     },
   };
 }
+
+declare module '../../platform/services.js' {
+  interface FeatureServices {
+    /** The check/discover service with its result cache. */
+    readonly attestationLookup: AttestationLookupService;
+  }
+}

@@ -129,3 +129,12 @@ export function createAttestationPublisher(deps: AttestationPublisherDeps): Atte
     },
   };
 }
+
+declare module '../../platform/services.js' {
+  interface FeatureServices {
+    /** Publishes wallet-signed attestations to the relays. */
+    readonly attestationPublisher: AttestationPublisher;
+    /** The service's own Nostr secret key (32 bytes): signs the events it publishes. */
+    readonly nostrSecretKey: Uint8Array;
+  }
+}

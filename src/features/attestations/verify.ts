@@ -291,3 +291,10 @@ export function applyThresholds(
   if (result.days < thresholds.minDays) reasons.push('below_min_days');
   return { ok: result.ok && reasons.length === 0, reasons };
 }
+
+declare module '../../platform/services.js' {
+  interface FeatureServices {
+    /** Verdicts of the signatures /api/verify already checked. */
+    readonly signatureVerdicts: SignatureVerdicts;
+  }
+}

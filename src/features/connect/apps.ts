@@ -223,3 +223,10 @@ export function createConnectService(options: ConnectServiceOptions): ConnectSer
     },
   };
 }
+
+declare module '../../platform/services.js' {
+  interface FeatureServices {
+    /** Integrator apps and their webhooks. */
+    readonly connect: ConnectService;
+  }
+}

@@ -24,5 +24,5 @@ export type { WebhookDispatcherDeps, WebhookKey } from './webhooks.js';
 export { registerConnectRoutes } from './routes.js';
 
 export { WEBHOOK_LOG_RETENTION_MS } from './store.js';
-export type { ClaimedWebhookDelivery, ConnectAppRecord, ConnectStore } from './store.js';
+export type { ClaimedWebhookDelivery, ConnectAppRecord, ConnectStore, WebhookStore } from './store.js';
 export { CONNECT_TABLES } from './tables.js';

@@ -69,6 +69,9 @@ export interface ConnectStore {
   /** The app of this id, or null. */
   findConnectApp(appId: string): Promise<ConnectAppRecord | null>;
 
+  /** Every owner's apps, by id, `limit` after `afterId` (the operator's list). */
+  listAllConnectApps(limit: number, afterId?: string): Promise<ConnectAppRecord[]>;
+
   /** False when no such app belongs to the owner. */
   rotateConnectAppKey(appId: string, ownerAccountId: string, newKeyHash: string, at: EpochMilliseconds): Promise<boolean>;
 
@@ -94,6 +97,14 @@ export interface WebhookStore {
 
   /** The app's deliveries, newest first. */
   listWebhookDeliveries(appId: string, limit: number): Promise<WebhookDeliveryRecord[]>;
+
+  /**
+   * Queues a delivery that failed for one more attempt, due at `now`, with
+   * its own id and body (a receiver that got it after all sees the same id).
+   * `not_failed` for one pending or delivered, `unknown` for no such
+   * delivery of the app.
+   */
+  resendWebhookDelivery(appId: string, id: string, now: EpochMilliseconds): Promise<'queued' | 'not_failed' | 'unknown'>;
 }
 
 function toConnectAppRecord(row: ConnectAppsTable): ConnectAppRecord {
@@ -176,6 +187,12 @@ export class ConnectArea implements ConnectStore {
   async findConnectApp(appId: string): Promise<ConnectAppRecord | null> {
     const row = await this.#x.db.selectFrom('connect_apps').selectAll().where('id', '=', appId).executeTakeFirst();
     return row ? toConnectAppRecord(row) : null;
+  }
+
+  async listAllConnectApps(limit: number, afterId?: string): Promise<ConnectAppRecord[]> {
+    let select = this.#x.db.selectFrom('connect_apps').selectAll();
+    if (afterId !== undefined) select = select.where('id', '>', afterId);
+    return (await select.orderBy('id').limit(limit).execute()).map(toConnectAppRecord);
   }
 
   async rotateConnectAppKey(appId: string, ownerAccountId: string, newKeyHash: string, at: number): Promise<boolean> {

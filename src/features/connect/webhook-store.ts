@@ -13,6 +13,7 @@ import {
   newRandomId,
   outboxLog,
   outboxRecord,
+  rowsAffected,
   type AccountNotice,
   type DatabaseSchema,
   type StoreExecutor,
@@ -113,6 +114,24 @@ export class WebhooksArea implements WebhookStore {
 
   finishWebhookAttempt(id: string, owner: string, attempt: WebhookAttempt): Promise<boolean> {
     return finishAttempt(this.#x.db, 'webhook_deliveries', id, owner, attempt);
+  }
+
+  async resendWebhookDelivery(appId: string, id: string, now: number): Promise<'queued' | 'not_failed' | 'unknown'> {
+    const queued = await this.#x.db
+      .updateTable('webhook_deliveries')
+      .set({ state: 'pending', next_attempt_at: now, lease_owner: null, lease_until: null })
+      .where('id', '=', id)
+      .where('app_id', '=', appId)
+      .where('state', '=', 'failed')
+      .executeTakeFirst();
+    if (rowsAffected(queued.numUpdatedRows) === 1) return 'queued';
+    const row = await this.#x.db
+      .selectFrom('webhook_deliveries')
+      .select('id')
+      .where('id', '=', id)
+      .where('app_id', '=', appId)
+      .executeTakeFirst();
+    return row === undefined ? 'unknown' : 'not_failed';
   }
 
   async listWebhookDeliveries(appId: string, limit: number): Promise<WebhookDeliveryRecord[]> {

@@ -291,3 +291,10 @@ export function postToEndpoint(
     outgoing.end(body);
   });
 }
+
+declare module '../../platform/services.js' {
+  interface FeatureServices {
+    /** The key that signs Connect webhooks. */
+    readonly webhookKey: () => WebhookKey;
+  }
+}

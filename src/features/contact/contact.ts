@@ -151,3 +151,10 @@ export function createContactRelay(options: ContactRelayOptions): ContactRelay {
 
   return { relay };
 }
+
+declare module '../../platform/services.js' {
+  interface FeatureServices {
+    /** The contact-form relay (docs/protocol.md §6). */
+    readonly contact: ContactRelay;
+  }
+}

@@ -99,3 +99,10 @@ export class DeviceService {
     return count;
   }
 }
+
+declare module '../../platform/services.js' {
+  interface FeatureServices {
+    /** Where the active account is signed in. */
+    readonly devices: DeviceService;
+  }
+}

@@ -572,3 +572,10 @@ export function createEmailCodeService(options: EmailCodeServiceOptions): EmailC
 
   return { start, verify, verifyLink, resendChainOf };
 }
+
+declare module '../../platform/services.js' {
+  interface FeatureServices {
+    /** E-mail one-time codes (docs/protocol.md §6). */
+    readonly emailCodes: EmailCodeService;
+  }
+}

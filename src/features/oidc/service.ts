@@ -346,3 +346,10 @@ export class OidcService {
 export function httpsOrigin(url: unknown): string | null {
   return cspSourceOf(url, ['https:']);
 }
+
+declare module '../../platform/services.js' {
+  interface FeatureServices {
+    /** The OpenID provider: its keys, clients, claims and consents. */
+    readonly oidc: OidcService;
+  }
+}

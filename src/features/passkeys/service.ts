@@ -518,3 +518,10 @@ export class WebAuthnService {
     if (!recorded) throw new OcError('cloned_authenticator', 'webauthn: another use of this key with the same counter came first');
   }
 }
+
+declare module '../../platform/services.js' {
+  interface FeatureServices {
+    /** Security keys and passkeys. */
+    readonly webauthn: WebAuthnService;
+  }
+}

@@ -255,3 +255,10 @@ export class HandoffService {
     throw now >= row.expires_at ? expired() : used();
   }
 }
+
+declare module '../../platform/services.js' {
+  interface FeatureServices {
+    /** Signing in on a desktop from a phone's wallet. */
+    readonly handoffs: HandoffService;
+  }
+}

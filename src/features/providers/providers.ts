@@ -306,3 +306,10 @@ function checkedBase(base: string, name: string): string {
   }
   return base.replace(/\/+$/, '');
 }
+
+declare module '../../platform/services.js' {
+  interface FeatureServices {
+    /** Configured identity providers (docs/protocol.md §6). */
+    readonly providers: ProviderRegistry;
+  }
+}

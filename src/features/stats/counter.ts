@@ -4,7 +4,7 @@
  * busy /api/check (a cache hit serves tens of thousands of requests a second)
  * never writes to the database per request.
  */
-import type { AttestEventKind } from './store.js';
+import type { AttestEventKind, StatsStore } from './store.js';
 
 export interface EventCounter {
   count(kind: AttestEventKind): void;
@@ -59,4 +59,13 @@ export function createEventCounter(options: EventCounterOptions): EventCounter {
     flush,
     close: flush,
   };
+}
+
+declare module '../../platform/services.js' {
+  interface FeatureServices {
+    /** The statistics area of storage, for /api/family-stats. */
+    readonly stats: StatsStore;
+    /** Counts /api/check and /api/verify calls for /api/family-stats, written in batches. */
+    readonly attestCounter: EventCounter;
+  }
 }
