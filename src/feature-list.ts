@@ -87,12 +87,13 @@ import {
   AdminAccounts,
   AdminApps,
   AdminClients,
+  AdminHealth,
   AdminKeys,
   OperatorService,
   registerAdminAppRoutes,
   registerAdminClientRoutes,
-  registerAdminKeyRoutes,
   registerAdminRoutes,
+  registerAdminServiceRoutes,
 } from './features/admin/index.js';
 
 /** How often each instance's webhook and logout workers look for due deliveries (docs/protocol.md §6 "Webhooks"). */
@@ -399,7 +400,7 @@ export const FEATURES: readonly Feature[] = [
   {
     feature: 'admin',
     tables: ADMIN_TABLES,
-    services: ({ store, now, use }) => {
+    services: ({ config, deps, store, now, use }) => {
       const operators = new OperatorService({ operators: store, accounts: store, now });
       const adminAccounts = new AdminAccounts({
         store,
@@ -415,12 +416,19 @@ export const FEATURES: readonly Feature[] = [
         adminClients: new AdminClients({ oidc: use('oidc'), operators }),
         adminKeys: new AdminKeys({ store, keyRing: use('keyRing'), webhookKey: use('webhookKey'), operators, now }),
         adminApps: new AdminApps({ store, connect: use('connect'), operators, now }),
+        adminHealth: new AdminHealth({
+          config,
+          ping: () => store.ping(),
+          readiness: use('readiness'),
+          relays: use('relays'),
+          fetch: deps.fetch,
+        }),
       };
     },
-    routes: ({ routes, context }) => {
+    routes: ({ routes, context, config }) => {
       registerAdminRoutes(routes, { operators: context.operators, accounts: context.adminAccounts });
       registerAdminClientRoutes(routes, { operators: context.operators, clients: context.adminClients });
-      registerAdminKeyRoutes(routes, { operators: context.operators, keys: context.adminKeys });
+      registerAdminServiceRoutes(routes, { operators: context.operators, keys: context.adminKeys, health: context.adminHealth, config });
       registerAdminAppRoutes(routes, { operators: context.operators, apps: context.adminApps });
     },
   },

@@ -727,6 +727,35 @@ function operatorsSuite(engine: 'sqlite' | 'postgres'): void {
     expect(JSON.stringify(trail)).not.toContain(apiKey);
   });
 
+  it('reports the health of the database, each Esplora base and each relay, asked now, to a read token', async () => {
+    const reader = await operatorToken(['read']);
+    const refused = await auth.app.inject({ method: 'GET', url: '/api/admin/health' });
+    expect(refused.statusCode).toBe(404);
+    const reply = await auth.app.inject({ method: 'GET', url: '/api/admin/health', headers: { authorization: `Bearer ${reader.token}` } });
+    expect(reply.statusCode, reply.body).toBe(200);
+    const health = reply.json();
+    expect(health.database).toEqual({ name: 'database', ok: true, ms: expect.any(Number), error: null });
+    expect(health.keys).toMatchObject({ name: 'keys', ok: true });
+    // The test app's Esplora base and relay are a closed port: each is named, down, with why.
+    expect(health.esplora).toEqual([
+      { name: 'http://127.0.0.1:9', ok: false, ms: expect.any(Number), error: expect.any(String), tip_height: null },
+    ]);
+    expect(health.relays).toEqual([{ name: 'ws://127.0.0.1:9', ok: false, ms: expect.any(Number), error: 'unreachable' }]);
+  });
+
+  it('answers the settings in force to a read token, and nothing without one', async () => {
+    const reader = await operatorToken(['read']);
+    expect((await auth.app.inject({ method: 'GET', url: '/api/admin/settings' })).statusCode).toBe(404);
+    const reply = await auth.app.inject({
+      method: 'GET',
+      url: '/api/admin/settings',
+      headers: { authorization: `Bearer ${reader.token}` },
+    });
+    expect(reply.statusCode, reply.body).toBe(200);
+    expect(reply.json().set).toEqual(expect.arrayContaining([{ name: 'NOSTR_RELAYS', value: 'ws://127.0.0.1:9', secret: false }]));
+    expect(reply.json().defaulted).toContain('PORT');
+  });
+
   it('keeps the token hashed: the database holds no token, and lists show when it was last used', async () => {
     const { did, token } = await operatorToken();
     expect((await audit(token)).statusCode).toBe(200);

@@ -20,6 +20,14 @@ export interface OAuthProviderConfig {
 }
 
 export interface Config {
+  /**
+   * Every variable the settings were read from that was set, as given,
+   * secrets included: only the admin API's settings view reads it, and it
+   * masks them (src/features/admin/settings.ts).
+   */
+  readonly environment: Readonly<Record<string, string>>;
+  /** The variables read but not set, whose defaults are in force. */
+  readonly defaulted: readonly string[];
   readonly port: number;
   readonly host: string;
   readonly publicUrl: string;
@@ -367,7 +375,29 @@ function brandOf(env: Env): Brand {
   return Object.freeze({ name, logoUrl, accent, supportUrl });
 }
 
-export function loadConfig(env: Env = process.env): Config {
+/**
+ * The environment as `loadConfig` reads it, recording each variable it asks
+ * for: the ones set (as given) and the ones left to their defaults.
+ */
+function recorded(given: Env): { readonly env: Env; readonly set: Map<string, string>; readonly defaulted: Set<string> } {
+  const set = new Map<string, string>();
+  const defaulted = new Set<string>();
+  const env = new Proxy(given, {
+    get(target, name) {
+      const value = Reflect.get(target, name) as string | undefined;
+      if (typeof name === 'string') {
+        if (value !== undefined && value.trim() !== '') set.set(name, value.trim());
+        else defaulted.add(name);
+      }
+      return value;
+    },
+  });
+  return { env, set, defaulted };
+}
+
+export function loadConfig(given: Env = process.env): Config {
+  const reading = recorded(given);
+  const env = reading.env;
   const port = integer(env, 'PORT', 8787, 0, 65535);
   const host = read(env, 'HOST') ?? '127.0.0.1';
   const publicUrlRaw = read(env, 'PUBLIC_URL') ?? `http://localhost:${port}`;
@@ -494,6 +524,8 @@ export function loadConfig(env: Env = process.env): Config {
     http,
     metricsPort,
     logLevel: read(env, 'LOG_LEVEL') ?? 'info',
+    environment: Object.freeze(Object.fromEntries([...reading.set].sort(([a], [b]) => a.localeCompare(b)))),
+    defaulted: Object.freeze([...reading.defaulted].filter((name) => !reading.set.has(name)).sort()),
   };
   return Object.freeze(config);
 }

@@ -18,6 +18,7 @@ export { AdminAccounts } from './accounts.js';
 export { AdminClients } from './clients.js';
 export { registerAdminClientRoutes } from './client-routes.js';
 export { AdminKeys } from './keys.js';
-export { registerAdminKeyRoutes } from './keys-routes.js';
+export { registerAdminServiceRoutes } from './service-routes.js';
 export { AdminApps } from './apps.js';
 export { registerAdminAppRoutes } from './apps-routes.js';
+export { AdminHealth } from './health.js';
