@@ -428,7 +428,13 @@ export const FEATURES: readonly Feature[] = [
     routes: ({ routes, context, config }) => {
       registerAdminRoutes(routes, { operators: context.operators, accounts: context.adminAccounts });
       registerAdminClientRoutes(routes, { operators: context.operators, clients: context.adminClients });
-      registerAdminServiceRoutes(routes, { operators: context.operators, keys: context.adminKeys, health: context.adminHealth, config });
+      registerAdminServiceRoutes(routes, {
+        operators: context.operators,
+        keys: context.adminKeys,
+        health: context.adminHealth,
+        // What the settings view masks and answers: the variables given, not the parsed settings.
+        config: { environment: config.environment, defaulted: config.defaulted },
+      });
       registerAdminAppRoutes(routes, { operators: context.operators, apps: context.adminApps });
     },
   },
