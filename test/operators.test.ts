@@ -65,6 +65,15 @@ function operatorsSuite(engine: 'sqlite' | 'postgres'): void {
     return { did, token, tokenId };
   }
 
+  /** An admin request with an operator's token, and a JSON body when one is given. */
+  const send = (token: string, method: 'GET' | 'POST', url: string, body?: unknown) =>
+    auth.app.inject({
+      method,
+      url,
+      headers: { authorization: `Bearer ${token}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+      ...(body === undefined ? {} : { payload: JSON.stringify(body) }),
+    });
+
   const audit = (token: string | undefined, query = '') =>
     auth.app.inject({
       method: 'GET',
@@ -547,13 +556,6 @@ function operatorsSuite(engine: 'sqlite' | 'postgres'): void {
   it('registers, lists, re-keys, marks first-party and deletes OpenID clients for the right token, each audited, no secret kept', async () => {
     const reader = await operatorToken(['read']);
     const writer = await operatorToken(['read', 'write']);
-    const send = (token: string, method: 'GET' | 'POST', url: string, body?: unknown) =>
-      auth.app.inject({
-        method,
-        url,
-        headers: { authorization: `Bearer ${token}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
-        ...(body === undefined ? {} : { payload: JSON.stringify(body) }),
-      });
     const acme = { client_name: 'Acme', redirect_uris: ['https://acme.example/callback'] };
 
     // A read token cannot register: answered as a path no route serves, and nothing is made.
@@ -682,13 +684,6 @@ function operatorsSuite(engine: 'sqlite' | 'postgres'): void {
       .insertInto('webhook_deliveries')
       .values([delivery(failedId, 'failed'), delivery(deliveredId, 'delivered')])
       .execute();
-    const send = (token: string, method: 'GET' | 'POST', url: string, body?: unknown) =>
-      auth.app.inject({
-        method,
-        url,
-        headers: { authorization: `Bearer ${token}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
-        ...(body === undefined ? {} : { payload: JSON.stringify(body) }),
-      });
 
     const listed = await send(reader.token, 'GET', '/api/admin/apps');
     expect(listed.statusCode, listed.body).toBe(200);

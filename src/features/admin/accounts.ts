@@ -82,6 +82,17 @@ function statusOf(account: AccountRecord): AdminAccountView['status'] {
   return account.disabled_at === null ? 'active' : 'disabled';
 }
 
+/** What both the search and the account view say of an account first. */
+function summaryOf(account: AccountRecord): Omit<PersonFound, 'matched'> {
+  return {
+    did_oc: didOf(account.id),
+    status: statusOf(account),
+    kind: account.kind,
+    display_name: account.display_name,
+    created_at: iso(account.created_at),
+  };
+}
+
 export class AdminAccounts {
   readonly #deps: AdminAccountsDeps;
 
@@ -137,14 +148,7 @@ export class AdminAccounts {
   }
 
   #found(account: AccountRecord, matched: PersonFound['matched']): PersonFound {
-    return {
-      did_oc: didOf(account.id),
-      status: statusOf(account),
-      kind: account.kind,
-      display_name: account.display_name,
-      created_at: iso(account.created_at),
-      matched,
-    };
+    return { ...summaryOf(account), matched };
   }
 
   /** Everything the account holds, for the operator; audited as `account.view`. */
@@ -161,11 +165,7 @@ export class AdminAccounts {
       store.listActivity(account.id, { limit: RECENT_EVENTS }),
     ]);
     return {
-      did_oc: didOf(account.id),
-      status: statusOf(account),
-      kind: account.kind,
-      display_name: account.display_name,
-      created_at: iso(account.created_at),
+      ...summaryOf(account),
       disabled_at: account.disabled_at === null ? null : iso(account.disabled_at),
       identities: identities.map((identity) => ({
         id: identity.id,
