@@ -84,7 +84,9 @@ import {
 } from './features/oidc/index.js';
 import {
   ADMIN_TABLES,
+  ADMIN_WORDS,
   AdminAccounts,
+  adminGate,
   AdminApps,
   AdminClients,
   AdminHealth,
@@ -92,6 +94,7 @@ import {
   OperatorService,
   registerAdminAppRoutes,
   registerAdminClientRoutes,
+  registerConsoleRoutes,
   registerAdminRoutes,
   registerAdminServiceRoutes,
 } from './features/admin/index.js';
@@ -400,6 +403,7 @@ export const FEATURES: readonly Feature[] = [
   {
     feature: 'admin',
     tables: ADMIN_TABLES,
+    words: ADMIN_WORDS,
     services: ({ config, deps, store, now, use }) => {
       const operators = new OperatorService({ operators: store, accounts: store, now });
       const adminAccounts = new AdminAccounts({
@@ -425,17 +429,25 @@ export const FEATURES: readonly Feature[] = [
         }),
       };
     },
-    routes: ({ routes, context, config }) => {
-      registerAdminRoutes(routes, { operators: context.operators, accounts: context.adminAccounts });
-      registerAdminClientRoutes(routes, { operators: context.operators, clients: context.adminClients });
+    routes: ({ app, routes, context, config, door }) => {
+      const gate = adminGate({ operators: context.operators, door, publicOrigin: config.publicOrigin, now: context.now });
+      registerConsoleRoutes(app, routes, {
+        gate,
+        path: config.adminPath,
+        brand: config.brand,
+        keysOf: (accountId) => context.adminAccounts.keyCount(accountId),
+        now: context.now,
+      });
+      registerAdminRoutes(routes, { gate, operators: context.operators, accounts: context.adminAccounts });
+      registerAdminClientRoutes(routes, { gate, clients: context.adminClients });
       registerAdminServiceRoutes(routes, {
-        operators: context.operators,
+        gate,
         keys: context.adminKeys,
         health: context.adminHealth,
         // What the settings view masks and answers: the variables given, not the parsed settings.
         config: { environment: config.environment, defaulted: config.defaulted },
       });
-      registerAdminAppRoutes(routes, { operators: context.operators, apps: context.adminApps });
+      registerAdminAppRoutes(routes, { gate, apps: context.adminApps });
     },
   },
 ];

@@ -1,6 +1,6 @@
 /**
- * The weight of a first visit (docs/performance.md "Page weight"): /signin
- * and /account (signed in), in each language, in headless Chromium with an
+ * The weight of a first visit (docs/performance.md "Page weight"): /signin,
+ * /account (signed in) and the console at /admin (an operator), in each language, in headless Chromium with an
  * empty cache, at most {@link MAX_BYTES} on the wire and {@link MAX_REQUESTS}
  * requests, all named by the HTML itself, so they are fetched in one
  * parallel wave after it; a repeat visit asks for the HTML only. Counted:
@@ -29,15 +29,22 @@ if (!HAVE_CHROMIUM && IN_CI) {
 describe.skipIf(!HAVE_CHROMIUM)('page budgets in headless Chromium', () => {
   const site = usePageHost();
 
-  it.each(['/signin', '/account'])(
+  it.each(['/signin', '/account', '/admin'])(
     '%s: a first visit within budget in one wave after the HTML, a repeat visit the HTML alone',
     async (path) => {
       for (const locale of LOCALES) {
         let cookie: string | undefined;
-        if (path === '/account') {
+        if (path !== '/signin') {
           const host = site.harness.browser(site.app, site.base);
-          expect((await host.signIn(newWallet())).status).toBe(200);
+          const signedIn = await host.signIn(newWallet());
+          expect(signedIn.status).toBe(200);
           cookie = host.cookie as string;
+          if (path === '/admin')
+            await site.harness.store.addOperator({
+              account_id: signedIn.body.account.did_oc.slice('did:oc:'.length),
+              added_at: Date.now(),
+              added_by: 'cli',
+            });
         }
         const context = await pageContext(site.browser, site.base, locale, DESKTOP, cookie);
         try {

@@ -66,6 +66,7 @@ const PAGE_OF: Readonly<Record<string, keyof (typeof templates)['en']>> = {
   'explorer.js': 'explorer',
   'consent.js': 'consent',
   'notice.js': 'notice',
+  'admin.js': 'admin',
 };
 
 describe('element ids the page scripts look up', () => {

@@ -102,7 +102,7 @@ describe('finding the page files', () => {
   it('holds only assets with known names: no HTML, no TypeScript; each page script bundled, its catalogs, and one whole catalog per language', () => {
     const files = loadPageFiles(SRC);
     const plain = [...files.assets.keys()].filter((name) => !/\.[0-9a-f]{16}\./.test(name)).sort();
-    const scripts = ['account', 'consent', 'explorer', 'phone', 'signin', 'sudo'];
+    const scripts = ['account', 'admin', 'consent', 'explorer', 'phone', 'signin', 'sudo'];
     // The provider's notices say nothing from a script: their script has no catalog.
     const wordless = ['notice'];
     expect(plain).toEqual(
@@ -413,7 +413,16 @@ describe('GET /assets/<file>', () => {
   it('bundles each page script with its imports, minified, without comments, setting the ready mark last; a catalog of only the messages they name', async () => {
     const files = loadPageFiles(SRC);
     const scripts = pageScripts(files.files);
-    expect(scripts.sort()).toEqual(['account.js', 'consent.js', 'explorer.js', 'notice.js', 'phone.js', 'signin.js', 'sudo.js']);
+    expect(scripts.sort()).toEqual([
+      'account.js',
+      'admin.js',
+      'consent.js',
+      'explorer.js',
+      'notice.js',
+      'phone.js',
+      'signin.js',
+      'sudo.js',
+    ]);
     const bundles = bundlePageScripts(files.files, scripts);
     for (const script of scripts) {
       const name = script.replace(/\.js$/, '-page.js');

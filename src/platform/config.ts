@@ -94,6 +94,8 @@ export interface Config {
   readonly activityRetentionDays: number;
   /** AUDIT_RETENTION_DAYS: how long the operators' audit log is kept (docs/operations.md "Operators and the audit log"). */
   readonly auditRetentionDays: number;
+  /** ADMIN_PATH: where the operators' console is served (docs/operations.md "The console"). */
+  readonly adminPath: string;
   /** NOTIFY_NEW_SIGNIN: mail a notice of a sign-in from a new device (docs/protocol.md §6 "New sign-in notice"); default on with SMTP_URL. */
   readonly notifyNewSignin: boolean;
   /** WEBHOOK_TIMEOUT_SECONDS: how long one webhook or back-channel logout attempt may take (docs/protocol.md §6 "Webhooks", §8 "Logout"). */
@@ -184,6 +186,20 @@ function url(name: string, raw: string, protocols: readonly string[]): URL {
     throw new ConfigError(name, `must use ${protocols.join(' or ')}, got "${parsed.protocol}"`);
   }
   return parsed;
+}
+
+/** The first path segments the service's own routes and pages hold: the console cannot sit under them. */
+const RESERVED_SEGMENTS = new Set(['api', 'api-explorer', 'oidc', 'assets', 'signin', 'account', 'sudo', 'healthz', 'readyz', 'metrics']);
+
+/** ADMIN_PATH: one to three lower-case segments of letters, digits and `-`, the first not one the service uses itself. */
+function adminPath(env: Env): string {
+  const raw = read(env, 'ADMIN_PATH') ?? '/admin';
+  if (!/^(?:\/[a-z0-9][a-z0-9-]{0,31}){1,3}$/.test(raw)) {
+    throw new ConfigError('ADMIN_PATH', `must be a path like /admin (lower-case letters, digits and -), got "${raw}"`);
+  }
+  const first = raw.split('/')[1] ?? '';
+  if (RESERVED_SEGMENTS.has(first)) throw new ConfigError('ADMIN_PATH', `cannot be under /${first}, which the service serves itself`);
+  return raw;
 }
 
 function list(env: Env, name: string): string[] | undefined {
@@ -517,6 +533,7 @@ export function loadConfig(given: Env = process.env): Config {
     checkCacheSeconds: integer(env, 'CHECK_CACHE_SECONDS', 60, 0, 86_400),
     activityRetentionDays: integer(env, 'ACTIVITY_RETENTION_DAYS', 180, 1, 3650),
     auditRetentionDays: integer(env, 'AUDIT_RETENTION_DAYS', 400, 30, 3650),
+    adminPath: adminPath(env),
     notifyNewSignin: read(env, 'NOTIFY_NEW_SIGNIN') === undefined ? smtpUrl !== undefined : bool(env, 'NOTIFY_NEW_SIGNIN'),
     webhookTimeoutSeconds: integer(env, 'WEBHOOK_TIMEOUT_SECONDS', 10, 1, 60),
     webhookRetrySeconds: integer(env, 'WEBHOOK_RETRY_SECONDS', 10, 1, 3600),

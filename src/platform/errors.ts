@@ -21,6 +21,7 @@ export const ERROR_CODES = {
   code_replaced: 401,
   link_elsewhere: 401,
   sudo_required: 401,
+  step_up_required: 401,
   invalid_api_key: 401,
   identity_not_linked: 401,
   ambiguous_session: 401,

@@ -72,7 +72,7 @@ function crossSite(request: FastifyRequest, allowed: (origin: string) => boolean
  * always sends one of them on a POST, and a form relay has no reason to serve
  * anything but its own page.
  */
-function provenSameOrigin(request: FastifyRequest, ownOrigin: string): boolean {
+export function provenSameOrigin(request: FastifyRequest, ownOrigin: string): boolean {
   const origin = request.headers.origin;
   // `Origin: null` names no origin: browsers send it on a form post from a
   // page whose Referrer-Policy is no-referrer (ours, and the consent page's),

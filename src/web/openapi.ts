@@ -121,6 +121,15 @@ export async function registerOpenApi(app: FastifyInstance, config: Config, vers
         securitySchemes: {
           cookieAuth: { type: 'apiKey', in: 'cookie', name: 'oc_session' },
           bearerAuth: { type: 'http', scheme: 'bearer' },
+          // The operators' console: the session cookie of an operator's account with a fresh key step-up (docs/operations.md "The console").
+          consoleAuth: {
+            type: 'apiKey',
+            in: 'cookie',
+            name: 'oc_session',
+            description:
+              'The session cookie of an operator’s account, with a security-key or passkey step-up younger than 10 minutes ' +
+              '(1 minute for a destructive action); a change must come from this service’s own pages.',
+          },
         },
       },
     },

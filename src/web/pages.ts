@@ -109,9 +109,11 @@ interface Templates {
   readonly notice: string;
   /** The phone's side of signing in from a phone (src/features/phone/pages/phone.js). */
   readonly phone: string;
+  /** The operators' console (src/features/admin/pages/admin.js). */
+  readonly admin: string;
 }
 
-const TEMPLATE_NAMES = ['signin', 'account', 'sudo', 'explorer', 'consent', 'notice', 'phone'] as const;
+const TEMPLATE_NAMES = ['signin', 'account', 'sudo', 'explorer', 'consent', 'notice', 'phone', 'admin'] as const;
 
 export interface PageFiles extends Templates {
   /** The folder the page folders were found in (src/, {@link pageFolders}). */
@@ -192,11 +194,12 @@ export function pageFilesOf(root: string): Map<string, string> {
 }
 
 /**
- * `<!--head title=<message key> script=<file>.js [styles=<file>.css]-->`, a
+ * `<!--head title=<message key> script=<file>.js [styles=<file>.css[,<file>.css…]]-->`, a
  * template's first line, and the template's own `<body …>` tag, the whole
  * next line.
  */
-const HEAD_MARKER = /^<!--head title=([a-z0-9_.]+) script=([a-z0-9-]+\.js)(?: styles=([a-z0-9-]+\.css))?-->\n(<body\b[^\n]*)\n/;
+const HEAD_MARKER =
+  /^<!--head title=([a-z0-9_.]+) script=([a-z0-9-]+\.js)(?: styles=([a-z0-9-]+\.css(?:,[a-z0-9-]+\.css)*))?-->\n(<body\b[^\n]*)\n/;
 
 /** The page's own catalog, preloaded beside its script; i18n.js finds it by its id. */
 function catalogPreload(script: string): string {
@@ -218,7 +221,14 @@ function withHead(template: string, head: string, name: string): { readonly html
   const styles: string | undefined = marker[3];
   const filled = head
     .replace('<!--title-->', `{{t:${title}}}`)
-    .replace('<!--styles-->', styles === undefined ? '' : `\n  <link rel="stylesheet" href="/assets/${styles}">`)
+    .replace(
+      '<!--styles-->',
+      (styles ?? '')
+        .split(',')
+        .filter(Boolean)
+        .map((sheet) => `\n  <link rel="stylesheet" href="/assets/${sheet}">`)
+        .join(''),
+    )
     .replace('<!--script-->', pageModuleName(script))
     .replace(/<script type="module"[^>]*><\/script>/, (tag) => `${catalogPreload(script)}\n  ${tag}`)
     .replace('<!--body-->', () => body);
@@ -575,6 +585,48 @@ function firstQueryValue(request: FastifyRequest, name: string): string | undefi
   return typeof value === 'string' ? value : undefined;
 }
 
+/** The page's language: `?lang=` (a link that names one), else the cookie, else Accept-Language. */
+export function pageLocale(request: FastifyRequest): Locale {
+  const asked = firstQueryValue(request, 'lang');
+  return isLocale(asked) ? asked : requestLocale(request);
+}
+
+/** A page of the templates served by the routes of a feature (the console, src/features/admin). */
+export type SentPage = 'signin' | 'sudo' | 'account' | 'phone' | 'explorer' | 'admin';
+
+/**
+ * What sends the pages of `localized`: a page filled with `values`. An
+ * inline page goes gzip-encoded from its parts compressed at start when the
+ * request accepts gzip, even where it would take brotli: only the values are
+ * compressed per request. Else the text, which the compression hook may
+ * compress (src/platform/http/compression.ts). Pages are cheap and carry the
+ * checked return_to: always revalidated. Their language follows the request.
+ */
+export function pageSender(localized: LocalizedPages) {
+  const { templates: pages, csp } = localized;
+  const gzipped = gzippedOf(localized);
+  return function sendPage(
+    request: FastifyRequest,
+    reply: FastifyReply,
+    page: SentPage,
+    locale: Locale,
+    values: Readonly<Record<string, string>> = {},
+    policy: string = csp[page],
+  ): FastifyReply {
+    securityHeaders(reply, policy)
+      .header('cache-control', 'no-cache')
+      .header('content-language', locale)
+      .header('vary', 'Accept-Language, Cookie')
+      .type('text/html; charset=utf-8');
+    const gzip = gzipped[locale][page];
+    if (gzip !== undefined && chooseEncoding(request.headers['accept-encoding'], ['gzip']) === 'gzip') {
+      varyOnEncoding(reply);
+      return reply.header('content-encoding', 'gzip').send(gzip.fill(values));
+    }
+    return reply.send(renderTemplate(pages[locale][page], values));
+  };
+}
+
 /** The longest `purpose` the /sudo page shows; longer ones are cut. */
 const MAX_PURPOSE_LENGTH = 120;
 
@@ -614,14 +666,7 @@ export interface PageRoutes {
 export function registerPageRoutes(app: FastifyInstance, deps: PageRoutes, loaded: PageFiles = loadPageFiles()): void {
   const isFamily = (origin: string) => deps.origins.isFamilyOrigin(origin);
   const localized = localizedPages(loaded, deps.brand);
-  const { templates: pages, csp } = localized;
-  const gzipped = gzippedOf(localized);
-
-  /** The page's language: `?lang=` (a link that names one), else the cookie, else Accept-Language. */
-  function pageLocale(request: FastifyRequest): Locale {
-    const asked = firstQueryValue(request, 'lang');
-    return isLocale(asked) ? asked : requestLocale(request);
-  }
+  const { csp } = localized;
   const brand = brandAsset(deps.brand);
 
   /**
@@ -653,34 +698,7 @@ export function registerPageRoutes(app: FastifyInstance, deps: PageRoutes, loade
     return sendPage(request, reply, page, locale, filled, await appLogoCsp(returnTo, csp[page]));
   }
 
-  /**
-   * A page filled with `values`. An inline page goes gzip-encoded from its
-   * parts compressed at start when the request accepts gzip, even where it
-   * would take brotli: only the values are compressed per request. Else the
-   * text, which the compression hook may compress (src/platform/http/compression.ts).
-   * Pages are cheap and carry the checked return_to: always revalidated.
-   * Their language follows the request.
-   */
-  function sendPage(
-    request: FastifyRequest,
-    reply: FastifyReply,
-    page: 'signin' | 'sudo' | 'account' | 'phone' | 'explorer',
-    locale: Locale,
-    values: Readonly<Record<string, string>> = {},
-    policy: string = csp[page],
-  ): FastifyReply {
-    securityHeaders(reply, policy)
-      .header('cache-control', 'no-cache')
-      .header('content-language', locale)
-      .header('vary', 'Accept-Language, Cookie')
-      .type('text/html; charset=utf-8');
-    const gzip = gzipped[locale][page];
-    if (gzip !== undefined && chooseEncoding(request.headers['accept-encoding'], ['gzip']) === 'gzip') {
-      varyOnEncoding(reply);
-      return reply.header('content-encoding', 'gzip').send(gzip.fill(values));
-    }
-    return reply.send(renderTemplate(pages[locale][page], values));
-  }
+  const sendPage = pageSender(localized);
 
   /**
    * The page's policy, with `img-src` naming the https logo origin of the app

@@ -1,6 +1,6 @@
 /**
  * The host a page suite drives in headless Chromium: an {@link AuthHarness}
- * on SQLite serving on loopback under its own PUBLIC_URL, and the browser.
+ * on SQLite (or the engine given) serving on loopback under its own PUBLIC_URL, and the browser.
  * `usePageHost` registers the suite's `beforeAll` and `afterAll` and answers
  * a handle whose members are there once the suite runs.
  */
@@ -10,6 +10,7 @@ import { afterAll, beforeAll } from 'vitest';
 import { AuthHarness } from './auth-harness.js';
 import { CHROMIUM_ARGS, CHROMIUM_PATH } from './chromium.js';
 import { TestClock } from './clock.js';
+import type { TestEngine } from './databases.js';
 import { freePort } from './instances.js';
 
 export interface PageHost {
@@ -28,6 +29,8 @@ export interface PageHost {
 export function usePageHost(
   options: {
     readonly hostname?: 'localhost' | '127.0.0.1';
+    /** The database engine; SQLite unless a suite runs on each. */
+    readonly engine?: TestEngine;
     /** More settings of the host, read when the suite starts (a mailbox's SMTP URL, say), given the host's origin. */
     readonly env?: (base: string) => Record<string, string>;
     readonly ready?: (host: PageHost) => Promise<void>;
@@ -39,7 +42,7 @@ export function usePageHost(
     return current;
   };
   beforeAll(async () => {
-    const harness = await AuthHarness.open('sqlite', new TestClock(Date.now()));
+    const harness = await AuthHarness.open(options.engine ?? 'sqlite', new TestClock(Date.now()));
     const port = await freePort();
     const base = `http://${options.hostname ?? '127.0.0.1'}:${port}`;
     const app = await harness.app({ ...options.env?.(base), PUBLIC_URL: base });

@@ -151,6 +151,11 @@ export class AdminAccounts {
     return { ...summaryOf(account), matched };
   }
 
+  /** How many security keys and passkeys an account holds: whether its console can step up (console-routes.ts). */
+  async keyCount(accountId: string): Promise<number> {
+    return (await this.#deps.store.listWebAuthnCredentials(accountId)).length;
+  }
+
   /** Everything the account holds, for the operator; audited as `account.view`. */
   async view(did: string, actor: Actor): Promise<AdminAccountView> {
     const account = await this.#account(did);

@@ -11,12 +11,12 @@ import { answer, errorResponses, example, NullableString } from '../../platform/
 import type { TypedApp } from '../../platform/http/schema-types.js';
 import { route } from '../../web/route.js';
 import type { AdminApps } from './apps.js';
-import type { OperatorService } from './operators.js';
-import { actorOf, OPERATOR_TOKEN, operatorGate, Reason } from './routes.js';
+import { actorOf, type AdminGate } from './gate-routes.js';
+import { OPERATOR_TOKEN, Reason } from './routes.js';
 
 /** What the admin app routes use. */
 export interface AdminAppRoutes {
-  readonly operators: OperatorService;
+  readonly gate: AdminGate;
   readonly apps: AdminApps;
 }
 
@@ -63,10 +63,10 @@ export function registerAdminAppRoutes(app: TypedApp, deps: AdminAppRoutes): voi
             { ok: Type.Literal(true), apps: Type.Array(App), next: NullableString() },
             answer('A page of apps', { ok: true, apps: [EXAMPLE_APP], next: null }),
           ),
-          ...errorResponses(400, 404, 429),
+          ...errorResponses(400, 401, 403, 404, 429),
         },
       }),
-      onRequest: operatorGate(deps.operators, 'read'),
+      onRequest: deps.gate('read'),
     },
     async (request, reply) => {
       reply.header('cache-control', 'no-store');
@@ -93,14 +93,14 @@ export function registerAdminAppRoutes(app: TypedApp, deps: AdminAppRoutes): voi
             },
             answer('The new key', { ok: true, api_key: 'oc_live_…', app: { id: EXAMPLE_APP.id, name: 'Acme' } }),
           ),
-          ...errorResponses(400, 404, 413, 415, 429),
+          ...errorResponses(400, 401, 403, 404, 413, 415, 429),
         },
       }),
-      onRequest: operatorGate(deps.operators, 'write'),
+      onRequest: deps.gate({ scope: 'write', destructive: true }),
     },
     async (request, reply) => {
       reply.header('cache-control', 'no-store');
-      const issued = await deps.apps.rotateKey(request.params.app_id, request.body.reason, actorOf(request));
+      const issued = await deps.apps.rotateKey(request.params.app_id, request.body.reason, actorOf(deps.gate, request));
       return { ok: true as const, api_key: issued.api_key, app: { ...issued.app } };
     },
   );
@@ -132,10 +132,10 @@ export function registerAdminAppRoutes(app: TypedApp, deps: AdminAppRoutes): voi
               ],
             }),
           ),
-          ...errorResponses(400, 404, 429),
+          ...errorResponses(400, 401, 403, 404, 429),
         },
       }),
-      onRequest: operatorGate(deps.operators, 'read'),
+      onRequest: deps.gate('read'),
     },
     async (request, reply) => {
       reply.header('cache-control', 'no-store');
@@ -155,13 +155,13 @@ export function registerAdminAppRoutes(app: TypedApp, deps: AdminAppRoutes): voi
         body: Type.Object({}, { additionalProperties: false, ...example({}) }),
         response: {
           202: Type.Object({ ok: Type.Literal(true) }, answer('Queued', { ok: true })),
-          ...errorResponses(400, 404, 409, 413, 415, 429),
+          ...errorResponses(400, 401, 403, 404, 409, 413, 415, 429),
         },
       }),
-      onRequest: operatorGate(deps.operators, 'write'),
+      onRequest: deps.gate('write'),
     },
     async (request, reply) => {
-      await deps.apps.resend(request.params.app_id, request.params.delivery_id, actorOf(request));
+      await deps.apps.resend(request.params.app_id, request.params.delivery_id, actorOf(deps.gate, request));
       reply.code(202).header('cache-control', 'no-store');
       return { ok: true as const };
     },

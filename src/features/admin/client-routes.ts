@@ -11,12 +11,12 @@ import type { TypedApp } from '../../platform/http/schema-types.js';
 import { route } from '../../web/route.js';
 import { CLIENT_AUTH_METHODS, OIDC_ALGORITHMS, type ClientView, type IssuedClient } from '../oidc/index.js';
 import type { AdminClients } from './clients.js';
-import type { OperatorService } from './operators.js';
-import { actorOf, OPERATOR_TOKEN, operatorGate, Reason } from './routes.js';
+import { actorOf, type AdminGate } from './gate-routes.js';
+import { OPERATOR_TOKEN, Reason } from './routes.js';
 
 /** What the admin client routes use. */
 export interface AdminClientRoutes {
-  readonly operators: OperatorService;
+  readonly gate: AdminGate;
   readonly clients: AdminClients;
 }
 
@@ -71,10 +71,10 @@ export function registerAdminClientRoutes(app: TypedApp, deps: AdminClientRoutes
             { ok: Type.Literal(true), clients: Type.Array(Client) },
             answer('The clients', { ok: true, clients: [EXAMPLE] }),
           ),
-          ...errorResponses(404, 429),
+          ...errorResponses(401, 403, 404, 429),
         },
       }),
-      onRequest: operatorGate(deps.operators, 'read'),
+      onRequest: deps.gate('read'),
     },
     async (_request, reply) => {
       reply.header('cache-control', 'no-store');
@@ -114,14 +114,14 @@ export function registerAdminClientRoutes(app: TypedApp, deps: AdminClientRoutes
         ),
         response: {
           201: Type.Object({ ok: Type.Literal(true), client: IssuedClientBody }, answer('Registered', { ok: true, client: EXAMPLE })),
-          ...errorResponses(400, 404, 413, 415, 429),
+          ...errorResponses(400, 401, 403, 404, 413, 415, 429),
         },
       }),
-      onRequest: operatorGate(deps.operators, 'write'),
+      onRequest: deps.gate('write'),
     },
     async (request, reply) => {
       const { first_party: firstParty, ...input } = request.body;
-      const issued = await deps.clients.create(input, firstParty === true, actorOf(request));
+      const issued = await deps.clients.create(input, firstParty === true, actorOf(deps.gate, request));
       reply.code(201).header('cache-control', 'no-store');
       return { ok: true as const, client: clientBody(issued) };
     },
@@ -142,14 +142,14 @@ export function registerAdminClientRoutes(app: TypedApp, deps: AdminClientRoutes
         ),
         response: {
           200: Type.Object({ ok: Type.Literal(true), client: IssuedClientBody }, answer('The new secret', { ok: true, client: EXAMPLE })),
-          ...errorResponses(400, 404, 413, 415, 429),
+          ...errorResponses(400, 401, 403, 404, 413, 415, 429),
         },
       }),
-      onRequest: operatorGate(deps.operators, 'write'),
+      onRequest: deps.gate({ scope: 'write', destructive: true }),
     },
     async (request, reply) => {
       reply.header('cache-control', 'no-store');
-      const issued = await deps.clients.rotateSecret(request.params.client_id, request.body.reason ?? null, actorOf(request));
+      const issued = await deps.clients.rotateSecret(request.params.client_id, request.body.reason ?? null, actorOf(deps.gate, request));
       return { ok: true as const, client: clientBody(issued) };
     },
   );
@@ -164,14 +164,14 @@ export function registerAdminClientRoutes(app: TypedApp, deps: AdminClientRoutes
         body: Type.Object({ first_party: Type.Boolean() }, { additionalProperties: false, ...example({ first_party: true }) }),
         response: {
           200: Type.Object({ ok: Type.Literal(true), client: Client }, answer('Changed', { ok: true, client: EXAMPLE })),
-          ...errorResponses(400, 404, 413, 415, 429),
+          ...errorResponses(400, 401, 403, 404, 413, 415, 429),
         },
       }),
-      onRequest: operatorGate(deps.operators, 'write'),
+      onRequest: deps.gate('write'),
     },
     async (request, reply) => {
       reply.header('cache-control', 'no-store');
-      const client = await deps.clients.setFirstParty(request.params.client_id, request.body.first_party, actorOf(request));
+      const client = await deps.clients.setFirstParty(request.params.client_id, request.body.first_party, actorOf(deps.gate, request));
       return { ok: true as const, client: clientBody(client) };
     },
   );
@@ -188,14 +188,14 @@ export function registerAdminClientRoutes(app: TypedApp, deps: AdminClientRoutes
         body: Type.Object({ reason: Reason }, { additionalProperties: false, ...example({ reason: 'The app was retired' }) }),
         response: {
           200: Type.Object({ ok: Type.Literal(true) }, answer('Deleted', { ok: true })),
-          ...errorResponses(400, 404, 413, 415, 429),
+          ...errorResponses(400, 401, 403, 404, 413, 415, 429),
         },
       }),
-      onRequest: operatorGate(deps.operators, 'write'),
+      onRequest: deps.gate({ scope: 'write', destructive: true }),
     },
     async (request, reply) => {
       reply.header('cache-control', 'no-store');
-      await deps.clients.remove(request.params.client_id, request.body.reason, actorOf(request));
+      await deps.clients.remove(request.params.client_id, request.body.reason, actorOf(deps.gate, request));
       return { ok: true as const };
     },
   );

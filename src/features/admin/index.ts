@@ -12,6 +12,7 @@ export {
 } from './operators.js';
 export type { OperatorScope } from './store.js';
 export { ADMIN_TABLES } from './tables.js';
+export { ADMIN_WORDS } from './words.js';
 
 export { registerAdminRoutes } from './routes.js';
 export { AdminAccounts } from './accounts.js';
@@ -22,3 +23,5 @@ export { registerAdminServiceRoutes } from './service-routes.js';
 export { AdminApps } from './apps.js';
 export { registerAdminAppRoutes } from './apps-routes.js';
 export { AdminHealth } from './health.js';
+export { adminGate } from './gate-routes.js';
+export { registerConsoleRoutes } from './console-routes.js';

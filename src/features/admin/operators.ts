@@ -182,6 +182,11 @@ export class OperatorService {
     return revoked;
   }
 
+  /** Whether the account is an operator now (the console's door, src/features/admin/gate-routes.ts). */
+  async operatorOf(accountId: string): Promise<boolean> {
+    return (await this.#deps.operators.findOperator(accountId)) !== null;
+  }
+
   /**
    * The operator a presented token opens, or null: a malformed, unknown,
    * revoked or expired token, one whose account is no longer an operator, or

@@ -7,20 +7,19 @@
  * <path>`, before its query is read, so a caller without an operator's token
  * learns nothing of what is here.
  */
-import type { FastifyReply, FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
 import { OcError } from '../../platform/errors.js';
 import { POLICY } from '../../platform/http/policy.js';
 import { answer, errorResponses, example, NullableString } from '../../platform/http/schemas.js';
 import type { TypedApp } from '../../platform/http/schema-types.js';
 import { route } from '../../web/route.js';
-import { coarseNetwork } from '../../identity/session/index.js';
 import type { AdminAccounts } from './accounts.js';
-import { auditLine, type Actor, type OperatorPrincipal, type OperatorService } from './operators.js';
-import type { OperatorScope } from './store.js';
+import { actorOf, type AdminGate } from './gate-routes.js';
+import { auditLine, type OperatorService } from './operators.js';
 
 /** What the admin routes use. */
 export interface AdminRoutes {
+  readonly gate: AdminGate;
   readonly operators: OperatorService;
   readonly accounts: AdminAccounts;
 }
@@ -55,17 +54,12 @@ const AuditEntry = Type.Object({
   detail: Type.Union([Type.Object({}, { additionalProperties: true }), Type.Null()]),
 });
 
-export const OPERATOR_TOKEN = [{ bearerAuth: [] }];
-
-/** The operator each admin request was let in as, set by its gate before anything else of the request is read. */
-const admitted = new WeakMap<FastifyRequest, OperatorPrincipal>();
-
-/** Who acts, for the audit log: the token's operator, the token, the request's coarse network. */
-export function actorOf(request: FastifyRequest): Actor {
-  const principal = admitted.get(request);
-  if (principal === undefined) throw new Error('admin: a handler ran without its gate');
-  return { accountId: principal.account.id, via: `token:${principal.token.id}`, network: coarseNetwork(request.ip) };
-}
+/**
+ * How an admin route is authenticated, as the OpenAPI document says it: an
+ * operator's API token, or the console's session cookie with a fresh key
+ * step-up (src/features/admin/gate-routes.ts).
+ */
+export const OPERATOR_TOKEN = [{ bearerAuth: [] }, { consoleAuth: [] }];
 
 const DidParams = Type.Object({
   did: Type.String({
@@ -76,24 +70,6 @@ const DidParams = Type.Object({
 });
 
 export const Reason = Type.String({ minLength: 1, maxLength: 500, description: 'Why; kept in the audit log' });
-
-/**
- * The gate of an admin route that needs `scope`: lets in a request whose
- * bearer token opens an operator with that scope, and answers every other
- * as the not-found handler answers an unknown path.
- */
-export function operatorGate(operators: OperatorService, scope: OperatorScope) {
-  return async (request: FastifyRequest, _reply: FastifyReply): Promise<void> => {
-    // RFC 6750 §2.1: the scheme's name is case-insensitive.
-    const presented = /^bearer +(\S+) *$/i.exec(request.headers.authorization ?? '')?.[1] ?? '';
-    const principal = presented === '' ? null : await operators.authenticate(presented);
-    if (principal === null || !principal.token.scopes.includes(scope)) {
-      // Word for word what the not-found handler says (src/platform/http/errors.ts): the path as it was sent.
-      throw new OcError('not_found', `no route ${request.method} ${request.url.split('?')[0]}`);
-    }
-    admitted.set(request, principal);
-  };
-}
 
 export function registerAdminRoutes(app: TypedApp, deps: AdminRoutes): void {
   app.get(
@@ -131,10 +107,10 @@ export function registerAdminRoutes(app: TypedApp, deps: AdminRoutes): void {
               next: null,
             }),
           ),
-          ...errorResponses(400, 404, 429),
+          ...errorResponses(400, 401, 403, 404, 429),
         },
       }),
-      onRequest: operatorGate(deps.operators, 'read'),
+      onRequest: deps.gate('read'),
     },
     async (request, reply) => {
       reply.header('cache-control', 'no-store');
@@ -223,17 +199,17 @@ export function registerAdminRoutes(app: TypedApp, deps: AdminRoutes): void {
               next: null,
             }),
           ),
-          ...errorResponses(400, 404, 429),
+          ...errorResponses(400, 401, 403, 404, 429),
         },
       }),
-      onRequest: operatorGate(deps.operators, 'read'),
+      onRequest: deps.gate('read'),
     },
     async (request, reply) => {
       reply.header('cache-control', 'no-store');
       const { q, after, limit } = request.query;
       const size = limit === undefined ? DEFAULT_PEOPLE_PAGE : Number(limit);
       if (!(size >= 1 && size <= MAX_PEOPLE_PAGE)) throw new OcError('bad_request', `admin: limit must be 1 to ${MAX_PEOPLE_PAGE}`);
-      return { ok: true, ...(await deps.accounts.search(q, after, size, actorOf(request))) };
+      return { ok: true, ...(await deps.accounts.search(q, after, size, actorOf(deps.gate, request))) };
     },
   );
 
@@ -268,14 +244,14 @@ export function registerAdminRoutes(app: TypedApp, deps: AdminRoutes): void {
               },
             }),
           ),
-          ...errorResponses(400, 404, 429),
+          ...errorResponses(400, 401, 403, 404, 429),
         },
       }),
-      onRequest: operatorGate(deps.operators, 'read'),
+      onRequest: deps.gate('read'),
     },
     async (request, reply) => {
       reply.header('cache-control', 'no-store');
-      return { ok: true, account: await deps.accounts.view(request.params.did, actorOf(request)) };
+      return { ok: true, account: await deps.accounts.view(request.params.did, actorOf(deps.gate, request)) };
     },
   );
 
@@ -310,15 +286,20 @@ export function registerAdminRoutes(app: TypedApp, deps: AdminRoutes): void {
                 },
                 answer(disabling ? 'Held' : 'The hold is lifted', { ok: true, changed: true, revoked_sessions: disabling ? 2 : 0 }),
               ),
-              ...errorResponses(400, 404, 413, 415, 429),
+              ...errorResponses(400, 401, 403, 404, 413, 415, 429),
             },
           },
         ),
-        onRequest: operatorGate(deps.operators, 'write'),
+        onRequest: deps.gate('write'),
       },
       async (request, reply) => {
         reply.header('cache-control', 'no-store');
-        const result = await deps.accounts.setDisabled(request.params.did, disabling, request.body.reason ?? null, actorOf(request));
+        const result = await deps.accounts.setDisabled(
+          request.params.did,
+          disabling,
+          request.body.reason ?? null,
+          actorOf(deps.gate, request),
+        );
         return { ok: true, ...result };
       },
     );
@@ -346,15 +327,18 @@ export function registerAdminRoutes(app: TypedApp, deps: AdminRoutes): void {
             { ok: Type.Literal(true), revoked_sessions: Type.Integer({ minimum: 0 }) },
             answer('Signed out', { ok: true, revoked_sessions: 2 }),
           ),
-          ...errorResponses(400, 404, 413, 415, 429),
+          ...errorResponses(400, 401, 403, 404, 413, 415, 429),
         },
       }),
-      onRequest: operatorGate(deps.operators, 'write'),
+      onRequest: deps.gate('write'),
     },
     async (request, reply) => {
       reply.header('cache-control', 'no-store');
       const { reason, session } = request.body;
-      return { ok: true, revoked_sessions: await deps.accounts.signOut(request.params.did, session ?? null, reason, actorOf(request)) };
+      return {
+        ok: true,
+        revoked_sessions: await deps.accounts.signOut(request.params.did, session ?? null, reason, actorOf(deps.gate, request)),
+      };
     },
   );
 
@@ -374,10 +358,10 @@ export function registerAdminRoutes(app: TypedApp, deps: AdminRoutes): void {
             description: 'JSON lines (`application/jsonl`), oldest first',
             content: { 'application/jsonl': { schema: { type: 'string' } } },
           },
-          ...errorResponses(400, 404, 429),
+          ...errorResponses(400, 401, 403, 404, 429),
         },
       }),
-      onRequest: operatorGate(deps.operators, 'read'),
+      onRequest: deps.gate('read'),
     },
     async (request, reply) => {
       const since = request.query.since === undefined ? undefined : Date.parse(request.query.since);
@@ -412,14 +396,14 @@ export function registerAdminRoutes(app: TypedApp, deps: AdminRoutes): void {
         body: Type.Object({ reason: Reason }, { additionalProperties: false, ...example({ reason: 'Key reported stolen' }) }),
         response: {
           200: Type.Object({ ok: Type.Literal(true) }, answer('Removed', { ok: true })),
-          ...errorResponses(400, 404, 413, 415, 429),
+          ...errorResponses(400, 401, 403, 404, 413, 415, 429),
         },
       }),
-      onRequest: operatorGate(deps.operators, 'write'),
+      onRequest: deps.gate({ scope: 'write', destructive: true }),
     },
     async (request, reply) => {
       reply.header('cache-control', 'no-store');
-      await deps.accounts.removeKey(request.params.did, request.params.key, request.body.reason, actorOf(request));
+      await deps.accounts.removeKey(request.params.did, request.params.key, request.body.reason, actorOf(deps.gate, request));
       return { ok: true as const };
     },
   );
@@ -441,13 +425,13 @@ export function registerAdminRoutes(app: TypedApp, deps: AdminRoutes): void {
               ...answer('The export, sent as a file to save', { format: 'oc-host.account-export.v1' }),
             },
           ),
-          ...errorResponses(400, 404, 429),
+          ...errorResponses(400, 401, 403, 404, 429),
         },
       }),
-      onRequest: operatorGate(deps.operators, 'read'),
+      onRequest: deps.gate('read'),
     },
     async (request, reply) => {
-      const document = await deps.accounts.exportOf(request.params.did, actorOf(request));
+      const document = await deps.accounts.exportOf(request.params.did, actorOf(deps.gate, request));
       reply.header('cache-control', 'no-store');
       const hex = request.params.did.slice('did:oc:'.length, 'did:oc:'.length + 12);
       reply.header('content-disposition', `attachment; filename="account-${hex}-${document.exported_at.slice(0, 10)}.json"`);
@@ -482,15 +466,15 @@ export function registerAdminRoutes(app: TypedApp, deps: AdminRoutes): void {
             },
             answer('Deleted', { ok: true, identities: 2, revoked_sessions: 1 }),
           ),
-          ...errorResponses(400, 404, 413, 415, 429),
+          ...errorResponses(400, 401, 403, 404, 413, 415, 429),
         },
       }),
-      onRequest: operatorGate(deps.operators, 'write'),
+      onRequest: deps.gate({ scope: 'write', destructive: true }),
     },
     async (request, reply) => {
       reply.header('cache-control', 'no-store');
       const { confirm, reason } = request.body;
-      return { ok: true as const, ...(await deps.accounts.delete(request.params.did, confirm, reason, actorOf(request))) };
+      return { ok: true as const, ...(await deps.accounts.delete(request.params.did, confirm, reason, actorOf(deps.gate, request))) };
     },
   );
 }

@@ -11,13 +11,13 @@ import { route } from '../../web/route.js';
 import type { Config } from '../../platform/config.js';
 import type { AdminHealth } from './health.js';
 import type { AdminKeys } from './keys.js';
-import type { OperatorService } from './operators.js';
-import { actorOf, OPERATOR_TOKEN, operatorGate, Reason } from './routes.js';
+import { actorOf, type AdminGate } from './gate-routes.js';
+import { OPERATOR_TOKEN, Reason } from './routes.js';
 import { settingsInForce } from './settings.js';
 
 /** What the admin service routes use. */
 export interface AdminServiceRoutes {
-  readonly operators: OperatorService;
+  readonly gate: AdminGate;
   readonly keys: AdminKeys;
   readonly health: AdminHealth;
   /** The variables the settings came from, masked before they are answered. */
@@ -76,11 +76,11 @@ export function registerAdminServiceRoutes(app: TypedApp, deps: AdminServiceRout
                 keys: { name: 'keys', ok: true, ms: null, error: null },
               }),
             ),
-            ...errorResponses(404, 429),
+            ...errorResponses(401, 403, 404, 429),
           },
         },
       ),
-      onRequest: operatorGate(deps.operators, 'read'),
+      onRequest: deps.gate('read'),
     },
     async (_request, reply) => {
       reply.header('cache-control', 'no-store');
@@ -114,10 +114,10 @@ export function registerAdminServiceRoutes(app: TypedApp, deps: AdminServiceRout
               defaulted: ['LOG_LEVEL', 'PORT'],
             }),
           ),
-          ...errorResponses(404, 429),
+          ...errorResponses(401, 403, 404, 429),
         },
       }),
-      onRequest: operatorGate(deps.operators, 'read'),
+      onRequest: deps.gate('read'),
     },
     async (_request, reply) => {
       reply.header('cache-control', 'no-store');
@@ -149,10 +149,10 @@ export function registerAdminServiceRoutes(app: TypedApp, deps: AdminServiceRout
               ],
             }),
           ),
-          ...errorResponses(404, 429),
+          ...errorResponses(401, 403, 404, 429),
         },
       }),
-      onRequest: operatorGate(deps.operators, 'read'),
+      onRequest: deps.gate('read'),
     },
     async (_request, reply) => {
       reply.header('cache-control', 'no-store');
@@ -176,14 +176,17 @@ export function registerAdminServiceRoutes(app: TypedApp, deps: AdminServiceRout
             { ok: Type.Literal(true), kids: Type.Array(Type.String(), { description: 'The new keys’ ids' }) },
             answer('Rotated', { ok: true, kids: ['k-2026-11-29'] }),
           ),
-          ...errorResponses(400, 404, 413, 415, 429),
+          ...errorResponses(400, 401, 403, 404, 413, 415, 429),
         },
       }),
-      onRequest: operatorGate(deps.operators, 'write'),
+      onRequest: deps.gate({ scope: 'write', destructive: true }),
     },
     async (request, reply) => {
       reply.header('cache-control', 'no-store');
-      return { ok: true as const, kids: await deps.keys.rotate(request.params.use, request.body.reason ?? null, actorOf(request)) };
+      return {
+        ok: true as const,
+        kids: await deps.keys.rotate(request.params.use, request.body.reason ?? null, actorOf(deps.gate, request)),
+      };
     },
   );
 }

@@ -16,6 +16,6 @@ export { AccountService, type AccountChange } from './service.js';
 export { SignInService, type ProviderSignIn, type SignInTarget } from './sign-in.js';
 export { cleanDisplayText } from './display-text.js';
 export type { TransferAcceptance } from './linking.js';
-export { proofFromFields, requireFreshness } from './step-up.js';
+export { proofFromFields, requireFreshness, requireKeyStepUp } from './step-up.js';
 export type { FreshnessNeed, ProofCheckers } from './step-up.js';
 export { SignInNotices } from './notices.js';

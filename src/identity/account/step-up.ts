@@ -197,6 +197,21 @@ export function requireFreshness(
   );
 }
 
+/**
+ * The operators' console (src/features/admin/gate-routes.ts): a key assertion
+ * (`step_up_at`, set only by a security key or passkey) younger than
+ * `withinMs`. A re-proof by a wallet or an e-mail code does not count: the
+ * console asks for something the person holds in hand. Read from the
+ * presented token's claims like every other gate, so a superseded tab token
+ * never passes. 401 `step_up_required`; `what` names the operation.
+ */
+export function requireKeyStepUp(freshness: TokenFreshness, nowMs: number, withinMs: number, what: string): void {
+  if (freshness.step_up_at !== null && nowMs - freshness.step_up_at < withinMs && freshness.step_up_at <= nowMs) return;
+  const minutes = Math.round(withinMs / 60_000);
+  const window = minutes >= 1 ? `${minutes} minute${minutes === 1 ? '' : 's'}` : `${Math.round(withinMs / 1000)} seconds`;
+  throw new OcError('step_up_required', `${what} needs a security key or passkey step-up younger than ${window}`);
+}
+
 async function requireHeld(store: AccountStore, account: AccountRecord, identity: ProvenAddressOrEmail): Promise<void> {
   const identities = await store.listIdentities(account.id);
   // Only a verified identity is a way into the account, so only it can re-prove the account.
