@@ -89,12 +89,15 @@ import {
   adminGate,
   AdminApps,
   AdminClients,
+  AdminDashboard,
   AdminHealth,
   AdminKeys,
+  DashboardCounter,
   OperatorService,
   registerAdminAppRoutes,
   registerAdminClientRoutes,
   registerConsoleRoutes,
+  registerDashboardRoutes,
   registerAdminRoutes,
   registerAdminServiceRoutes,
 } from './features/admin/index.js';
@@ -404,8 +407,16 @@ export const FEATURES: readonly Feature[] = [
     feature: 'admin',
     tables: ADMIN_TABLES,
     words: ADMIN_WORDS,
-    services: ({ config, deps, store, now, use }) => {
+    services: ({ config, deps, store, now, log, use, onClose }) => {
       const operators = new OperatorService({ operators: store, accounts: store, now });
+      const dashboardCounter = new DashboardCounter({
+        store,
+        now,
+        onError: (error) => log.error({ err: error }, 'dashboard: could not record the counts'),
+      });
+      onClose(() => dashboardCounter.flush());
+      const oidc = use('oidc');
+      oidc.onSignIn((clientId) => dashboardCounter.count('oidc_signin', clientId));
       const adminAccounts = new AdminAccounts({
         store,
         oidc: use('oidc'),
@@ -417,7 +428,9 @@ export const FEATURES: readonly Feature[] = [
       return {
         operators,
         adminAccounts,
-        adminClients: new AdminClients({ oidc: use('oidc'), operators }),
+        adminClients: new AdminClients({ oidc, operators }),
+        dashboardCounter,
+        adminDashboard: new AdminDashboard({ store, counter: dashboardCounter, clients: () => oidc.clients.list(), now }),
         adminKeys: new AdminKeys({ store, keyRing: use('keyRing'), webhookKey: use('webhookKey'), operators, now }),
         adminApps: new AdminApps({ store, connect: use('connect'), operators, now }),
         adminHealth: new AdminHealth({
@@ -448,6 +461,12 @@ export const FEATURES: readonly Feature[] = [
         config: { environment: config.environment, defaulted: config.defaulted },
       });
       registerAdminAppRoutes(routes, { gate, apps: context.adminApps });
+      registerDashboardRoutes(app, routes, {
+        gate,
+        dashboard: context.adminDashboard,
+        counter: context.dashboardCounter,
+        providers: new Set(config.oauthProviders.map((provider) => provider.id)),
+      });
     },
   },
 ];

@@ -2,7 +2,7 @@
  * The operators' console in headless Chromium (docs/operations.md "The
  * console"), on SQLite and on PostgreSQL: an operator named on the command
  * line adds a security key, steps up with it (a virtual authenticator),
- * finds a person by e-mail, disables them and sees their session refused
+ * reads the dashboard, finds a person by e-mail, disables them and sees their session refused
  * at a consumer site (the verifier package with the revocation feed), adds
  * an OpenID app and rotates its secret, sends a failed webhook again,
  * rotates the session key and reads the audit trail of all of it; each
@@ -129,6 +129,7 @@ await forEachEngine('the operators’ console in headless Chromium', (engine) =>
     const person = site.harness.browser(site.app, site.base);
     const started = await person.post('/api/auth/email-otp/start', { email });
     expect(started.status).toBe(200);
+    expect((await person.post('/api/auth/email-otp/verify', { email, code: '000000', token: started.body.token })).status).toBe(401);
     const signedIn = await person.post('/api/auth/email-otp/verify', {
       email,
       code: await mailbox.nextCode(email),
@@ -189,8 +190,14 @@ await forEachEngine('the operators’ console in headless Chromium', (engine) =>
     await ready(page);
     await expect.poll(() => page.locator('#step-up-button').isVisible()).toBe(true);
     await page.locator('#step-up-button').click();
-    await expect.poll(() => page.locator('#people-form').isVisible()).toBe(true);
+    // It opens on the dashboard: the person's e-mail sign-in and the refused code are counted.
+    await expect.poll(() => page.locator('#active-sessions').isVisible()).toBe(true);
     expect(await page.locator('#fresh-until').textContent()).toMatch(/^Key confirmed until /);
+    expect(await page.locator('#dashboard-signins-title + * thead').textContent()).toContain('email_otp');
+    expect(await page.locator('#dashboard-failures-title + *').textContent()).toContain('email_otp invalid_code');
+    await expectLaidOut(page, 'dashboard desktop');
+    await page.locator('#nav-people').click();
+    await expect.poll(() => page.locator('#people-form').isVisible()).toBe(true);
 
     // Find the person by the start of their e-mail, in upper case.
     await page.locator('#people-q').fill(`PERSON-${engine.toUpperCase()}@`);
@@ -283,7 +290,7 @@ await forEachEngine('the operators’ console in headless Chromium', (engine) =>
     // At phone width, and in the other three languages, each view stays laid out.
     await page.setViewportSize(PHONE);
     for (const lang of ['de', 'es', 'fr', 'en']) {
-      for (const path of [`/admin/people/${personDid}`, '/admin/apps', '/admin/service', '/admin/audit']) {
+      for (const path of ['/admin', `/admin/people/${personDid}`, '/admin/apps', '/admin/service', '/admin/audit']) {
         await page.goto(`${path}?lang=${lang}`);
         await ready(page);
         await expect.poll(() => page.locator('#view h2').first().isVisible()).toBe(true);
@@ -321,7 +328,7 @@ await forEachEngine('the operators’ console in headless Chromium', (engine) =>
     await page.reload();
     await ready(page);
     await page.locator('#step-up-button').click();
-    await expect.poll(() => page.locator('#people-form').isVisible()).toBe(true);
+    await expect.poll(() => page.locator('#active-sessions').isVisible()).toBe(true);
     await expectLaidOut(page, 'console phone');
     site.harness.clock.advance(11 * MINUTE);
     expect(await fetchIn(page, 'GET', '/api/admin/accounts?q=a')).toEqual({ status: 401, error: 'step_up_required' });

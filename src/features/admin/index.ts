@@ -25,3 +25,5 @@ export { registerAdminAppRoutes } from './apps-routes.js';
 export { AdminHealth } from './health.js';
 export { adminGate } from './gate-routes.js';
 export { registerConsoleRoutes } from './console-routes.js';
+export { AdminDashboard, DashboardCounter } from './dashboard.js';
+export { registerDashboardRoutes } from './dashboard-routes.js';

@@ -1,10 +1,12 @@
-/** The operators' tables (operators, their tokens, the audit log) as one owner of the store (src/platform/storage/tables.ts). */
+/** The operators' tables (operators, their tokens, the audit log, the dashboard's daily counts) as one owner of the store (src/platform/storage/tables.ts). */
 import { retentionMs, type TableOwner } from '../../platform/storage/index.js';
+import { DASHBOARD_RETENTION_DAYS } from './dashboard.js';
+import { DashboardArea, dayOf, DASHBOARD_MIGRATIONS, type DashboardStore } from './dashboard-store.js';
 import { OperatorsArea, type OperatorStore } from './store.js';
 import { ADMIN_MIGRATIONS } from './store-schema.js';
 
 declare module '../../platform/storage/tables.js' {
-  interface StoreAreas extends OperatorStore {}
+  interface StoreAreas extends OperatorStore, DashboardStore {}
   interface Retention {
     /** How long the audit log is kept. Default 400 days (AUDIT_RETENTION_DAYS). */
     readonly auditRetentionMs?: number;
@@ -15,14 +17,18 @@ declare module '../../platform/storage/tables.js' {
 const DEFAULT_AUDIT_RETENTION_MS = 400 * 24 * 60 * 60 * 1000;
 
 export const ADMIN_TABLES: TableOwner = {
-  migrations: ADMIN_MIGRATIONS,
+  migrations: [...ADMIN_MIGRATIONS, ...DASHBOARD_MIGRATIONS],
   open(executor) {
     const operators = new OperatorsArea(executor);
+    const dashboard = new DashboardArea(executor);
     return {
-      areas: [operators],
+      areas: [operators, dashboard],
       async purge(now, retention) {
         const kept = retentionMs(retention.auditRetentionMs, DEFAULT_AUDIT_RETENTION_MS, 'auditRetentionMs');
-        return { audit_log: await operators.purgeAudit(now - kept) };
+        return {
+          audit_log: await operators.purgeAudit(now - kept),
+          daily_counts: await dashboard.purgeDailyCounts(dayOf(now) - DASHBOARD_RETENTION_DAYS),
+        };
       },
     };
   },

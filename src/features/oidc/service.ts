@@ -111,8 +111,11 @@ export class OidcService {
   #web: OidcWeb = DETACHED;
   #built: { readonly tag: string; readonly web: OidcWeb; readonly provider: Provider } | undefined;
   #logoutQueued: () => void = () => undefined;
+  /** Told the client of every authorization the provider grants (the console's dashboard counts them). */
+  readonly #signInListeners: Array<(clientId: string) => void> = [];
   readonly #logouts: LogoutEvents = {
     signedIn: async (link) => {
+      for (const listener of this.#signInListeners) listener(link.clientId);
       const accountId = accountIdFromDid(link.accountId);
       if (accountId === null) return;
       await this.#deps.store.linkOidcSession({
@@ -188,6 +191,11 @@ export class OidcService {
   /** The published keys, signing keys first. */
   keys(): readonly OidcPrivateJwk[] {
     return this.#keys;
+  }
+
+  /** Calls `listener` with the client id of every authorization the provider grants from now on. */
+  onSignIn(listener: (clientId: string) => void): void {
+    this.#signInListeners.push(listener);
   }
 
   /** Gives the provider the host session reader and the pages (src/features/oidc/routes.ts). */

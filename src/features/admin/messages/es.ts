@@ -34,12 +34,36 @@ export const adminPagesEs: Readonly<Record<AdminPageMessageKey, string>> = {
   'admin.yes': 'Sí',
   'admin.no': 'No',
   'admin.reason': 'Motivo',
-  'admin.reason_hint': 'Por qué lo hace. Se guarda en el registro de auditoría, que solo ven los operadores.',
+  'admin.reason_hint':
+    'Por qué lo hace. Se guarda en el registro de auditoría; al desactivar o reactivar una cuenta, también lo ve su titular.',
   'admin.reason_needed': 'Indique primero el motivo: se guarda en el registro de auditoría.',
   'admin.shown_once': 'Solo se muestra esta vez. Cópielo ahora y entréguelo de forma segura.',
   'admin.actions': 'Acciones',
   'admin.delete': 'Eliminar',
   'admin.delete_named': 'Eliminar {name}',
+  // Dashboard
+  'admin.nav_dashboard': 'Resumen',
+  'admin.active_sessions':
+    '{count, plural, =0 {Ahora no hay ninguna sesión activa.} one {Ahora hay una sesión activa.} other {Ahora hay # sesiones activas.}}',
+  'admin.dashboard_hint':
+    'Los últimos 14 días, en UTC, de todas las instancias; hoy al final. Los recuentos llegan en menos de 10 segundos.',
+  'admin.signins_per_day': 'Inicios de sesión por día, según la forma de entrar',
+  'admin.col_day': 'Día',
+  'admin.col_total': 'Todos',
+  'admin.col_new_accounts': 'Cuentas nuevas',
+  'admin.failures': 'Inicios de sesión rechazados, por forma y motivo',
+  'admin.col_way_reason': 'Forma y motivo',
+  'admin.col_last_14': 'Últimos 14 días',
+  'admin.col_today': 'Hoy',
+  'admin.no_failures': 'No se rechazó ningún inicio de sesión.',
+  'admin.oidc_per_client': 'Inicios de sesión OpenID, por aplicación',
+  'admin.col_consents': 'Cuentas que dieron su consentimiento',
+  'admin.attestations': 'Comprobaciones y verificaciones de atestaciones',
+  'admin.col_check': 'Comprobaciones',
+  'admin.col_cache_hits': 'Desde la caché',
+  'admin.col_verify': 'Verificaciones',
+  'admin.col_verify_refused': 'Rechazadas',
+  'admin.percent': '{value} %',
   // Personas
   'admin.people_search': 'Buscar a una persona',
   'admin.people_hint':

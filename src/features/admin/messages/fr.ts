@@ -35,12 +35,36 @@ export const adminPagesFr: Readonly<Record<AdminPageMessageKey, string>> = {
   'admin.yes': 'Oui',
   'admin.no': 'Non',
   'admin.reason': 'Motif',
-  'admin.reason_hint': 'Pourquoi vous le faites. Il est conservé dans le journal d’audit, que seuls les opérateurs voient.',
+  'admin.reason_hint':
+    'Pourquoi vous le faites. Il est conservé dans le journal d’audit ; quand vous désactivez ou réactivez un compte, son titulaire le voit aussi.',
   'admin.reason_needed': 'Indiquez d’abord un motif : il va dans le journal d’audit.',
   'admin.shown_once': 'Elle n’est affichée que cette fois. Copiez-la maintenant et transmettez-la de façon sûre.',
   'admin.actions': 'Actions',
   'admin.delete': 'Supprimer',
   'admin.delete_named': 'Supprimer {name}',
+  // Dashboard
+  'admin.nav_dashboard': 'Tableau de bord',
+  'admin.active_sessions':
+    '{count, plural, =0 {Aucune session n’est active en ce moment.} one {Une session est active en ce moment.} other {# sessions sont actives en ce moment.}}',
+  'admin.dashboard_hint':
+    'Les 14 derniers jours, en UTC, de toutes les instances ; aujourd’hui en dernier. Les comptes arrivent en moins de 10 secondes.',
+  'admin.signins_per_day': 'Connexions par jour, par moyen de connexion',
+  'admin.col_day': 'Jour',
+  'admin.col_total': 'Toutes',
+  'admin.col_new_accounts': 'Nouveaux comptes',
+  'admin.failures': 'Connexions refusées, par moyen et par motif',
+  'admin.col_way_reason': 'Moyen et motif',
+  'admin.col_last_14': '14 derniers jours',
+  'admin.col_today': 'Aujourd’hui',
+  'admin.no_failures': 'Aucune connexion n’a été refusée.',
+  'admin.oidc_per_client': 'Connexions OpenID, par application',
+  'admin.col_consents': 'Comptes ayant consenti',
+  'admin.attestations': 'Vérifications d’attestations',
+  'admin.col_check': 'Contrôles',
+  'admin.col_cache_hits': 'Depuis le cache',
+  'admin.col_verify': 'Vérifications',
+  'admin.col_verify_refused': 'Refusées',
+  'admin.percent': '{value} %',
   // Personnes
   'admin.people_search': 'Trouver une personne',
   'admin.people_hint':

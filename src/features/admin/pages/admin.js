@@ -1,6 +1,7 @@
 /**
  * The operators' console (ADMIN_PATH, docs/operations.md "The console"): one
- * page whose views are paths under the console's own (`/admin/people`,
+ * page whose views are paths under the console's own (`/admin` the
+ * dashboard, `/admin/people`,
  * `/admin/people/<did:oc>`, `/admin/apps`, `/admin/apps/<app id>`,
  * `/admin/service`, `/admin/audit`), so a link, a reload and the browser's
  * back button keep the view. Every view reads and acts through the admin API
@@ -299,6 +300,82 @@ function shownOnce(label, value) {
     output,
     h('p', { class: 'hint', text: t('admin.shown_once') }),
     h('button', { type: 'button', class: 'secondary', text: t('admin.copy'), onclick: () => void copyText(value, output) }),
+  );
+}
+
+// ---- The dashboard ----
+
+/** The dashboard: the last 14 days of sign-ins, refusals, OpenID sign-ins, check and verify, and the sessions live now. */
+async function dashboardView() {
+  const result = await call('GET', '/api/admin/dashboard?days=14');
+  if (!result.ok) {
+    view.replaceChildren(
+      card('dashboard', t('admin.nav_dashboard'), h('p', { class: 'form-error', role: 'alert', text: describe(result) })),
+    );
+    return;
+  }
+  const { days, active_sessions: active, clients } = result.body;
+  /** @param {Record<string, number>} counts */
+  const total = (counts) => Object.values(counts).reduce((sum, count) => sum + count, 0);
+  /** The names used on any day of `pick`, sorted. @param {(day: any) => Record<string, number>} pick */
+  const namesOf = (pick) => [...new Set(days.flatMap((/** @type {any} */ day) => Object.keys(pick(day))))].sort();
+  const recent = [...days].reverse();
+  const ways = namesOf((day) => day.signins);
+  const signins = table(
+    t('admin.signins_per_day'),
+    [t('admin.col_day'), ...ways, t('admin.col_total'), t('admin.col_new_accounts')],
+    recent.map((/** @type {any} */ day) => [
+      day.day,
+      ...ways.map((way) => String(day.signins[way] ?? 0)),
+      String(total(day.signins)),
+      String(day.new_accounts),
+    ]),
+  );
+  const reasons = namesOf((day) => day.failures);
+  const failures = table(
+    t('admin.failures'),
+    [t('admin.col_way_reason'), t('admin.col_last_14'), t('admin.col_today')],
+    reasons.map((reason) => [
+      h('code', { text: reason }),
+      String(days.reduce((/** @type {number} */ sum, /** @type {any} */ day) => sum + (day.failures[reason] ?? 0), 0)),
+      String(days.at(-1)?.failures[reason] ?? 0),
+    ]),
+    t('admin.no_failures'),
+  );
+  const oidc = table(
+    t('admin.oidc_per_client'),
+    [t('admin.col_app'), t('admin.col_last_14'), t('admin.col_today'), t('admin.col_consents')],
+    clients.map((/** @type {any} */ client) => [
+      client.name,
+      String(days.reduce((/** @type {number} */ sum, /** @type {any} */ day) => sum + (day.oidc[client.client_id] ?? 0), 0)),
+      String(days.at(-1)?.oidc[client.client_id] ?? 0),
+      String(client.consents),
+    ]),
+  );
+  /** @param {number} hit @param {number} miss */
+  const ratio = (hit, miss) => (hit + miss === 0 ? '—' : t('admin.percent', { value: Math.round((hit / (hit + miss)) * 100) }));
+  const attestations = table(
+    t('admin.attestations'),
+    [t('admin.col_day'), t('admin.col_check'), t('admin.col_cache_hits'), t('admin.col_verify'), t('admin.col_verify_refused')],
+    recent.map((/** @type {any} */ day) => [
+      day.day,
+      String(day.check.hit + day.check.miss),
+      ratio(day.check.hit, day.check.miss),
+      String(day.verify.ok + day.verify.refused),
+      String(day.verify.refused),
+    ]),
+  );
+  view.replaceChildren(
+    card(
+      'dashboard',
+      t('admin.nav_dashboard'),
+      h('p', { id: 'active-sessions', text: t('admin.active_sessions', { count: active }) }),
+      h('p', { class: 'hint', text: t('admin.dashboard_hint') }),
+    ),
+    card('dashboard-signins', t('admin.signins_per_day'), signins),
+    card('dashboard-failures', t('admin.failures'), failures),
+    card('dashboard-oidc', t('admin.oidc_per_client'), oidc),
+    card('dashboard-attestations', t('admin.attestations'), attestations),
   );
 }
 
@@ -929,7 +1006,7 @@ async function auditView(query) {
 /** The view of the address: its name, what it names and the query. */
 function route() {
   const rest = window.location.pathname.startsWith(base) ? window.location.pathname.slice(base.length) : '';
-  const [name = 'people', id = ''] = rest.split('/').filter(Boolean).map(decodeURIComponent);
+  const [name = 'dashboard', id = ''] = rest.split('/').filter(Boolean).map(decodeURIComponent);
   return { name, id, query: new URLSearchParams(window.location.search) };
 }
 
@@ -946,7 +1023,8 @@ async function render() {
   else if (name === 'apps') await appsView();
   else if (name === 'service') await serviceView();
   else if (name === 'audit') await auditView(query);
-  else await peopleView(query);
+  else if (name === 'people') await peopleView(query);
+  else await dashboardView();
   main.setAttribute('aria-busy', 'false');
   showFreshness();
   const first = view.querySelector('h2');
