@@ -299,6 +299,39 @@ await forEachEngine('the operators’ console in headless Chromium', (engine) =>
       }
     }
     expect(await page.locator('#console-title').textContent()).toBe('Console');
+
+    // Enabled again with a reason: the person reads both of the operator's reasons in their activity, in each language.
+    await page.setViewportSize(DESKTOP);
+    await page.goto(`/admin/people/${personDid}`);
+    await ready(page);
+    await page.locator('#person-reason').fill('Cleared after review');
+    await page.locator('#person-hold').click();
+    await expect.poll(() => page.locator('#person-status').textContent()).toBe('Active');
+    const back = site.harness.browser(site.app, site.base);
+    const again = await back.post('/api/auth/email-otp/start', { email });
+    expect(
+      (await back.post('/api/auth/email-otp/verify', { email, code: await mailbox.nextCode(email), token: again.body.token })).status,
+    ).toBe(200);
+    const said: Record<string, readonly string[]> = {
+      en: ['The operator disabled this account: “Reported for spam”', 'The operator enabled this account again: “Cleared after review”'],
+      de: [
+        'Der Betreiber hat dieses Konto gesperrt: „Reported for spam“',
+        'Der Betreiber hat dieses Konto wieder freigegeben: „Cleared after review“',
+      ],
+      es: ['El operador desactivó esta cuenta: «Reported for spam»', 'El operador volvió a activar esta cuenta: «Cleared after review»'],
+      fr: ['L’opérateur a désactivé ce compte : « Reported for spam »', 'L’opérateur a réactivé ce compte : « Cleared after review »'],
+    };
+    const personContext = await pageContext(site.browser, site.base, 'en-GB', PHONE, back.cookie as string);
+    const personPage = await personContext.newPage();
+    watch(personPage);
+    for (const [lang, lines] of Object.entries(said)) {
+      await personPage.goto(`/account?lang=${lang}#security`);
+      await ready(personPage);
+      await expect.poll(() => personPage.locator('#activity').textContent()).toContain(lines[0]);
+      expect(await personPage.locator('#activity').textContent()).toContain(lines[1]);
+      await expectLaidOut(personPage, `person's activity ${lang}`);
+    }
+    await personContext.close();
     await operator.close();
     stopRevocationPolling();
     expect(problems).toEqual([]);

@@ -201,11 +201,15 @@ export class AccountLifecycle {
   async setDisabled(
     accountId: string,
     disabled: boolean,
+    reason: string | null = null,
   ): Promise<{ account: AccountRecord; changed: boolean; revoked_sessions: number } | null> {
     const result = await this.#deps.store.setAccountDisabled(accountId, disabled, this.#deps.now().getTime());
     if (result === null || !result.changed) return result;
-    if (disabled) await this.#deps.activity.record(accountId, 'account_disabled', { by: 'operator', sessions: result.revoked_sessions });
-    else await this.#deps.activity.record(accountId, 'account_enabled', { by: 'operator' });
+    // The operator's reason is the person's to read: their activity says why (docs/operations.md "The console").
+    const why = reason === null || reason.trim() === '' ? {} : { reason: reason.trim() };
+    if (disabled)
+      await this.#deps.activity.record(accountId, 'account_disabled', { by: 'operator', sessions: result.revoked_sessions, ...why });
+    else await this.#deps.activity.record(accountId, 'account_enabled', { by: 'operator', ...why });
     return result;
   }
 }

@@ -207,7 +207,7 @@ export class AdminAccounts {
     if (account.deleted_at !== null || account.merged_into !== null) {
       throw new OcError('unknown_did_oc', 'admin: this account is deleted or merged into another');
     }
-    const result = await this.#deps.lifecycle.setDisabled(account.id, disabled);
+    const result = await this.#deps.lifecycle.setDisabled(account.id, disabled, reason);
     if (result === null) throw new OcError('unknown_did_oc', 'admin: this account is deleted or merged into another');
     if (result.changed) {
       await this.#deps.operators.audit(actor, {

@@ -57,5 +57,9 @@ export const activityPagesDe: Readonly<Record<ActivityPageMessageKey, string>> =
   'event.exported': 'Die Daten des Kontos heruntergeladen',
   'event.disabled': 'Der Betreiber hat dieses Konto gesperrt',
   'event.enabled': 'Der Betreiber hat dieses Konto wieder freigegeben',
+  'event.key_removed_operator': 'Der Betreiber hat den Schlüssel {name} entfernt',
+  'event.revoked_one_operator': 'Der Betreiber hat dieses Konto in einem Browser abgemeldet',
+  'event.disabled_reason': 'Der Betreiber hat dieses Konto gesperrt: „{reason}“',
+  'event.enabled_reason': 'Der Betreiber hat dieses Konto wieder freigegeben: „{reason}“',
   'account.failed': 'Fehlgeschlagen',
 };

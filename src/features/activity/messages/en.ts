@@ -59,6 +59,10 @@ export const activityPagesEn = {
   'event.exported': "Downloaded the account's data",
   'event.disabled': 'The operator disabled this account',
   'event.enabled': 'The operator enabled this account again',
+  'event.key_removed_operator': 'The operator removed the key {name}',
+  'event.revoked_one_operator': 'The operator signed this account out of one browser',
+  'event.disabled_reason': 'The operator disabled this account: “{reason}”',
+  'event.enabled_reason': 'The operator enabled this account again: “{reason}”',
   'account.failed': 'Failed',
 } as const;
 

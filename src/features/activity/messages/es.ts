@@ -59,5 +59,9 @@ export const activityPagesEs: Readonly<Record<ActivityPageMessageKey, string>> =
   'event.exported': 'Se descargaron los datos de la cuenta',
   'event.disabled': 'El operador desactivó esta cuenta',
   'event.enabled': 'El operador volvió a activar esta cuenta',
+  'event.key_removed_operator': 'El operador quitó la llave {name}',
+  'event.revoked_one_operator': 'El operador cerró la sesión de esta cuenta en un navegador',
+  'event.disabled_reason': 'El operador desactivó esta cuenta: «{reason}»',
+  'event.enabled_reason': 'El operador volvió a activar esta cuenta: «{reason}»',
   'account.failed': 'Fallido',
 };

@@ -58,5 +58,9 @@ export const activityPagesFr: Readonly<Record<ActivityPageMessageKey, string>> =
   'event.exported': 'Téléchargement des données du compte',
   'event.disabled': 'L’opérateur a désactivé ce compte',
   'event.enabled': 'L’opérateur a réactivé ce compte',
+  'event.key_removed_operator': 'L’opérateur a retiré la clé {name}',
+  'event.revoked_one_operator': 'L’opérateur a déconnecté ce compte d’un navigateur',
+  'event.disabled_reason': 'L’opérateur a désactivé ce compte : « {reason} »',
+  'event.enabled_reason': 'L’opérateur a réactivé ce compte : « {reason} »',
   'account.failed': 'Échec',
 };

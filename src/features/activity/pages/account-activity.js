@@ -116,10 +116,13 @@ function describeEvent(event) {
     case 'key_added':
       return said('event.key_added', { passkey: d.sign_in ? 'yes' : 'no', name: name(d.label) });
     case 'key_removed':
-      return said('event.key_removed', { name: name(d.label) });
+      return d.by === 'operator'
+        ? said('event.key_removed_operator', { name: name(d.label) })
+        : said('event.key_removed', { name: name(d.label) });
     case 'sessions_revoked':
       if (d.scope === 'all') return said('event.revoked_all', { count: Number(d.count) || 0 });
-      return d.scope === 'others' ? said('event.revoked_others', { count: Number(d.count) || 0 }) : said('event.revoked_one');
+      if (d.scope === 'others') return said('event.revoked_others', { count: Number(d.count) || 0 });
+      return d.by === 'operator' ? said('event.revoked_one_operator') : said('event.revoked_one');
     case 'tab_pinned':
       return said('event.tab_pinned', { account: name(d.active_account), placed: where ? 'yes' : 'no', where });
     case 'connect_app_created':
@@ -135,9 +138,9 @@ function describeEvent(event) {
     case 'account_exported':
       return said('event.exported');
     case 'account_disabled':
-      return said('event.disabled');
+      return name(d.reason) ? said('event.disabled_reason', { reason: name(d.reason) }) : said('event.disabled');
     case 'account_enabled':
-      return said('event.enabled');
+      return name(d.reason) ? said('event.enabled_reason', { reason: name(d.reason) }) : said('event.enabled');
     default:
       return event.kind;
   }
