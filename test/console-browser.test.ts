@@ -240,6 +240,23 @@ await forEachEngine('the operators’ console in headless Chromium', (engine) =>
     const secondSecret = await page.locator('.shown-once code').textContent();
     expect(secondSecret).toMatch(/^[A-Za-z0-9_-]{20,}$/);
     expect(secondSecret).not.toBe(firstSecret);
+    // Edit its redirect addresses and logo, then hold it and lift the hold.
+    await page.getByRole('button', { name: 'Edit Reporting' }).click();
+    await expect.poll(() => page.locator('#client-edit-form').isVisible()).toBe(true);
+    await page.locator('#edit-uris').fill('https://reports.example.org/callback\nhttps://reports.example.org/again');
+    await page.locator('#edit-logo').fill('https://reports.example.org/logo.png');
+    await expectLaidOut(page, 'client edit desktop');
+    await page.locator('#client-edit-form button[type="submit"]').click();
+    await expect.poll(() => page.locator('#apps-done').textContent()).toBe('Reporting was saved.');
+    expect(await page.locator('#view table').first().textContent()).toContain('https://reports.example.org/again');
+    await page.locator('#apps-reason').fill('Its domain lapsed');
+    await page.getByRole('button', { name: 'Hold: Reporting' }).click();
+    await expect
+      .poll(() => page.locator('#apps-done').textContent())
+      .toBe('Reporting is held: it signs nobody in, and its codes and tokens are refused.');
+    expect(await page.locator('#view table').first().textContent()).toContain('Held');
+    await page.getByRole('button', { name: 'Lift the hold: Reporting' }).click();
+    await expect.poll(() => page.locator('#apps-done').textContent()).toBe('Reporting signs people in again.');
     await expectLaidOut(page, 'apps desktop');
 
     // The person's Connect app: its failed delivery, sent again.

@@ -606,6 +606,66 @@ function operatorsSuite(engine: 'sqlite' | 'postgres'): void {
     expect(trail[2]).toMatchObject({ reason: 'leaked in a log' });
   });
 
+  it('edits a client’s redirect URIs and links, refuses what the provider would not load, and holds it from the token endpoint until the hold is lifted', async () => {
+    const writer = await operatorToken(['read', 'write']);
+    const created = await send(writer.token, 'POST', '/api/admin/clients', {
+      client_name: 'Held',
+      redirect_uris: ['https://held.example/cb'],
+    });
+    const { client_id: id, client_secret: secret } = created.json().client;
+    const edited = await send(writer.token, 'POST', `/api/admin/clients/${id}/edit`, {
+      redirect_uris: ['https://held.example/cb', 'https://held.example/cb2'],
+      logo_uri: 'https://held.example/logo.png',
+      backchannel_logout_uri: 'https://held.example/logout',
+    });
+    expect(edited.statusCode, edited.body).toBe(200);
+    expect(edited.json().client.metadata).toMatchObject({
+      client_name: 'Held',
+      redirect_uris: ['https://held.example/cb', 'https://held.example/cb2'],
+      logo_uri: 'https://held.example/logo.png',
+      backchannel_logout_uri: 'https://held.example/logout',
+    });
+    for (const bad of [{ redirect_uris: ['not a url'] }, { redirect_uris: [] }, { logo_uri: 'javascript:alert(1)' }, { other: 1 }]) {
+      const reply = await send(writer.token, 'POST', `/api/admin/clients/${id}/edit`, bad);
+      expect(reply.statusCode, JSON.stringify(bad)).toBe(400);
+    }
+    const removed = await send(writer.token, 'POST', `/api/admin/clients/${id}/edit`, { logo_uri: null });
+    expect(removed.json().client.metadata).not.toHaveProperty('logo_uri');
+
+    // The token endpoint: a made-up code is the wrong grant while the client stands, and the client is unknown while held.
+    const exchange = () =>
+      auth.app.inject({
+        method: 'POST',
+        url: '/oidc/token',
+        headers: {
+          authorization: `Basic ${Buffer.from(`${id}:${secret}`).toString('base64')}`,
+          'content-type': 'application/x-www-form-urlencoded',
+        },
+        payload: new URLSearchParams({
+          grant_type: 'authorization_code',
+          code: 'x'.repeat(43),
+          redirect_uri: 'https://held.example/cb',
+        }).toString(),
+      });
+    expect((await exchange()).json().error).toBe('invalid_grant');
+    expect((await send(writer.token, 'POST', `/api/admin/clients/${id}/disable`, {})).statusCode).toBe(400);
+    const held = await send(writer.token, 'POST', `/api/admin/clients/${id}/disable`, { reason: 'Its domain lapsed' });
+    expect(held.json().client.disabled_at).toEqual(expect.any(String));
+    expect((await exchange()).json().error).toBe('invalid_client');
+    expect((await send(writer.token, 'POST', `/api/admin/clients/${id}/enable`, {})).json().client.disabled_at).toBeNull();
+    expect((await exchange()).json().error).toBe('invalid_grant');
+    const trail = (await audit(writer.token, `?target=client:${id}`)).json().entries;
+    expect(trail.map((entry: { action: string }) => entry.action)).toEqual([
+      'client.enable',
+      'client.disable',
+      'client.edit',
+      'client.edit',
+      'client.create',
+    ]);
+    expect(trail[1]).toMatchObject({ reason: 'Its domain lapsed' });
+    expect(trail[3]).toMatchObject({ detail: { changed: ['redirect_uris', 'logo_uri', 'backchannel_logout_uri'] } });
+  });
+
   it('lists the signing keys and rotates the session and the provider keys for a write token, audited', async () => {
     const reader = await operatorToken(['read']);
     const writer = await operatorToken(['read', 'write']);

@@ -6,7 +6,7 @@
  */
 import { Type } from 'typebox';
 import { POLICY } from '../../platform/http/policy.js';
-import { ANSWER, answer, EXAMPLE_CLIENT_METADATA, errorResponses, example } from '../../platform/http/schemas.js';
+import { ANSWER, answer, EXAMPLE_CLIENT_METADATA, errorResponses, example, NullableString } from '../../platform/http/schemas.js';
 import type { TypedApp } from '../../platform/http/schema-types.js';
 import { route } from '../../web/route.js';
 import { CLIENT_AUTH_METHODS, OIDC_ALGORITHMS, type ClientView, type IssuedClient } from '../oidc/index.js';
@@ -27,6 +27,7 @@ const Client = Type.Object({
     description: 'The Connect app that registered it; null for the operator’s own',
   }),
   first_party: Type.Boolean({ description: 'Signs people in without a consent screen' }),
+  disabled_at: NullableString({ description: 'When the operator held it (ISO 8601): it signs nobody in and redeems nothing' }),
   created_at: Type.String({ description: 'ISO 8601 UTC' }),
   updated_at: Type.String({ description: 'ISO 8601 UTC' }),
 });
@@ -39,6 +40,7 @@ const EXAMPLE = {
   metadata: EXAMPLE_CLIENT_METADATA,
   owner_app_id: null,
   first_party: false,
+  disabled_at: null,
   created_at: ANSWER.clientRegisteredAt,
   updated_at: ANSWER.clientRegisteredAt,
 };
@@ -53,6 +55,7 @@ function clientBody(client: ClientView | IssuedClient) {
     metadata: client.metadata,
     owner_app_id: client.owner_app_id,
     first_party: client.first_party,
+    disabled_at: client.disabled_at === null ? null : new Date(client.disabled_at).toISOString(),
     created_at: new Date(client.created_at).toISOString(),
     updated_at: new Date(client.updated_at).toISOString(),
     ...('client_secret' in client && client.client_secret !== undefined ? { client_secret: client.client_secret } : {}),
@@ -175,6 +178,84 @@ export function registerAdminClientRoutes(app: TypedApp, deps: AdminClientRoutes
       return { ok: true as const, client: clientBody(client) };
     },
   );
+
+  const OptionalUri = Type.Optional(Type.Union([Uri, Type.Null()], { description: 'A URI; null removes it' }));
+  app.post(
+    '/api/admin/clients/:client_id/edit',
+    {
+      ...route(POLICY.operator, 'admin', 'Change a client’s redirect URIs, name, logo and links (the write scope; audited)', {
+        description:
+          'Only the members sent change; null removes an optional URI. The result is checked as the provider would load it: ' +
+          '400 `bad_request` with its reason, and nothing changes. Audited as `client.edit` with the names of what changed.',
+        security: OPERATOR_TOKEN,
+        params: ClientParams,
+        body: Type.Object(
+          {
+            client_name: Type.Optional(Type.String({ minLength: 1, maxLength: 100 })),
+            redirect_uris: Type.Optional(Type.Array(Uri, { maxItems: 20 })),
+            post_logout_redirect_uris: Type.Optional(Type.Array(Uri, { maxItems: 20 })),
+            logo_uri: OptionalUri,
+            client_uri: OptionalUri,
+            policy_uri: OptionalUri,
+            tos_uri: OptionalUri,
+            backchannel_logout_uri: OptionalUri,
+          },
+          {
+            additionalProperties: false,
+            ...example({ redirect_uris: ['https://acme.example/callback', 'https://acme.example/oidc/callback'], logo_uri: null }),
+          },
+        ),
+        response: {
+          200: Type.Object({ ok: Type.Literal(true), client: Client }, answer('Changed', { ok: true, client: EXAMPLE })),
+          ...errorResponses(400, 401, 403, 404, 413, 415, 429),
+        },
+      }),
+      onRequest: deps.gate('write'),
+    },
+    async (request, reply) => {
+      reply.header('cache-control', 'no-store');
+      const client = await deps.clients.edit(request.params.client_id, request.body, actorOf(deps.gate, request));
+      return { ok: true as const, client: clientBody(client) };
+    },
+  );
+
+  for (const disabling of [true, false]) {
+    app.post(
+      `/api/admin/clients/:client_id/${disabling ? 'disable' : 'enable'}`,
+      {
+        ...route(
+          POLICY.operator,
+          'admin',
+          disabling
+            ? 'Hold a client: it signs nobody in and redeems no code or token (the write scope; audited)'
+            : 'Lift the hold of a client (the write scope; audited)',
+          {
+            description: disabling
+              ? 'The provider no longer finds the client: its sign-ins, codes, refresh tokens and access tokens are refused ' +
+                '(`invalid_client`, `invalid_token`) until the hold is lifted. Audited as `client.disable` with the reason.'
+              : 'Audited as `client.enable`.',
+            security: OPERATOR_TOKEN,
+            params: ClientParams,
+            body: Type.Object(
+              { reason: disabling ? Reason : Type.Optional(Reason) },
+              { additionalProperties: false, ...example({ reason: 'Its redirect domain lapsed' }) },
+            ),
+            response: {
+              200: Type.Object({ ok: Type.Literal(true), client: Client }, answer('Changed', { ok: true, client: EXAMPLE })),
+              ...errorResponses(400, 401, 403, 404, 413, 415, 429),
+            },
+          },
+        ),
+        onRequest: deps.gate('write'),
+      },
+      async (request, reply) => {
+        reply.header('cache-control', 'no-store');
+        const reason = (request.body as { reason?: string }).reason ?? null;
+        const client = await deps.clients.setDisabled(request.params.client_id, disabling, reason, actorOf(deps.gate, request));
+        return { ok: true as const, client: clientBody(client) };
+      },
+    );
+  }
 
   app.post(
     '/api/admin/clients/:client_id/delete',

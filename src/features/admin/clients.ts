@@ -5,7 +5,7 @@
  * in the answer that makes it and nowhere else, the audit log included.
  */
 import { OcError } from '../../platform/errors.js';
-import type { ClientInput, ClientView, IssuedClient, OidcService } from '../oidc/index.js';
+import type { ClientEdit, ClientInput, ClientView, IssuedClient, OidcService } from '../oidc/index.js';
 import type { Actor, OperatorService } from './operators.js';
 
 export interface AdminClientsDeps {
@@ -56,6 +56,26 @@ export class AdminClients {
       target: target(clientId),
       detail: { first_party: firstParty },
     });
+    return client;
+  }
+
+  /** Changes its redirect URIs, name, logo and other links; audited as `client.edit` with the names of what changed (the values are in the client). */
+  async edit(clientId: string, changes: ClientEdit, actor: Actor): Promise<ClientView> {
+    const client = await this.#deps.oidc.clients.edit(clientId, changes);
+    const changed = Object.keys(changes).filter((name) => changes[name as keyof ClientEdit] !== undefined);
+    await this.#deps.operators.audit(actor, { action: 'client.edit', target: target(clientId), detail: { changed } });
+    return client;
+  }
+
+  /**
+   * Holds the client, so that it can start no sign-in and redeem no code or
+   * token, or lifts the hold; audited as `client.disable` or `client.enable`
+   * when it changed anything.
+   */
+  async setDisabled(clientId: string, disabled: boolean, reason: string | null, actor: Actor): Promise<ClientView> {
+    const { client, changed } = await this.#deps.oidc.clients.setDisabled(clientId, disabled);
+    if (changed)
+      await this.#deps.operators.audit(actor, { action: disabled ? 'client.disable' : 'client.enable', target: target(clientId), reason });
     return client;
   }
 

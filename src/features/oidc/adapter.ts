@@ -15,7 +15,7 @@
  */
 import type { Adapter, AdapterPayload } from 'oidc-provider';
 import type { OidcStore } from './store.js';
-import { clientMetadataOf, hashClientSecret, isHashedClientSecret, OWNER_APP_METADATA } from './clients.js';
+import { clientMetadataOf, DISABLED_METADATA, hashClientSecret, isHashedClientSecret, OWNER_APP_METADATA } from './clients.js';
 
 /** The policy every client registered with a Connect app's key gets (src/features/oidc/provider.ts). */
 export const CONNECT_APP_POLICY = 'connect-app';
@@ -95,9 +95,12 @@ export function storageAdapter(deps: AdapterDeps): new (name: string) => Adapter
       if (this.#model === 'Client') {
         const client = await store.findOidcClient(id);
         if (client === null) return undefined;
+        // A client the operator holds is not found: no authorization, no code, no token of it is honoured.
+        const { [DISABLED_METADATA]: held, ...metadata } = clientMetadataOf(client) as Record<string, unknown>;
+        if (held !== undefined) return undefined;
         if (client.owner_app_id !== null && deps.appMayAct !== undefined && !(await deps.appMayAct(client.owner_app_id))) return undefined;
         // Every ID token names when the person signed in (docs/protocol.md §8 "Tokens"), whatever the client registered.
-        return { ...clientMetadataOf(client), require_auth_time: true };
+        return { ...(metadata as AdapterPayload), require_auth_time: true };
       }
       if (this.#model === 'InitialAccessToken') {
         // A held owner's key is found, so that the registration policy answers why it is refused.

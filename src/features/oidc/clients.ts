@@ -69,6 +69,8 @@ export interface ClientView {
   readonly first_party: boolean;
   readonly created_at: number;
   readonly updated_at: number;
+  /** When the operator held it (Unix ms), or null. */
+  readonly disabled_at: number | null;
 }
 
 /** A client just created or given a new secret: the secret is in this answer and nowhere else. */
@@ -80,6 +82,24 @@ const SECRET_HASH_PREFIX = 'sha256:';
 
 /** The metadata member naming the Connect app that registered a client (set by the registration policy, never by the client). */
 export const OWNER_APP_METADATA = 'oc_owner_app';
+/**
+ * When the operator held the client (Unix ms), kept beside its metadata:
+ * a held client is not found by the provider (src/features/oidc/adapter.ts),
+ * so it can start no sign-in and redeem no code or token.
+ */
+export const DISABLED_METADATA = 'oc_disabled_at';
+
+/** What the operator may change of a registered client (the console, docs/api.md "Admin"). */
+export interface ClientEdit {
+  readonly client_name?: string | undefined;
+  readonly redirect_uris?: readonly string[] | undefined;
+  readonly post_logout_redirect_uris?: readonly string[] | undefined;
+  readonly logo_uri?: string | null | undefined;
+  readonly client_uri?: string | null | undefined;
+  readonly policy_uri?: string | null | undefined;
+  readonly tos_uri?: string | null | undefined;
+  readonly backchannel_logout_uri?: string | null | undefined;
+}
 /**
  * The scopes of the operator's APIs a client may ask for (docs/protocol.md §8
  * "APIs"): set by the operator only; a registration by a Connect app cannot.
@@ -116,10 +136,16 @@ export function clientMetadataOf(record: OidcClientRecord): AdapterPayload {
 }
 
 function viewOf(record: OidcClientRecord): ClientView {
-  const { client_secret: _hidden, [OWNER_APP_METADATA]: _owner, ...metadata } = clientMetadataOf(record) as Record<string, unknown>;
+  const {
+    client_secret: _hidden,
+    [OWNER_APP_METADATA]: _owner,
+    [DISABLED_METADATA]: disabledAt,
+    ...metadata
+  } = clientMetadataOf(record) as Record<string, unknown>;
   return {
     client_id: record.client_id,
     metadata,
+    disabled_at: typeof disabledAt === 'number' ? disabledAt : null,
     owner_app_id: record.owner_app_id,
     first_party: record.first_party,
     created_at: record.created_at,
@@ -274,6 +300,50 @@ export class ClientRegistry {
     const at = this.#deps.now();
     await this.#deps.store.updateOidcClient(clientId, { metadata: record.metadata, first_party: firstParty }, at);
     return viewOf({ ...record, first_party: firstParty, updated_at: at });
+  }
+
+  /**
+   * Changes what the operator may change of a client (a value of null
+   * removes an optional URI), checked as the provider would load it: 400
+   * `bad_request` with the provider's reason, and nothing changes.
+   */
+  async edit(clientId: string, changes: ClientEdit): Promise<ClientView> {
+    const record = await this.#deps.store.findOidcClient(clientId);
+    if (record === null) throw new OcError('not_found', 'oidc: no such client');
+    const metadata = JSON.parse(record.metadata) as Record<string, unknown>;
+    for (const [name, value] of Object.entries(changes)) {
+      if (value === undefined) continue;
+      if (value === null) delete metadata[name];
+      else metadata[name] = Array.isArray(value) ? [...value] : value;
+    }
+    // Checked as registered: a confidential client's hashed secret stands in as a secret of the right shape.
+    const { [DISABLED_METADATA]: _held, ...checked } = metadata;
+    await this.#deps.validate({
+      ...checked,
+      client_id: clientId,
+      ...(metadata.token_endpoint_auth_method === 'none' ? {} : { client_secret: newSecret() }),
+    });
+    const at = this.#deps.now();
+    const stored = JSON.stringify(metadata);
+    if (!(await this.#deps.store.updateOidcClient(clientId, { metadata: stored }, at)))
+      throw new OcError('not_found', 'oidc: no such client');
+    this.#changed();
+    return viewOf({ ...record, metadata: stored, updated_at: at });
+  }
+
+  /** Holds a client (the provider no longer finds it) or lifts the hold; false when it already was so. */
+  async setDisabled(clientId: string, disabled: boolean): Promise<{ readonly client: ClientView; readonly changed: boolean }> {
+    const record = await this.#deps.store.findOidcClient(clientId);
+    if (record === null) throw new OcError('not_found', 'oidc: no such client');
+    const metadata = JSON.parse(record.metadata) as Record<string, unknown>;
+    if ((typeof metadata[DISABLED_METADATA] === 'number') === disabled) return { client: viewOf(record), changed: false };
+    const at = this.#deps.now();
+    if (disabled) metadata[DISABLED_METADATA] = at;
+    else delete metadata[DISABLED_METADATA];
+    const stored = JSON.stringify(metadata);
+    await this.#deps.store.updateOidcClient(clientId, { metadata: stored }, at);
+    this.#changed();
+    return { client: viewOf({ ...record, metadata: stored, updated_at: at }), changed: true };
   }
 
   /** Deletes a client, its consents and every code and token it holds. */

@@ -9,6 +9,7 @@ export {
   CLIENT_AUTH_METHODS,
   cspSourceOf,
   type ClientAuthMethod,
+  type ClientEdit,
   type ClientInput,
   type ClientView,
   type IssuedClient,

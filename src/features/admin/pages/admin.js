@@ -632,6 +632,7 @@ async function appsView() {
   const reason = reasonField('apps-reason');
   const done = statusRegion('apps-done');
   const revealed = h('div', { id: 'apps-revealed', 'data-revealed': '' });
+  const editor = h('div', { id: 'client-edit' });
   const clientRows = clients.body.clients.map((/** @type {any} */ client) => {
     const name = client.metadata.client_name || client.client_id;
     const path = `/api/admin/clients/${encodeURIComponent(client.client_id)}`;
@@ -641,9 +642,32 @@ async function appsView() {
       (client.metadata.redirect_uris || []).join(' '),
       client.owner_app_id ? viewLink(`/apps/${client.owner_app_id}`, t('admin.connect_app')) : t('admin.operator_owned'),
       client.first_party ? t('admin.yes') : t('admin.no'),
+      client.disabled_at ? h('span', { class: 'state-bad', text: t('admin.client_held') }) : t('admin.status_active'),
       h(
         'div',
         { class: 'row-actions' },
+        actionButton(t('admin.edit'), error, async () => showClientEdit(client, editor, error), {
+          class: 'secondary small',
+          'aria-label': t('admin.edit_named', { name }),
+          'aria-controls': 'client-edit',
+        }),
+        actionButton(
+          client.disabled_at ? t('admin.client_enable') : t('admin.client_disable'),
+          error,
+          async () => {
+            const why = client.disabled_at ? reason.field.value.trim() : reason.read(error);
+            if (why === null) return;
+            const body = why === '' ? {} : { reason: why };
+            const changed = await call('POST', `${path}/${client.disabled_at ? 'enable' : 'disable'}`, body);
+            if (!changed.ok) return say(error, describe(changed));
+            await appsView();
+            sayDone(client.disabled_at ? t('admin.client_enabled_now', { name }) : t('admin.client_disabled_now', { name }));
+          },
+          {
+            class: 'secondary small',
+            'aria-label': `${client.disabled_at ? t('admin.client_enable') : t('admin.client_disable')}: ${name}`,
+          },
+        ),
         confidential
           ? actionButton(
               t('admin.rotate_secret'),
@@ -718,9 +742,17 @@ async function appsView() {
       t('admin.clients'),
       table(
         t('admin.clients'),
-        [t('admin.col_app'), t('admin.col_redirects'), t('admin.col_owner'), t('admin.col_first_party'), t('admin.col_action')],
+        [
+          t('admin.col_app'),
+          t('admin.col_redirects'),
+          t('admin.col_owner'),
+          t('admin.col_first_party'),
+          t('admin.col_status'),
+          t('admin.col_action'),
+        ],
         clientRows,
       ),
+      editor,
       createClientForm(),
     ),
     card(
@@ -729,6 +761,65 @@ async function appsView() {
       table(t('admin.connect_apps'), [t('admin.col_app'), t('admin.col_owner'), t('admin.col_webhook'), t('admin.col_action')], appRows),
     ),
   );
+}
+
+/**
+ * The form that changes a client's name, redirect addresses, logo and
+ * back-channel logout address, in `holder` under the table; an emptied
+ * address is removed.
+ *
+ * @param {any} client
+ * @param {HTMLElement} holder
+ * @param {HTMLElement} error
+ */
+function showClientEdit(client, holder, error) {
+  const meta = client.metadata;
+  const name = /** @type {HTMLInputElement} */ (
+    h('input', { type: 'text', maxlength: '100', value: meta.client_name ?? '', autocomplete: 'off' })
+  );
+  const uris = /** @type {HTMLTextAreaElement} */ (h('textarea', { rows: '2', spellcheck: 'false' }));
+  uris.value = (meta.redirect_uris ?? []).join('\n');
+  const logo = /** @type {HTMLInputElement} */ (h('input', { type: 'url', value: meta.logo_uri ?? '', autocomplete: 'off' }));
+  const logout = /** @type {HTMLInputElement} */ (
+    h('input', { type: 'url', value: meta.backchannel_logout_uri ?? '', autocomplete: 'off' })
+  );
+  const title = t('admin.edit_client', { name: meta.client_name || client.client_id });
+  const submit = /** @type {HTMLButtonElement} */ (h('button', { type: 'submit', text: t('admin.save') }));
+  const form = h(
+    'form',
+    { id: 'client-edit-form', novalidate: true, class: 'disclosed', 'aria-label': title },
+    h('h3', { id: 'client-edit-title', tabindex: '-1', text: title }),
+    labelled('edit-name', t('admin.client_name'), name),
+    labelled('edit-uris', t('admin.client_redirects'), uris, t('admin.client_redirects_hint')),
+    labelled('edit-logo', t('admin.client_logo'), logo),
+    labelled('edit-logout', t('admin.client_backchannel'), logout, t('admin.client_backchannel_hint')),
+    h(
+      'div',
+      { class: 'actions' },
+      submit,
+      h('button', { type: 'button', class: 'link', text: t('admin.cancel'), onclick: () => holder.replaceChildren() }),
+    ),
+  );
+  form.addEventListener('submit', async (event) => {
+    event.preventDefault();
+    say(error, '');
+    /** @param {HTMLInputElement} field */
+    const uriOrNull = (field) => (field.value.trim() === '' ? null : field.value.trim());
+    const body = {
+      client_name: name.value.trim(),
+      redirect_uris: uris.value.split(/\s+/).filter(Boolean),
+      logo_uri: uriOrNull(logo),
+      backchannel_logout_uri: uriOrNull(logout),
+    };
+    await busy(submit, async () => {
+      const saved = await call('POST', `/api/admin/clients/${encodeURIComponent(client.client_id)}/edit`, body);
+      if (!saved.ok) return say(error, describe(saved));
+      await appsView();
+      sayDone(t('admin.client_saved', { name: body.client_name }));
+    });
+  });
+  holder.replaceChildren(form);
+  byId('client-edit-title').focus();
 }
 
 /** The form that registers one of the operator's own OpenID clients; its secret is shown once. */
