@@ -9,7 +9,10 @@
  * view at desktop and phone width, light and dark, with axe finding
  * nothing, and in the four languages. A non-operator, an operator without
  * a fresh key, and a removed operator's open console are refused.
+ * `UPDATE_SCREENSHOTS=1` writes docs/screenshots/console-*.png (from the SQLite run).
  */
+import { mkdirSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
 import { expect, it } from 'vitest';
 import type { Page } from 'playwright-core';
 import { createSessionVerifier, stopRevocationPolling, type SessionVerifier } from '../packages/verify/src/index.js';
@@ -35,6 +38,8 @@ if (!HAVE_CHROMIUM && IN_CI) {
 }
 
 const MINUTE = 60_000;
+const UPDATE_SCREENSHOTS = process.env.UPDATE_SCREENSHOTS === '1';
+const SCREENSHOT_DIR = fileURLToPath(new URL('../docs/screenshots/', import.meta.url));
 
 /** Runs `oc-host …` against the site's store; its exit code. */
 async function cli(site: PageHost, argv: string[]): Promise<number> {
@@ -99,6 +104,13 @@ await forEachEngine('the operators’ console in headless Chromium', (engine) =>
     env: () => ({ SMTP_URL: mailbox.url(), RATE_LIMIT_OTP_PER_HOUR: '0', WEBHOOK_ALLOW_PRIVATE: '1' }),
   });
   const problems: string[] = [];
+  /** The README's pictures of the console, taken on one engine only. */
+  async function screenshot(page: Page, name: string): Promise<void> {
+    if (!UPDATE_SCREENSHOTS || engine !== 'sqlite') return;
+    mkdirSync(SCREENSHOT_DIR, { recursive: true });
+    await page.emulateMedia({ colorScheme: 'light' });
+    await page.screenshot({ path: `${SCREENSHOT_DIR}${name}`, fullPage: true });
+  }
   const watch = (page: Page) => {
     page.on('pageerror', (error) => problems.push(error.message));
     page.on('console', (message) => {
@@ -193,9 +205,10 @@ await forEachEngine('the operators’ console in headless Chromium', (engine) =>
     // It opens on the dashboard: the person's e-mail sign-in and the refused code are counted.
     await expect.poll(() => page.locator('#active-sessions').isVisible()).toBe(true);
     expect(await page.locator('#fresh-until').textContent()).toMatch(/^Key confirmed until /);
-    expect(await page.locator('#dashboard-signins-title + * thead').textContent()).toContain('email_otp');
-    expect(await page.locator('#dashboard-failures-title + *').textContent()).toContain('email_otp invalid_code');
+    expect(await page.locator('#dashboard-signins-title + * thead').textContent()).toContain('e-mail code');
+    expect(await page.locator('#dashboard-failures-title + *').textContent()).toContain('e-mail code: invalid_code');
     await expectLaidOut(page, 'dashboard desktop');
+    await screenshot(page, 'console-dashboard.png');
     await page.locator('#nav-people').click();
     await expect.poll(() => page.locator('#people-form').isVisible()).toBe(true);
 
@@ -210,6 +223,7 @@ await forEachEngine('the operators’ console in headless Chromium', (engine) =>
     expect(await page.locator('#person-status').textContent()).toBe('Active');
     expect(await page.locator('#person-identities-title + * ').textContent()).toContain(email);
     await expectLaidOut(page, 'person desktop');
+    await screenshot(page, 'console-person.png');
 
     // Disable them with a reason: their session is refused at the consumer site.
     await page.locator('#person-hold').click();
@@ -258,6 +272,7 @@ await forEachEngine('the operators’ console in headless Chromium', (engine) =>
     await page.getByRole('button', { name: 'Lift the hold: Reporting' }).click();
     await expect.poll(() => page.locator('#apps-done').textContent()).toBe('Reporting signs people in again.');
     await expectLaidOut(page, 'apps desktop');
+    await screenshot(page, 'console-apps.png');
 
     // The person's Connect app: its failed delivery, sent again.
     await page.getByRole('link', { name: 'Person’s shop' }).click();
@@ -303,6 +318,7 @@ await forEachEngine('the operators’ console in headless Chromium', (engine) =>
     await expect.poll(() => page.locator('#audit-results tbody tr').count()).toBe(1);
     expect(await page.locator('#audit-results tbody').textContent()).toContain(personDid);
     await expectLaidOut(page, 'audit desktop');
+    await screenshot(page, 'console-audit.png');
 
     // At phone width, and in the other three languages, each view stays laid out.
     await page.setViewportSize(PHONE);
@@ -388,6 +404,7 @@ await forEachEngine('the operators’ console in headless Chromium', (engine) =>
       'Your last confirmation is more than 10 minutes old. Confirm with your security key to go on.',
     );
     await expectLaidOut(page, 'step-up again phone');
+    await screenshot(page, 'console-step-up-phone.png');
     await page.locator('#step-up-button').click();
     await expect.poll(() => page.locator('#audit-results table').isVisible()).toBe(true);
 

@@ -47,6 +47,7 @@ const WORDS = {
     withdrawn: 'admin.key_state_withdrawn',
   },
   rotate: { session: 'admin.rotate_session_key', oidc: 'admin.rotate_oidc_key' },
+  way: { bip322: 'method.bip322', email_otp: 'method.email_otp', passkey: 'method.passkey' },
   filter: { actor: 'admin.filter_actor', action: 'admin.filter_action', target: 'admin.filter_target' },
 };
 
@@ -305,6 +306,11 @@ function shownOnce(label, value) {
 
 // ---- The dashboard ----
 
+/** A way in as people say it: a Bitcoin wallet, an e-mail code, a passkey, or the provider's name. @param {string} way */
+function wayName(way) {
+  return way.startsWith('oauth:') ? way.slice('oauth:'.length) : word(WORDS.way, way);
+}
+
 /** The dashboard: the last 14 days of sign-ins, refusals, OpenID sign-ins, check and verify, and the sessions live now. */
 async function dashboardView() {
   const result = await call('GET', '/api/admin/dashboard?days=14');
@@ -323,7 +329,7 @@ async function dashboardView() {
   const ways = namesOf((day) => day.signins);
   const signins = table(
     t('admin.signins_per_day'),
-    [t('admin.col_day'), ...ways, t('admin.col_total'), t('admin.col_new_accounts')],
+    [t('admin.col_day'), ...ways.map(wayName), t('admin.col_total'), t('admin.col_new_accounts')],
     recent.map((/** @type {any} */ day) => [
       day.day,
       ...ways.map((way) => String(day.signins[way] ?? 0)),
@@ -336,7 +342,7 @@ async function dashboardView() {
     t('admin.failures'),
     [t('admin.col_way_reason'), t('admin.col_last_14'), t('admin.col_today')],
     reasons.map((reason) => [
-      h('code', { text: reason }),
+      h('span', {}, `${wayName(reason.split(' ')[0] ?? '')}: `, h('code', { text: reason.split(' ')[1] ?? '' })),
       String(days.reduce((/** @type {number} */ sum, /** @type {any} */ day) => sum + (day.failures[reason] ?? 0), 0)),
       String(days.at(-1)?.failures[reason] ?? 0),
     ]),
@@ -562,11 +568,11 @@ async function personView(did) {
   const activity = table(
     t('admin.activity'),
     [t('admin.col_event'), t('admin.col_when')],
-    person.activity.map((/** @type {any} */ event) => [h('code', { text: event.type }), when(event.at)]),
+    person.activity.map((/** @type {any} */ event) => [h('code', { text: event.kind }), when(event.at)]),
   );
   view.replaceChildren(
     h('p', {}, viewLink('/people', t('admin.back_to_people'))),
-    card('person', person.display_name || person.did_oc, facts, done, error),
+    card('person', knownAs(person), facts, done, error),
     card(
       'person-actions',
       t('admin.actions'),
@@ -597,6 +603,7 @@ async function personView(did) {
     card(
       'person-apps',
       t('admin.apps_of_person'),
+      h('h3', { text: t('admin.signed_in_apps') }),
       table(
         t('admin.signed_in_apps'),
         [t('admin.col_app')],
@@ -611,6 +618,18 @@ async function personView(did) {
     ),
     card('person-activity', t('admin.activity'), activity),
   );
+}
+
+/**
+ * The name an account is known by: its display name, else its first e-mail
+ * address, else its first Bitcoin address, else its did:oc.
+ *
+ * @param {any} person
+ */
+function knownAs(person) {
+  if (person.display_name) return person.display_name;
+  const identities = /** @type {Array<{kind: string, value: string}>} */ (person.identities);
+  return (identities.find((one) => one.kind === 'email') ?? identities.find((one) => one.kind === 'btc'))?.value ?? person.did_oc;
 }
 
 /** @param {string} term @param {Node | string} value */
