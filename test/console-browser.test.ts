@@ -313,6 +313,11 @@ await forEachEngine('the operators’ console in headless Chromium', (engine) =>
     expect(trail).toContain('console');
     expect(trail).not.toContain(firstSecret as string);
     expect(trail).not.toContain(secondSecret as string);
+    await page.locator('#audit-order').selectOption('oldest');
+    await page.locator('#audit-form button[type="submit"]').click();
+    await expect.poll(() => page.url()).toBe(`${site.base}/admin/audit?order=oldest`);
+    await expect.poll(() => page.locator('#audit-results tbody tr').first().textContent()).toContain('operator.add');
+    await page.locator('#audit-order').selectOption('newest');
     await page.locator('#audit-action').fill('account.disable');
     await page.locator('#audit-form button[type="submit"]').click();
     await expect.poll(() => page.locator('#audit-results tbody tr').count()).toBe(1);

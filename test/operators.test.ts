@@ -170,7 +170,7 @@ function operatorsSuite(engine: 'sqlite' | 'postgres'): void {
     expect(text.lines[0]).toMatch(new RegExp(`^\\d{4}-\\d\\d-\\d\\dT.*cli\\s+account\\.delete\\s+${did}$`));
   });
 
-  it('answers the audit log to an operator token with the read scope, paged newest first', async () => {
+  it('answers the audit log to an operator token with the read scope, paged newest or oldest first', async () => {
     const { did, token, tokenId } = await operatorToken();
     for (let n = 0; n < 3; n += 1) {
       auth.harness.clock.advance(1000);
@@ -186,6 +186,14 @@ function operatorsSuite(engine: 'sqlite' | 'postgres'): void {
     const second = (await audit(token, `?limit=2&action=account.view&target=${did}&before=${page.next}`)).json();
     expect(second.entries).toHaveLength(1);
     expect(second.next).toBeNull();
+    // Oldest first, paged the same way: the same three, the other way round.
+    const oldest = (await audit(token, `?limit=2&order=oldest&action=account.view&target=${did}`)).json();
+    const rest = (await audit(token, `?limit=2&order=oldest&action=account.view&target=${did}&before=${oldest.next}`)).json();
+    expect([...oldest.entries, ...rest.entries].map((entry: { id: string }) => entry.id)).toEqual(
+      [...page.entries, ...second.entries].map((entry: { id: string }) => entry.id).reverse(),
+    );
+    expect(rest.next).toBeNull();
+    expect((await audit(token, '?order=sideways')).statusCode).toBe(400);
     const all = (await audit(token, `?target=${did}`)).json();
     expect(all.entries.map((entry: { action: string }) => entry.action)).toEqual([
       'account.view',

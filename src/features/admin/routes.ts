@@ -36,7 +36,12 @@ const AuditQuery = Type.Object({
   action: Type.Optional(Type.String({ minLength: 1, maxLength: 64, description: 'An action, e.g. `account.disable`' })),
   target: Type.Optional(Type.String({ minLength: 1, maxLength: 200, description: 'What was acted on, e.g. a `did:oc`' })),
   since: Type.Optional(Type.String({ format: 'date-time', description: 'Entries at or after this time (ISO 8601)' })),
-  before: Type.Optional(Type.String({ pattern: '^[0-9]{1,15}\\.[0-9a-f]{32}$', description: 'The `next` of the previous page' })),
+  order: Type.Optional(
+    Type.Union([Type.Literal('newest'), Type.Literal('oldest')], { description: 'Newest first (the default) or oldest first' }),
+  ),
+  before: Type.Optional(
+    Type.String({ pattern: '^[0-9]{1,15}\\.[0-9a-f]{32}$', description: 'The `next` of the previous page, in the same order' }),
+  ),
   limit: Type.Optional(
     Type.String({ pattern: '^[0-9]{1,3}$', description: `Entries per page, 1 to ${MAX_AUDIT_PAGE}; default ${DEFAULT_AUDIT_PAGE}` }),
   ),
@@ -75,7 +80,7 @@ export function registerAdminRoutes(app: TypedApp, deps: AdminRoutes): void {
   app.get(
     '/api/admin/audit',
     {
-      ...route(POLICY.operator, 'admin', 'The audit log, newest first (an operator’s API token with the read scope)', {
+      ...route(POLICY.operator, 'admin', 'The audit log, newest or oldest first, with filters (the read scope)', {
         description:
           'Every action of the console, the admin API and the command line that changes something or reads one ' +
           'person’s data. Mint a token with `oc-host operators tokens mint`. Without a valid operator token the ' +
@@ -114,7 +119,7 @@ export function registerAdminRoutes(app: TypedApp, deps: AdminRoutes): void {
     },
     async (request, reply) => {
       reply.header('cache-control', 'no-store');
-      const { actor, action, target, since, before, limit } = request.query;
+      const { actor, action, target, since, order, before, limit } = request.query;
       const size = limit === undefined ? DEFAULT_AUDIT_PAGE : Number(limit);
       if (!(size >= 1 && size <= MAX_AUDIT_PAGE)) throw new OcError('bad_request', `admin: limit must be 1 to ${MAX_AUDIT_PAGE}`);
       let cursor: { at: number; id: string } | undefined;
@@ -127,6 +132,7 @@ export function registerAdminRoutes(app: TypedApp, deps: AdminRoutes): void {
         ...(action === undefined ? {} : { action }),
         ...(target === undefined ? {} : { target }),
         ...(since === undefined ? {} : { since: Date.parse(since) }),
+        ...(order === undefined ? {} : { order }),
         ...(cursor === undefined ? {} : { before: cursor }),
         limit: size + 1,
       });

@@ -62,7 +62,9 @@ export interface AuditQuery {
   readonly target?: string;
   readonly since?: EpochMilliseconds;
   readonly until?: EpochMilliseconds;
-  /** The last row of the previous page: the list goes on with older rows. */
+  /** The order of the list: `newest` (the default) or `oldest` first. */
+  readonly order?: 'newest' | 'oldest';
+  /** The last row of the previous page: the list goes on after it, in its order. */
   readonly before?: { readonly at: EpochMilliseconds; readonly id: string };
   readonly limit: number;
 }
@@ -266,11 +268,14 @@ export class OperatorsArea implements OperatorStore {
     if (query.target !== undefined) select = select.where('target', '=', query.target);
     if (query.since !== undefined) select = select.where('at', '>=', query.since);
     if (query.until !== undefined) select = select.where('at', '<', query.until);
-    const before = query.before;
-    if (before !== undefined) {
-      select = select.where((eb) => eb.or([eb('at', '<', before.at), eb.and([eb('at', '=', before.at), eb('id', '<', before.id)])]));
+    const last = query.before;
+    const oldest = query.order === 'oldest';
+    const past = oldest ? '>' : '<';
+    if (last !== undefined) {
+      select = select.where((eb) => eb.or([eb('at', past, last.at), eb.and([eb('at', '=', last.at), eb('id', past, last.id)])]));
     }
-    const rows = await select.orderBy('at', 'desc').orderBy('id', 'desc').limit(query.limit).execute();
+    const direction = oldest ? 'asc' : 'desc';
+    const rows = await select.orderBy('at', direction).orderBy('id', direction).limit(query.limit).execute();
     return rows.map(toAuditRecord);
   }
 

@@ -1048,16 +1048,27 @@ async function auditView(query) {
   );
   const error = alertRegion('audit-error');
   const results = h('div', { id: 'audit-results' });
+  const oldestFirst = query.get('order') === 'oldest';
+  const order = /** @type {HTMLSelectElement} */ (
+    h(
+      'select',
+      { name: 'order' },
+      h('option', { value: 'newest', text: t('admin.newest_first'), selected: !oldestFirst }),
+      h('option', { value: 'oldest', text: t('admin.oldest_first'), selected: oldestFirst }),
+    )
+  );
   const form = h(
     'form',
     { id: 'audit-form', novalidate: true, class: 'filters' },
     ...filters.map((name) => labelled(`audit-${name}`, word(WORDS.filter, name), fields[name])),
+    labelled('audit-order', t('admin.order'), order),
     h('div', { class: 'actions' }, h('button', { type: 'submit', text: t('admin.filter') })),
   );
   form.addEventListener('submit', (event) => {
     event.preventDefault();
     const params = new URLSearchParams();
     for (const name of filters) if (fields[name].value.trim() !== '') params.set(name, fields[name].value.trim());
+    if (order.value === 'oldest') params.set('order', 'oldest');
     navigate(`/audit${params.size > 0 ? `?${params}` : ''}`);
   });
   const exportLink = h('a', {
@@ -1075,6 +1086,7 @@ async function auditView(query) {
   const page = async (before) => {
     const params = new URLSearchParams();
     for (const name of filters) if (query.get(name)) params.set(name, /** @type {string} */ (query.get(name)));
+    if (oldestFirst) params.set('order', 'oldest');
     params.set('limit', '50');
     if (before) params.set('before', before);
     const result = await call('GET', `/api/admin/audit?${params}`);
@@ -1089,7 +1101,10 @@ async function auditView(query) {
       `${entry.via}${entry.network ? ` · ${entry.network}` : ''}`,
     ]);
     const more = result.body.next
-      ? actionButton(t('admin.older'), error, () => page(result.body.next), { class: 'secondary', id: 'audit-more' })
+      ? actionButton(oldestFirst ? t('admin.more') : t('admin.older'), error, () => page(result.body.next), {
+          class: 'secondary',
+          id: 'audit-more',
+        })
       : null;
     results.replaceChildren(
       table(
