@@ -222,6 +222,9 @@ await forEachEngine('the operators’ console in headless Chromium', (engine) =>
     await expect.poll(() => page.locator('#person-did').textContent()).toBe(personDid);
     expect(await page.locator('#person-status').textContent()).toBe('Active');
     expect(await page.locator('#person-identities-title + * ').textContent()).toContain(email);
+    expect(await page.locator('#person-attestation-title + *').textContent()).toBe(
+      'This account has no Bitcoin address, so it has no attestation.',
+    );
     await expectLaidOut(page, 'person desktop');
     await screenshot(page, 'console-person.png');
 

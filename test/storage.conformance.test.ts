@@ -1871,6 +1871,12 @@ function storageConformance(engine: TestEngine, sqliteDriver?: SqliteDriverName)
       const auditEntry = { actor: 'cli', via: 'cli', action: 'account.view', target: null, reason: null, network: null, detail: null };
       await store.appendAudit({ ...auditEntry, id: 'a'.repeat(32), at: now - 40 * DAY });
       await store.appendAudit({ ...auditEntry, id: 'b'.repeat(32), at: now - 20 * DAY });
+      // The console's daily counts are kept 400 days.
+      const today = Math.floor(now / DAY);
+      await store.addDailyCounts([
+        { day: today - 401, metric: 'signin', label: 'bip322', count: 3 },
+        { day: today - 399, metric: 'signin', label: 'bip322', count: 2 },
+      ]);
       const counts = await store.purgeExpired(now, {
         sessionRetentionMs: retention,
         activityRetentionMs: 30 * DAY,
@@ -1888,7 +1894,9 @@ function storageConformance(engine: TestEngine, sqliteDriver?: SqliteDriverName)
         oidc_logouts: 0,
         oidc_models: 1,
         audit_log: 1,
+        daily_counts: 1,
       });
+      expect(await store.listDailyCounts(today - 500)).toEqual([{ day: today - 399, metric: 'signin', label: 'bip322', count: 2 }]);
       expect((await store.listAudit({ limit: 10 })).map((entry) => entry.id)).toEqual(['b'.repeat(32)]);
       expect(await store.findOidcModel('AccessToken', 'at_live', now)).not.toBeNull();
       expect(await store.findOidcModel('Grant', 'kept', now)).not.toBeNull();
@@ -1916,6 +1924,7 @@ function storageConformance(engine: TestEngine, sqliteDriver?: SqliteDriverName)
         oidc_logouts: 0,
         oidc_models: 0,
         audit_log: 0,
+        daily_counts: 0,
       });
       // Default retention (7 days) applies when none is given.
       expect((await store.purgeExpired(now + 40 * DAY)).sessions).toBe(4);

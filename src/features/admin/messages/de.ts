@@ -126,6 +126,13 @@ export const adminPagesDe: Readonly<Record<AdminPageMessageKey, string>> = {
   'admin.delete_confirm': 'Geben Sie zur Bestätigung {did} ein',
   'admin.delete_confirm_mismatch': 'Geben Sie zur Bestätigung die did:oc des Kontos genau wie angezeigt ein.',
   'admin.deleted': 'Das Konto wurde gelöscht.',
+  'admin.attestation': 'Attestierung',
+  'admin.attestation_none': 'Dieses Konto hat keine Bitcoin-Adresse und daher keine Attestierung.',
+  'admin.attestation_look': 'Nachschlagen',
+  'admin.attestation_look_named': 'Die Attestierung von {address} nachschlagen',
+  'admin.attestation_found': 'Sie ist gültig: {sats} Sats seit {days} Tagen gebunden, Punktzahl {score}.',
+  'admin.attestation_missing': 'Für diese Adresse wurde keine Attestierung gefunden.',
+  'admin.attestation_failed': 'Sie ist gerade nicht gültig: {reason}.',
   // Apps
   'admin.clients': 'OpenID-Apps',
   'admin.connect_apps': 'Connect-Apps',

@@ -124,6 +124,13 @@ export const adminPagesEn = {
   'admin.delete_confirm': 'Type {did} to confirm',
   'admin.delete_confirm_mismatch': 'Type the account’s did:oc exactly as shown to confirm.',
   'admin.deleted': 'The account was deleted.',
+  'admin.attestation': 'Attestation',
+  'admin.attestation_none': 'This account has no Bitcoin address, so it has no attestation.',
+  'admin.attestation_look': 'Look it up',
+  'admin.attestation_look_named': 'Look up the attestation of {address}',
+  'admin.attestation_found': 'It verifies: {sats} sats bonded for {days} days, score {score}.',
+  'admin.attestation_missing': 'No attestation of this address was found.',
+  'admin.attestation_failed': 'It does not verify now: {reason}.',
   // Apps
   'admin.clients': 'OpenID apps',
   'admin.connect_apps': 'Connect apps',

@@ -125,6 +125,13 @@ export const adminPagesEs: Readonly<Record<AdminPageMessageKey, string>> = {
   'admin.delete_confirm': 'Escriba {did} para confirmar',
   'admin.delete_confirm_mismatch': 'Escriba el did:oc de la cuenta exactamente como se muestra para confirmar.',
   'admin.deleted': 'Se eliminó la cuenta.',
+  'admin.attestation': 'Atestación',
+  'admin.attestation_none': 'Esta cuenta no tiene ninguna dirección Bitcoin, así que no tiene atestación.',
+  'admin.attestation_look': 'Consultarla',
+  'admin.attestation_look_named': 'Consultar la atestación de {address}',
+  'admin.attestation_found': 'Es válida: {sats} sats comprometidos durante {days} días, puntuación {score}.',
+  'admin.attestation_missing': 'No se encontró ninguna atestación de esta dirección.',
+  'admin.attestation_failed': 'Ahora no es válida: {reason}.',
   // Aplicaciones
   'admin.clients': 'Aplicaciones OpenID',
   'admin.connect_apps': 'Aplicaciones Connect',

@@ -126,6 +126,13 @@ export const adminPagesFr: Readonly<Record<AdminPageMessageKey, string>> = {
   'admin.delete_confirm': 'Saisissez {did} pour confirmer',
   'admin.delete_confirm_mismatch': 'Saisissez le did:oc du compte exactement comme affiché pour confirmer.',
   'admin.deleted': 'Le compte a été supprimé.',
+  'admin.attestation': 'Attestation',
+  'admin.attestation_none': 'Ce compte n’a aucune adresse Bitcoin, il n’a donc pas d’attestation.',
+  'admin.attestation_look': 'La consulter',
+  'admin.attestation_look_named': 'Consulter l’attestation de {address}',
+  'admin.attestation_found': 'Elle est valide : {sats} sats engagés depuis {days} jours, score {score}.',
+  'admin.attestation_missing': 'Aucune attestation de cette adresse n’a été trouvée.',
+  'admin.attestation_failed': 'Elle n’est pas valide en ce moment : {reason}.',
   // Applications
   'admin.clients': 'Applications OpenID',
   'admin.connect_apps': 'Applications Connect',

@@ -616,7 +616,44 @@ async function personView(did) {
         person.connect_apps.map((/** @type {any} */ app) => [viewLink(`/apps/${app.id}`, app.name)]),
       ),
     ),
+    card('person-attestation', t('admin.attestation'), attestationOf(person)),
     card('person-activity', t('admin.activity'), activity),
+  );
+}
+
+/**
+ * The account's OrangeCheck attestation: for each of its Bitcoin addresses, a
+ * button that asks the public `GET /api/check` (the chain and the relays are
+ * asked only when the operator wants it).
+ *
+ * @param {any} person
+ */
+function attestationOf(person) {
+  const addresses = /** @type {Array<{kind: string, value: string}>} */ (person.identities).filter((one) => one.kind === 'btc');
+  if (addresses.length === 0) return h('p', { class: 'hint', text: t('admin.attestation_none') });
+  return h(
+    'ul',
+    { class: 'item-list' },
+    ...addresses.map(({ value }) => {
+      const answer = statusRegion(`attestation-${value}`);
+      const look = actionButton(
+        t('admin.attestation_look'),
+        answer,
+        async () => {
+          const result = await api('GET', `/api/check?${new URLSearchParams({ addr: value })}`);
+          if (result.ok && result.body.ok) {
+            say(answer, t('admin.attestation_found', { sats: result.body.sats, days: result.body.days, score: result.body.score }));
+          } else if (result.status === 404) say(answer, t('admin.attestation_missing'));
+          else
+            say(
+              answer,
+              t('admin.attestation_failed', { reason: (result.body?.reasons ?? result.body?.codes ?? [result.code]).join(', ') }),
+            );
+        },
+        { class: 'secondary small', 'aria-label': t('admin.attestation_look_named', { address: value }) },
+      );
+      return h('li', {}, h('span', { class: 'mono small', text: value }), ' ', look, answer);
+    }),
   );
 }
 
