@@ -49,6 +49,12 @@ const ClientParams = Type.Object({
 });
 const Uri = Type.String({ minLength: 1, maxLength: 2000 });
 
+/** The answer of a change to a client: the client as it is now. */
+const CHANGED = {
+  200: Type.Object({ ok: Type.Literal(true), client: Client }, answer('Changed', { ok: true, client: EXAMPLE })),
+  ...errorResponses(400, 401, 403, 404, 413, 415, 429),
+};
+
 function clientBody(client: ClientView | IssuedClient) {
   return {
     client_id: client.client_id,
@@ -165,10 +171,7 @@ export function registerAdminClientRoutes(app: TypedApp, deps: AdminClientRoutes
         security: OPERATOR_TOKEN,
         params: ClientParams,
         body: Type.Object({ first_party: Type.Boolean() }, { additionalProperties: false, ...example({ first_party: true }) }),
-        response: {
-          200: Type.Object({ ok: Type.Literal(true), client: Client }, answer('Changed', { ok: true, client: EXAMPLE })),
-          ...errorResponses(400, 401, 403, 404, 413, 415, 429),
-        },
+        response: CHANGED,
       }),
       onRequest: deps.gate('write'),
     },
@@ -205,10 +208,7 @@ export function registerAdminClientRoutes(app: TypedApp, deps: AdminClientRoutes
             ...example({ redirect_uris: ['https://acme.example/callback', 'https://acme.example/oidc/callback'], logo_uri: null }),
           },
         ),
-        response: {
-          200: Type.Object({ ok: Type.Literal(true), client: Client }, answer('Changed', { ok: true, client: EXAMPLE })),
-          ...errorResponses(400, 401, 403, 404, 413, 415, 429),
-        },
+        response: CHANGED,
       }),
       onRequest: deps.gate('write'),
     },
@@ -240,10 +240,7 @@ export function registerAdminClientRoutes(app: TypedApp, deps: AdminClientRoutes
               { reason: disabling ? Reason : Type.Optional(Reason) },
               { additionalProperties: false, ...example({ reason: 'Its redirect domain lapsed' }) },
             ),
-            response: {
-              200: Type.Object({ ok: Type.Literal(true), client: Client }, answer('Changed', { ok: true, client: EXAMPLE })),
-              ...errorResponses(400, 401, 403, 404, 413, 415, 429),
-            },
+            response: CHANGED,
           },
         ),
         onRequest: deps.gate('write'),

@@ -275,6 +275,27 @@ function actionButton(text, region, work, attributes = {}) {
   return button;
 }
 
+/**
+ * {@link actionButton} for an action that needs a reason: with the reason
+ * field empty it says so there and does nothing.
+ *
+ * @param {string} text
+ * @param {{read: (region: HTMLElement) => string | null}} reason
+ * @param {HTMLElement} region
+ * @param {(why: string) => Promise<void>} work
+ */
+function reasonedButton(text, reason, region, work, attributes = {}) {
+  return actionButton(
+    text,
+    region,
+    async () => {
+      const why = reason.read(region);
+      if (why !== null) await work(why);
+    },
+    attributes,
+  );
+}
+
 /** @param {string} id */
 function alertRegion(id) {
   return h('p', { id, class: 'form-error', role: 'alert' });
@@ -477,12 +498,11 @@ async function personView(did) {
     person.keys.map((/** @type {any} */ key) => [
       key.label,
       when(key.last_used_at),
-      actionButton(
+      reasonedButton(
         t('admin.remove_key'),
+        reason,
         error,
-        async () => {
-          const why = reason.read(error);
-          if (why === null) return;
+        async (why) => {
           const removed = await call(
             'POST',
             `${path}/keys/${encodeURIComponent(key.id)}/remove`,
@@ -521,12 +541,11 @@ async function personView(did) {
   );
   const disabled = person.status === 'disabled';
   const live = person.status === 'active' || disabled;
-  const hold = actionButton(
+  const hold = reasonedButton(
     disabled ? t('admin.enable') : t('admin.disable'),
+    reason,
     error,
-    async () => {
-      const why = reason.read(error);
-      if (why === null) return;
+    async (why) => {
       const changed = await call('POST', `${path}/${disabled ? 'enable' : 'disable'}`, { reason: why });
       if (!changed.ok) return say(error, describe(changed));
       await refresh();
@@ -536,12 +555,11 @@ async function personView(did) {
   );
 
   const confirmField = /** @type {HTMLInputElement} */ (h('input', { type: 'text', autocomplete: 'off', spellcheck: 'false' }));
-  const remove = actionButton(
+  const remove = reasonedButton(
     t('admin.delete'),
+    reason,
     error,
-    async () => {
-      const why = reason.read(error);
-      if (why === null) return;
+    async (why) => {
       if (confirmField.value.trim() !== person.did_oc) {
         confirmField.setAttribute('aria-invalid', 'true');
         say(error, t('admin.delete_confirm_mismatch'));
@@ -725,12 +743,11 @@ async function appsView() {
           },
         ),
         confidential
-          ? actionButton(
+          ? reasonedButton(
               t('admin.rotate_secret'),
+              reason,
               error,
-              async () => {
-                const why = reason.read(error);
-                if (why === null) return;
+              async (why) => {
                 const rotated = await call('POST', `${path}/rotate`, { reason: why }, { destructive: true, region: error });
                 if (!rotated.ok) return say(error, describe(rotated));
                 revealed.replaceChildren(shownOnce(t('admin.new_secret', { name }), rotated.body.client.client_secret));
@@ -752,12 +769,11 @@ async function appsView() {
             'aria-label': `${client.first_party ? t('admin.first_party_off') : t('admin.first_party_on')}: ${name}`,
           },
         ),
-        actionButton(
+        reasonedButton(
           t('admin.delete'),
+          reason,
           error,
-          async () => {
-            const why = reason.read(error);
-            if (why === null) return;
+          async (why) => {
             const removed = await call('POST', `${path}/delete`, { reason: why }, { destructive: true, region: error });
             if (!removed.ok) return say(error, describe(removed));
             await appsView();
@@ -772,12 +788,11 @@ async function appsView() {
     viewLink(`/apps/${app.id}`, app.name),
     viewLink(`/people/${app.owner}`, app.owner, { class: 'mono small' }),
     app.webhook_url ? h('span', { class: 'mono small', text: app.webhook_url }) : '—',
-    actionButton(
+    reasonedButton(
       t('admin.rotate_api_key'),
+      reason,
       error,
-      async () => {
-        const why = reason.read(error);
-        if (why === null) return;
+      async (why) => {
         const rotated = await call(
           'POST',
           `/api/admin/apps/${encodeURIComponent(app.id)}/rotate-key`,
@@ -1016,12 +1031,11 @@ async function serviceView() {
     dep.error || '—',
   ]);
   const rotate = (/** @type {'session' | 'oidc'} */ use) =>
-    actionButton(
+    reasonedButton(
       t(WORDS.rotate[use]),
+      reason,
       error,
-      async () => {
-        const why = reason.read(error);
-        if (why === null) return;
+      async (why) => {
         const rotated = await call('POST', `/api/admin/keys/${use}/rotate`, { reason: why }, { destructive: true, region: error });
         if (!rotated.ok) return say(error, describe(rotated));
         await serviceView();
