@@ -62,7 +62,8 @@ import {
   CONNECT_TABLES,
   createConnectService,
   isDevelopmentUrl,
-  loadWebhookKey,
+  WEBHOOK_KEY_RELOAD_MS,
+  WebhookKeyRing,
   postToEndpoint,
   registerConnectRoutes,
   WebhookDispatcher,
@@ -286,11 +287,18 @@ export const FEATURES: readonly Feature[] = [
     tables: CONNECT_TABLES,
     async services({ config, deps, store, now, log, use, onStart, onClose }) {
       // docs/protocol.md §6 "Webhooks": every instance runs a worker on the shared outbox.
-      const webhookKey = await loadWebhookKey(store);
+      const webhookKeys = new WebhookKeyRing({ store, now });
+      await webhookKeys.load();
+      // Every instance reads the ring again, so a rotation elsewhere is published here before it signs.
+      const reloadKeys = setInterval(() => {
+        webhookKeys.load().catch((error: unknown) => log.warn({ err: error }, 'webhooks: could not read the keys again'));
+      }, WEBHOOK_KEY_RELOAD_MS);
+      reloadKeys.unref();
+      onClose(() => clearInterval(reloadKeys));
       const webhookRules = { development: isDevelopmentUrl(config.publicUrl), allowPrivate: config.webhookAllowPrivate };
       const webhooks = new WebhookDispatcher({
         store,
-        key: () => webhookKey,
+        key: () => webhookKeys.signing(),
         rules: webhookRules,
         now,
         timeoutMs: config.webhookTimeoutSeconds * 1000,
@@ -302,11 +310,11 @@ export const FEATURES: readonly Feature[] = [
       onStart(() => webhooks.start());
       onClose(() => webhooks.stop());
       return {
-        webhookKey: () => webhookKey,
+        webhookKeys,
         connect: createConnectService({ store, secret: use('serverSecret'), now, activity: use('activity'), webhookRules }),
       };
     },
-    routes: ({ routes, context }) => registerConnectRoutes(routes, { connect: context.connect, webhookKey: context.webhookKey }),
+    routes: ({ routes, context }) => registerConnectRoutes(routes, { connect: context.connect, webhookKeys: context.webhookKeys }),
   },
   {
     feature: 'stats',
@@ -431,7 +439,7 @@ export const FEATURES: readonly Feature[] = [
         adminClients: new AdminClients({ oidc, operators }),
         dashboardCounter,
         adminDashboard: new AdminDashboard({ store, counter: dashboardCounter, clients: () => oidc.clients.list(), now }),
-        adminKeys: new AdminKeys({ store, keyRing: use('keyRing'), webhookKey: use('webhookKey'), operators, now }),
+        adminKeys: new AdminKeys({ store, keyRing: use('keyRing'), webhookKeys: use('webhookKeys'), operators, now }),
         adminApps: new AdminApps({ store, connect: use('connect'), operators, now }),
         adminHealth: new AdminHealth({
           config,

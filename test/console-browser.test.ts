@@ -252,13 +252,13 @@ await forEachEngine('the operators’ console in headless Chromium', (engine) =>
     await page.locator('#apps-reason').fill('Quarterly rotation');
     // More than a minute after the step-up: the key is asked again, in place, before the secret changes.
     site.harness.clock.advance(2 * MINUTE);
-    await page.getByRole('button', { name: 'New secret for Reporting' }).click();
+    await page.getByRole('button', { name: 'New secret: Reporting' }).click();
     await expect.poll(() => page.locator('#apps-done').textContent()).toBe('Reporting has a new secret; the old one no longer works.');
     const secondSecret = await page.locator('.shown-once code').textContent();
     expect(secondSecret).toMatch(/^[A-Za-z0-9_-]{20,}$/);
     expect(secondSecret).not.toBe(firstSecret);
     // Edit its redirect addresses and logo, then hold it and lift the hold.
-    await page.getByRole('button', { name: 'Edit Reporting' }).click();
+    await page.getByRole('button', { name: 'Edit: Reporting' }).click();
     await expect.poll(() => page.locator('#client-edit-form').isVisible()).toBe(true);
     await page.locator('#edit-uris').fill('https://reports.example.org/callback\nhttps://reports.example.org/again');
     await page.locator('#edit-logo').fill('https://reports.example.org/logo.png');
@@ -281,7 +281,7 @@ await forEachEngine('the operators’ console in headless Chromium', (engine) =>
     await page.getByRole('link', { name: 'Person’s shop' }).click();
     await expect.poll(() => page.locator('#deliveries-title').isVisible()).toBe(true);
     expect(await page.locator('#view table').textContent()).toContain('http_503');
-    await page.getByRole('button', { name: 'Send the identity.linked delivery again' }).click();
+    await page.getByRole('button', { name: 'Send again: identity.linked' }).click();
     await expect.poll(() => page.locator('#deliveries-done').textContent()).toBe('It will be sent again in a moment.');
     await expectLaidOut(page, 'deliveries desktop');
 

@@ -701,7 +701,7 @@ function operatorsSuite(engine: 'sqlite' | 'postgres'): void {
         payload: JSON.stringify(body),
       });
     expect((await rotate(reader.token, 'session')).statusCode).toBe(404);
-    expect((await rotate(writer.token, 'webhook')).statusCode).toBe(400);
+    expect((await rotate(writer.token, 'nothing')).statusCode).toBe(400);
     const session = await rotate(writer.token, 'session', { reason: 'Quarterly rotation' });
     expect(session.statusCode, session.body).toBe(200);
     const [kid] = session.json().kids;

@@ -163,22 +163,34 @@ export function registerAdminServiceRoutes(app: TypedApp, deps: AdminServiceRout
   app.post(
     '/api/admin/keys/:use/rotate',
     {
-      ...route(POLICY.operator, 'admin', 'Rotate the session key or the OpenID provider’s keys (the write scope; audited)', {
-        description:
-          'As `oc-host keys rotate` (`session`) or `oc-host keys rotate --oidc` (`oidc`): the new key is published at once; ' +
-          'a session key signs from 90 s later, once every instance has read it, and the keys it replaces stay published ' +
-          'for their overlap, so no cookie or token they signed stops verifying. Audited as `keys.rotate`.',
-        security: OPERATOR_TOKEN,
-        params: Type.Object({ use: Type.Union([Type.Literal('session'), Type.Literal('oidc')], { examples: ['session'] }) }),
-        body: Type.Object({ reason: Type.Optional(Reason) }, { additionalProperties: false, ...example({ reason: 'Quarterly rotation' }) }),
-        response: {
-          200: Type.Object(
-            { ok: Type.Literal(true), kids: Type.Array(Type.String(), { description: 'The new keys’ ids' }) },
-            answer('Rotated', { ok: true, kids: ['k-2026-11-29'] }),
+      ...route(
+        POLICY.operator,
+        'admin',
+        'Rotate the session key, the OpenID provider’s keys or the webhook key (the write scope; audited)',
+        {
+          description:
+            'As `oc-host keys rotate` (`session`) or `oc-host keys rotate --oidc` (`oidc`), or the webhook key (`webhook`): ' +
+            'the new key is published at once; a session key signs from 90 s later, once every instance has read it, and a ' +
+            'webhook key from 6 minutes later, once receivers’ cached key sets have it too; the keys it replaces stay ' +
+            'published for their overlap (a webhook key 7 days), ' +
+            'so no cookie, token or webhook they signed stops verifying. Audited as `keys.rotate`.',
+          security: OPERATOR_TOKEN,
+          params: Type.Object({
+            use: Type.Union([Type.Literal('session'), Type.Literal('oidc'), Type.Literal('webhook')], { examples: ['session'] }),
+          }),
+          body: Type.Object(
+            { reason: Type.Optional(Reason) },
+            { additionalProperties: false, ...example({ reason: 'Quarterly rotation' }) },
           ),
-          ...errorResponses(400, 401, 403, 404, 413, 415, 429),
+          response: {
+            200: Type.Object(
+              { ok: Type.Literal(true), kids: Type.Array(Type.String(), { description: 'The new keys’ ids' }) },
+              answer('Rotated', { ok: true, kids: ['k-2026-11-29'] }),
+            ),
+            ...errorResponses(400, 401, 403, 404, 413, 415, 429),
+          },
         },
-      }),
+      ),
       onRequest: deps.gate({ scope: 'write', destructive: true }),
     },
     async (request, reply) => {

@@ -13,13 +13,13 @@ export {
   addressAllowed,
   checkWebhookUrl,
   isDevelopmentUrl,
-  loadWebhookKey,
   signWebhook,
   webhookBackoffMs,
   postToEndpoint,
 } from './webhooks.js';
 
-export type { WebhookDispatcherDeps, WebhookKey } from './webhooks.js';
+export type { WebhookDispatcherDeps } from './webhooks.js';
+export { loadWebhookKey, WEBHOOK_KEY_RELOAD_MS, WebhookKeyRing } from './webhook-keys.js';
 
 export { registerConnectRoutes } from './routes.js';
 

@@ -10,7 +10,7 @@ import { Type } from 'typebox';
 import type { FastifyRequest } from 'fastify';
 import type { ConnectAppRecord } from './store.js';
 import type { ConnectService } from './apps.js';
-import type { WebhookKey } from './webhooks.js';
+import { WEBHOOK_KEYS_MAX_AGE_SECONDS, type WebhookKeyRing } from './webhook-keys.js';
 import { ANSWER, answer, EXAMPLE, errorResponses, example, NullableString } from '../../platform/http/schemas.js';
 import { noStore, signedIn } from '../../web/session.js';
 import { POLICY } from '../../platform/http/policy.js';
@@ -108,7 +108,7 @@ const Provisioned = Type.Object(
 export interface ConnectRoutes {
   readonly connect: ConnectService;
   /** The public half of the webhook signing key is all they show. */
-  readonly webhookKey: () => WebhookKey;
+  readonly webhookKeys: Pick<WebhookKeyRing, 'published'>;
 }
 
 export function registerConnectRoutes(app: TypedApp, deps: ConnectRoutes): void {
@@ -272,8 +272,8 @@ export function registerConnectRoutes(app: TypedApp, deps: ConnectRoutes): void 
       },
     }),
     async (_request, reply) => {
-      reply.header('cache-control', 'public, max-age=300');
-      return { keys: [deps.webhookKey().publicJwk] };
+      reply.header('cache-control', `public, max-age=${WEBHOOK_KEYS_MAX_AGE_SECONDS}`);
+      return { keys: deps.webhookKeys.published().map((key) => key.publicJwk) };
     },
   );
 

@@ -24,7 +24,7 @@
  *   loses nothing: the lease runs out and another worker sends it again, so
  *   receivers may see a delivery twice and deduplicate by `webhook-id`.
  */
-import { createHash, createPrivateKey, generateKeyPairSync, randomInt, sign, type KeyObject } from 'node:crypto';
+import { randomInt, sign } from 'node:crypto';
 import { lookup as dnsLookup, type LookupAddress } from 'node:dns';
 import { request as httpRequest, type IncomingMessage } from 'node:http';
 import { request as httpsRequest } from 'node:https';
@@ -32,7 +32,7 @@ import { isIP } from 'node:net';
 import { OcError } from '../../platform/errors.js';
 import { type OutboxAttempt, OutboxWorker, type SendResult } from '../../platform/outbox-worker.js';
 import { isGloballyReachable, isLoopbackAddress } from './addresses.js';
-import type { KeyStore } from '../../platform/storage/index.js';
+import type { WebhookKey, WebhookKeyRing } from './webhook-keys.js';
 import type { ClaimedWebhookDelivery, WebhookStore } from './store.js';
 import { VERSION } from '../../platform/version.js';
 
@@ -41,28 +41,8 @@ const MAX_WEBHOOK_BACKOFF_MS = 6 * 60 * 60 * 1000;
 const MAX_WEBHOOK_URL_LENGTH = 2048;
 /** Deliveries a worker sends at once. */
 const PARALLEL = 4;
-const WEBHOOK_KEY_SETTING = 'webhook_signing_key';
 
-// ---- the signing key ----
-
-export interface WebhookKey {
-  readonly kid: string;
-  readonly privateKey: KeyObject;
-  /** The public JWK as published. */
-  readonly publicJwk: { kty: 'OKP'; crv: 'Ed25519'; x: string; kid: string; use: 'sig'; alg: 'EdDSA' };
-}
-
-/** The service's webhook key: made once, kept in the database, the same on every instance. */
-export async function loadWebhookKey(store: Pick<KeyStore, 'getOrCreateSetting'>): Promise<WebhookKey> {
-  const stored = await store.getOrCreateSetting(WEBHOOK_KEY_SETTING, () =>
-    JSON.stringify(generateKeyPairSync('ed25519').privateKey.export({ format: 'jwk' })),
-  );
-  const privateKey = createPrivateKey({ key: JSON.parse(stored) as import('node:crypto').JsonWebKey, format: 'jwk' });
-  const { x } = privateKey.export({ format: 'jwk' }) as { x: string };
-  // RFC 7638 thumbprint of the public key, so the kid names exactly this key.
-  const kid = `wh-${createHash('sha256').update(`{"crv":"Ed25519","kty":"OKP","x":"${x}"}`).digest('base64url').slice(0, 22)}`;
-  return { kid, privateKey, publicJwk: { kty: 'OKP', crv: 'Ed25519', x, kid, use: 'sig', alg: 'EdDSA' } };
-}
+// ---- the signing key (webhook-keys.ts) ----
 
 /** The headers of one attempt: id, timestamp, key id and the signature over `id.timestamp.body`. */
 export function signWebhook(key: WebhookKey, id: string, timestampSeconds: number, body: string): Record<string, string> {
@@ -294,7 +274,7 @@ export function postToEndpoint(
 
 declare module '../../platform/services.js' {
   interface FeatureServices {
-    /** The key that signs Connect webhooks. */
-    readonly webhookKey: () => WebhookKey;
+    /** The keys that sign Connect webhooks, and the one that signs now. */
+    readonly webhookKeys: WebhookKeyRing;
   }
 }

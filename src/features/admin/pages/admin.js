@@ -46,7 +46,7 @@ const WORDS = {
     published: 'admin.key_state_published',
     withdrawn: 'admin.key_state_withdrawn',
   },
-  rotate: { session: 'admin.rotate_session_key', oidc: 'admin.rotate_oidc_key' },
+  rotate: { session: 'admin.rotate_session_key', oidc: 'admin.rotate_oidc_key', webhook: 'admin.rotate_webhook_key' },
   way: { bip322: 'method.bip322', email_otp: 'method.email_otp', passkey: 'method.passkey' },
   filter: { actor: 'admin.filter_actor', action: 'admin.filter_action', target: 'admin.filter_target' },
 };
@@ -296,6 +296,18 @@ function reasonedButton(text, reason, region, work, attributes = {}) {
   );
 }
 
+/**
+ * The accessible name of a row's button: its visible words, then what it
+ * acts on ("Remove: Desk key"), so a screen reader tells the rows apart and
+ * a voice command of the words on screen still finds it.
+ *
+ * @param {string} key the message of the button's words
+ * @param {string} thing
+ */
+function named(key, thing) {
+  return t('admin.named', { action: t(key), thing });
+}
+
 /** @param {string} id */
 function alertRegion(id) {
   return h('p', { id, class: 'form-error', role: 'alert' });
@@ -513,7 +525,7 @@ async function personView(did) {
           await refresh();
           sayDone(t('admin.key_removed', { label: key.label }));
         },
-        { class: 'danger small', 'aria-label': t('admin.remove_key_named', { label: key.label }) },
+        { class: 'danger small', 'aria-label': named('admin.remove_key', key.label) },
       ),
     ]),
   );
@@ -535,7 +547,7 @@ async function personView(did) {
       when(row.last_seen_at),
       actionButton(t('admin.sign_out'), error, () => signOut(row.id), {
         class: 'secondary small',
-        'aria-label': t('admin.sign_out_named', { device: row.device || t('admin.unknown_device') }),
+        'aria-label': named('admin.sign_out', row.device || t('admin.unknown_device')),
       }),
     ]),
   );
@@ -668,7 +680,7 @@ function attestationOf(person) {
               t('admin.attestation_failed', { reason: (result.body?.reasons ?? result.body?.codes ?? [result.code]).join(', ') }),
             );
         },
-        { class: 'secondary small', 'aria-label': t('admin.attestation_look_named', { address: value }) },
+        { class: 'secondary small', 'aria-label': named('admin.attestation_look', value) },
       );
       return h('li', {}, h('span', { class: 'mono small', text: value }), ' ', look, answer);
     }),
@@ -722,7 +734,7 @@ async function appsView() {
         { class: 'row-actions' },
         actionButton(t('admin.edit'), error, async () => showClientEdit(client, editor, error), {
           class: 'secondary small',
-          'aria-label': t('admin.edit_named', { name }),
+          'aria-label': named('admin.edit', name),
           'aria-controls': 'client-edit',
         }),
         actionButton(
@@ -739,7 +751,7 @@ async function appsView() {
           },
           {
             class: 'secondary small',
-            'aria-label': `${client.disabled_at ? t('admin.client_enable') : t('admin.client_disable')}: ${name}`,
+            'aria-label': named(client.disabled_at ? 'admin.client_enable' : 'admin.client_disable', name),
           },
         ),
         confidential
@@ -753,7 +765,7 @@ async function appsView() {
                 revealed.replaceChildren(shownOnce(t('admin.new_secret', { name }), rotated.body.client.client_secret));
                 say(done, t('admin.secret_rotated', { name }));
               },
-              { class: 'secondary small', 'aria-label': t('admin.rotate_secret_named', { name }) },
+              { class: 'secondary small', 'aria-label': named('admin.rotate_secret', name) },
             )
           : null,
         actionButton(
@@ -766,7 +778,7 @@ async function appsView() {
           },
           {
             class: 'secondary small',
-            'aria-label': `${client.first_party ? t('admin.first_party_off') : t('admin.first_party_on')}: ${name}`,
+            'aria-label': named(client.first_party ? 'admin.first_party_off' : 'admin.first_party_on', name),
           },
         ),
         reasonedButton(
@@ -779,7 +791,7 @@ async function appsView() {
             await appsView();
             sayDone(t('admin.client_deleted', { name }));
           },
-          { class: 'danger small', 'aria-label': t('admin.delete_named', { name }) },
+          { class: 'danger small', 'aria-label': named('admin.delete', name) },
         ),
       ),
     ];
@@ -803,7 +815,7 @@ async function appsView() {
         revealed.replaceChildren(shownOnce(t('admin.new_api_key', { name: app.name }), rotated.body.api_key));
         say(done, t('admin.api_key_rotated', { name: app.name }));
       },
-      { class: 'secondary small', 'aria-label': t('admin.rotate_api_key_named', { name: app.name }) },
+      { class: 'secondary small', 'aria-label': named('admin.rotate_api_key', app.name) },
     ),
   ]);
   view.replaceChildren(
@@ -979,7 +991,7 @@ async function deliveriesView(appId) {
             await deliveriesView(appId);
             sayDone(t('admin.resent'));
           },
-          { class: 'secondary small', 'aria-label': t('admin.resend_named', { type: delivery.type }) },
+          { class: 'secondary small', 'aria-label': named('admin.resend', delivery.type) },
         )
       : '',
   ]);
@@ -1030,7 +1042,7 @@ async function serviceView() {
     dep.ms === null ? '—' : t('admin.ms', { ms: dep.ms }),
     dep.error || '—',
   ]);
-  const rotate = (/** @type {'session' | 'oidc'} */ use) =>
+  const rotate = (/** @type {'session' | 'oidc' | 'webhook'} */ use) =>
     reasonedButton(
       t(WORDS.rotate[use]),
       reason,
@@ -1073,7 +1085,7 @@ async function serviceView() {
         keyRows,
       ),
       reason.element,
-      h('div', { class: 'actions' }, rotate('session'), rotate('oidc')),
+      h('div', { class: 'actions' }, rotate('session'), rotate('oidc'), rotate('webhook')),
       done,
       error,
     ),
