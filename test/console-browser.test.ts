@@ -247,6 +247,8 @@ await forEachEngine('the operators’ console in headless Chromium', (engine) =>
     await page.locator('#client-uris').fill('https://reports.example.org/callback');
     await page.locator('#client-form button[type="submit"]').click();
     await expect.poll(() => page.locator('#apps-done').textContent()).toMatch(/^Reporting was added as /);
+    const clientId = /added as (oc_[0-9a-f]{32})\./.exec((await page.locator('#apps-done').textContent()) ?? '')?.[1] as string;
+    expect(clientId).toMatch(/^oc_/);
     const firstSecret = await page.locator('.shown-once code').textContent();
     expect(firstSecret).toMatch(/^[A-Za-z0-9_-]{20,}$/);
     await page.locator('#apps-reason').fill('Quarterly rotation');
@@ -276,6 +278,19 @@ await forEachEngine('the operators’ console in headless Chromium', (engine) =>
     await expect.poll(() => page.locator('#apps-done').textContent()).toBe('Reporting signs people in again.');
     await expectLaidOut(page, 'apps desktop');
     await screenshot(page, 'console-apps.png');
+
+    // Three sign-ins to it today, as the provider counts them (test/dashboard.test.ts counts real ones): the dashboard shows them by day.
+    await site.harness.store.addDailyCounts([
+      { day: Math.floor(site.harness.clock.now().getTime() / 86_400_000), metric: 'oidc_signin', label: clientId, count: 3 },
+    ]);
+    await page.locator('#nav-dashboard').click();
+    await expect.poll(() => page.locator('#dashboard-oidc-title').isVisible()).toBe(true);
+    const perApp = page.locator('#dashboard-oidc-title ~ .table-wrap').last();
+    expect(await perApp.locator('thead').textContent()).toContain('Reporting');
+    expect(await perApp.locator('tbody tr').first().textContent()).toContain('3');
+    await expectLaidOut(page, 'dashboard with an app desktop');
+    await page.locator('#nav-apps').click();
+    await expect.poll(() => page.locator('#client-form').isVisible()).toBe(true);
 
     // The person's Connect app: its failed delivery, sent again.
     await page.getByRole('link', { name: 'Person’s shop' }).click();

@@ -58,6 +58,7 @@ export const adminPagesDe: Readonly<Record<AdminPageMessageKey, string>> = {
   'admin.col_today': 'Heute',
   'admin.no_failures': 'Keine Anmeldung wurde abgewiesen.',
   'admin.oidc_per_client': 'OpenID-Anmeldungen, nach App',
+  'admin.oidc_per_day': 'Anmeldungen jeder App pro Tag',
   'admin.col_consents': 'Konten mit Zustimmung',
   'admin.attestations': 'Prüfungen und Verifizierungen von Attestierungen',
   'admin.col_check': 'Prüfungen',

@@ -57,6 +57,7 @@ export const adminPagesEn = {
   'admin.col_today': 'Today',
   'admin.no_failures': 'No sign-in was refused.',
   'admin.oidc_per_client': 'OpenID sign-ins, by app',
+  'admin.oidc_per_day': 'Each app’s sign-ins per day',
   'admin.col_consents': 'Accounts that consented',
   'admin.attestations': 'Attestation checks and verifications',
   'admin.col_check': 'Checks',

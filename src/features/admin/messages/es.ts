@@ -57,6 +57,7 @@ export const adminPagesEs: Readonly<Record<AdminPageMessageKey, string>> = {
   'admin.col_today': 'Hoy',
   'admin.no_failures': 'No se rechazó ningún inicio de sesión.',
   'admin.oidc_per_client': 'Inicios de sesión OpenID, por aplicación',
+  'admin.oidc_per_day': 'Inicios de sesión de cada aplicación por día',
   'admin.col_consents': 'Cuentas que dieron su consentimiento',
   'admin.attestations': 'Comprobaciones y verificaciones de atestaciones',
   'admin.col_check': 'Comprobaciones',

@@ -58,6 +58,7 @@ export const adminPagesFr: Readonly<Record<AdminPageMessageKey, string>> = {
   'admin.col_today': 'Aujourd’hui',
   'admin.no_failures': 'Aucune connexion n’a été refusée.',
   'admin.oidc_per_client': 'Connexions OpenID, par application',
+  'admin.oidc_per_day': 'Connexions de chaque application par jour',
   'admin.col_consents': 'Comptes ayant consenti',
   'admin.attestations': 'Vérifications d’attestations',
   'admin.col_check': 'Contrôles',

@@ -391,6 +391,21 @@ async function dashboardView() {
       String(client.consents),
     ]),
   );
+  // Each app's sign-ins per day: the apps that signed anyone in over these days, as columns.
+  const signedIn = clients.filter((/** @type {any} */ client) =>
+    days.some((/** @type {any} */ day) => (day.oidc[client.client_id] ?? 0) > 0),
+  );
+  const oidcDays =
+    signedIn.length === 0
+      ? null
+      : table(
+          t('admin.oidc_per_day'),
+          [t('admin.col_day'), ...signedIn.map((/** @type {any} */ client) => client.name)],
+          recent.map((/** @type {any} */ day) => [
+            day.day,
+            ...signedIn.map((/** @type {any} */ client) => String(day.oidc[client.client_id] ?? 0)),
+          ]),
+        );
   /** @param {number} hit @param {number} miss */
   const ratio = (hit, miss) => (hit + miss === 0 ? '—' : t('admin.percent', { value: Math.round((hit / (hit + miss)) * 100) }));
   const attestations = table(
@@ -413,7 +428,13 @@ async function dashboardView() {
     ),
     card('dashboard-signins', t('admin.signins_per_day'), signins),
     card('dashboard-failures', t('admin.failures'), failures),
-    card('dashboard-oidc', t('admin.oidc_per_client'), oidc),
+    card(
+      'dashboard-oidc',
+      t('admin.oidc_per_client'),
+      oidc,
+      oidcDays === null ? null : h('h3', { text: t('admin.oidc_per_day') }),
+      oidcDays,
+    ),
     card('dashboard-attestations', t('admin.attestations'), attestations),
   );
 }
