@@ -40,6 +40,27 @@ describe('loadConfig', () => {
     expect(loadConfig({ RATE_LIMIT_OTP_PER_HOUR: '0' }).rateLimits.otpIpPerHour).toBe(0);
   });
 
+  it('serves the console at ADMIN_PATH, /admin unless set, and refuses a path the service serves itself', () => {
+    expect(loadConfig({}).adminPath).toBe('/admin');
+    expect(loadConfig({ ADMIN_PATH: '/ops/console-7' }).adminPath).toBe('/ops/console-7');
+    for (const bad of [
+      'admin',
+      '/',
+      '/Admin',
+      '/admin/',
+      '/a b',
+      '/api',
+      '/api/admin',
+      '/oidc/x',
+      '/assets',
+      '/signin',
+      '/account/x',
+      '/a/b/c/d',
+    ]) {
+      expect(() => loadConfig({ ADMIN_PATH: bad }), bad).toThrow(ConfigError);
+    }
+  });
+
   it('derives family origins from the cookie domain', () => {
     const config = loadConfig({ PUBLIC_URL: 'https://auth.example.com', COOKIE_DOMAIN: '.example.com' });
     expect(config.familyOrigins).toEqual(['https://auth.example.com', 'https://*.example.com', 'https://example.com']);

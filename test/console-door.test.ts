@@ -170,6 +170,21 @@ function consoleDoorSuite(engine: 'sqlite' | 'postgres'): void {
     expect((await person.client.me()).status).toBe(401);
   });
 
+  it('serves the console at ADMIN_PATH, and /admin is then a path like any other', async () => {
+    const moved = await auth.harness.app({ ADMIN_PATH: '/ops/console' });
+    const operator = await freshOperator();
+    const client = auth.harness.browser(moved);
+    client.cookie = operator.client.cookie;
+    client.binding = operator.client.binding;
+    const page = await client.get('/ops/console/people');
+    expect(page.status).toBe(200);
+    expect(page.body).toContain('data-console="/ops/console"');
+    expect((await client.get('/api/admin/session')).body.console_path).toBe('/ops/console');
+    const old = await client.get('/admin');
+    expect(old.status).toBe(404);
+    expect(old.body).toMatchObject({ error: 'not_found', detail: 'no route GET /admin' });
+  });
+
   it('closes a removed or a disabled operator’s open console at its next request', async () => {
     const removed = await freshOperator();
     expect((await removed.client.get('/api/admin/audit')).status).toBe(200);
