@@ -147,6 +147,26 @@ function consoleDoorSuite(engine: 'sqlite' | 'postgres'): void {
     for (const entry of trail) expect(entry.via).toBe('console');
   });
 
+  it('opens only to the cookie: a fresh operator’s tab token, alone or beside the cookie, opens nothing', async () => {
+    const operator = await freshOperator();
+    const tab = await operator.client.post('/api/auth/tab', {});
+    expect(tab.status).toBe(200);
+    const pinned = { 'x-oc-tab-session': tab.body.token as string };
+    // Beside the cookie: the tab's token decides the session, and it is no console's.
+    const beside = await operator.client.request('GET', '/api/admin/audit', undefined, pinned);
+    expect(beside.status).toBe(404);
+    // Alone, as a script or a server holding it would send it.
+    const alone = await auth.app.inject({ method: 'GET', url: '/api/admin/audit', headers: pinned });
+    expect(alone.statusCode).toBe(404);
+    const asBearer = await auth.app.inject({
+      method: 'GET',
+      url: '/api/admin/audit',
+      headers: { authorization: `Bearer ${tab.body.token}` },
+    });
+    expect(asBearer.statusCode).toBe(404);
+    expect((await operator.client.get('/api/admin/audit')).status).toBe(200);
+  });
+
   it('refuses a change with an operator’s cookie from another site, and changes nothing', async () => {
     const operator = await freshOperator();
     const person = await signedIn();

@@ -29,6 +29,9 @@ import type { SessionDoor } from '../../web/session.js';
 import type { Actor, OperatorService } from './operators.js';
 import type { OperatorScope } from './store.js';
 
+/** A pinned tab's token (src/web/session.ts). */
+const TAB_HEADER = 'x-oc-tab-session';
+
 /** How young the key step-up of a console session must be for anything. */
 export const CONSOLE_STEP_UP_MS = 10 * 60 * 1000;
 /** How young it must be for a destructive action: the console asks for the key again just before one. */
@@ -84,11 +87,17 @@ function bearerOf(request: FastifyRequest): string | null {
 export function adminGate(deps: AdminGateDeps): AdminGate {
   const admittedBy = new WeakMap<FastifyRequest, Admitted>();
 
-  /** The console door: the cookie's active account, if it is an operator; both look-ups run whatever the first finds. */
+  /**
+   * The console door: the cookie's active account, if it is an operator;
+   * both look-ups run whatever the first finds. Only the cookie: a tab's
+   * token (which the family's pages hold in script) opens no console, nor
+   * does a session token sent as a bearer (that header is the API tokens').
+   */
   async function consoleOperator(request: FastifyRequest): Promise<Authenticated | null> {
     const current = await deps.door.current(request);
     const operator = await deps.operators.operatorOf(current?.account.id ?? '');
-    return current !== null && operator && current.superseded !== true ? current : null;
+    const fromCookie = current !== null && current.pinned !== true && request.headers[TAB_HEADER] === undefined;
+    return fromCookie && operator && current.superseded !== true ? current : null;
   }
 
   const hook = (asked: AdminNeed | OperatorScope) => {
