@@ -81,7 +81,11 @@ export function countAnswer(
 export function registerDashboardRoutes(app: FastifyInstance, routes: TypedApp, deps: DashboardRoutes): void {
   // A callback hook: it runs on every answer, so it does no more than a few comparisons for most.
   app.addHook('onSend', (request, reply, payload, done) => {
-    countAnswer(deps.counter, deps.providers, request, reply, payload);
+    try {
+      countAnswer(deps.counter, deps.providers, request, reply, payload);
+    } catch {
+      // Counting never stands in an answer's way: a count missed is a count missed.
+    }
     done(null, payload);
   });
 
