@@ -8,7 +8,8 @@
  * client ids and cache results.
  */
 import type { ClientView } from '../oidc/index.js';
-import { DAY_MS, dayOf, type DailyCount, type DashboardStore } from './dashboard-store.js';
+import { createEventCounter, type EventCounter } from '../stats/counter.js';
+import { DAY_MS, dayOf, type DashboardStore } from './dashboard-store.js';
 
 /** How long a count waits in memory at most before it is written. */
 const FLUSH_MS = 10_000;
@@ -23,45 +24,35 @@ export interface DashboardCounterDeps {
   readonly onError: (error: unknown) => void;
 }
 
-/** Counts in memory, written in batches. */
+/**
+ * Counts in memory, written in batches by the counter the attestation
+ * statistics use (src/features/stats/counter.ts). A count's key holds the
+ * day it was counted on, so one still waiting at midnight stays on its day.
+ */
 export class DashboardCounter {
-  readonly #deps: DashboardCounterDeps;
-  #pending = new Map<string, DailyCount>();
-  #timer: NodeJS.Timeout | undefined;
-  #writing: Promise<void> = Promise.resolve();
+  readonly #now: () => Date;
+  readonly #counter: EventCounter<string>;
 
   constructor(deps: DashboardCounterDeps) {
-    this.#deps = deps;
+    this.#now = deps.now;
+    this.#counter = createEventCounter<string>({
+      intervalMs: FLUSH_MS,
+      now: () => deps.now().getTime(),
+      onError: deps.onError,
+      record: (key, _at, count) => {
+        const [day = '', metric = '', ...label] = key.split('\n');
+        return deps.store.addDailyCounts([{ day: Number(day), metric, label: label.join('\n'), count }]);
+      },
+    });
   }
 
   count(metric: DashboardMetric, label: string): void {
-    const day = dayOf(this.#deps.now().getTime());
-    const key = `${day}\n${metric}\n${label}`;
-    const known = this.#pending.get(key);
-    this.#pending.set(key, { day, metric, label, count: (known?.count ?? 0) + 1 });
-    if (this.#timer === undefined) {
-      this.#timer = setTimeout(() => void this.flush(), FLUSH_MS);
-      this.#timer.unref();
-    }
+    this.#counter.count(`${dayOf(this.#now().getTime())}\n${metric}\n${label}`);
   }
 
-  /** Writes what is pending; chained, so a flush waits for the one before. */
+  /** Writes what is pending; a flush waits for the one before. */
   flush(): Promise<void> {
-    if (this.#timer !== undefined) {
-      clearTimeout(this.#timer);
-      this.#timer = undefined;
-    }
-    const batch = [...this.#pending.values()];
-    this.#pending = new Map();
-    this.#writing = this.#writing.then(async () => {
-      if (batch.length === 0) return;
-      try {
-        await this.#deps.store.addDailyCounts(batch);
-      } catch (error) {
-        this.#deps.onError(error);
-      }
-    });
-    return this.#writing;
+    return this.#counter.flush();
   }
 }
 
