@@ -185,7 +185,8 @@ export class WebhookKeyRing {
     await this.load();
     const kept = new Set(this.published(nowMs).map((key) => key.kid));
     await this.#deps.store.deleteWebhookKeys(this.#keys.filter((key) => !kept.has(key.kid)).map((key) => key.kid));
-    await this.load();
+    // What was just read, less what was just deleted: no second read.
+    this.#keys = this.#keys.filter((key) => kept.has(key.kid));
     return kid;
   }
 }
