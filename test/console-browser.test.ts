@@ -16,7 +16,6 @@ import { fileURLToPath } from 'node:url';
 import { expect, it } from 'vitest';
 import type { Page } from 'playwright-core';
 import { createSessionVerifier, stopRevocationPolling, type SessionVerifier } from '../packages/verify/src/index.js';
-import { runOperatorCommand } from '../src/cli/operator.js';
 import { newWallet, type Browser } from './support/auth-client.js';
 import { forEachEngine, useMailbox } from './support/auth-harness.js';
 import {
@@ -29,6 +28,7 @@ import {
   pageContext,
   virtualAuthenticator,
 } from './support/chromium.js';
+import { operatorCommand } from './support/operators.js';
 import { usePageHost, type PageHost } from './support/page-host.js';
 
 if (!HAVE_CHROMIUM && IN_CI) {
@@ -43,13 +43,7 @@ const SCREENSHOT_DIR = fileURLToPath(new URL('../docs/screenshots/', import.meta
 
 /** Runs `oc-host …` against the site's store; its exit code. */
 async function cli(site: PageHost, argv: string[]): Promise<number> {
-  const lines: string[] = [];
-  return runOperatorCommand(argv, {
-    store: site.harness.store,
-    io: { out: (line) => lines.push(line), err: (line) => lines.push(line), ask: async () => 'yes' },
-    now: site.harness.clock.now,
-    publicUrl: site.base,
-  });
+  return (await operatorCommand(site.harness, argv, site.base)).code;
 }
 
 /** A wallet's account, signed in on the host (not yet in Chromium): its browser and its did. */

@@ -8,9 +8,9 @@
  * the 404 of a path no route serves, on every admin route and page.
  */
 import { expect, it } from 'vitest';
-import { runOperatorCommand } from '../src/cli/operator.js';
 import { newWallet, type Reply } from './support/auth-client.js';
 import { addDeskKey, forEachEngine, stepUpWithKey, useAuthSuite, type TimedBrowser } from './support/auth-harness.js';
+import { operatorCommand } from './support/operators.js';
 
 const MINUTE = 60_000;
 
@@ -22,13 +22,7 @@ interface Operation {
 function consoleDoorSuite(engine: 'sqlite' | 'postgres'): void {
   const auth = useAuthSuite(engine);
 
-  const cli = (argv: string[]) =>
-    runOperatorCommand(argv, {
-      store: auth.harness.store,
-      io: { out: () => {}, err: () => {}, ask: async () => 'yes' },
-      now: auth.harness.clock.now,
-      publicUrl: 'http://localhost:8787',
-    });
+  const cli = async (argv: string[]) => (await operatorCommand(auth.harness, argv)).code;
 
   /** A wallet's account signed in on `auth.app`: its browser, did and wallet. */
   async function signedIn(): Promise<{ client: TimedBrowser; did: string; wallet: ReturnType<typeof newWallet> }> {

@@ -7,13 +7,13 @@
  */
 import * as client from 'openid-client';
 import { expect, it } from 'vitest';
-import { runOperatorCommand } from '../src/cli/operator.js';
 import type { DashboardCounter } from '../src/features/admin/dashboard.js';
 import { countAnswer } from '../src/features/admin/dashboard-routes.js';
 import { newWallet } from './support/auth-client.js';
 import { forEachEngine, useAuthSuite } from './support/auth-harness.js';
 import { DAY } from './support/clock.js';
 import { discover, ProviderBrowser } from './support/oidc-rp.js';
+import { operatorWithToken } from './support/operators.js';
 
 const REDIRECT = 'https://app.example/callback';
 
@@ -21,23 +21,7 @@ function dashboardSuite(engine: 'sqlite' | 'postgres'): void {
   const auth = useAuthSuite(engine);
 
   /** An operator's token with `scopes`. */
-  async function operatorToken(scopes: string[]): Promise<string> {
-    const wallet = newWallet();
-    const signedIn = await auth.harness.browser(auth.app).signIn(wallet);
-    const lines: string[] = [];
-    const run = (argv: string[]) =>
-      runOperatorCommand(argv, {
-        store: auth.harness.store,
-        io: { out: (line) => lines.push(line), err: () => {}, ask: async () => 'yes' },
-        now: auth.harness.clock.now,
-        publicUrl: 'http://localhost:8787',
-      });
-    expect(await run(['operators', 'add', signedIn.body.account.did_oc])).toBe(0);
-    const args = ['operators', 'tokens', 'mint', '--operator', signedIn.body.account.did_oc, '--name', 'dashboard'];
-    for (const scope of scopes) args.push('--scope', scope);
-    expect(await run(args)).toBe(0);
-    return lines.at(-1) as string;
-  }
+  const operatorToken = async (scopes: string[]) => (await operatorWithToken(auth.harness, auth.app, scopes)).token;
 
   const admin = (token: string, method: 'GET' | 'POST', url: string, body?: unknown) =>
     auth.app.inject({

@@ -8,11 +8,10 @@
  * and the public key set a receiver fetches follows.
  */
 import { expect, it } from 'vitest';
-import { runOperatorCommand } from '../src/cli/operator.js';
 import { loadWebhookKey, WebhookKeyRing } from '../src/features/connect/index.js';
-import { newWallet } from './support/auth-client.js';
 import { forEachEngine, useAuthSuite } from './support/auth-harness.js';
 import { DAY } from './support/clock.js';
+import { operatorWithToken } from './support/operators.js';
 
 const SECOND = 1000;
 const MINUTE = 60 * SECOND;
@@ -61,19 +60,7 @@ function ringSuite(engine: 'sqlite' | 'postgres'): void {
   });
 
   it('is rotated from the admin API, which lists the keys with their states, audited', async () => {
-    const signedIn = await auth.harness.browser(auth.app).signIn(newWallet());
-    const did = signedIn.body.account.did_oc as string;
-    const lines: string[] = [];
-    const run = (argv: string[]) =>
-      runOperatorCommand(argv, {
-        store: auth.harness.store,
-        io: { out: (line) => lines.push(line), err: () => {}, ask: async () => 'yes' },
-        now: auth.harness.clock.now,
-        publicUrl: 'http://localhost:8787',
-      });
-    expect(await run(['operators', 'add', did])).toBe(0);
-    expect(await run(['operators', 'tokens', 'mint', '--operator', did, '--name', 'keys', '--scope', 'read', '--scope', 'write'])).toBe(0);
-    const token = lines.at(-1) as string;
+    const { token } = await operatorWithToken(auth.harness, auth.app, ['read', 'write']);
     const admin = (method: 'GET' | 'POST', url: string, body?: unknown) =>
       auth.app.inject({
         method,
